@@ -1,0 +1,26 @@
+/**
+ * Generate the JSON Schemas in schemas/ from the zod schemas (never hand-written).
+ * `npm run schemas` writes them; `test/schemas.test.ts` fails when they are out of date.
+ */
+import { writeFileSync, mkdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { z } from "zod";
+import { toJsonSchema } from "../src/core/index.js";
+import { ConfigSchema } from "../src/config/index.js";
+
+/** file name (without .schema.json) → zod schema and which side (input accepts defaults). */
+export const published: Array<{ name: string; schema: z.ZodType; io: "input" | "output" }> = [
+  { name: "config", schema: ConfigSchema, io: "input" },
+];
+
+export function render(entry: (typeof published)[number]): string {
+  const json = { $id: `https://pmagent.dev/schemas/${entry.name}.schema.json`, title: entry.name, ...toJsonSchema(entry.schema, { io: entry.io }) };
+  return `${JSON.stringify(json, null, 2)}\n`;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const dir = fileURLToPath(new URL("../schemas/", import.meta.url));
+  mkdirSync(dir, { recursive: true });
+  for (const entry of published) writeFileSync(`${dir}${entry.name}.schema.json`, render(entry));
+  console.log(`wrote ${published.length} schemas to ${dir}`);
+}

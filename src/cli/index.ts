@@ -1,0 +1,1 @@
+export { buildProgram, main, reportError, EXIT_CODES_HELP } from "./program.js";

@@ -1,0 +1,28 @@
+import type { ConfigInput } from "./schema.js";
+
+/** The doc_update lane of DESIGN.md §2: Human → Aya → Sho → Tsugu → Gen → Hana. */
+export function docUpdateLane(): ConfigInput["lanes"][number] {
+  return {
+    layer: "layer_b",
+    name: "doc_update",
+    allowed_paths: ["STATE/", "docs/"],
+    state_file: "STATE/current_state.md",
+    roles: [
+      { name: "Aya", allowed_kinds: ["doc_update_proposal_request"], next: { to: "Sho", kind: "doc_update_review_request", id_suffix: "-review" } },
+      { name: "Sho", allowed_kinds: ["doc_update_review_request"], next: { to: "Tsugu", kind: "doc_update_apply_request", id_suffix: "-apply" } },
+      { name: "Tsugu", allowed_kinds: ["doc_update_apply_request"], next: { to: "Gen", kind: "pm_snapshot_request", id_suffix: "-pm_snapshot" } },
+      { name: "Gen", allowed_kinds: ["pm_snapshot_request"], next: { to: "Hana", kind: "pm_snapshot_done", id_suffix: "-done" } },
+      { name: "Hana", allowed_kinds: ["pm_snapshot_done"] },
+    ],
+  };
+}
+
+export function defaultConfig(projectId: string): ConfigInput {
+  return {
+    $schema: "./node_modules/pmagent/schemas/config.schema.json",
+    project_id: projectId,
+    humans: ["Human"],
+    lanes: [docUpdateLane()],
+    storage: { driver: "sqlite", path: ".pmagent/pmagent.db" },
+  };
+}

@@ -1,0 +1,89 @@
+import { existsSync, readFileSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { NotFoundError, UsageError, parseJsonText, parseWith, writeFileAtomic, ConflictError } from "../core/index.js";
+import { ConfigSchema, type Config, type LaneConfig, type RoleConfig } from "./schema.js";
+import { defaultConfig } from "./defaults.js";
+
+export const CONFIG_FILE = "pmagent.config.json";
+
+export interface Project {
+  /** Directory holding the config file: the repository root. */
+  root: string;
+  configPath: string;
+  config: Config;
+}
+
+/** Walk up from `from` to the nearest directory holding pmagent.config.json. */
+export function findConfig(from: string): string | undefined {
+  let dir = resolve(from);
+  for (;;) {
+    const candidate = join(dir, CONFIG_FILE);
+    if (existsSync(candidate)) return candidate;
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+/** Parse and validate a config text; errors name the file, the JSON path and what was expected. */
+export function parseConfig(text: string, source: string): Config {
+  const config = parseWith(ConfigSchema, parseJsonText(text, source, "config_invalid_json"), source, "config_invalid");
+  const seen = new Set<string>();
+  config.lanes.forEach((lane, i) => {
+    const key = `${lane.layer}/${lane.name}`;
+    if (seen.has(key)) throw new UsageError("config_invalid", `${source} is invalid:\n  $.lanes[${i}]: lane ${key} is defined twice`);
+    seen.add(key);
+    const roles = new Set<string>();
+    lane.roles.forEach((role, j) => {
+      if (roles.has(role.name)) throw new UsageError("config_invalid", `${source} is invalid:\n  $.lanes[${i}].roles[${j}].name: role ${role.name} is defined twice in lane ${key}`);
+      roles.add(role.name);
+    });
+  });
+  return config;
+}
+
+export function loadProject(options: { cwd?: string; configPath?: string } = {}): Project {
+  const cwd = options.cwd ?? process.cwd();
+  const configPath = options.configPath ? resolve(cwd, options.configPath) : findConfig(cwd);
+  if (!configPath) {
+    throw new NotFoundError("config_not_found", `no ${CONFIG_FILE} in ${resolve(cwd)} or any parent directory: run \`pmagent init\` in your repository, or pass --config FILE`);
+  }
+  let text: string;
+  try {
+    text = readFileSync(configPath, "utf8");
+  } catch (err) {
+    throw new NotFoundError("config_not_found", `cannot read config file ${configPath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  return { root: dirname(configPath), configPath, config: parseConfig(text, configPath) };
+}
+
+/** Write the default config into `dir`; refuses to overwrite an existing one unless `force`. */
+export function initProject(dir: string, options: { projectId?: string; force?: boolean } = {}): Project {
+  const configPath = join(resolve(dir), CONFIG_FILE);
+  if (existsSync(configPath) && !options.force) {
+    throw new ConflictError("config_exists", `${configPath} already exists (use --force to overwrite it)`);
+  }
+  const projectId = options.projectId ?? (basename(resolve(dir)).replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "project");
+  const text = `${JSON.stringify(defaultConfig(projectId), null, 2)}\n`;
+  const config = parseConfig(text, configPath);
+  writeFileAtomic(configPath, text);
+  return { root: dirname(configPath), configPath, config };
+}
+
+/** All roles of all lanes, with their lane. */
+export function allRoles(config: Config): Array<{ lane: LaneConfig; role: RoleConfig }> {
+  return config.lanes.flatMap((lane) => lane.roles.map((role) => ({ lane, role })));
+}
+
+export function findRole(config: Config, roleName: string): { lane: LaneConfig; role: RoleConfig } {
+  const found = allRoles(config).find((r) => r.role.name === roleName);
+  if (!found) {
+    const known = allRoles(config).map((r) => r.role.name).join(", ");
+    throw new UsageError("unknown_role", `role "${roleName}" is not configured in any lane (configured roles: ${known})`);
+  }
+  return found;
+}
+
+export function findLane(config: Config, layer: string, name: string): LaneConfig | undefined {
+  return config.lanes.find((l) => l.layer === layer && l.name === name);
+}

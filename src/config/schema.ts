@@ -1,0 +1,142 @@
+import { z } from "zod";
+
+const name = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "expected letters, digits, '.', '_' or '-'");
+
+export const RunnerSchema = z
+  .object({
+    /** argv of the sprite; run in the workspace with a scrubbed environment. */
+    command: z.array(z.string().min(1)).min(1),
+    /** Extra environment variables for the sprite (not secrets: those go through FETCH_CREDENTIAL). */
+    env: z.record(z.string(), z.string()).default({}),
+    timeout_s: z.number().int().positive().default(3600),
+  })
+  .strict();
+
+export const NextStepSchema = z
+  .object({
+    to: name,
+    kind: z.string().min(1),
+    /** Appended to the finished entry's id to make the follow-up's id (e.g. "-review"). */
+    id_suffix: z.string().min(1),
+  })
+  .strict();
+
+export const RoleSchema = z
+  .object({
+    name,
+    /** Pick rule: this role takes open entries addressed to it whose kind is listed here. */
+    allowed_kinds: z.array(z.string().min(1)).min(1),
+    runner: RunnerSchema.optional(),
+    /** The entry the lane posts when this role's run succeeds. */
+    next: NextStepSchema.optional(),
+    /** Secrets this role may receive through FETCH_CREDENTIAL. */
+    credentials: z.array(z.string().min(1)).default([]),
+  })
+  .strict();
+
+export const LaneSchema = z
+  .object({
+    layer: name,
+    name,
+    roles: z.array(RoleSchema).min(1),
+    /** Paths (prefixes) the lane may edit; anything else is refused. */
+    allowed_paths: z.array(z.string().min(1)).default(["STATE/", "docs/"]),
+    /** Where the lane's STATE document lives, relative to the repository. */
+    state_file: z.string().min(1).default("STATE/current_state.md"),
+  })
+  .strict();
+
+export const StorageSchema = z
+  .object({
+    driver: z.enum(["sqlite", "postgres"]).default("sqlite"),
+    path: z.string().min(1).default(".pmagent/pmagent.db"),
+    url: z.string().optional(),
+    schema: z.string().optional(),
+  })
+  .strict();
+
+export const GithubSchema = z
+  .object({
+    /** OWNER/NAME of the repository pull requests and comments go to. */
+    repo: z.string().regex(/^[^/\s]+\/[^/\s]+$/, "expected OWNER/NAME").optional(),
+    /** The board issue whose comments hold the blackboard. */
+    board_issue: z.number().int().positive().optional(),
+    /** Environment variable holding the token (never the token itself). */
+    token_env: z.string().default("GITHUB_TOKEN"),
+    /** API base URL (GitHub Enterprise, or a local server in tests). */
+    api_url: z.string().url().default("https://api.github.com"),
+  })
+  .strict();
+
+export const ModelSchema = z
+  .object({
+    model: z.string().min(1).default("gpt-4.1-mini"),
+    base_url: z.string().url().optional(),
+    api_key_env: z.string().default("OPENAI_API_KEY"),
+    timeout_ms: z.number().int().positive().default(120_000),
+    max_retries: z.number().int().min(0).max(10).default(3),
+  })
+  .strict();
+
+export const ForgeSchema = z
+  .object({
+    /** Bare repository the local forge pushes branches to (relative to the project root). */
+    bare_repo: z.string().min(1).default(".pmagent/forge.git"),
+  })
+  .strict();
+
+export const OaSchema = z
+  .object({
+    /** Directory holding the kernel surfaces, relative to the project root. */
+    surfaces_dir: z.string().min(1).default("share"),
+    /** Guards `oa.guard.run(name)` may run: argv and timeout. */
+    guards: z
+      .record(z.string(), z.object({ command: z.array(z.string().min(1)).min(1), timeout_ms: z.number().int().positive().default(30_000) }).strict())
+      .default({}),
+    /** Ask SafeOPSDecision before each run when surfaces exist. */
+    gate: z.boolean().default(true),
+  })
+  .strict();
+
+export const SecretsSchema = z
+  .object({
+    /** A JSON file of name → value (relative to the project root); environment variables are read too. */
+    file: z.string().optional(),
+  })
+  .strict();
+
+export const NotifySchema = z
+  .object({
+    webhook_url: z.string().url().optional(),
+  })
+  .strict();
+
+export const ServerSchema = z
+  .object({
+    /** Bearer token → actor. Prefer PMAGENT_TOKENS so tokens stay out of the repository. */
+    tokens: z.record(z.string().min(16), name).default({}),
+  })
+  .strict();
+
+export const ConfigSchema = z
+  .object({
+    $schema: z.string().optional(),
+    project_id: name,
+    humans: z.array(name).min(1).default(["Human"]),
+    lanes: z.array(LaneSchema).min(1),
+    storage: StorageSchema.default({ driver: "sqlite", path: ".pmagent/pmagent.db" }),
+    github: GithubSchema.optional(),
+    model: ModelSchema.optional(),
+    forge: ForgeSchema.default({ bare_repo: ".pmagent/forge.git" }),
+    oa: OaSchema.default({ surfaces_dir: "share", guards: {}, gate: true }),
+    secrets: SecretsSchema.default({}),
+    notify: NotifySchema.default({}),
+    server: ServerSchema.default({ tokens: {} }),
+  })
+  .strict();
+
+export type Config = z.output<typeof ConfigSchema>;
+export type ConfigInput = z.input<typeof ConfigSchema>;
+export type LaneConfig = z.output<typeof LaneSchema>;
+export type RoleConfig = z.output<typeof RoleSchema>;
+export type RunnerConfig = z.output<typeof RunnerSchema>;

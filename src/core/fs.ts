@@ -1,0 +1,33 @@
+import { mkdirSync, renameSync, writeFileSync, openSync, fsyncSync, closeSync } from "node:fs";
+import { dirname, resolve, relative, isAbsolute, sep } from "node:path";
+import { randomBytes } from "node:crypto";
+import { RefusedError } from "./errors.js";
+
+/** Write a file atomically: a temporary file beside it, fsync, then rename over the target. */
+export function writeFileAtomic(path: string, data: string | Buffer, mode?: number): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  writeFileSync(tmp, data, mode === undefined ? undefined : { mode });
+  const fd = openSync(tmp, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+}
+
+/**
+ * Resolve `input` inside `root` and refuse anything that would leave it (`..`, absolute paths
+ * elsewhere). Paths that come from users, sprites or the network go through here.
+ */
+export function confinePath(root: string, input: string, what = "path"): string {
+  const base = resolve(root);
+  const target = resolve(base, input);
+  const rel = relative(base, target);
+  if (rel === "" ) return target;
+  if (rel.startsWith("..") || isAbsolute(rel) || rel.split(sep).includes("..")) {
+    throw new RefusedError("path_outside_root", `${what} "${input}" is outside ${base}`);
+  }
+  return target;
+}

@@ -1,0 +1,4 @@
+/** pmagent's library API: each module's public surface. */
+export * from "./core/index.js";
+export * from "./config/index.js";
+export * from "./store/index.js";

@@ -1,0 +1,6 @@
+export type { Dialect, Queryable, RunResult, SqlParam, Store, TransactionOptions, Unlisten } from "./types.js";
+export { SqliteStore } from "./sqlite.js";
+export { PostgresStore, toPgPlaceholders, type PostgresOptions } from "./postgres.js";
+export { migrate, type Migration } from "./migrate.js";
+export { migrations } from "./migrations/index.js";
+export { openStore, defaultSqlitePath, DEFAULT_SQLITE_PATH, type StorageConfig, type OpenStoreOptions } from "./open.js";

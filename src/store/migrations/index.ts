@@ -1,0 +1,5 @@
+import type { Migration } from "../migrate.js";
+import { m0001 } from "./0001_blackboard.js";
+
+/** Every migration pmagent knows, in one list (one file per migration beside this one). */
+export const migrations: readonly Migration[] = [m0001];

@@ -1,0 +1,165 @@
+import pg from "pg";
+import { UnavailableError, redactUrl } from "../core/index.js";
+import type { Queryable, RunResult, SqlParam, Store, Unlisten } from "./types.js";
+
+// BIGINT columns hold millisecond times and counters, all well inside 2^53.
+pg.types.setTypeParser(20, (v: string) => Number(v));
+
+/** `?` placeholders to `$1, $2, …` (statements never contain a literal `?`). */
+export function toPgPlaceholders(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+const converted = new Map<string, string>();
+function convert(sql: string): string {
+  let out = converted.get(sql);
+  if (out === undefined) {
+    out = toPgPlaceholders(sql);
+    converted.set(sql, out);
+  }
+  return out;
+}
+
+function queryable(client: pg.Pool | pg.PoolClient): Queryable {
+  return {
+    dialect: "postgres",
+    all: async <T>(sql: string, params?: readonly SqlParam[]) => (await client.query(convert(sql), params as unknown[] | undefined)).rows as T[],
+    get: async <T>(sql: string, params?: readonly SqlParam[]) => (await client.query(convert(sql), params as unknown[] | undefined)).rows[0] as T | undefined,
+    run: async (sql: string, params?: readonly SqlParam[]): Promise<RunResult> => ({ changes: (await client.query(convert(sql), params as unknown[] | undefined)).rowCount ?? 0 }),
+    exec: async (sql: string) => {
+      await client.query(sql);
+    },
+  };
+}
+
+export interface PostgresOptions {
+  /** Use this schema (created if missing) instead of `public`: isolates tests and projects. */
+  schema?: string;
+  max?: number;
+}
+
+export class PostgresStore implements Store {
+  readonly dialect = "postgres" as const;
+  readonly location: string;
+  private readonly pool: pg.Pool;
+  private readonly url: string;
+  private readonly schema: string | undefined;
+  private readonly q: Queryable;
+  private listener: pg.Client | undefined;
+  private listenerReady: Promise<pg.Client> | undefined;
+  private readonly handlers = new Map<string, Set<(payload: string) => void>>();
+
+  private constructor(url: string, options: PostgresOptions) {
+    this.url = url;
+    this.schema = options.schema;
+    this.location = redactUrl(url) + (options.schema ? ` (schema ${options.schema})` : "");
+    this.pool = new pg.Pool({
+      connectionString: url,
+      max: options.max ?? 10,
+      options: options.schema ? `-c search_path=${options.schema}` : undefined,
+    });
+    // An idle client's error (server restart) must not crash the process; the next query reports it.
+    this.pool.on("error", () => undefined);
+    this.q = queryable(this.pool);
+  }
+
+  static async connect(url: string, options: PostgresOptions = {}): Promise<PostgresStore> {
+    if (options.schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(options.schema)) {
+      throw new UnavailableError("store_bad_schema", `PostgreSQL schema name "${options.schema}" must match [a-z_][a-z0-9_]*`);
+    }
+    const store = new PostgresStore(url, options);
+    try {
+      if (options.schema) {
+        const admin = new pg.Client({ connectionString: url });
+        await admin.connect();
+        try {
+          await admin.query(`CREATE SCHEMA IF NOT EXISTS ${options.schema}`);
+        } catch (err) {
+          // Two processes creating the schema at once: the loser sees a unique violation.
+          if ((err as { code?: string }).code !== "23505") throw err;
+        } finally {
+          await admin.end();
+        }
+      }
+      await store.pool.query("SELECT 1");
+    } catch (err) {
+      await store.pool.end().catch(() => undefined);
+      throw new UnavailableError("store_unreachable", `cannot connect to PostgreSQL at ${redactUrl(url)}: ${(err as Error).message}`, { cause: err });
+    }
+    return store;
+  }
+
+  all<T = Record<string, unknown>>(sql: string, params?: readonly SqlParam[]): Promise<T[]> {
+    return this.q.all<T>(sql, params);
+  }
+  get<T = Record<string, unknown>>(sql: string, params?: readonly SqlParam[]): Promise<T | undefined> {
+    return this.q.get<T>(sql, params);
+  }
+  run(sql: string, params?: readonly SqlParam[]): Promise<RunResult> {
+    return this.q.run(sql, params);
+  }
+  exec(sql: string): Promise<void> {
+    return this.q.exec(sql);
+  }
+
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query("BEGIN");
+      const result = await fn(queryable(client));
+      await client.query("COMMIT");
+      return result;
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  private channelName(channel: string): string {
+    // Channels are per schema so that isolated projects/tests never wake each other.
+    return `${this.schema ?? "public"}_${channel}`.replace(/[^a-z0-9_]/gi, "_").toLowerCase();
+  }
+
+  private async ensureListener(): Promise<pg.Client> {
+    if (!this.listenerReady) {
+      this.listenerReady = (async () => {
+        const client = new pg.Client({ connectionString: this.url });
+        client.on("error", () => undefined);
+        await client.connect();
+        client.on("notification", (msg) => {
+          for (const h of this.handlers.get(msg.channel) ?? []) h(msg.payload ?? "");
+        });
+        this.listener = client;
+        return client;
+      })();
+    }
+    return this.listenerReady;
+  }
+
+  async listen(channel: string, handler: (payload: string) => void): Promise<Unlisten> {
+    const name = this.channelName(channel);
+    const client = await this.ensureListener();
+    let set = this.handlers.get(name);
+    if (!set) {
+      set = new Set();
+      this.handlers.set(name, set);
+      await client.query(`LISTEN ${name}`);
+    }
+    set.add(handler);
+    return async () => {
+      set.delete(handler);
+    };
+  }
+
+  async notify(channel: string, payload = ""): Promise<void> {
+    await this.pool.query("SELECT pg_notify($1, $2)", [this.channelName(channel), payload]);
+  }
+
+  async close(): Promise<void> {
+    if (this.listener) await this.listener.end().catch(() => undefined);
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,113 @@
+import Database from "better-sqlite3";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { EventEmitter } from "node:events";
+import { UnavailableError } from "../core/index.js";
+import type { Queryable, RunResult, SqlParam, Store, TransactionOptions, Unlisten } from "./types.js";
+
+type Statement = Database.Statement<unknown[]>;
+
+function toSqlite(params: readonly SqlParam[] | undefined): unknown[] {
+  if (!params) return [];
+  return params.map((p) => (typeof p === "boolean" ? (p ? 1 : 0) : p));
+}
+
+/**
+ * better-sqlite3 is synchronous; this adapter serializes work on its one connection with an
+ * async mutex so that an open transaction is never interleaved with another caller's statements.
+ */
+export class SqliteStore implements Store {
+  readonly dialect = "sqlite" as const;
+  readonly location: string;
+  private readonly db: Database.Database;
+  private readonly statements = new Map<string, Statement>();
+  private readonly events = new EventEmitter();
+  private queue: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  constructor(file: string, options: { busyTimeoutMs?: number } = {}) {
+    if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+    this.location = file;
+    try {
+      this.db = new Database(file, { timeout: options.busyTimeoutMs ?? 30_000 });
+      this.db.pragma("journal_mode = WAL");
+      this.db.pragma("synchronous = NORMAL");
+      this.db.pragma("foreign_keys = ON");
+    } catch (err) {
+      throw new UnavailableError("store_open_failed", `cannot open SQLite database ${file}: ${(err as Error).message}`, { cause: err });
+    }
+    this.events.setMaxListeners(0);
+  }
+
+  private prepare(sql: string): Statement {
+    let stmt = this.statements.get(sql);
+    if (!stmt) {
+      stmt = this.db.prepare(sql);
+      this.statements.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  private exclusive<T>(fn: () => Promise<T> | T): Promise<T> {
+    const next = this.queue.then(fn, fn);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private direct(): Queryable {
+    return {
+      dialect: "sqlite",
+      all: async <T>(sql: string, params?: readonly SqlParam[]) => this.prepare(sql).all(...toSqlite(params)) as T[],
+      get: async <T>(sql: string, params?: readonly SqlParam[]) => this.prepare(sql).get(...toSqlite(params)) as T | undefined,
+      run: async (sql: string, params?: readonly SqlParam[]): Promise<RunResult> => ({ changes: this.prepare(sql).run(...toSqlite(params)).changes }),
+      exec: async (sql: string) => {
+        this.db.exec(sql);
+      },
+    };
+  }
+
+  all<T = Record<string, unknown>>(sql: string, params?: readonly SqlParam[]): Promise<T[]> {
+    return this.exclusive(() => this.direct().all<T>(sql, params));
+  }
+  get<T = Record<string, unknown>>(sql: string, params?: readonly SqlParam[]): Promise<T | undefined> {
+    return this.exclusive(() => this.direct().get<T>(sql, params));
+  }
+  run(sql: string, params?: readonly SqlParam[]): Promise<RunResult> {
+    return this.exclusive(() => this.direct().run(sql, params));
+  }
+  exec(sql: string): Promise<void> {
+    return this.exclusive(() => this.direct().exec(sql));
+  }
+
+  transaction<T>(fn: (tx: Queryable) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+    return this.exclusive(async () => {
+      this.db.exec(options.immediate === false ? "BEGIN" : "BEGIN IMMEDIATE");
+      try {
+        const result = await fn(this.direct());
+        this.db.exec("COMMIT");
+        return result;
+      } catch (err) {
+        if (this.db.inTransaction) this.db.exec("ROLLBACK");
+        throw err;
+      }
+    });
+  }
+
+  async listen(channel: string, handler: (payload: string) => void): Promise<Unlisten> {
+    this.events.on(channel, handler);
+    return async () => {
+      this.events.off(channel, handler);
+    };
+  }
+
+  async notify(channel: string, payload = ""): Promise<void> {
+    this.events.emit(channel, payload);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.queue;
+    this.db.close();
+  }
+}

@@ -1,0 +1,44 @@
+export type Dialect = "sqlite" | "postgres";
+
+export type SqlParam = string | number | bigint | boolean | null | Buffer;
+
+export interface RunResult {
+  changes: number;
+}
+
+/**
+ * The SQL surface every module uses. Statements are written once with `?` placeholders in SQL
+ * that both dialects accept (ON CONFLICT, RETURNING, CTEs); the few dialect-specific statements
+ * branch on `dialect`. JSON is stored as TEXT, times as ISO strings plus integer milliseconds.
+ */
+export interface Queryable {
+  readonly dialect: Dialect;
+  all<T = Record<string, unknown>>(sql: string, params?: readonly SqlParam[]): Promise<T[]>;
+  get<T = Record<string, unknown>>(sql: string, params?: readonly SqlParam[]): Promise<T | undefined>;
+  run(sql: string, params?: readonly SqlParam[]): Promise<RunResult>;
+  /** Several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface TransactionOptions {
+  /**
+   * SQLite: take the write lock at BEGIN (BEGIN IMMEDIATE) so read-then-write transactions of
+   * several processes serialize instead of failing with SQLITE_BUSY half-way. Default true.
+   */
+  immediate?: boolean;
+}
+
+export type Unlisten = () => Promise<void>;
+
+export interface Store extends Queryable {
+  /** Where the data lives, safe to print (no password). */
+  readonly location: string;
+  transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /**
+   * Wake-ups between processes. PostgreSQL: LISTEN/NOTIFY. SQLite: in-process only, so
+   * waiters on SQLite must also poll (see `waitFor`).
+   */
+  listen(channel: string, handler: (payload: string) => void): Promise<Unlisten>;
+  notify(channel: string, payload?: string): Promise<void>;
+  close(): Promise<void>;
+}

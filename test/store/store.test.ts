@@ -1,0 +1,153 @@
+import { describe, expect, it } from "vitest";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { migrate, migrations, PostgresStore, SqliteStore, toPgPlaceholders, openStore } from "../../src/store/index.js";
+import { TSX_IMPORT } from "../helpers/proc.js";
+import { PG_URL, postgresAvailable, storeKinds, uniqueSchema } from "../helpers/stores.js";
+
+const pgOk = await postgresAvailable();
+
+describe.each(storeKinds)("store ($name)", (kind) => {
+  const run = kind.name === "postgres" && !pgOk ? it.skip : it;
+
+  run("migrations are idempotent and recorded once", async () => {
+    const t = await kind.open();
+    try {
+      expect(await migrate(t.store, migrations)).toEqual([]);
+      const rows = await t.store.all<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version");
+      expect(rows.map((r) => Number(r.version))).toEqual(migrations.map((m) => m.version).sort((a, b) => a - b));
+    } finally {
+      await t.cleanup();
+    }
+  });
+
+  run("refuses a database migrated by a newer pmagent", async () => {
+    const t = await kind.open();
+    try {
+      await t.store.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)", [99999, "future", "x"]);
+      await expect(migrate(t.store, migrations)).rejects.toThrow(/newer version/);
+    } finally {
+      await t.cleanup();
+    }
+  });
+
+  run("transactions roll back on error and commit otherwise", async () => {
+    const t = await kind.open();
+    try {
+      await t.store.exec("CREATE TABLE tx_probe (k TEXT PRIMARY KEY, v INTEGER NOT NULL)");
+      await expect(
+        t.store.transaction(async (tx) => {
+          await tx.run("INSERT INTO tx_probe (k, v) VALUES (?, ?)", ["a", 1]);
+          throw new Error("boom");
+        }),
+      ).rejects.toThrow("boom");
+      expect(await t.store.get("SELECT v FROM tx_probe WHERE k = ?", ["a"])).toBeUndefined();
+      await t.store.transaction(async (tx) => {
+        await tx.run("INSERT INTO tx_probe (k, v) VALUES (?, ?)", ["a", 2]);
+      });
+      expect(await t.store.get<{ v: number }>("SELECT v FROM tx_probe WHERE k = ?", ["a"])).toEqual({ v: 2 });
+      const r = await t.store.run("UPDATE tx_probe SET v = v + 1 WHERE k = ?", ["a"]);
+      expect(r.changes).toBe(1);
+    } finally {
+      await t.cleanup();
+    }
+  });
+
+  run("listen/notify delivers within the process", async () => {
+    const t = await kind.open();
+    try {
+      const got = new Promise<string>((resolve) => {
+        void t.store.listen("probe", resolve);
+      });
+      await new Promise((r) => setTimeout(r, 50));
+      await t.store.notify("probe", "hello");
+      expect(await got).toBe("hello");
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
+
+describe("store selection", () => {
+  it("uses the SQLite file under .pmagent by default, with WAL", async () => {
+    const root = mkdtempSync(join(tmpdir(), "pmagent-open-"));
+    try {
+      const store = await openStore({ root, env: {} });
+      expect(store.location).toBe(join(root, ".pmagent/pmagent.db"));
+      const mode = await store.get<{ journal_mode: string }>("PRAGMA journal_mode");
+      expect(mode?.journal_mode).toBe("wal");
+      await store.close();
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses a non-postgres database URL with a clear message", async () => {
+    await expect(openStore({ root: tmpdir(), env: { PMAGENT_DATABASE_URL: "mysql://x" } })).rejects.toThrow(/postgres:\/\/ or postgresql:\/\//);
+  });
+
+  it("says which server it could not reach, without the password", async () => {
+    const err = await openStore({ root: tmpdir(), env: { PMAGENT_DATABASE_URL: "postgres://u:hunter22@127.0.0.1:1/db" } }).catch((e: Error) => e);
+    expect(String(err)).toMatch(/cannot connect to PostgreSQL at postgres:\/\/u:\*\*\*@127\.0\.0\.1:1\/db/);
+    expect(String(err)).not.toContain("hunter22");
+  });
+
+  it("converts ? placeholders for PostgreSQL", () => {
+    expect(toPgPlaceholders("SELECT * FROM t WHERE a = ? AND b IN (?, ?)")).toBe("SELECT * FROM t WHERE a = $1 AND b IN ($2, $3)");
+  });
+});
+
+/** Several processes migrating the same fresh database at once. */
+async function concurrentMigrations(count: number, env: Record<string, string>, cwd = process.cwd()): Promise<number[]> {
+  const script = `
+    import { openStore } from ${JSON.stringify(new URL("../../src/store/index.ts", import.meta.url).pathname)};
+    const s = await openStore({ root: process.cwd(), env: process.env });
+    const rows = await s.all("SELECT version FROM schema_migrations");
+    console.log(rows.length);
+    await s.close();`;
+  const codes = await Promise.all(
+    Array.from({ length: count }, () =>
+      new Promise<number>((resolve) => {
+        const child = spawn(process.execPath, ["--import", TSX_IMPORT, "--input-type=module", "-e", script], { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
+        child.on("exit", (code) => resolve(code ?? -1));
+      }),
+    ),
+  );
+  return codes;
+}
+
+describe("concurrent start-up", () => {
+  it("SQLite: four processes migrating one new file all succeed and apply each migration once", async () => {
+    const root = mkdtempSync(join(tmpdir(), "pmagent-mig-"));
+    try {
+      const codes = await concurrentMigrations(4, { PMAGENT_DATABASE_URL: "" }, root);
+      expect(codes).toEqual([0, 0, 0, 0]);
+      const store = new SqliteStore(join(root, ".pmagent/pmagent.db"));
+      const rows = await store.all<{ n: number }>("SELECT COUNT(*) AS n FROM schema_migrations GROUP BY version");
+      expect(rows.length).toBe(migrations.length);
+      expect(rows.every((r) => r.n === 1)).toBe(true);
+      await store.close();
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  (pgOk ? it : it.skip)("PostgreSQL: four processes migrating one new schema all succeed and apply each migration once", async () => {
+    const schema = uniqueSchema();
+    const codes = await concurrentMigrations(4, { PMAGENT_DATABASE_URL: PG_URL, PMAGENT_DATABASE_SCHEMA: schema });
+    expect(codes).toEqual([0, 0, 0, 0]);
+    const store = await PostgresStore.connect(PG_URL, { schema });
+    const rows = await store.all<{ version: number; n: number }>("SELECT version, COUNT(*) AS n FROM schema_migrations GROUP BY version");
+    expect(rows.every((r) => Number(r.n) === 1)).toBe(true);
+    expect(rows.length).toBe(migrations.length);
+    await store.close();
+    await (async () => {
+      const s = await PostgresStore.connect(PG_URL);
+      await s.exec(`DROP SCHEMA ${schema} CASCADE`);
+      await s.close();
+    })();
+  });
+});
+
