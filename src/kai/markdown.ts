@@ -1,14 +1,14 @@
 import type { StateSection } from "./evidence.js";
 
 /**
- * The anchor GitHub gives a heading (as github-slugger does): the rendered text lowercased,
- * punctuation and symbols removed except `-` and `_`, each space turned into `-`. Letters of any
- * script (Japanese included), marks and digits stay.
+ * The anchor GitHub gives a heading: the rendered text lowercased, everything but word characters
+ * (letters of any script — Japanese included —, marks, decimal and letter numbers, `_`), `-` and
+ * space removed, each space turned into `-` (GitHub's `[^\p{Word}\- ]`).
  */
 export function githubSlug(text: string): string {
   return text
     .toLowerCase()
-    .replace(/[^\p{L}\p{M}\p{N}\p{Pc}\- ]/gu, "")
+    .replace(/[^\p{L}\p{M}\p{Nd}\p{Nl}\p{Pc}\- ]/gu, "")
     .replace(/ /g, "-");
 }
 

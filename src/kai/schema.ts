@@ -268,3 +268,11 @@ export const KaiResponseSchema = z.discriminatedUnion("status", [
     .strict(),
 ]);
 export type KaiResponse = z.output<typeof KaiResponseSchema>;
+
+/** The JSON Schemas published in `schemas/` (requests on the input side: defaults may be left out). */
+export const KAI_PUBLISHED_SCHEMAS: Array<{ name: string; schema: z.ZodType; io: "input" | "output" }> = [
+  { name: "kai_request_v1", schema: KaiRequestSchema, io: "input" },
+  { name: "kai_response_v1", schema: KaiResponseSchema, io: "output" },
+  { name: "lane_status_v1", schema: LaneStatusSchema, io: "output" },
+  { name: "what_changed_v1", schema: WhatChangedSchema, io: "output" },
+];
