@@ -1,5 +1,5 @@
 import type { LaneConfig } from "../config/index.js";
-import { laneCycles, type Cycle } from "./cycles.js";
+import { laneCycles, latestRunByEntry, type Cycle } from "./cycles.js";
 import { pathCategory, type GitCommit, type KaiEvidence, type RunEvidence } from "./evidence.js";
 import { entryEvidence } from "./lane-status.js";
 import type { Evidence, Highlight, Risk, WhatChanged } from "./schema.js";
@@ -110,8 +110,9 @@ function workflows(ev: KaiEvidence, ctx: ChangesContext, runs: RunEvidence[]): W
   return rows.sort((a, b) => b.runs - a.runs || a.name.localeCompare(b.name));
 }
 
-function cycleCandidates(cycles: Cycle[], ctx: ChangesContext): Candidate[] {
+function cycleCandidates(cycles: Cycle[], ctx: ChangesContext, runs: RunEvidence[]): Candidate[] {
   const lane = `${ctx.lane.layer}/${ctx.lane.name}`;
+  const lastRun = latestRunByEntry(runs);
   const out: Candidate[] = [];
   for (const c of cycles) {
     const last = c.entries.at(-1)!;
@@ -125,16 +126,21 @@ function cycleCandidates(cycles: Cycle[], ctx: ChangesContext): Candidate[] {
         evidence: c.entries.map(entryEvidence),
       });
     } else if (c.status === "blocked" && inWindow(last.updated_at, ctx)) {
-      const failed = c.entries.filter((e) => e.status === "error");
+      const failed = c.entries.filter((e) => e.status === "error" || lastRun.get(e.id)?.state === "failed");
+      const waiting = c.entries.flatMap((e) => (lastRun.get(e.id)?.state === "waiting" ? [lastRun.get(e.id)!] : []));
+      const at = failed[0]?.to ?? waiting[0]?.role ?? last.to;
       out.push({
         impact: 90,
         at: last.updated_at,
         category: ctx.lane.layer,
-        title: `${lane} ${c.id} is blocked${failed[0] ? ` at ${failed[0].to}` : ""}`,
-        summary: failed.length > 0
-          ? `${plural(failed.length, "entry")} of ${c.id} ended in error (${failed.map((e) => e.id).join(", ")}). The lane does not move on until someone looks at it.`
-          : `${c.id} stopped before the lane's last role. Its latest entry is ${last.id} (${last.status}).`,
-        evidence: (failed.length > 0 ? failed : [last]).map(entryEvidence),
+        title: `${lane} ${c.id} is blocked at ${at}`,
+        summary:
+          failed.length > 0
+            ? `${plural(failed.length, "step")} of ${c.id} failed (${failed.map((e) => e.id).join(", ")}). The lane does not move on until someone looks at it.`
+            : waiting.length > 0
+              ? `${waiting.map((r) => `${r.role}'s run ${r.run_id} waits for ${Object.keys(r.waiting?.expected_inputs ?? {}).join(", ") || "input"}`).join("; ")}. The lane goes on once the input is given.`
+              : `${c.id} stopped before the lane's last role. Its latest entry is ${last.id} (${last.status}).`,
+        evidence: [...(failed.length > 0 ? failed : [last]).map(entryEvidence), ...waiting.map((r): Evidence => ({ type: "run", id: r.run_id, title: `${r.role} run (waiting)` }))],
       });
     } else if (c.status === "in_progress" && inWindow(c.started_at, ctx)) {
       out.push({
@@ -184,7 +190,7 @@ export function buildWhatChanged(ctx: ChangesContext, ev: KaiEvidence): WhatChan
   const cycles = laneCycles(ev.board ?? [], ctx.lane, ctx.humans, laneRuns);
   const prs = pullRequests(ev, ctx, laneRuns);
   const wf = workflows(ev, ctx, laneRuns);
-  const candidates: Candidate[] = [...cycleCandidates(cycles, ctx)];
+  const candidates: Candidate[] = [...cycleCandidates(cycles, ctx, laneRuns)];
   const prScore: Record<Impact, number> = { high: 80, medium: 60, low: 40 };
   for (const pr of prs) {
     const merge = commits.find((c) => c.pr_number === pr.number);
