@@ -36,7 +36,7 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
       };
       const { stored } = await board.post("Human", given);
       expect(stored.entry).toEqual({ ...given, from: "Human", project_id: PROJECT, status: "open" });
-      expect((await board.get(given.id)).entry).toEqual(stored.entry);
+      expect((await board.get(given.id!)).entry).toEqual(stored.entry);
     });
 
     it("re-posting the same entry is a no-op, other content under the same id is refused", async () => {
