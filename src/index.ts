@@ -2,4 +2,5 @@
 export * from "./core/index.js";
 export * from "./config/index.js";
 export * from "./store/index.js";
+export * from "./blackboard/index.js";
 export * from "./kai/index.js";
