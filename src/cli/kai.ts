@@ -1,10 +1,12 @@
 import { Option, type Command } from "commander";
 import { resolve } from "node:path";
 import { UsageError, parseDateInput } from "../core/index.js";
-import { answerText, githubSource, type KaiResponse, type KaiSources } from "../kai/index.js";
+import { Blackboard } from "../blackboard/index.js";
+import { answerText, collectBoard, githubSource, type KaiResponse, type KaiSources } from "../kai/index.js";
 import type { Project } from "../config/index.js";
+import type { Store } from "../store/index.js";
 import { intOption, readInput } from "./output.js";
-import { project } from "./context.js";
+import { project, withStore } from "./context.js";
 
 interface KaiFlags {
   repo?: string;
@@ -19,9 +21,10 @@ function commonOptions(cmd: Command): Command {
     .addOption(new Option("--format <format>", "output: the full kai_response_v1 JSON, or its summary_md").choices(["json", "md"]).default("json"));
 }
 
-function sources(p: Project, flags: KaiFlags): KaiSources {
+function sources(p: Project, store: Store, flags: KaiFlags): KaiSources {
   const gh = githubSource(p.config);
-  return { repo: resolve(flags.repo ?? p.root), github: gh.source, notes: gh.note ? [gh.note] : [] };
+  const board = new Blackboard(store, { projectId: p.config.project_id, humans: p.config.humans });
+  return { repo: resolve(flags.repo ?? p.root), board: (w) => collectBoard(board, w.until), github: gh.source, notes: gh.note ? [gh.note] : [] };
 }
 
 function asOf(flags: KaiFlags): string | undefined {
@@ -58,8 +61,8 @@ function cliRequest(p: Project, type: "lane_status" | "what_changed", lane: { la
 }
 
 async function run(cmd: Command, text: string, flags: KaiFlags): Promise<void> {
-  const p = project(cmd);
-  emit(await answerText(text, { config: p.config, sources: sources(p, flags) }), flags.format);
+  const response = await withStore(cmd, (p, store) => answerText(text, { config: p.config, sources: sources(p, store, flags) }));
+  emit(response, flags.format);
 }
 
 export function registerKai(program: Command): void {

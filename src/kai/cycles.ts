@@ -36,12 +36,17 @@ export function latestRunByEntry(runs: RunEvidence[]): Map<string, RunEvidence> 
 export function laneCycles(board: BoardEntryEvidence[], lane: LaneConfig, humans: string[], runs: RunEvidence[]): Cycle[] {
   const roleKinds = new Map(lane.roles.map((r) => [r.name, new Set(r.allowed_kinds)]));
   const roots = board.filter((e) => humans.includes(e.from) && roleKinds.get(e.to)?.has(e.kind)).sort(byCreated);
-  const rootIds = [...roots.map((r) => r.id)].sort((a, b) => b.length - a.length);
   const members = new Map<string, BoardEntryEvidence[]>(roots.map((r) => [r.id, [r]]));
   for (const entry of board) {
     if (members.has(entry.id)) continue;
-    const root = rootIds.find((id) => entry.id.startsWith(`${id}-`));
-    if (root !== undefined) members.get(root)!.push(entry);
+    // Cut the id at each "-" from the right: the first prefix that is a root is the longest one.
+    for (let cut = entry.id.lastIndexOf("-"); cut > 0; cut = entry.id.lastIndexOf("-", cut - 1)) {
+      const cycle = members.get(entry.id.slice(0, cut));
+      if (cycle) {
+        cycle.push(entry);
+        break;
+      }
+    }
   }
   const finalRoles = new Set(lane.roles.filter((r) => r.next === undefined).map((r) => r.name));
   const lastRun = latestRunByEntry(runs);

@@ -61,7 +61,7 @@ export async function collectEvidence(request: KaiRequest, config: Config, sourc
     optional("runs", sources.runs, window, notes),
     optional("GitHub", sources.github, window, notes),
   ]);
-  if (!sources.board) notes.push("the blackboard was not read (no store)");
+  if (!sources.board) notes.push("the blackboard was not read (no blackboard source)");
   if (!sources.runs) notes.push("runs were not read (no run records available)");
   return { git, state_doc, board, runs, github, notes };
 }
