@@ -1,7 +1,7 @@
 import { confinePath } from "../core/index.js";
 import type { LaneConfig } from "../config/index.js";
 import type { StateDocEvidence, StateSection } from "./evidence.js";
-import { lastChangeAt, readAtRevision, revisionAt } from "./git.js";
+import { assertRepository, lastChangeAt, readAtRevision, revisionAt } from "./git.js";
 import { firstLine, listItems, parseSections, subtree } from "./markdown.js";
 
 /**
@@ -10,6 +10,7 @@ import { firstLine, listItems, parseSections, subtree } from "./markdown.js";
  */
 export async function collectStateDoc(repo: string, path: string, cutoff: Date): Promise<StateDocEvidence> {
   confinePath(repo, path, "state_file");
+  await assertRepository(repo);
   const revision = await revisionAt(repo, cutoff);
   if (revision === null) return { path, exists: false, revision: null, updated_at: null, sections: [] };
   const text = await readAtRevision(repo, revision, path);
@@ -46,7 +47,7 @@ export interface StateView {
 export function stateView(doc: StateDocEvidence, lane: Pick<LaneConfig, "layer" | "name">): StateView {
   const base = { state_file: doc.path, updated_at: doc.updated_at };
   if (!doc.exists) {
-    return { ...base, section_anchor: null, digest: `${doc.path} does not exist${doc.revision ? ` at ${doc.revision.slice(0, 12)}` : " (no commits)"}`, known_gaps: [] };
+    return { ...base, section_anchor: null, digest: `${doc.path} does not exist${doc.revision ? ` at ${doc.revision.slice(0, 12)}` : " (no commit at or before the cutoff)"}`, known_gaps: [] };
   }
   const index = laneSectionIndex(doc.sections, lane);
   const scope = index === null ? doc.sections.map((_, i) => i) : subtree(doc.sections, index);
