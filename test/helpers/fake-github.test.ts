@@ -75,7 +75,7 @@ describe("fake GitHub through @octokit/rest", () => {
   });
 
   it("validates comment bodies with 422", async () => {
-    await expect(octokit.request("POST /repos/{owner}/{repo}/issues/{issue_number}/comments", { owner: "acme", repo: "board", issue_number: 1 })).rejects.toMatchObject({ status: 422 });
+    await expect(octokit.request("POST /repos/{owner}/{repo}/issues/{issue_number}/comments", { owner: "acme", repo: "board", issue_number: 1, body: 42 as unknown as string })).rejects.toMatchObject({ status: 422 });
   });
 
   it("adds labels, opens and lists pull requests, lists issues with since/state and workflow runs", async () => {
