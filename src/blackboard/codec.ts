@@ -10,7 +10,7 @@
  * wrote both), CRLF line endings, and leading whitespace or a BOM, and return the marker's type.
  */
 import { UsageError, formatZodIssues } from "../core/index.js";
-import { EntrySchema, type Entry } from "./sync-entry-schema.js";
+import { EntrySchema, type Entry } from "./schema.js";
 import { findJsonSyntaxError } from "./json-syntax.js";
 
 export interface DecodedComment {

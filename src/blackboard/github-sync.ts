@@ -18,7 +18,7 @@ import type { Octokit } from "@octokit/rest";
 import { PmagentError, contentHash, sha256Hex } from "../core/index.js";
 import type { Store } from "../store/index.js";
 import { parseComment, renderComment, BlackboardCommentError, DEFAULT_BLACKBOARD_TYPE, type DecodedComment } from "./codec.js";
-import type { Entry } from "./sync-entry-schema.js";
+import type { Entry } from "./schema.js";
 import { loadLinks, saveLink, type SyncLink } from "./sync-state.js";
 import type { SyncReport } from "./sync-report.js";
 

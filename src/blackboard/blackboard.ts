@@ -1,0 +1,418 @@
+import { randomBytes } from "node:crypto";
+import { ConflictError, NotFoundError, RefusedError, UsageError, contentHash, parseWith } from "../core/index.js";
+import type { Queryable, SqlParam, Store } from "../store/index.js";
+import { assertMayChange, assertTransition } from "./lifecycle.js";
+import { EntryInputSchema, EntrySchema, entryContent, type Entry, type EntryInput, type HistoryRecord, type Status, type StoredEntry } from "./schema.js";
+
+export interface BlackboardOptions {
+  projectId: string;
+  /** Actors who may change any entry (config `humans`). */
+  humans: readonly string[];
+  /** Milliseconds; injectable for tests of lease expiry. */
+  clock?: () => number;
+  /** Default lease length for claims. */
+  leaseMs?: number;
+}
+
+export interface ListFilter {
+  status?: Status | Status[];
+  to?: string;
+  from?: string;
+  kind?: string;
+  /** Only entries updated at or after / before these times (ms). */
+  updatedSince?: number;
+  updatedUntil?: number;
+  /** Entries whose id starts with this (a cycle's root id). */
+  idPrefix?: string;
+  limit?: number;
+}
+
+export interface ChangeOptions {
+  /** Refuse the write unless the entry is still at this version. */
+  expectedVersion?: number;
+  /** A worker completing its claim: refused if the claim was taken over. */
+  worker?: string;
+  note?: string;
+}
+
+export interface EntryPatch {
+  status?: Status;
+  to?: string;
+  kind?: string;
+  payload?: Record<string, unknown>;
+  target_docs?: Entry["target_docs"];
+  note?: string;
+  source_issue?: number | string;
+  source_comment_id?: number | string;
+  source_run_id?: number | string;
+}
+
+interface Row {
+  id: string;
+  version: number;
+  entry_json: string;
+  claimed_by: string | null;
+  lease_expires_ms: number | null;
+}
+
+export const OPEN_CHANNEL = "bb_open";
+export const DEFAULT_LEASE_MS = 30_000;
+
+/**
+ * The blackboard of one project: entries, their lifecycle and permissions, claims with leases,
+ * and the append-only history. Every write is a transaction with an optimistic version check.
+ */
+export class Blackboard {
+  readonly projectId: string;
+  readonly humans: readonly string[];
+  readonly leaseMs: number;
+  private readonly clock: () => number;
+
+  constructor(
+    readonly store: Store,
+    options: BlackboardOptions,
+  ) {
+    this.projectId = options.projectId;
+    this.humans = options.humans;
+    this.clock = options.clock ?? Date.now;
+    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  }
+
+  private now(): { ms: number; iso: string } {
+    const ms = this.clock();
+    return { ms, iso: new Date(ms).toISOString() };
+  }
+
+  private toStored(row: Row): StoredEntry {
+    return {
+      entry: JSON.parse(row.entry_json) as Entry,
+      version: Number(row.version),
+      claimed_by: row.claimed_by,
+      lease_expires_at: row.lease_expires_ms === null || row.lease_expires_ms === undefined ? null : new Date(Number(row.lease_expires_ms)).toISOString(),
+    };
+  }
+
+  private async row(q: Queryable, id: string, forUpdate = false): Promise<Row | undefined> {
+    const lock = forUpdate && q.dialect === "postgres" ? " FOR UPDATE" : "";
+    return q.get<Row>(`SELECT id, version, entry_json, claimed_by, lease_expires_ms FROM bb_entries WHERE project_id = ? AND id = ?${lock}`, [this.projectId, id]);
+  }
+
+  private async requireRow(q: Queryable, id: string, forUpdate = false): Promise<Row> {
+    const row = await this.row(q, id, forUpdate);
+    if (!row) throw new NotFoundError("entry_not_found", `entry ${id} does not exist in project ${this.projectId}`, { entry: id });
+    return row;
+  }
+
+  private async insert(q: Queryable, entry: Entry, actor: string, action: string, at: { ms: number; iso: string }): Promise<void> {
+    await q.run(
+      `INSERT INTO bb_entries (project_id, id, version, status, from_actor, to_actor, kind, created_ms, updated_ms, entry_json, content_hash)
+       VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [this.projectId, entry.id, entry.status, entry.from, entry.to, entry.kind, Date.parse(entry.created_at), Date.parse(entry.updated_at), JSON.stringify(entry), contentHash(entryContent(entry))],
+    );
+    await this.record(q, entry.id, 1, at, actor, action, null, entry.status, { entry });
+  }
+
+  private async record(q: Queryable, entryId: string, version: number, at: { ms: number; iso: string }, actor: string, action: string, from: Status | null, to: Status, changes: Record<string, unknown>): Promise<void> {
+    await q.run(
+      `INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [this.projectId, entryId, version, at.iso, at.ms, actor, action, from, to, JSON.stringify(changes)],
+    );
+  }
+
+  /** Write a changed entry if its version is still `version`; returns the stored result. */
+  private async write(q: Queryable, before: Row, next: Entry, claim: { claimed_by: string | null; lease_expires_ms: number | null }): Promise<StoredEntry> {
+    const version = Number(before.version) + 1;
+    const r = await q.run(
+      `UPDATE bb_entries SET version = ?, status = ?, to_actor = ?, kind = ?, updated_ms = ?, entry_json = ?, content_hash = ?, claimed_by = ?, lease_expires_ms = ?
+       WHERE project_id = ? AND id = ? AND version = ?`,
+      [version, next.status, next.to, next.kind, Date.parse(next.updated_at), JSON.stringify(next), contentHash(entryContent(next)), claim.claimed_by, claim.lease_expires_ms, this.projectId, next.id, Number(before.version)],
+    );
+    if (r.changes !== 1) throw this.stale(next.id, Number(before.version));
+    return { entry: next, version, claimed_by: claim.claimed_by, lease_expires_at: claim.lease_expires_ms === null ? null : new Date(claim.lease_expires_ms).toISOString() };
+  }
+
+  private stale(id: string, had: number, current?: number): ConflictError {
+    return new ConflictError(
+      "stale_write",
+      `entry ${id} was changed by someone else (you had version ${had}${current === undefined ? "" : `, it is now at ${current}`}): read it again and retry`,
+      { entry: id, expected_version: had, current_version: current },
+    );
+  }
+
+  private checkVersion(row: Row, expected: number | undefined): void {
+    if (expected !== undefined && Number(row.version) !== expected) throw this.stale(row.id, expected, Number(row.version));
+  }
+
+  /** A fresh id: project, time and randomness (the spec asks ids never to collide). */
+  newId(kind?: string): string {
+    const stamp = new Date(this.clock()).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+    return `${this.projectId}${kind ? `-${kind}` : ""}-${stamp}-${randomBytes(3).toString("hex")}`;
+  }
+
+  /**
+   * Post an entry as `actor`. Missing id/from/status/timestamps are filled in. Re-posting an id with
+   * the same content is a no-op (`created: false`); with different content it is refused.
+   */
+  async post(actor: string, input: EntryInput | unknown, source = "entry"): Promise<{ stored: StoredEntry; created: boolean }> {
+    const given = parseWith(EntryInputSchema, input, source, "invalid_entry");
+    if (given.project_id !== undefined && given.project_id !== this.projectId) {
+      throw new UsageError("wrong_project", `${source}: project_id "${given.project_id}" is not this project's ("${this.projectId}")`);
+    }
+    const from = given.from ?? actor;
+    if (from !== actor && !this.humans.includes(actor)) {
+      throw new RefusedError("permission_refused", `${actor} may not post an entry written by ${from}: the writer of an entry is the actor posting it`, { actor, from });
+    }
+    const now = this.now();
+    const entry: Entry = parseWith(
+      EntrySchema,
+      {
+        ...given,
+        id: given.id ?? this.newId(given.kind),
+        from,
+        project_id: this.projectId,
+        status: given.status ?? "open",
+        payload: given.payload ?? {},
+        target_docs: given.target_docs ?? [],
+        created_at: given.created_at ?? now.iso,
+        updated_at: given.updated_at ?? given.created_at ?? now.iso,
+      },
+      source,
+      "invalid_entry",
+    );
+    const result = await this.store.transaction(async (q) => {
+      const existing = await this.row(q, entry.id, true);
+      if (existing) return { stored: this.sameOrRefuse(existing, entry), created: false };
+      await this.insert(q, entry, actor, "post", now);
+      return { stored: { entry, version: 1, claimed_by: null, lease_expires_at: null }, created: true };
+    });
+    if (result.created && entry.status === "open") await this.store.notify(OPEN_CHANNEL, entry.to);
+    return result;
+  }
+
+  private sameOrRefuse(existing: Row, entry: Entry): StoredEntry {
+    const stored = this.toStored(existing);
+    const a = entryContent(stored.entry);
+    const b = entryContent(entry);
+    if (contentHash(a) === contentHash(b)) return stored;
+    const differing = Object.keys(a).filter((k) => contentHash(a[k] ?? null) !== contentHash(b[k] ?? null));
+    throw new ConflictError("entry_exists", `entry ${entry.id} already exists with different content (${differing.join(", ")} differ): ids are unique, post it under a new id`, {
+      entry: entry.id,
+      differing,
+    });
+  }
+
+  async get(id: string): Promise<StoredEntry> {
+    return this.toStored(await this.requireRow(this.store, id));
+  }
+
+  async find(id: string): Promise<StoredEntry | undefined> {
+    const row = await this.row(this.store, id);
+    return row ? this.toStored(row) : undefined;
+  }
+
+  async list(filter: ListFilter = {}): Promise<StoredEntry[]> {
+    const where = ["project_id = ?"];
+    const params: SqlParam[] = [this.projectId];
+    const statuses = filter.status === undefined ? [] : Array.isArray(filter.status) ? filter.status : [filter.status];
+    if (statuses.length > 0) {
+      where.push(`status IN (${statuses.map(() => "?").join(", ")})`);
+      params.push(...statuses);
+    }
+    if (filter.to !== undefined) {
+      where.push("to_actor = ?");
+      params.push(filter.to);
+    }
+    if (filter.from !== undefined) {
+      where.push("from_actor = ?");
+      params.push(filter.from);
+    }
+    if (filter.kind !== undefined) {
+      where.push("kind = ?");
+      params.push(filter.kind);
+    }
+    if (filter.updatedSince !== undefined) {
+      where.push("updated_ms >= ?");
+      params.push(filter.updatedSince);
+    }
+    if (filter.updatedUntil !== undefined) {
+      where.push("updated_ms <= ?");
+      params.push(filter.updatedUntil);
+    }
+    if (filter.idPrefix !== undefined) {
+      where.push("substr(id, 1, ?) = ?");
+      params.push(filter.idPrefix.length, filter.idPrefix);
+    }
+    const limit = filter.limit !== undefined ? ` LIMIT ${Math.max(0, Math.floor(filter.limit))}` : "";
+    const rows = await this.store.all<Row>(
+      `SELECT id, version, entry_json, claimed_by, lease_expires_ms FROM bb_entries WHERE ${where.join(" AND ")} ORDER BY created_ms, id${limit}`,
+      params,
+    );
+    return rows.map((r) => this.toStored(r));
+  }
+
+  /** Change an entry's status as `actor` (lifecycle and permission rules apply). */
+  async transition(actor: string, id: string, to: Status, options: ChangeOptions = {}): Promise<StoredEntry> {
+    return this.change(actor, id, { status: to, ...(options.note !== undefined ? { note: options.note } : {}) }, options);
+  }
+
+  /** Change fields and/or the status of an entry as `actor`. */
+  async change(actor: string, id: string, patch: EntryPatch, options: ChangeOptions = {}): Promise<StoredEntry> {
+    const now = this.now();
+    const stored = await this.store.transaction(async (q) => {
+      const row = await this.requireRow(q, id, true);
+      this.checkVersion(row, options.expectedVersion);
+      const current = this.toStored(row);
+      const entry = current.entry;
+      const to = patch.status ?? entry.status;
+      const what = patch.status !== undefined && patch.status !== entry.status ? `move it ${entry.status} → ${patch.status}` : "change it";
+      assertMayChange(entry, actor, this.humans, what);
+      if (patch.status !== undefined && patch.status !== entry.status) assertTransition(entry, patch.status, actor);
+      else if (patch.status !== undefined) {
+        throw new RefusedError("transition_refused", `entry ${id}: ${actor} cannot move it ${entry.status} → ${patch.status} (it is already ${entry.status})`, { entry: id, actor, from: entry.status, to: patch.status });
+      }
+      if (options.worker !== undefined && current.claimed_by !== options.worker) {
+        throw new RefusedError("claim_lost", `entry ${id}: worker ${options.worker} no longer holds its claim (${current.claimed_by ? `taken over by ${current.claimed_by}` : "not claimed"})`, { entry: id, worker: options.worker });
+      }
+      const next = parseWith(EntrySchema, { ...entry, ...patch, status: to, updated_at: now.iso }, `entry ${id}`, "invalid_entry");
+      const changes: Record<string, unknown> = {};
+      for (const key of Object.keys(patch) as Array<keyof EntryPatch>) {
+        if (contentHash(entry[key] ?? null) !== contentHash(next[key] ?? null)) changes[key] = { from: entry[key] ?? null, to: next[key] };
+      }
+      if (Object.keys(changes).length === 0) return current;
+      // A claim ends when the entry leaves in_progress.
+      const claim = to === "in_progress" ? { claimed_by: current.claimed_by, lease_expires_ms: row.lease_expires_ms } : { claimed_by: null, lease_expires_ms: null };
+      const written = await this.write(q, row, next, claim);
+      await this.record(q, id, written.version, now, actor, patch.status !== undefined ? "status" : "update", entry.status, to, changes);
+      return written;
+    });
+    if (stored.entry.status === "open") await this.store.notify(OPEN_CHANNEL, stored.entry.to);
+    return stored;
+  }
+
+  /**
+   * Claim the oldest open entry addressed to `role` with a kind in `kinds` (the pick rule), or take
+   * over an in_progress one whose lease has expired. Atomic: no two claimers get the same entry.
+   */
+  async claim(worker: string, role: string, kinds: readonly string[], leaseMs = this.leaseMs): Promise<StoredEntry | undefined> {
+    if (kinds.length === 0) return undefined;
+    const now = this.now();
+    return this.store.transaction(async (q) => {
+      const kindList = kinds.map(() => "?").join(", ");
+      const skip = q.dialect === "postgres" ? " FOR UPDATE SKIP LOCKED" : "";
+      const row = await q.get<Row>(
+        `SELECT id, version, entry_json, claimed_by, lease_expires_ms FROM bb_entries
+         WHERE project_id = ? AND to_actor = ? AND kind IN (${kindList})
+           AND (status = 'open' OR (status = 'in_progress' AND claimed_by IS NOT NULL AND lease_expires_ms < ?))
+         ORDER BY created_ms, id LIMIT 1${skip}`,
+        [this.projectId, role, ...kinds, now.ms],
+      );
+      if (!row) return undefined;
+      const current = this.toStored(row);
+      const takeover = current.entry.status === "in_progress";
+      const next: Entry = { ...current.entry, status: "in_progress", updated_at: now.iso };
+      const written = await this.write(q, row, next, { claimed_by: worker, lease_expires_ms: now.ms + leaseMs });
+      await this.record(q, next.id, written.version, now, role, takeover ? "takeover" : "claim", current.entry.status, "in_progress", {
+        claimed_by: { from: current.claimed_by, to: worker },
+        ...(takeover ? {} : { status: { from: current.entry.status, to: "in_progress" } }),
+      });
+      return written;
+    });
+  }
+
+  /** Extend a claim's lease; refused when the claim was lost (taken over or finished). */
+  async heartbeat(worker: string, id: string, leaseMs = this.leaseMs): Promise<StoredEntry> {
+    const now = this.now();
+    const r = await this.store.run(
+      `UPDATE bb_entries SET lease_expires_ms = ? WHERE project_id = ? AND id = ? AND claimed_by = ? AND status = 'in_progress'`,
+      [now.ms + leaseMs, this.projectId, id, worker],
+    );
+    const current = await this.get(id);
+    if (r.changes !== 1) {
+      throw new RefusedError("claim_lost", `entry ${id}: worker ${worker} does not hold its claim (${current.entry.status}${current.claimed_by ? `, claimed by ${current.claimed_by}` : ""})`, { entry: id, worker });
+    }
+    return current;
+  }
+
+  /**
+   * Store an entry exactly as given (status and timestamps kept): for imports and board syncs.
+   * Same id and content: a no-op; same id, other content: refused unless `replace`.
+   */
+  async put(actor: string, input: unknown, options: { source?: string; replace?: boolean } = {}): Promise<{ stored: StoredEntry; outcome: "created" | "unchanged" | "replaced" }> {
+    const source = options.source ?? "entry";
+    const entry = parseWith(EntrySchema, input, source, "invalid_entry");
+    if (entry.project_id !== this.projectId) {
+      throw new UsageError("wrong_project", `${source}: project_id "${entry.project_id}" is not this project's ("${this.projectId}")`);
+    }
+    const now = this.now();
+    return this.store.transaction(async (q) => {
+      const existing = await this.row(q, entry.id, true);
+      if (!existing) {
+        await this.insert(q, entry, actor, "import", now);
+        return { stored: { entry, version: 1, claimed_by: null, lease_expires_at: null }, outcome: "created" as const };
+      }
+      const current = this.toStored(existing);
+      if (contentHash(current.entry) === contentHash(entry)) return { stored: current, outcome: "unchanged" as const };
+      if (!options.replace) return { stored: this.sameOrRefuse(existing, entry), outcome: "unchanged" as const };
+      const written = await this.write(q, existing, entry, { claimed_by: null, lease_expires_ms: null });
+      const changes: Record<string, unknown> = {};
+      for (const key of new Set([...Object.keys(current.entry), ...Object.keys(entry)]) as Set<keyof Entry>) {
+        if (contentHash(current.entry[key] ?? null) !== contentHash(entry[key] ?? null)) changes[key] = { from: current.entry[key] ?? null, to: entry[key] ?? null };
+      }
+      await this.record(q, entry.id, written.version, now, actor, "import", current.entry.status, entry.status, changes);
+      return { stored: written, outcome: "replaced" as const };
+    });
+  }
+
+  /** The append-only history, oldest first: of one entry, or of the whole project. */
+  async history(id?: string, options: { sinceMs?: number; untilMs?: number; limit?: number } = {}): Promise<HistoryRecord[]> {
+    const where = ["project_id = ?"];
+    const params: SqlParam[] = [this.projectId];
+    if (id !== undefined) {
+      await this.get(id);
+      where.push("entry_id = ?");
+      params.push(id);
+    }
+    if (options.sinceMs !== undefined) {
+      where.push("at_ms >= ?");
+      params.push(options.sinceMs);
+    }
+    if (options.untilMs !== undefined) {
+      where.push("at_ms <= ?");
+      params.push(options.untilMs);
+    }
+    const limit = options.limit !== undefined ? ` LIMIT ${Math.max(0, Math.floor(options.limit))}` : "";
+    const rows = await this.store.all<{ seq: number; entry_id: string; version: number; at: string; actor: string; action: string; from_status: Status | null; to_status: Status; changes_json: string }>(
+      `SELECT seq, entry_id, version, at, actor, action, from_status, to_status, changes_json FROM bb_history WHERE ${where.join(" AND ")} ORDER BY seq${limit}`,
+      params,
+    );
+    return rows.map((r) => ({
+      seq: Number(r.seq),
+      entry_id: r.entry_id,
+      version: Number(r.version),
+      at: r.at,
+      actor: r.actor,
+      action: r.action,
+      from_status: r.from_status,
+      to_status: r.to_status,
+      changes: JSON.parse(r.changes_json) as Record<string, unknown>,
+    }));
+  }
+
+  /** Resolve when an open entry may be waiting for `role` (notification or `pollMs`, whichever first). */
+  async waitForOpen(role: string, pollMs: number, signal?: AbortSignal): Promise<void> {
+    let wake!: () => void;
+    const woke = new Promise<void>((resolve) => (wake = resolve));
+    const unlisten = await this.store.listen(OPEN_CHANNEL, (to) => {
+      if (to === role || to === "") wake();
+    });
+    const timer = setTimeout(wake, pollMs);
+    signal?.addEventListener("abort", wake, { once: true });
+    try {
+      await woke;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", wake);
+      await unlisten();
+    }
+  }
+}

@@ -1,0 +1,95 @@
+import { z } from "zod";
+import { isIsoWithZone } from "../core/index.js";
+
+export const STATUSES = ["open", "in_progress", "done", "error", "canceled"] as const;
+export const StatusSchema = z.enum(STATUSES);
+export type Status = z.infer<typeof StatusSchema>;
+
+const Timestamp = z.string().refine(isIsoWithZone, "expected an ISO 8601 date-time with a time zone, e.g. 2025-11-30T02:30:00+09:00");
+const Ref = z.union([z.number(), z.string()]);
+
+export const TargetDocObjectSchema = z.object({ path: z.string().min(1), section: z.string().optional() }).strict();
+
+/** Either form of the spec, not a mix: an array of paths, or an array of {path, section}. */
+export const TargetDocsSchema = z.union([z.array(z.string().min(1)), z.array(TargetDocObjectSchema)], {
+  error: "expected an array of paths or an array of {path, section} objects",
+});
+
+const entryFields = {
+  id: z.string().min(1),
+  from: z.string().min(1),
+  to: z.string().min(1),
+  project_id: z.string().min(1),
+  kind: z.string().min(1),
+  status: StatusSchema,
+  payload: z.record(z.string(), z.unknown()),
+  target_docs: TargetDocsSchema,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  source_issue: Ref.optional(),
+  source_comment_id: Ref.optional(),
+  source_run_id: Ref.optional(),
+  note: z.string().optional(),
+};
+
+/** A blackboard entry exactly as Blackboard Core Spec v1 §2 defines it. */
+export const EntrySchema = z.object(entryFields).strict();
+export type Entry = z.infer<typeof EntrySchema>;
+
+/**
+ * What `bb post` accepts: the spec's form, with `id`, `from`, `project_id`, `status`, `target_docs`,
+ * `payload` and the timestamps filled in when absent.
+ */
+export const EntryInputSchema = z
+  .object({
+    ...entryFields,
+    id: entryFields.id.optional(),
+    from: entryFields.from.optional(),
+    project_id: entryFields.project_id.optional(),
+    status: entryFields.status.optional(),
+    payload: entryFields.payload.optional(),
+    target_docs: entryFields.target_docs.optional(),
+    created_at: entryFields.created_at.optional(),
+    updated_at: entryFields.updated_at.optional(),
+  })
+  .strict();
+export type EntryInput = z.infer<typeof EntryInputSchema>;
+
+/** The fields that make an entry what it is; a re-post with the same content is a no-op. */
+export function entryContent(e: Entry | EntryInput): Record<string, unknown> {
+  return {
+    from: e.from,
+    to: e.to,
+    project_id: e.project_id,
+    kind: e.kind,
+    payload: e.payload ?? {},
+    target_docs: e.target_docs ?? [],
+    source_issue: e.source_issue,
+    source_comment_id: e.source_comment_id,
+    source_run_id: e.source_run_id,
+    note: e.note,
+  };
+}
+
+/** An entry as stored: the entry plus the store's bookkeeping (never part of the entry JSON). */
+export interface StoredEntry {
+  entry: Entry;
+  /** Optimistic-concurrency version, +1 on every write. */
+  version: number;
+  /** Worker holding the claim, while the entry is in_progress under a lease. */
+  claimed_by: string | null;
+  lease_expires_at: string | null;
+}
+
+export interface HistoryRecord {
+  seq: number;
+  entry_id: string;
+  version: number;
+  at: string;
+  actor: string;
+  action: string;
+  from_status: Status | null;
+  to_status: Status;
+  /** What changed: field → {from, to}; for a post or import, the whole entry. */
+  changes: Record<string, unknown>;
+}
