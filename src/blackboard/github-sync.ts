@@ -14,38 +14,35 @@
  * "Changed" is decided against the bb_sync link (sync-state.ts): the hash of the entry both sides
  * last agreed on and the hash of the comment body last written or read.
  */
-import type { Octokit } from "@octokit/rest";
-import { PmagentError, contentHash, sha256Hex } from "../core/index.js";
-import type { Store } from "../store/index.js";
-import { parseComment, renderComment, BlackboardCommentError, DEFAULT_BLACKBOARD_TYPE, type DecodedComment } from "./codec.js";
-import type { Entry } from "./schema.js";
+import { PmagentError, UsageError, contentHash, sha256Hex } from "../core/index.js";
+import type { Blackboard } from "./blackboard.js";
+import { canTransition } from "./lifecycle.js";
+import { parseComment, renderComment, assertBlackboardType, BlackboardCommentError, DEFAULT_BLACKBOARD_TYPE, type DecodedComment } from "./codec.js";
+import { createGithubClient, githubError } from "./github-client.js";
+import type { Entry, StoredEntry } from "./schema.js";
 import { loadLinks, saveLink, type SyncLink } from "./sync-state.js";
 import type { SyncReport } from "./sync-report.js";
 
-/** The local side of a sync: the project's blackboard. */
-export interface SyncBoard {
-  get(id: string): Promise<{ entry: Entry; version: number } | undefined>;
-  /** Every entry of the project. */
-  listAll(): Promise<Array<{ entry: Entry; version: number }>>;
-  /**
-   * Store an entry exactly as GitHub holds it (status and timestamps included), recording history
-   * as actor `github-sync`. `expectedVersion` undefined: the entry must not exist yet; a number:
-   * the local entry must still be at that version (else a ConflictError).
-   */
-  importEntry(entry: Entry, expectedVersion: number | undefined): Promise<void>;
-}
+/** The actor imports from GitHub are recorded as in the blackboard's history. */
+export const SYNC_ACTOR = "github-sync";
 
 export interface SyncOptions {
-  store: Store;
-  board: SyncBoard;
-  projectId: string;
-  octokit: Octokit;
+  board: Blackboard;
   /** "OWNER/NAME" */
   repo: string;
   issue: number;
+  /** GitHub API base URL (config `github.api_url`). */
+  apiUrl: string;
+  token: string;
+  /** Where the token came from, for messages (config `github.token_env`). */
+  tokenEnv: string;
   /** Blackboard type of the marker on newly posted comments (default doc_update_v1). */
   type?: string;
   clock?: () => number;
+  /** Rate-limit handling (see github-client.ts). */
+  sleep?: (ms: number) => Promise<void>;
+  maxRetries?: number;
+  maxWaitMs?: number;
 }
 
 interface RemoteComment {
@@ -60,15 +57,30 @@ export function withBoardLink(entry: Entry, issue: number, commentId: number): E
 }
 
 export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
-  const { store, board, projectId, octokit, issue } = options;
+  const { board, issue } = options;
+  const { store, projectId } = board;
+  if (!/^[^/\s]+\/[^/\s]+$/.test(options.repo)) throw new UsageError("bb_sync_bad_repo", `repository "${options.repo}" is not OWNER/NAME (e.g. acme/widgets)`);
+  if (!Number.isInteger(issue) || issue < 1) throw new UsageError("bb_sync_bad_issue", `issue "${issue}" is not an issue number (a whole number from 1)`);
+  assertBlackboardType(options.type ?? DEFAULT_BLACKBOARD_TYPE);
+  const client = createGithubClient(options);
+  const { octokit } = client;
+  const context = { tokenEnv: options.tokenEnv, apiUrl: options.apiUrl };
+  /** Every GitHub call names what it was doing when it fails. */
+  const gh = async <T>(what: string, call: () => Promise<T>): Promise<T> => {
+    try {
+      return await call();
+    } catch (err) {
+      throw githubError(err, what, context);
+    }
+  };
   const [owner, name] = options.repo.split("/") as [string, string];
   const repo = options.repo.toLowerCase();
   const postType = options.type ?? DEFAULT_BLACKBOARD_TYPE;
   const now = () => new Date((options.clock ?? Date.now)());
-  const report: SyncReport = { repo: options.repo, issue, comments: 0, imported: [], updated_locally: [], written_back: [], posted: [], unchanged: 0, conflicts: [], bad_comments: [], skipped: [] };
+  const report: SyncReport = { repo: options.repo, issue, comments: 0, imported: [], updated_locally: [], written_back: [], posted: [], unchanged: 0, conflicts: [], bad_comments: [], skipped: [], rate_limit_waits: 0 };
 
   const comments: RemoteComment[] = (
-    await octokit.paginate(octokit.rest.issues.listComments, { owner, repo: name, issue_number: issue, per_page: 100 })
+    await gh(`list the comments of ${options.repo}#${issue}`, () => octokit.paginate(octokit.rest.issues.listComments, { owner, repo: name, issue_number: issue, per_page: 100 }))
   ).map((c) => ({ id: c.id, body: c.body ?? "", updated_at: c.updated_at }));
   report.comments = comments.length;
 
@@ -86,19 +98,28 @@ export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
     linkByComment.set(comment.id, l);
   };
   const writeBack = async (entry: Entry, comment: RemoteComment, bbType: string): Promise<void> => {
-    const { data } = await octokit.rest.issues.updateComment({ owner, repo: name, comment_id: comment.id, body: renderComment(entry, bbType) });
+    const { data } = await gh(`rewrite comment ${comment.id} of ${options.repo}#${issue}`, () =>
+      octokit.rest.issues.updateComment({ owner, repo: name, comment_id: comment.id, body: renderComment(entry, bbType) }),
+    );
     await link(entry.id, { id: data.id, body: data.body ?? "", updated_at: data.updated_at }, bbType, hashFor(entry, comment.id));
     report.written_back.push({ entry_id: entry.id, comment_id: comment.id });
   };
-  /** Import into the local board; a refusal there (stale version, rule) is a conflict, not a failure. */
-  const importRemote = async (entry: Entry, expectedVersion: number | undefined, comment: RemoteComment): Promise<boolean> => {
+  /** Import into the local board; a refusal there (stale version, lifecycle, claim) is a conflict, not a failure. */
+  const importRemote = async (entry: Entry, local: StoredEntry | undefined, comment: RemoteComment): Promise<boolean> => {
+    const conflict = (reason: string) => {
+      report.conflicts.push({ entry_id: entry.id, comment_id: comment.id, remote_updated_at: comment.updated_at, reason });
+      return false;
+    };
+    if (local && local.entry.status !== entry.status && !canTransition(local.entry.status, entry.status)) {
+      return conflict(`edited on GitHub to move it ${local.entry.status} → ${entry.status}, which the lifecycle does not allow; the local entry is kept`);
+    }
+    if (local?.claimed_by) return conflict(`edited on GitHub while ${local.claimed_by} holds its claim locally; not imported while the claim is held`);
     try {
-      await board.importEntry(entry, expectedVersion);
+      await board.put(SYNC_ACTOR, entry, { source: `comment ${comment.id}`, replace: local !== undefined, expectedVersion: local?.version });
       return true;
     } catch (err) {
       if (!(err instanceof PmagentError) || err.kind === "internal" || err.kind === "unavailable") throw err;
-      report.conflicts.push({ entry_id: entry.id, comment_id: comment.id, remote_updated_at: comment.updated_at, reason: `the local blackboard refused the GitHub version: ${err.message}` });
-      return false;
+      return conflict(`the local blackboard refused the GitHub version: ${err.message}`);
     }
   };
 
@@ -149,7 +170,7 @@ export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
     if (known && !d) {
       if (known.body_hash !== sha256Hex(comment.body)) continue; // reported above
       // Unchanged on GitHub: write back if the local entry changed.
-      const local = await board.get(known.entry_id);
+      const local = await board.find(known.entry_id);
       if (local && hashFor(local.entry, comment.id) !== known.entry_hash) await writeBack(local.entry, comment, known.bb_type);
       else report.unchanged++;
       continue;
@@ -157,7 +178,7 @@ export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
     if (!d) continue;
     const remote = withBoardLink(d.entry, issue, comment.id);
     const remoteHash = contentHash(remote);
-    const local = await board.get(remote.id);
+    const local = await board.find(remote.id);
     const localHash = local ? hashFor(local.entry, comment.id) : undefined;
     if (known && known.entry_id !== remote.id) {
       report.conflicts.push({ entry_id: known.entry_id, comment_id: comment.id, remote_updated_at: comment.updated_at, reason: `the comment was edited on GitHub to hold entry "${remote.id}" instead; neither side is changed` });
@@ -184,13 +205,13 @@ export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
       report.unchanged++;
     } else if (remoteChanged && localChanged) {
       report.conflicts.push({ entry_id: remote.id, comment_id: comment.id, remote_updated_at: comment.updated_at, reason: `changed locally and edited on GitHub (at ${comment.updated_at}) since the last sync; neither side is changed` });
-    } else if (remoteChanged) {
-      if (await importRemote(remote, local?.version, comment)) {
+    } else if (remoteChanged || !local) {
+      if (await importRemote(remote, local, comment)) {
         await link(remote.id, comment, d.type, remoteHash);
         report.updated_locally.push({ entry_id: remote.id, comment_id: comment.id });
       }
     } else {
-      await writeBack(local!.entry, comment, d.type);
+      await writeBack(local.entry, comment, d.type);
     }
   }
 
@@ -201,14 +222,15 @@ export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
     }
   }
 
-  // Local entries on no board yet, oldest first so the board reads in order.
-  const unposted = (await board.listAll())
-    .filter(({ entry }) => !linkByEntry.has(entry.id) && !seen.has(entry.id))
-    .sort((a, b) => Date.parse(a.entry.created_at) - Date.parse(b.entry.created_at) || a.entry.id.localeCompare(b.entry.id));
+  // Local entries on no board yet, oldest first (list's order) so the board reads in order.
+  const unposted = (await board.list()).filter(({ entry }) => !linkByEntry.has(entry.id) && !seen.has(entry.id));
   for (const { entry } of unposted) {
-    const { data } = await octokit.rest.issues.createComment({ owner, repo: name, issue_number: issue, body: renderComment(entry, postType) });
+    const { data } = await gh(`post entry ${entry.id} to ${options.repo}#${issue}`, () =>
+      octokit.rest.issues.createComment({ owner, repo: name, issue_number: issue, body: renderComment(entry, postType) }),
+    );
     await link(entry.id, { id: data.id, body: data.body ?? "", updated_at: data.updated_at }, postType, hashFor(entry, data.id));
     report.posted.push({ entry_id: entry.id, comment_id: data.id });
   }
+  report.rate_limit_waits = client.waits.length;
   return report;
 }

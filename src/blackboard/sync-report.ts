@@ -24,6 +24,8 @@ export const SyncReportSchema = z.object({
   bad_comments: z.array(z.object({ issue: z.number().int(), comment_id: z.number().int(), code: z.string(), reason: z.string() })),
   /** Valid entries of another project. */
   skipped: z.array(Item.extend({ reason: z.string() })),
+  /** Rate-limit answers waited out (and retried). */
+  rate_limit_waits: z.number().int(),
 });
 
 export type SyncReport = z.output<typeof SyncReportSchema>;
