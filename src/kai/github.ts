@@ -5,6 +5,8 @@ import type { GithubEvidence, GithubIssue, GithubPull, GithubWorkflowRun } from 
 import type { EvidenceWindow } from "./kai.js";
 
 const before = (at: string | null | undefined, cutoff: Date) => typeof at === "string" && Date.parse(at) <= cutoff.getTime();
+/** GitHub's search date syntax takes second precision. */
+const searchTime = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, "Z");
 
 /**
  * Issues, pull requests and workflow runs of the project's GitHub repository touched in the
@@ -51,7 +53,7 @@ export async function collectGithub(octokit: Octokit, fullName: string, window: 
     const rawRuns = await octokit.paginate(octokit.rest.actions.listWorkflowRunsForRepo, {
       owner,
       repo,
-      created: `${since}..${window.until.toISOString()}`,
+      created: `${searchTime(window.since)}..${searchTime(window.until)}`,
       per_page: 100,
     });
     const workflow_runs: GithubWorkflowRun[] = rawRuns

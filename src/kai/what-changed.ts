@@ -53,7 +53,8 @@ function pullRequests(ev: KaiEvidence, ctx: ChangesContext, runs: RunEvidence[])
   }
   const lanePrs = new Set(runs.flatMap((r) => r.actions.flatMap((a) => (a.pr_number === null ? [] : [a.pr_number]))));
   for (const p of ev.github?.pulls ?? []) {
-    if (!inWindow(p.updated_at, ctx)) continue;
+    // Activity in the window; updated_at alone may lie after an as_of cutoff.
+    if (![p.created_at, p.merged_at, p.closed_at, p.updated_at].some((at) => inWindow(at, ctx))) continue;
     const known = rows.get(p.number);
     const status = p.merged_at !== null && Date.parse(p.merged_at) <= ctx.until.getTime() ? "merged" : p.state === "closed" && inWindow(p.closed_at, ctx) ? "closed" : "open";
     const paths = known?.paths ?? [];
