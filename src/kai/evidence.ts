@@ -51,7 +51,7 @@ export interface StateSection {
 export interface StateDocEvidence {
   path: string;
   exists: boolean;
-  /** The commit the text was read from. */
+  /** The commit the text was read from: the last one up to the cutoff that touched the file. */
   revision: string | null;
   /** When the document last changed (committer date of the last commit touching it). */
   updated_at: string | null;

@@ -25,18 +25,22 @@ export function runGit(repo: string, args: string[]): Promise<GitResult> {
   });
 }
 
-/** Check that `repo` is a git work tree; the message tells the user to pass --repo. */
-export async function assertRepository(repo: string): Promise<void> {
+/** Check that `repo` is a directory; git itself says whether it is a repository (see `gitError`). */
+export function assertRepository(repo: string): void {
   if (!existsSync(repo) || !statSync(repo).isDirectory()) {
     throw new UsageError("kai_repo_not_found", `repository directory ${repo} does not exist (pass --repo DIR)`);
   }
-  const res = await runGit(repo, ["rev-parse", "--git-dir"]);
-  if (res.code !== 0) throw new UsageError("kai_not_a_repository", `${repo} is not a git repository (pass --repo DIR with the project's repository)`);
 }
 
-/** Whether the repository has a commit at HEAD (a fresh `git init` has none). */
-async function hasHead(repo: string): Promise<boolean> {
-  return (await runGit(repo, ["rev-parse", "--verify", "--quiet", "HEAD"])).code === 0;
+/** A fresh `git init` has no HEAD yet: git's answer then means "no history", not a failure. */
+const NO_HISTORY = /does not have any commits yet|unknown revision or path not in the working tree|bad default revision 'HEAD'|ambiguous argument 'HEAD'/;
+
+/** The error for a failed git command: not a repository (the user's to fix) or git failing. */
+function gitError(repo: string, what: string, res: GitResult): Error {
+  if (/not a git repository/i.test(res.stderr)) {
+    return new UsageError("kai_not_a_repository", `${repo} is not a git repository (pass --repo DIR with the project's repository)`);
+  }
+  return new UnavailableError("kai_git_failed", `${what} failed in ${repo}: ${res.stderr}`);
 }
 
 const RECORD = "\x1e";
@@ -96,9 +100,8 @@ export function parseGitLog(text: string): GitCommit[] {
  * against the first parent), so a pull request's paths are known without one git call per merge.
  */
 export async function collectGit(repo: string, window: { since: Date; until: Date }): Promise<GitEvidence> {
-  await assertRepository(repo);
+  assertRepository(repo);
   const evidence: GitEvidence = { repo, since: window.since.toISOString(), until: window.until.toISOString(), commits: [] };
-  if (!(await hasHead(repo))) return evidence;
   const res = await runGit(repo, [
     "log",
     "-z",
@@ -111,29 +114,28 @@ export async function collectGit(repo: string, window: { since: Date; until: Dat
     `--until=${evidence.until}`,
     "HEAD",
   ]);
-  if (res.code !== 0) throw new UnavailableError("kai_git_failed", `git log failed in ${repo}: ${res.stderr}`);
+  if (res.code !== 0) {
+    if (NO_HISTORY.test(res.stderr)) return evidence;
+    throw gitError(repo, "git log", res);
+  }
   // --since is inclusive in git; the window is (since, until], so a commit exactly at `since` belongs to the previous window.
   evidence.commits = parseGitLog(res.stdout.toString("utf8")).filter((c) => Date.parse(c.committed_at) > window.since.getTime());
   return evidence;
 }
 
-/** The commit HEAD pointed at by `cutoff` (the newest commit committed at or before it), or null. */
-export async function revisionAt(repo: string, cutoff: Date): Promise<string | null> {
-  if (!(await hasHead(repo))) return null;
-  const res = await runGit(repo, ["rev-list", "-1", `--before=${cutoff.toISOString()}`, "HEAD"]);
-  const sha = res.stdout.toString("utf8").trim();
-  return res.code === 0 && sha !== "" ? sha : null;
+/** The last commit at or before `cutoff` that touched `path` (the commit its text at the cutoff comes from), or null. */
+export async function lastChangeBefore(repo: string, cutoff: Date, path: string): Promise<{ sha: string; at: string } | null> {
+  const res = await runGit(repo, ["log", "-1", "--format=%H %cI", `--until=${cutoff.toISOString()}`, "HEAD", "--", path]);
+  if (res.code !== 0) {
+    if (NO_HISTORY.test(res.stderr)) return null;
+    throw gitError(repo, "git log", res);
+  }
+  const [sha, at] = res.stdout.toString("utf8").trim().split(" ");
+  return sha && at ? { sha, at: new Date(at).toISOString() } : null;
 }
 
-/** A file's text at a revision, or null when the file does not exist there. */
+/** A file's text at a revision, or null when the file does not exist there (deleted by it). */
 export async function readAtRevision(repo: string, revision: string, path: string): Promise<string | null> {
   const res = await runGit(repo, ["show", `${revision}:${path}`]);
   return res.code === 0 ? res.stdout.toString("utf8") : null;
-}
-
-/** Committer date of the last commit up to `revision` that touched `path`, or null. */
-export async function lastChangeAt(repo: string, revision: string, path: string): Promise<{ sha: string; at: string } | null> {
-  const res = await runGit(repo, ["log", "-1", "--format=%H %cI", revision, "--", path]);
-  const [sha, at] = res.stdout.toString("utf8").trim().split(" ");
-  return res.code === 0 && sha && at ? { sha, at: new Date(at).toISOString() } : null;
 }

@@ -1,22 +1,22 @@
 import { confinePath } from "../core/index.js";
 import type { LaneConfig } from "../config/index.js";
 import type { StateDocEvidence, StateSection } from "./evidence.js";
-import { assertRepository, lastChangeAt, readAtRevision, revisionAt } from "./git.js";
+import { assertRepository, lastChangeBefore, readAtRevision } from "./git.js";
 import { firstLine, listItems, parseSections, subtree } from "./markdown.js";
 
 /**
  * The lane's STATE document as it was committed at the cutoff: its sections with GitHub anchors
- * and when it last changed. Read from git (not the working tree) so that `as_of` sees the past.
+ * and when it last changed. Read from git (not the working tree) so that `as_of` sees the past:
+ * the text at the cutoff is the text of the last commit before it that touched the file.
  */
 export async function collectStateDoc(repo: string, path: string, cutoff: Date): Promise<StateDocEvidence> {
   confinePath(repo, path, "state_file");
-  await assertRepository(repo);
-  const revision = await revisionAt(repo, cutoff);
-  if (revision === null) return { path, exists: false, revision: null, updated_at: null, sections: [] };
-  const text = await readAtRevision(repo, revision, path);
-  if (text === null) return { path, exists: false, revision, updated_at: null, sections: [] };
-  const last = await lastChangeAt(repo, revision, path);
-  return { path, exists: true, revision, updated_at: last?.at ?? null, sections: parseSections(text) };
+  assertRepository(repo);
+  const last = await lastChangeBefore(repo, cutoff, path);
+  if (last === null) return { path, exists: false, revision: null, updated_at: null, sections: [] };
+  const text = await readAtRevision(repo, last.sha, path);
+  if (text === null) return { path, exists: false, revision: last.sha, updated_at: last.at, sections: [] };
+  return { path, exists: true, revision: last.sha, updated_at: last.at, sections: parseSections(text) };
 }
 
 const squash = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]/gu, "");
@@ -47,7 +47,7 @@ export interface StateView {
 export function stateView(doc: StateDocEvidence, lane: Pick<LaneConfig, "layer" | "name">): StateView {
   const base = { state_file: doc.path, updated_at: doc.updated_at };
   if (!doc.exists) {
-    return { ...base, section_anchor: null, digest: `${doc.path} does not exist${doc.revision ? ` at ${doc.revision.slice(0, 12)}` : " (no commit at or before the cutoff)"}`, known_gaps: [] };
+    return { ...base, section_anchor: null, digest: `${doc.path} does not exist${doc.revision ? ` at ${doc.revision.slice(0, 12)}` : " (no commit touched it up to the cutoff)"}`, known_gaps: [] };
   }
   const index = laneSectionIndex(doc.sections, lane);
   const scope = index === null ? doc.sections.map((_, i) => i) : subtree(doc.sections, index);

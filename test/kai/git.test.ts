@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { collectGit, parseGitLog, prNumberOf, revisionAt } from "../../src/kai/index.js";
+import { collectGit, lastChangeBefore, parseGitLog, prNumberOf } from "../../src/kai/index.js";
 import { TestRepo } from "./repo.js";
 
 describe("git collector", () => {
@@ -41,9 +41,10 @@ describe("git collector", () => {
     expect(ev.commits.map((c) => c.sha)).toEqual([shas.rename]);
   });
 
-  it("finds the revision HEAD had at a past time", async () => {
-    expect(await revisionAt(repo.dir, new Date("2026-01-10T12:00:00Z"))).toBe(shas.state);
-    expect(await revisionAt(repo.dir, new Date("2025-12-31T00:00:00Z"))).toBeNull();
+  it("finds the last commit up to a past time that touched a path", async () => {
+    expect(await lastChangeBefore(repo.dir, new Date("2026-01-11T12:00:00Z"), "STATE/current_state.md")).toEqual({ sha: shas.state, at: "2026-01-10T10:00:00.000Z" });
+    expect(await lastChangeBefore(repo.dir, new Date("2026-01-05T00:00:00Z"), "STATE/current_state.md")).toEqual({ sha: shas.old, at: "2026-01-01T10:00:00.000Z" });
+    expect(await lastChangeBefore(repo.dir, new Date("2025-12-31T00:00:00Z"), "STATE/current_state.md")).toBeNull();
   });
 
   it("gives an empty history for a repository without commits", async () => {

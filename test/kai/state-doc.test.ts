@@ -16,7 +16,7 @@ describe("STATE document collector", () => {
 
   it("reads the document as committed at the cutoff, with when it last changed", async () => {
     const doc = await collectStateDoc(repo.dir, "STATE/vpm-mini/current_state.md", new Date("2026-01-04T00:00:00Z"));
-    expect(doc).toMatchObject({ exists: true, revision: shas.other, updated_at: "2026-01-01T00:00:00.000Z" });
+    expect(doc).toMatchObject({ exists: true, revision: shas.v1, updated_at: "2026-01-01T00:00:00.000Z" });
     expect(doc.sections.map((s) => s.anchor)).toEqual(["現在の状態", "layer-bdoc_update", "ギャップ"]);
     expect(stateView(doc, lane)).toEqual({
       state_file: "STATE/vpm-mini/current_state.md",
@@ -31,9 +31,22 @@ describe("STATE document collector", () => {
   });
 
   it("a document missing at the cutoff, or before any commit", async () => {
-    expect(await collectStateDoc(repo.dir, "STATE/none.md", new Date("2026-02-01T00:00:00Z"))).toEqual({ path: "STATE/none.md", exists: false, revision: shas.v2, updated_at: null, sections: [] });
+    expect(await collectStateDoc(repo.dir, "STATE/none.md", new Date("2026-02-01T00:00:00Z"))).toEqual({ path: "STATE/none.md", exists: false, revision: null, updated_at: null, sections: [] });
     const early = await collectStateDoc(repo.dir, "STATE/vpm-mini/current_state.md", new Date("2025-12-01T00:00:00Z"));
-    expect(stateView(early, lane).digest).toBe("STATE/vpm-mini/current_state.md does not exist (no commit at or before the cutoff)");
+    expect(stateView(early, lane).digest).toBe("STATE/vpm-mini/current_state.md does not exist (no commit touched it up to the cutoff)");
+  });
+
+  it("a document deleted before the cutoff does not exist then, and the digest names the commit", async () => {
+    const r = new TestRepo();
+    try {
+      r.commit("2026-01-01T00:00:00Z", "add", { "STATE/current_state.md": "# State\n" });
+      const del = r.commit("2026-01-02T00:00:00Z", "remove", { "STATE/current_state.md": null });
+      const doc = await collectStateDoc(r.dir, "STATE/current_state.md", new Date("2026-01-03T00:00:00Z"));
+      expect(doc).toEqual({ path: "STATE/current_state.md", exists: false, revision: del, updated_at: "2026-01-02T00:00:00.000Z", sections: [] });
+      expect(stateView(doc, lane).digest).toBe(`STATE/current_state.md does not exist at ${del.slice(0, 12)}`);
+    } finally {
+      r.cleanup();
+    }
   });
 
   it("refuses a state_file outside the repository", async () => {
