@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { performance } from "node:perf_hooks";
-import { Blackboard, SqliteStore, answer, docUpdateLane, migrate, migrations, parseConfig, collectBoard } from "../../dist/index.js";
+import { Blackboard, SqliteStore, answer, docUpdateLane, migrate, migrations, parseConfig, collectLaneBoard } from "../../dist/index.js";
 
 const COMMITS = Number(process.env.KAI_BENCH_COMMITS ?? 50_000);
 const ENTRIES = Number(process.env.KAI_BENCH_ENTRIES ?? 20_000);
@@ -125,7 +125,7 @@ console.log(`blackboard: ${(await store.get("SELECT COUNT(*) AS n FROM bb_entrie
 console.log("events: not measured — the run/event store (supervisor) is not in this branch yet");
 
 const config = parseConfig(JSON.stringify({ project_id: "bench", lanes: [docUpdateLane()] }), "bench");
-const options = { config, sources: { repo: REPO, board: (w) => collectBoard(board, w.until) } };
+const options = { config, sources: { repo: REPO, board: (w, lane) => collectLaneBoard(board, lane, ["Human"], w) } };
 const request = (type, params = {}) => ({ version: "kai_request_v1", request_id: `bench-${type}`, from: { actor_type: "workflow" }, project_id: "bench", type, lane: { layer: "layer_b", name: "doc_update" }, params });
 
 const check = await answer(request("what_changed"), options);

@@ -2,7 +2,7 @@ import { Option, type Command } from "commander";
 import { resolve } from "node:path";
 import { UsageError, parseDateInput } from "../core/index.js";
 import { Blackboard } from "../blackboard/index.js";
-import { answerText, collectBoard, githubSource, type KaiResponse, type KaiSources } from "../kai/index.js";
+import { answerText, collectLaneBoard, githubSource, type KaiResponse, type KaiSources } from "../kai/index.js";
 import type { Project } from "../config/index.js";
 import type { Store } from "../store/index.js";
 import { intOption, readInput } from "./output.js";
@@ -24,7 +24,7 @@ function commonOptions(cmd: Command): Command {
 function sources(p: Project, store: Store, flags: KaiFlags): KaiSources {
   const gh = githubSource(p.config);
   const board = new Blackboard(store, { projectId: p.config.project_id, humans: p.config.humans });
-  return { repo: resolve(flags.repo ?? p.root), board: (w) => collectBoard(board, w.until), github: gh.source, notes: gh.note ? [gh.note] : [] };
+  return { repo: resolve(flags.repo ?? p.root), board: (w, lane) => collectLaneBoard(board, lane, p.config.humans, w), github: gh.source, notes: gh.note ? [gh.note] : [] };
 }
 
 function asOf(flags: KaiFlags): string | undefined {

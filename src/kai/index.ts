@@ -9,6 +9,6 @@ export { laneCycles, type Cycle, type CycleStatus } from "./cycles.js";
 export { buildLaneStatus, type LaneContext } from "./lane-status.js";
 export { buildWhatChanged, type ChangesContext } from "./what-changed.js";
 export { laneStatusSummary, whatChangedSummary } from "./summary.js";
-export { collectBoard } from "./board.js";
+export { collectBoard, collectLaneBoard } from "./board.js";
 export { collectGithub, githubSource } from "./github.js";
 export { answer, answerText, answerRequest, collectEvidence, type KaiOptions, type KaiSources, type EvidenceWindow } from "./kai.js";

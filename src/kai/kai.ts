@@ -1,5 +1,5 @@
 import { isPmagentError } from "../core/index.js";
-import { findLane, type Config } from "../config/index.js";
+import { findLane, type Config, type LaneConfig } from "../config/index.js";
 import type { BoardEntryEvidence, GithubEvidence, KaiEvidence, RunEvidence } from "./evidence.js";
 import { collectGit } from "./git.js";
 import { buildLaneStatus } from "./lane-status.js";
@@ -19,7 +19,8 @@ export interface EvidenceWindow {
 export interface KaiSources {
   /** The repository to read git history and the STATE document from. */
   repo: string;
-  board?: (window: EvidenceWindow) => Promise<BoardEntryEvidence[]>;
+  /** The blackboard as it stood at the window's end; given the lane so it can read only what that lane needs. */
+  board?: (window: EvidenceWindow, lane: LaneConfig) => Promise<BoardEntryEvidence[]>;
   runs?: (window: EvidenceWindow) => Promise<RunEvidence[]>;
   github?: (window: EvidenceWindow) => Promise<GithubEvidence>;
   /** Why a source is absent (e.g. no GitHub token), reported in `notes`. */
@@ -38,10 +39,10 @@ function errorResponse(request_id: string | null, notes: string[], now: Date): K
   return { version: "kai_response_v1", request_id, status: "error", meta: { generated_at: now.toISOString(), kai_version: KAI_VERSION }, payload: null, summary_md: errorSummary(notes), notes };
 }
 
-async function optional<T>(name: string, source: ((w: EvidenceWindow) => Promise<T>) | undefined, window: EvidenceWindow, notes: string[]): Promise<T | null> {
+async function optional<T>(name: string, source: ((w: EvidenceWindow, lane: LaneConfig) => Promise<T>) | undefined, window: EvidenceWindow, lane: LaneConfig, notes: string[]): Promise<T | null> {
   if (!source) return null;
   try {
-    return await source(window);
+    return await source(window, lane);
   } catch (err) {
     // An optional source failing leaves its part of the answer out; the caveat says so.
     if (!isPmagentError(err)) throw err;
@@ -57,9 +58,9 @@ export async function collectEvidence(request: KaiRequest, config: Config, sourc
   const [git, state_doc, board, runs, github] = await Promise.all([
     request.type === "what_changed" ? collectGit(sources.repo, window) : Promise.resolve(null),
     collectStateDoc(sources.repo, lane.state_file, window.until),
-    optional("the blackboard", sources.board, window, notes),
-    optional("runs", sources.runs, window, notes),
-    optional("GitHub", sources.github, window, notes),
+    optional("the blackboard", sources.board, window, lane, notes),
+    optional("runs", sources.runs, window, lane, notes),
+    optional("GitHub", sources.github, window, lane, notes),
   ]);
   if (!sources.board) notes.push("the blackboard was not read (no blackboard source)");
   if (!sources.runs) notes.push("runs were not read (no run records available)");
