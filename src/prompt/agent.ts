@@ -58,7 +58,7 @@ export async function runRoleStep(options: RoleStepOptions): Promise<RoleStepRes
     userInstructions: options.userInstructions,
     environmentContext: options.environmentContext,
     history: options.history,
-    input: entryInput(entry),
+    input: entryInput(entry, options.entry),
     responsesOutputSchema: options.outputSchema,
     responsesStructuredOutput: true,
   };
@@ -68,7 +68,8 @@ export async function runRoleStep(options: RoleStepOptions): Promise<RoleStepRes
   return { ...answer, role: options.role, ledger, request, ...(review ? { review } : {}) };
 }
 
-function entryInput(entry: z.output<typeof EntrySchema>): string {
+/** The entry as the current user input, in its own key order. */
+function entryInput(entry: z.output<typeof EntrySchema>, raw: unknown): string {
   const what = entry.kind ? `${entry.id} (${entry.kind})` : entry.id;
-  return `Blackboard entry ${what}:\n\n\`\`\`json\n${JSON.stringify(entry, null, 2)}\n\`\`\``;
+  return `Blackboard entry ${what}:\n\n\`\`\`json\n${JSON.stringify(raw, null, 2)}\n\`\`\``;
 }

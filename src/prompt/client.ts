@@ -177,9 +177,16 @@ function errorMessage(err: InstanceType<typeof OpenAI.APIError>): string {
   return typeof body?.message === "string" ? body.message : err.message;
 }
 
+/** The root cause's code (e.g. ECONNREFUSED): fetch wraps it in "fetch failed". */
 function causeMessage(err: Error): string {
-  const cause = err.cause as { message?: string; code?: string } | undefined;
-  return cause?.code ?? cause?.message ?? err.message;
+  let cause: unknown = err;
+  for (let depth = 0; depth < 5 && cause instanceof Error; depth++) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (typeof code === "string") return code;
+    if (!(cause.cause instanceof Error)) return cause.message;
+    cause = cause.cause;
+  }
+  return err.message;
 }
 
 /** The answer text of a finished response; refusals and cut-off answers are errors. */

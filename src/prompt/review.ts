@@ -13,7 +13,8 @@ export interface ReviewOutcome {
   reason: string;
 }
 
-const DecisionSchema = ReviewerOutputSchema.pick({ decision: true, summary: true });
+// Loose: a review under an explicit schema may carry more fields than these two.
+const DecisionSchema = ReviewerOutputSchema.pick({ decision: true, summary: true }).loose();
 
 /**
  * Enforce a reviewer level on a review: `feedback` never blocks, `soft_gate` asks for a revision
