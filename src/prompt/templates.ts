@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { UsageError, confinePath } from "../core/index.js";
@@ -44,7 +44,11 @@ function loadTemplate(name: string, projectRoot: string | undefined): TemplateFi
   if (projectRoot !== undefined) {
     const overrideDir = confinePath(projectRoot, PROJECT_TEMPLATES_DIR, "template directory");
     const path = confinePath(overrideDir, name, "template");
-    if (existsSync(path)) return { name, path, origin: "project", text: readTemplate(path) };
+    if (existsSync(path)) {
+      // A link in the repository must not pull a file from elsewhere into a prompt sent to a model.
+      confinePath(realpathSync(projectRoot), realpathSync(path), `prompt template ${path} links to`);
+      return { name, path, origin: "project", text: readTemplate(path) };
+    }
   }
   return { name, path: join(PACKAGE_TEMPLATES_DIR, name), origin: "package", text: readTemplate(join(PACKAGE_TEMPLATES_DIR, name)) };
 }

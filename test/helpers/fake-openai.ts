@@ -11,7 +11,8 @@
  * `stream: true`, in the documented order: response.created, response.in_progress,
  * response.output_item.added, response.content_part.added, response.output_text.delta…,
  * response.output_text.done, response.content_part.done, response.output_item.done,
- * response.completed (with usage).
+ * response.completed (with usage). Failures are scripted too: HTTP errors, a failed or incomplete
+ * response, an `error` event mid-stream, a connection dropped before the end.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -21,12 +22,23 @@ export interface FakeUsage {
   output_tokens: number;
 }
 
+/** How an answer ends: `incomplete` (with a reason) stops early; `truncated` drops the connection before the end. */
+export interface FakeAnswerEnd {
+  usage?: FakeUsage;
+  incomplete?: string;
+  truncated?: boolean;
+}
+
 export type FakeReply =
   /** An assistant message with this text (or this value as JSON text). */
-  | { text: string; usage?: FakeUsage }
-  | { json: unknown; usage?: FakeUsage }
+  | ({ text: string } & FakeAnswerEnd)
+  | ({ json: unknown } & FakeAnswerEnd)
   /** The model refuses (an output `refusal` part). */
-  | { refusal: string; usage?: FakeUsage }
+  | ({ refusal: string } & FakeAnswerEnd)
+  /** The response fails (`status: "failed"`, `response.failed` when streaming). */
+  | { failed: string }
+  /** Streaming: an `error` event after `response.created`; plain JSON: a 500 with this message. */
+  | { streamError: string }
   /** An HTTP error with the API's error body; `retryAfter` (seconds) sets the Retry-After header. */
   | { status: number; message?: string; retryAfter?: number }
   /** Accept the request and never answer (client timeouts). */
@@ -84,13 +96,32 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       return sendError(res, reply.status, reply.message ?? defaultMessage(reply.status), headers);
     }
     counter += 1;
+    const ids = { response: `resp_fake${counter}`, message: `msg_fake${counter}` };
+    const stream = body.stream === true;
+    if ("streamError" in reply) {
+      if (!stream) return sendError(res, 500, reply.streamError);
+      const send = openStream(res);
+      send("response.created", { response: responseObject(body, ids.response, "in_progress", [], null) });
+      send("error", { code: "server_error", message: reply.streamError, param: null });
+      return void res.end();
+    }
+    if ("failed" in reply) {
+      const failed = { ...responseObject(body, ids.response, "failed", [], null), error: { code: "server_error", message: reply.failed } };
+      if (!stream) return sendJson(res, 200, failed);
+      const send = openStream(res);
+      send("response.created", { response: responseObject(body, ids.response, "in_progress", [], null) });
+      send("response.failed", { response: failed });
+      return void res.end();
+    }
     const part =
       "refusal" in reply ? { type: "refusal", refusal: reply.refusal } : { type: "output_text", text: "text" in reply ? reply.text : JSON.stringify(reply.json), annotations: [], logprobs: [] };
     const produced = part.type === "refusal" ? (part.refusal as string) : (part.text as string);
     const usage = reply.usage ?? { input_tokens: Math.ceil(raw.length / 4), output_tokens: Math.ceil(produced.length / 4) };
-    const ids = { response: `resp_fake${counter}`, message: `msg_fake${counter}` };
-    if (body.stream === true) streamResponse(res, body, part, ids, usage);
-    else sendJson(res, 200, responseObject(body, ids.response, "completed", [messageItem(ids.message, "completed", [part])], usage));
+    if (stream) return streamResponse(res, body, part, ids, usage, reply);
+    if (reply.truncated) return void res.destroy();
+    const status = reply.incomplete === undefined ? "completed" : "incomplete";
+    const response = responseObject(body, ids.response, status, [messageItem(ids.message, status, [part])], usage);
+    sendJson(res, 200, reply.incomplete === undefined ? response : { ...response, incomplete_details: { reason: reply.incomplete } });
   }
 
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -126,7 +157,7 @@ function sendError(res: ServerResponse, status: number, message: string, headers
   sendJson(res, status, { error: { message, type, param: null, code } }, headers);
 }
 
-function messageItem(id: string, status: "in_progress" | "completed", content: unknown[]): Record<string, unknown> {
+function messageItem(id: string, status: "in_progress" | "completed" | "incomplete", content: unknown[]): Record<string, unknown> {
   return { id, type: "message", status, role: "assistant", content };
 }
 
@@ -167,18 +198,24 @@ function responseObject(body: Record<string, unknown>, id: string, status: strin
   };
 }
 
+/** Start a server-sent event stream; the returned function sends one event with its sequence number. */
+function openStream(res: ServerResponse): (type: string, data: Record<string, unknown>) => void {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+  let sequence = 0;
+  return (type, data) => {
+    res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`);
+  };
+}
+
 function streamResponse(
   res: ServerResponse,
   body: Record<string, unknown>,
   part: Record<string, unknown>,
   ids: { response: string; message: string },
   usage: FakeUsage,
+  end: FakeAnswerEnd,
 ): void {
-  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
-  let sequence = 0;
-  const send = (type: string, data: Record<string, unknown>) => {
-    res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`);
-  };
+  const send = openStream(res);
   const at = { output_index: 0, item_id: ids.message, content_index: 0 };
   send("response.created", { response: responseObject(body, ids.response, "in_progress", [], null) });
   send("response.in_progress", { response: responseObject(body, ids.response, "in_progress", [], null) });
@@ -194,9 +231,13 @@ function streamResponse(
     for (let i = 0; i < text.length; i += 7) send("response.output_text.delta", { ...at, delta: text.slice(i, i + 7), logprobs: [] });
     send("response.output_text.done", { ...at, text, logprobs: [] });
   }
+  if (end.truncated) return void res.end();
   send("response.content_part.done", { ...at, part });
-  const item = messageItem(ids.message, "completed", [part]);
+  const status = end.incomplete === undefined ? "completed" : "incomplete";
+  const item = messageItem(ids.message, status, [part]);
   send("response.output_item.done", { output_index: 0, item });
-  send("response.completed", { response: responseObject(body, ids.response, "completed", [item], usage) });
+  const response = responseObject(body, ids.response, status, [item], usage);
+  if (end.incomplete === undefined) send("response.completed", { response });
+  else send("response.incomplete", { response: { ...response, incomplete_details: { reason: end.incomplete } } });
   res.end();
 }

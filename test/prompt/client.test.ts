@@ -125,7 +125,43 @@ describe.each([false, true])("ModelClient through the openai SDK (stream: %s)", 
 
   it("reports a refusal", async () => {
     fake.reply({ refusal: "I can't help with that." });
-    await expect(client().respond(payload(), { stream })).rejects.toThrow("the model refused to answer: I can't help with that.");
+    await expect(client().respond(payload(), { stream })).rejects.toMatchObject({ code: "model_refused", message: "the model refused to answer: I can't help with that." });
+  });
+
+  it("reports an answer cut off by the output limit", async () => {
+    fake.reply({ text: '{"answer": "par', incomplete: "max_output_tokens" });
+    await expect(client().respond(payload(true), { output: searcher, stream })).rejects.toMatchObject({
+      code: "model_incomplete",
+      message: "the model stopped before finishing its answer (max_output_tokens): raise the output token limit or shorten the input",
+    });
+  });
+
+  it("reports a failed response with the server's reason", async () => {
+    fake.reply({ failed: "The model crashed." });
+    await expect(client().respond(payload(), { stream })).rejects.toMatchObject({ code: "model_failed", message: "the model failed to answer: The model crashed." });
+  });
+});
+
+describe("ModelClient streams", () => {
+  it("reports an error event mid-stream", async () => {
+    fake.reply({ streamError: "Something broke mid-way." });
+    await expect(client().respond(payload(), { stream: true })).rejects.toMatchObject({
+      code: "model_stream_error",
+      message: `the model API at ${fake.baseURL} reported an error mid-stream: Something broke mid-way.`,
+    });
+  });
+
+  it("reports a stream that ends before response.completed", async () => {
+    fake.reply({ text: "half an answer", truncated: true });
+    await expect(client().respond(payload(), { stream: true })).rejects.toMatchObject({
+      code: "model_stream_truncated",
+      message: `the model API at ${fake.baseURL} ended the stream before response.completed`,
+    });
+  });
+
+  it("reports a dropped connection on a plain request", async () => {
+    fake.reply({ text: "lost", truncated: true });
+    await expect(client({ max_retries: 0 }).respond(payload())).rejects.toMatchObject({ code: "model_unreachable" });
   });
 });
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PACKAGE_TEMPLATES_DIR, ROLES, developerInstructions, loadTemplates, renderLedgerBlock } from "../../src/prompt/index.js";
@@ -61,6 +61,21 @@ describe("prompt templates", () => {
     expect(() => developerInstructions({ role: "reviewer", templates: noLevel })).toThrow(/dev\/reviewer\.md must contain \{\{review_level\}\}/);
     const unknown = loadTemplates({ projectRoot: project({ "dev/executor.md": "Do {{task}} now.\n" }) });
     expect(() => developerInstructions({ role: "executor", templates: unknown })).toThrow(/dev\/executor\.md uses unknown placeholder \{\{task\}\} \(known: none\)/);
+  });
+
+  it("refuses an override that links outside the project", () => {
+    const outside = project();
+    writeFileSync(join(outside, "secret.txt"), "not a prompt");
+    const root = project();
+    mkdirSync(join(root, ".pmagent/prompts"), { recursive: true });
+    symlinkSync(join(outside, "secret.txt"), join(root, ".pmagent/prompts/base.md"));
+    expect(() => loadTemplates({ projectRoot: root })).toThrow(`prompt template ${join(root, ".pmagent/prompts/base.md")} links to "${join(outside, "secret.txt")}" is outside ${root}`);
+  });
+
+  it("follows a link that stays inside the project", () => {
+    const root = project({ "shared.md": "Shared base.\n" });
+    symlinkSync("shared.md", join(root, ".pmagent/prompts/base.md"));
+    expect(loadTemplates({ projectRoot: root }).base.text).toBe("Shared base.");
   });
 
   it("reports an override that cannot be read", () => {
