@@ -7,26 +7,26 @@ import {
   HistoryMessageSchema,
   PRESET_NAMES,
   REVIEW_LEVELS,
-  ROLES,
+  AGENT_ROLES,
   buildResponsesRequest,
   loadTemplates,
   outputSchemaFromJson,
   parsePresetName,
   parseReviewLevel,
-  parseRole,
+  parseAgentRole,
   type HistoryMessage,
   type Ledger,
   type OutputSchema,
   type PresetName,
   type ResponsesPayload,
   type ReviewLevel,
-  type Role,
+  type AgentRole,
 } from "../prompt/index.js";
 import { globalOptions } from "./context.js";
 import { formatOption, intOption, print, readInput, type Format } from "./output.js";
 
 interface BuildFlags {
-  role: Role;
+  role: AgentRole;
   input?: string;
   preset?: PresetName;
   schema?: string;
@@ -49,7 +49,7 @@ export function registerPrompt(program: Command): void {
   prompt
     .command("build")
     .description("print the Responses API payload for a role (a dry run: nothing is sent)")
-    .requiredOption("--role <role>", `agent role: ${ROLES.join(", ")}`, parseRole)
+    .requiredOption("--role <role>", `agent role: ${AGENT_ROLES.join(", ")}`, parseAgentRole)
     .option("--input <text>", "the current user input, sent last")
     .option("--preset <preset>", `output schema preset: ${PRESET_NAMES.join(", ")} (none turns structured output off)`, parsePresetName)
     .option("--schema <file>", "explicit output schema: a strict JSON Schema file (beats --preset and --structured)")

@@ -5,7 +5,7 @@ import type { Ledger } from "./ledger.js";
 import { resolveOutputSchema, type OutputSchema } from "./output-schema.js";
 import { buildResponsesRequest, type HistoryMessage, type ResponsesPayload } from "./request.js";
 import { reviewOutcome, type ReviewOutcome } from "./review.js";
-import { DEFAULT_REVIEW_LEVEL, type ReviewLevel, type Role } from "./roles.js";
+import { DEFAULT_REVIEW_LEVEL, type ReviewLevel, type AgentRole } from "./roles.js";
 import type { PromptTemplates } from "./templates.js";
 
 /** The fields of a blackboard entry the role step itself relies on; the rest is passed through. */
@@ -14,7 +14,7 @@ const EntrySchema = z.looseObject({ id: z.string().min(1), to: z.string().min(1)
 export interface RoleStepOptions {
   /** The blackboard entry the step runs for, as JSON. */
   entry: unknown;
-  role: Role;
+  role: AgentRole;
   /** `layer/name` of the lane. */
   lane: string;
   cycle: number;
@@ -33,7 +33,7 @@ export interface RoleStepOptions {
 }
 
 export interface RoleStepResult extends ModelAnswer {
-  role: Role;
+  role: AgentRole;
   ledger: Ledger;
   request: ResponsesPayload;
   /** Reviewer only: what the review means for the lane. */

@@ -2,11 +2,11 @@ import OpenAI from "openai";
 import type { Response, ResponseInputItem } from "openai/resources/responses/responses";
 import { ModelSchema } from "../config/index.js";
 import type { z } from "zod";
-import { PmagentError, Redactor, RefusedError, UnavailableError, UsageError, redactUrl } from "../core/index.js";
+import { PmagentError, Redactor, RefusedError, UnavailableError, UsageError, parseWith, redactUrl } from "../core/index.js";
 import { checkAnswer, type OutputSchema } from "./output-schema.js";
 import type { ResponsesPayload } from "./request.js";
 
-export type ModelConfig = z.input<typeof ModelSchema>;
+export type ModelSectionInput = z.input<typeof ModelSchema>;
 
 export interface ModelSettings {
   model: string;
@@ -27,14 +27,17 @@ export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
  * `model.api_key_env` names (OPENAI_API_KEY by default), the base URL from `model.base_url` or
  * OPENAI_BASE_URL.
  */
-export function modelSettings(model: ModelConfig | undefined, env: NodeJS.ProcessEnv = process.env): ModelSettings {
-  const m = ModelSchema.parse(model ?? {});
+export function modelSettings(model: ModelSectionInput | undefined, env: NodeJS.ProcessEnv = process.env): ModelSettings {
+  const m = parseWith(ModelSchema, model ?? {}, "model settings", "config_invalid");
   const apiKey = env[m.api_key_env];
   if (apiKey === undefined || apiKey.trim() === "") {
     const hint = m.api_key_env === "OPENAI_API_KEY" ? "set OPENAI_API_KEY or model.api_key_env in pmagent.config.json" : `set ${m.api_key_env} (named by model.api_key_env in pmagent.config.json)`;
     throw new UsageError("no_model_api_key", `no model API key: ${hint}`);
   }
   const baseURL = m.base_url ?? (env.OPENAI_BASE_URL?.trim() || undefined);
+  if (baseURL !== undefined && !/^https?:$/.test(URL.canParse(baseURL) ? new URL(baseURL).protocol : "")) {
+    throw new UsageError("invalid_base_url", `${m.base_url !== undefined ? "model.base_url" : "OPENAI_BASE_URL"} is not an http(s) URL: set it to the API's base, e.g. https://api.openai.com/v1`);
+  }
   return { model: m.model, apiKey, baseURL, timeoutMs: m.timeout_ms, maxRetries: m.max_retries, apiKeyEnv: m.api_key_env };
 }
 
@@ -74,7 +77,7 @@ export class ModelClient {
     this.redactor = new Redactor([settings.apiKey]);
   }
 
-  static fromConfig(model: ModelConfig | undefined, env: NodeJS.ProcessEnv = process.env): ModelClient {
+  static fromConfig(model: ModelSectionInput | undefined, env: NodeJS.ProcessEnv = process.env): ModelClient {
     return new ModelClient(modelSettings(model, env));
   }
 

@@ -1,5 +1,5 @@
 /** The chat-codex prompt contract: templates, request builder, output schemas, model client, role step. */
-export { ROLES, REVIEW_LEVELS, DEFAULT_REVIEW_LEVEL, isRole, parseRole, parseReviewLevel, type Role, type ReviewLevel } from "./roles.js";
+export { AGENT_ROLES, REVIEW_LEVELS, DEFAULT_REVIEW_LEVEL, isAgentRole, parseAgentRole, parseReviewLevel, type AgentRole, type ReviewLevel } from "./roles.js";
 export {
   PACKAGE_TEMPLATES_DIR,
   PROJECT_TEMPLATES_DIR,
@@ -16,7 +16,7 @@ export {
   ReviewerOutputSchema,
   ExecutorOutputSchema,
   SearcherOutputSchema,
-  PRESETS,
+  OUTPUT_PRESETS,
   PRESET_NAMES,
   parsePresetName,
   presetFormatName,
@@ -49,6 +49,6 @@ export {
   type BuildRequestOptions,
   type ResponsesPayload,
 } from "./request.js";
-export { ModelClient, modelSettings, DEFAULT_BASE_URL, type ModelConfig, type ModelSettings, type TokenUsage, type ModelAnswer, type RespondOptions } from "./client.js";
+export { ModelClient, modelSettings, DEFAULT_BASE_URL, type ModelSectionInput, type ModelSettings, type TokenUsage, type ModelAnswer, type RespondOptions } from "./client.js";
 export { reviewOutcome, type ReviewOutcome } from "./review.js";
 export { runRoleStep, type RoleStepOptions, type RoleStepResult } from "./agent.js";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { UsageError, formatZodIssues, toJsonSchema } from "../core/index.js";
-import { PRESETS, presetFormatName, type PresetName } from "./presets.js";
-import type { Role } from "./roles.js";
+import { OUTPUT_PRESETS, presetFormatName, type PresetName } from "./presets.js";
+import type { AgentRole } from "./roles.js";
 
 /**
  * A structured output contract: the zod schema answers are validated with, and the strict JSON
@@ -91,12 +91,12 @@ function visitSchema(node: unknown, path: string, problems: string[]): void {
 }
 
 /** The preset of a role, as an output schema. */
-export function presetOutputSchema(role: Role, source: OutputSchema["source"]): OutputSchema {
-  return outputSchemaFromZod(presetFormatName(role), PRESETS[role], source);
+export function presetOutputSchema(role: AgentRole, source: OutputSchema["source"]): OutputSchema {
+  return outputSchemaFromZod(presetFormatName(role), OUTPUT_PRESETS[role], source);
 }
 
 export interface OutputSchemaSelection {
-  role: Role;
+  role: AgentRole;
   /** Explicit schema: highest priority (spec: `metadata.responsesOutputSchema`). */
   responsesOutputSchema?: OutputSchema;
   /** A preset, or `none` to turn structured output off (spec: `metadata.responsesOutputSchemaPreset`). */

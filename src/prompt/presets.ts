@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { UsageError } from "../core/index.js";
-import { REVIEW_LEVELS, ROLES, type Role } from "./roles.js";
+import { REVIEW_LEVELS, AGENT_ROLES, type AgentRole } from "./roles.js";
 
 /*
  * Output schema presets, one per role. OpenAI strict mode wants every property required and no
@@ -80,16 +80,16 @@ export type ReviewerOutput = z.output<typeof ReviewerOutputSchema>;
 export type ExecutorOutput = z.output<typeof ExecutorOutputSchema>;
 export type SearcherOutput = z.output<typeof SearcherOutputSchema>;
 
-export const PRESETS = {
+export const OUTPUT_PRESETS = {
   orchestrator: OrchestratorOutputSchema,
   reviewer: ReviewerOutputSchema,
   executor: ExecutorOutputSchema,
   searcher: SearcherOutputSchema,
-} as const satisfies Record<Role, z.ZodType>;
+} as const satisfies Record<AgentRole, z.ZodType>;
 
 /** A preset name, or `none` to turn structured output off. */
-export type PresetName = Role | "none";
-export const PRESET_NAMES: readonly PresetName[] = [...ROLES, "none"];
+export type PresetName = AgentRole | "none";
+export const PRESET_NAMES: readonly PresetName[] = [...AGENT_ROLES, "none"];
 
 export function parsePresetName(value: string): PresetName {
   if (!(PRESET_NAMES as readonly string[]).includes(value)) {
@@ -99,6 +99,6 @@ export function parsePresetName(value: string): PresetName {
 }
 
 /** `text.format.name` of a preset (OpenAI allows letters, digits, `_` and `-`, up to 64). */
-export function presetFormatName(role: Role): string {
+export function presetFormatName(role: AgentRole): string {
   return `pmagent_${role}_output`;
 }

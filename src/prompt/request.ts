@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { ResponseCreateParamsNonStreaming, ResponseInputItem } from "openai/resources/responses/responses";
 import { renderLedgerBlock, type Ledger } from "./ledger.js";
 import { resolveOutputSchema, type OutputSchema, type OutputSchemaSelection } from "./output-schema.js";
-import { DEFAULT_REVIEW_LEVEL, type ReviewLevel, type Role } from "./roles.js";
+import { DEFAULT_REVIEW_LEVEL, type ReviewLevel, type AgentRole } from "./roles.js";
 import { renderTemplate, type PromptTemplates } from "./templates.js";
 
 /** A conversation message of earlier turns. */
@@ -25,7 +25,7 @@ export const CONTEXT_BLOCKS = [
 export type ContextTag = (typeof CONTEXT_BLOCKS)[number]["tag"];
 
 export interface BuildRequestOptions extends OutputSchemaSelection {
-  role: Role;
+  role: AgentRole;
   model: string;
   templates: PromptTemplates;
   ledger?: Ledger;

@@ -1,8 +1,8 @@
 import { UsageError } from "../core/index.js";
 
 /** The four agent roles of the prompt contract; each has its own developer template. */
-export const ROLES = ["orchestrator", "reviewer", "executor", "searcher"] as const;
-export type Role = (typeof ROLES)[number];
+export const AGENT_ROLES = ["orchestrator", "reviewer", "executor", "searcher"] as const;
+export type AgentRole = (typeof AGENT_ROLES)[number];
 
 /** Reviewer levels: how much weight a review has on the lane. */
 export const REVIEW_LEVELS = ["feedback", "soft_gate", "hard_gate"] as const;
@@ -11,12 +11,12 @@ export type ReviewLevel = (typeof REVIEW_LEVELS)[number];
 /** A review blocks by default: the doc_update lane relies on Sho refusing a truncated apply. */
 export const DEFAULT_REVIEW_LEVEL: ReviewLevel = "hard_gate";
 
-export function isRole(value: string): value is Role {
-  return (ROLES as readonly string[]).includes(value);
+export function isAgentRole(value: string): value is AgentRole {
+  return (AGENT_ROLES as readonly string[]).includes(value);
 }
 
-export function parseRole(value: string): Role {
-  if (!isRole(value)) throw new UsageError("unknown_role", `unknown role "${value}": expected one of ${ROLES.join(", ")}`);
+export function parseAgentRole(value: string): AgentRole {
+  if (!isAgentRole(value)) throw new UsageError("unknown_role", `unknown role "${value}": expected one of ${AGENT_ROLES.join(", ")}`);
   return value;
 }
 

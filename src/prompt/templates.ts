@@ -2,7 +2,7 @@ import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { UsageError, confinePath } from "../core/index.js";
-import { ROLES, type Role } from "./roles.js";
+import { AGENT_ROLES, type AgentRole } from "./roles.js";
 
 /** Templates shipped in the package: `templates/prompts/` (same depth from src/ and dist/). */
 export const PACKAGE_TEMPLATES_DIR = fileURLToPath(new URL("../../templates/prompts/", import.meta.url));
@@ -12,7 +12,7 @@ export const PROJECT_TEMPLATES_DIR = ".pmagent/prompts";
 
 export const BASE_TEMPLATE = "base.md";
 
-export function developerTemplateName(role: Role): string {
+export function developerTemplateName(role: AgentRole): string {
   return `dev/${role}.md`;
 }
 
@@ -27,7 +27,7 @@ export interface TemplateFile {
 
 export interface PromptTemplates {
   base: TemplateFile;
-  developer: Record<Role, TemplateFile>;
+  developer: Record<AgentRole, TemplateFile>;
 }
 
 /**
@@ -35,8 +35,8 @@ export interface PromptTemplates {
  * same name under `.pmagent/prompts/` when the project has one.
  */
 export function loadTemplates(options: { projectRoot?: string } = {}): PromptTemplates {
-  const developer = {} as Record<Role, TemplateFile>;
-  for (const role of ROLES) developer[role] = loadTemplate(developerTemplateName(role), options.projectRoot);
+  const developer = {} as Record<AgentRole, TemplateFile>;
+  for (const role of AGENT_ROLES) developer[role] = loadTemplate(developerTemplateName(role), options.projectRoot);
   return { base: loadTemplate(BASE_TEMPLATE, options.projectRoot), developer };
 }
 

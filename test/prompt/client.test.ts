@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
-import { ModelClient, buildResponsesRequest, loadTemplates, modelSettings, presetOutputSchema, type ModelConfig, type ResponsesPayload } from "../../src/index.js";
+import { ModelClient, buildResponsesRequest, loadTemplates, modelSettings, presetOutputSchema, type ModelSectionInput, type ResponsesPayload } from "../../src/index.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
 
 const KEY = "sk-test-0123456789abcdefghijklmnop";
@@ -21,7 +21,7 @@ const templates = loadTemplates();
 const searcher = presetOutputSchema("searcher", "role_default");
 const validSearch = { answer: "in docs/a.md", findings: [{ source: "docs/a.md:1", excerpt: "a", relevance: "direct" }], gaps: [] };
 
-function client(model: ModelConfig = {}): ModelClient {
+function client(model: ModelSectionInput = {}): ModelClient {
   return ModelClient.fromConfig({ base_url: fake.baseURL, max_retries: 2, ...model }, { OPENAI_API_KEY: KEY });
 }
 
@@ -50,6 +50,9 @@ describe("modelSettings", () => {
       maxRetries: 3,
     });
     expect(modelSettings({}, { OPENAI_API_KEY: "k", OPENAI_BASE_URL: "http://127.0.0.1:9/v1" }).baseURL).toBe("http://127.0.0.1:9/v1");
+    expect(() => modelSettings({}, { OPENAI_API_KEY: "k", OPENAI_BASE_URL: "localhost:8080" })).toThrow("OPENAI_BASE_URL is not an http(s) URL: set it to the API's base, e.g. https://api.openai.com/v1");
+    expect(() => modelSettings({ base_url: "ftp://127.0.0.1/v1" }, { OPENAI_API_KEY: "k" })).toThrow(/^model\.base_url is not an http\(s\) URL: /);
+    expect(() => modelSettings({ timeout_ms: -1 } as never, { OPENAI_API_KEY: "k" })).toThrow("model settings is invalid:\n  $.timeout_ms: Too small: expected number to be >0");
     expect(modelSettings({ base_url: "http://127.0.0.1:8/v1" }, { OPENAI_API_KEY: "k", OPENAI_BASE_URL: "http://127.0.0.1:9/v1" }).baseURL).toBe("http://127.0.0.1:8/v1");
   });
 });

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
-  PRESETS,
+  OUTPUT_PRESETS,
   PRESET_NAMES,
-  ROLES,
+  AGENT_ROLES,
   assertStrictJsonSchema,
   checkAnswer,
   outputSchemaFromJson,
@@ -21,14 +21,14 @@ const validAnswers = {
 };
 
 describe("output schema presets", () => {
-  it.each(ROLES)("the %s preset is a strict JSON Schema: every property required, no additional properties, at every depth", (role) => {
-    const json = toJsonSchema(PRESETS[role]);
+  it.each(AGENT_ROLES)("the %s preset is a strict JSON Schema: every property required, no additional properties, at every depth", (role) => {
+    const json = toJsonSchema(OUTPUT_PRESETS[role]);
     expect(() => assertStrictJsonSchema(json, role)).not.toThrow();
     expect(json).toMatchObject({ type: "object", additionalProperties: false });
     expect((json.required as string[]).sort()).toEqual(Object.keys(json.properties as object).sort());
   });
 
-  it.each(ROLES)("the %s preset validates an answer with the same zod schema it was generated from", (role) => {
+  it.each(AGENT_ROLES)("the %s preset validates an answer with the same zod schema it was generated from", (role) => {
     const output = presetOutputSchema(role, "preset");
     expect(checkAnswer(output, JSON.stringify(validAnswers[role]))).toEqual({ ok: true, value: validAnswers[role] });
     const { summary: _drop, answer: _drop2, ...missing } = validAnswers[role] as Record<string, unknown>;
@@ -37,7 +37,7 @@ describe("output schema presets", () => {
   });
 
   it("the reviewer preset carries the level and the decision", () => {
-    const props = toJsonSchema(PRESETS.reviewer).properties as Record<string, { enum?: string[] }>;
+    const props = toJsonSchema(OUTPUT_PRESETS.reviewer).properties as Record<string, { enum?: string[] }>;
     expect(props.level?.enum).toEqual(["feedback", "soft_gate", "hard_gate"]);
     expect(props.decision?.enum).toEqual(["approve", "revise", "block"]);
   });

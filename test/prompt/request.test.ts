@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ROLES, buildResponsesRequest, loadTemplates, outputSchemaFromZod, presetFormatName, toJsonSchema, PRESETS, type BuildRequestOptions } from "../../src/index.js";
+import { AGENT_ROLES, buildResponsesRequest, loadTemplates, outputSchemaFromZod, presetFormatName, toJsonSchema, OUTPUT_PRESETS, type BuildRequestOptions } from "../../src/index.js";
 
 const templates = loadTemplates();
 const ledger = { entry_id: "e-1", lane: "layer_b/doc_update", role: "Sho", cycle: 1, refs: ["e-0"] };
@@ -12,20 +12,20 @@ function build(options: Partial<BuildRequestOptions> = {}) {
 
 describe("buildResponsesRequest", () => {
   it("sends the same base prompt as instructions for every role", () => {
-    const instructions = ROLES.map((role) => build({ role, ledger }).instructions);
+    const instructions = AGENT_ROLES.map((role) => build({ role, ledger }).instructions);
     expect(new Set(instructions).size).toBe(1);
     expect(instructions[0]).toBe(templates.base.text);
   });
 
   it("puts the role's developer template and the ledger block in a developer message", () => {
-    for (const role of ROLES) {
+    for (const role of AGENT_ROLES) {
       const first = build({ role, ledger }).input[0];
       expect(first).toMatchObject({ type: "message", role: "developer" });
       const content = (first as { content: string }).content;
       expect(content.startsWith("<developer_instructions>\n")).toBe(true);
       expect(content.endsWith("\n</developer_instructions>")).toBe(true);
       expect(content).toContain(`# Role: ${role}`);
-      for (const other of ROLES.filter((r) => r !== role)) expect(content).not.toContain(`# Role: ${other}`);
+      for (const other of AGENT_ROLES.filter((r) => r !== role)) expect(content).not.toContain(`# Role: ${other}`);
       expect(content).toContain("<ledger>\nentry_id: e-1\nlane: layer_b/doc_update\nrole: Sho\ncycle: 1\nrefs:\n- e-0\n</ledger>\n</developer_instructions>");
     }
   });
@@ -74,9 +74,9 @@ describe("buildResponsesRequest", () => {
   });
 
   it("uses the role's default schema when structured output is on", () => {
-    for (const role of ROLES) {
+    for (const role of AGENT_ROLES) {
       const payload = build({ role, responsesStructuredOutput: true });
-      expect(payload.text?.format).toEqual({ type: "json_schema", strict: true, name: presetFormatName(role), schema: stripSchemaKey(toJsonSchema(PRESETS[role])) });
+      expect(payload.text?.format).toEqual({ type: "json_schema", strict: true, name: presetFormatName(role), schema: stripSchemaKey(toJsonSchema(OUTPUT_PRESETS[role])) });
     }
     expect(build({ responsesStructuredOutput: false })).not.toHaveProperty("text");
   });

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PACKAGE_TEMPLATES_DIR, ROLES, developerInstructions, loadTemplates, renderLedgerBlock } from "../../src/prompt/index.js";
+import { PACKAGE_TEMPLATES_DIR, AGENT_ROLES, developerInstructions, loadTemplates, renderLedgerBlock } from "../../src/prompt/index.js";
 
 const dirs: string[] = [];
 function project(files: Record<string, string> = {}): string {
@@ -26,7 +26,7 @@ describe("prompt templates", () => {
     const t = loadTemplates();
     expect(t.base.origin).toBe("package");
     expect(t.base.text).toBe(readFileSync(join(PACKAGE_TEMPLATES_DIR, "base.md"), "utf8").trimEnd());
-    for (const role of ROLES) {
+    for (const role of AGENT_ROLES) {
       expect(t.developer[role].name).toBe(`dev/${role}.md`);
       expect(t.developer[role].text).toContain(`# Role: ${role}`);
     }
