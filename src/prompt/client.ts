@@ -125,10 +125,26 @@ export class ModelClient {
       const events = await this.client.responses.create({ ...payload, stream: true });
       let streamedText = "";
       let final: Response | undefined;
-      for await (const event of events) {
-        if (event.type === "response.output_text.delta") streamedText += event.delta;
-        else if (event.type === "response.completed" || event.type === "response.incomplete" || event.type === "response.failed") final = event.response;
-        else if (event.type === "error") throw new UnavailableError("model_stream_error", this.clean(`the model API at ${this.where()} reported an error mid-stream: ${event.message}`));
+      // The SDK's timeout ends when the headers arrive; a stream that goes quiet is timed here.
+      let stalled = false;
+      const onIdle = () => {
+        stalled = true;
+        events.controller.abort();
+      };
+      let idle = setTimeout(onIdle, this.settings.timeoutMs);
+      try {
+        for await (const event of events) {
+          clearTimeout(idle);
+          idle = setTimeout(onIdle, this.settings.timeoutMs);
+          if (event.type === "response.output_text.delta") streamedText += event.delta;
+          else if (event.type === "response.completed" || event.type === "response.incomplete" || event.type === "response.failed") final = event.response;
+          else if (event.type === "error") throw new UnavailableError("model_stream_error", this.clean(`the model API at ${this.where()} reported an error mid-stream: ${event.message}`));
+        }
+      } finally {
+        clearTimeout(idle);
+      }
+      if (stalled) {
+        throw new UnavailableError("model_timeout", `the model API at ${this.where()} sent nothing for ${this.settings.timeoutMs} ms mid-stream: raise model.timeout_ms in pmagent.config.json or check the server`);
       }
       if (!final) throw new UnavailableError("model_stream_truncated", `the model API at ${this.where()} ended the stream before response.completed`);
       return { response: final, streamedText };

@@ -22,11 +22,15 @@ export interface FakeUsage {
   output_tokens: number;
 }
 
-/** How an answer ends: `incomplete` (with a reason) stops early; `truncated` drops the connection before the end. */
+/**
+ * How an answer ends: `incomplete` (with a reason) stops early; `truncated` drops the connection
+ * before the end; `stall` stops sending after the text deltas and keeps the connection open.
+ */
 export interface FakeAnswerEnd {
   usage?: FakeUsage;
   incomplete?: string;
   truncated?: boolean;
+  stall?: boolean;
 }
 
 export type FakeReply =
@@ -117,7 +121,9 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       "refusal" in reply ? { type: "refusal", refusal: reply.refusal } : { type: "output_text", text: "text" in reply ? reply.text : JSON.stringify(reply.json), annotations: [], logprobs: [] };
     const produced = part.type === "refusal" ? (part.refusal as string) : (part.text as string);
     const usage = reply.usage ?? { input_tokens: Math.ceil(raw.length / 4), output_tokens: Math.ceil(produced.length / 4) };
+    if (reply.stall) hanging.add(res);
     if (stream) return streamResponse(res, body, part, ids, usage, reply);
+    if (reply.stall) return;
     if (reply.truncated) return void res.destroy();
     const status = reply.incomplete === undefined ? "completed" : "incomplete";
     const response = responseObject(body, ids.response, status, [messageItem(ids.message, status, [part])], usage);
@@ -231,6 +237,7 @@ function streamResponse(
     for (let i = 0; i < text.length; i += 7) send("response.output_text.delta", { ...at, delta: text.slice(i, i + 7), logprobs: [] });
     send("response.output_text.done", { ...at, text, logprobs: [] });
   }
+  if (end.stall) return;
   if (end.truncated) return void res.end();
   send("response.content_part.done", { ...at, part });
   const status = end.incomplete === undefined ? "completed" : "incomplete";

@@ -162,6 +162,14 @@ describe("ModelClient streams", () => {
     });
   });
 
+  it("times out a stream that goes quiet after its first events", async () => {
+    fake.reply({ text: "half an answer", stall: true });
+    await expect(client({ timeout_ms: 300 }).respond(payload(), { stream: true })).rejects.toMatchObject({
+      code: "model_timeout",
+      message: `the model API at ${fake.baseURL} sent nothing for 300 ms mid-stream: raise model.timeout_ms in pmagent.config.json or check the server`,
+    });
+  });
+
   it("reports a dropped connection on a plain request", async () => {
     fake.reply({ text: "lost", truncated: true });
     await expect(client({ max_retries: 0 }).respond(payload())).rejects.toMatchObject({ code: "model_unreachable" });
