@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { basename, extname } from "node:path";
 import { z } from "zod";
 import { UsageError, parseJsonText, parseWith } from "../core/index.js";
-import { ModelSchema, findConfig, loadProject } from "../config/index.js";
+import { ModelSchema, findConfig, loadProject, type Project } from "../config/index.js";
 import {
   HistoryMessageSchema,
   PRESET_NAMES,
@@ -47,6 +47,15 @@ interface BuildFlags {
 export function registerPrompt(program: Command): void {
   const prompt = program.command("prompt").description("the chat-codex prompt contract: build the Responses API request a role agent sends");
   prompt
+    .command("templates")
+    .description("list the prompt templates in effect: the package's, or the project's override under .pmagent/prompts/")
+    .addOption(formatOption())
+    .action((flags: { format: Format }, cmd: Command) => {
+      const t = loadTemplates({ projectRoot: currentProject(cmd)?.root });
+      const files = [t.base, ...AGENT_ROLES.map((r) => t.developer[r])].map(({ name, origin, path }) => ({ name, origin, path }));
+      print(flags.format, files, () => files.map((f) => `${f.name.padEnd(20)} ${f.origin.padEnd(8)} ${f.path}`).join("\n"));
+    });
+  prompt
     .command("build")
     .description("print the Responses API payload for a role (a dry run: nothing is sent)")
     .requiredOption("--role <role>", `agent role: ${AGENT_ROLES.join(", ")}`, parseAgentRole)
@@ -69,8 +78,7 @@ export function registerPrompt(program: Command): void {
       if (flags.preset !== undefined && flags.schema !== undefined) {
         throw new UsageError("conflicting_options", "--preset and --schema cannot be used together: --schema is an explicit schema, --preset picks a built-in one");
       }
-      const configPath = globalOptions(cmd).config ?? findConfig(process.cwd());
-      const project = configPath === undefined ? undefined : loadProject({ configPath });
+      const project = currentProject(cmd);
       const payload = buildResponsesRequest({
         role: flags.role,
         model: flags.model ?? ModelSchema.parse(project?.config.model ?? {}).model,
@@ -88,6 +96,12 @@ export function registerPrompt(program: Command): void {
       });
       print(flags.format, payload, () => renderPayload(payload));
     });
+}
+
+/** The project when there is one (--config, or found walking up); prompts work without one too. */
+function currentProject(cmd: Command): Project | undefined {
+  const configPath = globalOptions(cmd).config ?? findConfig(process.cwd());
+  return configPath === undefined ? undefined : loadProject({ configPath });
 }
 
 function ledgerFrom(flags: BuildFlags): Ledger | undefined {

@@ -6,7 +6,7 @@ import { resolveOutputSchema, type OutputSchema } from "./output-schema.js";
 import { buildResponsesRequest, type HistoryMessage, type ResponsesPayload } from "./request.js";
 import { reviewOutcome, type ReviewOutcome } from "./review.js";
 import { DEFAULT_REVIEW_LEVEL, type ReviewLevel, type AgentRole } from "./roles.js";
-import type { PromptTemplates } from "./templates.js";
+import { loadTemplates, type PromptTemplates } from "./templates.js";
 
 /** The fields of a blackboard entry the role step itself relies on; the rest is passed through. */
 const EntrySchema = z.looseObject({ id: z.string().min(1), to: z.string().min(1).optional(), kind: z.string().min(1).optional() });
@@ -21,7 +21,9 @@ export interface RoleStepOptions {
   /** Earlier artifacts of this cycle. */
   refs?: string[];
   client: ModelClient;
-  templates: PromptTemplates;
+  /** Loaded templates; else the package's, overridden by `projectRoot`'s `.pmagent/prompts/`. */
+  templates?: PromptTemplates;
+  projectRoot?: string;
   reviewLevel?: ReviewLevel;
   /** Explicit output schema; the role's preset otherwise (structured output is always on here). */
   outputSchema?: OutputSchema;
@@ -51,7 +53,7 @@ export async function runRoleStep(options: RoleStepOptions): Promise<RoleStepRes
   const build = {
     role: options.role,
     model: options.client.model,
-    templates: options.templates,
+    templates: options.templates ?? loadTemplates({ projectRoot: options.projectRoot }),
     ledger,
     reviewLevel,
     turnContext: options.turnContext,

@@ -60,7 +60,7 @@ describe("runRoleStep", () => {
   it("other roles get their preset or an explicit schema, and no review outcome", async () => {
     const search = { answer: "a", findings: [], gaps: ["nothing on b"] };
     fake.reply({ json: search });
-    const result = await runRoleStep({ entry, role: "searcher", lane: "l", cycle: 1, client: client(), templates });
+    const result = await runRoleStep({ entry, role: "searcher", lane: "l", cycle: 1, client: client() });
     expect(result.answer).toEqual(search);
     expect(result).not.toHaveProperty("review");
     expect(result.ledger.refs).toEqual([]);

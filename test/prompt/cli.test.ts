@@ -66,6 +66,26 @@ describe("pmagent prompt build", () => {
     expect(r.stdout).toContain("== output schema: none");
   });
 
+  it("pmagent prompt templates lists the templates in effect", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "pmagent.config.json"), JSON.stringify({ project_id: "p", lanes: [{ layer: "a", name: "b", roles: [{ name: "R", allowed_kinds: ["k"] }] }] }));
+    mkdirSync(join(dir, ".pmagent/prompts/dev"), { recursive: true });
+    writeFileSync(join(dir, ".pmagent/prompts/dev/reviewer.md"), "Level {{review_level}}.\n");
+    const r = await runCli(["prompt", "templates", "--format", "json"], { cwd: dir });
+    expect(r.code).toBe(0);
+    const files = JSON.parse(r.stdout) as Array<{ name: string; origin: string; path: string }>;
+    expect(files.map((f) => [f.name, f.origin])).toEqual([
+      ["base.md", "package"],
+      ["dev/orchestrator.md", "package"],
+      ["dev/reviewer.md", "project"],
+      ["dev/executor.md", "package"],
+      ["dev/searcher.md", "package"],
+    ]);
+    expect(files[2]!.path).toBe(join(dir, ".pmagent/prompts/dev/reviewer.md"));
+    const text = await runCli(["prompt", "templates"], { cwd: dir });
+    expect(text.stdout).toMatch(/^dev\/reviewer\.md\s+project\s+\S+reviewer\.md$/m);
+  });
+
   it("reads history and does not inject a block it already holds", async () => {
     const history = [{ role: "user", content: "<user_instructions>\nold\n</user_instructions>" }, { role: "system", content: "note" }];
     const r = await cli(["--role", "searcher", "--history", "-", "--user-instructions", "new", "--input", "q"], undefined, JSON.stringify(history));
