@@ -78,6 +78,9 @@ export function registerPrompt(program: Command): void {
       if (flags.preset !== undefined && flags.schema !== undefined) {
         throw new UsageError("conflicting_options", "--preset and --schema cannot be used together: --schema is an explicit schema, --preset picks a built-in one");
       }
+      if (flags.reviewLevel !== undefined && flags.role !== "reviewer") {
+        throw new UsageError("conflicting_options", `--review-level applies to the reviewer role only, not to ${flags.role}`);
+      }
       const project = currentProject(cmd);
       const payload = buildResponsesRequest({
         role: flags.role,

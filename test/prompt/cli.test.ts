@@ -53,6 +53,12 @@ describe("pmagent prompt build", () => {
     });
   });
 
+  it("--review-level sets the level the reviewer's instructions state", async () => {
+    const r = await cli(["--role", "reviewer", "--review-level", "feedback"]);
+    expect(r.code).toBe(0);
+    expect((JSON.parse(r.stdout) as { input: Array<{ content: string }> }).input[0]!.content).toContain("Review level: `feedback`.");
+  });
+
   it("uses the project's template overrides and model", async () => {
     const dir = tempDir();
     writeFileSync(join(dir, "pmagent.config.json"), JSON.stringify({ project_id: "p", lanes: [{ layer: "a", name: "b", roles: [{ name: "R", allowed_kinds: ["k"] }] }], model: { model: "gpt-project" } }));
@@ -110,6 +116,7 @@ describe("pmagent prompt build", () => {
     [["--role", "executor", "--preset", "executor", "--schema", "s.json"], "pmagent: --preset and --schema cannot be used together: --schema is an explicit schema, --preset picks a built-in one [conflicting_options]"],
     [["--role", "executor", "--schema", "missing.json"], "pmagent: cannot read missing.json: ENOENT [input_unreadable]"],
     [["--role", "reviewer", "--review-level", "strict"], 'pmagent: unknown review level "strict": expected one of feedback, soft_gate, hard_gate [unknown_review_level]'],
+    [["--role", "executor", "--review-level", "soft_gate"], "pmagent: --review-level applies to the reviewer role only, not to executor [conflicting_options]"],
     [["--role", "executor", "--cycle", "0"], "pmagent: --cycle must be between 1 and ∞, got 0 [invalid_option]"],
     [["--role", "executor", "--entry-id", "e"], "pmagent: the ledger block needs --entry-id, --lane and --cycle together: missing --lane, --cycle [incomplete_ledger]"],
   ])("refuses %j with a usage error", async (args, message) => {
