@@ -31,3 +31,4 @@ export {
 } from "./reasoning.js";
 export { recordOpsBlock, type PendingOpsBlock } from "./context.js";
 export { gateRun, gateAction, type GateRunArgs, type GateResult, type GateDecision, type GateEntry } from "./gate.js";
+export { OA_PUBLISHED_SCHEMAS } from "./published.js";
