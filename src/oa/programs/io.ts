@@ -80,8 +80,7 @@ export const ProgramInputsSchemas = {
   SafeOPSDecision: z.object({}).strict(),
   OPSBlockGenerator: z.object({ ssot_references: z.array(z.string().min(1)).optional(), hints: z.array(OpsHintSchema).default([]) }).strict(),
   GuardFailureInterpreter: z
-    .object({ guard_output: z.unknown(), guard_name: z.string().min(1).nullable().default(null) })
-    .strict()
-    .refine((v) => v.guard_output !== undefined, { message: "expected the guard's JSON output", path: ["guard_output"] }),
+    .object({ guard_output: z.custom<unknown>((v) => v !== undefined, { message: "expected the guard's JSON output" }), guard_name: z.string().min(1).nullable().default(null) })
+    .strict(),
   PhaseTransitionValidator: z.object({ target_phase: z.string().min(1) }).strict(),
 } as const;
