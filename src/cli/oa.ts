@@ -5,6 +5,7 @@ import {
   bootExitCode,
   buildEnvelope,
   callOATool,
+  completeOpsBlock,
   oaWorkspace,
   runReasoning,
   runOaGuard,
@@ -107,6 +108,15 @@ export function registerOa(program: Command): void {
       const o = result.output as OPSBlockGeneratorOutput | null;
       print(opts.format, result, () => (o ? o.ops_block : renderResult(result, [result.rationale])));
       resultExit(result);
+    });
+
+  oa.command("ops-done")
+    .description("mark a pending OPS block (from `pmagent oa generate`) done: remove it from share/oa/CONTEXT.json")
+    .argument("<id>", "the block's id (the generate run's envelope_id)")
+    .addOption(formatOption())
+    .action((id: string, opts: { format: Format }, cmd: Command) => {
+      const result = completeOpsBlock(workspace(cmd), id);
+      print(opts.format, result, () => `OPS block ${result.completed} done; ${result.pending} still pending`);
     });
 
   oa.command("interpret")

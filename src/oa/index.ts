@@ -29,6 +29,6 @@ export {
   type BuildEnvelopeOptions,
   type RunOptions as ReasoningRunOptions,
 } from "./reasoning.js";
-export { recordOpsBlock, type PendingOpsBlock } from "./context.js";
+export { recordOpsBlock, completeOpsBlock, type PendingOpsBlock } from "./context.js";
 export { gateRun, gateAction, type GateRunArgs, type GateResult, type GateDecision, type GateEntry } from "./gate.js";
 export { OA_PUBLISHED_SCHEMAS } from "./published.js";

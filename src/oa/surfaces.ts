@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { z } from "zod";
-import { formatZodIssues, sha256Hex } from "../core/index.js";
+import { Redactor, formatZodIssues, secretsFromEnv, sha256Hex } from "../core/index.js";
 import {
   HandoffKernelSchema,
   OAContextFileSchema,
@@ -73,7 +73,8 @@ export function loadSurface<N extends SurfaceName>(ws: OAWorkspace, name: N): Lo
   try {
     json = JSON.parse(bytes.toString("utf8"));
   } catch (err) {
-    return fail("invalid_json", `not valid JSON: ${(err as Error).message}`, sha256);
+    // JSON.parse quotes the text around the error: redact it, surfaces may sit beside secrets.
+    return fail("invalid_json", `not valid JSON: ${new Redactor(secretsFromEnv()).redact((err as Error).message)}`, sha256);
   }
   const parsed = SURFACES[name].schema.safeParse(json);
   if (!parsed.success) return fail("invalid", formatZodIssues(parsed.error).join("; "), sha256);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { runCli } from "../helpers/proc.js";
 import { makeProject } from "./helpers.js";
@@ -132,6 +132,22 @@ describe("pmagent oa decision / generate / interpret / validate-phase", () => {
     expect(Object.keys(out)).toEqual(["ops_block", "commands", "evidence_required"]);
     expect(out.commands).toContain("git diff --stat -- docs/README.md");
     expect(out.evidence_required).toContain("Confirmation that docs/SSOT/INDEX.md was read and followed");
+  });
+
+  it("ops-done: completes a generated block; an unknown id or a missing context exits 1", async () => {
+    const p = makeProject("normal");
+    const gen = JSON.parse((await runCli(["oa", "generate", "--goal", "Write docs/a.md", "--format", "json"], { cwd: p.root })).stdout);
+    const done = await runCli(["oa", "ops-done", gen.envelope_id], { cwd: p.root });
+    expect(done.code).toBe(0);
+    expect(done.stdout).toBe(`OPS block ${gen.envelope_id} done; 0 still pending\n`);
+    const unknown = await runCli(["oa", "ops-done", gen.envelope_id], { cwd: p.root });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe(`pmagent: no pending OPS block "${gen.envelope_id}" in share/oa/CONTEXT.json (pending: none) [oa_ops_block_not_found]\n`);
+    const bare = makeProject("blocked-missing-surface");
+    rmSync(join(bare.share, "oa/CONTEXT.json"));
+    const none = await runCli(["oa", "ops-done", "x"], { cwd: bare.root });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toBe("pmagent: cannot complete OPS block x: share/oa/CONTEXT.json: file not found [oa_context_invalid]\n");
   });
 
   it("generate: refuses a malformed --hint (exit 2)", async () => {

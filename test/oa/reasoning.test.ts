@@ -5,6 +5,7 @@ import type { z } from "zod";
 import {
   PROGRAM_TOOLS,
   buildEnvelope,
+  completeOpsBlock,
   runReasoning,
   runOaGuard,
   writeSnapshot,
@@ -131,6 +132,10 @@ describe("run (rule-based programs)", () => {
     // The pending block now stands between the project and the next phase.
     const phase = await runReasoning(buildEnvelope("PhaseTransitionValidator", "to 28", { workspace: p.ws, inputs: { target_phase: "28" } }), { workspace: p.ws });
     expect(phase.output).toEqual({ transition_status: "NOT_READY", missing_criteria: ["1 OPS block is still pending in share/oa/CONTEXT.json"] });
+    expect(() => completeOpsBlock(p.ws, "nope")).toThrow(`no pending OPS block "nope" in share/oa/CONTEXT.json (pending: ${env.envelope_id})`);
+    expect(completeOpsBlock(p.ws, env.envelope_id)).toEqual({ completed: env.envelope_id, pending: 0 });
+    const again = await runReasoning(buildEnvelope("PhaseTransitionValidator", "to 28", { workspace: p.ws, inputs: { target_phase: "28" } }), { workspace: p.ws });
+    expect(again.decision).toBe("READY");
   });
 
   it("OPSBlockGenerator creates CONTEXT.json when missing and never overwrites an invalid one", async () => {
