@@ -146,7 +146,12 @@ function stateMismatches(set: SurfaceSet, state: OAState, out: OADiagnostic[], m
   const compare = (category: OADiagnostic["category"], check: string, field: string, expected: unknown, actual: unknown, kernelFile: string) => {
     if (expected !== undefined && expected !== null && expected !== actual) fail(category, { check, field, expected, actual, surfaces: [kernelFile, STATE_FILE] });
   };
-  if (b) compare("kernel_mismatch", "branch match", "branch", b.branch, state.branch, SURFACES.pm_bootstrap_state.file);
+  if (b) {
+    compare("kernel_mismatch", "branch match", "branch", b.branch, state.branch, SURFACES.pm_bootstrap_state.file);
+    const bootstrapPhase = b.meta?.current_phase;
+    compare("tri_surface_incoherence", "phase metadata", "meta.current_phase", bootstrapPhase === undefined ? undefined : String(bootstrapPhase), state.current_phase, SURFACES.pm_bootstrap_state.file);
+  }
+  if (r?.branch !== undefined) compare("tri_surface_incoherence", "branch metadata", "branch", r.branch, state.branch, SURFACES.reality_green_summary.file);
   if (s) {
     const phase = s.current_phase ?? s.phases?.current;
     compare("kernel_mismatch", "phase match", "current_phase", phase === undefined ? undefined : String(phase), state.current_phase, SURFACES.ssot_surface.file);

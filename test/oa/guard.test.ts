@@ -87,9 +87,9 @@ describe("oa guard", () => {
     writeSurface(p, "REALITY_GREEN_SUMMARY.json", { reality_green: false, checks: [{ name: "AGENTS.md Sync", passed: true }, { name: "DMS Alignment", passed: true }] });
     const out = runOaGuard(p.ws, "STRICT");
     expect(out.ok).toBe(false);
-    expect(out.mismatches.map((m) => m.check)).toEqual(["branch match", "phase match", "reality match"]);
+    expect(out.mismatches.map((m) => m.check)).toEqual(["branch match", "phase metadata", "phase match", "reality match"]);
     expect(out.mismatches[0]).toEqual({ check: "branch match", field: "branch", expected: "feat/phase28", actual: "feat/phase27e-oa-runtime", surfaces: ["PM_BOOTSTRAP_STATE.json", "orchestrator_assistant/STATE.json"] });
-    expect(errors(out.diagnostics).map((d) => d.category)).toEqual(["kernel_mismatch", "kernel_mismatch", "kernel_mismatch"]);
+    expect(errors(out.diagnostics).map((d) => d.category)).toEqual(["kernel_mismatch", "tri_surface_incoherence", "kernel_mismatch", "kernel_mismatch"]);
   });
 
   it("kernel_mismatch: kernel surfaces disagree on branch (HANDOFF_KERNEL) and phase (bootstrap meta)", () => {
@@ -101,25 +101,31 @@ describe("oa guard", () => {
     const phase = makeProject("degraded-phase-mismatch");
     writeSnapshot(phase.ws);
     const ph = runOaGuard(phase.ws, "STRICT");
-    expect(errors(ph.diagnostics)).toEqual([expect.objectContaining({ category: "kernel_mismatch", message: 'phase: SSOT_SURFACE_V17.json says "27" but PM_BOOTSTRAP_STATE.json (meta.current_phase) says "26"' })]);
+    expect(errors(ph.diagnostics)).toEqual([
+      expect.objectContaining({ category: "kernel_mismatch", message: 'phase: SSOT_SURFACE_V17.json says "27" but PM_BOOTSTRAP_STATE.json (meta.current_phase) says "26"' }),
+      expect.objectContaining({ category: "tri_surface_incoherence", message: 'phase metadata: PM_BOOTSTRAP_STATE.json says "26" but orchestrator_assistant/STATE.json says "27"' }),
+    ]);
   });
 
   it("tri_surface_incoherence: reality_green and key checks disagree between the three surfaces (FAIL)", () => {
     const p = makeProject("normal");
     writeSnapshot(p.ws);
+    writeSurface(p, "PM_BOOTSTRAP_STATE.json", { branch: "feat/phase27e-oa-runtime", meta: { current_phase: "27" }, health: { reality_green: false, agents_sync_ok: true, dms_alignment_ok: true } });
     writeSurface(p, "REALITY_GREEN_SUMMARY.json", {
       reality_green: true,
+      branch: "main",
       checks: [
         { name: "AGENTS.md Sync", passed: true },
         { name: "DMS Alignment", passed: false, message: "DMS lags the SSOT" },
       ],
     });
-    writeSurface(p, "PM_BOOTSTRAP_STATE.json", { branch: "feat/phase27e-oa-runtime", meta: { current_phase: "27" }, health: { reality_green: false, agents_sync_ok: true, dms_alignment_ok: true } });
     const out = runOaGuard(p.ws, "STRICT");
     const tri = out.diagnostics.filter((d) => d.category === "tri_surface_incoherence");
     expect(tri.map((d) => d.message)).toEqual([
       "reality_green: REALITY_GREEN_SUMMARY.json says true but PM_BOOTSTRAP_STATE.json (health.reality_green) says false",
       "DMS Alignment: REALITY_GREEN_SUMMARY.json says false but PM_BOOTSTRAP_STATE.json (health.dms_alignment_ok) says true",
+      'branch: PM_BOOTSTRAP_STATE.json says "feat/phase27e-oa-runtime" but REALITY_GREEN_SUMMARY.json (branch) says "main"',
+      'branch metadata: REALITY_GREEN_SUMMARY.json says "main" but orchestrator_assistant/STATE.json says "feat/phase27e-oa-runtime"',
       "DMS Alignment: REALITY_GREEN_SUMMARY.json says false but orchestrator_assistant/STATE.json says true",
     ]);
     expect(out.kernel_mode).toBe("BLOCKED");
