@@ -117,6 +117,9 @@ export interface RunOptions {
 
 /** Execute the envelope's program. Never throws for program failures: they come back as FAILED. */
 export async function run(envelope: ReasoningEnvelope, options: RunOptions): Promise<ReasoningResult> {
+  // Envelopes normally come from buildEnvelope; one made by hand is checked the same way.
+  parseWith(ReasoningEnvelopeSchema, envelope, "reasoning envelope", "oa_invalid_envelope");
+  parseWith(ProgramInputsSchemas[envelope.program_id], envelope.inputs, `${envelope.program_id} inputs`, "oa_invalid_inputs");
   const program = PROGRAMS[envelope.program_id];
   const redactor = new Redactor(secretsFromEnv());
   const toolCalls: ReasoningResult["tool_calls"] = [];

@@ -150,6 +150,19 @@ describe("pmagent oa decision / generate / interpret / validate-phase", () => {
     expect(none.stderr).toBe("pmagent: cannot complete OPS block x: share/oa/CONTEXT.json: file not found [oa_context_invalid]\n");
   });
 
+  it("refuses an empty goal or target phase (exit 2), and reports an unregistered guard to re-run as FAILED (exit 1)", async () => {
+    const p = makeProject("normal");
+    const goal = await runCli(["oa", "generate", "--goal", ""], { cwd: p.root });
+    expect(goal.code).toBe(2);
+    expect(goal.stderr).toBe("pmagent: OPSBlockGenerator needs a non-empty goal [oa_goal_empty]\n");
+    const phase = await runCli(["oa", "validate-phase", "--to", ""], { cwd: p.root });
+    expect(phase.code).toBe(2);
+    expect(phase.stderr).toBe("pmagent: PhaseTransitionValidator inputs is invalid:\n  $.target_phase: Too small: expected string to have >=1 characters [oa_invalid_inputs]\n");
+    const guard = await runCli(["oa", "interpret", "-", "--guard", "nightly"], { cwd: p.root, input: '{"ok": false}' });
+    expect(guard.code).toBe(1);
+    expect(guard.stdout).toContain('[error] guard "nightly" is not registered (registered guards: oa_state); add it under oa.guards in pmagent.config.json');
+  });
+
   it("generate: refuses a malformed --hint (exit 2)", async () => {
     const r = await runCli(["oa", "generate", "--goal", "x", "--hint", "no-equals-sign"], { cwd: makeProject("normal").root });
     expect(r.code).toBe(2);

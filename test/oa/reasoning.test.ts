@@ -172,6 +172,13 @@ describe("run (rule-based programs)", () => {
     expect(r.tool_calls.at(-1)).toMatchObject({ tool_id: "oa.reality_summary", ok: false });
   });
 
+  it("refuses a hand-made envelope that is invalid", async () => {
+    const p = makeProject("normal");
+    const env = buildEnvelope("PhaseTransitionValidator", "to 28", { workspace: p.ws, inputs: { target_phase: "28" } });
+    await expect(runReasoning({ ...env, allowed_tools: ["oa.shell" as never] }, { workspace: p.ws })).rejects.toThrow(/^reasoning envelope is invalid:\n {2}\$\.allowed_tools\[0\]: Invalid option/);
+    await expect(runReasoning({ ...env, inputs: { target_phase: 28 } }, { workspace: p.ws })).rejects.toThrow("PhaseTransitionValidator inputs is invalid:\n  $.target_phase: Invalid input: expected string, received number");
+  });
+
   it("decides on the kernel as it is when it runs (kernel-first), not as it was in the envelope", async () => {
     const p = makeProject("normal");
     const env = buildEnvelope("SafeOPSDecision", "Implement it", { workspace: p.ws });
