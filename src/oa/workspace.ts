@@ -29,5 +29,5 @@ export function oaWorkspace(root: string, oa: OAConfig): OAWorkspace {
 
 /** A path as shown to users and written into STATE: relative to the root, with `/`. */
 export function displayPath(ws: OAWorkspace, abs: string): string {
-  return relative(ws.root, abs).split(sep).join("/");
+  return relative(ws.root, abs).split(sep).join("/") || ".";
 }

@@ -36,6 +36,14 @@ describe("oa snapshot", () => {
     expect(readdirSync(dirname(join(p.root, result.path)))).toEqual(["STATE.json"]);
   });
 
+  it("works with the surfaces at the project root (surfaces_dir \".\")", () => {
+    const p = makeProject("normal", { surfaces_dir: "." });
+    const result = writeSnapshot(p.ws);
+    expect(result.path).toBe("orchestrator_assistant/STATE.json");
+    expect(result.state.source).toBe(".");
+    expect(result.state.surfaces.pm_bootstrap_state).toBe("PM_BOOTSTRAP_STATE.json");
+  });
+
   it("gives an empty context when CONTEXT.json is missing", () => {
     const p = makeProject("normal");
     rmSync(join(p.share, "oa/CONTEXT.json"));
