@@ -4,3 +4,4 @@ export * from "./config/index.js";
 export * from "./store/index.js";
 export * from "./blackboard/index.js";
 export * from "./prompt/index.js";
+export * from "./oa/index.js";

@@ -4,6 +4,7 @@ import { PmagentError, exitCodeFor } from "../core/index.js";
 import { registerInit } from "./init.js";
 import { registerBb } from "./bb.js";
 import { registerPrompt } from "./prompt.js";
+import { registerOa, registerBoot } from "./oa.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
@@ -15,7 +16,7 @@ Exit codes:
   3  pmagent boot oa: the kernel is BLOCKED`;
 
 /** Command groups register themselves here, one file per group. */
-const groups: Array<(program: Command) => void> = [registerInit, registerBb, registerPrompt];
+const groups: Array<(program: Command) => void> = [registerInit, registerBb, registerPrompt, registerOa, registerBoot];
 
 export function buildProgram(): Command {
   const program = new Command("pmagent")
