@@ -3,4 +3,6 @@ export * from "./core/index.js";
 export * from "./config/index.js";
 export * from "./store/index.js";
 export * from "./blackboard/index.js";
+export * from "./prompt/index.js";
+export * from "./oa/index.js";
 export * from "./kai/index.js";
