@@ -2,3 +2,4 @@
 export * from "./core/index.js";
 export * from "./config/index.js";
 export * from "./store/index.js";
+export * from "./lattice/index.js";
