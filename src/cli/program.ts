@@ -2,6 +2,9 @@ import { Command, CommanderError } from "commander";
 import { readFileSync } from "node:fs";
 import { PmagentError, exitCodeFor } from "../core/index.js";
 import { registerInit } from "./init.js";
+import { registerEmit } from "./emit.js";
+import { registerCheckpoint } from "./checkpoint.js";
+import { registerResumeInfo } from "./resume-info.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
@@ -13,7 +16,7 @@ Exit codes:
   3  pmagent boot oa: the kernel is BLOCKED`;
 
 /** Command groups register themselves here, one file per group. */
-const groups: Array<(program: Command) => void> = [registerInit];
+const groups: Array<(program: Command) => void> = [registerInit, registerEmit, registerCheckpoint, registerResumeInfo];
 
 export function buildProgram(): Command {
   const program = new Command("pmagent")
