@@ -166,10 +166,12 @@ export function registerEmit(program: Command): void {
     .option("--payload-file <file>", "read the whole payload from FILE (- for stdin)")
     .action(async (type: EventType, opts: Opts) => {
       const payload = await buildPayload(type, opts);
+      const fromFlags = opts.payloadJson === undefined && opts.payloadFile === undefined;
       const checked = PAYLOAD_SCHEMAS[type].safeParse(payload);
       if (!checked.success) {
         const issues = checked.error.issues.map((i) => {
-          const flag = flagFor(type, i.path);
+          // Flag hints only help when the payload came from the field flags.
+          const flag = fromFlags ? flagFor(type, i.path) : undefined;
           const missing = i.code === "invalid_type" && i.message.endsWith("received undefined");
           return `${jsonPath(i.path).replace(/^\$/, "payload")}${flag ? ` (${flag})` : ""}: ${missing ? `required (${i.message.replace(/^Invalid input: (.*), received undefined$/, "$1")})` : i.message}`;
         });
