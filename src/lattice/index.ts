@@ -60,7 +60,6 @@ export {
   readManifest,
   listCheckpoints,
   pruneCheckpoints,
-  ManifestSchema,
   type Manifest,
   type ManifestEntry,
   type CheckpointSummary,
