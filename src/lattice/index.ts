@@ -24,7 +24,7 @@
  *
  * Outbox (outbox.ts)
  *   outboxPath(ws), latticeDir(ws), appendOutbox(path, event) (fsync'd line append)
- *   readOutbox(path, from = OUTBOX_START, {maxLineBytes?}) → {items, next:{offset,line_no}, torn}
+ *   readOutbox(path, from = OUTBOX_START, {maxLineBytes?, redact?}) → {items, next:{offset,line_no}, torn}
  *     a torn last line (no newline) is reported in `torn`, not consumed, not an error;
  *     ConflictError "outbox_truncated" when the file shrank below `from.offset`
  *

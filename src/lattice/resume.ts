@@ -5,8 +5,9 @@
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { contentHash, parseJsonText, parseWith } from "../core/index.js";
+import { contentHash, parseWith, UsageError } from "../core/index.js";
 import { LATTICE_DIR } from "./outbox.js";
+import { jsonErrorMessage } from "./parser.js";
 import { ResumeSchema, type Resume } from "./protocol.js";
 
 export const RESUME_FILE = "resume.json";
@@ -66,7 +67,13 @@ export function readResume(workspace: string, options: { mark?: boolean } = {}):
   const path = resumePath(workspace);
   const text = readText(path);
   if (text === null) return { resume: null, replayed: false, key: null };
-  const raw = parseJsonText(text, path, "invalid_resume");
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    // Without V8's excerpt of the text: resume.json may carry a credential.
+    throw new UsageError("invalid_resume", `${path} is not valid JSON: ${jsonErrorMessage(err)}`);
+  }
   const resume = parseWith(ResumeSchema, raw, path, "invalid_resume");
   const key = contentHash(raw);
   const replayed = processedKeys(workspace).has(key);

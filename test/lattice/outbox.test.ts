@@ -82,6 +82,15 @@ describe("outbox", () => {
     expect(r.items[1]).toMatchObject({ kind: "event", line_no: 2 });
   });
 
+  it("redacts excerpts and reasons when given a redactor", () => {
+    const path = outboxPath(ws);
+    mkdirSync(join(ws, ".lattice"));
+    appendFileSync(path, '{"token": hunter2-secret}\n{"event_type":"INFO","hunter2-secret":1}\n');
+    const r = readOutbox(path, OUTBOX_START, { redact: (t) => t.replaceAll("hunter2-secret", "[REDACTED]") });
+    expect(JSON.stringify(r.items)).not.toContain("hunter2");
+    expect(r.items[0]).toMatchObject({ excerpt: '{"token": [REDACTED]}' });
+  });
+
   it("reads a missing outbox as empty", () => {
     expect(readOutbox(join(ws, "nope.jsonl"))).toEqual({ items: [], next: OUTBOX_START, torn: null });
   });

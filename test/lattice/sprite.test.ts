@@ -111,8 +111,13 @@ describe("Sprite", () => {
   it("refuses a resume.json that is not JSON or lacks fields, naming the file and field", () => {
     mkdirSync(join(ws, ".lattice"), { recursive: true });
     const file = join(ws, ".lattice/resume.json");
-    writeFileSync(file, "{oops");
-    expect(() => readResume(ws)).toThrow(`${file} is not valid JSON`);
+    writeFileSync(file, '{"inputs": {"token": ghp_abcdefghijklmnopqrstuvwxyz0123456789}}');
+    expect(() => readResume(ws)).toThrow(`${file} is not valid JSON: Unexpected token 'g'`);
+    try {
+      readResume(ws);
+    } catch (err) {
+      expect((err as Error).message).not.toContain("ghp_");
+    }
     writeFileSync(file, JSON.stringify({ work_item_id: "issue-17", inputs: [] }));
     expect(() => readResume(ws)).toThrow(`${file} is invalid:\n  $.checkpoint_id: Invalid input: expected string, received undefined\n  $.inputs: Invalid input: expected record, received array`);
   });
