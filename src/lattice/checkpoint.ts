@@ -93,6 +93,10 @@ function manifestPath(dir: string, id: string): string {
   return join(dir, "manifests", `${id}.json`);
 }
 
+function checkpointNotFound(dir: string, id: string): NotFoundError {
+  return new NotFoundError("checkpoint_not_found", `checkpoint ${id} does not exist in ${dir} (see pmagent checkpoint list)`);
+}
+
 function checkId(id: string): void {
   if (!CHECKPOINT_ID.test(id)) {
     throw new UsageError("invalid_checkpoint_id", `"${id}" is not a checkpoint id (expected chk_ followed by letters, digits, '_' or '-', as printed by pmagent checkpoint create)`);
@@ -191,9 +195,7 @@ export function readManifest(dir: string, id: string): Manifest {
   try {
     text = readFileSync(path, "utf8");
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") {
-      throw new NotFoundError("checkpoint_not_found", `checkpoint ${id} does not exist in ${dir} (see pmagent checkpoint list)`);
-    }
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") throw checkpointNotFound(dir, id);
     throw err;
   }
   let raw: unknown;
@@ -250,10 +252,13 @@ function planRestore(root: string, dir: string, manifest: Manifest, cache: StatC
  * needed is checked before the workspace is touched.
  */
 export function restoreCheckpoint(workspace: string, dir: string, id: string): RestoreResult {
-  const manifest = readManifest(dir, id);
+  checkId(id);
+  if (!checkpointExists(dir, id)) throw checkpointNotFound(dir, id);
   mkdirSync(workspace, { recursive: true });
   const root = workspaceRoot(workspace);
   return withDirLock(dir, () => {
+    // Read under the lock: a prune may have removed the checkpoint in the meantime.
+    const manifest = readManifest(dir, id);
     const blobs = new BlobStore(join(dir, "blobs"));
     const now = Date.now();
     const cache = StatCache.load(dir, root);
