@@ -6,3 +6,4 @@ export * from "./blackboard/index.js";
 export * from "./prompt/index.js";
 export * from "./oa/index.js";
 export * from "./kai/index.js";
+export * from "./lattice/index.js";

@@ -7,6 +7,9 @@ import { registerDemo } from "./demo.js";
 import { registerPrompt } from "./prompt.js";
 import { registerOa, registerBoot } from "./oa.js";
 import { registerKai } from "./kai.js";
+import { registerEmit } from "./emit.js";
+import { registerCheckpoint } from "./checkpoint.js";
+import { registerResumeInfo } from "./resume-info.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
@@ -18,7 +21,7 @@ Exit codes:
   3  pmagent boot oa: the kernel is BLOCKED`;
 
 /** Command groups register themselves here, one file per group. */
-const groups: Array<(program: Command) => void> = [registerInit, registerDemo, registerBb, registerPrompt, registerOa, registerBoot, registerKai];
+const groups: Array<(program: Command) => void> = [registerInit, registerDemo, registerBb, registerPrompt, registerOa, registerBoot, registerKai, registerEmit, registerCheckpoint, registerResumeInfo];
 
 export function buildProgram(): Command {
   const program = new Command("pmagent")
