@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Blackboard, parseComment, renderComment, syncBoard, type Entry, type SyncOptions } from "../../src/blackboard/index.js";
+import { Blackboard, SyncReportSchema, parseComment, renderComment, syncBoard, type Entry, type SyncOptions } from "../../src/blackboard/index.js";
 import { PmagentError } from "../../src/core/index.js";
 import { FakeGitHub } from "../helpers/fake-github.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
@@ -208,6 +208,26 @@ describe.each(kinds)("bb sync ($name)", (kind) => {
     expect(fake.comments(REPO, 1)).toHaveLength(2);
   });
 
+  it("runs one sync per board at a time: a concurrent one is refused, nothing is posted twice", async () => {
+    await board.post("Human", { id: "once", to: "Aya", kind: "k" });
+    const results = await Promise.allSettled([sync(), sync()]);
+    const ok = results.filter((r) => r.status === "fulfilled");
+    const refused = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+    expect(ok).toHaveLength(1);
+    expect(refused).toHaveLength(1);
+    expect(refused[0]!.reason).toMatchObject({ code: "bb_sync_running", message: expect.stringMatching(/^another bb sync of acme\/board#1 is running \(.+, lock held until .+\): wait for it to finish$/) });
+    expect(fake.comments(REPO, 1)).toHaveLength(1);
+    expect(await t.store.all("SELECT holder FROM bb_sync_lock")).toEqual([]);
+  });
+
+  it("takes over the lock of a crashed sync once it expired", async () => {
+    await t.store.run("INSERT INTO bb_sync_lock (project_id, repo, issue, holder, expires_ms) VALUES (?, ?, ?, ?, ?)", ["demo", "acme/board", 1, "crashed:1:ab", Date.now() + 60_000]);
+    expect((await failure(sync())).message).toMatch(/^another bb sync of acme\/board#1 is running \(crashed:1:ab, lock held until /);
+    await t.store.run("UPDATE bb_sync_lock SET expires_ms = ?", [Date.now() - 1]);
+    expect(await sync()).toMatchObject({ comments: 0 });
+    expect(await t.store.all("SELECT holder FROM bb_sync_lock")).toEqual([]);
+  });
+
   it("waits out a primary rate limit (403, x-ratelimit-reset) and a secondary one (429, retry-after), then succeeds", async () => {
     fake.addComment(REPO, 1, renderComment(entry("rl")));
     fake.rateLimitNext({ requests: 1, kind: "primary", resetInSeconds: 5 });
@@ -300,7 +320,7 @@ describe.each(kinds)("pmagent bb sync CLI ($name)", (kind) => {
     const r = await cli(["bb", "sync", "--format", "json"], { BOARD_TOKEN: "test-token" });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    const report = JSON.parse(r.stdout);
+    const report = SyncReportSchema.parse(JSON.parse(r.stdout));
     expect(report).toMatchObject({ repo: REPO, issue: 1, imported: [{ entry_id: "cli-1", comment_id: c.id }], posted: [{ entry_id: "cli-2" }] });
     const text = await cli(["bb", "sync"], { BOARD_TOKEN: "test-token" });
     expect(text.stdout).toBe("synced acme/board#1 (2 comments): imported 0, updated locally 0, written back 0, posted 0, unchanged 2, conflicts 0, bad comments 0\n");
