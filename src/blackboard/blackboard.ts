@@ -265,13 +265,13 @@ export class Blackboard {
       const entry = current.entry;
       const to = patch.status ?? entry.status;
       const what = patch.status !== undefined && patch.status !== entry.status ? `move it ${entry.status} → ${patch.status}` : "change it";
+      if (options.worker !== undefined && current.claimed_by !== options.worker) {
+        throw new RefusedError("claim_lost", `entry ${id}: worker ${options.worker} no longer holds its claim (${current.claimed_by ? `taken over by ${current.claimed_by}` : `not claimed, ${entry.status}`})`, { entry: id, worker: options.worker });
+      }
       assertMayChange(entry, actor, this.humans, what);
       if (patch.status !== undefined && patch.status !== entry.status) assertTransition(entry, patch.status, actor);
       else if (patch.status !== undefined) {
         throw new RefusedError("transition_refused", `entry ${id}: ${actor} cannot move it ${entry.status} → ${patch.status} (it is already ${entry.status})`, { entry: id, actor, from: entry.status, to: patch.status });
-      }
-      if (options.worker !== undefined && current.claimed_by !== options.worker) {
-        throw new RefusedError("claim_lost", `entry ${id}: worker ${options.worker} no longer holds its claim (${current.claimed_by ? `taken over by ${current.claimed_by}` : "not claimed"})`, { entry: id, worker: options.worker });
       }
       const next = parseWith(EntrySchema, { ...entry, ...patch, status: to, updated_at: now.iso }, `entry ${id}`, "invalid_entry");
       const changes: Record<string, unknown> = {};

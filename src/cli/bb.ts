@@ -14,7 +14,8 @@ interface ActorOpts {
 }
 
 function actorOf(p: Project, opts: { as?: string }): string {
-  return opts.as ?? process.env.PMAGENT_ACTOR ?? p.config.humans[0]!;
+  if (opts.as !== undefined && opts.as.trim() === "") throw new UsageError("invalid_option", "--as needs an actor name");
+  return opts.as ?? (process.env.PMAGENT_ACTOR || p.config.humans[0]!);
 }
 
 function board(p: Project, store: Store): Blackboard {

@@ -1,0 +1,186 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EntrySchema } from "../../src/blackboard/index.js";
+import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
+import { PROJECT, request, testBoard } from "../helpers/blackboard.js";
+
+const kinds = await availableStoreKinds();
+
+describe.each(kinds)("blackboard ($name)", (kind) => {
+  let t: TestStore;
+  beforeAll(async () => {
+    t = await kind.open();
+  });
+  afterAll(async () => t.cleanup());
+
+  describe("posting", () => {
+    it("fills in from, project, status, payload, target_docs and timestamps", async () => {
+      const { board } = testBoard(t.store);
+      const { stored, created } = await board.post("Human", { to: "Aya", kind: "doc_update_proposal_request" });
+      expect(created).toBe(true);
+      expect(EntrySchema.parse(stored.entry)).toEqual(stored.entry);
+      expect(stored.entry).toMatchObject({ from: "Human", project_id: PROJECT, status: "open", payload: {}, target_docs: [], created_at: "2026-01-15T10:00:00.000Z", updated_at: "2026-01-15T10:00:00.000Z" });
+      expect(stored.entry.id).toMatch(/^vpm-mini-doc_update_proposal_request-20260115T100000Z-[0-9a-f]{6}$/);
+      expect(stored.version).toBe(1);
+    });
+
+    it("keeps the spec's optional fields, both target_docs forms and zoned timestamps as given", async () => {
+      const { board } = testBoard(t.store);
+      const given = {
+        ...request("vpm-mini-docupdate-issue571-1", { target_docs: [{ path: "STATE/current_state.md", section: "## 差分（δ）" }] }),
+        source_issue: 571,
+        source_comment_id: "3581234",
+        source_run_id: 19793359086,
+        note: "first",
+        created_at: "2025-11-30T02:30:00+09:00",
+        updated_at: "2025-11-30T02:30:00+09:00",
+      };
+      const { stored } = await board.post("Human", given);
+      expect(stored.entry).toEqual({ ...given, from: "Human", project_id: PROJECT, status: "open" });
+      expect((await board.get(given.id!)).entry).toEqual(stored.entry);
+    });
+
+    it("re-posting the same entry is a no-op, other content under the same id is refused", async () => {
+      const { board, clock } = testBoard(t.store);
+      await board.post("Human", request("dup-1"));
+      clock.advance(1000);
+      const again = await board.post("Human", request("dup-1"));
+      expect(again.created).toBe(false);
+      expect(again.stored.version).toBe(1);
+      expect(again.stored.entry.created_at).toBe("2026-01-15T10:00:00.000Z");
+      await expect(board.post("Human", request("dup-1", { to: "Sho" }))).rejects.toThrow(
+        "entry dup-1 already exists with different content (to differ): ids are unique, post it under a new id",
+      );
+      expect(await board.history("dup-1")).toHaveLength(1);
+    });
+
+    it.each([
+      [{ to: "Aya" }, "$.kind: Invalid input: expected string, received undefined"],
+      [{ to: "Aya", kind: "k", status: "waiting" }, '$.status: Invalid option: expected one of "open"|"in_progress"|"done"|"error"|"canceled"'],
+      [{ to: "Aya", kind: "k", payload: [] }, "$.payload: Invalid input: expected record, received array"],
+      [{ to: "Aya", kind: "k", target_docs: ["a.md", { path: "b.md" }] }, "$.target_docs: expected an array of paths or an array of {path, section} objects"],
+      [{ to: "Aya", kind: "k", created_at: "2025-11-30 02:30" }, "$.created_at: expected an ISO 8601 date-time with a time zone"],
+      [{ to: "Aya", kind: "k", created_at: "2025-11-30T02:30:00" }, "$.created_at: expected an ISO 8601 date-time with a time zone"],
+      [{ to: "Aya", kind: "k", colour: "red" }, '$: Unrecognized key: "colour"'],
+      [{ to: "Aya", kind: "k", source_issue: true }, "$.source_issue: Invalid input"],
+    ])("refuses a bad entry %j", async (input, message) => {
+      const { board } = testBoard(t.store);
+      const err = await board.post("Human", input, "entry.json").catch((e: Error) => e);
+      expect(err).toMatchObject({ code: "invalid_entry", kind: "usage" });
+      expect((err as Error).message).toContain("entry.json is invalid:");
+      expect((err as Error).message).toContain(message);
+    });
+
+    it("refuses an entry of another project", async () => {
+      const { board } = testBoard(t.store);
+      await expect(board.post("Human", request("x", { project_id: "hakone-e2" }), "e.json")).rejects.toThrow('e.json: project_id "hakone-e2" is not this project\'s ("vpm-mini")');
+    });
+  });
+
+  describe("changes", () => {
+    it("records every change in the append-only history with actor, time, from → to and what changed", async () => {
+      const { board, clock } = testBoard(t.store);
+      await board.post("Human", request("h-1"));
+      clock.advance(60_000);
+      await board.change("Aya", "h-1", { payload: { summary: "revised" }, note: "clarified" });
+      clock.advance(60_000);
+      await board.transition("Aya", "h-1", "done");
+      const h = await board.history("h-1");
+      expect(h.map((r) => [r.version, r.at, r.actor, r.action, r.from_status, r.to_status])).toEqual([
+        [1, "2026-01-15T10:00:00.000Z", "Human", "post", null, "open"],
+        [2, "2026-01-15T10:01:00.000Z", "Aya", "update", "open", "open"],
+        [3, "2026-01-15T10:02:00.000Z", "Aya", "status", "open", "done"],
+      ]);
+      expect(h[1]!.changes).toEqual({ payload: { from: { summary: "request h-1", details: {}, refs: {} }, to: { summary: "revised" } }, note: { from: null, to: "clarified" } });
+      expect((await board.get("h-1")).entry.updated_at).toBe("2026-01-15T10:02:00.000Z");
+    });
+
+    it("refuses a stale write (optimistic concurrency)", async () => {
+      const { board } = testBoard(t.store);
+      const { stored } = await board.post("Human", request("v-1"));
+      await board.change("Aya", "v-1", { note: "a" }, { expectedVersion: stored.version });
+      const err = await board.change("Aya", "v-1", { note: "b" }, { expectedVersion: stored.version }).catch((e: Error) => e);
+      expect(err).toMatchObject({ code: "stale_write", kind: "conflict" });
+      expect((err as Error).message).toBe("entry v-1 was changed by someone else (you had version 1, it is now at 2): read it again and retry");
+      expect((await board.get("v-1")).entry.note).toBe("a");
+    });
+
+    it("concurrent writers of one entry: exactly one wins", async () => {
+      const { board } = testBoard(t.store);
+      await board.post("Human", request("race-1"));
+      const results = await Promise.allSettled(["Aya", "Human"].map((actor) => board.change(actor, "race-1", { note: actor }, { expectedVersion: 1 })));
+      expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+      expect((results.find((r) => r.status === "rejected") as PromiseRejectedResult).reason).toMatchObject({ code: "stale_write" });
+    });
+
+    it("says which entry does not exist", async () => {
+      const { board } = testBoard(t.store);
+      await expect(board.transition("Human", "nope", "done")).rejects.toThrow("entry nope does not exist in project vpm-mini");
+      await expect(board.history("nope")).rejects.toMatchObject({ code: "entry_not_found" });
+    });
+  });
+
+  describe("claims", () => {
+    it("follow the pick rule: addressee, kind, open, this project, oldest first", async () => {
+      const { board, clock } = testBoard(t.store, Date.parse("2026-06-01T00:00:00Z"));
+      const apply = { to: "Tsugu", kind: "doc_update_apply_request" };
+      await board.post("Human", request("pick-wrong-kind", { to: "Tsugu", kind: "something_else" }));
+      clock.advance(1);
+      await board.post("Human", request("pick-to-sho", { to: "Sho", kind: "doc_update_apply_request" }));
+      clock.advance(1);
+      await board.post("Human", request("pick-canceled", apply));
+      clock.advance(1);
+      await board.post("Human", request("pick-b", apply));
+      clock.advance(1);
+      await board.post("Human", request("pick-c", apply));
+      // Older by created_at although posted last: order is by created_at, not by insertion.
+      await board.post("Human", request("pick-a", { ...apply, created_at: "2026-05-31T00:00:00Z" }));
+      await board.transition("Human", "pick-canceled", "canceled");
+      const claimed: string[] = [];
+      for (let s = await board.claim("w1", "Tsugu", ["doc_update_apply_request"]); s; s = await board.claim("w1", "Tsugu", ["doc_update_apply_request"])) claimed.push(s.entry.id);
+      expect(claimed).toEqual(["pick-a", "pick-b", "pick-c"]);
+      expect(await board.claim("w1", "Tsugu", [])).toBeUndefined();
+    });
+
+    it("carry a lease; heartbeats extend it; an expired lease is taken over by another claimer of the role", async () => {
+      const { board, clock } = testBoard(t.store, Date.parse("2027-01-01T00:00:00Z"));
+      await board.post("Human", request("lease-1", { to: "Gen", kind: "pm_snapshot_request" }));
+      const a = await board.claim("gen-a", "Gen", ["pm_snapshot_request"]);
+      expect(a).toMatchObject({ claimed_by: "gen-a", lease_expires_at: "2027-01-01T00:00:05.000Z", entry: { status: "in_progress" } });
+      expect(await board.claim("gen-b", "Gen", ["pm_snapshot_request"])).toBeUndefined();
+      clock.advance(4_000);
+      await board.heartbeat("gen-a", "lease-1");
+      clock.advance(4_000);
+      expect(await board.claim("gen-b", "Gen", ["pm_snapshot_request"])).toBeUndefined();
+      clock.advance(2_000);
+      const b = await board.claim("gen-b", "Gen", ["pm_snapshot_request"]);
+      expect(b).toMatchObject({ claimed_by: "gen-b", entry: { id: "lease-1", status: "in_progress" } });
+      // The first worker lost its claim: heartbeat and completion are refused.
+      await expect(board.heartbeat("gen-a", "lease-1")).rejects.toThrow("entry lease-1: worker gen-a does not hold its claim (in_progress, claimed by gen-b)");
+      await expect(board.transition("Gen", "lease-1", "done", { worker: "gen-a" })).rejects.toThrow("entry lease-1: worker gen-a no longer holds its claim (taken over by gen-b)");
+      const done = await board.transition("Gen", "lease-1", "done", { worker: "gen-b" });
+      expect(done).toMatchObject({ claimed_by: null, lease_expires_at: null, entry: { status: "done" } });
+      expect((await board.history("lease-1")).map((h) => h.action)).toEqual(["post", "claim", "takeover", "status"]);
+    });
+
+    it("an in_progress entry set by hand (no lease) is never taken over", async () => {
+      const { board, clock } = testBoard(t.store, Date.parse("2028-01-01T00:00:00Z"));
+      await board.post("Human", request("manual-1", { to: "Hana", kind: "pm_snapshot_done" }));
+      await board.transition("Hana", "manual-1", "in_progress");
+      clock.advance(3_600_000);
+      expect(await board.claim("h", "Hana", ["pm_snapshot_done"])).toBeUndefined();
+    });
+  });
+
+  describe("import (put)", () => {
+    it("keeps status and timestamps, skips identical entries and refuses different ones", async () => {
+      const { board } = testBoard(t.store);
+      const entry = EntrySchema.parse({ ...request("imp-1"), from: "Human", project_id: PROJECT, status: "done", created_at: "2025-11-30T02:30:00+09:00", updated_at: "2025-11-30T03:00:00+09:00", payload: {}, target_docs: [] });
+      expect((await board.put("Human", entry)).outcome).toBe("created");
+      expect((await board.put("Human", entry)).outcome).toBe("unchanged");
+      await expect(board.put("Human", { ...entry, kind: "other" })).rejects.toMatchObject({ code: "entry_exists" });
+      const replaced = await board.put("github-sync", { ...entry, note: "edited on GitHub" }, { replace: true });
+      expect(replaced.outcome).toBe("replaced");
+      expect((await board.history("imp-1")).at(-1)).toMatchObject({ actor: "github-sync", action: "import", changes: { note: { from: null, to: "edited on GitHub" } } });
+    });
+  });
+});

@@ -1,0 +1,91 @@
+import { describe, expect, it } from "vitest";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ConfigSchema } from "../../src/config/index.js";
+import { runCli } from "../helpers/proc.js";
+
+function tempDir(name = "repo"): string {
+  const d = join(mkdtempSync(join(tmpdir(), "pmagent-cli-")), name);
+  mkdirSync(d);
+  return d;
+}
+
+const env = { ...process.env, PMAGENT_DATABASE_URL: "", PMAGENT_SQLITE_PATH: "" };
+
+describe("pmagent init and configuration", () => {
+  it("init writes the default config (doc_update lane) and creates the SQLite store", async () => {
+    const dir = tempDir("my-repo");
+    const r = await runCli(["init"], { cwd: dir, env });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const config = ConfigSchema.parse(JSON.parse(readFileSync(join(dir, "pmagent.config.json"), "utf8")));
+    expect(config.project_id).toBe("my-repo");
+    expect(config.humans).toEqual(["Human"]);
+    expect(config.storage).toEqual({ driver: "sqlite", path: ".pmagent/pmagent.db" });
+    expect(config.lanes[0]!.roles.map((r) => [r.name, r.allowed_kinds])).toEqual([
+      ["Aya", ["doc_update_proposal_request"]],
+      ["Sho", ["doc_update_review_request"]],
+      ["Tsugu", ["doc_update_apply_request"]],
+      ["Gen", ["pm_snapshot_request"]],
+      ["Hana", ["pm_snapshot_done"]],
+    ]);
+    expect(existsSync(join(dir, ".pmagent/pmagent.db"))).toBe(true);
+    const again = await runCli(["init"], { cwd: dir, env });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(`${join(dir, "pmagent.config.json")} already exists (use --force to overwrite it)`);
+    expect((await runCli(["init", "--force", "--project-id", "vpm-mini"], { cwd: dir, env })).code).toBe(0);
+    expect(JSON.parse(readFileSync(join(dir, "pmagent.config.json"), "utf8")).project_id).toBe("vpm-mini");
+  });
+
+  it("finds the config by walking up from a subdirectory, or takes --config", async () => {
+    const dir = tempDir();
+    await runCli(["init", "--project-id", "walk"], { cwd: dir, env });
+    const sub = join(dir, "docs", "deep");
+    mkdirSync(sub, { recursive: true });
+    const r = await runCli(["bb", "list", "--format", "json"], { cwd: sub, env });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual([]);
+    const elsewhere = tempDir();
+    const missing = await runCli(["bb", "list"], { cwd: elsewhere, env });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain(`no pmagent.config.json in ${elsewhere} or any parent directory: run \`pmagent init\``);
+    const viaFlag = await runCli(["--config", join(dir, "pmagent.config.json"), "bb", "list"], { cwd: elsewhere, env });
+    expect(viaFlag.code).toBe(0);
+    const badFlag = await runCli(["--config", join(elsewhere, "nope.json"), "bb", "list"], { cwd: elsewhere, env });
+    expect(badFlag.stderr).toContain(`cannot read config file ${join(elsewhere, "nope.json")}: ENOENT`);
+  });
+
+  it.each([
+    ["not JSON", "{ project_id: 1", /pmagent\.config\.json is not valid JSON: /],
+    ["a missing field", JSON.stringify({ project_id: "p" }), /pmagent\.config\.json is invalid:\n {2}\$\.lanes: Invalid input: expected array, received undefined/],
+    ["a wrong type deep inside", JSON.stringify({ project_id: "p", lanes: [{ layer: "l", name: "n", roles: [{ name: "Aya", allowed_kinds: "x" }] }] }), /\$\.lanes\[0\]\.roles\[0\]\.allowed_kinds: Invalid input: expected array, received string/],
+    ["an unknown key", JSON.stringify({ project_id: "p", lanes: [{ layer: "l", name: "n", roles: [{ name: "Aya", allowed_kinds: ["k"] }] }], colour: 1 }), /\$: Unrecognized key: "colour"/],
+    ["a bad project id", JSON.stringify({ project_id: "a b", lanes: [{ layer: "l", name: "n", roles: [{ name: "Aya", allowed_kinds: ["k"] }] }] }), /\$\.project_id: expected letters, digits/],
+    ["a duplicated role", JSON.stringify({ project_id: "p", lanes: [{ layer: "l", name: "n", roles: [{ name: "Aya", allowed_kinds: ["k"] }, { name: "Aya", allowed_kinds: ["j"] }] }] }), /\$\.lanes\[0\]\.roles\[1\]\.name: role Aya is defined twice in lane l\/n/],
+  ])("an invalid config (%s) is a usage error naming the file, the JSON path and what was expected", async (_what, text, message) => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "pmagent.config.json"), text);
+    const r = await runCli(["bb", "list"], { cwd: dir, env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(join(dir, "pmagent.config.json"));
+    expect(r.stderr).toMatch(message);
+  });
+
+  it("--help documents the exit codes, everywhere", async () => {
+    for (const args of [["--help"], ["bb", "--help"], ["bb", "post", "--help"]]) {
+      const r = await runCli(args, { env });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain("Exit codes:\n  0  success\n  1  refused or failed");
+      expect(r.stdout).toContain("2  usage error");
+    }
+  });
+
+  it("an unknown command or option is a usage error (exit 2)", async () => {
+    const dir = tempDir();
+    expect((await runCli(["frobnicate"], { cwd: dir, env })).code).toBe(2);
+    const r = await runCli(["bb", "list", "--colour"], { cwd: dir, env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("unknown option '--colour'");
+  });
+});
