@@ -45,6 +45,7 @@ export interface SyncOptions {
   sleep?: (ms: number) => Promise<void>;
   maxRetries?: number;
   maxWaitMs?: number;
+  timeoutMs?: number;
 }
 
 interface RemoteComment {

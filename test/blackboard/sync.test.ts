@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createServer, type AddressInfo, type Socket } from "node:net";
 import { Blackboard, SyncReportSchema, parseComment, renderComment, syncBoard, type Entry, type SyncOptions } from "../../src/blackboard/index.js";
 import { PmagentError } from "../../src/core/index.js";
 import { FakeGitHub } from "../helpers/fake-github.js";
@@ -274,6 +275,21 @@ describe.each(kinds)("bb sync ($name)", (kind) => {
     expect(err.code).toBe("github_unreachable");
     expect(err.message).toMatch(new RegExp(`^cannot list the comments of acme/board#1: GitHub at ${url} did not answer`));
     fake = await FakeGitHub.start();
+  });
+
+  it("gives up on a server that accepts the connection and never answers", async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+      const err = await failure(sync({ apiUrl: url, timeoutMs: 300 }));
+      expect(err.code).toBe("github_unreachable");
+      expect(err.message).toMatch(new RegExp(`^cannot list the comments of acme/board#1: GitHub at ${url} did not answer`));
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 
   it("refuses a bad repository, issue, type or API URL", async () => {
