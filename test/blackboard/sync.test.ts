@@ -363,6 +363,15 @@ describe.each(kinds)("pmagent bb sync CLI ($name)", (kind) => {
     const badIssue = await cli(["bb", "sync", "--repo", REPO, "--issue", "x"], { GITHUB_TOKEN: "test-token" });
     expect(badIssue.code).toBe(2);
     expect(badIssue.stderr).toContain('--issue expects a whole number, got "x"');
+    const badType = await cli(["bb", "sync", "--repo", REPO, "--issue", "1", "--type", "a b"], { GITHUB_TOKEN: "test-token" });
+    expect(badType.code).toBe(2);
+    expect(badType.stderr).toBe('pmagent: blackboard type "a b" is not valid: it must be non-empty, without spaces or angle brackets (e.g. doc_update_v1) [bb_bad_type]\n');
+    const badUrl = await cli(["bb", "sync", "--repo", REPO, "--issue", "1", "--api-url", "nope"], { GITHUB_TOKEN: "test-token" });
+    expect(badUrl.code).toBe(2);
+    expect(badUrl.stderr).toBe('pmagent: GitHub API URL "nope" is not a URL (e.g. https://api.github.com) [github_bad_api_url]\n');
+    const badRepo = await cli(["bb", "sync", "--repo", "acme", "--issue", "1"], { GITHUB_TOKEN: "test-token" });
+    expect(badRepo.code).toBe(2);
+    expect(badRepo.stderr).toBe('pmagent: repository "acme" is not OWNER/NAME (e.g. acme/widgets) [bb_sync_bad_repo]\n');
   });
 
   it("never prints the token, even when GitHub rejects it", async () => {
