@@ -106,8 +106,12 @@ export function githubError(err: unknown, what: string, context: { tokenEnv: str
     const message = isHttpFailure(err) ? err.message : (err as Error)?.message ?? String(err);
     return new UnavailableError("github_unreachable", `cannot ${what}: GitHub at ${context.apiUrl} did not answer (${message})`, { cause: err });
   }
-  const data = err.response.data as { message?: unknown } | undefined;
-  const said = typeof data?.message === "string" ? data.message : err.message;
+  const data = err.response.data as { message?: unknown; errors?: unknown } | undefined;
+  // 422 answers carry the reasons in `errors` ({resource, field, code, message?}).
+  const reasons = Array.isArray(data?.errors)
+    ? (data.errors as Array<{ field?: string; code?: string; message?: string }>).map((e) => e.message ?? `${e.field ?? "?"} ${e.code ?? "invalid"}`)
+    : [];
+  const said = `${typeof data?.message === "string" ? data.message : err.message}${reasons.length ? ` (${reasons.join("; ")})` : ""}`;
   switch (err.status) {
     case 401:
       return new UnavailableError("github_bad_credentials", `cannot ${what}: GitHub rejected the token in ${context.tokenEnv} (401 ${said}): set ${context.tokenEnv} to a valid token`);

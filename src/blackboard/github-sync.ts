@@ -83,7 +83,7 @@ export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
   await takeSyncLock(store, projectId, repo, issue, holder, clockMs());
   try {
     const postType = options.type ?? DEFAULT_BLACKBOARD_TYPE;
-    const report: SyncReport = { repo: options.repo, issue, comments: 0, imported: [], updated_locally: [], written_back: [], posted: [], unchanged: 0, conflicts: [], bad_comments: [], skipped: [], rate_limit_waits: 0 };
+    const report: SyncReport = { repo: options.repo, issue, comments: 0, imported: [], updated_locally: [], written_back: [], posted: [], unchanged: 0, conflicts: [], bad_comments: [], skipped: [], refused: [], rate_limit_waits: 0 };
 
     const comments: RemoteComment[] = (
       await gh(`list the comments of ${options.repo}#${issue}`, () => octokit.paginate(octokit.rest.issues.listComments, { owner, repo: name, issue_number: issue, per_page: 100 }))
@@ -104,10 +104,22 @@ export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
       linkByEntry.set(entryId, l);
       linkByComment.set(comment.id, l);
     };
+    /** A write GitHub refuses for this entry alone (422, or a comment deleted meanwhile) is reported; the rest goes on. */
+    const refusedWrite = (err: unknown, entryId: string, commentId: number | undefined, codes: string[]): boolean => {
+      if (!(err instanceof PmagentError) || !codes.includes(err.code)) return false;
+      report.refused.push({ entry_id: entryId, ...(commentId === undefined ? {} : { comment_id: commentId }), reason: err.message });
+      return true;
+    };
     const writeBack = async (entry: Entry, comment: RemoteComment, bbType: string): Promise<void> => {
-      const { data } = await gh(`rewrite comment ${comment.id} of ${options.repo}#${issue}`, () =>
-        octokit.rest.issues.updateComment({ owner, repo: name, comment_id: comment.id, body: renderComment(entry, bbType) }),
-      );
+      let data: { id: number; body?: string; updated_at: string };
+      try {
+        ({ data } = await gh(`rewrite comment ${comment.id} of ${options.repo}#${issue}`, () =>
+          octokit.rest.issues.updateComment({ owner, repo: name, comment_id: comment.id, body: renderComment(entry, bbType) }),
+        ));
+      } catch (err) {
+        if (refusedWrite(err, entry.id, comment.id, ["github_rejected", "github_not_found"])) return;
+        throw err;
+      }
       await link(entry.id, { id: data.id, body: data.body ?? "", updated_at: data.updated_at }, bbType, hashFor(entry, comment.id));
       report.written_back.push({ entry_id: entry.id, comment_id: comment.id });
     };
@@ -232,9 +244,15 @@ export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
     // Local entries on no board yet, oldest first (list's order) so the board reads in order.
     const unposted = (await board.list()).filter(({ entry }) => !linkByEntry.has(entry.id) && !seen.has(entry.id));
     for (const { entry } of unposted) {
-      const { data } = await gh(`post entry ${entry.id} to ${options.repo}#${issue}`, () =>
-        octokit.rest.issues.createComment({ owner, repo: name, issue_number: issue, body: renderComment(entry, postType) }),
-      );
+      let data: { id: number; body?: string; updated_at: string };
+      try {
+        ({ data } = await gh(`post entry ${entry.id} to ${options.repo}#${issue}`, () =>
+          octokit.rest.issues.createComment({ owner, repo: name, issue_number: issue, body: renderComment(entry, postType) }),
+        ));
+      } catch (err) {
+        if (refusedWrite(err, entry.id, undefined, ["github_rejected"])) continue;
+        throw err;
+      }
       await link(entry.id, { id: data.id, body: data.body ?? "", updated_at: data.updated_at }, postType, hashFor(entry, data.id));
       report.posted.push({ entry_id: entry.id, comment_id: data.id });
     }

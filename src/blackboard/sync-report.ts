@@ -21,6 +21,9 @@ export const SyncReportSchema = z
       .array(z.object({ issue: z.number().int().positive(), comment_id: z.number().int().positive(), code: z.string(), reason: z.string() }))
       .describe("comments with the blackboard marker whose body is not a valid entry"),
     skipped: z.array(Item.extend({ reason: z.string() })).describe("valid entries of another project"),
+    refused: z
+      .array(z.object({ entry_id: z.string(), comment_id: z.number().int().positive().optional(), reason: z.string() }))
+      .describe("local entries GitHub refused to store (e.g. a comment over its size limit, or deleted during the sync)"),
     rate_limit_waits: count.describe("rate-limit answers waited out and retried"),
   })
   .strict();

@@ -229,6 +229,22 @@ describe.each(kinds)("bb sync ($name)", (kind) => {
     expect(await t.store.all("SELECT holder FROM bb_sync_lock")).toEqual([]);
   });
 
+  it("reports an entry GitHub refuses to store (comment too long) and goes on with the rest", async () => {
+    const huge = { summary: "x".repeat(70_000) };
+    await board.post("Human", { id: "big", to: "Aya", kind: "k", payload: huge, created_at: "2020-01-01T00:00:00Z" });
+    await board.post("Human", { id: "small", to: "Aya", kind: "k" });
+    const c = fake.addComment(REPO, 1, renderComment(entry("grows")));
+    await expect(sync()).resolves.toMatchObject({ posted: [{ entry_id: "small" }], imported: [{ entry_id: "grows" }] });
+    await board.change("Aya", "grows", { payload: huge });
+    const report = await sync();
+    const reason = (what: string) => `cannot ${what}: GitHub answered 422 Validation Failed (body is too long (maximum is 65536 characters))`;
+    expect(report.refused).toEqual([
+      { entry_id: "grows", comment_id: c.id, reason: reason(`rewrite comment ${c.id} of acme/board#1`) },
+      { entry_id: "big", reason: reason("post entry big to acme/board#1") },
+    ]);
+    expect(fake.comment(c.id)!.body).toBe(renderComment(entry("grows")));
+  });
+
   it("waits out a primary rate limit (403, x-ratelimit-reset) and a secondary one (429, retry-after), then succeeds", async () => {
     fake.addComment(REPO, 1, renderComment(entry("rl")));
     fake.rateLimitNext({ requests: 1, kind: "primary", resetInSeconds: 5 });
