@@ -165,6 +165,18 @@ describe.each(kinds)("bb sync ($name)", (kind) => {
     ]);
   });
 
+  it("does not import a GitHub edit over an entry a worker holds claimed", async () => {
+    const c = fake.addComment(REPO, 1, renderComment(entry("claimed")));
+    await sync();
+    const claimed = await board.claim("Aya@host:1", "Aya", ["doc_update_proposal_request"]);
+    expect(claimed?.entry.id).toBe("claimed");
+    expect(await sync()).toMatchObject({ written_back: [{ entry_id: "claimed" }] });
+    fake.editComment(c.id, renderComment({ ...claimed!.entry, source_issue: 1, source_comment_id: c.id, payload: { summary: "edited on GitHub" } }));
+    const report = await sync();
+    expect(report.conflicts.map((x) => x.reason)).toEqual(["edited on GitHub while Aya@host:1 holds its claim locally; not imported while the claim is held"]);
+    expect((await board.get("claimed")).entry.payload).toEqual(entry("claimed").payload);
+  });
+
   it("reports a second comment holding the same entry as a duplicate", async () => {
     const first = fake.addComment(REPO, 1, renderComment(entry("dup")));
     const copy = fake.addComment(REPO, 1, renderComment(entry("dup", { note: "copy" })));
