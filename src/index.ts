@@ -3,3 +3,5 @@ export * from "./core/index.js";
 export * from "./config/index.js";
 export * from "./store/index.js";
 export * from "./blackboard/index.js";
+export * from "./prompt/index.js";
+export * from "./oa/index.js";

@@ -56,7 +56,20 @@ interface Row {
 }
 
 export const OPEN_CHANNEL = "bb_open";
+
+const FIELD_ORDER = ["id", "from", "to", "project_id", "kind", "status", "payload", "target_docs", "created_at", "updated_at", "source_issue", "source_comment_id", "source_run_id", "note"] as const;
+
+/** The entry's fields in the spec's order (PostgreSQL's jsonb would otherwise reorder them). */
+function specOrder(e: Entry): Entry {
+  const out: Record<string, unknown> = {};
+  for (const k of FIELD_ORDER) if (e[k] !== undefined) out[k] = e[k];
+  return out as Entry;
+}
 export const DEFAULT_LEASE_MS = 30_000;
+
+function claimChanges(fromStatus: Status, fromClaimer: string | null, worker: string): Record<string, unknown> {
+  return fromStatus === "open" ? { claimed_by: { from: fromClaimer, to: worker }, status: { from: "open", to: "in_progress" } } : { claimed_by: { from: fromClaimer, to: worker } };
+}
 
 /**
  * The blackboard of one project: entries, their lifecycle and permissions, claims with leases,
@@ -85,7 +98,7 @@ export class Blackboard {
 
   private toStored(row: Row): StoredEntry {
     return {
-      entry: JSON.parse(row.entry_json) as Entry,
+      entry: specOrder(JSON.parse(row.entry_json) as Entry),
       version: Number(row.version),
       claimed_by: row.claimed_by,
       lease_expires_at: row.lease_expires_ms === null || row.lease_expires_ms === undefined ? null : new Date(Number(row.lease_expires_ms)).toISOString(),
@@ -179,14 +192,40 @@ export class Blackboard {
       source,
       "invalid_entry",
     );
+    if (this.store.dialect === "postgres" && (await this.insertPg(entry, actor, now))) {
+      return { stored: { entry, version: 1, claimed_by: null, lease_expires_at: null }, created: true };
+    }
     const result = await this.store.transaction(async (q) => {
       const existing = await this.row(q, entry.id, true);
       if (existing) return { stored: this.sameOrRefuse(existing, entry), created: false };
       await this.insert(q, entry, actor, "post", now);
+      if (entry.status === "open") await q.notify(OPEN_CHANNEL, entry.to);
       return { stored: { entry, version: 1, claimed_by: null, lease_expires_at: null }, created: true };
     });
-    if (result.created && entry.status === "open") await this.store.notify(OPEN_CHANNEL, entry.to);
     return result;
+  }
+
+  /**
+   * PostgreSQL: insert entry, history and wake-up in one statement (one round trip); false when the
+   * id exists, and the caller compares contents.
+   */
+  private async insertPg(entry: Entry, actor: string, now: { ms: number; iso: string }): Promise<boolean> {
+    const row = await this.store.get<{ id: string }>(
+      `WITH ins AS (
+         INSERT INTO bb_entries (project_id, id, version, status, from_actor, to_actor, kind, created_ms, updated_ms, entry_json, content_hash)
+         VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project_id, id) DO NOTHING RETURNING id, status, to_actor
+       ), hist AS (
+         INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json)
+         SELECT ?, id, 1, ?, ?, ?, 'post', NULL, status, ? FROM ins
+       )
+       SELECT id, CASE WHEN status = 'open' THEN pg_notify(?, to_actor) END AS woke FROM ins`,
+      [
+        this.projectId, entry.id, entry.status, entry.from, entry.to, entry.kind, Date.parse(entry.created_at), Date.parse(entry.updated_at), JSON.stringify(entry), contentHash(entryContent(entry)),
+        this.projectId, now.iso, now.ms, actor, JSON.stringify({ entry }),
+        this.store.channelName(OPEN_CHANNEL),
+      ],
+    );
+    return row !== undefined;
   }
 
   private sameOrRefuse(existing: Row, entry: Entry): StoredEntry {
@@ -252,6 +291,11 @@ export class Blackboard {
 
   /** Change an entry's status as `actor` (lifecycle and permission rules apply). */
   async transition(actor: string, id: string, to: Status, options: ChangeOptions = {}): Promise<StoredEntry> {
+    if (options.worker !== undefined && options.note === undefined && options.expectedVersion === undefined && this.store.dialect === "postgres" && to !== "in_progress") {
+      const done = await this.finishClaimPg(actor, id, to, options.worker);
+      if (done) return done;
+      // Not the simple case (claim lost, refused, unknown entry): the general path says why.
+    }
     return this.change(actor, id, { status: to, ...(options.note !== undefined ? { note: options.note } : {}) }, options);
   }
 
@@ -283,9 +327,9 @@ export class Blackboard {
       const claim = to === "in_progress" ? { claimed_by: current.claimed_by, lease_expires_ms: row.lease_expires_ms } : { claimed_by: null, lease_expires_ms: null };
       const written = await this.write(q, row, next, claim);
       await this.record(q, id, written.version, now, actor, patch.status !== undefined ? "status" : "update", entry.status, to, changes);
+      if (written.entry.status === "open") await q.notify(OPEN_CHANNEL, written.entry.to);
       return written;
     });
-    if (stored.entry.status === "open") await this.store.notify(OPEN_CHANNEL, stored.entry.to);
     return stored;
   }
 
@@ -296,27 +340,83 @@ export class Blackboard {
   async claim(worker: string, role: string, kinds: readonly string[], leaseMs = this.leaseMs): Promise<StoredEntry | undefined> {
     if (kinds.length === 0) return undefined;
     const now = this.now();
+    if (this.store.dialect === "postgres") {
+      return (await this.claimPg(worker, role, kinds, leaseMs, now, false)) ?? (await this.claimPg(worker, role, kinds, leaseMs, now, true));
+    }
     return this.store.transaction(async (q) => {
       const kindList = kinds.map(() => "?").join(", ");
-      const skip = q.dialect === "postgres" ? " FOR UPDATE SKIP LOCKED" : "";
-      const row = await q.get<Row>(
-        `SELECT id, version, entry_json, claimed_by, lease_expires_ms FROM bb_entries
-         WHERE project_id = ? AND to_actor = ? AND kind IN (${kindList})
-           AND (status = 'open' OR (status = 'in_progress' AND claimed_by IS NOT NULL AND lease_expires_ms < ?))
-         ORDER BY created_ms, id LIMIT 1${skip}`,
-        [this.projectId, role, ...kinds, now.ms],
-      );
+      const select = `SELECT id, version, entry_json, claimed_by, lease_expires_ms FROM bb_entries
+         WHERE project_id = ? AND to_actor = ? AND kind IN (${kindList}) AND status = ?`;
+      // Two index-friendly lookups: the oldest open entry, else the oldest expired claim.
+      const row =
+        (await q.get<Row>(`${select} ORDER BY created_ms, id LIMIT 1`, [this.projectId, role, ...kinds, "open"])) ??
+        (await q.get<Row>(`${select} AND claimed_by IS NOT NULL AND lease_expires_ms < ? ORDER BY created_ms, id LIMIT 1`, [this.projectId, role, ...kinds, "in_progress", now.ms]));
       if (!row) return undefined;
       const current = this.toStored(row);
       const takeover = current.entry.status === "in_progress";
       const next: Entry = { ...current.entry, status: "in_progress", updated_at: now.iso };
       const written = await this.write(q, row, next, { claimed_by: worker, lease_expires_ms: now.ms + leaseMs });
-      await this.record(q, next.id, written.version, now, role, takeover ? "takeover" : "claim", current.entry.status, "in_progress", {
-        claimed_by: { from: current.claimed_by, to: worker },
-        ...(takeover ? {} : { status: { from: current.entry.status, to: "in_progress" } }),
-      });
+      await this.record(q, next.id, written.version, now, role, takeover ? "takeover" : "claim", current.entry.status, "in_progress", claimChanges(current.entry.status, current.claimed_by, worker));
       return written;
     });
+  }
+
+  /**
+   * PostgreSQL claim in one statement (pick with SKIP LOCKED, update, history): one round trip,
+   * so eight workers do not queue behind each other's transactions.
+   */
+  private async claimPg(worker: string, role: string, kinds: readonly string[], leaseMs: number, now: { ms: number; iso: string }, takeover: boolean): Promise<StoredEntry | undefined> {
+    const kindList = kinds.map(() => "?").join(", ");
+    const condition = takeover ? "status = 'in_progress' AND claimed_by IS NOT NULL AND lease_expires_ms < ?" : "status = 'open'";
+    const row = await this.store.get<Row>(
+      `WITH picked AS (
+         SELECT id, status, claimed_by FROM bb_entries
+         WHERE project_id = ? AND to_actor = ? AND kind IN (${kindList}) AND ${condition}
+         ORDER BY created_ms, id LIMIT 1 FOR UPDATE SKIP LOCKED
+       ), upd AS (
+         UPDATE bb_entries e SET version = e.version + 1, status = 'in_progress', updated_ms = ?,
+           entry_json = (e.entry_json::jsonb || jsonb_build_object('status', 'in_progress', 'updated_at', ?::text))::text,
+           claimed_by = ?, lease_expires_ms = ?
+         FROM picked WHERE e.project_id = ? AND e.id = picked.id
+         RETURNING e.id, e.version, e.entry_json, e.claimed_by, e.lease_expires_ms, picked.status AS old_status, picked.claimed_by AS old_claimer
+       ), hist AS (
+         INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json)
+         SELECT ?, id, version, ?, ?, ?, ?, old_status, 'in_progress',
+           CASE WHEN old_status = 'open' THEN ? ELSE json_build_object('claimed_by', json_build_object('from', old_claimer, 'to', claimed_by))::text END
+         FROM upd
+       )
+       SELECT id, version, entry_json, claimed_by, lease_expires_ms FROM upd`,
+      [
+        this.projectId, role, ...kinds, ...(takeover ? [now.ms] : []),
+        now.ms, now.iso, worker, now.ms + leaseMs, this.projectId,
+        this.projectId, now.iso, now.ms, role, takeover ? "takeover" : "claim", JSON.stringify(claimChanges("open", null, worker)),
+      ],
+    );
+    return row ? this.toStored(row) : undefined;
+  }
+
+  /**
+   * PostgreSQL: a claimer finishing its own in_progress entry, in one statement. Returns undefined
+   * when the simple case does not apply, and the caller takes the general path for the reason.
+   */
+  private async finishClaimPg(actor: string, id: string, to: Status, worker: string): Promise<StoredEntry | undefined> {
+    const now = this.now();
+    const human = this.humans.includes(actor);
+    const row = await this.store.get<Row>(
+      `WITH upd AS (
+         UPDATE bb_entries SET version = version + 1, status = ?, updated_ms = ?,
+           entry_json = (entry_json::jsonb || jsonb_build_object('status', ?::text, 'updated_at', ?::text))::text,
+           claimed_by = NULL, lease_expires_ms = NULL
+         WHERE project_id = ? AND id = ? AND status = 'in_progress' AND claimed_by = ? AND (to_actor = ? OR from_actor = ? OR ?)
+         RETURNING id, version, entry_json, claimed_by, lease_expires_ms
+       ), hist AS (
+         INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json)
+         SELECT ?, id, version, ?, ?, ?, 'status', 'in_progress', ?, ? FROM upd
+       )
+       SELECT id, version, entry_json, claimed_by, lease_expires_ms FROM upd`,
+      [to, now.ms, to, now.iso, this.projectId, id, worker, actor, actor, human, this.projectId, now.iso, now.ms, actor, to, JSON.stringify({ status: { from: "in_progress", to } })],
+    );
+    return row ? this.toStored(row) : undefined;
   }
 
   /** Extend a claim's lease; refused when the claim was lost (taken over or finished). */

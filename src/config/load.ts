@@ -87,3 +87,17 @@ export function findRole(config: Config, roleName: string): { lane: LaneConfig; 
 export function findLane(config: Config, layer: string, name: string): LaneConfig | undefined {
   return config.lanes.find((l) => l.layer === layer && l.name === name);
 }
+
+/** The root request id of a cycle: an entry id with its lane follow-up suffix (e.g. "-review") removed. */
+export function cycleRootId(lane: LaneConfig, entryId: string): string {
+  for (const role of lane.roles) {
+    const suffix = role.next?.id_suffix;
+    if (suffix && entryId.endsWith(suffix) && entryId.length > suffix.length) return entryId.slice(0, -suffix.length);
+  }
+  return entryId;
+}
+
+/** DESIGN.md §2: a follow-up's id is the cycle's request id plus the next step's suffix. */
+export function followUpId(lane: LaneConfig, entryId: string, suffix: string): string {
+  return `${cycleRootId(lane, entryId)}${suffix}`;
+}

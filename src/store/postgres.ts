@@ -21,7 +21,7 @@ function convert(sql: string): string {
   return out;
 }
 
-function queryable(client: pg.Pool | pg.PoolClient): Queryable {
+function queryable(client: pg.Pool | pg.PoolClient, channelName: (channel: string) => string): Queryable {
   return {
     dialect: "postgres",
     all: async <T>(sql: string, params?: readonly SqlParam[]) => (await client.query(convert(sql), params as unknown[] | undefined)).rows as T[],
@@ -29,6 +29,9 @@ function queryable(client: pg.Pool | pg.PoolClient): Queryable {
     run: async (sql: string, params?: readonly SqlParam[]): Promise<RunResult> => ({ changes: (await client.query(convert(sql), params as unknown[] | undefined)).rowCount ?? 0 }),
     exec: async (sql: string) => {
       await client.query(sql);
+    },
+    notify: async (channel: string, payload = "") => {
+      await client.query("SELECT pg_notify($1, $2)", [channelName(channel), payload]);
     },
   };
 }
@@ -61,7 +64,7 @@ export class PostgresStore implements Store {
     });
     // An idle client's error (server restart) must not crash the process; the next query reports it.
     this.pool.on("error", () => undefined);
-    this.q = queryable(this.pool);
+    this.q = queryable(this.pool, (c) => this.channelName(c));
   }
 
   static async connect(url: string, options: PostgresOptions = {}): Promise<PostgresStore> {
@@ -107,7 +110,7 @@ export class PostgresStore implements Store {
     const client = await this.pool.connect();
     try {
       await client.query("BEGIN");
-      const result = await fn(queryable(client));
+      const result = await fn(queryable(client, (c) => this.channelName(c)));
       await client.query("COMMIT");
       return result;
     } catch (err) {
@@ -118,7 +121,7 @@ export class PostgresStore implements Store {
     }
   }
 
-  private channelName(channel: string): string {
+  channelName(channel: string): string {
     // Channels are per schema so that isolated projects/tests never wake each other.
     return `${this.schema ?? "public"}_${channel}`.replace(/[^a-z0-9_]/gi, "_").toLowerCase();
   }
@@ -154,8 +157,8 @@ export class PostgresStore implements Store {
     };
   }
 
-  async notify(channel: string, payload = ""): Promise<void> {
-    await this.pool.query("SELECT pg_notify($1, $2)", [this.channelName(channel), payload]);
+  notify(channel: string, payload = ""): Promise<void> {
+    return this.q.notify(channel, payload);
   }
 
   async close(): Promise<void> {

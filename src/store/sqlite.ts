@@ -63,6 +63,10 @@ export class SqliteStore implements Store {
       exec: async (sql: string) => {
         this.db.exec(sql);
       },
+      notify: async (channel: string, payload = "") => {
+        // In-process only; a listener woken inside a transaction waits on the mutex for the commit.
+        this.events.emit(channel, payload);
+      },
     };
   }
 
@@ -93,6 +97,10 @@ export class SqliteStore implements Store {
     });
   }
 
+  channelName(channel: string): string {
+    return channel;
+  }
+
   async listen(channel: string, handler: (payload: string) => void): Promise<Unlisten> {
     this.events.on(channel, handler);
     return async () => {
@@ -100,8 +108,8 @@ export class SqliteStore implements Store {
     };
   }
 
-  async notify(channel: string, payload = ""): Promise<void> {
-    this.events.emit(channel, payload);
+  notify(channel: string, payload = ""): Promise<void> {
+    return this.direct().notify(channel, payload);
   }
 
   async close(): Promise<void> {

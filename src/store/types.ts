@@ -18,6 +18,11 @@ export interface Queryable {
   run(sql: string, params?: readonly SqlParam[]): Promise<RunResult>;
   /** Several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
+  /**
+   * Wake listeners of `channel`. Inside a transaction, PostgreSQL delivers it at commit (and not
+   * at all on rollback), so a woken listener always finds the committed row.
+   */
+  notify(channel: string, payload?: string): Promise<void>;
 }
 
 export interface TransactionOptions {
@@ -39,6 +44,7 @@ export interface Store extends Queryable {
    * waiters on SQLite must also poll (see `waitFor`).
    */
   listen(channel: string, handler: (payload: string) => void): Promise<Unlisten>;
-  notify(channel: string, payload?: string): Promise<void>;
+  /** The name a channel has on the wire (PostgreSQL: per schema), for NOTIFY inside a statement. */
+  channelName(channel: string): string;
   close(): Promise<void>;
 }

@@ -17,7 +17,7 @@ CREATE TABLE bb_entries (
   lease_expires_ms BIGINT,
   PRIMARY KEY (project_id, id)
 );
-CREATE INDEX bb_entries_pick ON bb_entries (project_id, to_actor, status, created_ms);
+CREATE INDEX bb_entries_pick ON bb_entries (project_id, to_actor, status, created_ms, id);
 CREATE INDEX bb_entries_updated ON bb_entries (project_id, updated_ms);
 CREATE TABLE bb_history (
   seq ${serial},

@@ -1,0 +1,197 @@
+// bench/claim: post N entries, then 8 workers claim and complete them — pmagent on PostgreSQL,
+// graphile-worker on the same database in the same run, and pmagent on SQLite. Then post→claim
+// latency with 8 idle workers waiting (LISTEN/NOTIFY wake-ups), entries posted one at a time.
+// Usage: npm run bench:claim   (env: BENCH_ENTRIES=20000, BENCH_LATENCY=500, PMAGENT_BENCH_PG_URL)
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import pg from "pg";
+import { run as graphileRun, makeWorkerUtils, Logger } from "graphile-worker";
+import { Blackboard, PostgresStore, SqliteStore, migrate, migrations } from "../../dist/index.js";
+
+const PG_URL = process.env.PMAGENT_BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const N = Number(process.env.BENCH_ENTRIES ?? 20_000);
+const LAT_N = Number(process.env.BENCH_LATENCY ?? 500);
+const WORKERS = 8;
+const KIND = "doc_update_proposal_request";
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function pct(values, p) {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+}
+const fmt = (n, d = 1) => n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
+
+async function withSchema(prefix, fn) {
+  const schema = `${prefix}_${process.pid}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  try {
+    return await fn(schema);
+  } finally {
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.end();
+  }
+}
+
+function entry(i) {
+  return { id: `bench-${i}`, to: "Aya", kind: KIND, payload: { summary: `entry ${i}` }, target_docs: [] };
+}
+
+/** Post in parallel over `conns` boards (posting is not what is measured, but printed). */
+async function postAll(boards, n, offset = 0) {
+  let next = 0;
+  await Promise.all(boards.map(async (b) => {
+    for (let i = next++; i < n; i = next++) await b.post("Human", entry(offset + i));
+  }));
+}
+
+async function drain(boards) {
+  let done = 0;
+  await Promise.all(boards.map(async (b, w) => {
+    const worker = `bench-w${w}`;
+    for (;;) {
+      const s = await b.claim(worker, "Aya", [KIND]);
+      if (!s) return;
+      await b.transition("Aya", s.entry.id, "done", { worker });
+      done++;
+    }
+  }));
+  return done;
+}
+
+/**
+ * 8 idle workers; entries posted one by one. Latency = claim returned − post() called: an upper
+ * bound, since the commit (and the NOTIFY it carries) happens inside post().
+ */
+async function latency(boards, poster, n) {
+  const posted = new Map();
+  const lat = [];
+  const stop = new AbortController();
+  const loops = boards.map(async (b, w) => {
+    const worker = `lat-w${w}`;
+    while (!stop.signal.aborted) {
+      const s = await b.claim(worker, "Aya", [KIND]);
+      if (s) {
+        lat.push(performance.now() - posted.get(s.entry.id));
+        await b.transition("Aya", s.entry.id, "done", { worker });
+      } else {
+        await b.waitForOpen("Aya", 5_000, stop.signal);
+      }
+    }
+  });
+  await sleep(200);
+  for (let i = 0; i < n; i++) {
+    const id = `lat-${i}`;
+    posted.set(id, performance.now());
+    await poster.post("Human", { ...entry(0), id });
+    await sleep(5);
+  }
+  while (lat.length < n) await sleep(20);
+  stop.abort();
+  await Promise.all(loops);
+  return { p50: pct(lat, 50), p99: pct(lat, 99) };
+}
+
+async function pmagentPostgres() {
+  return withSchema("bench_claim_pm", async (schema) => {
+    const admin = await PostgresStore.connect(PG_URL, { schema });
+    await migrate(admin, migrations);
+    const stores = await Promise.all(Array.from({ length: WORKERS }, () => PostgresStore.connect(PG_URL, { schema, max: 2 })));
+    const boards = stores.map((s) => new Blackboard(s, { projectId: "bench", humans: ["Human"] }));
+    let t = performance.now();
+    await postAll(boards, N);
+    const postSecs = (performance.now() - t) / 1000;
+    t = performance.now();
+    const done = await drain(boards);
+    const secs = (performance.now() - t) / 1000;
+    if (done !== N) throw new Error(`pmagent completed ${done} of ${N}`);
+    const lat = await latency(boards, new Blackboard(admin, { projectId: "bench", humans: ["Human"] }), LAT_N);
+    await Promise.all([...stores, admin].map((s) => s.close()));
+    return { post_rate: N / postSecs, rate: N / secs, ...lat };
+  });
+}
+
+async function graphilePostgres() {
+  return withSchema("bench_claim_gw", async (schema) => {
+    const utils = await makeWorkerUtils({ connectionString: PG_URL, schema });
+    await utils.migrate();
+    let t = performance.now();
+    for (let i = 0; i < N; i += 1000) {
+      await utils.addJobs(Array.from({ length: Math.min(1000, N - i) }, (_, j) => ({ identifier: "claim", payload: { id: `bench-${i + j}` } })));
+    }
+    const postSecs = (performance.now() - t) / 1000;
+    let done = 0;
+    const started = new Map();
+    let onDone = () => undefined;
+    const taskList = {
+      claim: async (payload) => {
+        if (payload.lat) started.set(payload.id, performance.now());
+        done++;
+        onDone();
+      },
+    };
+    t = performance.now();
+    const runner = await graphileRun({ connectionString: PG_URL, schema, concurrency: WORKERS, noHandleSignals: true, pollInterval: 2000, taskList, logger: quietLogger() });
+    await new Promise((resolve) => {
+      onDone = () => done >= N && resolve();
+      onDone();
+    });
+    const secs = (performance.now() - t) / 1000;
+    // Latency: the runner is idle and listening; jobs added one by one.
+    const posted = new Map();
+    await sleep(200);
+    for (let i = 0; i < LAT_N; i++) {
+      const id = `lat-${i}`;
+      posted.set(id, performance.now());
+      await utils.addJob("claim", { id, lat: true });
+      await sleep(5);
+    }
+    while (started.size < LAT_N) await sleep(20);
+    const lat = [...started].map(([id, t1]) => t1 - posted.get(id));
+    await runner.stop();
+    await utils.release();
+    return { post_rate: N / postSecs, rate: N / secs, p50: pct(lat, 50), p99: pct(lat, 99) };
+  });
+}
+
+async function pmagentSqlite() {
+  const dir = mkdtempSync(join(tmpdir(), "bench-claim-"));
+  try {
+    const store = new SqliteStore(join(dir, "bench.db"));
+    await migrate(store, migrations);
+    const boards = Array.from({ length: WORKERS }, () => new Blackboard(store, { projectId: "bench", humans: ["Human"] }));
+    let t = performance.now();
+    await postAll(boards, N);
+    const postSecs = (performance.now() - t) / 1000;
+    t = performance.now();
+    const done = await drain(boards);
+    const secs = (performance.now() - t) / 1000;
+    if (done !== N) throw new Error(`pmagent/sqlite completed ${done} of ${N}`);
+    const lat = await latency(boards, boards[0], LAT_N);
+    await store.close();
+    return { post_rate: N / postSecs, rate: N / secs, ...lat };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function quietLogger() {
+  // Warnings and errors only: the figures are the output.
+  return new Logger(() => (level, message) => {
+    if (level === "error" || level === "warning") console.error(message);
+  });
+}
+
+console.log(`bench/claim: ${N} entries, ${WORKERS} workers; latency over ${LAT_N} entries posted one at a time to idle workers`);
+const gw = await graphilePostgres();
+const pm = await pmagentPostgres();
+const sq = await pmagentSqlite();
+const row = (name, r) => console.log(`${name.padEnd(28)} post ${fmt(r.post_rate, 0).padStart(7)}/s   claim+complete ${fmt(r.rate, 0).padStart(7)} entries/s   post→claim p50 ${fmt(r.p50, 2).padStart(7)} ms   p99 ${fmt(r.p99, 2).padStart(7)} ms`);
+row("graphile-worker (postgres)", gw);
+row("pmagent (postgres)", pm);
+row("pmagent (sqlite)", sq);
+console.log(`ratio pmagent/graphile-worker (postgres): throughput ${fmt(pm.rate / gw.rate, 2)}x, p50 latency ${fmt(pm.p50 / gw.p50, 2)}x, p99 latency ${fmt(pm.p99 / gw.p99, 2)}x`);
+console.log(`goals: throughput >= graphile-worker: ${pm.rate >= gw.rate ? "met" : "NOT met"}; p50 post→claim < 10 ms: ${pm.p50 < 10 ? "met" : "NOT met"}`);

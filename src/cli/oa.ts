@@ -1,0 +1,176 @@
+import { Option, type Command } from "commander";
+import { UsageError, parseJsonText } from "../core/index.js";
+import {
+  bootEnvelope,
+  bootExitCode,
+  buildEnvelope,
+  callOATool,
+  completeOpsBlock,
+  oaWorkspace,
+  runReasoning,
+  runOaGuard,
+  writeSnapshot,
+  OA_TOOL_IDS,
+  type OAGuardMode,
+  type OAGuardOutput,
+  type OAWorkspace,
+  type OPSBlockGeneratorOutput,
+  type ReasoningResult,
+} from "../oa/index.js";
+import { project } from "./context.js";
+import { formatOption, print, readInput, type Format } from "./output.js";
+
+function workspace(cmd: Command): OAWorkspace {
+  const p = project(cmd);
+  return oaWorkspace(p.root, p.config.oa);
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function parseHint(value: string): { flow_id: string; hint: string } {
+  const at = value.indexOf("=");
+  if (at <= 0 || at === value.length - 1) throw new UsageError("invalid_option", `--hint expects FLOW_ID=TEXT (e.g. docs.create="Always update AGENTS.md"), got "${value}"`);
+  return { flow_id: value.slice(0, at), hint: value.slice(at + 1) };
+}
+
+function renderResult(r: ReasoningResult, body: string[]): string {
+  const lines = [`${r.program_id}: ${r.decision} (status ${r.status})`, ...body];
+  for (const d of r.diagnostics) lines.push(`[${d.severity}] ${d.message}`);
+  return lines.join("\n");
+}
+
+/** Programs that ran print their result and exit 0; refused (BLOCKED) or FAILED ones exit 1. */
+function resultExit(r: ReasoningResult, extraFailure = false): void {
+  if (r.status === "BLOCKED" || r.status === "FAILED" || extraFailure) process.exitCode = 1;
+}
+
+function renderGuard(g: OAGuardOutput): string {
+  const lines = [`${g.ok ? "PASS" : "FAIL"} (${g.mode}) — kernel ${g.kernel_mode}, ${g.diagnostics.length} diagnostic${g.diagnostics.length === 1 ? "" : "s"}`];
+  for (const d of g.diagnostics) lines.push(`[${d.severity}] ${d.category}: ${d.message}`, `    fix: ${d.remediation}`);
+  return lines.join("\n");
+}
+
+export function registerOa(program: Command): void {
+  const oa = program.command("oa").description("Orchestrator Assistant: read kernel surfaces, guard their coherence, run reasoning programs (read-only)");
+
+  oa.command("snapshot")
+    .description("regenerate share/orchestrator_assistant/STATE.json from the kernel surfaces (exit 1: a required surface is missing or invalid)")
+    .addOption(formatOption())
+    .action((opts: { format: Format }, cmd: Command) => {
+      const result = writeSnapshot(workspace(cmd));
+      const s = result.state;
+      print(opts.format, result, () => `wrote ${result.path}: branch ${s.branch}, phase ${s.current_phase}, reality ${s.reality_green ? "green" : "red"}, mode ${s.kernel_mode}`);
+    });
+
+  oa.command("guard")
+    .description("check STATE.json against the kernel surfaces and the surfaces against each other (exit 1 only in STRICT mode on failure)")
+    .addOption(new Option("--mode <mode>", "STRICT fails (exit 1) on any error diagnostic; HINT only reports").choices(["STRICT", "HINT"]).makeOptionMandatory())
+    .addOption(formatOption())
+    .action((opts: { mode: OAGuardMode; format: Format }, cmd: Command) => {
+      const output = runOaGuard(workspace(cmd), opts.mode);
+      print(opts.format, output, () => renderGuard(output));
+      if (opts.mode === "STRICT" && !output.ok) process.exitCode = 1;
+    });
+
+  oa.command("tool")
+    .description(`call one read-only OA tool and print its JSON (${OA_TOOL_IDS.join(", ")}); oa.guard.run takes a guard name`)
+    .argument("<id>", "tool id")
+    .argument("[arg]", "the guard name for oa.guard.run")
+    .action(async (id: string, arg: string | undefined, _opts: unknown, cmd: Command) => {
+      const result = await callOATool(workspace(cmd), id, arg === undefined ? [] : [arg]);
+      print("json", result, () => "");
+    });
+
+  oa.command("decision")
+    .description("SafeOPSDecision: may this action run now? (exit 1 when refused because the kernel is BLOCKED, or failed)")
+    .requiredOption("--action <text>", "the proposed action")
+    .addOption(formatOption())
+    .action(async (opts: { action: string; format: Format }, cmd: Command) => {
+      const ws = workspace(cmd);
+      const result = await runReasoning(buildEnvelope("SafeOPSDecision", opts.action, { workspace: ws }), { workspace: ws });
+      const o = result.output as { conditions: string[]; warnings: string[] } | null;
+      print(opts.format, result, () => renderResult(result, [result.rationale, ...(o?.conditions ?? []).map((c) => `condition: ${c}`), ...(o?.warnings ?? []).map((w) => `warning: ${w}`)]));
+      resultExit(result);
+    });
+
+  oa.command("generate")
+    .description("OPSBlockGenerator: an OPS block (Goal, Commands, Evidence to return, Next gate) for a goal; records it in share/oa/CONTEXT.json")
+    .requiredOption("--goal <text>", "what the OPS block should achieve")
+    .option("--ref <path>", "an SSOT document the block must follow (repeatable; default: the SSOT surface's references)", collect, [])
+    .option("--hint <flow=text>", "a flow hint, FLOW_ID=TEXT (repeatable)", collect, [])
+    .addOption(formatOption())
+    .action(async (opts: { goal: string; ref: string[]; hint: string[]; format: Format }, cmd: Command) => {
+      const ws = workspace(cmd);
+      const inputs = { hints: opts.hint.map(parseHint), ...(opts.ref.length > 0 ? { ssot_references: opts.ref } : {}) };
+      const result = await runReasoning(buildEnvelope("OPSBlockGenerator", opts.goal, { workspace: ws, inputs }), { workspace: ws });
+      const o = result.output as OPSBlockGeneratorOutput | null;
+      print(opts.format, result, () => (o ? o.ops_block : renderResult(result, [result.rationale])));
+      resultExit(result);
+    });
+
+  oa.command("ops-done")
+    .description("mark a pending OPS block (from `pmagent oa generate`) done: remove it from share/oa/CONTEXT.json")
+    .argument("<id>", "the block's id (the generate run's envelope_id)")
+    .addOption(formatOption())
+    .action((id: string, opts: { format: Format }, cmd: Command) => {
+      const result = completeOpsBlock(workspace(cmd), id);
+      print(opts.format, result, () => `OPS block ${result.completed} done; ${result.pending} still pending`);
+    });
+
+  oa.command("interpret")
+    .description("GuardFailureInterpreter: root cause and remediation plan of a guard's JSON output (FILE, or - for standard input)")
+    .argument("<file>", "the guard's JSON output, or - to read standard input")
+    .option("--guard <name>", "the registered guard that produced it (re-run to tell transient failures)")
+    .addOption(formatOption())
+    .action(async (file: string, opts: { guard?: string; format: Format }, cmd: Command) => {
+      const source = file === "-" ? "standard input" : file;
+      const text = await readInput(file);
+      if (text.trim() === "") throw new UsageError("invalid_json", `${source} is empty: pass a guard's JSON output (e.g. pmagent oa guard --mode HINT --format json | pmagent oa interpret -)`);
+      const guardOutput = parseJsonText(text, source);
+      const ws = workspace(cmd);
+      const inputs = { guard_output: guardOutput, guard_name: opts.guard ?? null };
+      const result = await runReasoning(buildEnvelope("GuardFailureInterpreter", `interpret the output of ${opts.guard ?? source}`, { workspace: ws, inputs }), { workspace: ws });
+      const o = result.output as { remediation_plan: string[]; is_transient: boolean } | null;
+      print(opts.format, result, () =>
+        renderResult(result, [`root cause: ${result.rationale}`, ...(o ? [`transient: ${o.is_transient ? "yes" : "no"}`, ...o.remediation_plan.map((s, i) => `${i + 1}. ${s}`)] : [])]),
+      );
+      resultExit(result);
+    });
+
+  oa.command("validate-phase")
+    .description("PhaseTransitionValidator: is the project ready to move to phase N? (exit 1 when NOT_READY, refused or failed)")
+    .requiredOption("--to <phase>", "the target phase, e.g. 28")
+    .addOption(formatOption())
+    .action(async (opts: { to: string; format: Format }, cmd: Command) => {
+      const ws = workspace(cmd);
+      const result = await runReasoning(buildEnvelope("PhaseTransitionValidator", `transition to phase ${opts.to}`, { workspace: ws, inputs: { target_phase: opts.to } }), { workspace: ws });
+      const o = result.output as { missing_criteria: string[] } | null;
+      print(opts.format, result, () => renderResult(result, (o?.missing_criteria ?? []).map((m) => `missing: ${m}`)));
+      resultExit(result, result.decision === "NOT_READY");
+    });
+}
+
+export function registerBoot(program: Command): void {
+  const boot = program.command("boot").description("boot an assistant session");
+  boot
+    .command("oa")
+    .description("print the OA boot envelope: kernel phase, branch and mode, and what the mode allows (exit 3 when the kernel is BLOCKED)")
+    .addOption(formatOption())
+    .action((opts: { format: Format }, cmd: Command) => {
+      const envelope = bootEnvelope(workspace(cmd));
+      const e = envelope.oa_boot_envelope;
+      print(opts.format, envelope, () =>
+        [
+          `OA session ${e.session_metadata.session_id} in ${e.session_metadata.workspace}`,
+          `kernel: phase ${e.kernel.phase ?? "unknown"}, branch ${e.kernel.branch ?? "unknown"}, mode ${e.kernel.mode}`,
+          ...e.interpretation.reasons.map((r) => `  because ${r}`),
+          `allowed: ${e.interpretation.allowed_actions.join(", ") || "(none)"}`,
+          `forbidden: ${e.interpretation.forbidden_actions.join(", ") || "(none)"}`,
+          `next: ${e.interpretation.recommended_commands.join(" · ")}`,
+        ].join("\n"),
+      );
+      process.exitCode = bootExitCode(envelope);
+    });
+}

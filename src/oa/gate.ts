@@ -1,0 +1,59 @@
+import { existsSync } from "node:fs";
+import type { Config } from "../config/index.js";
+import type { ReasoningModel } from "./model.js";
+import type { SafeOPSDecisionOutput } from "./programs/io.js";
+import { buildEnvelope, run } from "./reasoning.js";
+import { REQUIRED_SURFACES, surfacePath } from "./surfaces.js";
+import { oaWorkspace } from "./workspace.js";
+
+/** The blackboard entry a run is about to start for (only what the gate reads). */
+export interface GateEntry {
+  id: string;
+  kind: string;
+  title?: string;
+}
+
+export interface GateRunArgs {
+  root: string;
+  config: Config;
+  role: string;
+  entry: GateEntry;
+  model?: ReasoningModel;
+}
+
+export type GateDecision = SafeOPSDecisionOutput & { skipped: false; envelope_id: string; status: "OK" | "DEGRADED" | "BLOCKED" | "FAILED" };
+export type GateResult = GateDecision | { skipped: true; reason: string };
+
+/** The action SafeOPSDecision judges for a run: role, entry kind, id and title. */
+export function gateAction(role: string, entry: GateEntry): string {
+  return `${role} runs ${entry.kind} (entry ${entry.id})${entry.title ? `: ${entry.title}` : ""}`;
+}
+
+/**
+ * Asked by the supervisor before it starts a run. DENY: leave the entry open and record
+ * `reasoning`; CONDITIONAL: start it with `conditions` in the run's record. Skipped when the gate
+ * is off (`oa.gate: false`) or the project has no OA surfaces. A BLOCKED kernel or a failed
+ * program is a DENY (fail-closed).
+ */
+export async function gateRun(args: GateRunArgs): Promise<GateResult> {
+  if (!args.config.oa.gate) return { skipped: true, reason: "the OA gate is off (oa.gate is false)" };
+  const ws = oaWorkspace(args.root, args.config.oa);
+  if (!REQUIRED_SURFACES.some((n) => existsSync(surfacePath(ws, n)))) {
+    return { skipped: true, reason: `no OA kernel surfaces in ${args.config.oa.surfaces_dir}/` };
+  }
+  const envelope = buildEnvelope("SafeOPSDecision", gateAction(args.role, args.entry), { workspace: ws });
+  const result = await run(envelope, { workspace: ws, model: args.model });
+  if (result.status === "BLOCKED" || result.status === "FAILED") {
+    return {
+      skipped: false,
+      envelope_id: result.envelope_id,
+      status: result.status,
+      decision: "DENY",
+      reasoning: `SafeOPSDecision ${result.status === "BLOCKED" ? "refused" : "failed"}: ${result.rationale}`,
+      conditions: [],
+      warnings: result.diagnostics.filter((d) => d.severity !== "error").map((d) => d.message),
+    };
+  }
+  const output = result.output as SafeOPSDecisionOutput;
+  return { skipped: false, envelope_id: result.envelope_id, status: result.status, ...output };
+}

@@ -1,0 +1,125 @@
+/**
+ * The kernel's view: mode (NORMAL/DEGRADED/BLOCKED), branch, phase and health, derived from the
+ * kernel surfaces alone, and the interpretation table of DESIGN.md §2.
+ */
+import { SURFACES, describeProblem, surfaceList, type SurfaceSet } from "./surfaces.js";
+import type { OAInterpretation, KernelMode, OAMismatch } from "./schemas.js";
+
+/** Checks named by the spec's tri-surface coherence rules, with the bootstrap health flag they mirror. */
+export const KEY_CHECKS = [
+  { name: "AGENTS.md Sync", health: "agents_sync_ok" },
+  { name: "DMS Alignment", health: "dms_alignment_ok" },
+] as const;
+
+export interface KernelView {
+  mode: KernelMode;
+  /** Why the mode is not NORMAL, one line each. */
+  reasons: string[];
+  branch: string | null;
+  phase: string | null;
+  last_completed_phase: string | null;
+  reality_green: boolean | null;
+  checks: Array<{ name: string; passed: boolean; message: string | null }>;
+  failed_checks: string[];
+  health: { reality_green: boolean | null; agents_sync_ok: boolean | null; dms_alignment_ok: boolean | null };
+  /** Disagreements between kernel surfaces; `gross` ones (health contradictions) block. */
+  disagreements: Array<OAMismatch & { gross: boolean }>;
+}
+
+export function phaseString(value: string | number | null | undefined): string | null {
+  return value === undefined || value === null ? null : String(value);
+}
+
+export function findCheck<T extends { name: string }>(checks: readonly T[], name: string): T | undefined {
+  return checks.find((c) => c.name.toLowerCase() === name.toLowerCase());
+}
+
+export function computeKernel(set: SurfaceSet): KernelView {
+  const b = set.bootstrap.data;
+  const s = set.ssot.data;
+  const r = set.reality.data;
+  const h = set.handoff.data;
+  const checks = (r?.checks ?? []).map((c) => ({ name: c.name, passed: c.passed, message: c.message ?? null }));
+  const view: KernelView = {
+    mode: "NORMAL",
+    reasons: [],
+    branch: b?.branch ?? null,
+    phase: phaseString(s?.current_phase ?? s?.phases?.current),
+    last_completed_phase: phaseString(s?.last_completed_phase),
+    reality_green: r?.reality_green ?? null,
+    checks,
+    failed_checks: checks.filter((c) => !c.passed).map((c) => c.name),
+    health: {
+      reality_green: b?.health?.reality_green ?? null,
+      agents_sync_ok: b?.health?.agents_sync_ok ?? null,
+      dms_alignment_ok: b?.health?.dms_alignment_ok ?? null,
+    },
+    disagreements: [],
+  };
+
+  const blocked: string[] = [];
+  for (const surface of surfaceList(set)) {
+    if (surface.status.required && surface.status.status !== "ok") blocked.push(`required surface ${describeProblem(surface.status)}`);
+  }
+
+  const file = (n: keyof typeof SURFACES) => SURFACES[n].file;
+  const disagree = (check: string, field: string, expected: unknown, actual: unknown, surfaces: [string, string], gross: boolean) => {
+    if (expected === null || expected === undefined || actual === null || actual === undefined || expected === actual) return;
+    view.disagreements.push({ check, field, expected, actual, surfaces, gross });
+  };
+  if (b && r) {
+    disagree("reality_green", "health.reality_green", r.reality_green, b.health?.reality_green, [file("reality_green_summary"), file("pm_bootstrap_state")], true);
+    for (const key of KEY_CHECKS) {
+      disagree(key.name, `health.${key.health}`, findCheck(r.checks, key.name)?.passed, b.health?.[key.health], [file("reality_green_summary"), file("pm_bootstrap_state")], true);
+    }
+    disagree("branch", "branch", b.branch, r.branch, [file("pm_bootstrap_state"), file("reality_green_summary")], false);
+  }
+  if (b && h) disagree("branch", "branch", b.branch, h.branch, [file("pm_bootstrap_state"), file("handoff_kernel")], false);
+  if (b && s) disagree("phase", "meta.current_phase", view.phase, phaseString(b.meta?.current_phase), [file("ssot_surface"), file("pm_bootstrap_state")], false);
+  if (h && s) disagree("phase", "current_phase", view.phase, phaseString(h.current_phase), [file("ssot_surface"), file("handoff_kernel")], false);
+
+  const describe = (d: OAMismatch) => `${d.check} disagrees: ${d.surfaces[0]} says ${JSON.stringify(d.expected)}, ${d.surfaces[1]} ${d.field} says ${JSON.stringify(d.actual)}`;
+  for (const d of view.disagreements.filter((x) => x.gross)) blocked.push(`kernel surfaces contradict each other: ${describe(d)}`);
+  if (blocked.length > 0) {
+    view.mode = "BLOCKED";
+    view.reasons = blocked;
+    return view;
+  }
+
+  const degraded: string[] = [];
+  if (r && !r.reality_green) degraded.push(`${file("reality_green_summary")}: reality_green is false`);
+  for (const c of checks.filter((x) => !x.passed)) degraded.push(`check "${c.name}" failed${c.message ? `: ${c.message}` : ""}`);
+  for (const d of view.disagreements) degraded.push(describe(d));
+  if (degraded.length > 0) {
+    view.mode = "DEGRADED";
+    view.reasons = degraded;
+  }
+  return view;
+}
+
+/** Actions every mode knows about; DESIGN.md §2 lists which each mode allows and forbids. */
+export const OA_ACTIONS = ["feature_work", "ops_blocks", "migrations", "phase_transitions", "remediation", "diagnostic"] as const;
+export type ActionCategory = (typeof OA_ACTIONS)[number];
+
+export const OA_MODE_TABLE: Record<KernelMode, { allowed: ActionCategory[]; forbidden: ActionCategory[]; recommended: string[] }> = {
+  NORMAL: {
+    allowed: ["feature_work", "ops_blocks", "migrations", "phase_transitions"],
+    forbidden: [],
+    recommended: ["pmagent oa snapshot", "pmagent oa guard --mode STRICT"],
+  },
+  DEGRADED: {
+    allowed: ["remediation", "diagnostic"],
+    forbidden: ["feature_work", "migrations", "phase_transitions"],
+    recommended: ["pmagent oa tool oa.reality_check", "pmagent oa guard --mode HINT --format json | pmagent oa interpret -", "pmagent oa snapshot"],
+  },
+  BLOCKED: {
+    allowed: ["diagnostic"],
+    forbidden: ["feature_work", "ops_blocks", "migrations", "phase_transitions", "remediation"],
+    recommended: ["pmagent oa guard --mode HINT", "pmagent oa tool oa.kernel_status"],
+  },
+};
+
+export function interpretation(view: KernelView): OAInterpretation {
+  const row = OA_MODE_TABLE[view.mode];
+  return { allowed_actions: [...row.allowed], forbidden_actions: [...row.forbidden], recommended_commands: [...row.recommended], reasons: [...view.reasons] };
+}

@@ -1,0 +1,67 @@
+/**
+ * The OA Tools API: the seven read-only tools of the spec, each returning JSON. OA reaches kernel
+ * state only through these; reasoning programs get a subset (see PROGRAM_TOOLS).
+ */
+import { OAToolError } from "./errors.js";
+import { computeKernel, interpretation } from "./kernel.js";
+import { runRegisteredGuard, guardNames } from "./guards.js";
+import { describeProblem, loadSurface, loadSurfaces, type SurfaceName } from "./surfaces.js";
+import type { OAWorkspace } from "./workspace.js";
+
+export const OA_TOOL_IDS = ["oa.kernel_status", "oa.reality_check", "oa.guard.run", "oa.bootstrap_state", "oa.ssot_surface", "oa.reality_summary", "oa.handoff_kernel"] as const;
+export type OAToolId = (typeof OA_TOOL_IDS)[number];
+
+export function isOAToolId(id: string): id is OAToolId {
+  return (OA_TOOL_IDS as readonly string[]).includes(id);
+}
+
+function surfaceTool(ws: OAWorkspace, name: SurfaceName): unknown {
+  const loaded = loadSurface(ws, name);
+  if (!loaded.data) throw new OAToolError("oa_surface_unavailable", `cannot load ${describeProblem(loaded.status)}`, { details: { status: loaded.status } });
+  return loaded.data;
+}
+
+function kernelStatus(ws: OAWorkspace): unknown {
+  const k = computeKernel(loadSurfaces(ws));
+  return {
+    mode: k.mode,
+    phase: k.phase,
+    branch: k.branch,
+    last_completed_phase: k.last_completed_phase,
+    reality_green: k.reality_green,
+    failed_checks: k.failed_checks,
+    health: k.health,
+    reasons: k.reasons,
+    interpretation: interpretation(k),
+  };
+}
+
+function realityCheck(ws: OAWorkspace): unknown {
+  const r = surfaceTool(ws, "reality_green_summary") as { reality_green: boolean; checks: Array<{ name: string; passed: boolean; message?: string }>; timestamp?: string };
+  const checks = r.checks.map((c) => ({ name: c.name, passed: c.passed, message: c.message ?? null }));
+  return { reality_green: r.reality_green, checks, failed_checks: checks.filter((c) => !c.passed), timestamp: r.timestamp ?? null };
+}
+
+/** Call one tool by id. Unknown ids and wrong arguments raise OAToolError. */
+export async function callOATool(ws: OAWorkspace, id: string, args: string[] = []): Promise<unknown> {
+  if (!isOAToolId(id)) throw new OAToolError("oa_unknown_tool", `unknown OA tool "${id}" (tools: ${OA_TOOL_IDS.join(", ")})`, { kind: "usage" });
+  if (id === "oa.guard.run") {
+    if (args.length !== 1 || !args[0]) throw new OAToolError("oa_tool_arguments", `oa.guard.run takes one guard name (registered guards: ${guardNames(ws).join(", ")})`, { kind: "usage" });
+    return runRegisteredGuard(ws, args[0]);
+  }
+  if (args.length > 0) throw new OAToolError("oa_tool_arguments", `${id} takes no argument, got ${args.length}`, { kind: "usage" });
+  switch (id) {
+    case "oa.kernel_status":
+      return kernelStatus(ws);
+    case "oa.reality_check":
+      return realityCheck(ws);
+    case "oa.bootstrap_state":
+      return surfaceTool(ws, "pm_bootstrap_state");
+    case "oa.ssot_surface":
+      return surfaceTool(ws, "ssot_surface");
+    case "oa.reality_summary":
+      return surfaceTool(ws, "reality_green_summary");
+    case "oa.handoff_kernel":
+      return surfaceTool(ws, "handoff_kernel");
+  }
+}

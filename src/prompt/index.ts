@@ -1,0 +1,54 @@
+/** The chat-codex prompt contract: templates, request builder, output schemas, model client, role step. */
+export { AGENT_ROLES, REVIEW_LEVELS, DEFAULT_REVIEW_LEVEL, isAgentRole, parseAgentRole, parseReviewLevel, type AgentRole, type ReviewLevel } from "./roles.js";
+export {
+  PACKAGE_TEMPLATES_DIR,
+  PROJECT_TEMPLATES_DIR,
+  BASE_TEMPLATE,
+  developerTemplateName,
+  loadTemplates,
+  renderTemplate,
+  type TemplateFile,
+  type PromptTemplates,
+} from "./templates.js";
+export { LedgerSchema, LEDGER_TAG, renderLedgerBlock, type Ledger, type LedgerInput } from "./ledger.js";
+export {
+  OrchestratorOutputSchema,
+  ReviewerOutputSchema,
+  ExecutorOutputSchema,
+  SearcherOutputSchema,
+  OUTPUT_PRESETS,
+  PRESET_NAMES,
+  parsePresetName,
+  presetFormatName,
+  type PresetName,
+  type OrchestratorOutput,
+  type ReviewerOutput,
+  type ExecutorOutput,
+  type SearcherOutput,
+} from "./presets.js";
+export {
+  outputSchemaFromZod,
+  outputSchemaFromJson,
+  assertStrictJsonSchema,
+  presetOutputSchema,
+  resolveOutputSchema,
+  checkAnswer,
+  type OutputSchema,
+  type OutputSchemaSelection,
+  type AnswerCheck,
+} from "./output-schema.js";
+export {
+  HistoryMessageSchema,
+  CONTEXT_BLOCKS,
+  buildResponsesRequest,
+  developerInstructions,
+  wrapBlock,
+  textFormat,
+  type HistoryMessage,
+  type ContextTag,
+  type BuildRequestOptions,
+  type ResponsesPayload,
+} from "./request.js";
+export { ModelClient, modelSettings, DEFAULT_BASE_URL, type ModelSectionInput, type ModelSettings, type TokenUsage, type ModelAnswer, type RespondOptions } from "./client.js";
+export { reviewOutcome, type ReviewOutcome } from "./review.js";
+export { runRoleStep, type RoleStepOptions, type RoleStepResult } from "./agent.js";

@@ -1,0 +1,101 @@
+import { z } from "zod";
+import type { ResponseCreateParamsNonStreaming, ResponseInputItem } from "openai/resources/responses/responses";
+import { renderLedgerBlock, type Ledger } from "./ledger.js";
+import { resolveOutputSchema, type OutputSchema, type OutputSchemaSelection } from "./output-schema.js";
+import { DEFAULT_REVIEW_LEVEL, type ReviewLevel, type AgentRole } from "./roles.js";
+import { renderTemplate, type PromptTemplates } from "./templates.js";
+
+/** A conversation message of earlier turns. */
+export const HistoryMessageSchema = z
+  .object({
+    role: z.enum(["user", "assistant", "system", "developer"]),
+    content: z.string(),
+  })
+  .strict();
+export type HistoryMessage = z.output<typeof HistoryMessageSchema>;
+
+/** Context blocks in the spec's injection order, each with the role that carries it. */
+export const CONTEXT_BLOCKS = [
+  { tag: "developer_instructions", role: "developer" },
+  // The turn context comes from the harness, not the user, so it sits in the developer zone.
+  { tag: "turn_context", role: "developer" },
+  { tag: "user_instructions", role: "user" },
+  { tag: "environment_context", role: "user" },
+] as const;
+export type ContextTag = (typeof CONTEXT_BLOCKS)[number]["tag"];
+
+export interface BuildRequestOptions extends OutputSchemaSelection {
+  role: AgentRole;
+  model: string;
+  templates: PromptTemplates;
+  ledger?: Ledger;
+  /** Reviewer only: the level its template states. */
+  reviewLevel?: ReviewLevel;
+  turnContext?: string;
+  userInstructions?: string;
+  environmentContext?: string;
+  history?: HistoryMessage[];
+  /** The current user input, sent last. */
+  input?: string;
+}
+
+export type ResponsesPayload = ResponseCreateParamsNonStreaming & { input: ResponseInputItem[] };
+
+/** The role's developer instructions: its template (reviewer: with its level) and the ledger block. */
+export function developerInstructions(options: Pick<BuildRequestOptions, "role" | "templates" | "ledger" | "reviewLevel">): string {
+  const template = options.templates.developer[options.role];
+  const body =
+    options.role === "reviewer"
+      ? renderTemplate(template, { review_level: options.reviewLevel ?? DEFAULT_REVIEW_LEVEL }, ["review_level"])
+      : renderTemplate(template, {});
+  return options.ledger ? `${body}\n\n${renderLedgerBlock(options.ledger)}` : body;
+}
+
+export function wrapBlock(tag: ContextTag, text: string): string {
+  return `<${tag}>\n${text}\n</${tag}>`;
+}
+
+/** The tag a history message opens with, when it is one of the context blocks. */
+function blockTagOf(content: string): ContextTag | undefined {
+  const head = content.trimStart();
+  return CONTEXT_BLOCKS.find((b) => head.startsWith(`<${b.tag}>`))?.tag;
+}
+
+/** `text.format` for an output schema. */
+export function textFormat(output: OutputSchema): { type: "json_schema"; strict: true; name: string; schema: Record<string, unknown> } {
+  return { type: "json_schema", strict: true, name: output.name, schema: output.jsonSchema };
+}
+
+/**
+ * The Responses API payload: the base prompt as `instructions` (identical for every role), then
+ * `input[]` = history, the context blocks history does not already hold, and the current input.
+ */
+export function buildResponsesRequest(options: BuildRequestOptions): ResponsesPayload {
+  const history = options.history ?? [];
+  const present = new Set(history.map((m) => blockTagOf(m.content)).filter((t) => t !== undefined));
+  const texts: Record<ContextTag, string | undefined> = {
+    developer_instructions: developerInstructions(options),
+    turn_context: options.turnContext,
+    user_instructions: options.userInstructions,
+    environment_context: options.environmentContext,
+  };
+  const input: ResponseInputItem[] = history.map((m) => ({
+    type: "message",
+    // The Responses input has no system zone besides `instructions`: system history goes as user.
+    role: m.role === "system" ? "user" : m.role,
+    content: m.content,
+  }));
+  for (const block of CONTEXT_BLOCKS) {
+    const text = texts[block.tag];
+    if (text === undefined || text.trim() === "" || present.has(block.tag)) continue;
+    input.push({ type: "message", role: block.role, content: wrapBlock(block.tag, text) });
+  }
+  if (options.input !== undefined) input.push({ type: "message", role: "user", content: options.input });
+  const output = resolveOutputSchema(options);
+  return {
+    model: options.model,
+    instructions: options.templates.base.text,
+    input,
+    ...(output ? { text: { format: textFormat(output) } } : {}),
+  };
+}

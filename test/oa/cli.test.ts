@@ -1,0 +1,201 @@
+import { describe, expect, it } from "vitest";
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { runCli } from "../helpers/proc.js";
+import { makeProject } from "./helpers.js";
+
+describe("pmagent oa snapshot", () => {
+  it("prints {success, path, state} and the state is the one written", async () => {
+    const p = makeProject("normal");
+    const r = await runCli(["oa", "snapshot", "--format", "json"], { cwd: p.root });
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out).toMatchObject({ success: true, path: "share/orchestrator_assistant/STATE.json", state: { branch: "feat/phase27e-oa-runtime", kernel_mode: "NORMAL" } });
+    expect(JSON.parse(readFileSync(join(p.root, out.path), "utf8"))).toEqual(out.state);
+    const text = await runCli(["oa", "snapshot"], { cwd: p.root });
+    expect(text.stdout).toBe("wrote share/orchestrator_assistant/STATE.json: branch feat/phase27e-oa-runtime, phase 27, reality green, mode NORMAL\n");
+  });
+
+  it("exits 1 naming the missing surface", async () => {
+    const r = await runCli(["oa", "snapshot", "--format", "json"], { cwd: makeProject("blocked-missing-surface").root });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toMatch(/^pmagent: required kernel surface missing or invalid:\n {2}share\/REALITY_GREEN_SUMMARY\.json: file not found\n/);
+    expect(r.stderr).toMatch(/\[oa_surface_missing\]\n$/);
+  });
+
+  it("exits 1 naming the file with wrong types", async () => {
+    const r = await runCli(["oa", "snapshot"], { cwd: makeProject("blocked-wrong-types").root });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("share/PM_BOOTSTRAP_STATE.json: $.branch: Invalid input: expected string, received number");
+  });
+
+  it("exits 1 with a clear message outside a project", async () => {
+    const r = await runCli(["oa", "snapshot"], { cwd: "/" });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/no pmagent\.config\.json in \/ or any parent directory/);
+  });
+});
+
+describe("pmagent boot oa", () => {
+  it.each([
+    ["normal", 0, "NORMAL"],
+    ["degraded-branch-mismatch", 0, "DEGRADED"],
+    ["blocked-invalid-json", 3, "BLOCKED"],
+  ] as const)("%s: exit %i, mode %s", async (fixture, code, mode) => {
+    const p = makeProject(fixture);
+    const r = await runCli(["boot", "oa", "--format", "json"], { cwd: p.root });
+    expect(r.code).toBe(code);
+    const envelope = JSON.parse(r.stdout).oa_boot_envelope;
+    expect(envelope.kernel.mode).toBe(mode);
+    expect(envelope.session_metadata).toEqual({ session_id: expect.stringMatching(/^oa-session-[0-9a-f-]{36}$/), workspace: p.root });
+  });
+
+  it("documents exit code 3 in its help, and prints a text summary", async () => {
+    const help = await runCli(["boot", "oa", "--help"]);
+    expect(help.stdout).toContain("3  pmagent boot oa: the kernel is BLOCKED");
+    const r = await runCli(["boot", "oa"], { cwd: makeProject("blocked-missing-surface").root });
+    expect(r.code).toBe(3);
+    expect(r.stdout).toContain("mode BLOCKED\n  because required surface share/REALITY_GREEN_SUMMARY.json: file not found\nallowed: diagnostic\n");
+  });
+});
+
+describe("pmagent oa guard", () => {
+  it("prints pure JSON and exits 1 only in STRICT mode on failure", async () => {
+    const p = makeProject("normal");
+    const strict = await runCli(["oa", "guard", "--mode", "STRICT", "--format", "json"], { cwd: p.root });
+    expect(strict.code).toBe(1);
+    const out = JSON.parse(strict.stdout);
+    expect(out).toMatchObject({ ok: false, mode: "STRICT", missing_surfaces: ["share/orchestrator_assistant/STATE.json"] });
+    const hint = await runCli(["oa", "guard", "--mode", "HINT", "--format", "json"], { cwd: p.root });
+    expect(hint.code).toBe(0);
+    expect(JSON.parse(hint.stdout)).toMatchObject({ ok: false, mode: "HINT" });
+    await runCli(["oa", "snapshot"], { cwd: p.root });
+    const pass = await runCli(["oa", "guard", "--mode", "STRICT"], { cwd: p.root });
+    expect(pass.code).toBe(0);
+    expect(pass.stdout).toBe("PASS (STRICT) — kernel NORMAL, 0 diagnostics\n");
+  });
+
+  it("refuses a missing or unknown --mode (exit 2)", async () => {
+    const p = makeProject("normal");
+    const none = await runCli(["oa", "guard"], { cwd: p.root });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain("required option '--mode <mode>' not specified");
+    const bad = await runCli(["oa", "guard", "--mode", "LOOSE"], { cwd: p.root });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("option '--mode <mode>' argument 'LOOSE' is invalid. Allowed choices are STRICT, HINT.");
+  });
+});
+
+describe("pmagent oa tool", () => {
+  it("prints a tool's JSON", async () => {
+    const r = await runCli(["oa", "tool", "oa.reality_check"], { cwd: makeProject("degraded-failing-check").root });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).failed_checks).toEqual([{ name: "Unit Tests", passed: false, message: "3 failed, 409 passed" }]);
+  });
+
+  it("refuses an unknown tool and an unregistered guard (exit 2)", async () => {
+    const p = makeProject("normal");
+    const unknown = await runCli(["oa", "tool", "oa.exec", "rm"], { cwd: p.root });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^pmagent: unknown OA tool "oa\.exec" \(tools: oa\.kernel_status, /);
+    const guard = await runCli(["oa", "tool", "oa.guard.run", "deploy"], { cwd: p.root });
+    expect(guard.code).toBe(2);
+    expect(guard.stderr).toContain('guard "deploy" is not registered (registered guards: oa_state)');
+  });
+});
+
+describe("pmagent oa decision / generate / interpret / validate-phase", () => {
+  it("decision: prints the decision; exits 1 when the kernel is BLOCKED", async () => {
+    const ok = await runCli(["oa", "decision", "--action", "Implement Phase 27.E"], { cwd: makeProject("normal").root });
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toBe("SafeOPSDecision: ALLOW (status OK)\nKernel is NORMAL and feature_work is allowed; no constraint conflicts.\n");
+    const blocked = await runCli(["oa", "decision", "--action", "Implement Phase 27.E", "--format", "json"], { cwd: makeProject("blocked-missing-surface").root });
+    expect(blocked.code).toBe(1);
+    expect(JSON.parse(blocked.stdout)).toMatchObject({ status: "BLOCKED", decision: "REFUSED" });
+  });
+
+  it("decision: refuses an empty action (exit 2)", async () => {
+    const r = await runCli(["oa", "decision", "--action", ""], { cwd: makeProject("normal").root });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe("pmagent: SafeOPSDecision needs a non-empty goal [oa_goal_empty]\n");
+  });
+
+  it("generate: prints the OPS block in Markdown, and the JSON fields in json format", async () => {
+    const p = makeProject("normal");
+    const md = await runCli(["oa", "generate", "--goal", "Create docs/SSOT/oa/OA_DATA_MODEL.md", "--hint", "docs.create=Always update AGENTS.md"], { cwd: p.root });
+    expect(md.code).toBe(0);
+    expect(md.stdout).toMatch(/^## 🟦 OPS MODE — Create docs\/SSOT\/oa\/OA_DATA_MODEL\.md\n/);
+    for (const section of ["### Goal", "### Commands", "### Evidence to return", "### Next gate", "- (docs.create) Always update AGENTS.md"]) expect(md.stdout).toContain(section);
+    const json = await runCli(["oa", "generate", "--goal", "Update docs/README.md", "--ref", "docs/SSOT/INDEX.md", "--format", "json"], { cwd: p.root });
+    const out = JSON.parse(json.stdout).output;
+    expect(Object.keys(out)).toEqual(["ops_block", "commands", "evidence_required"]);
+    expect(out.commands).toContain("git diff --stat -- docs/README.md");
+    expect(out.evidence_required).toContain("Confirmation that docs/SSOT/INDEX.md was read and followed");
+  });
+
+  it("ops-done: completes a generated block; an unknown id or a missing context exits 1", async () => {
+    const p = makeProject("normal");
+    const gen = JSON.parse((await runCli(["oa", "generate", "--goal", "Write docs/a.md", "--format", "json"], { cwd: p.root })).stdout);
+    const done = await runCli(["oa", "ops-done", gen.envelope_id], { cwd: p.root });
+    expect(done.code).toBe(0);
+    expect(done.stdout).toBe(`OPS block ${gen.envelope_id} done; 0 still pending\n`);
+    const unknown = await runCli(["oa", "ops-done", gen.envelope_id], { cwd: p.root });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe(`pmagent: no pending OPS block "${gen.envelope_id}" in share/oa/CONTEXT.json (pending: none) [oa_ops_block_not_found]\n`);
+    const bare = makeProject("blocked-missing-surface");
+    rmSync(join(bare.share, "oa/CONTEXT.json"));
+    const none = await runCli(["oa", "ops-done", "x"], { cwd: bare.root });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toBe("pmagent: cannot complete OPS block x: share/oa/CONTEXT.json: file not found [oa_context_invalid]\n");
+  });
+
+  it("refuses an empty goal or target phase (exit 2), and reports an unregistered guard to re-run as FAILED (exit 1)", async () => {
+    const p = makeProject("normal");
+    const goal = await runCli(["oa", "generate", "--goal", ""], { cwd: p.root });
+    expect(goal.code).toBe(2);
+    expect(goal.stderr).toBe("pmagent: OPSBlockGenerator needs a non-empty goal [oa_goal_empty]\n");
+    const phase = await runCli(["oa", "validate-phase", "--to", ""], { cwd: p.root });
+    expect(phase.code).toBe(2);
+    expect(phase.stderr).toBe("pmagent: PhaseTransitionValidator inputs is invalid:\n  $.target_phase: Too small: expected string to have >=1 characters [oa_invalid_inputs]\n");
+    const guard = await runCli(["oa", "interpret", "-", "--guard", "nightly"], { cwd: p.root, input: '{"ok": false}' });
+    expect(guard.code).toBe(1);
+    expect(guard.stdout).toContain('[error] guard "nightly" is not registered (registered guards: oa_state); add it under oa.guards in pmagent.config.json');
+  });
+
+  it("generate: refuses a malformed --hint (exit 2)", async () => {
+    const r = await runCli(["oa", "generate", "--goal", "x", "--hint", "no-equals-sign"], { cwd: makeProject("normal").root });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('pmagent: --hint expects FLOW_ID=TEXT (e.g. docs.create="Always update AGENTS.md"), got "no-equals-sign" [invalid_option]\n');
+  });
+
+  it("interpret: reads a guard's JSON from standard input", async () => {
+    const p = makeProject("degraded-branch-mismatch");
+    const guard = await runCli(["oa", "guard", "--mode", "HINT", "--format", "json"], { cwd: p.root });
+    const r = await runCli(["oa", "interpret", "-", "--format", "json"], { cwd: p.root, input: guard.stdout });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ program_id: "GuardFailureInterpreter", status: "DEGRADED", output: { root_cause: expect.stringMatching(/^missing_surface: OA state share\/orchestrator_assistant\/STATE\.json does not exist/) } });
+  });
+
+  it("interpret: refuses input that is not JSON, empty input and an unreadable file (exit 2)", async () => {
+    const p = makeProject("normal");
+    const bad = await runCli(["oa", "interpret", "-"], { cwd: p.root, input: "FAIL: things" });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^pmagent: standard input is not valid JSON: /);
+    const empty = await runCli(["oa", "interpret", "-"], { cwd: p.root, input: "" });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toBe("pmagent: standard input is empty: pass a guard's JSON output (e.g. pmagent oa guard --mode HINT --format json | pmagent oa interpret -) [invalid_json]\n");
+    const missing = await runCli(["oa", "interpret", "nope.json"], { cwd: p.root });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe("pmagent: cannot read nope.json: ENOENT [input_unreadable]\n");
+  });
+
+  it("validate-phase: exit 0 when READY, 1 when NOT_READY with the missing criteria", async () => {
+    const ready = await runCli(["oa", "validate-phase", "--to", "28"], { cwd: makeProject("normal").root });
+    expect(ready.code).toBe(0);
+    expect(ready.stdout).toBe("PhaseTransitionValidator: READY (status OK)\n");
+    const notReady = await runCli(["oa", "validate-phase", "--to", "29"], { cwd: makeProject("normal").root });
+    expect(notReady.code).toBe(1);
+    expect(notReady.stdout).toBe("PhaseTransitionValidator: NOT_READY (status OK)\nmissing: phase 29 skips phase 28\n");
+  });
+});

@@ -1,0 +1,156 @@
+import { describe, expect, it } from "vitest";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { runOaGuard, writeSnapshot, OAGuardOutputSchema, type OADiagnostic } from "../../src/oa/index.js";
+import { makeProject, writeSurface } from "./helpers.js";
+
+const errors = (ds: OADiagnostic[]) => ds.filter((d) => d.severity === "error");
+
+describe("oa guard", () => {
+  it("passes on a fresh snapshot of a NORMAL kernel", () => {
+    const p = makeProject("normal");
+    writeSnapshot(p.ws);
+    const out = runOaGuard(p.ws, "STRICT");
+    expect(OAGuardOutputSchema.parse(out)).toEqual(out);
+    expect(out).toMatchObject({ ok: true, mode: "STRICT", kernel_mode: "NORMAL", mismatches: [], missing_surfaces: [], diagnostics: [] });
+  });
+
+  it("passes on a coherent DEGRADED kernel: red reality is not incoherence", () => {
+    const p = makeProject("degraded-reality-red");
+    writeSnapshot(p.ws);
+    const out = runOaGuard(p.ws, "HINT");
+    expect(out).toMatchObject({ ok: true, mode: "HINT", kernel_mode: "DEGRADED", diagnostics: [] });
+  });
+
+  it("missing_surface: STATE.json never generated (FAIL)", () => {
+    const p = makeProject("normal");
+    const out = runOaGuard(p.ws, "STRICT");
+    expect(out.ok).toBe(false);
+    expect(out.missing_surfaces).toEqual(["share/orchestrator_assistant/STATE.json"]);
+    expect(out.diagnostics).toEqual([
+      expect.objectContaining({ category: "missing_surface", severity: "error", remediation: expect.stringMatching(/pmagent oa snapshot/) }),
+    ]);
+  });
+
+  it("missing_surface: a required kernel surface (FAIL) and a referenced optional one (WARN)", () => {
+    const p = makeProject("normal");
+    writeSnapshot(p.ws);
+    rmSync(join(p.share, "HANDOFF_KERNEL.json"));
+    rmSync(join(p.share, "REALITY_GREEN_SUMMARY.json"));
+    const out = runOaGuard(p.ws, "STRICT");
+    expect(out.ok).toBe(false);
+    expect(out.kernel_mode).toBe("BLOCKED");
+    expect(out.missing_surfaces).toEqual(["share/REALITY_GREEN_SUMMARY.json", "share/HANDOFF_KERNEL.json"]);
+    const missing = out.diagnostics.filter((d) => d.category === "missing_surface");
+    expect(missing.map((d) => [d.severity, d.message])).toEqual([
+      ["error", "required surface share/REALITY_GREEN_SUMMARY.json does not exist"],
+      ["warn", "referenced surface share/HANDOFF_KERNEL.json does not exist"],
+    ]);
+  });
+
+  it("schema_violation: invalid JSON and wrong types in kernel surfaces (FAIL)", () => {
+    const p = makeProject("blocked-wrong-types");
+    const out = runOaGuard(p.ws, "STRICT");
+    const violations = out.diagnostics.filter((d) => d.category === "schema_violation");
+    expect(violations.map((d) => d.message)).toEqual([
+      "share/PM_BOOTSTRAP_STATE.json is invalid: $.branch: Invalid input: expected string, received number",
+      "share/REALITY_GREEN_SUMMARY.json is invalid: $.reality_green: Invalid input: expected boolean, received string",
+    ]);
+    expect(violations.every((d) => d.severity === "error")).toBe(true);
+  });
+
+  it("schema_violation: an invalid CONTEXT.json is a warning only (context validity)", () => {
+    const p = makeProject("normal");
+    writeSnapshot(p.ws);
+    writeSurface(p, "oa/CONTEXT.json", { version: 1, context: { constraints: "no_git_push" } });
+    const out = runOaGuard(p.ws, "STRICT");
+    expect(out.ok).toBe(true);
+    expect(out.diagnostics).toContainEqual(
+      expect.objectContaining({ category: "schema_violation", severity: "warn", message: "share/oa/CONTEXT.json is invalid: $.context.constraints: Invalid input: expected array, received string" }),
+    );
+  });
+
+  it("schema_violation: a corrupt STATE.json (FAIL)", () => {
+    const p = makeProject("normal");
+    writeSnapshot(p.ws);
+    writeSurface(p, "orchestrator_assistant/STATE.json", '{"version": 1');
+    const out = runOaGuard(p.ws, "STRICT");
+    expect(errors(out.diagnostics)).toEqual([expect.objectContaining({ category: "schema_violation", message: expect.stringMatching(/^OA state share\/orchestrator_assistant\/STATE\.json is invalid: not valid JSON/) })]);
+  });
+
+  it("kernel_mismatch: STATE.json disagrees with the kernel on branch, phase and reality (FAIL)", () => {
+    const p = makeProject("normal");
+    writeSnapshot(p.ws);
+    writeSurface(p, "PM_BOOTSTRAP_STATE.json", { branch: "feat/phase28", meta: { current_phase: "28" }, health: { reality_green: false, agents_sync_ok: true, dms_alignment_ok: true } });
+    writeSurface(p, "SSOT_SURFACE_V17.json", { current_phase: "28", last_completed_phase: "27" });
+    writeSurface(p, "HANDOFF_KERNEL.json", { branch: "feat/phase28", current_phase: "28" });
+    writeSurface(p, "REALITY_GREEN_SUMMARY.json", { reality_green: false, checks: [{ name: "AGENTS.md Sync", passed: true }, { name: "DMS Alignment", passed: true }] });
+    const out = runOaGuard(p.ws, "STRICT");
+    expect(out.ok).toBe(false);
+    expect(out.mismatches.map((m) => m.check)).toEqual(["branch match", "phase metadata", "phase match", "reality match"]);
+    expect(out.mismatches[0]).toEqual({ check: "branch match", field: "branch", expected: "feat/phase28", actual: "feat/phase27e-oa-runtime", surfaces: ["PM_BOOTSTRAP_STATE.json", "orchestrator_assistant/STATE.json"] });
+    expect(errors(out.diagnostics).map((d) => d.category)).toEqual(["kernel_mismatch", "tri_surface_incoherence", "kernel_mismatch", "kernel_mismatch"]);
+  });
+
+  it("kernel_mismatch: kernel surfaces disagree on branch (HANDOFF_KERNEL) and phase (bootstrap meta)", () => {
+    const branch = makeProject("degraded-branch-mismatch");
+    writeSnapshot(branch.ws);
+    const b = runOaGuard(branch.ws, "STRICT");
+    expect(b.ok).toBe(false);
+    expect(errors(b.diagnostics)).toEqual([expect.objectContaining({ category: "kernel_mismatch", message: 'branch: PM_BOOTSTRAP_STATE.json says "feat/phase27e-oa-runtime" but HANDOFF_KERNEL.json (branch) says "main"' })]);
+    const phase = makeProject("degraded-phase-mismatch");
+    writeSnapshot(phase.ws);
+    const ph = runOaGuard(phase.ws, "STRICT");
+    expect(errors(ph.diagnostics)).toEqual([
+      expect.objectContaining({ category: "kernel_mismatch", message: 'phase: SSOT_SURFACE_V17.json says "27" but PM_BOOTSTRAP_STATE.json (meta.current_phase) says "26"' }),
+      expect.objectContaining({ category: "tri_surface_incoherence", message: 'phase metadata: PM_BOOTSTRAP_STATE.json says "26" but orchestrator_assistant/STATE.json says "27"' }),
+    ]);
+  });
+
+  it("tri_surface_incoherence: reality_green and key checks disagree between the three surfaces (FAIL)", () => {
+    const p = makeProject("normal");
+    writeSnapshot(p.ws);
+    writeSurface(p, "PM_BOOTSTRAP_STATE.json", { branch: "feat/phase27e-oa-runtime", meta: { current_phase: "27" }, health: { reality_green: false, agents_sync_ok: true, dms_alignment_ok: true } });
+    writeSurface(p, "REALITY_GREEN_SUMMARY.json", {
+      reality_green: true,
+      branch: "main",
+      checks: [
+        { name: "AGENTS.md Sync", passed: true },
+        { name: "DMS Alignment", passed: false, message: "DMS lags the SSOT" },
+      ],
+    });
+    const out = runOaGuard(p.ws, "STRICT");
+    const tri = out.diagnostics.filter((d) => d.category === "tri_surface_incoherence");
+    expect(tri.map((d) => d.message)).toEqual([
+      "reality_green: REALITY_GREEN_SUMMARY.json says true but PM_BOOTSTRAP_STATE.json (health.reality_green) says false",
+      "DMS Alignment: REALITY_GREEN_SUMMARY.json says false but PM_BOOTSTRAP_STATE.json (health.dms_alignment_ok) says true",
+      'branch: PM_BOOTSTRAP_STATE.json says "feat/phase27e-oa-runtime" but REALITY_GREEN_SUMMARY.json (branch) says "main"',
+      'branch metadata: REALITY_GREEN_SUMMARY.json says "main" but orchestrator_assistant/STATE.json says "feat/phase27e-oa-runtime"',
+      "DMS Alignment: REALITY_GREEN_SUMMARY.json says false but orchestrator_assistant/STATE.json says true",
+    ]);
+    expect(out.kernel_mode).toBe("BLOCKED");
+  });
+
+  it("config_drift: surfaces changed since the snapshot, another source directory, a stale context mode (WARN)", () => {
+    const p = makeProject("normal");
+    writeSnapshot(p.ws);
+    writeSurface(p, "HANDOFF_KERNEL.json", { branch: "feat/phase27e-oa-runtime", current_phase: "27", notes: "updated" });
+    writeSurface(p, "oa/CONTEXT.json", { version: 1, context: { kernel_mode: "DEGRADED" } });
+    const out = runOaGuard(p.ws, "STRICT");
+    expect(out.ok).toBe(true);
+    const drift = out.diagnostics.filter((d) => d.category === "config_drift");
+    expect(drift.map((d) => d.message)).toEqual([
+      expect.stringMatching(/^share\/HANDOFF_KERNEL\.json changed since STATE\.json was generated/),
+      expect.stringMatching(/^share\/oa\/CONTEXT\.json changed since STATE\.json was generated/),
+      "oa/CONTEXT.json says kernel_mode DEGRADED but the kernel is NORMAL",
+    ]);
+    expect(drift.every((d) => d.severity === "warn")).toBe(true);
+  });
+
+  it("config_drift: STATE.json generated from another surfaces directory", () => {
+    const p = makeProject("normal");
+    writeSurface(p, "orchestrator_assistant/STATE.json", { ...writeSnapshot(p.ws).state, source: "old-share" });
+    const out = runOaGuard(p.ws, "HINT");
+    expect(out.diagnostics).toContainEqual(expect.objectContaining({ category: "config_drift", message: 'STATE.json was generated from "old-share" but oa.surfaces_dir is now "share"' }));
+  });
+});

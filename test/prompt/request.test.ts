@@ -1,0 +1,121 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { AGENT_ROLES, buildResponsesRequest, loadTemplates, outputSchemaFromZod, presetFormatName, toJsonSchema, OUTPUT_PRESETS, type BuildRequestOptions } from "../../src/index.js";
+
+const templates = loadTemplates();
+const ledger = { entry_id: "e-1", lane: "layer_b/doc_update", role: "Sho", cycle: 1, refs: ["e-0"] };
+const base = { model: "gpt-test", templates } as const;
+
+function build(options: Partial<BuildRequestOptions> = {}) {
+  return buildResponsesRequest({ ...base, role: "executor", ...options });
+}
+
+describe("buildResponsesRequest", () => {
+  it("sends the same base prompt as instructions for every role", () => {
+    const instructions = AGENT_ROLES.map((role) => build({ role, ledger }).instructions);
+    expect(new Set(instructions).size).toBe(1);
+    expect(instructions[0]).toBe(templates.base.text);
+  });
+
+  it("puts the role's developer template and the ledger block in a developer message", () => {
+    for (const role of AGENT_ROLES) {
+      const first = build({ role, ledger }).input[0];
+      expect(first).toMatchObject({ type: "message", role: "developer" });
+      const content = (first as { content: string }).content;
+      expect(content.startsWith("<developer_instructions>\n")).toBe(true);
+      expect(content.endsWith("\n</developer_instructions>")).toBe(true);
+      expect(content).toContain(`# Role: ${role}`);
+      for (const other of AGENT_ROLES.filter((r) => r !== role)) expect(content).not.toContain(`# Role: ${other}`);
+      expect(content).toContain("<ledger>\nentry_id: e-1\nlane: layer_b/doc_update\nrole: Sho\ncycle: 1\nrefs:\n- e-0\n</ledger>\n</developer_instructions>");
+    }
+  });
+
+  it("partitions context into developer and user blocks in the spec's order, then the current input", () => {
+    const payload = build({ ledger, turnContext: "turn 3", userInstructions: "be brief", environmentContext: "cwd: /repo", input: "do it" });
+    expect(payload.input.map((m) => [(m as { role: string }).role, (m as { content: string }).content.split("\n")[0]])).toEqual([
+      ["developer", "<developer_instructions>"],
+      ["developer", "<turn_context>"],
+      ["user", "<user_instructions>"],
+      ["user", "<environment_context>"],
+      ["user", "do it"],
+    ]);
+    expect(payload.input[2]).toEqual({ type: "message", role: "user", content: "<user_instructions>\nbe brief\n</user_instructions>" });
+    expect(payload.input[3]).toEqual({ type: "message", role: "user", content: "<environment_context>\ncwd: /repo\n</environment_context>" });
+  });
+
+  it("leaves out blocks that are empty", () => {
+    const payload = build({ userInstructions: "  ", input: "x" });
+    expect(payload.input.map((m) => (m as { role: string }).role)).toEqual(["developer", "user"]);
+  });
+
+  it("keeps history first, does not inject a block history already holds, and sends system history as user", () => {
+    const history = [
+      { role: "developer" as const, content: "<developer_instructions>\nold\n</developer_instructions>" },
+      { role: "user" as const, content: "  <environment_context>\ncwd: /old\n</environment_context>" },
+      { role: "system" as const, content: "be careful" },
+      { role: "assistant" as const, content: "done before" },
+    ];
+    const payload = build({ history, userInstructions: "be brief", environmentContext: "cwd: /repo", input: "next" });
+    expect(payload.input).toEqual([
+      { type: "message", role: "developer", content: history[0]!.content },
+      { type: "message", role: "user", content: history[1]!.content },
+      { type: "message", role: "user", content: "be careful" },
+      { type: "message", role: "assistant", content: "done before" },
+      { type: "message", role: "user", content: "<user_instructions>\nbe brief\n</user_instructions>" },
+      { type: "message", role: "user", content: "next" },
+    ]);
+  });
+
+  it("sets no output schema by default", () => {
+    const payload = build({ input: "x" });
+    expect(payload).not.toHaveProperty("text");
+    expect(Object.keys(payload).sort()).toEqual(["input", "instructions", "model"]);
+    expect(payload.model).toBe("gpt-test");
+  });
+
+  it("uses the role's default schema when structured output is on", () => {
+    for (const role of AGENT_ROLES) {
+      const payload = build({ role, responsesStructuredOutput: true });
+      expect(payload.text?.format).toEqual({ type: "json_schema", strict: true, name: presetFormatName(role), schema: stripSchemaKey(toJsonSchema(OUTPUT_PRESETS[role])) });
+    }
+    expect(build({ responsesStructuredOutput: false })).not.toHaveProperty("text");
+  });
+
+  it("explicit schema beats preset beats role default; preset none disables", () => {
+    const explicit = outputSchemaFromZod("my_answer", z.object({ ok: z.boolean() }));
+    expect(build({ responsesOutputSchema: explicit, responsesOutputSchemaPreset: "searcher", responsesStructuredOutput: true }).text?.format).toMatchObject({ name: "my_answer" });
+    expect(build({ responsesOutputSchemaPreset: "searcher", responsesStructuredOutput: true }).text?.format).toMatchObject({ name: "pmagent_searcher_output" });
+    expect(build({ responsesOutputSchemaPreset: "searcher" }).text?.format).toMatchObject({ name: "pmagent_searcher_output" });
+    expect(build({ responsesStructuredOutput: true }).text?.format).toMatchObject({ name: "pmagent_executor_output" });
+    expect(build({ responsesOutputSchemaPreset: "none", responsesStructuredOutput: true })).not.toHaveProperty("text");
+  });
+
+  it("maps an explicit zod schema to a strict JSON Schema in text.format", () => {
+    const explicit = outputSchemaFromZod("verdict", z.object({ ok: z.boolean(), note: z.string().nullable(), items: z.array(z.object({ n: z.number().int() })) }));
+    expect(build({ responsesOutputSchema: explicit }).text).toEqual({
+      format: {
+        type: "json_schema",
+        strict: true,
+        name: "verdict",
+        schema: {
+          type: "object",
+          properties: {
+            ok: { type: "boolean" },
+            note: { type: ["string", "null"] },
+            items: {
+              type: "array",
+              items: { type: "object", properties: { n: { type: "integer", minimum: -9007199254740991, maximum: 9007199254740991 } }, required: ["n"], additionalProperties: false },
+            },
+          },
+          required: ["ok", "note", "items"],
+          additionalProperties: false,
+        },
+      },
+    });
+  });
+});
+
+function stripSchemaKey(schema: Record<string, unknown>): Record<string, unknown> {
+  const { $schema: _ignored, ...rest } = schema;
+  return rest;
+}
