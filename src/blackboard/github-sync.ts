@@ -19,7 +19,8 @@ import { randomBytes } from "node:crypto";
 import { PmagentError, UsageError, contentHash, sha256Hex } from "../core/index.js";
 import type { Blackboard } from "./blackboard.js";
 import { canTransition } from "./lifecycle.js";
-import { parseComment, renderComment, assertBlackboardType, BlackboardCommentError, DEFAULT_BLACKBOARD_TYPE, type DecodedComment } from "./codec.js";
+import { renderComment, assertBlackboardType, DEFAULT_BLACKBOARD_TYPE } from "./codec.js";
+import { readBoard, type RemoteComment } from "./sync-read.js";
 import { createGithubClient, githubError } from "./github-client.js";
 import type { Entry, StoredEntry } from "./schema.js";
 import { loadLinks, releaseSyncLock, saveLink, takeSyncLock, type SyncLink } from "./sync-state.js";
@@ -46,12 +47,6 @@ export interface SyncOptions {
   maxRetries?: number;
   maxWaitMs?: number;
   timeoutMs?: number;
-}
-
-interface RemoteComment {
-  id: number;
-  body: string;
-  updated_at: string;
 }
 
 /** The entry with its board link filled in where absent: what imports store, and what hashes compare. */
@@ -142,46 +137,7 @@ export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
       }
     };
 
-    // Decode every comment first, so that an entry appearing in two comments is caught whatever the order.
-    const decoded = new Map<number, DecodedComment>();
-    const seen = new Map<string, number>();
-    for (const comment of comments) {
-      const known = linkByComment.get(comment.id);
-      if (known && known.body_hash === sha256Hex(comment.body)) {
-        seen.set(known.entry_id, comment.id);
-        continue;
-      }
-      let d: DecodedComment | undefined;
-      try {
-        d = parseComment(comment.body);
-      } catch (err) {
-        if (!(err instanceof BlackboardCommentError)) throw err;
-        report.bad_comments.push({ issue, comment_id: comment.id, code: err.code, reason: err.message });
-        continue;
-      }
-      if (d === undefined) {
-        if (known) report.conflicts.push({ entry_id: known.entry_id, comment_id: comment.id, remote_updated_at: comment.updated_at, reason: "the comment was edited on GitHub and no longer holds a blackboard entry; the local entry is kept" });
-        continue;
-      }
-      if (d.entry.project_id !== projectId) {
-        report.skipped.push({ entry_id: d.entry.id, comment_id: comment.id, reason: `entry of project "${d.entry.project_id}", not "${projectId}"` });
-        continue;
-      }
-      decoded.set(comment.id, d);
-    }
-    // The linked comment of an entry wins over copies; among unlinked copies the oldest comment wins.
-    for (const comment of comments) {
-      const d = decoded.get(comment.id);
-      if (!d) continue;
-      const owner = linkByEntry.get(d.entry.id);
-      const first = owner !== undefined && comments.some((c) => c.id === owner.comment_id) ? owner.comment_id : seen.get(d.entry.id);
-      if (first !== undefined && first !== comment.id) {
-        report.bad_comments.push({ issue, comment_id: comment.id, code: "bb_comment_duplicate", reason: `entry "${d.entry.id}" is already held by comment ${first}; this copy is ignored` });
-        decoded.delete(comment.id);
-      } else {
-        seen.set(d.entry.id, comment.id);
-      }
-    }
+    const { decoded, seen } = readBoard(comments, linkByComment, linkByEntry, projectId, report);
 
     for (const comment of comments) {
       const known = linkByComment.get(comment.id);

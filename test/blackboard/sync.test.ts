@@ -177,6 +177,22 @@ describe.each(kinds)("bb sync ($name)", (kind) => {
     expect((await board.get("claimed")).entry.payload).toEqual(entry("claimed").payload);
   });
 
+  it("reports a linked comment edited into plain text or into another entry, and keeps the local entry", async () => {
+    const plain = fake.addComment(REPO, 1, renderComment(entry("p1")));
+    const swapped = fake.addComment(REPO, 1, renderComment(entry("p2")));
+    await sync();
+    fake.editComment(plain.id, "never mind");
+    fake.editComment(swapped.id, renderComment(entry("p3")));
+    const report = await sync();
+    expect(report.conflicts.map((x) => [x.entry_id, x.comment_id, x.reason])).toEqual([
+      ["p1", plain.id, "the comment was edited on GitHub and no longer holds a blackboard entry; the local entry is kept"],
+      ["p2", swapped.id, 'the comment was edited on GitHub to hold entry "p3" instead; neither side is changed'],
+    ]);
+    expect(await board.find("p3")).toBeUndefined();
+    expect((await board.get("p1")).entry.id).toBe("p1");
+    expect(fake.comments(REPO, 1)).toHaveLength(2);
+  });
+
   it("reports a second comment holding the same entry as a duplicate", async () => {
     const first = fake.addComment(REPO, 1, renderComment(entry("dup")));
     const copy = fake.addComment(REPO, 1, renderComment(entry("dup", { note: "copy" })));
