@@ -5,6 +5,9 @@ import { registerInit } from "./init.js";
 import { registerBb } from "./bb.js";
 import { registerEnv } from "./env.js";
 import { registerPrs } from "./prs.js";
+import { registerEmit } from "./emit.js";
+import { registerCheckpoint } from "./checkpoint.js";
+import { registerResumeInfo } from "./resume-info.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
@@ -16,7 +19,7 @@ Exit codes:
   3  pmagent boot oa: the kernel is BLOCKED`;
 
 /** Command groups register themselves here, one file per group. */
-const groups: Array<(program: Command) => void> = [registerInit, registerBb, registerEnv, registerPrs];
+const groups: Array<(program: Command) => void> = [registerInit, registerBb, registerEmit, registerCheckpoint, registerResumeInfo, registerEnv, registerPrs];
 
 export function buildProgram(): Command {
   const program = new Command("pmagent")
