@@ -55,15 +55,19 @@ export function postCommentHandler(github: GitHubTarget | undefined): ActionHand
 
 export function labelIssueHandler(github: GitHubTarget | undefined): ActionHandler {
   return {
-    // Adding labels is a set union on GitHub: a second attempt changes nothing.
     rerunAfterInterruption: "probe",
     async run(ctx) {
       const p = parseWith(LabelIssueParameters, ctx.request.parameters, "LABEL_ISSUE parameters", "invalid_parameters");
       const issue = targetIssue("LABEL_ISSUE", p.issue_number, ctx.request.workItemId);
       const gh = requireGitHub(github, "LABEL_ISSUE");
       const { octokit, owner, repo } = gh.client();
-      const res = await callGitHub(`label #${issue}`, gh.tokenEnv, () => octokit.rest.issues.addLabels({ owner, repo, issue_number: issue, labels: p.labels }));
-      return { stored: { issue_number: issue, labels: res.data.map((l) => l.name) } };
+      // Labels already on the issue (from an attempt cut off by a crash, or a person) are not added again.
+      const current = await callGitHub(`read the labels of #${issue}`, gh.tokenEnv, () => octokit.rest.issues.get({ owner, repo, issue_number: issue }));
+      const names = current.data.labels.map((l) => (typeof l === "string" ? l : (l.name ?? "")));
+      const missing = p.labels.filter((l) => !names.some((n) => n.toLowerCase() === l.toLowerCase()));
+      if (missing.length === 0) return { stored: { issue_number: issue, labels: names, added: [] } };
+      const res = await callGitHub(`label #${issue}`, gh.tokenEnv, () => octokit.rest.issues.addLabels({ owner, repo, issue_number: issue, labels: missing }));
+      return { stored: { issue_number: issue, labels: res.data.map((l) => l.name), added: missing } };
     },
   };
 }

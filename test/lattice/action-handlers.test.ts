@@ -193,8 +193,14 @@ describe("action handlers against real git, a local GitHub and a local webhook",
       const issue = gh.addIssue("acme/board", { labels: ["bug"] });
       const ex = executorFor(config(), { GH_TOKEN: TOKEN });
       const record = await ex.submit(actionRequest({ action: "LABEL_ISSUE", workItemId: String(issue.number), parameters: { labels: ["needs-review", "docs"] } }));
-      expect(record.result).toEqual({ issue_number: issue.number, labels: ["bug", "needs-review", "docs"] });
+      expect(record.result).toEqual({ issue_number: issue.number, labels: ["bug", "needs-review", "docs"], added: ["needs-review", "docs"] });
       expect(gh.issue("acme/board", issue.number)!.labels.map((l) => l.name)).toEqual(["bug", "needs-review", "docs"]);
+      // Labels already there are not added again (a rerun after a crash sends no second request).
+      const posts = () => gh.requests.filter((r) => r.method === "POST" && r.path.endsWith(`/issues/${issue.number}/labels`)).length;
+      const before = posts();
+      const again = await ex.submit(actionRequest({ action: "LABEL_ISSUE", workItemId: String(issue.number), parameters: { labels: ["DOCS"] } }));
+      expect(again.result).toEqual({ issue_number: issue.number, labels: ["bug", "needs-review", "docs"], added: [] });
+      expect(posts()).toBe(before);
     });
 
     it.each([
