@@ -7,10 +7,12 @@ import { fileURLToPath } from "node:url";
 import type { z } from "zod";
 import { toJsonSchema } from "../src/core/index.js";
 import { ConfigSchema } from "../src/config/index.js";
+import { LatticeEventSchema, ResumeSchema } from "../src/lattice/index.js";
 
 /** file name (without .schema.json) → zod schema and which side (input accepts defaults). */
 export const published: Array<{ name: string; schema: z.ZodType; io: "input" | "output" }> = [
   { name: "config", schema: ConfigSchema, io: "input" },
+  { name: "lattice-event", schema: LatticeEventSchema, io: "input" }, { name: "lattice-resume", schema: ResumeSchema, io: "input" },
 ];
 
 export function render(entry: (typeof published)[number]): string {

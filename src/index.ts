@@ -3,3 +3,4 @@ export * from "./core/index.js";
 export * from "./config/index.js";
 export * from "./store/index.js";
 export * from "./blackboard/index.js";
+export * from "./lattice/index.js";
