@@ -3,6 +3,10 @@ import { readFileSync } from "node:fs";
 import { PmagentError, exitCodeFor } from "../core/index.js";
 import { registerInit } from "./init.js";
 import { registerBb } from "./bb.js";
+import { registerRun } from "./run.js";
+import { registerRuns } from "./runs.js";
+import { registerResume } from "./resume.js";
+import { registerWorker } from "./worker.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
@@ -14,7 +18,7 @@ Exit codes:
   3  pmagent boot oa: the kernel is BLOCKED`;
 
 /** Command groups register themselves here, one file per group. */
-const groups: Array<(program: Command) => void> = [registerInit, registerBb];
+const groups: Array<(program: Command) => void> = [registerInit, registerBb, registerRun, registerRuns, registerResume, registerWorker];
 
 export function buildProgram(): Command {
   const program = new Command("pmagent")

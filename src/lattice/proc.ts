@@ -1,5 +1,5 @@
 /** Process identity across supervisor restarts: a pid plus its start time, so a reused pid is not mistaken for the sprite. */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 /** The process's start time (clock ticks since boot, from /proc), or null where /proc is missing. */
 export function processStartTime(pid: number): string | null {
@@ -40,4 +40,30 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): void {
       // already gone
     }
   }
+}
+
+/**
+ * The sprite of a run whose pid was never recorded (the supervisor died right after spawning it):
+ * the process-group leader whose environment has LATTICE_RUN_ID=<runId>. Linux (/proc) only.
+ */
+export function findSpriteOfRun(runId: string): number | null {
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((d) => /^\d+$/.test(d));
+  } catch {
+    return null;
+  }
+  const needle = `LATTICE_RUN_ID=${runId}\0`;
+  for (const p of pids) {
+    try {
+      const environ = readFileSync(`/proc/${p}/environ`, "utf8");
+      if (!environ.startsWith(needle) && !environ.includes(`\0${needle}`)) continue;
+      const stat = readFileSync(`/proc/${p}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (fields[2] === p && fields[0] !== "Z") return Number(p);
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return null;
 }

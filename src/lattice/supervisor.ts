@@ -34,7 +34,7 @@ import { NO_ADJUSTMENTS, type EnvironmentAdjustments, type SupervisorHooks } fro
 import { RunIngestor } from "./ingest.js";
 import { assertInputs } from "./inputs.js";
 import { latticeDir, outboxPath } from "./outbox.js";
-import { processAlive, processStartTime, signalGroup } from "./proc.js";
+import { findSpriteOfRun, processAlive, processStartTime, signalGroup } from "./proc.js";
 import { resumePath } from "./resume.js";
 import { RunStore, UNFINISHED_RUN_STATES, isTerminalRunState, type GateDecision, type RunRecord, type RunState, type RunWaiting, type StoredEvent } from "./runs.js";
 import { checkExtraEnv, prepareRunDir, selfCommand, spriteEnv } from "./sandbox.js";
@@ -676,13 +676,11 @@ export class Supervisor {
       const active = this.track(run.id);
       const attempt = (async () => {
         try {
-          if (run.sprite_pid === null) {
-            await this.runs.update(run.id, { state: "failed", reason: "the supervisor stopped before the sprite started", finished: true }, UNFINISHED_RUN_STATES);
-            return this.runs.get(run.id);
-          }
-          const pid = run.sprite_pid;
-          active.child = null;
-          const exited = waitForExit(pid, run.sprite_started, this.pollMs);
+          // No pid recorded: the supervisor died between spawning the sprite and saving its pid, or before spawning it.
+          const pid = run.sprite_pid ?? findSpriteOfRun(run.id);
+          const started = run.sprite_pid !== null ? run.sprite_started : pid !== null ? processStartTime(pid) : null;
+          if (pid !== null && run.sprite_pid === null) await this.runs.update(run.id, { state: "running", sprite_pid: pid, sprite_started: started }, UNFINISHED_RUN_STATES);
+          const exited: Promise<Exit> = pid !== null ? waitForExit(pid, started, this.pollMs) : Promise.resolve({ code: null, signal: null });
           const exit = await this.follow(run, exited);
           return await this.settle(run.id, exit);
         } finally {
