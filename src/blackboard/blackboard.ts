@@ -293,8 +293,10 @@ export class Blackboard {
    * Claim the oldest open entry addressed to `role` with a kind in `kinds` (the pick rule), or take
    * over an in_progress one whose lease has expired. Atomic: no two claimers get the same entry.
    */
-  async claim(worker: string, role: string, kinds: readonly string[], leaseMs = this.leaseMs): Promise<StoredEntry | undefined> {
+  async claim(worker: string, role: string, kinds: readonly string[], leaseMs = this.leaseMs, options: { entryId?: string } = {}): Promise<StoredEntry | undefined> {
     if (kinds.length === 0) return undefined;
+    // A gated worker claims the one entry its gate allowed.
+    const only = options.entryId === undefined ? "" : " AND id = ?";
     const now = this.now();
     return this.store.transaction(async (q) => {
       const kindList = kinds.map(() => "?").join(", ");
@@ -302,9 +304,9 @@ export class Blackboard {
       const row = await q.get<Row>(
         `SELECT id, version, entry_json, claimed_by, lease_expires_ms FROM bb_entries
          WHERE project_id = ? AND to_actor = ? AND kind IN (${kindList})
-           AND (status = 'open' OR (status = 'in_progress' AND claimed_by IS NOT NULL AND lease_expires_ms < ?))
+           AND (status = 'open' OR (status = 'in_progress' AND claimed_by IS NOT NULL AND lease_expires_ms < ?))${only}
          ORDER BY created_ms, id LIMIT 1${skip}`,
-        [this.projectId, role, ...kinds, now.ms],
+        [this.projectId, role, ...kinds, now.ms, ...(options.entryId === undefined ? [] : [options.entryId])],
       );
       if (!row) return undefined;
       const current = this.toStored(row);
