@@ -156,7 +156,8 @@ export class ActionExecutor {
         ...(outcome?.secretInputs ? { secretInputs: outcome.secretInputs } : {}),
       });
     } else {
-      await this.options.resume(record.run_id, { inputs: { error: record.error }, context: { action: { ...action, error: record.error } } });
+      const error = record.error ?? { code: "action_failed", message: "the action failed" };
+      await this.options.resume(record.run_id, { inputs: {}, context: { action: { ...action, error } }, failure: { action: record.action, message: `${error.message} [${error.code}]` } });
     }
     await this.actions.markResumed(record.idempotency_key);
   }

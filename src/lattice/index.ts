@@ -109,3 +109,4 @@ export * from "./secrets.js";
 export * from "./proposals.js";
 export * from "./environment.js";
 export { git, branchSha } from "./git.js";
+export { actionSink, proposalSink, environmentProvider, projectSupervisor, type ProjectSupervisorOptions } from "./action-sinks.js";

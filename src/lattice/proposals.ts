@@ -88,6 +88,8 @@ export interface RecordResult {
   proposal: EnvironmentProposal;
   /** True the first time this fingerprint was proposed for the role. */
   first: boolean;
+  /** False when this event was recorded before (a redelivery): nothing was counted. */
+  counted: boolean;
 }
 
 /** ENVIRONMENT_PROPOSALs of a project: deduplicated per role and fingerprint, decided by a human. */
@@ -99,11 +101,20 @@ export class ProposalStore {
     return [new Date(ms).toISOString(), ms];
   }
 
-  async record(role: string, runId: string, payload: ProposalPayload): Promise<RecordResult> {
+  /** Record one ENVIRONMENT_PROPOSAL event of a run; the same event again (a redelivery) counts once. */
+  async record(role: string, runId: string, eventId: string, payload: ProposalPayload): Promise<RecordResult> {
     const fingerprint = proposalFingerprint(payload);
     const id = `envp_${contentHash({ project: this.options.projectId, role, fingerprint }).slice(0, 12)}`;
     const [at, ms] = this.now();
     return this.options.store.transaction(async (tx) => {
+      const seen = await tx.run("INSERT INTO lattice_env_proposal_sightings (run_id, event_id, proposal_id) VALUES (?, ?, ?) ON CONFLICT (run_id, event_id) DO NOTHING", [runId, eventId, id]);
+      if (seen.changes === 0) {
+        const row = await tx.get<Row>(
+          "SELECT p.* FROM lattice_env_proposals p JOIN lattice_env_proposal_sightings s ON s.proposal_id = p.id WHERE s.run_id = ? AND s.event_id = ?",
+          [runId, eventId],
+        );
+        return { proposal: toProposal(row!), first: false, counted: false };
+      }
       const updated = await tx.run(
         "UPDATE lattice_env_proposals SET count = count + 1, last_run_id = ?, last_seen_at = ?, last_seen_ms = ?, confidence = ?, evidence_json = ? WHERE id = ?",
         [runId, at, ms, payload.confidence, JSON.stringify(payload.evidence), id],
@@ -132,7 +143,7 @@ export class ProposalStore {
         );
       }
       const row = await tx.get<Row>("SELECT * FROM lattice_env_proposals WHERE id = ?", [id]);
-      return { proposal: toProposal(row!), first: updated.changes === 0 };
+      return { proposal: toProposal(row!), first: updated.changes === 0, counted: true };
     });
   }
 
