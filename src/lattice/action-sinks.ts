@@ -105,9 +105,9 @@ export function projectSupervisor(options: ProjectSupervisorOptions): Supervisor
   const redactor = options.redactor ?? new Redactor(secretsFromEnv(env));
   const log = options.logger ?? createLogger("pmagent-lattice", redactor);
   const proposals = new ProposalStore({ store, projectId: project.config.project_id, humans: project.config.humans });
-  let supervisor: Supervisor | undefined;
-  const executor = projectActionExecutor({ project, store, env, logger: log, consoleWrite: options.consoleWrite, resume: (runId, payload) => resumeBlocked(supervisor!, runId, payload, log) });
-  supervisor = new Supervisor({
+  // The executor resumes through the supervisor it is a hook of (called only once both exist).
+  const executor = projectActionExecutor({ project, store, env, logger: log, consoleWrite: options.consoleWrite, resume: (runId, payload) => resumeBlocked(supervisor, runId, payload, log) });
+  const supervisor: Supervisor = new Supervisor({
     ...options,
     hooks: {
       actions: actionSink(executor),
