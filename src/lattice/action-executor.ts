@@ -143,7 +143,7 @@ export class ActionExecutor {
 
   /** Resume the sprite blocked on this action with its result, or with its error. */
   private async resumeWith(request: ActionRequest, record: ActionRecord, outcome?: ActionOutcome): Promise<void> {
-    const handler = this.options.handlers[record.action];
+    const handler = Object.hasOwn(this.options.handlers, record.action) ? this.options.handlers[record.action] : undefined;
     if (record.state === "succeeded" && outcome === undefined && handler?.redeliver) {
       // The stored result lacks what was never stored (a secret): the handler produces it again.
       outcome = await handler.redeliver({ request, idempotencyKey: record.idempotency_key, attempt: record.attempts, interrupted: false });
