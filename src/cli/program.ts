@@ -7,6 +7,9 @@ import { registerRun } from "./run.js";
 import { registerRuns } from "./runs.js";
 import { registerResume } from "./resume.js";
 import { registerWorker } from "./worker.js";
+import { registerEmit } from "./emit.js";
+import { registerCheckpoint } from "./checkpoint.js";
+import { registerResumeInfo } from "./resume-info.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
@@ -18,7 +21,7 @@ Exit codes:
   3  pmagent boot oa: the kernel is BLOCKED`;
 
 /** Command groups register themselves here, one file per group. */
-const groups: Array<(program: Command) => void> = [registerInit, registerBb, registerRun, registerRuns, registerResume, registerWorker];
+const groups: Array<(program: Command) => void> = [registerInit, registerBb, registerRun, registerRuns, registerResume, registerWorker, registerEmit, registerCheckpoint, registerResumeInfo];
 
 export function buildProgram(): Command {
   const program = new Command("pmagent")
