@@ -3,15 +3,15 @@ import { readFileSync } from "node:fs";
 import { PmagentError, exitCodeFor } from "../core/index.js";
 import { registerInit } from "./init.js";
 import { registerBb } from "./bb.js";
-import { registerEnv } from "./env.js";
-import { registerPrs } from "./prs.js";
-import { registerEmit } from "./emit.js";
-import { registerCheckpoint } from "./checkpoint.js";
-import { registerResumeInfo } from "./resume-info.js";
 import { registerRun } from "./run.js";
 import { registerRuns } from "./runs.js";
 import { registerResume } from "./resume.js";
 import { registerWorker } from "./worker.js";
+import { registerEmit } from "./emit.js";
+import { registerCheckpoint } from "./checkpoint.js";
+import { registerResumeInfo } from "./resume-info.js";
+import { registerEnv } from "./env.js";
+import { registerPrs } from "./prs.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
@@ -23,7 +23,7 @@ Exit codes:
   3  pmagent boot oa: the kernel is BLOCKED`;
 
 /** Command groups register themselves here, one file per group. */
-const groups: Array<(program: Command) => void> = [registerInit, registerBb, registerEmit, registerCheckpoint, registerResumeInfo, registerRun, registerRuns, registerResume, registerWorker, registerEnv, registerPrs];
+const groups: Array<(program: Command) => void> = [registerInit, registerBb, registerRun, registerRuns, registerResume, registerWorker, registerEmit, registerCheckpoint, registerResumeInfo, registerEnv, registerPrs];
 
 export function buildProgram(): Command {
   const program = new Command("pmagent")

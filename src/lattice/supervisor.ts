@@ -40,6 +40,8 @@ import { RunStore, UNFINISHED_RUN_STATES, isTerminalRunState, type GateDecision,
 import { checkExtraEnv, prepareRunDir, selfCommand, spriteEnv } from "./sandbox.js";
 
 export const DEFAULT_POLL_MS = 100;
+/** Event types the supervisor acts on when they are stored. */
+const SIGNIFICANT = new Set(["PHASE_STARTED", "ACTION_REQUEST", "ENVIRONMENT_PROPOSAL"]);
 /** A waiting run keeps its entry claimed this long: nobody takes over a sprite that waits for input. */
 export const PARKED_LEASE_MS = 7 * 24 * 3600 * 1000;
 const KILL_GRACE_MS = 3000;
@@ -417,7 +419,8 @@ export class Supervisor {
   }
 
   private async onNewEvents(runId: string, events: StoredEvent[]): Promise<void> {
-    const run = await this.runs.get(runId);
+    if (!this.o.onEvents && !events.some((e) => SIGNIFICANT.has(e.event_type))) return;
+    const run = await this.runs.get(runId, this.store, false);
     this.o.onEvents?.(run, events);
     for (const e of events) {
       if (e.event_type === "PHASE_STARTED" && run.entry_id) await this.entryInProgress(run);
