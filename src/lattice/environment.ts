@@ -91,7 +91,7 @@ export function applyAdjustment(env: RoleEnvironment, p: Pick<EnvironmentProposa
 
 /** The environment accepted proposals give a role's later runs (oldest decision first, so later ones win). */
 export async function roleEnvironment(proposals: ProposalStore, role: string): Promise<RoleEnvironment> {
-  const accepted = (await proposals.list({ status: "accepted", role })).sort((a, b) => (a.decided_at ?? "").localeCompare(b.decided_at ?? "") || a.id.localeCompare(b.id));
+  const accepted = (await proposals.list({ status: "accepted", role })).sort((a, b) => (a.decided_seq ?? 0) - (b.decided_seq ?? 0));
   const env: RoleEnvironment = { role, preinstall: [], env: {}, adjustments: [] };
   for (const p of accepted) applyAdjustment(env, p);
   if (env.adjustments.length > 0) env.env.PMAGENT_ENVIRONMENT = JSON.stringify(env.adjustments.map((a) => ({ type: a.type, details: a.details })));

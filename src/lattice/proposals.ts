@@ -34,9 +34,12 @@ export interface EnvironmentProposal {
   last_seen_at: string;
   decided_by: string | null;
   decided_at: string | null;
+  /** Order of decisions in the project (later accepted adjustments win). */
+  decided_seq: number | null;
 }
 
-interface Row extends Omit<EnvironmentProposal, "details" | "observed_failure" | "evidence" | "count" | "confidence"> {
+interface Row extends Omit<EnvironmentProposal, "details" | "observed_failure" | "evidence" | "count" | "confidence" | "decided_seq"> {
+  decided_seq: number | string | null;
   details_json: string;
   observed_failure_json: string;
   evidence_json: string;
@@ -64,6 +67,7 @@ function toProposal(r: Row): EnvironmentProposal {
     last_seen_at: r.last_seen_at,
     decided_by: r.decided_by,
     decided_at: r.decided_at,
+    decided_seq: r.decided_seq === null ? null : Number(r.decided_seq),
   };
 }
 
@@ -188,7 +192,11 @@ export class ProposalStore {
       throw new ConflictError("proposal_decided", `environment proposal ${id} was already ${current.status} by ${current.decided_by ?? "?"} at ${current.decided_at ?? "?"}`);
     }
     const [at] = this.now();
-    const r = await this.options.store.run("UPDATE lattice_env_proposals SET status = ?, decided_by = ?, decided_at = ? WHERE id = ? AND status = 'pending'", [status, actor, at, id]);
+    // decided_seq orders decisions (later ones win in a role's environment) even within one millisecond.
+    const r = await this.options.store.run(
+      "UPDATE lattice_env_proposals SET status = ?, decided_by = ?, decided_at = ?, decided_seq = (SELECT COALESCE(MAX(decided_seq), 0) + 1 FROM lattice_env_proposals WHERE project_id = ?) WHERE id = ? AND status = 'pending'",
+      [status, actor, at, this.options.projectId, id],
+    );
     if (r.changes === 0) throw new ConflictError("proposal_decided", `environment proposal ${id} was decided by someone else meanwhile`);
     return this.get(id);
   }

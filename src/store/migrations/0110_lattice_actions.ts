@@ -52,6 +52,7 @@ CREATE TABLE lattice_env_proposals (
   last_seen_ms BIGINT NOT NULL,
   decided_by TEXT,
   decided_at TEXT,
+  decided_seq INTEGER,
   UNIQUE (project_id, role, fingerprint)
 );
 CREATE INDEX lattice_env_proposals_role ON lattice_env_proposals (project_id, role, status);
