@@ -10,6 +10,12 @@ import { registerKai } from "./kai.js";
 import { registerEmit } from "./emit.js";
 import { registerCheckpoint } from "./checkpoint.js";
 import { registerResumeInfo } from "./resume-info.js";
+import { registerRun } from "./run.js";
+import { registerRuns } from "./runs.js";
+import { registerResume } from "./resume.js";
+import { registerWorker } from "./worker.js";
+import { registerEnv } from "./env.js";
+import { registerPrs } from "./prs.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
@@ -21,7 +27,7 @@ Exit codes:
   3  pmagent boot oa: the kernel is BLOCKED`;
 
 /** Command groups register themselves here, one file per group. */
-const groups: Array<(program: Command) => void> = [registerInit, registerDemo, registerBb, registerPrompt, registerOa, registerBoot, registerKai, registerEmit, registerCheckpoint, registerResumeInfo];
+const groups: Array<(program: Command) => void> = [registerInit, registerDemo, registerBb, registerPrompt, registerOa, registerBoot, registerKai, registerEmit, registerCheckpoint, registerResumeInfo, registerRun, registerRuns, registerResume, registerWorker, registerEnv, registerPrs];
 
 export function buildProgram(): Command {
   const program = new Command("pmagent")

@@ -7,6 +7,7 @@
  *
  * Endpoints:
  *   GET    /repos/{o}/{r}/issues                       (state, since, labels, per_page, page)
+ *   GET    /repos/{o}/{r}/issues/{n}
  *   GET    /repos/{o}/{r}/issues/{n}/comments          (since, per_page, page)
  *   POST   /repos/{o}/{r}/issues/{n}/comments          {body}
  *   GET    /repos/{o}/{r}/issues/comments/{id}
@@ -464,6 +465,8 @@ export class FakeGitHub {
     switch (key) {
       case "GET issues":
         return this.page(url, this.listIssues(repo, url.searchParams));
+      case "GET issues/:n":
+        return { status: 200, json: this.issueOrThrow(repo, num(1)) };
       case "GET issues/:n/comments":
         return this.page(url, this.listComments(repo, num(1), url.searchParams));
       case "POST issues/:n/comments": {
