@@ -364,6 +364,7 @@ export class Supervisor {
       redactor: secrets.length ? this.redactor.withSecrets(secrets) : this.redactor,
       logCapBytes: this.o.logCapBytes,
       clock: this.o.clock,
+      keep: (type) => this.o.onEvents !== undefined || SIGNIFICANT.has(type),
       onNewEvents: (events) => this.onNewEvents(run.id, events),
     });
     const pump = () => {
@@ -419,7 +420,6 @@ export class Supervisor {
   }
 
   private async onNewEvents(runId: string, events: StoredEvent[]): Promise<void> {
-    if (!this.o.onEvents && !events.some((e) => SIGNIFICANT.has(e.event_type))) return;
     const run = await this.runs.get(runId, this.store, false);
     this.o.onEvents?.(run, events);
     for (const e of events) {
