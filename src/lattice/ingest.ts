@@ -40,6 +40,8 @@ export interface IngestOptions {
   logCapBytes?: number;
   maxLineBytes?: number;
   clock?: () => number;
+  /** Which newly stored events `onNewEvents` gets (default all); the rest are only stored. */
+  keep?: (eventType: string) => boolean;
   /** Called after each commit with the events it stored for the first time. */
   onNewEvents?: (events: StoredEvent[]) => void | Promise<void>;
 }
@@ -65,10 +67,10 @@ interface PendingError {
 }
 
 export class RunIngestor {
-  private readonly o: Required<Omit<IngestOptions, "onNewEvents">> & Pick<IngestOptions, "onNewEvents">;
+  private readonly o: Required<Omit<IngestOptions, "onNewEvents" | "keep">> & Pick<IngestOptions, "onNewEvents" | "keep">;
   private readonly stdoutLines: LineSplitter;
   private readonly stderrLines: LineSplitter;
-  private readonly recentOutbox = new Map<string, true>();
+  private readonly recentOutbox = new RecentSet(RECENT_OUTBOX_LIMIT);
   private stdoutEvents: Array<{ json: string; line_no: number; text: string }> = [];
   private logs: PendingLog[] = [];
   private errors: PendingError[] = [];
@@ -85,8 +87,12 @@ export class RunIngestor {
   private stdoutRead: number;
   private stderrRead: number;
   private failure: unknown;
-  /** Events stored by this ingestor for the first time, in order. */
-  stored = 0;
+  /** Events stored by this ingestor for the first time. */
+  private newCount = 0;
+
+  get stored(): number {
+    return this.newCount;
+  }
 
   constructor(options: IngestOptions) {
     this.o = { ...options, logCapBytes: options.logCapBytes ?? DEFAULT_LOG_CAP_BYTES, maxLineBytes: options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, clock: options.clock ?? Date.now };
@@ -227,8 +233,7 @@ export class RunIngestor {
         continue;
       }
       const json = JSON.stringify(item.raw);
-      if (this.recentOutbox.size >= RECENT_OUTBOX_LIMIT) this.recentOutbox.delete(this.recentOutbox.keys().next().value as string);
-      this.recentOutbox.set(json, true);
+      this.recentOutbox.add(json);
       out.push(this.candidate(item, "outbox", item.line_no, json));
     }
     this.position = read.next;
@@ -320,13 +325,46 @@ export class RunIngestor {
         this.o.runId,
       ]);
     });
-    this.stored += fresh.length;
     if (fresh.length > 0 && this.o.onNewEvents) await this.o.onNewEvents(fresh);
+  }
+
+  private stored_(c: Candidate, seq: number, now: number): StoredEvent | null {
+    if (this.o.keep && !this.o.keep(c.type)) return null;
+    return {
+      run_id: this.o.runId,
+      seq,
+      id: c.id,
+      event_type: c.type,
+      source: c.source,
+      outbox_line: c.outbox_line,
+      event: JSON.parse(c.json) as Record<string, unknown>,
+      received_at: new Date(now).toISOString(),
+      dispatched_at: null,
+      dispatch: null,
+    };
   }
 
   private async insertEvents(q: Queryable, candidates: Candidate[], now: number, fresh: StoredEvent[]): Promise<void> {
     const seen = new Set<string>();
     const unique = candidates.filter((c) => (seen.has(c.id) ? false : (seen.add(c.id), true)));
+    if (q.dialect === "sqlite") {
+      // Bulk path: one cached prepared statement per row inside the transaction is SQLite's fastest insert.
+      for (const c of unique) {
+        const seq = this.nextSeq++;
+        const r = await q.run(
+          `INSERT INTO lattice_run_events (run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, event_id) DO NOTHING`,
+          [this.o.runId, seq, this.o.attempt, c.id, c.type, c.source, c.outbox_line, c.json, now],
+        );
+        if (r.changes === 1) {
+          this.newCount++;
+          const s = this.stored_(c, seq, now);
+          if (s) fresh.push(s);
+        } else if (c.outbox_line !== null) {
+          await q.run(`UPDATE lattice_run_events SET outbox_line = ? WHERE run_id = ? AND event_id = ? AND outbox_line IS NULL`, [c.outbox_line, this.o.runId, c.id]);
+        }
+      }
+      return;
+    }
     for (const chunk of chunks(unique, INSERT_CHUNK)) {
       const params: SqlParam[] = [];
       const seqs = new Map<string, number>();
@@ -343,24 +381,39 @@ export class RunIngestor {
       const isNew = new Set(inserted.map((r) => r.event_id));
       for (const c of chunk) {
         if (isNew.has(c.id)) {
-          fresh.push({
-            run_id: this.o.runId,
-            seq: seqs.get(c.id)!,
-            id: c.id,
-            event_type: c.type,
-            source: c.source,
-            outbox_line: c.outbox_line,
-            event: JSON.parse(c.json) as Record<string, unknown>,
-            received_at: new Date(now).toISOString(),
-            dispatched_at: null,
-            dispatch: null,
-          });
+          this.newCount++;
+          const s = this.stored_(c, seqs.get(c.id)!, now);
+          if (s) fresh.push(s);
         } else if (c.outbox_line !== null) {
           // First seen on stdout: now the outbox tells where it belongs.
           await q.run(`UPDATE lattice_run_events SET outbox_line = ? WHERE run_id = ? AND event_id = ? AND outbox_line IS NULL`, [c.outbox_line, this.o.runId, c.id]);
         }
       }
     }
+  }
+}
+
+/**
+ * A set that forgets its oldest half when full, in O(1): two generations swapped (evicting from
+ * the front of one Map one key at a time is quadratic in V8, which keeps deleted slots until rehash).
+ */
+class RecentSet {
+  private current = new Set<string>();
+  private previous = new Set<string>();
+
+  constructor(private readonly limit: number) {}
+
+  add(key: string): void {
+    if (this.current.size >= this.limit / 2) {
+      this.previous = this.current;
+      this.current = new Set();
+    }
+    this.current.add(key);
+  }
+
+  /** Remove `key`; true if it was there. */
+  delete(key: string): boolean {
+    return this.current.delete(key) || this.previous.delete(key);
   }
 }
 

@@ -3,7 +3,7 @@
  * (identity = hash of the event's canonical JSON), its capped log, protocol errors, hard-rule
  * violations, resumes and gate decisions. Everything the CLI, API and Kai read about runs.
  */
-import { NotFoundError, RefusedError } from "../core/index.js";
+import { NotFoundError } from "../core/index.js";
 import type { Queryable, SqlParam, Store } from "../store/index.js";
 
 export const RUN_STATES = ["starting", "running", "waiting", "succeeded", "failed", "canceled"] as const;
@@ -454,8 +454,4 @@ export class RunStore {
     if (!row) return undefined;
     return { decision: row.decision, reasoning: row.reasoning, conditions: JSON.parse(row.conditions_json) as string[], entry_version: Number(row.entry_version), at: iso(row.at_ms)! };
   }
-}
-
-export function refuseState(run: RunRecord, wanted: string): RefusedError {
-  return new RefusedError("run_state_refused", `run ${run.id} is ${run.state}: ${wanted}`, { run: run.id, state: run.state });
 }

@@ -364,14 +364,20 @@ export class Supervisor {
       redactor: secrets.length ? this.redactor.withSecrets(secrets) : this.redactor,
       logCapBytes: this.o.logCapBytes,
       clock: this.o.clock,
+      keep: (type) => this.o.onEvents !== undefined || SIGNIFICANT.has(type),
       onNewEvents: (events) => this.onNewEvents(run.id, events),
     });
+    // Read both files to their ends, stopping early while too much waits to be stored.
     const pump = () => {
-      if (ingestor.full) return false;
-      const offsets = ingestor.streamOffsets;
-      const a = readFrom(files.stdout, offsets.stdout, (b) => ingestor.pushStdout(b));
-      const b = readFrom(files.stderr, offsets.stderr, (c) => ingestor.pushStderr(c));
-      return a || b;
+      let any = false;
+      for (;;) {
+        if (ingestor.full) return any;
+        const offsets = ingestor.streamOffsets;
+        const a = readFrom(files.stdout, offsets.stdout, (b) => ingestor.pushStdout(b));
+        const b = readFrom(files.stderr, offsets.stderr, (c) => ingestor.pushStderr(c));
+        if (!a && !b) return any;
+        any = true;
+      }
     };
     let watcher: FSWatcher | undefined;
     try {
@@ -396,6 +402,8 @@ export class Supervisor {
     // Drain: read each file to its end, letting the store catch up whenever the queue fills.
     for (;;) {
       const more = pump();
+      // A flush of its own (not just waiting for the queue), so a full queue always drains.
+      await ingestor.poll();
       await ingestor.settle();
       if (!more && !ingestor.full) break;
     }
@@ -419,7 +427,6 @@ export class Supervisor {
   }
 
   private async onNewEvents(runId: string, events: StoredEvent[]): Promise<void> {
-    if (!this.o.onEvents && !events.some((e) => SIGNIFICANT.has(e.event_type))) return;
     const run = await this.runs.get(runId, this.store, false);
     this.o.onEvents?.(run, events);
     for (const e of events) {
