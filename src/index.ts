@@ -8,3 +8,4 @@ export * from "./oa/index.js";
 export * from "./lattice/index.js";
 // oa and lattice both export a GateDecision; the package root keeps OA's.
 export type { GateDecision } from "./oa/index.js";
+export * from "./kai/index.js";
