@@ -6,6 +6,7 @@ export * from "./blackboard/index.js";
 export * from "./prompt/index.js";
 export * from "./oa/index.js";
 export * from "./lattice/index.js";
-// oa and lattice both export a GateDecision; the package root keeps OA's.
-export type { GateDecision } from "./oa/index.js";
 export * from "./kai/index.js";
+// Names two modules both export: the package root keeps OA's GateDecision and lattice's RunState.
+export type { GateDecision } from "./oa/index.js";
+export type { RunState } from "./lattice/index.js";
