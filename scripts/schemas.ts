@@ -11,6 +11,7 @@ import { OUTPUT_PRESETS } from "../src/prompt/index.js";
 import { OA_PUBLISHED_SCHEMAS } from "../src/oa/index.js";
 import { LatticeEventSchema, ResumeSchema } from "../src/lattice/index.js";
 import { KAI_PUBLISHED_SCHEMAS } from "../src/kai/index.js";
+import { LANE_PUBLISHED_SCHEMAS } from "../src/lane/index.js";
 
 /** file name (without .schema.json) → zod schema and which side (input accepts defaults). */
 export const published: Array<{ name: string; schema: z.ZodType; io: "input" | "output" }> = [
@@ -19,6 +20,7 @@ export const published: Array<{ name: string; schema: z.ZodType; io: "input" | "
   ...OA_PUBLISHED_SCHEMAS,
   { name: "lattice-event", schema: LatticeEventSchema, io: "input" }, { name: "lattice-resume", schema: ResumeSchema, io: "input" },
   ...KAI_PUBLISHED_SCHEMAS,
+  ...LANE_PUBLISHED_SCHEMAS,
 ];
 
 export function render(entry: (typeof published)[number]): string {

@@ -100,6 +100,7 @@ export * from "./action-types.js";
 export { ActionStore, idempotencyKey } from "./action-store.js";
 export { ActionExecutor, DEFAULT_RETRY, backoffMs, type RetryPolicy, type ActionExecutorOptions } from "./action-executor.js";
 export { commentMarker, openPrHandler, postCommentHandler, labelIssueHandler, notifyUserHandler, fetchCredentialHandler, type GitHubTarget, type CredentialPolicy } from "./action-handlers.js";
+export { executorSink, projectSupervisor } from "./action-sink.js";
 export { projectActionExecutor, projectForge, projectHandlers, projectNotifiers, GITHUB_GIT_URL_ENV, type ProjectActionsOptions } from "./action-setup.js";
 export * from "./action-params.js";
 export * from "./forge.js";

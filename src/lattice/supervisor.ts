@@ -14,7 +14,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { Blackboard, isTerminal, type Entry, type StoredEntry } from "../blackboard/index.js";
-import { findRole, type Project, type RoleConfig } from "../config/index.js";
+import { findRole, followUpId, type Project, type RoleConfig } from "../config/index.js";
 import {
   NotFoundError,
   PmagentError,
@@ -563,7 +563,8 @@ export class Supervisor {
   }
 
   private async postNext(run: RunRecord, entry: Entry): Promise<void> {
-    const next = this.role(run.role).next;
+    const { lane, role } = findRole(this.o.project.config, run.role);
+    const next = role.next;
     if (!next) return;
     const events = await this.runs.events(run.id);
     const artifacts = events
@@ -575,7 +576,8 @@ export class Supervisor {
     const completed = [...events].reverse().find((e) => e.event_type === "COMPLETED");
     const summary = (completed?.event.payload as { summary?: string } | undefined)?.summary;
     await this.board.post(run.role, {
-      id: `${entry.id}${next.id_suffix}`,
+      // DESIGN.md §2: the cycle's request id plus the suffix (x-review, x-apply, …, not x-review-apply).
+      id: followUpId(lane, entry.id, next.id_suffix),
       to: next.to,
       kind: next.kind,
       payload: { refs: [{ type: "run", run_id: run.id, entry_id: entry.id }, ...artifacts], ...(summary ? { summary } : {}) },
