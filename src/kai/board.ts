@@ -80,7 +80,8 @@ export async function collectLaneBoard(board: Blackboard, lane: LaneConfig, huma
   add(roots.map((entry) => ({ entry })));
   add(await board.list({ updatedSince: window.since.getTime() }));
   add(await board.list({ status: ["open", "in_progress"] }));
-  const finalRoles = new Set(lane.roles.filter((r) => r.next === undefined).map((r) => r.name));
+  // The lane ends at a role without a next step, or one whose next step goes back to a human.
+  const finalRoles = new Set(lane.roles.filter((r) => r.next === undefined || humans.includes(r.next.to)).map((r) => r.name));
   const newestFirst = roots.filter((r) => Date.parse(r.created_at) <= cut).sort((a, b) => Date.parse(b.created_at) - Date.parse(a.created_at) || b.id.localeCompare(a.id));
   const out = new Map<string, BoardEntryEvidence>();
   for (const root of newestFirst) {

@@ -18,7 +18,7 @@ export function proposalFor(ctx: Pick<LaneRunContext, "entry" | "lane" | "cycleI
         path,
         reason: `requested in ${entry.id}`,
         change_type: "append" as const,
-        suggested_markdown: `## Update ${ctx.cycleId} (${now.toISOString().slice(0, 10)})\n\n${(details.request ?? summary).trim().replace(/([^.!?])$/, "$1.")}\n`,
+        suggested_markdown: `## Update ${ctx.cycleId} (${now.toISOString().slice(0, 10)})\n\n${(details.request ?? summary).trim().replace(/([^.!?])$/, "$1.")}`,
       }));
   return parseWith(
     DocUpdateProposalSchema,
