@@ -12,6 +12,7 @@ import { OA_PUBLISHED_SCHEMAS } from "../src/oa/index.js";
 import { LatticeEventSchema, ResumeSchema } from "../src/lattice/index.js";
 import { KAI_PUBLISHED_SCHEMAS } from "../src/kai/index.js";
 import { LANE_PUBLISHED_SCHEMAS } from "../src/lane/index.js";
+import { SyncReportSchema } from "../src/blackboard/index.js";
 
 /** file name (without .schema.json) → zod schema and which side (input accepts defaults). */
 export const published: Array<{ name: string; schema: z.ZodType; io: "input" | "output" }> = [
@@ -21,6 +22,7 @@ export const published: Array<{ name: string; schema: z.ZodType; io: "input" | "
   { name: "lattice-event", schema: LatticeEventSchema, io: "input" }, { name: "lattice-resume", schema: ResumeSchema, io: "input" },
   ...KAI_PUBLISHED_SCHEMAS,
   ...LANE_PUBLISHED_SCHEMAS,
+  { name: "bb-sync-report", schema: SyncReportSchema, io: "output" },
 ];
 
 export function render(entry: (typeof published)[number]): string {

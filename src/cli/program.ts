@@ -18,6 +18,7 @@ import { registerWorker } from "./worker.js";
 import { registerKai } from "./kai.js";
 import { registerLane } from "./lane.js";
 
+
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
 export const EXIT_CODES_HELP = `
