@@ -11,7 +11,7 @@ import {
   snapshotMarkdown,
   type LaneEntry,
 } from "../../src/lane/index.js";
-import { REPO_ROOT } from "../helpers/proc.js";
+import { REPO_ROOT, runCli } from "../helpers/proc.js";
 
 const config = parseConfig(JSON.stringify(exampleLaneConfig("demo")), "example");
 const lane = config.lanes[0]!;
@@ -148,5 +148,20 @@ describe("Gen: PM snapshot", () => {
 - Rework update u2 (docs/guide.md) and send a new request.
 - Close the first open gap: No guide.
 `);
+  });
+});
+
+describe("pmagent lane-sprite", () => {
+  it("refuses an unknown sprite, naming the built-in ones", async () => {
+    const r = await runCli(["lane-sprite", "kai"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('unknown lane sprite "kai": use one of aya, sho, tsugu, gen, hana');
+  });
+
+  it("refuses to run outside a supervised run", async () => {
+    const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" };
+    const r = await runCli(["lane-sprite", "aya"], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("a lane sprite runs under the supervisor (pmagent worker or pmagent run --entry): LATTICE_ROLE, LATTICE_WORKSPACE and PMAGENT_ENTRY_FILE are not all set");
   });
 });
