@@ -81,7 +81,8 @@ export async function collectLaneBoard(board: Blackboard, lane: LaneConfig, huma
   add(await board.list({ updatedSince: window.since.getTime() }));
   // Open and in-progress entries, per addressee: these queries follow the pick index.
   for (const to of new Set([...lane.roles.map((r) => r.name), ...humans])) add(await board.list({ to, status: ["open", "in_progress"] }));
-  const finalRoles = new Set(lane.roles.filter((r) => r.next === undefined).map((r) => r.name));
+  // The lane ends at a role without a next step, or one whose next step goes back to a human.
+  const finalRoles = new Set(lane.roles.filter((r) => r.next === undefined || humans.includes(r.next.to)).map((r) => r.name));
   const created = new Map(roots.map((r) => [r.id, Date.parse(r.created_at)]));
   const newestFirst = roots.filter((r) => created.get(r.id)! <= cut).sort((a, b) => created.get(b.id)! - created.get(a.id)! || b.id.localeCompare(a.id));
   const out = new Map<string, BoardEntryEvidence>();

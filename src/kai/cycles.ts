@@ -49,7 +49,8 @@ export function laneCycles(board: BoardEntryEvidence[], lane: LaneConfig, humans
       }
     }
   }
-  const finalRoles = new Set(lane.roles.filter((r) => r.next === undefined).map((r) => r.name));
+  // The lane ends at a role without a next step, or one whose next step goes back to a human.
+  const finalRoles = new Set(lane.roles.filter((r) => r.next === undefined || humans.includes(r.next.to)).map((r) => r.name));
   const lastRun = latestRunByEntry(runs);
   return roots.map((root, i) => {
     const entries = members.get(root.id)!.sort(byCreated);

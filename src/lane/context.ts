@@ -1,0 +1,85 @@
+/**
+ * What a lane sprite knows about its run: its entry (PMAGENT_ENTRY_FILE), its workspace (a clone
+ * of the project repository), the project's lane config, and the artifacts the previous role left.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { z } from "zod";
+import { NotFoundError, UsageError, confinePath, parseJsonText, parseWith, writeFileAtomic } from "../core/index.js";
+import { cycleRootId, findRole, loadProject, type LaneConfig, type Project } from "../config/index.js";
+import { Sprite } from "../lattice/index.js";
+
+/** The parts of a blackboard entry a sprite reads. */
+export interface LaneEntry {
+  id: string;
+  kind: string;
+  payload: Record<string, unknown>;
+  target_docs: string[];
+}
+
+/** An artifact reference the supervisor put in `payload.refs` when it posted this entry. */
+export interface ArtifactRef {
+  kind: string;
+  ref: string | null;
+  url: string | null;
+}
+
+export interface LaneRunContext {
+  sprite: Sprite;
+  role: string;
+  workspace: string;
+  project: Project;
+  lane: LaneConfig;
+  entry: LaneEntry;
+  /** Id of the cycle's root request (the entry id without the lane's suffixes). */
+  cycleId: string;
+}
+
+export function laneContext(env: NodeJS.ProcessEnv = process.env): LaneRunContext {
+  const role = env.LATTICE_ROLE;
+  const workspace = env.LATTICE_WORKSPACE;
+  const entryFile = env.PMAGENT_ENTRY_FILE;
+  if (!role || !workspace || !entryFile) {
+    throw new UsageError("not_in_a_run", "a lane sprite runs under the supervisor (pmagent worker or pmagent run --entry): LATTICE_ROLE, LATTICE_WORKSPACE and PMAGENT_ENTRY_FILE are not all set");
+  }
+  // The workspace is a clone of the project: its config (or the project's, further up) applies.
+  const project = loadProject({ cwd: workspace });
+  const { lane } = findRole(project.config, role);
+  const raw = parseJsonText(readFileSync(entryFile, "utf8"), entryFile) as Partial<LaneEntry>;
+  if (typeof raw.id !== "string" || typeof raw.kind !== "string") throw new UsageError("invalid_entry", `${entryFile} is not a blackboard entry (no id or kind)`);
+  const entry: LaneEntry = { id: raw.id, kind: raw.kind, payload: raw.payload ?? {}, target_docs: raw.target_docs ?? [] };
+  return { sprite: new Sprite({ env }), role, workspace, project, lane, entry, cycleId: cycleRootId(lane, entry.id) };
+}
+
+/** Artifact references of the entry, in order. */
+export function artifactRefs(entry: LaneEntry): ArtifactRef[] {
+  const refs = Array.isArray(entry.payload.refs) ? (entry.payload.refs as Array<Record<string, unknown>>) : [];
+  return refs
+    .filter((r) => r && r.type === "artifact" && typeof r.kind === "string")
+    .map((r) => ({ kind: r.kind as string, ref: typeof r.ref === "string" ? r.ref : null, url: typeof r.url === "string" ? r.url : null }));
+}
+
+export function findArtifact(entry: LaneEntry, kind: string): ArtifactRef | undefined {
+  return artifactRefs(entry).find((a) => a.kind === kind);
+}
+
+/** Read and validate the JSON artifact of `kind` the previous role referenced. */
+export function readArtifact<S extends z.ZodType>(entry: LaneEntry, kind: string, schema: S): { data: z.output<S>; path: string } {
+  const ref = findArtifact(entry, kind)?.ref;
+  if (!ref) throw new NotFoundError("artifact_missing", `entry ${entry.id} references no ${kind} artifact: the previous role did not produce one`);
+  if (!existsSync(ref)) throw new NotFoundError("artifact_missing", `the ${kind} artifact of entry ${entry.id} is gone (${ref})`);
+  return { data: parseWith(schema, parseJsonText(readFileSync(ref, "utf8"), ref), ref, "invalid_artifact"), path: ref };
+}
+
+/** Write a JSON artifact into the workspace (under .pmagent/lane/, which the project ignores). */
+export function writeArtifact(ctx: LaneRunContext, name: string, value: unknown): string {
+  const path = join(ctx.workspace, ".pmagent", "lane", name);
+  writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`);
+  return path;
+}
+
+/** Current text of a repository file in the workspace, or null when it does not exist. */
+export function readDoc(workspace: string, path: string): string | null {
+  const full = confinePath(workspace, path, "document path");
+  return existsSync(full) ? readFileSync(full, "utf8") : null;
+}

@@ -1,0 +1,87 @@
+/**
+ * Gen (PM snapshot): reads the STATE document and the cycle's artifacts (review, branch, commit,
+ * pull request) and writes `reports/pm_snapshots/<date>-<cycle>.md` in the workspace: current
+ * state, goals, gaps and next actions.
+ */
+import { confinePath, writeFileAtomic } from "../core/index.js";
+import { listItems, parseSections } from "../kai/index.js";
+import { DocUpdateReviewSchema, REVIEW_VERSION, type DocUpdateReview } from "./schema.js";
+import { findArtifact, readArtifact, readDoc, type ArtifactRef, type LaneRunContext } from "./context.js";
+import { branchSlug } from "./git.js";
+
+export const SNAPSHOT_DIR = "reports/pm_snapshots";
+
+export interface SnapshotInput {
+  cycleId: string;
+  date: string;
+  lane: string;
+  stateFile: string;
+  stateText: string | null;
+  review: DocUpdateReview;
+  branch: string | null;
+  commit: string | null;
+  pullRequest: string | null;
+}
+
+function sectionItems(stateText: string, match: RegExp): { title: string; items: string[] }[] {
+  return parseSections(stateText)
+    .filter((s) => match.test(s.title))
+    .map((s) => ({ title: s.title, items: listItems(s.body) }));
+}
+
+function firstLine(body: string): string | undefined {
+  return body.split("\n").map((l) => l.trim()).find((l) => l !== "" && !l.startsWith("#"));
+}
+
+export function snapshotMarkdown(s: SnapshotInput): string {
+  const accepted = s.review.decisions.filter((d) => d.decision === "accept");
+  const rejected = s.review.decisions.filter((d) => d.decision === "reject");
+  const out: string[] = [`# PM snapshot — ${s.cycleId} (${s.date})`, "", "## Current", ""];
+  out.push(`- Lane ${s.lane}: ${accepted.length} update(s) accepted and applied${s.branch ? ` on branch \`${s.branch}\`` : ""}${s.commit ? ` (commit ${s.commit.slice(0, 12)})` : ""}, ${rejected.length} rejected.`);
+  out.push(s.pullRequest ? `- Pull request #${s.pullRequest} is open for review.` : "- No pull request was opened.");
+  const sections = s.stateText === null ? [] : parseSections(s.stateText);
+  const layerB = sections.find((x) => /layer\s*b/i.test(x.title));
+  if (s.stateText === null) out.push(`- ${s.stateFile} does not exist yet.`);
+  else if (layerB) out.push(`- ${s.stateFile}, ${layerB.title}: ${firstLine(layerB.body) ?? "(empty section)"}`);
+  else out.push(`- ${s.stateFile} has no Layer B section.`);
+  const goals = s.stateText === null ? [] : sectionItems(s.stateText, /goal/i).flatMap((x) => x.items);
+  out.push("", "## Goals", "", ...(goals.length ? goals.map((g) => `- ${g}`) : [`- No goals listed in ${s.stateFile}.`]));
+  const gaps = s.stateText === null ? [] : sectionItems(s.stateText, /gap/i).flatMap((x) => x.items);
+  out.push("", "## Gaps", "");
+  for (const g of gaps) out.push(`- ${g}`);
+  for (const r of rejected) out.push(`- Update ${r.update_id} to ${r.path} was rejected: ${r.reasons.join("; ")}.`);
+  if (gaps.length === 0 && rejected.length === 0) out.push("- None recorded.");
+  out.push("", "## Next actions", "");
+  if (s.pullRequest) out.push(`- Review and merge pull request #${s.pullRequest}.`);
+  for (const r of rejected) out.push(`- Rework update ${r.update_id} (${r.path}) and send a new request.`);
+  if (gaps[0]) out.push(`- Close the first open gap: ${gaps[0]}.`);
+  return `${out.join("\n")}\n`;
+}
+
+const refOf = (a: ArtifactRef | undefined) => a?.ref ?? null;
+
+export function runGen(ctx: LaneRunContext, now = new Date()): void {
+  const { sprite, entry } = ctx;
+  sprite.phaseStarted("pm_snapshot");
+  const { data: review } = readArtifact(entry, REVIEW_VERSION, DocUpdateReviewSchema);
+  const date = now.toISOString().slice(0, 10);
+  const pr = findArtifact(entry, "pull_request");
+  const md = snapshotMarkdown({
+    cycleId: ctx.cycleId,
+    date,
+    lane: `${ctx.lane.layer}/${ctx.lane.name}`,
+    stateFile: ctx.lane.state_file,
+    stateText: readDoc(ctx.workspace, ctx.lane.state_file),
+    review,
+    branch: refOf(findArtifact(entry, "branch")),
+    commit: refOf(findArtifact(entry, "commit")),
+    pullRequest: refOf(pr),
+  });
+  const rel = `${SNAPSHOT_DIR}/${date}-${branchSlug(ctx.cycleId)}.md`;
+  const file = confinePath(ctx.workspace, rel, "snapshot path");
+  writeFileAtomic(file, md);
+  sprite.artifact("pm_snapshot", { ref: file, metadata: { path: rel } });
+  if (pr?.ref) sprite.artifact("pull_request", { ref: pr.ref });
+  sprite.phaseFinished("pm_snapshot", true);
+  sprite.completed("success", `PM snapshot of ${ctx.cycleId}: ${rel}`);
+}

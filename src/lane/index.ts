@@ -1,0 +1,15 @@
+/**
+ * The doc_update lane's built-in sprites (Aya proposal, Sho review, Tsugu apply, Gen PM snapshot,
+ * Hana router), their artifacts' schemas and the review's guard. Run by `pmagent lane-sprite NAME`
+ * as a role's `runner.command`.
+ */
+export * from "./schema.js";
+export { guardUpdate, pathRefusal, endsMidSentence, countLines, MIN_KEPT_LINE_RATIO, type GuardResult } from "./guard.js";
+export { laneContext, artifactRefs, findArtifact, readArtifact, type LaneRunContext, type LaneEntry, type ArtifactRef } from "./context.js";
+export { proposalFor } from "./aya.js";
+export { reviewProposal } from "./sho.js";
+export { BRANCH_PREFIX } from "./tsugu.js";
+export { snapshotMarkdown, SNAPSHOT_DIR, type SnapshotInput } from "./gen.js";
+export { LANE_SPRITES, runLaneSprite } from "./run.js";
+export { exampleLaneConfig, CYCLE_DONE_KIND } from "./example.js";
+export { runDemo, createDemoRepository, demoRequest, DEMO_REQUEST_ID, type DemoOptions, type DemoResult } from "./demo.js";

@@ -1,0 +1,167 @@
+import { describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseConfig } from "../../src/config/index.js";
+import {
+  DocUpdateProposalSchema,
+  DocUpdateReviewSchema,
+  exampleLaneConfig,
+  proposalFor,
+  reviewProposal,
+  snapshotMarkdown,
+  type LaneEntry,
+} from "../../src/lane/index.js";
+import { REPO_ROOT, runCli } from "../helpers/proc.js";
+
+const config = parseConfig(JSON.stringify(exampleLaneConfig("demo")), "example");
+const lane = config.lanes[0]!;
+const NOW = new Date("2026-11-20T10:00:00Z");
+const entry = (payload: Record<string, unknown>, target_docs: string[] = []): LaneEntry => ({ id: "req-1", kind: "doc_update_proposal_request", payload, target_docs });
+
+describe("the example lane config", () => {
+  it("is the file under examples/doc-update-lane and valid", () => {
+    const file = readFileSync(join(REPO_ROOT, "examples/doc-update-lane/pmagent.config.json"), "utf8");
+    expect(JSON.parse(file)).toEqual(exampleLaneConfig("demo"));
+    expect(lane.roles.map((r) => [r.name, r.runner?.command.join(" "), r.next?.to])).toEqual([
+      ["Aya", "pmagent lane-sprite aya", "Sho"],
+      ["Sho", "pmagent lane-sprite sho", "Tsugu"],
+      ["Tsugu", "pmagent lane-sprite tsugu", "Gen"],
+      ["Gen", "pmagent lane-sprite gen", "Hana"],
+      ["Hana", "pmagent lane-sprite hana", "Human"],
+    ]);
+  });
+});
+
+describe("Aya: request → doc_update_proposal_v1", () => {
+  it("takes the updates the request lists, numbering those without an id", () => {
+    const p = proposalFor({ lane, cycleId: "req-1", entry: entry({ summary: "Refresh STATE", details: { updates: [{ path: "STATE/current_state.md", reason: "new cycle", change_type: "append", suggested_markdown: "Done." }, { id: "x", path: "docs/a.md", reason: "new", change_type: "create", suggested_markdown: "# A" }] } }) }, NOW);
+    expect(DocUpdateProposalSchema.parse(p)).toEqual(p);
+    expect(p).toMatchObject({ version: "doc_update_proposal_v1", cycle_id: "req-1", request_entry_id: "req-1", summary: "Refresh STATE", created_at: "2026-11-20T10:00:00.000Z" });
+    expect(p.updates.map((u) => u.id)).toEqual(["u1", "x"]);
+  });
+
+  it("without listed updates, appends a section with the request to each target document", () => {
+    const p = proposalFor({ lane, cycleId: "req-1", entry: entry({ details: { request: "Record the release" } }, ["STATE/current_state.md", "docs/release.md"]) }, NOW);
+    expect(p.summary).toBe("Record the release");
+    expect(p.updates).toEqual([
+      { id: "u1", path: "STATE/current_state.md", reason: "requested in req-1", change_type: "append", suggested_markdown: "## Update req-1 (2026-11-20)\n\nRecord the release." },
+      { id: "u2", path: "docs/release.md", reason: "requested in req-1", change_type: "append", suggested_markdown: "## Update req-1 (2026-11-20)\n\nRecord the release." },
+    ]);
+  });
+
+  it("falls back to the lane's STATE file when the request names no document", () => {
+    expect(proposalFor({ lane, cycleId: "req-1", entry: entry({ summary: "s" }) }, NOW).updates.map((u) => u.path)).toEqual(["STATE/current_state.md"]);
+  });
+
+  it.each([
+    [{ updates: [] }, "$.updates: must list at least one update"],
+    [{ updates: [{ path: "STATE/x.md", reason: "r", change_type: "delete", suggested_markdown: "x" }] }, "$.updates[0].change_type"],
+    [{ updates: [{ path: "STATE/x.md", reason: " ", change_type: "append", suggested_markdown: "x" }] }, "$.updates[0].reason: must not be empty"],
+  ])("refuses bad request details %j", (details, message) => {
+    let error: Error | undefined;
+    try {
+      proposalFor({ lane, cycleId: "req-1", entry: entry({ details }) }, NOW);
+    } catch (err) {
+      error = err as Error;
+    }
+    expect(error).toMatchObject({ code: "invalid_request" });
+    expect(error!.message).toContain("payload.details of entry req-1");
+    expect(error!.message).toContain(message);
+  });
+});
+
+describe("Sho: doc_update_review_v1", () => {
+  const docs: Record<string, string> = { "STATE/current_state.md": "# State\n\nOne.\nTwo.\nThree.\n", "docs/guide.md": `${"Sentence.\n".repeat(10)}` };
+  const proposal = DocUpdateProposalSchema.parse({
+    version: "doc_update_proposal_v1",
+    cycle_id: "req-1",
+    request_entry_id: "req-1",
+    summary: "s",
+    created_at: NOW.toISOString(),
+    updates: [
+      { id: "u1", path: "STATE/current_state.md", reason: "r", change_type: "append", suggested_markdown: "Four." },
+      { id: "u2", path: "docs/guide.md", reason: "r", change_type: "replace", suggested_markdown: "Sentence.\nSentence." },
+      { id: "u3", path: "src/index.ts", reason: "r", change_type: "append", suggested_markdown: "x;" },
+    ],
+  });
+
+  it("accepts the good update, refuses the truncating one and the one outside the allowed paths (without reading it)", () => {
+    const read: string[] = [];
+    const review = reviewProposal(proposal, (p) => (read.push(p), docs[p] ?? null), lane.allowed_paths, NOW);
+    expect(DocUpdateReviewSchema.parse(review)).toEqual(review);
+    expect(read).toEqual(["STATE/current_state.md", "docs/guide.md"]);
+    expect(review.decisions.map((d) => [d.update_id, d.decision, d.lines_before, d.lines_after])).toEqual([
+      ["u1", "accept", 5, 7],
+      ["u2", "reject", 10, 2],
+      ["u3", "reject", null, null],
+    ]);
+    expect(review.decisions[1]!.reasons).toEqual(["would shrink docs/guide.md from 10 to 2 lines (below 70% of its lines): a truncated document"]);
+    expect(review.decisions[2]!.reasons).toEqual(['path "src/index.ts" is outside the allowed paths (STATE/, docs/)']);
+    expect(review.accepted.map((u) => u.id)).toEqual(["u1"]);
+  });
+});
+
+describe("Gen: PM snapshot", () => {
+  it("has current state, goals, gaps (with rejected updates) and next actions", () => {
+    const review = DocUpdateReviewSchema.parse({
+      version: "doc_update_review_v1",
+      cycle_id: "req-1",
+      proposal_summary: "s",
+      created_at: NOW.toISOString(),
+      decisions: [
+        { update_id: "u1", path: "STATE/current_state.md", decision: "accept", reasons: [], lines_before: 3, lines_after: 5 },
+        { update_id: "u2", path: "docs/guide.md", decision: "reject", reasons: ["too short"], lines_before: 9, lines_after: 2 },
+      ],
+      accepted: [{ id: "u1", path: "STATE/current_state.md", reason: "r", change_type: "append", suggested_markdown: "x." }],
+    });
+    const md = snapshotMarkdown({
+      cycleId: "req-1",
+      date: "2026-11-20",
+      lane: "layer_b/doc_update",
+      stateFile: "STATE/current_state.md",
+      stateText: "# State\n\n## Layer B\n\nThe lane works.\n\n### Goals\n\n- Ship v1\n\n### Gaps\n\n- No guide\n- [x] Closed gap\n",
+      review,
+      branch: "doc-update/req-1",
+      commit: "0123456789abcdef0123",
+      pullRequest: "7",
+    });
+    expect(md).toBe(`# PM snapshot — req-1 (2026-11-20)
+
+## Current
+
+- Lane layer_b/doc_update: 1 update(s) accepted and applied on branch \`doc-update/req-1\` (commit 0123456789ab), 1 rejected.
+- Pull request #7 is open for review.
+- STATE/current_state.md, Layer B: The lane works.
+
+## Goals
+
+- Ship v1
+
+## Gaps
+
+- No guide
+- Update u2 to docs/guide.md was rejected: too short.
+
+## Next actions
+
+- Review and merge pull request #7.
+- Rework update u2 (docs/guide.md) and send a new request.
+- Close the first open gap: No guide.
+`);
+  });
+});
+
+describe("pmagent lane-sprite", () => {
+  it("refuses an unknown sprite, naming the built-in ones", async () => {
+    const r = await runCli(["lane-sprite", "kai"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('unknown lane sprite "kai": use one of aya, sho, tsugu, gen, hana');
+  });
+
+  it("refuses to run outside a supervised run", async () => {
+    const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" };
+    const r = await runCli(["lane-sprite", "aya"], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("a lane sprite runs under the supervisor (pmagent worker or pmagent run --entry): LATTICE_ROLE, LATTICE_WORKSPACE and PMAGENT_ENTRY_FILE are not all set");
+  });
+});
