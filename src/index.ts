@@ -5,3 +5,4 @@ export * from "./store/index.js";
 export * from "./blackboard/index.js";
 export * from "./prompt/index.js";
 export * from "./oa/index.js";
+export * from "./lattice/index.js";

@@ -6,6 +6,9 @@ import { registerBb } from "./bb.js";
 import { registerDemo } from "./demo.js";
 import { registerPrompt } from "./prompt.js";
 import { registerOa, registerBoot } from "./oa.js";
+import { registerEmit } from "./emit.js";
+import { registerCheckpoint } from "./checkpoint.js";
+import { registerResumeInfo } from "./resume-info.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
@@ -17,7 +20,7 @@ Exit codes:
   3  pmagent boot oa: the kernel is BLOCKED`;
 
 /** Command groups register themselves here, one file per group. */
-const groups: Array<(program: Command) => void> = [registerInit, registerDemo, registerBb, registerPrompt, registerOa, registerBoot];
+const groups: Array<(program: Command) => void> = [registerInit, registerDemo, registerBb, registerPrompt, registerOa, registerBoot, registerEmit, registerCheckpoint, registerResumeInfo];
 
 export function buildProgram(): Command {
   const program = new Command("pmagent")
