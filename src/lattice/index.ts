@@ -68,3 +68,28 @@ export {
   type PruneResult,
 } from "./checkpoint.js";
 export { Sprite, spriteContext, DEFAULT_WORKSPACE, type SpriteOptions } from "./sprite.js";
+
+/*
+ * Supervisor (runs, events, worker, resume, crash recovery) — extension points for actions and
+ * environments:
+ *   new Supervisor({store, project, hooks?: {actions?, proposals?, environment?, gate?}, …})
+ *   .startRun({role, entryId?, command?, workspace?, worker?, timeoutS?}) → settled RunRecord
+ *   .resumeRun(runId, {inputs, context?, secretInputs?, failure?}) → {run, noop, finished}
+ *   .cancel(runId, reason?), .reconcile() (after a crash), .syncEntry(run), .runs (RunStore)
+ *   ActionSink.onActionRequest({run, event, redelivery}): every newly stored ACTION_REQUEST, again
+ *     after a crash for those not yet marked dispatched; the resolved value is kept on the event
+ *     (`dispatch`). A blocking action calls `resumeRun(run.id, {inputs: result})` (or `failure`).
+ *     Without a sink, the action is recorded failed and a blocked sprite is resumed with the error
+ *     in `context.error`.
+ *   ProposalSink.onEnvironmentProposal(ctx): every newly stored ENVIRONMENT_PROPOSAL (same rules).
+ *   RunEnvironmentProvider.adjustmentsFor(role, {entry, runId}) → {preinstall[], env{}} before each launch.
+ *   RunGate.decide({role, entry, command}) → {decision: ALLOW|DENY|CONDITIONAL, reasoning, conditions}.
+ *   Worker({supervisor, roles, …}).run(signal): claims entries (pick rule, leases, gate) and runs them.
+ *   Crash-test harness for sinks: test/lattice/harness.ts.
+ */
+export * from "./runs.js";
+export * from "./hooks.js";
+export { Supervisor, DEFAULT_POLL_MS, PARKED_LEASE_MS, WORKER_STOPPED, type SupervisorOptions, type StartRunOptions, type ResumeOptions, type ResumeResult } from "./supervisor.js";
+export { Worker, type WorkerOptions } from "./worker.js";
+export { RunIngestor, DEFAULT_LOG_CAP_BYTES, type IngestOptions } from "./ingest.js";
+export { ENV_ALLOW_LIST, spriteEnv, checkExtraEnv, prepareRunDir, selfCommand, readViolations } from "./sandbox.js";
