@@ -6,3 +6,4 @@ export * from "./blackboard/index.js";
 export * from "./prompt/index.js";
 export * from "./oa/index.js";
 export * from "./lattice/index.js";
+export type { GateDecision } from "./lattice/index.js"; // both lattice and oa name one; OA's stays reachable as GateResult
