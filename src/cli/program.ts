@@ -13,6 +13,7 @@ import { registerRun } from "./run.js";
 import { registerRuns } from "./runs.js";
 import { registerResume } from "./resume.js";
 import { registerWorker } from "./worker.js";
+import { registerAgent } from "./agent.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
@@ -24,7 +25,7 @@ Exit codes:
   3  pmagent boot oa: the kernel is BLOCKED`;
 
 /** Command groups register themselves here, one file per group. */
-const groups: Array<(program: Command) => void> = [registerInit, registerDemo, registerBb, registerPrompt, registerOa, registerBoot, registerEmit, registerCheckpoint, registerResumeInfo, registerRun, registerRuns, registerResume, registerWorker];
+const groups: Array<(program: Command) => void> = [registerInit, registerDemo, registerBb, registerPrompt, registerOa, registerBoot, registerEmit, registerCheckpoint, registerResumeInfo, registerRun, registerRuns, registerResume, registerWorker, registerAgent];
 
 export function buildProgram(): Command {
   const program = new Command("pmagent")
