@@ -77,7 +77,7 @@ async function agent(args: string[], options: { key?: boolean; entry?: unknown; 
     .split("\n")
     .filter((l) => l.startsWith("LATTICE_EVENT "))
     .map((l) => JSON.parse(l.slice("LATTICE_EVENT ".length)) as Agent["events"][number]);
-  const outbox = existsSync(outboxPath(ws)) ? readOutbox(outboxPath(ws)).items.map((i) => (i as { raw: Agent["events"][number] }).raw) : [];
+  const outbox = existsSync(outboxPath(ws)) ? readOutbox(outboxPath(ws)).items.map((i) => (i as unknown as { raw: Agent["events"][number] }).raw) : [];
   return { ...r, ws, events, outbox };
 }
 
