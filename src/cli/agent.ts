@@ -30,7 +30,8 @@ export function registerAgent(program: Command): void {
       }
       if (flags.lane !== undefined && !/^[^/\s]+\/[^/\s]+$/.test(flags.lane)) throw new UsageError("invalid_option", `--lane expects LAYER/NAME (e.g. layer_b/doc_update), got "${flags.lane}"`);
       const report = await runRoleAgent({ ...flags, project: currentProject(cmd) });
-      process.stderr.write(`pmagent agent: ${report.status} for entry ${report.entry_id}; answer in ${report.artifact}${report.revision_requested ? "; revision requested" : ""}\n`);
+      if (report.status === "waiting") process.stderr.write(`pmagent agent: entry ${report.entry_id} is ${report.summary}\n`);
+      else process.stderr.write(`pmagent agent: ${report.status} for entry ${report.entry_id}; answer in ${report.artifact}${report.revision_requested ? "; revision requested" : ""}\n`);
       if (report.status === "failure") process.exitCode = 1;
     });
 }

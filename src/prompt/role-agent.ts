@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { z } from "zod";
-import { PmagentError, UsageError, confinePath, nowIso, parseJsonText, parseWith, writeFileAtomic } from "../core/index.js";
+import { PmagentError, UnavailableError, UsageError, confinePath, nowIso, parseJsonText, parseWith, writeFileAtomic } from "../core/index.js";
 import { findRole, type Project } from "../config/index.js";
 import { Sprite } from "../lattice/index.js";
 import { runRoleStep, type RoleStepResult } from "./agent.js";
@@ -16,6 +16,7 @@ import { DEFAULT_REVIEW_LEVEL, type AgentRole, type ReviewLevel } from "./roles.
 
 /** Set by the supervisor (wip/lattice-b) to `$LATTICE_WORKSPACE/.lattice/entry.json`. */
 export const ENTRY_FILE_ENV = "PMAGENT_ENTRY_FILE";
+const DEFAULT_KEY_ENV = "OPENAI_API_KEY";
 /** Where artifact files go, relative to the workspace. */
 export const ARTIFACT_DIR = ".pmagent-artifacts";
 
@@ -50,7 +51,8 @@ export interface RoleAgentOptions {
 }
 
 export interface RoleAgentReport {
-  status: "success" | "failure";
+  /** `waiting`: the sprite asked the supervisor for the model key (FETCH_CREDENTIAL) and stopped. */
+  status: "success" | "failure" | "waiting";
   entry_id: string;
   artifact: string;
   summary: string;
@@ -81,7 +83,11 @@ export async function runRoleAgent(options: RoleAgentOptions): Promise<RoleAgent
     const lane = options.lane ?? laneOf(item, options.project);
     const cycle = options.cycle ?? item.payload?.cycle ?? 1;
     const refs = refLines(item.payload?.refs);
-    const client = ModelClient.fromConfig(options.project?.config.model, env);
+    const client = modelClient(sprite, options.project, env);
+    if (client === undefined) {
+      leave(true);
+      return { status: "waiting", entry_id: item.id, artifact: "", summary: "waiting for the model key (FETCH_CREDENTIAL)", revision_requested: false };
+    }
     sprite.info(`read entry ${item.id}${item.kind ? ` (${item.kind})` : ""} for ${item.to ?? options.role}: lane ${lane}, cycle ${cycle}, ${refs.length} ref${refs.length === 1 ? "" : "s"}`, { kind: "progress" });
     leave(true);
 
@@ -123,6 +129,40 @@ export async function runRoleAgent(options: RoleAgentOptions): Promise<RoleAgent
     sprite.error(e.message, { code: e.code });
     throw e;
   }
+}
+
+/**
+ * The model client, with the key from the environment, or else from the supervisor: a sprite
+ * holds no credentials, so under a supervisor it asks for the key with a blocking
+ * FETCH_CREDENTIAL and waits; the resume file (0600) brings the value. Undefined: waiting.
+ */
+function modelClient(sprite: Sprite, project: Project | undefined, env: NodeJS.ProcessEnv): ModelClient | undefined {
+  const { resume } = sprite.readResume();
+  if (resume) {
+    const failed = resume.context?.error as { message?: unknown } | undefined;
+    if (failed) throw new UnavailableError("model_key_unavailable", `the supervisor could not hand over the model key (FETCH_CREDENTIAL): ${String(failed.message)}`);
+    const value = resume.inputs?.value;
+    if (typeof value === "string" && value !== "") {
+      const keyEnv = modelSettingsKeyEnv(project);
+      return ModelClient.fromConfig(project?.config.model, { ...env, [keyEnv]: value });
+    }
+  }
+  try {
+    return ModelClient.fromConfig(project?.config.model, env);
+  } catch (err) {
+    // Run by hand (no supervisor to ask): the client's own message says how to set the key.
+    if (!(err instanceof PmagentError && err.code === "no_model_api_key") || !env.LATTICE_RUN_ID) throw err;
+  }
+  const name = modelSettingsKeyEnv(project);
+  sprite.info(`no model key in the environment: asking the supervisor for ${name}`, { kind: "progress" });
+  sprite.actionRequest("FETCH_CREDENTIAL", { name }, { blocking: true });
+  sprite.waiting("FETCH_CREDENTIAL", sprite.checkpoint(), { name: "string", value: "string" });
+  return undefined;
+}
+
+/** The variable the model key is read from (model.api_key_env). */
+function modelSettingsKeyEnv(project: Project | undefined): string {
+  return project?.config.model?.api_key_env ?? DEFAULT_KEY_ENV;
 }
 
 function readEntry(file: string): unknown {

@@ -103,13 +103,15 @@ describe("pmagent run … -- pmagent agent (the agent under the supervisor)", ()
     });
   });
 
-  it("without a key in the sprite's environment (the supervisor passes none) the run fails with the client's message", async () => {
+  it("without a key in the sprite's environment (the supervisor passes none) the agent asks for it; with no action executor the run fails saying so", async () => {
     await withProject((board) => board.post("Aya", { id: "doc-3-review", from: "Aya", to: "Sho", kind: "doc_update_review_request" }));
     const r = await runCli(["run", "--role", "Sho", "--entry", "doc-3-review", "--format", "json", "--", "pmagent", "agent", "--role", "reviewer"], {
       cwd: root,
       env: { PATH: process.env.PATH ?? "", OPENAI_API_KEY: KEY },
     });
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.stdout)).toMatchObject({ state: "failed", reason: "ERROR: no model API key: set OPENAI_API_KEY or model.api_key_env in pmagent.config.json" });
+    const run = JSON.parse(r.stdout) as RunRecord;
+    expect(run.state).toBe("failed");
+    expect(run.reason).toMatch(/^ERROR: the supervisor could not hand over the model key \(FETCH_CREDENTIAL\): no action executor is configured/);
   });
 });
