@@ -36,16 +36,15 @@ describe.each(kinds)("the role agent fetches its model key from the supervisor (
   const command = [process.execPath, CLI, "agent", "--role", "reviewer", "--lane", "test/build"];
 
   it("FETCH_CREDENTIAL: the sprite waits, is resumed with the key through resume.json, and completes; the key is stored nowhere", async () => {
-    let sup: Supervisor | undefined;
     const actions: ActionSink = {
       async onActionRequest({ run, event }) {
         const p = event.event.payload as { action: string; parameters: { name: string } };
         expect(p).toMatchObject({ action: "FETCH_CREDENTIAL", parameters: { name: "OPENAI_API_KEY" } });
-        await sup!.resumeRun(run.id, { inputs: { name: p.parameters.name }, secretInputs: { value: KEY } });
+        await sup.resumeRun(run.id, { inputs: { name: p.parameters.name }, secretInputs: { value: KEY } });
         return { delivered: true };
       },
     };
-    sup = tp.supervisor({ actions }, { env: { PATH: process.env.PATH ?? "" } });
+    const sup: Supervisor = tp.supervisor({ actions }, { env: { PATH: process.env.PATH ?? "" } });
     fake.reply({ json: review });
     const started = await sup.startRun({ role: "Builder", entryId: "b-1", command });
     const run = await sup.whenIdle(started.id);
