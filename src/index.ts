@@ -5,5 +5,6 @@ export * from "./store/index.js";
 export * from "./blackboard/index.js";
 export * from "./prompt/index.js";
 export * from "./oa/index.js";
+export * from "./kai/index.js";
 export * from "./lattice/index.js";
-export type { GateDecision } from "./lattice/index.js"; // both lattice and oa name one; OA's stays reachable as GateResult
+export type { GateDecision, RunState } from "./lattice/index.js"; // oa and kai have their own of these names: lattice's are the library's

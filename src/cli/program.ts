@@ -6,6 +6,7 @@ import { registerBb } from "./bb.js";
 import { registerDemo } from "./demo.js";
 import { registerPrompt } from "./prompt.js";
 import { registerOa, registerBoot } from "./oa.js";
+import { registerKai } from "./kai.js";
 import { registerEmit } from "./emit.js";
 import { registerCheckpoint } from "./checkpoint.js";
 import { registerResumeInfo } from "./resume-info.js";
@@ -25,7 +26,7 @@ Exit codes:
   3  pmagent boot oa: the kernel is BLOCKED`;
 
 /** Command groups register themselves here, one file per group. */
-const groups: Array<(program: Command) => void> = [registerInit, registerDemo, registerBb, registerPrompt, registerOa, registerBoot, registerEmit, registerCheckpoint, registerResumeInfo, registerRun, registerRuns, registerResume, registerWorker, registerAgent];
+const groups: Array<(program: Command) => void> = [registerInit, registerDemo, registerBb, registerPrompt, registerOa, registerBoot, registerKai, registerEmit, registerCheckpoint, registerResumeInfo, registerRun, registerRuns, registerResume, registerWorker, registerAgent];
 
 export function buildProgram(): Command {
   const program = new Command("pmagent")

@@ -26,7 +26,13 @@ export function excludedPaths(workspace: string, checkpointDir: string): Set<str
 export function walkWorkspace(workspace: string, excluded: Set<string>): WalkedNode[] {
   const out: WalkedNode[] = [];
   const visit = (absDir: string, relDir: string) => {
-    const names = readdirSync(absDir).sort();
+    let names: string[];
+    try {
+      names = readdirSync(absDir).sort();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT" && relDir !== "") return; // removed while we walked
+      throw err;
+    }
     for (const name of names) {
       const path = relDir === "" ? name : `${relDir}/${name}`;
       if (excluded.has(path)) continue;

@@ -35,7 +35,7 @@ import {
 } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
-import { confinePath, NotFoundError, nowIso, UsageError, writeFileAtomic } from "../core/index.js";
+import { confinePath, NotFoundError, nowIso, RefusedError, UsageError, writeFileAtomic } from "../core/index.js";
 import { CHECKPOINT_ID } from "./protocol.js";
 import { BlobStore, hashFile } from "./checkpoint-blobs.js";
 import { withDirLock } from "./checkpoint-lock.js";
@@ -93,6 +93,10 @@ function manifestPath(dir: string, id: string): string {
   return join(dir, "manifests", `${id}.json`);
 }
 
+function checkpointNotFound(dir: string, id: string): NotFoundError {
+  return new NotFoundError("checkpoint_not_found", `checkpoint ${id} does not exist in ${dir} (see pmagent checkpoint list)`);
+}
+
 function checkId(id: string): void {
   if (!CHECKPOINT_ID.test(id)) {
     throw new UsageError("invalid_checkpoint_id", `"${id}" is not a checkpoint id (expected chk_ followed by letters, digits, '_' or '-', as printed by pmagent checkpoint create)`);
@@ -114,6 +118,20 @@ function workspaceRoot(workspace: string): string {
 
 const modeOf = (node: WalkedNode) => node.stat.mode & 0o7777;
 
+/** A file or link deleted while the checkpoint runs is simply not in it; an unreadable one is an error. */
+function readOrSkip<T>(node: WalkedNode, read: () => T): T | undefined {
+  try {
+    return read();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return undefined;
+    if (code === "EACCES" || code === "EPERM") {
+      throw new RefusedError("checkpoint_unreadable", `cannot checkpoint ${node.path}: permission denied (make it readable by the sprite's user, or remove it from the workspace)`);
+    }
+    throw err;
+  }
+}
+
 /** Snapshot `workspace` into checkpoint directory `dir`; returns the new checkpoint's id and figures. */
 export function createCheckpoint(workspace: string, dir: string): CreateResult {
   const root = workspaceRoot(workspace);
@@ -132,13 +150,15 @@ export function createCheckpoint(workspace: string, dir: string): CreateResult {
     let newBytes = 0;
     for (const node of nodes) {
       if (node.type === "dir") entries.push({ type: "dir", path: node.path, mode: modeOf(node) });
-      else if (node.type === "symlink") entries.push({ type: "symlink", path: node.path, target: readlinkSync(node.abs) });
-      else {
-        seen.add(node.path);
+      else if (node.type === "symlink") {
+        const target = readOrSkip(node, () => readlinkSync(node.abs));
+        if (target !== undefined) entries.push({ type: "symlink", path: node.path, target });
+      } else {
         let sha256 = cache.lookup(node.path, node.stat);
         let size = node.stat.size;
         if (sha256 === undefined) {
-          const put = blobs.putFile(node.abs, size);
+          const put = readOrSkip(node, () => blobs.putFile(node.abs, size));
+          if (put === undefined) continue;
           hashed++;
           sha256 = put.sha256;
           size = put.size;
@@ -148,6 +168,7 @@ export function createCheckpoint(workspace: string, dir: string): CreateResult {
           }
           cache.record(node.path, node.stat, sha256, scanStart);
         }
+        seen.add(node.path);
         files++;
         bytes += size;
         entries.push({ type: "file", path: node.path, mode: modeOf(node), size, sha256, mtime_ms: node.stat.mtimeMs });
@@ -174,9 +195,7 @@ export function readManifest(dir: string, id: string): Manifest {
   try {
     text = readFileSync(path, "utf8");
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") {
-      throw new NotFoundError("checkpoint_not_found", `checkpoint ${id} does not exist in ${dir} (see pmagent checkpoint list)`);
-    }
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") throw checkpointNotFound(dir, id);
     throw err;
   }
   let raw: unknown;
@@ -233,10 +252,13 @@ function planRestore(root: string, dir: string, manifest: Manifest, cache: StatC
  * needed is checked before the workspace is touched.
  */
 export function restoreCheckpoint(workspace: string, dir: string, id: string): RestoreResult {
-  const manifest = readManifest(dir, id);
+  checkId(id);
+  if (!checkpointExists(dir, id)) throw checkpointNotFound(dir, id);
   mkdirSync(workspace, { recursive: true });
   const root = workspaceRoot(workspace);
   return withDirLock(dir, () => {
+    // Read under the lock: a prune may have removed the checkpoint in the meantime.
+    const manifest = readManifest(dir, id);
     const blobs = new BlobStore(join(dir, "blobs"));
     const now = Date.now();
     const cache = StatCache.load(dir, root);

@@ -7,7 +7,7 @@
  *   ADJUSTMENT_TYPES, PROPOSAL_SCOPES, CHECKPOINT_ID (regex), isEventType(s)
  *   LatticeEventSchema (discriminated union on event_type), one `<Type>Event` schema and one
  *   `<Type>Payload` schema per event type, PAYLOAD_SCHEMAS[type], ResumeSchema, ExpectedInputsSchema
- *   types: LatticeEvent, EventType, EventOf<T>, PayloadOf<T>, PayloadInputOf<T>, Resume
+ *   types: LatticeEvent, EventType, EventOf<T>, PayloadOf<T>, PayloadInputOf<T>, Resume, ResumeInput
  *
  * expected_inputs (inputs.ts)
  *   parseInputType(s) → {ok, type} | {ok:false, error}; formatInputType(type)
@@ -30,6 +30,7 @@
  *
  * Resume (resume.ts)
  *   readResume(ws, {mark?}) → {resume|null, replayed, key}; markResumed(ws, key);
+ *   writeResume(ws, resume) → key (supervisor side: validated, atomic, mode 0600)
  *   resumePath(ws), resumedMarkerPath(ws)  (marker `.lattice/resumed`: processed keys, one a line)
  *
  * Checkpoints (checkpoint.ts, checkpoint-*.ts)

@@ -5,11 +5,27 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { EventStreamParser, eventId, mergeEventStreams, outboxPath, readOutbox, OUTBOX_START, type ParsedEvent, type ParsedLine, type ProtocolError } from "../../src/lattice/index.js";
+import {
+  EventStreamParser,
+  assertInputs,
+  checkpointExists,
+  defaultCheckpointDir,
+  eventId,
+  mergeEventStreams,
+  outboxPath,
+  readOutbox,
+  restoreCheckpoint,
+  writeResume,
+  OUTBOX_START,
+  type EventOf,
+  type ParsedEvent,
+  type ParsedLine,
+  type ProtocolError,
+} from "../../src/lattice/index.js";
 import { CLI } from "../helpers/proc.js";
 import { SPEC_EVENTS, SPEC_STDOUT_LINE } from "./fixtures/spec-examples.js";
 
@@ -116,5 +132,63 @@ describe("the whole path", () => {
       expect(ts).toBeGreaterThanOrEqual(before);
       expect(ts).toBeLessThanOrEqual(Date.now());
     });
+  });
+});
+
+describe("the WAITING flow of a shell sprite", () => {
+  it("blocking action, checkpoint, WAITING; then restore, resume, and a replayed resume is a no-op", async () => {
+    const pm = `"${process.execPath}" "${CLI}"`;
+    // A doc_update-like sprite: first run edits and pauses; a resumed run reads its inputs once.
+    const script = `
+      set -e
+      resume=$(${pm} resume-info)
+      case "$resume" in
+        *'"resume": null'*)
+          mkdir -p "$LATTICE_WORKSPACE/docs"
+          echo "draft" > "$LATTICE_WORKSPACE/docs/guide.md"
+          ${pm} emit ACTION_REQUEST --action OPEN_PR --param title="Update guide" --param head=sprite/guide --blocking
+          chk=$(${pm} checkpoint create)
+          ${pm} emit WAITING --reason PR_REVIEW --checkpoint "$chk" --expect approved=boolean --expect "comments=array<string>"
+          echo "scribble after waiting" > "$LATTICE_WORKSPACE/docs/guide.md"
+          exit 0 ;;
+        *'"replayed": true'*)
+          ${pm} emit INFO --message "resume already processed; nothing to do" --kind note
+          exit 0 ;;
+        *)
+          ${pm} emit INFO --message "resumed with $(echo "$resume" | grep -o '"approved": [a-z]*')" --kind note
+          ${pm} emit COMPLETED --status success --summary "guide updated"
+          exit 0 ;;
+      esac
+    `;
+    mkdirSync(ws, { recursive: true });
+    const first = await supervise(script, [4096]);
+    expect(first.code).toBe(0);
+    const evs = events(first.lines);
+    expect(evs.map((e) => e.event.event_type)).toEqual(["ACTION_REQUEST", "WAITING"]);
+    const waiting = evs[1]!.event as EventOf<"WAITING">;
+    const chkDir = defaultCheckpointDir(ws, {});
+    expect(checkpointExists(chkDir, waiting.payload.checkpoint_id)).toBe(true);
+
+    // The supervisor fulfils the action, checks the inputs, restores and resumes.
+    const inputs = { approved: true, comments: ["Looks good"] };
+    assertInputs(inputs, waiting.payload.expected_inputs ?? {});
+    expect(() => assertInputs({ approved: "yes" }, waiting.payload.expected_inputs ?? {})).toThrow("inputs.approved: expected boolean, got string");
+    restoreCheckpoint(ws, chkDir, waiting.payload.checkpoint_id);
+    expect(readFileSync(join(ws, "docs/guide.md"), "utf8")).toBe("draft\n");
+    writeResume(ws, { work_item_id: "issue-17", checkpoint_id: waiting.payload.checkpoint_id, inputs });
+
+    const second = await supervise(script, [4096]);
+    expect(events(second.lines).map((e) => [e.event.event_type, (e.event.payload as { message?: string }).message])).toEqual([
+      ["INFO", 'resumed with "approved": true'],
+      ["COMPLETED", undefined],
+    ]);
+    // The same resume delivered again (a supervisor restart) is a no-op for the sprite.
+    const third = await supervise(script, [4096]);
+    expect(events(third.lines).map((e) => (e.event.payload as { message?: string }).message)).toEqual(["resume already processed; nothing to do"]);
+
+    // Every event is in the outbox once, in order, across the three runs (.lattice/ survived the restore).
+    const all = events(readOutbox(outboxPath(ws)).items);
+    expect(all.map((e) => e.event.event_type)).toEqual(["ACTION_REQUEST", "WAITING", "INFO", "COMPLETED", "INFO"]);
+    expect(mergeEventStreams(all, [...evs, ...events(second.lines), ...events(third.lines)])).toHaveLength(5);
   });
 });

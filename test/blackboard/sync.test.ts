@@ -1,0 +1,429 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createServer, type AddressInfo, type Socket } from "node:net";
+import { Blackboard, SyncReportSchema, parseComment, renderComment, syncBoard, type Entry, type SyncOptions } from "../../src/blackboard/index.js";
+import { PmagentError } from "../../src/core/index.js";
+import { FakeGitHub } from "../helpers/fake-github.js";
+import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
+import { runCli } from "../helpers/proc.js";
+
+const REPO = "acme/board";
+const kinds = await availableStoreKinds();
+
+function entry(id: string, over: Partial<Entry> = {}): Entry {
+  return {
+    id,
+    from: "Human",
+    to: "Aya",
+    project_id: "demo",
+    kind: "doc_update_proposal_request",
+    status: "open",
+    payload: { summary: `更新 ${id}`, details: {}, refs: {} },
+    target_docs: ["STATE/current_state.md"],
+    created_at: "2025-11-30T02:30:00+09:00",
+    updated_at: "2025-11-30T02:30:00+09:00",
+    ...over,
+  };
+}
+
+async function failure(p: Promise<unknown>): Promise<PmagentError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(PmagentError);
+    return err as PmagentError;
+  }
+  throw new Error("expected the sync to fail");
+}
+
+describe.each(kinds)("bb sync ($name)", (kind) => {
+  let fake: FakeGitHub;
+  let t: TestStore;
+  let board: Blackboard;
+  let waits: number[];
+  const sync = (over: Partial<SyncOptions> = {}) =>
+    syncBoard({ board, repo: REPO, issue: 1, apiUrl: fake.url, token: "test-token", tokenEnv: "GITHUB_TOKEN", sleep: async (ms) => void waits.push(ms), ...over });
+  const writes = () => fake.requests.filter((r) => r.method !== "GET");
+
+  beforeEach(async () => {
+    fake = await FakeGitHub.start();
+    fake.addRepo(REPO);
+    fake.addIssue(REPO, { title: "Blackboard" });
+    t = await kind.open();
+    board = new Blackboard(t.store, { projectId: "demo", humans: ["Human"] });
+    waits = [];
+  });
+
+  afterEach(async () => {
+    await fake.close();
+    await t.cleanup();
+  });
+
+  it("imports every entry of the issue across pages (>100 comments), with source_issue and source_comment_id", async () => {
+    const ids: number[] = [];
+    for (let i = 0; i < 130; i++) {
+      const body = i % 3 === 0 ? `<!-- blackboard:doc_update_v1 -->\n\n\`\`\`json\n${JSON.stringify(entry(`e${i}`))}\n\`\`\`` : renderComment(entry(`e${i}`));
+      ids.push(fake.addComment(REPO, 1, i % 2 === 0 ? body.replace(/\n/g, "\r\n") : body).id);
+      if (i % 40 === 0) fake.addComment(REPO, 1, "LGTM, thanks!");
+    }
+    const report = await sync();
+    expect(report).toMatchObject({ comments: 134, imported: ids.map((id, i) => ({ entry_id: `e${i}`, comment_id: id })), conflicts: [], bad_comments: [], posted: [], written_back: [] });
+    expect(fake.requests.filter((r) => r.path.endsWith("/issues/1/comments")).map((r) => r.query.page ?? "1")).toEqual(["1", "2"]);
+
+    const stored = await board.get("e7");
+    expect(stored.entry).toEqual({ ...entry("e7"), source_issue: 1, source_comment_id: ids[7] });
+    const history = await board.history("e7");
+    expect(history.map((h) => [h.actor, h.action])).toEqual([["github-sync", "import"]]);
+
+    // Nothing changed on either side: the second sync reads and writes nothing back.
+    const before = writes().length;
+    const again = await sync();
+    expect(again).toMatchObject({ unchanged: 130, imported: [], written_back: [], posted: [], conflicts: [] });
+    expect(writes().length).toBe(before);
+  });
+
+  it("keeps a source_issue / source_comment_id the entry already names", async () => {
+    const c = fake.addComment(REPO, 1, renderComment(entry("linked", { source_issue: 571, source_comment_id: "abc" })));
+    await sync();
+    expect((await board.get("linked")).entry).toMatchObject({ source_issue: 571, source_comment_id: "abc" });
+    expect(c.id).toBeGreaterThan(0);
+  });
+
+  it("writes a local change back by rewriting the entry's comment in canonical form", async () => {
+    const c = fake.addComment(REPO, 1, `<!-- blackboard:pm_v2 -->\r\n\r\n\`\`\`json\r\n${JSON.stringify(entry("w1"))}\r\n\`\`\``);
+    await sync();
+    const done = await board.transition("Aya", "w1", "done", { note: "applied" });
+    const report = await sync();
+    expect(report).toMatchObject({ written_back: [{ entry_id: "w1", comment_id: c.id }], updated_locally: [], conflicts: [] });
+    expect(fake.comment(c.id)!.body).toBe(renderComment(done.entry, "pm_v2"));
+    expect(parseComment(fake.comment(c.id)!.body)).toMatchObject({ type: "pm_v2", form: "bare", entry: { status: "done", note: "applied" } });
+    expect(await sync()).toMatchObject({ unchanged: 1, written_back: [] });
+  });
+
+  it("posts new local entries as new comments, once", async () => {
+    const { stored } = await board.post("Human", { id: "new-1", to: "Aya", kind: "doc_update_proposal_request", payload: { summary: "新しい" } });
+    await board.post("Human", { id: "new-2", to: "Sho", kind: "doc_update_review_request", created_at: "2020-01-01T00:00:00Z" });
+    const report = await sync({ type: "doc_update_v1" });
+    expect(report.posted.map((p) => p.entry_id)).toEqual(["new-2", "new-1"]);
+    const comments = fake.comments(REPO, 1);
+    expect(comments.map((c) => c.body)).toEqual([renderComment((await board.get("new-2")).entry), renderComment(stored.entry)]);
+    expect(comments[1]!.user.login).toBe("pmagent-bot");
+    expect(await sync()).toMatchObject({ posted: [], unchanged: 2 });
+    expect(fake.comments(REPO, 1)).toHaveLength(2);
+  });
+
+  it("imports an entry edited only on GitHub (status and timestamps kept, history as github-sync)", async () => {
+    const c = fake.addComment(REPO, 1, renderComment(entry("r1")));
+    await sync();
+    const edited = entry("r1", { status: "done", updated_at: "2025-12-01T10:00:00Z", note: "merged by the workflow" });
+    fake.editComment(c.id, renderComment(edited));
+    const report = await sync();
+    expect(report).toMatchObject({ updated_locally: [{ entry_id: "r1", comment_id: c.id }], written_back: [], conflicts: [] });
+    expect((await board.get("r1")).entry).toEqual({ ...edited, source_issue: 1, source_comment_id: c.id });
+    const last = (await board.history("r1")).at(-1)!;
+    expect(last).toMatchObject({ actor: "github-sync", action: "import", from_status: "open", to_status: "done" });
+    expect(await sync()).toMatchObject({ unchanged: 1, updated_locally: [] });
+  });
+
+  it("a reformatted comment with the same entry is not a change", async () => {
+    const c = fake.addComment(REPO, 1, renderComment(entry("f1")));
+    await sync();
+    fake.editComment(c.id, `\uFEFF<!-- blackboard:doc_update_v1 -->\n\`\`\`json\n${JSON.stringify(entry("f1"))}\n\`\`\`\n`);
+    expect(await sync()).toMatchObject({ unchanged: 1, updated_locally: [], written_back: [], conflicts: [] });
+  });
+
+  it("reports an entry changed on both sides as a conflict and leaves both alone", async () => {
+    const c = fake.addComment(REPO, 1, renderComment(entry("both")));
+    await sync();
+    await board.transition("Aya", "both", "in_progress");
+    const remoteBody = renderComment(entry("both", { status: "canceled", updated_at: "2025-12-02T00:00:00Z" }));
+    const edited = fake.editComment(c.id, remoteBody);
+    const report = await sync();
+    expect(report.conflicts).toEqual([
+      { entry_id: "both", comment_id: c.id, remote_updated_at: edited.updated_at, reason: `changed locally and edited on GitHub (at ${edited.updated_at}) since the last sync; neither side is changed` },
+    ]);
+    expect(fake.comment(c.id)!.body).toBe(remoteBody);
+    expect((await board.get("both")).entry.status).toBe("in_progress");
+    expect((await sync()).conflicts).toHaveLength(1);
+  });
+
+  it("reports bad comments (issue, comment id, reason) and goes on with the rest", async () => {
+    const noJson = fake.addComment(REPO, 1, `<!-- blackboard:doc_update_v1 -->\n\n${JSON.stringify(entry("x"))}`);
+    fake.addComment(REPO, 1, renderComment(entry("good-1")));
+    const badJson = fake.addComment(REPO, 1, '<!-- blackboard:doc_update_v1 -->\n\njson\n{"id": "x",}');
+    const badEntry = fake.addComment(REPO, 1, `<!-- blackboard:doc_update_v1 -->\n\njson\n${JSON.stringify({ ...entry("y"), status: "finished" })}`);
+    fake.addComment(REPO, 1, "Not a blackboard comment");
+    fake.addComment(REPO, 1, renderComment(entry("good-2")));
+    const report = await sync();
+    expect(report.imported.map((i) => i.entry_id)).toEqual(["good-1", "good-2"]);
+    expect(report.bad_comments).toEqual([
+      { issue: 1, comment_id: noJson.id, code: "bb_comment_no_json_line", reason: expect.stringContaining("no `json` line after the blackboard marker") },
+      { issue: 1, comment_id: badJson.id, code: "bb_comment_invalid_json", reason: "invalid JSON at line 4, column 12: unexpected character \"}\" (expected a double-quoted property name)" },
+      { issue: 1, comment_id: badEntry.id, code: "bb_comment_invalid_entry", reason: expect.stringContaining("$.status:") },
+    ]);
+  });
+
+  it("does not import a GitHub edit over an entry a worker holds claimed", async () => {
+    const c = fake.addComment(REPO, 1, renderComment(entry("claimed")));
+    await sync();
+    const claimed = await board.claim("Aya@host:1", "Aya", ["doc_update_proposal_request"]);
+    expect(claimed?.entry.id).toBe("claimed");
+    expect(await sync()).toMatchObject({ written_back: [{ entry_id: "claimed" }] });
+    fake.editComment(c.id, renderComment({ ...claimed!.entry, source_issue: 1, source_comment_id: c.id, payload: { summary: "edited on GitHub" } }));
+    const report = await sync();
+    expect(report.conflicts.map((x) => x.reason)).toEqual(["edited on GitHub while Aya@host:1 holds its claim locally; not imported while the claim is held"]);
+    expect((await board.get("claimed")).entry.payload).toEqual(entry("claimed").payload);
+  });
+
+  it("reports a linked comment edited into plain text or into another entry, and keeps the local entry", async () => {
+    const plain = fake.addComment(REPO, 1, renderComment(entry("p1")));
+    const swapped = fake.addComment(REPO, 1, renderComment(entry("p2")));
+    await sync();
+    fake.editComment(plain.id, "never mind");
+    fake.editComment(swapped.id, renderComment(entry("p3")));
+    const report = await sync();
+    expect(report.conflicts.map((x) => [x.entry_id, x.comment_id, x.reason])).toEqual([
+      ["p1", plain.id, "the comment was edited on GitHub and no longer holds a blackboard entry; the local entry is kept"],
+      ["p2", swapped.id, 'the comment was edited on GitHub to hold entry "p3" instead; neither side is changed'],
+    ]);
+    expect(await board.find("p3")).toBeUndefined();
+    expect((await board.get("p1")).entry.id).toBe("p1");
+    expect(fake.comments(REPO, 1)).toHaveLength(2);
+  });
+
+  it("reports a second comment holding the same entry as a duplicate", async () => {
+    const first = fake.addComment(REPO, 1, renderComment(entry("dup")));
+    const copy = fake.addComment(REPO, 1, renderComment(entry("dup", { note: "copy" })));
+    const report = await sync();
+    expect(report.imported).toEqual([{ entry_id: "dup", comment_id: first.id }]);
+    expect(report.bad_comments).toEqual([{ issue: 1, comment_id: copy.id, code: "bb_comment_duplicate", reason: `entry "dup" is already held by comment ${first.id}; this copy is ignored` }]);
+  });
+
+  it("skips entries of another project", async () => {
+    const other = fake.addComment(REPO, 1, renderComment(entry("o1", { project_id: "elsewhere" })));
+    const report = await sync();
+    expect(report.skipped).toEqual([{ entry_id: "o1", comment_id: other.id, reason: 'entry of project "elsewhere", not "demo"' }]);
+    expect(await board.find("o1")).toBeUndefined();
+  });
+
+  it("refuses to import a GitHub edit the lifecycle does not allow, and reports a deleted comment", async () => {
+    const c = fake.addComment(REPO, 1, renderComment(entry("l1", { status: "done" })));
+    const gone = fake.addComment(REPO, 1, renderComment(entry("l2")));
+    await sync();
+    fake.editComment(c.id, renderComment(entry("l1", { status: "open" })));
+    fake.deleteComment(gone.id);
+    const report = await sync();
+    expect(report.conflicts.map((x) => [x.entry_id, x.reason])).toEqual([
+      ["l1", "edited on GitHub to move it done → open, which the lifecycle does not allow; the local entry is kept"],
+      ["l2", "the comment was deleted on GitHub; the local entry is kept and not posted again"],
+    ]);
+    expect((await board.get("l1")).entry.status).toBe("done");
+    expect(fake.comments(REPO, 1)).toHaveLength(1);
+  });
+
+  it("links an entry that exists identically on both sides, and reports one that differs", async () => {
+    await board.put("Human", entry("same"));
+    await board.put("Human", entry("diff"));
+    const same = fake.addComment(REPO, 1, renderComment(entry("same")));
+    const diff = fake.addComment(REPO, 1, renderComment(entry("diff", { to: "Sho" })));
+    const report = await sync();
+    expect(report).toMatchObject({ unchanged: 1, imported: [], posted: [] });
+    expect(report.conflicts).toEqual([
+      { entry_id: "diff", comment_id: diff.id, remote_updated_at: expect.any(String), reason: "the entry exists locally and differs from this comment, which was never synced with it; neither side is changed" },
+    ]);
+    expect(same.id).toBeGreaterThan(0);
+    expect(fake.comments(REPO, 1)).toHaveLength(2);
+  });
+
+  it("runs one sync per board at a time: a concurrent one is refused, nothing is posted twice", async () => {
+    await board.post("Human", { id: "once", to: "Aya", kind: "k" });
+    const results = await Promise.allSettled([sync(), sync()]);
+    const ok = results.filter((r) => r.status === "fulfilled");
+    const refused = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+    expect(ok).toHaveLength(1);
+    expect(refused).toHaveLength(1);
+    expect(refused[0]!.reason).toMatchObject({ code: "bb_sync_running", message: expect.stringMatching(/^another bb sync of acme\/board#1 is running \(.+, lock held until .+\): wait for it to finish$/) });
+    expect(fake.comments(REPO, 1)).toHaveLength(1);
+    expect(await t.store.all("SELECT holder FROM bb_sync_lock")).toEqual([]);
+  });
+
+  it("takes over the lock of a crashed sync once it expired", async () => {
+    await t.store.run("INSERT INTO bb_sync_lock (project_id, repo, issue, holder, expires_ms) VALUES (?, ?, ?, ?, ?)", ["demo", "acme/board", 1, "crashed:1:ab", Date.now() + 60_000]);
+    expect((await failure(sync())).message).toMatch(/^another bb sync of acme\/board#1 is running \(crashed:1:ab, lock held until /);
+    await t.store.run("UPDATE bb_sync_lock SET expires_ms = ?", [Date.now() - 1]);
+    expect(await sync()).toMatchObject({ comments: 0 });
+    expect(await t.store.all("SELECT holder FROM bb_sync_lock")).toEqual([]);
+  });
+
+  it("reports an entry GitHub refuses to store (comment too long) and goes on with the rest", async () => {
+    const huge = { summary: "x".repeat(70_000) };
+    await board.post("Human", { id: "big", to: "Aya", kind: "k", payload: huge, created_at: "2020-01-01T00:00:00Z" });
+    await board.post("Human", { id: "small", to: "Aya", kind: "k" });
+    const c = fake.addComment(REPO, 1, renderComment(entry("grows")));
+    await expect(sync()).resolves.toMatchObject({ posted: [{ entry_id: "small" }], imported: [{ entry_id: "grows" }] });
+    await board.change("Aya", "grows", { payload: huge });
+    const report = await sync();
+    const reason = (what: string) => `cannot ${what}: GitHub answered 422 Validation Failed (body is too long (maximum is 65536 characters))`;
+    expect(report.refused).toEqual([
+      { entry_id: "grows", comment_id: c.id, reason: reason(`rewrite comment ${c.id} of acme/board#1`) },
+      { entry_id: "big", reason: reason("post entry big to acme/board#1") },
+    ]);
+    expect(fake.comment(c.id)!.body).toBe(renderComment(entry("grows")));
+  });
+
+  it("waits out a primary rate limit (403, x-ratelimit-reset) and a secondary one (429, retry-after), then succeeds", async () => {
+    fake.addComment(REPO, 1, renderComment(entry("rl")));
+    fake.rateLimitNext({ requests: 1, kind: "primary", resetInSeconds: 5 });
+    const report = await sync();
+    expect(report).toMatchObject({ imported: [{ entry_id: "rl" }], rate_limit_waits: 1 });
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeGreaterThan(4000);
+    expect(waits[0]).toBeLessThanOrEqual(7000);
+
+    await board.post("Human", { id: "rl-2", to: "Aya", kind: "k" });
+    fake.rateLimitNext({ requests: 2, kind: "secondary", retryAfterSeconds: 2 });
+    expect(await sync()).toMatchObject({ posted: [{ entry_id: "rl-2" }], rate_limit_waits: 2 });
+    expect(waits.slice(1)).toEqual([2000, 2000]);
+  });
+
+  it("gives up on a rate limit after the retries, or when the reset is too far away", async () => {
+    fake.rateLimitNext({ requests: 10, kind: "secondary", retryAfterSeconds: 1 });
+    const exhausted = await failure(sync({ maxRetries: 2 }));
+    expect(exhausted.code).toBe("github_rate_limited");
+    expect(exhausted.message).toMatch(/^GitHub rate limit still exceeded after 2 retries: try again after \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+    expect(waits).toEqual([1000, 1000]);
+
+    fake.rateLimitNext({ requests: 1, kind: "primary", resetInSeconds: 3600 });
+    const far = await failure(sync());
+    expect(far.message).toMatch(/^GitHub rate limit exceeded and resets only in 36\d\d s \(pmagent waits at most 60 s\): try again after /);
+  });
+
+  it("reports 401 Bad credentials and 404 Not Found with what to fix, never the token", async () => {
+    const bad = await failure(sync({ token: "ghp_wrongwrongwrongwrongwrongwrong1234" }));
+    expect(bad.code).toBe("github_bad_credentials");
+    expect(bad.message).toBe("cannot list the comments of acme/board#1: GitHub rejected the token in GITHUB_TOKEN (401 Bad credentials): set GITHUB_TOKEN to a valid token");
+    expect(bad.message).not.toContain("wrong");
+
+    const missing = await failure(sync({ issue: 42 }));
+    expect(missing.code).toBe("github_not_found");
+    expect(missing.message).toBe("cannot list the comments of acme/board#42: GitHub answered 404 Not Found (check the repository and issue number, and that the token in GITHUB_TOKEN can see them)");
+    expect((await failure(sync({ repo: "acme/nope" }))).code).toBe("github_not_found");
+  });
+
+  it("reports an unreachable API", async () => {
+    const url = fake.url;
+    await fake.close();
+    const err = await failure(sync({ apiUrl: url }));
+    expect(err.code).toBe("github_unreachable");
+    expect(err.message).toMatch(new RegExp(`^cannot list the comments of acme/board#1: GitHub at ${url} did not answer`));
+    fake = await FakeGitHub.start();
+  });
+
+  it("gives up on a server that accepts the connection and never answers", async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+      const err = await failure(sync({ apiUrl: url, timeoutMs: 300 }));
+      expect(err.code).toBe("github_unreachable");
+      expect(err.message).toMatch(new RegExp(`^cannot list the comments of acme/board#1: GitHub at ${url} did not answer`));
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+
+  it("refuses a bad repository, issue, type or API URL", async () => {
+    expect((await failure(sync({ repo: "acme" }))).message).toBe('repository "acme" is not OWNER/NAME (e.g. acme/widgets)');
+    expect((await failure(sync({ issue: 0 }))).message).toBe('issue "0" is not an issue number (a whole number from 1)');
+    expect((await failure(sync({ type: "doc update" }))).message).toBe('blackboard type "doc update" is not valid: it must be non-empty, without spaces or angle brackets (e.g. doc_update_v1)');
+    expect((await failure(sync({ apiUrl: "not a url" }))).message).toBe('GitHub API URL "not a url" is not a URL (e.g. https://api.github.com)');
+  });
+});
+
+describe.each(kinds)("pmagent bb sync CLI ($name)", (kind) => {
+  let fake: FakeGitHub;
+  let t: TestStore;
+  let dir: string;
+
+  beforeEach(async () => {
+    fake = await FakeGitHub.start();
+    fake.addRepo(REPO);
+    fake.addIssue(REPO);
+    t = await kind.open();
+    dir = mkdtempSync(join(tmpdir(), "pmagent-sync-"));
+  });
+
+  afterEach(async () => {
+    await fake.close();
+    await t.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, { cwd: dir, env: { PATH: process.env.PATH ?? "", ...t.env, ...env } });
+
+  async function init(github?: Record<string, unknown>): Promise<void> {
+    expect((await cli(["init", "--project-id", "demo"])).code).toBe(0);
+    if (github) {
+      const file = join(dir, "pmagent.config.json");
+      writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, "utf8")), github }, null, 2));
+    }
+  }
+
+  it("syncs with the repository and issue from the config and prints the report", async () => {
+    await init({ repo: REPO, board_issue: 1, api_url: fake.url, token_env: "BOARD_TOKEN" });
+    const c = fake.addComment(REPO, 1, renderComment(entry("cli-1")));
+    expect((await cli(["bb", "post", "--id", "cli-2", "--to", "Sho", "--kind", "doc_update_review_request"])).code).toBe(0);
+    const r = await cli(["bb", "sync", "--format", "json"], { BOARD_TOKEN: "test-token" });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const report = SyncReportSchema.parse(JSON.parse(r.stdout));
+    expect(report).toMatchObject({ repo: REPO, issue: 1, imported: [{ entry_id: "cli-1", comment_id: c.id }], posted: [{ entry_id: "cli-2" }] });
+    const text = await cli(["bb", "sync"], { BOARD_TOKEN: "test-token" });
+    expect(text.stdout).toBe("synced acme/board#1 (2 comments): imported 0, updated locally 0, written back 0, posted 0, unchanged 2, conflicts 0, bad comments 0\n");
+  });
+
+  it("exits 1 and lists conflicts and bad comments", async () => {
+    await init();
+    const bad = fake.addComment(REPO, 1, "<!-- blackboard:doc_update_v1 -->\n\njson\n[]");
+    const r = await cli(["bb", "sync", "--repo", REPO, "--issue", "1", "--api-url", fake.url], { GITHUB_TOKEN: "test-token" });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(`  bad comment ${bad.id} on #1: the JSON after the \`json\` line is an array, not an object: an entry is one JSON object`);
+  });
+
+  it("refuses to run without a token, a repository or an issue, in one line", async () => {
+    await init();
+    const noToken = await cli(["bb", "sync", "--repo", REPO, "--issue", "1", "--api-url", fake.url]);
+    expect(noToken.code).toBe(2);
+    expect(noToken.stderr).toBe("pmagent: GITHUB_TOKEN is not set: export a GitHub token that can read and write the board issue's comments (e.g. export GITHUB_TOKEN=…) [github_token_missing]\n");
+    const noRepo = await cli(["bb", "sync", "--issue", "1"], { GITHUB_TOKEN: "test-token" });
+    expect(noRepo.code).toBe(2);
+    expect(noRepo.stderr).toBe("pmagent: bb sync needs --repo OWNER/NAME (or github.repo in pmagent.config.json) [missing_option]\n");
+    const noIssue = await cli(["bb", "sync", "--repo", REPO], { GITHUB_TOKEN: "test-token" });
+    expect(noIssue.stderr).toBe("pmagent: bb sync needs --issue N (or github.board_issue in pmagent.config.json) [missing_option]\n");
+    const badIssue = await cli(["bb", "sync", "--repo", REPO, "--issue", "x"], { GITHUB_TOKEN: "test-token" });
+    expect(badIssue.code).toBe(2);
+    expect(badIssue.stderr).toContain('--issue expects a whole number, got "x"');
+    const badType = await cli(["bb", "sync", "--repo", REPO, "--issue", "1", "--type", "a b"], { GITHUB_TOKEN: "test-token" });
+    expect(badType.code).toBe(2);
+    expect(badType.stderr).toBe('pmagent: blackboard type "a b" is not valid: it must be non-empty, without spaces or angle brackets (e.g. doc_update_v1) [bb_bad_type]\n');
+    const badUrl = await cli(["bb", "sync", "--repo", REPO, "--issue", "1", "--api-url", "nope"], { GITHUB_TOKEN: "test-token" });
+    expect(badUrl.code).toBe(2);
+    expect(badUrl.stderr).toBe('pmagent: GitHub API URL "nope" is not a URL (e.g. https://api.github.com) [github_bad_api_url]\n');
+    const badRepo = await cli(["bb", "sync", "--repo", "acme", "--issue", "1"], { GITHUB_TOKEN: "test-token" });
+    expect(badRepo.code).toBe(2);
+    expect(badRepo.stderr).toBe('pmagent: repository "acme" is not OWNER/NAME (e.g. acme/widgets) [bb_sync_bad_repo]\n');
+  });
+
+  it("never prints the token, even when GitHub rejects it", async () => {
+    await init();
+    const token = "ghp_thisIsNotAValidTokenButLooksLikeOne42";
+    const r = await cli(["bb", "sync", "--repo", REPO, "--issue", "1", "--api-url", fake.url], { GITHUB_TOKEN: token });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("GitHub rejected the token in GITHUB_TOKEN (401 Bad credentials)");
+    expect(r.stdout + r.stderr).not.toContain(token);
+  });
+});
