@@ -7,6 +7,7 @@ import {
   callOATool,
   completeOpsBlock,
   oaWorkspace,
+  reasoningEngine,
   runReasoning,
   runOaGuard,
   writeSnapshot,
@@ -15,6 +16,7 @@ import {
   type OAGuardOutput,
   type OAWorkspace,
   type OPSBlockGeneratorOutput,
+  type ReasoningEngine,
   type ReasoningResult,
 } from "../oa/index.js";
 import { project } from "./context.js";
@@ -35,8 +37,14 @@ function parseHint(value: string): { flow_id: string; hint: string } {
   return { flow_id: value.slice(0, at), hint: value.slice(at + 1) };
 }
 
-function renderResult(r: ReasoningResult, body: string[]): string {
-  const lines = [`${r.program_id}: ${r.decision} (status ${r.status})`, ...body];
+/** The project's OA workspace and the engine its reasoning programs run on (model or rules). */
+function reasoningSetup(cmd: Command): { ws: OAWorkspace; engine: ReasoningEngine } {
+  const p = project(cmd);
+  return { ws: oaWorkspace(p.root, p.config.oa), engine: reasoningEngine(p.config, p.root) };
+}
+
+function renderResult(r: ReasoningResult, body: string[], engine: ReasoningEngine): string {
+  const lines = [`${r.program_id}: ${r.decision} (status ${r.status}, engine: ${engine.reason})`, ...body];
   for (const d of r.diagnostics) lines.push(`[${d.severity}] ${d.message}`);
   return lines.join("\n");
 }
@@ -88,10 +96,10 @@ export function registerOa(program: Command): void {
     .requiredOption("--action <text>", "the proposed action")
     .addOption(formatOption())
     .action(async (opts: { action: string; format: Format }, cmd: Command) => {
-      const ws = workspace(cmd);
-      const result = await runReasoning(buildEnvelope("SafeOPSDecision", opts.action, { workspace: ws }), { workspace: ws });
+      const { ws, engine } = reasoningSetup(cmd);
+      const result = await runReasoning(buildEnvelope("SafeOPSDecision", opts.action, { workspace: ws }), { workspace: ws, model: engine.model });
       const o = result.output as { conditions: string[]; warnings: string[] } | null;
-      print(opts.format, result, () => renderResult(result, [result.rationale, ...(o?.conditions ?? []).map((c) => `condition: ${c}`), ...(o?.warnings ?? []).map((w) => `warning: ${w}`)]));
+      print(opts.format, result, () => renderResult(result, [result.rationale, ...(o?.conditions ?? []).map((c) => `condition: ${c}`), ...(o?.warnings ?? []).map((w) => `warning: ${w}`)], engine));
       resultExit(result);
     });
 
@@ -102,11 +110,13 @@ export function registerOa(program: Command): void {
     .option("--hint <flow=text>", "a flow hint, FLOW_ID=TEXT (repeatable)", collect, [])
     .addOption(formatOption())
     .action(async (opts: { goal: string; ref: string[]; hint: string[]; format: Format }, cmd: Command) => {
-      const ws = workspace(cmd);
+      const { ws, engine } = reasoningSetup(cmd);
       const inputs = { hints: opts.hint.map(parseHint), ...(opts.ref.length > 0 ? { ssot_references: opts.ref } : {}) };
-      const result = await runReasoning(buildEnvelope("OPSBlockGenerator", opts.goal, { workspace: ws, inputs }), { workspace: ws });
+      const result = await runReasoning(buildEnvelope("OPSBlockGenerator", opts.goal, { workspace: ws, inputs }), { workspace: ws, model: engine.model });
       const o = result.output as OPSBlockGeneratorOutput | null;
-      print(opts.format, result, () => (o ? o.ops_block : renderResult(result, [result.rationale])));
+      // The block itself stays clean on stdout (it is pasted as is); the engine goes to stderr.
+      if (o && opts.format === "text") process.stderr.write(`OPSBlockGenerator engine: ${engine.reason}\n`);
+      print(opts.format, result, () => (o ? o.ops_block : renderResult(result, [result.rationale], engine)));
       resultExit(result);
     });
 
@@ -129,12 +139,12 @@ export function registerOa(program: Command): void {
       const text = await readInput(file);
       if (text.trim() === "") throw new UsageError("invalid_json", `${source} is empty: pass a guard's JSON output (e.g. pmagent oa guard --mode HINT --format json | pmagent oa interpret -)`);
       const guardOutput = parseJsonText(text, source);
-      const ws = workspace(cmd);
+      const { ws, engine } = reasoningSetup(cmd);
       const inputs = { guard_output: guardOutput, guard_name: opts.guard ?? null };
-      const result = await runReasoning(buildEnvelope("GuardFailureInterpreter", `interpret the output of ${opts.guard ?? source}`, { workspace: ws, inputs }), { workspace: ws });
+      const result = await runReasoning(buildEnvelope("GuardFailureInterpreter", `interpret the output of ${opts.guard ?? source}`, { workspace: ws, inputs }), { workspace: ws, model: engine.model });
       const o = result.output as { remediation_plan: string[]; is_transient: boolean } | null;
       print(opts.format, result, () =>
-        renderResult(result, [`root cause: ${result.rationale}`, ...(o ? [`transient: ${o.is_transient ? "yes" : "no"}`, ...o.remediation_plan.map((s, i) => `${i + 1}. ${s}`)] : [])]),
+        renderResult(result, [`root cause: ${result.rationale}`, ...(o ? [`transient: ${o.is_transient ? "yes" : "no"}`, ...o.remediation_plan.map((s, i) => `${i + 1}. ${s}`)] : [])], engine),
       );
       resultExit(result);
     });
@@ -144,10 +154,10 @@ export function registerOa(program: Command): void {
     .requiredOption("--to <phase>", "the target phase, e.g. 28")
     .addOption(formatOption())
     .action(async (opts: { to: string; format: Format }, cmd: Command) => {
-      const ws = workspace(cmd);
-      const result = await runReasoning(buildEnvelope("PhaseTransitionValidator", `transition to phase ${opts.to}`, { workspace: ws, inputs: { target_phase: opts.to } }), { workspace: ws });
+      const { ws, engine } = reasoningSetup(cmd);
+      const result = await runReasoning(buildEnvelope("PhaseTransitionValidator", `transition to phase ${opts.to}`, { workspace: ws, inputs: { target_phase: opts.to } }), { workspace: ws, model: engine.model });
       const o = result.output as { missing_criteria: string[] } | null;
-      print(opts.format, result, () => renderResult(result, (o?.missing_criteria ?? []).map((m) => `missing: ${m}`)));
+      print(opts.format, result, () => renderResult(result, (o?.missing_criteria ?? []).map((m) => `missing: ${m}`), engine));
       resultExit(result, result.decision === "NOT_READY");
     });
 }

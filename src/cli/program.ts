@@ -18,6 +18,7 @@ import { registerEnv } from "./env.js";
 import { registerPrs } from "./prs.js";
 import { registerLane } from "./lane.js";
 
+import { registerAgent } from "./agent.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
@@ -29,7 +30,7 @@ Exit codes:
   3  pmagent boot oa: the kernel is BLOCKED`;
 
 /** Command groups register themselves here, one file per group. */
-const groups: Array<(program: Command) => void> = [registerInit, registerDemo, registerBb, registerPrompt, registerOa, registerBoot, registerKai, registerEmit, registerCheckpoint, registerResumeInfo, registerRun, registerRuns, registerResume, registerWorker, registerEnv, registerPrs, registerLane];
+const groups: Array<(program: Command) => void> = [registerInit, registerDemo, registerBb, registerPrompt, registerOa, registerBoot, registerKai, registerEmit, registerCheckpoint, registerResumeInfo, registerRun, registerRuns, registerResume, registerWorker, registerEnv, registerPrs, registerLane, registerAgent];
 
 export function buildProgram(): Command {
   const program = new Command("pmagent")

@@ -585,11 +585,12 @@ export class Supervisor {
       });
     const completed = [...events].reverse().find((e) => e.event_type === "COMPLETED");
     const summary = (completed?.event.payload as { summary?: string } | undefined)?.summary;
+    const revision = revisionRequest(completed?.event.payload as Record<string, unknown> | undefined);
     await this.board.post(run.role, {
       id: followUpId(lane, entry.id, next.id_suffix),
       to: next.to,
       kind: next.kind,
-      payload: { refs: [{ type: "run", run_id: run.id, entry_id: entry.id }, ...artifacts], ...(summary ? { summary } : {}) },
+      payload: { refs: [{ type: "run", run_id: run.id, entry_id: entry.id }, ...artifacts], ...(summary ? { summary } : {}), ...(revision ? { details: revision } : {}) },
       target_docs: entry.target_docs,
       source_run_id: run.id,
     });
@@ -708,6 +709,13 @@ export class Supervisor {
     }
     return Promise.all(taken);
   }
+}
+
+/** A soft-gate review that succeeded but asks for changes: carried into the next entry's `payload.details`. */
+function revisionRequest(payload: Record<string, unknown> | undefined): { revision_requested: true; requested_changes: string[] } | undefined {
+  if (payload?.revision_requested !== true) return undefined;
+  const changes = Array.isArray(payload.requested_changes) ? payload.requested_changes.map(String) : [];
+  return { revision_requested: true, requested_changes: changes };
 }
 
 /** The reason a worker records on the run it stops; its entry is left for another worker to take over. */

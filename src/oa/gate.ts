@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import type { Config } from "../config/index.js";
 import type { ReasoningModel } from "./model.js";
+import { reasoningEngine } from "./prompt-model.js";
 import type { SafeOPSDecisionOutput } from "./programs/io.js";
 import { buildEnvelope, run } from "./reasoning.js";
 import { REQUIRED_SURFACES, surfacePath } from "./surfaces.js";
@@ -18,10 +19,13 @@ export interface GateRunArgs {
   config: Config;
   role: string;
   entry: GateEntry;
+  /** Default: the configured model when `model` is set and its key is present, else the rules. */
   model?: ReasoningModel;
+  /** Where the model key is looked up (default process.env). */
+  env?: NodeJS.ProcessEnv;
 }
 
-export type GateDecision = SafeOPSDecisionOutput & { skipped: false; envelope_id: string; status: "OK" | "DEGRADED" | "BLOCKED" | "FAILED" };
+export type GateDecision = SafeOPSDecisionOutput & { skipped: false; envelope_id: string; status: "OK" | "DEGRADED" | "BLOCKED" | "FAILED"; engine: "rules" | "model" };
 export type GateResult = GateDecision | { skipped: true; reason: string };
 
 /** The action SafeOPSDecision judges for a run: role, entry kind, id and title. */
@@ -42,12 +46,14 @@ export async function gateRun(args: GateRunArgs): Promise<GateResult> {
     return { skipped: true, reason: `no OA kernel surfaces in ${args.config.oa.surfaces_dir}/` };
   }
   const envelope = buildEnvelope("SafeOPSDecision", gateAction(args.role, args.entry), { workspace: ws });
-  const result = await run(envelope, { workspace: ws, model: args.model });
+  const model = args.model ?? reasoningEngine(args.config, args.root, args.env).model;
+  const result = await run(envelope, { workspace: ws, model });
   if (result.status === "BLOCKED" || result.status === "FAILED") {
     return {
       skipped: false,
       envelope_id: result.envelope_id,
       status: result.status,
+      engine: result.engine,
       decision: "DENY",
       reasoning: `SafeOPSDecision ${result.status === "BLOCKED" ? "refused" : "failed"}: ${result.rationale}`,
       conditions: [],
@@ -55,5 +61,5 @@ export async function gateRun(args: GateRunArgs): Promise<GateResult> {
     };
   }
   const output = result.output as SafeOPSDecisionOutput;
-  return { skipped: false, envelope_id: result.envelope_id, status: result.status, ...output };
+  return { skipped: false, envelope_id: result.envelope_id, status: result.status, engine: result.engine, ...output };
 }

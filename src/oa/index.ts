@@ -32,3 +32,4 @@ export {
 export { recordOpsBlock, completeOpsBlock, type PendingOpsBlock } from "./context.js";
 export { gateRun, gateAction, type GateRunArgs, type GateResult, type GateDecision, type GateEntry } from "./gate.js";
 export { OA_PUBLISHED_SCHEMAS } from "./published.js";
+export { PromptReasoningModel, reasoningEngine, type PromptReasoningModelOptions, type ReasoningEngine } from "./prompt-model.js";

@@ -109,7 +109,7 @@ describe("pmagent oa decision / generate / interpret / validate-phase", () => {
   it("decision: prints the decision; exits 1 when the kernel is BLOCKED", async () => {
     const ok = await runCli(["oa", "decision", "--action", "Implement Phase 27.E"], { cwd: makeProject("normal").root });
     expect(ok.code).toBe(0);
-    expect(ok.stdout).toBe("SafeOPSDecision: ALLOW (status OK)\nKernel is NORMAL and feature_work is allowed; no constraint conflicts.\n");
+    expect(ok.stdout).toBe("SafeOPSDecision: ALLOW (status OK, engine: rules (no model section in pmagent.config.json))\nKernel is NORMAL and feature_work is allowed; no constraint conflicts.\n");
     const blocked = await runCli(["oa", "decision", "--action", "Implement Phase 27.E", "--format", "json"], { cwd: makeProject("blocked-missing-surface").root });
     expect(blocked.code).toBe(1);
     expect(JSON.parse(blocked.stdout)).toMatchObject({ status: "BLOCKED", decision: "REFUSED" });
@@ -193,9 +193,9 @@ describe("pmagent oa decision / generate / interpret / validate-phase", () => {
   it("validate-phase: exit 0 when READY, 1 when NOT_READY with the missing criteria", async () => {
     const ready = await runCli(["oa", "validate-phase", "--to", "28"], { cwd: makeProject("normal").root });
     expect(ready.code).toBe(0);
-    expect(ready.stdout).toBe("PhaseTransitionValidator: READY (status OK)\n");
+    expect(ready.stdout).toBe("PhaseTransitionValidator: READY (status OK, engine: rules (no model section in pmagent.config.json))\n");
     const notReady = await runCli(["oa", "validate-phase", "--to", "29"], { cwd: makeProject("normal").root });
     expect(notReady.code).toBe(1);
-    expect(notReady.stdout).toBe("PhaseTransitionValidator: NOT_READY (status OK)\nmissing: phase 29 skips phase 28\n");
+    expect(notReady.stdout).toBe("PhaseTransitionValidator: NOT_READY (status OK, engine: rules (no model section in pmagent.config.json))\nmissing: phase 29 skips phase 28\n");
   });
 });

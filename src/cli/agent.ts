@@ -1,0 +1,43 @@
+import type { Command } from "commander";
+import { UsageError } from "../core/index.js";
+import { findConfig, loadProject, type Project } from "../config/index.js";
+import { AGENT_ROLES, REVIEW_LEVELS, parseAgentRole, parseReviewLevel, runRoleAgent, type AgentRole, type ReviewLevel } from "../prompt/index.js";
+import { globalOptions } from "./context.js";
+import { intOption } from "./output.js";
+
+interface AgentFlags {
+  role: AgentRole;
+  reviewLevel?: ReviewLevel;
+  lane?: string;
+  cycle?: number;
+  entryFile?: string;
+  stream?: boolean;
+}
+
+export function registerAgent(program: Command): void {
+  program
+    .command("agent")
+    .description("the LLM role agent, run as a sprite: answer the work item ($PMAGENT_ENTRY_FILE) as ROLE through the model, write the answer as an artifact and report Lattice events on stdout and in the outbox")
+    .requiredOption("--role <role>", `prompt role: ${AGENT_ROLES.join(", ")}`, parseAgentRole)
+    .option("--review-level <level>", `reviewer only: ${REVIEW_LEVELS.join(", ")} (default hard_gate)`, parseReviewLevel)
+    .option("--lane <lane>", "ledger: the lane, layer/name (default: the lane configuring the entry's role)")
+    .option("--cycle <n>", "ledger: the cycle number (default: the entry's payload.cycle, else 1)", intOption("--cycle", 1))
+    .option("--entry-file <file>", "the work item (default $PMAGENT_ENTRY_FILE, else .lattice/entry.json in the workspace)")
+    .option("--stream", "receive the answer as server-sent events")
+    .action(async (flags: AgentFlags, cmd: Command) => {
+      if (flags.reviewLevel !== undefined && flags.role !== "reviewer") {
+        throw new UsageError("conflicting_options", `--review-level applies to the reviewer role only, not to ${flags.role}`);
+      }
+      if (flags.lane !== undefined && !/^[^/\s]+\/[^/\s]+$/.test(flags.lane)) throw new UsageError("invalid_option", `--lane expects LAYER/NAME (e.g. layer_b/doc_update), got "${flags.lane}"`);
+      const report = await runRoleAgent({ ...flags, project: currentProject(cmd) });
+      if (report.status === "waiting") process.stderr.write(`pmagent agent: entry ${report.entry_id} is ${report.summary}\n`);
+      else process.stderr.write(`pmagent agent: ${report.status} for entry ${report.entry_id}; answer in ${report.artifact}${report.revision_requested ? "; revision requested" : ""}\n`);
+      if (report.status === "failure") process.exitCode = 1;
+    });
+}
+
+/** The project when there is one (--config, or found walking up from the workspace). */
+function currentProject(cmd: Command): Project | undefined {
+  const configPath = globalOptions(cmd).config ?? findConfig(process.cwd());
+  return configPath === undefined ? undefined : loadProject({ configPath });
+}

@@ -1,0 +1,67 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Blackboard } from "../../src/blackboard/index.js";
+import type { ActionSink, Supervisor } from "../../src/lattice/index.js";
+import { CLI } from "../helpers/proc.js";
+import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
+import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
+import { testProject, type TestProject } from "../lattice/helpers.js";
+
+const KEY = "sk-test-fetched-model-key-0123456789";
+const kinds = (await availableStoreKinds()).filter((k) => k.name === "sqlite");
+let fake: FakeOpenAI;
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+});
+afterAll(async () => {
+  await fake.close();
+});
+
+const review = { level: "hard_gate", decision: "approve", summary: "keeps every section", claims: [], planning_feedback: [] };
+
+describe.each(kinds)("the role agent fetches its model key from the supervisor ($name)", (kind) => {
+  let ts: TestStore;
+  let tp: TestProject;
+  beforeEach(async () => {
+    ts = await kind.open();
+    tp = testProject(ts, { model: { base_url: fake.baseURL, model: "gpt-test", max_retries: 0 } });
+    await new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] }).post("Human", { id: "b-1", to: "Builder", kind: "build_request", payload: { summary: "check the docs" } });
+  });
+  afterEach(async () => {
+    await ts.cleanup();
+    tp.cleanup();
+  });
+
+  const command = [process.execPath, CLI, "agent", "--role", "reviewer", "--lane", "test/build"];
+
+  it("FETCH_CREDENTIAL: the sprite waits, is resumed with the key through resume.json, and completes; the key is stored nowhere", async () => {
+    const actions: ActionSink = {
+      async onActionRequest({ run, event }) {
+        const p = event.event.payload as { action: string; parameters: { name: string } };
+        expect(p).toMatchObject({ action: "FETCH_CREDENTIAL", parameters: { name: "OPENAI_API_KEY" } });
+        await sup.resumeRun(run.id, { inputs: { name: p.parameters.name }, secretInputs: { value: KEY } });
+        return { delivered: true };
+      },
+    };
+    const sup: Supervisor = tp.supervisor({ actions }, { env: { PATH: process.env.PATH ?? "" } });
+    fake.reply({ json: review });
+    const started = await sup.startRun({ role: "Builder", entryId: "b-1", command });
+    const run = await sup.whenIdle(started.id);
+    expect(run.state).toBe("succeeded");
+    const events = await sup.runs.events(run.id);
+    expect(events.map((e) => e.event_type)).toEqual(expect.arrayContaining(["ACTION_REQUEST", "WAITING", "ARTIFACT", "COMPLETED"]));
+    expect(fake.requests[0]!.headers.authorization).toBe(`Bearer ${KEY}`);
+    expect(JSON.stringify(events)).not.toContain(KEY);
+    expect(JSON.stringify(await sup.runs.logs(run.id))).not.toContain(KEY);
+    expect(readFileSync(join(run.workspace, ".lattice", "outbox.jsonl"), "utf8")).not.toContain(KEY);
+  });
+
+  it("without an action executor the resumed sprite reports the failure as ERROR and the run fails", async () => {
+    const sup = tp.supervisor(undefined, { env: { PATH: process.env.PATH ?? "" } });
+    const started = await sup.startRun({ role: "Builder", entryId: "b-1", command });
+    const run = await sup.whenIdle(started.id);
+    expect(run.state).toBe("failed");
+    expect(run.reason).toMatch(/^ERROR: the supervisor could not hand over the model key \(FETCH_CREDENTIAL\): no action executor is configured/);
+  });
+});
