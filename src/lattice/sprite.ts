@@ -18,7 +18,11 @@ import { EVENT_PREFIX, LatticeEventSchema, PAYLOAD_SCHEMAS, PROTOCOL_VERSION, ty
 import { readResume, type ResumeInfo } from "./resume.js";
 
 export { checkInputs, assertInputs, type InputsCheckOptions } from "./inputs.js";
-export { markResumed, type ResumeInfo } from "./resume.js";
+export { markResumed, readResume, type ResumeInfo } from "./resume.js";
+// The sprite side of the CLI (`pmagent emit|checkpoint|resume-info`) loads only this file, so a
+// shell sprite's every event costs a small start-up, not the supervisor's whole dependency tree.
+export { EVENT_TYPES, isEventType, PAYLOAD_SCHEMAS } from "./protocol.js";
+export { createCheckpoint, defaultCheckpointDir, listCheckpoints, pruneCheckpoints, restoreCheckpoint } from "./checkpoint.js";
 export type { EventOf, EventType, LatticeEvent, PayloadInputOf, Resume } from "./protocol.js";
 
 export const DEFAULT_WORKSPACE = "/workspace";
