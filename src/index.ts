@@ -5,3 +5,6 @@ export * from "./store/index.js";
 export * from "./blackboard/index.js";
 export * from "./prompt/index.js";
 export * from "./oa/index.js";
+export * from "./lattice/index.js";
+// oa and lattice both name a GateDecision; the library exports OA's (lattice's is its run record field).
+export type { GateDecision } from "./oa/index.js";

@@ -337,20 +337,23 @@ export class Blackboard {
    * Claim the oldest open entry addressed to `role` with a kind in `kinds` (the pick rule), or take
    * over an in_progress one whose lease has expired. Atomic: no two claimers get the same entry.
    */
-  async claim(worker: string, role: string, kinds: readonly string[], leaseMs = this.leaseMs): Promise<StoredEntry | undefined> {
+  async claim(worker: string, role: string, kinds: readonly string[], leaseMs = this.leaseMs, options: { entryId?: string } = {}): Promise<StoredEntry | undefined> {
     if (kinds.length === 0) return undefined;
+    // A gated worker claims the one entry its gate allowed.
+    const only = options.entryId === undefined ? "" : " AND id = ?";
     const now = this.now();
     if (this.store.dialect === "postgres") {
-      return (await this.claimPg(worker, role, kinds, leaseMs, now, false)) ?? (await this.claimPg(worker, role, kinds, leaseMs, now, true));
+      return (await this.claimPg(worker, role, kinds, leaseMs, now, false, options.entryId)) ?? (await this.claimPg(worker, role, kinds, leaseMs, now, true, options.entryId));
     }
     return this.store.transaction(async (q) => {
       const kindList = kinds.map(() => "?").join(", ");
       const select = `SELECT id, version, entry_json, claimed_by, lease_expires_ms FROM bb_entries
-         WHERE project_id = ? AND to_actor = ? AND kind IN (${kindList}) AND status = ?`;
+         WHERE project_id = ? AND to_actor = ? AND kind IN (${kindList}) AND status = ?${only}`;
+      const onlyArgs = options.entryId === undefined ? [] : [options.entryId];
       // Two index-friendly lookups: the oldest open entry, else the oldest expired claim.
       const row =
-        (await q.get<Row>(`${select} ORDER BY created_ms, id LIMIT 1`, [this.projectId, role, ...kinds, "open"])) ??
-        (await q.get<Row>(`${select} AND claimed_by IS NOT NULL AND lease_expires_ms < ? ORDER BY created_ms, id LIMIT 1`, [this.projectId, role, ...kinds, "in_progress", now.ms]));
+        (await q.get<Row>(`${select} ORDER BY created_ms, id LIMIT 1`, [this.projectId, role, ...kinds, "open", ...onlyArgs])) ??
+        (await q.get<Row>(`${select} AND claimed_by IS NOT NULL AND lease_expires_ms < ? ORDER BY created_ms, id LIMIT 1`, [this.projectId, role, ...kinds, "in_progress", ...onlyArgs, now.ms]));
       if (!row) return undefined;
       const current = this.toStored(row);
       const takeover = current.entry.status === "in_progress";
@@ -365,13 +368,14 @@ export class Blackboard {
    * PostgreSQL claim in one statement (pick with SKIP LOCKED, update, history): one round trip,
    * so eight workers do not queue behind each other's transactions.
    */
-  private async claimPg(worker: string, role: string, kinds: readonly string[], leaseMs: number, now: { ms: number; iso: string }, takeover: boolean): Promise<StoredEntry | undefined> {
+  private async claimPg(worker: string, role: string, kinds: readonly string[], leaseMs: number, now: { ms: number; iso: string }, takeover: boolean, entryId?: string): Promise<StoredEntry | undefined> {
     const kindList = kinds.map(() => "?").join(", ");
     const condition = takeover ? "status = 'in_progress' AND claimed_by IS NOT NULL AND lease_expires_ms < ?" : "status = 'open'";
+    const only = entryId === undefined ? "" : " AND id = ?";
     const row = await this.store.get<Row>(
       `WITH picked AS (
          SELECT id, status, claimed_by FROM bb_entries
-         WHERE project_id = ? AND to_actor = ? AND kind IN (${kindList}) AND ${condition}
+         WHERE project_id = ? AND to_actor = ? AND kind IN (${kindList}) AND ${condition}${only}
          ORDER BY created_ms, id LIMIT 1 FOR UPDATE SKIP LOCKED
        ), upd AS (
          UPDATE bb_entries e SET version = e.version + 1, status = 'in_progress', updated_ms = ?,
@@ -387,7 +391,7 @@ export class Blackboard {
        )
        SELECT id, version, entry_json, claimed_by, lease_expires_ms FROM upd`,
       [
-        this.projectId, role, ...kinds, ...(takeover ? [now.ms] : []),
+        this.projectId, role, ...kinds, ...(takeover ? [now.ms] : []), ...(entryId === undefined ? [] : [entryId]),
         now.ms, now.iso, worker, now.ms + leaseMs, this.projectId,
         this.projectId, now.iso, now.ms, role, takeover ? "takeover" : "claim", JSON.stringify(claimChanges("open", null, worker)),
       ],

@@ -6,6 +6,15 @@ import { registerBb } from "./bb.js";
 import { registerDemo } from "./demo.js";
 import { registerPrompt } from "./prompt.js";
 import { registerOa, registerBoot } from "./oa.js";
+import { registerEnv } from "./env.js";
+import { registerPrs } from "./prs.js";
+import { registerEmit } from "./emit.js";
+import { registerCheckpoint } from "./checkpoint.js";
+import { registerResumeInfo } from "./resume-info.js";
+import { registerRun } from "./run.js";
+import { registerRuns } from "./runs.js";
+import { registerResume } from "./resume.js";
+import { registerWorker } from "./worker.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
@@ -17,7 +26,7 @@ Exit codes:
   3  pmagent boot oa: the kernel is BLOCKED`;
 
 /** Command groups register themselves here, one file per group. */
-const groups: Array<(program: Command) => void> = [registerInit, registerDemo, registerBb, registerPrompt, registerOa, registerBoot];
+const groups: Array<(program: Command) => void> = [registerInit, registerDemo, registerBb, registerPrompt, registerOa, registerBoot, registerEmit, registerCheckpoint, registerResumeInfo, registerRun, registerRuns, registerResume, registerWorker, registerEnv, registerPrs];
 
 export function buildProgram(): Command {
   const program = new Command("pmagent")

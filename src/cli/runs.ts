@@ -1,0 +1,106 @@
+import { Option, type Command } from "commander";
+import { RUN_STATES, type RunState, type StoredEvent } from "../lattice/index.js";
+import { withStore } from "./context.js";
+import { formatOption, intOption, print, type Format } from "./output.js";
+import { runLine, supervisorFor } from "./run.js";
+
+function eventLine(e: StoredEvent): string {
+  const p = e.event.payload as Record<string, unknown>;
+  const what = p.message ?? p.phase ?? p.action ?? p.kind ?? p.reason ?? p.status ?? "";
+  return `${String(e.seq).padStart(5)}  ${e.event_type.padEnd(20)} ${String(what)}  [${e.source}${e.outbox_line !== null ? ` line ${e.outbox_line}` : ""}]`;
+}
+
+export function registerRuns(program: Command): void {
+  const runs = program.command("runs").description("runs of sprites: list, show, events, logs, cancel, reconcile");
+
+  runs
+    .command("list")
+    .description("list runs, oldest first")
+    .addOption(new Option("--state <state>", "only this state").choices([...RUN_STATES]))
+    .option("--role <role>", "only this role")
+    .option("--entry <id>", "only runs of this entry")
+    .option("--limit <n>", "at most N runs", intOption("--limit", 1))
+    .addOption(formatOption())
+    .action(async (opts: { state?: RunState; role?: string; entry?: string; limit?: number; format: Format }, cmd: Command) => {
+      await withStore(cmd, async (p, store) => {
+        const list = await supervisorFor(p, store).runs.list({ state: opts.state, role: opts.role, entryId: opts.entry, limit: opts.limit });
+        print(opts.format, list, () => (list.length ? list.map(runLine).join("\n") : "no runs"));
+      });
+    });
+
+  runs
+    .command("show")
+    .description("one run: its record, protocol errors and hard-rule violations")
+    .argument("<run>", "run id")
+    .addOption(formatOption())
+    .action(async (id: string, opts: { format: Format }, cmd: Command) => {
+      await withStore(cmd, async (p, store) => {
+        const rs = supervisorFor(p, store).runs;
+        const run = await rs.get(id);
+        const detail = { ...run, protocol_errors: await rs.protocolErrors(id), violations: await rs.violations(id) };
+        print(opts.format, detail, () =>
+          [
+            runLine(run),
+            `command:    ${run.command.join(" ")}`,
+            `workspace:  ${run.workspace}`,
+            `attempts:   ${run.attempt}${run.exit_code !== null ? `, last exit code ${run.exit_code}` : ""}`,
+            ...(run.gate ? [`gate:       ${run.gate.decision}${run.gate.reasoning ? ` (${run.gate.reasoning})` : ""}${run.gate.conditions.length ? `; conditions: ${run.gate.conditions.join("; ")}` : ""}`] : []),
+            ...(run.waiting ? [`waiting:    ${run.waiting.reason}; expected inputs ${JSON.stringify(run.waiting.expected_inputs)}`] : []),
+            `created:    ${run.created_at}${run.finished_at ? `, finished ${run.finished_at}` : ""}`,
+            ...detail.protocol_errors.map((e) => `protocol error (${e.source}${e.line_no !== null ? ` line ${e.line_no}` : ""}): ${e.reason}`),
+            ...detail.violations.map((v) => `hard-rule violation ${v.rule}: ${v.detail}`),
+          ].join("\n"),
+        );
+      });
+    });
+
+  runs
+    .command("events")
+    .description("a run's events, each once, in outbox order")
+    .argument("<run>", "run id")
+    .option("--type <type>", "only this event type")
+    .addOption(formatOption())
+    .action(async (id: string, opts: { type?: string; format: Format }, cmd: Command) => {
+      await withStore(cmd, async (p, store) => {
+        const events = await supervisorFor(p, store).runs.events(id, { type: opts.type });
+        print(opts.format, events, () => (events.length ? events.map(eventLine).join("\n") : "no events"));
+      });
+    });
+
+  runs
+    .command("logs")
+    .description("a run's non-event output (stdout and stderr, capped, secrets redacted)")
+    .argument("<run>", "run id")
+    .addOption(new Option("--stream <stream>", "only this stream").choices(["stdout", "stderr", "supervisor"]))
+    .addOption(formatOption())
+    .action(async (id: string, opts: { stream?: string; format: Format }, cmd: Command) => {
+      await withStore(cmd, async (p, store) => {
+        const logs = await supervisorFor(p, store).runs.logs(id, { stream: opts.stream });
+        print(opts.format, logs, () => logs.map((l) => (l.stream === "stdout" ? l.text : `[${l.stream}] ${l.text}`)).join("\n"));
+      });
+    });
+
+  runs
+    .command("cancel")
+    .description("cancel a run: its sprite is stopped and its entry canceled")
+    .argument("<run>", "run id")
+    .option("--reason <text>", "why (kept on the run)", "canceled by a user")
+    .addOption(formatOption())
+    .action(async (id: string, opts: { reason: string; format: Format }, cmd: Command) => {
+      await withStore(cmd, async (p, store) => {
+        const run = await supervisorFor(p, store).cancel(id, opts.reason);
+        print(opts.format, run, () => `canceled: ${runLine(run)}`);
+      });
+    });
+
+  runs
+    .command("reconcile")
+    .description("after a supervisor crash: take over this host's unfinished runs (re-attach live sprites, store what their outboxes hold) and wait for them")
+    .addOption(formatOption())
+    .action(async (opts: { format: Format }, cmd: Command) => {
+      await withStore(cmd, async (p, store) => {
+        const settled = await supervisorFor(p, store).reconcile();
+        print(opts.format, settled, () => (settled.length ? settled.map(runLine).join("\n") : "no unfinished runs to reconcile"));
+      });
+    });
+}

@@ -1,0 +1,332 @@
+/**
+ * Checkpoints: content-addressed snapshots of a sprite's workspace.
+ *
+ *   <dir>/blobs/ab/cdef…       one read-only file per distinct content (sha256)
+ *   <dir>/manifests/chk_….json one manifest per checkpoint (see checkpoint-manifest.ts)
+ *   <dir>/statcache/….json     per workspace: stat → hash, so unchanged files are not read again
+ *
+ * `.lattice/` is never part of a checkpoint and survives a restore (the outbox and the resume
+ * marker must not be rewound). `.git/` is part of it: a sprite that commits before WAITING gets
+ * its commits and branch back on resume.
+ */
+import { chmodSync, copyFileSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, symlinkSync, unlinkSync, utimesSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { randomBytes } from "node:crypto";
+import { confinePath, NotFoundError, nowIso, parseWith, UsageError, writeFileAtomic } from "../core/index.js";
+import { CHECKPOINT_ID } from "./protocol.js";
+import { BlobStore, hashFile } from "./checkpoint-blobs.js";
+import { withDirLock } from "./checkpoint-lock.js";
+import { ManifestSchema, MANIFEST_VERSION, type FileEntry, type Manifest, type ManifestEntry } from "./checkpoint-manifest.js";
+import { StatCache } from "./checkpoint-statcache.js";
+import { excludedPaths, walkWorkspace, type WalkedNode } from "./checkpoint-walk.js";
+
+export { ManifestSchema, type Manifest, type ManifestEntry } from "./checkpoint-manifest.js";
+
+export const CHECKPOINT_DIR_ENV = "LATTICE_CHECKPOINT_DIR";
+
+/**
+ * Where checkpoints of `workspace` go: `$LATTICE_CHECKPOINT_DIR` when set (the supervisor sets
+ * it), else `<parent of workspace>/.lattice-checkpoints/<workspace name>` — outside the
+ * workspace, so restoring never touches it, and one directory per workspace.
+ */
+export function defaultCheckpointDir(workspace: string, env: NodeJS.ProcessEnv = process.env): string {
+  const fromEnv = env[CHECKPOINT_DIR_ENV];
+  if (fromEnv) return resolve(fromEnv);
+  const ws = resolve(workspace);
+  return join(dirname(ws), ".lattice-checkpoints", basename(ws) || "workspace");
+}
+
+export interface CheckpointSummary {
+  id: string;
+  created_at: string;
+  workspace: string;
+  /** Regular files in the snapshot and their total size. */
+  files: number;
+  bytes: number;
+}
+
+export interface CreateResult extends CheckpointSummary {
+  /** Files whose content was read (new or changed since the stat cache saw them). */
+  hashed_files: number;
+  /** Blobs written by this checkpoint and their size: what the checkpoint cost on disk. */
+  new_blobs: number;
+  new_bytes: number;
+}
+
+export interface RestoreResult {
+  id: string;
+  /** Files written from blobs (missing or different in the workspace). */
+  written: number;
+  /** Files, symlinks and directories removed because the checkpoint does not have them. */
+  removed: number;
+  /** Files left alone because they already matched. */
+  unchanged: number;
+}
+
+function manifestPath(dir: string, id: string): string {
+  return join(dir, "manifests", `${id}.json`);
+}
+
+function checkId(id: string): void {
+  if (!CHECKPOINT_ID.test(id)) {
+    throw new UsageError("invalid_checkpoint_id", `"${id}" is not a checkpoint id (expected chk_ followed by letters, digits, '_' or '-', as printed by pmagent checkpoint create)`);
+  }
+}
+
+function workspaceRoot(workspace: string): string {
+  try {
+    const real = realpathSync(workspace);
+    if (!lstatSync(real).isDirectory()) throw new UsageError("workspace_not_directory", `workspace ${workspace} is not a directory`);
+    return real;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") {
+      throw new NotFoundError("workspace_missing", `workspace ${workspace} does not exist (set LATTICE_WORKSPACE or pass --workspace)`);
+    }
+    throw err;
+  }
+}
+
+function nowNs(): bigint {
+  return BigInt(Date.now()) * 1_000_000n;
+}
+
+const modeOf = (node: WalkedNode) => Number(node.stat.mode & 0o7777n);
+
+/** Snapshot `workspace` into checkpoint directory `dir`; returns the new checkpoint's id and figures. */
+export function createCheckpoint(workspace: string, dir: string): CreateResult {
+  const root = workspaceRoot(workspace);
+  mkdirSync(dir, { recursive: true });
+  return withDirLock(dir, () => {
+    const scanStart = nowNs();
+    const blobs = new BlobStore(join(dir, "blobs"));
+    const cache = StatCache.load(dir, root);
+    const nodes = walkWorkspace(root, excludedPaths(root, dir));
+    const entries: ManifestEntry[] = [];
+    const seen = new Set<string>();
+    let files = 0;
+    let bytes = 0;
+    let hashed = 0;
+    let newBlobs = 0;
+    let newBytes = 0;
+    for (const node of nodes) {
+      if (node.type === "dir") entries.push({ type: "dir", path: node.path, mode: modeOf(node) });
+      else if (node.type === "symlink") entries.push({ type: "symlink", path: node.path, target: readlinkSync(node.abs) });
+      else {
+        seen.add(node.path);
+        let sha256 = cache.lookup(node.path, node.stat);
+        let size = Number(node.stat.size);
+        if (sha256 === undefined) {
+          const put = blobs.putFile(node.abs, size);
+          hashed++;
+          sha256 = put.sha256;
+          size = put.size;
+          if (put.added) {
+            newBlobs++;
+            newBytes += put.size;
+          }
+          cache.record(node.path, node.stat, sha256, scanStart);
+        }
+        files++;
+        bytes += size;
+        entries.push({ type: "file", path: node.path, mode: modeOf(node), size, sha256, mtime_ms: Number(node.stat.mtimeNs / 1000n) / 1000 });
+      }
+    }
+    const id = `chk_${randomBytes(12).toString("hex")}`;
+    const manifest: Manifest = { version: MANIFEST_VERSION, id, created_at: nowIso(), workspace: root, files, bytes, entries };
+    writeFileAtomic(manifestPath(dir, id), JSON.stringify(manifest));
+    cache.retain(seen);
+    cache.save();
+    return { id, created_at: manifest.created_at, workspace: root, files, bytes, hashed_files: hashed, new_blobs: newBlobs, new_bytes: newBytes };
+  });
+}
+
+export function checkpointExists(dir: string, id: string): boolean {
+  return CHECKPOINT_ID.test(id) && existsSync(manifestPath(dir, id));
+}
+
+/** Read and validate a checkpoint's manifest (including that every parent precedes its children). */
+export function readManifest(dir: string, id: string): Manifest {
+  checkId(id);
+  const path = manifestPath(dir, id);
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") {
+      throw new NotFoundError("checkpoint_not_found", `checkpoint ${id} does not exist in ${dir} (see pmagent checkpoint list)`);
+    }
+    throw err;
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError("checkpoint_damaged", `manifest ${path} is not valid JSON: ${(err as Error).message}`);
+  }
+  const manifest = parseWith(ManifestSchema, raw, `manifest ${path}`, "checkpoint_damaged");
+  // Writing `a/b` is only safe once `a` is known to be a real directory we created or kept.
+  const dirs = new Set<string>();
+  for (const e of manifest.entries) {
+    const parent = e.path.includes("/") ? e.path.slice(0, e.path.lastIndexOf("/")) : "";
+    if ((parent !== "" && !dirs.has(parent)) || e.path.split("/")[0] === ".lattice") {
+      throw new UsageError("checkpoint_damaged", `manifest ${path} is damaged: entry "${e.path}" is not under a directory listed before it`);
+    }
+    if (e.type === "dir") dirs.add(e.path);
+  }
+  return manifest;
+}
+
+function removeNode(abs: string): void {
+  rmSync(abs, { recursive: true, force: true });
+}
+
+/**
+ * Make `workspace` exactly what checkpoint `id` recorded: files that differ are written from
+ * blobs, files the checkpoint does not have are removed, `.lattice/` is left alone.
+ */
+export function restoreCheckpoint(workspace: string, dir: string, id: string): RestoreResult {
+  const manifest = readManifest(dir, id);
+  mkdirSync(workspace, { recursive: true });
+  const root = workspaceRoot(workspace);
+  return withDirLock(dir, () => {
+    const blobs = new BlobStore(join(dir, "blobs"));
+    for (const e of manifest.entries) {
+      if (e.type === "file" && !blobs.has(e.sha256)) {
+        throw new NotFoundError("checkpoint_damaged", `checkpoint ${id} cannot be restored: the content of ${e.path} (blob ${e.sha256.slice(0, 12)}…) is missing from ${dir}`);
+      }
+    }
+    const scanStart = nowNs();
+    const cache = StatCache.load(dir, root);
+    const wanted = new Map(manifest.entries.map((e) => [e.path, e]));
+    const current = new Map<string, WalkedNode>();
+    let removed = 0;
+    // Remove what the checkpoint does not have; a removed directory takes its contents with it.
+    let removedDir: string | undefined;
+    for (const node of walkWorkspace(root, excludedPaths(root, dir))) {
+      if (removedDir !== undefined && node.path.startsWith(`${removedDir}/`)) continue;
+      if (!wanted.has(node.path)) {
+        removeNode(node.abs);
+        removed++;
+        if (node.type === "dir") removedDir = node.path;
+      } else current.set(node.path, node);
+    }
+    let written = 0;
+    let unchanged = 0;
+    const restored = new Set<string>();
+    for (const e of manifest.entries) {
+      const abs = confinePath(root, e.path, "checkpoint entry");
+      const have = current.get(e.path);
+      if (e.type === "dir") {
+        if (have?.type !== "dir") {
+          if (have) removeNode(abs);
+          mkdirSync(abs, { mode: e.mode });
+        }
+        chmodSync(abs, e.mode);
+      } else if (e.type === "symlink") {
+        if (have?.type === "symlink" && readlinkSync(abs) === e.target) continue;
+        if (have) removeNode(abs);
+        symlinkSync(e.target, abs);
+      } else {
+        restored.add(e.path);
+        if (have?.type === "file" && sameContent(have, e, cache)) {
+          if (modeOf(have) !== e.mode) chmodSync(abs, e.mode);
+          cache.record(e.path, have.stat, e.sha256, scanStart);
+          unchanged++;
+          continue;
+        }
+        if (have && have.type !== "file") removeNode(abs);
+        writeFromBlob(blobs.path(e.sha256), abs, e);
+        cache.record(e.path, lstatSync(abs, { bigint: true }), e.sha256, scanStart);
+        written++;
+      }
+    }
+    cache.retain(restored);
+    cache.save();
+    return { id, written, removed, unchanged };
+  });
+}
+
+function sameContent(have: WalkedNode, e: FileEntry, cache: StatCache): boolean {
+  if (Number(have.stat.size) !== e.size) return false;
+  const cached = cache.lookup(e.path, have.stat);
+  return (cached ?? hashFile(have.abs)) === e.sha256;
+}
+
+function writeFromBlob(blob: string, abs: string, e: FileEntry): void {
+  const tmp = `${abs}.lattice-restore-${randomBytes(4).toString("hex")}`;
+  copyFileSync(blob, tmp, constants.COPYFILE_FICLONE);
+  chmodSync(tmp, e.mode);
+  const mtime = e.mtime_ms / 1000;
+  utimesSync(tmp, mtime, mtime);
+  renameSync(tmp, abs);
+}
+
+/** Every checkpoint in `dir`, oldest first. */
+export function listCheckpoints(dir: string): CheckpointSummary[] {
+  let names: string[];
+  try {
+    names = readdirSync(join(dir, "manifests"));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw err;
+  }
+  const out: CheckpointSummary[] = [];
+  for (const name of names) {
+    const id = name.replace(/\.json$/, "");
+    if (!name.endsWith(".json") || !CHECKPOINT_ID.test(id)) continue;
+    const m = readManifest(dir, id);
+    out.push({ id: m.id, created_at: m.created_at, workspace: m.workspace, files: m.files, bytes: m.bytes });
+  }
+  return out.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+}
+
+export interface PruneResult {
+  removed_checkpoints: string[];
+  kept: number;
+  removed_blobs: number;
+  freed_bytes: number;
+}
+
+/** Keep the newest `keep` checkpoints, delete the others and every blob no kept checkpoint uses. */
+export function pruneCheckpoints(dir: string, keep: number): PruneResult {
+  if (!Number.isInteger(keep) || keep < 0) throw new UsageError("invalid_option", `--keep expects a whole number of checkpoints to keep (0 or more), got ${keep}`);
+  if (!existsSync(dir)) return { removed_checkpoints: [], kept: 0, removed_blobs: 0, freed_bytes: 0 };
+  return withDirLock(dir, () => {
+    const all = listCheckpoints(dir);
+    const doomed = all.slice(0, Math.max(0, all.length - keep));
+    const kept = all.slice(doomed.length);
+    for (const c of doomed) unlinkSync(manifestPath(dir, c.id));
+    const referenced = new Set<string>();
+    for (const c of kept) for (const e of readManifest(dir, c.id).entries) if (e.type === "file") referenced.add(e.sha256);
+    let removedBlobs = 0;
+    let freed = 0;
+    const blobRoot = join(dir, "blobs");
+    if (existsSync(blobRoot)) {
+      for (const prefix of readdirSync(blobRoot)) {
+        const prefixDir = join(blobRoot, prefix);
+        // Leftover temporary files of an interrupted create go too (we hold the lock).
+        if (prefix.startsWith(".tmp-")) {
+          unlinkSync(prefixDir);
+          continue;
+        }
+        for (const rest of readdirSync(prefixDir)) {
+          if (referenced.has(prefix + rest)) continue;
+          const p = join(prefixDir, rest);
+          freed += lstatSync(p).size;
+          unlinkSync(p);
+          removedBlobs++;
+        }
+      }
+    }
+    const cacheDir = join(dir, "statcache");
+    if (existsSync(cacheDir)) {
+      for (const name of readdirSync(cacheDir)) {
+        if (!name.endsWith(".json")) continue;
+        const cache = StatCache.loadFile(join(cacheDir, name));
+        cache.retainBlobs((sha) => referenced.has(sha));
+        cache.save();
+      }
+    }
+    return { removed_checkpoints: doomed.map((c) => c.id), kept: kept.length, removed_blobs: removedBlobs, freed_bytes: freed };
+  });
+}

@@ -1,0 +1,116 @@
+import { spawn } from "node:child_process";
+import { UnavailableError, UsageError } from "../core/index.js";
+import type { EnvironmentProposal, ProposalStore } from "./proposals.js";
+
+/** A command run in the workspace before the sprite starts (accepted `add_preinstall_step`). */
+export interface PreinstallStep {
+  proposal_id: string;
+  /** argv; a string command is run as `sh -c COMMAND`. */
+  argv: string[];
+}
+
+/** What accepted proposals add to a role's later runs. */
+export interface RoleEnvironment {
+  role: string;
+  preinstall: PreinstallStep[];
+  /** Variables added to the sprite's environment. */
+  env: Record<string, string>;
+  /** The accepted adjustments, for the sprite's context (`environment`). */
+  adjustments: Array<{ id: string; type: string; details: Record<string, unknown> }>;
+}
+
+function str(details: Record<string, unknown>, keys: string[], what: string, id: string): string {
+  for (const k of keys) {
+    const v = details[k];
+    if (typeof v === "string" && v.trim()) return v.trim();
+    if (typeof v === "number") return String(v);
+  }
+  throw new UsageError("proposal_details_invalid", `environment proposal ${id} (${what}) needs details.${keys[0]} as a non-empty string`);
+}
+
+function envName(s: string): string {
+  return s.toUpperCase().replace(/[^A-Z0-9]+/g, "_").replace(/^_|_$/g, "");
+}
+
+/**
+ * What one accepted adjustment does to later runs of its role:
+ * - add_preinstall_step: `details.command` (string or argv) runs in the workspace before the sprite;
+ * - runtime_install / runtime_version_adjust: PMAGENT_RUNTIME_<RUNTIME>=<version> (the runner's
+ *   setup, or the sprite, picks that runtime);
+ * - dependency_manager_switch: PMAGENT_DEPENDENCY_MANAGER=<details.to>;
+ * - adjust_smoke_command: PMAGENT_SMOKE_COMMAND=<details.command>;
+ * - add_system_package: PMAGENT_SYSTEM_PACKAGES=<space-separated names>;
+ * - enable_network_access: PMAGENT_NETWORK_ACCESS=enabled (and PMAGENT_NETWORK_HOSTS when named);
+ * - escalate_to_human: nothing at run time (it notified the humans when proposed).
+ * Every accepted adjustment is also listed in PMAGENT_ENVIRONMENT (JSON) and the run's context.
+ */
+export function applyAdjustment(env: RoleEnvironment, p: Pick<EnvironmentProposal, "id" | "adjustment_type" | "details">): void {
+  const d = p.details;
+  switch (p.adjustment_type) {
+    case "add_preinstall_step": {
+      const cmd = d.command;
+      if (Array.isArray(cmd) && cmd.length > 0 && cmd.every((c) => typeof c === "string" && c.length > 0)) env.preinstall.push({ proposal_id: p.id, argv: cmd as string[] });
+      else if (typeof cmd === "string" && cmd.trim()) env.preinstall.push({ proposal_id: p.id, argv: ["sh", "-c", cmd] });
+      else throw new UsageError("proposal_details_invalid", `environment proposal ${p.id} (add_preinstall_step) needs details.command: a command string or a non-empty argv array`);
+      break;
+    }
+    case "runtime_install":
+    case "runtime_version_adjust": {
+      const runtime = str(d, ["runtime", "name"], p.adjustment_type, p.id);
+      env.env[`PMAGENT_RUNTIME_${envName(runtime)}`] = typeof d.version === "string" || typeof d.version === "number" ? String(d.version) : "latest";
+      break;
+    }
+    case "dependency_manager_switch":
+      env.env.PMAGENT_DEPENDENCY_MANAGER = str(d, ["to", "manager", "dependency_manager"], p.adjustment_type, p.id);
+      break;
+    case "adjust_smoke_command":
+      env.env.PMAGENT_SMOKE_COMMAND = str(d, ["command", "smoke_command"], p.adjustment_type, p.id);
+      break;
+    case "add_system_package": {
+      const list = Array.isArray(d.packages) ? d.packages.filter((x): x is string => typeof x === "string" && x.length > 0) : [str(d, ["package", "packages", "name"], p.adjustment_type, p.id)];
+      const known = env.env.PMAGENT_SYSTEM_PACKAGES?.split(" ") ?? [];
+      env.env.PMAGENT_SYSTEM_PACKAGES = [...new Set([...known, ...list])].join(" ");
+      break;
+    }
+    case "enable_network_access": {
+      env.env.PMAGENT_NETWORK_ACCESS = "enabled";
+      const hosts = Array.isArray(d.hosts) ? d.hosts.filter((x): x is string => typeof x === "string") : [];
+      if (hosts.length > 0) env.env.PMAGENT_NETWORK_HOSTS = [...new Set([...(env.env.PMAGENT_NETWORK_HOSTS?.split(",") ?? []), ...hosts])].join(",");
+      break;
+    }
+    case "escalate_to_human":
+      break;
+    default:
+      throw new UsageError("proposal_type_unknown", `environment proposal ${p.id} has an unknown adjustment type "${p.adjustment_type}"`);
+  }
+  env.adjustments.push({ id: p.id, type: p.adjustment_type, details: d });
+}
+
+/** The environment accepted proposals give a role's later runs (oldest decision first, so later ones win). */
+export async function roleEnvironment(proposals: ProposalStore, role: string): Promise<RoleEnvironment> {
+  const accepted = (await proposals.list({ status: "accepted", role })).sort((a, b) => (a.decided_at ?? "").localeCompare(b.decided_at ?? "") || a.id.localeCompare(b.id));
+  const env: RoleEnvironment = { role, preinstall: [], env: {}, adjustments: [] };
+  for (const p of accepted) applyAdjustment(env, p);
+  if (env.adjustments.length > 0) env.env.PMAGENT_ENVIRONMENT = JSON.stringify(env.adjustments.map((a) => ({ type: a.type, details: a.details })));
+  return env;
+}
+
+/** Run the pre-install steps in the workspace, in order; the first failure stops the run with its output tail. */
+export async function runPreinstall(steps: readonly PreinstallStep[], workspace: string, env: Record<string, string>, timeoutMs = 600_000): Promise<void> {
+  for (const step of steps) {
+    const result = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
+      const child = spawn(step.argv[0]!, step.argv.slice(1), { cwd: workspace, env, stdio: ["ignore", "pipe", "pipe"], timeout: timeoutMs });
+      let output = "";
+      const keep = (d: Buffer) => (output = (output + d.toString()).slice(-2000));
+      child.stdout.on("data", keep);
+      child.stderr.on("data", keep);
+      child.on("error", reject);
+      child.on("close", (code) => resolve({ code, output }));
+    }).catch((err: Error) => {
+      throw new UnavailableError("preinstall_failed", `pre-install step of proposal ${step.proposal_id} (${step.argv.join(" ")}) could not start: ${err.message}`);
+    });
+    if (result.code !== 0) {
+      throw new UnavailableError("preinstall_failed", `pre-install step of proposal ${step.proposal_id} (${step.argv.join(" ")}) exited with ${result.code}: ${result.output.trim().split("\n").slice(-5).join(" | ")}`);
+    }
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * Lattice: the protocol between a sprite and its supervisor (spec
+ * `lattice-communication-protocol-v1.md`). Public API — kept stable for the supervisor:
+ *
+ * Protocol (protocol.ts)
+ *   PROTOCOL_VERSION "v1", EVENT_PREFIX "LATTICE_EVENT ", EVENT_TYPES, KNOWN_ACTIONS,
+ *   ADJUSTMENT_TYPES, PROPOSAL_SCOPES, CHECKPOINT_ID (regex), isEventType(s)
+ *   LatticeEventSchema (discriminated union on event_type), one `<Type>Event` schema and one
+ *   `<Type>Payload` schema per event type, PAYLOAD_SCHEMAS[type], ResumeSchema, ExpectedInputsSchema
+ *   types: LatticeEvent, EventType, EventOf<T>, PayloadOf<T>, PayloadInputOf<T>, Resume
+ *
+ * expected_inputs (inputs.ts)
+ *   parseInputType(s) → {ok, type} | {ok:false, error}; formatInputType(type)
+ *   checkInputs(inputs, expected, {allowExtra?}) → string[] ("inputs.x[1]: expected string, got integer")
+ *   assertInputs(…) throws UsageError code "invalid_resume_inputs"
+ *
+ * Parsing stdout (parser.ts)
+ *   new EventStreamParser({maxLineBytes?, redact?}); .push(Buffer|string) / .end() → ParsedLine[]
+ *   ParsedLine = {kind:"event", line_no, id, event, raw} | {kind:"log", line_no, text}
+ *              | {kind:"protocol_error", line_no, reason, excerpt}
+ *   eventId(rawEvent) = sha256 of canonical JSON (identical for the stdout and outbox copies)
+ *   parseEventJson(text) → {ok, id, event, raw} | {ok:false, reason}
+ *   mergeEventStreams(outboxItems, stdoutItems) → each id once, outbox order (merge.ts)
+ *
+ * Outbox (outbox.ts)
+ *   outboxPath(ws), latticeDir(ws), appendOutbox(path, event) (fsync'd line append)
+ *   readOutbox(path, from = OUTBOX_START, {maxLineBytes?}) → {items, next:{offset,line_no}, torn}
+ *     a torn last line (no newline) is reported in `torn`, not consumed, not an error;
+ *     ConflictError "outbox_truncated" when the file shrank below `from.offset`
+ *
+ * Resume (resume.ts)
+ *   readResume(ws, {mark?}) → {resume|null, replayed, key}; markResumed(ws, key);
+ *   resumePath(ws), resumedMarkerPath(ws)  (marker `.lattice/resumed`: processed keys, one a line)
+ *
+ * Checkpoints (checkpoint.ts, checkpoint-*.ts)
+ *   createCheckpoint(ws, dir) → {id, created_at, workspace, files, bytes, hashed_files, new_blobs, new_bytes}
+ *   restoreCheckpoint(ws, dir, id) → {id, written, removed, unchanged}
+ *   checkpointExists(dir, id), readManifest(dir, id), listCheckpoints(dir), pruneCheckpoints(dir, keep)
+ *   defaultCheckpointDir(ws, env): $LATTICE_CHECKPOINT_DIR or <ws parent>/.lattice-checkpoints/<ws name>
+ *   All synchronous. `.lattice/` is excluded and survives restore; `.git/` is included.
+ *
+ * Sprite SDK (sprite.ts, also the package subpath `pmagent/sprite`)
+ *   new Sprite({spriteId?, workItemId?, workspace?, checkpointDir?, env?, write?, clock?})
+ *   .info .phaseStarted .phaseFinished .actionRequest .artifact .waiting .completed .error
+ *   .environmentProposal .emit(type, payload) .checkpoint() → id .readResume({mark?})
+ */
+export * from "./protocol.js";
+export * from "./inputs.js";
+export * from "./parser.js";
+export * from "./outbox.js";
+export * from "./merge.js";
+export * from "./resume.js";
+export { DEFAULT_MAX_LINE_BYTES } from "./lines.js";
+export {
+  CHECKPOINT_DIR_ENV,
+  defaultCheckpointDir,
+  createCheckpoint,
+  restoreCheckpoint,
+  checkpointExists,
+  readManifest,
+  listCheckpoints,
+  pruneCheckpoints,
+  ManifestSchema,
+  type Manifest,
+  type ManifestEntry,
+  type CheckpointSummary,
+  type CreateResult,
+  type RestoreResult,
+  type PruneResult,
+} from "./checkpoint.js";
+export { Sprite, spriteContext, DEFAULT_WORKSPACE, type SpriteOptions } from "./sprite.js";
+
+/*
+ * Supervisor (runs, events, worker, resume, crash recovery) — extension points for actions and
+ * environments:
+ *   new Supervisor({store, project, hooks?: {actions?, proposals?, environment?, gate?}, …})
+ *   .startRun({role, entryId?, command?, workspace?, worker?, timeoutS?}) → settled RunRecord
+ *   .resumeRun(runId, {inputs, context?, secretInputs?, failure?}) → {run, noop, finished}
+ *   .cancel(runId, reason?), .reconcile() (after a crash), .syncEntry(run), .runs (RunStore)
+ *   ActionSink.onActionRequest({run, event, redelivery}): every newly stored ACTION_REQUEST, again
+ *     after a crash for those not yet marked dispatched; the resolved value is kept on the event
+ *     (`dispatch`). A blocking action calls `resumeRun(run.id, {inputs: result})` (or `failure`).
+ *     Without a sink, the action is recorded failed and a blocked sprite is resumed with the error
+ *     in `context.error`.
+ *   ProposalSink.onEnvironmentProposal(ctx): every newly stored ENVIRONMENT_PROPOSAL (same rules).
+ *   RunEnvironmentProvider.adjustmentsFor(role, {entry, runId}) → {preinstall[], env{}} before each launch.
+ *   RunGate.decide({role, entry, command}) → {decision: ALLOW|DENY|CONDITIONAL, reasoning, conditions}.
+ *   Worker({supervisor, roles, …}).run(signal): claims entries (pick rule, leases, gate) and runs them.
+ *   Crash-test harness for sinks: test/lattice/harness.ts.
+ */
+export * from "./runs.js";
+export * from "./hooks.js";
+export { Supervisor, DEFAULT_POLL_MS, PARKED_LEASE_MS, WORKER_STOPPED, type SupervisorOptions, type StartRunOptions, type ResumeOptions, type ResumeResult } from "./supervisor.js";
+export { Worker, type WorkerOptions } from "./worker.js";
+export { RunIngestor, DEFAULT_LOG_CAP_BYTES, type IngestOptions } from "./ingest.js";
+export { ENV_ALLOW_LIST, spriteEnv, checkExtraEnv, prepareRunDir, selfCommand, readViolations } from "./sandbox.js";
+
+// Actions, forge, credentials and environment proposals (supervisor side).
+export * from "./action-types.js";
+export { ActionStore, idempotencyKey } from "./action-store.js";
+export { ActionExecutor, DEFAULT_RETRY, backoffMs, type RetryPolicy, type ActionExecutorOptions } from "./action-executor.js";
+export { commentMarker, openPrHandler, postCommentHandler, labelIssueHandler, notifyUserHandler, fetchCredentialHandler, type GitHubTarget, type CredentialPolicy } from "./action-handlers.js";
+export { projectActionExecutor, projectForge, projectHandlers, projectNotifiers, GITHUB_GIT_URL_ENV, type ProjectActionsOptions } from "./action-setup.js";
+export * from "./action-params.js";
+export * from "./forge.js";
+export * from "./github.js";
+export * from "./notify.js";
+export * from "./secrets.js";
+export * from "./proposals.js";
+export * from "./environment.js";
+export { git, branchSha } from "./git.js";

@@ -1,0 +1,375 @@
+/**
+ * Storing one run's output: events from stdout and from the outbox (each once, by identity),
+ * non-event output as the run's capped log, protocol errors, hard-rule violations.
+ *
+ * Durable order is outbox → database: the outbox position is saved in the same transaction as
+ * the events read up to it, so a supervisor that crashes re-reads from there and the unique
+ * (run, event id) key drops what was already stored. The outbox is the main source; a stdout
+ * event line whose exact text the outbox already delivered costs one map lookup, and a line the
+ * outbox does not have (yet) triggers an outbox read, then is parsed and stored from stdout.
+ */
+import type { Redactor } from "../core/index.js";
+import type { Queryable, SqlParam, Store } from "../store/index.js";
+import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "./lines.js";
+import { readOutbox, type OutboxPosition } from "./outbox.js";
+import { classifyStdoutLine, EXCERPT_CHARS, type ParsedEvent } from "./parser.js";
+import { EVENT_PREFIX } from "./protocol.js";
+import { readViolations } from "./sandbox.js";
+import type { StoredEvent } from "./runs.js";
+
+export const DEFAULT_LOG_CAP_BYTES = 1024 * 1024;
+/** Outbox lines remembered to recognize their stdout copies; beyond this the oldest are forgotten (the slow path still dedupes). */
+const RECENT_OUTBOX_LIMIT = 100_000;
+/** The tailer stops reading while this many lines wait to be stored. */
+const HIGH_WATER_LINES = 20_000;
+const INSERT_CHUNK = 100;
+
+export interface IngestOptions {
+  store: Store;
+  runId: string;
+  attempt: number;
+  outboxPath: string;
+  violationsPath: string;
+  outbox: OutboxPosition;
+  /** Bytes of the attempt's stdout/stderr files already stored (re-attach continues there). */
+  stdoutOffset: number;
+  stderrOffset: number;
+  logBytes: number;
+  logTruncated: boolean;
+  redactor: Redactor;
+  logCapBytes?: number;
+  maxLineBytes?: number;
+  clock?: () => number;
+  /** Called after each commit with the events it stored for the first time. */
+  onNewEvents?: (events: StoredEvent[]) => void | Promise<void>;
+}
+
+interface Candidate {
+  id: string;
+  type: string;
+  source: "stdout" | "outbox";
+  outbox_line: number | null;
+  json: string;
+}
+
+interface PendingLog {
+  stream: "stdout" | "stderr" | "supervisor";
+  text: string;
+}
+
+interface PendingError {
+  source: "stdout" | "outbox";
+  line_no: number | null;
+  reason: string;
+  excerpt: string;
+}
+
+export class RunIngestor {
+  private readonly o: Required<Omit<IngestOptions, "onNewEvents">> & Pick<IngestOptions, "onNewEvents">;
+  private readonly stdoutLines: LineSplitter;
+  private readonly stderrLines: LineSplitter;
+  private readonly recentOutbox = new Map<string, true>();
+  private stdoutEvents: Array<{ json: string; line_no: number; text: string }> = [];
+  private logs: PendingLog[] = [];
+  private errors: PendingError[] = [];
+  private position: OutboxPosition;
+  private logBytes: number;
+  private logTruncated: boolean;
+  private nextSeq = 0;
+  private nextLogSeq = 0;
+  private violationsSeen = -1;
+  private outboxBroken = false;
+  private tornReported: number | null = null;
+  private chain: Promise<void> = Promise.resolve();
+  private scheduled = false;
+  private stdoutRead: number;
+  private stderrRead: number;
+  private failure: unknown;
+  /** Events stored by this ingestor for the first time, in order. */
+  stored = 0;
+
+  constructor(options: IngestOptions) {
+    this.o = { ...options, logCapBytes: options.logCapBytes ?? DEFAULT_LOG_CAP_BYTES, maxLineBytes: options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, clock: options.clock ?? Date.now };
+    this.stdoutLines = new LineSplitter(this.o.maxLineBytes);
+    this.stderrLines = new LineSplitter(this.o.maxLineBytes);
+    this.position = options.outbox;
+    this.stdoutRead = options.stdoutOffset;
+    this.stderrRead = options.stderrOffset;
+    this.logBytes = options.logBytes;
+    this.logTruncated = options.logTruncated;
+  }
+
+  /** True while enough lines wait to be stored that the tailer should stop reading. */
+  get full(): boolean {
+    return this.stdoutEvents.length + this.logs.length > HIGH_WATER_LINES;
+  }
+
+  /** Bytes of stdout/stderr read so far (where the next read of each file starts). */
+  get streamOffsets(): { stdout: number; stderr: number } {
+    return { stdout: this.stdoutRead, stderr: this.stderrRead };
+  }
+
+  pushStdout(chunk: Buffer): void {
+    this.stdoutRead += chunk.length;
+    for (const raw of this.stdoutLines.push(chunk)) this.stdoutLine(raw);
+    this.schedule();
+  }
+
+  pushStderr(chunk: Buffer): void {
+    this.stderrRead += chunk.length;
+    for (const raw of this.stderrLines.push(chunk)) this.stderrLine(raw);
+    this.schedule();
+  }
+
+  /** The streams closed: take their last unterminated lines. */
+  endStreams(): void {
+    for (const raw of this.stdoutLines.end()) this.stdoutLine(raw);
+    for (const raw of this.stderrLines.end()) this.stderrLine(raw);
+    this.schedule();
+  }
+
+  private stdoutLine(raw: ReturnType<LineSplitter["push"]>[number]): void {
+    if (raw.kind === "line") {
+      let text = raw.bytes.toString("utf8");
+      if (text.endsWith("\r")) text = text.slice(0, -1);
+      if (text.startsWith(EVENT_PREFIX)) {
+        const json = text.slice(EVENT_PREFIX.length);
+        // Already delivered by the outbox: nothing to do.
+        if (this.recentOutbox.delete(json)) return;
+        this.stdoutEvents.push({ json, line_no: raw.line_no, text });
+        return;
+      }
+      this.log("stdout", text);
+      return;
+    }
+    const parsed = classifyStdoutLine(raw, this.o.maxLineBytes, (t) => this.o.redactor.redact(t));
+    if (parsed.kind === "protocol_error") this.errors.push({ source: "stdout", line_no: parsed.line_no, reason: parsed.reason, excerpt: parsed.excerpt });
+  }
+
+  private stderrLine(raw: ReturnType<LineSplitter["push"]>[number]): void {
+    if (raw.kind === "line") {
+      const text = raw.bytes.toString("utf8");
+      this.log("stderr", text.endsWith("\r") ? text.slice(0, -1) : text);
+    } else {
+      this.log("stderr", `${raw.head.toString("utf8")}… [line of ${raw.size} bytes cut]`);
+    }
+  }
+
+  /** Queue a log line (redacted) unless the run's log is full; the first line over the cap leaves a marker. */
+  log(stream: PendingLog["stream"], text: string): void {
+    if (this.logTruncated) return;
+    const size = Buffer.byteLength(text) + 1;
+    if (this.logBytes + size > this.o.logCapBytes) {
+      this.logTruncated = true;
+      this.logs.push({ stream: "supervisor", text: `[pmagent] log truncated: the run's log reached its cap of ${this.o.logCapBytes} bytes; later output is not kept` });
+      return;
+    }
+    this.logBytes += size;
+    this.logs.push({ stream, text: this.o.redactor.redact(text) });
+  }
+
+  protocolError(source: "stdout" | "outbox", lineNo: number | null, reason: string, excerpt = ""): void {
+    this.errors.push({ source, line_no: lineNo, reason, excerpt: this.o.redactor.redact(excerpt.slice(0, EXCERPT_CHARS)) });
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.enqueue({ outbox: this.stdoutEvents.length > 0 });
+    });
+  }
+
+  private enqueue(opts: { outbox: boolean; final?: boolean }): Promise<void> {
+    const next = this.chain.then(() => this.flush(opts));
+    this.chain = next.catch((err) => {
+      this.failure ??= err;
+    });
+    return this.chain;
+  }
+
+  /** Read the outbox now (a timer calls this while the sprite runs). */
+  poll(): Promise<void> {
+    return this.enqueue({ outbox: true });
+  }
+
+  /**
+   * Drain everything: the last stdout lines, the outbox to its end (a torn last line is recorded
+   * as a protocol error: its writer is gone), the violations log. Throws if a write failed.
+   */
+  async finish(): Promise<void> {
+    this.endStreams();
+    await this.enqueue({ outbox: true, final: true });
+    if (this.failure) throw this.failure;
+  }
+
+  /** Wait for the queued writes; rethrow a failed one. */
+  async settle(): Promise<void> {
+    await this.chain;
+    if (this.failure) throw this.failure;
+  }
+
+  private readOutboxInto(out: Candidate[], final: boolean): void {
+    if (this.outboxBroken) return;
+    let read;
+    try {
+      read = readOutbox(this.o.outboxPath, this.position, { maxLineBytes: this.o.maxLineBytes });
+    } catch (err) {
+      this.outboxBroken = true;
+      this.errors.push({ source: "outbox", line_no: null, reason: `outbox unreadable, no longer read for this run: ${(err as Error).message}`, excerpt: "" });
+      return;
+    }
+    for (const item of read.items) {
+      if (item.kind === "protocol_error") {
+        this.errors.push({ source: "outbox", line_no: item.line_no, reason: item.reason, excerpt: this.o.redactor.redact(item.excerpt) });
+        continue;
+      }
+      const json = JSON.stringify(item.raw);
+      if (this.recentOutbox.size >= RECENT_OUTBOX_LIMIT) this.recentOutbox.delete(this.recentOutbox.keys().next().value as string);
+      this.recentOutbox.set(json, true);
+      out.push(this.candidate(item, "outbox", item.line_no, json));
+    }
+    this.position = read.next;
+    if (final && read.torn && this.tornReported !== read.torn.offset) {
+      this.tornReported = read.torn.offset;
+      this.errors.push({
+        source: "outbox",
+        line_no: read.torn.line_no,
+        reason: `torn last line: ${read.torn.bytes} bytes at offset ${read.torn.offset} without a newline (the sprite stopped while writing it); not stored`,
+        excerpt: "",
+      });
+    }
+  }
+
+  private candidate(item: ParsedEvent, source: "stdout" | "outbox", outboxLine: number | null, json: string): Candidate {
+    let stored = this.o.redactor.redact(json);
+    if (stored !== json) {
+      // A redaction must leave valid JSON; if it cannot, redact value by value.
+      try {
+        JSON.parse(stored);
+      } catch {
+        stored = JSON.stringify(this.o.redactor.redactValue(item.raw));
+      }
+    }
+    return { id: item.id, type: item.event.event_type, source, outbox_line: outboxLine, json: stored };
+  }
+
+  private async initSeq(q: Queryable): Promise<void> {
+    if (this.nextSeq > 0) return;
+    const e = await q.get<{ m: number | null }>("SELECT MAX(seq) AS m FROM lattice_run_events WHERE run_id = ?", [this.o.runId]);
+    const l = await q.get<{ m: number | null }>("SELECT MAX(seq) AS m FROM lattice_run_logs WHERE run_id = ?", [this.o.runId]);
+    const v = await q.get<{ m: number | null }>("SELECT MAX(line_no) AS m FROM lattice_violations WHERE run_id = ?", [this.o.runId]);
+    this.nextSeq = Number(e?.m ?? 0) + 1;
+    this.nextLogSeq = Number(l?.m ?? 0) + 1;
+    this.violationsSeen = Number(v?.m ?? 0);
+  }
+
+  private async flush(opts: { outbox: boolean; final?: boolean }): Promise<void> {
+    const candidates: Candidate[] = [];
+    if (opts.outbox || opts.final) this.readOutboxInto(candidates, opts.final === true);
+    // stdout event lines the outbox did not deliver: parse them and store them from stdout.
+    for (const line of this.stdoutEvents) {
+      if (this.recentOutbox.delete(line.json)) continue;
+      const parsed = classifyStdoutLine({ kind: "line", line_no: line.line_no, bytes: Buffer.from(line.text) }, this.o.maxLineBytes, (t) => this.o.redactor.redact(t));
+      if (parsed.kind === "event") candidates.push(this.candidate(parsed, "stdout", null, JSON.stringify(parsed.raw)));
+      else if (parsed.kind === "protocol_error") this.errors.push({ source: "stdout", line_no: parsed.line_no, reason: parsed.reason, excerpt: parsed.excerpt });
+    }
+    this.stdoutEvents = [];
+    const violations = opts.outbox || opts.final ? readViolations(this.o.violationsPath) : [];
+    const logs = this.logs;
+    const errors = this.errors;
+    this.logs = [];
+    this.errors = [];
+    // Only complete lines are stored: a restart re-reads a partial last line from here.
+    const stdoutDone = this.stdoutRead - this.stdoutLines.bufferedBytes;
+    const stderrDone = this.stderrRead - this.stderrLines.bufferedBytes;
+    const fresh: StoredEvent[] = [];
+    const now = this.o.clock();
+    await this.o.store.transaction(async (q) => {
+      await this.initSeq(q);
+      await this.insertEvents(q, candidates, now, fresh);
+      for (const chunk of chunks(logs, INSERT_CHUNK)) {
+        const params: SqlParam[] = [];
+        for (const l of chunk) params.push(this.o.runId, this.nextLogSeq++, l.stream, l.text, now);
+        await q.run(`INSERT INTO lattice_run_logs (run_id, seq, stream, text, at_ms) VALUES ${rows(chunk.length, 5)}`, params);
+      }
+      for (const e of errors) {
+        await q.run(`INSERT INTO lattice_protocol_errors (run_id, source, line_no, reason, excerpt, at_ms) VALUES (?, ?, ?, ?, ?, ?)`, [this.o.runId, e.source, e.line_no, e.reason, e.excerpt, now]);
+      }
+      for (const v of violations) {
+        if (v.line_no <= this.violationsSeen) continue;
+        await q.run(`INSERT INTO lattice_violations (run_id, line_no, rule, detail, at_ms) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, line_no) DO NOTHING`, [
+          this.o.runId,
+          v.line_no,
+          v.rule,
+          this.o.redactor.redact(v.detail),
+          now,
+        ]);
+        this.violationsSeen = v.line_no;
+      }
+      await q.run(`UPDATE lattice_runs SET outbox_offset = ?, outbox_line = ?, stdout_offset = ?, stderr_offset = ?, log_bytes = ?, log_truncated = ?, updated_ms = ? WHERE id = ?`, [
+        this.position.offset,
+        this.position.line_no,
+        stdoutDone,
+        stderrDone,
+        this.logBytes,
+        this.logTruncated ? 1 : 0,
+        now,
+        this.o.runId,
+      ]);
+    });
+    this.stored += fresh.length;
+    if (fresh.length > 0 && this.o.onNewEvents) await this.o.onNewEvents(fresh);
+  }
+
+  private async insertEvents(q: Queryable, candidates: Candidate[], now: number, fresh: StoredEvent[]): Promise<void> {
+    const seen = new Set<string>();
+    const unique = candidates.filter((c) => (seen.has(c.id) ? false : (seen.add(c.id), true)));
+    for (const chunk of chunks(unique, INSERT_CHUNK)) {
+      const params: SqlParam[] = [];
+      const seqs = new Map<string, number>();
+      for (const c of chunk) {
+        const seq = this.nextSeq++;
+        seqs.set(c.id, seq);
+        params.push(this.o.runId, seq, this.o.attempt, c.id, c.type, c.source, c.outbox_line, c.json, now);
+      }
+      const inserted = await q.all<{ event_id: string }>(
+        `INSERT INTO lattice_run_events (run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms) VALUES ${rows(chunk.length, 9)}
+         ON CONFLICT (run_id, event_id) DO NOTHING RETURNING event_id`,
+        params,
+      );
+      const isNew = new Set(inserted.map((r) => r.event_id));
+      for (const c of chunk) {
+        if (isNew.has(c.id)) {
+          fresh.push({
+            run_id: this.o.runId,
+            seq: seqs.get(c.id)!,
+            id: c.id,
+            event_type: c.type,
+            source: c.source,
+            outbox_line: c.outbox_line,
+            event: JSON.parse(c.json) as Record<string, unknown>,
+            received_at: new Date(now).toISOString(),
+            dispatched_at: null,
+            dispatch: null,
+          });
+        } else if (c.outbox_line !== null) {
+          // First seen on stdout: now the outbox tells where it belongs.
+          await q.run(`UPDATE lattice_run_events SET outbox_line = ? WHERE run_id = ? AND event_id = ? AND outbox_line IS NULL`, [c.outbox_line, this.o.runId, c.id]);
+        }
+      }
+    }
+  }
+}
+
+function rows(n: number, cols: number): string {
+  const one = `(${new Array(cols).fill("?").join(", ")})`;
+  return new Array(n).fill(one).join(", ");
+}
+
+function* chunks<T>(items: T[], size: number): Generator<T[]> {
+  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
+}
+

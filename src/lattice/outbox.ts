@@ -1,0 +1,116 @@
+/**
+ * The outbox: `$LATTICE_WORKSPACE/.lattice/outbox.jsonl`, one raw event JSON per line, append-only.
+ * The sprite appends (fsync'd) every event it prints; the supervisor reads it from a byte offset to
+ * recover events the stdout stream lost. A last line without its newline is a write in progress
+ * (or torn by a crash): it is reported as torn and not consumed, so the next read sees it whole.
+ */
+import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { ConflictError } from "../core/index.js";
+import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type RawLine } from "./lines.js";
+import { EXCERPT_CHARS, parseEventJson, type ParsedEvent, type ProtocolError } from "./parser.js";
+
+export const LATTICE_DIR = ".lattice";
+export const OUTBOX_FILE = "outbox.jsonl";
+
+export function latticeDir(workspace: string): string {
+  return join(workspace, LATTICE_DIR);
+}
+
+export function outboxPath(workspace: string): string {
+  return join(workspace, LATTICE_DIR, OUTBOX_FILE);
+}
+
+/** Append one event as a line, creating the directory and file, and fsync before returning. */
+export function appendOutbox(path: string, event: unknown): void {
+  const line = `${JSON.stringify(event)}\n`;
+  mkdirSync(dirname(path), { recursive: true });
+  const fd = openSync(path, "a", 0o644);
+  try {
+    // One write call per line: concurrent appenders (O_APPEND) never interleave inside a line.
+    writeSync(fd, line);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Where the next read starts: a byte offset just after a newline, and that line's number. */
+export interface OutboxPosition {
+  offset: number;
+  line_no: number;
+}
+
+export const OUTBOX_START: OutboxPosition = { offset: 0, line_no: 1 };
+
+export interface OutboxRead {
+  items: Array<ParsedEvent | ProtocolError>;
+  next: OutboxPosition;
+  /** An incomplete last line (no newline yet): where it starts and how many bytes it has so far. */
+  torn: { offset: number; line_no: number; bytes: number } | null;
+}
+
+const READ_CHUNK = 1024 * 1024;
+
+function classify(raw: RawLine, maxLineBytes: number): ParsedEvent | ProtocolError | null {
+  if (raw.kind === "overlong") {
+    return {
+      kind: "protocol_error",
+      line_no: raw.line_no,
+      reason: `line of ${raw.size} bytes exceeds the limit of ${maxLineBytes} bytes; discarded`,
+      excerpt: raw.head.toString("utf8").slice(0, EXCERPT_CHARS),
+    };
+  }
+  let text = raw.bytes.toString("utf8");
+  if (text.endsWith("\r")) text = text.slice(0, -1);
+  if (text.trim() === "") return null;
+  const parsed = parseEventJson(text);
+  if (!parsed.ok) {
+    return { kind: "protocol_error", line_no: raw.line_no, reason: parsed.reason, excerpt: text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text };
+  }
+  return { kind: "event", line_no: raw.line_no, id: parsed.id, event: parsed.event, raw: parsed.raw };
+}
+
+/**
+ * Read the outbox from `from` to its current end. A missing file reads as empty (the sprite has
+ * not written yet). A file shorter than `from.offset` was rewritten, which the protocol forbids.
+ */
+export function readOutbox(path: string, from: OutboxPosition = OUTBOX_START, options: { maxLineBytes?: number } = {}): OutboxRead {
+  const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { items: [], next: from, torn: null };
+    throw err;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    if (size < from.offset) {
+      throw new ConflictError("outbox_truncated", `${path} shrank to ${size} bytes but ${from.offset} were already read: the outbox is append-only and must not be rewritten`);
+    }
+    const splitter = new LineSplitter(maxLineBytes, from.line_no);
+    const items: Array<ParsedEvent | ProtocolError> = [];
+    const buf = Buffer.allocUnsafe(Math.min(READ_CHUNK, Math.max(size - from.offset, 1)));
+    let pos = from.offset;
+    let consumedTo = from.offset;
+    let lineNo = from.line_no;
+    while (pos < size) {
+      const n = readSync(fd, buf, 0, Math.min(buf.length, size - pos), pos);
+      if (n === 0) break;
+      const chunk = buf.subarray(0, n);
+      const lastNl = chunk.lastIndexOf(0x0a);
+      if (lastNl !== -1) consumedTo = pos + lastNl + 1;
+      for (const raw of splitter.push(chunk)) {
+        lineNo = raw.line_no + 1;
+        const item = classify(raw, maxLineBytes);
+        if (item) items.push(item);
+      }
+      pos += n;
+    }
+    const torn = consumedTo < size ? { offset: consumedTo, line_no: lineNo, bytes: size - consumedTo } : null;
+    return { items, next: { offset: consumedTo, line_no: lineNo }, torn };
+  } finally {
+    closeSync(fd);
+  }
+}

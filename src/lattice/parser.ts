@@ -1,0 +1,129 @@
+/**
+ * Turning a sprite's output into events. stdout is fed as Buffer chunks of any size; each complete
+ * line becomes an event (a valid `LATTICE_EVENT ` line), a plain log line, or a protocol error
+ * (bad JSON, a schema violation with its JSON path, a line over the size limit). A bad line never
+ * stops the stream.
+ */
+import { contentHash, formatZodIssues } from "../core/index.js";
+import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type RawLine } from "./lines.js";
+import { EVENT_PREFIX, LatticeEventSchema, type LatticeEvent } from "./protocol.js";
+
+/** How much of a bad line a protocol error shows. */
+export const EXCERPT_CHARS = 200;
+
+export interface ParsedEvent {
+  kind: "event";
+  line_no: number;
+  /** Identity of the event: sha256 of its canonical JSON (the same from stdout and outbox). */
+  id: string;
+  /** The event as validated (defaults applied). */
+  event: LatticeEvent;
+  /** The event exactly as the sprite sent it; `id` is computed from this. */
+  raw: Record<string, unknown>;
+}
+
+export interface LogLine {
+  kind: "log";
+  line_no: number;
+  text: string;
+}
+
+export interface ProtocolError {
+  kind: "protocol_error";
+  line_no: number;
+  reason: string;
+  excerpt: string;
+}
+
+export type ParsedLine = ParsedEvent | LogLine | ProtocolError;
+
+export interface ParseOptions {
+  maxLineBytes?: number;
+  /** Applied to log text and error excerpts (e.g. a Redactor's `redact`), so no secret is kept. */
+  redact?: (text: string) => string;
+}
+
+/** Identity of an event: the hash of its canonical JSON (key order and whitespace do not matter). */
+export function eventId(event: unknown): string {
+  return contentHash(event);
+}
+
+function excerpt(text: string, redact: (t: string) => string): string {
+  const cut = text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text;
+  return redact(cut);
+}
+
+const identity = (t: string) => t;
+
+/**
+ * Validate one event's JSON text (no prefix). Returns the event or the reason it is not one.
+ * Used for stdout lines after the prefix and for outbox lines.
+ */
+export function parseEventJson(json: string): { ok: true; id: string; event: LatticeEvent; raw: Record<string, unknown> } | { ok: false; reason: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (err) {
+    return { ok: false, reason: `invalid JSON: ${(err as Error).message}` };
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    return { ok: false, reason: "schema violation: $: expected a JSON object (the event envelope)" };
+  }
+  const result = LatticeEventSchema.safeParse(value);
+  if (!result.success) return { ok: false, reason: `schema violation: ${formatZodIssues(result.error).join("; ")}` };
+  return { ok: true, id: eventId(value), event: result.data, raw: value as Record<string, unknown> };
+}
+
+function decode(bytes: Buffer): string {
+  const s = bytes.toString("utf8");
+  return s.endsWith("\r") ? s.slice(0, -1) : s;
+}
+
+/** Classify a stdout line: an event line starts with `LATTICE_EVENT `, anything else is a log line. */
+export function classifyStdoutLine(raw: RawLine, maxLineBytes: number, redact: (t: string) => string = identity): ParsedLine {
+  if (raw.kind === "overlong") {
+    return {
+      kind: "protocol_error",
+      line_no: raw.line_no,
+      reason: `line of ${raw.size} bytes exceeds the limit of ${maxLineBytes} bytes; discarded`,
+      excerpt: excerpt(raw.head.toString("utf8"), redact),
+    };
+  }
+  const line = decode(raw.bytes);
+  if (!line.startsWith(EVENT_PREFIX)) return { kind: "log", line_no: raw.line_no, text: redact(line) };
+  const parsed = parseEventJson(line.slice(EVENT_PREFIX.length));
+  if (!parsed.ok) return { kind: "protocol_error", line_no: raw.line_no, reason: parsed.reason, excerpt: excerpt(line, redact) };
+  return { kind: "event", line_no: raw.line_no, id: parsed.id, event: parsed.event, raw: parsed.raw };
+}
+
+/**
+ * Parser for a sprite's stdout. Feed it chunks with `push`, call `end` when the stream closes
+ * (a last line without a newline is still parsed). Memory stays bounded by `maxLineBytes`.
+ */
+export class EventStreamParser {
+  private readonly splitter: LineSplitter;
+  private readonly redact: (t: string) => string;
+
+  constructor(options: ParseOptions = {}) {
+    this.splitter = new LineSplitter(options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+    this.redact = options.redact ?? identity;
+  }
+
+  get maxLineBytes(): number {
+    return this.splitter.maxLineBytes;
+  }
+
+  /** Bytes held for the current incomplete line. */
+  get bufferedBytes(): number {
+    return this.splitter.bufferedBytes;
+  }
+
+  push(chunk: Buffer | string): ParsedLine[] {
+    const buf = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
+    return this.splitter.push(buf).map((l) => classifyStdoutLine(l, this.maxLineBytes, this.redact));
+  }
+
+  end(): ParsedLine[] {
+    return this.splitter.end().map((l) => classifyStdoutLine(l, this.maxLineBytes, this.redact));
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * The sprite's side of resume: read `.lattice/resume.json` and tell a first resume from a replay.
+ * A resume is identified by the hash of its canonical JSON (same checkpoint and payload ⇒ same
+ * key); keys already processed are listed, one a line, in the marker file `.lattice/resumed`.
+ */
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { contentHash, parseJsonText, parseWith } from "../core/index.js";
+import { LATTICE_DIR } from "./outbox.js";
+import { ResumeSchema, type Resume } from "./protocol.js";
+
+export const RESUME_FILE = "resume.json";
+export const RESUMED_MARKER = "resumed";
+
+export function resumePath(workspace: string): string {
+  return join(workspace, LATTICE_DIR, RESUME_FILE);
+}
+
+export function resumedMarkerPath(workspace: string): string {
+  return join(workspace, LATTICE_DIR, RESUMED_MARKER);
+}
+
+export interface ResumeInfo {
+  /** The resume payload, or null when the sprite was not resumed (no resume.json). */
+  resume: Resume | null;
+  /** True when this exact resume (checkpoint and payload) was already processed: treat it as a no-op. */
+  replayed: boolean;
+  /** Identity of the resume (hash of its canonical JSON), null without a resume. */
+  key: string | null;
+}
+
+function readText(path: string): string | null {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw err;
+  }
+}
+
+function processedKeys(workspace: string): Set<string> {
+  const text = readText(resumedMarkerPath(workspace));
+  return new Set((text ?? "").split("\n").filter((l) => l.length > 0));
+}
+
+/** Record a resume as processed, so that reading the same resume again reports a replay. */
+export function markResumed(workspace: string, key: string): void {
+  const path = resumedMarkerPath(workspace);
+  if (processedKeys(workspace).has(key)) return;
+  mkdirSync(dirname(path), { recursive: true });
+  const fd = openSync(path, "a", 0o600);
+  try {
+    writeSync(fd, `${key}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Read the resume file of `workspace`. With `mark` (the default) a first resume is recorded as
+ * processed at once, so a second read — or a relaunch with the same resume — reports `replayed`.
+ * Pass `mark: false` to look without recording, then call `markResumed` when the work is done.
+ */
+export function readResume(workspace: string, options: { mark?: boolean } = {}): ResumeInfo {
+  const path = resumePath(workspace);
+  const text = readText(path);
+  if (text === null) return { resume: null, replayed: false, key: null };
+  const raw = parseJsonText(text, path, "invalid_resume");
+  const resume = parseWith(ResumeSchema, raw, path, "invalid_resume");
+  const key = contentHash(raw);
+  const replayed = processedKeys(workspace).has(key);
+  if (!replayed && options.mark !== false) markResumed(workspace, key);
+  return { resume, replayed, key };
+}

@@ -1,0 +1,759 @@
+/**
+ * The Lattice supervisor: starts a sprite for a role in its workspace, stores what it reports,
+ * maps its events onto the blackboard entry, hands actions and proposals to their sinks, resumes
+ * waiting sprites, and reconciles unfinished runs after a crash.
+ *
+ * The sprite's stdout and stderr go to files in the run's directory (not pipes), so a sprite
+ * outlives a supervisor crash without a broken pipe: a restarted supervisor re-attaches to a
+ * sprite that is still alive by tailing those files and the outbox from the stored offsets until
+ * the sprite exits, then settles the run from its events.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync, rmSync, watch, type FSWatcher } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { Blackboard, isTerminal, type Entry, type StoredEntry } from "../blackboard/index.js";
+import { findRole, type Project, type RoleConfig } from "../config/index.js";
+import {
+  NotFoundError,
+  PmagentError,
+  RefusedError,
+  Redactor,
+  UsageError,
+  confinePath,
+  contentHash,
+  createLogger,
+  secretsFromEnv,
+  writeFileAtomic,
+  type Logger,
+} from "../core/index.js";
+import type { Store } from "../store/index.js";
+import { checkpointExists, restoreCheckpoint } from "./checkpoint.js";
+import { NO_ADJUSTMENTS, type EnvironmentAdjustments, type SupervisorHooks } from "./hooks.js";
+import { RunIngestor } from "./ingest.js";
+import { assertInputs } from "./inputs.js";
+import { latticeDir, outboxPath } from "./outbox.js";
+import { findSpriteOfRun, processAlive, processStartTime, signalGroup } from "./proc.js";
+import { resumePath } from "./resume.js";
+import { RunStore, UNFINISHED_RUN_STATES, isTerminalRunState, type GateDecision, type RunRecord, type RunState, type RunWaiting, type StoredEvent } from "./runs.js";
+import { checkExtraEnv, prepareRunDir, selfCommand, spriteEnv } from "./sandbox.js";
+
+export const DEFAULT_POLL_MS = 100;
+/** A waiting run keeps its entry claimed this long: nobody takes over a sprite that waits for input. */
+export const PARKED_LEASE_MS = 7 * 24 * 3600 * 1000;
+const KILL_GRACE_MS = 3000;
+const READ_CHUNK = 1024 * 1024;
+
+export interface SupervisorOptions {
+  store: Store;
+  project: Project;
+  hooks?: SupervisorHooks;
+  /** The supervisor's environment: the allow-list reads from it, its secret values are redacted. */
+  env?: NodeJS.ProcessEnv;
+  redactor?: Redactor;
+  /** How a sprite runs pmagent (`pmagent emit`, `pmagent checkpoint`); default: this process's CLI. */
+  pmagentCommand?: string[];
+  logCapBytes?: number;
+  /** Outbox and output polling interval while a sprite runs. */
+  pollMs?: number;
+  leaseMs?: number;
+  host?: string;
+  clock?: () => number;
+  logger?: Logger;
+  /** Live view of newly stored events (console, SSE). */
+  onEvents?: (run: RunRecord, events: StoredEvent[]) => void;
+}
+
+export interface StartRunOptions {
+  role: string;
+  entryId?: string;
+  /** The sprite's argv; default: the role's configured runner command. */
+  command?: string[];
+  /** Relative to the project root; default `.pmagent/workspaces/<run id>`. */
+  workspace?: string;
+  /** The worker holding the entry's claim (heartbeats, refused transitions after a takeover). */
+  worker?: string;
+  /** A gate decision already made for this entry (the worker asks before claiming). */
+  decided?: GateDecision;
+  timeoutS?: number;
+  /** Called with the run id as soon as the run is recorded. */
+  onStarted?: (runId: string) => void;
+}
+
+export interface ResumeOptions {
+  inputs: Record<string, unknown>;
+  context?: Record<string, unknown>;
+  /** Written into resume.json's `inputs` (mode 0600) but never stored in the database or logs. */
+  secretInputs?: Record<string, string>;
+  /** A blocking action failed: resume with the error in `context.error`, inputs unchecked. */
+  failure?: { action: string; message: string };
+}
+
+export interface ResumeResult {
+  run: RunRecord;
+  /** True when this exact resume was done before: nothing happened. */
+  noop: boolean;
+  /** Settles when the relaunched sprite has finished (and its follow-ups are done). */
+  finished: Promise<RunRecord>;
+}
+
+interface ActiveRun {
+  attempt: Promise<RunRecord> | null;
+  dispatches: Set<Promise<unknown>>;
+  child: { pid: number } | null;
+}
+
+interface Exit {
+  code: number | null;
+  signal: string | null;
+  error?: string;
+}
+
+const newRunId = () => `run_${new Date().toISOString().replace(/[-:.]/g, "").slice(0, 15)}_${randomBytes(4).toString("hex")}`;
+
+export class Supervisor {
+  readonly runs: RunStore;
+  readonly board: Blackboard;
+  readonly host: string;
+  private readonly o: SupervisorOptions;
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly redactor: Redactor;
+  private readonly runSecrets = new Map<string, string[]>();
+  private readonly active = new Map<string, ActiveRun>();
+  private readonly log: Logger;
+  private readonly pollMs: number;
+
+  constructor(options: SupervisorOptions) {
+    this.o = options;
+    this.env = options.env ?? process.env;
+    this.redactor = options.redactor ?? new Redactor(secretsFromEnv(this.env));
+    this.host = options.host ?? hostname();
+    this.pollMs = options.pollMs ?? DEFAULT_POLL_MS;
+    const config = options.project.config;
+    this.runs = new RunStore(options.store, config.project_id, options.clock);
+    this.board = new Blackboard(options.store, { projectId: config.project_id, humans: config.humans, clock: options.clock, leaseMs: options.leaseMs });
+    this.log = options.logger ?? createLogger("pmagent.lattice", this.redactor);
+  }
+
+  get store(): Store {
+    return this.o.store;
+  }
+
+  get project(): Project {
+    return this.o.project;
+  }
+
+  private role(name: string): RoleConfig {
+    return findRole(this.o.project.config, name).role;
+  }
+
+  /** Ask the gate (if any) about a run and record its answer; DENY is recorded, not thrown. */
+  async askGate(role: string, entry: StoredEntry | null, command: string[]): Promise<GateDecision | null> {
+    const gate = this.o.hooks?.gate;
+    if (!gate) return null;
+    const d = await gate.decide({ role, entry: entry?.entry ?? null, command });
+    if (!d || !["ALLOW", "DENY", "CONDITIONAL"].includes(d.decision)) {
+      throw new PmagentError("gate_invalid", `the run gate answered ${JSON.stringify(d?.decision)}; expected ALLOW, DENY or CONDITIONAL`);
+    }
+    const decision: GateDecision = { decision: d.decision, reasoning: String(d.reasoning ?? ""), conditions: (d.conditions ?? []).map(String) };
+    await this.runs.recordGateDecision(entry?.entry.id ?? "", entry?.version ?? 0, role, decision, null);
+    return decision;
+  }
+
+  private commandFor(role: RoleConfig, given: string[] | undefined): string[] {
+    const command = given && given.length > 0 ? given : role.runner?.command;
+    if (!command || command.length === 0) {
+      throw new UsageError("no_sprite_command", `role ${role.name} has no runner.command in pmagent.config.json: configure one or pass the command after --`);
+    }
+    return command;
+  }
+
+  /**
+   * Start one run and supervise it until nothing more happens here: it finished, or it waits for
+   * input with no action of this supervisor still under way. Refused (no run) when the gate denies.
+   */
+  async startRun(options: StartRunOptions): Promise<RunRecord> {
+    const role = this.role(options.role);
+    const command = this.commandFor(role, options.command);
+    let entry: StoredEntry | null = null;
+    if (options.entryId !== undefined) {
+      entry = await this.board.get(options.entryId);
+      if (entry.entry.to !== role.name) {
+        throw new RefusedError("entry_not_for_role", `entry ${entry.entry.id} is addressed to ${entry.entry.to}, not ${role.name}: run it with --role ${entry.entry.to}`);
+      }
+      if (isTerminal(entry.entry.status)) throw new RefusedError("entry_finished", `entry ${entry.entry.id} is ${entry.entry.status}: there is nothing left to run`);
+    }
+    const gate = options.decided ?? (await this.askGate(role.name, entry, command));
+    if (gate?.decision === "DENY") {
+      throw new RefusedError("run_denied", `the run gate denied a run of ${role.name}${entry ? ` for entry ${entry.entry.id}` : ""}: ${gate.reasoning || "no reason given"}`, {
+        decision: gate,
+      });
+    }
+    const root = this.o.project.root;
+    const id = newRunId();
+    const workspace = options.workspace !== undefined ? confinePath(root, options.workspace, "--workspace") : join(root, ".pmagent", "workspaces", id);
+    const run = await this.runs.create({
+      id,
+      project_id: this.o.project.config.project_id,
+      role: role.name,
+      entry_id: entry?.entry.id ?? null,
+      sprite_id: `sprite-${id.slice(-8)}`,
+      work_item_id: entry?.entry.id ?? id,
+      command,
+      workspace,
+      checkpoint_dir: join(root, ".pmagent", "checkpoints", id),
+      run_dir: join(root, ".pmagent", "runs", id),
+      worker: options.worker ?? null,
+      host: this.host,
+      supervisor_pid: process.pid,
+      gate,
+    });
+    options.onStarted?.(run.id);
+    const active = this.track(run.id);
+    active.attempt = this.launch(run, { fresh: true, entry: entry?.entry ?? null, timeoutS: options.timeoutS, userWorkspace: options.workspace !== undefined });
+    return this.whenIdle(run.id);
+  }
+
+  private track(runId: string): ActiveRun {
+    let a = this.active.get(runId);
+    if (!a) {
+      a = { attempt: null, dispatches: new Set(), child: null };
+      this.active.set(runId, a);
+    }
+    return a;
+  }
+
+  /** Resolve once the run's current attempt and every follow-up (sinks, resumes) here are done. */
+  async whenIdle(runId: string): Promise<RunRecord> {
+    for (;;) {
+      const a = this.active.get(runId);
+      if (!a) return this.runs.get(runId);
+      if (a.attempt) {
+        await a.attempt;
+        continue;
+      }
+      if (a.dispatches.size > 0) {
+        await Promise.allSettled([...a.dispatches]);
+        continue;
+      }
+      this.active.delete(runId);
+      return this.runs.get(runId);
+    }
+  }
+
+  private prepareWorkspace(run: RunRecord, entry: Entry | null, userWorkspace: boolean): void {
+    const root = this.o.project.root;
+    if (!existsSync(run.workspace) && !userWorkspace && existsSync(join(root, ".git"))) {
+      // A cheap clone of the project repository (objects shared): the sprite works on a copy.
+      mkdirSync(join(run.workspace, ".."), { recursive: true });
+      const r = spawnSyncGit(["clone", "--quiet", "--shared", root, run.workspace], root, this.env);
+      if (r !== null) throw new PmagentError("workspace_failed", `cannot clone ${root} into the run's workspace ${run.workspace}: ${r}`, { kind: "unavailable" });
+    }
+    mkdirSync(latticeDir(run.workspace), { recursive: true });
+    if (entry) writeFileAtomic(join(latticeDir(run.workspace), "entry.json"), `${JSON.stringify(entry, null, 2)}\n`);
+  }
+
+  private async adjustments(run: RunRecord, entry: Entry | null): Promise<EnvironmentAdjustments> {
+    const provider = this.o.hooks?.environment;
+    if (!provider) return NO_ADJUSTMENTS;
+    const adj = await provider.adjustmentsFor(run.role, { entry, runId: run.id });
+    const result = { preinstall: adj.preinstall ?? [], env: adj.env ?? {} };
+    checkExtraEnv(result.env, `accepted environment adjustments for ${run.role}`);
+    return result;
+  }
+
+  private files(run: RunRecord, attempt = run.attempt): { stdout: string; stderr: string } {
+    return { stdout: join(run.run_dir, `stdout.${attempt}.log`), stderr: join(run.run_dir, `stderr.${attempt}.log`) };
+  }
+
+  /** Prepare and spawn one attempt of a run, then supervise it; resolves with the settled run. */
+  private async launch(run: RunRecord, opts: { fresh: boolean; entry: Entry | null; timeoutS?: number; userWorkspace?: boolean }): Promise<RunRecord> {
+    const active = this.track(run.id);
+    try {
+      const role = this.role(run.role);
+      if (opts.fresh) this.prepareWorkspace(run, opts.entry, opts.userWorkspace === true);
+      const runnerEnv = role.runner?.env ?? {};
+      checkExtraEnv(runnerEnv, `lanes[].roles[${role.name}].runner.env`);
+      const adj = await this.adjustments(run, opts.entry);
+      const dirs = prepareRunDir(run.run_dir, this.o.pmagentCommand ?? selfCommand(), this.env.PATH ?? "");
+      mkdirSync(run.checkpoint_dir, { recursive: true });
+      const lattice: Record<string, string> = {
+        LATTICE_WORKSPACE: run.workspace,
+        LATTICE_SPRITE_ID: run.sprite_id,
+        LATTICE_WORK_ITEM_ID: run.work_item_id,
+        LATTICE_CHECKPOINT_DIR: run.checkpoint_dir,
+        LATTICE_RUN_ID: run.id,
+        LATTICE_ROLE: run.role,
+      };
+      if (run.entry_id) lattice.PMAGENT_ENTRY_FILE = join(latticeDir(run.workspace), "entry.json");
+      if (run.gate?.decision === "CONDITIONAL") lattice.LATTICE_RUN_CONDITIONS = JSON.stringify(run.gate.conditions);
+      const env = spriteEnv({ base: this.env, shimDir: dirs.shimDir, toolDir: dirs.toolDir, home: dirs.home, lattice, extra: { ...runnerEnv, ...adj.env } });
+      const files = this.files(run);
+      for (const step of adj.preinstall) {
+        const code = await runStep(["sh", "-c", step], run.workspace, env, files.stderr);
+        if (code !== 0) throw new PmagentError("preinstall_failed", `preinstall step \`${step}\` exited with ${code}; the sprite was not started`);
+      }
+      const timeoutS = opts.timeoutS ?? role.runner?.timeout_s ?? 3600;
+      return await this.spawnAndSupervise(run, env, files, timeoutS, active);
+    } catch (err) {
+      const reason = err instanceof PmagentError ? err.message : `cannot start the sprite: ${(err as Error).message}`;
+      await this.runs.update(run.id, { state: "failed", reason: this.redactor.redact(reason), finished: true }, UNFINISHED_RUN_STATES);
+      await this.syncEntry(await this.runs.get(run.id));
+      return this.runs.get(run.id);
+    } finally {
+      active.attempt = null;
+      active.child = null;
+    }
+  }
+
+  private async spawnAndSupervise(run: RunRecord, env: Record<string, string>, files: { stdout: string; stderr: string }, timeoutS: number, active: ActiveRun): Promise<RunRecord> {
+    const out = openSync(files.stdout, "a", 0o600);
+    const err = openSync(files.stderr, "a", 0o600);
+    let child;
+    try {
+      // Own process group: a cancel or timeout stops the sprite and everything it started.
+      child = spawn(run.command[0]!, run.command.slice(1), { cwd: run.workspace, env, stdio: ["ignore", out, err], detached: true });
+    } finally {
+      closeSync(out);
+      closeSync(err);
+    }
+    const exited = new Promise<Exit>((resolveExit) => {
+      child.once("error", (e) => resolveExit({ code: null, signal: null, error: `cannot start ${run.command[0]}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "command not found" : e.message}` }));
+      child.once("exit", (code, signal) => resolveExit({ code, signal }));
+    });
+    const pid = child.pid;
+    if (pid !== undefined) {
+      active.child = { pid };
+      await this.runs.update(run.id, { state: "running", sprite_pid: pid, sprite_started: processStartTime(pid), supervisor_pid: process.pid }, ["starting"]);
+    }
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      if (pid !== undefined) stopGroup(pid);
+    }, timeoutS * 1000);
+    try {
+      const exit = await this.follow(await this.runs.get(run.id), exited);
+      if (timedOut) exit.error = `timed out after ${timeoutS} s (runner.timeout_s); the sprite was stopped`;
+      return await this.settle(run.id, exit);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Store the run's output while the sprite runs and drain it all once `exited` resolves:
+   * stdout/stderr files and the outbox from the run's stored offsets.
+   */
+  private async follow(run: RunRecord, exited: Promise<Exit>): Promise<Exit> {
+    const files = this.files(run);
+    const secrets = this.runSecrets.get(run.id) ?? [];
+    const ingestor = new RunIngestor({
+      store: this.o.store,
+      runId: run.id,
+      attempt: run.attempt,
+      outboxPath: outboxPath(run.workspace),
+      violationsPath: join(run.run_dir, "violations.log"),
+      outbox: run.outbox,
+      stdoutOffset: run.stdout_offset,
+      stderrOffset: run.stderr_offset,
+      logBytes: run.log_bytes,
+      logTruncated: run.log_truncated,
+      redactor: secrets.length ? this.redactor.withSecrets(secrets) : this.redactor,
+      logCapBytes: this.o.logCapBytes,
+      clock: this.o.clock,
+      onNewEvents: (events) => this.onNewEvents(run.id, events),
+    });
+    const pump = () => {
+      if (ingestor.full) return false;
+      const offsets = ingestor.streamOffsets;
+      const a = readFrom(files.stdout, offsets.stdout, (b) => ingestor.pushStdout(b));
+      const b = readFrom(files.stderr, offsets.stderr, (c) => ingestor.pushStderr(c));
+      return a || b;
+    };
+    let watcher: FSWatcher | undefined;
+    try {
+      watcher = watch(run.run_dir, () => pump());
+      watcher.on("error", () => undefined);
+    } catch {
+      watcher = undefined; // polling alone still works
+    }
+    const heartbeat = this.startHeartbeat(run);
+    const timer = setInterval(() => {
+      pump();
+      void ingestor.poll().catch(() => undefined);
+    }, this.pollMs);
+    let exit: Exit;
+    try {
+      exit = await exited;
+    } finally {
+      clearInterval(timer);
+      watcher?.close();
+      heartbeat?.stop();
+    }
+    // Drain: read each file to its end, letting the store catch up whenever the queue fills.
+    for (;;) {
+      const more = pump();
+      await ingestor.settle();
+      if (!more && !ingestor.full) break;
+    }
+    await ingestor.finish();
+    return exit;
+  }
+
+  private startHeartbeat(run: RunRecord): { stop(): void } | undefined {
+    if (!run.worker || !run.entry_id) return undefined;
+    const leaseMs = this.board.leaseMs;
+    const timer = setInterval(() => {
+      this.board.heartbeat(run.worker!, run.entry_id!, leaseMs).catch(async (err) => {
+        if ((err as PmagentError).code !== "claim_lost") return;
+        clearInterval(timer);
+        await this.runs.update(run.id, { reason: `claim on entry ${run.entry_id} lost (${(err as Error).message}); the sprite was stopped` });
+        const current = await this.runs.get(run.id);
+        if (current.sprite_pid) stopGroup(current.sprite_pid);
+      });
+    }, Math.max(50, Math.floor(leaseMs / 3)));
+    return { stop: () => clearInterval(timer) };
+  }
+
+  private async onNewEvents(runId: string, events: StoredEvent[]): Promise<void> {
+    const run = await this.runs.get(runId);
+    this.o.onEvents?.(run, events);
+    for (const e of events) {
+      if (e.event_type === "PHASE_STARTED" && run.entry_id) await this.entryInProgress(run);
+      if (e.event_type === "ACTION_REQUEST" || e.event_type === "ENVIRONMENT_PROPOSAL") this.dispatch(run, e, false);
+    }
+  }
+
+  /** PHASE_STARTED → in_progress (when the entry is still open: `pmagent run --entry` without a claim). */
+  private async entryInProgress(run: RunRecord): Promise<void> {
+    const entry = await this.board.find(run.entry_id!);
+    if (entry?.entry.status !== "open") return;
+    await this.board.transition(run.role, run.entry_id!, "in_progress").catch((err) => this.log.warn({ run: run.id, err: (err as Error).message }, "entry not moved to in_progress"));
+  }
+
+  /** Hand an event to its sink without holding up ingestion; mark it dispatched when the sink is done. */
+  private dispatch(run: RunRecord, event: StoredEvent, redelivery: boolean): void {
+    const active = this.track(run.id);
+    const p = this.deliver(run, event, redelivery).catch((err) => this.log.error({ run: run.id, event: event.id, err: (err as Error).message }, "sink failed"));
+    active.dispatches.add(p);
+    void p.finally(() => active.dispatches.delete(p));
+  }
+
+  private async deliver(run: RunRecord, event: StoredEvent, redelivery: boolean): Promise<void> {
+    const hooks = this.o.hooks ?? {};
+    const ctx = { run, event, redelivery };
+    if (event.event_type === "ENVIRONMENT_PROPOSAL") {
+      const outcome = hooks.proposals ? await hooks.proposals.onEnvironmentProposal(ctx) : { status: "recorded", note: "no proposal sink is configured; the proposal is kept as an event" };
+      await this.runs.markDispatched(run.id, event.id, outcome ?? null);
+      return;
+    }
+    if (hooks.actions) {
+      const outcome = await hooks.actions.onActionRequest(ctx);
+      await this.runs.markDispatched(run.id, event.id, outcome ?? null);
+      return;
+    }
+    const payload = event.event.payload as { action?: string; blocking?: boolean };
+    const message = `no action executor is configured: ${payload.action} was not carried out`;
+    await this.runs.markDispatched(run.id, event.id, { status: "failed", error: message });
+    if (payload.blocking) {
+      const settled = await this.whenAttemptDone(run.id);
+      if (settled.state !== "waiting") return;
+      await this.resumeRun(run.id, { inputs: {}, failure: { action: String(payload.action), message } });
+    }
+  }
+
+  private async whenAttemptDone(runId: string): Promise<RunRecord> {
+    const a = this.active.get(runId);
+    if (a?.attempt) await a.attempt;
+    return this.runs.get(runId);
+  }
+
+  /** Settle a run after its sprite exited: its state from the attempt's last COMPLETED/ERROR/WAITING. */
+  private async settle(runId: string, exit: Exit): Promise<RunRecord> {
+    const run = await this.runs.get(runId);
+    const last = await this.store.get<{ event_type: string; event_json: string }>(
+      `SELECT event_type, event_json FROM lattice_run_events WHERE run_id = ? AND attempt = ? AND event_type IN ('COMPLETED', 'ERROR', 'WAITING') ORDER BY seq DESC LIMIT 1`,
+      [runId, run.attempt],
+    );
+    const exitText = exit.error ?? `exit code ${exit.code ?? "unknown"}${exit.signal ? `, signal ${exit.signal}` : ""}`;
+    let state: RunState;
+    let reason: string | null = null;
+    let waiting: RunWaiting | undefined;
+    const payload = last ? ((JSON.parse(last.event_json) as { payload: Record<string, unknown> }).payload) : {};
+    if (exit.error) {
+      state = "failed";
+      reason = exit.error;
+    } else if (last?.event_type === "COMPLETED") {
+      state = payload.status === "success" ? "succeeded" : "failed";
+      if (state === "failed") reason = `COMPLETED with status failure${payload.summary ? `: ${String(payload.summary)}` : ""}`;
+    } else if (last?.event_type === "ERROR") {
+      state = "failed";
+      reason = `ERROR: ${String(payload.message)}`;
+    } else if (last?.event_type === "WAITING") {
+      const checkpoint = String(payload.checkpoint_id);
+      if (checkpointExists(run.checkpoint_dir, checkpoint)) {
+        state = "waiting";
+        const eventRow = await this.store.get<{ event_id: string }>(`SELECT event_id FROM lattice_run_events WHERE run_id = ? AND attempt = ? AND event_type = 'WAITING' ORDER BY seq DESC LIMIT 1`, [runId, run.attempt]);
+        waiting = { event_id: eventRow!.event_id, reason: String(payload.reason), checkpoint_id: checkpoint, expected_inputs: (payload.expected_inputs as Record<string, string> | undefined) ?? {} };
+      } else {
+        state = "failed";
+        reason = `WAITING named checkpoint ${checkpoint}, which does not exist: create it (Sprite.checkpoint() or \`pmagent checkpoint create\`) before emitting WAITING`;
+        await this.runs.recordProtocolError(runId, "outbox", null, reason, "");
+      }
+    } else {
+      state = "failed";
+      reason = `the sprite ended (${exitText}) without COMPLETED, ERROR or WAITING`;
+    }
+    if (state === "succeeded" && exit.code !== null && exit.code !== 0) {
+      state = "failed";
+      reason = `COMPLETED with status success, but the sprite then exited with code ${exit.code}`;
+    }
+    await this.runs.update(
+      runId,
+      { state, reason, exit_code: exit.code, exit_signal: exit.signal, sprite_pid: null, finished: isTerminalRunState(state), ...(waiting ? { waiting } : {}) },
+      UNFINISHED_RUN_STATES,
+    );
+    this.cleanupStreams(run);
+    const settled = await this.runs.get(runId);
+    if (settled.state === "waiting") await this.parkClaim(settled);
+    else await this.syncEntry(settled);
+    return this.runs.get(runId);
+  }
+
+  private cleanupStreams(run: RunRecord): void {
+    const f = this.files(run);
+    rmSync(f.stdout, { force: true });
+    rmSync(f.stderr, { force: true });
+  }
+
+  /** A waiting run holds its entry's claim without heartbeats until it is resumed. */
+  private async parkClaim(run: RunRecord): Promise<void> {
+    if (!run.worker || !run.entry_id) return;
+    await this.board.heartbeat(run.worker, run.entry_id, PARKED_LEASE_MS).catch(() => undefined);
+  }
+
+  /**
+   * Map a finished run onto its entry (once; redone by reconciliation after a crash): succeeded →
+   * the lane's next entry is posted (idempotent) and the entry is done; failed → error;
+   * canceled → canceled.
+   */
+  async syncEntry(run: RunRecord): Promise<void> {
+    if (!isTerminalRunState(run.state) || run.entry_synced) return;
+    if (!run.entry_id) {
+      await this.runs.update(run.id, { entry_synced: true });
+      return;
+    }
+    const entry = await this.board.find(run.entry_id);
+    if (entry && !isTerminal(entry.entry.status)) {
+      if (run.worker && entry.claimed_by && entry.claimed_by !== run.worker) {
+        await this.runs.update(run.id, { entry_synced: true, reason: `${run.reason ? `${run.reason}; ` : ""}entry ${run.entry_id} was taken over by ${entry.claimed_by}; left to it` });
+        return;
+      }
+      if (run.state === "succeeded") {
+        await this.postNext(run, entry.entry);
+        await this.board.transition(run.role, run.entry_id, "done", { note: `run ${run.id} succeeded` });
+      } else if (run.state === "failed") {
+        await this.board.transition(run.role, run.entry_id, "error", { note: `run ${run.id} failed: ${run.reason ?? "unknown"}`.slice(0, 2000) });
+      } else if (run.reason !== WORKER_STOPPED) {
+        await this.board.transition(run.role, run.entry_id, "canceled", { note: `run ${run.id} canceled${run.reason ? `: ${run.reason}` : ""}` });
+      }
+    }
+    await this.runs.update(run.id, { entry_synced: true });
+  }
+
+  private async postNext(run: RunRecord, entry: Entry): Promise<void> {
+    const next = this.role(run.role).next;
+    if (!next) return;
+    const events = await this.runs.events(run.id);
+    const artifacts = events
+      .filter((e) => e.event_type === "ARTIFACT")
+      .map((e) => {
+        const p = e.event.payload as { kind: string; ref?: string | null; url?: string | null };
+        return { type: "artifact", run_id: run.id, event_id: e.id, kind: p.kind, ref: p.ref ?? null, url: p.url ?? null };
+      });
+    const completed = [...events].reverse().find((e) => e.event_type === "COMPLETED");
+    const summary = (completed?.event.payload as { summary?: string } | undefined)?.summary;
+    await this.board.post(run.role, {
+      id: `${entry.id}${next.id_suffix}`,
+      to: next.to,
+      kind: next.kind,
+      payload: { refs: [{ type: "run", run_id: run.id, entry_id: entry.id }, ...artifacts], ...(summary ? { summary } : {}) },
+      target_docs: entry.target_docs,
+      source_run_id: run.id,
+    });
+  }
+
+  /**
+   * Resume a waiting run: check the inputs against its `expected_inputs`, restore the WAITING
+   * checkpoint, write `.lattice/resume.json` (0600) and relaunch the sprite. The same resume
+   * (checkpoint and payload) again is a no-op.
+   */
+  resumeRun(runId: string, options: ResumeOptions): Promise<ResumeResult> {
+    // Counted as work under way on the run from the call on, so `whenIdle` waits for the relaunch.
+    const active = this.track(runId);
+    const p = this.resume(runId, options);
+    active.dispatches.add(p);
+    void p.finally(() => active.dispatches.delete(p)).catch(() => undefined);
+    return p;
+  }
+
+  private async resume(runId: string, options: ResumeOptions): Promise<ResumeResult> {
+    let run = await this.whenAttemptDone(runId);
+    const secret = options.secretInputs ?? {};
+    const inputs = options.inputs ?? {};
+    const context = { ...(options.context ?? {}), ...(options.failure ? { error: { action: options.failure.action, message: options.failure.message } } : {}) };
+    const checkpointId = run.waiting?.checkpoint_id ?? null;
+    // Secret values stay out of the key (it is stored); their names are part of it.
+    const key = contentHash({ checkpoint_id: checkpointId, inputs, secret_inputs: Object.keys(secret).sort(), context });
+    if (await this.runs.hasResume(runId, key)) return { run, noop: true, finished: Promise.resolve(run) };
+    if (run.state !== "waiting" || !run.waiting) {
+      throw new RefusedError("run_not_waiting", `run ${runId} is ${run.state}, not waiting: only a waiting run can be resumed`, { run: runId, state: run.state });
+    }
+    for (const k of Object.keys(secret)) {
+      if (k in inputs) throw new UsageError("resume_input_twice", `input ${k} is given both as an input and as a secret input: give it once`);
+    }
+    if (!options.failure) assertInputs({ ...inputs, ...secret }, run.waiting.expected_inputs);
+    if (!checkpointExists(run.checkpoint_dir, run.waiting.checkpoint_id)) {
+      throw new NotFoundError("checkpoint_not_found", `checkpoint ${run.waiting.checkpoint_id} of run ${runId} is gone from ${run.checkpoint_dir}: the run cannot be resumed`);
+    }
+    const waiting = run.waiting;
+    const attempt = run.attempt + 1;
+    const claimed = await this.store.transaction(async (q) => {
+      if (!(await this.runs.recordResume(runId, key, waiting.checkpoint_id, attempt, q))) return false;
+      return this.runs.update(runId, { state: "starting", attempt, supervisor_pid: process.pid, resetStreams: true, reason: null }, ["waiting"], q);
+    });
+    if (!claimed) {
+      run = await this.runs.get(runId);
+      if (await this.runs.hasResume(runId, key)) return { run, noop: true, finished: Promise.resolve(run) };
+      throw new RefusedError("run_not_waiting", `run ${runId} was resumed by someone else meanwhile (it is ${run.state})`);
+    }
+    if (Object.keys(secret).length) this.runSecrets.set(runId, Object.values(secret));
+    run = await this.runs.get(runId);
+    const active = this.track(runId);
+    const started = (async () => {
+      try {
+        restoreCheckpoint(run.workspace, run.checkpoint_dir, waiting.checkpoint_id);
+        const body = { work_item_id: run.work_item_id, checkpoint_id: waiting.checkpoint_id, inputs: { ...inputs, ...secret }, context };
+        writeFileAtomic(resumePath(run.workspace), `${JSON.stringify(body, null, 2)}\n`, 0o600);
+      } catch (err) {
+        await this.runs.update(runId, { state: "failed", reason: `resume failed: ${(err as Error).message}`, finished: true }, ["starting"]);
+        await this.syncEntry(await this.runs.get(runId));
+        return this.runs.get(runId);
+      }
+      const entry = run.entry_id ? ((await this.board.find(run.entry_id))?.entry ?? null) : null;
+      return this.launch(run, { fresh: false, entry });
+    })();
+    active.attempt = started;
+    return { run, noop: false, finished: started.then(() => this.whenIdle(runId)) };
+  }
+
+  /** Cancel a run: stop its sprite (its whole process group) and record why. */
+  async cancel(runId: string, reason = "canceled by a user"): Promise<RunRecord> {
+    const run = await this.runs.get(runId);
+    if (isTerminalRunState(run.state)) throw new RefusedError("run_finished", `run ${runId} is already ${run.state}: nothing to cancel`);
+    await this.runs.update(runId, { state: "canceled", reason, finished: true }, ["starting", "running", "waiting"]);
+    const pid = this.active.get(runId)?.child?.pid ?? run.sprite_pid;
+    if (pid && (this.active.get(runId)?.child || processAlive(pid, run.sprite_started))) stopGroup(pid);
+    const canceled = await this.runs.get(runId);
+    if (!this.active.get(runId)?.attempt) await this.syncEntry(canceled);
+    return canceled;
+  }
+
+  /**
+   * After a crash: every unfinished run of this host whose supervisor is gone is taken over.
+   * A sprite still alive is re-attached (its output files and outbox tailed from the stored
+   * offsets until it exits); one that ended is drained and settled. Finished runs whose entry
+   * was not updated get it updated; actions and proposals not yet dispatched are handed over again.
+   */
+  async reconcile(): Promise<RunRecord[]> {
+    const taken: Array<Promise<RunRecord>> = [];
+    for (const run of await this.runs.list({ state: [...UNFINISHED_RUN_STATES] })) {
+      if (run.host !== this.host) continue;
+      if (run.supervisor_pid !== null && run.supervisor_pid !== process.pid && processAlive(run.supervisor_pid)) continue;
+      if (this.active.has(run.id)) continue;
+      if (!(await this.runs.update(run.id, { supervisor_pid: process.pid }, UNFINISHED_RUN_STATES))) continue;
+      const active = this.track(run.id);
+      const attempt = (async () => {
+        try {
+          // No pid recorded: the supervisor died between spawning the sprite and saving its pid, or before spawning it.
+          const pid = run.sprite_pid ?? findSpriteOfRun(run.id);
+          const started = run.sprite_pid !== null ? run.sprite_started : pid !== null ? processStartTime(pid) : null;
+          if (pid !== null && run.sprite_pid === null) await this.runs.update(run.id, { state: "running", sprite_pid: pid, sprite_started: started }, UNFINISHED_RUN_STATES);
+          const exited: Promise<Exit> = pid !== null ? waitForExit(pid, started, this.pollMs) : Promise.resolve({ code: null, signal: null });
+          const exit = await this.follow(run, exited);
+          return await this.settle(run.id, exit);
+        } finally {
+          active.attempt = null;
+        }
+      })();
+      active.attempt = attempt;
+      taken.push(attempt.then(() => this.whenIdle(run.id)));
+    }
+    for (const run of await this.runs.unsynced()) await this.syncEntry(run);
+    for (const run of await this.runs.list({ state: ["starting", "running", "waiting"] })) {
+      if (run.host !== this.host || (run.supervisor_pid !== process.pid && run.state !== "waiting")) continue;
+      for (const e of await this.runs.undispatched(run.id, ["ACTION_REQUEST", "ENVIRONMENT_PROPOSAL"])) this.dispatch(run, e, true);
+    }
+    return Promise.all(taken);
+  }
+}
+
+/** The reason a worker records on the run it stops; its entry is left for another worker to take over. */
+export const WORKER_STOPPED = "the worker stopped; the entry is left in_progress for another worker to take over when its lease expires";
+
+function stopGroup(pid: number): void {
+  signalGroup(pid, "SIGTERM");
+  setTimeout(() => signalGroup(pid, "SIGKILL"), KILL_GRACE_MS).unref();
+}
+
+/** Exit of a process that is not our child (re-attached after a restart): poll until it is gone. */
+function waitForExit(pid: number, started: string | null, pollMs: number): Promise<Exit> {
+  return new Promise((resolveExit) => {
+    const check = () => {
+      if (!processAlive(pid, started)) resolveExit({ code: null, signal: null });
+      else setTimeout(check, pollMs);
+    };
+    check();
+  });
+}
+
+/** Read a file from `offset` to its end (or one chunk's worth), handing each chunk over; true if anything was read. */
+function readFrom(path: string, offset: number, push: (b: Buffer) => void): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return false;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    if (size <= offset) return false;
+    const len = Math.min(READ_CHUNK, size - offset);
+    const buf = Buffer.allocUnsafe(len);
+    const n = readSync(fd, buf, 0, len, offset);
+    if (n > 0) push(buf.subarray(0, n));
+    return n > 0;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function runStep(argv: string[], cwd: string, env: Record<string, string>, logFile: string): Promise<number> {
+  const fd = openSync(logFile, "a", 0o600);
+  try {
+    const child = spawn(argv[0]!, argv.slice(1), { cwd, env, stdio: ["ignore", fd, fd] });
+    return new Promise((done) => {
+      child.once("error", () => done(127));
+      child.once("exit", (code) => done(code ?? 1));
+    });
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function spawnSyncGit(args: string[], cwd: string, env: NodeJS.ProcessEnv): string | null {
+  const r = spawnSync("git", args, { cwd, env, encoding: "utf8" });
+  if (r.error) return r.error.message;
+  return r.status === 0 ? null : (r.stderr || `git exited with ${r.status}`).trim();
+}

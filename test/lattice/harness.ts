@@ -1,0 +1,116 @@
+/**
+ * Crash harness: run `pmagent run` in its own process, SIGKILL it at a chosen moment, restart
+ * (`pmagent runs reconcile`), and compare what the store holds with what the sprite's outbox holds.
+ * Reusable: `crashTrial` returns the runs and their stored events for further checks (e.g. that no
+ * action was carried out twice).
+ */
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { readOutbox, type RunRecord, type StoredEvent } from "../../src/lattice/index.js";
+import type { Store } from "../../src/store/index.js";
+import { CLI } from "../helpers/proc.js";
+import { RunStore, type Supervisor } from "../../src/lattice/index.js";
+
+export interface CrashTrialOptions {
+  /** The project root (holds pmagent.config.json). */
+  root: string;
+  projectId: string;
+  store: Store;
+  /** Environment selecting the store for child pmagent processes (TestStore.env). */
+  storeEnv: Record<string, string>;
+  /** A fresh supervisor on the same project and store, with whatever hooks the test checks. */
+  restart: () => Supervisor;
+  role: string;
+  entryId?: string;
+  /** The sprite's argv. */
+  command: string[];
+  /**
+   * When to SIGKILL the supervisor: a time after it was spawned, or once the sprite's outbox has
+   * this many lines (plus a jitter), which keeps the kill point meaningful on a loaded machine.
+   */
+  kill: { afterMs: number } | { afterOutboxLines: number; jitterMs: number };
+}
+
+export interface CrashTrialResult {
+  /** Runs recorded during the trial (zero when the kill came before the run was recorded). */
+  runs: RunRecord[];
+  /** Per run: the ids in its outbox (in order) and the events stored. */
+  outbox: Map<string, string[]>;
+  stored: Map<string, StoredEvent[]>;
+  /** What the restart settled, for failure messages. */
+  restart: string;
+}
+
+function outboxLines(workspace: string): number {
+  try {
+    return readFileSync(join(workspace, ".lattice", "outbox.jsonl"), "utf8").split("\n").length - 1;
+  } catch {
+    return 0;
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function crashTrial(o: CrashTrialOptions): Promise<CrashTrialResult> {
+  const runs = new RunStore(o.store, o.projectId);
+  const before = new Set((await runs.list()).map((r) => r.id));
+  const args = [CLI, "run", "--role", o.role, ...(o.entryId ? ["--entry", o.entryId] : []), "--", ...o.command];
+  const child = spawn(process.execPath, args, { cwd: o.root, env: { ...process.env, ...o.storeEnv }, stdio: "ignore" });
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  let done = false;
+  void exited.then(() => (done = true));
+  if ("afterMs" in o.kill) await Promise.race([sleep(o.kill.afterMs), exited]);
+  else {
+    const lines = o.kill.afterOutboxLines;
+    while (!done) {
+      const run = (await runs.list()).find((r) => !before.has(r.id));
+      if (run && outboxLines(run.workspace) >= lines) break;
+      await sleep(5);
+    }
+    await Promise.race([sleep(o.kill.jitterMs), exited]);
+  }
+  child.kill("SIGKILL");
+  await exited;
+  // The restart: a new supervisor (this process) reconciles the dead one's runs.
+  const settled = await o.restart().reconcile();
+  const restart = settled.map((r) => `${r.id} ${r.state}${r.reason ? ` (${r.reason})` : ""}`).join("; ");
+  const mine = (await runs.list()).filter((r) => !before.has(r.id));
+  const outbox = new Map<string, string[]>();
+  const stored = new Map<string, StoredEvent[]>();
+  for (const run of mine) {
+    const read = readOutbox(join(run.workspace, ".lattice", "outbox.jsonl"));
+    outbox.set(run.id, read.items.filter((i) => i.kind === "event").map((i) => (i as { id: string }).id));
+    stored.set(run.id, await runs.events(run.id));
+  }
+  return { runs: mine, outbox, stored, restart };
+}
+
+/** Problems found: an outbox event not stored, an event stored twice, or stored out of outbox order. */
+export function lostOrDoubled(result: CrashTrialResult): string[] {
+  const problems: string[] = [];
+  for (const run of result.runs) {
+    const outbox = result.outbox.get(run.id) ?? [];
+    const ids = (result.stored.get(run.id) ?? []).map((e) => e.id);
+    const storedSet = new Set(ids);
+    if (storedSet.size !== ids.length) problems.push(`run ${run.id}: ${ids.length - storedSet.size} events stored twice`);
+    const missing = outbox.filter((id) => !storedSet.has(id));
+    if (missing.length) problems.push(`run ${run.id}: ${missing.length} outbox events not stored (state ${run.state})`);
+    const inOutbox = ids.filter((id) => outbox.includes(id));
+    if (inOutbox.join() !== [...new Set(outbox)].join()) problems.push(`run ${run.id}: stored order differs from outbox order`);
+    if (!["succeeded", "failed", "waiting", "canceled"].includes(run.state)) problems.push(`run ${run.id}: still ${run.state} after the restart`);
+  }
+  return problems;
+}
+
+/** A small deterministic PRNG (mulberry32), so a failing trial can be replayed from its seed. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
