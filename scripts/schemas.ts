@@ -10,6 +10,7 @@ import { ConfigSchema } from "../src/config/index.js";
 import { OUTPUT_PRESETS } from "../src/prompt/index.js";
 import { OA_PUBLISHED_SCHEMAS } from "../src/oa/index.js";
 import { LatticeEventSchema, ResumeSchema } from "../src/lattice/index.js";
+import { KAI_PUBLISHED_SCHEMAS } from "../src/kai/index.js";
 
 /** file name (without .schema.json) → zod schema and which side (input accepts defaults). */
 export const published: Array<{ name: string; schema: z.ZodType; io: "input" | "output" }> = [
@@ -17,6 +18,7 @@ export const published: Array<{ name: string; schema: z.ZodType; io: "input" | "
   ...Object.entries(OUTPUT_PRESETS).map(([role, schema]) => ({ name: `prompt-output-${role}`, schema, io: "output" as const })),
   ...OA_PUBLISHED_SCHEMAS,
   { name: "lattice-event", schema: LatticeEventSchema, io: "input" }, { name: "lattice-resume", schema: ResumeSchema, io: "input" },
+  ...KAI_PUBLISHED_SCHEMAS,
 ];
 
 export function render(entry: (typeof published)[number]): string {

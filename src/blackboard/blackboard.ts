@@ -441,7 +441,7 @@ export class Blackboard {
    * Store an entry exactly as given (status and timestamps kept): for imports and board syncs.
    * Same id and content: a no-op; same id, other content: refused unless `replace`.
    */
-  async put(actor: string, input: unknown, options: { source?: string; replace?: boolean } = {}): Promise<{ stored: StoredEntry; outcome: "created" | "unchanged" | "replaced" }> {
+  async put(actor: string, input: unknown, options: { source?: string; replace?: boolean; expectedVersion?: number } = {}): Promise<{ stored: StoredEntry; outcome: "created" | "unchanged" | "replaced" }> {
     const source = options.source ?? "entry";
     const entry = parseWith(EntrySchema, input, source, "invalid_entry");
     if (entry.project_id !== this.projectId) {
@@ -454,6 +454,8 @@ export class Blackboard {
         await this.insert(q, entry, actor, "import", now);
         return { stored: { entry, version: 1, claimed_by: null, lease_expires_at: null }, outcome: "created" as const };
       }
+      // Board sync replaces only the version it compared against (a stale import is refused).
+      this.checkVersion(existing, options.expectedVersion);
       const current = this.toStored(existing);
       if (contentHash(current.entry) === contentHash(entry)) return { stored: current, outcome: "unchanged" as const };
       if (!options.replace) return { stored: this.sameOrRefuse(existing, entry), outcome: "unchanged" as const };

@@ -5,6 +5,7 @@ import { findRole, type Project } from "../config/index.js";
 import { UsageError, parseJsonText } from "../core/index.js";
 import type { Store } from "../store/index.js";
 import { withStore } from "./context.js";
+import { registerBbSync } from "./bb-sync.js";
 import { formatOption, intOption, print, readInput, type Format } from "./output.js";
 
 interface ActorOpts {
@@ -271,4 +272,6 @@ export function registerBb(program: Command): void {
         if (report.refused.length > 0) process.exitCode = 1;
       });
     });
+
+  registerBbSync(bb);
 }

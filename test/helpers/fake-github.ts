@@ -14,9 +14,9 @@
  *   PATCH  /repos/{o}/{r}/issues/comments/{id}         {body}
  *   DELETE /repos/{o}/{r}/issues/comments/{id}
  *   POST   /repos/{o}/{r}/issues/{n}/labels            {labels: [...]} or [...]
- *   GET    /repos/{o}/{r}/pulls                        (state, head, base, per_page, page)
+ *   GET    /repos/{o}/{r}/pulls                        (state, head, base, sort, direction, per_page, page)
  *   POST   /repos/{o}/{r}/pulls                        {title, head, base, body?, draft?}
- *   GET    /repos/{o}/{r}/actions/runs                 (branch, status, event, per_page, page)
+ *   GET    /repos/{o}/{r}/actions/runs                 (branch, status, event, created, per_page, page)
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -96,6 +96,8 @@ export interface GitHubWorkflowRun {
   id: number;
   node_id: string;
   name: string;
+  /** The workflow file, e.g. ".github/workflows/ci.yml". */
+  path: string;
   html_url: string;
   head_branch: string;
   head_sha: string;
@@ -169,6 +171,32 @@ function validationFailed(resource: string, field: string, code = "missing_field
   const error: Record<string, unknown> = { resource, code, field };
   if (message !== undefined) error.message = message;
   return new HttpError(422, { message: "Validation Failed", errors: [error], documentation_url: DOCS, status: "422" });
+}
+
+/**
+ * The `created` filter of the workflow-runs listing, in GitHub's search date syntax:
+ * `A..B`, `>=A`, `>A`, `<=A`, `<A`, or `A` (that day). Anything else is 422, as GitHub answers.
+ */
+function createdFilter(value: string | null): (at: string) => boolean {
+  if (value === null) return () => true;
+  const ms = (d: string) => {
+    const t = Date.parse(d);
+    if (Number.isNaN(t)) throw validationFailed("WorkflowRun", "created", "invalid");
+    return t;
+  };
+  const range = /^(.+)\.\.(.+)$/.exec(value);
+  if (range) {
+    const [from, to] = [ms(range[1]!), ms(range[2]!)];
+    return (at) => Date.parse(at) >= from && Date.parse(at) <= to;
+  }
+  const cmp = /^(>=|<=|>|<)(.+)$/.exec(value);
+  if (cmp) {
+    const t = ms(cmp[2]!);
+    const op = cmp[1];
+    return (at) => (op === ">=" ? Date.parse(at) >= t : op === "<=" ? Date.parse(at) <= t : op === ">" ? Date.parse(at) > t : Date.parse(at) < t);
+  }
+  const day = ms(value);
+  return (at) => Date.parse(at) >= day && Date.parse(at) < day + 86_400_000;
 }
 
 /** GitHub timestamps: ISO 8601 UTC with second precision. */
@@ -326,6 +354,7 @@ export class FakeGitHub {
       id,
       node_id: nodeId("WFR", id),
       name: fields.name ?? "CI",
+      path: fields.path ?? `.github/workflows/${(fields.name ?? "CI").toLowerCase().replace(/[^a-z0-9_-]+/g, "-")}.yml`,
       html_url: `${this.htmlBase}/${repo.owner}/${repo.name}/actions/runs/${id}`,
       head_branch: fields.head_branch ?? "main",
       head_sha: fields.head_sha ?? "0".repeat(40),
@@ -540,17 +569,24 @@ export class FakeGitHub {
     if (!["open", "closed", "all"].includes(state)) throw validationFailed("PullRequest", "state", "invalid");
     const head = params.get("head");
     const base = params.get("base");
-    return [...repo.pulls.values()]
+    const sort = params.get("sort") ?? "created";
+    if (!["created", "updated", "popularity", "long-running"].includes(sort)) throw validationFailed("PullRequest", "sort", "invalid");
+    // GitHub: direction defaults to desc for sort=created (or none), asc otherwise.
+    const direction = params.get("direction") ?? (sort === "created" ? "desc" : "asc");
+    const key = sort === "updated" ? "updated_at" : "created_at";
+    const out = [...repo.pulls.values()]
       .filter((p) => (state === "all" || p.state === state) && (head === null || p.head.label === head) && (base === null || p.base.ref === base))
-      .reverse();
+      .sort((a, b) => a[key].localeCompare(b[key]) || a.number - b.number);
+    return direction === "asc" ? out : out.reverse();
   }
 
   private listRuns(repo: RepoState, params: URLSearchParams): GitHubWorkflowRun[] {
     const branch = params.get("branch");
     const status = params.get("status");
     const event = params.get("event");
+    const created = createdFilter(params.get("created"));
     return repo.runs
-      .filter((r) => (branch === null || r.head_branch === branch) && (event === null || r.event === event) && (status === null || r.status === status || r.conclusion === status))
+      .filter((r) => (branch === null || r.head_branch === branch) && (event === null || r.event === event) && (status === null || r.status === status || r.conclusion === status) && created(r.created_at))
       .slice()
       .reverse();
   }

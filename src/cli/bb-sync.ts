@@ -1,0 +1,60 @@
+import type { Command } from "commander";
+import { Blackboard, DEFAULT_BLACKBOARD_TYPE, githubToken, syncBoard, type SyncReport } from "../blackboard/index.js";
+import { UsageError } from "../core/index.js";
+import { withStore } from "./context.js";
+import { formatOption, intOption, print, type Format } from "./output.js";
+
+interface SyncOpts {
+  repo?: string;
+  issue?: number;
+  apiUrl?: string;
+  type: string;
+  format: Format;
+}
+
+function reportText(r: SyncReport): string {
+  const lines = [
+    `synced ${r.repo}#${r.issue} (${r.comments} comments): imported ${r.imported.length}, updated locally ${r.updated_locally.length}, written back ${r.written_back.length}, posted ${r.posted.length}, unchanged ${r.unchanged}, conflicts ${r.conflicts.length}, bad comments ${r.bad_comments.length}`,
+  ];
+  for (const [what, items] of [["imported", r.imported], ["updated locally", r.updated_locally], ["written back", r.written_back], ["posted", r.posted]] as const) {
+    for (const i of items) lines.push(`  ${what}: ${i.entry_id} (comment ${i.comment_id})`);
+  }
+  for (const c of r.conflicts) lines.push(`  conflict: ${c.entry_id} (comment ${c.comment_id}): ${c.reason}`);
+  for (const b of r.bad_comments) lines.push(`  bad comment ${b.comment_id} on #${b.issue}: ${b.reason}`);
+  for (const s of r.skipped) lines.push(`  skipped: ${s.entry_id} (comment ${s.comment_id}): ${s.reason}`);
+  return lines.join("\n");
+}
+
+/** `pmagent bb sync`: registered under the `bb` group. */
+export function registerBbSync(bb: Command): void {
+  bb.command("sync")
+    .description(
+      "two-way sync with a GitHub board issue: import its comments' entries (all pages), rewrite comments of entries changed locally, post new local entries; entries changed on both sides and bad comments are reported (exit 1), never overwritten. Token from $GITHUB_TOKEN (config github.token_env)",
+    )
+    .option("--repo <owner/name>", "repository of the board issue (default: config github.repo)")
+    .option("--issue <n>", "the board issue number (default: config github.board_issue)", intOption("--issue", 1))
+    .option("--api-url <url>", "GitHub API base URL (default: config github.api_url, else https://api.github.com)")
+    .option("--type <type>", "blackboard type in the marker of newly posted comments", DEFAULT_BLACKBOARD_TYPE)
+    .addOption(formatOption())
+    .action(async (opts: SyncOpts, cmd: Command) => {
+      await withStore(cmd, async (p, store) => {
+        const github = p.config.github;
+        const repo = opts.repo ?? github?.repo;
+        if (repo === undefined) throw new UsageError("missing_option", "bb sync needs --repo OWNER/NAME (or github.repo in pmagent.config.json)");
+        const issue = opts.issue ?? github?.board_issue;
+        if (issue === undefined) throw new UsageError("missing_option", "bb sync needs --issue N (or github.board_issue in pmagent.config.json)");
+        const tokenEnv = github?.token_env ?? "GITHUB_TOKEN";
+        const report = await syncBoard({
+          board: new Blackboard(store, { projectId: p.config.project_id, humans: p.config.humans }),
+          repo,
+          issue,
+          apiUrl: opts.apiUrl ?? github?.api_url ?? "https://api.github.com",
+          token: githubToken(tokenEnv),
+          tokenEnv,
+          type: opts.type,
+        });
+        print(opts.format, report, () => reportText(report));
+        if (report.conflicts.length > 0 || report.bad_comments.length > 0) process.exitCode = 1;
+      });
+    });
+}

@@ -1,0 +1,109 @@
+import { Option, type Command } from "commander";
+import { resolve } from "node:path";
+import { UsageError, parseDateInput } from "../core/index.js";
+import { Blackboard } from "../blackboard/index.js";
+import { answerText, collectLaneBoard, githubSource, type KaiResponse, type KaiSources } from "../kai/index.js";
+import type { Project } from "../config/index.js";
+import type { Store } from "../store/index.js";
+import { intOption, readInput } from "./output.js";
+import { project, withStore } from "./context.js";
+
+interface KaiFlags {
+  repo?: string;
+  asOf?: string;
+  format: "json" | "md";
+}
+
+function commonOptions(cmd: Command): Command {
+  return cmd
+    .option("--repo <dir>", "repository to read git history and the STATE document from (default: the project's)")
+    .option("--as-of <date>", "answer as of this time (ISO 8601; a bare date means 00:00 UTC): later evidence is ignored")
+    .addOption(new Option("--format <format>", "output: the full kai_response_v1 JSON, or its summary_md").choices(["json", "md"]).default("json"));
+}
+
+function sources(p: Project, store: Store, flags: KaiFlags): KaiSources {
+  const gh = githubSource(p.config);
+  const board = new Blackboard(store, { projectId: p.config.project_id, humans: p.config.humans });
+  return { repo: resolve(flags.repo ?? p.root), board: (w, lane) => collectLaneBoard(board, lane, p.config.humans, w), github: gh.source, notes: gh.note ? [gh.note] : [] };
+}
+
+function asOf(flags: KaiFlags): string | undefined {
+  return flags.asOf === undefined ? undefined : parseDateInput(flags.asOf, "--as-of").toISOString();
+}
+
+/** Print the response; an error response (a bad request) exits 2 like any usage error. */
+function emit(response: KaiResponse, format: "json" | "md"): void {
+  process.stdout.write(format === "json" ? `${JSON.stringify(response, null, 2)}\n` : `${response.summary_md}\n`);
+  if (response.status === "error") {
+    if (format === "md") process.stderr.write(`${response.notes.map((n) => `pmagent: ${n}`).join("\n")}\n`);
+    process.exitCode = 2;
+  }
+}
+
+function parseLane(value: string): { layer: string; name: string } {
+  const m = /^([^/\s]+)\/([^/\s]+)$/.exec(value);
+  if (!m) throw new UsageError("invalid_option", `--lane expects LAYER/NAME (e.g. layer_b/doc_update), got "${value}"`);
+  return { layer: m[1]!, name: m[2]! };
+}
+
+/** A request as the CLI sends it; the same checks as any other request apply. */
+function cliRequest(p: Project, type: "lane_status" | "what_changed", lane: { layer: string; name: string } | undefined, params: Record<string, unknown>): string {
+  const first = p.config.lanes[0]!;
+  return JSON.stringify({
+    version: "kai_request_v1",
+    request_id: `cli-${new Date().toISOString()}`,
+    from: { actor_type: "human", actor_id: "pmagent-cli" },
+    project_id: p.config.project_id,
+    type,
+    lane: lane ?? { layer: first.layer, name: first.name },
+    params,
+  });
+}
+
+async function run(cmd: Command, text: string, flags: KaiFlags): Promise<void> {
+  const response = await withStore(cmd, (p, store) => answerText(text, { config: p.config, sources: sources(p, store, flags) }));
+  emit(response, flags.format);
+}
+
+export function registerKai(program: Command): void {
+  const kai = program.command("kai").description("Kai: lane status and what changed, as kai_response_v1 JSON with a short Markdown digest");
+
+  commonOptions(kai.command("ask").argument("<file>", "a kai_request_v1 JSON file, or - for standard input").description("answer a full kai_request_v1"))
+    .action(async (file: string, flags: KaiFlags, cmd: Command) => {
+      let text = await readInput(file);
+      const at = asOf(flags);
+      if (at !== undefined) {
+        // --as-of overrides params.as_of; a request that is not an object is left for the checks to report.
+        try {
+          const value = JSON.parse(text) as unknown;
+          if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+            const request = value as Record<string, unknown>;
+            const params = request.params !== null && typeof request.params === "object" ? (request.params as Record<string, unknown>) : {};
+            text = JSON.stringify({ ...request, params: { ...params, as_of: at } });
+          }
+        } catch {
+          // invalid JSON: answered below with an error response naming the problem
+        }
+      }
+      await run(cmd, text, flags);
+    });
+
+  commonOptions(kai.command("status").description("lane_status_v1: the latest cycle, each role's step, the STATE view and what to do next"))
+    .option("--lane <layer/name>", "lane to report on (default: the first configured lane)")
+    .action(async (flags: KaiFlags & { lane?: string }, cmd: Command) => {
+      const p = project(cmd);
+      const at = asOf(flags);
+      await run(cmd, cliRequest(p, "lane_status", flags.lane === undefined ? undefined : parseLane(flags.lane), at === undefined ? {} : { as_of: at }), flags);
+    });
+
+  commonOptions(kai.command("changes").description("what_changed_v1: highlights, workflows, PRs, STATE/docs changes, risks and open questions"))
+    .option("--lane <layer/name>", "lane whose cycles and runs count (default: the first configured lane)")
+    .option("--days <n>", "time window in days (default 7)", intOption("--days", 1, 365))
+    .option("--max <n>", "highlights at most (default 5)", intOption("--max", 1, 50))
+    .action(async (flags: KaiFlags & { lane?: string; days?: number; max?: number }, cmd: Command) => {
+      const p = project(cmd);
+      const at = asOf(flags);
+      const params = { ...(flags.days === undefined ? {} : { time_window_days: flags.days }), ...(flags.max === undefined ? {} : { max_highlights: flags.max }), ...(at === undefined ? {} : { as_of: at }) };
+      await run(cmd, cliRequest(p, "what_changed", flags.lane === undefined ? undefined : parseLane(flags.lane), params), flags);
+    });
+}

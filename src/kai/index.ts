@@ -1,0 +1,14 @@
+export * from "./schema.js";
+export type * from "./evidence.js";
+export { pathCategory } from "./evidence.js";
+export { checkRequest, checkRequestText, type RequestCheck } from "./request.js";
+export { collectGit, parseGitLog, prNumberOf, lastChangeBefore, assertRepository } from "./git.js";
+export { githubSlug, Slugger, parseSections, listItems } from "./markdown.js";
+export { collectStateDoc, stateView, laneSectionIndex, type StateView } from "./state-doc.js";
+export { laneCycles, type Cycle, type CycleStatus } from "./cycles.js";
+export { buildLaneStatus, type LaneContext } from "./lane-status.js";
+export { buildWhatChanged, type ChangesContext } from "./what-changed.js";
+export { laneStatusSummary, whatChangedSummary } from "./summary.js";
+export { collectBoard, collectLaneBoard } from "./board.js";
+export { collectGithub, githubSource } from "./github.js";
+export { answer, answerText, answerRequest, collectEvidence, type KaiOptions, type KaiSources, type EvidenceWindow } from "./kai.js";

@@ -1,0 +1,116 @@
+import { isPmagentError } from "../core/index.js";
+import { findLane, type Config, type LaneConfig } from "../config/index.js";
+import type { BoardEntryEvidence, GithubEvidence, KaiEvidence, RunEvidence } from "./evidence.js";
+import { collectGit } from "./git.js";
+import { buildLaneStatus } from "./lane-status.js";
+import { checkRequest, checkRequestText } from "./request.js";
+import { KAI_VERSION, type KaiRequest, type KaiResponse } from "./schema.js";
+import { collectStateDoc } from "./state-doc.js";
+import { errorSummary, laneStatusSummary, whatChangedSummary } from "./summary.js";
+import { buildWhatChanged } from "./what-changed.js";
+
+/** The time span evidence is read for: (since, until], until being the cutoff (`as_of` or now). */
+export interface EvidenceWindow {
+  since: Date;
+  until: Date;
+}
+
+/** A source of evidence other than the repository; each returns only what existed at `until`. */
+export interface KaiSources {
+  /** The repository to read git history and the STATE document from. */
+  repo: string;
+  /** The blackboard as it stood at the window's end; given the lane so it can read only what that lane needs. */
+  board?: (window: EvidenceWindow, lane: LaneConfig) => Promise<BoardEntryEvidence[]>;
+  runs?: (window: EvidenceWindow) => Promise<RunEvidence[]>;
+  github?: (window: EvidenceWindow) => Promise<GithubEvidence>;
+  /** Why a source is absent (e.g. no GitHub token), reported in `notes`. */
+  notes?: string[];
+}
+
+export interface KaiOptions {
+  config: Config;
+  sources: KaiSources;
+  clock?: () => number;
+}
+
+const DAY_MS = 86_400_000;
+
+function errorResponse(request_id: string | null, notes: string[], now: Date): KaiResponse {
+  return { version: "kai_response_v1", request_id, status: "error", meta: { generated_at: now.toISOString(), kai_version: KAI_VERSION }, payload: null, summary_md: errorSummary(notes), notes };
+}
+
+async function optional<T>(name: string, source: ((w: EvidenceWindow, lane: LaneConfig) => Promise<T>) | undefined, window: EvidenceWindow, lane: LaneConfig, notes: string[]): Promise<T | null> {
+  if (!source) return null;
+  try {
+    return await source(window, lane);
+  } catch (err) {
+    // An optional source failing leaves its part of the answer out; the caveat says so.
+    if (!isPmagentError(err)) throw err;
+    notes.push(`${name} was not read: ${err.message}`);
+    return null;
+  }
+}
+
+/** Gather the evidence a request needs, every source cut at the window's end. */
+export async function collectEvidence(request: KaiRequest, config: Config, sources: KaiSources, window: EvidenceWindow): Promise<KaiEvidence> {
+  const lane = findLane(config, request.lane.layer, request.lane.name)!;
+  const notes = [...(sources.notes ?? [])];
+  const [git, state_doc, board, runs, github] = await Promise.all([
+    request.type === "what_changed" ? collectGit(sources.repo, window) : Promise.resolve(null),
+    collectStateDoc(sources.repo, lane.state_file, window.until),
+    optional("the blackboard", sources.board, window, lane, notes),
+    optional("runs", sources.runs, window, lane, notes),
+    optional("GitHub", sources.github, window, lane, notes),
+  ]);
+  if (!sources.board) notes.push("the blackboard was not read (no blackboard source)");
+  if (!sources.runs) notes.push("runs were not read (no run records available)");
+  return { git, state_doc, board, runs, github, notes };
+}
+
+function evidenceNotes(request: KaiRequest, ev: KaiEvidence, window: EvidenceWindow): string[] {
+  const notes: string[] = [];
+  if (ev.git) notes.push(`Evidence: ${ev.git.commits.length} commits of ${ev.git.repo} committed in (${ev.git.since}, ${ev.git.until}]`);
+  if (ev.state_doc) notes.push(`Evidence: ${ev.state_doc.path}${ev.state_doc.revision ? ` at ${ev.state_doc.revision.slice(0, 12)}` : ""}${ev.state_doc.exists ? "" : " (missing)"}`);
+  if (ev.board) {
+    const issues = [...new Set(ev.board.flatMap((e) => (e.source_issue === null ? [] : [e.source_issue])))].sort((a, b) => a - b);
+    notes.push(`Evidence: ${ev.board.length} blackboard entries up to ${window.until.toISOString()}${issues.length > 0 ? `; board issue${issues.length > 1 ? "s" : ""} ${issues.map((i) => `#${i}`).join(", ")}` : ""}`);
+  }
+  if (ev.runs) notes.push(`Evidence: ${ev.runs.length} runs`);
+  if (ev.github) notes.push(`Evidence: GitHub ${ev.github.repo}: ${ev.github.pulls.length} pull requests, ${ev.github.issues.length} issues, ${ev.github.workflow_runs.length} workflow runs`);
+  if (request.params.as_of !== undefined) notes.push(`Answered as of ${request.params.as_of}: later evidence is ignored`);
+  return [...notes, ...ev.notes];
+}
+
+/** Answer a checked request. Problems with the repository or store are thrown, not answered. */
+export async function answerRequest(request: KaiRequest, options: KaiOptions): Promise<KaiResponse> {
+  const now = new Date((options.clock ?? Date.now)());
+  const until = request.params.as_of !== undefined ? new Date(request.params.as_of) : now;
+  const window = { since: new Date(until.getTime() - request.params.time_window_days * DAY_MS), until };
+  const lane = findLane(options.config, request.lane.layer, request.lane.name)!;
+  const ev = await collectEvidence(request, options.config, options.sources, window);
+  const base = { version: "kai_response_v1", request_id: request.request_id, status: "ok", meta: { generated_at: now.toISOString(), kai_version: KAI_VERSION } } as const;
+  const notes = evidenceNotes(request, ev, window);
+  if (request.type === "lane_status") {
+    const data = buildLaneStatus({ project_id: options.config.project_id, lane, humans: options.config.humans, as_of: until }, ev);
+    return { ...base, payload: { kind: "lane_status_v1", data }, summary_md: laneStatusSummary(data), notes };
+  }
+  const data = buildWhatChanged(
+    { project_id: options.config.project_id, lane, humans: options.config.humans, since: window.since, until, max_highlights: request.params.max_highlights },
+    ev,
+  );
+  return { ...base, payload: { kind: "what_changed_v1", data }, summary_md: whatChangedSummary(data), notes };
+}
+
+/** Answer a request given as a value: invalid requests get a `status: "error"` response. */
+export async function answer(value: unknown, options: KaiOptions): Promise<KaiResponse> {
+  const now = new Date((options.clock ?? Date.now)());
+  const check = checkRequest(value, options.config, now);
+  return check.ok ? answerRequest(check.request, options) : errorResponse(check.request_id, check.notes, now);
+}
+
+/** Answer a request given as JSON text (a file, stdin, an HTTP body). */
+export async function answerText(text: string, options: KaiOptions): Promise<KaiResponse> {
+  const now = new Date((options.clock ?? Date.now)());
+  const check = checkRequestText(text, options.config, now);
+  return check.ok ? answerRequest(check.request, options) : errorResponse(check.request_id, check.notes, now);
+}

@@ -1,0 +1,233 @@
+import type { LaneConfig } from "../config/index.js";
+import type { BoardEntryEvidence, GithubEvidence, KaiEvidence, RunEvidence } from "./evidence.js";
+import { laneCycles, latestRunByEntry, type Cycle } from "./cycles.js";
+import { stateView, type StateView } from "./state-doc.js";
+import type { Evidence, LaneStatus, Step, StepStatus, SuggestedAction } from "./schema.js";
+
+export interface LaneContext {
+  project_id: string;
+  lane: LaneConfig;
+  humans: string[];
+  as_of: Date;
+}
+
+const ENTRY_STEP_STATUS: Record<string, StepStatus> = { open: "pending", in_progress: "in_progress", done: "completed", error: "error", canceled: "skipped" };
+
+function stepStatus(entry: BoardEntryEvidence | undefined, run: RunEvidence | undefined): StepStatus {
+  if (!entry) return "not_started";
+  if (entry.status === "open" || entry.status === "in_progress") {
+    if (run?.state === "waiting") return "waiting";
+    if (run?.state === "failed") return "error";
+    if (run?.state === "running") return "in_progress";
+  }
+  return ENTRY_STEP_STATUS[entry.status] ?? "pending";
+}
+
+const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : typeof v === "number" ? String(v) : null);
+
+/** The step's main artifact: the run's first JSON artifact, else what the entry's refs name. */
+function artifactPath(entry: BoardEntryEvidence, run: RunEvidence | undefined): string | null {
+  const artifacts = run?.artifacts.map((a) => a.path) ?? [];
+  const fromRun = artifacts.find((p) => p.endsWith(".json")) ?? artifacts[0];
+  if (fromRun) return fromRun;
+  const refs = entry.refs;
+  const listed = Array.isArray(refs.artifacts) ? refs.artifacts.map(str).find((p) => p !== null) : undefined;
+  return str(refs.artifact_path) ?? str(refs.artifact) ?? listed ?? null;
+}
+
+function workflowName(entry: BoardEntryEvidence, github: GithubEvidence | null): string | null {
+  const run = entry.source_run_id === null ? undefined : github?.workflow_runs.find((r) => r.id === entry.source_run_id);
+  return run?.name ?? str(entry.refs.actions_workflow) ?? str(entry.refs.workflow) ?? null;
+}
+
+export function entryEvidence(entry: BoardEntryEvidence): Evidence {
+  return { type: "entry", id: entry.id, title: entry.summary || entry.kind, at: entry.updated_at };
+}
+
+function runEvidence(run: RunEvidence): Evidence {
+  return { type: "run", id: run.run_id, title: `${run.role} run (${run.state})`, at: run.finished_at ?? run.started_at };
+}
+
+function buildSteps(ctx: LaneContext, cycle: Cycle | undefined, runs: RunEvidence[], github: GithubEvidence | null): Step[] {
+  const lastRun = latestRunByEntry(runs);
+  return ctx.lane.roles.map((role) => {
+    const entry = cycle?.entries.filter((e) => e.to === role.name).at(-1);
+    const run = entry ? lastRun.get(entry.id) : undefined;
+    return {
+      role: role.name,
+      status: stepStatus(entry, run),
+      latest_entry: entry
+        ? {
+            entry_id: entry.id,
+            kind: entry.kind,
+            entry_status: entry.status,
+            blackboard_issue: entry.source_issue,
+            blackboard_comment_id: entry.source_comment_id,
+            actions_workflow: workflowName(entry, github),
+            actions_run_id: entry.source_run_id,
+            artifact_path: artifactPath(entry, run),
+            updated_at: entry.updated_at,
+            summary: entry.summary,
+          }
+        : null,
+      run: run
+        ? {
+            run_id: run.run_id,
+            state: run.state,
+            started_at: run.started_at,
+            finished_at: run.finished_at,
+            waiting_for: run.state === "waiting" ? Object.keys(run.waiting?.expected_inputs ?? {}) : [],
+            artifacts: run.artifacts.map((a) => a.path),
+            pull_requests: run.actions.flatMap((a) => (a.pr_number === null ? [] : [a.pr_number])),
+          }
+        : null,
+    };
+  });
+}
+
+const PRIORITY = { high: 0, medium: 1, low: 2 } as const;
+const MAX_GAP_ACTIONS = 3;
+
+/** What to do next, derived only from what was found; most urgent first. */
+export function suggestActions(ctx: LaneContext, cycles: Cycle[], steps: Step[], runs: RunEvidence[], view: StateView, github: GithubEvidence | null): SuggestedAction[] {
+  const actions: SuggestedAction[] = [];
+  const latest = cycles.at(-1);
+  const roleNames = new Set(ctx.lane.roles.map((r) => r.name));
+  const entryById = new Map((latest?.entries ?? []).map((e) => [e.id, e]));
+  for (const step of steps) {
+    const entry = step.latest_entry ? entryById.get(step.latest_entry.entry_id) : undefined;
+    if (!entry) continue;
+    const evidence = [entryEvidence(entry), ...(step.run ? [runEvidence(runs.find((r) => r.run_id === step.run!.run_id)!)] : [])];
+    if (step.status === "error") {
+      actions.push({
+        id: `fix-${entry.id}`,
+        title: `Investigate the failed ${step.role} step (entry ${entry.id})`,
+        owner: ctx.humans[0] ?? "Human",
+        priority: "high",
+        reason: step.run?.state === "failed" ? `${step.role}'s run ${step.run.run_id} failed` : `entry ${entry.id} is in status error`,
+        evidence,
+      });
+    } else if (step.status === "waiting" && step.run) {
+      const inputs = step.run.waiting_for.length > 0 ? step.run.waiting_for.join(", ") : "its inputs";
+      actions.push({
+        id: `resume-${step.run.run_id}`,
+        title: `Provide ${inputs} to resume ${step.role}'s run ${step.run.run_id}`,
+        owner: ctx.humans[0] ?? "Human",
+        priority: "high",
+        reason: `run ${step.run.run_id} is waiting for input`,
+        evidence,
+      });
+    } else if (step.status === "pending" && !step.run) {
+      actions.push({
+        id: `pick-${entry.id}`,
+        title: `Start a worker for ${step.role} to pick entry ${entry.id} (pmagent worker --role ${step.role})`,
+        owner: step.role,
+        priority: "medium",
+        reason: `entry ${entry.id} is open and no run has started for it`,
+        evidence,
+      });
+    }
+  }
+  for (const run of runs.filter((r) => roleNames.has(r.role))) {
+    for (const proposal of run.environment_proposals.filter((p) => p.status === "pending")) {
+      if (actions.some((a) => a.id === `decide-env-${proposal.id}`)) continue;
+      actions.push({
+        id: `decide-env-${proposal.id}`,
+        title: `Accept or reject ${run.role}'s environment proposal ${proposal.id}: ${proposal.summary}`,
+        owner: ctx.humans[0] ?? "Human",
+        priority: "medium",
+        reason: `proposal ${proposal.id} is pending (seen ${proposal.count} time${proposal.count === 1 ? "" : "s"})`,
+        evidence: [{ type: "environment_proposal", id: proposal.id, title: proposal.summary }, runEvidence(run)],
+      });
+    }
+  }
+  const lastCompleted = [...cycles].reverse().find((c) => c.status === "completed");
+  if (lastCompleted?.completed_at && (view.updated_at === null || Date.parse(view.updated_at) < Date.parse(lastCompleted.completed_at))) {
+    actions.push({
+      id: "update-state-doc",
+      title: `Update ${view.state_file} with the outcome of ${lastCompleted.id}`,
+      owner: ctx.humans[0] ?? "Human",
+      priority: "medium",
+      reason: view.updated_at === null
+        ? `${view.state_file} does not exist, and ${lastCompleted.id} completed at ${lastCompleted.completed_at}`
+        : `${view.state_file} last changed at ${view.updated_at}, before ${lastCompleted.id} completed at ${lastCompleted.completed_at}`,
+      evidence: [{ type: "file", id: view.state_file, path: view.state_file, ...(view.updated_at ? { at: view.updated_at } : {}) }, entryEvidence(lastCompleted.root)],
+    });
+  }
+  for (const pr of openPullsOfLane(steps, github)) {
+    actions.push({
+      id: `review-pr-${pr.number}`,
+      title: `Review and merge PR #${pr.number}: ${pr.title}`,
+      owner: ctx.humans[0] ?? "Human",
+      priority: "medium",
+      reason: `PR #${pr.number} opened by the lane is still open`,
+      evidence: [{ type: "pr", id: String(pr.number), title: pr.title, url: pr.url }],
+    });
+  }
+  if (latest?.status === "blocked" && !actions.some((a) => a.priority === "high")) {
+    const reached = steps.filter((s) => s.status !== "not_started").at(-1)?.role ?? ctx.lane.roles[0]!.name;
+    actions.push({
+      id: `unblock-${latest.id}`,
+      title: `${latest.id} stopped at ${reached}: post its follow-up entry or cancel the cycle`,
+      owner: ctx.humans[0] ?? "Human",
+      priority: "high",
+      reason: `every entry of ${latest.id} is finished but the lane's last role was not reached`,
+      evidence: latest.entries.map(entryEvidence),
+    });
+  }
+  const first = ctx.lane.roles[0]!;
+  if (!latest || latest.status === "completed") {
+    actions.push({
+      id: "start-cycle",
+      title: latest ? `Start the next cycle: post a ${first.allowed_kinds[0]} entry to ${first.name}` : `Start a first cycle: post a ${first.allowed_kinds[0]} entry to ${first.name}`,
+      owner: ctx.humans[0] ?? "Human",
+      priority: "low",
+      reason: latest ? `${latest.id} completed at ${latest.completed_at}` : `no cycle of ${ctx.lane.layer}/${ctx.lane.name} on the blackboard`,
+      evidence: latest ? [entryEvidence(latest.root)] : [],
+    });
+  }
+  view.known_gaps.slice(0, MAX_GAP_ACTIONS).forEach((gap, i) => {
+    actions.push({
+      id: `gap-${i + 1}`,
+      title: `Close known gap: ${gap}`,
+      owner: ctx.humans[0] ?? "Human",
+      priority: "low",
+      reason: `listed under the Gap list of ${view.state_file}${view.section_anchor ?? ""}`,
+      evidence: [{ type: "file", id: view.state_file, path: view.state_file }],
+    });
+  });
+  return actions.map((a, i) => ({ a, i })).sort((x, y) => PRIORITY[x.a.priority] - PRIORITY[y.a.priority] || x.i - y.i).map((x) => x.a);
+}
+
+function openPullsOfLane(steps: Step[], github: GithubEvidence | null) {
+  if (!github) return [];
+  const numbers = new Set(steps.flatMap((s) => s.run?.pull_requests ?? []));
+  return github.pulls.filter((p) => numbers.has(p.number) && p.state === "open");
+}
+
+/** lane_status_v1 from the collected evidence (already cut at `ctx.as_of`). */
+export function buildLaneStatus(ctx: LaneContext, evidence: KaiEvidence): LaneStatus {
+  const runs = evidence.runs ?? [];
+  const cycles = laneCycles(evidence.board ?? [], ctx.lane, ctx.humans, runs);
+  const latest = cycles.at(-1);
+  const steps = buildSteps(ctx, latest, runs, evidence.github);
+  const view: StateView = evidence.state_doc
+    ? stateView(evidence.state_doc, ctx.lane)
+    : { state_file: ctx.lane.state_file, section_anchor: null, digest: `${ctx.lane.state_file} was not read`, known_gaps: [], updated_at: null };
+  return {
+    kind: "lane_status_v1",
+    project_id: ctx.project_id,
+    lane: { layer: ctx.lane.layer, name: ctx.lane.name },
+    as_of: ctx.as_of.toISOString(),
+    steps,
+    cycle: {
+      latest_cycle_id: latest?.id ?? null,
+      root_entry_id: latest?.root.id ?? null,
+      status: latest?.status ?? "none",
+      started_at: latest?.started_at ?? null,
+      completed_at: latest?.completed_at ?? null,
+    },
+    state_view: view,
+    next_suggested_actions: suggestActions(ctx, cycles, steps, runs, view, evidence.github),
+  };
+}

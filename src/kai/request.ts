@@ -1,0 +1,64 @@
+import type { z } from "zod";
+import { jsonPath } from "../core/index.js";
+import type { Config } from "../config/index.js";
+import { findLane } from "../config/index.js";
+import { KaiRequestSchema, type KaiRequest } from "./schema.js";
+
+/** A request Kai can answer, or what is wrong with it (each note names the field and the fix). */
+export type RequestCheck = { ok: true; request: KaiRequest } | { ok: false; request_id: string | null; notes: string[] };
+
+function issueNote(issue: z.core.$ZodIssue): string {
+  const at = jsonPath(issue.path);
+  if (issue.code === "unrecognized_keys") {
+    return issue.keys.map((k) => `${at}: unknown field "${k}" (kai_request_v1 does not define it)`).join("\n");
+  }
+  if (issue.code === "invalid_type" && (issue as { input?: unknown }).input === undefined) return `${at}: required field is missing`;
+  return `${at}: ${issue.message}`;
+}
+
+function requestIdOf(value: unknown): string | null {
+  if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+    const id = (value as Record<string, unknown>).request_id;
+    if (typeof id === "string" && id.length > 0) return id;
+  }
+  return null;
+}
+
+/**
+ * Check a request against kai_request_v1 and against the project it is sent to: the project id
+ * and lane must be the configured ones (the config is the truth, not the spec's v1 example).
+ */
+export function checkRequest(value: unknown, config: Config, now: Date = new Date()): RequestCheck {
+  const request_id = requestIdOf(value);
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    return { ok: false, request_id, notes: [`$: expected a kai_request_v1 JSON object, got ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}`] };
+  }
+  const parsed = KaiRequestSchema.safeParse(value, { reportInput: true });
+  if (!parsed.success) {
+    return { ok: false, request_id, notes: parsed.error.issues.flatMap((i) => issueNote(i).split("\n")) };
+  }
+  const request = parsed.data;
+  const notes: string[] = [];
+  if (request.project_id !== config.project_id) {
+    notes.push(`$.project_id: unknown project "${request.project_id}"; this project is "${config.project_id}"`);
+  }
+  if (!findLane(config, request.lane.layer, request.lane.name)) {
+    const known = config.lanes.map((l) => `${l.layer}/${l.name}`).join(", ");
+    notes.push(`$.lane: unknown lane ${request.lane.layer}/${request.lane.name}; configured lanes: ${known}`);
+  }
+  if (request.params.as_of !== undefined && Date.parse(request.params.as_of) > now.getTime()) {
+    notes.push(`$.params.as_of: ${request.params.as_of} is in the future (now is ${now.toISOString()}); ask about the past or leave as_of out`);
+  }
+  return notes.length > 0 ? { ok: false, request_id, notes } : { ok: true, request };
+}
+
+/** Parse request text (a file or stdin) and check it; invalid JSON is reported like any other error. */
+export function checkRequestText(text: string, config: Config, now: Date = new Date()): RequestCheck {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return { ok: false, request_id: null, notes: [`the request is not valid JSON: ${(err as Error).message}`] };
+  }
+  return checkRequest(value, config, now);
+}

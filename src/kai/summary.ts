@@ -1,0 +1,37 @@
+import type { LaneStatus, WhatChanged } from "./schema.js";
+
+/**
+ * `summary_md`: a heading and 2–4 bullets (3–5 lines), built from the payload alone so that the
+ * same payload always gives the same digest, with no model involved.
+ */
+export function laneStatusSummary(data: LaneStatus): string {
+  const lane = `${data.lane.layer} / ${data.lane.name}`;
+  const lines = [`## ${lane} status (as of ${data.as_of})`];
+  const c = data.cycle;
+  if (c.latest_cycle_id === null) lines.push("- No cycle on the blackboard yet");
+  else {
+    const when = c.status === "completed" ? `completed ${c.completed_at}` : `started ${c.started_at}`;
+    const active = data.steps.filter((s) => s.status !== "not_started").map((s) => `${s.role} ${s.status}`);
+    lines.push(`- ${c.latest_cycle_id} ${c.status} (${when})${active.length > 0 ? `; steps: ${active.join(", ")}` : ""}`);
+  }
+  lines.push(`- State: ${data.state_view.digest}${data.state_view.known_gaps.length > 0 ? ` (${data.state_view.known_gaps.length} known gaps)` : ""}`);
+  const next = data.next_suggested_actions[0];
+  lines.push(next ? `- Next (${next.priority}): ${next.title}` : "- No action suggested");
+  return lines.join("\n");
+}
+
+export function whatChangedSummary(data: WhatChanged): string {
+  const lines = [`## What changed in ${data.project_id} (${data.time_window.from} – ${data.time_window.to})`];
+  const merged = data.by_category.prs.filter((p) => p.status === "merged").length;
+  const runs = data.by_category.workflows.reduce((n, w) => n + w.runs, 0);
+  lines.push(`- ${merged} PRs merged, ${data.by_category.state_docs.length} STATE/docs files changed, ${runs} workflow runs`);
+  const top = data.highlights.slice(0, 2);
+  lines.push(top.length > 0 ? `- Top: ${top.map((h) => h.title).join("; ")}` : "- Nothing notable in this window");
+  const risk = data.risks[0];
+  lines.push(risk ? `- Risks (${data.risks.length}): ${risk.summary}` : "- No risks found");
+  return lines.join("\n");
+}
+
+export function errorSummary(notes: string[]): string {
+  return [`## Kai could not answer this request`, `- ${notes[0] ?? "the request is invalid"}`, `- Fix the request and send it again (${notes.length} problem${notes.length === 1 ? "" : "s"} listed in notes)`].join("\n");
+}

@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Blackboard } from "../../src/blackboard/index.js";
+import { docUpdateLane, parseConfig } from "../../src/config/index.js";
+import { buildLaneStatus, buildWhatChanged, collectBoard, collectLaneBoard } from "../../src/kai/index.js";
+import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
+import { request, testBoard } from "../helpers/blackboard.js";
+
+const kinds = await availableStoreKinds();
+const T0 = Date.parse("2026-01-15T10:00:00Z");
+const HOUR = 3_600_000;
+const at = (ms: number) => new Date(ms);
+
+describe.each(kinds)("blackboard collector ($name)", (kind) => {
+  let t: TestStore;
+  let collect: (cutoff: Date) => ReturnType<typeof collectBoard>;
+
+  beforeAll(async () => {
+    t = await kind.open();
+    const { board, clock } = testBoard(t.store, T0);
+    await board.post("Human", { ...request("req-1"), source_issue: "#841", source_comment_id: 1001 });
+    clock.advance(HOUR);
+    await board.transition("Aya", "req-1", "in_progress");
+    clock.advance(HOUR);
+    await board.transition("Aya", "req-1", "done");
+    await board.post("Aya", request("req-1-review", { to: "Sho", kind: "doc_update_review_request", source_issue: 841, source_run_id: 555, payload: { summary: "review p1", refs: { artifact_path: "reports/p1.json" } } }));
+    clock.advance(HOUR);
+    await board.transition("Sho", "req-1-review", "in_progress");
+    clock.advance(HOUR);
+    // Imported from GitHub later than it was written there: no local history before the import.
+    await board.put("github-sync", { ...request("imported-1"), from: "Human", project_id: "vpm-mini", status: "done", target_docs: [{ path: "docs/a.md", section: "## A" }], created_at: "2026-01-14T00:00:00Z", updated_at: "2026-01-15T13:30:00Z" });
+    collect = (cutoff) => collectBoard(board, cutoff);
+  });
+  afterAll(async () => t.cleanup());
+
+  it("hands over entries with their ids, issue, comment and run references, summary and refs", async () => {
+    const now = await collect(at(T0 + 5 * HOUR));
+    expect(now.map((e) => [e.id, e.status])).toEqual([
+      ["imported-1", "done"],
+      ["req-1", "done"],
+      ["req-1-review", "in_progress"],
+    ]);
+    expect(now[1]).toEqual({
+      id: "req-1",
+      from: "Human",
+      to: "Aya",
+      kind: "doc_update_proposal_request",
+      status: "done",
+      created_at: "2026-01-15T10:00:00.000Z",
+      updated_at: "2026-01-15T12:00:00.000Z",
+      source_issue: 841,
+      source_comment_id: "1001",
+      source_run_id: null,
+      summary: "request req-1",
+      refs: {},
+      target_docs: ["STATE/current_state.md"],
+    });
+    expect(now[2]).toMatchObject({ source_issue: 841, source_run_id: "555", summary: "review p1", refs: { artifact_path: "reports/p1.json" } });
+    expect(now[0]!.target_docs).toEqual(["docs/a.md"]);
+  });
+
+  it("as of a past time: later entries are left out and statuses come from the history", async () => {
+    expect((await collect(at(T0 + HOUR / 2))).filter((e) => e.id.startsWith("req")).map((e) => [e.id, e.status, e.updated_at])).toEqual([["req-1", "open", "2026-01-15T10:00:00.000Z"]]);
+    expect((await collect(at(T0 + 1.5 * HOUR))).filter((e) => e.id.startsWith("req")).map((e) => [e.id, e.status, e.updated_at])).toEqual([["req-1", "in_progress", "2026-01-15T11:00:00.000Z"]]);
+    expect((await collect(at(T0 + 2.5 * HOUR))).filter((e) => e.id.startsWith("req")).map((e) => [e.id, e.status])).toEqual([
+      ["req-1", "done"],
+      ["req-1-review", "open"],
+    ]);
+  });
+
+  it("an entry imported after the cutoff but written before it counts as first posted (open)", async () => {
+    const before = await collect(at(Date.parse("2026-01-15T00:00:00Z")));
+    expect(before.map((e) => [e.id, e.status, e.updated_at])).toEqual([["imported-1", "open", "2026-01-14T00:00:00Z"]]);
+    expect(await collect(at(Date.parse("2026-01-13T00:00:00Z")))).toEqual([]);
+  });
+});
+
+describe.each(kinds)("lane-scoped blackboard collector ($name)", (kind) => {
+  let t: TestStore;
+  let board: Blackboard;
+  const START = Date.parse("2026-02-01T00:00:00Z");
+  const DAY = 24 * HOUR;
+  const lane = parseConfig(JSON.stringify({ project_id: "vpm-mini", lanes: [docUpdateLane()] }), "t").lanes[0]!;
+  const chain = lane.roles.map((r) => ({ role: r.name, kind: r.allowed_kinds[0]!, next: r.next }));
+
+  beforeAll(async () => {
+    t = await kind.open();
+    const tb = testBoard(t.store, START);
+    board = tb.board;
+    // 12 cycles a day apart; cycle c goes through (c % 6) + 1 roles; every 5th ends in error.
+    for (let c = 0; c < 12; c++) {
+      tb.clock.now = START + c * DAY;
+      let id = `req-${c}`;
+      let from = "Human";
+      const steps = (c % 6) + 1;
+      for (let k = 0; k < Math.min(steps, chain.length); k++) {
+        const step = chain[k]!;
+        await board.post(from, request(id, { to: step.role, kind: step.kind }));
+        tb.clock.advance(HOUR);
+        const last = k === steps - 1;
+        if (!last || k === chain.length - 1) {
+          await board.transition(step.role, id, c % 5 === 4 && k === 1 ? "error" : "done");
+          if (c % 5 === 4 && k === 1) break;
+        } else if (c % 2 === 0) await board.transition(step.role, id, "in_progress");
+        from = step.role;
+        id = `${id}${step.next?.id_suffix ?? "-x"}`;
+        tb.clock.advance(HOUR);
+      }
+    }
+    // a late payload edit on an old entry, after everything else
+    tb.clock.now = START + 20 * DAY;
+    await board.change("Human", "req-1", { note: "late note" });
+  });
+  afterAll(async () => t.cleanup());
+
+  it.each([
+    ["now, 7 days", "2026-03-01T00:00:00Z", 7],
+    ["now, 30 days", "2026-03-01T00:00:00Z", 30],
+    ["as of day 5, 2 days", "2026-02-05T12:00:00Z", 2],
+    ["as of day 9, 3 days", "2026-02-09T01:30:00Z", 3],
+  ])("gives the same lane_status and what_changed as reading every entry (%s)", async (_name, until, days) => {
+    const window = { since: new Date(Date.parse(until) - days * DAY), until: new Date(until) };
+    const all = await collectBoard(board, window.until);
+    const scoped = await collectLaneBoard(board, lane, ["Human"], window);
+    expect(scoped.length).toBeLessThanOrEqual(all.length);
+    const ev = (b: typeof all) => ({ git: null, state_doc: null, board: b, runs: [], github: null, notes: [] });
+    const statusCtx = { project_id: "vpm-mini", lane, humans: ["Human"], as_of: window.until };
+    expect(buildLaneStatus(statusCtx, ev(scoped))).toEqual(buildLaneStatus(statusCtx, ev(all)));
+    const changesCtx = { project_id: "vpm-mini", lane, humans: ["Human"], since: window.since, until: window.until, max_highlights: 50 };
+    expect(buildWhatChanged(changesCtx, ev(scoped))).toEqual(buildWhatChanged(changesCtx, ev(all)));
+  });
+});

@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { collectStateDoc, stateView } from "../../src/kai/index.js";
+import { TestRepo } from "./repo.js";
+
+const lane = { layer: "layer_b", name: "doc_update" };
+
+describe("STATE document collector", () => {
+  const repo = new TestRepo();
+  const shas: Record<string, string> = {};
+  beforeAll(() => {
+    shas.v1 = repo.commit("2026-01-01T00:00:00Z", "v1", { "STATE/vpm-mini/current_state.md": "# 現在の状態\n\n## Layer B（doc_update）\n\n- 状態: cycle-1 完了\n\n### ギャップ\n\n- PM Snapshot 未反映\n" });
+    shas.other = repo.commit("2026-01-03T00:00:00Z", "unrelated", { "src/x.ts": "x" });
+    shas.v2 = repo.commit("2026-01-05T00:00:00Z", "v2", { "STATE/vpm-mini/current_state.md": "# State\n\n## Layer A\n\nnothing\n" });
+  });
+  afterAll(() => repo.cleanup());
+
+  it("reads the document as committed at the cutoff, with when it last changed", async () => {
+    const doc = await collectStateDoc(repo.dir, "STATE/vpm-mini/current_state.md", new Date("2026-01-04T00:00:00Z"));
+    expect(doc).toMatchObject({ exists: true, revision: shas.v1, updated_at: "2026-01-01T00:00:00.000Z" });
+    expect(doc.sections.map((s) => s.anchor)).toEqual(["現在の状態", "layer-bdoc_update", "ギャップ"]);
+    expect(stateView(doc, lane)).toEqual({
+      state_file: "STATE/vpm-mini/current_state.md",
+      section_anchor: "#layer-bdoc_update",
+      digest: "状態: cycle-1 完了",
+      known_gaps: ["PM Snapshot 未反映"],
+      updated_at: "2026-01-01T00:00:00.000Z",
+    });
+    const now = await collectStateDoc(repo.dir, "STATE/vpm-mini/current_state.md", new Date("2026-02-01T00:00:00Z"));
+    expect(now).toMatchObject({ revision: shas.v2, updated_at: "2026-01-05T00:00:00.000Z" });
+    expect(stateView(now, lane)).toMatchObject({ section_anchor: null, digest: "no section about layer_b/doc_update in STATE/vpm-mini/current_state.md", known_gaps: [] });
+  });
+
+  it("a document missing at the cutoff, or before any commit", async () => {
+    expect(await collectStateDoc(repo.dir, "STATE/none.md", new Date("2026-02-01T00:00:00Z"))).toEqual({ path: "STATE/none.md", exists: false, revision: null, updated_at: null, sections: [] });
+    const early = await collectStateDoc(repo.dir, "STATE/vpm-mini/current_state.md", new Date("2025-12-01T00:00:00Z"));
+    expect(stateView(early, lane).digest).toBe("STATE/vpm-mini/current_state.md does not exist (no commit touched it up to the cutoff)");
+  });
+
+  it("a document deleted before the cutoff does not exist then, and the digest names the commit", async () => {
+    const r = new TestRepo();
+    try {
+      r.commit("2026-01-01T00:00:00Z", "add", { "STATE/current_state.md": "# State\n" });
+      const del = r.commit("2026-01-02T00:00:00Z", "remove", { "STATE/current_state.md": null });
+      const doc = await collectStateDoc(r.dir, "STATE/current_state.md", new Date("2026-01-03T00:00:00Z"));
+      expect(doc).toEqual({ path: "STATE/current_state.md", exists: false, revision: del, updated_at: "2026-01-02T00:00:00.000Z", sections: [] });
+      expect(stateView(doc, lane).digest).toBe(`STATE/current_state.md does not exist at ${del.slice(0, 12)}`);
+    } finally {
+      r.cleanup();
+    }
+  });
+
+  it("refuses a state_file outside the repository", async () => {
+    await expect(collectStateDoc(repo.dir, "../../etc/passwd", new Date())).rejects.toThrow(`state_file "../../etc/passwd" is outside ${repo.dir}`);
+  });
+});
