@@ -9,5 +9,6 @@ export * from "./lattice/index.js";
 // oa and lattice both name a GateDecision; the library exports OA's (lattice's is its run record field).
 export type { GateDecision } from "./oa/index.js";
 export * from "./kai/index.js";
+export * from "./server/index.js";
 // kai and lattice both name a RunState; lattice's is the supervisor's full set.
 export type { RunState } from "./lattice/index.js";

@@ -16,6 +16,8 @@ import { registerRuns } from "./runs.js";
 import { registerResume } from "./resume.js";
 import { registerWorker } from "./worker.js";
 import { registerKai } from "./kai.js";
+import { registerServe } from "./serve.js";
+import { registerMcp } from "./mcp.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
@@ -27,7 +29,7 @@ Exit codes:
   3  pmagent boot oa: the kernel is BLOCKED`;
 
 /** Command groups register themselves here, one file per group. */
-const groups: Array<(program: Command) => void> = [registerInit, registerDemo, registerBb, registerPrompt, registerOa, registerBoot, registerEmit, registerCheckpoint, registerResumeInfo, registerRun, registerRuns, registerResume, registerWorker, registerEnv, registerPrs, registerKai];
+const groups: Array<(program: Command) => void> = [registerInit, registerDemo, registerBb, registerPrompt, registerOa, registerBoot, registerEmit, registerCheckpoint, registerResumeInfo, registerRun, registerRuns, registerResume, registerWorker, registerEnv, registerPrs, registerKai, registerServe, registerMcp];
 
 export function buildProgram(): Command {
   const program = new Command("pmagent")
