@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Project } from "../config/index.js";
 import { createLogger, type Logger } from "../core/index.js";
+import type { SupervisorOptions } from "../lattice/index.js";
 import type { Store } from "../store/index.js";
 import { Auth, assertMayListen, tokenTable } from "./auth.js";
 import { serverContext, type ServerContext } from "./context.js";
@@ -29,6 +30,8 @@ export interface ServerOptions {
   env?: NodeJS.ProcessEnv;
   bodyLimit?: number;
   logger?: Logger;
+  /** Supervisor settings for runs this server relaunches (resume), e.g. how sprites call pmagent. */
+  supervisor?: Partial<SupervisorOptions>;
 }
 
 export interface PmagentServer {
@@ -64,7 +67,7 @@ export function buildServer(options: ServerOptions): PmagentServer {
   assertMayListen(host, tokens);
   const auth = new Auth(tokens, options.project.config.humans[0]!);
   const logger = options.logger ?? createLogger("pmagent-serve");
-  const ctx = serverContext(options.project, options.store, { env, tokens: tokens.keys(), logger });
+  const ctx = serverContext(options.project, options.store, { env, tokens: tokens.keys(), logger, supervisor: options.supervisor });
   const app = Fastify({ bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT, logger: false, return503OnClosing: true });
   const routes = apiRoutes(ctx);
   const openapi = openApiDocument(routes, { title: "pmagent API", version: pkg.version });

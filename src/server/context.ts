@@ -3,7 +3,7 @@ import { Blackboard } from "../blackboard/index.js";
 import type { Project } from "../config/index.js";
 import { Redactor, secretsFromEnv, type Logger } from "../core/index.js";
 import { collectLaneBoard, githubSource, type KaiSources } from "../kai/index.js";
-import { ActionStore, LocalForge, ProposalStore, Supervisor } from "../lattice/index.js";
+import { ActionStore, LocalForge, ProposalStore, Supervisor, type SupervisorOptions } from "../lattice/index.js";
 import { oaWorkspace, type OAWorkspace } from "../oa/index.js";
 import type { Store } from "../store/index.js";
 
@@ -24,7 +24,7 @@ export interface ServerContext {
   inFlight: Set<Promise<unknown>>;
 }
 
-export function serverContext(project: Project, store: Store, options: { env?: NodeJS.ProcessEnv; tokens?: Iterable<string>; logger?: Logger } = {}): ServerContext {
+export function serverContext(project: Project, store: Store, options: { env?: NodeJS.ProcessEnv; tokens?: Iterable<string>; logger?: Logger; supervisor?: Partial<SupervisorOptions> } = {}): ServerContext {
   const env = options.env ?? process.env;
   const c = project.config;
   const board = new Blackboard(store, { projectId: c.project_id, humans: c.humans });
@@ -34,7 +34,7 @@ export function serverContext(project: Project, store: Store, options: { env?: N
     project,
     store,
     board,
-    supervisor: new Supervisor({ store, project, env, redactor, ...(options.logger ? { logger: options.logger } : {}) }),
+    supervisor: new Supervisor({ store, project, env, redactor, ...(options.logger ? { logger: options.logger } : {}), ...options.supervisor }),
     proposals: new ProposalStore({ store, projectId: c.project_id, humans: c.humans }),
     forge: new LocalForge({ store, projectId: c.project_id, root: project.root, bareRepo: c.forge.bare_repo }),
     actions: new ActionStore(store, redactor),
