@@ -36,14 +36,14 @@ describe.each(kinds)("HTTP API on $name", (kind) => {
     const forged = await s.call("POST", "/v1/entries", { as: "Builder", body: { id: "r-2", from: "Human", to: "Reviewer", kind: "review_request" } });
     expect(forged.status).toBe(403);
     expect(forged.body.error.code).toBe("permission_refused");
-    expect((await s.call("GET", "/v1/entries?status=open&to=Builder")).body.map((e: any) => e.entry.id)).toEqual(["r-1"]);
+    expect((await s.call("GET", "/v1/entries?status=open&to=Builder")).body.map((e: { entry: { id: string } }) => e.entry.id)).toEqual(["r-1"]);
     expect((await s.call("GET", "/v1/entries?status=done")).body).toEqual([]);
     expect((await s.call("GET", "/v1/entries/r-1")).body.entry.payload).toEqual({ summary: "do it" });
     const moved = await s.call("POST", "/v1/entries/r-1/status", { as: "Builder", body: { status: "in_progress", expected_version: 1 } });
     expect(moved.status).toBe(200);
     expect(moved.body).toMatchObject({ version: 2, entry: { status: "in_progress" } });
     const history = await s.call("GET", "/v1/entries/r-1/history");
-    expect(history.body.map((h: any) => [h.actor, h.to_status])).toEqual([["Human", "open"], ["Builder", "in_progress"]]);
+    expect(history.body.map((h: { actor: string; to_status: string }) => [h.actor, h.to_status])).toEqual([["Human", "open"], ["Builder", "in_progress"]]);
   });
 
   it("403 for an actor the blackboard rule does not allow; 409 for a stale write and a refused transition", async () => {
@@ -113,7 +113,7 @@ describe.each(kinds)("HTTP API on $name", (kind) => {
     const ps = new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] });
     const { proposal } = await ps.record("Builder", "run-1", { observed_failure: { phase: "bootstrap", exit_code: 127, stderr_hint: "node: not found" }, suggested_adjustment: { type: "runtime_install", details: { runtime: "node", version: "20" } }, confidence: 0.5, evidence: [], scope: "repo_specific" } as never);
     const listed = await s.call("GET", "/v1/env/proposals?status=pending");
-    expect(listed.body.map((p: any) => p.id)).toEqual([proposal.id]);
+    expect(listed.body.map((p: { id: string }) => p.id)).toEqual([proposal.id]);
     const refused = await s.call("POST", `/v1/env/proposals/${proposal.id}/accept`, { as: "Builder" });
     expect(refused.status).toBe(403);
     expect(refused.body.error.message).toContain('"Builder" is not listed in the config\'s humans');
@@ -139,7 +139,7 @@ describe.each(kinds)("HTTP API on $name", (kind) => {
   it("OA snapshot, boot and guard from the kernel surfaces; 503 when a required surface is missing", async () => {
     const snap = await s.call("GET", "/v1/oa/snapshot");
     expect(snap.body).toMatchObject({ kernel_mode: "DEGRADED", reality_green: true });
-    expect(snap.body.checks_summary.filter((c: any) => !c.passed).map((c: any) => c.name)).toEqual(["Unit Tests"]);
+    expect(snap.body.checks_summary.filter((c: { passed: boolean }) => !c.passed).map((c: { name: string }) => c.name)).toEqual(["Unit Tests"]);
     expect((await s.call("GET", "/v1/oa/boot")).body.oa_boot_envelope.kernel.mode).toBe("DEGRADED");
     const guard = await s.call("GET", "/v1/oa/guard?mode=HINT");
     expect(guard.body).toMatchObject({ mode: "HINT", kernel_mode: "DEGRADED" });

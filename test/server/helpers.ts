@@ -13,6 +13,7 @@ export interface TestServer {
   tp: TestProject;
   server: PmagentServer;
   url: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests inspect response bodies freely
   call(method: string, path: string, options?: { as?: keyof typeof TOKENS | null; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<{ status: number; body: any }>;
   close(): Promise<void>;
 }
