@@ -52,3 +52,44 @@ export async function startServer(ts: TestStore, options: { bodyLimit?: number; 
     },
   };
 }
+
+export interface SseFrame {
+  id?: string;
+  event: string;
+  data: unknown;
+}
+
+/** Read server-sent events until `until(frames)` holds (or the server ends the stream). */
+export async function readSse(url: string, headers: Record<string, string>, until: (frames: SseFrame[]) => boolean): Promise<SseFrame[]> {
+  const ac = new AbortController();
+  const res = await fetch(url, { headers, signal: ac.signal });
+  if (!res.ok) throw new Error(`SSE ${url}: ${res.status} ${await res.text()}`);
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  const frames: SseFrame[] = [];
+  let buffer = "";
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return frames;
+      buffer += decoder.decode(value, { stream: true });
+      let cut: number;
+      while ((cut = buffer.indexOf("\n\n")) >= 0) {
+        const block = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        const frame: Partial<SseFrame> = {};
+        for (const line of block.split("\n")) {
+          const [k, ...rest] = line.split(": ");
+          const v = rest.join(": ");
+          if (k === "id") frame.id = v;
+          else if (k === "event") frame.event = v;
+          else if (k === "data") frame.data = JSON.parse(v);
+        }
+        if (frame.event) frames.push(frame as SseFrame);
+        if (until(frames)) return frames;
+      }
+    }
+  } finally {
+    ac.abort();
+  }
+}
