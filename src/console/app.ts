@@ -111,7 +111,7 @@ async function kaiTile(lane: { layer: string; name: string }, project: string): 
   const tile = h("section", { class: "tile", id: "kai" }, h("h2", {}, `Kai · ${lane.layer}/${lane.name}`));
   for (const type of ["lane_status", "what_changed"]) {
     try {
-      const r = await api<{ summary_md: string }>("POST", "/v1/kai", { version: "kai_request_v1", request_id: `console-${Date.now()}`, from: { actor_type: "human", actor_id: "console" }, project_id: project, type, lane, params: {} });
+      const r = await api<{ summary_md: string }>("POST", "/v1/kai", { version: "kai_request_v1", request_id: `console-${Date.now()}`, from: { actor_type: "human", actor_id: "console" }, project_id: project, type, lane: { layer: lane.layer, name: lane.name }, params: {} });
       tile.append(h("pre", { "data-kai": type }, r.summary_md));
     } catch (err) {
       tile.append(h("p", { class: "error" }, `${type}: ${(err as Error).message}`));

@@ -30,6 +30,8 @@ export interface ServerOptions {
   env?: NodeJS.ProcessEnv;
   bodyLimit?: number;
   logger?: Logger;
+  /** Where the built console is (default: dist/console beside this module). */
+  consoleDir?: string;
   /** Supervisor settings for runs this server relaunches (resume), e.g. how sprites call pmagent. */
   supervisor?: Partial<SupervisorOptions>;
 }
@@ -147,11 +149,11 @@ export function buildServer(options: ServerOptions): PmagentServer {
   app.delete("/mcp", mcp);
 
   app.get("/", async (_req, reply) => {
-    const f = await consoleFile("index.html");
+    const f = await consoleFile("index.html", options.consoleDir);
     return reply.type(f.type).send(f.body);
   });
   app.get("/console/*", async (req, reply) => {
-    const f = await consoleFile((req.params as { "*": string })["*"]);
+    const f = await consoleFile((req.params as { "*": string })["*"], options.consoleDir);
     return reply.type(f.type).send(f.body);
   });
 

@@ -22,14 +22,14 @@ export interface TestServer {
  * A project (lane Builder → Reviewer, kernel surfaces of a degraded kernel, a git repository with
  * one commit) served on 127.0.0.1 on a free port with three tokens.
  */
-export async function startServer(ts: TestStore, options: { bodyLimit?: number; env?: Record<string, string> } = {}): Promise<TestServer> {
+export async function startServer(ts: TestStore, options: { bodyLimit?: number; env?: Record<string, string>; consoleDir?: string } = {}): Promise<TestServer> {
   const tp = testProject(ts);
   cpSync(join(REPO_ROOT, "test/fixtures/oa/degraded-failing-check/share"), join(tp.root, "share"), { recursive: true });
   writeFileSync(join(tp.root, "README.md"), "demo\n");
   const git = (...args: string[]) => execFileSync("git", args, { cwd: tp.root, stdio: "ignore" });
   git("init", "-q", "-b", "main");
   git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "init");
-  const server = buildServer({ project: tp.project, store: ts.store, port: 0, bodyLimit: options.bodyLimit, env: { PMAGENT_TOKENS: TOKEN_ENV, ...options.env }, supervisor: { pmagentCommand: PMAGENT, pollMs: 20 } });
+  const server = buildServer({ project: tp.project, store: ts.store, port: 0, bodyLimit: options.bodyLimit, consoleDir: options.consoleDir, env: { PMAGENT_TOKENS: TOKEN_ENV, ...options.env }, supervisor: { pmagentCommand: PMAGENT, pollMs: 20 } });
   const url = await server.listen();
   return {
     tp,
