@@ -7,18 +7,20 @@ import { fileURLToPath } from "node:url";
 import type { z } from "zod";
 import { toJsonSchema } from "../src/core/index.js";
 import { ConfigSchema } from "../src/config/index.js";
+import { SyncReportSchema } from "../src/blackboard/index.js";
 import { OUTPUT_PRESETS } from "../src/prompt/index.js";
 import { OA_PUBLISHED_SCHEMAS } from "../src/oa/index.js";
-import { LatticeEventSchema, ResumeSchema } from "../src/lattice/index.js";
 import { KAI_PUBLISHED_SCHEMAS } from "../src/kai/index.js";
+import { LatticeEventSchema, ResumeSchema } from "../src/lattice/index.js";
 
 /** file name (without .schema.json) → zod schema and which side (input accepts defaults). */
 export const published: Array<{ name: string; schema: z.ZodType; io: "input" | "output" }> = [
   { name: "config", schema: ConfigSchema, io: "input" },
+  { name: "bb-sync-report", schema: SyncReportSchema, io: "output" },
   ...Object.entries(OUTPUT_PRESETS).map(([role, schema]) => ({ name: `prompt-output-${role}`, schema, io: "output" as const })),
   ...OA_PUBLISHED_SCHEMAS,
-  { name: "lattice-event", schema: LatticeEventSchema, io: "input" }, { name: "lattice-resume", schema: ResumeSchema, io: "input" },
   ...KAI_PUBLISHED_SCHEMAS,
+  { name: "lattice-event", schema: LatticeEventSchema, io: "input" }, { name: "lattice-resume", schema: ResumeSchema, io: "input" },
 ];
 
 export function render(entry: (typeof published)[number]): string {

@@ -5,10 +5,9 @@ export * from "./store/index.js";
 export * from "./blackboard/index.js";
 export * from "./prompt/index.js";
 export * from "./oa/index.js";
-export * from "./lattice/index.js";
-// oa and lattice both name a GateDecision; the library exports OA's (lattice's is its run record field).
-export type { GateDecision } from "./oa/index.js";
 export * from "./kai/index.js";
-export * from "./server/index.js";
-// kai and lattice both name a RunState; lattice's is the supervisor's full set.
+export * from "./lattice/index.js";
+// Names two modules both export: the package root keeps OA's GateDecision and lattice's RunState.
+export type { GateDecision } from "./oa/index.js";
 export type { RunState } from "./lattice/index.js";
+export * from "./server/index.js";

@@ -342,18 +342,18 @@ export class Blackboard {
     // A gated worker claims the one entry its gate allowed.
     const only = options.entryId === undefined ? "" : " AND id = ?";
     const now = this.now();
+    const onlyParams = options.entryId === undefined ? [] : [options.entryId];
     if (this.store.dialect === "postgres") {
       return (await this.claimPg(worker, role, kinds, leaseMs, now, false, options.entryId)) ?? (await this.claimPg(worker, role, kinds, leaseMs, now, true, options.entryId));
     }
     return this.store.transaction(async (q) => {
       const kindList = kinds.map(() => "?").join(", ");
       const select = `SELECT id, version, entry_json, claimed_by, lease_expires_ms FROM bb_entries
-         WHERE project_id = ? AND to_actor = ? AND kind IN (${kindList}) AND status = ?${only}`;
-      const onlyArgs = options.entryId === undefined ? [] : [options.entryId];
+         WHERE project_id = ? AND to_actor = ? AND kind IN (${kindList})${only} AND status = ?`;
       // Two index-friendly lookups: the oldest open entry, else the oldest expired claim.
       const row =
-        (await q.get<Row>(`${select} ORDER BY created_ms, id LIMIT 1`, [this.projectId, role, ...kinds, "open", ...onlyArgs])) ??
-        (await q.get<Row>(`${select} AND claimed_by IS NOT NULL AND lease_expires_ms < ? ORDER BY created_ms, id LIMIT 1`, [this.projectId, role, ...kinds, "in_progress", ...onlyArgs, now.ms]));
+        (await q.get<Row>(`${select} ORDER BY created_ms, id LIMIT 1`, [this.projectId, role, ...kinds, ...onlyParams, "open"])) ??
+        (await q.get<Row>(`${select} AND claimed_by IS NOT NULL AND lease_expires_ms < ? ORDER BY created_ms, id LIMIT 1`, [this.projectId, role, ...kinds, ...onlyParams, "in_progress", now.ms]));
       if (!row) return undefined;
       const current = this.toStored(row);
       const takeover = current.entry.status === "in_progress";
@@ -370,12 +370,11 @@ export class Blackboard {
    */
   private async claimPg(worker: string, role: string, kinds: readonly string[], leaseMs: number, now: { ms: number; iso: string }, takeover: boolean, entryId?: string): Promise<StoredEntry | undefined> {
     const kindList = kinds.map(() => "?").join(", ");
-    const condition = takeover ? "status = 'in_progress' AND claimed_by IS NOT NULL AND lease_expires_ms < ?" : "status = 'open'";
-    const only = entryId === undefined ? "" : " AND id = ?";
+    const condition = (takeover ? "status = 'in_progress' AND claimed_by IS NOT NULL AND lease_expires_ms < ?" : "status = 'open'") + (entryId === undefined ? "" : " AND id = ?");
     const row = await this.store.get<Row>(
       `WITH picked AS (
          SELECT id, status, claimed_by FROM bb_entries
-         WHERE project_id = ? AND to_actor = ? AND kind IN (${kindList}) AND ${condition}${only}
+         WHERE project_id = ? AND to_actor = ? AND kind IN (${kindList}) AND ${condition}
          ORDER BY created_ms, id LIMIT 1 FOR UPDATE SKIP LOCKED
        ), upd AS (
          UPDATE bb_entries e SET version = e.version + 1, status = 'in_progress', updated_ms = ?,

@@ -17,6 +17,8 @@ export interface GithubClientOptions {
   maxRetries?: number;
   /** Longest single wait for a rate limit to reset; a longer one fails at once (default 60 s). */
   maxWaitMs?: number;
+  /** Abandon a request GitHub has not answered within this time (default 30 s). */
+  timeoutMs?: number;
   sleep?: (ms: number) => Promise<void>;
   clock?: () => number;
 }
@@ -51,13 +53,16 @@ export function createGithubClient(options: GithubClientOptions): GithubClient {
   const clock = options.clock ?? Date.now;
   const maxRetries = options.maxRetries ?? 3;
   const maxWaitMs = options.maxWaitMs ?? 60_000;
+  const timeoutMs = options.timeoutMs ?? 30_000;
   let apiUrl: URL;
   try {
     apiUrl = new URL(options.apiUrl);
   } catch {
     throw new UsageError("github_bad_api_url", `GitHub API URL "${options.apiUrl}" is not a URL (e.g. https://api.github.com)`);
   }
-  const octokit = new Octokit({ auth: options.token, baseUrl: apiUrl.toString().replace(/\/$/, ""), log: silent, userAgent: "pmagent" });
+  // A server that accepts the connection and never answers must not hang the sync.
+  const timedFetch: typeof fetch = (input, init) => fetch(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(timeoutMs) });
+  const octokit = new Octokit({ auth: options.token, baseUrl: apiUrl.toString().replace(/\/$/, ""), log: silent, userAgent: "pmagent", request: { fetch: timedFetch } });
   const waits: number[] = [];
   octokit.hook.wrap("request", async (request, requestOptions) => {
     for (let attempt = 0; ; attempt++) {
@@ -101,8 +106,12 @@ export function githubError(err: unknown, what: string, context: { tokenEnv: str
     const message = isHttpFailure(err) ? err.message : (err as Error)?.message ?? String(err);
     return new UnavailableError("github_unreachable", `cannot ${what}: GitHub at ${context.apiUrl} did not answer (${message})`, { cause: err });
   }
-  const data = err.response.data as { message?: unknown } | undefined;
-  const said = typeof data?.message === "string" ? data.message : err.message;
+  const data = err.response.data as { message?: unknown; errors?: unknown } | undefined;
+  // 422 answers carry the reasons in `errors` ({resource, field, code, message?}).
+  const reasons = Array.isArray(data?.errors)
+    ? (data.errors as Array<{ field?: string; code?: string; message?: string }>).map((e) => e.message ?? `${e.field ?? "?"} ${e.code ?? "invalid"}`)
+    : [];
+  const said = `${typeof data?.message === "string" ? data.message : err.message}${reasons.length ? ` (${reasons.join("; ")})` : ""}`;
   switch (err.status) {
     case 401:
       return new UnavailableError("github_bad_credentials", `cannot ${what}: GitHub rejected the token in ${context.tokenEnv} (401 ${said}): set ${context.tokenEnv} to a valid token`);

@@ -14,13 +14,16 @@
  * "Changed" is decided against the bb_sync link (sync-state.ts): the hash of the entry both sides
  * last agreed on and the hash of the comment body last written or read.
  */
+import { hostname } from "node:os";
+import { randomBytes } from "node:crypto";
 import { PmagentError, UsageError, contentHash, sha256Hex } from "../core/index.js";
 import type { Blackboard } from "./blackboard.js";
 import { canTransition } from "./lifecycle.js";
-import { parseComment, renderComment, assertBlackboardType, BlackboardCommentError, DEFAULT_BLACKBOARD_TYPE, type DecodedComment } from "./codec.js";
+import { renderComment, assertBlackboardType, DEFAULT_BLACKBOARD_TYPE } from "./codec.js";
+import { readBoard, type RemoteComment } from "./sync-read.js";
 import { createGithubClient, githubError } from "./github-client.js";
 import type { Entry, StoredEntry } from "./schema.js";
-import { loadLinks, saveLink, type SyncLink } from "./sync-state.js";
+import { loadLinks, releaseSyncLock, saveLink, takeSyncLock, type SyncLink } from "./sync-state.js";
 import type { SyncReport } from "./sync-report.js";
 
 /** The actor imports from GitHub are recorded as in the blackboard's history. */
@@ -43,12 +46,7 @@ export interface SyncOptions {
   sleep?: (ms: number) => Promise<void>;
   maxRetries?: number;
   maxWaitMs?: number;
-}
-
-interface RemoteComment {
-  id: number;
-  body: string;
-  updated_at: string;
+  timeoutMs?: number;
 }
 
 /** The entry with its board link filled in where absent: what imports store, and what hashes compare. */
@@ -75,162 +73,148 @@ export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
   };
   const [owner, name] = options.repo.split("/") as [string, string];
   const repo = options.repo.toLowerCase();
-  const postType = options.type ?? DEFAULT_BLACKBOARD_TYPE;
-  const now = () => new Date((options.clock ?? Date.now)());
-  const report: SyncReport = { repo: options.repo, issue, comments: 0, imported: [], updated_locally: [], written_back: [], posted: [], unchanged: 0, conflicts: [], bad_comments: [], skipped: [], rate_limit_waits: 0 };
+  const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+  const clockMs = options.clock ?? Date.now;
+  await takeSyncLock(store, projectId, repo, issue, holder, clockMs());
+  try {
+    const postType = options.type ?? DEFAULT_BLACKBOARD_TYPE;
+    const report: SyncReport = { repo: options.repo, issue, comments: 0, imported: [], updated_locally: [], written_back: [], posted: [], unchanged: 0, conflicts: [], bad_comments: [], skipped: [], refused: [], rate_limit_waits: 0 };
 
-  const comments: RemoteComment[] = (
-    await gh(`list the comments of ${options.repo}#${issue}`, () => octokit.paginate(octokit.rest.issues.listComments, { owner, repo: name, issue_number: issue, per_page: 100 }))
-  ).map((c) => ({ id: c.id, body: c.body ?? "", updated_at: c.updated_at }));
-  report.comments = comments.length;
+    const comments: RemoteComment[] = (
+      await gh(`list the comments of ${options.repo}#${issue}`, () => octokit.paginate(octokit.rest.issues.listComments, { owner, repo: name, issue_number: issue, per_page: 100 }))
+    ).map((c) => ({ id: c.id, body: c.body ?? "", updated_at: c.updated_at }));
+    report.comments = comments.length;
 
-  const links = await loadLinks(store, projectId);
-  const linkByComment = new Map(links.filter((l) => l.repo === repo && l.issue === issue).map((l) => [l.comment_id, l]));
-  const linkByEntry = new Map(links.map((l) => [l.entry_id, l]));
-  const hashFor = (entry: Entry, commentId: number) => contentHash(withBoardLink(entry, issue, commentId));
-  const link = async (entryId: string, comment: RemoteComment, bbType: string, entryHash: string) => {
-    const l: SyncLink = { entry_id: entryId, repo, issue, comment_id: comment.id, bb_type: bbType, entry_hash: entryHash, body_hash: sha256Hex(comment.body), remote_updated_at: comment.updated_at };
-    await saveLink(store, projectId, l, now());
-    // An entry whose old comment is gone may be relinked to a copy: forget the old comment.
-    const previous = linkByEntry.get(entryId);
-    if (previous && previous.comment_id !== comment.id) linkByComment.delete(previous.comment_id);
-    linkByEntry.set(entryId, l);
-    linkByComment.set(comment.id, l);
-  };
-  const writeBack = async (entry: Entry, comment: RemoteComment, bbType: string): Promise<void> => {
-    const { data } = await gh(`rewrite comment ${comment.id} of ${options.repo}#${issue}`, () =>
-      octokit.rest.issues.updateComment({ owner, repo: name, comment_id: comment.id, body: renderComment(entry, bbType) }),
-    );
-    await link(entry.id, { id: data.id, body: data.body ?? "", updated_at: data.updated_at }, bbType, hashFor(entry, comment.id));
-    report.written_back.push({ entry_id: entry.id, comment_id: comment.id });
-  };
-  /** Import into the local board; a refusal there (stale version, lifecycle, claim) is a conflict, not a failure. */
-  const importRemote = async (entry: Entry, local: StoredEntry | undefined, comment: RemoteComment): Promise<boolean> => {
-    const conflict = (reason: string) => {
-      report.conflicts.push({ entry_id: entry.id, comment_id: comment.id, remote_updated_at: comment.updated_at, reason });
-      return false;
+    const links = await loadLinks(store, projectId);
+    const linkByComment = new Map(links.filter((l) => l.repo === repo && l.issue === issue).map((l) => [l.comment_id, l]));
+    const linkByEntry = new Map(links.map((l) => [l.entry_id, l]));
+    const hashFor = (entry: Entry, commentId: number) => contentHash(withBoardLink(entry, issue, commentId));
+    const link = async (entryId: string, comment: RemoteComment, bbType: string, entryHash: string) => {
+      const l: SyncLink = { entry_id: entryId, repo, issue, comment_id: comment.id, bb_type: bbType, entry_hash: entryHash, body_hash: sha256Hex(comment.body), remote_updated_at: comment.updated_at };
+      await saveLink(store, projectId, l, new Date(clockMs()));
+      await takeSyncLock(store, projectId, repo, issue, holder, clockMs());
+      // An entry whose old comment is gone may be relinked to a copy: forget the old comment.
+      const previous = linkByEntry.get(entryId);
+      if (previous && previous.comment_id !== comment.id) linkByComment.delete(previous.comment_id);
+      linkByEntry.set(entryId, l);
+      linkByComment.set(comment.id, l);
     };
-    if (local && local.entry.status !== entry.status && !canTransition(local.entry.status, entry.status)) {
-      return conflict(`edited on GitHub to move it ${local.entry.status} → ${entry.status}, which the lifecycle does not allow; the local entry is kept`);
-    }
-    if (local?.claimed_by) return conflict(`edited on GitHub while ${local.claimed_by} holds its claim locally; not imported while the claim is held`);
-    try {
-      await board.put(SYNC_ACTOR, entry, { source: `comment ${comment.id}`, replace: local !== undefined, expectedVersion: local?.version });
+    /** A write GitHub refuses for this entry alone (422, or a comment deleted meanwhile) is reported; the rest goes on. */
+    const refusedWrite = (err: unknown, entryId: string, commentId: number | undefined, codes: string[]): boolean => {
+      if (!(err instanceof PmagentError) || !codes.includes(err.code)) return false;
+      report.refused.push({ entry_id: entryId, ...(commentId === undefined ? {} : { comment_id: commentId }), reason: err.message });
       return true;
-    } catch (err) {
-      if (!(err instanceof PmagentError) || err.kind === "internal" || err.kind === "unavailable") throw err;
-      return conflict(`the local blackboard refused the GitHub version: ${err.message}`);
-    }
-  };
+    };
+    const writeBack = async (entry: Entry, comment: RemoteComment, bbType: string): Promise<void> => {
+      let data: { id: number; body?: string; updated_at: string };
+      try {
+        ({ data } = await gh(`rewrite comment ${comment.id} of ${options.repo}#${issue}`, () =>
+          octokit.rest.issues.updateComment({ owner, repo: name, comment_id: comment.id, body: renderComment(entry, bbType) }),
+        ));
+      } catch (err) {
+        if (refusedWrite(err, entry.id, comment.id, ["github_rejected", "github_not_found"])) return;
+        throw err;
+      }
+      await link(entry.id, { id: data.id, body: data.body ?? "", updated_at: data.updated_at }, bbType, hashFor(entry, comment.id));
+      report.written_back.push({ entry_id: entry.id, comment_id: comment.id });
+    };
+    /** Import into the local board; a refusal there (stale version, lifecycle, claim) is a conflict, not a failure. */
+    const importRemote = async (entry: Entry, local: StoredEntry | undefined, comment: RemoteComment): Promise<boolean> => {
+      const conflict = (reason: string) => {
+        report.conflicts.push({ entry_id: entry.id, comment_id: comment.id, remote_updated_at: comment.updated_at, reason });
+        return false;
+      };
+      if (local && local.entry.status !== entry.status && !canTransition(local.entry.status, entry.status)) {
+        return conflict(`edited on GitHub to move it ${local.entry.status} → ${entry.status}, which the lifecycle does not allow; the local entry is kept`);
+      }
+      if (local?.claimed_by) return conflict(`edited on GitHub while ${local.claimed_by} holds its claim locally; not imported while the claim is held`);
+      try {
+        await board.put(SYNC_ACTOR, entry, { source: `comment ${comment.id}`, replace: local !== undefined, expectedVersion: local?.version });
+        return true;
+      } catch (err) {
+        if (!(err instanceof PmagentError) || err.kind === "internal" || err.kind === "unavailable") throw err;
+        return conflict(`the local blackboard refused the GitHub version: ${err.message}`);
+      }
+    };
 
-  // Decode every comment first, so that an entry appearing in two comments is caught whatever the order.
-  const decoded = new Map<number, DecodedComment>();
-  const seen = new Map<string, number>();
-  for (const comment of comments) {
-    const known = linkByComment.get(comment.id);
-    if (known && known.body_hash === sha256Hex(comment.body)) {
-      seen.set(known.entry_id, comment.id);
-      continue;
-    }
-    let d: DecodedComment | undefined;
-    try {
-      d = parseComment(comment.body);
-    } catch (err) {
-      if (!(err instanceof BlackboardCommentError)) throw err;
-      report.bad_comments.push({ issue, comment_id: comment.id, code: err.code, reason: err.message });
-      continue;
-    }
-    if (d === undefined) {
-      if (known) report.conflicts.push({ entry_id: known.entry_id, comment_id: comment.id, remote_updated_at: comment.updated_at, reason: "the comment was edited on GitHub and no longer holds a blackboard entry; the local entry is kept" });
-      continue;
-    }
-    if (d.entry.project_id !== projectId) {
-      report.skipped.push({ entry_id: d.entry.id, comment_id: comment.id, reason: `entry of project "${d.entry.project_id}", not "${projectId}"` });
-      continue;
-    }
-    decoded.set(comment.id, d);
-  }
-  // The linked comment of an entry wins over copies; among unlinked copies the oldest comment wins.
-  for (const comment of comments) {
-    const d = decoded.get(comment.id);
-    if (!d) continue;
-    const owner = linkByEntry.get(d.entry.id);
-    const first = owner !== undefined && comments.some((c) => c.id === owner.comment_id) ? owner.comment_id : seen.get(d.entry.id);
-    if (first !== undefined && first !== comment.id) {
-      report.bad_comments.push({ issue, comment_id: comment.id, code: "bb_comment_duplicate", reason: `entry "${d.entry.id}" is already held by comment ${first}; this copy is ignored` });
-      decoded.delete(comment.id);
-    } else {
-      seen.set(d.entry.id, comment.id);
-    }
-  }
+    const { decoded, seen } = readBoard(comments, linkByComment, linkByEntry, projectId, report);
 
-  for (const comment of comments) {
-    const known = linkByComment.get(comment.id);
-    const d = decoded.get(comment.id);
-    if (known && !d) {
-      if (known.body_hash !== sha256Hex(comment.body)) continue; // reported above
-      // Unchanged on GitHub: write back if the local entry changed.
-      const local = await board.find(known.entry_id);
-      if (local && hashFor(local.entry, comment.id) !== known.entry_hash) await writeBack(local.entry, comment, known.bb_type);
-      else report.unchanged++;
-      continue;
-    }
-    if (!d) continue;
-    const remote = withBoardLink(d.entry, issue, comment.id);
-    const remoteHash = contentHash(remote);
-    const local = await board.find(remote.id);
-    const localHash = local ? hashFor(local.entry, comment.id) : undefined;
-    if (known && known.entry_id !== remote.id) {
-      report.conflicts.push({ entry_id: known.entry_id, comment_id: comment.id, remote_updated_at: comment.updated_at, reason: `the comment was edited on GitHub to hold entry "${remote.id}" instead; neither side is changed` });
-      continue;
-    }
-    if (!known) {
-      if (!local) {
-        if (await importRemote(remote, undefined, comment)) {
+    for (const comment of comments) {
+      const known = linkByComment.get(comment.id);
+      const d = decoded.get(comment.id);
+      if (known && !d) {
+        if (known.body_hash !== sha256Hex(comment.body)) continue; // reported above
+        // Unchanged on GitHub: write back if the local entry changed.
+        const local = await board.find(known.entry_id);
+        if (local && hashFor(local.entry, comment.id) !== known.entry_hash) await writeBack(local.entry, comment, known.bb_type);
+        else report.unchanged++;
+        continue;
+      }
+      if (!d) continue;
+      const remote = withBoardLink(d.entry, issue, comment.id);
+      const remoteHash = contentHash(remote);
+      const local = await board.find(remote.id);
+      const localHash = local ? hashFor(local.entry, comment.id) : undefined;
+      if (known && known.entry_id !== remote.id) {
+        report.conflicts.push({ entry_id: known.entry_id, comment_id: comment.id, remote_updated_at: comment.updated_at, reason: `the comment was edited on GitHub to hold entry "${remote.id}" instead; neither side is changed` });
+        continue;
+      }
+      if (!known) {
+        if (!local) {
+          if (await importRemote(remote, undefined, comment)) {
+            await link(remote.id, comment, d.type, remoteHash);
+            report.imported.push({ entry_id: remote.id, comment_id: comment.id });
+          }
+        } else if (localHash === remoteHash) {
           await link(remote.id, comment, d.type, remoteHash);
-          report.imported.push({ entry_id: remote.id, comment_id: comment.id });
+          report.unchanged++;
+        } else {
+          report.conflicts.push({ entry_id: remote.id, comment_id: comment.id, remote_updated_at: comment.updated_at, reason: "the entry exists locally and differs from this comment, which was never synced with it; neither side is changed" });
         }
-      } else if (localHash === remoteHash) {
+        continue;
+      }
+      const remoteChanged = remoteHash !== known.entry_hash;
+      const localChanged = localHash !== known.entry_hash;
+      if (remoteHash === localHash) {
         await link(remote.id, comment, d.type, remoteHash);
         report.unchanged++;
+      } else if (remoteChanged && localChanged) {
+        report.conflicts.push({ entry_id: remote.id, comment_id: comment.id, remote_updated_at: comment.updated_at, reason: `changed locally and edited on GitHub (at ${comment.updated_at}) since the last sync; neither side is changed` });
+      } else if (remoteChanged || !local) {
+        if (await importRemote(remote, local, comment)) {
+          await link(remote.id, comment, d.type, remoteHash);
+          report.updated_locally.push({ entry_id: remote.id, comment_id: comment.id });
+        }
       } else {
-        report.conflicts.push({ entry_id: remote.id, comment_id: comment.id, remote_updated_at: comment.updated_at, reason: "the entry exists locally and differs from this comment, which was never synced with it; neither side is changed" });
+        await writeBack(local.entry, comment, d.type);
       }
-      continue;
     }
-    const remoteChanged = remoteHash !== known.entry_hash;
-    const localChanged = localHash !== known.entry_hash;
-    if (remoteHash === localHash) {
-      await link(remote.id, comment, d.type, remoteHash);
-      report.unchanged++;
-    } else if (remoteChanged && localChanged) {
-      report.conflicts.push({ entry_id: remote.id, comment_id: comment.id, remote_updated_at: comment.updated_at, reason: `changed locally and edited on GitHub (at ${comment.updated_at}) since the last sync; neither side is changed` });
-    } else if (remoteChanged || !local) {
-      if (await importRemote(remote, local, comment)) {
-        await link(remote.id, comment, d.type, remoteHash);
-        report.updated_locally.push({ entry_id: remote.id, comment_id: comment.id });
+
+    const present = new Set(comments.map((c) => c.id));
+    for (const l of linkByComment.values()) {
+      if (!present.has(l.comment_id)) {
+        report.conflicts.push({ entry_id: l.entry_id, comment_id: l.comment_id, remote_updated_at: l.remote_updated_at, reason: "the comment was deleted on GitHub; the local entry is kept and not posted again" });
       }
-    } else {
-      await writeBack(local.entry, comment, d.type);
     }
-  }
 
-  const present = new Set(comments.map((c) => c.id));
-  for (const l of linkByComment.values()) {
-    if (!present.has(l.comment_id)) {
-      report.conflicts.push({ entry_id: l.entry_id, comment_id: l.comment_id, remote_updated_at: l.remote_updated_at, reason: "the comment was deleted on GitHub; the local entry is kept and not posted again" });
+    // Local entries on no board yet, oldest first (list's order) so the board reads in order.
+    const unposted = (await board.list()).filter(({ entry }) => !linkByEntry.has(entry.id) && !seen.has(entry.id));
+    for (const { entry } of unposted) {
+      let data: { id: number; body?: string; updated_at: string };
+      try {
+        ({ data } = await gh(`post entry ${entry.id} to ${options.repo}#${issue}`, () =>
+          octokit.rest.issues.createComment({ owner, repo: name, issue_number: issue, body: renderComment(entry, postType) }),
+        ));
+      } catch (err) {
+        if (refusedWrite(err, entry.id, undefined, ["github_rejected"])) continue;
+        throw err;
+      }
+      await link(entry.id, { id: data.id, body: data.body ?? "", updated_at: data.updated_at }, postType, hashFor(entry, data.id));
+      report.posted.push({ entry_id: entry.id, comment_id: data.id });
     }
+    report.rate_limit_waits = client.waits.length;
+    return report;
+  } finally {
+    await releaseSyncLock(store, projectId, repo, issue, holder);
   }
-
-  // Local entries on no board yet, oldest first (list's order) so the board reads in order.
-  const unposted = (await board.list()).filter(({ entry }) => !linkByEntry.has(entry.id) && !seen.has(entry.id));
-  for (const { entry } of unposted) {
-    const { data } = await gh(`post entry ${entry.id} to ${options.repo}#${issue}`, () =>
-      octokit.rest.issues.createComment({ owner, repo: name, issue_number: issue, body: renderComment(entry, postType) }),
-    );
-    await link(entry.id, { id: data.id, body: data.body ?? "", updated_at: data.updated_at }, postType, hashFor(entry, data.id));
-    report.posted.push({ entry_id: entry.id, comment_id: data.id });
-  }
-  report.rate_limit_waits = client.waits.length;
-  return report;
 }

@@ -1,3 +1,4 @@
+import { ConflictError } from "../core/index.js";
 import type { Queryable } from "../store/index.js";
 
 /** One entry ↔ comment link (a row of bb_sync). */
@@ -31,4 +32,30 @@ export async function saveLink(db: Queryable, projectId: string, link: SyncLink,
        remote_updated_at = excluded.remote_updated_at, synced_at = excluded.synced_at, synced_ms = excluded.synced_ms`,
     [projectId, link.entry_id, link.repo, link.issue, link.comment_id, link.bb_type, link.entry_hash, link.body_hash, link.remote_updated_at, now.toISOString(), now.getTime()],
   );
+}
+
+/** How long a sync's lock lasts without renewal: a crashed sync blocks the board only this long. */
+export const SYNC_LOCK_MS = 5 * 60_000;
+
+/**
+ * Take (or renew) the board's sync lock for `holder`; a lock of another holder that has not
+ * expired refuses the sync. Two syncs at once would post the same new entry twice.
+ */
+export async function takeSyncLock(db: Queryable, projectId: string, repo: string, issue: number, holder: string, nowMs: number): Promise<void> {
+  const r = await db.run(
+    `INSERT INTO bb_sync_lock (project_id, repo, issue, holder, expires_ms) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (project_id, repo, issue) DO UPDATE SET holder = excluded.holder, expires_ms = excluded.expires_ms
+     WHERE bb_sync_lock.holder = excluded.holder OR bb_sync_lock.expires_ms < ?`,
+    [projectId, repo, issue, holder, nowMs + SYNC_LOCK_MS, nowMs],
+  );
+  if (r.changes === 1) return;
+  const current = await db.get<{ holder: string; expires_ms: number }>("SELECT holder, expires_ms FROM bb_sync_lock WHERE project_id = ? AND repo = ? AND issue = ?", [projectId, repo, issue]);
+  throw new ConflictError(
+    "bb_sync_running",
+    `another bb sync of ${repo}#${issue} is running (${current?.holder ?? "unknown"}, lock held until ${new Date(Number(current?.expires_ms ?? nowMs)).toISOString()}): wait for it to finish`,
+  );
+}
+
+export async function releaseSyncLock(db: Queryable, projectId: string, repo: string, issue: number, holder: string): Promise<void> {
+  await db.run("DELETE FROM bb_sync_lock WHERE project_id = ? AND repo = ? AND issue = ? AND holder = ?", [projectId, repo, issue, holder]);
 }

@@ -14,7 +14,7 @@ interface SyncOpts {
 
 function reportText(r: SyncReport): string {
   const lines = [
-    `synced ${r.repo}#${r.issue} (${r.comments} comments): imported ${r.imported.length}, updated locally ${r.updated_locally.length}, written back ${r.written_back.length}, posted ${r.posted.length}, unchanged ${r.unchanged}, conflicts ${r.conflicts.length}, bad comments ${r.bad_comments.length}`,
+    `synced ${r.repo}#${r.issue} (${r.comments} comments): imported ${r.imported.length}, updated locally ${r.updated_locally.length}, written back ${r.written_back.length}, posted ${r.posted.length}, unchanged ${r.unchanged}, conflicts ${r.conflicts.length}, bad comments ${r.bad_comments.length}${r.refused.length ? `, refused by GitHub ${r.refused.length}` : ""}`,
   ];
   for (const [what, items] of [["imported", r.imported], ["updated locally", r.updated_locally], ["written back", r.written_back], ["posted", r.posted]] as const) {
     for (const i of items) lines.push(`  ${what}: ${i.entry_id} (comment ${i.comment_id})`);
@@ -22,6 +22,7 @@ function reportText(r: SyncReport): string {
   for (const c of r.conflicts) lines.push(`  conflict: ${c.entry_id} (comment ${c.comment_id}): ${c.reason}`);
   for (const b of r.bad_comments) lines.push(`  bad comment ${b.comment_id} on #${b.issue}: ${b.reason}`);
   for (const s of r.skipped) lines.push(`  skipped: ${s.entry_id} (comment ${s.comment_id}): ${s.reason}`);
+  for (const f of r.refused) lines.push(`  refused by GitHub: ${f.entry_id}${f.comment_id === undefined ? "" : ` (comment ${f.comment_id})`}: ${f.reason}`);
   return lines.join("\n");
 }
 
@@ -29,7 +30,7 @@ function reportText(r: SyncReport): string {
 export function registerBbSync(bb: Command): void {
   bb.command("sync")
     .description(
-      "two-way sync with a GitHub board issue: import its comments' entries (all pages), rewrite comments of entries changed locally, post new local entries; entries changed on both sides and bad comments are reported (exit 1), never overwritten. Token from $GITHUB_TOKEN (config github.token_env)",
+      "two-way sync with a GitHub board issue: import its comments' entries (all pages), rewrite comments of entries changed locally, post new local entries; entries changed on both sides, bad comments and writes GitHub refuses are reported (exit 1), never overwritten. Token from $GITHUB_TOKEN (config github.token_env)",
     )
     .option("--repo <owner/name>", "repository of the board issue (default: config github.repo)")
     .option("--issue <n>", "the board issue number (default: config github.board_issue)", intOption("--issue", 1))
@@ -54,7 +55,7 @@ export function registerBbSync(bb: Command): void {
           type: opts.type,
         });
         print(opts.format, report, () => reportText(report));
-        if (report.conflicts.length > 0 || report.bad_comments.length > 0) process.exitCode = 1;
+        if (report.conflicts.length > 0 || report.bad_comments.length > 0 || report.refused.length > 0) process.exitCode = 1;
       });
     });
 }

@@ -133,6 +133,14 @@ function flagFor(type: EventType, path: ReadonlyArray<PropertyKey>): string | un
   })?.flag;
 }
 
+const EXAMPLES = `
+Examples (a shell sprite):
+  pmagent emit INFO --message "Running test suite" --kind progress
+  pmagent emit ACTION_REQUEST --action OPEN_PR --param title="Fix cache" --param head=sprite/fix-cache --blocking
+  chk=$(pmagent checkpoint create)
+  pmagent emit WAITING --reason PR_REVIEW --checkpoint "$chk" --expect approved=boolean --expect "comments=array<string>"
+  pmagent emit COMPLETED --status success --summary "Implemented cache invalidation"`;
+
 export function registerEmit(program: Command): void {
   program
     .command("emit")
@@ -164,12 +172,15 @@ export function registerEmit(program: Command): void {
     .option("--scope <scope>", "ENVIRONMENT_PROPOSAL: repo_specific or global_candidate")
     .option("--payload-json <json>", "the whole payload as JSON, instead of the field flags")
     .option("--payload-file <file>", "read the whole payload from FILE (- for stdin)")
+    .addHelpText("after", EXAMPLES)
     .action(async (type: EventType, opts: Opts) => {
       const payload = await buildPayload(type, opts);
+      const fromFlags = opts.payloadJson === undefined && opts.payloadFile === undefined;
       const checked = PAYLOAD_SCHEMAS[type].safeParse(payload);
       if (!checked.success) {
         const issues = checked.error.issues.map((i) => {
-          const flag = flagFor(type, i.path);
+          // Flag hints only help when the payload came from the field flags.
+          const flag = fromFlags ? flagFor(type, i.path) : undefined;
           const missing = i.code === "invalid_type" && i.message.endsWith("received undefined");
           return `${jsonPath(i.path).replace(/^\$/, "payload")}${flag ? ` (${flag})` : ""}: ${missing ? `required (${i.message.replace(/^Invalid input: (.*), received undefined$/, "$1")})` : i.message}`;
         });

@@ -73,7 +73,7 @@ export function registerEnv(program: Command): void {
             ? `${role}: no accepted environment proposals`
             : [
                 `${role}:`,
-                ...e.preinstall.map((s) => `  pre-install (${s.proposal_id}): ${s.argv.join(" ")}`),
+                ...e.preinstall.map((s) => `  pre-install (${s.proposal_id}): ${s.command}`),
                 ...Object.entries(e.env).filter(([k]) => k !== "PMAGENT_ENVIRONMENT").map(([k, v]) => `  ${k}=${v}`),
               ].join("\n"),
         );

@@ -2,13 +2,15 @@ import { Option, type Command } from "commander";
 import { resolve } from "node:path";
 import { UsageError, parseDateInput } from "../core/index.js";
 import { Blackboard } from "../blackboard/index.js";
-import { answerText, collectLaneBoard, githubSource, type KaiResponse, type KaiSources } from "../kai/index.js";
+import { ModelClient } from "../prompt/index.js";
+import { answerText, collectLaneBoard, githubSource, polishSummary, type KaiResponse, type KaiSources } from "../kai/index.js";
 import type { Project } from "../config/index.js";
 import type { Store } from "../store/index.js";
 import { intOption, readInput } from "./output.js";
 import { project, withStore } from "./context.js";
 
 interface KaiFlags {
+  polish?: boolean;
   repo?: string;
   asOf?: string;
   format: "json" | "md";
@@ -18,6 +20,7 @@ function commonOptions(cmd: Command): Command {
   return cmd
     .option("--repo <dir>", "repository to read git history and the STATE document from (default: the project's)")
     .option("--as-of <date>", "answer as of this time (ISO 8601; a bare date means 00:00 UTC): later evidence is ignored")
+    .option("--polish", "let the configured model reword summary_md (the payload never changes)")
     .addOption(new Option("--format <format>", "output: the full kai_response_v1 JSON, or its summary_md").choices(["json", "md"]).default("json"));
 }
 
@@ -61,8 +64,10 @@ function cliRequest(p: Project, type: "lane_status" | "what_changed", lane: { la
 }
 
 async function run(cmd: Command, text: string, flags: KaiFlags): Promise<void> {
+  // The model settings are checked first: --polish without a key is a usage error, not a late surprise.
+  const model = flags.polish ? ModelClient.fromConfig(project(cmd).config.model) : undefined;
   const response = await withStore(cmd, (p, store) => answerText(text, { config: p.config, sources: sources(p, store, flags) }));
-  emit(response, flags.format);
+  emit(model ? await polishSummary(model, response) : response, flags.format);
 }
 
 export function registerKai(program: Command): void {

@@ -6,8 +6,7 @@ import { registerBb } from "./bb.js";
 import { registerDemo } from "./demo.js";
 import { registerPrompt } from "./prompt.js";
 import { registerOa, registerBoot } from "./oa.js";
-import { registerEnv } from "./env.js";
-import { registerPrs } from "./prs.js";
+import { registerKai } from "./kai.js";
 import { registerEmit } from "./emit.js";
 import { registerCheckpoint } from "./checkpoint.js";
 import { registerResumeInfo } from "./resume-info.js";
@@ -15,7 +14,8 @@ import { registerRun } from "./run.js";
 import { registerRuns } from "./runs.js";
 import { registerResume } from "./resume.js";
 import { registerWorker } from "./worker.js";
-import { registerKai } from "./kai.js";
+import { registerEnv } from "./env.js";
+import { registerPrs } from "./prs.js";
 import { registerServe } from "./serve.js";
 import { registerMcp } from "./mcp.js";
 
@@ -29,7 +29,7 @@ Exit codes:
   3  pmagent boot oa: the kernel is BLOCKED`;
 
 /** Command groups register themselves here, one file per group. */
-const groups: Array<(program: Command) => void> = [registerInit, registerDemo, registerBb, registerPrompt, registerOa, registerBoot, registerEmit, registerCheckpoint, registerResumeInfo, registerRun, registerRuns, registerResume, registerWorker, registerEnv, registerPrs, registerKai, registerServe, registerMcp];
+const groups: Array<(program: Command) => void> = [registerInit, registerDemo, registerBb, registerPrompt, registerOa, registerBoot, registerKai, registerEmit, registerCheckpoint, registerResumeInfo, registerRun, registerRuns, registerResume, registerWorker, registerEnv, registerPrs, registerServe, registerMcp];
 
 export function buildProgram(): Command {
   const program = new Command("pmagent")

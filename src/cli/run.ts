@@ -1,13 +1,13 @@
 import type { Command } from "commander";
-import { Supervisor, type RunRecord } from "../lattice/index.js";
+import { projectSupervisor, type RunRecord, type Supervisor } from "../lattice/index.js";
 import type { Project } from "../config/index.js";
 import type { Store } from "../store/index.js";
 import { withStore } from "./context.js";
 import { formatOption, intOption, print, type Format } from "./output.js";
 
-/** The supervisor of a CLI process (hooks are wired by the integrator's groups). */
+/** The supervisor of a CLI process, with the actions, proposals and role environments wired in. */
 export function supervisorFor(p: Project, store: Store): Supervisor {
-  return new Supervisor({ store, project: p });
+  return projectSupervisor({ store, project: p });
 }
 
 export function runLine(r: RunRecord): string {

@@ -64,32 +64,38 @@ async function atCutoff(board: Blackboard, e: Entry, cut: number): Promise<Board
 /**
  * The part of the blackboard a lane's answers need, without reading every entry: the lane's root
  * entries (for cycle numbering), every entry changed since the window's start or still open or in
- * progress, and all entries of the latest cycles back to the last completed one. Cycles built from
+ * progress, and all entries of the latest cycles back to the last completed one. Apart from the
+ * roots, every query is an indexed range (recently updated, or open for an addressee). Cycles built from
  * this are the same as from the whole board for everything lane_status and what_changed report.
  */
 export async function collectLaneBoard(board: Blackboard, lane: LaneConfig, humans: readonly string[], window: { since: Date; until: Date }): Promise<BoardEntryEvidence[]> {
   const cut = window.until.getTime();
   const found = new Map<string, Entry>();
   const add = (list: Array<{ entry: Entry }>) => list.forEach((s) => Date.parse(s.entry.created_at) <= cut && found.set(s.entry.id, s.entry));
+  const roleKinds = new Map(lane.roles.map((r) => [r.name, new Set(r.allowed_kinds)]));
   const roots: Entry[] = [];
   for (const human of humans) {
-    for (const role of lane.roles) {
-      for (const kind of role.allowed_kinds) roots.push(...(await board.list({ from: human, to: role.name, kind })).map((s) => s.entry));
-    }
+    for (const { entry } of await board.list({ from: human })) if (roleKinds.get(entry.to)?.has(entry.kind)) roots.push(entry);
   }
   add(roots.map((entry) => ({ entry })));
   add(await board.list({ updatedSince: window.since.getTime() }));
-  add(await board.list({ status: ["open", "in_progress"] }));
+  // Open and in-progress entries, per addressee: these queries follow the pick index.
+  for (const to of new Set([...lane.roles.map((r) => r.name), ...humans])) add(await board.list({ to, status: ["open", "in_progress"] }));
   const finalRoles = new Set(lane.roles.filter((r) => r.next === undefined).map((r) => r.name));
-  const newestFirst = roots.filter((r) => Date.parse(r.created_at) <= cut).sort((a, b) => Date.parse(b.created_at) - Date.parse(a.created_at) || b.id.localeCompare(a.id));
+  const created = new Map(roots.map((r) => [r.id, Date.parse(r.created_at)]));
+  const newestFirst = roots.filter((r) => created.get(r.id)! <= cut).sort((a, b) => created.get(b.id)! - created.get(a.id)! || b.id.localeCompare(a.id));
   const out = new Map<string, BoardEntryEvidence>();
   for (const root of newestFirst) {
-    add(await board.list({ idPrefix: `${root.id}-` }));
+    // A cycle's follow-ups are all written after its root: everything updated since holds them.
+    add(await board.list({ updatedSince: created.get(root.id)! }));
     const members = [...found.values()].filter((e) => e.id === root.id || e.id.startsWith(`${root.id}-`));
     const evidence = await Promise.all(members.map((e) => atCutoff(board, e, cut)));
     evidence.forEach((e) => out.set(e.id, e));
     if (evidence.some((e) => finalRoles.has(e.to) && e.status === "done")) break;
   }
-  for (const e of found.values()) if (!out.has(e.id)) out.set(e.id, await atCutoff(board, e, cut));
-  return [...out.values()].sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at) || a.id.localeCompare(b.id));
+  for (const e of found.values()) {
+    if (out.has(e.id)) continue;
+    out.set(e.id, Date.parse(e.updated_at) <= cut ? toEvidence(e, e.status, e.updated_at) : await atCutoff(board, e, cut));
+  }
+  return [...out.values()];
 }

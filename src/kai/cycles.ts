@@ -15,8 +15,6 @@ export interface Cycle {
 }
 
 const TERMINAL = new Set(["done", "error", "canceled"]);
-const byCreated = (a: { created_at: string; id: string }, b: { created_at: string; id: string }) =>
-  Date.parse(a.created_at) - Date.parse(b.created_at) || a.id.localeCompare(b.id);
 
 /** The latest run of each entry (runs are retried; the newest one tells the entry's state). */
 export function latestRunByEntry(runs: RunEvidence[]): Map<string, RunEvidence> {
@@ -35,6 +33,9 @@ export function latestRunByEntry(runs: RunEvidence[]): Map<string, RunEvidence> 
  */
 export function laneCycles(board: BoardEntryEvidence[], lane: LaneConfig, humans: string[], runs: RunEvidence[]): Cycle[] {
   const roleKinds = new Map(lane.roles.map((r) => [r.name, new Set(r.allowed_kinds)]));
+  // Parsed once: sorting thousands of entries must not parse dates in every comparison.
+  const createdMs = new Map(board.map((e) => [e.id, Date.parse(e.created_at)]));
+  const byCreated = (a: BoardEntryEvidence, b: BoardEntryEvidence) => createdMs.get(a.id)! - createdMs.get(b.id)! || a.id.localeCompare(b.id);
   const roots = board.filter((e) => humans.includes(e.from) && roleKinds.get(e.to)?.has(e.kind)).sort(byCreated);
   const members = new Map<string, BoardEntryEvidence[]>(roots.map((r) => [r.id, [r]]));
   for (const entry of board) {

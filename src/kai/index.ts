@@ -10,5 +10,6 @@ export { buildLaneStatus, type LaneContext } from "./lane-status.js";
 export { buildWhatChanged, type ChangesContext } from "./what-changed.js";
 export { laneStatusSummary, whatChangedSummary } from "./summary.js";
 export { collectBoard, collectLaneBoard } from "./board.js";
+export { polishSummary, rewriteProblem } from "./polish.js";
 export { collectGithub, githubSource } from "./github.js";
 export { answer, answerText, answerRequest, collectEvidence, type KaiOptions, type KaiSources, type EvidenceWindow } from "./kai.js";

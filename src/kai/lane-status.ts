@@ -77,6 +77,7 @@ function buildSteps(ctx: LaneContext, cycle: Cycle | undefined, runs: RunEvidenc
             started_at: run.started_at,
             finished_at: run.finished_at,
             waiting_for: run.state === "waiting" ? Object.keys(run.waiting?.expected_inputs ?? {}) : [],
+            events: run.events,
             artifacts: run.artifacts.map((a) => a.path),
             pull_requests: run.actions.flatMap((a) => (a.pr_number === null ? [] : [a.pr_number])),
           }

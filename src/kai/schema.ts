@@ -105,6 +105,8 @@ export const StepRunSchema = z
     started_at: ts,
     finished_at: nullableTs,
     waiting_for: z.array(z.string()),
+    /** Events the run's sprite emitted (its log, deduplicated). */
+    events: z.number().int().min(0),
     artifacts: z.array(z.string()),
     pull_requests: z.array(z.number().int()),
   })

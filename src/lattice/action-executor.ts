@@ -143,7 +143,7 @@ export class ActionExecutor {
 
   /** Resume the sprite blocked on this action with its result, or with its error. */
   private async resumeWith(request: ActionRequest, record: ActionRecord, outcome?: ActionOutcome): Promise<void> {
-    const handler = this.options.handlers[record.action];
+    const handler = Object.hasOwn(this.options.handlers, record.action) ? this.options.handlers[record.action] : undefined;
     if (record.state === "succeeded" && outcome === undefined && handler?.redeliver) {
       // The stored result lacks what was never stored (a secret): the handler produces it again.
       outcome = await handler.redeliver({ request, idempotencyKey: record.idempotency_key, attempt: record.attempts, interrupted: false });
@@ -156,7 +156,8 @@ export class ActionExecutor {
         ...(outcome?.secretInputs ? { secretInputs: outcome.secretInputs } : {}),
       });
     } else {
-      await this.options.resume(record.run_id, { inputs: { error: record.error }, context: { action: { ...action, error: record.error } } });
+      const error = record.error ?? { code: "action_failed", message: "the action failed" };
+      await this.options.resume(record.run_id, { inputs: {}, context: { action: { ...action, error } }, failure: { action: record.action, message: `${error.message} [${error.code}]` } });
     }
     await this.actions.markResumed(record.idempotency_key);
   }

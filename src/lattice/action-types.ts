@@ -25,7 +25,7 @@ export interface ActionOutcome {
   /** Inputs for a blocked sprite (defaults to `stored`). */
   inputs?: Record<string, unknown>;
   /** Inputs that go into resume.json only, never the database or logs. */
-  secretInputs?: Record<string, unknown>;
+  secretInputs?: Record<string, string>;
 }
 
 export interface ActionContext {
@@ -73,8 +73,17 @@ export interface ActionRecord {
   updated_at: string;
 }
 
-/** Resumes a waiting sprite (lattice supervisor's `resumeRun`). */
-export type ResumeFn = (runId: string, payload: { inputs: Record<string, unknown>; context?: Record<string, unknown>; secretInputs?: Record<string, unknown> }) => Promise<void>;
+/** What resumes a sprite blocked on an action: its result, or the failure (the supervisor's ResumeOptions). */
+export interface ActionResume {
+  inputs: Record<string, unknown>;
+  context?: Record<string, unknown>;
+  secretInputs?: Record<string, string>;
+  /** The action failed: the sprite gets the error in `context.error`, inputs unchecked. */
+  failure?: { action: string; message: string };
+}
+
+/** Resumes a waiting sprite (the supervisor's `resumeRun`). */
+export type ResumeFn = (runId: string, payload: ActionResume) => Promise<void>;
 
 /** Errors worth another attempt (a dependency failed: network, 5xx, rate limit). */
 export function isTransient(err: unknown): boolean {

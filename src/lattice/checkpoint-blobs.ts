@@ -1,9 +1,14 @@
 /**
  * Content-addressed blob store: each distinct file content once, under `blobs/<sha[0:2]>/<sha[2:]>`,
- * read-only. A blob is written to a temporary name, fsync'd and renamed, so a blob that exists is
- * always complete; content already stored costs nothing.
+ * read-only. A blob is written to a temporary name and renamed, so a blob that exists was written
+ * whole; content already stored costs nothing.
+ *
+ * Blobs are not fsync'd one by one (5,000 fsyncs made a first checkpoint 10x slower than `cp -r`):
+ * they survive any process crash through the page cache, the manifest that names them is fsync'd,
+ * and a restore checks each blob's size, so a blob cut short by a power loss is reported, never
+ * restored.
  */
-import { closeSync, constants, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { createHash, randomBytes } from "node:crypto";
 import { join } from "node:path";
 
@@ -56,7 +61,6 @@ export class BlobStore {
     const fd = openSync(tmp, "wx", 0o444);
     try {
       writeSync(fd, data);
-      fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
@@ -80,7 +84,6 @@ export class BlobStore {
         hash.update(buf.subarray(0, n));
         size += n;
       }
-      fsyncSync(fd);
     } finally {
       closeSync(fd);
     }

@@ -6,27 +6,27 @@
  * "Racy" entries — files modified so recently that a later write within the same timestamp tick
  * would leave the stat unchanged — are never saved, so they are hashed again next time.
  */
-import { readFileSync, type BigIntStats } from "node:fs";
-import { join } from "node:path";
-import { sha256Hex, writeFileAtomic } from "../core/index.js";
+import { mkdirSync, readFileSync, renameSync, writeFileSync, type Stats } from "node:fs";
+import { dirname, join } from "node:path";
+import { sha256Hex } from "../core/index.js";
 
 interface CacheFile {
   version: 1;
   workspace: string;
-  /** path → [inode, size, mtime ns, sha256] */
-  entries: Record<string, [string, number, string, string]>;
+  /** path → [inode, size, mtime ms (fractional), sha256] */
+  entries: Record<string, [number, number, number, string]>;
 }
 
 export interface CachedStat {
-  ino: bigint;
+  ino: number;
   size: number;
-  mtimeNs: bigint;
+  mtimeMs: number;
   sha256: string;
 }
 
 /** Filesystems with whole-second timestamps need a wider racy window than nanosecond ones. */
-const RACY_NS_FINE = 100_000_000n;
-const RACY_NS_COARSE = 2_000_000_000n;
+const RACY_MS_FINE = 100;
+const RACY_MS_COARSE = 2000;
 
 export class StatCache {
   private readonly entries = new Map<string, CachedStat>();
@@ -61,26 +61,26 @@ export class StatCache {
     if (parsed?.version !== 1 || parsed.workspace !== cache.workspace || typeof parsed.entries !== "object") return cache;
     for (const [path, e] of Object.entries(parsed.entries)) {
       if (!Array.isArray(e) || e.length !== 4) continue;
-      cache.entries.set(path, { ino: BigInt(e[0]), size: e[1], mtimeNs: BigInt(e[2]), sha256: e[3] });
+      cache.entries.set(path, { ino: e[0], size: e[1], mtimeMs: e[2], sha256: e[3] });
     }
     return cache;
   }
 
   /** The content hash of `path` if its stat is unchanged since it was recorded. */
-  lookup(path: string, stat: BigIntStats): string | undefined {
+  lookup(path: string, stat: Stats): string | undefined {
     const e = this.entries.get(path);
     if (!e) return undefined;
-    return e.ino === stat.ino && BigInt(e.size) === stat.size && e.mtimeNs === stat.mtimeNs ? e.sha256 : undefined;
+    return e.ino === stat.ino && e.size === stat.size && e.mtimeMs === stat.mtimeMs ? e.sha256 : undefined;
   }
 
-  /** Record a hash unless the file is racy (modified within the timestamp granularity of `nowNs`). */
-  record(path: string, stat: BigIntStats, sha256: string, nowNs: bigint): void {
-    const window = stat.mtimeNs % 1_000_000_000n === 0n ? RACY_NS_COARSE : RACY_NS_FINE;
-    if (stat.mtimeNs + window >= nowNs) {
+  /** Record a hash unless the file is racy (modified within the timestamp granularity of `nowMs`). */
+  record(path: string, stat: Stats, sha256: string, nowMs: number): void {
+    const window = stat.mtimeMs % 1000 === 0 ? RACY_MS_COARSE : RACY_MS_FINE;
+    if (stat.mtimeMs + window >= nowMs) {
       this.entries.delete(path);
       return;
     }
-    this.entries.set(path, { ino: stat.ino, size: Number(stat.size), mtimeNs: stat.mtimeNs, sha256 });
+    this.entries.set(path, { ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, sha256 });
   }
 
   /** Keep only the given paths (files that no longer exist drop out). */
@@ -95,7 +95,11 @@ export class StatCache {
 
   save(): void {
     const out: CacheFile = { version: 1, workspace: this.workspace, entries: {} };
-    for (const [path, e] of this.entries) out.entries[path] = [e.ino.toString(), e.size, e.mtimeNs.toString(), e.sha256];
-    writeFileAtomic(this.file, JSON.stringify(out));
+    for (const [path, e] of this.entries) out.entries[path] = [e.ino, e.size, e.mtimeMs, e.sha256];
+    // Renamed into place but not fsync'd: losing the cache in a power cut only means hashing again.
+    mkdirSync(dirname(this.file), { recursive: true });
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify(out));
+    renameSync(tmp, this.file);
   }
 }

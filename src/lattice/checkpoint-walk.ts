@@ -4,7 +4,7 @@
  * supervisor channel, not work, and the checkpoint directory itself (when it sits inside the
  * workspace) would snapshot itself: both are left out. Sockets, FIFOs and devices are skipped.
  */
-import { lstatSync, readdirSync, type BigIntStats } from "node:fs";
+import { lstatSync, readdirSync, type Stats } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
 import { LATTICE_DIR } from "./outbox.js";
 
@@ -12,7 +12,7 @@ export interface WalkedNode {
   path: string;
   abs: string;
   type: "dir" | "file" | "symlink";
-  stat: BigIntStats;
+  stat: Stats;
 }
 
 /** Relative paths (`/`-separated) the walk never enters or reports. */
@@ -26,14 +26,20 @@ export function excludedPaths(workspace: string, checkpointDir: string): Set<str
 export function walkWorkspace(workspace: string, excluded: Set<string>): WalkedNode[] {
   const out: WalkedNode[] = [];
   const visit = (absDir: string, relDir: string) => {
-    const names = readdirSync(absDir).sort();
+    let names: string[];
+    try {
+      names = readdirSync(absDir).sort();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT" && relDir !== "") return; // removed while we walked
+      throw err;
+    }
     for (const name of names) {
       const path = relDir === "" ? name : `${relDir}/${name}`;
       if (excluded.has(path)) continue;
       const abs = join(absDir, name);
-      let stat: BigIntStats;
+      let stat: Stats;
       try {
-        stat = lstatSync(abs, { bigint: true });
+        stat = lstatSync(abs);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === "ENOENT") continue; // deleted while we walked
         throw err;

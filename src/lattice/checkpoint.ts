@@ -9,18 +9,44 @@
  * marker must not be rewound). `.git/` is part of it: a sprite that commits before WAITING gets
  * its commits and branch back on resume.
  */
-import { chmodSync, copyFileSync, constants, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, symlinkSync, unlinkSync, utimesSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  fchmodSync,
+  fstatSync,
+  futimesSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  utimesSync,
+  writeSync,
+  type Stats,
+} from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
-import { confinePath, NotFoundError, nowIso, parseWith, UsageError, writeFileAtomic } from "../core/index.js";
+import { confinePath, NotFoundError, nowIso, RefusedError, UsageError, writeFileAtomic } from "../core/index.js";
 import { CHECKPOINT_ID } from "./protocol.js";
 import { BlobStore, hashFile } from "./checkpoint-blobs.js";
 import { withDirLock } from "./checkpoint-lock.js";
-import { ManifestSchema, MANIFEST_VERSION, type FileEntry, type Manifest, type ManifestEntry } from "./checkpoint-manifest.js";
+import { checkManifest, MANIFEST_VERSION, type FileEntry, type Manifest, type ManifestEntry } from "./checkpoint-manifest.js";
 import { StatCache } from "./checkpoint-statcache.js";
 import { excludedPaths, walkWorkspace, type WalkedNode } from "./checkpoint-walk.js";
 
-export { ManifestSchema, type Manifest, type ManifestEntry } from "./checkpoint-manifest.js";
+export { type Manifest, type ManifestEntry } from "./checkpoint-manifest.js";
+
+/** Files up to this size are restored through memory (one read, one write on an open fd). */
+const IN_MEMORY_RESTORE_MAX = 16 * 1024 * 1024;
 
 export const CHECKPOINT_DIR_ENV = "LATTICE_CHECKPOINT_DIR";
 
@@ -67,6 +93,10 @@ function manifestPath(dir: string, id: string): string {
   return join(dir, "manifests", `${id}.json`);
 }
 
+function checkpointNotFound(dir: string, id: string): NotFoundError {
+  return new NotFoundError("checkpoint_not_found", `checkpoint ${id} does not exist in ${dir} (see pmagent checkpoint list)`);
+}
+
 function checkId(id: string): void {
   if (!CHECKPOINT_ID.test(id)) {
     throw new UsageError("invalid_checkpoint_id", `"${id}" is not a checkpoint id (expected chk_ followed by letters, digits, '_' or '-', as printed by pmagent checkpoint create)`);
@@ -86,18 +116,28 @@ function workspaceRoot(workspace: string): string {
   }
 }
 
-function nowNs(): bigint {
-  return BigInt(Date.now()) * 1_000_000n;
-}
+const modeOf = (node: WalkedNode) => node.stat.mode & 0o7777;
 
-const modeOf = (node: WalkedNode) => Number(node.stat.mode & 0o7777n);
+/** A file or link deleted while the checkpoint runs is simply not in it; an unreadable one is an error. */
+function readOrSkip<T>(node: WalkedNode, read: () => T): T | undefined {
+  try {
+    return read();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return undefined;
+    if (code === "EACCES" || code === "EPERM") {
+      throw new RefusedError("checkpoint_unreadable", `cannot checkpoint ${node.path}: permission denied (make it readable by the sprite's user, or remove it from the workspace)`);
+    }
+    throw err;
+  }
+}
 
 /** Snapshot `workspace` into checkpoint directory `dir`; returns the new checkpoint's id and figures. */
 export function createCheckpoint(workspace: string, dir: string): CreateResult {
   const root = workspaceRoot(workspace);
   mkdirSync(dir, { recursive: true });
   return withDirLock(dir, () => {
-    const scanStart = nowNs();
+    const scanStart = Date.now();
     const blobs = new BlobStore(join(dir, "blobs"));
     const cache = StatCache.load(dir, root);
     const nodes = walkWorkspace(root, excludedPaths(root, dir));
@@ -110,13 +150,15 @@ export function createCheckpoint(workspace: string, dir: string): CreateResult {
     let newBytes = 0;
     for (const node of nodes) {
       if (node.type === "dir") entries.push({ type: "dir", path: node.path, mode: modeOf(node) });
-      else if (node.type === "symlink") entries.push({ type: "symlink", path: node.path, target: readlinkSync(node.abs) });
-      else {
-        seen.add(node.path);
+      else if (node.type === "symlink") {
+        const target = readOrSkip(node, () => readlinkSync(node.abs));
+        if (target !== undefined) entries.push({ type: "symlink", path: node.path, target });
+      } else {
         let sha256 = cache.lookup(node.path, node.stat);
-        let size = Number(node.stat.size);
+        let size = node.stat.size;
         if (sha256 === undefined) {
-          const put = blobs.putFile(node.abs, size);
+          const put = readOrSkip(node, () => blobs.putFile(node.abs, size));
+          if (put === undefined) continue;
           hashed++;
           sha256 = put.sha256;
           size = put.size;
@@ -126,9 +168,10 @@ export function createCheckpoint(workspace: string, dir: string): CreateResult {
           }
           cache.record(node.path, node.stat, sha256, scanStart);
         }
+        seen.add(node.path);
         files++;
         bytes += size;
-        entries.push({ type: "file", path: node.path, mode: modeOf(node), size, sha256, mtime_ms: Number(node.stat.mtimeNs / 1000n) / 1000 });
+        entries.push({ type: "file", path: node.path, mode: modeOf(node), size, sha256, mtime_ms: node.stat.mtimeMs });
       }
     }
     const id = `chk_${randomBytes(12).toString("hex")}`;
@@ -144,7 +187,7 @@ export function checkpointExists(dir: string, id: string): boolean {
   return CHECKPOINT_ID.test(id) && existsSync(manifestPath(dir, id));
 }
 
-/** Read and validate a checkpoint's manifest (including that every parent precedes its children). */
+/** Read and check a checkpoint's manifest (paths confined, every parent before its children). */
 export function readManifest(dir: string, id: string): Manifest {
   checkId(id);
   const path = manifestPath(dir, id);
@@ -152,9 +195,7 @@ export function readManifest(dir: string, id: string): Manifest {
   try {
     text = readFileSync(path, "utf8");
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") {
-      throw new NotFoundError("checkpoint_not_found", `checkpoint ${id} does not exist in ${dir} (see pmagent checkpoint list)`);
-    }
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") throw checkpointNotFound(dir, id);
     throw err;
   }
   let raw: unknown;
@@ -163,102 +204,134 @@ export function readManifest(dir: string, id: string): Manifest {
   } catch (err) {
     throw new UsageError("checkpoint_damaged", `manifest ${path} is not valid JSON: ${(err as Error).message}`);
   }
-  const manifest = parseWith(ManifestSchema, raw, `manifest ${path}`, "checkpoint_damaged");
-  // Writing `a/b` is only safe once `a` is known to be a real directory we created or kept.
-  const dirs = new Set<string>();
-  for (const e of manifest.entries) {
-    const parent = e.path.includes("/") ? e.path.slice(0, e.path.lastIndexOf("/")) : "";
-    if ((parent !== "" && !dirs.has(parent)) || e.path.split("/")[0] === ".lattice") {
-      throw new UsageError("checkpoint_damaged", `manifest ${path} is damaged: entry "${e.path}" is not under a directory listed before it`);
-    }
-    if (e.type === "dir") dirs.add(e.path);
-  }
-  return manifest;
+  const checked = checkManifest(raw);
+  if (!checked.ok) throw new UsageError("checkpoint_damaged", `manifest ${path} is damaged: ${checked.problem}`);
+  return checked.manifest;
 }
 
 function removeNode(abs: string): void {
   rmSync(abs, { recursive: true, force: true });
 }
 
+/** What a restore will do, worked out before anything in the workspace changes. */
+interface RestorePlan {
+  remove: WalkedNode[];
+  /** Manifest entries to (re)create, with what is in their place now. */
+  make: Array<{ entry: ManifestEntry; have: WalkedNode | undefined }>;
+  /** Files that already match, with their current stat (for the stat cache). */
+  keep: Array<{ entry: FileEntry; have: WalkedNode }>;
+}
+
+function planRestore(root: string, dir: string, manifest: Manifest, cache: StatCache): RestorePlan {
+  const wanted = new Map(manifest.entries.map((e) => [e.path, e]));
+  const current = new Map<string, WalkedNode>();
+  const plan: RestorePlan = { remove: [], make: [], keep: [] };
+  // What the checkpoint does not have goes; a removed directory takes its contents with it.
+  let removedDir: string | undefined;
+  for (const node of walkWorkspace(root, excludedPaths(root, dir))) {
+    if (removedDir !== undefined && node.path.startsWith(`${removedDir}/`)) continue;
+    if (wanted.has(node.path)) current.set(node.path, node);
+    else {
+      plan.remove.push(node);
+      if (node.type === "dir") removedDir = node.path;
+    }
+  }
+  for (const entry of manifest.entries) {
+    const have = current.get(entry.path);
+    if (entry.type === "dir" && have?.type === "dir" && modeOf(have) === entry.mode) continue;
+    if (entry.type === "symlink" && have?.type === "symlink" && readlinkSync(have.abs) === entry.target) continue;
+    if (entry.type === "file" && have?.type === "file" && sameContent(have, entry, cache)) plan.keep.push({ entry, have });
+    else plan.make.push({ entry, have });
+  }
+  return plan;
+}
+
 /**
  * Make `workspace` exactly what checkpoint `id` recorded: files that differ are written from
- * blobs, files the checkpoint does not have are removed, `.lattice/` is left alone.
+ * blobs, files the checkpoint does not have are removed, `.lattice/` is left alone. Every blob
+ * needed is checked before the workspace is touched.
  */
 export function restoreCheckpoint(workspace: string, dir: string, id: string): RestoreResult {
-  const manifest = readManifest(dir, id);
+  checkId(id);
+  if (!checkpointExists(dir, id)) throw checkpointNotFound(dir, id);
   mkdirSync(workspace, { recursive: true });
   const root = workspaceRoot(workspace);
   return withDirLock(dir, () => {
+    // Read under the lock: a prune may have removed the checkpoint in the meantime.
+    const manifest = readManifest(dir, id);
     const blobs = new BlobStore(join(dir, "blobs"));
-    for (const e of manifest.entries) {
-      if (e.type === "file" && !blobs.has(e.sha256)) {
-        throw new NotFoundError("checkpoint_damaged", `checkpoint ${id} cannot be restored: the content of ${e.path} (blob ${e.sha256.slice(0, 12)}…) is missing from ${dir}`);
+    const now = Date.now();
+    const cache = StatCache.load(dir, root);
+    const plan = planRestore(root, dir, manifest, cache);
+    for (const { entry } of plan.make) {
+      if (entry.type !== "file") continue;
+      const size = blobs.sizeOf(entry.sha256);
+      if (size !== entry.size) {
+        const what = size === undefined ? "is missing" : `has ${size} bytes instead of ${entry.size}`;
+        throw new NotFoundError("checkpoint_damaged", `checkpoint ${id} cannot be restored: the content of ${entry.path} (blob ${entry.sha256.slice(0, 12)}…) ${what} in ${dir}`);
       }
     }
-    const scanStart = nowNs();
-    const cache = StatCache.load(dir, root);
-    const wanted = new Map(manifest.entries.map((e) => [e.path, e]));
-    const current = new Map<string, WalkedNode>();
-    let removed = 0;
-    // Remove what the checkpoint does not have; a removed directory takes its contents with it.
-    let removedDir: string | undefined;
-    for (const node of walkWorkspace(root, excludedPaths(root, dir))) {
-      if (removedDir !== undefined && node.path.startsWith(`${removedDir}/`)) continue;
-      if (!wanted.has(node.path)) {
-        removeNode(node.abs);
-        removed++;
-        if (node.type === "dir") removedDir = node.path;
-      } else current.set(node.path, node);
-    }
+    for (const node of plan.remove) removeNode(node.abs);
     let written = 0;
-    let unchanged = 0;
-    const restored = new Set<string>();
-    for (const e of manifest.entries) {
-      const abs = confinePath(root, e.path, "checkpoint entry");
-      const have = current.get(e.path);
-      if (e.type === "dir") {
+    for (const { entry, have } of plan.make) {
+      const abs = confinePath(root, entry.path, "checkpoint entry");
+      if (entry.type === "dir") {
         if (have?.type !== "dir") {
           if (have) removeNode(abs);
-          mkdirSync(abs, { mode: e.mode });
+          mkdirSync(abs);
         }
-        chmodSync(abs, e.mode);
-      } else if (e.type === "symlink") {
-        if (have?.type === "symlink" && readlinkSync(abs) === e.target) continue;
+        chmodSync(abs, entry.mode);
+      } else if (entry.type === "symlink") {
         if (have) removeNode(abs);
-        symlinkSync(e.target, abs);
+        symlinkSync(entry.target, abs);
       } else {
-        restored.add(e.path);
-        if (have?.type === "file" && sameContent(have, e, cache)) {
-          if (modeOf(have) !== e.mode) chmodSync(abs, e.mode);
-          cache.record(e.path, have.stat, e.sha256, scanStart);
-          unchanged++;
-          continue;
-        }
         if (have && have.type !== "file") removeNode(abs);
-        writeFromBlob(blobs.path(e.sha256), abs, e);
-        cache.record(e.path, lstatSync(abs, { bigint: true }), e.sha256, scanStart);
+        cache.record(entry.path, writeFromBlob(blobs.path(entry.sha256), abs, entry, have?.type === "file"), entry.sha256, now);
         written++;
       }
     }
-    cache.retain(restored);
+    for (const { entry, have } of plan.keep) {
+      if (modeOf(have) !== entry.mode) chmodSync(have.abs, entry.mode);
+      cache.record(entry.path, have.stat, entry.sha256, now);
+    }
+    cache.retain(new Set(manifest.entries.filter((e) => e.type === "file").map((e) => e.path)));
     cache.save();
-    return { id, written, removed, unchanged };
+    return { id, written, removed: plan.remove.length, unchanged: plan.keep.length };
   });
 }
 
 function sameContent(have: WalkedNode, e: FileEntry, cache: StatCache): boolean {
-  if (Number(have.stat.size) !== e.size) return false;
+  if (have.stat.size !== e.size) return false;
   const cached = cache.lookup(e.path, have.stat);
   return (cached ?? hashFile(have.abs)) === e.sha256;
 }
 
-function writeFromBlob(blob: string, abs: string, e: FileEntry): void {
-  const tmp = `${abs}.lattice-restore-${randomBytes(4).toString("hex")}`;
-  copyFileSync(blob, tmp, constants.COPYFILE_FICLONE);
-  chmodSync(tmp, e.mode);
+/** Write a file from its blob with its mode and mtime; returns its stat for the stat cache. */
+function writeFromBlob(blob: string, abs: string, e: FileEntry, replacing: boolean): Stats {
+  // A file being replaced is written beside it and renamed over it (atomic, and never writes
+  // through a hard link); a new file is written in place.
+  const target = replacing ? `${abs}.lattice-restore-${randomBytes(4).toString("hex")}` : abs;
   const mtime = e.mtime_ms / 1000;
-  utimesSync(tmp, mtime, mtime);
-  renameSync(tmp, abs);
+  let stat: Stats;
+  if (e.size > IN_MEMORY_RESTORE_MAX) {
+    copyFileSync(blob, target, constants.COPYFILE_FICLONE);
+    chmodSync(target, e.mode);
+    utimesSync(target, mtime, mtime);
+    stat = lstatSync(target);
+  } else {
+    const data = readFileSync(blob);
+    const fd = openSync(target, "wx", 0o600);
+    try {
+      writeSync(fd, data);
+      fchmodSync(fd, e.mode);
+      futimesSync(fd, mtime, mtime);
+      stat = fstatSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+  if (replacing) renameSync(target, abs);
+  return stat;
 }
 
 /** Every checkpoint in `dir`, oldest first. */

@@ -1,12 +1,15 @@
-import { spawn } from "node:child_process";
-import { UnavailableError, UsageError } from "../core/index.js";
+import { UsageError } from "../core/index.js";
 import type { EnvironmentProposal, ProposalStore } from "./proposals.js";
 
-/** A command run in the workspace before the sprite starts (accepted `add_preinstall_step`). */
+/** A command the supervisor runs in the workspace (`sh -c`) before the sprite starts (accepted `add_preinstall_step`). */
 export interface PreinstallStep {
   proposal_id: string;
-  /** argv; a string command is run as `sh -c COMMAND`. */
-  argv: string[];
+  command: string;
+}
+
+/** POSIX shell quoting of one argument. */
+function shellQuote(arg: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`;
 }
 
 /** What accepted proposals add to a role's later runs. */
@@ -49,8 +52,8 @@ export function applyAdjustment(env: RoleEnvironment, p: Pick<EnvironmentProposa
   switch (p.adjustment_type) {
     case "add_preinstall_step": {
       const cmd = d.command;
-      if (Array.isArray(cmd) && cmd.length > 0 && cmd.every((c) => typeof c === "string" && c.length > 0)) env.preinstall.push({ proposal_id: p.id, argv: cmd as string[] });
-      else if (typeof cmd === "string" && cmd.trim()) env.preinstall.push({ proposal_id: p.id, argv: ["sh", "-c", cmd] });
+      if (Array.isArray(cmd) && cmd.length > 0 && cmd.every((c) => typeof c === "string" && c.length > 0)) env.preinstall.push({ proposal_id: p.id, command: (cmd as string[]).map(shellQuote).join(" ") });
+      else if (typeof cmd === "string" && cmd.trim()) env.preinstall.push({ proposal_id: p.id, command: cmd });
       else throw new UsageError("proposal_details_invalid", `environment proposal ${p.id} (add_preinstall_step) needs details.command: a command string or a non-empty argv array`);
       break;
     }
@@ -88,29 +91,9 @@ export function applyAdjustment(env: RoleEnvironment, p: Pick<EnvironmentProposa
 
 /** The environment accepted proposals give a role's later runs (oldest decision first, so later ones win). */
 export async function roleEnvironment(proposals: ProposalStore, role: string): Promise<RoleEnvironment> {
-  const accepted = (await proposals.list({ status: "accepted", role })).sort((a, b) => (a.decided_at ?? "").localeCompare(b.decided_at ?? "") || a.id.localeCompare(b.id));
+  const accepted = (await proposals.list({ status: "accepted", role })).sort((a, b) => (a.decided_seq ?? 0) - (b.decided_seq ?? 0));
   const env: RoleEnvironment = { role, preinstall: [], env: {}, adjustments: [] };
   for (const p of accepted) applyAdjustment(env, p);
   if (env.adjustments.length > 0) env.env.PMAGENT_ENVIRONMENT = JSON.stringify(env.adjustments.map((a) => ({ type: a.type, details: a.details })));
   return env;
-}
-
-/** Run the pre-install steps in the workspace, in order; the first failure stops the run with its output tail. */
-export async function runPreinstall(steps: readonly PreinstallStep[], workspace: string, env: Record<string, string>, timeoutMs = 600_000): Promise<void> {
-  for (const step of steps) {
-    const result = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
-      const child = spawn(step.argv[0]!, step.argv.slice(1), { cwd: workspace, env, stdio: ["ignore", "pipe", "pipe"], timeout: timeoutMs });
-      let output = "";
-      const keep = (d: Buffer) => (output = (output + d.toString()).slice(-2000));
-      child.stdout.on("data", keep);
-      child.stderr.on("data", keep);
-      child.on("error", reject);
-      child.on("close", (code) => resolve({ code, output }));
-    }).catch((err: Error) => {
-      throw new UnavailableError("preinstall_failed", `pre-install step of proposal ${step.proposal_id} (${step.argv.join(" ")}) could not start: ${err.message}`);
-    });
-    if (result.code !== 0) {
-      throw new UnavailableError("preinstall_failed", `pre-install step of proposal ${step.proposal_id} (${step.argv.join(" ")}) exited with ${result.code}: ${result.output.trim().split("\n").slice(-5).join(" | ")}`);
-    }
-  }
 }

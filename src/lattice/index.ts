@@ -7,7 +7,7 @@
  *   ADJUSTMENT_TYPES, PROPOSAL_SCOPES, CHECKPOINT_ID (regex), isEventType(s)
  *   LatticeEventSchema (discriminated union on event_type), one `<Type>Event` schema and one
  *   `<Type>Payload` schema per event type, PAYLOAD_SCHEMAS[type], ResumeSchema, ExpectedInputsSchema
- *   types: LatticeEvent, EventType, EventOf<T>, PayloadOf<T>, PayloadInputOf<T>, Resume
+ *   types: LatticeEvent, EventType, EventOf<T>, PayloadOf<T>, PayloadInputOf<T>, Resume, ResumeInput
  *
  * expected_inputs (inputs.ts)
  *   parseInputType(s) → {ok, type} | {ok:false, error}; formatInputType(type)
@@ -24,12 +24,13 @@
  *
  * Outbox (outbox.ts)
  *   outboxPath(ws), latticeDir(ws), appendOutbox(path, event) (fsync'd line append)
- *   readOutbox(path, from = OUTBOX_START, {maxLineBytes?}) → {items, next:{offset,line_no}, torn}
+ *   readOutbox(path, from = OUTBOX_START, {maxLineBytes?, redact?}) → {items, next:{offset,line_no}, torn}
  *     a torn last line (no newline) is reported in `torn`, not consumed, not an error;
  *     ConflictError "outbox_truncated" when the file shrank below `from.offset`
  *
  * Resume (resume.ts)
  *   readResume(ws, {mark?}) → {resume|null, replayed, key}; markResumed(ws, key);
+ *   writeResume(ws, resume) → key (supervisor side: validated, atomic, mode 0600)
  *   resumePath(ws), resumedMarkerPath(ws)  (marker `.lattice/resumed`: processed keys, one a line)
  *
  * Checkpoints (checkpoint.ts, checkpoint-*.ts)
@@ -60,7 +61,6 @@ export {
   readManifest,
   listCheckpoints,
   pruneCheckpoints,
-  ManifestSchema,
   type Manifest,
   type ManifestEntry,
   type CheckpointSummary,
@@ -109,3 +109,4 @@ export * from "./secrets.js";
 export * from "./proposals.js";
 export * from "./environment.js";
 export { git, branchSha } from "./git.js";
+export { actionSink, proposalSink, environmentProvider, projectSupervisor, type ProjectSupervisorOptions } from "./action-sinks.js";

@@ -8,7 +8,7 @@ import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSy
 import { dirname, join } from "node:path";
 import { ConflictError } from "../core/index.js";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type RawLine } from "./lines.js";
-import { EXCERPT_CHARS, parseEventJson, type ParsedEvent, type ProtocolError } from "./parser.js";
+import { excerpt, identity, parseEventJson, type ParsedEvent, type ProtocolError } from "./parser.js";
 
 export const LATTICE_DIR = ".lattice";
 export const OUTBOX_FILE = "outbox.jsonl";
@@ -52,13 +52,13 @@ export interface OutboxRead {
 
 const READ_CHUNK = 1024 * 1024;
 
-function classify(raw: RawLine, maxLineBytes: number): ParsedEvent | ProtocolError | null {
+function classify(raw: RawLine, maxLineBytes: number, redact: (t: string) => string): ParsedEvent | ProtocolError | null {
   if (raw.kind === "overlong") {
     return {
       kind: "protocol_error",
       line_no: raw.line_no,
       reason: `line of ${raw.size} bytes exceeds the limit of ${maxLineBytes} bytes; discarded`,
-      excerpt: raw.head.toString("utf8").slice(0, EXCERPT_CHARS),
+      excerpt: excerpt(raw.head.toString("utf8"), redact),
     };
   }
   let text = raw.bytes.toString("utf8");
@@ -66,17 +66,18 @@ function classify(raw: RawLine, maxLineBytes: number): ParsedEvent | ProtocolErr
   if (text.trim() === "") return null;
   const parsed = parseEventJson(text);
   if (!parsed.ok) {
-    return { kind: "protocol_error", line_no: raw.line_no, reason: parsed.reason, excerpt: text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text };
+    return { kind: "protocol_error", line_no: raw.line_no, reason: redact(parsed.reason), excerpt: excerpt(text, redact) };
   }
   return { kind: "event", line_no: raw.line_no, id: parsed.id, event: parsed.event, raw: parsed.raw };
 }
 
 /**
- * Read the outbox from `from` to its current end. A missing file reads as empty (the sprite has
+ * Read the outbox from `from` to its current end (`redact` as in the stdout parser). A missing file reads as empty (the sprite has
  * not written yet). A file shorter than `from.offset` was rewritten, which the protocol forbids.
  */
-export function readOutbox(path: string, from: OutboxPosition = OUTBOX_START, options: { maxLineBytes?: number } = {}): OutboxRead {
+export function readOutbox(path: string, from: OutboxPosition = OUTBOX_START, options: { maxLineBytes?: number; redact?: (text: string) => string } = {}): OutboxRead {
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  const redact = options.redact ?? identity;
   let fd: number;
   try {
     fd = openSync(path, "r");
@@ -103,7 +104,7 @@ export function readOutbox(path: string, from: OutboxPosition = OUTBOX_START, op
       if (lastNl !== -1) consumedTo = pos + lastNl + 1;
       for (const raw of splitter.push(chunk)) {
         lineNo = raw.line_no + 1;
-        const item = classify(raw, maxLineBytes);
+        const item = classify(raw, maxLineBytes, redact);
         if (item) items.push(item);
       }
       pos += n;

@@ -48,12 +48,20 @@ export function eventId(event: unknown): string {
   return contentHash(event);
 }
 
-function excerpt(text: string, redact: (t: string) => string): string {
+export function excerpt(text: string, redact: (t: string) => string): string {
   const cut = text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text;
   return redact(cut);
 }
 
-const identity = (t: string) => t;
+export const identity = (t: string) => t;
+
+/**
+ * JSON.parse's message without the excerpt of the input V8 puts in it (`…"{"token": ghp_…" is not
+ * valid JSON`): the input may hold a secret, and the caller shows a redacted excerpt of its own.
+ */
+export function jsonErrorMessage(err: unknown): string {
+  return (err as Error).message.replace(/,\s*(?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, "");
+}
 
 /**
  * Validate one event's JSON text (no prefix). Returns the event or the reason it is not one.
@@ -64,7 +72,7 @@ export function parseEventJson(json: string): { ok: true; id: string; event: Lat
   try {
     value = JSON.parse(json);
   } catch (err) {
-    return { ok: false, reason: `invalid JSON: ${(err as Error).message}` };
+    return { ok: false, reason: `invalid JSON: ${jsonErrorMessage(err)}` };
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     return { ok: false, reason: "schema violation: $: expected a JSON object (the event envelope)" };
@@ -92,7 +100,7 @@ export function classifyStdoutLine(raw: RawLine, maxLineBytes: number, redact: (
   const line = decode(raw.bytes);
   if (!line.startsWith(EVENT_PREFIX)) return { kind: "log", line_no: raw.line_no, text: redact(line) };
   const parsed = parseEventJson(line.slice(EVENT_PREFIX.length));
-  if (!parsed.ok) return { kind: "protocol_error", line_no: raw.line_no, reason: parsed.reason, excerpt: excerpt(line, redact) };
+  if (!parsed.ok) return { kind: "protocol_error", line_no: raw.line_no, reason: redact(parsed.reason), excerpt: excerpt(line, redact) };
   return { kind: "event", line_no: raw.line_no, id: parsed.id, event: parsed.event, raw: parsed.raw };
 }
 

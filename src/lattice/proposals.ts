@@ -34,9 +34,12 @@ export interface EnvironmentProposal {
   last_seen_at: string;
   decided_by: string | null;
   decided_at: string | null;
+  /** Order of decisions in the project (later accepted adjustments win). */
+  decided_seq: number | null;
 }
 
-interface Row extends Omit<EnvironmentProposal, "details" | "observed_failure" | "evidence" | "count" | "confidence"> {
+interface Row extends Omit<EnvironmentProposal, "details" | "observed_failure" | "evidence" | "count" | "confidence" | "decided_seq"> {
+  decided_seq: number | string | null;
   details_json: string;
   observed_failure_json: string;
   evidence_json: string;
@@ -64,6 +67,7 @@ function toProposal(r: Row): EnvironmentProposal {
     last_seen_at: r.last_seen_at,
     decided_by: r.decided_by,
     decided_at: r.decided_at,
+    decided_seq: r.decided_seq === null ? null : Number(r.decided_seq),
   };
 }
 
@@ -88,6 +92,8 @@ export interface RecordResult {
   proposal: EnvironmentProposal;
   /** True the first time this fingerprint was proposed for the role. */
   first: boolean;
+  /** False when this event was recorded before (a redelivery): nothing was counted. */
+  counted: boolean;
 }
 
 /** ENVIRONMENT_PROPOSALs of a project: deduplicated per role and fingerprint, decided by a human. */
@@ -99,11 +105,20 @@ export class ProposalStore {
     return [new Date(ms).toISOString(), ms];
   }
 
-  async record(role: string, runId: string, payload: ProposalPayload): Promise<RecordResult> {
+  /** Record one ENVIRONMENT_PROPOSAL event of a run; the same event again (a redelivery) counts once. */
+  async record(role: string, runId: string, eventId: string, payload: ProposalPayload): Promise<RecordResult> {
     const fingerprint = proposalFingerprint(payload);
     const id = `envp_${contentHash({ project: this.options.projectId, role, fingerprint }).slice(0, 12)}`;
     const [at, ms] = this.now();
     return this.options.store.transaction(async (tx) => {
+      const seen = await tx.run("INSERT INTO lattice_env_proposal_sightings (run_id, event_id, proposal_id) VALUES (?, ?, ?) ON CONFLICT (run_id, event_id) DO NOTHING", [runId, eventId, id]);
+      if (seen.changes === 0) {
+        const row = await tx.get<Row>(
+          "SELECT p.* FROM lattice_env_proposals p JOIN lattice_env_proposal_sightings s ON s.proposal_id = p.id WHERE s.run_id = ? AND s.event_id = ?",
+          [runId, eventId],
+        );
+        return { proposal: toProposal(row!), first: false, counted: false };
+      }
       const updated = await tx.run(
         "UPDATE lattice_env_proposals SET count = count + 1, last_run_id = ?, last_seen_at = ?, last_seen_ms = ?, confidence = ?, evidence_json = ? WHERE id = ?",
         [runId, at, ms, payload.confidence, JSON.stringify(payload.evidence), id],
@@ -132,7 +147,7 @@ export class ProposalStore {
         );
       }
       const row = await tx.get<Row>("SELECT * FROM lattice_env_proposals WHERE id = ?", [id]);
-      return { proposal: toProposal(row!), first: updated.changes === 0 };
+      return { proposal: toProposal(row!), first: updated.changes === 0, counted: true };
     });
   }
 
@@ -177,7 +192,11 @@ export class ProposalStore {
       throw new ConflictError("proposal_decided", `environment proposal ${id} was already ${current.status} by ${current.decided_by ?? "?"} at ${current.decided_at ?? "?"}`);
     }
     const [at] = this.now();
-    const r = await this.options.store.run("UPDATE lattice_env_proposals SET status = ?, decided_by = ?, decided_at = ? WHERE id = ? AND status = 'pending'", [status, actor, at, id]);
+    // decided_seq orders decisions (later ones win in a role's environment) even within one millisecond.
+    const r = await this.options.store.run(
+      "UPDATE lattice_env_proposals SET status = ?, decided_by = ?, decided_at = ?, decided_seq = (SELECT COALESCE(MAX(decided_seq), 0) + 1 FROM lattice_env_proposals WHERE project_id = ?) WHERE id = ? AND status = 'pending'",
+      [status, actor, at, this.options.projectId, id],
+    );
     if (r.changes === 0) throw new ConflictError("proposal_decided", `environment proposal ${id} was decided by someone else meanwhile`);
     return this.get(id);
   }

@@ -182,6 +182,7 @@ export const ResumeSchema = z.looseObject({
   context: record.default({}),
 });
 export type Resume = z.output<typeof ResumeSchema>;
+export type ResumeInput = z.input<typeof ResumeSchema>;
 
 export function isEventType(value: string): value is EventType {
   return (EVENT_TYPES as readonly string[]).includes(value);

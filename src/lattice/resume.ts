@@ -5,9 +5,10 @@
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { contentHash, parseJsonText, parseWith } from "../core/index.js";
+import { contentHash, parseWith, UsageError, writeFileAtomic } from "../core/index.js";
 import { LATTICE_DIR } from "./outbox.js";
-import { ResumeSchema, type Resume } from "./protocol.js";
+import { jsonErrorMessage } from "./parser.js";
+import { ResumeSchema, type Resume, type ResumeInput } from "./protocol.js";
 
 export const RESUME_FILE = "resume.json";
 export const RESUMED_MARKER = "resumed";
@@ -66,10 +67,26 @@ export function readResume(workspace: string, options: { mark?: boolean } = {}):
   const path = resumePath(workspace);
   const text = readText(path);
   if (text === null) return { resume: null, replayed: false, key: null };
-  const raw = parseJsonText(text, path, "invalid_resume");
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    // Without V8's excerpt of the text: resume.json may carry a credential.
+    throw new UsageError("invalid_resume", `${path} is not valid JSON: ${jsonErrorMessage(err)}`);
+  }
   const resume = parseWith(ResumeSchema, raw, path, "invalid_resume");
   const key = contentHash(raw);
   const replayed = processedKeys(workspace).has(key);
   if (!replayed && options.mark !== false) markResumed(workspace, key);
   return { resume, replayed, key };
+}
+
+/**
+ * The supervisor's side: write `.lattice/resume.json` (validated, atomically, mode 0600 because
+ * FETCH_CREDENTIAL results travel in it). Returns the resume's key, as `readResume` will see it.
+ */
+export function writeResume(workspace: string, resume: ResumeInput): string {
+  const value = parseWith(ResumeSchema, resume, "resume payload", "invalid_resume");
+  writeFileAtomic(resumePath(workspace), `${JSON.stringify(value)}\n`, 0o600);
+  return contentHash(value);
 }

@@ -251,13 +251,14 @@ export class RunStore {
     return this.get(run.id);
   }
 
-  async find(id: string, q: Queryable = this.store): Promise<RunRecord | undefined> {
-    const row = await q.get<RunRow>(`SELECT ${RUN_COLUMNS} FROM lattice_runs r WHERE r.id = ? AND r.project_id = ?`, [id, this.projectId]);
+  /** `counted: false` skips counting the events (event_count 0): for the hot path. */
+  async find(id: string, q: Queryable = this.store, counted = true): Promise<RunRecord | undefined> {
+    const row = await q.get<RunRow>(`SELECT ${counted ? RUN_COLUMNS : "r.*"} FROM lattice_runs r WHERE r.id = ? AND r.project_id = ?`, [id, this.projectId]);
     return row ? toRecord(row) : undefined;
   }
 
-  async get(id: string, q: Queryable = this.store): Promise<RunRecord> {
-    const run = await this.find(id, q);
+  async get(id: string, q: Queryable = this.store, counted = true): Promise<RunRecord> {
+    const run = await this.find(id, q, counted);
     if (!run) throw new NotFoundError("run_not_found", `run ${id} does not exist in project ${this.projectId} (see \`pmagent runs list\`)`, { run: id });
     return run;
   }

@@ -19,7 +19,7 @@ import { readResume, type ResumeInfo } from "./resume.js";
 
 export { checkInputs, assertInputs, type InputsCheckOptions } from "./inputs.js";
 export { markResumed, type ResumeInfo } from "./resume.js";
-export type { EventType, LatticeEvent, PayloadInputOf, Resume } from "./protocol.js";
+export type { EventOf, EventType, LatticeEvent, PayloadInputOf, Resume } from "./protocol.js";
 
 export const DEFAULT_WORKSPACE = "/workspace";
 

@@ -14,7 +14,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { Blackboard, isTerminal, type Entry, type StoredEntry } from "../blackboard/index.js";
-import { findRole, type Project, type RoleConfig } from "../config/index.js";
+import { findRole, followUpId, type Project, type RoleConfig } from "../config/index.js";
 import {
   NotFoundError,
   PmagentError,
@@ -40,6 +40,8 @@ import { RunStore, UNFINISHED_RUN_STATES, isTerminalRunState, type GateDecision,
 import { checkExtraEnv, prepareRunDir, selfCommand, spriteEnv } from "./sandbox.js";
 
 export const DEFAULT_POLL_MS = 100;
+/** Event types the supervisor acts on when they are stored. */
+const SIGNIFICANT = new Set(["PHASE_STARTED", "ACTION_REQUEST", "ENVIRONMENT_PROPOSAL"]);
 /** A waiting run keeps its entry claimed this long: nobody takes over a sprite that waits for input. */
 export const PARKED_LEASE_MS = 7 * 24 * 3600 * 1000;
 const KILL_GRACE_MS = 3000;
@@ -417,7 +419,8 @@ export class Supervisor {
   }
 
   private async onNewEvents(runId: string, events: StoredEvent[]): Promise<void> {
-    const run = await this.runs.get(runId);
+    if (!this.o.onEvents && !events.some((e) => SIGNIFICANT.has(e.event_type))) return;
+    const run = await this.runs.get(runId, this.store, false);
     this.o.onEvents?.(run, events);
     for (const e of events) {
       if (e.event_type === "PHASE_STARTED" && run.entry_id) await this.entryInProgress(run);
@@ -563,7 +566,8 @@ export class Supervisor {
   }
 
   private async postNext(run: RunRecord, entry: Entry): Promise<void> {
-    const next = this.role(run.role).next;
+    const { lane, role } = findRole(this.o.project.config, run.role);
+    const next = role.next;
     if (!next) return;
     const events = await this.runs.events(run.id);
     const artifacts = events
@@ -575,7 +579,7 @@ export class Supervisor {
     const completed = [...events].reverse().find((e) => e.event_type === "COMPLETED");
     const summary = (completed?.event.payload as { summary?: string } | undefined)?.summary;
     await this.board.post(run.role, {
-      id: `${entry.id}${next.id_suffix}`,
+      id: followUpId(lane, entry.id, next.id_suffix),
       to: next.to,
       kind: next.kind,
       payload: { refs: [{ type: "run", run_id: run.id, entry_id: entry.id }, ...artifacts], ...(summary ? { summary } : {}) },

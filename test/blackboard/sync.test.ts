@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Blackboard, parseComment, renderComment, syncBoard, type Entry, type SyncOptions } from "../../src/blackboard/index.js";
+import { createServer, type AddressInfo, type Socket } from "node:net";
+import { Blackboard, SyncReportSchema, parseComment, renderComment, syncBoard, type Entry, type SyncOptions } from "../../src/blackboard/index.js";
 import { PmagentError } from "../../src/core/index.js";
 import { FakeGitHub } from "../helpers/fake-github.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
@@ -164,6 +165,34 @@ describe.each(kinds)("bb sync ($name)", (kind) => {
     ]);
   });
 
+  it("does not import a GitHub edit over an entry a worker holds claimed", async () => {
+    const c = fake.addComment(REPO, 1, renderComment(entry("claimed")));
+    await sync();
+    const claimed = await board.claim("Aya@host:1", "Aya", ["doc_update_proposal_request"]);
+    expect(claimed?.entry.id).toBe("claimed");
+    expect(await sync()).toMatchObject({ written_back: [{ entry_id: "claimed" }] });
+    fake.editComment(c.id, renderComment({ ...claimed!.entry, source_issue: 1, source_comment_id: c.id, payload: { summary: "edited on GitHub" } }));
+    const report = await sync();
+    expect(report.conflicts.map((x) => x.reason)).toEqual(["edited on GitHub while Aya@host:1 holds its claim locally; not imported while the claim is held"]);
+    expect((await board.get("claimed")).entry.payload).toEqual(entry("claimed").payload);
+  });
+
+  it("reports a linked comment edited into plain text or into another entry, and keeps the local entry", async () => {
+    const plain = fake.addComment(REPO, 1, renderComment(entry("p1")));
+    const swapped = fake.addComment(REPO, 1, renderComment(entry("p2")));
+    await sync();
+    fake.editComment(plain.id, "never mind");
+    fake.editComment(swapped.id, renderComment(entry("p3")));
+    const report = await sync();
+    expect(report.conflicts.map((x) => [x.entry_id, x.comment_id, x.reason])).toEqual([
+      ["p1", plain.id, "the comment was edited on GitHub and no longer holds a blackboard entry; the local entry is kept"],
+      ["p2", swapped.id, 'the comment was edited on GitHub to hold entry "p3" instead; neither side is changed'],
+    ]);
+    expect(await board.find("p3")).toBeUndefined();
+    expect((await board.get("p1")).entry.id).toBe("p1");
+    expect(fake.comments(REPO, 1)).toHaveLength(2);
+  });
+
   it("reports a second comment holding the same entry as a duplicate", async () => {
     const first = fake.addComment(REPO, 1, renderComment(entry("dup")));
     const copy = fake.addComment(REPO, 1, renderComment(entry("dup", { note: "copy" })));
@@ -206,6 +235,42 @@ describe.each(kinds)("bb sync ($name)", (kind) => {
     ]);
     expect(same.id).toBeGreaterThan(0);
     expect(fake.comments(REPO, 1)).toHaveLength(2);
+  });
+
+  it("runs one sync per board at a time: a concurrent one is refused, nothing is posted twice", async () => {
+    await board.post("Human", { id: "once", to: "Aya", kind: "k" });
+    const results = await Promise.allSettled([sync(), sync()]);
+    const ok = results.filter((r) => r.status === "fulfilled");
+    const refused = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+    expect(ok).toHaveLength(1);
+    expect(refused).toHaveLength(1);
+    expect(refused[0]!.reason).toMatchObject({ code: "bb_sync_running", message: expect.stringMatching(/^another bb sync of acme\/board#1 is running \(.+, lock held until .+\): wait for it to finish$/) });
+    expect(fake.comments(REPO, 1)).toHaveLength(1);
+    expect(await t.store.all("SELECT holder FROM bb_sync_lock")).toEqual([]);
+  });
+
+  it("takes over the lock of a crashed sync once it expired", async () => {
+    await t.store.run("INSERT INTO bb_sync_lock (project_id, repo, issue, holder, expires_ms) VALUES (?, ?, ?, ?, ?)", ["demo", "acme/board", 1, "crashed:1:ab", Date.now() + 60_000]);
+    expect((await failure(sync())).message).toMatch(/^another bb sync of acme\/board#1 is running \(crashed:1:ab, lock held until /);
+    await t.store.run("UPDATE bb_sync_lock SET expires_ms = ?", [Date.now() - 1]);
+    expect(await sync()).toMatchObject({ comments: 0 });
+    expect(await t.store.all("SELECT holder FROM bb_sync_lock")).toEqual([]);
+  });
+
+  it("reports an entry GitHub refuses to store (comment too long) and goes on with the rest", async () => {
+    const huge = { summary: "x".repeat(70_000) };
+    await board.post("Human", { id: "big", to: "Aya", kind: "k", payload: huge, created_at: "2020-01-01T00:00:00Z" });
+    await board.post("Human", { id: "small", to: "Aya", kind: "k" });
+    const c = fake.addComment(REPO, 1, renderComment(entry("grows")));
+    await expect(sync()).resolves.toMatchObject({ posted: [{ entry_id: "small" }], imported: [{ entry_id: "grows" }] });
+    await board.change("Aya", "grows", { payload: huge });
+    const report = await sync();
+    const reason = (what: string) => `cannot ${what}: GitHub answered 422 Validation Failed (body is too long (maximum is 65536 characters))`;
+    expect(report.refused).toEqual([
+      { entry_id: "grows", comment_id: c.id, reason: reason(`rewrite comment ${c.id} of acme/board#1`) },
+      { entry_id: "big", reason: reason("post entry big to acme/board#1") },
+    ]);
+    expect(fake.comment(c.id)!.body).toBe(renderComment(entry("grows")));
   });
 
   it("waits out a primary rate limit (403, x-ratelimit-reset) and a secondary one (429, retry-after), then succeeds", async () => {
@@ -256,6 +321,21 @@ describe.each(kinds)("bb sync ($name)", (kind) => {
     fake = await FakeGitHub.start();
   });
 
+  it("gives up on a server that accepts the connection and never answers", async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+      const err = await failure(sync({ apiUrl: url, timeoutMs: 300 }));
+      expect(err.code).toBe("github_unreachable");
+      expect(err.message).toMatch(new RegExp(`^cannot list the comments of acme/board#1: GitHub at ${url} did not answer`));
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+
   it("refuses a bad repository, issue, type or API URL", async () => {
     expect((await failure(sync({ repo: "acme" }))).message).toBe('repository "acme" is not OWNER/NAME (e.g. acme/widgets)');
     expect((await failure(sync({ issue: 0 }))).message).toBe('issue "0" is not an issue number (a whole number from 1)');
@@ -300,7 +380,7 @@ describe.each(kinds)("pmagent bb sync CLI ($name)", (kind) => {
     const r = await cli(["bb", "sync", "--format", "json"], { BOARD_TOKEN: "test-token" });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    const report = JSON.parse(r.stdout);
+    const report = SyncReportSchema.parse(JSON.parse(r.stdout));
     expect(report).toMatchObject({ repo: REPO, issue: 1, imported: [{ entry_id: "cli-1", comment_id: c.id }], posted: [{ entry_id: "cli-2" }] });
     const text = await cli(["bb", "sync"], { BOARD_TOKEN: "test-token" });
     expect(text.stdout).toBe("synced acme/board#1 (2 comments): imported 0, updated locally 0, written back 0, posted 0, unchanged 2, conflicts 0, bad comments 0\n");
@@ -327,6 +407,15 @@ describe.each(kinds)("pmagent bb sync CLI ($name)", (kind) => {
     const badIssue = await cli(["bb", "sync", "--repo", REPO, "--issue", "x"], { GITHUB_TOKEN: "test-token" });
     expect(badIssue.code).toBe(2);
     expect(badIssue.stderr).toContain('--issue expects a whole number, got "x"');
+    const badType = await cli(["bb", "sync", "--repo", REPO, "--issue", "1", "--type", "a b"], { GITHUB_TOKEN: "test-token" });
+    expect(badType.code).toBe(2);
+    expect(badType.stderr).toBe('pmagent: blackboard type "a b" is not valid: it must be non-empty, without spaces or angle brackets (e.g. doc_update_v1) [bb_bad_type]\n');
+    const badUrl = await cli(["bb", "sync", "--repo", REPO, "--issue", "1", "--api-url", "nope"], { GITHUB_TOKEN: "test-token" });
+    expect(badUrl.code).toBe(2);
+    expect(badUrl.stderr).toBe('pmagent: GitHub API URL "nope" is not a URL (e.g. https://api.github.com) [github_bad_api_url]\n');
+    const badRepo = await cli(["bb", "sync", "--repo", "acme", "--issue", "1"], { GITHUB_TOKEN: "test-token" });
+    expect(badRepo.code).toBe(2);
+    expect(badRepo.stderr).toBe('pmagent: repository "acme" is not OWNER/NAME (e.g. acme/widgets) [bb_sync_bad_repo]\n');
   });
 
   it("never prints the token, even when GitHub rejects it", async () => {

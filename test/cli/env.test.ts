@@ -26,8 +26,8 @@ describe("pmagent env and pmagent prs", () => {
       evidence: ["package-lock.json"],
       scope: "repo_specific",
     };
-    id = (await ps.record("Aya", "run-1", payload)).proposal.id;
-    await ps.record("Aya", "run-2", payload);
+    id = (await ps.record("Aya", "run-1", "ev-1", payload)).proposal.id;
+    await ps.record("Aya", "run-2", "ev-2", payload);
     await store.close();
   });
   afterEach(() => p.cleanup());
@@ -46,9 +46,9 @@ describe("pmagent env and pmagent prs", () => {
     expect(res.stderr).toBe("");
     expect(res.stdout).toBe(`${id} accepted by Human: Aya add_preinstall_step {"command":"npm ci"}\n`);
     const show = await cli(["env", "show", "Aya"]);
-    expect(show.stdout).toBe(`Aya:\n  pre-install (${id}): sh -c npm ci\n`);
+    expect(show.stdout).toBe(`Aya:\n  pre-install (${id}): npm ci\n`);
     const json = JSON.parse((await cli(["env", "show", "Aya", "--format", "json"])).stdout) as { preinstall: unknown[] };
-    expect(json.preinstall).toEqual([{ proposal_id: id, argv: ["sh", "-c", "npm ci"] }]);
+    expect(json.preinstall).toEqual([{ proposal_id: id, command: "npm ci" }]);
     const again = await cli(["env", "reject", id, "--as", "Human"]);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(new RegExp(`^pmagent: environment proposal ${id} was already accepted by Human at .* \\[proposal_decided\\]\\n$`));

@@ -110,8 +110,8 @@ describe.skipIf(!haveChromium)("web console in headless Chromium", () => {
     const { ProposalStore } = await import("../../src/lattice/index.js");
     const ps = new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] });
     const adjust = (runtime: string) => ({ observed_failure: { phase: "bootstrap", exit_code: 127, stderr_hint: `${runtime}: not found` }, suggested_adjustment: { type: "runtime_install", details: { runtime, version: "20" } }, confidence: 0.8, evidence: [], scope: "repo_specific" });
-    const a = (await ps.record("Builder", "run-a", adjust("node") as never)).proposal;
-    const b = (await ps.record("Builder", "run-b", adjust("python") as never)).proposal;
+    const a = (await ps.record("Builder", "run-a", "ev-a", adjust("node") as never)).proposal;
+    const b = (await ps.record("Builder", "run-b", "ev-b", adjust("python") as never)).proposal;
     await page.goto(`${s.url}/#/proposals`);
     await page.locator(`[data-proposal="${a.id}"] button`).first().waitFor();
     await page.screenshot({ path: join(ARTIFACTS, "proposals.png"), fullPage: true });

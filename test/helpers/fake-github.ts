@@ -471,16 +471,14 @@ export class FakeGitHub {
         return this.page(url, this.listComments(repo, num(1), url.searchParams));
       case "POST issues/:n/comments": {
         const issue = this.issueOrThrow(repo, num(1));
-        const text = field(body, "body");
-        if (typeof text !== "string") throw validationFailed("IssueComment", "body");
+        const text = commentBody(body);
         return { status: 201, json: this.createComment(repo, issue, text, login) };
       }
       case "GET issues/comments/:n":
         return { status: 200, json: this.commentOrThrow(repo, num(2)).comment };
       case "PATCH issues/comments/:n": {
         const found = this.commentOrThrow(repo, num(2));
-        const text = field(body, "body");
-        if (typeof text !== "string") throw validationFailed("IssueComment", "body");
+        const text = commentBody(body);
         found.comment.body = text;
         found.comment.updated_at = githubTime(this.clock());
         return { status: 200, json: found.comment };
@@ -726,6 +724,16 @@ export class FakeGitHub {
 
 function field(body: unknown, name: string): unknown {
   return body !== null && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>)[name] : undefined;
+}
+
+/** GitHub's limit on a comment body is 65536 characters. */
+export const MAX_COMMENT_LENGTH = 65_536;
+
+function commentBody(body: unknown): string {
+  const text = field(body, "body");
+  if (typeof text !== "string") throw validationFailed("IssueComment", "body");
+  if (text.length > MAX_COMMENT_LENGTH) throw validationFailed("IssueComment", "body", "custom", `body is too long (maximum is ${MAX_COMMENT_LENGTH} characters)`);
+  return text;
 }
 
 function intParam(params: URLSearchParams, name: string, fallback: number): number {

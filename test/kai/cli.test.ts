@@ -121,6 +121,14 @@ describe("pmagent kai", () => {
     expect(r.stderr.trim()).toBe(message);
   });
 
+  it("--polish without a model key is a usage error naming what to set", async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, ...t.env };
+    delete env.OPENAI_API_KEY;
+    const r = await runCli(["kai", "status", "--polish"], { cwd: repo.dir, env });
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe("pmagent: no model API key: set OPENAI_API_KEY or model.api_key_env in pmagent.config.json [no_model_api_key]");
+  });
+
   it("an unknown lane or a future --as-of is answered with an error response", async () => {
     const lane = await cli(["status", "--lane", "layer_x/foo"]);
     expect(lane.code).toBe(2);

@@ -29,6 +29,7 @@ export function twoCycles(): { board: BoardEntryEvidence[]; runs: RunEvidence[] 
   const runs = [
     run("run-aya-2", "Aya", "req-2", "succeeded", "2026-01-08T10:00:00Z", {
       finished_at: "2026-01-08T11:00:00Z",
+      events: 14,
       artifacts: [{ path: "reports/doc_update_proposals/notes.md" }, { path: "reports/doc_update_proposals/p2.json" }],
       environment_proposals: [{ id: "env-1", status: "pending", summary: "install pandoc", count: 2 }],
     }),

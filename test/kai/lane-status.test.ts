@@ -55,6 +55,7 @@ describe("lane_status_v1", () => {
         started_at: "2026-01-08T10:00:00Z",
         finished_at: "2026-01-08T11:00:00Z",
         waiting_for: [],
+        events: 14,
         artifacts: ["reports/doc_update_proposals/notes.md", "reports/doc_update_proposals/p2.json"],
         pull_requests: [],
       },

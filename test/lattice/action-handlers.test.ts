@@ -278,7 +278,7 @@ describe("action handlers against real git, a local GitHub and a local webhook",
       const ex = executorFor({}, { DEPLOY_TOKEN: SECRET, OTHER: SECRET });
       const record = await ex.submit(actionRequest({ action: "FETCH_CREDENTIAL", blocking: true, role, parameters: { name } }));
       expect(record.error).toEqual({ code, message });
-      expect(resumed[0]!.payload.inputs).toEqual({ error: { code, message } });
+      expect(resumed[0]!.payload).toMatchObject({ inputs: {}, failure: { action: "FETCH_CREDENTIAL", message: `${message} [${code}]` } });
       expect(JSON.stringify(resumed)).not.toContain(SECRET);
     });
 

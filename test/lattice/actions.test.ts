@@ -96,8 +96,9 @@ describe.each(kinds)("action executor ($name)", (kind) => {
       {
         runId: "run-u",
         payload: {
-          inputs: { error: record.error },
+          inputs: {},
           context: { action: { action: "DEPLOY_PROD", idempotency_key: record.idempotency_key, state: "failed", error: record.error } },
+          failure: { action: "DEPLOY_PROD", message: 'unknown action "DEPLOY_PROD": the supervisor carries out NOTIFY_USER, OPEN_PR [unknown_action]' },
         },
       },
     ]);

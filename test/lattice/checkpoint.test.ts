@@ -216,12 +216,18 @@ describe("checkpoints", () => {
     const manifest = JSON.parse(readFileSync(manifestFile, "utf8")) as { entries: Array<Record<string, unknown>> };
     const sha = manifest.entries[0]!.sha256 as string;
     rmSync(join(dir, "blobs", sha.slice(0, 2), sha.slice(2)));
-    expect(() => restoreCheckpoint(ws, dir, c.id)).toThrow(`checkpoint ${c.id} cannot be restored: the content of a.txt (blob ${sha.slice(0, 12)}…) is missing`);
+    writeFileSync(join(ws, "a.txt"), "changed");
+    expect(() => restoreCheckpoint(ws, dir, c.id)).toThrow(`checkpoint ${c.id} cannot be restored: the content of a.txt (blob ${sha.slice(0, 12)}…) is missing in ${dir}`);
+    expect(readFileSync(join(ws, "a.txt"), "utf8")).toBe("changed"); // checked before anything was touched
 
     writeFileSync(manifestFile, JSON.stringify({ ...manifest, entries: [{ type: "file", path: "../escape", mode: 420, size: 1, sha256: sha, mtime_ms: 0 }] }));
-    expect(() => restoreCheckpoint(ws, dir, c.id)).toThrow("$.entries[0].path: expected a relative path without '.', '..' or empty segments");
+    expect(() => restoreCheckpoint(ws, dir, c.id)).toThrow(`manifest ${manifestFile} is damaged: $.entries[0]: path: expected a relative path without '.', '..' or empty segments`);
     writeFileSync(manifestFile, JSON.stringify({ ...manifest, entries: [{ type: "file", path: "link/passwd", mode: 420, size: 1, sha256: sha, mtime_ms: 0 }] }));
-    expect(() => restoreCheckpoint(ws, dir, c.id)).toThrow('entry "link/passwd" is not under a directory listed before it');
+    expect(() => restoreCheckpoint(ws, dir, c.id)).toThrow('$.entries[0]: "link/passwd" is not under a directory listed before it');
+    writeFileSync(manifestFile, JSON.stringify({ ...manifest, entries: [{ type: "dir", path: ".lattice", mode: 493 }] }));
+    expect(() => restoreCheckpoint(ws, dir, c.id)).toThrow('$.entries[0]: ".lattice" is inside .lattice/, which checkpoints never hold');
+    writeFileSync(manifestFile, JSON.stringify({ ...manifest, entries: [{ type: "file", path: "a.txt", mode: 420, size: 1, sha256: "xyz", mtime_ms: 0 }] }));
+    expect(() => restoreCheckpoint(ws, dir, c.id)).toThrow("$.entries[0]: sha256: expected 64 hex digits");
     writeFileSync(manifestFile, "{");
     expect(() => restoreCheckpoint(ws, dir, c.id)).toThrow(`manifest ${manifestFile} is not valid JSON`);
   });
@@ -251,5 +257,33 @@ describe("checkpoints", () => {
     writeFileSync(join(dir, "lock"), "999999999");
     expect(createCheckpoint(ws, dir).files).toBe(1);
     expect(existsSync(join(dir, "lock"))).toBe(false);
+  });
+});
+
+describe("checkpoint blobs", () => {
+  it("refuse to restore from a blob cut short (e.g. by a power loss), before touching the workspace", () => {
+    write("big.txt", "0123456789");
+    const c = createCheckpoint(ws, dir);
+    const sha = readManifest(dir, c.id).entries.find((e) => e.path === "big.txt")! as { sha256: string };
+    const blob = join(dir, "blobs", sha.sha256.slice(0, 2), sha.sha256.slice(2));
+    chmodSync(blob, 0o644);
+    writeFileSync(blob, "01234");
+    rmSync(join(ws, "big.txt"));
+    expect(() => restoreCheckpoint(ws, dir, c.id)).toThrow(`the content of big.txt (blob ${sha.sha256.slice(0, 12)}…) has 5 bytes instead of 10`);
+    expect(existsSync(join(ws, "big.txt"))).toBe(false);
+  });
+
+  it("store and restore a file larger than the in-memory limit", () => {
+    const big = Buffer.alloc(17 * 1024 * 1024, 7);
+    big.write("head", 0);
+    writeFileSync(join(ws, "large.bin"), big);
+    const c = createCheckpoint(ws, dir);
+    expect(c).toMatchObject({ files: 1, bytes: big.length, new_blobs: 1 });
+    writeFileSync(join(ws, "large.bin"), "small now");
+    expect(restoreCheckpoint(ws, dir, c.id).written).toBe(1);
+    expect(readFileSync(join(ws, "large.bin")).equals(big)).toBe(true);
+    rmSync(join(ws, "large.bin"));
+    restoreCheckpoint(ws, dir, c.id);
+    expect(statSync(join(ws, "large.bin")).size).toBe(big.length);
   });
 });

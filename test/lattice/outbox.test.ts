@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import fc from "fast-check";
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, truncateSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -80,6 +81,43 @@ describe("outbox", () => {
     const r = readOutbox(path, OUTBOX_START, { maxLineBytes: 1000 });
     expect(r.items[0]).toMatchObject({ kind: "protocol_error", line_no: 1, reason: "line of 5010 bytes exceeds the limit of 1000 bytes; discarded" });
     expect(r.items[1]).toMatchObject({ kind: "event", line_no: 2 });
+  });
+
+  it("redacts excerpts and reasons when given a redactor", () => {
+    const path = outboxPath(ws);
+    mkdirSync(join(ws, ".lattice"));
+    appendFileSync(path, '{"token": hunter2-secret}\n{"event_type":"INFO","hunter2-secret":1}\n');
+    const r = readOutbox(path, OUTBOX_START, { redact: (t) => t.replaceAll("hunter2-secret", "[REDACTED]") });
+    expect(JSON.stringify(r.items)).not.toContain("hunter2");
+    expect(r.items[0]).toMatchObject({ excerpt: '{"token": [REDACTED]}' });
+  });
+
+  it("reads every event exactly once however the appends are torn between reads", () => {
+    const content = Buffer.from(SPEC_EVENTS.map((e) => `${JSON.stringify(JSON.parse(e.text))}\n`).join(""));
+    const ids = SPEC_EVENTS.map((e) => eventId(JSON.parse(e.text)));
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.integer({ min: 1, max: content.length - 1 }), { maxLength: 30 }), (cuts) => {
+        const path = join(ws, `outbox-${Math.random()}.jsonl`);
+        writeFileSync(path, "");
+        const seen: string[] = [];
+        let pos = OUTBOX_START;
+        let prev = 0;
+        for (const cut of [...cuts.sort((a, b) => a - b), content.length]) {
+          appendFileSync(path, content.subarray(prev, cut));
+          prev = cut;
+          const r = readOutbox(path, pos);
+          for (const item of r.items) {
+            expect(item.kind).toBe("event");
+            seen.push((item as { id: string }).id);
+          }
+          expect(r.torn === null).toBe(content[cut - 1] === 0x0a);
+          pos = r.next;
+        }
+        expect(seen).toEqual(ids);
+        rmSync(path);
+      }),
+      { numRuns: 100 },
+    );
   });
 
   it("reads a missing outbox as empty", () => {

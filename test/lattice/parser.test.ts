@@ -122,6 +122,13 @@ describe("EventStreamParser", () => {
     expect(out[1]).toMatchObject({ excerpt: "LATTICE_EVENT {bad [REDACTED]" });
   });
 
+  it("never copies the bad text into the reason (V8's JSON errors quote the input)", () => {
+    const secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    const [err] = new EventStreamParser({ redact: (t) => t.replaceAll(secret, "[REDACTED]") }).push(`LATTICE_EVENT {"token": ${secret}}\n`);
+    expect(err).toMatchObject({ kind: "protocol_error", excerpt: 'LATTICE_EVENT {"token": [REDACTED]}' });
+    expect((err as { reason: string }).reason).toBe("invalid JSON: Unexpected token 'g'");
+  });
+
   it("refuses a non-positive limit", () => {
     expect(() => new EventStreamParser({ maxLineBytes: 0 })).toThrow("maxLineBytes must be a positive integer, got 0");
   });

@@ -1,9 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { ProposalStore, proposalFingerprint, roleEnvironment, runPreinstall, type ProposalPayload } from "../../src/lattice/index.js";
+import { ProposalStore, proposalFingerprint, roleEnvironment, type ProposalPayload } from "../../src/lattice/index.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
-import { makeProject, type TestProject } from "./fixtures.js";
 
 const kinds = await availableStoreKinds();
 
@@ -38,9 +35,9 @@ describe.each(kinds)("environment proposals ($name)", (kind) => {
   afterEach(async () => t.cleanup());
 
   it("stores each fingerprint once per role and counts repeats", async () => {
-    const first = await ps.record("Aya", "run-1", proposal("runtime_install", { runtime: "node", version: "20" }));
-    const again = await ps.record("Aya", "run-2", { ...proposal("runtime_install", { runtime: "node", version: "20" }), confidence: 0.9 });
-    const otherRole = await ps.record("Sho", "run-3", proposal("runtime_install", { runtime: "node", version: "20" }));
+    const first = await ps.record("Aya", "run-1", "ev-1", proposal("runtime_install", { runtime: "node", version: "20" }));
+    const again = await ps.record("Aya", "run-2", "ev-2", { ...proposal("runtime_install", { runtime: "node", version: "20" }), confidence: 0.9 });
+    const otherRole = await ps.record("Sho", "run-3", "ev-3", proposal("runtime_install", { runtime: "node", version: "20" }));
     expect(first.first).toBe(true);
     expect(again.first).toBe(false);
     expect(again.proposal).toMatchObject({ id: first.proposal.id, count: 2, status: "pending", first_run_id: "run-1", last_run_id: "run-2", confidence: 0.9, role: "Aya" });
@@ -50,18 +47,26 @@ describe.each(kinds)("environment proposals ($name)", (kind) => {
     expect(await ps.list({ status: "accepted" })).toEqual([]);
   });
 
+  it("counts an event handed over again (after a crash) once", async () => {
+    const a = await ps.record("Aya", "run-1", "ev-same", proposal("runtime_install", { runtime: "node" }));
+    const b = await ps.record("Aya", "run-1", "ev-same", proposal("runtime_install", { runtime: "node" }));
+    expect([a.counted, b.counted, b.first, b.proposal.count]).toEqual([true, false, false, 1]);
+    const c = await ps.record("Aya", "run-2", "ev-same", proposal("runtime_install", { runtime: "node" }));
+    expect(c.proposal.count).toBe(2);
+  });
+
   it("lets a human accept or reject, once", async () => {
-    const { proposal: p } = await ps.record("Aya", "run-1", proposal("enable_network_access", {}));
+    const { proposal: p } = await ps.record("Aya", "run-1", "ev-4", proposal("enable_network_access", {}));
     const accepted = await ps.accept(p.id, "Mika");
     expect(accepted).toMatchObject({ status: "accepted", decided_by: "Mika" });
     expect(accepted.decided_at).toMatch(/^\d{4}-/);
     await expect(ps.reject(p.id, "Human")).rejects.toThrow(`environment proposal ${p.id} was already accepted by Mika at ${accepted.decided_at}`);
     // A repeat of an accepted proposal keeps counting without reopening it.
-    expect((await ps.record("Aya", "run-9", proposal("enable_network_access", {}))).proposal).toMatchObject({ status: "accepted", count: 2 });
+    expect((await ps.record("Aya", "run-9", "ev-5", proposal("enable_network_access", {}))).proposal).toMatchObject({ status: "accepted", count: 2 });
   });
 
   it("refuses deciders who are not human, unknown ids and unusable details", async () => {
-    const { proposal: p } = await ps.record("Aya", "run-1", proposal("add_preinstall_step", { script: "npm ci" }));
+    const { proposal: p } = await ps.record("Aya", "run-1", "ev-6", proposal("add_preinstall_step", { script: "npm ci" }));
     await expect(ps.accept(p.id, "Aya")).rejects.toThrow('only a human may accept an environment proposal; "Aya" is not listed in the config\'s humans (Human, Mika)');
     await expect(ps.reject("envp_nope", "Human")).rejects.toThrow('no environment proposal "envp_nope" in project demo: see `pmagent env list`');
     await expect(ps.accept(p.id, "Human")).rejects.toThrow(`environment proposal ${p.id} (add_preinstall_step) needs details.command: a command string or a non-empty argv array`);
@@ -69,9 +74,10 @@ describe.each(kinds)("environment proposals ($name)", (kind) => {
   });
 
   it("turns accepted proposals into the role's environment", async () => {
-    const accept = async (type: string, details: Record<string, unknown>, role = "Aya") => ps.accept((await ps.record(role, "r", proposal(type, details, { exit_code: Math.floor(Math.random() * 1e6) }))).proposal.id, "Human");
+    let n = 0;
+    const accept = async (type: string, details: Record<string, unknown>, role = "Aya") => ps.accept((await ps.record(role, "r", `ev-a${++n}`, proposal(type, details, { exit_code: n }))).proposal.id, "Human");
     await accept("add_preinstall_step", { command: "echo ready > preinstalled.txt" });
-    await accept("add_preinstall_step", { command: ["git", "--version"] });
+    await accept("add_preinstall_step", { command: ["git", "--version", "it's here"] });
     await accept("runtime_install", { runtime: "node", version: "20" });
     await accept("runtime_version_adjust", { runtime: "python", version: 3.12 });
     await accept("dependency_manager_switch", { from: "npm", to: "pnpm" });
@@ -80,9 +86,9 @@ describe.each(kinds)("environment proposals ($name)", (kind) => {
     await accept("enable_network_access", { hosts: ["registry.npmjs.org"] });
     await accept("escalate_to_human", { reason: "licence" });
     await accept("runtime_install", { runtime: "go" }, "Sho");
-    await ps.record("Aya", "r", proposal("add_system_package", { package: "curl" })); // pending: not applied
+    await ps.record("Aya", "r", "ev-8", proposal("add_system_package", { package: "curl" })); // pending: not applied
     const env = await roleEnvironment(ps, "Aya");
-    expect(env.preinstall.map((s) => s.argv)).toEqual([["sh", "-c", "echo ready > preinstalled.txt"], ["git", "--version"]]);
+    expect(env.preinstall.map((s) => s.command)).toEqual(["echo ready > preinstalled.txt", "git --version 'it'\\''s here'"]);
     expect(env.env).toMatchObject({
       PMAGENT_RUNTIME_NODE: "20",
       PMAGENT_RUNTIME_PYTHON: "3.12",
@@ -96,23 +102,5 @@ describe.each(kinds)("environment proposals ($name)", (kind) => {
     expect(env.adjustments.map((a) => a.type)).toContain("escalate_to_human");
     expect((await roleEnvironment(ps, "Sho")).env.PMAGENT_RUNTIME_GO).toBe("latest");
     expect(await roleEnvironment(ps, "Gen")).toEqual({ role: "Gen", preinstall: [], env: {}, adjustments: [] });
-  });
-});
-
-describe("pre-install steps", () => {
-  let p: TestProject;
-  afterEach(() => p.cleanup());
-
-  it("run in the workspace in order, and the first failure stops with its output", async () => {
-    p = makeProject();
-    const ws = p.project.root;
-    const env = { PATH: process.env.PATH! };
-    await runPreinstall([{ proposal_id: "envp_a", argv: ["sh", "-c", "echo one > step.txt"] }, { proposal_id: "envp_b", argv: ["sh", "-c", "echo two >> step.txt"] }], ws, env);
-    expect(readFileSync(join(ws, "step.txt"), "utf8")).toBe("one\ntwo\n");
-    await expect(runPreinstall([{ proposal_id: "envp_c", argv: ["sh", "-c", "echo broken >&2; exit 3"] }, { proposal_id: "envp_d", argv: ["touch", "never"] }], ws, env)).rejects.toThrow(
-      "pre-install step of proposal envp_c (sh -c echo broken >&2; exit 3) exited with 3: broken",
-    );
-    expect(existsSync(join(ws, "never"))).toBe(false);
-    await expect(runPreinstall([{ proposal_id: "envp_e", argv: ["no-such-command-xyz"] }], ws, env)).rejects.toThrow("pre-install step of proposal envp_e (no-such-command-xyz) could not start: spawn no-such-command-xyz ENOENT");
   });
 });

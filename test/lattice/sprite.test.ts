@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Sprite, spriteContext, checkpointExists, readOutbox, outboxPath, readResume, eventId, type LatticeEvent } from "../../src/lattice/index.js";
+import { Sprite, spriteContext, checkpointExists, readOutbox, outboxPath, readResume, writeResume, eventId, type LatticeEvent } from "../../src/lattice/index.js";
 import { runProcess, REPO_ROOT } from "./../helpers/proc.js";
 import { SPEC_EVENTS, SPEC_RESUME } from "./fixtures/spec-examples.js";
 
@@ -108,11 +108,27 @@ describe("Sprite", () => {
     expect(s.readResume().replayed).toBe(true);
   });
 
+  it("writeResume (supervisor side) writes a 0600 resume.json whose key readResume sees", () => {
+    const key = writeResume(ws, { work_item_id: "issue-17", checkpoint_id: "chk_abc123", inputs: { token: "s3cret" } });
+    const file = join(ws, ".lattice/resume.json");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ work_item_id: "issue-17", checkpoint_id: "chk_abc123", inputs: { token: "s3cret" }, context: {} });
+    expect(readResume(ws)).toMatchObject({ key, replayed: false });
+    expect(writeResume(ws, { work_item_id: "issue-17", checkpoint_id: "chk_abc123", inputs: { token: "s3cret" } })).toBe(key);
+    expect(readResume(ws)).toMatchObject({ key, replayed: true });
+    expect(() => writeResume(ws, { work_item_id: "", checkpoint_id: "x" })).toThrow("resume payload is invalid:\n  $.work_item_id: must be a non-empty string\n  $.checkpoint_id: expected a checkpoint id like chk_abc123");
+  });
+
   it("refuses a resume.json that is not JSON or lacks fields, naming the file and field", () => {
     mkdirSync(join(ws, ".lattice"), { recursive: true });
     const file = join(ws, ".lattice/resume.json");
-    writeFileSync(file, "{oops");
-    expect(() => readResume(ws)).toThrow(`${file} is not valid JSON`);
+    writeFileSync(file, '{"inputs": {"token": ghp_abcdefghijklmnopqrstuvwxyz0123456789}}');
+    expect(() => readResume(ws)).toThrow(`${file} is not valid JSON: Unexpected token 'g'`);
+    try {
+      readResume(ws);
+    } catch (err) {
+      expect((err as Error).message).not.toContain("ghp_");
+    }
     writeFileSync(file, JSON.stringify({ work_item_id: "issue-17", inputs: [] }));
     expect(() => readResume(ws)).toThrow(`${file} is invalid:\n  $.checkpoint_id: Invalid input: expected string, received undefined\n  $.inputs: Invalid input: expected record, received array`);
   });

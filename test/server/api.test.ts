@@ -111,7 +111,7 @@ describe.each(kinds)("HTTP API on $name", (kind) => {
   it("environment proposals: 403 for a non-human, 409 when decided twice", async () => {
     const { ProposalStore } = await import("../../src/lattice/index.js");
     const ps = new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] });
-    const { proposal } = await ps.record("Builder", "run-1", { observed_failure: { phase: "bootstrap", exit_code: 127, stderr_hint: "node: not found" }, suggested_adjustment: { type: "runtime_install", details: { runtime: "node", version: "20" } }, confidence: 0.5, evidence: [], scope: "repo_specific" } as never);
+    const { proposal } = await ps.record("Builder", "run-1", "ev-1", { observed_failure: { phase: "bootstrap", exit_code: 127, stderr_hint: "node: not found" }, suggested_adjustment: { type: "runtime_install", details: { runtime: "node", version: "20" } }, confidence: 0.5, evidence: [], scope: "repo_specific" } as never);
     const listed = await s.call("GET", "/v1/env/proposals?status=pending");
     expect(listed.body.map((p: { id: string }) => p.id)).toEqual([proposal.id]);
     const refused = await s.call("POST", `/v1/env/proposals/${proposal.id}/accept`, { as: "Builder" });

@@ -52,9 +52,16 @@ CREATE TABLE lattice_env_proposals (
   last_seen_ms BIGINT NOT NULL,
   decided_by TEXT,
   decided_at TEXT,
+  decided_seq INTEGER,
   UNIQUE (project_id, role, fingerprint)
 );
 CREATE INDEX lattice_env_proposals_role ON lattice_env_proposals (project_id, role, status);
+CREATE TABLE lattice_env_proposal_sightings (
+  run_id TEXT NOT NULL,
+  event_id TEXT NOT NULL,
+  proposal_id TEXT NOT NULL,
+  PRIMARY KEY (run_id, event_id)
+);
 CREATE TABLE lattice_forge_pulls (
   seq ${serial},
   project_id TEXT NOT NULL,

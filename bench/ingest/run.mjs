@@ -1,0 +1,90 @@
+#!/usr/bin/env node
+/**
+ * Ingest benchmark: a sprite writes N mixed events (default 1,000,000) to stdout and its outbox;
+ * the supervisor stores each once, durably. Prints events/s stored on SQLite and PostgreSQL and,
+ * in the same run, the rate of merely JSON.parse-ing the same lines, with the ratio.
+ *
+ *   npm run build && node bench/ingest/run.mjs [N]
+ *   (PMAGENT_TEST_DATABASE_URL selects the PostgreSQL server; unreachable → SQLite only)
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+
+const here = fileURLToPath(new URL(".", import.meta.url));
+const dist = join(here, "../../dist");
+const { parseConfig, SqliteStore, PostgresStore, migrate, migrations, Supervisor } = await import(join(dist, "index.js"));
+
+const N = Number(process.argv[2] ?? 1_000_000);
+const PG_URL = process.env.PMAGENT_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+function project(root) {
+  const config = { project_id: "bench", lanes: [{ layer: "bench", name: "ingest", roles: [{ name: "Writer", allowed_kinds: ["bench"], runner: { command: [process.execPath, join(here, "sprite.mjs"), String(N)], timeout_s: 3600 } }] }] };
+  const text = JSON.stringify(config);
+  writeFileSync(join(root, "pmagent.config.json"), text);
+  return { root, configPath: join(root, "pmagent.config.json"), config: parseConfig(text, "bench config") };
+}
+
+async function measure(name, store) {
+  const root = mkdtempSync(join(tmpdir(), "pmagent-bench-"));
+  try {
+    await migrate(store, migrations);
+    const sup = new Supervisor({ store, project: project(root), pmagentCommand: [process.execPath, join(dist, "cli/main.js")], pollMs: 50 });
+    const t0 = performance.now();
+    const run = await sup.startRun({ role: "Writer" });
+    const seconds = (performance.now() - t0) / 1000;
+    const stored = Number((await store.get("SELECT COUNT(*) AS n FROM lattice_run_events WHERE run_id = ?", [run.id])).n);
+    if (run.state !== "succeeded" || stored !== N + 1) throw new Error(`${name}: run ${run.state} (${run.reason}), ${stored} events stored, expected ${N + 1}`);
+    const lines = readFileSync(join(run.workspace, ".lattice", "outbox.jsonl"), "utf8").split("\n").filter(Boolean);
+    return { name, stored, seconds, rate: stored / seconds, lines };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+function parseRate(lines) {
+  const t0 = performance.now();
+  let n = 0;
+  for (const line of lines) if (JSON.parse(line).protocol_version === "v1") n++;
+  return n / ((performance.now() - t0) / 1000);
+}
+
+const fmt = (x) => Math.round(x).toLocaleString("en-US");
+const results = [];
+{
+  const dir = mkdtempSync(join(tmpdir(), "pmagent-bench-db-"));
+  const store = new SqliteStore(join(dir, "bench.db"));
+  try {
+    results.push(await measure("SQLite", store));
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+let pgOk = true;
+try {
+  const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
+  await c.connect();
+  await c.end();
+} catch (err) {
+  pgOk = false;
+  console.log(`PostgreSQL at ${PG_URL} unreachable (${err.message}): skipped`);
+}
+if (pgOk) {
+  const schema = `bench_${process.pid}`;
+  const store = await PostgresStore.connect(PG_URL, { schema });
+  try {
+    results.push(await measure("PostgreSQL", store));
+  } finally {
+    await store.exec(`DROP SCHEMA ${schema} CASCADE`);
+    await store.close();
+  }
+}
+const baseline = parseRate(results[0].lines);
+console.log(`ingest benchmark: ${fmt(N + 1)} mixed events (INFO, PHASE_STARTED, PHASE_FINISHED, ARTIFACT, COMPLETED), each on stdout and in the outbox`);
+console.log(`baseline  JSON.parse of the same lines: ${fmt(baseline)} lines/s`);
+for (const r of results) {
+  console.log(`${r.name.padEnd(10)} stored once each, durably: ${fmt(r.stored)} events in ${r.seconds.toFixed(2)} s = ${fmt(r.rate)} events/s  (ratio to JSON.parse: ${(r.rate / baseline).toFixed(3)})`);
+}

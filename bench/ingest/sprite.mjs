@@ -1,0 +1,37 @@
+#!/usr/bin/env node
+// Benchmark sprite: writes N mixed protocol events to the outbox and to stdout (both, as the spec
+// requires), in large buffered writes so the sprite itself is not the bottleneck, then COMPLETED.
+import { closeSync, fsyncSync, mkdirSync, openSync, writeSync } from "node:fs";
+import { join } from "node:path";
+
+const n = Number(process.argv[2] ?? 1_000_000);
+const ws = process.env.LATTICE_WORKSPACE;
+mkdirSync(join(ws, ".lattice"), { recursive: true });
+const outbox = openSync(join(ws, ".lattice", "outbox.jsonl"), "a");
+const base = { protocol_version: "v1", sprite_id: process.env.LATTICE_SPRITE_ID, work_item_id: process.env.LATTICE_WORK_ITEM_ID };
+const t0 = Date.parse("2026-01-15T10:30:00Z");
+
+export function event(i) {
+  const timestamp = new Date(t0 + i).toISOString();
+  const r = i % 10;
+  if (r < 7) return { ...base, event_type: "INFO", timestamp, payload: { message: `step ${i} done`, kind: "progress", metadata: { i, percent: i % 100 } } };
+  if (r === 7) return { ...base, event_type: "PHASE_STARTED", timestamp, payload: { phase: `phase-${i}` } };
+  if (r === 8) return { ...base, event_type: "PHASE_FINISHED", timestamp, payload: { phase: `phase-${i}`, success: true } };
+  return { ...base, event_type: "ARTIFACT", timestamp, payload: { kind: "file", ref: `out/${i}.txt`, url: null, metadata: {} } };
+}
+
+const CHUNK = 5000;
+for (let start = 0; start <= n; start += CHUNK) {
+  let box = "";
+  let out = "";
+  for (let i = start; i < Math.min(start + CHUNK, n + 1); i++) {
+    const e = i === n ? { ...base, event_type: "COMPLETED", timestamp: new Date(t0 + i).toISOString(), payload: { status: "success", summary: `${n} events` } } : event(i);
+    const json = JSON.stringify(e);
+    box += `${json}\n`;
+    out += `LATTICE_EVENT ${json}\n`;
+  }
+  writeSync(outbox, box); // outbox first: durable before it is shown
+  writeSync(1, out);
+}
+fsyncSync(outbox);
+closeSync(outbox);

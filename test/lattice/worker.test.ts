@@ -1,0 +1,87 @@
+import { describe, expect, it, beforeEach, afterEach } from "vitest";
+import { Blackboard } from "../../src/blackboard/index.js";
+import { Worker, WORKER_STOPPED, gateFrom, type RunRecord } from "../../src/lattice/index.js";
+import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
+import { testProject, type TestProject } from "./helpers.js";
+
+const kinds = await availableStoreKinds();
+
+describe.each(kinds)("worker on $name", (kind) => {
+  let ts: TestStore;
+  let tp: TestProject;
+  let board: Blackboard;
+  beforeEach(async () => {
+    ts = await kind.open();
+    tp = testProject(ts);
+    board = new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] });
+  });
+  afterEach(async () => {
+    await ts.cleanup();
+    tp.cleanup();
+  });
+
+  function useRunner(scenario: unknown): void {
+    tp.project.config.lanes[0]!.roles[0]!.runner = { command: tp.sprite("runner", scenario), env: {}, timeout_s: 120 };
+  }
+
+  it("claims open entries for its role oldest first, runs the configured command, and moves the lane on", async () => {
+    useRunner({ steps: [{ emit: "PHASE_STARTED", payload: { phase: "build" } }, { emit: "ARTIFACT", payload: { kind: "file", ref: "out.txt" } }, { emit: "COMPLETED", payload: { status: "success" } }] });
+    await board.post("Human", { id: "a", to: "Builder", kind: "build_request", created_at: "2026-01-01T00:00:00Z" });
+    await board.post("Human", { id: "b", to: "Builder", kind: "build_request", created_at: "2026-01-02T00:00:00Z" });
+    await board.post("Human", { id: "other-kind", to: "Builder", kind: "unrelated" });
+    const runs: RunRecord[] = [];
+    const worker = new Worker({ supervisor: tp.supervisor(), roles: ["Builder"], id: "w1", once: true, onRun: (r) => runs.push(r) });
+    await worker.run(new AbortController().signal);
+    expect(runs.map((r) => [r.entry_id, r.state, r.worker])).toEqual([
+      ["a", "succeeded", "w1"],
+      ["b", "succeeded", "w1"],
+    ]);
+    expect((await board.get("a")).entry.status).toBe("done");
+    expect((await board.get("b-review")).entry).toMatchObject({ to: "Reviewer", status: "open" });
+    expect((await board.get("other-kind")).entry.status).toBe("open");
+    const claims = (await board.history("a")).map((h) => h.action);
+    expect(claims).toEqual(["post", "claim", "status"]);
+  });
+
+  it("asks the gate before claiming: a denied entry stays open with the reason recorded, the next one runs", async () => {
+    useRunner({ steps: [{ emit: "COMPLETED", payload: { status: "success" } }] });
+    await board.post("Human", { id: "blocked", to: "Builder", kind: "build_request", created_at: "2026-01-01T00:00:00Z", payload: { risky: true } });
+    await board.post("Human", { id: "fine", to: "Builder", kind: "build_request", created_at: "2026-01-02T00:00:00Z" });
+    let asked = 0;
+    const gate = gateFrom(async ({ entry }) => {
+      asked++;
+      return entry?.payload.risky ? { decision: "DENY", reasoning: "risky work while DEGRADED", conditions: [] } : { decision: "ALLOW", reasoning: "", conditions: [] };
+    });
+    const runs: RunRecord[] = [];
+    const worker = new Worker({ supervisor: tp.supervisor({ gate }), roles: ["Builder"], once: true, onRun: (r) => runs.push(r) });
+    await worker.run(new AbortController().signal);
+    expect(runs.map((r) => r.entry_id)).toEqual(["fine"]);
+    expect((await board.get("blocked")).entry.status).toBe("open");
+    expect(await tp.supervisor().runs.lastGateDecision("blocked")).toMatchObject({ decision: "DENY", reasoning: "risky work while DEGRADED" });
+    // Asked once per entry: the recorded DENY is not asked again while the entry is unchanged.
+    expect(asked).toBe(2);
+  });
+
+  it("stops cleanly on abort: the sprite is stopped, the run canceled, the entry left for another worker", async () => {
+    useRunner({ steps: [{ emit: "PHASE_STARTED", payload: { phase: "long" } }, { sleep: 60_000 }] });
+    await board.post("Human", { id: "long", to: "Builder", kind: "build_request" });
+    const stop = new AbortController();
+    const sup = tp.supervisor();
+    const worker = new Worker({ supervisor: sup, roles: ["Builder"], pollMs: 50 });
+    const running = worker.run(stop.signal);
+    for (;;) {
+      const [run] = await sup.runs.list({ state: "running" });
+      if (run && run.event_count > 0) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    stop.abort();
+    await running;
+    const [run] = await sup.runs.list();
+    expect(run).toMatchObject({ state: "canceled", reason: WORKER_STOPPED });
+    expect((await board.get("long")).entry.status).toBe("in_progress");
+  });
+
+  it("refuses an unknown role up front", () => {
+    expect(() => new Worker({ supervisor: tp.supervisor(), roles: ["Ghost"] })).toThrow('role "Ghost" is not configured in any lane (configured roles: Builder, Reviewer)');
+  });
+});
