@@ -20,6 +20,20 @@ function open(request: FastifyRequest, reply: FastifyReply, extraHeaders: Record
   };
 }
 
+/**
+ * Run a stream's loop; a failure (e.g. the database busy) ends the response with an `error` event,
+ * so the client's EventSource reconnects (with Last-Event-ID) instead of hanging on a dead stream.
+ */
+async function untilError(sse: { send(event: string, data: unknown): void }, reply: FastifyReply, loop: () => Promise<void>): Promise<void> {
+  try {
+    await loop();
+  } catch (err) {
+    sse.send("error", { code: (err as { code?: string }).code ?? "stream_failed", message: "the live stream failed; reconnecting resumes it" });
+  } finally {
+    reply.raw.end();
+  }
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** `Last-Event-ID` (a reconnecting EventSource) or `?after=`: the last event seq the client has. */
@@ -41,40 +55,42 @@ export async function streamRunEvents(ctx: ServerContext, request: FastifyReques
   await ctx.supervisor.runs.get(runId);
   const sse = open(request, reply, headers);
   let lastState = "";
-  while (!sse.closed()) {
-    const events = await ctx.supervisor.runs.events(runId, { afterSeq: after });
-    for (const e of events) {
-      sse.send("lattice_event", ctx.redactor.redactValue(e), e.seq);
-      after = e.seq;
+  await untilError(sse, reply, async () => {
+    while (!sse.closed()) {
+      const events = await ctx.supervisor.runs.events(runId, { afterSeq: after });
+      for (const e of events) {
+        sse.send("lattice_event", ctx.redactor.redactValue(e), e.seq);
+        after = e.seq;
+      }
+      const run = await ctx.supervisor.runs.get(runId);
+      const state = `${run.state}/${run.updated_at}`;
+      if (state !== lastState) {
+        sse.send("run", run);
+        lastState = state;
+      }
+      if (isTerminalRunState(run.state) && events.length === 0) {
+        sse.send("end", { state: run.state });
+        break;
+      }
+      await sleep(SSE_POLL_MS);
     }
-    const run = await ctx.supervisor.runs.get(runId);
-    const state = `${run.state}/${run.updated_at}`;
-    if (state !== lastState) {
-      sse.send("run", run);
-      lastState = state;
-    }
-    if (isTerminalRunState(run.state) && events.length === 0) {
-      sse.send("end", { state: run.state });
-      break;
-    }
-    await sleep(SSE_POLL_MS);
-  }
-  reply.raw.end();
+  });
 }
 
-/** Live board: the entry list (with the filters of GET /v1/entries) whenever an entry changes. */
+/** Live board: every entry of the project, sent again whenever one changes (a new version). */
 export async function streamEntries(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, headers: Record<string, string>): Promise<void> {
   const sse = open(request, reply, headers);
   let last = "";
   let n = 0;
-  while (!sse.closed()) {
-    const list = await ctx.board.list();
-    const hash = contentHash(list.map((s) => [s.entry.id, s.version]));
-    if (hash !== last) {
-      sse.send("entries", ctx.redactor.redactValue(list), ++n);
-      last = hash;
+  await untilError(sse, reply, async () => {
+    while (!sse.closed()) {
+      const list = await ctx.board.list();
+      const hash = contentHash(list.map((s) => [s.entry.id, s.version]));
+      if (hash !== last) {
+        sse.send("entries", ctx.redactor.redactValue(list), ++n);
+        last = hash;
+      }
+      await sleep(SSE_POLL_MS * 2);
     }
-    await sleep(SSE_POLL_MS * 2);
-  }
-  reply.raw.end();
+  });
 }
