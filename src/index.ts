@@ -11,3 +11,4 @@ export * from "./lane/index.js";
 // Names two modules both export: the package root keeps OA's GateDecision and lattice's RunState.
 export type { GateDecision } from "./oa/index.js";
 export type { RunState } from "./lattice/index.js";
+export * from "./server/index.js";

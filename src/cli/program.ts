@@ -36,6 +36,8 @@ export const groups: Readonly<Record<string, () => Promise<Register>>> = {
   env: async () => (await import("./env.js")).registerEnv,
   prs: async () => (await import("./prs.js")).registerPrs,
   "lane-sprite": async () => (await import("./lane.js")).registerLane,
+  serve: async () => (await import("./serve.js")).registerServe,
+  mcp: async () => (await import("./mcp.js")).registerMcp,
 };
 
 /** The command an argv names (after global options; `help X` names X), if any. */

@@ -8,6 +8,7 @@ import type { ActionExecutor } from "./action-executor.js";
 import { projectActionExecutor, projectNotifiers } from "./action-setup.js";
 import type { ActionResume } from "./action-types.js";
 import { roleEnvironment } from "./environment.js";
+import { oaRunGate } from "./oa-gate.js";
 import type { ActionSink, ProposalSink, RunEnvironmentProvider } from "./hooks.js";
 import type { Notifier } from "./notify.js";
 import { ProposalStore } from "./proposals.js";
@@ -95,6 +96,7 @@ async function resumeBlocked(supervisor: Supervisor, runId: string, payload: Act
 export interface ProjectSupervisorOptions extends Omit<SupervisorOptions, "hooks"> {
   /** Console notifications (default stderr). */
   consoleWrite?: (line: string) => void;
+  /** Default: OA's SafeOPSDecision (when the project has OA surfaces). */
   gate?: NonNullable<SupervisorOptions["hooks"]>["gate"];
 }
 
@@ -113,7 +115,7 @@ export function projectSupervisor(options: ProjectSupervisorOptions): Supervisor
       actions: actionSink(executor),
       proposals: proposalSink(proposals, projectNotifiers(project, redactor, options.consoleWrite)),
       environment: environmentProvider(proposals),
-      ...(options.gate ? { gate: options.gate } : {}),
+      gate: options.gate ?? oaRunGate(project, env),
     },
   });
   return supervisor;

@@ -43,7 +43,8 @@ export interface RunEnvironmentProvider {
 
 /** Asked before a run starts. DENY: no run, the entry stays open; CONDITIONAL: run, conditions kept on the run. */
 export interface RunGate {
-  decide(request: { role: string; entry: Entry | null; command: string[] }): Promise<GateDecision>;
+  /** The decision, or null when the gate has nothing to judge (e.g. no OA surfaces in the project). */
+  decide(request: { role: string; entry: Entry | null; command: string[] }): Promise<GateDecision | null>;
 }
 
 export interface SupervisorHooks {

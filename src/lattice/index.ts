@@ -109,4 +109,5 @@ export * from "./secrets.js";
 export * from "./proposals.js";
 export * from "./environment.js";
 export { git, branchSha } from "./git.js";
+export { oaRunGate } from "./oa-gate.js";
 export { actionSink, proposalSink, environmentProvider, projectSupervisor, type ProjectSupervisorOptions } from "./action-sinks.js";

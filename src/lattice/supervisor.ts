@@ -155,6 +155,7 @@ export class Supervisor {
     const gate = this.o.hooks?.gate;
     if (!gate) return null;
     const d = await gate.decide({ role, entry: entry?.entry ?? null, command });
+    if (d === null) return null;
     if (!d || !["ALLOW", "DENY", "CONDITIONAL"].includes(d.decision)) {
       throw new PmagentError("gate_invalid", `the run gate answered ${JSON.stringify(d?.decision)}; expected ALLOW, DENY or CONDITIONAL`);
     }

@@ -1,0 +1,176 @@
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { readFileSync } from "node:fs";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { Project } from "../config/index.js";
+import { createLogger, type Logger } from "../core/index.js";
+import type { ProjectSupervisorOptions } from "../lattice/index.js";
+import type { Store } from "../store/index.js";
+import { Auth, assertMayListen, tokenTable } from "./auth.js";
+import { serverContext, type ServerContext } from "./context.js";
+import { httpError } from "./errors.js";
+import { mcpServer } from "./mcp.js";
+import { openApiDocument } from "./openapi.js";
+import { validate, type Route } from "./route.js";
+import { apiRoutes } from "./routes.js";
+import { streamEntries, streamRunEvents } from "./sse.js";
+import { consoleFile } from "./static.js";
+
+const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+
+export const DEFAULT_PORT = 7420;
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+export const SESSION_COOKIE = "pmagent_token";
+
+export interface ServerOptions {
+  project: Project;
+  store: Store;
+  host?: string;
+  /** The port the server will listen on (for the MCP allowed Host list); 0 = learn it at listen. */
+  port?: number;
+  env?: NodeJS.ProcessEnv;
+  bodyLimit?: number;
+  logger?: Logger;
+  /** Where the built console is (default: dist/console beside this module). */
+  consoleDir?: string;
+  /** Supervisor settings for runs this server relaunches (resume), e.g. how sprites call pmagent. */
+  supervisor?: Partial<ProjectSupervisorOptions>;
+}
+
+export interface PmagentServer {
+  app: FastifyInstance;
+  ctx: ServerContext;
+  auth: Auth;
+  routes: Route[];
+  openapi: Record<string, unknown>;
+  /** Listen and return the base URL (`http://127.0.0.1:7420`). */
+  listen(): Promise<string>;
+  close(): Promise<void>;
+}
+
+declare module "fastify" {
+  interface FastifyRequest {
+    actor: string;
+  }
+}
+
+function cookieToken(header: string | undefined): string | undefined {
+  for (const part of (header ?? "").split(";")) {
+    const [k, ...v] = part.trim().split("=");
+    if (k === SESSION_COOKIE) return decodeURIComponent(v.join("="));
+  }
+  return undefined;
+}
+
+/** Build (not start) the HTTP server: API, SSE, OpenAPI, MCP at /mcp and the console at /. */
+export function buildServer(options: ServerOptions): PmagentServer {
+  const env = options.env ?? process.env;
+  const host = options.host ?? "127.0.0.1";
+  const tokens = tokenTable(options.project.config, env);
+  assertMayListen(host, tokens);
+  const auth = new Auth(tokens, options.project.config.humans[0]!);
+  const logger = options.logger ?? createLogger("pmagent-serve");
+  const ctx = serverContext(options.project, options.store, { env, tokens: tokens.keys(), logger, supervisor: options.supervisor });
+  const app = Fastify({ bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT, logger: false, return503OnClosing: true });
+  const routes = apiRoutes(ctx);
+  const openapi = openApiDocument(routes, { title: "pmagent API", version: pkg.version });
+  let port = options.port ?? DEFAULT_PORT;
+
+  app.decorateRequest("actor", "");
+  app.setErrorHandler((err, _req, reply) => {
+    const { status, body } = httpError(err);
+    if (status >= 500) logger.error({ err: (err as Error).message }, "request failed");
+    void reply.code(status).send(body);
+  });
+  app.setNotFoundHandler((req, reply) => {
+    void reply.code(404).send({ error: { code: "route_not_found", message: `no route ${req.method} ${req.url.split("?")[0]}: see /openapi.json` } });
+  });
+  // Every API and MCP request acts as the actor of its token (or session cookie); never a body field.
+  app.addHook("onRequest", async (req) => {
+    if (req.url.startsWith("/v1/") || req.url === "/mcp" || req.url.startsWith("/mcp?")) {
+      if (req.url === "/v1/session" && req.method === "POST") return;
+      const header = req.headers.authorization;
+      const cookie = header === undefined ? cookieToken(req.headers.cookie) : undefined;
+      req.actor = auth.actorFor(header ?? (cookie !== undefined ? `Bearer ${cookie}` : undefined));
+    }
+  });
+  app.addHook("onSend", async (_req, reply, payload) => {
+    const type = String(reply.getHeader("content-type") ?? "");
+    return typeof payload === "string" && type.startsWith("application/json") ? ctx.redactor.redact(payload) : payload;
+  });
+
+  for (const r of routes) {
+    app.route({
+      method: r.method,
+      url: r.url,
+      handler: async (req: FastifyRequest, reply: FastifyReply) => {
+        const input = validate(r, { params: req.params, query: req.query, body: req.body });
+        const result = await r.handler({ actor: req.actor, ...input });
+        return reply.code(r.status ?? 200).send(result);
+      },
+    });
+  }
+
+  const sseHeaders = (): Record<string, string> => ({});
+  app.get("/v1/runs/:id/events/stream", async (req, reply) => {
+    await streamRunEvents(ctx, req, reply, (req.params as { id: string }).id, sseHeaders());
+  });
+  app.get("/v1/entries/stream", async (req, reply) => {
+    await streamEntries(ctx, req, reply, sseHeaders());
+  });
+  app.get("/v1/whoami", async (req) => ({ actor: req.actor, humans: options.project.config.humans, project_id: options.project.config.project_id, lanes: options.project.config.lanes.map((l) => ({ layer: l.layer, name: l.name, roles: l.roles.map((x) => x.name) })), auth_required: auth.required }));
+  // The console's sign-in: the token goes into an HttpOnly cookie so EventSource can authenticate.
+  app.post("/v1/session", async (req, reply) => {
+    const token = (req.body as { token?: unknown } | undefined)?.token;
+    const actor = auth.actorFor(typeof token === "string" ? `Bearer ${token}` : undefined);
+    void reply.header("set-cookie", `${SESSION_COOKIE}=${encodeURIComponent(String(token ?? ""))}; HttpOnly; SameSite=Strict; Path=/`);
+    return { actor };
+  });
+  app.get("/openapi.json", async () => openapi);
+
+  // MCP over streamable HTTP, stateless: one server per request, acting as the token's actor.
+  const mcp = async (req: FastifyRequest, reply: FastifyReply) => {
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+      enableDnsRebindingProtection: true,
+      allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, ...(host !== "127.0.0.1" && host !== "localhost" ? [`${host}:${port}`] : [])],
+    });
+    const server = mcpServer(ctx, req.actor, pkg.version);
+    reply.hijack();
+    reply.raw.on("close", () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req.raw, reply.raw, req.body);
+  };
+  app.post("/mcp", mcp);
+  app.get("/mcp", mcp);
+  app.delete("/mcp", mcp);
+
+  app.get("/", async (_req, reply) => {
+    const f = await consoleFile("index.html", options.consoleDir);
+    return reply.type(f.type).send(f.body);
+  });
+  app.get("/console/*", async (req, reply) => {
+    const f = await consoleFile((req.params as { "*": string })["*"], options.consoleDir);
+    return reply.type(f.type).send(f.body);
+  });
+
+  return {
+    app,
+    ctx,
+    auth,
+    routes,
+    openapi,
+    async listen() {
+      const address = await app.listen({ host, port });
+      port = (app.server.address() as { port: number }).port;
+      return address.replace("[::1]", "127.0.0.1");
+    },
+    async close() {
+      await app.close();
+      await Promise.all([...ctx.inFlight]);
+    },
+  };
+}

@@ -1,0 +1,47 @@
+import { resolve } from "node:path";
+import { Blackboard } from "../blackboard/index.js";
+import type { Project } from "../config/index.js";
+import { Redactor, secretsFromEnv, type Logger } from "../core/index.js";
+import { collectLaneBoard, githubSource, type KaiSources } from "../kai/index.js";
+import { ActionStore, LocalForge, ProposalStore, projectSupervisor, type Supervisor, type ProjectSupervisorOptions } from "../lattice/index.js";
+import { oaWorkspace, type OAWorkspace } from "../oa/index.js";
+import type { Store } from "../store/index.js";
+
+/** Everything a route or MCP tool reaches, built once per server from the project and its store. */
+export interface ServerContext {
+  project: Project;
+  store: Store;
+  board: Blackboard;
+  supervisor: Supervisor;
+  proposals: ProposalStore;
+  forge: LocalForge;
+  actions: ActionStore;
+  oa: OAWorkspace;
+  kai: KaiSources;
+  /** Redacts configured secrets and tokens from every response body. */
+  redactor: Redactor;
+  /** Sprites this server relaunched (resume): awaited on close so none outlives the store. */
+  inFlight: Set<Promise<unknown>>;
+}
+
+export function serverContext(project: Project, store: Store, options: { env?: NodeJS.ProcessEnv; tokens?: Iterable<string>; logger?: Logger; supervisor?: Partial<ProjectSupervisorOptions> } = {}): ServerContext {
+  const env = options.env ?? process.env;
+  const c = project.config;
+  const board = new Blackboard(store, { projectId: c.project_id, humans: c.humans });
+  const gh = githubSource(c);
+  const redactor = new Redactor([...secretsFromEnv(env), ...(options.tokens ?? [])]);
+  return {
+    project,
+    store,
+    board,
+    // The same supervisor as the CLI's: actions, proposals, role environments and the OA gate wired in.
+    supervisor: projectSupervisor({ store, project, env, redactor, ...(options.logger ? { logger: options.logger } : {}), ...options.supervisor }),
+    proposals: new ProposalStore({ store, projectId: c.project_id, humans: c.humans }),
+    forge: new LocalForge({ store, projectId: c.project_id, root: project.root, bareRepo: c.forge.bare_repo }),
+    actions: new ActionStore(store, redactor),
+    oa: oaWorkspace(project.root, c.oa),
+    kai: { repo: resolve(project.root), board: (w, lane) => collectLaneBoard(board, lane, c.humans, w), github: gh.source, notes: gh.note ? [gh.note] : [] },
+    redactor,
+    inFlight: new Set(),
+  };
+}

@@ -1,0 +1,32 @@
+import { isPmagentError } from "../core/index.js";
+import { UnauthorizedError } from "./auth.js";
+
+/** Refusals that are about the state of the thing, not about who asks: 409, like a stale write. */
+const STATE_CONFLICTS = new Set(["transition_refused", "run_finished", "run_not_waiting", "run_state_refused", "entry_finished", "claim_lost"]);
+
+/** The server's own kernel surfaces being unreadable is a dependency failure, not the caller's fault. */
+const UNAVAILABLE = new Set(["oa_surface_missing", "oa_surface_invalid"]);
+
+export interface ErrorBody {
+  error: { code: string; message: string; details?: Record<string, unknown> };
+}
+
+/** HTTP status and `{error: {code, message}}` body of any error a handler throws. */
+export function httpError(err: unknown): { status: number; body: ErrorBody } {
+  if (err instanceof UnauthorizedError) return { status: 401, body: { error: { code: err.code, message: err.message } } };
+  if (isPmagentError(err)) {
+    const status = UNAVAILABLE.has(err.code)
+      ? 503
+      : err.kind === "usage" ? 400 : err.kind === "not_found" ? 404 : err.kind === "conflict" ? 409 : err.kind === "refused" ? (STATE_CONFLICTS.has(err.code) ? 409 : 403) : err.kind === "unavailable" ? 503 : 500;
+    return { status, body: { error: err.toJSON() } };
+  }
+  // Fastify's own errors (body too large, bad JSON, unsupported media type) carry a statusCode.
+  const e = err as { statusCode?: number; code?: string; message?: string };
+  if (typeof e.statusCode === "number" && e.statusCode >= 400 && e.statusCode < 500) {
+    const code = e.statusCode === 413 ? "body_too_large" : e.statusCode === 415 ? "unsupported_media_type" : "invalid_request";
+    const message =
+      e.statusCode === 413 ? "the request body is larger than this server accepts" : e.code === "FST_ERR_CTP_INVALID_JSON_BODY" || /JSON/.test(e.message ?? "") ? `the request body is not valid JSON: ${e.message}` : (e.message ?? "bad request");
+    return { status: e.statusCode, body: { error: { code, message } } };
+  }
+  return { status: 500, body: { error: { code: "internal", message: "internal error: see the server log" } } };
+}

@@ -1,0 +1,10 @@
+/** pmagent serve (HTTP API, SSE, OpenAPI, console) and pmagent mcp (MCP over stdio and HTTP). */
+export { buildServer, DEFAULT_PORT, DEFAULT_BODY_LIMIT, SESSION_COOKIE, type ServerOptions, type PmagentServer } from "./app.js";
+export { Auth, UnauthorizedError, parseTokenList, tokenTable, isLoopback, assertMayListen } from "./auth.js";
+export { serverContext, type ServerContext } from "./context.js";
+export { httpError, type ErrorBody } from "./errors.js";
+export { mcpServer, stdioActor, MCP_TOOL_NAMES } from "./mcp.js";
+export { openApiDocument } from "./openapi.js";
+export { apiRoutes } from "./routes.js";
+export type { Route, Call } from "./route.js";
+export { CONSOLE_DIR } from "./static.js";

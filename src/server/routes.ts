@@ -1,0 +1,157 @@
+import { EntryInputSchema, type StoredEntry } from "../blackboard/index.js";
+import { UsageError } from "../core/index.js";
+import { KaiRequestSchema, KaiResponseSchema, answer } from "../kai/index.js";
+import { BootEnvelopeSchema, OAGuardOutputSchema, OAStateSchema, bootEnvelope, buildState, loadSurfaces, runOaGuard } from "../oa/index.js";
+import type { ServerContext } from "./context.js";
+import { assertMayActOnRun } from "./permissions.js";
+import { route, type Route } from "./route.js";
+import {
+  ActionListQuery,
+  CancelBody,
+  EmptyQuery,
+  EntryListQuery,
+  GuardQuery,
+  IdParams,
+  PrListQuery,
+  ProposalListQuery,
+  ResumeBody,
+  RunEventsQuery,
+  RunListQuery,
+  RunLogsQuery,
+  StatusChangeBody,
+  StoredEntrySchema,
+} from "./schemas.js";
+
+function entries(ctx: ServerContext): Route[] {
+  return [
+    route({
+      method: "GET", url: "/v1/entries", tag: "entries", summary: "list blackboard entries, oldest first (filters: status, to, from, kind, limit)",
+      query: EntryListQuery, response: StoredEntrySchema.array(),
+      handler: async ({ query }) => ctx.board.list({ status: query.status, to: query.to, from: query.from, kind: query.kind, limit: query.limit }),
+    }),
+    route({
+      method: "GET", url: "/v1/entries/:id", tag: "entries", summary: "one entry with its version", params: IdParams, query: EmptyQuery, response: StoredEntrySchema, errors: [404],
+      handler: async ({ params }) => ctx.board.get(params.id),
+    }),
+    route({
+      method: "POST", url: "/v1/entries", tag: "entries", summary: "post an entry as the caller (from defaults to the caller; only humans post for others)",
+      body: EntryInputSchema, response: StoredEntrySchema, status: 201, errors: [403, 409],
+      handler: async ({ actor, body }): Promise<StoredEntry> => (await ctx.board.post(actor, body, "request body")).stored,
+    }),
+    route({
+      method: "POST", url: "/v1/entries/:id/status", tag: "entries", summary: "change an entry's status as the caller (lifecycle and permission rules; expected_version for optimistic concurrency)",
+      params: IdParams, body: StatusChangeBody, response: StoredEntrySchema, errors: [403, 404, 409],
+      handler: async ({ actor, params, body }) => ctx.board.transition(actor, params.id, body.status, { expectedVersion: body.expected_version, note: body.note }),
+    }),
+    route({
+      method: "GET", url: "/v1/entries/:id/history", tag: "entries", summary: "an entry's change history", params: IdParams, query: EmptyQuery, errors: [404],
+      handler: async ({ params }) => {
+        await ctx.board.get(params.id);
+        return ctx.board.history(params.id);
+      },
+    }),
+  ];
+}
+
+function runs(ctx: ServerContext): Route[] {
+  const rs = ctx.supervisor.runs;
+  return [
+    route({
+      method: "GET", url: "/v1/runs", tag: "runs", summary: "list runs, oldest first", query: RunListQuery,
+      handler: async ({ query }) => rs.list({ state: query.state, role: query.role, entryId: query.entry, limit: query.limit }),
+    }),
+    route({
+      method: "GET", url: "/v1/runs/:id", tag: "runs", summary: "one run with its protocol errors and hard-rule violations", params: IdParams, query: EmptyQuery, errors: [404],
+      handler: async ({ params }) => ({ ...(await rs.get(params.id)), protocol_errors: await rs.protocolErrors(params.id), violations: await rs.violations(params.id) }),
+    }),
+    route({
+      method: "GET", url: "/v1/runs/:id/events", tag: "runs", summary: "a run's events in order (after: only events with a larger seq); live: /v1/runs/{id}/events/stream",
+      params: IdParams, query: RunEventsQuery, errors: [404],
+      handler: async ({ params, query }) => {
+        await rs.get(params.id);
+        return rs.events(params.id, { type: query.type, afterSeq: query.after });
+      },
+    }),
+    route({
+      method: "GET", url: "/v1/runs/:id/logs", tag: "runs", summary: "a run's non-event output (capped, secrets redacted)", params: IdParams, query: RunLogsQuery, errors: [404],
+      handler: async ({ params, query }) => {
+        await rs.get(params.id);
+        return rs.logs(params.id, { stream: query.stream });
+      },
+    }),
+    route({
+      method: "POST", url: "/v1/runs/:id/cancel", tag: "runs", summary: "cancel a run: its sprite is stopped and its entry canceled", params: IdParams, body: CancelBody, errors: [403, 404, 409],
+      handler: async ({ actor, params, body }) => {
+        await assertMayActOnRun(ctx, actor, await rs.get(params.id), "cancel");
+        return ctx.supervisor.cancel(params.id, body.reason ?? `canceled by ${actor}`);
+      },
+    }),
+    route({
+      method: "POST", url: "/v1/runs/:id/resume", tag: "runs", summary: "resume a waiting run with inputs checked against its expected_inputs (the same resume twice is a no-op)",
+      params: IdParams, body: ResumeBody, status: 202, errors: [403, 404, 409],
+      handler: async ({ actor, params, body }) => {
+        await assertMayActOnRun(ctx, actor, await rs.get(params.id), "resume");
+        const result = await ctx.supervisor.resumeRun(params.id, { inputs: body.inputs, context: body.context });
+        // The relaunched sprite runs under this server; its outcome is in the run record and events.
+        const finished = result.finished.catch(() => undefined);
+        ctx.inFlight.add(finished);
+        void finished.finally(() => ctx.inFlight.delete(finished));
+        return { noop: result.noop, run: result.run };
+      },
+    }),
+    route({
+      method: "GET", url: "/v1/actions", tag: "runs", summary: "action requests of sprites and their outcomes (parameters redacted)", query: ActionListQuery,
+      handler: async ({ query }) => ctx.actions.list({ projectId: ctx.project.config.project_id, runId: query.run, state: query.state }),
+    }),
+  ];
+}
+
+function forgeAndEnv(ctx: ServerContext): Route[] {
+  return [
+    route({
+      method: "GET", url: "/v1/prs", tag: "forge", summary: "pull requests of the local forge", query: PrListQuery,
+      handler: async ({ query }) => ctx.forge.list(query.state ? { state: query.state } : {}),
+    }),
+    route({
+      method: "GET", url: "/v1/env/proposals", tag: "environment", summary: "environment proposals, most recently seen first", query: ProposalListQuery,
+      handler: async ({ query }) => ctx.proposals.list(query),
+    }),
+    ...(["accept", "reject"] as const).map((verb) =>
+      route({
+        method: "POST", url: `/v1/env/proposals/:id/${verb}`, tag: "environment", summary: `${verb} an environment proposal (humans only)`, params: IdParams, errors: [403, 404, 409],
+        handler: async ({ actor, params }) => (verb === "accept" ? ctx.proposals.accept(params.id, actor) : ctx.proposals.reject(params.id, actor)),
+      }),
+    ),
+  ];
+}
+
+function kaiAndOa(ctx: ServerContext): Route[] {
+  const config = ctx.project.config;
+  return [
+    route({
+      method: "POST", url: "/v1/kai", tag: "kai", summary: "ask Kai: a kai_request_v1 in, a kai_response_v1 out", body: KaiRequestSchema, response: KaiResponseSchema,
+      handler: async ({ body }) => {
+        const response = await answer(body, { config, sources: ctx.kai });
+        if (response.status === "error") throw new UsageError("invalid_kai_request", `the kai_request_v1 is invalid: ${response.notes.join("; ")}`, { response });
+        return response;
+      },
+    }),
+    route({
+      method: "GET", url: "/v1/oa/snapshot", tag: "oa", summary: "the normalized OA state built from the kernel surfaces now (nothing is written)", query: EmptyQuery, response: OAStateSchema, errors: [503],
+      handler: async () => buildState(ctx.oa, loadSurfaces(ctx.oa)),
+    }),
+    route({
+      method: "GET", url: "/v1/oa/boot", tag: "oa", summary: "the OA boot envelope: kernel mode and what it allows", query: EmptyQuery, response: BootEnvelopeSchema,
+      handler: async () => bootEnvelope(ctx.oa),
+    }),
+    route({
+      method: "GET", url: "/v1/oa/guard", tag: "oa", summary: "the OA coherence guard (mode STRICT or HINT; ok false on failure)", query: GuardQuery, response: OAGuardOutputSchema,
+      handler: async ({ query }) => runOaGuard(ctx.oa, query.mode),
+    }),
+  ];
+}
+
+/** Every JSON route of the API, in the order the OpenAPI document lists them. */
+export function apiRoutes(ctx: ServerContext): Route[] {
+  return [...entries(ctx), ...runs(ctx), ...forgeAndEnv(ctx), ...kaiAndOa(ctx)];
+}

@@ -1,0 +1,96 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Blackboard } from "../../src/blackboard/index.js";
+import type { RunRecord } from "../../src/lattice/index.js";
+import { openSqliteTestStore, type TestStore } from "../helpers/stores.js";
+import { TOKENS, readSse, startServer, type SseFrame, type TestServer } from "./helpers.js";
+
+const auth = (actor: keyof typeof TOKENS) => ({ authorization: `Bearer ${TOKENS[actor]}` });
+const types = (frames: SseFrame[]) => frames.filter((f) => f.event === "lattice_event").map((f) => (f.data as { event_type: string }).event_type);
+
+describe("runs over HTTP: list, show, live events, resume, cancel", () => {
+  let ts: TestStore;
+  let s: TestServer;
+  let waiting: RunRecord;
+
+  beforeEach(async () => {
+    ts = await openSqliteTestStore();
+    s = await startServer(ts);
+    const board = new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] });
+    await board.post("Human", { id: "w-1", to: "Builder", kind: "build_request" });
+    const command = s.tp.sprite("wait", {
+      steps: [
+        { emit: "PHASE_STARTED", payload: { phase: "implement" } },
+        { emit: "ARTIFACT", payload: { kind: "branch", ref: "sprite/w-1" } },
+        { log: "working on it" },
+        { waiting: { reason: "PR_REVIEW", expected_inputs: { approved: "boolean", comments: "array<string>" } } },
+      ],
+      on_resume: [{ emit: "COMPLETED", payload: { status: "success", summary: "resumed and done" } }],
+    });
+    waiting = await s.tp.supervisor().startRun({ role: "Builder", entryId: "w-1", command });
+  });
+  afterEach(async () => {
+    await s.close();
+    await ts.cleanup();
+  });
+
+  it("lists and shows runs, their events and logs", async () => {
+    expect(waiting.state).toBe("waiting");
+    expect((await s.call("GET", "/v1/runs?state=waiting")).body.map((r: { id: string }) => r.id)).toEqual([waiting.id]);
+    expect((await s.call("GET", "/v1/runs?state=failed")).body).toEqual([]);
+    const shown = await s.call("GET", `/v1/runs/${waiting.id}`);
+    expect(shown.body).toMatchObject({ id: waiting.id, state: "waiting", protocol_errors: [], violations: [], waiting: { expected_inputs: { approved: "boolean", comments: "array<string>" } } });
+    const events = await s.call("GET", `/v1/runs/${waiting.id}/events`);
+    expect(events.body.map((e: { event_type: string }) => e.event_type)).toEqual(["PHASE_STARTED", "ARTIFACT", "WAITING"]);
+    expect((await s.call("GET", `/v1/runs/${waiting.id}/events?after=1`)).body.length).toBe(2);
+    expect((await s.call("GET", `/v1/runs/${waiting.id}/logs?stream=stdout`)).body.map((l: { text: string }) => l.text)).toContain("working on it");
+    expect((await s.call("GET", `/v1/runs/${waiting.id}/logs?stream=nope`)).body.error.message).toContain("$.stream");
+  });
+
+  it("streams events as SSE with id = seq, and resumes after Last-Event-ID", async () => {
+    const url = `${s.url}/v1/runs/${waiting.id}/events/stream`;
+    const all = await readSse(url, auth("Human"), (f) => types(f).length === 3);
+    expect(types(all)).toEqual(["PHASE_STARTED", "ARTIFACT", "WAITING"]);
+    const ids = all.filter((f) => f.event === "lattice_event").map((f) => f.id);
+    expect(ids).toEqual(["1", "2", "3"]);
+    const rest = await readSse(url, { ...auth("Human"), "last-event-id": "1" }, (f) => f.some((x) => x.event === "run"));
+    expect(types(rest)).toEqual(["ARTIFACT", "WAITING"]);
+    const bad = await fetch(url, { headers: { ...auth("Human"), "last-event-id": "abc" } });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { message: string } }).error.message).toBe('Last-Event-ID / after must be an event seq (a whole number), got "abc"');
+    expect((await fetch(url)).status).toBe(401);
+    expect((await fetch(`${s.url}/v1/runs/nope/events/stream`, { headers: auth("Human") })).status).toBe(404);
+  });
+
+  it("resumes a waiting run: 403 for another role, 400 for inputs that do not match, 202, then a no-op; the stream ends", async () => {
+    const path = `/v1/runs/${waiting.id}/resume`;
+    const other = await s.call("POST", path, { as: "Reviewer", body: { inputs: { approved: true, comments: [] } } });
+    expect(other.status).toBe(403);
+    expect(other.body.error.message).toMatch(/^Reviewer may not resume run /);
+    const bad = await s.call("POST", path, { as: "Builder", body: { inputs: { approved: "yes" } } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toContain("inputs.approved: expected boolean, got string");
+    const ok = await s.call("POST", path, { as: "Builder", body: { inputs: { approved: true, comments: ["lgtm"] } } });
+    expect(ok.status).toBe(202);
+    expect(ok.body.noop).toBe(false);
+    const frames = await readSse(`${s.url}/v1/runs/${waiting.id}/events/stream`, auth("Human"), (f) => f.some((x) => x.event === "end"));
+    expect(types(frames)).toEqual(["PHASE_STARTED", "ARTIFACT", "WAITING", "INFO", "COMPLETED"]);
+    expect(frames.at(-1)).toEqual({ event: "end", data: { state: "succeeded" } });
+    const again = await s.call("POST", path, { as: "Builder", body: { inputs: { approved: true, comments: ["lgtm"] } } });
+    expect(again.body.noop).toBe(true);
+    const later = await s.call("POST", path, { body: { inputs: { approved: false, comments: [] } } });
+    expect(later.status).toBe(409);
+    expect(later.body.error.code).toBe("run_not_waiting");
+    const cancel = await s.call("POST", `/v1/runs/${waiting.id}/cancel`);
+    expect(cancel.status).toBe(409);
+    expect(cancel.body.error.message).toBe(`run ${waiting.id} is already succeeded: nothing to cancel`);
+    expect((await s.call("GET", "/v1/entries/w-1")).body.entry.status).toBe("done");
+  });
+
+  it("cancels a waiting run as a human; 403 for an actor outside the run", async () => {
+    const refused = await s.call("POST", `/v1/runs/${waiting.id}/cancel`, { as: "Reviewer", body: {} });
+    expect(refused.status).toBe(403);
+    const canceled = await s.call("POST", `/v1/runs/${waiting.id}/cancel`, { body: { reason: "not needed" } });
+    expect(canceled.body).toMatchObject({ state: "canceled", reason: "not needed" });
+    expect((await s.call("POST", `/v1/runs/${waiting.id}/cancel`, { body: { reason: "" } })).body.error.message).toContain("$.reason");
+  });
+});
