@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { ConflictError, NotFoundError, RefusedError, UsageError, contentHash, parseWith } from "../core/index.js";
-import type { Queryable, SqlParam, Store } from "../store/index.js";
+import { Where, limitClause, type Queryable, type Store } from "../store/index.js";
 import { assertMayChange, assertTransition } from "./lifecycle.js";
 import { EntryInputSchema, EntrySchema, entryContent, type Entry, type EntryInput, type HistoryRecord, type Status, type StoredEntry } from "./schema.js";
 
@@ -250,41 +250,19 @@ export class Blackboard {
   }
 
   async list(filter: ListFilter = {}): Promise<StoredEntry[]> {
-    const where = ["project_id = ?"];
-    const params: SqlParam[] = [this.projectId];
     const statuses = filter.status === undefined ? [] : Array.isArray(filter.status) ? filter.status : [filter.status];
-    if (statuses.length > 0) {
-      where.push(`status IN (${statuses.map(() => "?").join(", ")})`);
-      params.push(...statuses);
-    }
-    if (filter.to !== undefined) {
-      where.push("to_actor = ?");
-      params.push(filter.to);
-    }
-    if (filter.from !== undefined) {
-      where.push("from_actor = ?");
-      params.push(filter.from);
-    }
-    if (filter.kind !== undefined) {
-      where.push("kind = ?");
-      params.push(filter.kind);
-    }
-    if (filter.updatedSince !== undefined) {
-      where.push("updated_ms >= ?");
-      params.push(filter.updatedSince);
-    }
-    if (filter.updatedUntil !== undefined) {
-      where.push("updated_ms <= ?");
-      params.push(filter.updatedUntil);
-    }
-    if (filter.idPrefix !== undefined) {
-      where.push("substr(id, 1, ?) = ?");
-      params.push(filter.idPrefix.length, filter.idPrefix);
-    }
-    const limit = filter.limit !== undefined ? ` LIMIT ${Math.max(0, Math.floor(filter.limit))}` : "";
+    const where = new Where("project_id = ?", this.projectId)
+      .in("status", statuses)
+      .when("to_actor = ?", filter.to)
+      .when("from_actor = ?", filter.from)
+      .when("kind = ?", filter.kind)
+      .when("updated_ms >= ?", filter.updatedSince)
+      .when("updated_ms <= ?", filter.updatedUntil);
+    if (filter.idPrefix !== undefined) where.add("substr(id, 1, ?) = ?", filter.idPrefix.length, filter.idPrefix);
+    const limit = limitClause(filter.limit);
     const rows = await this.store.all<Row>(
-      `SELECT id, version, entry_json, claimed_by, lease_expires_ms FROM bb_entries WHERE ${where.join(" AND ")} ORDER BY created_ms, id${limit}`,
-      params,
+      `SELECT id, version, entry_json, claimed_by, lease_expires_ms FROM bb_entries WHERE ${where} ORDER BY created_ms, id${limit}`,
+      where.params,
     );
     return rows.map((r) => this.toStored(r));
   }
@@ -470,25 +448,12 @@ export class Blackboard {
 
   /** The append-only history, oldest first: of one entry, or of the whole project. */
   async history(id?: string, options: { sinceMs?: number; untilMs?: number; limit?: number } = {}): Promise<HistoryRecord[]> {
-    const where = ["project_id = ?"];
-    const params: SqlParam[] = [this.projectId];
-    if (id !== undefined) {
-      await this.get(id);
-      where.push("entry_id = ?");
-      params.push(id);
-    }
-    if (options.sinceMs !== undefined) {
-      where.push("at_ms >= ?");
-      params.push(options.sinceMs);
-    }
-    if (options.untilMs !== undefined) {
-      where.push("at_ms <= ?");
-      params.push(options.untilMs);
-    }
-    const limit = options.limit !== undefined ? ` LIMIT ${Math.max(0, Math.floor(options.limit))}` : "";
+    if (id !== undefined) await this.get(id);
+    const where = new Where("project_id = ?", this.projectId).when("entry_id = ?", id).when("at_ms >= ?", options.sinceMs).when("at_ms <= ?", options.untilMs);
+    const limit = limitClause(options.limit);
     const rows = await this.store.all<{ seq: number; entry_id: string; version: number; at: string; actor: string; action: string; from_status: Status | null; to_status: Status; changes_json: string }>(
-      `SELECT seq, entry_id, version, at, actor, action, from_status, to_status, changes_json FROM bb_history WHERE ${where.join(" AND ")} ORDER BY seq${limit}`,
-      params,
+      `SELECT seq, entry_id, version, at, actor, action, from_status, to_status, changes_json FROM bb_history WHERE ${where} ORDER BY seq${limit}`,
+      where.params,
     );
     return rows.map((r) => ({
       seq: Number(r.seq),

@@ -4,7 +4,7 @@
  * violations, resumes and gate decisions. Everything the CLI, API and Kai read about runs.
  */
 import { NotFoundError } from "../core/index.js";
-import type { Queryable, SqlParam, Store } from "../store/index.js";
+import { Where, limitClause, type Queryable, type SqlParam, type Store } from "../store/index.js";
 
 export const RUN_STATES = ["starting", "running", "waiting", "succeeded", "failed", "canceled"] as const;
 export type RunState = (typeof RUN_STATES)[number];
@@ -264,23 +264,10 @@ export class RunStore {
   }
 
   async list(filter: RunListFilter = {}): Promise<RunRecord[]> {
-    const where = ["r.project_id = ?"];
-    const params: SqlParam[] = [this.projectId];
     const states = filter.state === undefined ? [] : Array.isArray(filter.state) ? filter.state : [filter.state];
-    if (states.length > 0) {
-      where.push(`r.state IN (${states.map(() => "?").join(", ")})`);
-      params.push(...states);
-    }
-    if (filter.role !== undefined) {
-      where.push("r.role = ?");
-      params.push(filter.role);
-    }
-    if (filter.entryId !== undefined) {
-      where.push("r.entry_id = ?");
-      params.push(filter.entryId);
-    }
-    const limit = filter.limit !== undefined ? ` LIMIT ${Math.max(0, Math.floor(filter.limit))}` : "";
-    const rows = await this.store.all<RunRow>(`SELECT ${RUN_COLUMNS} FROM lattice_runs r WHERE ${where.join(" AND ")} ORDER BY r.created_ms, r.id${limit}`, params);
+    const where = new Where("r.project_id = ?", this.projectId).in("r.state", states).when("r.role = ?", filter.role).when("r.entry_id = ?", filter.entryId);
+    const limit = limitClause(filter.limit);
+    const rows = await this.store.all<RunRow>(`SELECT ${RUN_COLUMNS} FROM lattice_runs r WHERE ${where} ORDER BY r.created_ms, r.id${limit}`, where.params);
     return rows.map(toRecord);
   }
 
@@ -333,22 +320,13 @@ export class RunStore {
 
   async events(runId: string, options: { type?: string; afterSeq?: number; limit?: number } = {}): Promise<StoredEvent[]> {
     await this.get(runId);
-    const where = ["run_id = ?"];
-    const params: SqlParam[] = [runId];
-    if (options.type !== undefined) {
-      where.push("event_type = ?");
-      params.push(options.type);
-    }
-    if (options.afterSeq !== undefined) {
-      where.push("seq > ?");
-      params.push(options.afterSeq);
-    }
-    const limit = options.limit !== undefined ? ` LIMIT ${Math.max(0, Math.floor(options.limit))}` : "";
+    const where = new Where("run_id = ?", runId).when("event_type = ?", options.type).when("seq > ?", options.afterSeq);
+    const limit = limitClause(options.limit);
     // Outbox order where the outbox has the event; events only stdout saw follow, in arrival order.
     const rows = await this.store.all<{ run_id: string; seq: number; event_id: string; event_type: string; source: "stdout" | "outbox"; outbox_line: number | null; event_json: string; received_ms: number; dispatched_ms: number | null; dispatch_json: string | null }>(
       `SELECT run_id, seq, event_id, event_type, source, outbox_line, event_json, received_ms, dispatched_ms, dispatch_json FROM lattice_run_events
-       WHERE ${where.join(" AND ")} ORDER BY CASE WHEN outbox_line IS NULL THEN 1 ELSE 0 END, outbox_line, seq${limit}`,
-      params,
+       WHERE ${where} ORDER BY CASE WHEN outbox_line IS NULL THEN 1 ELSE 0 END, outbox_line, seq${limit}`,
+      where.params,
     );
     return rows.map((r) => ({
       run_id: r.run_id,
@@ -387,20 +365,11 @@ export class RunStore {
 
   async logs(runId: string, options: { stream?: string; afterSeq?: number; limit?: number } = {}): Promise<RunLogLine[]> {
     await this.get(runId);
-    const where = ["run_id = ?"];
-    const params: SqlParam[] = [runId];
-    if (options.stream !== undefined) {
-      where.push("stream = ?");
-      params.push(options.stream);
-    }
-    if (options.afterSeq !== undefined) {
-      where.push("seq > ?");
-      params.push(options.afterSeq);
-    }
-    const limit = options.limit !== undefined ? ` LIMIT ${Math.max(0, Math.floor(options.limit))}` : "";
+    const where = new Where("run_id = ?", runId).when("stream = ?", options.stream).when("seq > ?", options.afterSeq);
+    const limit = limitClause(options.limit);
     const rows = await this.store.all<{ seq: number; stream: RunLogLine["stream"]; text: string; at_ms: number }>(
-      `SELECT seq, stream, text, at_ms FROM lattice_run_logs WHERE ${where.join(" AND ")} ORDER BY seq${limit}`,
-      params,
+      `SELECT seq, stream, text, at_ms FROM lattice_run_logs WHERE ${where} ORDER BY seq${limit}`,
+      where.params,
     );
     return rows.map((r) => ({ seq: Number(r.seq), stream: r.stream, text: r.text, at: iso(r.at_ms)! }));
   }

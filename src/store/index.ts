@@ -4,3 +4,4 @@ export { PostgresStore, toPgPlaceholders, type PostgresOptions } from "./postgre
 export { migrate, type Migration } from "./migrate.js";
 export { migrations } from "./migrations/index.js";
 export { openStore, defaultSqlitePath, DEFAULT_SQLITE_PATH, type StorageConfig, type OpenStoreOptions } from "./open.js";
+export { Where, limitClause } from "./where.js";

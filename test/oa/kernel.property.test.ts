@@ -44,6 +44,12 @@ describe("kernel mode (property)", () => {
       }),
       { numRuns: 200 },
     );
-    expect([...seen].sort()).toEqual(["BLOCKED", "DEGRADED", "NORMAL"]);
+    // NORMAL needs every random choice to line up, so it is too rare to count on in 200 runs:
+    // the property covers the other two, and a hand-made agreeing set must come out NORMAL.
+    expect(seen.has("BLOCKED") && seen.has("DEGRADED")).toBe(true);
+    writeSurface(p, "PM_BOOTSTRAP_STATE.json", { branch: "main", meta: { current_phase: "27" }, health: { reality_green: true, agents_sync_ok: true, dms_alignment_ok: true } });
+    writeSurface(p, "SSOT_SURFACE_V17.json", { current_phase: "27", last_completed_phase: "26" });
+    writeSurface(p, "REALITY_GREEN_SUMMARY.json", { reality_green: true, checks: [{ name: "AGENTS.md Sync", passed: true }, { name: "DMS Alignment", passed: true }], branch: "main" });
+    expect(computeKernel(loadSurfaces(p.ws)).mode).toBe("NORMAL");
   });
 });

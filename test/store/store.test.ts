@@ -151,3 +151,15 @@ describe("concurrent start-up", () => {
   });
 });
 
+
+describe("Where", () => {
+  it("adds only the conditions whose values are given, in order, with their parameters", async () => {
+    const { Where, limitClause } = await import("../../src/store/index.js");
+    const w = new Where("project_id = ?", "p").in("status", ["open", "done"]).when("to_actor = ?", undefined).when("kind = ?", "k").in("x", []);
+    expect(String(w)).toBe("project_id = ? AND status IN (?, ?) AND kind = ?");
+    expect(w.params).toEqual(["p", "open", "done", "k"]);
+    expect(limitClause(undefined)).toBe("");
+    expect(limitClause(12.7)).toBe(" LIMIT 12");
+    expect(limitClause(-3)).toBe(" LIMIT 0");
+  });
+});
