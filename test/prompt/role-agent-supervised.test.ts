@@ -103,7 +103,7 @@ describe("pmagent run … -- pmagent agent (the agent under the supervisor)", ()
     });
   });
 
-  it("without a key in the sprite's environment (the supervisor passes none) the agent asks for it; with no action executor the run fails saying so", async () => {
+  it("without a key in the sprite's environment (the supervisor passes none) the agent asks for it with FETCH_CREDENTIAL; a role not allowed that credential fails saying how to allow it", async () => {
     await withProject((board) => board.post("Aya", { id: "doc-3-review", from: "Aya", to: "Sho", kind: "doc_update_review_request" }));
     const r = await runCli(["run", "--role", "Sho", "--entry", "doc-3-review", "--format", "json", "--", "pmagent", "agent", "--role", "reviewer"], {
       cwd: root,
@@ -112,6 +112,6 @@ describe("pmagent run … -- pmagent agent (the agent under the supervisor)", ()
     expect(r.code).toBe(1);
     const run = JSON.parse(r.stdout) as RunRecord;
     expect(run.state).toBe("failed");
-    expect(run.reason).toMatch(/^ERROR: the supervisor could not hand over the model key \(FETCH_CREDENTIAL\): no action executor is configured/);
+    expect(run.reason).toContain('ERROR: the supervisor could not hand over the model key (FETCH_CREDENTIAL): role "Sho" may not fetch credential "OPENAI_API_KEY" (it may fetch none); add it to that role\'s "credentials" in pmagent.config.json to allow it');
   });
 });
