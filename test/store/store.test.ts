@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { migrate, migrations, PostgresStore, SqliteStore, toPgPlaceholders, openStore } from "../../src/store/index.js";
+import { limitClause, migrate, migrations, PostgresStore, SqliteStore, toPgPlaceholders, openStore, Where } from "../../src/store/index.js";
 import { TSX_IMPORT } from "../helpers/proc.js";
 import { PG_URL, postgresAvailable, storeKinds, uniqueSchema } from "../helpers/stores.js";
 
@@ -153,8 +153,7 @@ describe("concurrent start-up", () => {
 
 
 describe("Where", () => {
-  it("adds only the conditions whose values are given, in order, with their parameters", async () => {
-    const { Where, limitClause } = await import("../../src/store/index.js");
+  it("adds only the conditions whose values are given, in order, with their parameters", () => {
     const w = new Where("project_id = ?", "p").in("status", ["open", "done"]).when("to_actor = ?", undefined).when("kind = ?", "k").in("x", []);
     expect(String(w)).toBe("project_id = ? AND status IN (?, ?) AND kind = ?");
     expect(w.params).toEqual(["p", "open", "done", "k"]);
