@@ -1,7 +1,7 @@
 import { Option, type Command } from "commander";
 import { hostname } from "node:os";
 import { Blackboard, STATUSES, type EntryInput, type HistoryRecord, type Status, type StoredEntry } from "../blackboard/index.js";
-import { findRole, type Project } from "../config/index.js";
+import { findRole, localActor, type Project } from "../config/index.js";
 import { UsageError, parseJsonText } from "../core/index.js";
 import type { Store } from "../store/index.js";
 import { withStore } from "./context.js";
@@ -14,8 +14,7 @@ interface ActorOpts {
 }
 
 function actorOf(p: Project, opts: { as?: string }): string {
-  if (opts.as !== undefined && opts.as.trim() === "") throw new UsageError("invalid_option", "--as needs an actor name");
-  return opts.as ?? (process.env.PMAGENT_ACTOR || p.config.humans[0]!);
+  return localActor(p.config, opts.as);
 }
 
 function board(p: Project, store: Store): Blackboard {

@@ -70,6 +70,15 @@ export function initProject(dir: string, options: { projectId?: string; force?: 
   return { root: dirname(configPath), configPath, config };
 }
 
+/**
+ * The acting identity of a local session (CLI, MCP on stdio): `--as`, else $PMAGENT_ACTOR, else
+ * the first configured human. Over HTTP the identity comes from the bearer token instead.
+ */
+export function localActor(config: Config, as: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  if (as !== undefined && as.trim() === "") throw new UsageError("invalid_option", "--as needs an actor name");
+  return as ?? (env.PMAGENT_ACTOR || config.humans[0]!);
+}
+
 /** All roles of all lanes, with their lane. */
 export function allRoles(config: Config): Array<{ lane: LaneConfig; role: RoleConfig }> {
   return config.lanes.flatMap((lane) => lane.roles.map((role) => ({ lane, role })));

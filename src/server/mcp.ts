@@ -1,7 +1,8 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { EntryInputSchema } from "../blackboard/index.js";
-import { isPmagentError, UsageError } from "../core/index.js";
+import { isPmagentError } from "../core/index.js";
+import { localActor } from "../config/index.js";
 import { KaiRequestSchema } from "../kai/index.js";
 import type { ServerContext } from "./context.js";
 import type { Call, Route } from "./route.js";
@@ -82,6 +83,5 @@ export function mcpServer(ctx: ServerContext, actor: string, version: string): M
 
 /** The actor of a stdio MCP session: --as, else PMAGENT_ACTOR, else the first human. */
 export function stdioActor(ctx: ServerContext, as: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  if (as !== undefined && as.trim() === "") throw new UsageError("invalid_option", "--as needs an actor name");
-  return as ?? (env.PMAGENT_ACTOR || ctx.project.config.humans[0]!);
+  return localActor(ctx.project.config, as, env);
 }
