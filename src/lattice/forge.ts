@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { UsageError, confinePath } from "../core/index.js";
 import type { SqlParam, Store } from "../store/index.js";
 import { assertBranchName, branchSha, git } from "./git.js";
@@ -30,11 +31,26 @@ export interface Forge {
   openPullRequest(request: PullRequestRequest): Promise<PullRequest>;
 }
 
-/** A bare repository, created when missing. */
+/**
+ * A bare repository, created when missing. Two OPEN_PRs (or two processes) may get here at once, so
+ * the repository is made beside its place and renamed into it: the first rename wins, the loser's
+ * copy is dropped.
+ */
 export async function ensureBareRepo(path: string): Promise<void> {
   if (existsSync(join(path, "HEAD"))) return;
-  mkdirSync(path, { recursive: true });
-  await git(["init", "--bare", "--quiet", path], { cwd: path });
+  mkdirSync(dirname(path), { recursive: true });
+  const staging = `${path}.init-${process.pid}-${randomUUID()}`;
+  mkdirSync(staging);
+  try {
+    await git(["init", "--bare", "--quiet", staging], { cwd: staging });
+    try {
+      renameSync(staging, path);
+    } catch (error) {
+      if (!existsSync(join(path, "HEAD"))) throw error;
+    }
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
 }
 
 /**

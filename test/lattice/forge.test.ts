@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { LocalForge, gitHubRemoteUrl } from "../../src/lattice/index.js";
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { LocalForge, ensureBareRepo, gitHubRemoteUrl } from "../../src/lattice/index.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 import { makeProject, makeWorkspace, sh, type TestProject } from "./fixtures.js";
 
@@ -36,6 +38,22 @@ describe.each(kinds)("local forge ($name)", (kind) => {
 
   it("refuses a bare repository outside the project", () => {
     expect(() => new LocalForge({ store: t.store, projectId: "demo", root: p.project.root, bareRepo: "../elsewhere.git" })).toThrow(/forge.bare_repo "..\/elsewhere.git" is outside/);
+  });
+});
+
+describe("bare repository", () => {
+  it("is created once when many callers race for it, leaving no staging copies behind", async () => {
+    const p = makeProject();
+    try {
+      const path = join(p.project.root, ".pmagent", "race.git");
+      await Promise.all(Array.from({ length: 8 }, () => ensureBareRepo(path)));
+      expect(sh(path, "rev-parse", "--is-bare-repository")).toBe("true");
+      expect(readdirSync(join(p.project.root, ".pmagent")).filter((n) => n.startsWith("race.git"))).toEqual(["race.git"]);
+      await ensureBareRepo(path);
+      expect(existsSync(join(path, "HEAD"))).toBe(true);
+    } finally {
+      p.cleanup();
+    }
   });
 });
 
