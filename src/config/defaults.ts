@@ -1,5 +1,8 @@
 import type { ConfigInput } from "./schema.js";
 
+/** The model key Aya and Sho may fetch (FETCH_CREDENTIAL) when `model` is configured; unused otherwise. */
+const MODEL_KEY = "OPENAI_API_KEY";
+
 /** The doc_update lane of DESIGN.md §2: Human → Aya → Sho → Tsugu → Gen → Hana. */
 export function docUpdateLane(): ConfigInput["lanes"][number] {
   return {
@@ -8,8 +11,8 @@ export function docUpdateLane(): ConfigInput["lanes"][number] {
     allowed_paths: ["STATE/", "docs/"],
     state_file: "STATE/current_state.md",
     roles: [
-      { name: "Aya", allowed_kinds: ["doc_update_proposal_request"], next: { to: "Sho", kind: "doc_update_review_request", id_suffix: "-review" } },
-      { name: "Sho", allowed_kinds: ["doc_update_review_request"], next: { to: "Tsugu", kind: "doc_update_apply_request", id_suffix: "-apply" } },
+      { name: "Aya", allowed_kinds: ["doc_update_proposal_request"], credentials: [MODEL_KEY], next: { to: "Sho", kind: "doc_update_review_request", id_suffix: "-review" } },
+      { name: "Sho", allowed_kinds: ["doc_update_review_request"], credentials: [MODEL_KEY], next: { to: "Tsugu", kind: "doc_update_apply_request", id_suffix: "-apply" } },
       { name: "Tsugu", allowed_kinds: ["doc_update_apply_request"], next: { to: "Gen", kind: "pm_snapshot_request", id_suffix: "-pm_snapshot" } },
       { name: "Gen", allowed_kinds: ["pm_snapshot_request"], next: { to: "Hana", kind: "pm_snapshot_done", id_suffix: "-done" } },
       { name: "Hana", allowed_kinds: ["pm_snapshot_done"] },
