@@ -1,13 +1,26 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Blackboard } from "../../src/blackboard/index.js";
 import { loadProject } from "../../src/config/index.js";
 import { LocalForge, Worker, projectSupervisor, type RunRecord, type Supervisor } from "../../src/lattice/index.js";
-import { checkAnswer, outputSchemaFromZod } from "../../src/prompt/index.js";
-import { DocUpdateProposalSchema, DocUpdateReviewSchema, createDemoRepository, decideUpdate, reviewAnswerSchema } from "../../src/lane/index.js";
+import { Sprite } from "../../src/lattice/sprite.js";
+import { parseConfig } from "../../src/config/index.js";
+import { checkAnswer, outputSchemaFromZod, reviewOutcome, type RoleStepResult } from "../../src/prompt/index.js";
+import {
+  DocUpdateProposalSchema,
+  DocUpdateReviewSchema,
+  MAX_DOC_CONTEXT_CHARS,
+  createDemoRepository,
+  decideUpdate,
+  documentsContext,
+  exampleLaneConfig,
+  reviewAnswerSchema,
+  shoTask,
+  type LaneRunContext,
+} from "../../src/lane/index.js";
 import { CLI, runCli } from "../helpers/proc.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
@@ -292,5 +305,93 @@ describe("pmagent agent --lane-artifact", () => {
     expect(agent.stdout).toContain("--lane-artifact <kind>");
     const lane = await runCli(["lane-sprite", "--help"]);
     expect(lane.stdout.replace(/\s+/g, " ")).toContain("With `model` in the project's pmagent.config.json, aya and sho answer through the LLM role agent");
+  });
+});
+
+describe("Sho's outcome at each level (the task alone, without a model call)", () => {
+  const lane = parseConfig(JSON.stringify(exampleLaneConfig("demo")), "example").lanes[0]!;
+
+  /** A workspace with two STATE documents and Aya's proposal, and Sho's context on it. */
+  function shoContext(): { ctx: LaneRunContext; events: Array<{ event_type: string; payload: Record<string, unknown> }> } {
+    const workspace = mkdtempSync(join(tmpdir(), "pmagent-sho-task-"));
+    mkdirSync(join(workspace, "STATE"));
+    writeFileSync(join(workspace, "STATE/a.md"), "# A\n\nOne.\n");
+    writeFileSync(join(workspace, "STATE/b.md"), "# B\n\nTwo.\n");
+    const proposal = {
+      version: "doc_update_proposal_v1",
+      cycle_id: "req-1",
+      request_entry_id: "req-1",
+      summary: "two appends",
+      created_at: "2026-11-20T10:00:00.000Z",
+      updates: [
+        { id: "u1", path: "STATE/a.md", reason: "r", change_type: "append", suggested_markdown: "More A." },
+        { id: "u2", path: "STATE/b.md", reason: "r", change_type: "append", suggested_markdown: "More B." },
+      ],
+    };
+    const ref = join(workspace, "proposal.json");
+    writeFileSync(ref, JSON.stringify(proposal));
+    const events: Array<{ event_type: string; payload: Record<string, unknown> }> = [];
+    const sprite = new Sprite({ spriteId: "s-1", workItemId: "req-1-review", workspace, write: (line) => void events.push(JSON.parse(line.slice(line.indexOf("{"))) as never) });
+    const entry = { id: "req-1-review", kind: "doc_update_review_request", payload: { refs: [{ type: "artifact", kind: "doc_update_proposal_v1", ref }] }, target_docs: [] };
+    return { ctx: { sprite, role: "Sho", workspace, project: { root: workspace, configPath: "", config: parseConfig(JSON.stringify(exampleLaneConfig("demo")), "x") }, lane, entry, cycleId: "req-1", entryFile: "" }, events };
+  }
+
+  const answer = (level: string, decision: string, second: "accept" | "reject") => ({
+    level,
+    decision,
+    summary: "u2 says too little",
+    updates: [
+      { update_id: "u1", decision: "accept", reasons: [] },
+      { update_id: "u2", decision: second, reasons: second === "reject" ? ["says too little"] : [] },
+    ],
+  });
+  const run = (level: "feedback" | "soft_gate" | "hard_gate", a: ReturnType<typeof answer>) => {
+    const { ctx, events } = shoContext();
+    const task = shoTask(ctx, level, () => new Date("2026-11-20T11:00:00Z"));
+    const prepared = task.prepare();
+    expect(checkAnswer(prepared.outputSchema, JSON.stringify(a)).ok).toBe(true);
+    const step = { answer: a, review: reviewOutcome(level, a), request: { model: "gpt-test" } } as unknown as RoleStepResult;
+    const outcome = task.finish(step);
+    const review = DocUpdateReviewSchema.parse(JSON.parse(readFileSync(join(ctx.workspace, ".pmagent/lane/review.json"), "utf8")));
+    return { outcome, review, events };
+  };
+
+  it("soft_gate: the model's reject binds, the lane goes on and asks for a revision of the rejected update", () => {
+    const { outcome, review, events } = run("soft_gate", answer("soft_gate", "revise", "reject"));
+    expect(review.accepted.map((u) => u.id)).toEqual(["u1"]);
+    expect(outcome).toEqual({
+      status: "success",
+      summary: "review of req-1: 1 accepted, 1 rejected; review revise at soft_gate: u2 says too little",
+      revision_requested: true,
+      requested_changes: ["u2 (STATE/b.md): reviewer: says too little"],
+    });
+    expect(events.find((e) => e.event_type === "ARTIFACT")?.payload).toMatchObject({ kind: "doc_update_review_v1", metadata: { accepted: 1, rejected: 1, level: "soft_gate", decision: "revise" } });
+  });
+
+  it("feedback: the model's reject is advice; both updates are accepted and nothing blocks", () => {
+    const { outcome, review, events } = run("feedback", answer("feedback", "block", "reject"));
+    expect(review.accepted.map((u) => u.id)).toEqual(["u1", "u2"]);
+    expect(outcome).toMatchObject({ status: "success", revision_requested: false });
+    expect(events.some((e) => e.payload.kind === "review_advice" && String(e.payload.message).includes("reviewer advice on u2 (STATE/b.md) at feedback level, not binding: says too little"))).toBe(true);
+  });
+
+  it("hard_gate: a model that rejects every update fails the step like the deterministic Sho", () => {
+    const a = { ...answer("hard_gate", "revise", "reject"), updates: [{ update_id: "u1", decision: "reject", reasons: ["no"] }, { update_id: "u2", decision: "reject", reasons: ["no"] }] };
+    const { outcome } = run("hard_gate", a as ReturnType<typeof answer>);
+    expect(outcome).toMatchObject({ status: "failure", summary: "review of req-1: every update was rejected (reviewer: no | reviewer: no)" });
+  });
+
+  it("gives the model the documents it may read, cuts a long one, and never reads a path outside the allowed ones", () => {
+    const { ctx } = shoContext();
+    writeFileSync(join(ctx.workspace, "STATE/long.md"), "x".repeat(MAX_DOC_CONTEXT_CHARS + 10));
+    writeFileSync(join(ctx.workspace, "secret.md"), "do not show");
+    const text = documentsContext(ctx, ["STATE/a.md", "STATE/a.md", "STATE/new.md", "STATE/long.md", "secret.md"]);
+    expect(text).toContain("Lane layer_b/doc_update. Allowed paths: STATE/, docs/. STATE document: STATE/current_state.md.");
+    expect(text.match(/## STATE\/a\.md/g)).toHaveLength(1);
+    expect(text).toContain("## STATE/a.md (current text)\n\n````markdown\n# A\n\nOne.\n````");
+    expect(text).toContain("## STATE/new.md\n\nThe file does not exist yet (use change_type create).");
+    expect(text).toContain(`## STATE/long.md (current text, the first ${MAX_DOC_CONTEXT_CHARS} of ${MAX_DOC_CONTEXT_CHARS + 10} characters)`);
+    expect(text).toContain('## secret.md\n\nNot shown: path "secret.md" is outside the allowed paths (STATE/, docs/).');
+    expect(text).not.toContain("do not show");
   });
 });
