@@ -286,6 +286,20 @@ describe("Sho's decision per update", () => {
   });
 });
 
+describe("lanes[].review_level", () => {
+  it("refuses a level that is not one of the reviewer's, naming the path and the choices", () => {
+    const config = exampleLaneConfig("demo") as { lanes: Array<Record<string, unknown>> };
+    config.lanes[0]!.review_level = "strict";
+    let error: Error | undefined;
+    try {
+      parseConfig(JSON.stringify(config), "pmagent.config.json");
+    } catch (err) {
+      error = err as Error;
+    }
+    expect(error?.message).toContain('$.lanes[0].review_level: Invalid option: expected one of "feedback"|"soft_gate"|"hard_gate"');
+  });
+});
+
 describe("pmagent agent --lane-artifact", () => {
   it.each([
     [["--lane-artifact", "doc_update_plan_v1"], 'pmagent: unknown lane artifact "doc_update_plan_v1": expected one of doc_update_proposal_v1, doc_update_review_v1 [unknown_lane_artifact]'],
