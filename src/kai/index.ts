@@ -12,4 +12,6 @@ export { laneStatusSummary, whatChangedSummary } from "./summary.js";
 export { collectBoard, collectLaneBoard } from "./board.js";
 export { polishSummary, rewriteProblem } from "./polish.js";
 export { collectGithub, githubSource } from "./github.js";
+export { collectRuns, type RunReaders } from "./runs.js";
+export { projectKaiSources, type ProjectSourcesOptions } from "./sources.js";
 export { answer, answerText, answerRequest, collectEvidence, type KaiOptions, type KaiSources, type EvidenceWindow } from "./kai.js";
