@@ -26,5 +26,6 @@ export {
   type LaneAgentArtifact,
   type LaneAgentOptions,
 } from "./model.js";
-export { exampleLaneConfig, CYCLE_DONE_KIND } from "./example.js";
+export { exampleLaneConfig } from "./example.js";
+export { CYCLE_DONE_KIND } from "../config/index.js";
 export { runDemo, createDemoRepository, demoRequest, DEMO_REQUEST_ID, type DemoOptions, type DemoResult } from "./demo.js";

@@ -30,6 +30,9 @@ describe("pmagent init and configuration", () => {
       ["Gen", ["pm_snapshot_request"]],
       ["Hana", ["pm_snapshot_done"]],
     ]);
+    // Runnable as written: each role by its built-in sprite, and the finished cycle back to Human.
+    expect(config.lanes[0]!.roles.map((r) => r.runner?.command)).toEqual(["aya", "sho", "tsugu", "gen", "hana"].map((n) => ["pmagent", "lane-sprite", n]));
+    expect(config.lanes[0]!.roles.at(-1)!.next).toMatchObject({ to: "Human", kind: "doc_update_cycle_done" });
     expect(existsSync(join(dir, ".pmagent/pmagent.db"))).toBe(true);
     const again = await runCli(["init"], { cwd: dir, env });
     expect(again.code).toBe(1);
