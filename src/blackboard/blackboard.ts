@@ -343,7 +343,9 @@ export class Blackboard {
     // Changed after `at`: the last history record up to `at` tells how it stood, else it stood as first posted.
     const last = new Map<string, { to_status: Status; at_ms: number }>();
     for (const chunk of chunked(later.map((e) => e.id), ID_CHUNK)) {
-      const h = new Where("project_id = ?", this.projectId).in("entry_id", chunk).add("at_ms <= ?", at);
+      // `+at_ms`: no index on the time, so SQLite looks up each entry's history (bb_history_entry)
+      // instead of scanning every record up to `at` (bb_history_time). Plain arithmetic in PostgreSQL.
+      const h = new Where("project_id = ?", this.projectId).in("entry_id", chunk).add("+at_ms <= ?", at);
       const records = await this.store.all<{ entry_id: string; to_status: Status; at_ms: number }>(`SELECT entry_id, to_status, at_ms FROM bb_history WHERE ${h} ORDER BY seq`, h.params);
       for (const r of records) last.set(r.entry_id, r);
     }
