@@ -1,4 +1,4 @@
-import type { Blackboard, Entry, HistoryRecord } from "../blackboard/index.js";
+import type { Blackboard, Entry, EntryOutline, HistoryRecord } from "../blackboard/index.js";
 import type { LaneConfig } from "../config/index.js";
 import type { BoardEntryEvidence } from "./evidence.js";
 
@@ -54,49 +54,109 @@ export async function collectBoard(board: Blackboard, cutoff: Date): Promise<Boa
   });
 }
 
-/** An entry's status and last change at `cut`, from one history query (for an entry changed later). */
-async function atCutoff(board: Blackboard, e: Entry, cut: number): Promise<BoardEntryEvidence> {
-  if (Date.parse(e.updated_at) <= cut) return toEvidence(e, e.status, e.updated_at);
-  const record = (await board.history(e.id, { untilMs: cut })).at(-1);
-  return record ? toEvidence(e, record.to_status, record.at) : toEvidence(e, "open", e.created_at);
+/** An entry outside the cycles an answer shows: where it stood, without its content. */
+function outlineEvidence(e: EntryOutline): BoardEntryEvidence {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return { id: e.id, from: e.from, to: e.to, kind: e.kind, status: e.status, created_at: iso(e.created_ms), updated_at: iso(e.updated_ms), source_issue: null, source_comment_id: null, source_run_id: null, summary: "", refs: {}, target_docs: [], outline: true };
+}
+
+/** A whole entry with the status and last change its outline found at the cutoff. */
+function fullEvidence(entry: Entry, at: EntryOutline): BoardEntryEvidence {
+  if (at.basis === "stored") return toEvidence(entry, entry.status, entry.updated_at);
+  if (at.basis === "posted") return toEvidence(entry, "open", entry.created_at);
+  return toEvidence(entry, at.status, new Date(at.updated_ms).toISOString());
 }
 
 /**
- * The part of the blackboard a lane's answers need, without reading every entry: the lane's root
- * entries (for cycle numbering), every entry changed since the window's start or still open or in
- * progress, and all entries of the latest cycles back to the last completed one. Apart from the
- * roots, every query is an indexed range (recently updated, or open for an addressee). Cycles built from
- * this are the same as from the whole board for everything lane_status and what_changed report.
+ * The part of the blackboard a lane's answers need, as it stood at the window's end, read without
+ * loading every entry:
+ *
+ * - every root entry of the lane (a human's request to one of its roles), for cycle numbering,
+ *   as an outline from an index (no payload);
+ * - the outlines of the entries changed since the window's start, since the newest root, and back
+ *   to the last completed cycle, so each of those cycles is whole (a follow-up is written after its
+ *   root, so everything changed since the root holds it); a cycle with a change inside the window
+ *   is read back to its root too;
+ * - whole entries (payload, refs, issue and comment ids) only for the cycles an answer can show:
+ *   the latest, the last completed, and those changed inside the window.
+ *
+ * Cycles built from this are the same as from the whole board (`collectBoard`) for everything
+ * lane_status and what_changed report; the other cycles appear as their root's outline only.
  */
 export async function collectLaneBoard(board: Blackboard, lane: LaneConfig, humans: readonly string[], window: { since: Date; until: Date }): Promise<BoardEntryEvidence[]> {
   const cut = window.until.getTime();
-  const found = new Map<string, Entry>();
-  const add = (list: Array<{ entry: Entry }>) => list.forEach((s) => Date.parse(s.entry.created_at) <= cut && found.set(s.entry.id, s.entry));
+  const since = window.since.getTime();
   const roleKinds = new Map(lane.roles.map((r) => [r.name, new Set(r.allowed_kinds)]));
-  const roots: Entry[] = [];
-  for (const human of humans) {
-    for (const { entry } of await board.list({ from: human })) if (roleKinds.get(entry.to)?.has(entry.kind)) roots.push(entry);
+  const roots = (await board.outline({ at: cut, from: humans })).filter((e) => roleKinds.get(e.to)?.has(e.kind) === true);
+  if (roots.length === 0) return [];
+  const rootById = new Map(roots.map((r) => [r.id, r]));
+  /** The cycle an entry belongs to: the longest root id it extends with `-suffix` parts (as `laneCycles`). */
+  const rootOf = (id: string): EntryOutline | undefined => {
+    const self = rootById.get(id);
+    if (self) return self;
+    for (let i = id.lastIndexOf("-"); i > 0; i = id.lastIndexOf("-", i - 1)) {
+      const root = rootById.get(id.slice(0, i));
+      if (root) return root;
+    }
+    return undefined;
+  };
+  // Outlines of entries changed in [fetchedFrom, ∞), extended backwards one range at a time.
+  const changed = new Map<string, EntryOutline>();
+  let fetchedFrom = Number.POSITIVE_INFINITY;
+  const fetchFrom = async (from: number) => {
+    if (from >= fetchedFrom) return;
+    const rows = await board.outline({ at: cut, updatedSince: from, ...(Number.isFinite(fetchedFrom) ? { updatedBefore: fetchedFrom } : {}) });
+    rows.forEach((e) => changed.set(e.id, e));
+    fetchedFrom = from;
+  };
+  const newest = roots.at(-1)!;
+  await fetchFrom(Math.min(since, newest.created_ms));
+  // Cycles changed inside the window (as of the cutoff) are shown: read each back to its root.
+  const touched = new Set<EntryOutline>();
+  for (const e of changed.values()) {
+    const root = e.updated_ms > since && e.updated_ms <= cut ? rootOf(e.id) : undefined;
+    if (root) touched.add(root);
   }
-  add(roots.map((entry) => ({ entry })));
-  add(await board.list({ updatedSince: window.since.getTime() }));
-  // Open and in-progress entries, per addressee: these queries follow the pick index.
-  for (const to of new Set([...lane.roles.map((r) => r.name), ...humans])) add(await board.list({ to, status: ["open", "in_progress"] }));
-  // The lane ends at a role without a next step, or one whose next step goes back to a human.
+  for (const root of touched) await fetchFrom(root.created_ms);
+  // Back from the newest cycle to the last completed one (the lane's end reached, done), reading
+  // further back in doubling steps.
   const finalRoles = new Set(lane.roles.filter((r) => r.next === undefined || humans.includes(r.next.to)).map((r) => r.name));
-  const created = new Map(roots.map((r) => [r.id, Date.parse(r.created_at)]));
-  const newestFirst = roots.filter((r) => created.get(r.id)! <= cut).sort((a, b) => created.get(b.id)! - created.get(a.id)! || b.id.localeCompare(a.id));
-  const out = new Map<string, BoardEntryEvidence>();
-  for (const root of newestFirst) {
-    // A cycle's follow-ups are all written after its root: everything updated since holds them.
-    add(await board.list({ updatedSince: created.get(root.id)! }));
-    const members = [...found.values()].filter((e) => e.id === root.id || e.id.startsWith(`${root.id}-`));
-    const evidence = await Promise.all(members.map((e) => atCutoff(board, e, cut)));
-    evidence.forEach((e) => out.set(e.id, e));
-    if (evidence.some((e) => finalRoles.has(e.to) && e.status === "done")) break;
+  const members = () => {
+    const byRoot = new Map<EntryOutline, EntryOutline[]>();
+    for (const e of changed.values()) {
+      const root = rootOf(e.id);
+      if (root && root.id !== e.id) byRoot.set(root, [...(byRoot.get(root) ?? []), e]);
+    }
+    return byRoot;
+  };
+  const isDone = (e: EntryOutline) => finalRoles.has(e.to) && e.status === "done";
+  let lastCompleted: EntryOutline | undefined;
+  for (let i = roots.length - 1, reach = 1; i >= 0 && !lastCompleted; reach *= 2) {
+    const lo = Math.max(0, i - reach + 1);
+    await fetchFrom(roots[lo]!.created_ms);
+    const byRoot = members();
+    for (let j = i; j >= lo && !lastCompleted; j--) {
+      const root = roots[j]!;
+      if (isDone(root) || (byRoot.get(root) ?? []).some(isDone)) lastCompleted = root;
+    }
+    i = lo - 1;
   }
-  for (const e of found.values()) {
-    if (out.has(e.id)) continue;
-    out.set(e.id, Date.parse(e.updated_at) <= cut ? toEvidence(e, e.status, e.updated_at) : await atCutoff(board, e, cut));
+  // Whole entries for the cycles an answer shows; outlines for the rest of the cycles read whole.
+  const shown = new Set<EntryOutline>([newest, ...touched, ...(lastCompleted ? [lastCompleted] : [])]);
+  const byRoot = members();
+  const out: EntryOutline[] = [];
+  const full: EntryOutline[] = [];
+  for (const root of roots) {
+    const whole = root.created_ms >= fetchedFrom;
+    const list = [root, ...(whole ? (byRoot.get(root) ?? []) : [])];
+    (shown.has(root) ? full : out).push(...list);
   }
-  return [...out.values()];
+  const entries = new Map((await board.list({ ids: full.map((e) => e.id) })).map((s) => [s.entry.id, s.entry]));
+  return [
+    ...out.map(outlineEvidence),
+    ...full.map((e) => {
+      const entry = entries.get(e.id);
+      return entry ? fullEvidence(entry, e) : outlineEvidence(e);
+    }),
+  ];
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EntrySchema } from "../../src/blackboard/index.js";
+import { Blackboard, EntrySchema } from "../../src/blackboard/index.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 import { PROJECT, request, testBoard } from "../helpers/blackboard.js";
 
@@ -181,6 +181,65 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
       const replaced = await board.put("github-sync", { ...entry, note: "edited on GitHub" }, { replace: true });
       expect(replaced.outcome).toBe("replaced");
       expect((await board.history("imp-1")).at(-1)).toMatchObject({ actor: "github-sync", action: "import", changes: { note: { from: null, to: "edited on GitHub" } } });
+    });
+  });
+
+  describe("outline", () => {
+    const T0 = Date.parse("2026-03-01T10:00:00Z");
+    const HOUR = 3_600_000;
+    let board: Blackboard;
+    beforeAll(async () => {
+      const clock = { now: T0 };
+      board = new Blackboard(t.store, { projectId: "outline-test", humans: ["Human"], clock: () => clock.now });
+      await board.post("Human", { ...request("req-a"), project_id: "outline-test" });
+      clock.now = T0 + HOUR;
+      await board.transition("Aya", "req-a", "in_progress");
+      clock.now = T0 + 2 * HOUR;
+      await board.transition("Aya", "req-a", "done");
+      await board.post("Aya", { ...request("req-a-review", { to: "Sho", kind: "doc_update_review_request" }), project_id: "outline-test" });
+      clock.now = T0 + 3 * HOUR;
+      // Written elsewhere a day earlier, last changed there after T0 + 2.5 h, imported at T0 + 3 h.
+      await board.put("sync", { ...request("imp-y"), from: "Human", project_id: "outline-test", status: "done", created_at: "2026-02-28T10:00:00Z", updated_at: "2026-03-01T12:30:00Z", payload: {}, target_docs: [] });
+    });
+
+    const brief = (list: Awaited<ReturnType<Blackboard["outline"]>>) => list.map((e) => [e.id, e.status, e.updated_ms - T0, e.basis]);
+
+    it("gives id, writer, addressee, kind, status and times, oldest first, without the entry", async () => {
+      const all = await board.outline();
+      expect(all[1]).toEqual({ id: "req-a", from: "Human", to: "Aya", kind: "doc_update_proposal_request", status: "done", created_ms: T0, updated_ms: T0 + 2 * HOUR, basis: "stored" });
+      expect(brief(all)).toEqual([
+        ["imp-y", "done", 2.5 * HOUR, "stored"],
+        ["req-a", "done", 2 * HOUR, "stored"],
+        ["req-a-review", "open", 2 * HOUR, "stored"],
+      ]);
+    });
+
+    it("at a past time: later entries left out, statuses and last changes from the history, an entry imported later as first posted", async () => {
+      expect(brief(await board.outline({ at: T0 + 1.5 * HOUR }))).toEqual([
+        ["imp-y", "open", -24 * HOUR, "posted"],
+        ["req-a", "in_progress", HOUR, "history"],
+      ]);
+      expect(brief(await board.outline({ at: T0 + 2 * HOUR }))).toEqual([
+        ["imp-y", "open", -24 * HOUR, "posted"],
+        ["req-a", "done", 2 * HOUR, "stored"],
+        ["req-a-review", "open", 2 * HOUR, "stored"],
+      ]);
+      expect(await board.outline({ at: T0 - 48 * HOUR })).toEqual([]);
+    });
+
+    it("filters by writer and by stored last change", async () => {
+      expect(brief(await board.outline({ from: ["Aya"] }))).toEqual([["req-a-review", "open", 2 * HOUR, "stored"]]);
+      expect(await board.outline({ from: [] })).toEqual([]);
+      expect(brief(await board.outline({ updatedSince: T0 + 2 * HOUR, updatedBefore: T0 + 2.5 * HOUR })).map((e) => e[0])).toEqual(["req-a", "req-a-review"]);
+      expect(brief(await board.outline({ updatedSince: T0 + 2.5 * HOUR })).map((e) => e[0])).toEqual(["imp-y"]);
+    });
+
+    it("list by ids: none for an empty list, creation order for a long one", async () => {
+      expect(await board.list({ ids: [] })).toEqual([]);
+      expect((await board.list({ ids: ["req-a-review", "imp-y", "no-such"] })).map((s) => s.entry.id)).toEqual(["imp-y", "req-a-review"]);
+      const many = Array.from({ length: 1200 }, (_, i) => `missing-${i}`);
+      expect((await board.list({ ids: [...many, "req-a", "imp-y"] })).map((s) => s.entry.id)).toEqual(["imp-y", "req-a"]);
+      expect((await board.list({ ids: [...many, "req-a", "imp-y"], limit: 1 })).map((s) => s.entry.id)).toEqual(["imp-y"]);
     });
   });
 });
