@@ -1,6 +1,5 @@
 import { Command, CommanderError } from "commander";
 import { readFileSync } from "node:fs";
-import { PmagentError, exitCodeFor } from "../core/index.js";
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
 export const EXIT_CODES_HELP = `
@@ -80,7 +79,7 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
         .allowUnknownOption()
         .allowExcessArguments()
         .action(() => {
-          throw new PmagentError("cli_group_not_loaded", `command ${command} was parsed without its group loaded (argv: ${argv.join(" ")}); this is a bug in pmagent`);
+          throw new Error(`command ${command} was parsed without its group loaded (argv: ${argv.join(" ")}); this is a bug in pmagent`);
         });
     }
   }
@@ -96,12 +95,15 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
   return program;
 }
 
-export function reportError(err: unknown): number {
+export async function reportError(err: unknown): Promise<number> {
   if (err instanceof CommanderError) {
     // Help and version are not errors; commander has already printed what it had to.
     if (err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.code === "commander.help") return 0;
     return 2;
   }
+  // Loaded here, not up front: `--version` and `--help` need neither core nor its zod and pino
+  // (a command that ran has loaded it already).
+  const { PmagentError, exitCodeFor } = await import("../core/index.js");
   if (err instanceof PmagentError) {
     process.stderr.write(`pmagent: ${err.message} [${err.code}]\n`);
     return exitCodeFor(err);
@@ -116,6 +118,6 @@ export async function main(argv: string[]): Promise<number> {
     await program.parseAsync(argv, { from: "user" });
     return typeof process.exitCode === "number" ? process.exitCode : 0;
   } catch (err) {
-    return reportError(err);
+    return await reportError(err);
   }
 }
