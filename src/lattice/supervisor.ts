@@ -124,7 +124,7 @@ export class Supervisor {
   private readonly redactor: Redactor;
   /** Secret inputs handed to a run by this process (any source, e.g. a library caller's resumeRun). */
   private readonly runSecrets = new Map<string, string[]>();
-  private readonly secrets: SecretStore;
+  private secretStore: SecretStore | undefined;
   private readonly active = new Map<string, ActiveRun>();
   private readonly log: Logger;
   private readonly pollMs: number;
@@ -139,7 +139,6 @@ export class Supervisor {
     this.runs = new RunStore(options.store, config.project_id, options.clock);
     this.board = new Blackboard(options.store, { projectId: config.project_id, humans: config.humans, clock: options.clock, leaseMs: options.leaseMs });
     this.log = options.logger ?? createLogger("pmagent.lattice", this.redactor);
-    this.secrets = new SecretStore({ env: this.env, root: options.project.root, file: config.secrets.file });
   }
 
   /**
@@ -164,14 +163,16 @@ export class Supervisor {
     try {
       names = this.role(run.role).credentials;
     } catch {
-      return []; // the role is gone from the config: it cannot fetch anything any more
+      return []; // the role is gone from the config: its credentials are no longer known
     }
     const out: string[] = [];
     for (const name of names) {
       try {
-        out.push(this.secrets.get(name));
+        // Made on first use: a bad secrets.file (outside the root) fails FETCH_CREDENTIAL, not the supervisor.
+        this.secretStore ??= new SecretStore({ env: this.env, root: this.o.project.root, file: this.o.project.config.secrets.file });
+        out.push(this.secretStore.get(name));
       } catch (err) {
-        // Not set (or the secrets file is unreadable): nothing of it can have been handed over now.
+        // Not set (any more), or the secrets file is unreadable: its value is not known here.
         if ((err as PmagentError).code !== "credential_not_found") this.log.warn({ run: run.id, credential: name, err: (err as Error).message }, "credential not read for redaction");
       }
     }
