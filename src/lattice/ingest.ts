@@ -84,6 +84,8 @@ export class RunIngestor {
   private tornReported: number | null = null;
   private chain: Promise<void> = Promise.resolve();
   private scheduled = false;
+  /** Set by finish(): no flush may follow the final one (it would write this attempt's offsets over the next attempt's). */
+  private finished = false;
   private stdoutRead: number;
   private stderrRead: number;
   private failure: unknown;
@@ -184,6 +186,7 @@ export class RunIngestor {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
+      if (this.finished) return;
       void this.enqueue({ outbox: this.stdoutEvents.length > 0 });
     });
   }
@@ -207,6 +210,9 @@ export class RunIngestor {
    */
   async finish(): Promise<void> {
     this.endStreams();
+    // The final flush takes everything; a flush scheduled before it would run after it, once the
+    // run may have moved on (a resume resets the stream offsets), and store stale offsets.
+    this.finished = true;
     await this.enqueue({ outbox: true, final: true });
     if (this.failure) throw this.failure;
   }

@@ -41,6 +41,27 @@ describe("pmagent init and configuration", () => {
     expect(JSON.parse(readFileSync(join(dir, "pmagent.config.json"), "utf8")).project_id).toBe("vpm-mini");
   });
 
+  it("init adds .pmagent/ to the project's .gitignore once, and only warns when it cannot", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, ".gitignore"), "node_modules/");
+    const r = await runCli(["init", "--format", "json"], { cwd: dir, env });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).gitignore).toEqual({ path: join(dir, ".gitignore"), change: "appended" });
+    expect((await runCli(["init", "--force"], { cwd: dir, env })).stdout).toContain(`${join(dir, ".gitignore")} already has a line about .pmagent: left as it is`);
+    expect(readFileSync(join(dir, ".gitignore"), "utf8")).toBe("node_modules/\n.pmagent/\n");
+
+    const fresh = tempDir();
+    expect((await runCli(["init"], { cwd: fresh, env })).stdout).toContain(`created ${join(fresh, ".gitignore")} (ignores .pmagent/)`);
+    expect(readFileSync(join(fresh, ".gitignore"), "utf8")).toBe(".pmagent/\n");
+
+    const odd = tempDir();
+    mkdirSync(join(odd, ".gitignore"));
+    const warned = await runCli(["init"], { cwd: odd, env });
+    expect(warned.code).toBe(0);
+    expect(warned.stderr).toBe(`pmagent init: warning: cannot read ${join(odd, ".gitignore")} (EISDIR): add the line .pmagent/ to it yourself\n`);
+    expect(existsSync(join(odd, "pmagent.config.json"))).toBe(true);
+  });
+
   it("finds the config by walking up from a subdirectory, or takes --config", async () => {
     const dir = tempDir();
     await runCli(["init", "--project-id", "walk"], { cwd: dir, env });
