@@ -28,7 +28,8 @@ const STAMP = new Date(NOW).toISOString().slice(0, 10);
 // Outside the worktree: the generated repository's files must not be seen by tsc or eslint.
 const OUT = process.env.KAI_BENCH_DIR ?? join(tmpdir(), "pmagent-bench-kai");
 const REPO = join(OUT, `repo-${COMMITS}-${STAMP}`);
-const DB = join(OUT, `board-${ENTRIES}-runs-${RUNS}-events-${EVENTS}-${STAMP}.db`);
+// "r2": runs are made for the newest cycles first (a cache from before lacks runs in the last weeks).
+const DB = join(OUT, `board-${ENTRIES}-runs-${RUNS}-events-${EVENTS}-r2-${STAMP}.db`);
 // Sprites write their outbox with an fsync per event: on tmpfs when there is one.
 const SCRATCH = existsSync("/dev/shm") ? "/dev/shm" : tmpdir();
 const CHAIN = [
@@ -106,7 +107,7 @@ async function buildBoard(store) {
  * RUNS supervisor runs with EVENTS events in all, made the way the supervisor makes them: a run row
  * (RunStore), a sprite writing its outbox (Sprite), the outbox stored once per event (RunIngestor),
  * the run finished (RunStore.update). One run per entry its role handled, for cycles spread evenly
- * over the year up to the latest; every 40th run fails first and is retried.
+ * over the year back from the latest; every 40th run fails first and is retried.
  */
 async function buildRuns(store) {
   let clock = 0;
@@ -140,7 +141,8 @@ async function buildRuns(store) {
     made++;
     events += perRun;
   };
-  for (let n = cyclesWithRuns - 1; n >= 0 && made < RUNS; n--) {
+  // Newest cycles first: retries use up some runs, and the answers look at the latest weeks.
+  for (let n = 0; n < cyclesWithRuns && made < RUNS; n++) {
     const c = CYCLES - 1 - Math.floor((n * CYCLES) / cyclesWithRuns);
     // The latest cycle's last entry is still open: no run has picked it yet.
     for (let k = 0; k < CHAIN.length && made < RUNS; k++) {
