@@ -347,8 +347,11 @@ export class Blackboard {
     const where = this.outlineWhere(filter);
     if (where === null) return [];
     const order = filter.newestFirst === true ? "created_ms DESC, id DESC" : "created_ms, id";
+    // By ids: a column outside the outline index keeps SQLite on the primary key. Without table
+    // statistics it takes `project_id = ?` for selective and would scan the whole covering index.
+    const extra = filter.ids !== undefined ? ", version" : "";
     const rows = await this.store.all<{ id: string; from_actor: string; to_actor: string; kind: string; status: Status; created_ms: number; updated_ms: number }>(
-      `SELECT id, from_actor, to_actor, kind, status, created_ms, updated_ms FROM bb_entries WHERE ${where} ORDER BY ${order}${limitClause(filter.limit)}`,
+      `SELECT id, from_actor, to_actor, kind, status, created_ms, updated_ms${extra} FROM bb_entries WHERE ${where} ORDER BY ${order}${limitClause(filter.limit)}`,
       where.params,
     );
     const out: EntryOutline[] = rows.map((r) => ({ id: r.id, from: r.from_actor, to: r.to_actor, kind: r.kind, status: r.status, created_ms: Number(r.created_ms), updated_ms: Number(r.updated_ms), basis: "stored" }));

@@ -118,7 +118,8 @@ export async function collectLaneBoard(board: Blackboard, lane: LaneConfig, huma
     const unknown = [...new Set(rows.flatMap((e) => prefixes(e.id)))].filter((id) => !roots.has(id));
     if (unknown.length === 0) return;
     for (const id of unknown) roots.set(id, null);
-    for (const root of await board.outline({ ...rootFilter, ids: unknown })) roots.set(root.id, root);
+    // By id alone (the primary key): with the root filter SQLite would walk the outline index instead.
+    for (const e of await board.outline({ at: cut, ids: unknown })) if (isRoot(e)) roots.set(e.id, e);
   };
   await fetchFrom(Math.min(since, newest.created_ms));
   // Cycles changed inside the window (as of the cutoff) are shown: read each back to its root.
