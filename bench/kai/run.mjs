@@ -183,15 +183,22 @@ function time(cmd, args) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-async function measure(fn) {
-  await fn(); // warm-up: page cache, prepared statements
-  const xs = [];
+/**
+ * Median time of each of `fns`, measured in rounds (one call of each per round, after a warm-up
+ * round for the page cache and prepared statements): on a loaded machine a busy spell then slows
+ * every series alike instead of one of them, so the ratios stay comparable.
+ */
+async function measure(fns) {
+  for (const fn of fns) await fn();
+  const xs = fns.map(() => []);
   for (let i = 0; i < REPEAT; i++) {
-    const t = performance.now();
-    await fn();
-    xs.push(performance.now() - t);
+    for (const [k, fn] of fns.entries()) {
+      const t = performance.now();
+      await fn();
+      xs[k].push(performance.now() - t);
+    }
   }
-  return median(xs);
+  return xs.map(median);
 }
 
 mkdirSync(OUT, { recursive: true });
@@ -235,14 +242,16 @@ writeFileSync(join(OUT, "lane_status.json"), JSON.stringify(status, null, 2));
 console.log(`what_changed saw: ${check.notes.filter((n) => n.startsWith("Evidence")).join(" | ")}`);
 console.log(`lane_status: ${status.payload.data.cycle.latest_cycle_id} ${status.payload.data.cycle.status}, steps ${status.payload.data.steps.map((s) => `${s.role}:${s.status}${s.run ? `(run ${s.run.state}, ${s.run.events} events)` : ""}`).join(" ")}`);
 
-const baseline = await measure(() => time("git", ["-C", REPO, "log", "--since=7.days", "--name-status"]));
-const changes = await measure(() => answer(request("what_changed", { time_window_days: 7 }), options));
-const laneStatus = await measure(() => answer(request("lane_status"), options));
-const past = await measure(() => answer(request("lane_status", { as_of: new Date(NOW - 30 * DAY).toISOString() }), options));
+const [baseline, changes, laneStatus, past] = await measure([
+  () => time("git", ["-C", REPO, "log", "--since=7.days", "--name-status"]),
+  () => answer(request("what_changed", { time_window_days: 7 }), options),
+  () => answer(request("lane_status"), options),
+  () => answer(request("lane_status", { as_of: new Date(NOW - 30 * DAY).toISOString() }), options),
+]);
 await store.close();
 
 const row = (name, ms) => `${name.padEnd(44)} ${ms.toFixed(1).padStart(8)} ms   ${(ms / baseline).toFixed(2).padStart(5)}× git   ${ms < 1000 ? "< 1 s" : "OVER 1 s"}${ms / baseline <= 3 ? "" : "   OVER 3× git"}`;
-console.log(`\nmedian of ${REPEAT} runs each, same repository, same process:`);
+console.log(`\nmedian of ${REPEAT} rounds (one of each per round), same repository, same process:`);
 console.log(`${"git log --since=7.days --name-status".padEnd(44)} ${baseline.toFixed(1).padStart(8)} ms   (baseline)`);
 console.log(row("kai what_changed (7 days)", changes));
 console.log(row("kai lane_status", laneStatus));
