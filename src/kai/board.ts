@@ -106,6 +106,8 @@ export async function collectLaneBoard(board: Blackboard, lane: LaneConfig, huma
   };
   // Outlines of entries changed in [fetchedFrom, ∞), extended backwards one range at a time.
   const changed = new Map<string, EntryOutline>();
+  /** The follow-ups read of each cycle, by root id. */
+  const byRoot = new Map<string, EntryOutline[]>();
   let fetchedFrom = Number.POSITIVE_INFINITY;
   const fetchFrom = async (from: number) => {
     if (from >= fetchedFrom) return;
@@ -116,10 +118,17 @@ export async function collectLaneBoard(board: Blackboard, lane: LaneConfig, huma
     }
     fetchedFrom = from;
     const unknown = [...new Set(rows.flatMap((e) => prefixes(e.id)))].filter((id) => !roots.has(id));
-    if (unknown.length === 0) return;
     for (const id of unknown) roots.set(id, null);
     // By id alone (the primary key): with the root filter SQLite would walk the outline index instead.
-    for (const e of await board.outline({ at: cut, ids: unknown })) if (isRoot(e)) roots.set(e.id, e);
+    if (unknown.length > 0) for (const e of await board.outline({ at: cut, ids: unknown })) if (isRoot(e)) roots.set(e.id, e);
+    // Every prefix of these rows is known now, so each row's cycle is settled: group the follow-ups.
+    for (const e of rows) {
+      const root = rootOf(e.id);
+      if (!root || root.id === e.id) continue;
+      const list = byRoot.get(root.id);
+      if (list) list.push(e);
+      else byRoot.set(root.id, [e]);
+    }
   };
   await fetchFrom(Math.min(since, newest.created_ms));
   // Cycles changed inside the window (as of the cutoff) are shown: read each back to its root.
@@ -132,20 +141,11 @@ export async function collectLaneBoard(board: Blackboard, lane: LaneConfig, huma
   // Back from the newest cycle to the last completed one (the lane's end reached, done), reading
   // roots further back in doubling steps.
   const finalRoles = new Set(lane.roles.filter((r) => r.next === undefined || humans.includes(r.next.to)).map((r) => r.name));
-  const members = () => {
-    const byRoot = new Map<string, EntryOutline[]>();
-    for (const e of changed.values()) {
-      const root = rootOf(e.id);
-      if (root && root.id !== e.id) byRoot.set(root.id, [...(byRoot.get(root.id) ?? []), e]);
-    }
-    return byRoot;
-  };
   const isDone = (e: EntryOutline) => finalRoles.has(e.to) && e.status === "done";
   let lastCompleted: EntryOutline | undefined;
   for (let batch = [newest], reach = 2; batch.length > 0 && !lastCompleted; reach *= 2) {
     const oldest = batch.at(-1)!;
     await fetchFrom(oldest.created_ms);
-    const byRoot = members();
     lastCompleted = batch.find((root) => isDone(root) || (byRoot.get(root.id) ?? []).some(isDone));
     if (!lastCompleted) batch = await board.outline({ ...rootFilter, before: { created_ms: oldest.created_ms, id: oldest.id }, newestFirst: true, limit: reach });
   }
@@ -156,7 +156,6 @@ export async function collectLaneBoard(board: Blackboard, lane: LaneConfig, huma
   const number = new Map(recent.map((r, i) => [r.id, before + i + 1]));
   // Whole entries for the cycles an answer shows.
   const shownIds = new Set([newest.id, ...[...touched].map((r) => r.id), ...(lastCompleted ? [lastCompleted.id] : [])]);
-  const byRoot = members();
   const shown = recent.filter((r) => shownIds.has(r.id)).flatMap((r) => [r, ...(byRoot.get(r.id) ?? [])]);
   const entries = new Map((await board.list({ ids: shown.map((e) => e.id) })).map((s) => [s.entry.id, s.entry]));
   return shown.flatMap((e) => {
