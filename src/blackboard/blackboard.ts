@@ -58,6 +58,18 @@ export interface OutlineFilter {
    */
   updatedSince?: number;
   updatedBefore?: number;
+  /** Only entries to one of these actors with one of its kinds (a lane's roles and the kinds each picks). */
+  addressed?: ReadonlyArray<{ to: string; kinds: readonly string[] }>;
+  /** Only these entries (an empty list matches none). */
+  ids?: readonly string[];
+  /**
+   * Only entries before this point in creation order: created earlier, or at the same time with a
+   * smaller id (`id: ""` — no id sorts lower: created strictly earlier).
+   */
+  before?: { created_ms: number; id: string };
+  /** Newest first (creation, then id, descending) instead of oldest first. */
+  newestFirst?: boolean;
+  limit?: number;
 }
 
 export interface ChangeOptions {
@@ -322,17 +334,24 @@ export class Blackboard {
    * Entries as they stood at `filter.at`, without their content: id, writer, addressee, kind, and
    * the status and last change they had then. Cheap where `list` is not: no entry JSON is read
    * (with `from`, the rows come from an index alone), and only entries changed after `at` cost a
-   * look into their history. Oldest first (creation, then id).
+   * look into their history. Oldest first (creation, then id), or newest first.
    */
   async outline(filter: OutlineFilter = {}): Promise<EntryOutline[]> {
-    if (filter.from !== undefined && filter.from.length === 0) return [];
-    const where = new Where("project_id = ?", this.projectId)
-      .in("from_actor", filter.from ?? [])
-      .when("created_ms <= ?", filter.at)
-      .when("updated_ms >= ?", filter.updatedSince)
-      .when("updated_ms < ?", filter.updatedBefore);
+    if (filter.ids !== undefined && filter.ids.length > ID_CHUNK) {
+      const { ids, limit, ...rest } = filter;
+      const parts = (await Promise.all(chunked(ids, ID_CHUNK).map((chunk) => this.outline({ ...rest, ids: chunk })))).flat();
+      const sign = filter.newestFirst === true ? -1 : 1;
+      parts.sort((a, b) => sign * (a.created_ms - b.created_ms || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)));
+      return limit === undefined ? parts : parts.slice(0, Math.max(0, Math.floor(limit)));
+    }
+    const where = this.outlineWhere(filter);
+    if (where === null) return [];
+    const order = filter.newestFirst === true ? "created_ms DESC, id DESC" : "created_ms, id";
+    // By ids: a column outside the outline index keeps SQLite on the primary key. Without table
+    // statistics it takes `project_id = ?` for selective and would scan the whole covering index.
+    const extra = filter.ids !== undefined ? ", version" : "";
     const rows = await this.store.all<{ id: string; from_actor: string; to_actor: string; kind: string; status: Status; created_ms: number; updated_ms: number }>(
-      `SELECT id, from_actor, to_actor, kind, status, created_ms, updated_ms FROM bb_entries WHERE ${where} ORDER BY created_ms, id`,
+      `SELECT id, from_actor, to_actor, kind, status, created_ms, updated_ms${extra} FROM bb_entries WHERE ${where} ORDER BY ${order}${limitClause(filter.limit)}`,
       where.params,
     );
     const out: EntryOutline[] = rows.map((r) => ({ id: r.id, from: r.from_actor, to: r.to_actor, kind: r.kind, status: r.status, created_ms: Number(r.created_ms), updated_ms: Number(r.updated_ms), basis: "stored" }));
@@ -355,6 +374,40 @@ export class Blackboard {
       else Object.assign(e, { status: "open", updated_ms: e.created_ms, basis: "posted" });
     }
     return out;
+  }
+
+  /**
+   * How many entries `outline(filter)` would give, counted in SQL (with `from`, from an index
+   * alone). Every filter but `ids` and `limit` counts; the order does not matter.
+   */
+  async outlineCount(filter: Omit<OutlineFilter, "ids" | "limit" | "newestFirst"> = {}): Promise<number> {
+    const where = this.outlineWhere(filter);
+    if (where === null) return 0;
+    const row = await this.store.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM bb_entries WHERE ${where}`, where.params);
+    return Number(row?.n ?? 0);
+  }
+
+  /** The WHERE clause of `outline` and `outlineCount`, or null when the filter matches nothing. */
+  private outlineWhere(filter: OutlineFilter): Where | null {
+    if (filter.from !== undefined && filter.from.length === 0) return null;
+    if (filter.ids !== undefined && filter.ids.length === 0) return null;
+    const where = new Where("project_id = ?", this.projectId)
+      .in("from_actor", filter.from ?? [])
+      .when("created_ms <= ?", filter.at)
+      .when("updated_ms >= ?", filter.updatedSince)
+      .when("updated_ms < ?", filter.updatedBefore)
+      .in("id", filter.ids ?? []);
+    if (filter.addressed !== undefined) {
+      const pairs = filter.addressed.filter((a) => a.kinds.length > 0);
+      if (pairs.length === 0) return null;
+      const params = pairs.flatMap((a) => [a.to, ...a.kinds]);
+      where.add(`(${pairs.map((a) => `(to_actor = ? AND kind IN (${a.kinds.map(() => "?").join(", ")}))`).join(" OR ")})`, ...params);
+    }
+    if (filter.before !== undefined) {
+      // The first term bounds the index range; the second breaks ties at the same time by id.
+      where.add("created_ms <= ?", filter.before.created_ms).add("(created_ms < ? OR id < ?)", filter.before.created_ms, filter.before.id);
+    }
+    return where;
   }
 
   /** Change an entry's status as `actor` (lifecycle and permission rules apply). */

@@ -54,12 +54,6 @@ export async function collectBoard(board: Blackboard, cutoff: Date): Promise<Boa
   });
 }
 
-/** An entry outside the cycles an answer shows: where it stood, without its content. */
-function outlineEvidence(e: EntryOutline): BoardEntryEvidence {
-  const iso = (ms: number) => new Date(ms).toISOString();
-  return { id: e.id, from: e.from, to: e.to, kind: e.kind, status: e.status, created_at: iso(e.created_ms), updated_at: iso(e.updated_ms), source_issue: null, source_comment_id: null, source_run_id: null, summary: "", refs: {}, target_docs: [], outline: true };
-}
-
 /** A whole entry with the status and last change its outline found at the cutoff. */
 function fullEvidence(entry: Entry, at: EntryOutline): BoardEntryEvidence {
   if (at.basis === "stored") return toEvidence(entry, entry.status, entry.updated_at);
@@ -68,48 +62,74 @@ function fullEvidence(entry: Entry, at: EntryOutline): BoardEntryEvidence {
 }
 
 /**
- * The part of the blackboard a lane's answers need, as it stood at the window's end, read without
- * loading every entry:
+ * The part of the blackboard a lane's answers need, as it stood at the window's end: the whole
+ * entries of the cycles an answer can show (the latest, the last completed, and those changed
+ * inside the window), each root carrying its cycle's number. Read without loading the board:
  *
- * - every root entry of the lane (a human's request to one of its roles), for cycle numbering,
- *   as an outline from an index (no payload);
- * - the outlines of the entries changed since the window's start, since the newest root, and back
- *   to the last completed cycle, so each of those cycles is whole (a follow-up is written after its
- *   root, so everything changed since the root holds it); a cycle with a change inside the window
- *   is read back to its root too;
- * - whole entries (payload, refs, issue and comment ids) only for the cycles an answer can show:
- *   the latest, the last completed, and those changed inside the window.
+ * - the newest root (a human's request to one of the lane's roles, of a kind that role picks) and
+ *   the number of roots before the ones read come from an index (`outline`, `outlineCount`), so
+ *   cycles are numbered without reading every root;
+ * - the outlines of the entries changed since the window's start or the newest root, extended back
+ *   to the root of each cycle changed inside the window and, in doubling steps, to the last
+ *   completed cycle, so each of those cycles is whole (a follow-up is written after its root, so
+ *   everything changed since the root holds it; an entry's stored last change is never before its
+ *   creation, so every root created since is among them);
+ * - the roots of the entries read that are not among them, by id (an entry belongs to the cycle of
+ *   the longest root id it extends with `-suffix` parts, as in `laneCycles`);
+ * - whole entries (payload, refs, issue and comment ids) only for the cycles shown.
  *
- * Cycles built from this are the same as from the whole board (`collectBoard`) for everything
- * lane_status and what_changed report; the other cycles appear as their root's outline only.
+ * Cycles built from this are the same, with the same numbers, as from the whole board
+ * (`collectBoard`) for everything lane_status and what_changed report; other cycles are left out.
  */
 export async function collectLaneBoard(board: Blackboard, lane: LaneConfig, humans: readonly string[], window: { since: Date; until: Date }): Promise<BoardEntryEvidence[]> {
   const cut = window.until.getTime();
   const since = window.since.getTime();
   const roleKinds = new Map(lane.roles.map((r) => [r.name, new Set(r.allowed_kinds)]));
-  const roots = (await board.outline({ at: cut, from: humans })).filter((e) => roleKinds.get(e.to)?.has(e.kind) === true);
-  if (roots.length === 0) return [];
-  const rootById = new Map(roots.map((r) => [r.id, r]));
-  /** The cycle an entry belongs to: the longest root id it extends with `-suffix` parts (as `laneCycles`). */
+  const rootFilter = { at: cut, from: humans, addressed: lane.roles.map((r) => ({ to: r.name, kinds: r.allowed_kinds })) };
+  const [newest] = await board.outline({ ...rootFilter, newestFirst: true, limit: 1 });
+  if (newest === undefined) return [];
+  const isRoot = (e: EntryOutline) => humans.includes(e.from) && roleKinds.get(e.to)?.has(e.kind) === true;
+  /** Ids looked at so far: a root's outline, or null for an id that is no root at the cutoff. */
+  const roots = new Map<string, EntryOutline | null>();
+  /** The id cut at each "-" from the right: the cycle is the first of these that is a root. */
+  const prefixes = (id: string): string[] => {
+    const out: string[] = [];
+    for (let i = id.lastIndexOf("-"); i > 0; i = id.lastIndexOf("-", i - 1)) out.push(id.slice(0, i));
+    return out;
+  };
   const rootOf = (id: string): EntryOutline | undefined => {
-    const self = rootById.get(id);
-    if (self) return self;
-    for (let i = id.lastIndexOf("-"); i > 0; i = id.lastIndexOf("-", i - 1)) {
-      const root = rootById.get(id.slice(0, i));
+    for (const candidate of [id, ...prefixes(id)]) {
+      const root = roots.get(candidate);
       if (root) return root;
     }
     return undefined;
   };
   // Outlines of entries changed in [fetchedFrom, ∞), extended backwards one range at a time.
   const changed = new Map<string, EntryOutline>();
+  /** The follow-ups read of each cycle, by root id. */
+  const byRoot = new Map<string, EntryOutline[]>();
   let fetchedFrom = Number.POSITIVE_INFINITY;
   const fetchFrom = async (from: number) => {
     if (from >= fetchedFrom) return;
     const rows = await board.outline({ at: cut, updatedSince: from, ...(Number.isFinite(fetchedFrom) ? { updatedBefore: fetchedFrom } : {}) });
-    rows.forEach((e) => changed.set(e.id, e));
+    for (const e of rows) {
+      changed.set(e.id, e);
+      roots.set(e.id, isRoot(e) ? e : null);
+    }
     fetchedFrom = from;
+    const unknown = [...new Set(rows.flatMap((e) => prefixes(e.id)))].filter((id) => !roots.has(id));
+    for (const id of unknown) roots.set(id, null);
+    // By id alone (the primary key): with the root filter SQLite would walk the outline index instead.
+    if (unknown.length > 0) for (const e of await board.outline({ at: cut, ids: unknown })) if (isRoot(e)) roots.set(e.id, e);
+    // Every prefix of these rows is known now, so each row's cycle is settled: group the follow-ups.
+    for (const e of rows) {
+      const root = rootOf(e.id);
+      if (!root || root.id === e.id) continue;
+      const list = byRoot.get(root.id);
+      if (list) list.push(e);
+      else byRoot.set(root.id, [e]);
+    }
   };
-  const newest = roots.at(-1)!;
   await fetchFrom(Math.min(since, newest.created_ms));
   // Cycles changed inside the window (as of the cutoff) are shown: read each back to its root.
   const touched = new Set<EntryOutline>();
@@ -117,46 +137,32 @@ export async function collectLaneBoard(board: Blackboard, lane: LaneConfig, huma
     const root = e.updated_ms > since && e.updated_ms <= cut ? rootOf(e.id) : undefined;
     if (root) touched.add(root);
   }
-  for (const root of touched) await fetchFrom(root.created_ms);
+  await fetchFrom(Math.min(...[...touched].map((r) => r.created_ms)));
   // Back from the newest cycle to the last completed one (the lane's end reached, done), reading
-  // further back in doubling steps.
+  // roots further back in doubling steps.
   const finalRoles = new Set(lane.roles.filter((r) => r.next === undefined || humans.includes(r.next.to)).map((r) => r.name));
-  const members = () => {
-    const byRoot = new Map<EntryOutline, EntryOutline[]>();
-    for (const e of changed.values()) {
-      const root = rootOf(e.id);
-      if (root && root.id !== e.id) byRoot.set(root, [...(byRoot.get(root) ?? []), e]);
-    }
-    return byRoot;
-  };
   const isDone = (e: EntryOutline) => finalRoles.has(e.to) && e.status === "done";
   let lastCompleted: EntryOutline | undefined;
-  for (let i = roots.length - 1, reach = 1; i >= 0 && !lastCompleted; reach *= 2) {
-    const lo = Math.max(0, i - reach + 1);
-    await fetchFrom(roots[lo]!.created_ms);
-    const byRoot = members();
-    for (let j = i; j >= lo && !lastCompleted; j--) {
-      const root = roots[j]!;
-      if (isDone(root) || (byRoot.get(root) ?? []).some(isDone)) lastCompleted = root;
-    }
-    i = lo - 1;
+  for (let batch = [newest], reach = 2; batch.length > 0 && !lastCompleted; reach *= 2) {
+    const oldest = batch.at(-1)!;
+    await fetchFrom(oldest.created_ms);
+    lastCompleted = batch.find((root) => isDone(root) || (byRoot.get(root.id) ?? []).some(isDone));
+    if (!lastCompleted) batch = await board.outline({ ...rootFilter, before: { created_ms: oldest.created_ms, id: oldest.id }, newestFirst: true, limit: reach });
   }
-  // Whole entries for the cycles an answer shows; outlines for the rest of the cycles read whole.
-  const shown = new Set<EntryOutline>([newest, ...touched, ...(lastCompleted ? [lastCompleted] : [])]);
-  const byRoot = members();
-  const out: EntryOutline[] = [];
-  const full: EntryOutline[] = [];
-  for (const root of roots) {
-    const whole = root.created_ms >= fetchedFrom;
-    const list = [root, ...(whole ? (byRoot.get(root) ?? []) : [])];
-    (shown.has(root) ? full : out).push(...list);
-  }
-  const entries = new Map((await board.list({ ids: full.map((e) => e.id) })).map((s) => [s.entry.id, s.entry]));
-  return [
-    ...out.map(outlineEvidence),
-    ...full.map((e) => {
-      const entry = entries.get(e.id);
-      return entry ? fullEvidence(entry, e) : outlineEvidence(e);
-    }),
-  ];
+  // Every root created since fetchedFrom was read (see above): number them after those before.
+  const before = await board.outlineCount({ ...rootFilter, before: { created_ms: fetchedFrom, id: "" } });
+  const byCreated = (a: EntryOutline, b: EntryOutline) => a.created_ms - b.created_ms || a.id.localeCompare(b.id);
+  const recent = [...changed.values()].filter((e) => e.created_ms >= fetchedFrom && isRoot(e)).sort(byCreated);
+  const number = new Map(recent.map((r, i) => [r.id, before + i + 1]));
+  // Whole entries for the cycles an answer shows.
+  const shownIds = new Set([newest.id, ...[...touched].map((r) => r.id), ...(lastCompleted ? [lastCompleted.id] : [])]);
+  const shown = recent.filter((r) => shownIds.has(r.id)).flatMap((r) => [r, ...(byRoot.get(r.id) ?? [])]);
+  const entries = new Map((await board.list({ ids: shown.map((e) => e.id) })).map((s) => [s.entry.id, s.entry]));
+  return shown.flatMap((e) => {
+    const entry = entries.get(e.id);
+    const cycle = number.get(e.id);
+    // Entries are never deleted: each outline read has its entry.
+    if (!entry) return [];
+    return cycle === undefined ? [fullEvidence(entry, e)] : [{ ...fullEvidence(entry, e), cycle }];
+  });
 }

@@ -74,8 +74,8 @@ export interface BoardEntryEvidence {
   summary: string;
   refs: Record<string, unknown>;
   target_docs: string[];
-  /** Set when only the entry's outline was read (a cycle no answer shows): no content, no runs looked up. */
-  outline?: true;
+  /** On a lane's root entry read by `collectLaneBoard`: its cycle's number (its place among the lane's roots, oldest first). */
+  cycle?: number;
 }
 
 export type RunState = "queued" | "running" | "waiting" | "succeeded" | "failed" | "canceled";

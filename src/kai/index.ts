@@ -2,7 +2,7 @@ export * from "./schema.js";
 export type * from "./evidence.js";
 export { pathCategory } from "./evidence.js";
 export { checkRequest, checkRequestText, type RequestCheck } from "./request.js";
-export { collectGit, parseGitLog, prNumberOf, lastChangeBefore, assertRepository } from "./git.js";
+export { collectGit, parseGitLog, prNumberOf, lastChangeBefore, lastVersionBefore, newSideOfDiff, assertRepository } from "./git.js";
 export { githubSlug, Slugger, parseSections, listItems } from "./markdown.js";
 export { collectStateDoc, stateView, laneSectionIndex, type StateView } from "./state-doc.js";
 export { laneCycles, type Cycle, type CycleStatus } from "./cycles.js";

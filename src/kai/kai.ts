@@ -62,9 +62,9 @@ export async function collectEvidence(request: KaiRequest, config: Config, sourc
   const boardRead = optional("the blackboard", sources.board, window, lane, notes);
   const runSource = sources.runs;
   const roles = new Set(lane.roles.map((r) => r.name));
-  // Runs follow the board: the lane's entries name the runs its steps show (outline-only cycles show none).
+  // Runs follow the board: the lane's entries name the runs its steps show.
   const runsRead = runSource
-    ? boardRead.then((b) => optional("runs", (w, l) => runSource(w, l, (b ?? []).filter((e) => roles.has(e.to) && !e.outline).map((e) => e.id)), window, lane, notes))
+    ? boardRead.then((b) => optional("runs", (w, l) => runSource(w, l, (b ?? []).filter((e) => roles.has(e.to)).map((e) => e.id)), window, lane, notes))
     : Promise.resolve(null);
   const [git, state_doc, board, runs, github] = await Promise.all([
     request.type === "what_changed" ? collectGit(sources.repo, window) : Promise.resolve(null),

@@ -298,10 +298,16 @@ export class RunStore {
   async overlapping(filter: RunWindowFilter): Promise<RunRecord[]> {
     if (filter.roles.length === 0) return [];
     const roles = marks(filter.roles.length);
-    const unfinished = await this.store.all<RunRow>(
-      `SELECT r.* FROM lattice_runs r WHERE r.project_id = ? AND r.state IN (${marks(UNFINISHED_OR_WAITING.length)}) AND r.created_ms <= ? AND r.role IN (${roles})`,
-      [this.projectId, ...UNFINISHED_OR_WAITING, filter.untilMs, ...filter.roles],
-    );
+    // Roles are checked here, not in SQL: with `role IN (…)` SQLite walks every run of the roles
+    // (lattice_runs_finished) instead of the few unfinished ones (lattice_runs_state).
+    const wanted = new Set(filter.roles);
+    const unfinished = (
+      await this.store.all<RunRow>(`SELECT r.* FROM lattice_runs r WHERE r.project_id = ? AND r.state IN (${marks(UNFINISHED_OR_WAITING.length)}) AND r.created_ms <= ?`, [
+        this.projectId,
+        ...UNFINISHED_OR_WAITING,
+        filter.untilMs,
+      ])
+    ).filter((r) => wanted.has(r.role));
     const finished = await this.store.all<RunRow>(
       `SELECT r.* FROM lattice_runs r WHERE r.project_id = ? AND r.role IN (${roles}) AND r.finished_ms > ? AND r.created_ms <= ?`,
       [this.projectId, ...filter.roles, filter.sinceMs, filter.untilMs],

@@ -241,5 +241,45 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
       expect((await board.list({ ids: [...many, "req-a", "imp-y"] })).map((s) => s.entry.id)).toEqual(["imp-y", "req-a"]);
       expect((await board.list({ ids: [...many, "req-a", "imp-y"], limit: 1 })).map((s) => s.entry.id)).toEqual(["imp-y"]);
     });
+
+    it("filters by addressee and kinds, and by ids (none for an empty list; a long list in chunks)", async () => {
+      const ids = (list: Awaited<ReturnType<Blackboard["outline"]>>) => list.map((e) => e.id);
+      expect(ids(await board.outline({ addressed: [{ to: "Sho", kinds: ["doc_update_review_request"] }] }))).toEqual(["req-a-review"]);
+      expect(ids(await board.outline({ addressed: [{ to: "Sho", kinds: ["doc_update_review_request"] }, { to: "Aya", kinds: ["other", "doc_update_proposal_request"] }] }))).toEqual(["imp-y", "req-a", "req-a-review"]);
+      expect(await board.outline({ addressed: [{ to: "Aya", kinds: ["doc_update_review_request"] }] })).toEqual([]);
+      expect(await board.outline({ addressed: [{ to: "Aya", kinds: [] }] })).toEqual([]);
+      expect(ids(await board.outline({ ids: ["req-a", "no-such"] }))).toEqual(["req-a"]);
+      expect(await board.outline({ ids: [] })).toEqual([]);
+      const many = Array.from({ length: 1200 }, (_, i) => `missing-${i}`);
+      expect(ids(await board.outline({ ids: [...many, "req-a", "imp-y"] }))).toEqual(["imp-y", "req-a"]);
+      expect(ids(await board.outline({ ids: [...many, "req-a", "imp-y"], newestFirst: true, limit: 1 }))).toEqual(["req-a"]);
+      // As of a time: statuses from the history, as without the filter.
+      expect(brief(await board.outline({ at: T0 + 1.5 * HOUR, ids: ["req-a", "req-a-review"] }))).toEqual([["req-a", "in_progress", HOUR, "history"]]);
+    });
+
+    it("newest first, a limit, and entries before a point in creation order (ties broken by id)", async () => {
+      const ids = (list: Awaited<ReturnType<Blackboard["outline"]>>) => list.map((e) => e.id);
+      expect(ids(await board.outline({ newestFirst: true }))).toEqual(["req-a-review", "req-a", "imp-y"]);
+      expect(ids(await board.outline({ newestFirst: true, limit: 2 }))).toEqual(["req-a-review", "req-a"]);
+      expect(ids(await board.outline({ limit: 1 }))).toEqual(["imp-y"]);
+      expect(ids(await board.outline({ before: { created_ms: T0, id: "req-a" } }))).toEqual(["imp-y"]);
+      expect(ids(await board.outline({ before: { created_ms: T0 + 2 * HOUR, id: "" }, newestFirst: true }))).toEqual(["req-a", "imp-y"]);
+      const clock = { now: T0 };
+      const ties = new Blackboard(t.store, { projectId: "outline-ties", humans: ["Human"], clock: () => clock.now });
+      for (const id of ["t-b", "t-a", "t-c"]) await ties.post("Human", { ...request(id), project_id: "outline-ties" });
+      expect(ids(await ties.outline({ before: { created_ms: T0, id: "t-b" } }))).toEqual(["t-a"]);
+      expect(ids(await ties.outline({ before: { created_ms: T0, id: "t-c" }, newestFirst: true }))).toEqual(["t-b", "t-a"]);
+      expect(await ties.outline({ before: { created_ms: T0, id: "" } })).toEqual([]);
+    });
+
+    it("counts what outline would give, in SQL", async () => {
+      expect(await board.outlineCount()).toBe(3);
+      expect(await board.outlineCount({ from: ["Human"] })).toBe(2);
+      expect(await board.outlineCount({ from: [] })).toBe(0);
+      expect(await board.outlineCount({ at: T0 + 1.5 * HOUR })).toBe(2);
+      expect(await board.outlineCount({ addressed: [{ to: "Aya", kinds: ["doc_update_proposal_request"] }], before: { created_ms: T0 + 2 * HOUR, id: "" } })).toBe(2);
+      expect(await board.outlineCount({ addressed: [{ to: "Aya", kinds: [] }] })).toBe(0);
+      expect(await board.outlineCount({ updatedSince: T0 + 2.5 * HOUR })).toBe(1);
+    });
   });
 });

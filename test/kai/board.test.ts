@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Blackboard } from "../../src/blackboard/index.js";
 import { docUpdateLane, parseConfig } from "../../src/config/index.js";
-import { buildLaneStatus, buildWhatChanged, collectBoard, collectLaneBoard } from "../../src/kai/index.js";
+import { buildLaneStatus, buildWhatChanged, collectBoard, collectLaneBoard, laneCycles } from "../../src/kai/index.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 import { request, testBoard } from "../helpers/blackboard.js";
 
@@ -160,9 +160,15 @@ describe.each(kinds)("lane-scoped blackboard collector ($name)", (kind) => {
   it("reads whole entries only for the cycles an answer shows", async () => {
     const until = new Date(START + 11.5 * DAY);
     const scoped = await collectLaneBoard(board, lane, ["Human"], { since: new Date(until.getTime() - DAY), until });
-    // Cycles 1–10 are numbered by their root's outline (no summary); the latest cycle is whole.
-    expect(scoped.find((e) => e.id === "req-3")).toMatchObject({ summary: "", refs: {} });
-    expect(scoped.find((e) => e.id === "req-11")).toMatchObject({ summary: "request req-11" });
-    expect(scoped.filter((e) => e.id.startsWith("req-3-"))).toEqual([]);
+    // The latest cycle (req-11: changed in the window, completed), whole; the older cycles are not
+    // read at all, but the root read carries its number among all the lane's roots.
+    expect(scoped.map((e) => e.id)).toEqual(["req-11", "req-11-review", "req-11-review-apply", "req-11-review-apply-pm_snapshot", "req-11-review-apply-pm_snapshot-done"]);
+    expect(scoped[0]).toMatchObject({ summary: "request req-11", cycle: 14 });
+    expect(scoped.slice(1).map((e) => e.cycle)).toEqual([undefined, undefined, undefined, undefined]);
+    // Over three days: also the cycles changed then (req-9, req-10), each numbered as from the whole board.
+    const wider = await collectLaneBoard(board, lane, ["Human"], { since: new Date(until.getTime() - 3 * DAY), until });
+    const numbered = laneCycles(await collectBoard(board, until), lane, ["Human"], []);
+    expect(numbered.at(-1)!.id).toBe("cycle-14");
+    expect(wider.filter((e) => e.cycle !== undefined).map((e) => [e.id, `cycle-${e.cycle}`])).toEqual(numbered.filter((c) => ["req-9", "req-10", "req-11"].includes(c.root.id)).map((c) => [c.root.id, c.id]));
   });
 });
