@@ -1,8 +1,9 @@
 import type { Migration } from "../migrate.js";
 import { m0001 } from "./0001_blackboard.js";
+import { m0002 } from "./0002_blackboard_claim_columns.js";
 import { m0020 } from "./0020_bb_sync.js";
 import { m0100 } from "./0100_lattice_runs.js";
 import { m0110 } from "./0110_lattice_actions.js";
 
 /** Every migration pmagent knows, in one list (one file per migration beside this one). */
-export const migrations: readonly Migration[] = [m0001, m0020, m0100, m0110];
+export const migrations: readonly Migration[] = [m0001, m0002, m0020, m0100, m0110];
