@@ -1,7 +1,12 @@
 // bench/claim: post N entries, then 8 workers claim and complete them — pmagent on PostgreSQL,
 // graphile-worker on the same database in the same run, and pmagent on SQLite. Then post→claim
 // latency with 8 idle workers waiting (LISTEN/NOTIFY wake-ups), entries posted one at a time.
-// Usage: npm run bench:claim   (env: BENCH_ENTRIES=20000, BENCH_LATENCY=500, PMAGENT_BENCH_PG_URL)
+// Both systems run their 8 workers the same way: in one process, over one connection pool
+// (graphile-worker's runner with concurrency 8; pmagent's 8 claim loops on one store), with one
+// LISTEN connection each.
+// Usage: npm run bench:claim [-- --entries 2000 --latency 200]
+//        (env: BENCH_ENTRIES=20000, BENCH_LATENCY=500, PMAGENT_BENCH_PG_URL)
+import { parseArgs } from "node:util";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,8 +16,12 @@ import { run as graphileRun, makeWorkerUtils, Logger } from "graphile-worker";
 import { Blackboard, PostgresStore, SqliteStore, migrate, migrations } from "../../dist/index.js";
 
 const PG_URL = process.env.PMAGENT_BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-const N = Number(process.env.BENCH_ENTRIES ?? 20_000);
-const LAT_N = Number(process.env.BENCH_LATENCY ?? 500);
+const { values: args } = parseArgs({ options: { entries: { type: "string" }, latency: { type: "string" } } });
+const N = Number(args.entries ?? process.env.BENCH_ENTRIES ?? 20_000);
+const LAT_N = Number(args.latency ?? process.env.BENCH_LATENCY ?? 500);
+for (const [name, n] of [["entries", N], ["latency", LAT_N]]) {
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive whole number (got ${n})`);
+}
 const WORKERS = 8;
 const KIND = "doc_update_proposal_request";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -72,14 +81,12 @@ async function latency(boards, poster, n) {
   const stop = new AbortController();
   const loops = boards.map(async (b, w) => {
     const worker = `lat-w${w}`;
-    while (!stop.signal.aborted) {
-      const s = await b.claim(worker, "Aya", [KIND]);
-      if (s) {
-        lat.push(performance.now() - posted.get(s.entry.id));
-        await b.transition("Aya", s.entry.id, "done", { worker });
-      } else {
-        await b.waitForOpen("Aya", 5_000, stop.signal);
-      }
+    for (;;) {
+      // Claims, or waits for a wake-up (one waiting claimer is woken per posted entry).
+      const s = await b.claimNext(worker, "Aya", [KIND], { waitMs: 5_000, signal: stop.signal });
+      if (!s) return;
+      lat.push(performance.now() - posted.get(s.entry.id));
+      await b.transition("Aya", s.entry.id, "done", { worker });
     }
   });
   await sleep(200);
@@ -99,8 +106,9 @@ async function pmagentPostgres() {
   return withSchema("bench_claim_pm", async (schema) => {
     const admin = await PostgresStore.connect(PG_URL, { schema });
     await migrate(admin, migrations);
-    const stores = await Promise.all(Array.from({ length: WORKERS }, () => PostgresStore.connect(PG_URL, { schema, max: 2 })));
-    const boards = stores.map((s) => new Blackboard(s, { projectId: "bench", humans: ["Human"] }));
+    // One pool for the 8 workers, a connection each (graphile-worker's default pool has 10).
+    const store = await PostgresStore.connect(PG_URL, { schema, max: WORKERS + 2 });
+    const boards = Array.from({ length: WORKERS }, () => new Blackboard(store, { projectId: "bench", humans: ["Human"] }));
     let t = performance.now();
     await postAll(boards, N);
     const postSecs = (performance.now() - t) / 1000;
@@ -109,7 +117,7 @@ async function pmagentPostgres() {
     const secs = (performance.now() - t) / 1000;
     if (done !== N) throw new Error(`pmagent completed ${done} of ${N}`);
     const lat = await latency(boards, new Blackboard(admin, { projectId: "bench", humans: ["Human"] }), LAT_N);
-    await Promise.all([...stores, admin].map((s) => s.close()));
+    await Promise.all([store, admin].map((s) => s.close()));
     return { post_rate: N / postSecs, rate: N / secs, ...lat };
   });
 }
