@@ -125,6 +125,7 @@ class OpenWaiters {
   /** Resolve when woken for `role`/`kinds`, after `waitMs`, or on abort, whichever first. */
   wait(role: string, kinds: readonly string[], waitMs: number, signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve) => {
+      if (signal?.aborted) return resolve();
       const waiter: Waiter = {
         role,
         kinds,
