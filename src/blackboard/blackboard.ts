@@ -95,6 +95,9 @@ export interface EntryPatch {
 interface Row {
   id: string;
   version: number;
+  status: Status;
+  updated_at: string;
+  /** The entry without `status` and `updated_at` (they have their own columns). */
   entry_json: string;
   claimed_by: string | null;
   lease_expires_ms: number | null;
@@ -111,15 +114,94 @@ function chunked<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
+/** The columns a stored entry is read from. */
+const COLS = "id, version, status, updated_at, entry_json, claimed_by, lease_expires_ms";
+
+/** What `entry_json` holds: the entry less the fields kept in columns. */
+function storedJson(e: Entry): string {
+  const { status: _status, updated_at: _updated, ...rest } = e;
+  return JSON.stringify(rest);
+}
+
 const FIELD_ORDER = ["id", "from", "to", "project_id", "kind", "status", "payload", "target_docs", "created_at", "updated_at", "source_issue", "source_comment_id", "source_run_id", "note"] as const;
 
-/** The entry's fields in the spec's order (PostgreSQL's jsonb would otherwise reorder them). */
+/** The entry's fields in the spec's order (status and updated_at come from their columns). */
 function specOrder(e: Entry): Entry {
   const out: Record<string, unknown> = {};
   for (const k of FIELD_ORDER) if (e[k] !== undefined) out[k] = e[k];
   return out as Entry;
 }
 export const DEFAULT_LEASE_MS = 30_000;
+
+/** The wake-up sent when an entry becomes open: its addressee, a newline, its kind. */
+function openPayload(to: string, kind: string): string {
+  return `${to}\n${kind}`;
+}
+
+interface Waiter {
+  role: string;
+  kinds: readonly string[];
+  wake(): void;
+}
+
+/**
+ * The claimers of one process waiting for open entries, over one subscription per store. Each
+ * wake-up wakes one waiting claimer of that role and kind (not all of them: the others would only
+ * find the entry taken and go back to sleep), and counts per role, so that a claimer that found
+ * nothing can tell whether something was posted while it looked.
+ */
+class OpenWaiters {
+  private readonly queue: Waiter[] = [];
+  private readonly seen = new Map<string, number>();
+  readonly ready: Promise<unknown>;
+
+  constructor(store: Store) {
+    this.ready = store.listen(OPEN_CHANNEL, (payload) => this.notified(payload));
+  }
+
+  /** Wake-ups seen for `role` so far. */
+  count(role: string): number {
+    return this.seen.get(role) ?? 0;
+  }
+
+  private notified(payload: string): void {
+    const [role = "", kind] = payload.split("\n");
+    if (role === "") {
+      for (const r of this.seen.keys()) this.seen.set(r, this.count(r) + 1);
+      for (const w of this.queue.splice(0)) w.wake();
+      return;
+    }
+    this.seen.set(role, this.count(role) + 1);
+    const i = this.queue.findIndex((w) => w.role === role && (kind === undefined || w.kinds.includes(kind)));
+    if (i >= 0) this.queue.splice(i, 1)[0]!.wake();
+  }
+
+  /** Resolve when woken for `role`/`kinds`, after `waitMs`, or on abort, whichever first. */
+  wait(role: string, kinds: readonly string[], waitMs: number, signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (signal?.aborted) return resolve();
+      const waiter: Waiter = {
+        role,
+        kinds,
+        wake: () => {
+          clearTimeout(timer);
+          signal?.removeEventListener("abort", leave);
+          resolve();
+        },
+      };
+      const leave = () => {
+        const i = this.queue.indexOf(waiter);
+        if (i >= 0) this.queue.splice(i, 1);
+        waiter.wake();
+      };
+      const timer = setTimeout(leave, waitMs);
+      signal?.addEventListener("abort", leave, { once: true });
+      this.queue.push(waiter);
+    });
+  }
+}
+
+const waitersByStore = new WeakMap<Store, OpenWaiters>();
 
 function claimChanges(fromStatus: Status, fromClaimer: string | null, worker: string): Record<string, unknown> {
   return fromStatus === "open" ? { claimed_by: { from: fromClaimer, to: worker }, status: { from: "open", to: "in_progress" } } : { claimed_by: { from: fromClaimer, to: worker } };
@@ -152,7 +234,7 @@ export class Blackboard {
 
   private toStored(row: Row): StoredEntry {
     return {
-      entry: specOrder(JSON.parse(row.entry_json) as Entry),
+      entry: specOrder({ ...(JSON.parse(row.entry_json) as Omit<Entry, "status" | "updated_at">), status: row.status, updated_at: row.updated_at }),
       version: Number(row.version),
       claimed_by: row.claimed_by,
       lease_expires_at: row.lease_expires_ms === null || row.lease_expires_ms === undefined ? null : new Date(Number(row.lease_expires_ms)).toISOString(),
@@ -161,7 +243,7 @@ export class Blackboard {
 
   private async row(q: Queryable, id: string, forUpdate = false): Promise<Row | undefined> {
     const lock = forUpdate && q.dialect === "postgres" ? " FOR UPDATE" : "";
-    return q.get<Row>(`SELECT id, version, entry_json, claimed_by, lease_expires_ms FROM bb_entries WHERE project_id = ? AND id = ?${lock}`, [this.projectId, id]);
+    return q.get<Row>(`SELECT ${COLS} FROM bb_entries WHERE project_id = ? AND id = ?${lock}`, [this.projectId, id]);
   }
 
   private async requireRow(q: Queryable, id: string, forUpdate = false): Promise<Row> {
@@ -172,9 +254,9 @@ export class Blackboard {
 
   private async insert(q: Queryable, entry: Entry, actor: string, action: string, at: { ms: number; iso: string }): Promise<void> {
     await q.run(
-      `INSERT INTO bb_entries (project_id, id, version, status, from_actor, to_actor, kind, created_ms, updated_ms, entry_json, content_hash)
-       VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [this.projectId, entry.id, entry.status, entry.from, entry.to, entry.kind, Date.parse(entry.created_at), Date.parse(entry.updated_at), JSON.stringify(entry), contentHash(entryContent(entry))],
+      `INSERT INTO bb_entries (project_id, id, version, status, from_actor, to_actor, kind, created_ms, updated_ms, updated_at, entry_json, content_hash)
+       VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [this.projectId, entry.id, entry.status, entry.from, entry.to, entry.kind, Date.parse(entry.created_at), Date.parse(entry.updated_at), entry.updated_at, storedJson(entry), contentHash(entryContent(entry))],
     );
     await this.record(q, entry.id, 1, at, actor, action, null, entry.status, { entry });
   }
@@ -190,9 +272,9 @@ export class Blackboard {
   private async write(q: Queryable, before: Row, next: Entry, claim: { claimed_by: string | null; lease_expires_ms: number | null }): Promise<StoredEntry> {
     const version = Number(before.version) + 1;
     const r = await q.run(
-      `UPDATE bb_entries SET version = ?, status = ?, to_actor = ?, kind = ?, updated_ms = ?, entry_json = ?, content_hash = ?, claimed_by = ?, lease_expires_ms = ?
+      `UPDATE bb_entries SET version = ?, status = ?, to_actor = ?, kind = ?, updated_ms = ?, updated_at = ?, entry_json = ?, content_hash = ?, claimed_by = ?, lease_expires_ms = ?
        WHERE project_id = ? AND id = ? AND version = ?`,
-      [version, next.status, next.to, next.kind, Date.parse(next.updated_at), JSON.stringify(next), contentHash(entryContent(next)), claim.claimed_by, claim.lease_expires_ms, this.projectId, next.id, Number(before.version)],
+      [version, next.status, next.to, next.kind, Date.parse(next.updated_at), next.updated_at, storedJson(next), contentHash(entryContent(next)), claim.claimed_by, claim.lease_expires_ms, this.projectId, next.id, Number(before.version)],
     );
     if (r.changes !== 1) throw this.stale(next.id, Number(before.version));
     return { entry: next, version, claimed_by: claim.claimed_by, lease_expires_at: claim.lease_expires_ms === null ? null : new Date(claim.lease_expires_ms).toISOString() };
@@ -253,7 +335,7 @@ export class Blackboard {
       const existing = await this.row(q, entry.id, true);
       if (existing) return { stored: this.sameOrRefuse(existing, entry), created: false };
       await this.insert(q, entry, actor, "post", now);
-      if (entry.status === "open") await q.notify(OPEN_CHANNEL, entry.to);
+      if (entry.status === "open") await q.notify(OPEN_CHANNEL, openPayload(entry.to, entry.kind));
       return { stored: { entry, version: 1, claimed_by: null, lease_expires_at: null }, created: true };
     });
     return result;
@@ -266,15 +348,15 @@ export class Blackboard {
   private async insertPg(entry: Entry, actor: string, now: { ms: number; iso: string }): Promise<boolean> {
     const row = await this.store.get<{ id: string }>(
       `WITH ins AS (
-         INSERT INTO bb_entries (project_id, id, version, status, from_actor, to_actor, kind, created_ms, updated_ms, entry_json, content_hash)
-         VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project_id, id) DO NOTHING RETURNING id, status, to_actor
+         INSERT INTO bb_entries (project_id, id, version, status, from_actor, to_actor, kind, created_ms, updated_ms, updated_at, entry_json, content_hash)
+         VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project_id, id) DO NOTHING RETURNING id, status, to_actor, kind
        ), hist AS (
          INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json)
          SELECT ?, id, 1, ?, ?, ?, 'post', NULL, status, ? FROM ins
        )
-       SELECT id, CASE WHEN status = 'open' THEN pg_notify(?, to_actor) END AS woke FROM ins`,
+       SELECT id, CASE WHEN status = 'open' THEN pg_notify(?, to_actor || chr(10) || kind) END AS woke FROM ins`,
       [
-        this.projectId, entry.id, entry.status, entry.from, entry.to, entry.kind, Date.parse(entry.created_at), Date.parse(entry.updated_at), JSON.stringify(entry), contentHash(entryContent(entry)),
+        this.projectId, entry.id, entry.status, entry.from, entry.to, entry.kind, Date.parse(entry.created_at), Date.parse(entry.updated_at), entry.updated_at, storedJson(entry), contentHash(entryContent(entry)),
         this.projectId, now.iso, now.ms, actor, JSON.stringify({ entry }),
         this.store.channelName(OPEN_CHANNEL),
       ],
@@ -324,7 +406,7 @@ export class Blackboard {
     if (filter.idPrefix !== undefined) where.add("substr(id, 1, ?) = ?", filter.idPrefix.length, filter.idPrefix);
     const limit = limitClause(filter.limit);
     const rows = await this.store.all<Row>(
-      `SELECT id, version, entry_json, claimed_by, lease_expires_ms FROM bb_entries WHERE ${where} ORDER BY created_ms, id${limit}`,
+      `SELECT ${COLS} FROM bb_entries WHERE ${where} ORDER BY created_ms, id${limit}`,
       where.params,
     );
     return rows.map((r) => this.toStored(r));
@@ -448,7 +530,7 @@ export class Blackboard {
       const claim = to === "in_progress" ? { claimed_by: current.claimed_by, lease_expires_ms: row.lease_expires_ms } : { claimed_by: null, lease_expires_ms: null };
       const written = await this.write(q, row, next, claim);
       await this.record(q, id, written.version, now, actor, patch.status !== undefined ? "status" : "update", entry.status, to, changes);
-      if (written.entry.status === "open") await q.notify(OPEN_CHANNEL, written.entry.to);
+      if (written.entry.status === "open") await q.notify(OPEN_CHANNEL, openPayload(written.entry.to, written.entry.kind));
       return written;
     });
     return stored;
@@ -469,7 +551,7 @@ export class Blackboard {
     }
     return this.store.transaction(async (q) => {
       const kindList = kinds.map(() => "?").join(", ");
-      const select = `SELECT id, version, entry_json, claimed_by, lease_expires_ms FROM bb_entries
+      const select = `SELECT ${COLS} FROM bb_entries
          WHERE project_id = ? AND to_actor = ? AND kind IN (${kindList})${only} AND status = ?`;
       // Two index-friendly lookups: the oldest open entry, else the oldest expired claim.
       const row =
@@ -486,6 +568,34 @@ export class Blackboard {
   }
 
   /**
+   * Claim as `claim` does, and when nothing is there wait for a wake-up (LISTEN/NOTIFY on
+   * PostgreSQL) and try again, until an entry is claimed or `signal` aborts (then undefined).
+   * Of the claimers waiting in this process, one per posted entry is woken. `waitMs` bounds each
+   * wait, for what sends no wake-up: expired leases, and other processes on SQLite.
+   */
+  async claimNext(worker: string, role: string, kinds: readonly string[], options: { leaseMs?: number; waitMs?: number; signal?: AbortSignal } = {}): Promise<StoredEntry | undefined> {
+    if (kinds.length === 0) throw new UsageError("no_kinds", `claimNext for ${role}: give at least one kind to claim (the role's allowed_kinds)`);
+    let waiters = waitersByStore.get(this.store);
+    if (!waiters) {
+      waiters = new OpenWaiters(this.store);
+      waitersByStore.set(this.store, waiters);
+    }
+    try {
+      await waiters.ready;
+    } catch (err) {
+      waitersByStore.delete(this.store);
+      throw err;
+    }
+    while (!options.signal?.aborted) {
+      const seen = waiters.count(role);
+      const got = await this.claim(worker, role, kinds, options.leaseMs ?? this.leaseMs);
+      if (got) return got;
+      if (waiters.count(role) === seen) await waiters.wait(role, kinds, options.waitMs ?? 1000, options.signal);
+    }
+    return undefined;
+  }
+
+  /**
    * PostgreSQL claim in one statement (pick with SKIP LOCKED, update, history): one round trip,
    * so eight workers do not queue behind each other's transactions.
    */
@@ -498,18 +608,16 @@ export class Blackboard {
          WHERE project_id = ? AND to_actor = ? AND kind IN (${kindList}) AND ${condition}
          ORDER BY created_ms, id LIMIT 1 FOR UPDATE SKIP LOCKED
        ), upd AS (
-         UPDATE bb_entries e SET version = e.version + 1, status = 'in_progress', updated_ms = ?,
-           entry_json = (e.entry_json::jsonb || jsonb_build_object('status', 'in_progress', 'updated_at', ?::text))::text,
-           claimed_by = ?, lease_expires_ms = ?
+         UPDATE bb_entries e SET version = e.version + 1, status = 'in_progress', updated_ms = ?, updated_at = ?, claimed_by = ?, lease_expires_ms = ?
          FROM picked WHERE e.project_id = ? AND e.id = picked.id
-         RETURNING e.id, e.version, e.entry_json, e.claimed_by, e.lease_expires_ms, picked.status AS old_status, picked.claimed_by AS old_claimer
+         RETURNING e.id, e.version, e.status, e.updated_at, e.entry_json, e.claimed_by, e.lease_expires_ms, picked.status AS old_status, picked.claimed_by AS old_claimer
        ), hist AS (
          INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json)
          SELECT ?, id, version, ?, ?, ?, ?, old_status, 'in_progress',
            CASE WHEN old_status = 'open' THEN ? ELSE json_build_object('claimed_by', json_build_object('from', old_claimer, 'to', claimed_by))::text END
          FROM upd
        )
-       SELECT id, version, entry_json, claimed_by, lease_expires_ms FROM upd`,
+       SELECT ${COLS} FROM upd`,
       [
         this.projectId, role, ...kinds, ...(takeover ? [now.ms] : []), ...(entryId === undefined ? [] : [entryId]),
         now.ms, now.iso, worker, now.ms + leaseMs, this.projectId,
@@ -528,17 +636,15 @@ export class Blackboard {
     const human = this.humans.includes(actor);
     const row = await this.store.get<Row>(
       `WITH upd AS (
-         UPDATE bb_entries SET version = version + 1, status = ?, updated_ms = ?,
-           entry_json = (entry_json::jsonb || jsonb_build_object('status', ?::text, 'updated_at', ?::text))::text,
-           claimed_by = NULL, lease_expires_ms = NULL
+         UPDATE bb_entries SET version = version + 1, status = ?, updated_ms = ?, updated_at = ?, claimed_by = NULL, lease_expires_ms = NULL
          WHERE project_id = ? AND id = ? AND status = 'in_progress' AND claimed_by = ? AND (to_actor = ? OR from_actor = ? OR ?)
-         RETURNING id, version, entry_json, claimed_by, lease_expires_ms
+         RETURNING ${COLS}
        ), hist AS (
          INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json)
          SELECT ?, id, version, ?, ?, ?, 'status', 'in_progress', ?, ? FROM upd
        )
-       SELECT id, version, entry_json, claimed_by, lease_expires_ms FROM upd`,
-      [to, now.ms, to, now.iso, this.projectId, id, worker, actor, actor, human, this.projectId, now.iso, now.ms, actor, to, JSON.stringify({ status: { from: "in_progress", to } })],
+       SELECT ${COLS} FROM upd`,
+      [to, now.ms, now.iso, this.projectId, id, worker, actor, actor, human, this.projectId, now.iso, now.ms, actor, to, JSON.stringify({ status: { from: "in_progress", to } })],
     );
     return row ? this.toStored(row) : undefined;
   }
@@ -615,7 +721,8 @@ export class Blackboard {
   async waitForOpen(role: string, pollMs: number, signal?: AbortSignal): Promise<void> {
     let wake!: () => void;
     const woke = new Promise<void>((resolve) => (wake = resolve));
-    const unlisten = await this.store.listen(OPEN_CHANNEL, (to) => {
+    const unlisten = await this.store.listen(OPEN_CHANNEL, (payload) => {
+      const to = payload.split("\n")[0];
       if (to === role || to === "") wake();
     });
     const timer = setTimeout(wake, pollMs);

@@ -11,22 +11,42 @@ export function toPgPlaceholders(sql: string): string {
   return sql.replace(/\?/g, () => `$${++n}`);
 }
 
-const converted = new Map<string, string>();
-function convert(sql: string): string {
+/** Parameterized statements become named (prepared) ones, up to this many distinct texts. */
+const MAX_PREPARED = 500;
+const converted = new Map<string, { text: string; name: string | undefined }>();
+function convert(sql: string): { text: string; name: string | undefined } {
   let out = converted.get(sql);
   if (out === undefined) {
-    out = toPgPlaceholders(sql);
+    out = { text: toPgPlaceholders(sql), name: converted.size < MAX_PREPARED ? `pm_${converted.size + 1}` : undefined };
     converted.set(sql, out);
   }
   return out;
 }
 
+/**
+ * Run a statement. With parameters it is prepared once per connection and then only bound and
+ * executed (no parse or plan per call: the claim loop's statements are run thousands of times).
+ * A statement prepared before a table changed shape ("cached plan must not change result type",
+ * 0A000) is re-run unnamed outside a transaction (inside one, the failure already aborted it).
+ */
+async function query(client: pg.Pool | pg.PoolClient, sql: string, params: readonly SqlParam[] | undefined): Promise<pg.QueryResult> {
+  const { text, name } = convert(sql);
+  const values = params as unknown[] | undefined;
+  if (values === undefined || name === undefined) return client.query(text, values);
+  try {
+    return await client.query({ name, text, values });
+  } catch (err) {
+    if ((err as { code?: string }).code !== "0A000" || !(client instanceof pg.Pool)) throw err;
+    return client.query(text, values);
+  }
+}
+
 function queryable(client: pg.Pool | pg.PoolClient, channelName: (channel: string) => string): Queryable {
   return {
     dialect: "postgres",
-    all: async <T>(sql: string, params?: readonly SqlParam[]) => (await client.query(convert(sql), params as unknown[] | undefined)).rows as T[],
-    get: async <T>(sql: string, params?: readonly SqlParam[]) => (await client.query(convert(sql), params as unknown[] | undefined)).rows[0] as T | undefined,
-    run: async (sql: string, params?: readonly SqlParam[]): Promise<RunResult> => ({ changes: (await client.query(convert(sql), params as unknown[] | undefined)).rowCount ?? 0 }),
+    all: async <T>(sql: string, params?: readonly SqlParam[]) => (await query(client, sql, params)).rows as T[],
+    get: async <T>(sql: string, params?: readonly SqlParam[]) => (await query(client, sql, params)).rows[0] as T | undefined,
+    run: async (sql: string, params?: readonly SqlParam[]): Promise<RunResult> => ({ changes: (await query(client, sql, params)).rowCount ?? 0 }),
     exec: async (sql: string) => {
       await client.query(sql);
     },

@@ -162,6 +162,29 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
       expect((await board.history("lease-1")).map((h) => h.action)).toEqual(["post", "claim", "takeover", "status"]);
     });
 
+    it("claimNext waits for posted entries: each waiting claimer gets its own", { timeout: 20_000 }, async () => {
+      const { board } = testBoard(t.store);
+      const stop = new AbortController();
+      // Waits far longer than the test may run: only the post's wake-up can end them.
+      const waiting = ["rin-a", "rin-b"].map((w) => board.claimNext(w, "Rin", ["rin_request"], { waitMs: 600_000, signal: stop.signal }));
+      await board.post("Human", request("rin-1", { to: "Rin", kind: "other_kind" }));
+      await board.post("Human", request("rin-2", { to: "Rin", kind: "rin_request" }));
+      await board.post("Human", request("rin-3", { to: "Rin", kind: "rin_request" }));
+      const got = await Promise.all(waiting);
+      expect(got.map((s) => s?.entry.id).sort()).toEqual(["rin-2", "rin-3"]);
+      expect(new Set(got.map((s) => s?.claimed_by))).toEqual(new Set(["rin-a", "rin-b"]));
+      expect((await board.get("rin-1")).entry.status).toBe("open");
+    });
+
+    it("claimNext returns nothing once aborted, and refuses an empty kind list", async () => {
+      const { board } = testBoard(t.store);
+      const stop = new AbortController();
+      const waiting = board.claimNext("w", "Mio", ["mio_request"], { waitMs: 600_000, signal: stop.signal });
+      stop.abort();
+      expect(await waiting).toBeUndefined();
+      await expect(board.claimNext("w", "Mio", [])).rejects.toThrow("claimNext for Mio: give at least one kind to claim (the role's allowed_kinds)");
+    });
+
     it("an in_progress entry set by hand (no lease) is never taken over", async () => {
       const { board, clock } = testBoard(t.store, Date.parse("2028-01-01T00:00:00Z"));
       await board.post("Human", request("manual-1", { to: "Hana", kind: "pm_snapshot_done" }));

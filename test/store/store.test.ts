@@ -55,6 +55,19 @@ describe.each(storeKinds)("store ($name)", (kind) => {
     }
   });
 
+  run("a statement run again after its table changed shape sees the new shape", async () => {
+    const t = await kind.open();
+    try {
+      await t.store.exec("CREATE TABLE shape_probe (k TEXT PRIMARY KEY)");
+      await t.store.run("INSERT INTO shape_probe (k) VALUES (?)", ["a"]);
+      expect(await t.store.get("SELECT * FROM shape_probe WHERE k = ?", ["a"])).toEqual({ k: "a" });
+      await t.store.exec("ALTER TABLE shape_probe ADD COLUMN v INTEGER");
+      expect(await t.store.get("SELECT * FROM shape_probe WHERE k = ?", ["a"])).toEqual({ k: "a", v: null });
+    } finally {
+      await t.cleanup();
+    }
+  });
+
   run("listen/notify delivers within the process", async () => {
     const t = await kind.open();
     try {
