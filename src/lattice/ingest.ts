@@ -23,6 +23,12 @@ const RECENT_OUTBOX_LIMIT = 100_000;
 /** The tailer stops reading while this many lines wait to be stored. */
 const HIGH_WATER_LINES = 20_000;
 const INSERT_CHUNK = 100;
+/**
+ * Outbox bytes read per flush (~30,000 typical events): one transaction stores them, large enough
+ * that a commit's cost is spread over many events, small enough to bound memory and to keep their
+ * stdout copies among the outbox lines remembered.
+ */
+const OUTBOX_BATCH_BYTES = 8 * 1024 * 1024;
 
 export interface IngestOptions {
   store: Store;
@@ -81,6 +87,8 @@ export class RunIngestor {
   private nextLogSeq = 0;
   private violationsSeen = -1;
   private outboxBroken = false;
+  /** The last outbox read stopped at OUTBOX_BATCH_BYTES before the file's end. */
+  private outboxMore = false;
   private tornReported: number | null = null;
   private chain: Promise<void> = Promise.resolve();
   private scheduled = false;
@@ -107,7 +115,7 @@ export class RunIngestor {
 
   /** True while enough lines wait to be stored that the tailer should stop reading. */
   get full(): boolean {
-    return this.stdoutEvents.length + this.logs.length > HIGH_WATER_LINES;
+    return this.stdoutEvents.length + this.logs.length > HIGH_WATER_LINES || this.outboxMore;
   }
 
   /** Bytes of stdout/stderr read so far (where the next read of each file starts). */
@@ -184,7 +192,7 @@ export class RunIngestor {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      void this.enqueue({ outbox: this.stdoutEvents.length > 0 });
+      void this.enqueue({ outbox: this.stdoutEvents.length > 0 || this.outboxMore });
     });
   }
 
@@ -207,7 +215,8 @@ export class RunIngestor {
    */
   async finish(): Promise<void> {
     this.endStreams();
-    await this.enqueue({ outbox: true, final: true });
+    do await this.enqueue({ outbox: true, final: true });
+    while (this.outboxMore && !this.failure && !this.outboxBroken);
     if (this.failure) throw this.failure;
   }
 
@@ -221,7 +230,7 @@ export class RunIngestor {
     if (this.outboxBroken) return;
     let read;
     try {
-      read = readOutbox(this.o.outboxPath, this.position, { maxLineBytes: this.o.maxLineBytes });
+      read = readOutbox(this.o.outboxPath, this.position, { maxLineBytes: this.o.maxLineBytes, maxBytes: OUTBOX_BATCH_BYTES });
     } catch (err) {
       this.outboxBroken = true;
       this.errors.push({ source: "outbox", line_no: null, reason: `outbox unreadable, no longer read for this run: ${(err as Error).message}`, excerpt: "" });
@@ -232,11 +241,12 @@ export class RunIngestor {
         this.errors.push({ source: "outbox", line_no: item.line_no, reason: item.reason, excerpt: this.o.redactor.redact(item.excerpt) });
         continue;
       }
-      const json = JSON.stringify(item.raw);
-      this.recentOutbox.add(json);
-      out.push(this.candidate(item, "outbox", item.line_no, json));
+      // The line's own text: its stdout copy is the same text after the prefix.
+      this.recentOutbox.add(item.text);
+      out.push(this.candidate(item, "outbox", item.line_no, item.text));
     }
     this.position = read.next;
+    this.outboxMore = read.more;
     if (final && read.torn && this.tornReported !== read.torn.offset) {
       this.tornReported = read.torn.offset;
       this.errors.push({
@@ -273,15 +283,25 @@ export class RunIngestor {
 
   private async flush(opts: { outbox: boolean; final?: boolean }): Promise<void> {
     const candidates: Candidate[] = [];
-    if (opts.outbox || opts.final) this.readOutboxInto(candidates, opts.final === true);
+    const final = opts.final === true;
+    let stdoutEvents = this.stdoutEvents;
+    this.stdoutEvents = [];
+    if (opts.outbox || final || stdoutEvents.length > 0) {
+      this.readOutboxInto(candidates, final);
+      // A bounded read may stop short of the stdout lines waiting here: read on until the outbox
+      // has shown them all or ends, so none is parsed and stored from stdout needlessly.
+      for (;;) {
+        stdoutEvents = stdoutEvents.filter((line) => !this.recentOutbox.delete(line.json));
+        if (stdoutEvents.length === 0 || !this.outboxMore || this.outboxBroken) break;
+        this.readOutboxInto(candidates, final);
+      }
+    }
     // stdout event lines the outbox did not deliver: parse them and store them from stdout.
-    for (const line of this.stdoutEvents) {
-      if (this.recentOutbox.delete(line.json)) continue;
+    for (const line of stdoutEvents) {
       const parsed = classifyStdoutLine({ kind: "line", line_no: line.line_no, bytes: Buffer.from(line.text) }, this.o.maxLineBytes, (t) => this.o.redactor.redact(t));
-      if (parsed.kind === "event") candidates.push(this.candidate(parsed, "stdout", null, JSON.stringify(parsed.raw)));
+      if (parsed.kind === "event") candidates.push(this.candidate(parsed, "stdout", null, line.json));
       else if (parsed.kind === "protocol_error") this.errors.push({ source: "stdout", line_no: parsed.line_no, reason: parsed.reason, excerpt: parsed.excerpt });
     }
-    this.stdoutEvents = [];
     const violations = opts.outbox || opts.final ? readViolations(this.o.violationsPath) : [];
     const logs = this.logs;
     const errors = this.errors;
@@ -325,6 +345,8 @@ export class RunIngestor {
         this.o.runId,
       ]);
     });
+    // More of the outbox waits: catch up without waiting for the next poll.
+    if (this.outboxMore && !this.outboxBroken) this.schedule();
     if (fresh.length > 0 && this.o.onNewEvents) await this.o.onNewEvents(fresh);
   }
 

@@ -36,7 +36,29 @@ describe("outbox", () => {
     const second = readOutbox(path, first.next);
     expect(second.items).toHaveLength(1);
     expect(second.items[0]).toMatchObject({ line_no: 2, event: { event_type: "PHASE_FINISHED" } });
-    expect(readOutbox(path, second.next)).toEqual({ items: [], next: second.next, torn: null });
+    expect(readOutbox(path, second.next)).toEqual({ items: [], next: second.next, torn: null, more: false });
+  });
+
+  it("reads in bounded steps with maxBytes: each step ends on a line, together they are one whole read, a torn line only at the end", () => {
+    const path = outboxPath(ws);
+    for (let i = 0; i < 9; i++) appendOutbox(path, specEvent(i % 3));
+    appendFileSync(path, JSON.stringify(specEvent(7)).slice(0, 30));
+    const whole = readOutbox(path);
+    for (const maxBytes of [1, 100, 700]) {
+      const steps = [];
+      let from = OUTBOX_START;
+      for (;;) {
+        const step = readOutbox(path, from, { maxBytes });
+        steps.push(step);
+        from = step.next;
+        if (!step.more) break;
+        expect(step.items.length).toBeGreaterThan(0);
+        expect(step.torn).toBeNull();
+      }
+      expect(steps.flatMap((s) => s.items)).toEqual(whole.items);
+      expect(steps.at(-1)).toMatchObject({ next: whole.next, torn: whole.torn, more: false });
+      if (maxBytes === 1) expect(steps.slice(0, -1).every((s) => s.items.length === 1)).toBe(true);
+    }
   });
 
   it("reports a torn last line as torn, not as an error, until it is completed", () => {
@@ -121,7 +143,7 @@ describe("outbox", () => {
   });
 
   it("reads a missing outbox as empty", () => {
-    expect(readOutbox(join(ws, "nope.jsonl"))).toEqual({ items: [], next: OUTBOX_START, torn: null });
+    expect(readOutbox(join(ws, "nope.jsonl"))).toEqual({ items: [], next: OUTBOX_START, torn: null, more: false });
   });
 
   it("refuses an outbox that shrank below the offset already read", () => {
