@@ -23,6 +23,8 @@ const RECENT_OUTBOX_LIMIT = 100_000;
 /** The tailer stops reading while this many lines wait to be stored. */
 const HIGH_WATER_LINES = 20_000;
 const INSERT_CHUNK = 100;
+/** Rows per multi-row INSERT on PostgreSQL (10 parameters each, far below its 65,535). */
+const PG_INSERT_ROWS = 500;
 /**
  * Outbox bytes read per flush (~30,000 typical events): one transaction stores them, large enough
  * that a commit's cost is spread over many events, small enough to bound memory and to keep their
@@ -58,6 +60,8 @@ interface Candidate {
   source: "stdout" | "outbox";
   outbox_line: number | null;
   json: string;
+  /** The event's timestamp: with the id, its key in the run (see migration 120). */
+  ts: string;
 }
 
 interface PendingLog {
@@ -260,6 +264,7 @@ export class RunIngestor {
 
   private candidate(item: ParsedEvent, source: "stdout" | "outbox", outboxLine: number | null, json: string): Candidate {
     let stored = this.o.redactor.redact(json);
+    let ts = item.event.timestamp;
     if (stored !== json) {
       // A redaction must leave valid JSON; if it cannot, redact value by value.
       try {
@@ -267,8 +272,9 @@ export class RunIngestor {
       } catch {
         stored = JSON.stringify(this.o.redactor.redactValue(item.raw));
       }
+      ts = this.o.redactor.redact(ts);
     }
-    return { id: item.id, type: item.event.event_type, source, outbox_line: outboxLine, json: stored };
+    return { id: item.id, type: item.event.event_type, source, outbox_line: outboxLine, json: stored, ts };
   }
 
   private async initSeq(q: Queryable): Promise<void> {
@@ -369,47 +375,44 @@ export class RunIngestor {
   private async insertEvents(q: Queryable, candidates: Candidate[], now: number, fresh: StoredEvent[]): Promise<void> {
     const seen = new Set<string>();
     const unique = candidates.filter((c) => (seen.has(c.id) ? false : (seen.add(c.id), true)));
+    const stored = (c: Candidate, seq: number) => {
+      this.newCount++;
+      const s = this.stored_(c, seq, now);
+      if (s) fresh.push(s);
+    };
+    // First seen on stdout: now the outbox tells where it belongs.
+    const placeOnOutbox = (c: Candidate) =>
+      q.run(`UPDATE lattice_run_events SET outbox_line = ? WHERE run_id = ? AND event_ts = ? AND event_id = ? AND outbox_line IS NULL`, [c.outbox_line, this.o.runId, c.ts, c.id]);
     if (q.dialect === "sqlite") {
-      // Bulk path: one cached prepared statement per row inside the transaction is SQLite's fastest insert.
+      // One cached prepared statement per row inside the transaction is SQLite's fastest insert.
       for (const c of unique) {
         const seq = this.nextSeq++;
         const r = await q.run(
-          `INSERT INTO lattice_run_events (run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, event_id) DO NOTHING`,
-          [this.o.runId, seq, this.o.attempt, c.id, c.type, c.source, c.outbox_line, c.json, now],
+          `INSERT INTO lattice_run_events (run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms, event_ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, event_ts, event_id) DO NOTHING`,
+          [this.o.runId, seq, this.o.attempt, c.id, c.type, c.source, c.outbox_line, c.json, now, c.ts],
         );
-        if (r.changes === 1) {
-          this.newCount++;
-          const s = this.stored_(c, seq, now);
-          if (s) fresh.push(s);
-        } else if (c.outbox_line !== null) {
-          await q.run(`UPDATE lattice_run_events SET outbox_line = ? WHERE run_id = ? AND event_id = ? AND outbox_line IS NULL`, [c.outbox_line, this.o.runId, c.id]);
-        }
+        if (r.changes === 1) stored(c, seq);
+        else if (c.outbox_line !== null) await placeOnOutbox(c);
       }
       return;
     }
-    for (const chunk of chunks(unique, INSERT_CHUNK)) {
+    for (const chunk of chunks(unique, PG_INSERT_ROWS)) {
       const params: SqlParam[] = [];
       const seqs = new Map<string, number>();
       for (const c of chunk) {
         const seq = this.nextSeq++;
         seqs.set(c.id, seq);
-        params.push(this.o.runId, seq, this.o.attempt, c.id, c.type, c.source, c.outbox_line, c.json, now);
+        params.push(this.o.runId, seq, this.o.attempt, c.id, c.type, c.source, c.outbox_line, c.json, now, c.ts);
       }
       const inserted = await q.all<{ event_id: string }>(
-        `INSERT INTO lattice_run_events (run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms) VALUES ${rows(chunk.length, 9)}
-         ON CONFLICT (run_id, event_id) DO NOTHING RETURNING event_id`,
+        `INSERT INTO lattice_run_events (run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms, event_ts) VALUES ${rows(chunk.length, 10)}
+         ON CONFLICT (run_id, event_ts, event_id) DO NOTHING RETURNING event_id`,
         params,
       );
       const isNew = new Set(inserted.map((r) => r.event_id));
       for (const c of chunk) {
-        if (isNew.has(c.id)) {
-          this.newCount++;
-          const s = this.stored_(c, seqs.get(c.id)!, now);
-          if (s) fresh.push(s);
-        } else if (c.outbox_line !== null) {
-          // First seen on stdout: now the outbox tells where it belongs.
-          await q.run(`UPDATE lattice_run_events SET outbox_line = ? WHERE run_id = ? AND event_id = ? AND outbox_line IS NULL`, [c.outbox_line, this.o.runId, c.id]);
-        }
+        if (isNew.has(c.id)) stored(c, seqs.get(c.id)!);
+        else if (c.outbox_line !== null) await placeOnOutbox(c);
       }
     }
   }

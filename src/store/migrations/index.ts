@@ -3,6 +3,7 @@ import { m0001 } from "./0001_blackboard.js";
 import { m0020 } from "./0020_bb_sync.js";
 import { m0100 } from "./0100_lattice_runs.js";
 import { m0110 } from "./0110_lattice_actions.js";
+import { m0120 } from "./0120_lattice_event_identity.js";
 
 /** Every migration pmagent knows, in one list (one file per migration beside this one). */
-export const migrations: readonly Migration[] = [m0001, m0020, m0100, m0110];
+export const migrations: readonly Migration[] = [m0001, m0020, m0100, m0110, m0120];
