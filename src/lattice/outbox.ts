@@ -7,7 +7,7 @@
 import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ConflictError } from "../core/index.js";
-import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type RawLine } from "./lines.js";
+import { DEFAULT_MAX_LINE_BYTES, EXCERPT_BYTES, LineSplitter, type RawLine } from "./lines.js";
 import { excerpt, identity, parseEventJson, type ParsedEvent, type ProtocolError } from "./parser.js";
 
 export const LATTICE_DIR = ".lattice";
@@ -66,14 +66,17 @@ function classify(raw: RawLine, maxLineBytes: number, redact: (t: string) => str
       excerpt: excerpt(raw.head.toString("utf8"), redact),
     };
   }
-  let text = raw.bytes.toString("utf8");
+  return classifyText(raw.bytes.toString("utf8"), raw.line_no, redact);
+}
+
+function classifyText(text: string, lineNo: number, redact: (t: string) => string): OutboxEvent | ProtocolError | null {
   if (text.endsWith("\r")) text = text.slice(0, -1);
   if (text.trim() === "") return null;
   const parsed = parseEventJson(text);
   if (!parsed.ok) {
-    return { kind: "protocol_error", line_no: raw.line_no, reason: redact(parsed.reason), excerpt: excerpt(text, redact) };
+    return { kind: "protocol_error", line_no: lineNo, reason: redact(parsed.reason), excerpt: excerpt(text, redact) };
   }
-  return { kind: "event", line_no: raw.line_no, id: parsed.id, event: parsed.event, raw: parsed.raw, text };
+  return { kind: "event", line_no: lineNo, id: parsed.id, event: parsed.event, raw: parsed.raw, text };
 }
 
 /**
@@ -111,11 +114,27 @@ export function readOutbox(path: string, from: OutboxPosition = OUTBOX_START, op
       const chunk = buf.subarray(0, n);
       const lastNl = chunk.lastIndexOf(0x0a);
       if (lastNl !== -1) consumedTo = pos + lastNl + 1;
-      for (const raw of splitter.push(chunk)) {
-        lineNo = raw.line_no + 1;
-        const item = classify(raw, maxLineBytes, redact);
+      const take = (item: OutboxEvent | ProtocolError | null) => {
         if (item) items.push(item);
+      };
+      // A line begun in the previous chunk goes through the splitter up to its end; the whole
+      // lines after it are decoded straight from the chunk (no copy per line); the unfinished
+      // rest waits in the splitter.
+      let start = 0;
+      if (splitter.pending) {
+        const nl = chunk.indexOf(0x0a);
+        start = nl === -1 ? n : nl + 1;
+        for (const raw of splitter.push(chunk.subarray(0, start))) take(classify(raw, maxLineBytes, redact));
       }
+      for (let nl = chunk.indexOf(0x0a, start); nl !== -1; nl = chunk.indexOf(0x0a, start)) {
+        const line = splitter.countLine();
+        const bytes = nl - start;
+        if (bytes > maxLineBytes) take(classify({ kind: "overlong", line_no: line, size: bytes, head: Buffer.from(chunk.subarray(start, start + EXCERPT_BYTES)) }, maxLineBytes, redact));
+        else take(classifyText(chunk.toString("utf8", start, nl), line, redact));
+        start = nl + 1;
+      }
+      if (start < n) splitter.push(chunk.subarray(start));
+      lineNo = splitter.nextLineNo;
       pos += n;
       // Past the bound with at least one whole line read: the rest waits for the next read.
       if (pos >= stopAt && pos < size && consumedTo > from.offset) break;

@@ -42,22 +42,31 @@ describe("outbox", () => {
   it("reads in bounded steps with maxBytes: each step ends on a line, together they are one whole read, a torn line only at the end", () => {
     const path = outboxPath(ws);
     for (let i = 0; i < 9; i++) appendOutbox(path, specEvent(i % 3));
+    // Every kind of line: garbage, CRLF, blank, multi-byte text, one over the limit, then a torn one.
+    const unicode = { ...specEvent(0), payload: { message: "ünïcödé — ✓ 日本語" } };
+    appendFileSync(path, `not json\n${JSON.stringify(specEvent(1))}\r\n\n${JSON.stringify(unicode)}\n${"x".repeat(900)}\n`);
+    appendOutbox(path, specEvent(2));
     appendFileSync(path, JSON.stringify(specEvent(7)).slice(0, 30));
-    const whole = readOutbox(path);
-    for (const maxBytes of [1, 100, 700]) {
+    const maxLineBytes = 800;
+    const whole = readOutbox(path, OUTBOX_START, { maxLineBytes });
+    expect(whole.items.map((i) => i.kind)).toEqual([...Array(9).fill("event"), "protocol_error", "event", "event", "protocol_error", "event"]);
+    expect(whole.items[12]).toMatchObject({ line_no: 14, reason: "line of 900 bytes exceeds the limit of 800 bytes; discarded" });
+    expect(whole.items[11]).toMatchObject({ line_no: 13, event: { payload: { message: "ünïcödé — ✓ 日本語" } } });
+    for (const maxBytes of [1, 7, 100, 333, 700, 5000]) {
       const steps = [];
       let from = OUTBOX_START;
       for (;;) {
-        const step = readOutbox(path, from, { maxBytes });
+        const step = readOutbox(path, from, { maxBytes, maxLineBytes });
         steps.push(step);
-        from = step.next;
         if (!step.more) break;
-        expect(step.items.length).toBeGreaterThan(0);
+        // Each step consumes at least one line (a blank one has no item).
+        expect(step.next.line_no).toBeGreaterThan(from.line_no);
         expect(step.torn).toBeNull();
+        from = step.next;
       }
       expect(steps.flatMap((s) => s.items)).toEqual(whole.items);
       expect(steps.at(-1)).toMatchObject({ next: whole.next, torn: whole.torn, more: false });
-      if (maxBytes === 1) expect(steps.slice(0, -1).every((s) => s.items.length === 1)).toBe(true);
+      if (maxBytes === 1) expect(steps.slice(0, -1).every((s) => s.items.length <= 1)).toBe(true);
     }
   });
 
