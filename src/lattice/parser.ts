@@ -4,8 +4,7 @@
  * (bad JSON, a schema violation with its JSON path, a line over the size limit). A bad line never
  * stops the stream.
  */
-import { hash } from "node:crypto";
-import { formatZodIssues } from "../core/index.js";
+import { contentHash, formatZodIssues } from "../core/index.js";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type RawLine } from "./lines.js";
 import { EVENT_PREFIX, LatticeEventSchema, type LatticeEvent } from "./protocol.js";
 
@@ -44,48 +43,9 @@ export interface ParseOptions {
   redact?: (text: string) => string;
 }
 
-/**
- * Identity of an event: the hash of its canonical JSON (key order and whitespace do not matter),
- * equal to core's `contentHash` for any value JSON.parse returns. Faster than it on the ingest
- * path: JSON.stringify with a sorted list of every key in the value writes each object's keys in
- * that order (the list applies at every depth), so no sorted copy of the value is built.
- */
+/** Identity of an event: the hash of its canonical JSON (key order and whitespace do not matter). */
 export function eventId(event: unknown): string {
-  const keys: string[] = [];
-  collectKeys(event, keys);
-  keys.sort();
-  if (keys.some(isIndexKey)) keys.sort(canonicalKeyOrder);
-  // crypto.hash: a one-shot digest, no Hash object per event.
-  return hash("sha256", JSON.stringify(event, keys), "hex");
-}
-
-/** An integer-like key ("0", "42"), which a JS object always enumerates first, in numeric order. */
-function isIndexKey(key: string): boolean {
-  const c = key.charCodeAt(0);
-  return c >= 48 && c <= 57 && /^(?:0|[1-9]\d{0,9})$/.test(key) && Number(key) < 4294967295;
-}
-
-/** The key order canonicalJson's sorted copy enumerates in: index keys numerically, then the rest sorted. */
-function canonicalKeyOrder(a: string, b: string): number {
-  const ia = isIndexKey(a);
-  const ib = isIndexKey(b);
-  if (ia && ib) return Number(a) - Number(b);
-  if (ia !== ib) return ia ? -1 : 1;
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function collectKeys(value: unknown, out: string[]): void {
-  if (typeof value !== "object" || value === null) return;
-  if (Array.isArray(value)) {
-    for (const item of value) collectKeys(item, out);
-    return;
-  }
-  for (const key of Object.keys(value)) {
-    // canonicalJson drops an own "__proto__" (assigning it to a fresh object sets the prototype).
-    if (key === "__proto__") continue;
-    out.push(key);
-    collectKeys((value as Record<string, unknown>)[key], out);
-  }
+  return contentHash(event);
 }
 
 export function excerpt(text: string, redact: (t: string) => string): string {
