@@ -1,24 +1,48 @@
-// Kai benchmark: what_changed (7 days) and lane_status on a repository of 50,000 commits and a
-// blackboard of 20,000 entries, beside `git log --since=7.days --name-status` on the same
-// repository in the same run. Run: `npm run build && node bench/kai/run.mjs` (KAI_BENCH_COMMITS,
-// KAI_BENCH_ENTRIES, KAI_BENCH_REPEAT override the sizes).
+// Kai benchmark: what_changed (7 days) and lane_status on a repository of 50,000 commits, a
+// blackboard of 20,000 entries and 200,000 run events (5,000 supervisor runs of the lane's roles,
+// with their events, spread over the year), beside `git log --since=7.days --name-status` on the
+// same repository in the same run. Run: `npm run build && node bench/kai/run.mjs`
+// (KAI_BENCH_COMMITS, KAI_BENCH_ENTRIES, KAI_BENCH_RUNS, KAI_BENCH_EVENTS, KAI_BENCH_REPEAT override
+// the sizes; KAI_BENCH_DIR the cache directory). The generated repository and database are cached
+// under the temp directory, keyed by their sizes and the day they were made (the answers look at
+// the last 7 days, so a cache from another day would show an empty window).
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { performance } from "node:perf_hooks";
-import { Blackboard, SqliteStore, answer, docUpdateLane, migrate, migrations, parseConfig, collectLaneBoard } from "../../dist/index.js";
+import * as pmagent from "../../dist/index.js";
+
+const { Blackboard, SqliteStore, answer, docUpdateLane, migrate, migrations, parseConfig, collectLaneBoard, RunStore, RunIngestor, Sprite, Redactor, OUTBOX_START, outboxPath } = pmagent;
 
 const COMMITS = Number(process.env.KAI_BENCH_COMMITS ?? 50_000);
 const ENTRIES = Number(process.env.KAI_BENCH_ENTRIES ?? 20_000);
+const RUNS = Number(process.env.KAI_BENCH_RUNS ?? 5_000);
+const EVENTS = Number(process.env.KAI_BENCH_EVENTS ?? 200_000);
 const REPEAT = Number(process.env.KAI_BENCH_REPEAT ?? 5);
 const DAYS = 365;
-// Outside the worktree: the generated repository's files must not be seen by tsc or eslint.
-const OUT = process.env.KAI_BENCH_DIR ?? join(tmpdir(), "pmagent-bench-kai");
-const REPO = join(OUT, `repo-${COMMITS}`);
-const DB = join(OUT, `board-${ENTRIES}.db`);
 const NOW = Date.now();
 const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const STAMP = new Date(NOW).toISOString().slice(0, 10);
+// Outside the worktree: the generated repository's files must not be seen by tsc or eslint.
+const OUT = process.env.KAI_BENCH_DIR ?? join(tmpdir(), "pmagent-bench-kai");
+const REPO = join(OUT, `repo-${COMMITS}-${STAMP}`);
+// "r2": runs are made for the newest cycles first (a cache from before lacks runs in the last weeks).
+const DB = join(OUT, `board-${ENTRIES}-runs-${RUNS}-events-${EVENTS}-r2-${STAMP}.db`);
+// Sprites write their outbox with an fsync per event: on tmpfs when there is one.
+const SCRATCH = existsSync("/dev/shm") ? "/dev/shm" : tmpdir();
+const CHAIN = [
+  ["Human", "Aya", "doc_update_proposal_request", ""],
+  ["Aya", "Sho", "doc_update_review_request", "-review"],
+  ["Sho", "Tsugu", "doc_update_apply_request", "-apply"],
+  ["Tsugu", "Gen", "pm_snapshot_request", "-pm_snapshot"],
+  ["Gen", "Hana", "pm_snapshot_done", "-done"],
+];
+const CYCLES = Math.ceil(ENTRIES / CHAIN.length);
+// Spread over the year up to 6 hours ago, so that the latest cycle's five entries are all in the past.
+const cycleStart = (c) => NOW - 6 * HOUR - DAYS * DAY + (c * DAYS * DAY) / CYCLES;
+const entryId = (c, k) => `req-${c}${CHAIN.slice(1, k + 1).map((step) => step[3]).join("")}`;
 
 /** A linear history with a merged pull request every 25 commits, written with git fast-import. */
 function buildRepo() {
@@ -63,31 +87,88 @@ function buildRepo() {
 /** Cycles of five entries (Human → Aya → Sho → Tsugu → Gen → Hana) spread over the year. */
 async function buildBoard(store) {
   const board = new Blackboard(store, { projectId: "bench", humans: ["Human"] });
-  if ((await store.get("SELECT COUNT(*) AS n FROM bb_entries"))?.n >= ENTRIES) return board;
-  const chain = [
-    ["Human", "Aya", "doc_update_proposal_request", ""],
-    ["Aya", "Sho", "doc_update_review_request", "-review"],
-    ["Sho", "Tsugu", "doc_update_apply_request", "-apply"],
-    ["Tsugu", "Gen", "pm_snapshot_request", "-pm_snapshot"],
-    ["Gen", "Hana", "pm_snapshot_done", "-done"],
-  ];
-  const cycles = Math.ceil(ENTRIES / chain.length);
-  for (let c = 0; c < cycles; c++) {
-    const t0 = NOW - DAYS * DAY + (c * DAYS * DAY) / cycles;
-    let id = `req-${c}`;
-    for (let k = 0; k < chain.length; k++) {
-      const [from, to, kind, suffix] = chain[k];
-      id = k === 0 ? id : `${id}${suffix}`;
-      const at = new Date(t0 + k * 3_600_000).toISOString();
-      const last = c === cycles - 1 && k === chain.length - 1;
+  for (let c = 0; c < CYCLES; c++) {
+    const t0 = cycleStart(c);
+    for (let k = 0; k < CHAIN.length; k++) {
+      const [from, to, kind] = CHAIN[k];
+      const id = entryId(c, k);
+      const at = new Date(t0 + k * HOUR).toISOString();
+      const last = c === CYCLES - 1 && k === CHAIN.length - 1;
       await board.put("bench", {
         id, from, to, project_id: "bench", kind, status: last ? "open" : "done",
         payload: { summary: `${kind} of cycle ${c}`, details: {}, refs: { artifact_path: `reports/doc_update_proposals/${id}.json` } },
-        target_docs: ["STATE/current_state.md"], created_at: at, updated_at: new Date(t0 + (k + 1) * 3_600_000).toISOString(), source_issue: 841,
+        target_docs: ["STATE/current_state.md"], created_at: at, updated_at: new Date(t0 + (k + 1) * HOUR).toISOString(), source_issue: 841,
       });
     }
   }
-  return board;
+}
+
+/**
+ * RUNS supervisor runs with EVENTS events in all, made the way the supervisor makes them: a run row
+ * (RunStore), a sprite writing its outbox (Sprite), the outbox stored once per event (RunIngestor),
+ * the run finished (RunStore.update). One run per entry its role handled, for cycles spread evenly
+ * over the year back from the latest; every 40th run fails first and is retried.
+ */
+async function buildRuns(store) {
+  let clock = 0;
+  const runs = new RunStore(store, "bench", () => clock);
+  const redactor = new Redactor([]);
+  const ws = join(SCRATCH, `pmagent-bench-kai-ws-${process.pid}`);
+  rmSync(ws, { recursive: true, force: true });
+  mkdirSync(ws, { recursive: true });
+  const perRun = Math.max(4, Math.round(EVENTS / RUNS));
+  const cyclesWithRuns = Math.min(CYCLES, Math.ceil(RUNS / (CHAIN.length - 0.1)));
+  let made = 0;
+  let events = 0;
+  const one = async (c, k, attempt, fail) => {
+    const [, role] = CHAIN[k];
+    const entry = entryId(c, k);
+    const id = `run-${c}-${k}-${attempt}`;
+    clock = cycleStart(c) + k * HOUR + attempt * 10 * 60_000 + 60_000;
+    await runs.create({ id, project_id: "bench", role, entry_id: entry, sprite_id: role.toLowerCase(), work_item_id: entry, command: ["node", `examples/doc-update-lane/${role.toLowerCase()}.mjs`], workspace: ws, checkpoint_dir: join(ws, "..", "checkpoints"), run_dir: join(ws, "..", "run"), worker: `worker-${role}`, host: "bench", supervisor_pid: 1, gate: null });
+    await runs.update(id, { state: "running", sprite_pid: 2 });
+    rmSync(outboxPath(ws), { force: true });
+    const sprite = new Sprite({ spriteId: role.toLowerCase(), workItemId: entry, workspace: ws, env: {}, write: () => undefined, clock: () => clock });
+    const tick = () => (clock += 1000);
+    sprite.phaseStarted("work");
+    for (let i = 0; i < perRun - 4; i++, tick()) sprite.info(`step ${i} of ${entry}`, { kind: "progress", metadata: { i } });
+    sprite.artifact("json", { ref: `reports/doc_update_proposals/${entry}.json`, metadata: { path: `reports/doc_update_proposals/${entry}.json` } });
+    sprite.phaseFinished("work", !fail);
+    sprite.completed(fail ? "failure" : "success", fail ? "model timed out" : `done ${entry}`);
+    const ingest = new RunIngestor({ store, runId: id, attempt: 1, outboxPath: outboxPath(ws), violationsPath: join(ws, "no-violations.log"), outbox: OUTBOX_START, stdoutOffset: 0, stderrOffset: 0, logBytes: 0, logTruncated: false, redactor, clock: () => clock });
+    await ingest.finish();
+    await runs.update(id, { state: fail ? "failed" : "succeeded", exit_code: fail ? 1 : 0, sprite_pid: null, finished: true, entry_synced: true, ...(fail ? { reason: "sprite exited 1" } : {}) });
+    made++;
+    events += perRun;
+  };
+  // Newest cycles first: retries use up some runs, and the answers look at the latest weeks.
+  for (let n = 0; n < cyclesWithRuns && made < RUNS; n++) {
+    const c = CYCLES - 1 - Math.floor((n * CYCLES) / cyclesWithRuns);
+    // The latest cycle's last entry is still open: no run has picked it yet.
+    for (let k = 0; k < CHAIN.length && made < RUNS; k++) {
+      if (c === CYCLES - 1 && k === CHAIN.length - 1) continue;
+      if (made % 40 === 39) await one(c, k, 1, true);
+      if (made < RUNS) await one(c, k, made % 40 === 0 && made > 0 ? 2 : 1, false);
+    }
+    if (made % 500 < CHAIN.length) process.stdout.write(`\r  runs ${made}/${RUNS}, events ${events}`);
+  }
+  process.stdout.write("\n");
+  rmSync(ws, { recursive: true, force: true });
+}
+
+/** The blackboard and runs, built once into a temporary file and renamed into the cache. */
+async function buildDatabase() {
+  if (existsSync(DB)) return;
+  const tmp = `${DB}.tmp-${process.pid}`;
+  const store = new SqliteStore(tmp);
+  try {
+    await migrate(store, migrations);
+    await buildBoard(store);
+    await buildRuns(store);
+  } finally {
+    await store.close();
+  }
+  renameSync(tmp, DB);
 }
 
 function time(cmd, args) {
@@ -102,46 +183,76 @@ function time(cmd, args) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-async function measure(fn) {
-  await fn(); // warm-up: page cache, prepared statements
-  const xs = [];
+/**
+ * Median time of each of `fns`, measured in rounds (one call of each per round, after a warm-up
+ * round for the page cache and prepared statements): on a loaded machine a busy spell then slows
+ * every series alike instead of one of them, so the ratios stay comparable.
+ */
+async function measure(fns) {
+  for (const fn of fns) await fn();
+  const xs = fns.map(() => []);
   for (let i = 0; i < REPEAT; i++) {
-    const t = performance.now();
-    await fn();
-    xs.push(performance.now() - t);
+    for (const [k, fn] of fns.entries()) {
+      const t = performance.now();
+      await fn();
+      xs[k].push(performance.now() - t);
+    }
   }
-  return median(xs);
+  return xs.map(median);
 }
 
 mkdirSync(OUT, { recursive: true });
 let t = performance.now();
 buildRepo();
 console.log(`repository: ${COMMITS} commits (${((performance.now() - t) / 1000).toFixed(1)} s to build or reuse) at ${REPO}`);
+t = performance.now();
+await buildDatabase();
 const store = new SqliteStore(DB);
 await migrate(store, migrations);
-t = performance.now();
-const board = await buildBoard(store);
-console.log(`blackboard: ${(await store.get("SELECT COUNT(*) AS n FROM bb_entries")).n} entries (${((performance.now() - t) / 1000).toFixed(1)} s to build or reuse)`);
-console.log("events: not measured — the run/event store (supervisor) is not in this branch yet");
+const count = async (sql) => Number((await store.get(sql)).n);
+console.log(
+  `database: ${await count("SELECT COUNT(*) AS n FROM bb_entries")} entries, ${await count("SELECT COUNT(*) AS n FROM lattice_runs")} runs, ${await count("SELECT COUNT(*) AS n FROM lattice_run_events")} events ` +
+    `(${((performance.now() - t) / 1000).toFixed(1)} s to build or reuse) at ${DB}`,
+);
 
 const config = parseConfig(JSON.stringify({ project_id: "bench", lanes: [docUpdateLane()] }), "bench");
-const options = { config, sources: { repo: REPO, board: (w, lane) => collectLaneBoard(board, lane, ["Human"], w) } };
+/**
+ * The sources the CLI and server use. The Kai runs collector is being added beside this bench
+ * (src/kai/runs.ts, sources.ts): when the kai module exports `projectKaiSources`, its sources are
+ * used (blackboard, runs with their events, actions, proposals, local forge); until then the
+ * blackboard alone, and the runs are stored but not read.
+ */
+let sources;
+if (typeof pmagent.projectKaiSources === "function") {
+  sources = pmagent.projectKaiSources({ root: REPO, configPath: join(REPO, "pmagent.config.json"), config }, store, { repo: REPO, env: {} });
+  console.log("sources: projectKaiSources (blackboard, runs)");
+} else {
+  const board = new Blackboard(store, { projectId: "bench", humans: config.humans });
+  sources = { repo: REPO, board: (w, lane) => collectLaneBoard(board, lane, config.humans, w) };
+  console.log("sources: blackboard only — this build's kai module has no runs source (projectKaiSources) yet; runs and events are stored but not read");
+}
+const options = { config, sources };
 const request = (type, params = {}) => ({ version: "kai_request_v1", request_id: `bench-${type}`, from: { actor_type: "workflow" }, project_id: "bench", type, lane: { layer: "layer_b", name: "doc_update" }, params });
 
 const check = await answer(request("what_changed"), options);
 if (check.status !== "ok") throw new Error(JSON.stringify(check.notes));
 writeFileSync(join(OUT, "what_changed.json"), JSON.stringify(check, null, 2));
-console.log(`what_changed saw ${check.notes[0]}`);
+const status = await answer(request("lane_status"), options);
+writeFileSync(join(OUT, "lane_status.json"), JSON.stringify(status, null, 2));
+console.log(`what_changed saw: ${check.notes.filter((n) => n.startsWith("Evidence")).join(" | ")}`);
+console.log(`lane_status: ${status.payload.data.cycle.latest_cycle_id} ${status.payload.data.cycle.status}, steps ${status.payload.data.steps.map((s) => `${s.role}:${s.status}${s.run ? `(run ${s.run.state}, ${s.run.events} events)` : ""}`).join(" ")}`);
 
-const baseline = await measure(() => time("git", ["-C", REPO, "log", "--since=7.days", "--name-status"]));
-const changes = await measure(() => answer(request("what_changed", { time_window_days: 7 }), options));
-const status = await measure(() => answer(request("lane_status"), options));
-const past = await measure(() => answer(request("lane_status", { as_of: new Date(NOW - 30 * DAY).toISOString() }), options));
+const [baseline, changes, laneStatus, past] = await measure([
+  () => time("git", ["-C", REPO, "log", "--since=7.days", "--name-status"]),
+  () => answer(request("what_changed", { time_window_days: 7 }), options),
+  () => answer(request("lane_status"), options),
+  () => answer(request("lane_status", { as_of: new Date(NOW - 30 * DAY).toISOString() }), options),
+]);
 await store.close();
 
 const row = (name, ms) => `${name.padEnd(44)} ${ms.toFixed(1).padStart(8)} ms   ${(ms / baseline).toFixed(2).padStart(5)}× git   ${ms < 1000 ? "< 1 s" : "OVER 1 s"}${ms / baseline <= 3 ? "" : "   OVER 3× git"}`;
-console.log(`\nmedian of ${REPEAT} runs each, same repository, same process:`);
+console.log(`\nmedian of ${REPEAT} rounds (one of each per round), same repository, same process:`);
 console.log(`${"git log --since=7.days --name-status".padEnd(44)} ${baseline.toFixed(1).padStart(8)} ms   (baseline)`);
 console.log(row("kai what_changed (7 days)", changes));
-console.log(row("kai lane_status", status));
+console.log(row("kai lane_status", laneStatus));
 console.log(row("kai lane_status as_of 30 days ago", past));

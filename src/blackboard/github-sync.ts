@@ -7,7 +7,10 @@
  * - an entry changed only on GitHub is imported over the local one (actor `github-sync`);
  * - an entry changed only locally is written back by rewriting its comment in canonical form;
  * - an entry changed on both sides is a conflict: reported, left alone on both sides;
- * - local entries on no board yet are posted as new comments;
+ * - local entries on no board yet are posted as new comments; the entry is recorded as being
+ *   posted first, so after a crash between creating the comment and linking it the next sync
+ *   links that comment (writing back what changed locally since) instead of reporting a conflict;
+ *   it is never posted twice, as its comment is on the board;
  * - a comment with the marker but a bad body is reported (issue, comment id, reason) and the
  *   rest goes on; comments without the marker are not blackboard comments and are ignored.
  *
@@ -23,7 +26,7 @@ import { renderComment, assertBlackboardType, DEFAULT_BLACKBOARD_TYPE } from "./
 import { readBoard, type RemoteComment } from "./sync-read.js";
 import { createGithubClient, githubError } from "./github-client.js";
 import type { Entry, StoredEntry } from "./schema.js";
-import { loadLinks, releaseSyncLock, saveLink, takeSyncLock, type SyncLink } from "./sync-state.js";
+import { clearPendingPost, loadLinks, loadPendingPosts, releaseSyncLock, saveLink, savePendingPost, takeSyncLock, type SyncLink } from "./sync-state.js";
 import type { SyncReport } from "./sync-report.js";
 
 /** The actor imports from GitHub are recorded as in the blackboard's history. */
@@ -88,10 +91,12 @@ export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
     const links = await loadLinks(store, projectId);
     const linkByComment = new Map(links.filter((l) => l.repo === repo && l.issue === issue).map((l) => [l.comment_id, l]));
     const linkByEntry = new Map(links.map((l) => [l.entry_id, l]));
+    const pending = await loadPendingPosts(store, projectId, repo, issue);
     const hashFor = (entry: Entry, commentId: number) => contentHash(withBoardLink(entry, issue, commentId));
     const link = async (entryId: string, comment: RemoteComment, bbType: string, entryHash: string) => {
       const l: SyncLink = { entry_id: entryId, repo, issue, comment_id: comment.id, bb_type: bbType, entry_hash: entryHash, body_hash: sha256Hex(comment.body), remote_updated_at: comment.updated_at };
       await saveLink(store, projectId, l, new Date(clockMs()));
+      if (pending.delete(entryId)) await clearPendingPost(store, projectId, entryId);
       await takeSyncLock(store, projectId, repo, issue, holder, clockMs());
       // An entry whose old comment is gone may be relinked to a copy: forget the old comment.
       const previous = linkByEntry.get(entryId);
@@ -168,6 +173,11 @@ export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
         } else if (localHash === remoteHash) {
           await link(remote.id, comment, d.type, remoteHash);
           report.unchanged++;
+        } else if (pending.get(remote.id) === contentHash(d.entry)) {
+          // Our own post, cut off before it was linked: that is the version both sides agreed on,
+          // and the entry changed only locally since.
+          await link(remote.id, comment, d.type, remoteHash);
+          await writeBack(local.entry, comment, d.type);
         } else {
           report.conflicts.push({ entry_id: remote.id, comment_id: comment.id, remote_updated_at: comment.updated_at, reason: "the entry exists locally and differs from this comment, which was never synced with it; neither side is changed" });
         }
@@ -201,12 +211,18 @@ export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
     const unposted = (await board.list()).filter(({ entry }) => !linkByEntry.has(entry.id) && !seen.has(entry.id));
     for (const { entry } of unposted) {
       let data: { id: number; body?: string; updated_at: string };
+      await savePendingPost(store, projectId, repo, issue, entry.id, contentHash(entry), clockMs());
+      pending.set(entry.id, contentHash(entry));
       try {
         ({ data } = await gh(`post entry ${entry.id} to ${options.repo}#${issue}`, () =>
           octokit.rest.issues.createComment({ owner, repo: name, issue_number: issue, body: renderComment(entry, postType) }),
         ));
       } catch (err) {
-        if (refusedWrite(err, entry.id, undefined, ["github_rejected"])) continue;
+        if (refusedWrite(err, entry.id, undefined, ["github_rejected"])) {
+          pending.delete(entry.id);
+          await clearPendingPost(store, projectId, entry.id);
+          continue;
+        }
         throw err;
       }
       await link(entry.id, { id: data.id, body: data.body ?? "", updated_at: data.updated_at }, postType, hashFor(entry, data.id));

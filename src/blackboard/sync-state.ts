@@ -34,6 +34,28 @@ export async function saveLink(db: Queryable, projectId: string, link: SyncLink,
   );
 }
 
+/**
+ * Posts under way on a board (bb_sync_posting): entry id → hash of the entry as sent. A row left
+ * by a sync that died between creating the comment and linking it names that comment's content.
+ */
+export async function loadPendingPosts(db: Queryable, projectId: string, repo: string, issue: number): Promise<Map<string, string>> {
+  const rows = await db.all<{ entry_id: string; entry_hash: string }>("SELECT entry_id, entry_hash FROM bb_sync_posting WHERE project_id = ? AND repo = ? AND issue = ?", [projectId, repo, issue]);
+  return new Map(rows.map((r) => [r.entry_id, r.entry_hash]));
+}
+
+/** Record a post before its comment is created (replacing an earlier one of the entry). */
+export async function savePendingPost(db: Queryable, projectId: string, repo: string, issue: number, entryId: string, entryHash: string, nowMs: number): Promise<void> {
+  await db.run(
+    `INSERT INTO bb_sync_posting (project_id, entry_id, repo, issue, entry_hash, at_ms) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (project_id, entry_id) DO UPDATE SET repo = excluded.repo, issue = excluded.issue, entry_hash = excluded.entry_hash, at_ms = excluded.at_ms`,
+    [projectId, entryId, repo, issue, entryHash, nowMs],
+  );
+}
+
+export async function clearPendingPost(db: Queryable, projectId: string, entryId: string): Promise<void> {
+  await db.run("DELETE FROM bb_sync_posting WHERE project_id = ? AND entry_id = ?", [projectId, entryId]);
+}
+
 /** How long a sync's lock lasts without renewal: a crashed sync blocks the board only this long. */
 export const SYNC_LOCK_MS = 5 * 60_000;
 

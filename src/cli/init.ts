@@ -1,12 +1,13 @@
 import type { Command } from "commander";
-import { initProject } from "../config/index.js";
+import { ignorePmagentDir, initProject, GITIGNORE_LINE } from "../config/index.js";
+import { PmagentError } from "../core/index.js";
 import { openStore } from "../store/index.js";
 import { formatOption, print } from "./output.js";
 
 export function registerInit(program: Command): void {
   program
     .command("init")
-    .description("write pmagent.config.json (the doc_update lane by default) in the current directory and create the store")
+    .description("write pmagent.config.json (the doc_update lane by default) in the current directory, create the store and add .pmagent/ to .gitignore")
     .option("--project-id <id>", "project id (default: the directory name)")
     .option("--force", "overwrite an existing pmagent.config.json")
     .addOption(formatOption())
@@ -15,8 +16,17 @@ export function registerInit(program: Command): void {
       const store = await openStore({ root: p.root, storage: p.config.storage });
       const location = store.location;
       await store.close();
-      print(opts.format, { config: p.configPath, project_id: p.config.project_id, store: location }, () =>
-        [`wrote ${p.configPath} (project ${p.config.project_id}, lane ${p.config.lanes.map((l) => `${l.layer}/${l.name}`).join(", ")})`, `store: ${location}`].join("\n"),
+      // The project is set up by now: a .gitignore that cannot be updated is a warning, not a failure.
+      let gitignore: ReturnType<typeof ignorePmagentDir> | null = null;
+      try {
+        gitignore = ignorePmagentDir(p.root);
+      } catch (err) {
+        if (!(err instanceof PmagentError)) throw err;
+        process.stderr.write(`pmagent init: warning: ${err.message}\n`);
+      }
+      const ignoreText = gitignore === null ? null : gitignore.change === "unchanged" ? `${gitignore.path} already has a line about .pmagent: left as it is` : `${gitignore.change} ${gitignore.path} (ignores ${GITIGNORE_LINE})`;
+      print(opts.format, { config: p.configPath, project_id: p.config.project_id, store: location, gitignore }, () =>
+        [`wrote ${p.configPath} (project ${p.config.project_id}, lane ${p.config.lanes.map((l) => `${l.layer}/${l.name}`).join(", ")})`, `store: ${location}`, ...(ignoreText ? [ignoreText] : [])].join("\n"),
       );
     });
 }

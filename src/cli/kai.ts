@@ -1,11 +1,8 @@
 import { Option, type Command } from "commander";
-import { resolve } from "node:path";
 import { UsageError, parseDateInput } from "../core/index.js";
-import { Blackboard } from "../blackboard/index.js";
 import { ModelClient } from "../prompt/index.js";
-import { answerText, collectLaneBoard, githubSource, polishSummary, type KaiResponse, type KaiSources } from "../kai/index.js";
+import { answerText, polishSummary, projectKaiSources, type KaiResponse } from "../kai/index.js";
 import type { Project } from "../config/index.js";
-import type { Store } from "../store/index.js";
 import { intOption, readInput } from "./output.js";
 import { project, withStore } from "./context.js";
 
@@ -22,12 +19,6 @@ function commonOptions(cmd: Command): Command {
     .option("--as-of <date>", "answer as of this time (ISO 8601; a bare date means 00:00 UTC): later evidence is ignored")
     .option("--polish", "let the configured model reword summary_md (the payload never changes)")
     .addOption(new Option("--format <format>", "output: the full kai_response_v1 JSON, or its summary_md").choices(["json", "md"]).default("json"));
-}
-
-function sources(p: Project, store: Store, flags: KaiFlags): KaiSources {
-  const gh = githubSource(p.config);
-  const board = new Blackboard(store, { projectId: p.config.project_id, humans: p.config.humans });
-  return { repo: resolve(flags.repo ?? p.root), board: (w, lane) => collectLaneBoard(board, lane, p.config.humans, w), github: gh.source, notes: gh.note ? [gh.note] : [] };
 }
 
 function asOf(flags: KaiFlags): string | undefined {
@@ -66,7 +57,7 @@ function cliRequest(p: Project, type: "lane_status" | "what_changed", lane: { la
 async function run(cmd: Command, text: string, flags: KaiFlags): Promise<void> {
   // The model settings are checked first: --polish without a key is a usage error, not a late surprise.
   const model = flags.polish ? ModelClient.fromConfig(project(cmd).config.model) : undefined;
-  const response = await withStore(cmd, (p, store) => answerText(text, { config: p.config, sources: sources(p, store, flags) }));
+  const response = await withStore(cmd, (p, store) => answerText(text, { config: p.config, sources: projectKaiSources(p, store, flags.repo === undefined ? {} : { repo: flags.repo }) }));
   emit(model ? await polishSummary(model, response) : response, flags.format);
 }
 

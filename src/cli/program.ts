@@ -1,6 +1,5 @@
 import { Command, CommanderError } from "commander";
 import { readFileSync } from "node:fs";
-import { PmagentError, exitCodeFor } from "../core/index.js";
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
 export const EXIT_CODES_HELP = `
@@ -12,32 +11,39 @@ Exit codes:
 
 type Register = (program: Command) => void;
 
+export interface Group {
+  /** The one line `pmagent --help` lists the command with (the group is not loaded for it). */
+  summary: string;
+  load: () => Promise<Register>;
+}
+
 /**
  * Command name → the group (one file each) that defines it. A group is loaded only when its
- * command runs, so `pmagent emit` from a shell sprite does not load the supervisor, the HTTP server
- * or the model client; help and unknown commands load them all.
+ * command runs or its help is asked for, so `pmagent emit` from a shell sprite does not load the
+ * supervisor, the HTTP server or the model client, and `pmagent --help`, `--version` and an
+ * unknown command load none (the help lists the commands from `summary`).
  */
-export const groups: Readonly<Record<string, () => Promise<Register>>> = {
-  init: async () => (await import("./init.js")).registerInit,
-  demo: async () => (await import("./demo.js")).registerDemo,
-  bb: async () => (await import("./bb.js")).registerBb,
-  prompt: async () => (await import("./prompt.js")).registerPrompt,
-  agent: async () => (await import("./agent.js")).registerAgent,
-  oa: async () => (await import("./oa.js")).registerOa,
-  boot: async () => (await import("./oa.js")).registerBoot,
-  kai: async () => (await import("./kai.js")).registerKai,
-  emit: async () => (await import("./emit.js")).registerEmit,
-  checkpoint: async () => (await import("./checkpoint.js")).registerCheckpoint,
-  "resume-info": async () => (await import("./resume-info.js")).registerResumeInfo,
-  run: async () => (await import("./run.js")).registerRun,
-  runs: async () => (await import("./runs.js")).registerRuns,
-  resume: async () => (await import("./resume.js")).registerResume,
-  worker: async () => (await import("./worker.js")).registerWorker,
-  env: async () => (await import("./env.js")).registerEnv,
-  prs: async () => (await import("./prs.js")).registerPrs,
-  "lane-sprite": async () => (await import("./lane.js")).registerLane,
-  serve: async () => (await import("./serve.js")).registerServe,
-  mcp: async () => (await import("./mcp.js")).registerMcp,
+export const groups: Readonly<Record<string, Group>> = {
+  init: { summary: "write pmagent.config.json, create the store and add .pmagent/ to .gitignore", load: async () => (await import("./init.js")).registerInit },
+  demo: { summary: "run one whole doc_update lane cycle in a fresh temporary repository", load: async () => (await import("./demo.js")).registerDemo },
+  bb: { summary: "the blackboard: post, claim, update and inspect entries; sync with GitHub", load: async () => (await import("./bb.js")).registerBb },
+  prompt: { summary: "the chat-codex prompt contract: build a role agent's Responses API request", load: async () => (await import("./prompt.js")).registerPrompt },
+  agent: { summary: "the LLM role agent, run as a sprite: answer a work item through the model", load: async () => (await import("./agent.js")).registerAgent },
+  oa: { summary: "Orchestrator Assistant: kernel surfaces, coherence guards, reasoning programs", load: async () => (await import("./oa.js")).registerOa },
+  boot: { summary: "boot an assistant session", load: async () => (await import("./oa.js")).registerBoot },
+  kai: { summary: "Kai: lane status and what changed", load: async () => (await import("./kai.js")).registerKai },
+  emit: { summary: "emit a Lattice event from a sprite (stdout and the outbox)", load: async () => (await import("./emit.js")).registerEmit },
+  checkpoint: { summary: "content-addressed snapshots of a sprite's workspace", load: async () => (await import("./checkpoint.js")).registerCheckpoint },
+  "resume-info": { summary: "for sprites: print .lattice/resume.json and whether it is a replay", load: async () => (await import("./resume-info.js")).registerResumeInfo },
+  run: { summary: "run one sprite for a role and supervise it until it finishes or waits", load: async () => (await import("./run.js")).registerRun },
+  runs: { summary: "runs of sprites: list, show, events, logs, cancel, reconcile", load: async () => (await import("./runs.js")).registerRuns },
+  resume: { summary: "resume a waiting run with its inputs", load: async () => (await import("./resume.js")).registerResume },
+  worker: { summary: "claim open entries for roles and run their sprites until stopped", load: async () => (await import("./worker.js")).registerWorker },
+  env: { summary: "environment proposals from sprites: list, accept or reject them", load: async () => (await import("./env.js")).registerEnv },
+  prs: { summary: "pull requests of the local forge (projects without GitHub)", load: async () => (await import("./prs.js")).registerPrs },
+  "lane-sprite": { summary: "run a built-in doc_update lane sprite (aya, sho, tsugu, gen, hana)", load: async () => (await import("./lane.js")).registerLane },
+  serve: { summary: "HTTP API, live run events (SSE), MCP and the web console", load: async () => (await import("./serve.js")).registerServe },
+  mcp: { summary: "Model Context Protocol server on stdio", load: async () => (await import("./mcp.js")).registerMcp },
 };
 
 /** The command an argv names (after global options; `help X` names X), if any. */
@@ -62,8 +68,21 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
     .showHelpAfterError()
     .addHelpText("after", EXIT_CODES_HELP);
   const name = commandOf(argv);
-  const loaders = name !== undefined && Object.hasOwn(groups, name) ? [groups[name]!] : [...new Set(Object.values(groups))];
-  for (const register of new Set(await Promise.all(loaders.map((load) => load())))) register(program);
+  if (name !== undefined && Object.hasOwn(groups, name)) {
+    (await groups[name]!.load())(program);
+  } else {
+    // Help, version, no command or an unknown one: the commands are listed (and suggested) by name only.
+    for (const [command, group] of Object.entries(groups)) {
+      program
+        .command(command)
+        .summary(group.summary)
+        .allowUnknownOption()
+        .allowExcessArguments()
+        .action(() => {
+          throw new Error(`command ${command} was parsed without its group loaded (argv: ${argv.join(" ")}); this is a bug in pmagent`);
+        });
+    }
+  }
   // Every subcommand reports usage errors with exit 2 and documents the exit codes.
   const visit = (cmd: Command) => {
     cmd.exitOverride();
@@ -76,12 +95,15 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
   return program;
 }
 
-export function reportError(err: unknown): number {
+export async function reportError(err: unknown): Promise<number> {
   if (err instanceof CommanderError) {
     // Help and version are not errors; commander has already printed what it had to.
     if (err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.code === "commander.help") return 0;
     return 2;
   }
+  // Loaded here, not up front: `--version` and `--help` need neither core nor its zod and pino
+  // (a command that ran has loaded it already).
+  const { PmagentError, exitCodeFor } = await import("../core/index.js");
   if (err instanceof PmagentError) {
     process.stderr.write(`pmagent: ${err.message} [${err.code}]\n`);
     return exitCodeFor(err);
@@ -96,6 +118,6 @@ export async function main(argv: string[]): Promise<number> {
     await program.parseAsync(argv, { from: "user" });
     return typeof process.exitCode === "number" ? process.exitCode : 0;
   } catch (err) {
-    return reportError(err);
+    return await reportError(err);
   }
 }

@@ -1,3 +1,3 @@
 export * from "./schema.js";
-export { docUpdateLane, defaultConfig } from "./defaults.js";
-export { CONFIG_FILE, findConfig, parseConfig, loadProject, initProject, allRoles, findRole, findLane, cycleRootId, followUpId, localActor, type Project } from "./load.js";
+export { CYCLE_DONE_KIND, docUpdateLane, defaultConfig } from "./defaults.js";
+export { CONFIG_FILE, findConfig, parseConfig, loadProject, initProject, ignorePmagentDir, GITIGNORE_LINE, allRoles, findRole, findLane, cycleRootId, followUpId, localActor, type Project } from "./load.js";

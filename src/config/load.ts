@@ -1,6 +1,6 @@
-import { existsSync, readFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { NotFoundError, UsageError, parseJsonText, parseWith, writeFileAtomic, ConflictError } from "../core/index.js";
+import { NotFoundError, UnavailableError, UsageError, parseJsonText, parseWith, writeFileAtomic, ConflictError } from "../core/index.js";
 import { ConfigSchema, type Config, type LaneConfig, type RoleConfig } from "./schema.js";
 import { defaultConfig } from "./defaults.js";
 
@@ -68,6 +68,38 @@ export function initProject(dir: string, options: { projectId?: string; force?: 
   const config = parseConfig(text, configPath);
   writeFileAtomic(configPath, text);
   return { root: dirname(configPath), configPath, config };
+}
+
+/** The line `pmagent init` adds to the project's .gitignore: the store, workspaces, runs and checkpoints. */
+export const GITIGNORE_LINE = ".pmagent/";
+// Lines that already decide about the directory (negations too: the user chose to keep it tracked).
+const PMAGENT_DIR_LINE = /^!?\/?\.pmagent(?:\/|\/\*\*?)?$/;
+
+/**
+ * Make `<root>/.gitignore` ignore `.pmagent/`: create the file, or append the line once. A file
+ * that already has a line about `.pmagent` (`.pmagent`, `/.pmagent/`, `.pmagent/*`, a `!` negation)
+ * is left as it is. Keeps the file's line ending (CRLF or LF).
+ */
+export function ignorePmagentDir(root: string): { path: string; change: "created" | "appended" | "unchanged" } {
+  const path = join(resolve(root), ".gitignore");
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== "ENOENT") throw new UnavailableError("gitignore_unreadable", `cannot read ${path} (${code ?? "error"}): add the line ${GITIGNORE_LINE} to it yourself`);
+    writeFileAtomic(path, `${GITIGNORE_LINE}\n`);
+    return { path, change: "created" };
+  }
+  if (text.split(/\r?\n/).some((line) => PMAGENT_DIR_LINE.test(line.trim()))) return { path, change: "unchanged" };
+  const eol = text.includes("\r\n") ? "\r\n" : "\n";
+  const sep = text.length === 0 || text.endsWith("\n") ? "" : eol;
+  try {
+    appendFileSync(path, `${sep}${GITIGNORE_LINE}${eol}`);
+  } catch (err) {
+    throw new UnavailableError("gitignore_unwritable", `cannot write ${path} (${(err as NodeJS.ErrnoException).code ?? "error"}): add the line ${GITIGNORE_LINE} to it yourself`);
+  }
+  return { path, change: "appended" };
 }
 
 /**

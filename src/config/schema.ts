@@ -43,6 +43,8 @@ export const LaneSchema = z
     allowed_paths: z.array(z.string().min(1)).default(["STATE/", "docs/"]),
     /** Where the lane's STATE document lives, relative to the repository. */
     state_file: z.string().min(1).default("STATE/current_state.md"),
+    /** The gate of the lane's model-backed review (Sho with `model` configured); hard_gate when absent. */
+    review_level: z.enum(["feedback", "soft_gate", "hard_gate"]).optional(),
   })
   .strict();
 

@@ -1,4 +1,4 @@
-import type { Blackboard, Entry, HistoryRecord } from "../blackboard/index.js";
+import type { Blackboard, Entry, EntryOutline, HistoryRecord } from "../blackboard/index.js";
 import type { LaneConfig } from "../config/index.js";
 import type { BoardEntryEvidence } from "./evidence.js";
 
@@ -54,49 +54,115 @@ export async function collectBoard(board: Blackboard, cutoff: Date): Promise<Boa
   });
 }
 
-/** An entry's status and last change at `cut`, from one history query (for an entry changed later). */
-async function atCutoff(board: Blackboard, e: Entry, cut: number): Promise<BoardEntryEvidence> {
-  if (Date.parse(e.updated_at) <= cut) return toEvidence(e, e.status, e.updated_at);
-  const record = (await board.history(e.id, { untilMs: cut })).at(-1);
-  return record ? toEvidence(e, record.to_status, record.at) : toEvidence(e, "open", e.created_at);
+/** A whole entry with the status and last change its outline found at the cutoff. */
+function fullEvidence(entry: Entry, at: EntryOutline): BoardEntryEvidence {
+  if (at.basis === "stored") return toEvidence(entry, entry.status, entry.updated_at);
+  if (at.basis === "posted") return toEvidence(entry, "open", entry.created_at);
+  return toEvidence(entry, at.status, new Date(at.updated_ms).toISOString());
 }
 
 /**
- * The part of the blackboard a lane's answers need, without reading every entry: the lane's root
- * entries (for cycle numbering), every entry changed since the window's start or still open or in
- * progress, and all entries of the latest cycles back to the last completed one. Apart from the
- * roots, every query is an indexed range (recently updated, or open for an addressee). Cycles built from
- * this are the same as from the whole board for everything lane_status and what_changed report.
+ * The part of the blackboard a lane's answers need, as it stood at the window's end: the whole
+ * entries of the cycles an answer can show (the latest, the last completed, and those changed
+ * inside the window), each root carrying its cycle's number. Read without loading the board:
+ *
+ * - the newest root (a human's request to one of the lane's roles, of a kind that role picks) and
+ *   the number of roots before the ones read come from an index (`outline`, `outlineCount`), so
+ *   cycles are numbered without reading every root;
+ * - the outlines of the entries changed since the window's start or the newest root, extended back
+ *   to the root of each cycle changed inside the window and, in doubling steps, to the last
+ *   completed cycle, so each of those cycles is whole (a follow-up is written after its root, so
+ *   everything changed since the root holds it; an entry's stored last change is never before its
+ *   creation, so every root created since is among them);
+ * - the roots of the entries read that are not among them, by id (an entry belongs to the cycle of
+ *   the longest root id it extends with `-suffix` parts, as in `laneCycles`);
+ * - whole entries (payload, refs, issue and comment ids) only for the cycles shown.
+ *
+ * Cycles built from this are the same, with the same numbers, as from the whole board
+ * (`collectBoard`) for everything lane_status and what_changed report; other cycles are left out.
  */
 export async function collectLaneBoard(board: Blackboard, lane: LaneConfig, humans: readonly string[], window: { since: Date; until: Date }): Promise<BoardEntryEvidence[]> {
   const cut = window.until.getTime();
-  const found = new Map<string, Entry>();
-  const add = (list: Array<{ entry: Entry }>) => list.forEach((s) => Date.parse(s.entry.created_at) <= cut && found.set(s.entry.id, s.entry));
+  const since = window.since.getTime();
   const roleKinds = new Map(lane.roles.map((r) => [r.name, new Set(r.allowed_kinds)]));
-  const roots: Entry[] = [];
-  for (const human of humans) {
-    for (const { entry } of await board.list({ from: human })) if (roleKinds.get(entry.to)?.has(entry.kind)) roots.push(entry);
+  const rootFilter = { at: cut, from: humans, addressed: lane.roles.map((r) => ({ to: r.name, kinds: r.allowed_kinds })) };
+  const [newest] = await board.outline({ ...rootFilter, newestFirst: true, limit: 1 });
+  if (newest === undefined) return [];
+  const isRoot = (e: EntryOutline) => humans.includes(e.from) && roleKinds.get(e.to)?.has(e.kind) === true;
+  /** Ids looked at so far: a root's outline, or null for an id that is no root at the cutoff. */
+  const roots = new Map<string, EntryOutline | null>();
+  /** The id cut at each "-" from the right: the cycle is the first of these that is a root. */
+  const prefixes = (id: string): string[] => {
+    const out: string[] = [];
+    for (let i = id.lastIndexOf("-"); i > 0; i = id.lastIndexOf("-", i - 1)) out.push(id.slice(0, i));
+    return out;
+  };
+  const rootOf = (id: string): EntryOutline | undefined => {
+    for (const candidate of [id, ...prefixes(id)]) {
+      const root = roots.get(candidate);
+      if (root) return root;
+    }
+    return undefined;
+  };
+  // Outlines of entries changed in [fetchedFrom, ∞), extended backwards one range at a time.
+  const changed = new Map<string, EntryOutline>();
+  /** The follow-ups read of each cycle, by root id. */
+  const byRoot = new Map<string, EntryOutline[]>();
+  let fetchedFrom = Number.POSITIVE_INFINITY;
+  const fetchFrom = async (from: number) => {
+    if (from >= fetchedFrom) return;
+    const rows = await board.outline({ at: cut, updatedSince: from, ...(Number.isFinite(fetchedFrom) ? { updatedBefore: fetchedFrom } : {}) });
+    for (const e of rows) {
+      changed.set(e.id, e);
+      roots.set(e.id, isRoot(e) ? e : null);
+    }
+    fetchedFrom = from;
+    const unknown = [...new Set(rows.flatMap((e) => prefixes(e.id)))].filter((id) => !roots.has(id));
+    for (const id of unknown) roots.set(id, null);
+    // By id alone (the primary key): with the root filter SQLite would walk the outline index instead.
+    if (unknown.length > 0) for (const e of await board.outline({ at: cut, ids: unknown })) if (isRoot(e)) roots.set(e.id, e);
+    // Every prefix of these rows is known now, so each row's cycle is settled: group the follow-ups.
+    for (const e of rows) {
+      const root = rootOf(e.id);
+      if (!root || root.id === e.id) continue;
+      const list = byRoot.get(root.id);
+      if (list) list.push(e);
+      else byRoot.set(root.id, [e]);
+    }
+  };
+  await fetchFrom(Math.min(since, newest.created_ms));
+  // Cycles changed inside the window (as of the cutoff) are shown: read each back to its root.
+  const touched = new Set<EntryOutline>();
+  for (const e of changed.values()) {
+    const root = e.updated_ms > since && e.updated_ms <= cut ? rootOf(e.id) : undefined;
+    if (root) touched.add(root);
   }
-  add(roots.map((entry) => ({ entry })));
-  add(await board.list({ updatedSince: window.since.getTime() }));
-  // Open and in-progress entries, per addressee: these queries follow the pick index.
-  for (const to of new Set([...lane.roles.map((r) => r.name), ...humans])) add(await board.list({ to, status: ["open", "in_progress"] }));
-  // The lane ends at a role without a next step, or one whose next step goes back to a human.
+  await fetchFrom(Math.min(...[...touched].map((r) => r.created_ms)));
+  // Back from the newest cycle to the last completed one (the lane's end reached, done), reading
+  // roots further back in doubling steps.
   const finalRoles = new Set(lane.roles.filter((r) => r.next === undefined || humans.includes(r.next.to)).map((r) => r.name));
-  const created = new Map(roots.map((r) => [r.id, Date.parse(r.created_at)]));
-  const newestFirst = roots.filter((r) => created.get(r.id)! <= cut).sort((a, b) => created.get(b.id)! - created.get(a.id)! || b.id.localeCompare(a.id));
-  const out = new Map<string, BoardEntryEvidence>();
-  for (const root of newestFirst) {
-    // A cycle's follow-ups are all written after its root: everything updated since holds them.
-    add(await board.list({ updatedSince: created.get(root.id)! }));
-    const members = [...found.values()].filter((e) => e.id === root.id || e.id.startsWith(`${root.id}-`));
-    const evidence = await Promise.all(members.map((e) => atCutoff(board, e, cut)));
-    evidence.forEach((e) => out.set(e.id, e));
-    if (evidence.some((e) => finalRoles.has(e.to) && e.status === "done")) break;
+  const isDone = (e: EntryOutline) => finalRoles.has(e.to) && e.status === "done";
+  let lastCompleted: EntryOutline | undefined;
+  for (let batch = [newest], reach = 2; batch.length > 0 && !lastCompleted; reach *= 2) {
+    const oldest = batch.at(-1)!;
+    await fetchFrom(oldest.created_ms);
+    lastCompleted = batch.find((root) => isDone(root) || (byRoot.get(root.id) ?? []).some(isDone));
+    if (!lastCompleted) batch = await board.outline({ ...rootFilter, before: { created_ms: oldest.created_ms, id: oldest.id }, newestFirst: true, limit: reach });
   }
-  for (const e of found.values()) {
-    if (out.has(e.id)) continue;
-    out.set(e.id, Date.parse(e.updated_at) <= cut ? toEvidence(e, e.status, e.updated_at) : await atCutoff(board, e, cut));
-  }
-  return [...out.values()];
+  // Every root created since fetchedFrom was read (see above): number them after those before.
+  const before = await board.outlineCount({ ...rootFilter, before: { created_ms: fetchedFrom, id: "" } });
+  const byCreated = (a: EntryOutline, b: EntryOutline) => a.created_ms - b.created_ms || a.id.localeCompare(b.id);
+  const recent = [...changed.values()].filter((e) => e.created_ms >= fetchedFrom && isRoot(e)).sort(byCreated);
+  const number = new Map(recent.map((r, i) => [r.id, before + i + 1]));
+  // Whole entries for the cycles an answer shows.
+  const shownIds = new Set([newest.id, ...[...touched].map((r) => r.id), ...(lastCompleted ? [lastCompleted.id] : [])]);
+  const shown = recent.filter((r) => shownIds.has(r.id)).flatMap((r) => [r, ...(byRoot.get(r.id) ?? [])]);
+  const entries = new Map((await board.list({ ids: shown.map((e) => e.id) })).map((s) => [s.entry.id, s.entry]));
+  return shown.flatMap((e) => {
+    const entry = entries.get(e.id);
+    const cycle = number.get(e.id);
+    // Entries are never deleted: each outline read has its entry.
+    if (!entry) return [];
+    return cycle === undefined ? [fullEvidence(entry, e)] : [{ ...fullEvidence(entry, e), cycle }];
+  });
 }

@@ -4,7 +4,7 @@ import type { BoardEntryEvidence, RunEvidence } from "./evidence.js";
 export type CycleStatus = "completed" | "in_progress" | "blocked";
 
 export interface Cycle {
-  /** `cycle-N`, N counting the lane's root entries from the oldest. */
+  /** `cycle-N`, N counting the lane's root entries from the oldest (the root's `cycle` when the collector numbered it). */
   id: string;
   root: BoardEntryEvidence;
   /** The root and its follow-ups, oldest first. */
@@ -59,6 +59,6 @@ export function laneCycles(board: BoardEntryEvidence[], lane: LaneConfig, humans
     // Every entry terminal but the lane's end not reached: nothing will move this cycle on.
     const stalled = entries.every((e) => TERMINAL.has(e.status));
     const status: CycleStatus = finished ? "completed" : failed || stalled ? "blocked" : "in_progress";
-    return { id: `cycle-${i + 1}`, root, entries, status, started_at: root.created_at, completed_at: finished ? finished.updated_at : null };
+    return { id: `cycle-${root.cycle ?? i + 1}`, root, entries, status, started_at: root.created_at, completed_at: finished ? finished.updated_at : null };
   });
 }

@@ -74,6 +74,8 @@ export interface BoardEntryEvidence {
   summary: string;
   refs: Record<string, unknown>;
   target_docs: string[];
+  /** On a lane's root entry read by `collectLaneBoard`: its cycle's number (its place among the lane's roots, oldest first). */
+  cycle?: number;
 }
 
 export type RunState = "queued" | "running" | "waiting" | "succeeded" | "failed" | "canceled";
@@ -87,8 +89,13 @@ export interface RunEvidence {
   started_at: string;
   finished_at: string | null;
   waiting: { checkpoint: string; expected_inputs: Record<string, string>; since: string } | null;
-  artifacts: Array<{ path: string }>;
-  actions: Array<{ id: string; type: string; status: string; pr_number: number | null; url: string | null }>;
+  /** ARTIFACT events: `path` is the artifact's metadata.path, else its ref, else its url. */
+  artifacts: Array<{ path: string; kind?: string }>;
+  /**
+   * ACTION_REQUESTs and how they stood at the cutoff. An OPEN_PR that had succeeded carries the pull
+   * request: its number and URL, its title, and (local forge) its state.
+   */
+  actions: Array<{ id: string; type: string; status: string; pr_number: number | null; url: string | null; title?: string | null; pr_state?: "open" | "closed" | "merged" | null }>;
   events: number;
   environment_proposals: Array<{ id: string; status: "pending" | "accepted" | "rejected"; summary: string; count: number }>;
 }

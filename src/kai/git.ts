@@ -33,7 +33,7 @@ export function assertRepository(repo: string): void {
 }
 
 /** A fresh `git init` has no HEAD yet: git's answer then means "no history", not a failure. */
-const NO_HISTORY = /does not have any commits yet|unknown revision or path not in the working tree|bad default revision 'HEAD'|ambiguous argument 'HEAD'/;
+const NO_HISTORY = /does not have any commits yet|unknown revision or path not in the working tree|bad default revision 'HEAD'|bad revision 'HEAD'|ambiguous argument 'HEAD'/;
 
 /** The error for a failed git command: not a repository (the user's to fix) or git failing. */
 function gitError(repo: string, what: string, res: GitResult): Error {
@@ -132,6 +132,73 @@ export async function lastChangeBefore(repo: string, cutoff: Date, path: string)
   }
   const [sha, at] = res.stdout.toString("utf8").trim().split(" ");
   return sha && at ? { sha, at: new Date(at).toISOString() } : null;
+}
+
+/**
+ * The new side of a one-file `git log -p` diff whose context is the whole file: its text, null when
+ * the commit deleted the file, or undefined when the diff does not give it (no hunk: a merge, a
+ * mode change alone, an empty file; binary content; anything unexpected).
+ */
+export function newSideOfDiff(diff: string): string | null | undefined {
+  const lines = diff.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  const hunk = lines.findIndex((l) => l.startsWith("@@ "));
+  if (hunk < 0) return undefined;
+  const header = lines.slice(0, hunk);
+  if (header.includes("+++ /dev/null")) return null;
+  const m = /^@@ -\d+(?:,\d+)? \+\d+(?:,(\d+))? @@/.exec(lines[hunk]!);
+  if (!m) return undefined;
+  const expected = m[1] === undefined ? 1 : Number(m[1]);
+  const out: string[] = [];
+  let newSide = false;
+  for (const line of lines.slice(hunk + 1)) {
+    const mark = line[0];
+    if (mark === "\\") {
+      // "\ No newline at end of file" after a line of the new side: that line ends the file bare.
+      if (newSide && out.length > 0) out[out.length - 1] = out.at(-1)!.slice(0, -1);
+      continue;
+    }
+    // An empty line is an empty context line (diff.suppressBlankEmpty); another @@ would be a second hunk.
+    if (mark === "@") return undefined;
+    newSide = mark !== "-";
+    if (newSide) out.push(`${line.slice(1)}\n`);
+  }
+  return out.length === expected ? out.join("") : undefined;
+}
+
+/**
+ * The last commit at or before `cutoff` that touched `path`, with the file's text there (null when
+ * that commit deleted it), or null when no commit touched it. One `git log -p` whose diff has the
+ * whole file as context, so the text is the diff's new side; a commit whose diff does not give the
+ * text (see `newSideOfDiff`) has it read with `git show`.
+ */
+export async function lastVersionBefore(repo: string, cutoff: Date, path: string): Promise<{ sha: string; at: string; text: string | null } | null> {
+  const res = await runGit(repo, [
+    "log",
+    "-1",
+    "-p",
+    "--no-color",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-renames",
+    `--unified=${2 ** 31 - 1}`,
+    `--format=${RECORD}%H %cI`,
+    `--until=${cutoff.toISOString()}`,
+    "HEAD",
+    "--",
+    path,
+  ]);
+  if (res.code !== 0) {
+    if (NO_HISTORY.test(res.stderr)) return null;
+    throw gitError(repo, "git log", res);
+  }
+  const out = res.stdout.toString("utf8");
+  if (!out.startsWith(RECORD)) return null;
+  const eol = out.indexOf("\n");
+  const [sha, at] = out.slice(1, eol < 0 ? undefined : eol).split(" ");
+  if (!sha || !at) return null;
+  const text = eol < 0 ? undefined : newSideOfDiff(out.slice(eol + 1));
+  return { sha, at: new Date(at).toISOString(), text: text === undefined ? await readAtRevision(repo, sha, path) : text };
 }
 
 /** A file's text at a revision, or null when the file does not exist there (deleted by it). */

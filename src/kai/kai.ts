@@ -21,7 +21,11 @@ export interface KaiSources {
   repo: string;
   /** The blackboard as it stood at the window's end; given the lane so it can read only what that lane needs. */
   board?: (window: EvidenceWindow, lane: LaneConfig) => Promise<BoardEntryEvidence[]>;
-  runs?: (window: EvidenceWindow) => Promise<RunEvidence[]>;
+  /**
+   * Runs of the lane's roles as they stood at the window's end; given the ids of the lane's
+   * blackboard entries read (so each step can show its latest run, even one older than the window).
+   */
+  runs?: (window: EvidenceWindow, lane: LaneConfig, entryIds: readonly string[]) => Promise<RunEvidence[]>;
   github?: (window: EvidenceWindow) => Promise<GithubEvidence>;
   /** Why a source is absent (e.g. no GitHub token), reported in `notes`. */
   notes?: string[];
@@ -55,11 +59,18 @@ async function optional<T>(name: string, source: ((w: EvidenceWindow, lane: Lane
 export async function collectEvidence(request: KaiRequest, config: Config, sources: KaiSources, window: EvidenceWindow): Promise<KaiEvidence> {
   const lane = findLane(config, request.lane.layer, request.lane.name)!;
   const notes = [...(sources.notes ?? [])];
+  const boardRead = optional("the blackboard", sources.board, window, lane, notes);
+  const runSource = sources.runs;
+  const roles = new Set(lane.roles.map((r) => r.name));
+  // Runs follow the board: the lane's entries name the runs its steps show.
+  const runsRead = runSource
+    ? boardRead.then((b) => optional("runs", (w, l) => runSource(w, l, (b ?? []).filter((e) => roles.has(e.to)).map((e) => e.id)), window, lane, notes))
+    : Promise.resolve(null);
   const [git, state_doc, board, runs, github] = await Promise.all([
     request.type === "what_changed" ? collectGit(sources.repo, window) : Promise.resolve(null),
     collectStateDoc(sources.repo, lane.state_file, window.until),
-    optional("the blackboard", sources.board, window, lane, notes),
-    optional("runs", sources.runs, window, lane, notes),
+    boardRead,
+    runsRead,
     optional("GitHub", sources.github, window, lane, notes),
   ]);
   if (!sources.board) notes.push("the blackboard was not read (no blackboard source)");

@@ -155,14 +155,14 @@ export function suggestActions(ctx: LaneContext, cycles: Cycle[], steps: Step[],
       evidence: [{ type: "file", id: view.state_file, path: view.state_file, ...(view.updated_at ? { at: view.updated_at } : {}) }, entryEvidence(lastCompleted.root)],
     });
   }
-  for (const pr of openPullsOfLane(steps, github)) {
+  for (const pr of openPullsOfLane(steps, runs, github)) {
     actions.push({
       id: `review-pr-${pr.number}`,
       title: `Review and merge PR #${pr.number}: ${pr.title}`,
       owner: ctx.humans[0] ?? "Human",
       priority: "medium",
       reason: `PR #${pr.number} opened by the lane is still open`,
-      evidence: [{ type: "pr", id: String(pr.number), title: pr.title, url: pr.url }],
+      evidence: [{ type: "pr", id: String(pr.number), title: pr.title, ...(pr.url ? { url: pr.url } : {}) }],
     });
   }
   if (latest?.status === "blocked" && !actions.some((a) => a.priority === "high")) {
@@ -200,10 +200,16 @@ export function suggestActions(ctx: LaneContext, cycles: Cycle[], steps: Step[],
   return actions.map((a, i) => ({ a, i })).sort((x, y) => PRIORITY[x.a.priority] - PRIORITY[y.a.priority] || x.i - y.i).map((x) => x.a);
 }
 
-function openPullsOfLane(steps: Step[], github: GithubEvidence | null) {
-  if (!github) return [];
+/** Pull requests the lane's steps opened that are still open: as GitHub reports them, else as the run recorded them (local forge). */
+function openPullsOfLane(steps: Step[], runs: RunEvidence[], github: GithubEvidence | null): Array<{ number: number; title: string; url: string | null }> {
   const numbers = new Set(steps.flatMap((s) => s.run?.pull_requests ?? []));
-  return github.pulls.filter((p) => numbers.has(p.number) && p.state === "open");
+  const fromGithub = (github?.pulls ?? []).filter((p) => numbers.has(p.number));
+  const known = new Set(fromGithub.map((p) => p.number));
+  const stepRuns = new Set(steps.flatMap((s) => (s.run ? [s.run.run_id] : [])));
+  const fromRuns = runs
+    .filter((r) => stepRuns.has(r.run_id))
+    .flatMap((r) => r.actions.filter((a) => a.pr_number !== null && !known.has(a.pr_number) && a.pr_state === "open").map((a) => ({ number: a.pr_number!, title: a.title ?? `PR opened by ${r.role}`, url: a.url })));
+  return [...fromGithub.filter((p) => p.state === "open"), ...fromRuns];
 }
 
 /** lane_status_v1 from the collected evidence (already cut at `ctx.as_of`). */

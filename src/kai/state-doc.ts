@@ -1,7 +1,7 @@
 import { confinePath } from "../core/index.js";
 import type { LaneConfig } from "../config/index.js";
 import type { StateDocEvidence, StateSection } from "./evidence.js";
-import { assertRepository, lastChangeBefore, readAtRevision } from "./git.js";
+import { assertRepository, lastVersionBefore } from "./git.js";
 import { firstLine, listItems, parseSections, subtree } from "./markdown.js";
 
 /**
@@ -12,11 +12,10 @@ import { firstLine, listItems, parseSections, subtree } from "./markdown.js";
 export async function collectStateDoc(repo: string, path: string, cutoff: Date): Promise<StateDocEvidence> {
   confinePath(repo, path, "state_file");
   assertRepository(repo);
-  const last = await lastChangeBefore(repo, cutoff, path);
+  const last = await lastVersionBefore(repo, cutoff, path);
   if (last === null) return { path, exists: false, revision: null, updated_at: null, sections: [] };
-  const text = await readAtRevision(repo, last.sha, path);
-  if (text === null) return { path, exists: false, revision: last.sha, updated_at: last.at, sections: [] };
-  return { path, exists: true, revision: last.sha, updated_at: last.at, sections: parseSections(text) };
+  if (last.text === null) return { path, exists: false, revision: last.sha, updated_at: last.at, sections: [] };
+  return { path, exists: true, revision: last.sha, updated_at: last.at, sections: parseSections(last.text) };
 }
 
 const squash = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]/gu, "");

@@ -63,8 +63,14 @@ function pullRequests(ev: KaiEvidence, ctx: ChangesContext, runs: RunEvidence[])
   }
   for (const run of runs) {
     for (const a of run.actions) {
-      if (a.pr_number === null || rows.has(a.pr_number)) continue;
-      rows.set(a.pr_number, { number: a.pr_number, title: `PR opened by ${run.role} (run ${run.run_id})`, status: "open", impact: "high", url: a.url, paths: [] });
+      if (a.pr_number === null) continue;
+      const known = rows.get(a.pr_number);
+      // A merge commit or GitHub knows more about it; the run may still know its URL.
+      if (known) {
+        if (known.url === null && a.url !== null) rows.set(a.pr_number, { ...known, url: a.url });
+        continue;
+      }
+      rows.set(a.pr_number, { number: a.pr_number, title: a.title ?? `PR opened by ${run.role} (run ${run.run_id})`, status: a.pr_state ?? "open", impact: "high", url: a.url, paths: [] });
     }
   }
   const order: Record<Impact, number> = { high: 0, medium: 1, low: 2 };
@@ -193,15 +199,21 @@ export function buildWhatChanged(ctx: ChangesContext, ev: KaiEvidence): WhatChan
   const wf = workflows(ev, ctx, laneRuns);
   const candidates: Candidate[] = [...cycleCandidates(cycles, ctx, laneRuns)];
   const prScore: Record<Impact, number> = { high: 80, medium: 60, low: 40 };
+  const openedBy = new Map(laneRuns.flatMap((r) => r.actions.flatMap((a) => (a.pr_number === null ? [] : [[a.pr_number, r] as const]))));
   for (const pr of prs) {
     const merge = commits.find((c) => c.pr_number === pr.number);
+    const run = openedBy.get(pr.number);
     candidates.push({
       impact: prScore[pr.impact] + (pr.status === "merged" ? 5 : 0),
       at: merge?.committed_at ?? ctx.until.toISOString(),
       category: categoryOf(pr.paths, ctx.lane.layer),
       title: `PR #${pr.number} ${pr.status}: ${pr.title}`,
       summary: pr.paths.length > 0 ? `It changed ${plural(pr.paths.length, "file")}, among them ${pr.paths.slice(0, 3).join(", ")}.` : `Pull request #${pr.number} is ${pr.status}.`,
-      evidence: [{ type: "pr", id: String(pr.number), title: pr.title, ...(pr.url ? { url: pr.url } : {}) }, ...(merge ? [commitEvidence(merge)] : [])],
+      evidence: [
+        { type: "pr", id: String(pr.number), title: pr.title, ...(pr.url ? { url: pr.url } : {}) },
+        ...(merge ? [commitEvidence(merge)] : []),
+        ...(run ? [{ type: "run", id: run.run_id, title: `${run.role} run (${run.state})`, at: run.finished_at ?? run.started_at } as const] : []),
+      ],
     });
   }
   for (const w of wf.filter((w) => w.failed_runs > 0)) {

@@ -33,12 +33,14 @@ export interface LaneRunContext {
   entry: LaneEntry;
   /** Id of the cycle's root request (the entry id without the lane's suffixes). */
   cycleId: string;
+  /** The file the entry was read from. */
+  entryFile: string;
 }
 
-export function laneContext(env: NodeJS.ProcessEnv = process.env): LaneRunContext {
+export function laneContext(env: NodeJS.ProcessEnv = process.env, options: { entryFile?: string } = {}): LaneRunContext {
   const role = env.LATTICE_ROLE;
   const workspace = env.LATTICE_WORKSPACE;
-  const entryFile = env.PMAGENT_ENTRY_FILE;
+  const entryFile = options.entryFile ?? env.PMAGENT_ENTRY_FILE;
   if (!role || !workspace || !entryFile) {
     throw new UsageError("not_in_a_run", "a lane sprite runs under the supervisor (pmagent worker or pmagent run --entry): LATTICE_ROLE, LATTICE_WORKSPACE and PMAGENT_ENTRY_FILE are not all set");
   }
@@ -48,7 +50,7 @@ export function laneContext(env: NodeJS.ProcessEnv = process.env): LaneRunContex
   const raw = parseJsonText(readFileSync(entryFile, "utf8"), entryFile) as Partial<LaneEntry>;
   if (typeof raw.id !== "string" || typeof raw.kind !== "string") throw new UsageError("invalid_entry", `${entryFile} is not a blackboard entry (no id or kind)`);
   const entry: LaneEntry = { id: raw.id, kind: raw.kind, payload: raw.payload ?? {}, target_docs: raw.target_docs ?? [] };
-  return { sprite: new Sprite({ env }), role, workspace, project, lane, entry, cycleId: cycleRootId(lane, entry.id) };
+  return { sprite: new Sprite({ env }), role, workspace, project, lane, entry, cycleId: cycleRootId(lane, entry.id), entryFile };
 }
 
 /** Artifact references of the entry, in order. */

@@ -11,7 +11,7 @@ import { Blackboard, type StoredEntry } from "../blackboard/index.js";
 import { CONFIG_FILE, loadProject } from "../config/index.js";
 import { openStore } from "../store/index.js";
 import { LocalForge, Worker, projectSupervisor, type RunRecord } from "../lattice/index.js";
-import { answerText, collectLaneBoard, type KaiResponse } from "../kai/index.js";
+import { answerText, projectKaiSources, type KaiResponse } from "../kai/index.js";
 import { exampleLaneConfig } from "./example.js";
 
 export const DEMO_REQUEST_ID = "demo-docupdate-1";
@@ -167,7 +167,7 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
     const kai = async (type: "lane_status" | "what_changed") =>
       answerText(
         JSON.stringify({ version: "kai_request_v1", request_id: `demo-${type}`, from: { actor_type: "human", actor_id: "pmagent-demo" }, project_id: project.config.project_id, type, lane: { layer: lane.layer, name: lane.name }, params: {} }),
-        { config: project.config, sources: { repo: project.root, board: (w, l) => collectLaneBoard(board, l, project.config.humans, w) } },
+        { config: project.config, sources: projectKaiSources(project, store) },
       );
     const laneStatus = await kai("lane_status");
     const whatChanged = await kai("what_changed");

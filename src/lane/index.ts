@@ -10,6 +10,22 @@ export { proposalFor } from "./aya.js";
 export { reviewProposal } from "./sho.js";
 export { BRANCH_PREFIX } from "./tsugu.js";
 export { snapshotMarkdown, SNAPSHOT_DIR, type SnapshotInput } from "./gen.js";
-export { LANE_SPRITES, runLaneSprite } from "./run.js";
-export { exampleLaneConfig, CYCLE_DONE_KIND } from "./example.js";
+export { LANE_SPRITES, MODEL_LANE_SPRITES, runLaneSprite } from "./run.js";
+export {
+  runLaneAgent,
+  ayaTask,
+  shoTask,
+  decideUpdate,
+  documentsContext,
+  reviewAnswerSchema,
+  parseLaneArtifact,
+  laneAgentRole,
+  ProposalAnswerSchema,
+  LANE_AGENT_ARTIFACTS,
+  MAX_DOC_CONTEXT_CHARS,
+  type LaneAgentArtifact,
+  type LaneAgentOptions,
+} from "./model.js";
+export { exampleLaneConfig } from "./example.js";
+export { CYCLE_DONE_KIND } from "../config/index.js";
 export { runDemo, createDemoRepository, demoRequest, DEMO_REQUEST_ID, type DemoOptions, type DemoResult } from "./demo.js";

@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { Redactor, canonicalJson } from "../core/index.js";
 import type { Queryable, SqlParam, Store } from "../store/index.js";
 import type { ActionRecord, ActionRequest, ActionState } from "./action-types.js";
+import { inChunks, marks } from "./sql.js";
 
 interface Row {
   idempotency_key: string;
@@ -122,6 +123,14 @@ export class ActionStore {
     }
     const rows = await this.store.all<Row>(`SELECT * FROM lattice_actions${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY created_ms, idempotency_key`, params);
     return rows.map(toRecord);
+  }
+
+  /** The actions of these runs recorded by `untilMs`, oldest first (by the run index). */
+  async forRuns(runIds: readonly string[], untilMs: number): Promise<ActionRecord[]> {
+    const rows = await inChunks(runIds, (ids) =>
+      this.store.all<Row & { created_ms: number | string }>(`SELECT * FROM lattice_actions WHERE run_id IN (${marks(ids.length)}) AND created_ms <= ?`, [...ids, untilMs]),
+    );
+    return rows.sort((a, b) => Number(a.created_ms) - Number(b.created_ms) || a.idempotency_key.localeCompare(b.idempotency_key)).map(toRecord);
   }
 
   /**

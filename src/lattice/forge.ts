@@ -5,6 +5,7 @@ import { UsageError, confinePath } from "../core/index.js";
 import type { SqlParam, Store } from "../store/index.js";
 import { assertBranchName, branchSha, git } from "./git.js";
 import { callGitHub, type GitHubClient } from "./github.js";
+import { inChunks, marks } from "./sql.js";
 
 export interface PullRequestRequest {
   title: string;
@@ -171,6 +172,18 @@ export class LocalForge implements Forge {
       params.push(filter.state);
     }
     const rows = await this.options.store.all<PullRow>(`${sql} ORDER BY number`, params);
+    return rows.map((r) => ({ ...r, number: Number(r.number), url: this.url(Number(r.number)) }));
+  }
+
+  /** These pull requests, if they were opened by `untilMs` (by the project/number key). */
+  async byNumbers(numbers: readonly number[], untilMs: number): Promise<LocalPullRequest[]> {
+    const rows = await inChunks(numbers, (chunk) =>
+      this.options.store.all<PullRow>(`SELECT * FROM lattice_forge_pulls WHERE project_id = ? AND number IN (${marks(chunk.length)}) AND created_ms <= ? ORDER BY number`, [
+        this.options.projectId,
+        ...chunk,
+        untilMs,
+      ]),
+    );
     return rows.map((r) => ({ ...r, number: Number(r.number), url: this.url(Number(r.number)) }));
   }
 }

@@ -60,7 +60,7 @@ interface Candidate {
   source: "stdout" | "outbox";
   outbox_line: number | null;
   json: string;
-  /** The event's timestamp: with the id, its key in the run (see migration 120). */
+  /** The event's timestamp: with the id, its key in the run (see migration 130). */
   ts: string;
 }
 
@@ -96,6 +96,8 @@ export class RunIngestor {
   private tornReported: number | null = null;
   private chain: Promise<void> = Promise.resolve();
   private scheduled = false;
+  /** Set by finish(): no flush may follow the final one (it would write this attempt's offsets over the next attempt's). */
+  private finished = false;
   private stdoutRead: number;
   private stderrRead: number;
   private failure: unknown;
@@ -196,6 +198,7 @@ export class RunIngestor {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
+      if (this.finished) return;
       void this.enqueue({ outbox: this.stdoutEvents.length > 0 || this.outboxMore });
     });
   }
@@ -219,6 +222,10 @@ export class RunIngestor {
    */
   async finish(): Promise<void> {
     this.endStreams();
+    // The final flushes take everything; a flush scheduled before them would run after them, once
+    // the run may have moved on (a resume resets the stream offsets), and store stale offsets.
+    // More than one when the outbox holds more than one batch.
+    this.finished = true;
     do await this.enqueue({ outbox: true, final: true });
     while (this.outboxMore && !this.failure && !this.outboxBroken);
     if (this.failure) throw this.failure;

@@ -1,6 +1,7 @@
 import { ConflictError, NotFoundError, RefusedError, UsageError, contentHash } from "../core/index.js";
 import type { SqlParam, Store } from "../store/index.js";
 import { applyAdjustment } from "./environment.js";
+import { inChunks, marks } from "./sql.js";
 
 export const PROPOSAL_STATUSES = ["pending", "accepted", "rejected"] as const;
 export type ProposalStatus = (typeof PROPOSAL_STATUSES)[number];
@@ -170,6 +171,44 @@ export class ProposalStore {
     }
     const rows = await this.options.store.all<Row>(`${sql} ORDER BY last_seen_ms DESC, id`, params);
     return rows.map(toProposal);
+  }
+
+  /**
+   * The proposals these runs made by `untilMs`, each as it stood then: `count` is the number of
+   * sightings (in any run) by then, and a decision made later leaves it `pending`.
+   */
+  async sightedIn(runIds: readonly string[], untilMs: number): Promise<Array<{ run_id: string; proposal: EnvironmentProposal }>> {
+    const sightings = await inChunks(runIds, (ids) =>
+      this.options.store.all<Row & { sighted_run_id: string; received_ms: number | string }>(
+        `SELECT s.run_id AS sighted_run_id, e.received_ms, p.* FROM lattice_env_proposal_sightings s
+         JOIN lattice_env_proposals p ON p.id = s.proposal_id
+         JOIN lattice_run_events e ON e.run_id = s.run_id AND e.event_id = s.event_id
+         WHERE s.run_id IN (${marks(ids.length)}) AND e.received_ms <= ? AND p.project_id = ?`,
+        [...ids, untilMs, this.options.projectId],
+      ),
+    );
+    const proposalIds = [...new Set(sightings.map((s) => s.id))];
+    const counts = new Map(
+      (
+        await inChunks(proposalIds, (ids) =>
+          this.options.store.all<{ proposal_id: string; n: number | string }>(
+            `SELECT s.proposal_id, COUNT(*) AS n FROM lattice_env_proposal_sightings s JOIN lattice_run_events e ON e.run_id = s.run_id AND e.event_id = s.event_id
+             WHERE s.proposal_id IN (${marks(ids.length)}) AND e.received_ms <= ? GROUP BY s.proposal_id`,
+            [...ids, untilMs],
+          ),
+        )
+      ).map((r) => [r.proposal_id, Number(r.n)]),
+    );
+    const seen = new Set<string>();
+    return sightings
+      .sort((a, b) => Number(a.received_ms) - Number(b.received_ms) || a.id.localeCompare(b.id))
+      .filter((s) => !seen.has(`${s.sighted_run_id}\0${s.id}`) && seen.add(`${s.sighted_run_id}\0${s.id}`))
+      .map((s) => {
+        const p = toProposal(s);
+        const decidedLater = p.decided_at !== null && Date.parse(p.decided_at) > untilMs;
+        const asOf: EnvironmentProposal = decidedLater ? { ...p, status: "pending", decided_by: null, decided_at: null, decided_seq: null } : p;
+        return { run_id: s.sighted_run_id, proposal: { ...asOf, count: counts.get(p.id) ?? p.count } };
+      });
   }
 
   accept(id: string, actor: string): Promise<EnvironmentProposal> {

@@ -5,11 +5,13 @@
  */
 import { NotFoundError } from "../core/index.js";
 import { Where, limitClause, type Queryable, type SqlParam, type Store } from "../store/index.js";
+import { inChunks, marks } from "./sql.js";
 
 export const RUN_STATES = ["starting", "running", "waiting", "succeeded", "failed", "canceled"] as const;
 export type RunState = (typeof RUN_STATES)[number];
 export const TERMINAL_RUN_STATES: readonly RunState[] = ["succeeded", "failed", "canceled"];
 export const UNFINISHED_RUN_STATES: readonly RunState[] = ["starting", "running"];
+const UNFINISHED_OR_WAITING: readonly RunState[] = ["starting", "running", "waiting"];
 
 export function isTerminalRunState(state: RunState): boolean {
   return TERMINAL_RUN_STATES.includes(state);
@@ -148,6 +150,7 @@ interface RunRow {
   log_bytes: number;
   log_truncated: number;
   created_at: string;
+  created_ms: number;
   updated_ms: number;
   finished_ms: number | null;
   event_count?: number;
@@ -230,6 +233,22 @@ export interface RunPatch {
   resetStreams?: boolean;
 }
 
+/** Runs of some roles whose life overlaps a time span, for reading runs as they stood at `untilMs`. */
+export interface RunWindowFilter {
+  roles: readonly string[];
+  sinceMs: number;
+  untilMs: number;
+}
+
+/** An event as of a cutoff, without its dispatch bookkeeping. */
+export interface RunEventAt {
+  run_id: string;
+  seq: number;
+  event_type: string;
+  event: Record<string, unknown>;
+  received_at: string;
+}
+
 /** Reads and writes of run rows (the ingest path writes events itself, in batches). */
 export class RunStore {
   constructor(
@@ -269,6 +288,80 @@ export class RunStore {
     const limit = limitClause(filter.limit);
     const rows = await this.store.all<RunRow>(`SELECT ${RUN_COLUMNS} FROM lattice_runs r WHERE ${where} ORDER BY r.created_ms, r.id${limit}`, where.params);
     return rows.map(toRecord);
+  }
+
+  /**
+   * Runs of these roles created by `untilMs` that had not finished before `sinceMs`: those not
+   * finished yet, and those finished after `sinceMs` (two indexed queries, by state and by
+   * finish time). Event counts are not included (see `eventCounts`).
+   */
+  async overlapping(filter: RunWindowFilter): Promise<RunRecord[]> {
+    if (filter.roles.length === 0) return [];
+    const roles = marks(filter.roles.length);
+    // Roles are checked here, not in SQL: with `role IN (…)` SQLite walks every run of the roles
+    // (lattice_runs_finished) instead of the few unfinished ones (lattice_runs_state).
+    const wanted = new Set(filter.roles);
+    const unfinished = (
+      await this.store.all<RunRow>(`SELECT r.* FROM lattice_runs r WHERE r.project_id = ? AND r.state IN (${marks(UNFINISHED_OR_WAITING.length)}) AND r.created_ms <= ?`, [
+        this.projectId,
+        ...UNFINISHED_OR_WAITING,
+        filter.untilMs,
+      ])
+    ).filter((r) => wanted.has(r.role));
+    const finished = await this.store.all<RunRow>(
+      `SELECT r.* FROM lattice_runs r WHERE r.project_id = ? AND r.role IN (${roles}) AND r.finished_ms > ? AND r.created_ms <= ?`,
+      [this.projectId, ...filter.roles, filter.sinceMs, filter.untilMs],
+    );
+    const byId = new Map([...unfinished, ...finished].map((r) => [r.id, r]));
+    return [...byId.values()].map(toRecord).sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at) || a.id.localeCompare(b.id));
+  }
+
+  /** The latest run (created by `untilMs`) of each of these entries, by the entry index. */
+  async latestOfEntries(entryIds: readonly string[], untilMs: number): Promise<RunRecord[]> {
+    const rows = await inChunks(entryIds, (ids) =>
+      this.store.all<RunRow>(`SELECT r.* FROM lattice_runs r WHERE r.project_id = ? AND r.entry_id IN (${marks(ids.length)}) AND r.created_ms <= ?`, [this.projectId, ...ids, untilMs]),
+    );
+    const latest = new Map<string, RunRow>();
+    for (const r of rows) {
+      const seen = latest.get(r.entry_id!);
+      if (!seen || Number(r.created_ms) > Number(seen.created_ms) || (Number(r.created_ms) === Number(seen.created_ms) && r.id > seen.id)) latest.set(r.entry_id!, r);
+    }
+    return [...latest.values()].map(toRecord);
+  }
+
+  /** How many events each run had received by `untilMs`, counted in SQL (runs without any are absent). */
+  async eventCounts(runIds: readonly string[], untilMs: number): Promise<Map<string, number>> {
+    const rows = await inChunks(runIds, (ids) =>
+      this.store.all<{ run_id: string; n: number | string }>(
+        `SELECT run_id, COUNT(*) AS n FROM lattice_run_events WHERE run_id IN (${marks(ids.length)}) AND received_ms <= ? GROUP BY run_id`,
+        [...ids, untilMs],
+      ),
+    );
+    return new Map(rows.map((r) => [r.run_id, Number(r.n)]));
+  }
+
+  /** Events of these types received by `untilMs`, per run in arrival order (only those types are read). */
+  async eventsOfTypes(runIds: readonly string[], types: readonly string[], untilMs: number): Promise<RunEventAt[]> {
+    if (types.length === 0) return [];
+    const rows = await inChunks(runIds, (ids) =>
+      this.store.all<{ run_id: string; seq: number | string; event_type: string; event_json: string; received_ms: number | string }>(
+        `SELECT run_id, seq, event_type, event_json, received_ms FROM lattice_run_events
+         WHERE run_id IN (${marks(ids.length)}) AND event_type IN (${marks(types.length)}) AND received_ms <= ? ORDER BY run_id, seq`,
+        [...ids, ...types, untilMs],
+      ),
+    );
+    return rows.map((r) => ({ run_id: r.run_id, seq: Number(r.seq), event_type: r.event_type, event: JSON.parse(r.event_json) as Record<string, unknown>, received_at: iso(Number(r.received_ms))! }));
+  }
+
+  /** When each run was last resumed by `untilMs` (runs never resumed by then are absent). */
+  async lastResumes(runIds: readonly string[], untilMs: number): Promise<Map<string, string>> {
+    const rows = await inChunks(runIds, (ids) =>
+      this.store.all<{ run_id: string; at_ms: number | string }>(
+        `SELECT run_id, MAX(at_ms) AS at_ms FROM lattice_resumes WHERE run_id IN (${marks(ids.length)}) AND at_ms <= ? GROUP BY run_id`,
+        [...ids, untilMs],
+      ),
+    );
+    return new Map(rows.map((r) => [r.run_id, iso(Number(r.at_ms))!]));
   }
 
   /**

@@ -36,6 +36,7 @@ import { assertInputs } from "./inputs.js";
 import { latticeDir, outboxPath } from "./outbox.js";
 import { findSpriteOfRun, processAlive, processStartTime, signalGroup } from "./proc.js";
 import { resumePath } from "./resume.js";
+import { SecretStore } from "./secrets.js";
 import { RunStore, UNFINISHED_RUN_STATES, isTerminalRunState, type GateDecision, type RunRecord, type RunState, type RunWaiting, type StoredEvent } from "./runs.js";
 import { checkExtraEnv, prepareRunDir, selfCommand, spriteEnv } from "./sandbox.js";
 
@@ -121,7 +122,9 @@ export class Supervisor {
   private readonly o: SupervisorOptions;
   private readonly env: NodeJS.ProcessEnv;
   private readonly redactor: Redactor;
+  /** Secret inputs handed to a run by this process (any source, e.g. a library caller's resumeRun). */
   private readonly runSecrets = new Map<string, string[]>();
+  private secretStore: SecretStore | undefined;
   private readonly active = new Map<string, ActiveRun>();
   private readonly log: Logger;
   private readonly pollMs: number;
@@ -136,6 +139,44 @@ export class Supervisor {
     this.runs = new RunStore(options.store, config.project_id, options.clock);
     this.board = new Blackboard(options.store, { projectId: config.project_id, humans: config.humans, clock: options.clock, leaseMs: options.leaseMs });
     this.log = options.logger ?? createLogger("pmagent.lattice", this.redactor);
+  }
+
+  /**
+   * The redactor for one run's output: the supervisor's own secrets, the secret inputs this
+   * process handed to the run, and the current value of every credential the run's role may
+   * fetch (config `roles[].credentials`), read again from the secret store each time a run is
+   * followed. That last part is what makes redaction survive a restart: a supervisor that
+   * re-attaches to a resumed sprite never saw the FETCH_CREDENTIAL it answered, but the role's
+   * credentials are exactly the values such a sprite can have been given. Nothing about a secret
+   * is stored, not even a salted hash: a hash cannot find the secret inside arbitrary output
+   * without hashing every substring, and a hash of a short secret kept beside its salt in the
+   * database could be brute-forced from a copy of it. Limit: a credential rotated between its
+   * delivery and the restart is redacted by its new value only.
+   */
+  private runRedactor(run: RunRecord): Redactor {
+    const secrets = [...(this.runSecrets.get(run.id) ?? []), ...this.credentialValues(run)];
+    return secrets.length ? this.redactor.withSecrets(secrets) : this.redactor;
+  }
+
+  private credentialValues(run: RunRecord): string[] {
+    let names: readonly string[];
+    try {
+      names = this.role(run.role).credentials;
+    } catch {
+      return []; // the role is gone from the config: its credentials are no longer known
+    }
+    const out: string[] = [];
+    for (const name of names) {
+      try {
+        // Made on first use: a bad secrets.file (outside the root) fails FETCH_CREDENTIAL, not the supervisor.
+        this.secretStore ??= new SecretStore({ env: this.env, root: this.o.project.root, file: this.o.project.config.secrets.file });
+        out.push(this.secretStore.get(name));
+      } catch (err) {
+        // Not set (any more), or the secrets file is unreadable: its value is not known here.
+        if ((err as PmagentError).code !== "credential_not_found") this.log.warn({ run: run.id, credential: name, err: (err as Error).message }, "credential not read for redaction");
+      }
+    }
+    return out;
   }
 
   get store(): Store {
@@ -350,7 +391,6 @@ export class Supervisor {
    */
   private async follow(run: RunRecord, exited: Promise<Exit>): Promise<Exit> {
     const files = this.files(run);
-    const secrets = this.runSecrets.get(run.id) ?? [];
     const ingestor = new RunIngestor({
       store: this.o.store,
       runId: run.id,
@@ -362,7 +402,7 @@ export class Supervisor {
       stderrOffset: run.stderr_offset,
       logBytes: run.log_bytes,
       logTruncated: run.log_truncated,
-      redactor: secrets.length ? this.redactor.withSecrets(secrets) : this.redactor,
+      redactor: this.runRedactor(run),
       logCapBytes: this.o.logCapBytes,
       clock: this.o.clock,
       keep: (type) => this.o.onEvents !== undefined || SIGNIFICANT.has(type),

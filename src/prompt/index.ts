@@ -52,4 +52,4 @@ export {
 export { ModelClient, modelSettings, DEFAULT_BASE_URL, type ModelSectionInput, type ModelSettings, type TokenUsage, type ModelAnswer, type RespondOptions } from "./client.js";
 export { reviewOutcome, type ReviewOutcome } from "./review.js";
 export { runRoleStep, type RoleStepOptions, type RoleStepResult } from "./agent.js";
-export { runRoleAgent, ENTRY_FILE_ENV, ARTIFACT_DIR, type RoleAgentOptions, type RoleAgentReport } from "./role-agent.js";
+export { runRoleAgent, ENTRY_FILE_ENV, ARTIFACT_DIR, type RoleAgentOptions, type RoleAgentReport, type RoleAgentTask, type RoleTaskRequest, type RoleTaskOutcome } from "./role-agent.js";

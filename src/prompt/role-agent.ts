@@ -11,6 +11,7 @@ import { findRole, type Project } from "../config/index.js";
 import { Sprite } from "../lattice/index.js";
 import { runRoleStep, type RoleStepResult } from "./agent.js";
 import { ModelClient } from "./client.js";
+import type { OutputSchema } from "./output-schema.js";
 import type { ReviewerOutput } from "./presets.js";
 import { DEFAULT_REVIEW_LEVEL, type AgentRole, type ReviewLevel } from "./roles.js";
 
@@ -48,6 +49,40 @@ export interface RoleAgentOptions {
   env?: NodeJS.ProcessEnv;
   /** Where event lines go (default stdout). */
   write?: (line: string) => void;
+  /** The sprite to report through (default: one made from `env`). */
+  sprite?: Sprite;
+  /**
+   * A task with its own contract instead of the role's generic answer (e.g. a doc_update lane
+   * role): its output schema, the context the model needs, and what the answer becomes.
+   */
+  task?: RoleAgentTask;
+}
+
+/** What a task adds to the model's request; prepared once the work item is read. */
+export interface RoleTaskRequest {
+  /** The explicit output schema; the answer is validated with it (one retry with the errors). */
+  outputSchema: OutputSchema;
+  /** The turn_context block (developer zone): what this turn is for. */
+  turnContext?: string;
+  /** The environment_context block: e.g. the current text of the documents the task is about. */
+  environmentContext?: string;
+}
+
+/** What the step means for the lane, as a task decides it. */
+export interface RoleTaskOutcome {
+  status: "success" | "failure";
+  summary: string;
+  revision_requested: boolean;
+  requested_changes: string[];
+}
+
+export interface RoleAgentTask {
+  /** A short name for messages, e.g. `doc_update_proposal_v1`. */
+  name: string;
+  /** Read what the task needs (before the model key is asked for, so a missing input fails early). */
+  prepare(): RoleTaskRequest;
+  /** Turn the validated answer into the task's artifact (ARTIFACT events are the task's) and outcome. */
+  finish(step: RoleStepResult): RoleTaskOutcome;
 }
 
 export interface RoleAgentReport {
@@ -65,7 +100,7 @@ export interface RoleAgentReport {
  */
 export async function runRoleAgent(options: RoleAgentOptions): Promise<RoleAgentReport> {
   const env = options.env ?? process.env;
-  const sprite = new Sprite({ env, workspace: env.LATTICE_WORKSPACE || process.cwd(), write: options.write });
+  const sprite = options.sprite ?? new Sprite({ env, workspace: env.LATTICE_WORKSPACE || process.cwd(), write: options.write });
   let phase: string | undefined;
   const enter = (name: string) => {
     phase = name;
@@ -83,6 +118,7 @@ export async function runRoleAgent(options: RoleAgentOptions): Promise<RoleAgent
     const lane = options.lane ?? laneOf(item, options.project);
     const cycle = options.cycle ?? item.payload?.cycle ?? 1;
     const refs = refLines(item.payload?.refs);
+    const task = options.task?.prepare();
     const client = modelClient(sprite, options.project, env);
     if (client === undefined) {
       leave(true);
@@ -92,7 +128,8 @@ export async function runRoleAgent(options: RoleAgentOptions): Promise<RoleAgent
     leave(true);
 
     enter("respond");
-    sprite.info(`asking ${client.model} as ${options.role}${options.role === "reviewer" ? ` (${options.reviewLevel ?? DEFAULT_REVIEW_LEVEL})` : ""}${options.stream ? ", streamed" : ""}`, { kind: "progress" });
+    const what = `${options.role}${options.role === "reviewer" ? ` (${options.reviewLevel ?? DEFAULT_REVIEW_LEVEL})` : ""}${options.task ? ` for ${options.task.name}` : ""}`;
+    sprite.info(`asking ${client.model} as ${what}${options.stream ? ", streamed" : ""}`, { kind: "progress" });
     const step = await runRoleStep({
       entry: raw,
       role: options.role,
@@ -102,6 +139,9 @@ export async function runRoleAgent(options: RoleAgentOptions): Promise<RoleAgent
       client,
       projectRoot: options.project?.root,
       reviewLevel: options.role === "reviewer" ? options.reviewLevel : undefined,
+      outputSchema: task?.outputSchema,
+      turnContext: task?.turnContext,
+      environmentContext: task?.environmentContext,
       stream: options.stream,
     });
     sprite.info(`${step.usage.total_tokens} tokens in ${step.attempts.length} call${step.attempts.length === 1 ? "" : "s"}`, {
@@ -112,7 +152,7 @@ export async function runRoleAgent(options: RoleAgentOptions): Promise<RoleAgent
     leave(true);
 
     enter("artifact");
-    const outcome = outcomeOf(step);
+    const outcome = options.task ? options.task.finish(step) : outcomeOf(step);
     const path = writeArtifact(sprite.workspace, item, step, client.model);
     const ref = relative(sprite.workspace, path);
     const revision = outcome.revision_requested ? { revision_requested: true, requested_changes: outcome.requested_changes } : {};
@@ -193,15 +233,8 @@ function refText(ref: z.output<typeof RefSchema>): string {
   return ref.ref ?? ref.url ?? JSON.stringify(ref);
 }
 
-interface Outcome {
-  status: "success" | "failure";
-  summary: string;
-  revision_requested: boolean;
-  requested_changes: string[];
-}
-
 /** What the step means for the lane: the reviewer's level decides; an executor may report failure. */
-function outcomeOf(step: RoleStepResult): Outcome {
+function outcomeOf(step: RoleStepResult): RoleTaskOutcome {
   if (step.review) {
     const r = step.review;
     const changes = step.review.revision_requested ? requestedChanges(step.answer as ReviewerOutput) : [];

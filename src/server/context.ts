@@ -1,8 +1,7 @@
-import { resolve } from "node:path";
 import { Blackboard } from "../blackboard/index.js";
 import type { Project } from "../config/index.js";
 import { Redactor, secretsFromEnv, type Logger } from "../core/index.js";
-import { collectLaneBoard, githubSource, type KaiSources } from "../kai/index.js";
+import { projectKaiSources, type KaiSources } from "../kai/index.js";
 import { ActionStore, LocalForge, ProposalStore, projectSupervisor, type Supervisor, type ProjectSupervisorOptions } from "../lattice/index.js";
 import { oaWorkspace, type OAWorkspace } from "../oa/index.js";
 import type { Store } from "../store/index.js";
@@ -28,7 +27,6 @@ export function serverContext(project: Project, store: Store, options: { env?: N
   const env = options.env ?? process.env;
   const c = project.config;
   const board = new Blackboard(store, { projectId: c.project_id, humans: c.humans });
-  const gh = githubSource(c);
   const redactor = new Redactor([...secretsFromEnv(env), ...(options.tokens ?? [])]);
   return {
     project,
@@ -40,7 +38,7 @@ export function serverContext(project: Project, store: Store, options: { env?: N
     forge: new LocalForge({ store, projectId: c.project_id, root: project.root, bareRepo: c.forge.bare_repo }),
     actions: new ActionStore(store, redactor),
     oa: oaWorkspace(project.root, c.oa),
-    kai: { repo: resolve(project.root), board: (w, lane) => collectLaneBoard(board, lane, c.humans, w), github: gh.source, notes: gh.note ? [gh.note] : [] },
+    kai: projectKaiSources(project, store),
     redactor,
     inFlight: new Set(),
   };

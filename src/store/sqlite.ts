@@ -116,6 +116,16 @@ export class SqliteStore implements Store {
     if (this.closed) return;
     this.closed = true;
     await this.queue;
+    // SQLite's advice for short-lived connections: gather planner statistics where they are missing
+    // or stale, bounded by analysis_limit. Without them it picks poor plans on large boards. Never
+    // wait for another writer to do it: the next connection will.
+    try {
+      this.db.pragma("busy_timeout = 0");
+      this.db.pragma("analysis_limit = 1000");
+      this.db.pragma("optimize");
+    } catch {
+      // SQLITE_BUSY / read-only file: statistics are an optimisation only.
+    }
     this.db.close();
   }
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EntrySchema } from "../../src/blackboard/index.js";
+import { Blackboard, EntrySchema } from "../../src/blackboard/index.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 import { PROJECT, request, testBoard } from "../helpers/blackboard.js";
 
@@ -181,6 +181,105 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
       const replaced = await board.put("github-sync", { ...entry, note: "edited on GitHub" }, { replace: true });
       expect(replaced.outcome).toBe("replaced");
       expect((await board.history("imp-1")).at(-1)).toMatchObject({ actor: "github-sync", action: "import", changes: { note: { from: null, to: "edited on GitHub" } } });
+    });
+  });
+
+  describe("outline", () => {
+    const T0 = Date.parse("2026-03-01T10:00:00Z");
+    const HOUR = 3_600_000;
+    let board: Blackboard;
+    beforeAll(async () => {
+      const clock = { now: T0 };
+      board = new Blackboard(t.store, { projectId: "outline-test", humans: ["Human"], clock: () => clock.now });
+      await board.post("Human", { ...request("req-a"), project_id: "outline-test" });
+      clock.now = T0 + HOUR;
+      await board.transition("Aya", "req-a", "in_progress");
+      clock.now = T0 + 2 * HOUR;
+      await board.transition("Aya", "req-a", "done");
+      await board.post("Aya", { ...request("req-a-review", { to: "Sho", kind: "doc_update_review_request" }), project_id: "outline-test" });
+      clock.now = T0 + 3 * HOUR;
+      // Written elsewhere a day earlier, last changed there after T0 + 2.5 h, imported at T0 + 3 h.
+      await board.put("sync", { ...request("imp-y"), from: "Human", project_id: "outline-test", status: "done", created_at: "2026-02-28T10:00:00Z", updated_at: "2026-03-01T12:30:00Z", payload: {}, target_docs: [] });
+    });
+
+    const brief = (list: Awaited<ReturnType<Blackboard["outline"]>>) => list.map((e) => [e.id, e.status, e.updated_ms - T0, e.basis]);
+
+    it("gives id, writer, addressee, kind, status and times, oldest first, without the entry", async () => {
+      const all = await board.outline();
+      expect(all[1]).toEqual({ id: "req-a", from: "Human", to: "Aya", kind: "doc_update_proposal_request", status: "done", created_ms: T0, updated_ms: T0 + 2 * HOUR, basis: "stored" });
+      expect(brief(all)).toEqual([
+        ["imp-y", "done", 2.5 * HOUR, "stored"],
+        ["req-a", "done", 2 * HOUR, "stored"],
+        ["req-a-review", "open", 2 * HOUR, "stored"],
+      ]);
+    });
+
+    it("at a past time: later entries left out, statuses and last changes from the history, an entry imported later as first posted", async () => {
+      expect(brief(await board.outline({ at: T0 + 1.5 * HOUR }))).toEqual([
+        ["imp-y", "open", -24 * HOUR, "posted"],
+        ["req-a", "in_progress", HOUR, "history"],
+      ]);
+      expect(brief(await board.outline({ at: T0 + 2 * HOUR }))).toEqual([
+        ["imp-y", "open", -24 * HOUR, "posted"],
+        ["req-a", "done", 2 * HOUR, "stored"],
+        ["req-a-review", "open", 2 * HOUR, "stored"],
+      ]);
+      expect(await board.outline({ at: T0 - 48 * HOUR })).toEqual([]);
+    });
+
+    it("filters by writer and by stored last change", async () => {
+      expect(brief(await board.outline({ from: ["Aya"] }))).toEqual([["req-a-review", "open", 2 * HOUR, "stored"]]);
+      expect(await board.outline({ from: [] })).toEqual([]);
+      expect(brief(await board.outline({ updatedSince: T0 + 2 * HOUR, updatedBefore: T0 + 2.5 * HOUR })).map((e) => e[0])).toEqual(["req-a", "req-a-review"]);
+      expect(brief(await board.outline({ updatedSince: T0 + 2.5 * HOUR })).map((e) => e[0])).toEqual(["imp-y"]);
+    });
+
+    it("list by ids: none for an empty list, creation order for a long one", async () => {
+      expect(await board.list({ ids: [] })).toEqual([]);
+      expect((await board.list({ ids: ["req-a-review", "imp-y", "no-such"] })).map((s) => s.entry.id)).toEqual(["imp-y", "req-a-review"]);
+      const many = Array.from({ length: 1200 }, (_, i) => `missing-${i}`);
+      expect((await board.list({ ids: [...many, "req-a", "imp-y"] })).map((s) => s.entry.id)).toEqual(["imp-y", "req-a"]);
+      expect((await board.list({ ids: [...many, "req-a", "imp-y"], limit: 1 })).map((s) => s.entry.id)).toEqual(["imp-y"]);
+    });
+
+    it("filters by addressee and kinds, and by ids (none for an empty list; a long list in chunks)", async () => {
+      const ids = (list: Awaited<ReturnType<Blackboard["outline"]>>) => list.map((e) => e.id);
+      expect(ids(await board.outline({ addressed: [{ to: "Sho", kinds: ["doc_update_review_request"] }] }))).toEqual(["req-a-review"]);
+      expect(ids(await board.outline({ addressed: [{ to: "Sho", kinds: ["doc_update_review_request"] }, { to: "Aya", kinds: ["other", "doc_update_proposal_request"] }] }))).toEqual(["imp-y", "req-a", "req-a-review"]);
+      expect(await board.outline({ addressed: [{ to: "Aya", kinds: ["doc_update_review_request"] }] })).toEqual([]);
+      expect(await board.outline({ addressed: [{ to: "Aya", kinds: [] }] })).toEqual([]);
+      expect(ids(await board.outline({ ids: ["req-a", "no-such"] }))).toEqual(["req-a"]);
+      expect(await board.outline({ ids: [] })).toEqual([]);
+      const many = Array.from({ length: 1200 }, (_, i) => `missing-${i}`);
+      expect(ids(await board.outline({ ids: [...many, "req-a", "imp-y"] }))).toEqual(["imp-y", "req-a"]);
+      expect(ids(await board.outline({ ids: [...many, "req-a", "imp-y"], newestFirst: true, limit: 1 }))).toEqual(["req-a"]);
+      // As of a time: statuses from the history, as without the filter.
+      expect(brief(await board.outline({ at: T0 + 1.5 * HOUR, ids: ["req-a", "req-a-review"] }))).toEqual([["req-a", "in_progress", HOUR, "history"]]);
+    });
+
+    it("newest first, a limit, and entries before a point in creation order (ties broken by id)", async () => {
+      const ids = (list: Awaited<ReturnType<Blackboard["outline"]>>) => list.map((e) => e.id);
+      expect(ids(await board.outline({ newestFirst: true }))).toEqual(["req-a-review", "req-a", "imp-y"]);
+      expect(ids(await board.outline({ newestFirst: true, limit: 2 }))).toEqual(["req-a-review", "req-a"]);
+      expect(ids(await board.outline({ limit: 1 }))).toEqual(["imp-y"]);
+      expect(ids(await board.outline({ before: { created_ms: T0, id: "req-a" } }))).toEqual(["imp-y"]);
+      expect(ids(await board.outline({ before: { created_ms: T0 + 2 * HOUR, id: "" }, newestFirst: true }))).toEqual(["req-a", "imp-y"]);
+      const clock = { now: T0 };
+      const ties = new Blackboard(t.store, { projectId: "outline-ties", humans: ["Human"], clock: () => clock.now });
+      for (const id of ["t-b", "t-a", "t-c"]) await ties.post("Human", { ...request(id), project_id: "outline-ties" });
+      expect(ids(await ties.outline({ before: { created_ms: T0, id: "t-b" } }))).toEqual(["t-a"]);
+      expect(ids(await ties.outline({ before: { created_ms: T0, id: "t-c" }, newestFirst: true }))).toEqual(["t-b", "t-a"]);
+      expect(await ties.outline({ before: { created_ms: T0, id: "" } })).toEqual([]);
+    });
+
+    it("counts what outline would give, in SQL", async () => {
+      expect(await board.outlineCount()).toBe(3);
+      expect(await board.outlineCount({ from: ["Human"] })).toBe(2);
+      expect(await board.outlineCount({ from: [] })).toBe(0);
+      expect(await board.outlineCount({ at: T0 + 1.5 * HOUR })).toBe(2);
+      expect(await board.outlineCount({ addressed: [{ to: "Aya", kinds: ["doc_update_proposal_request"] }], before: { created_ms: T0 + 2 * HOUR, id: "" } })).toBe(2);
+      expect(await board.outlineCount({ addressed: [{ to: "Aya", kinds: [] }] })).toBe(0);
+      expect(await board.outlineCount({ updatedSince: T0 + 2.5 * HOUR })).toBe(1);
     });
   });
 });

@@ -237,6 +237,61 @@ describe.each(kinds)("bb sync ($name)", (kind) => {
     expect(fake.comments(REPO, 1)).toHaveLength(2);
   });
 
+  /** Make saving a link fail, as a sync killed right after GitHub created the comment would. */
+  const crashBeforeLinking = async (on: boolean) => {
+    if (t.store.dialect === "sqlite") {
+      await t.store.exec(on ? "CREATE TRIGGER crash_link BEFORE INSERT ON bb_sync BEGIN SELECT RAISE(ABORT, 'simulated crash'); END" : "DROP TRIGGER crash_link");
+    } else {
+      await t.store.exec(
+        on
+          ? "CREATE FUNCTION crash_link() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'simulated crash'; END $$; CREATE TRIGGER crash_link BEFORE INSERT ON bb_sync FOR EACH ROW EXECUTE FUNCTION crash_link()"
+          : "DROP TRIGGER crash_link ON bb_sync; DROP FUNCTION crash_link()",
+      );
+    }
+  };
+  const postCutOff = async (id: string) => {
+    await board.post("Human", { id, to: "Aya", kind: "doc_update_proposal_request", payload: { summary: "posted, then the sync died" } });
+    await crashBeforeLinking(true);
+    await expect(sync()).rejects.toThrow(/simulated crash/);
+    await crashBeforeLinking(false);
+    const comments = fake.comments(REPO, 1);
+    expect(comments).toHaveLength(1);
+    expect(await t.store.all("SELECT entry_id FROM bb_sync")).toEqual([]);
+    return comments[0]!;
+  };
+
+  it("a sync cut off between posting a comment and linking it: the next one links that comment and posts nothing again", async () => {
+    const c = await postCutOff("cut");
+    expect(await sync()).toMatchObject({ posted: [], unchanged: 1, conflicts: [], written_back: [] });
+    expect(fake.comments(REPO, 1).map((x) => x.id)).toEqual([c.id]);
+    expect(await t.store.all("SELECT entry_id, comment_id FROM bb_sync")).toEqual([{ entry_id: "cut", comment_id: c.id }]);
+    expect(await t.store.all("SELECT entry_id FROM bb_sync_posting")).toEqual([]);
+    expect(await sync()).toMatchObject({ posted: [], unchanged: 1 });
+  });
+
+  it("a cut-off post whose entry then changed locally (a worker claimed it): linked and written back, not a conflict, not posted again", async () => {
+    const c = await postCutOff("claimed");
+    const claimed = await board.claim("w1", "Aya", ["doc_update_proposal_request"], 60_000, { entryId: "claimed" });
+    expect(claimed?.entry.status).toBe("in_progress");
+    const report = await sync();
+    expect(report).toMatchObject({ posted: [], conflicts: [], written_back: [{ entry_id: "claimed", comment_id: c.id }] });
+    expect(fake.comments(REPO, 1)).toHaveLength(1);
+    expect(parseComment(fake.comment(c.id)!.body)!.entry).toMatchObject({ id: "claimed", status: "in_progress" });
+    expect(await sync()).toMatchObject({ posted: [], unchanged: 1, conflicts: [] });
+  });
+
+  it("a cut-off post edited on GitHub while the entry changed locally is a conflict, and still not posted again", async () => {
+    const c = await postCutOff("both");
+    fake.editComment(c.id, renderComment(entry("both", { note: "edited on GitHub" })));
+    await board.claim("w1", "Aya", ["doc_update_proposal_request"], 60_000, { entryId: "both" });
+    const report = await sync();
+    expect(report).toMatchObject({ posted: [], written_back: [] });
+    expect(report.conflicts).toEqual([
+      { entry_id: "both", comment_id: c.id, remote_updated_at: expect.any(String), reason: "the entry exists locally and differs from this comment, which was never synced with it; neither side is changed" },
+    ]);
+    expect(fake.comments(REPO, 1)).toHaveLength(1);
+  });
+
   it("runs one sync per board at a time: a concurrent one is refused, nothing is posted twice", async () => {
     await board.post("Human", { id: "once", to: "Aya", kind: "k" });
     const results = await Promise.allSettled([sync(), sync()]);

@@ -30,12 +30,36 @@ describe("pmagent init and configuration", () => {
       ["Gen", ["pm_snapshot_request"]],
       ["Hana", ["pm_snapshot_done"]],
     ]);
+    // Runnable as written: each role by its built-in sprite, and the finished cycle back to Human.
+    expect(config.lanes[0]!.roles.map((r) => r.runner?.command)).toEqual(["aya", "sho", "tsugu", "gen", "hana"].map((n) => ["pmagent", "lane-sprite", n]));
+    expect(config.lanes[0]!.roles.at(-1)!.next).toMatchObject({ to: "Human", kind: "doc_update_cycle_done" });
     expect(existsSync(join(dir, ".pmagent/pmagent.db"))).toBe(true);
     const again = await runCli(["init"], { cwd: dir, env });
     expect(again.code).toBe(1);
     expect(again.stderr).toContain(`${join(dir, "pmagent.config.json")} already exists (use --force to overwrite it)`);
     expect((await runCli(["init", "--force", "--project-id", "vpm-mini"], { cwd: dir, env })).code).toBe(0);
     expect(JSON.parse(readFileSync(join(dir, "pmagent.config.json"), "utf8")).project_id).toBe("vpm-mini");
+  });
+
+  it("init adds .pmagent/ to the project's .gitignore once, and only warns when it cannot", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, ".gitignore"), "node_modules/");
+    const r = await runCli(["init", "--format", "json"], { cwd: dir, env });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).gitignore).toEqual({ path: join(dir, ".gitignore"), change: "appended" });
+    expect((await runCli(["init", "--force"], { cwd: dir, env })).stdout).toContain(`${join(dir, ".gitignore")} already has a line about .pmagent: left as it is`);
+    expect(readFileSync(join(dir, ".gitignore"), "utf8")).toBe("node_modules/\n.pmagent/\n");
+
+    const fresh = tempDir();
+    expect((await runCli(["init"], { cwd: fresh, env })).stdout).toContain(`created ${join(fresh, ".gitignore")} (ignores .pmagent/)`);
+    expect(readFileSync(join(fresh, ".gitignore"), "utf8")).toBe(".pmagent/\n");
+
+    const odd = tempDir();
+    mkdirSync(join(odd, ".gitignore"));
+    const warned = await runCli(["init"], { cwd: odd, env });
+    expect(warned.code).toBe(0);
+    expect(warned.stderr).toBe(`pmagent init: warning: cannot read ${join(odd, ".gitignore")} (EISDIR): add the line .pmagent/ to it yourself\n`);
+    expect(existsSync(join(odd, "pmagent.config.json"))).toBe(true);
   });
 
   it("finds the config by walking up from a subdirectory, or takes --config", async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Blackboard } from "../../src/blackboard/index.js";
 import { docUpdateLane, parseConfig } from "../../src/config/index.js";
-import { buildLaneStatus, buildWhatChanged, collectBoard, collectLaneBoard } from "../../src/kai/index.js";
+import { buildLaneStatus, buildWhatChanged, collectBoard, collectLaneBoard, laneCycles } from "../../src/kai/index.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 import { request, testBoard } from "../helpers/blackboard.js";
 
@@ -109,6 +109,15 @@ describe.each(kinds)("lane-scoped blackboard collector ($name)", (kind) => {
     // a late payload edit on an old entry, after everything else
     tb.clock.now = START + 20 * DAY;
     await board.change("Human", "req-1", { note: "late note" });
+    // A root whose id extends another root's (its cycle stays apart), with a follow-up.
+    tb.clock.now = START + 6.5 * DAY;
+    await board.post("Human", request("req-2-again"));
+    tb.clock.advance(HOUR);
+    await board.transition("Aya", "req-2-again", "done");
+    await board.post("Aya", request("req-2-again-review", { to: "Sho", kind: "doc_update_review_request" }));
+    // Written elsewhere on day 3 and finished there on day 21, imported on day 21.
+    tb.clock.now = START + 21 * DAY;
+    await board.put("github-sync", { ...request("req-imp"), from: "Human", project_id: "vpm-mini", status: "done", created_at: new Date(START + 3.2 * DAY).toISOString(), updated_at: new Date(START + 21 * DAY).toISOString() });
   });
   afterAll(async () => t.cleanup());
 
@@ -127,5 +136,39 @@ describe.each(kinds)("lane-scoped blackboard collector ($name)", (kind) => {
     expect(buildLaneStatus(statusCtx, ev(scoped))).toEqual(buildLaneStatus(statusCtx, ev(all)));
     const changesCtx = { project_id: "vpm-mini", lane, humans: ["Human"], since: window.since, until: window.until, max_highlights: 50 };
     expect(buildWhatChanged(changesCtx, ev(scoped))).toEqual(buildWhatChanged(changesCtx, ev(all)));
+  });
+
+  it("gives the same answers at every cutoff from before the first cycle to after the last change", async () => {
+    const compared: string[] = [];
+    for (let until = START - DAY; until <= START + 22 * DAY; until += 7 * HOUR) {
+      for (const days of [1, 3]) {
+        const window = { since: new Date(until - days * DAY), until: new Date(until) };
+        const all = await collectBoard(board, window.until);
+        const scoped = await collectLaneBoard(board, lane, ["Human"], window);
+        const ev = (b: typeof all) => ({ git: null, state_doc: null, board: b, runs: [], github: null, notes: [] });
+        const statusCtx = { project_id: "vpm-mini", lane, humans: ["Human"], as_of: window.until };
+        const changesCtx = { ...statusCtx, since: window.since, until: window.until, max_highlights: 50 };
+        const label = `${window.until.toISOString()}, ${days} days`;
+        expect({ label, status: buildLaneStatus(statusCtx, ev(scoped)) }).toEqual({ label, status: buildLaneStatus(statusCtx, ev(all)) });
+        expect({ label, changes: buildWhatChanged(changesCtx, ev(scoped)) }).toEqual({ label, changes: buildWhatChanged(changesCtx, ev(all)) });
+        compared.push(label);
+      }
+    }
+    expect(compared.length).toBeGreaterThan(150);
+  });
+
+  it("reads whole entries only for the cycles an answer shows", async () => {
+    const until = new Date(START + 11.5 * DAY);
+    const scoped = await collectLaneBoard(board, lane, ["Human"], { since: new Date(until.getTime() - DAY), until });
+    // The latest cycle (req-11: changed in the window, completed), whole; the older cycles are not
+    // read at all, but the root read carries its number among all the lane's roots.
+    expect(scoped.map((e) => e.id)).toEqual(["req-11", "req-11-review", "req-11-review-apply", "req-11-review-apply-pm_snapshot", "req-11-review-apply-pm_snapshot-done"]);
+    expect(scoped[0]).toMatchObject({ summary: "request req-11", cycle: 14 });
+    expect(scoped.slice(1).map((e) => e.cycle)).toEqual([undefined, undefined, undefined, undefined]);
+    // Over three days: also the cycles changed then (req-9, req-10), each numbered as from the whole board.
+    const wider = await collectLaneBoard(board, lane, ["Human"], { since: new Date(until.getTime() - 3 * DAY), until });
+    const numbered = laneCycles(await collectBoard(board, until), lane, ["Human"], []);
+    expect(numbered.at(-1)!.id).toBe("cycle-14");
+    expect(wider.filter((e) => e.cycle !== undefined).map((e) => [e.id, `cycle-${e.cycle}`])).toEqual(numbered.filter((c) => ["req-9", "req-10", "req-11"].includes(c.root.id)).map((c) => [c.root.id, c.id]));
   });
 });

@@ -49,7 +49,9 @@ describe("pmagent kai", () => {
       ["Sho", "pending", 841],
     ]);
     expect(res.payload.data.state_view).toMatchObject({ section_anchor: "#layer-b--doc_update-v1", digest: "Proposal p1 under review.", known_gaps: ["PM snapshot lags"] });
-    expect(res.notes).toContain("runs were not read (no run records available)");
+    // The project's runs are read (it has none yet).
+    expect(res.notes).toContain("Evidence: 0 runs");
+    expect(res.notes.join("\n")).not.toContain("runs were not read");
     expect(res.notes).toContain("GitHub was not consulted: no github.repo in the config");
   });
 

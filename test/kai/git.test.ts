@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { collectGit, lastChangeBefore, parseGitLog, prNumberOf } from "../../src/kai/index.js";
+import { collectGit, lastChangeBefore, lastVersionBefore, newSideOfDiff, parseGitLog, prNumberOf } from "../../src/kai/index.js";
 import { TestRepo } from "./repo.js";
 
 describe("git collector", () => {
@@ -92,5 +92,68 @@ describe("git collector", () => {
         ],
       },
     ]);
+  });
+});
+
+describe("a file's last version up to a time, in one git log", () => {
+  const repo = new TestRepo();
+  const path = "STATE/current_state.md";
+  const versions: Array<{ at: string; sha: string }> = [];
+  const commit = (at: string, files: Record<string, string | null>, setup?: () => void) => {
+    setup?.();
+    versions.push({ at, sha: repo.commit(at, `change at ${at}`, files) });
+  };
+  beforeAll(() => {
+    // Blank lines, CRLF, non-ASCII, lines that look like diff syntax, no newline at the end.
+    commit("2026-01-01T00:00:00Z", { [path]: "# State\n\n## Layer B\r\n\n- 状態: 完了\n@@ -1 +1 @@\n\\ not a marker\n+plus\n-minus\n \nlast without newline" });
+    commit("2026-01-02T00:00:00Z", { [path]: "# State\n\n## Layer B\n\nnow with a newline\n" });
+    commit("2026-01-03T00:00:00Z", { [path]: "one line, no newline" });
+    commit("2026-01-04T00:00:00Z", { [path]: "" });
+    commit("2026-01-05T00:00:00Z", { [path]: "# Back\n\n\n" });
+    // A mode change alone: no hunk, so the text is read at the commit.
+    commit("2026-01-06T00:00:00Z", {}, () => repo.git("update-index", "--chmod=+x", path));
+    commit("2026-01-07T00:00:00Z", { [path]: "bin\0ary\n" });
+    // A textconv driver and suppressed blank lines in the repository's config change nothing.
+    commit("2026-01-08T00:00:00Z", { ".gitattributes": "*.md diff=shout\n", [path]: "# Quiet\n\nwords\n" }, () => {
+      repo.git("config", "diff.shout.textconv", "tr a-z A-Z");
+      repo.git("config", "diff.suppressBlankEmpty", "true");
+    });
+    commit("2026-01-09T00:00:00Z", { [path]: "# Quiet\n\nwords\n\nmore words\n" });
+    commit("2026-01-10T00:00:00Z", { [path]: null });
+  });
+  afterAll(() => repo.cleanup());
+
+  it("gives the text as committed, the commit and its time, for every kind of change", async () => {
+    for (const [i, v] of versions.entries()) {
+      const last = await lastVersionBefore(repo.dir, new Date(Date.parse(v.at) + 1000), path);
+      const text = i === versions.length - 1 ? null : repo.git("show", `${v.sha}:${path}`);
+      expect({ i, ...last }).toEqual({ i, sha: v.sha, at: new Date(v.at).toISOString(), text });
+    }
+    expect((await lastVersionBefore(repo.dir, new Date("2026-01-01T12:00:00Z"), path))?.text).toContain("last without newline");
+    expect((await lastVersionBefore(repo.dir, new Date("2026-01-02T12:00:00Z"), path))?.text).toBe("# State\n\n## Layer B\n\nnow with a newline\n");
+  });
+
+  it("gives null before the first commit touching the file, for a path never committed, and without commits", async () => {
+    expect(await lastVersionBefore(repo.dir, new Date("2025-12-31T00:00:00Z"), path)).toBeNull();
+    expect(await lastVersionBefore(repo.dir, new Date("2026-02-01T00:00:00Z"), "STATE/none.md")).toBeNull();
+    const empty = new TestRepo();
+    try {
+      expect(await lastVersionBefore(empty.dir, new Date(), path)).toBeNull();
+    } finally {
+      empty.cleanup();
+    }
+  });
+
+  it("reads the new side of a whole-file diff, and gives up on what it cannot read", () => {
+    const head = "diff --git a/s.md b/s.md\nindex 1..2 100644\n--- a/s.md\n+++ b/s.md\n";
+    expect(newSideOfDiff(`${head}@@ -1,2 +1,4 @@\n a\n-b\n+c\n\n+d\n\\ No newline at end of file\n`)).toBe("a\nc\n\nd");
+    expect(newSideOfDiff(`${head}@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+a\n`)).toBe("a\n");
+    expect(newSideOfDiff("diff --git a/s.md b/s.md\ndeleted file mode 100644\n--- a/s.md\n+++ /dev/null\n@@ -1 +0,0 @@\n-a\n")).toBeNull();
+    // No hunk, binary content, a second hunk, a count that does not match: not readable here.
+    expect(newSideOfDiff("")).toBeUndefined();
+    expect(newSideOfDiff(`diff --git a/s.md b/s.md\nold mode 100644\nnew mode 100755\n`)).toBeUndefined();
+    expect(newSideOfDiff(`diff --git a/s.md b/s.md\nindex 1..2 100644\nBinary files a/s.md and b/s.md differ\n`)).toBeUndefined();
+    expect(newSideOfDiff(`${head}@@ -1 +1 @@\n-a\n+b\n@@ -9 +9 @@\n-x\n+y\n`)).toBeUndefined();
+    expect(newSideOfDiff(`${head}@@ -1,2 +1,3 @@\n a\n+b\n`)).toBeUndefined();
   });
 });

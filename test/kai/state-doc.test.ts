@@ -36,6 +36,15 @@ describe("STATE document collector", () => {
     expect(stateView(early, lane).digest).toBe("STATE/vpm-mini/current_state.md does not exist (no commit touched it up to the cutoff)");
   });
 
+  it("a repository without commits has no document yet", async () => {
+    const empty = new TestRepo();
+    try {
+      expect(await collectStateDoc(empty.dir, "STATE/current_state.md", new Date())).toEqual({ path: "STATE/current_state.md", exists: false, revision: null, updated_at: null, sections: [] });
+    } finally {
+      empty.cleanup();
+    }
+  });
+
   it("a document deleted before the cutoff does not exist then, and the digest names the commit", async () => {
     const r = new TestRepo();
     try {

@@ -272,7 +272,7 @@ describe("action handlers against real git, a local GitHub and a local webhook",
     });
 
     it.each([
-      ["Aya", "DEPLOY_TOKEN", "credential_not_allowed", 'role "Aya" may not fetch credential "DEPLOY_TOKEN" (it may fetch none); add it to that role\'s "credentials" in pmagent.config.json to allow it'],
+      ["Aya", "DEPLOY_TOKEN", "credential_not_allowed", 'role "Aya" may not fetch credential "DEPLOY_TOKEN" (it may fetch OPENAI_API_KEY); add it to that role\'s "credentials" in pmagent.config.json to allow it'],
       ["Tsugu", "OTHER", "credential_not_allowed", 'role "Tsugu" may not fetch credential "OTHER" (it may fetch DEPLOY_TOKEN); add it to that role\'s "credentials" in pmagent.config.json to allow it'],
     ])("refuses role %s the credential %s and resumes it with the error", async (role, name, code, message) => {
       const ex = executorFor({}, { DEPLOY_TOKEN: SECRET, OTHER: SECRET });

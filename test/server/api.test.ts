@@ -128,6 +128,9 @@ describe.each(kinds)("HTTP API on $name", (kind) => {
     const ok = await s.call("POST", "/v1/kai", { body: request });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ version: "kai_response_v1", request_id: "r-42", status: "ok", payload: { kind: "lane_status_v1" } });
+    // The server reads the project's runs (none yet) through the same sources as the CLI.
+    expect(ok.body.notes).toContain("Evidence: 0 runs");
+    expect(ok.body.notes.join("\n")).not.toContain("runs were not read");
     const bad = await s.call("POST", "/v1/kai", { body: { ...request, version: "kai_request_v2" } });
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toContain('$.version: expected "kai_request_v1", got "kai_request_v2"');

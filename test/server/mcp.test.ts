@@ -58,6 +58,7 @@ describe("MCP server", () => {
       expect(json(await client.callTool({ name: "oa_snapshot", arguments: {} }))).toMatchObject({ kernel_mode: "DEGRADED" });
       const lane = json(await client.callTool({ name: "kai_lane_status", arguments: { lane: "test/build" } }));
       expect(lane).toMatchObject({ status: "ok", payload: { kind: "lane_status_v1" } });
+      expect(lane.notes).toContain("Evidence: 0 runs");
       const changed = json(await client.callTool({ name: "kai_what_changed", arguments: { time_window_days: 3 } }));
       expect(changed).toMatchObject({ status: "ok", payload: { kind: "what_changed_v1" } });
       const badLane = await client.callTool({ name: "kai_lane_status", arguments: { lane: "nolayer" } });

@@ -84,6 +84,24 @@ describe("store selection", () => {
     }
   });
 
+  it("SQLite: closing gathers planner statistics for the tables it queried, so large boards get good plans", async () => {
+    const root = mkdtempSync(join(tmpdir(), "pmagent-open-"));
+    try {
+      let store = await openStore({ root, env: {} });
+      await store.exec("CREATE TABLE t (a INTEGER, b INTEGER); CREATE INDEX t_a ON t (a)");
+      await store.transaction(async (tx) => {
+        for (let i = 0; i < 2000; i++) await tx.run("INSERT INTO t (a, b) VALUES (?, ?)", [i % 20, i]);
+      });
+      await store.all("SELECT b FROM t WHERE a = ?", [3]);
+      await store.close();
+      store = await openStore({ root, env: {} });
+      expect(await store.all("SELECT tbl, idx FROM sqlite_stat1 WHERE tbl = 't'")).toEqual([{ tbl: "t", idx: "t_a" }]);
+      await store.close();
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   it("refuses a non-postgres database URL with a clear message", async () => {
     await expect(openStore({ root: tmpdir(), env: { PMAGENT_DATABASE_URL: "mysql://x" } })).rejects.toThrow(/postgres:\/\/ or postgresql:\/\//);
   });

@@ -9,6 +9,7 @@ import type { Migration } from "../migrate.js";
  */
 const COLUMNS = "run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms, dispatched_ms, dispatch_json";
 
+/** SQLite cannot drop a table's UNIQUE constraint: the table is rebuilt, with every index it had (0100, 0120). */
 const sqlite = `
 CREATE TABLE lattice_run_events_new (
   run_id TEXT NOT NULL,
@@ -31,6 +32,7 @@ DROP TABLE lattice_run_events;
 ALTER TABLE lattice_run_events_new RENAME TO lattice_run_events;
 CREATE UNIQUE INDEX lattice_run_events_identity ON lattice_run_events (run_id, event_ts, event_id);
 CREATE INDEX lattice_run_events_type ON lattice_run_events (run_id, event_type);
+CREATE INDEX lattice_run_events_received ON lattice_run_events (run_id, received_ms);
 `;
 
 const postgres = `
@@ -40,8 +42,8 @@ ALTER TABLE lattice_run_events DROP CONSTRAINT lattice_run_events_run_id_event_i
 CREATE UNIQUE INDEX lattice_run_events_identity ON lattice_run_events (run_id, event_ts, event_id);
 `;
 
-export const m0120: Migration = {
-  version: 120,
+export const m0130: Migration = {
+  version: 130,
   name: "lattice event identity keyed in time order",
   up: { sqlite, postgres },
 };

@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { Command } from "commander";
+import { groups } from "../../src/cli/program.js";
+import { CLI, REPO_ROOT, runProcess } from "../helpers/proc.js";
+
+const TRACE = pathToFileURL(join(REPO_ROOT, "test/cli/fixtures/trace-imports.mjs")).href;
+/** The files of the command groups in dist/cli (bb-sync.js is loaded by bb.js). */
+const GROUP_FILES = ["init", "demo", "bb", "bb-sync", "prompt", "agent", "oa", "kai", "emit", "checkpoint", "resume-info", "run", "runs", "resume", "worker", "env", "prs", "lane", "serve", "mcp"];
+
+/** Run the built CLI and return which group files it loaded. */
+async function loadedGroups(args: string[]): Promise<{ code: number | null; stdout: string; groups: string[]; dist: string[] }> {
+  const trace = join(mkdtempSync(join(tmpdir(), "pmagent-trace-")), "imports.txt");
+  const r = await runProcess(process.execPath, ["--import", TRACE, CLI, ...args], { env: { ...process.env, PMAGENT_TRACE_IMPORTS: trace } });
+  const urls = readFileSync(trace, "utf8").split("\n");
+  expect(urls.some((u) => u.endsWith("/dist/cli/program.js")), "the trace saw the CLI load").toBe(true);
+  const loaded = GROUP_FILES.filter((g) => urls.some((u) => u.endsWith(`/dist/cli/${g}.js`)));
+  const dist = urls.filter((u) => u.includes("/dist/")).map((u) => u.slice(u.lastIndexOf("/dist/") + 6)).sort();
+  return { code: r.code, stdout: r.stdout, groups: loaded, dist };
+}
+
+describe("the CLI loads only the command group it runs", () => {
+  it("--version and the top-level --help load no group (nor core); the help lists every command with its summary", async () => {
+    const version = await loadedGroups(["--version"]);
+    expect(version).toMatchObject({ code: 0, groups: [], dist: ["cli/main.js", "cli/program.js"] });
+    expect(version.stdout.trim()).toBe(JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")).version);
+
+    const help = await loadedGroups(["--help"]);
+    expect(help).toMatchObject({ code: 0, groups: [], dist: ["cli/main.js", "cli/program.js"] });
+    const flat = help.stdout.replace(/\s+/g, " ");
+    for (const [name, group] of Object.entries(groups)) expect(flat).toContain(` ${name} ${group.summary}`);
+    expect(help.stdout).toContain("Exit codes:\n  0  success");
+  });
+
+  it("an unknown command loads no group and is a usage error", async () => {
+    expect(await loadedGroups(["frobnicate"])).toMatchObject({ code: 2, groups: [] });
+  });
+
+  it("GROUP --help and `help GROUP` load that group only", async () => {
+    expect((await loadedGroups(["bb", "--help"])).groups).toEqual(["bb", "bb-sync"]);
+    expect((await loadedGroups(["help", "kai"])).groups).toEqual(["kai"]);
+    const emit = await loadedGroups(["--config", "pmagent.config.json", "emit", "--help"]);
+    expect(emit).toMatchObject({ code: 0, groups: ["emit"] });
+    expect(emit.stdout).toContain("Usage: pmagent emit");
+  });
+
+  it("every command of the table is the one its group registers", async () => {
+    for (const [name, group] of Object.entries(groups)) {
+      const program = new Command();
+      (await group.load())(program);
+      expect(program.commands.map((c) => c.name()), name).toContain(name);
+    }
+  });
+});
