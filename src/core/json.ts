@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 
 /**
  * Canonical JSON: object keys sorted, no insignificant whitespace. Used wherever identity is a
@@ -21,8 +21,9 @@ function sortKeys(value: unknown): unknown {
   return value;
 }
 
+/** crypto.hash is a one-shot digest: no Hash object per call, about twice as fast on short input. */
 export function sha256Hex(data: string | Buffer): string {
-  return createHash("sha256").update(data).digest("hex");
+  return hash("sha256", data, "hex");
 }
 
 /** Hash of the canonical JSON form of a value. */

@@ -23,6 +23,14 @@ const RECENT_OUTBOX_LIMIT = 100_000;
 /** The tailer stops reading while this many lines wait to be stored. */
 const HIGH_WATER_LINES = 20_000;
 const INSERT_CHUNK = 100;
+/** Rows per INSERT on PostgreSQL (sent as one JSON parameter). */
+const PG_INSERT_ROWS = 5000;
+/**
+ * Outbox bytes read per flush (~30,000 typical events): one transaction stores them, large enough
+ * that a commit's cost is spread over many events, small enough to bound memory and to keep their
+ * stdout copies among the outbox lines remembered.
+ */
+const OUTBOX_BATCH_BYTES = 8 * 1024 * 1024;
 
 export interface IngestOptions {
   store: Store;
@@ -52,6 +60,8 @@ interface Candidate {
   source: "stdout" | "outbox";
   outbox_line: number | null;
   json: string;
+  /** The event's timestamp: with the id, its key in the run (see migration 130). */
+  ts: string;
 }
 
 interface PendingLog {
@@ -81,6 +91,8 @@ export class RunIngestor {
   private nextLogSeq = 0;
   private violationsSeen = -1;
   private outboxBroken = false;
+  /** The last outbox read stopped at OUTBOX_BATCH_BYTES before the file's end. */
+  private outboxMore = false;
   private tornReported: number | null = null;
   private chain: Promise<void> = Promise.resolve();
   private scheduled = false;
@@ -109,7 +121,7 @@ export class RunIngestor {
 
   /** True while enough lines wait to be stored that the tailer should stop reading. */
   get full(): boolean {
-    return this.stdoutEvents.length + this.logs.length > HIGH_WATER_LINES;
+    return this.stdoutEvents.length + this.logs.length > HIGH_WATER_LINES || this.outboxMore;
   }
 
   /** Bytes of stdout/stderr read so far (where the next read of each file starts). */
@@ -187,7 +199,7 @@ export class RunIngestor {
     setImmediate(() => {
       this.scheduled = false;
       if (this.finished) return;
-      void this.enqueue({ outbox: this.stdoutEvents.length > 0 });
+      void this.enqueue({ outbox: this.stdoutEvents.length > 0 || this.outboxMore });
     });
   }
 
@@ -210,10 +222,12 @@ export class RunIngestor {
    */
   async finish(): Promise<void> {
     this.endStreams();
-    // The final flush takes everything; a flush scheduled before it would run after it, once the
-    // run may have moved on (a resume resets the stream offsets), and store stale offsets.
+    // The final flushes take everything; a flush scheduled before them would run after them, once
+    // the run may have moved on (a resume resets the stream offsets), and store stale offsets.
+    // More than one when the outbox holds more than one batch.
     this.finished = true;
-    await this.enqueue({ outbox: true, final: true });
+    do await this.enqueue({ outbox: true, final: true });
+    while (this.outboxMore && !this.failure && !this.outboxBroken);
     if (this.failure) throw this.failure;
   }
 
@@ -227,7 +241,7 @@ export class RunIngestor {
     if (this.outboxBroken) return;
     let read;
     try {
-      read = readOutbox(this.o.outboxPath, this.position, { maxLineBytes: this.o.maxLineBytes });
+      read = readOutbox(this.o.outboxPath, this.position, { maxLineBytes: this.o.maxLineBytes, maxBytes: OUTBOX_BATCH_BYTES });
     } catch (err) {
       this.outboxBroken = true;
       this.errors.push({ source: "outbox", line_no: null, reason: `outbox unreadable, no longer read for this run: ${(err as Error).message}`, excerpt: "" });
@@ -238,11 +252,12 @@ export class RunIngestor {
         this.errors.push({ source: "outbox", line_no: item.line_no, reason: item.reason, excerpt: this.o.redactor.redact(item.excerpt) });
         continue;
       }
-      const json = JSON.stringify(item.raw);
-      this.recentOutbox.add(json);
-      out.push(this.candidate(item, "outbox", item.line_no, json));
+      // The line's own text: its stdout copy is the same text after the prefix.
+      this.recentOutbox.add(item.text);
+      out.push(this.candidate(item, "outbox", item.line_no, item.text));
     }
     this.position = read.next;
+    this.outboxMore = read.more;
     if (final && read.torn && this.tornReported !== read.torn.offset) {
       this.tornReported = read.torn.offset;
       this.errors.push({
@@ -256,6 +271,7 @@ export class RunIngestor {
 
   private candidate(item: ParsedEvent, source: "stdout" | "outbox", outboxLine: number | null, json: string): Candidate {
     let stored = this.o.redactor.redact(json);
+    let ts = item.event.timestamp;
     if (stored !== json) {
       // A redaction must leave valid JSON; if it cannot, redact value by value.
       try {
@@ -263,8 +279,9 @@ export class RunIngestor {
       } catch {
         stored = JSON.stringify(this.o.redactor.redactValue(item.raw));
       }
+      ts = this.o.redactor.redact(ts);
     }
-    return { id: item.id, type: item.event.event_type, source, outbox_line: outboxLine, json: stored };
+    return { id: item.id, type: item.event.event_type, source, outbox_line: outboxLine, json: stored, ts };
   }
 
   private async initSeq(q: Queryable): Promise<void> {
@@ -279,15 +296,25 @@ export class RunIngestor {
 
   private async flush(opts: { outbox: boolean; final?: boolean }): Promise<void> {
     const candidates: Candidate[] = [];
-    if (opts.outbox || opts.final) this.readOutboxInto(candidates, opts.final === true);
+    const final = opts.final === true;
+    let stdoutEvents = this.stdoutEvents;
+    this.stdoutEvents = [];
+    if (opts.outbox || final || stdoutEvents.length > 0) {
+      this.readOutboxInto(candidates, final);
+      // A bounded read may stop short of the stdout lines waiting here: read on until the outbox
+      // has shown them all or ends, so none is parsed and stored from stdout needlessly.
+      for (;;) {
+        stdoutEvents = stdoutEvents.filter((line) => !this.recentOutbox.delete(line.json));
+        if (stdoutEvents.length === 0 || !this.outboxMore || this.outboxBroken) break;
+        this.readOutboxInto(candidates, final);
+      }
+    }
     // stdout event lines the outbox did not deliver: parse them and store them from stdout.
-    for (const line of this.stdoutEvents) {
-      if (this.recentOutbox.delete(line.json)) continue;
+    for (const line of stdoutEvents) {
       const parsed = classifyStdoutLine({ kind: "line", line_no: line.line_no, bytes: Buffer.from(line.text) }, this.o.maxLineBytes, (t) => this.o.redactor.redact(t));
-      if (parsed.kind === "event") candidates.push(this.candidate(parsed, "stdout", null, JSON.stringify(parsed.raw)));
+      if (parsed.kind === "event") candidates.push(this.candidate(parsed, "stdout", null, line.json));
       else if (parsed.kind === "protocol_error") this.errors.push({ source: "stdout", line_no: parsed.line_no, reason: parsed.reason, excerpt: parsed.excerpt });
     }
-    this.stdoutEvents = [];
     const violations = opts.outbox || opts.final ? readViolations(this.o.violationsPath) : [];
     const logs = this.logs;
     const errors = this.errors;
@@ -331,6 +358,8 @@ export class RunIngestor {
         this.o.runId,
       ]);
     });
+    // More of the outbox waits: catch up without waiting for the next poll.
+    if (this.outboxMore && !this.outboxBroken) this.schedule();
     if (fresh.length > 0 && this.o.onNewEvents) await this.o.onNewEvents(fresh);
   }
 
@@ -353,47 +382,46 @@ export class RunIngestor {
   private async insertEvents(q: Queryable, candidates: Candidate[], now: number, fresh: StoredEvent[]): Promise<void> {
     const seen = new Set<string>();
     const unique = candidates.filter((c) => (seen.has(c.id) ? false : (seen.add(c.id), true)));
+    const stored = (c: Candidate, seq: number) => {
+      this.newCount++;
+      const s = this.stored_(c, seq, now);
+      if (s) fresh.push(s);
+    };
+    // First seen on stdout: now the outbox tells where it belongs.
+    const placeOnOutbox = (c: Candidate) =>
+      q.run(`UPDATE lattice_run_events SET outbox_line = ? WHERE run_id = ? AND event_ts = ? AND event_id = ? AND outbox_line IS NULL`, [c.outbox_line, this.o.runId, c.ts, c.id]);
     if (q.dialect === "sqlite") {
-      // Bulk path: one cached prepared statement per row inside the transaction is SQLite's fastest insert.
+      // One cached prepared statement per row inside the transaction is SQLite's fastest insert.
       for (const c of unique) {
         const seq = this.nextSeq++;
         const r = await q.run(
-          `INSERT INTO lattice_run_events (run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, event_id) DO NOTHING`,
-          [this.o.runId, seq, this.o.attempt, c.id, c.type, c.source, c.outbox_line, c.json, now],
+          `INSERT INTO lattice_run_events (run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms, event_ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, event_ts, event_id) DO NOTHING`,
+          [this.o.runId, seq, this.o.attempt, c.id, c.type, c.source, c.outbox_line, c.json, now, c.ts],
         );
-        if (r.changes === 1) {
-          this.newCount++;
-          const s = this.stored_(c, seq, now);
-          if (s) fresh.push(s);
-        } else if (c.outbox_line !== null) {
-          await q.run(`UPDATE lattice_run_events SET outbox_line = ? WHERE run_id = ? AND event_id = ? AND outbox_line IS NULL`, [c.outbox_line, this.o.runId, c.id]);
-        }
+        if (r.changes === 1) stored(c, seq);
+        else if (c.outbox_line !== null) await placeOnOutbox(c);
       }
       return;
     }
-    for (const chunk of chunks(unique, INSERT_CHUNK)) {
-      const params: SqlParam[] = [];
+    // PostgreSQL: the rows go as one JSON array parameter, unpacked by the server, so a batch of
+    // thousands costs one short statement instead of thousands of bound parameters.
+    for (const chunk of chunks(unique, PG_INSERT_ROWS)) {
       const seqs = new Map<string, number>();
-      for (const c of chunk) {
+      const rowsJson = chunk.map((c) => {
         const seq = this.nextSeq++;
         seqs.set(c.id, seq);
-        params.push(this.o.runId, seq, this.o.attempt, c.id, c.type, c.source, c.outbox_line, c.json, now);
-      }
+        return { s: seq, i: c.id, t: c.type, o: c.source, l: c.outbox_line, j: c.json, ts: c.ts };
+      });
       const inserted = await q.all<{ event_id: string }>(
-        `INSERT INTO lattice_run_events (run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms) VALUES ${rows(chunk.length, 9)}
-         ON CONFLICT (run_id, event_id) DO NOTHING RETURNING event_id`,
-        params,
+        `INSERT INTO lattice_run_events (run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms, event_ts)
+         SELECT ?, r.s, ?, r.i, r.t, r.o, r.l, r.j, ?, r.ts FROM json_to_recordset(?::json) AS r(s bigint, i text, t text, o text, l bigint, j text, ts text)
+         ON CONFLICT (run_id, event_ts, event_id) DO NOTHING RETURNING event_id`,
+        [this.o.runId, this.o.attempt, now, JSON.stringify(rowsJson)],
       );
       const isNew = new Set(inserted.map((r) => r.event_id));
       for (const c of chunk) {
-        if (isNew.has(c.id)) {
-          this.newCount++;
-          const s = this.stored_(c, seqs.get(c.id)!, now);
-          if (s) fresh.push(s);
-        } else if (c.outbox_line !== null) {
-          // First seen on stdout: now the outbox tells where it belongs.
-          await q.run(`UPDATE lattice_run_events SET outbox_line = ? WHERE run_id = ? AND event_id = ? AND outbox_line IS NULL`, [c.outbox_line, this.o.runId, c.id]);
-        }
+        if (isNew.has(c.id)) stored(c, seqs.get(c.id)!);
+        else if (c.outbox_line !== null) await placeOnOutbox(c);
       }
     }
   }

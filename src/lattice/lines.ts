@@ -7,7 +7,7 @@
 
 export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
 /** How much of an over-long line is kept to show in the protocol error. */
-const EXCERPT_BYTES = 200;
+export const EXCERPT_BYTES = 200;
 
 export type RawLine =
   | { kind: "line"; line_no: number; bytes: Buffer }
@@ -55,6 +55,15 @@ export class LineSplitter {
       start = nl + 1;
     }
     return out;
+  }
+
+  /**
+   * Number a complete line the caller split off itself (only between lines: nothing pending), so
+   * a reader that finds whole lines in its own buffer keeps one numbering with this splitter.
+   */
+  countLine(): number {
+    if (this.pending) throw new Error("countLine() while a line is pending");
+    return this.lineNo++;
   }
 
   /** The final line when the stream ended without a newline, if there is one. */

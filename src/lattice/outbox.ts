@@ -7,7 +7,7 @@
 import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ConflictError } from "../core/index.js";
-import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type RawLine } from "./lines.js";
+import { DEFAULT_MAX_LINE_BYTES, EXCERPT_BYTES, LineSplitter, type RawLine } from "./lines.js";
 import { excerpt, identity, parseEventJson, type ParsedEvent, type ProtocolError } from "./parser.js";
 
 export const LATTICE_DIR = ".lattice";
@@ -43,16 +43,21 @@ export interface OutboxPosition {
 
 export const OUTBOX_START: OutboxPosition = { offset: 0, line_no: 1 };
 
+/** An outbox event with its line's JSON text (what its stdout copy shows after the prefix). */
+export type OutboxEvent = ParsedEvent & { text: string };
+
 export interface OutboxRead {
-  items: Array<ParsedEvent | ProtocolError>;
+  items: Array<OutboxEvent | ProtocolError>;
   next: OutboxPosition;
   /** An incomplete last line (no newline yet): where it starts and how many bytes it has so far. */
   torn: { offset: number; line_no: number; bytes: number } | null;
+  /** True when the read stopped at `maxBytes` before the end of the file: read again from `next`. */
+  more: boolean;
 }
 
 const READ_CHUNK = 1024 * 1024;
 
-function classify(raw: RawLine, maxLineBytes: number, redact: (t: string) => string): ParsedEvent | ProtocolError | null {
+function classify(raw: RawLine, maxLineBytes: number, redact: (t: string) => string): OutboxEvent | ProtocolError | null {
   if (raw.kind === "overlong") {
     return {
       kind: "protocol_error",
@@ -61,28 +66,33 @@ function classify(raw: RawLine, maxLineBytes: number, redact: (t: string) => str
       excerpt: excerpt(raw.head.toString("utf8"), redact),
     };
   }
-  let text = raw.bytes.toString("utf8");
+  return classifyText(raw.bytes.toString("utf8"), raw.line_no, redact);
+}
+
+function classifyText(text: string, lineNo: number, redact: (t: string) => string): OutboxEvent | ProtocolError | null {
   if (text.endsWith("\r")) text = text.slice(0, -1);
   if (text.trim() === "") return null;
   const parsed = parseEventJson(text);
   if (!parsed.ok) {
-    return { kind: "protocol_error", line_no: raw.line_no, reason: redact(parsed.reason), excerpt: excerpt(text, redact) };
+    return { kind: "protocol_error", line_no: lineNo, reason: redact(parsed.reason), excerpt: excerpt(text, redact) };
   }
-  return { kind: "event", line_no: raw.line_no, id: parsed.id, event: parsed.event, raw: parsed.raw };
+  return { kind: "event", line_no: lineNo, id: parsed.id, event: parsed.event, raw: parsed.raw, text };
 }
 
 /**
  * Read the outbox from `from` to its current end (`redact` as in the stdout parser). A missing file reads as empty (the sprite has
  * not written yet). A file shorter than `from.offset` was rewritten, which the protocol forbids.
+ * `maxBytes` bounds one read (it stops at the first line end past it, with `more` set), so a
+ * caller storing what it reads in one transaction keeps its batches bounded.
  */
-export function readOutbox(path: string, from: OutboxPosition = OUTBOX_START, options: { maxLineBytes?: number; redact?: (text: string) => string } = {}): OutboxRead {
+export function readOutbox(path: string, from: OutboxPosition = OUTBOX_START, options: { maxLineBytes?: number; redact?: (text: string) => string; maxBytes?: number } = {}): OutboxRead {
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const redact = options.redact ?? identity;
   let fd: number;
   try {
     fd = openSync(path, "r");
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { items: [], next: from, torn: null };
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { items: [], next: from, torn: null, more: false };
     throw err;
   }
   try {
@@ -91,8 +101,10 @@ export function readOutbox(path: string, from: OutboxPosition = OUTBOX_START, op
       throw new ConflictError("outbox_truncated", `${path} shrank to ${size} bytes but ${from.offset} were already read: the outbox is append-only and must not be rewritten`);
     }
     const splitter = new LineSplitter(maxLineBytes, from.line_no);
-    const items: Array<ParsedEvent | ProtocolError> = [];
-    const buf = Buffer.allocUnsafe(Math.min(READ_CHUNK, Math.max(size - from.offset, 1)));
+    const items: Array<OutboxEvent | ProtocolError> = [];
+    const maxBytes = Math.max(1, options.maxBytes ?? Infinity);
+    const buf = Buffer.allocUnsafe(Math.min(READ_CHUNK, maxBytes, Math.max(size - from.offset, 1)));
+    const stopAt = Math.min(size, from.offset + maxBytes);
     let pos = from.offset;
     let consumedTo = from.offset;
     let lineNo = from.line_no;
@@ -102,15 +114,34 @@ export function readOutbox(path: string, from: OutboxPosition = OUTBOX_START, op
       const chunk = buf.subarray(0, n);
       const lastNl = chunk.lastIndexOf(0x0a);
       if (lastNl !== -1) consumedTo = pos + lastNl + 1;
-      for (const raw of splitter.push(chunk)) {
-        lineNo = raw.line_no + 1;
-        const item = classify(raw, maxLineBytes, redact);
+      const take = (item: OutboxEvent | ProtocolError | null) => {
         if (item) items.push(item);
+      };
+      // A line begun in the previous chunk goes through the splitter up to its end; the whole
+      // lines after it are decoded straight from the chunk (no copy per line); the unfinished
+      // rest waits in the splitter.
+      let start = 0;
+      if (splitter.pending) {
+        const nl = chunk.indexOf(0x0a);
+        start = nl === -1 ? n : nl + 1;
+        for (const raw of splitter.push(chunk.subarray(0, start))) take(classify(raw, maxLineBytes, redact));
       }
+      for (let nl = chunk.indexOf(0x0a, start); nl !== -1; nl = chunk.indexOf(0x0a, start)) {
+        const line = splitter.countLine();
+        const bytes = nl - start;
+        if (bytes > maxLineBytes) take(classify({ kind: "overlong", line_no: line, size: bytes, head: Buffer.from(chunk.subarray(start, start + EXCERPT_BYTES)) }, maxLineBytes, redact));
+        else take(classifyText(chunk.toString("utf8", start, nl), line, redact));
+        start = nl + 1;
+      }
+      if (start < n) splitter.push(chunk.subarray(start));
+      lineNo = splitter.nextLineNo;
       pos += n;
+      // Past the bound with at least one whole line read: the rest waits for the next read.
+      if (pos >= stopAt && pos < size && consumedTo > from.offset) break;
     }
-    const torn = consumedTo < size ? { offset: consumedTo, line_no: lineNo, bytes: size - consumedTo } : null;
-    return { items, next: { offset: consumedTo, line_no: lineNo }, torn };
+    const more = pos < size;
+    const torn = !more && consumedTo < size ? { offset: consumedTo, line_no: lineNo, bytes: size - consumedTo } : null;
+    return { items, next: { offset: consumedTo, line_no: lineNo }, torn, more };
   } finally {
     closeSync(fd);
   }

@@ -1,10 +1,11 @@
-import { describe, expect, it } from "vitest";
-import { mkdtempSync, rmSync } from "node:fs";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redactor } from "../../src/core/index.js";
-import { RunIngestor, RunStore } from "../../src/lattice/index.js";
-import { availableStoreKinds } from "../helpers/stores.js";
+import { appendOutbox, eventId, OUTBOX_START, RunIngestor, RunStore } from "../../src/lattice/index.js";
+import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
+import { SPEC_EVENTS } from "./helpers.js";
 
 const kinds = await availableStoreKinds();
 
@@ -33,5 +34,70 @@ describe.each(kinds)("RunIngestor on $name", (kind) => {
       await ts.cleanup();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe.each(kinds)("RunIngestor: both sources, outbox batches, on $name", (kind) => {
+  let ts: TestStore;
+  let dir: string;
+  beforeEach(async () => {
+    ts = await kind.open();
+    dir = mkdtempSync(join(tmpdir(), "pmagent-ingest-"));
+  });
+  afterEach(async () => {
+    await ts.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const ingestor = () =>
+    new RunIngestor({
+      store: ts.store,
+      runId: "run-1",
+      attempt: 1,
+      outboxPath: join(dir, "outbox.jsonl"),
+      violationsPath: join(dir, "violations.log"),
+      outbox: OUTBOX_START,
+      stdoutOffset: 0,
+      stderrOffset: 0,
+      logBytes: 0,
+      logTruncated: false,
+      redactor: new Redactor(["hunter2-secret-value"]),
+    });
+  const rows = () => ts.store.all<{ event_id: string; source: string; outbox_line: number | null; event_ts: string }>("SELECT event_id, source, outbox_line, event_ts FROM lattice_run_events WHERE run_id = 'run-1' ORDER BY seq");
+  const line = (e: unknown) => Buffer.from(`LATTICE_EVENT ${JSON.stringify(e)}\n`);
+
+  it("stores an event seen on stdout first once, and places it on its outbox line when the outbox shows it later", async () => {
+    const ing = ingestor();
+    ing.pushStdout(line(SPEC_EVENTS.info));
+    await ing.poll();
+    await ing.settle();
+    expect(await rows()).toEqual([{ event_id: eventId(SPEC_EVENTS.info), source: "stdout", outbox_line: null, event_ts: "2026-01-15T10:30:00Z" }]);
+    appendOutbox(join(dir, "outbox.jsonl"), SPEC_EVENTS.phaseStarted);
+    appendOutbox(join(dir, "outbox.jsonl"), SPEC_EVENTS.info);
+    ing.pushStdout(line(SPEC_EVENTS.phaseStarted));
+    await ing.finish();
+    expect((await rows()).map((r) => [r.event_id, r.source, Number(r.outbox_line)])).toEqual([
+      [eventId(SPEC_EVENTS.info), "stdout", 2],
+      [eventId(SPEC_EVENTS.phaseStarted), "outbox", 1],
+    ]);
+    expect(ing.stored).toBe(2);
+  });
+
+  it("stores many events from both sources once each, in outbox order, redacted, across several outbox batches", async () => {
+    const path = join(dir, "outbox.jsonl");
+    const events = Array.from({ length: 3000 }, (_, i) => ({
+      ...SPEC_EVENTS.infoProgress,
+      timestamp: new Date(Date.parse("2026-01-15T10:30:00Z") + i).toISOString(),
+      payload: { message: `step ${i} with hunter2-secret-value`, pad: "x".repeat(3000) },
+    }));
+    appendFileSync(path, events.map((e) => `${JSON.stringify(e)}\n`).join(""));
+    const ing = ingestor();
+    for (const e of events) ing.pushStdout(line(e));
+    await ing.finish();
+    const stored = await rows();
+    expect(stored.map((r) => r.event_id)).toEqual(events.map(eventId));
+    expect(stored.every((r) => r.source === "outbox")).toBe(true);
+    const text = await ts.store.all<{ event_json: string }>("SELECT event_json FROM lattice_run_events WHERE run_id = 'run-1'");
+    expect(text.some((r) => r.event_json.includes("hunter2"))).toBe(false);
   });
 });

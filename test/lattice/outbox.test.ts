@@ -36,7 +36,38 @@ describe("outbox", () => {
     const second = readOutbox(path, first.next);
     expect(second.items).toHaveLength(1);
     expect(second.items[0]).toMatchObject({ line_no: 2, event: { event_type: "PHASE_FINISHED" } });
-    expect(readOutbox(path, second.next)).toEqual({ items: [], next: second.next, torn: null });
+    expect(readOutbox(path, second.next)).toEqual({ items: [], next: second.next, torn: null, more: false });
+  });
+
+  it("reads in bounded steps with maxBytes: each step ends on a line, together they are one whole read, a torn line only at the end", () => {
+    const path = outboxPath(ws);
+    for (let i = 0; i < 9; i++) appendOutbox(path, specEvent(i % 3));
+    // Every kind of line: garbage, CRLF, blank, multi-byte text, one over the limit, then a torn one.
+    const unicode = { ...specEvent(0), payload: { message: "ünïcödé — ✓ 日本語" } };
+    appendFileSync(path, `not json\n${JSON.stringify(specEvent(1))}\r\n\n${JSON.stringify(unicode)}\n${"x".repeat(900)}\n`);
+    appendOutbox(path, specEvent(2));
+    appendFileSync(path, JSON.stringify(specEvent(7)).slice(0, 30));
+    const maxLineBytes = 800;
+    const whole = readOutbox(path, OUTBOX_START, { maxLineBytes });
+    expect(whole.items.map((i) => i.kind)).toEqual([...Array(9).fill("event"), "protocol_error", "event", "event", "protocol_error", "event"]);
+    expect(whole.items[12]).toMatchObject({ line_no: 14, reason: "line of 900 bytes exceeds the limit of 800 bytes; discarded" });
+    expect(whole.items[11]).toMatchObject({ line_no: 13, event: { payload: { message: "ünïcödé — ✓ 日本語" } } });
+    for (const maxBytes of [1, 7, 100, 333, 700, 5000]) {
+      const steps = [];
+      let from = OUTBOX_START;
+      for (;;) {
+        const step = readOutbox(path, from, { maxBytes, maxLineBytes });
+        steps.push(step);
+        if (!step.more) break;
+        // Each step consumes at least one line (a blank one has no item).
+        expect(step.next.line_no).toBeGreaterThan(from.line_no);
+        expect(step.torn).toBeNull();
+        from = step.next;
+      }
+      expect(steps.flatMap((s) => s.items)).toEqual(whole.items);
+      expect(steps.at(-1)).toMatchObject({ next: whole.next, torn: whole.torn, more: false });
+      if (maxBytes === 1) expect(steps.slice(0, -1).every((s) => s.items.length <= 1)).toBe(true);
+    }
   });
 
   it("reports a torn last line as torn, not as an error, until it is completed", () => {
@@ -121,7 +152,7 @@ describe("outbox", () => {
   });
 
   it("reads a missing outbox as empty", () => {
-    expect(readOutbox(join(ws, "nope.jsonl"))).toEqual({ items: [], next: OUTBOX_START, torn: null });
+    expect(readOutbox(join(ws, "nope.jsonl"))).toEqual({ items: [], next: OUTBOX_START, torn: null, more: false });
   });
 
   it("refuses an outbox that shrank below the offset already read", () => {
