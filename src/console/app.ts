@@ -162,8 +162,11 @@ function inputField(name: string, type: string): HTMLElement {
   return h("textarea", { name, "data-type": type, placeholder: `${type} as JSON`, required: "" });
 }
 
-/** A form built from the WAITING event's expected_inputs; values typed as the run expects them. */
-function resumeForm(run: Run): HTMLElement {
+/**
+ * A form built from the WAITING event's expected_inputs; values typed as the run expects them.
+ * `onResumed` is told once the server accepted the inputs.
+ */
+function resumeForm(run: Run, onResumed: () => void): HTMLElement {
   const expected = run.waiting!.expected_inputs;
   const error = h("p", { class: "error", id: "resume-error" });
   const form = h(
@@ -188,9 +191,7 @@ function resumeForm(run: Run): HTMLElement {
       return;
     }
     api("POST", `/v1/runs/${encodeURIComponent(run.id)}/resume`, { inputs })
-      .then(() => {
-        form.replaceChildren(h("p", { id: "resumed" }, "resumed"));
-      })
+      .then(onResumed)
       .catch((err: Error) => (error.textContent = err.message));
   });
   return form;
@@ -203,7 +204,22 @@ async function runPage(id: string): Promise<void> {
   const timeline = h("ol", { class: "timeline", id: "timeline" });
   const artifacts = h("ul", { id: "artifacts" });
   const logs = h("pre", { id: "logs" });
-  const formHolder = h("div", {}, run.state === "waiting" && run.waiting ? resumeForm(run) : null);
+  // The run's live state may leave `waiting` before the resume request returns: the notice lives in
+  // the holder (not the form) and stays until the run waits again.
+  const formHolder = h("div", {});
+  let resumed = false;
+  const showForm = (r: Run) => {
+    if (r.state === "waiting" && r.waiting) {
+      resumed = false;
+      formHolder.replaceChildren(
+        resumeForm(r, () => {
+          resumed = true;
+          formHolder.replaceChildren(h("p", { id: "resumed" }, "resumed"));
+        }),
+      );
+    } else if (!resumed) formHolder.replaceChildren();
+  };
+  showForm(run);
   main().replaceChildren(
     h("h1", {}, `Run ${run.id}`),
     h("p", {}, `${run.role}${run.entry_id ? ` · entry ${run.entry_id}` : ""} · `, state),
@@ -229,7 +245,7 @@ async function runPage(id: string): Promise<void> {
       state.textContent = next.state;
       if (next.state !== shown) {
         shown = next.state;
-        formHolder.replaceChildren(next.state === "waiting" && next.waiting ? resumeForm(next) : "");
+        showForm(next);
         void refreshLogs();
       }
     },
