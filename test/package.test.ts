@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import semver from "semver";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO_ROOT, runProcess } from "./helpers/proc.js";
@@ -7,6 +8,15 @@ import { REPO_ROOT, runProcess } from "./helpers/proc.js";
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
 
 describe("npm package", () => {
+  it("depends only on packages whose engines allow the Node.js it promises (package.json engines)", () => {
+    const read = (file: string) => JSON.parse(readFileSync(join(REPO_ROOT, file), "utf8")) as { engines: { node: string }; packages: Record<string, { engines?: { node?: string } }> };
+    const lowest = semver.minVersion(read("package.json").engines.node)!.version;
+    const refused = Object.entries(read("package-lock.json").packages)
+      .filter(([path, p]) => path !== "" && typeof p.engines?.node === "string" && !semver.satisfies(lowest, p.engines.node))
+      .map(([path, p]) => `${path} wants node ${p.engines!.node}`);
+    expect(refused, `these need a newer Node.js than ${lowest}: pin a version that allows it (package.json "overrides")`).toEqual([]);
+  });
+
   it("packs into a tarball that installs into an empty directory, and its pmagent --help runs", { timeout: 300_000 }, async () => {
     const out = mkdtempSync(join(tmpdir(), "pmagent-pack-"));
     // dist/ is already built by `npm test`; skip the prepare script's rebuild.
