@@ -179,7 +179,7 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
     out(whatChanged.summary_md);
     out();
     out(`${final.length} entries, ${final.filter((e) => e.entry.status === "done").length} done. Look around in ${project.root}:`);
-    out(`  pmagent bb list · pmagent runs · pmagent prs · git --git-dir .pmagent/forge.git log --oneline --all · ls .pmagent/workspaces/*/reports/pm_snapshots`);
+    out(`  pmagent bb list · pmagent runs · pmagent prs · git --git-dir .pmagent/forge.git log --stat --all`);
     return { entries: final, runs, laneStatus, whatChanged };
   } finally {
     await store.close();

@@ -1,13 +1,16 @@
 /**
  * Gen (PM snapshot): reads the STATE document and the cycle's artifacts (review, branch, commit,
- * pull request) and writes `reports/pm_snapshots/<date>-<cycle>.md` in the workspace: current
- * state, goals, gaps and next actions.
+ * pull request) and writes `reports/pm_snapshots/<date>-<cycle>.md`: current state, goals, gaps and
+ * next actions. When Tsugu opened a pull request, the snapshot is committed on top of the cycle's
+ * branch and Gen asks OPEN_PR again (blocking), so it lands in the same pull request as the
+ * documents it describes; resumed with the pull request, Gen completes.
  */
+import { fileURLToPath } from "node:url";
 import { confinePath, writeFileAtomic } from "../core/index.js";
 import { listItems, parseSections } from "../kai/index.js";
 import { DocUpdateReviewSchema, REVIEW_VERSION, type DocUpdateReview } from "./schema.js";
 import { findArtifact, readArtifact, readDoc, type ArtifactRef, type LaneRunContext } from "./context.js";
-import { branchSlug } from "./git.js";
+import { branchSlug, git } from "./git.js";
 
 export const SNAPSHOT_DIR = "reports/pm_snapshots";
 
@@ -61,27 +64,60 @@ export function snapshotMarkdown(s: SnapshotInput): string {
 const refOf = (a: ArtifactRef | undefined) => a?.ref ?? null;
 
 export function runGen(ctx: LaneRunContext, now = new Date()): void {
-  const { sprite, entry } = ctx;
+  const { resume } = ctx.sprite.readResume({ mark: true });
+  if (resume) finish(ctx, resume.inputs, resume.context);
+  else snapshot(ctx, now);
+}
+
+function snapshot(ctx: LaneRunContext, now: Date): void {
+  const { sprite, entry, workspace } = ctx;
   sprite.phaseStarted("pm_snapshot");
   const { data: review } = readArtifact(entry, REVIEW_VERSION, DocUpdateReviewSchema);
   const date = now.toISOString().slice(0, 10);
   const pr = findArtifact(entry, "pull_request");
+  const branch = findArtifact(entry, "branch");
   const md = snapshotMarkdown({
     cycleId: ctx.cycleId,
     date,
     lane: `${ctx.lane.layer}/${ctx.lane.name}`,
     stateFile: ctx.lane.state_file,
-    stateText: readDoc(ctx.workspace, ctx.lane.state_file),
+    stateText: readDoc(workspace, ctx.lane.state_file),
     review,
-    branch: refOf(findArtifact(entry, "branch")),
+    branch: refOf(branch),
     commit: refOf(findArtifact(entry, "commit")),
     pullRequest: refOf(pr),
   });
   const rel = `${SNAPSHOT_DIR}/${date}-${branchSlug(ctx.cycleId)}.md`;
-  const file = confinePath(ctx.workspace, rel, "snapshot path");
+  const file = confinePath(workspace, rel, "snapshot path");
+  const onBranch = pr?.ref && branch?.ref && branch.url?.startsWith("file:") ? branch.ref : null;
+  const base = onBranch ? git(workspace, ["rev-parse", "--abbrev-ref", "HEAD"]) : null;
+  if (onBranch) {
+    git(workspace, ["fetch", "--quiet", "--no-tags", fileURLToPath(branch!.url!), `refs/heads/${onBranch}:refs/heads/${onBranch}`]);
+    git(workspace, ["checkout", "--quiet", onBranch]);
+  }
   writeFileAtomic(file, md);
   sprite.artifact("pm_snapshot", { ref: file, metadata: { path: rel } });
-  if (pr?.ref) sprite.artifact("pull_request", { ref: pr.ref });
+  if (!onBranch) {
+    if (pr?.ref) sprite.artifact("pull_request", { ref: pr.ref });
+    sprite.phaseFinished("pm_snapshot", true);
+    sprite.completed("success", `PM snapshot of ${ctx.cycleId}: ${rel} (no branch to put it on: it stays in this run's workspace)`);
+    return;
+  }
+  git(workspace, ["add", "--", rel]);
+  git(workspace, ["-c", "user.name=Gen", "-c", "user.email=gen@pmagent.invalid", "commit", "--quiet", "-m", `reports: PM snapshot of ${ctx.cycleId}`]);
+  sprite.artifact("commit", { ref: git(workspace, ["rev-parse", "HEAD"]) });
   sprite.phaseFinished("pm_snapshot", true);
-  sprite.completed("success", `PM snapshot of ${ctx.cycleId}: ${rel}`);
+  // The same head: the forge follows the open pull request's new commit instead of opening another.
+  sprite.actionRequest("OPEN_PR", { title: `docs: ${review.proposal_summary}`, body: `PM snapshot of lane cycle ${ctx.cycleId}: ${rel}`, base: base!, head: onBranch }, { blocking: true });
+  sprite.waiting("waiting for the pull request", sprite.checkpoint(), { number: "integer", url: "string", head: "string", base: "string" });
+}
+
+function finish(ctx: LaneRunContext, inputs: Record<string, unknown>, context: Record<string, unknown>): void {
+  const failed = context.error as { message?: string } | undefined;
+  if (failed) {
+    ctx.sprite.completed("failure", `OPEN_PR for the PM snapshot failed: ${failed.message ?? "unknown error"}`);
+    return;
+  }
+  ctx.sprite.artifact("pull_request", { ref: String(inputs.number as number), metadata: { url: typeof inputs.url === "string" ? inputs.url : null } });
+  ctx.sprite.completed("success", `PM snapshot of ${ctx.cycleId} committed on ${git(ctx.workspace, ["rev-parse", "--abbrev-ref", "HEAD"])}; pull request #${String(inputs.number)}`);
 }

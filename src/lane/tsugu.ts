@@ -5,6 +5,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { pathToFileURL } from "node:url";
 import { RefusedError, confinePath } from "../core/index.js";
 import { DocUpdateReviewSchema, REVIEW_VERSION } from "./schema.js";
 import { guardUpdate } from "./guard.js";
@@ -33,7 +34,8 @@ function apply(ctx: LaneRunContext): void {
   const message = `docs: ${review.proposal_summary} (${ctx.cycleId})\n\n${review.accepted.map((u) => `- ${u.path}: ${u.reason}`).join("\n")}\n`;
   git(workspace, ["-c", "user.name=Tsugu", "-c", "user.email=tsugu@pmagent.invalid", "commit", "--quiet", "-m", message]);
   const sha = git(workspace, ["rev-parse", "HEAD"]);
-  sprite.artifact("branch", { ref: branch, metadata: { base } });
+  // The url says where the branch can be fetched from (this workspace): Gen adds its snapshot to it.
+  sprite.artifact("branch", { ref: branch, url: pathToFileURL(workspace).href, metadata: { base } });
   sprite.artifact("commit", { ref: sha });
   sprite.phaseFinished("apply", true);
   const body = [`Documentation update of lane cycle ${ctx.cycleId}, reviewed by Sho.`, "", ...review.decisions.map((d) => `- ${d.decision === "accept" ? "✅" : "❌"} ${d.update_id} ${d.path}${d.reasons.length ? ` — ${d.reasons.join("; ")}` : ""}`)].join("\n");

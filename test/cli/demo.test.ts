@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Blackboard } from "../../src/blackboard/index.js";
@@ -45,17 +45,21 @@ describe("pmagent demo: one whole doc_update cycle", () => {
         ["demo-docupdate-1-cycle_done", "Hana", "Human", "doc_update_cycle_done", "done"],
       ]);
 
-      // Tsugu waited for OPEN_PR and was resumed with the pull request: two attempts.
+      // Tsugu and Gen waited for OPEN_PR and were resumed with the pull request: two attempts each.
       const runs = await new RunStore(store, "demo").list({});
-      expect(runs.map((x) => [x.role, x.state, x.attempt]).sort()).toEqual([["Aya", "succeeded", 1], ["Gen", "succeeded", 1], ["Hana", "succeeded", 1], ["Sho", "succeeded", 1], ["Tsugu", "succeeded", 2]]);
+      expect(runs.map((x) => [x.role, x.state, x.attempt]).sort()).toEqual([["Aya", "succeeded", 1], ["Gen", "succeeded", 2], ["Hana", "succeeded", 1], ["Sho", "succeeded", 1], ["Tsugu", "succeeded", 2]]);
 
-      // The branch is in the forge with the accepted update only, and the pull request is recorded.
+      // The branch is in the forge with the accepted update and Gen's snapshot, in one pull request.
       const bare = join(dir, ".pmagent/forge.git");
       const forge = new LocalForge({ store, projectId: "demo", root: dir, bareRepo: ".pmagent/forge.git" });
       const prs = await forge.list();
       expect(prs).toMatchObject([{ number: 1, head: "doc-update/demo-docupdate-1", base: "main", state: "open" }]);
       expect(git(bare, "rev-parse", "refs/heads/doc-update/demo-docupdate-1")).toBe(prs[0]!.head_sha);
-      expect(git(bare, "diff", "--name-only", "main", "doc-update/demo-docupdate-1")).toBe("STATE/current_state.md");
+      const changed = git(bare, "diff", "--name-only", "main", "doc-update/demo-docupdate-1").split("\n");
+      expect(changed).toHaveLength(2);
+      expect(changed[0]).toBe("STATE/current_state.md");
+      expect(changed[1]).toMatch(/^reports\/pm_snapshots\/\d{4}-\d{2}-\d{2}-demo-docupdate-1\.md$/);
+      expect(git(bare, "log", "--format=%an %s", "main..doc-update/demo-docupdate-1").split("\n")).toEqual(["Gen reports: PM snapshot of demo-docupdate-1", expect.stringMatching(/^Tsugu docs: /)]);
       const state = git(bare, "show", "doc-update/demo-docupdate-1:STATE/current_state.md");
       expect(state).toMatch(/### Gaps[\s\S]*### Progress\n\nThe first full doc_update cycle ran through pmagent/);
       expect(git(bare, "show", "doc-update/demo-docupdate-1:docs/guide.md")).toBe(git(dir, "show", "main:docs/guide.md"));
@@ -67,12 +71,8 @@ describe("pmagent demo: one whole doc_update cycle", () => {
       expect(review.decisions.map((d) => [d.update_id, d.decision])).toEqual([["u1", "accept"], ["u2", "reject"], ["u3", "reject"]]);
       expect(review.decisions[1]!.reasons.join(" ")).toMatch(/from 15 to 3 lines.*ending mid-sentence/);
 
-      // Gen's PM snapshot.
-      const genRun = runs.find((x) => x.role === "Gen")!;
-      const files = readdirSync(join(genRun.workspace, "reports/pm_snapshots"));
-      expect(files).toHaveLength(1);
-      expect(files[0]).toMatch(/^\d{4}-\d{2}-\d{2}-demo-docupdate-1\.md$/);
-      const snapshot = readFileSync(join(genRun.workspace, "reports/pm_snapshots", files[0]!), "utf8");
+      // Gen's PM snapshot, as the pull request carries it.
+      const snapshot = git(bare, "show", `doc-update/demo-docupdate-1:${changed[1]}`);
       for (const heading of ["## Current", "## Goals", "## Gaps", "## Next actions"]) expect(snapshot).toContain(heading);
       expect(snapshot).toContain("- Review and merge pull request #1.");
       expect(snapshot).toContain("- The guide does not describe the review guard yet.");

@@ -167,11 +167,11 @@ describe.each(kinds)("the doc_update lane with a model configured ($name)", (kin
       expect((override?.event.payload as { message: string }).message).toContain("the guard overrides the reviewer's accept of u2 (docs/guide.md): would shrink");
       expect((shoEvents.find((e) => e.event_type === "COMPLETED")?.event.payload as { summary: string }).summary).toContain("1 accepted, 1 rejected; review approve at hard_gate: both updates read well");
 
-      // Tsugu's branch and pull request carry the accepted update only.
+      // Tsugu's branch and pull request carry the accepted update only, and Gen's snapshot.
       const prs = await forge.list();
       expect(prs).toMatchObject([{ number: 1, head: "doc-update/req-1", base: "main", state: "open" }]);
       const bare = join(dir, ".pmagent/forge.git");
-      expect(git(bare, "diff", "--name-only", "main", "doc-update/req-1")).toBe("STATE/current_state.md");
+      expect(git(bare, "diff", "--name-only", "main", "doc-update/req-1")).toMatch(/^STATE\/current_state\.md\nreports\/pm_snapshots\/\d{4}-\d{2}-\d{2}-req-1\.md$/);
       expect(git(bare, "show", "doc-update/req-1:STATE/current_state.md")).toContain(APPENDED);
     } finally {
       await ts.cleanup();

@@ -1,12 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Sprite } from "../../src/lattice/index.js";
 import { parseConfig } from "../../src/config/index.js";
 import {
   DocUpdateProposalSchema,
   DocUpdateReviewSchema,
   exampleLaneConfig,
   proposalFor,
+  LANE_SPRITES,
   reviewProposal,
   snapshotMarkdown,
   type LaneEntry,
@@ -102,6 +106,26 @@ describe("Sho: doc_update_review_v1", () => {
 });
 
 describe("Gen: PM snapshot", () => {
+  it("without a branch to put it on, keeps the snapshot in its workspace, says so, and asks for no pull request", () => {
+    const workspace = mkdtempSync(join(tmpdir(), "pmagent-gen-"));
+    try {
+      execFileSync("git", ["init", "--quiet", "-b", "main", workspace]);
+      const ref = join(workspace, "review.json");
+      writeFileSync(ref, JSON.stringify({ version: "doc_update_review_v1", cycle_id: "req-1", proposal_summary: "s", created_at: NOW.toISOString(), decisions: [{ update_id: "u1", path: "STATE/current_state.md", decision: "reject", reasons: ["too short"], lines_before: 9, lines_after: 2 }], accepted: [] }));
+      const events: Array<{ event_type: string; payload: Record<string, unknown> }> = [];
+      const sprite = new Sprite({ spriteId: "s-1", workItemId: "req-1-pm_snapshot", workspace, write: (line) => void events.push(JSON.parse(line.slice(line.indexOf("{"))) as never) });
+      const genEntry = { id: "req-1-pm_snapshot", kind: "pm_snapshot_request", payload: { refs: [{ type: "artifact", kind: "doc_update_review_v1", ref }] }, target_docs: [] };
+      LANE_SPRITES.gen!({ sprite, role: "Gen", workspace, project: { root: workspace, configPath: "", config }, lane, entry: genEntry, cycleId: "req-1", entryFile: "" });
+      expect(events.map((e) => e.event_type)).toEqual(["PHASE_STARTED", "ARTIFACT", "PHASE_FINISHED", "COMPLETED"]);
+      const rel = (events[1]!.payload.metadata as { path: string }).path;
+      expect(readFileSync(join(workspace, rel), "utf8")).toContain("- No pull request was opened.");
+      expect(events[3]!.payload).toMatchObject({ status: "success", summary: `PM snapshot of req-1: ${rel} (no branch to put it on: it stays in this run's workspace)` });
+    } finally {
+      rmSync(workspace, { recursive: true, force: true });
+    }
+  });
+
+
   it("has current state, goals, gaps (with rejected updates) and next actions", () => {
     const review = DocUpdateReviewSchema.parse({
       version: "doc_update_review_v1",
