@@ -1,38 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import pg from "pg";
 import { Blackboard } from "../../src/blackboard/index.js";
-import { migrate, migrations, PostgresStore, SqliteStore, type Store } from "../../src/store/index.js";
-import { availableStoreKinds, PG_URL, uniqueSchema } from "../helpers/stores.js";
+import { migrate, migrations } from "../../src/store/index.js";
+import { availableStoreKinds } from "../helpers/stores.js";
 
 const kinds = await availableStoreKinds();
 
-/** A store with no migrations applied, and how to get rid of it. */
-async function emptyStore(kind: "sqlite" | "postgres"): Promise<{ store: Store; cleanup(): Promise<void> }> {
-  if (kind === "sqlite") {
-    const dir = mkdtempSync(join(tmpdir(), "pmagent-mig-"));
-    const store = new SqliteStore(join(dir, "pmagent.db"));
-    return { store, cleanup: async () => (await store.close(), rmSync(dir, { recursive: true, force: true })) };
-  }
-  const schema = uniqueSchema();
-  const store = await PostgresStore.connect(PG_URL, { schema });
-  return {
-    store,
-    async cleanup() {
-      await store.close();
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
-      await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await c.end();
-    },
-  };
-}
-
 describe.each(kinds)("blackboard migration 2 ($name)", (kind) => {
   it("moves status and updated_at of existing entries out of entry_json; they read, claim and finish as before", async () => {
-    const { store, cleanup } = await emptyStore(kind.name);
+    const { store, cleanup } = await kind.openEmpty();
     try {
       await migrate(store, migrations.filter((m) => m.version === 1));
       const entry = {

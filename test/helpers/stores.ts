@@ -33,6 +33,8 @@ export interface StoreKind {
   name: "sqlite" | "postgres";
   /** A fresh, migrated, isolated store (own SQLite file / own PostgreSQL schema). */
   open(): Promise<TestStore>;
+  /** The same with no migration applied: for tests of the migrations themselves. */
+  openEmpty(): Promise<TestStore>;
 }
 
 export interface TestStore {
@@ -48,10 +50,10 @@ export function uniqueSchema(): string {
   return `t_${randomBytes(6).toString("hex")}`;
 }
 
-export async function openPostgresTestStore(): Promise<TestStore> {
+export async function openPostgresTestStore(options: { migrated?: boolean } = {}): Promise<TestStore> {
   const schema = uniqueSchema();
   const store = await PostgresStore.connect(PG_URL, { schema });
-  await migrate(store, migrations);
+  if (options.migrated !== false) await migrate(store, migrations);
   return {
     store,
     env: { PMAGENT_DATABASE_URL: PG_URL, PMAGENT_DATABASE_SCHEMA: schema },
@@ -65,11 +67,11 @@ export async function openPostgresTestStore(): Promise<TestStore> {
   };
 }
 
-export async function openSqliteTestStore(): Promise<TestStore> {
+export async function openSqliteTestStore(options: { migrated?: boolean } = {}): Promise<TestStore> {
   const dir = mkdtempSync(join(tmpdir(), "pmagent-test-"));
   const file = join(dir, "pmagent.db");
   const store = new SqliteStore(file);
-  await migrate(store, migrations);
+  if (options.migrated !== false) await migrate(store, migrations);
   return {
     store,
     env: { PMAGENT_SQLITE_PATH: file },
@@ -82,8 +84,8 @@ export async function openSqliteTestStore(): Promise<TestStore> {
 }
 
 export const storeKinds: StoreKind[] = [
-  { name: "sqlite", open: openSqliteTestStore },
-  { name: "postgres", open: openPostgresTestStore },
+  { name: "sqlite", open: () => openSqliteTestStore(), openEmpty: () => openSqliteTestStore({ migrated: false }) },
+  { name: "postgres", open: () => openPostgresTestStore(), openEmpty: () => openPostgresTestStore({ migrated: false }) },
 ];
 
 /** `describe.each`-friendly: the store kinds that run here (PostgreSQL skipped only outside CI when unreachable). */

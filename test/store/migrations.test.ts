@@ -1,47 +1,15 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { migrate, migrations, PostgresStore, SqliteStore, type Store } from "../../src/store/index.js";
-import { PG_URL, postgresAvailable, uniqueSchema } from "../helpers/stores.js";
+import { migrate, migrations } from "../../src/store/index.js";
+import { availableStoreKinds } from "../helpers/stores.js";
 
-/** A bare store with no migrations applied, on each database that runs here. */
-const kinds: Array<{ name: string; open(): Promise<{ store: Store; cleanup(): Promise<void> }> }> = [
-  {
-    name: "sqlite",
-    async open() {
-      const dir = mkdtempSync(join(tmpdir(), "pmagent-test-"));
-      const store = new SqliteStore(join(dir, "pmagent.db"));
-      return { store, cleanup: async () => (await store.close(), rmSync(dir, { recursive: true, force: true })) };
-    },
-  },
-  {
-    name: "postgres",
-    async open() {
-      const schema = uniqueSchema();
-      const store = await PostgresStore.connect(PG_URL, { schema });
-      return {
-        store,
-        async cleanup() {
-          await store.close();
-          const client = new pg.Client({ connectionString: PG_URL });
-          await client.connect();
-          await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-          await client.end();
-        },
-      };
-    },
-  },
-];
-const available = (await postgresAvailable()) ? kinds : kinds.slice(0, 1);
+const available = await availableStoreKinds();
 
 const INSERT = `INSERT INTO lattice_run_events (run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms, event_ts)
   VALUES (?, ?, 1, ?, 'INFO', 'outbox', ?, ?, 0, ?) ON CONFLICT (run_id, event_ts, event_id) DO NOTHING`;
 
 describe.each(available)("migration 130, event identity keyed in time order ($name)", (kind) => {
   it("keeps the events stored before it, with their timestamps as keys, and still stores each event once per run", async () => {
-    const { store, cleanup } = await kind.open();
+    const { store, cleanup } = await kind.openEmpty();
     try {
       await migrate(store, migrations.filter((m) => m.version < 130));
       const json = (i: number) => JSON.stringify({ event_type: "INFO", timestamp: `2026-01-15T10:30:0${i}Z`, payload: { message: `m${i}` } });
