@@ -111,23 +111,31 @@ async function latency(boards, poster, n) {
   return { p50: pct(lat, 50), p99: pct(lat, 99) };
 }
 
+/** Post N entries, drain them with 8 workers on one store, then measure post→claim latency. */
+async function measurePmagent(name, store, poster) {
+  const boards = Array.from({ length: WORKERS }, () => new Blackboard(store, { projectId: "bench", humans: ["Human"] }));
+  let t = performance.now();
+  await postAll(boards, N);
+  const postSecs = (performance.now() - t) / 1000;
+  t = performance.now();
+  const done = await drain(boards);
+  const secs = (performance.now() - t) / 1000;
+  if (done !== N) throw new Error(`${name} completed ${done} of ${N}`);
+  const lat = await latency(boards, poster ?? boards[0], LAT_N);
+  return { post_rate: N / postSecs, rate: N / secs, ...lat };
+}
+
 async function pmagentPostgres() {
   return withSchema("bench_claim_pm", async (schema) => {
     const admin = await PostgresStore.connect(PG_URL, { schema });
     await migrate(admin, migrations);
     // One pool for the 8 workers, a connection each (graphile-worker's default pool has 10).
     const store = await PostgresStore.connect(PG_URL, { schema, max: WORKERS + 2 });
-    const boards = Array.from({ length: WORKERS }, () => new Blackboard(store, { projectId: "bench", humans: ["Human"] }));
-    let t = performance.now();
-    await postAll(boards, N);
-    const postSecs = (performance.now() - t) / 1000;
-    t = performance.now();
-    const done = await drain(boards);
-    const secs = (performance.now() - t) / 1000;
-    if (done !== N) throw new Error(`pmagent completed ${done} of ${N}`);
-    const lat = await latency(boards, new Blackboard(admin, { projectId: "bench", humans: ["Human"] }), LAT_N);
-    await Promise.all([store, admin].map((s) => s.close()));
-    return { post_rate: N / postSecs, rate: N / secs, ...lat };
+    try {
+      return await measurePmagent("pmagent", store, new Blackboard(admin, { projectId: "bench", humans: ["Human"] }));
+    } finally {
+      await Promise.all([store, admin].map((s) => s.close()));
+    }
   });
 }
 
@@ -180,21 +188,12 @@ async function graphilePostgres() {
 
 async function pmagentSqlite() {
   const dir = mkdtempSync(join(tmpdir(), "bench-claim-"));
+  const store = new SqliteStore(join(dir, "bench.db"));
   try {
-    const store = new SqliteStore(join(dir, "bench.db"));
     await migrate(store, migrations);
-    const boards = Array.from({ length: WORKERS }, () => new Blackboard(store, { projectId: "bench", humans: ["Human"] }));
-    let t = performance.now();
-    await postAll(boards, N);
-    const postSecs = (performance.now() - t) / 1000;
-    t = performance.now();
-    const done = await drain(boards);
-    const secs = (performance.now() - t) / 1000;
-    if (done !== N) throw new Error(`pmagent/sqlite completed ${done} of ${N}`);
-    const lat = await latency(boards, boards[0], LAT_N);
-    await store.close();
-    return { post_rate: N / postSecs, rate: N / secs, ...lat };
+    return await measurePmagent("pmagent/sqlite", store);
   } finally {
+    await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
