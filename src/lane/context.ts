@@ -85,3 +85,13 @@ export function readDoc(workspace: string, path: string): string | null {
   const full = confinePath(workspace, path, "document path");
   return existsSync(full) ? readFileSync(full, "utf8") : null;
 }
+
+/** What a sprite resumed after its blocking OPEN_PR expects: the supervisor's pull request result. */
+export const PULL_REQUEST_INPUTS = { number: "integer", url: "string", head: "string", base: "string" } as const;
+
+/** The outcome a resumed sprite was handed for its OPEN_PR: the pull request, or why it failed. */
+export function pullRequestOutcome(inputs: Record<string, unknown>, context: Record<string, unknown>): { number: number; url: string | null } | { failed: string } {
+  const error = context.error as { message?: string } | undefined;
+  if (error) return { failed: error.message ?? "unknown error" };
+  return { number: inputs.number as number, url: typeof inputs.url === "string" ? inputs.url : null };
+}

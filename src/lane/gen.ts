@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { confinePath, writeFileAtomic } from "../core/index.js";
 import { listItems, parseSections } from "../kai/index.js";
 import { DocUpdateReviewSchema, REVIEW_VERSION, type DocUpdateReview } from "./schema.js";
-import { findArtifact, readArtifact, readDoc, type ArtifactRef, type LaneRunContext } from "./context.js";
+import { PULL_REQUEST_INPUTS, findArtifact, pullRequestOutcome, readArtifact, readDoc, type ArtifactRef, type LaneRunContext } from "./context.js";
 import { branchSlug, git } from "./git.js";
 
 export const SNAPSHOT_DIR = "reports/pm_snapshots";
@@ -89,35 +89,38 @@ function snapshot(ctx: LaneRunContext, now: Date): void {
   });
   const rel = `${SNAPSHOT_DIR}/${date}-${branchSlug(ctx.cycleId)}.md`;
   const file = confinePath(workspace, rel, "snapshot path");
-  const onBranch = pr?.ref && branch?.ref && branch.url?.startsWith("file:") ? branch.ref : null;
-  const base = onBranch ? git(workspace, ["rev-parse", "--abbrev-ref", "HEAD"]) : null;
-  if (onBranch) {
-    git(workspace, ["fetch", "--quiet", "--no-tags", fileURLToPath(branch!.url!), `refs/heads/${onBranch}:refs/heads/${onBranch}`]);
-    git(workspace, ["checkout", "--quiet", onBranch]);
-  }
-  writeFileAtomic(file, md);
-  sprite.artifact("pm_snapshot", { ref: file, metadata: { path: rel } });
+  // Tsugu's branch and the repository (his workspace) it can be fetched from.
+  const onBranch = pr?.ref && branch?.ref && branch.url?.startsWith("file:") ? { name: branch.ref, repo: fileURLToPath(branch.url) } : null;
+  const write = () => {
+    writeFileAtomic(file, md);
+    sprite.artifact("pm_snapshot", { ref: file, metadata: { path: rel } });
+  };
   if (!onBranch) {
+    write();
     if (pr?.ref) sprite.artifact("pull_request", { ref: pr.ref });
     sprite.phaseFinished("pm_snapshot", true);
     sprite.completed("success", `PM snapshot of ${ctx.cycleId}: ${rel} (no branch to put it on: it stays in this run's workspace)`);
     return;
   }
+  const base = git(workspace, ["rev-parse", "--abbrev-ref", "HEAD"]);
+  git(workspace, ["fetch", "--quiet", "--no-tags", onBranch.repo, `refs/heads/${onBranch.name}:refs/heads/${onBranch.name}`]);
+  git(workspace, ["checkout", "--quiet", onBranch.name]);
+  write();
   git(workspace, ["add", "--", rel]);
   git(workspace, ["-c", "user.name=Gen", "-c", "user.email=gen@pmagent.invalid", "commit", "--quiet", "-m", `reports: PM snapshot of ${ctx.cycleId}`]);
   sprite.artifact("commit", { ref: git(workspace, ["rev-parse", "HEAD"]) });
   sprite.phaseFinished("pm_snapshot", true);
   // The same head: the forge follows the open pull request's new commit instead of opening another.
-  sprite.actionRequest("OPEN_PR", { title: `docs: ${review.proposal_summary}`, body: `PM snapshot of lane cycle ${ctx.cycleId}: ${rel}`, base: base!, head: onBranch }, { blocking: true });
-  sprite.waiting("waiting for the pull request", sprite.checkpoint(), { number: "integer", url: "string", head: "string", base: "string" });
+  sprite.actionRequest("OPEN_PR", { title: `docs: ${review.proposal_summary}`, body: `PM snapshot of lane cycle ${ctx.cycleId}: ${rel}`, base, head: onBranch.name }, { blocking: true });
+  sprite.waiting("waiting for the pull request", sprite.checkpoint(), PULL_REQUEST_INPUTS);
 }
 
 function finish(ctx: LaneRunContext, inputs: Record<string, unknown>, context: Record<string, unknown>): void {
-  const failed = context.error as { message?: string } | undefined;
-  if (failed) {
-    ctx.sprite.completed("failure", `OPEN_PR for the PM snapshot failed: ${failed.message ?? "unknown error"}`);
+  const pr = pullRequestOutcome(inputs, context);
+  if ("failed" in pr) {
+    ctx.sprite.completed("failure", `OPEN_PR for the PM snapshot failed: ${pr.failed}`);
     return;
   }
-  ctx.sprite.artifact("pull_request", { ref: String(inputs.number as number), metadata: { url: typeof inputs.url === "string" ? inputs.url : null } });
-  ctx.sprite.completed("success", `PM snapshot of ${ctx.cycleId} committed on ${git(ctx.workspace, ["rev-parse", "--abbrev-ref", "HEAD"])}; pull request #${String(inputs.number)}`);
+  ctx.sprite.artifact("pull_request", { ref: String(pr.number), metadata: { url: pr.url } });
+  ctx.sprite.completed("success", `PM snapshot of ${ctx.cycleId} committed on ${git(ctx.workspace, ["rev-parse", "--abbrev-ref", "HEAD"])}; pull request #${pr.number}`);
 }

@@ -9,7 +9,7 @@ import { pathToFileURL } from "node:url";
 import { RefusedError, confinePath } from "../core/index.js";
 import { DocUpdateReviewSchema, REVIEW_VERSION } from "./schema.js";
 import { guardUpdate } from "./guard.js";
-import { findArtifact, readArtifact, readDoc, type LaneRunContext } from "./context.js";
+import { PULL_REQUEST_INPUTS, findArtifact, pullRequestOutcome, readArtifact, readDoc, type LaneRunContext } from "./context.js";
 import { branchSlug, git } from "./git.js";
 
 export const BRANCH_PREFIX = "doc-update/";
@@ -41,23 +41,22 @@ function apply(ctx: LaneRunContext): void {
   const body = [`Documentation update of lane cycle ${ctx.cycleId}, reviewed by Sho.`, "", ...review.decisions.map((d) => `- ${d.decision === "accept" ? "✅" : "❌"} ${d.update_id} ${d.path}${d.reasons.length ? ` — ${d.reasons.join("; ")}` : ""}`)].join("\n");
   sprite.actionRequest("OPEN_PR", { title: `docs: ${review.proposal_summary}`, body, base, head: branch }, { blocking: true });
   sprite.info(`review: ${reviewPath}`, { kind: "review_ref" });
-  sprite.waiting("waiting for the pull request", sprite.checkpoint(), { number: "integer", url: "string", head: "string", base: "string" });
+  sprite.waiting("waiting for the pull request", sprite.checkpoint(), PULL_REQUEST_INPUTS);
 }
 
 function finish(ctx: LaneRunContext, inputs: Record<string, unknown>, context: Record<string, unknown>): void {
   const { sprite, workspace } = ctx;
-  const failed = context.error as { action?: string; message?: string } | undefined;
-  if (failed) {
-    sprite.completed("failure", `OPEN_PR failed: ${failed.message ?? "unknown error"}`);
+  const pr = pullRequestOutcome(inputs, context);
+  if ("failed" in pr) {
+    sprite.completed("failure", `OPEN_PR failed: ${pr.failed}`);
     return;
   }
-  const number = inputs.number as number;
   const branch = git(workspace, ["rev-parse", "--abbrev-ref", "HEAD"]);
-  sprite.artifact("pull_request", { ref: String(number), metadata: { url: typeof inputs.url === "string" ? inputs.url : null, head: branch } });
+  sprite.artifact("pull_request", { ref: String(pr.number), metadata: { url: pr.url, head: branch } });
   // Gen reads the review too: pass its reference on.
   const review = findArtifact(ctx.entry, REVIEW_VERSION);
   if (review?.ref) sprite.artifact(REVIEW_VERSION, { ref: review.ref });
-  sprite.completed("success", `applied the accepted updates of ${ctx.cycleId} on ${branch}; pull request #${number}`);
+  sprite.completed("success", `applied the accepted updates of ${ctx.cycleId} on ${branch}; pull request #${pr.number}`);
 }
 
 export function runTsugu(ctx: LaneRunContext): void {

@@ -3,7 +3,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Sprite } from "../../src/lattice/index.js";
+import { Sprite, writeResume } from "../../src/lattice/index.js";
 import { parseConfig } from "../../src/config/index.js";
 import {
   DocUpdateProposalSchema,
@@ -172,6 +172,24 @@ describe("Gen: PM snapshot", () => {
 - Rework update u2 (docs/guide.md) and send a new request.
 - Close the first open gap: No guide.
 `);
+  });
+});
+
+describe("Tsugu and Gen resumed after a failed OPEN_PR", () => {
+  it.each([
+    ["tsugu", "Tsugu", "OPEN_PR failed: push refused by the forge"],
+    ["gen", "Gen", "OPEN_PR for the PM snapshot failed: push refused by the forge"],
+  ])("%s completes with failure and the supervisor's reason", (name, role, summary) => {
+    const workspace = mkdtempSync(join(tmpdir(), "pmagent-pr-failed-"));
+    try {
+      writeResume(workspace, { work_item_id: "req-1-x", checkpoint_id: "chk_1", inputs: {}, context: { error: { action: "OPEN_PR", message: "push refused by the forge" } } });
+      const events: Array<{ event_type: string; payload: Record<string, unknown> }> = [];
+      const sprite = new Sprite({ spriteId: "s-1", workItemId: "req-1-x", workspace, write: (line) => void events.push(JSON.parse(line.slice(line.indexOf("{"))) as never) });
+      LANE_SPRITES[name]!({ sprite, role, workspace, project: { root: workspace, configPath: "", config }, lane, entry: { id: "req-1-x", kind: "k", payload: {}, target_docs: [] }, cycleId: "req-1", entryFile: "" });
+      expect(events.map((e) => [e.event_type, e.payload.status, e.payload.summary])).toEqual([["COMPLETED", "failure", summary]]);
+    } finally {
+      rmSync(workspace, { recursive: true, force: true });
+    }
   });
 });
 
