@@ -11,8 +11,9 @@
 import type { Redactor } from "../core/index.js";
 import type { Queryable, SqlParam, Store } from "../store/index.js";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "./lines.js";
-import { readOutbox, type OutboxPosition } from "./outbox.js";
-import { classifyStdoutLine, EXCERPT_CHARS, type ParsedEvent } from "./parser.js";
+import type { OutboxPosition } from "./outbox.js";
+import { OutboxReader } from "./outbox-reader.js";
+import { classifyStdoutLine, EXCERPT_CHARS } from "./parser.js";
 import { EVENT_PREFIX } from "./protocol.js";
 import { readViolations } from "./sandbox.js";
 import type { StoredEvent } from "./runs.js";
@@ -23,6 +24,8 @@ const RECENT_OUTBOX_LIMIT = 100_000;
 /** The tailer stops reading while this many lines wait to be stored. */
 const HIGH_WATER_LINES = 20_000;
 const INSERT_CHUNK = 100;
+/** Event rows per INSERT on SQLite (10 parameters each). */
+const SQLITE_INSERT_ROWS = 64;
 /** Rows per INSERT on PostgreSQL (sent as one JSON parameter). */
 const PG_INSERT_ROWS = 5000;
 /**
@@ -50,6 +53,8 @@ export interface IngestOptions {
   clock?: () => number;
   /** Which newly stored events `onNewEvents` gets (default all); the rest are only stored. */
   keep?: (eventType: string) => boolean;
+  /** Outbox bytes waiting at or above which a read is decoded on the decoder thread (default 1 MB; 0: always). */
+  threadBytes?: number;
   /** Called after each commit with the events it stored for the first time. */
   onNewEvents?: (events: StoredEvent[]) => void | Promise<void>;
 }
@@ -77,7 +82,8 @@ interface PendingError {
 }
 
 export class RunIngestor {
-  private readonly o: Required<Omit<IngestOptions, "onNewEvents" | "keep">> & Pick<IngestOptions, "onNewEvents" | "keep">;
+  private readonly o: Required<Omit<IngestOptions, "onNewEvents" | "keep" | "threadBytes">> & Pick<IngestOptions, "onNewEvents" | "keep">;
+  private readonly outboxReader: OutboxReader;
   private readonly stdoutLines: LineSplitter;
   private readonly stderrLines: LineSplitter;
   private readonly recentOutbox = new RecentSet(RECENT_OUTBOX_LIMIT);
@@ -112,6 +118,7 @@ export class RunIngestor {
     this.o = { ...options, logCapBytes: options.logCapBytes ?? DEFAULT_LOG_CAP_BYTES, maxLineBytes: options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, clock: options.clock ?? Date.now };
     this.stdoutLines = new LineSplitter(this.o.maxLineBytes);
     this.stderrLines = new LineSplitter(this.o.maxLineBytes);
+    this.outboxReader = new OutboxReader(options.outboxPath, { maxLineBytes: this.o.maxLineBytes, maxBytes: OUTBOX_BATCH_BYTES, ...(options.threadBytes !== undefined ? { threadBytes: options.threadBytes } : {}) });
     this.position = options.outbox;
     this.stdoutRead = options.stdoutOffset;
     this.stderrRead = options.stderrOffset;
@@ -237,24 +244,21 @@ export class RunIngestor {
     if (this.failure) throw this.failure;
   }
 
-  private readOutboxInto(out: Candidate[], final: boolean): void {
+  private async readOutboxInto(out: Candidate[], final: boolean): Promise<void> {
     if (this.outboxBroken) return;
     let read;
     try {
-      read = readOutbox(this.o.outboxPath, this.position, { maxLineBytes: this.o.maxLineBytes, maxBytes: OUTBOX_BATCH_BYTES });
+      read = await this.outboxReader.read(this.position);
     } catch (err) {
       this.outboxBroken = true;
       this.errors.push({ source: "outbox", line_no: null, reason: `outbox unreadable, no longer read for this run: ${(err as Error).message}`, excerpt: "" });
       return;
     }
-    for (const item of read.items) {
-      if (item.kind === "protocol_error") {
-        this.errors.push({ source: "outbox", line_no: item.line_no, reason: item.reason, excerpt: this.o.redactor.redact(item.excerpt) });
-        continue;
-      }
+    for (const e of read.errors) this.errors.push({ source: "outbox", line_no: e.line_no, reason: e.reason, excerpt: this.o.redactor.redact(e.excerpt) });
+    for (const item of read.events) {
       // The line's own text: its stdout copy is the same text after the prefix.
       this.recentOutbox.add(item.text);
-      out.push(this.candidate(item, "outbox", item.line_no, item.text));
+      out.push(this.candidate(item.id, item.event_type, item.timestamp, "outbox", item.line_no, item.text));
     }
     this.position = read.next;
     this.outboxMore = read.more;
@@ -269,19 +273,19 @@ export class RunIngestor {
     }
   }
 
-  private candidate(item: ParsedEvent, source: "stdout" | "outbox", outboxLine: number | null, json: string): Candidate {
+  private candidate(id: string, type: string, timestamp: string, source: "stdout" | "outbox", outboxLine: number | null, json: string): Candidate {
     let stored = this.o.redactor.redact(json);
-    let ts = item.event.timestamp;
+    let ts = timestamp;
     if (stored !== json) {
       // A redaction must leave valid JSON; if it cannot, redact value by value.
       try {
         JSON.parse(stored);
       } catch {
-        stored = JSON.stringify(this.o.redactor.redactValue(item.raw));
+        stored = JSON.stringify(this.o.redactor.redactValue(JSON.parse(json) as unknown));
       }
       ts = this.o.redactor.redact(ts);
     }
-    return { id: item.id, type: item.event.event_type, source, outbox_line: outboxLine, json: stored, ts };
+    return { id, type, source, outbox_line: outboxLine, json: stored, ts };
   }
 
   private async initSeq(q: Queryable): Promise<void> {
@@ -300,19 +304,19 @@ export class RunIngestor {
     let stdoutEvents = this.stdoutEvents;
     this.stdoutEvents = [];
     if (opts.outbox || final || stdoutEvents.length > 0) {
-      this.readOutboxInto(candidates, final);
+      await this.readOutboxInto(candidates, final);
       // A bounded read may stop short of the stdout lines waiting here: read on until the outbox
       // has shown them all or ends, so none is parsed and stored from stdout needlessly.
       for (;;) {
         stdoutEvents = stdoutEvents.filter((line) => !this.recentOutbox.delete(line.json));
         if (stdoutEvents.length === 0 || !this.outboxMore || this.outboxBroken) break;
-        this.readOutboxInto(candidates, final);
+        await this.readOutboxInto(candidates, final);
       }
     }
     // stdout event lines the outbox did not deliver: parse them and store them from stdout.
     for (const line of stdoutEvents) {
       const parsed = classifyStdoutLine({ kind: "line", line_no: line.line_no, bytes: Buffer.from(line.text) }, this.o.maxLineBytes, (t) => this.o.redactor.redact(t));
-      if (parsed.kind === "event") candidates.push(this.candidate(parsed, "stdout", null, line.json));
+      if (parsed.kind === "event") candidates.push(this.candidate(parsed.id, parsed.event.event_type, parsed.event.timestamp, "stdout", null, line.json));
       else if (parsed.kind === "protocol_error") this.errors.push({ source: "stdout", line_no: parsed.line_no, reason: parsed.reason, excerpt: parsed.excerpt });
     }
     const violations = opts.outbox || opts.final ? readViolations(this.o.violationsPath) : [];
@@ -391,15 +395,23 @@ export class RunIngestor {
     const placeOnOutbox = (c: Candidate) =>
       q.run(`UPDATE lattice_run_events SET outbox_line = ? WHERE run_id = ? AND event_ts = ? AND event_id = ? AND outbox_line IS NULL`, [c.outbox_line, this.o.runId, c.ts, c.id]);
     if (q.dialect === "sqlite") {
-      // One cached prepared statement per row inside the transaction is SQLite's fastest insert.
-      for (const c of unique) {
-        const seq = this.nextSeq++;
+      // Many rows per statement: one call into SQLite binds a chunk, RETURNING tells which rows
+      // were new (a conflicting row returns nothing). Statements are cached per chunk size.
+      for (const chunk of chunks(unique, SQLITE_INSERT_ROWS)) {
+        const params: SqlParam[] = [];
+        const first = this.nextSeq;
+        for (const c of chunk) params.push(this.o.runId, this.nextSeq++, this.o.attempt, c.id, c.type, c.source, c.outbox_line, c.json, now, c.ts);
         const r = await q.run(
-          `INSERT INTO lattice_run_events (run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms, event_ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, event_ts, event_id) DO NOTHING`,
-          [this.o.runId, seq, this.o.attempt, c.id, c.type, c.source, c.outbox_line, c.json, now, c.ts],
+          `INSERT INTO lattice_run_events (run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms, event_ts) VALUES ${rows(chunk.length, 10)} ON CONFLICT (run_id, event_ts, event_id) DO NOTHING`,
+          params,
         );
-        if (r.changes === 1) stored(c, seq);
-        else if (c.outbox_line !== null) await placeOnOutbox(c);
+        // Some were stored before (a re-read after a crash, or a stdout copy): ask which rows are this chunk's.
+        const isNew = r.changes === chunk.length ? null : new Set((await q.all<{ seq: number }>(`SELECT seq FROM lattice_run_events WHERE run_id = ? AND seq >= ? AND seq < ?`, [this.o.runId, first, this.nextSeq])).map((x) => Number(x.seq)));
+        for (let i = 0; i < chunk.length; i++) {
+          const c = chunk[i]!;
+          if (isNew === null || isNew.has(first + i)) stored(c, first + i);
+          else if (c.outbox_line !== null) await placeOnOutbox(c);
+        }
       }
       return;
     }

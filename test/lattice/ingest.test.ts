@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redactor } from "../../src/core/index.js";
@@ -37,7 +37,14 @@ describe.each(kinds)("RunIngestor on $name", (kind) => {
   });
 });
 
-describe.each(kinds)("RunIngestor: both sources, outbox batches, on $name", (kind) => {
+// Each case twice: outbox lines decoded in place, and on the decoder thread (what large reads use).
+const decoding = [
+  { mode: "decoded in place", threadBytes: Number.POSITIVE_INFINITY },
+  { mode: "decoded on the decoder thread", threadBytes: 0 },
+];
+const cases = kinds.flatMap((kind) => decoding.map((d) => ({ ...d, kind, name: kind.name })));
+
+describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode", ({ kind, threadBytes }) => {
   let ts: TestStore;
   let dir: string;
   beforeEach(async () => {
@@ -49,8 +56,7 @@ describe.each(kinds)("RunIngestor: both sources, outbox batches, on $name", (kin
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const ingestor = () =>
-    new RunIngestor({
+  const ingestorOptions = () => ({
       store: ts.store,
       runId: "run-1",
       attempt: 1,
@@ -62,7 +68,9 @@ describe.each(kinds)("RunIngestor: both sources, outbox batches, on $name", (kin
       logBytes: 0,
       logTruncated: false,
       redactor: new Redactor(["hunter2-secret-value"]),
+      threadBytes,
     });
+  const ingestor = () => new RunIngestor(ingestorOptions());
   const rows = () => ts.store.all<{ event_id: string; source: string; outbox_line: number | null; event_ts: string }>("SELECT event_id, source, outbox_line, event_ts FROM lattice_run_events WHERE run_id = 'run-1' ORDER BY seq");
   const line = (e: unknown) => Buffer.from(`LATTICE_EVENT ${JSON.stringify(e)}\n`);
 
@@ -99,5 +107,36 @@ describe.each(kinds)("RunIngestor: both sources, outbox batches, on $name", (kin
     expect(stored.every((r) => r.source === "outbox")).toBe(true);
     const text = await ts.store.all<{ event_json: string }>("SELECT event_json FROM lattice_run_events WHERE run_id = 'run-1'");
     expect(text.some((r) => r.event_json.includes("hunter2"))).toBe(false);
+  });
+
+  it("records the outbox's bad lines as protocol errors and stores the good ones", async () => {
+    const path = join(dir, "outbox.jsonl");
+    const good = { ...SPEC_EVENTS.info, payload: { ...SPEC_EVENTS.info.payload, message: "token hunter2-secret-value" } };
+    appendFileSync(path, ["{not json", JSON.stringify({ ...SPEC_EVENTS.info, event_type: "NOPE" }), JSON.stringify(good), `{"pad":"${"y".repeat(2000)}"}`].join("\n") + "\n" + '{"torn":');
+    const ing = new RunIngestor({ ...ingestorOptions(), maxLineBytes: 1000 });
+    await ing.finish();
+    expect((await rows()).map((r) => r.event_id)).toEqual([eventId(good)]);
+    const errors = await ts.store.all<{ line_no: number; reason: string; excerpt: string }>("SELECT line_no, reason, excerpt FROM lattice_protocol_errors WHERE run_id = 'run-1' ORDER BY line_no");
+    expect(errors.map((e) => [Number(e.line_no), e.reason.split(":")[0]])).toEqual([
+      [1, "invalid JSON"],
+      [2, "schema violation"],
+      [4, "line of 2010 bytes exceeds the limit of 1000 bytes; discarded"],
+      [5, "torn last line"],
+    ]);
+    expect(errors[3]!.reason).toBe("torn last line: 8 bytes at offset " + String(Buffer.byteLength(readFileSync(path, "utf8")) - 8) + " without a newline (the sprite stopped while writing it); not stored");
+    const stored = await ts.store.get<{ event_json: string }>("SELECT event_json FROM lattice_run_events WHERE run_id = 'run-1'");
+    expect(stored!.event_json).not.toContain("hunter2");
+  });
+
+  it("stops reading an outbox that was rewritten shorter, saying so", async () => {
+    const path = join(dir, "outbox.jsonl");
+    appendFileSync(path, `${JSON.stringify(SPEC_EVENTS.info)}\n`);
+    const ing = ingestor();
+    await ing.poll();
+    await ing.settle();
+    writeFileSync(path, "");
+    await ing.finish();
+    const errors = await ts.store.all<{ reason: string }>("SELECT reason FROM lattice_protocol_errors WHERE run_id = 'run-1'");
+    expect(errors.map((e) => e.reason)).toEqual([`outbox unreadable, no longer read for this run: ${path} shrank to 0 bytes but ${JSON.stringify(SPEC_EVENTS.info).length + 1} were already read: the outbox is append-only and must not be rewritten`]);
   });
 });

@@ -1,0 +1,204 @@
+/**
+ * Reading a run's outbox for the ingestor, in bounded batches, with large reads decoded on a
+ * thread of their own. Decoding (JSON parse, schema check, identity hash) costs about as much as
+ * storing; on its own thread it overlaps the previous batch's inserts, and while one batch is
+ * stored the next is already being decoded (prefetch). Small reads (a live run's few new lines)
+ * are decoded in place: a thread hop would only add latency. Both paths run `readOutbox`, so a
+ * line means the same whichever decodes it.
+ */
+import { statSync } from "node:fs";
+import { Worker } from "node:worker_threads";
+import { readOutbox, type OutboxPosition, type OutboxRead } from "./outbox.js";
+import type { ProtocolError } from "./parser.js";
+
+/** One event line of the outbox, as the ingestor stores it. */
+export interface OutboxLine {
+  line_no: number;
+  /** Identity: sha256 of the event's canonical JSON. */
+  id: string;
+  event_type: string;
+  timestamp: string;
+  /** The line's JSON text, exactly as written. */
+  text: string;
+}
+
+export interface OutboxBatch {
+  events: OutboxLine[];
+  errors: ProtocolError[];
+  next: OutboxPosition;
+  torn: OutboxRead["torn"];
+  more: boolean;
+}
+
+export interface OutboxReadOptions {
+  maxLineBytes: number;
+  maxBytes: number;
+}
+
+/** Outbox bytes waiting to be read at or above which a read is decoded on the decoder thread. */
+export const DEFAULT_THREAD_BYTES = 1024 * 1024;
+
+/** What crosses between threads: a batch as a few flat strings (one copy each) instead of an object per line. */
+export interface PackedBatch {
+  n: number;
+  /** Texts, event types and timestamps joined by "\n" (none of them can hold a newline). */
+  texts: string;
+  types: string;
+  timestamps: string;
+  /** Identities concatenated (64 hex characters each). */
+  ids: string;
+  lines: Float64Array;
+  errors: ProtocolError[];
+  next: OutboxPosition;
+  torn: OutboxRead["torn"];
+  more: boolean;
+}
+
+const ID_CHARS = 64;
+
+export function packBatch(read: OutboxRead): PackedBatch {
+  const texts: string[] = [];
+  const types: string[] = [];
+  const timestamps: string[] = [];
+  const ids: string[] = [];
+  const lines: number[] = [];
+  const errors: ProtocolError[] = [];
+  for (const item of read.items) {
+    if (item.kind === "protocol_error") {
+      errors.push(item);
+      continue;
+    }
+    texts.push(item.text);
+    types.push(item.event.event_type);
+    timestamps.push(item.event.timestamp);
+    ids.push(item.id);
+    lines.push(item.line_no);
+  }
+  return { n: texts.length, texts: texts.join("\n"), types: types.join("\n"), timestamps: timestamps.join("\n"), ids: ids.join(""), lines: Float64Array.from(lines), errors, next: read.next, torn: read.torn, more: read.more };
+}
+
+export function unpackBatch(p: PackedBatch): OutboxBatch {
+  const events: OutboxLine[] = new Array<OutboxLine>(p.n);
+  if (p.n > 0) {
+    const texts = p.texts.split("\n");
+    const types = p.types.split("\n");
+    const timestamps = p.timestamps.split("\n");
+    for (let i = 0; i < p.n; i++) {
+      events[i] = { line_no: p.lines[i]!, id: p.ids.slice(i * ID_CHARS, (i + 1) * ID_CHARS), event_type: types[i]!, timestamp: timestamps[i]!, text: texts[i]! };
+    }
+  }
+  return { events, errors: p.errors, next: p.next, torn: p.torn, more: p.more };
+}
+
+function readInPlace(path: string, from: OutboxPosition, options: OutboxReadOptions): OutboxBatch {
+  const read = readOutbox(path, from, options);
+  const events: OutboxLine[] = [];
+  const errors: ProtocolError[] = [];
+  for (const item of read.items) {
+    if (item.kind === "protocol_error") errors.push(item);
+    else events.push({ line_no: item.line_no, id: item.id, event_type: item.event.event_type, timestamp: item.event.timestamp, text: item.text });
+  }
+  return { events, errors, next: read.next, torn: read.torn, more: read.more };
+}
+
+/** A request to the decoder thread and its answer. */
+export interface DecodeRequest {
+  id: number;
+  path: string;
+  from: OutboxPosition;
+  options: OutboxReadOptions;
+}
+export type DecodeResponse = { id: number; ok: true; batch: PackedBatch } | { id: number; ok: false; message: string };
+
+/**
+ * The process's one decoder thread, started on first use and shared by every run's reader. It
+ * does not keep the process alive while idle. If it dies, its pending reads fail and the next
+ * read starts a new one.
+ */
+class DecoderThread {
+  private static current: DecoderThread | undefined;
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, { resolve: (b: OutboxBatch) => void; reject: (e: Error) => void }>();
+  private nextId = 1;
+
+  static get(): DecoderThread {
+    DecoderThread.current ??= new DecoderThread();
+    return DecoderThread.current;
+  }
+
+  private constructor() {
+    const entry = new URL(`./outbox-worker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url);
+    // Run from TypeScript sources (the tests), the thread loads its entry through tsx, as they do.
+    this.worker = entry.pathname.endsWith(".ts")
+      ? new Worker(`import("tsx/esm/api").then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); })`, { eval: true })
+      : new Worker(entry);
+    this.worker.unref();
+    this.worker.on("message", (m: DecodeResponse) => {
+      const p = this.pending.get(m.id);
+      if (!p) return;
+      this.pending.delete(m.id);
+      if (this.pending.size === 0) this.worker.unref();
+      if (m.ok) p.resolve(unpackBatch(m.batch));
+      else p.reject(new Error(m.message));
+    });
+    const fail = (err: Error) => {
+      if (DecoderThread.current === this) DecoderThread.current = undefined;
+      for (const p of this.pending.values()) p.reject(new Error(`outbox decoder thread stopped: ${err.message}`));
+      this.pending.clear();
+    };
+    this.worker.on("error", fail);
+    this.worker.on("exit", (code) => fail(new Error(`exit code ${code}`)));
+  }
+
+  read(path: string, from: OutboxPosition, options: OutboxReadOptions): Promise<OutboxBatch> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.ref();
+      this.worker.postMessage({ id, path, from, options } satisfies DecodeRequest);
+    });
+  }
+}
+
+/** Reads one outbox for one ingestor; see the module comment. */
+export class OutboxReader {
+  private prefetched: { from: OutboxPosition; batch: Promise<OutboxBatch> } | undefined;
+
+  constructor(
+    private readonly path: string,
+    private readonly options: OutboxReadOptions & { threadBytes?: number },
+  ) {}
+
+  /** The batch from `from` (throws what `readOutbox` throws: a rewritten or unreadable outbox). */
+  async read(from: OutboxPosition): Promise<OutboxBatch> {
+    const ahead = this.prefetched;
+    this.prefetched = undefined;
+    const batch = ahead && ahead.from.offset === from.offset && ahead.from.line_no === from.line_no ? await ahead.batch : await this.decode(from);
+    // More is written already: decode the next batch while the caller stores this one.
+    if (batch.more) {
+      const next = this.decode(batch.next);
+      next.catch(() => undefined); // surfaces when awaited, if it is
+      this.prefetched = { from: batch.next, batch: next };
+    }
+    return batch;
+  }
+
+  private decode(from: OutboxPosition): Promise<OutboxBatch> {
+    const threadBytes = this.options.threadBytes ?? DEFAULT_THREAD_BYTES;
+    const opts = { maxLineBytes: this.options.maxLineBytes, maxBytes: this.options.maxBytes };
+    let waiting = 0;
+    try {
+      waiting = statSync(this.path).size - from.offset;
+    } catch {
+      // Missing or unreadable: readOutbox says what that means.
+    }
+    if (waiting < threadBytes) {
+      try {
+        return Promise.resolve(readInPlace(this.path, from, opts));
+      } catch (err) {
+        return Promise.reject(err as Error);
+      }
+    }
+    return DecoderThread.get().read(this.path, from, opts);
+  }
+}
