@@ -5,3 +5,4 @@ export * from "./redact.js";
 export * from "./fs.js";
 export * from "./log.js";
 export * from "./zod.js";
+export * from "./thread.js";

@@ -7,7 +7,8 @@
  * line means the same whichever decodes it.
  */
 import { statSync } from "node:fs";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
+import { startThread } from "../core/index.js";
 import { readOutbox, type OutboxPosition, type OutboxRead } from "./outbox.js";
 import type { ProtocolError } from "./parser.js";
 
@@ -127,12 +128,7 @@ class DecoderThread {
   }
 
   private constructor() {
-    const entry = new URL(`./outbox-worker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url);
-    // Run from TypeScript sources (the tests), the thread loads its entry through tsx, as they do.
-    this.worker = entry.pathname.endsWith(".ts")
-      ? new Worker(`import("tsx/esm/api").then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); })`, { eval: true })
-      : new Worker(entry);
-    this.worker.unref();
+    this.worker = startThread("outbox-worker", import.meta.url);
     this.worker.on("message", (m: DecodeResponse) => {
       const p = this.pending.get(m.id);
       if (!p) return;
@@ -160,9 +156,13 @@ class DecoderThread {
   }
 }
 
+/** Batches decoded ahead of the one being stored: enough to keep the decoder thread busy through one store's commit. */
+const PREFETCH_DEPTH = 3;
+
 /** Reads one outbox for one ingestor; see the module comment. */
 export class OutboxReader {
-  private prefetched: { from: OutboxPosition; batch: Promise<OutboxBatch> } | undefined;
+  /** Reads started ahead, in order, each from where the one before it stopped. */
+  private ahead: Array<{ from: OutboxPosition; batch: Promise<OutboxBatch> }> = [];
 
   constructor(
     private readonly path: string,
@@ -171,16 +171,31 @@ export class OutboxReader {
 
   /** The batch from `from` (throws what `readOutbox` throws: a rewritten or unreadable outbox). */
   async read(from: OutboxPosition): Promise<OutboxBatch> {
-    const ahead = this.prefetched;
-    this.prefetched = undefined;
-    const batch = ahead && ahead.from.offset === from.offset && ahead.from.line_no === from.line_no ? await ahead.batch : await this.decode(from);
-    // More is written already: decode the next batch while the caller stores this one.
-    if (batch.more) {
-      const next = this.decode(batch.next);
-      next.catch(() => undefined); // surfaces when awaited, if it is
-      this.prefetched = { from: batch.next, batch: next };
+    const first = this.ahead[0];
+    let batch: Promise<OutboxBatch>;
+    if (first && first.from.offset === from.offset && first.from.line_no === from.line_no) {
+      this.ahead.shift();
+      batch = first.batch;
+    } else {
+      this.ahead = [];
+      batch = this.decode(from);
     }
-    return batch;
+    const got = await batch;
+    if (this.ahead.length === 0 && got.more) this.prefetch(got.next);
+    return got;
+  }
+
+  /** More is written already: decode the next batches while the caller stores this one. */
+  private prefetch(from: OutboxPosition): void {
+    const item = { from, batch: this.decode(from) };
+    this.ahead.push(item);
+    item.batch.then(
+      (b) => {
+        // Still wanted (no read from elsewhere discarded it), and room for one more.
+        if (b.more && this.ahead.at(-1) === item && this.ahead.length < PREFETCH_DEPTH) this.prefetch(b.next);
+      },
+      () => undefined, // surfaces when awaited, if it is
+    );
   }
 
   private decode(from: OutboxPosition): Promise<OutboxBatch> {

@@ -31,6 +31,11 @@ export interface TransactionOptions {
    * several processes serialize instead of failing with SQLITE_BUSY half-way. Default true.
    */
   immediate?: boolean;
+  /**
+   * SQLite: the transaction writes much (a bulk insert). From the first such commit on, the store
+   * checkpoints its write-ahead log on a thread of its own instead of inside its commits.
+   */
+  large?: boolean;
 }
 
 export type Unlisten = () => Promise<void>;

@@ -1,0 +1,17 @@
+import { Worker } from "node:worker_threads";
+
+/**
+ * Start a worker thread whose entry is the module `name` beside the calling module (`here` is its
+ * `import.meta.url`): `name.js` when running from the build, `name.ts` when running from the
+ * TypeScript sources (the tests), loaded then through tsx as the tests load everything else.
+ * The thread does not keep the process alive; callers `ref()` it while they wait for an answer.
+ */
+export function startThread(name: string, here: string, workerData?: unknown): Worker {
+  const fromSources = new URL(here).pathname.endsWith(".ts");
+  const entry = new URL(`./${name}${fromSources ? ".ts" : ".js"}`, here);
+  const worker = fromSources
+    ? new Worker(`import("tsx/esm/api").then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); })`, { eval: true, workerData })
+    : new Worker(entry, { workerData });
+  worker.unref();
+  return worker;
+}
