@@ -9,7 +9,7 @@
 import { statSync } from "node:fs";
 import type { Worker } from "node:worker_threads";
 import { startThread } from "../core/index.js";
-import { readOutbox, type OutboxPosition, type OutboxRead } from "./outbox.js";
+import { readOutbox, type OutboxEvent, type OutboxPosition, type OutboxRead } from "./outbox.js";
 import type { ProtocolError } from "./parser.js";
 
 /** One event line of the outbox, as the ingestor stores it. */
@@ -57,25 +57,31 @@ export interface PackedBatch {
 
 const ID_CHARS = 64;
 
-export function packBatch(read: OutboxRead): PackedBatch {
-  const texts: string[] = [];
-  const types: string[] = [];
-  const timestamps: string[] = [];
-  const ids: string[] = [];
-  const lines: number[] = [];
-  const errors: ProtocolError[] = [];
-  for (const item of read.items) {
+/** Packs lines as they are read, so the decoded events are garbage at once (not held for the whole batch). */
+export class BatchPacker {
+  private readonly texts: string[] = [];
+  private readonly types: string[] = [];
+  private readonly timestamps: string[] = [];
+  private readonly ids: string[] = [];
+  private readonly lines: number[] = [];
+  private readonly errors: ProtocolError[] = [];
+
+  readonly add = (item: OutboxEvent | ProtocolError): void => {
     if (item.kind === "protocol_error") {
-      errors.push(item);
-      continue;
+      this.errors.push(item);
+      return;
     }
-    texts.push(item.text);
-    types.push(item.event.event_type);
-    timestamps.push(item.event.timestamp);
-    ids.push(item.id);
-    lines.push(item.line_no);
+    this.texts.push(item.text);
+    this.types.push(item.event.event_type);
+    this.timestamps.push(item.event.timestamp);
+    this.ids.push(item.id);
+    this.lines.push(item.line_no);
+  };
+
+  finish(read: Omit<OutboxRead, "items">): PackedBatch {
+    const { texts, types, timestamps, ids, lines, errors } = this;
+    return { n: texts.length, texts: texts.join("\n"), types: types.join("\n"), timestamps: timestamps.join("\n"), ids: ids.join(""), lines: Float64Array.from(lines), errors, next: read.next, torn: read.torn, more: read.more };
   }
-  return { n: texts.length, texts: texts.join("\n"), types: types.join("\n"), timestamps: timestamps.join("\n"), ids: ids.join(""), lines: Float64Array.from(lines), errors, next: read.next, torn: read.torn, more: read.more };
 }
 
 export function unpackBatch(p: PackedBatch): OutboxBatch {
@@ -92,13 +98,15 @@ export function unpackBatch(p: PackedBatch): OutboxBatch {
 }
 
 function readInPlace(path: string, from: OutboxPosition, options: OutboxReadOptions): OutboxBatch {
-  const read = readOutbox(path, from, options);
   const events: OutboxLine[] = [];
   const errors: ProtocolError[] = [];
-  for (const item of read.items) {
-    if (item.kind === "protocol_error") errors.push(item);
-    else events.push({ line_no: item.line_no, id: item.id, event_type: item.event.event_type, timestamp: item.event.timestamp, text: item.text });
-  }
+  const read = readOutbox(path, from, {
+    ...options,
+    onItem: (item) => {
+      if (item.kind === "protocol_error") errors.push(item);
+      else events.push({ line_no: item.line_no, id: item.id, event_type: item.event.event_type, timestamp: item.event.timestamp, text: item.text });
+    },
+  });
   return { events, errors, next: read.next, torn: read.torn, more: read.more };
 }
 

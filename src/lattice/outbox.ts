@@ -83,9 +83,14 @@ function classifyText(text: string, lineNo: number, redact: (t: string) => strin
  * Read the outbox from `from` to its current end (`redact` as in the stdout parser). A missing file reads as empty (the sprite has
  * not written yet). A file shorter than `from.offset` was rewritten, which the protocol forbids.
  * `maxBytes` bounds one read (it stops at the first line end past it, with `more` set), so a
- * caller storing what it reads in one transaction keeps its batches bounded.
+ * caller storing what it reads in one transaction keeps its batches bounded. With `onItem`, each
+ * line is handed over as it is read and `items` stays empty (nothing decoded is held).
  */
-export function readOutbox(path: string, from: OutboxPosition = OUTBOX_START, options: { maxLineBytes?: number; redact?: (text: string) => string; maxBytes?: number } = {}): OutboxRead {
+export function readOutbox(
+  path: string,
+  from: OutboxPosition = OUTBOX_START,
+  options: { maxLineBytes?: number; redact?: (text: string) => string; maxBytes?: number; onItem?: (item: OutboxEvent | ProtocolError) => void } = {},
+): OutboxRead {
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const redact = options.redact ?? identity;
   let fd: number;
@@ -102,6 +107,7 @@ export function readOutbox(path: string, from: OutboxPosition = OUTBOX_START, op
     }
     const splitter = new LineSplitter(maxLineBytes, from.line_no);
     const items: Array<OutboxEvent | ProtocolError> = [];
+    const onItem = options.onItem ?? ((item: OutboxEvent | ProtocolError) => items.push(item));
     const maxBytes = Math.max(1, options.maxBytes ?? Infinity);
     const buf = Buffer.allocUnsafe(Math.min(READ_CHUNK, maxBytes, Math.max(size - from.offset, 1)));
     const stopAt = Math.min(size, from.offset + maxBytes);
@@ -115,7 +121,7 @@ export function readOutbox(path: string, from: OutboxPosition = OUTBOX_START, op
       const lastNl = chunk.lastIndexOf(0x0a);
       if (lastNl !== -1) consumedTo = pos + lastNl + 1;
       const take = (item: OutboxEvent | ProtocolError | null) => {
-        if (item) items.push(item);
+        if (item) onItem(item);
       };
       // A line begun in the previous chunk goes through the splitter up to its end; the whole
       // lines after it are decoded straight from the chunk (no copy per line); the unfinished
