@@ -2,12 +2,13 @@
 /**
  * Ingest benchmark: a sprite writes N mixed events (default 1,000,000) to stdout and its outbox;
  * the supervisor stores each once, durably. Prints events/s stored on SQLite and PostgreSQL and,
- * in the same run, the rate of merely JSON.parse-ing the same lines, with the ratio.
+ * in the same run, the rate of merely JSON.parse-ing the same lines, with the ratio; and where
+ * the CPU went, per event (on Linux).
  *
  *   npm run build && node bench/ingest/run.mjs [N]
  *   (PMAGENT_TEST_DATABASE_URL selects the PostgreSQL server; unreachable → SQLite only)
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,18 +28,59 @@ function project(root) {
   return { root, configPath: join(root, "pmagent.config.json"), config: parseConfig(text, "bench config") };
 }
 
+/**
+ * CPU seconds of this process's threads (Linux /proc; null elsewhere) and of its waited-for
+ * children. CPU per event holds on a noisy machine where wall time does not, and says where the
+ * time goes: the supervisor's main thread, its other threads (outbox decoder, SQLite checkpointer,
+ * V8's GC helpers), the sprite.
+ */
+function cpu() {
+  const task = `/proc/${process.pid}/task`;
+  if (!existsSync(task)) return null;
+  const fields = (path) => {
+    const text = readFileSync(path, "utf8");
+    return text.slice(text.lastIndexOf(")") + 2).split(" ").map(Number);
+  };
+  const ticks = 100; // USER_HZ on Linux
+  const threads = new Map();
+  for (const tid of readdirSync(task)) {
+    try {
+      const f = fields(`${task}/${tid}/stat`);
+      threads.set(tid, (f[11] + f[12]) / ticks);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  const self = fields(`/proc/${process.pid}/stat`);
+  return { threads, children: (self[13] + self[14]) / ticks };
+}
+
+function cpuDelta(before, after) {
+  if (!before || !after) return null;
+  let main = 0;
+  let others = 0;
+  for (const [tid, t] of after.threads) {
+    const d = t - (before.threads.get(tid) ?? 0);
+    if (tid === String(process.pid)) main += d;
+    else others += d;
+  }
+  return { main, others, sprite: after.children - before.children };
+}
+
 async function measure(name, store) {
   const root = mkdtempSync(join(tmpdir(), "pmagent-bench-"));
   try {
     await migrate(store, migrations);
     const sup = new Supervisor({ store, project: project(root), pmagentCommand: [process.execPath, join(dist, "cli/main.js")], pollMs: 50 });
+    const c0 = cpu();
     const t0 = performance.now();
     const run = await sup.startRun({ role: "Writer" });
     const seconds = (performance.now() - t0) / 1000;
+    const used = cpuDelta(c0, cpu());
     const stored = Number((await store.get("SELECT COUNT(*) AS n FROM lattice_run_events WHERE run_id = ?", [run.id])).n);
     if (run.state !== "succeeded" || stored !== N + 1) throw new Error(`${name}: run ${run.state} (${run.reason}), ${stored} events stored, expected ${N + 1}`);
     const lines = readFileSync(join(run.workspace, ".lattice", "outbox.jsonl"), "utf8").split("\n").filter(Boolean);
-    return { name, stored, seconds, rate: stored / seconds, lines };
+    return { name, stored, seconds, rate: stored / seconds, lines, used };
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -87,4 +129,8 @@ console.log(`ingest benchmark: ${fmt(N + 1)} mixed events (INFO, PHASE_STARTED, 
 console.log(`baseline  JSON.parse of the same lines: ${fmt(baseline)} lines/s`);
 for (const r of results) {
   console.log(`${r.name.padEnd(10)} stored once each, durably: ${fmt(r.stored)} events in ${r.seconds.toFixed(2)} s = ${fmt(r.rate)} events/s  (ratio to JSON.parse: ${(r.rate / baseline).toFixed(3)})`);
+  if (r.used) {
+    const us = (s) => ((s * 1e6) / r.stored).toFixed(1);
+    console.log(`${"".padEnd(10)} CPU per event: supervisor main thread ${us(r.used.main)} µs, its other threads ${us(r.used.others)} µs, sprite ${us(r.used.sprite)} µs (JSON.parse alone: ${(1e6 / baseline).toFixed(1)} µs)`);
+  }
 }
