@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { ConflictError, NotFoundError, RefusedError, UsageError, contentHash, parseWith } from "../core/index.js";
 import { Where, limitClause, type Queryable, type Store } from "../store/index.js";
-import { assertMayChange, assertTransition } from "./lifecycle.js";
+import { assertMayChange, assertTransition, canTransition } from "./lifecycle.js";
 import { EntryInputSchema, EntrySchema, entryContent, type Entry, type EntryInput, type HistoryRecord, type Status, type StoredEntry } from "./schema.js";
 
 export interface BlackboardOptions {
@@ -494,7 +494,7 @@ export class Blackboard {
 
   /** Change an entry's status as `actor` (lifecycle and permission rules apply). */
   async transition(actor: string, id: string, to: Status, options: ChangeOptions = {}): Promise<StoredEntry> {
-    if (options.worker !== undefined && options.note === undefined && options.expectedVersion === undefined && this.store.dialect === "postgres" && to !== "in_progress") {
+    if (options.worker !== undefined && options.note === undefined && options.expectedVersion === undefined && this.store.dialect === "postgres" && canTransition("in_progress", to)) {
       const done = await this.finishClaimPg(actor, id, to, options.worker);
       if (done) return done;
       // Not the simple case (claim lost, refused, unknown entry): the general path says why.

@@ -185,6 +185,14 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
       await expect(board.claimNext("w", "Mio", [])).rejects.toThrow("claimNext for Mio: give at least one kind to claim (the role's allowed_kinds)");
     });
 
+    it("a worker's transition follows the lifecycle: in_progress → open is refused", async () => {
+      const { board } = testBoard(t.store);
+      await board.post("Human", request("back-1", { to: "Ren", kind: "back_request" }));
+      await board.claim("ren-a", "Ren", ["back_request"]);
+      await expect(board.transition("Ren", "back-1", "open", { worker: "ren-a" })).rejects.toThrow("entry back-1: Ren cannot move it in_progress → open (allowed from in_progress: done, error, canceled)");
+      expect(await board.get("back-1")).toMatchObject({ claimed_by: "ren-a", entry: { status: "in_progress" } });
+    });
+
     it("an in_progress entry set by hand (no lease) is never taken over", async () => {
       const { board, clock } = testBoard(t.store, Date.parse("2028-01-01T00:00:00Z"));
       await board.post("Human", request("manual-1", { to: "Hana", kind: "pm_snapshot_done" }));
