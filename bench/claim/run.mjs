@@ -202,6 +202,7 @@ function quietLogger() {
 }
 
 console.log(`bench/claim: ${N} entries, ${WORKERS} workers; latency over ${LAT_N} entries posted one at a time to idle workers${ROUNDS > 1 ? `; ${ROUNDS} rounds` : ""}`);
+console.log("throughput: entries (jobs) whose completion has committed, for both; pmagent's workers complete and claim the next with finishAndClaim");
 const row = (name, r) => console.log(`${name.padEnd(28)} post ${fmt(r.post_rate, 0).padStart(7)}/s   claim+complete ${fmt(r.rate, 0).padStart(7)} entries/s   post→claim p50 ${fmt(r.p50, 2).padStart(7)} ms   p99 ${fmt(r.p99, 2).padStart(7)} ms`);
 const ratios = (pm, gw) => ({ rate: pm.rate / gw.rate, p50: pm.p50 / gw.p50, p99: pm.p99 / gw.p99 });
 const ratioLine = (label, r) => console.log(`${label}: throughput ${fmt(r.rate, 2)}x, p50 latency ${fmt(r.p50, 2)}x, p99 latency ${fmt(r.p99, 2)}x`);
