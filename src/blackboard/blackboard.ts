@@ -203,6 +203,18 @@ class OpenWaiters {
 
 const waitersByStore = new WeakMap<Store, OpenWaiters>();
 
+/**
+ * A PostgreSQL write as CTEs, and the SELECT of the history record it makes (for HISTORY_INSERT;
+ * typed parameters, since two of them may be joined by UNION ALL, which would take them for text).
+ */
+interface PgWrite {
+  sql: string;
+  params: SqlParam[];
+  history: { sql: string; params: SqlParam[] };
+}
+
+const HISTORY_INSERT = "INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json)";
+
 function claimChanges(fromStatus: Status, fromClaimer: string | null, worker: string): Record<string, unknown> {
   return fromStatus === "open" ? { claimed_by: { from: fromClaimer, to: worker }, status: { from: "open", to: "in_progress" } } : { claimed_by: { from: fromClaimer, to: worker } };
 }
@@ -606,15 +618,15 @@ export class Blackboard {
    */
   private async claimPg(worker: string, role: string, kinds: readonly string[], leaseMs: number, now: { ms: number; iso: string }, takeover: boolean, entryId?: string): Promise<StoredEntry | undefined> {
     const claim = this.claimCtes(worker, role, kinds, leaseMs, now, takeover, entryId);
-    const row = await this.store.get<Row>(`WITH ${claim.sql} SELECT ${COLS} FROM upd`, claim.params);
+    const row = await this.store.get<Row>(`WITH ${claim.sql}, hist AS (${HISTORY_INSERT} ${claim.history.sql}) SELECT ${COLS} FROM upd`, [...claim.params, ...claim.history.params]);
     return row ? this.toStored(row) : undefined;
   }
 
   /**
-   * The CTEs `picked`, `upd` and `hist` of a PostgreSQL claim, and their parameters. `onlyIf` is
-   * one more condition of the pick (a finish that must have happened first).
+   * The CTEs `picked` and `upd` of a PostgreSQL claim, the SELECT of its history record, and their
+   * parameters. `onlyIf` is one more condition of the pick (a finish that must have happened first).
    */
-  private claimCtes(worker: string, role: string, kinds: readonly string[], leaseMs: number, now: { ms: number; iso: string }, takeover: boolean, entryId?: string, onlyIf = ""): { sql: string; params: SqlParam[] } {
+  private claimCtes(worker: string, role: string, kinds: readonly string[], leaseMs: number, now: { ms: number; iso: string }, takeover: boolean, entryId?: string, onlyIf = ""): PgWrite {
     const kindList = kinds.map(() => "?").join(", ");
     const condition = (takeover ? "status = 'in_progress' AND claimed_by IS NOT NULL AND lease_expires_ms < ?" : "status = 'open'") + (entryId === undefined ? "" : " AND id = ?") + onlyIf;
     return {
@@ -626,17 +638,14 @@ export class Blackboard {
          UPDATE bb_entries e SET version = e.version + 1, status = 'in_progress', updated_ms = ?, updated_at = ?, claimed_by = ?, lease_expires_ms = ?
          FROM picked WHERE e.project_id = ? AND e.id = picked.id
          RETURNING e.id, e.version, e.status, e.updated_at, e.entry_json, e.claimed_by, e.lease_expires_ms, picked.status AS old_status, picked.claimed_by AS old_claimer
-       ), hist AS (
-         INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json)
-         SELECT ?, id, version, ?, ?, ?, ?, old_status, 'in_progress',
-           CASE WHEN old_status = 'open' THEN ? ELSE json_build_object('claimed_by', json_build_object('from', old_claimer, 'to', claimed_by))::text END
-         FROM upd
        )`,
-      params: [
-        this.projectId, role, ...kinds, ...(takeover ? [now.ms] : []), ...(entryId === undefined ? [] : [entryId]),
-        now.ms, now.iso, worker, now.ms + leaseMs, this.projectId,
-        this.projectId, now.iso, now.ms, role, takeover ? "takeover" : "claim", JSON.stringify(claimChanges("open", null, worker)),
-      ],
+      params: [this.projectId, role, ...kinds, ...(takeover ? [now.ms] : []), ...(entryId === undefined ? [] : [entryId]), now.ms, now.iso, worker, now.ms + leaseMs, this.projectId],
+      history: {
+        sql: `SELECT ?::text, id, version, ?::text, ?::bigint, ?::text, ?::text, old_status, 'in_progress',
+           CASE WHEN old_status = 'open' THEN ?::text ELSE json_build_object('claimed_by', json_build_object('from', old_claimer, 'to', claimed_by))::text END
+         FROM upd`,
+        params: [this.projectId, now.iso, now.ms, role, takeover ? "takeover" : "claim", JSON.stringify(claimChanges("open", null, worker))],
+      },
     };
   }
 
@@ -646,22 +655,23 @@ export class Blackboard {
    */
   private async finishClaimPg(actor: string, id: string, to: Status, worker: string): Promise<StoredEntry | undefined> {
     const finish = this.finishCtes(actor, id, to, worker, this.now());
-    const row = await this.store.get<Row>(`WITH ${finish.sql} SELECT ${COLS} FROM fin`, finish.params);
+    const row = await this.store.get<Row>(`WITH ${finish.sql}, hist AS (${HISTORY_INSERT} ${finish.history.sql}) SELECT ${COLS} FROM fin`, [...finish.params, ...finish.history.params]);
     return row ? this.toStored(row) : undefined;
   }
 
-  /** The CTEs `fin` and `fin_hist` of `finishClaimPg`, and their parameters. */
-  private finishCtes(actor: string, id: string, to: Status, worker: string, now: { ms: number; iso: string }): { sql: string; params: SqlParam[] } {
+  /** The CTE `fin` of `finishClaimPg`, the SELECT of its history record, and their parameters. */
+  private finishCtes(actor: string, id: string, to: Status, worker: string, now: { ms: number; iso: string }): PgWrite {
     return {
       sql: `fin AS (
          UPDATE bb_entries SET version = version + 1, status = ?, updated_ms = ?, updated_at = ?, claimed_by = NULL, lease_expires_ms = NULL
          WHERE project_id = ? AND id = ? AND status = 'in_progress' AND claimed_by = ? AND (to_actor = ? OR from_actor = ? OR ?)
          RETURNING ${COLS}
-       ), fin_hist AS (
-         INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json)
-         SELECT ?, id, version, ?, ?, ?, 'status', 'in_progress', ?, ? FROM fin
        )`,
-      params: [to, now.ms, now.iso, this.projectId, id, worker, actor, actor, this.humans.includes(actor), this.projectId, now.iso, now.ms, actor, to, JSON.stringify({ status: { from: "in_progress", to } })],
+      params: [to, now.ms, now.iso, this.projectId, id, worker, actor, actor, this.humans.includes(actor)],
+      history: {
+        sql: `SELECT ?::text, id, version, ?::text, ?::bigint, ?::text, 'status', 'in_progress', ?::text, ?::text FROM fin`,
+        params: [this.projectId, now.iso, now.ms, actor, to, JSON.stringify({ status: { from: "in_progress", to } })],
+      },
     };
   }
 
@@ -688,10 +698,11 @@ export class Blackboard {
       const now = this.now();
       const finish = this.finishCtes(actor, id, to, next.worker, now);
       const claim = this.claimCtes(next.worker, role, next.kinds, leaseMs, now, false, undefined, " AND EXISTS (SELECT 1 FROM fin)");
+      // One history INSERT for both records, the finish's first.
       const rows = await this.store.all<Row & { claimed: boolean }>(
-        `WITH ${finish.sql}, ${claim.sql}
+        `WITH ${finish.sql}, ${claim.sql}, hist AS (${HISTORY_INSERT} ${finish.history.sql} UNION ALL ${claim.history.sql})
          SELECT false AS claimed, ${COLS} FROM fin UNION ALL SELECT true AS claimed, ${COLS} FROM upd`,
-        [...finish.params, ...claim.params],
+        [...finish.params, ...claim.params, ...finish.history.params, ...claim.history.params],
       );
       const finished = rows.find((r) => !r.claimed);
       if (finished) {

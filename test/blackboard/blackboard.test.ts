@@ -213,6 +213,9 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
         ["status", "Ren", "in_progress", "done", { status: { from: "in_progress", to: "done" } }],
       ]);
       expect(h[2]!.at).toBe("2029-01-01T00:00:01.003Z");
+      // In the project's history, each finish comes before the claim it made.
+      const order = (await board.history()).filter((r) => r.entry_id.startsWith("fac-") && r.action !== "post").map((r) => `${r.entry_id} ${r.action}`);
+      expect(order).toEqual(["fac-1 claim", "fac-1 status", "fac-2 claim", "fac-2 status", "fac-3 claim", "fac-3 status"]);
       expect((await board.history("fac-2")).map((r) => [r.action, r.version, r.changes])).toEqual([
         ["post", 1, expect.anything()],
         ["claim", 2, { claimed_by: { from: null, to: "ren-a" }, status: { from: "open", to: "in_progress" } }],
