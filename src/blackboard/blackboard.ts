@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { ConflictError, NotFoundError, RefusedError, UsageError, contentHash, parseWith } from "../core/index.js";
-import { Where, limitClause, type Queryable, type Store } from "../store/index.js";
-import { assertMayChange, assertTransition } from "./lifecycle.js";
+import { Where, limitClause, type Queryable, type SqlParam, type Store } from "../store/index.js";
+import { assertMayChange, assertTransition, canTransition } from "./lifecycle.js";
 import { EntryInputSchema, EntrySchema, entryContent, type Entry, type EntryInput, type HistoryRecord, type Status, type StoredEntry } from "./schema.js";
 
 export interface BlackboardOptions {
@@ -202,6 +202,18 @@ class OpenWaiters {
 }
 
 const waitersByStore = new WeakMap<Store, OpenWaiters>();
+
+/**
+ * A PostgreSQL write as CTEs, and the SELECT of the history record it makes (for HISTORY_INSERT;
+ * typed parameters, since two of them may be joined by UNION ALL, which would take them for text).
+ */
+interface PgWrite {
+  sql: string;
+  params: SqlParam[];
+  history: { sql: string; params: SqlParam[] };
+}
+
+const HISTORY_INSERT = "INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json)";
 
 function claimChanges(fromStatus: Status, fromClaimer: string | null, worker: string): Record<string, unknown> {
   return fromStatus === "open" ? { claimed_by: { from: fromClaimer, to: worker }, status: { from: "open", to: "in_progress" } } : { claimed_by: { from: fromClaimer, to: worker } };
@@ -494,7 +506,7 @@ export class Blackboard {
 
   /** Change an entry's status as `actor` (lifecycle and permission rules apply). */
   async transition(actor: string, id: string, to: Status, options: ChangeOptions = {}): Promise<StoredEntry> {
-    if (options.worker !== undefined && options.note === undefined && options.expectedVersion === undefined && this.store.dialect === "postgres" && to !== "in_progress") {
+    if (options.worker !== undefined && options.note === undefined && options.expectedVersion === undefined && this.store.dialect === "postgres" && canTransition("in_progress", to)) {
       const done = await this.finishClaimPg(actor, id, to, options.worker);
       if (done) return done;
       // Not the simple case (claim lost, refused, unknown entry): the general path says why.
@@ -505,35 +517,37 @@ export class Blackboard {
   /** Change fields and/or the status of an entry as `actor`. */
   async change(actor: string, id: string, patch: EntryPatch, options: ChangeOptions = {}): Promise<StoredEntry> {
     const now = this.now();
-    const stored = await this.store.transaction(async (q) => {
-      const row = await this.requireRow(q, id, true);
-      this.checkVersion(row, options.expectedVersion);
-      const current = this.toStored(row);
-      const entry = current.entry;
-      const to = patch.status ?? entry.status;
-      const what = patch.status !== undefined && patch.status !== entry.status ? `move it ${entry.status} → ${patch.status}` : "change it";
-      if (options.worker !== undefined && current.claimed_by !== options.worker) {
-        throw new RefusedError("claim_lost", `entry ${id}: worker ${options.worker} no longer holds its claim (${current.claimed_by ? `taken over by ${current.claimed_by}` : `not claimed, ${entry.status}`})`, { entry: id, worker: options.worker });
-      }
-      assertMayChange(entry, actor, this.humans, what);
-      if (patch.status !== undefined && patch.status !== entry.status) assertTransition(entry, patch.status, actor);
-      else if (patch.status !== undefined) {
-        throw new RefusedError("transition_refused", `entry ${id}: ${actor} cannot move it ${entry.status} → ${patch.status} (it is already ${entry.status})`, { entry: id, actor, from: entry.status, to: patch.status });
-      }
-      const next = parseWith(EntrySchema, { ...entry, ...patch, status: to, updated_at: now.iso }, `entry ${id}`, "invalid_entry");
-      const changes: Record<string, unknown> = {};
-      for (const key of Object.keys(patch) as Array<keyof EntryPatch>) {
-        if (contentHash(entry[key] ?? null) !== contentHash(next[key] ?? null)) changes[key] = { from: entry[key] ?? null, to: next[key] };
-      }
-      if (Object.keys(changes).length === 0) return current;
-      // A claim ends when the entry leaves in_progress.
-      const claim = to === "in_progress" ? { claimed_by: current.claimed_by, lease_expires_ms: row.lease_expires_ms } : { claimed_by: null, lease_expires_ms: null };
-      const written = await this.write(q, row, next, claim);
-      await this.record(q, id, written.version, now, actor, patch.status !== undefined ? "status" : "update", entry.status, to, changes);
-      if (written.entry.status === "open") await q.notify(OPEN_CHANNEL, openPayload(written.entry.to, written.entry.kind));
-      return written;
-    });
-    return stored;
+    return this.store.transaction((q) => this.changeIn(q, actor, id, patch, options, now));
+  }
+
+  /** `change` inside the caller's transaction. */
+  private async changeIn(q: Queryable, actor: string, id: string, patch: EntryPatch, options: ChangeOptions, now: { ms: number; iso: string }): Promise<StoredEntry> {
+    const row = await this.requireRow(q, id, true);
+    this.checkVersion(row, options.expectedVersion);
+    const current = this.toStored(row);
+    const entry = current.entry;
+    const to = patch.status ?? entry.status;
+    const what = patch.status !== undefined && patch.status !== entry.status ? `move it ${entry.status} → ${patch.status}` : "change it";
+    if (options.worker !== undefined && current.claimed_by !== options.worker) {
+      throw new RefusedError("claim_lost", `entry ${id}: worker ${options.worker} no longer holds its claim (${current.claimed_by ? `taken over by ${current.claimed_by}` : `not claimed, ${entry.status}`})`, { entry: id, worker: options.worker });
+    }
+    assertMayChange(entry, actor, this.humans, what);
+    if (patch.status !== undefined && patch.status !== entry.status) assertTransition(entry, patch.status, actor);
+    else if (patch.status !== undefined) {
+      throw new RefusedError("transition_refused", `entry ${id}: ${actor} cannot move it ${entry.status} → ${patch.status} (it is already ${entry.status})`, { entry: id, actor, from: entry.status, to: patch.status });
+    }
+    const next = parseWith(EntrySchema, { ...entry, ...patch, status: to, updated_at: now.iso }, `entry ${id}`, "invalid_entry");
+    const changes: Record<string, unknown> = {};
+    for (const key of Object.keys(patch) as Array<keyof EntryPatch>) {
+      if (contentHash(entry[key] ?? null) !== contentHash(next[key] ?? null)) changes[key] = { from: entry[key] ?? null, to: next[key] };
+    }
+    if (Object.keys(changes).length === 0) return current;
+    // A claim ends when the entry leaves in_progress.
+    const claim = to === "in_progress" ? { claimed_by: current.claimed_by, lease_expires_ms: row.lease_expires_ms } : { claimed_by: null, lease_expires_ms: null };
+    const written = await this.write(q, row, next, claim);
+    await this.record(q, id, written.version, now, actor, patch.status !== undefined ? "status" : "update", entry.status, to, changes);
+    if (written.entry.status === "open") await q.notify(OPEN_CHANNEL, openPayload(written.entry.to, written.entry.kind));
+    return written;
   }
 
   /**
@@ -542,29 +556,32 @@ export class Blackboard {
    */
   async claim(worker: string, role: string, kinds: readonly string[], leaseMs = this.leaseMs, options: { entryId?: string } = {}): Promise<StoredEntry | undefined> {
     if (kinds.length === 0) return undefined;
-    // A gated worker claims the one entry its gate allowed.
-    const only = options.entryId === undefined ? "" : " AND id = ?";
     const now = this.now();
-    const onlyParams = options.entryId === undefined ? [] : [options.entryId];
     if (this.store.dialect === "postgres") {
       return (await this.claimPg(worker, role, kinds, leaseMs, now, false, options.entryId)) ?? (await this.claimPg(worker, role, kinds, leaseMs, now, true, options.entryId));
     }
-    return this.store.transaction(async (q) => {
-      const kindList = kinds.map(() => "?").join(", ");
-      const select = `SELECT ${COLS} FROM bb_entries
-         WHERE project_id = ? AND to_actor = ? AND kind IN (${kindList})${only} AND status = ?`;
-      // Two index-friendly lookups: the oldest open entry, else the oldest expired claim.
-      const row =
-        (await q.get<Row>(`${select} ORDER BY created_ms, id LIMIT 1`, [this.projectId, role, ...kinds, ...onlyParams, "open"])) ??
-        (await q.get<Row>(`${select} AND claimed_by IS NOT NULL AND lease_expires_ms < ? ORDER BY created_ms, id LIMIT 1`, [this.projectId, role, ...kinds, ...onlyParams, "in_progress", now.ms]));
-      if (!row) return undefined;
-      const current = this.toStored(row);
-      const takeover = current.entry.status === "in_progress";
-      const next: Entry = { ...current.entry, status: "in_progress", updated_at: now.iso };
-      const written = await this.write(q, row, next, { claimed_by: worker, lease_expires_ms: now.ms + leaseMs });
-      await this.record(q, next.id, written.version, now, role, takeover ? "takeover" : "claim", current.entry.status, "in_progress", claimChanges(current.entry.status, current.claimed_by, worker));
-      return written;
-    });
+    return this.store.transaction((q) => this.claimIn(q, worker, role, kinds, leaseMs, now, options.entryId));
+  }
+
+  /** The claim of `claim` inside the caller's transaction (SQLite: its writes are serialized). */
+  private async claimIn(q: Queryable, worker: string, role: string, kinds: readonly string[], leaseMs: number, now: { ms: number; iso: string }, entryId?: string): Promise<StoredEntry | undefined> {
+    // A gated worker claims the one entry its gate allowed.
+    const only = entryId === undefined ? "" : " AND id = ?";
+    const onlyParams = entryId === undefined ? [] : [entryId];
+    const kindList = kinds.map(() => "?").join(", ");
+    const select = `SELECT ${COLS} FROM bb_entries
+       WHERE project_id = ? AND to_actor = ? AND kind IN (${kindList})${only} AND status = ?`;
+    // Two index-friendly lookups: the oldest open entry, else the oldest expired claim.
+    const row =
+      (await q.get<Row>(`${select} ORDER BY created_ms, id LIMIT 1`, [this.projectId, role, ...kinds, ...onlyParams, "open"])) ??
+      (await q.get<Row>(`${select} AND claimed_by IS NOT NULL AND lease_expires_ms < ? ORDER BY created_ms, id LIMIT 1`, [this.projectId, role, ...kinds, ...onlyParams, "in_progress", now.ms]));
+    if (!row) return undefined;
+    const current = this.toStored(row);
+    const takeover = current.entry.status === "in_progress";
+    const next: Entry = { ...current.entry, status: "in_progress", updated_at: now.iso };
+    const written = await this.write(q, row, next, { claimed_by: worker, lease_expires_ms: now.ms + leaseMs });
+    await this.record(q, next.id, written.version, now, role, takeover ? "takeover" : "claim", current.entry.status, "in_progress", claimChanges(current.entry.status, current.claimed_by, worker));
+    return written;
   }
 
   /**
@@ -600,10 +617,20 @@ export class Blackboard {
    * so eight workers do not queue behind each other's transactions.
    */
   private async claimPg(worker: string, role: string, kinds: readonly string[], leaseMs: number, now: { ms: number; iso: string }, takeover: boolean, entryId?: string): Promise<StoredEntry | undefined> {
+    const claim = this.claimCtes(worker, role, kinds, leaseMs, now, takeover, entryId);
+    const row = await this.store.get<Row>(`WITH ${claim.sql}, hist AS (${HISTORY_INSERT} ${claim.history.sql}) SELECT ${COLS} FROM upd`, [...claim.params, ...claim.history.params]);
+    return row ? this.toStored(row) : undefined;
+  }
+
+  /**
+   * The CTEs `picked` and `upd` of a PostgreSQL claim, the SELECT of its history record, and their
+   * parameters. `onlyIf` is one more condition of the pick (a finish that must have happened first).
+   */
+  private claimCtes(worker: string, role: string, kinds: readonly string[], leaseMs: number, now: { ms: number; iso: string }, takeover: boolean, entryId?: string, onlyIf = ""): PgWrite {
     const kindList = kinds.map(() => "?").join(", ");
-    const condition = (takeover ? "status = 'in_progress' AND claimed_by IS NOT NULL AND lease_expires_ms < ?" : "status = 'open'") + (entryId === undefined ? "" : " AND id = ?");
-    const row = await this.store.get<Row>(
-      `WITH picked AS (
+    const condition = (takeover ? "status = 'in_progress' AND claimed_by IS NOT NULL AND lease_expires_ms < ?" : "status = 'open'") + (entryId === undefined ? "" : " AND id = ?") + onlyIf;
+    return {
+      sql: `picked AS (
          SELECT id, status, claimed_by FROM bb_entries
          WHERE project_id = ? AND to_actor = ? AND kind IN (${kindList}) AND ${condition}
          ORDER BY created_ms, id LIMIT 1 FOR UPDATE SKIP LOCKED
@@ -611,20 +638,15 @@ export class Blackboard {
          UPDATE bb_entries e SET version = e.version + 1, status = 'in_progress', updated_ms = ?, updated_at = ?, claimed_by = ?, lease_expires_ms = ?
          FROM picked WHERE e.project_id = ? AND e.id = picked.id
          RETURNING e.id, e.version, e.status, e.updated_at, e.entry_json, e.claimed_by, e.lease_expires_ms, picked.status AS old_status, picked.claimed_by AS old_claimer
-       ), hist AS (
-         INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json)
-         SELECT ?, id, version, ?, ?, ?, ?, old_status, 'in_progress',
-           CASE WHEN old_status = 'open' THEN ? ELSE json_build_object('claimed_by', json_build_object('from', old_claimer, 'to', claimed_by))::text END
-         FROM upd
-       )
-       SELECT ${COLS} FROM upd`,
-      [
-        this.projectId, role, ...kinds, ...(takeover ? [now.ms] : []), ...(entryId === undefined ? [] : [entryId]),
-        now.ms, now.iso, worker, now.ms + leaseMs, this.projectId,
-        this.projectId, now.iso, now.ms, role, takeover ? "takeover" : "claim", JSON.stringify(claimChanges("open", null, worker)),
-      ],
-    );
-    return row ? this.toStored(row) : undefined;
+       )`,
+      params: [this.projectId, role, ...kinds, ...(takeover ? [now.ms] : []), ...(entryId === undefined ? [] : [entryId]), now.ms, now.iso, worker, now.ms + leaseMs, this.projectId],
+      history: {
+        sql: `SELECT ?::text, id, version, ?::text, ?::bigint, ?::text, ?::text, old_status, 'in_progress',
+           CASE WHEN old_status = 'open' THEN ?::text ELSE json_build_object('claimed_by', json_build_object('from', old_claimer, 'to', claimed_by))::text END
+         FROM upd`,
+        params: [this.projectId, now.iso, now.ms, role, takeover ? "takeover" : "claim", JSON.stringify(claimChanges("open", null, worker))],
+      },
+    };
   }
 
   /**
@@ -632,21 +654,65 @@ export class Blackboard {
    * when the simple case does not apply, and the caller takes the general path for the reason.
    */
   private async finishClaimPg(actor: string, id: string, to: Status, worker: string): Promise<StoredEntry | undefined> {
-    const now = this.now();
-    const human = this.humans.includes(actor);
-    const row = await this.store.get<Row>(
-      `WITH upd AS (
+    const finish = this.finishCtes(actor, id, to, worker, this.now());
+    const row = await this.store.get<Row>(`WITH ${finish.sql}, hist AS (${HISTORY_INSERT} ${finish.history.sql}) SELECT ${COLS} FROM fin`, [...finish.params, ...finish.history.params]);
+    return row ? this.toStored(row) : undefined;
+  }
+
+  /** The CTE `fin` of `finishClaimPg`, the SELECT of its history record, and their parameters. */
+  private finishCtes(actor: string, id: string, to: Status, worker: string, now: { ms: number; iso: string }): PgWrite {
+    return {
+      sql: `fin AS (
          UPDATE bb_entries SET version = version + 1, status = ?, updated_ms = ?, updated_at = ?, claimed_by = NULL, lease_expires_ms = NULL
          WHERE project_id = ? AND id = ? AND status = 'in_progress' AND claimed_by = ? AND (to_actor = ? OR from_actor = ? OR ?)
          RETURNING ${COLS}
-       ), hist AS (
-         INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json)
-         SELECT ?, id, version, ?, ?, ?, 'status', 'in_progress', ?, ? FROM upd
-       )
-       SELECT ${COLS} FROM upd`,
-      [to, now.ms, now.iso, this.projectId, id, worker, actor, actor, human, this.projectId, now.iso, now.ms, actor, to, JSON.stringify({ status: { from: "in_progress", to } })],
-    );
-    return row ? this.toStored(row) : undefined;
+       )`,
+      params: [to, now.ms, now.iso, this.projectId, id, worker, actor, actor, this.humans.includes(actor)],
+      history: {
+        sql: `SELECT ?::text, id, version, ?::text, ?::bigint, ?::text, 'status', 'in_progress', ?::text, ?::text FROM fin`,
+        params: [this.projectId, now.iso, now.ms, actor, to, JSON.stringify({ status: { from: "in_progress", to } })],
+      },
+    };
+  }
+
+  /**
+   * A worker finishing its claim of `id` (moving it to `to` as `actor`, as `transition` with
+   * `worker` does) and claiming its next entry (as `claim` does, for `next.role`, default `actor`)
+   * in one go. The finish is checked and refused as `transition`'s is, and then nothing is claimed.
+   * On PostgreSQL, finish and claim of an open entry are one statement (one round trip, one
+   * commit); an expired claim is taken over by a second. On SQLite both are one transaction.
+   */
+  async finishAndClaim(actor: string, id: string, to: Status, next: { worker: string; kinds: readonly string[]; role?: string; leaseMs?: number; note?: string }): Promise<{ finished: StoredEntry; next: StoredEntry | undefined }> {
+    const role = next.role ?? actor;
+    const leaseMs = next.leaseMs ?? this.leaseMs;
+    const options: ChangeOptions = { worker: next.worker, ...(next.note !== undefined ? { note: next.note } : {}) };
+    const patch: EntryPatch = { status: to, ...(next.note !== undefined ? { note: next.note } : {}) };
+    if (this.store.dialect !== "postgres") {
+      const now = this.now();
+      return this.store.transaction(async (q) => {
+        const finished = await this.changeIn(q, actor, id, patch, options, now);
+        return { finished, next: next.kinds.length === 0 ? undefined : await this.claimIn(q, next.worker, role, next.kinds, leaseMs, now) };
+      });
+    }
+    if (next.note === undefined && next.kinds.length > 0 && canTransition("in_progress", to)) {
+      const now = this.now();
+      const finish = this.finishCtes(actor, id, to, next.worker, now);
+      const claim = this.claimCtes(next.worker, role, next.kinds, leaseMs, now, false, undefined, " AND EXISTS (SELECT 1 FROM fin)");
+      // One history INSERT for both records, the finish's first.
+      const rows = await this.store.all<Row & { claimed: boolean }>(
+        `WITH ${finish.sql}, ${claim.sql}, hist AS (${HISTORY_INSERT} ${finish.history.sql} UNION ALL ${claim.history.sql})
+         SELECT false AS claimed, ${COLS} FROM fin UNION ALL SELECT true AS claimed, ${COLS} FROM upd`,
+        [...finish.params, ...claim.params, ...finish.history.params, ...claim.history.params],
+      );
+      const finished = rows.find((r) => !r.claimed);
+      if (finished) {
+        const claimed = rows.find((r) => r.claimed);
+        return { finished: this.toStored(finished), next: claimed ? this.toStored(claimed) : await this.claimPg(next.worker, role, next.kinds, leaseMs, this.now(), true) };
+      }
+      // Not finished (claim lost, refused, unknown entry): the general path says why.
+    }
+    const finished = await this.change(actor, id, patch, options);
+    return { finished, next: await this.claim(next.worker, role, next.kinds, leaseMs) };
   }
 
   /** Extend a claim's lease; refused when the claim was lost (taken over or finished). */

@@ -187,6 +187,11 @@ export class Supervisor {
     return this.o.project;
   }
 
+  /** Whether a run gate is configured (then each entry is asked about before it is claimed). */
+  get gated(): boolean {
+    return this.o.hooks?.gate !== undefined;
+  }
+
   private role(name: string): RoleConfig {
     return findRole(this.o.project.config, name).role;
   }

@@ -1,8 +1,8 @@
 /**
  * `pmagent worker`: claims open entries for its roles (the pick rule, leases) and runs each with
- * the role's configured command, until stopped. With a gate, each candidate is asked before it is
- * claimed: a DENY leaves the entry open (the reason is recorded) and is asked again only when the
- * entry changes or after `gateRecheckMs`.
+ * the role's configured command, until stopped. Without a gate the store picks and claims in one
+ * step. With a gate, each candidate is asked before it is claimed: a DENY leaves the entry open
+ * (the reason is recorded) and is asked again only when the entry changes or after `gateRecheckMs`.
  */
 import { hostname } from "node:os";
 import type { StoredEntry } from "../blackboard/index.js";
@@ -48,10 +48,16 @@ export class Worker {
     );
   }
 
-  /** Claim the next entry for `role` that the gate allows; undefined when there is none. */
+  /** Claim the next entry for `role` (that the gate, if any, allows); undefined when there is none. */
   async claimNext(role: string): Promise<{ entry: StoredEntry; decided: GateDecision | null } | undefined> {
     const sup = this.o.supervisor;
     const { role: cfg } = findRole(this.config, role);
+    if (!sup.gated) {
+      // Nothing to ask first: the store applies the pick rule (one statement on PostgreSQL, SKIP
+      // LOCKED) instead of this worker reading the role's whole backlog for every claim.
+      const claimed = await sup.board.claim(this.id, role, cfg.allowed_kinds);
+      return claimed ? { entry: claimed, decided: null } : undefined;
+    }
     const command = cfg.runner?.command ?? [];
     for (const candidate of await this.candidates(role, cfg.allowed_kinds)) {
       const last = await sup.runs.lastGateDecision(candidate.entry.id);

@@ -185,6 +185,98 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
       await expect(board.claimNext("w", "Mio", [])).rejects.toThrow("claimNext for Mio: give at least one kind to claim (the role's allowed_kinds)");
     });
 
+    it("finishAndClaim completes a worker's claim and claims its next entry; history records both", async () => {
+      const { board, clock } = testBoard(t.store, Date.parse("2029-01-01T00:00:00Z"));
+      const kinds = ["fac_request"];
+      for (const id of ["fac-1", "fac-2", "fac-3"]) {
+        await board.post("Human", request(id, { to: "Ren", kind: "fac_request" }));
+        clock.advance(1);
+      }
+      const first = await board.claim("ren-a", "Ren", kinds);
+      expect(first?.entry.id).toBe("fac-1");
+      clock.advance(1000);
+      const one = await board.finishAndClaim("Ren", "fac-1", "done", { worker: "ren-a", kinds });
+      expect(one.finished).toMatchObject({ version: 3, claimed_by: null, lease_expires_at: null, entry: { id: "fac-1", status: "done", updated_at: "2029-01-01T00:00:01.003Z" } });
+      expect(one.next).toMatchObject({ version: 2, claimed_by: "ren-a", lease_expires_at: "2029-01-01T00:00:06.003Z", entry: { id: "fac-2", status: "in_progress" } });
+      expect(await board.get("fac-2")).toEqual(one.next);
+      // With a note (and on to error): the note is kept, the next entry claimed all the same.
+      const two = await board.finishAndClaim("Ren", "fac-2", "error", { worker: "ren-a", kinds, note: "failed: no network" });
+      expect(two.finished.entry).toMatchObject({ status: "error", note: "failed: no network" });
+      expect(two.next?.entry.id).toBe("fac-3");
+      // Nothing left: finished, and no next entry.
+      const three = await board.finishAndClaim("Ren", "fac-3", "done", { worker: "ren-a", kinds });
+      expect(three).toMatchObject({ finished: { entry: { id: "fac-3", status: "done" } }, next: undefined });
+      const h = await board.history("fac-1");
+      expect(h.map((r) => [r.action, r.actor, r.from_status, r.to_status, r.changes])).toEqual([
+        ["post", "Human", null, "open", expect.anything()],
+        ["claim", "Ren", "open", "in_progress", { claimed_by: { from: null, to: "ren-a" }, status: { from: "open", to: "in_progress" } }],
+        ["status", "Ren", "in_progress", "done", { status: { from: "in_progress", to: "done" } }],
+      ]);
+      expect(h[2]!.at).toBe("2029-01-01T00:00:01.003Z");
+      // In the project's history, each finish comes before the claim it made.
+      const order = (await board.history()).filter((r) => r.entry_id.startsWith("fac-") && r.action !== "post").map((r) => `${r.entry_id} ${r.action}`);
+      expect(order).toEqual(["fac-1 claim", "fac-1 status", "fac-2 claim", "fac-2 status", "fac-3 claim", "fac-3 status"]);
+      expect((await board.history("fac-2")).map((r) => [r.action, r.version, r.changes])).toEqual([
+        ["post", 1, expect.anything()],
+        ["claim", 2, { claimed_by: { from: null, to: "ren-a" }, status: { from: "open", to: "in_progress" } }],
+        ["status", 3, { status: { from: "in_progress", to: "error" }, note: { from: null, to: "failed: no network" } }],
+      ]);
+    });
+
+    it("finishAndClaim takes over an expired claim when nothing is open", async () => {
+      const { board, clock } = testBoard(t.store, Date.parse("2029-02-01T00:00:00Z"));
+      const kinds = ["fac_takeover_request"];
+      await board.post("Human", request("fact-1", { to: "Ren", kind: "fac_takeover_request" }));
+      await board.post("Human", request("fact-2", { to: "Ren", kind: "fac_takeover_request" }));
+      await board.claim("ren-a", "Ren", kinds);
+      await board.claim("ren-b", "Ren", kinds);
+      clock.advance(4_000);
+      await board.heartbeat("ren-a", "fact-1");
+      clock.advance(2_000);
+      // ren-b's lease on fact-2 expired; ren-a finishes fact-1 and takes fact-2 over.
+      const { next } = await board.finishAndClaim("Ren", "fact-1", "done", { worker: "ren-a", kinds });
+      expect(next).toMatchObject({ claimed_by: "ren-a", entry: { id: "fact-2", status: "in_progress" } });
+      expect((await board.history("fact-2")).map((h) => [h.action, h.changes])).toEqual([
+        ["post", expect.anything()],
+        ["claim", expect.anything()],
+        ["takeover", { claimed_by: { from: "ren-b", to: "ren-a" } }],
+      ]);
+    });
+
+    it("finishAndClaim refuses as transition does, and then claims nothing", async () => {
+      const { board, clock } = testBoard(t.store, Date.parse("2029-03-01T00:00:00Z"));
+      const kinds = ["facr_request"];
+      await board.post("Human", request("facr-1", { to: "Ren", kind: "facr_request" }));
+      await board.claim("ren-a", "Ren", kinds);
+      await board.post("Human", request("facr-2", { to: "Ren", kind: "facr_request" }));
+      const refused = async (p: Promise<unknown>, message: string) => {
+        await expect(p).rejects.toThrow(message);
+        expect(await board.get("facr-2")).toMatchObject({ version: 1, claimed_by: null, entry: { status: "open" } });
+      };
+      await refused(board.finishAndClaim("Ren", "facr-1", "done", { worker: "ren-b", kinds }), "entry facr-1: worker ren-b no longer holds its claim (taken over by ren-a)");
+      await refused(
+        board.finishAndClaim("Sho", "facr-1", "done", { worker: "ren-a", role: "Ren", kinds }),
+        "entry facr-1: Sho may not move it in_progress → done: only its writer (Human), its addressee (Ren) or a human (Human) may change it",
+      );
+      await refused(board.finishAndClaim("Ren", "facr-1", "open", { worker: "ren-a", kinds }), "entry facr-1: Ren cannot move it in_progress → open (allowed from in_progress: done, error, canceled)");
+      await refused(board.finishAndClaim("Ren", "facr-none", "done", { worker: "ren-a", kinds }), "entry facr-none does not exist in project vpm-mini");
+      // The lease expired and another worker took the entry over: the first one's finish is refused.
+      clock.advance(6_000);
+      await board.claim("ren-b", "Ren", ["nothing_open"]);
+      const taken = await board.claim("ren-b", "Ren", kinds);
+      expect(taken?.entry.id).toBe("facr-2");
+      await expect(board.finishAndClaim("Ren", "facr-1", "done", { worker: "ren-b", kinds })).rejects.toThrow("entry facr-1: worker ren-b no longer holds its claim (taken over by ren-a)");
+      expect((await board.history("facr-1")).map((h) => h.action)).toEqual(["post", "claim"]);
+    });
+
+    it("a worker's transition follows the lifecycle: in_progress → open is refused", async () => {
+      const { board } = testBoard(t.store);
+      await board.post("Human", request("back-1", { to: "Ren", kind: "back_request" }));
+      await board.claim("ren-a", "Ren", ["back_request"]);
+      await expect(board.transition("Ren", "back-1", "open", { worker: "ren-a" })).rejects.toThrow("entry back-1: Ren cannot move it in_progress → open (allowed from in_progress: done, error, canceled)");
+      expect(await board.get("back-1")).toMatchObject({ claimed_by: "ren-a", entry: { status: "in_progress" } });
+    });
+
     it("an in_progress entry set by hand (no lease) is never taken over", async () => {
       const { board, clock } = testBoard(t.store, Date.parse("2028-01-01T00:00:00Z"));
       await board.post("Human", request("manual-1", { to: "Hana", kind: "pm_snapshot_done" }));

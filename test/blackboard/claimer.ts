@@ -1,10 +1,12 @@
 /**
  * A claimer process for the concurrency tests: claims entries for Aya and completes them until none
  * is left unfinished. With HOLD=1 it claims up to MAX entries, prints them and then hangs (to be
- * killed). Prints one JSON line: {worker, done: [ids]} (or {worker, held: [ids]}).
+ * killed). With FINISH_AND_CLAIM=1 each completion claims the next entry in the same call. Prints
+ * one JSON line: {worker, done: [ids]} (or {worker, held: [ids]}).
  */
 import { Blackboard } from "../../src/blackboard/index.js";
 import { PostgresStore, SqliteStore, type Store } from "../../src/store/index.js";
+import { claimLoop } from "./claim-loop.js";
 
 const env = process.env;
 const worker = env.WORKER ?? `w${process.pid}`;
@@ -22,24 +24,7 @@ if (env.HOLD === "1") {
   console.log(JSON.stringify({ worker, held }));
   setInterval(() => undefined, 1000);
 } else {
-  const done: string[] = [];
-  for (;;) {
-    const s = await board.claim(worker, "Aya", kinds);
-    if (s) {
-      try {
-        await board.transition("Aya", s.entry.id, "done", { worker });
-        done.push(s.entry.id);
-      } catch (err) {
-        // Under heavy load a lease can expire before completion: the entry was taken over, and
-        // this worker must let it go (that is what the refusal says).
-        if ((err as { code?: string }).code !== "claim_lost") throw err;
-      }
-      continue;
-    }
-    const left = await store.get<{ n: number }>("SELECT COUNT(*) AS n FROM bb_entries WHERE status <> 'done'");
-    if (Number(left?.n) === 0) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const done = await claimLoop(board, store, worker, env.FINISH_AND_CLAIM === "1");
   console.log(JSON.stringify({ worker, done }));
   await store.close();
 }

@@ -5,6 +5,7 @@ import { Blackboard } from "../../src/blackboard/index.js";
 import { PostgresStore, type Store } from "../../src/store/index.js";
 import { TSX_IMPORT } from "../helpers/proc.js";
 import { availableStoreKinds } from "../helpers/stores.js";
+import { claimLoop } from "./claim-loop.js";
 
 const kinds = await availableStoreKinds();
 const CLAIMER = fileURLToPath(new URL("./claimer.ts", import.meta.url));
@@ -27,26 +28,11 @@ function startClaimer(env: Record<string, string>): { done: Promise<{ worker: st
 }
 
 /** The claimer loop of claimer.ts on its own PostgreSQL connection, in this process. */
-async function claimInProcess(dbEnv: Record<string, string>, worker: string): Promise<{ worker: string; done: string[] }> {
+async function claimInProcess(dbEnv: Record<string, string>, worker: string, finishAndClaim: boolean): Promise<{ worker: string; done: string[] }> {
   const store = await PostgresStore.connect(dbEnv.PG_URL!, { schema: dbEnv.PG_SCHEMA, max: 1 });
   const board = new Blackboard(store, { projectId: "vpm-mini", humans: ["Human"], leaseMs: 20_000 });
-  const done: string[] = [];
   try {
-    for (;;) {
-      const s = await board.claim(worker, "Aya", ["doc_update_proposal_request"]);
-      if (s) {
-        await board.transition("Aya", s.entry.id, "done", { worker }).then(
-          () => done.push(s.entry.id),
-          (err: { code?: string }) => {
-            if (err.code !== "claim_lost") throw err;
-          },
-        );
-        continue;
-      }
-      const left = await store.get<{ n: number }>("SELECT COUNT(*) AS n FROM bb_entries WHERE status <> 'done'");
-      if (Number(left?.n) === 0) return { worker, done };
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    return { worker, done: await claimLoop(board, store, worker, finishAndClaim) };
   } finally {
     await store.close();
   }
@@ -64,7 +50,10 @@ async function seed(store: Store): Promise<void> {
 }
 
 describe.each(kinds)("32 concurrent claimers over 1,000 entries ($name)", (kind) => {
-  it("claim every entry exactly once, and take over a killed claimer's entries after its lease", { timeout: 240_000 }, async () => {
+  it.each([
+    ["claim, then transition", false],
+    ["finishAndClaim", true],
+  ])("%s: claim every entry exactly once, and take over a killed claimer's entries after its lease", { timeout: 240_000 }, async (_name, finishAndClaim) => {
     const t = await kind.open();
     try {
       await seed(t.store);
@@ -77,8 +66,8 @@ describe.each(kinds)("32 concurrent claimers over 1,000 entries ($name)", (kind)
 
       // SQLite: separate processes (one connection each); PostgreSQL: separate connections.
       const results = t.file
-        ? await Promise.all(Array.from({ length: CLAIMERS }, (_, i) => startClaimer({ ...dbEnv, WORKER: `w${i}`, LEASE_MS: "20000" }).done))
-        : await Promise.all(Array.from({ length: CLAIMERS }, (_, i) => claimInProcess(dbEnv, `w${i}`)));
+        ? await Promise.all(Array.from({ length: CLAIMERS }, (_, i) => startClaimer({ ...dbEnv, WORKER: `w${i}`, LEASE_MS: "20000", FINISH_AND_CLAIM: finishAndClaim ? "1" : "0" }).done))
+        : await Promise.all(Array.from({ length: CLAIMERS }, (_, i) => claimInProcess(dbEnv, `w${i}`, finishAndClaim)));
       const all = results.flatMap((r) => r.done ?? []);
       expect(all).toHaveLength(ENTRIES);
       expect(new Set(all).size).toBe(ENTRIES);

@@ -43,6 +43,24 @@ describe.each(kinds)("worker on $name", (kind) => {
     expect(claims).toEqual(["post", "claim", "status"]);
   });
 
+  it("without a gate, takes over an entry whose claimer's lease expired", async () => {
+    useRunner({ steps: [{ emit: "COMPLETED", payload: { status: "success" } }] });
+    await board.post("Human", { id: "stale", to: "Builder", kind: "build_request" });
+    // A claimer that died: its 1 ms lease runs out at once.
+    expect(await board.claim("gone", "Builder", ["build_request"], 1)).toMatchObject({ claimed_by: "gone" });
+    await new Promise((r) => setTimeout(r, 10));
+    const runs: RunRecord[] = [];
+    const worker = new Worker({ supervisor: tp.supervisor(), roles: ["Builder"], id: "w2", once: true, onRun: (r) => runs.push(r) });
+    await worker.run(new AbortController().signal);
+    expect(runs.map((r) => [r.entry_id, r.state, r.worker])).toEqual([["stale", "succeeded", "w2"]]);
+    expect((await board.history("stale")).map((h) => [h.action, h.changes])).toEqual([
+      ["post", expect.anything()],
+      ["claim", expect.anything()],
+      ["takeover", { claimed_by: { from: "gone", to: "w2" } }],
+      ["status", { status: { from: "in_progress", to: "done" }, note: { from: null, to: expect.stringMatching(/^run run_.* succeeded$/) } }],
+    ]);
+  });
+
   it("asks the gate before claiming: a denied entry stays open with the reason recorded, the next one runs", async () => {
     useRunner({ steps: [{ emit: "COMPLETED", payload: { status: "success" } }] });
     await board.post("Human", { id: "blocked", to: "Builder", kind: "build_request", created_at: "2026-01-01T00:00:00Z", payload: { risky: true } });
