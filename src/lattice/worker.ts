@@ -5,10 +5,13 @@
  * (the reason is recorded) and is asked again only when the entry changes or after `gateRecheckMs`.
  */
 import { hostname } from "node:os";
-import type { StoredEntry } from "../blackboard/index.js";
+import type { Status, StoredEntry } from "../blackboard/index.js";
 import { findRole, type Config } from "../config/index.js";
 import type { GateDecision, RunRecord } from "./runs.js";
 import { WORKER_STOPPED, type Supervisor } from "./supervisor.js";
+
+/** Candidates read at first for a gated claim: the backlog is read whole only when none of these serves. */
+const CANDIDATE_PAGE = 32;
 
 export interface WorkerOptions {
   supervisor: Supervisor;
@@ -39,13 +42,25 @@ export class Worker {
     return this.o.supervisor.project.config;
   }
 
-  /** Candidates of the pick rule, oldest first: open entries, and in_progress ones whose lease expired. */
-  private async candidates(role: string, kinds: readonly string[]): Promise<StoredEntry[]> {
-    const now = Date.now();
-    const all = await this.o.supervisor.board.list({ status: ["open", "in_progress"], to: role });
-    return all.filter(
-      (s) => kinds.includes(s.entry.kind) && (s.entry.status === "open" || (s.claimed_by !== null && s.lease_expires_at !== null && Date.parse(s.lease_expires_at) < now)),
-    );
+  /**
+   * Candidates of the pick rule, oldest first: open entries, and in_progress ones whose lease
+   * expired. The oldest page first (the gate usually allows one of them), the whole backlog only
+   * when that page was full and none of it served.
+   */
+  private async *candidates(role: string, kinds: readonly string[]): AsyncGenerator<StoredEntry> {
+    const board = this.o.supervisor.board;
+    const eligible = (entries: StoredEntry[]) => {
+      const now = Date.now();
+      return entries.filter(
+        (s) => kinds.includes(s.entry.kind) && (s.entry.status === "open" || (s.claimed_by !== null && s.lease_expires_at !== null && Date.parse(s.lease_expires_at) < now)),
+      );
+    };
+    const filter = { status: ["open", "in_progress"] as Status[], to: role };
+    const page = await board.list({ ...filter, limit: CANDIDATE_PAGE });
+    yield* eligible(page);
+    if (page.length < CANDIDATE_PAGE) return;
+    const seen = new Set(page.map((s) => s.entry.id));
+    for (const s of eligible(await board.list(filter))) if (!seen.has(s.entry.id)) yield s;
   }
 
   /** Claim the next entry for `role` (that the gate, if any, allows); undefined when there is none. */
@@ -59,7 +74,7 @@ export class Worker {
       return claimed ? { entry: claimed, decided: null } : undefined;
     }
     const command = cfg.runner?.command ?? [];
-    for (const candidate of await this.candidates(role, cfg.allowed_kinds)) {
+    for await (const candidate of this.candidates(role, cfg.allowed_kinds)) {
       const last = await sup.runs.lastGateDecision(candidate.entry.id);
       if (last?.decision === "DENY" && last.entry_version === candidate.version && Date.now() - Date.parse(last.at) < (this.o.gateRecheckMs ?? 300_000)) continue;
       const decided = await sup.askGate(role, candidate, command);

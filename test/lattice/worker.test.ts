@@ -80,6 +80,22 @@ describe.each(kinds)("worker on $name", (kind) => {
     expect(asked).toBe(2);
   });
 
+  it("with a gate, reads the backlog past a first page of candidates that are all denied or not its kind", async () => {
+    useRunner({ steps: [{ emit: "COMPLETED", payload: { status: "success" } }] });
+    const day = (i: number) => new Date(Date.parse("2026-01-01T00:00:00Z") + i * 60_000).toISOString();
+    // 40 entries older than the one that may run: some of another kind, the rest denied by the gate.
+    for (let i = 0; i < 40; i++) {
+      await board.post("Human", { id: `old-${i}`, to: "Builder", kind: i % 2 ? "unrelated" : "build_request", created_at: day(i), payload: { risky: true } });
+    }
+    await board.post("Human", { id: "allowed", to: "Builder", kind: "build_request", created_at: day(41) });
+    const gate = gateFrom(async ({ entry }) => (entry?.payload.risky ? { decision: "DENY", reasoning: "risky", conditions: [] } : { decision: "ALLOW", reasoning: "", conditions: [] }));
+    const runs: RunRecord[] = [];
+    const worker = new Worker({ supervisor: tp.supervisor({ gate }), roles: ["Builder"], once: true, onRun: (r) => runs.push(r) });
+    await worker.run(new AbortController().signal);
+    expect(runs.map((r) => r.entry_id)).toEqual(["allowed"]);
+    expect((await board.list({ status: "open", to: "Builder" })).length).toBe(40);
+  });
+
   it("stops cleanly on abort: the sprite is stopped, the run canceled, the entry left for another worker", async () => {
     useRunner({ steps: [{ emit: "PHASE_STARTED", payload: { phase: "long" } }, { sleep: 60_000 }] });
     await board.post("Human", { id: "long", to: "Builder", kind: "build_request" });
