@@ -411,10 +411,15 @@ export class RunStore {
     return rows.map(toRecord);
   }
 
-  async events(runId: string, options: { type?: string; afterSeq?: number; limit?: number } = {}): Promise<StoredEvent[]> {
+  /** A run's events in outbox order; `types` reads only those (from the type index, not the whole run). */
+  async events(runId: string, options: { type?: string; types?: readonly string[]; afterSeq?: number; limit?: number } = {}): Promise<StoredEvent[]> {
     await this.get(runId);
-    const where = new Where("run_id = ?", runId).when("event_type = ?", options.type).when("seq > ?", options.afterSeq);
-    const limit = limitClause(options.limit);
+    if (options.types?.length === 0) return [];
+    const where = new Where("run_id = ?", runId).when("event_type = ?", options.type).in("event_type", options.types ?? []).when("seq > ?", options.afterSeq);
+    return this.eventRows(where, limitClause(options.limit));
+  }
+
+  private async eventRows(where: Where, limit: string): Promise<StoredEvent[]> {
     // Outbox order where the outbox has the event; events only stdout saw follow, in arrival order.
     const rows = await this.store.all<{ run_id: string; seq: number; event_id: string; event_type: string; source: "stdout" | "outbox"; outbox_line: number | null; event_json: string; received_ms: number; dispatched_ms: number | null; dispatch_json: string | null }>(
       `SELECT run_id, seq, event_id, event_type, source, outbox_line, event_json, received_ms, dispatched_ms, dispatch_json FROM lattice_run_events
@@ -435,25 +440,20 @@ export class RunStore {
     }));
   }
 
-  async event(runId: string, eventId: string): Promise<StoredEvent> {
-    const found = (await this.events(runId)).find((e) => e.id === eventId);
-    if (!found) throw new NotFoundError("event_not_found", `run ${runId} has no event ${eventId}`);
-    return found;
-  }
-
-  /** Mark an ACTION_REQUEST / ENVIRONMENT_PROPOSAL event as handed to its sink (with an optional outcome). */
-  async markDispatched(runId: string, eventId: string, outcome: Record<string, unknown> | null = null): Promise<void> {
-    await this.store.run(`UPDATE lattice_run_events SET dispatched_ms = ?, dispatch_json = ? WHERE run_id = ? AND event_id = ?`, [
+  /** Record that `event` was handed to its sink (by its key in the run: one row, whatever the run's size). */
+  async markDispatched(event: Pick<StoredEvent, "run_id" | "seq">, outcome: Record<string, unknown> | null = null): Promise<void> {
+    await this.store.run(`UPDATE lattice_run_events SET dispatched_ms = ?, dispatch_json = ? WHERE run_id = ? AND seq = ?`, [
       this.clock(),
       outcome ? JSON.stringify(outcome) : null,
-      runId,
-      eventId,
+      event.run_id,
+      event.seq,
     ]);
   }
 
-  /** Events of these types not yet handed to their sink (reconciliation calls the sinks again). */
+  /** Events of these types not yet handed to their sink (reconciliation calls the sinks again); only those rows are read. */
   async undispatched(runId: string, types: readonly string[]): Promise<StoredEvent[]> {
-    return (await this.events(runId)).filter((e) => types.includes(e.event_type) && e.dispatched_at === null);
+    if (types.length === 0) return [];
+    return this.eventRows(new Where("run_id = ?", runId).in("event_type", types).add("dispatched_ms IS NULL"), "");
   }
 
   async logs(runId: string, options: { stream?: string; afterSeq?: number; limit?: number } = {}): Promise<RunLogLine[]> {

@@ -501,17 +501,17 @@ export class Supervisor {
     const ctx = { run, event, redelivery };
     if (event.event_type === "ENVIRONMENT_PROPOSAL") {
       const outcome = hooks.proposals ? await hooks.proposals.onEnvironmentProposal(ctx) : { status: "recorded", note: "no proposal sink is configured; the proposal is kept as an event" };
-      await this.runs.markDispatched(run.id, event.id, outcome ?? null);
+      await this.runs.markDispatched(event, outcome ?? null);
       return;
     }
     if (hooks.actions) {
       const outcome = await hooks.actions.onActionRequest(ctx);
-      await this.runs.markDispatched(run.id, event.id, outcome ?? null);
+      await this.runs.markDispatched(event, outcome ?? null);
       return;
     }
     const payload = event.event.payload as { action?: string; blocking?: boolean };
     const message = `no action executor is configured: ${payload.action} was not carried out`;
-    await this.runs.markDispatched(run.id, event.id, { status: "failed", error: message });
+    await this.runs.markDispatched(event, { status: "failed", error: message });
     if (payload.blocking) {
       const settled = await this.whenAttemptDone(run.id);
       if (settled.state !== "waiting") return;
@@ -622,7 +622,7 @@ export class Supervisor {
     const { lane, role } = findRole(this.o.project.config, run.role);
     const next = role.next;
     if (!next) return;
-    const events = await this.runs.events(run.id);
+    const events = await this.runs.events(run.id, { types: ["ARTIFACT", "COMPLETED"] });
     const artifacts = events
       .filter((e) => e.event_type === "ARTIFACT")
       .map((e) => {

@@ -73,6 +73,12 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     await sup.whenIdle(run.id);
     const action = (await sup.runs.events(run.id, { type: "ACTION_REQUEST" }))[0]!;
     expect(action.dispatch).toEqual({ status: "failed", error: "no action executor is configured: POST_COMMENT was not carried out" });
+    expect((await sup.runs.events(run.id, { types: ["COMPLETED", "ARTIFACT"] })).map((x) => x.event_type)).toEqual(["ARTIFACT", "COMPLETED"]);
+    expect(await sup.runs.events(run.id, { types: [] })).toEqual([]);
+    // Both handed to their sinks: nothing for reconciliation to deliver again, until one is unmarked.
+    expect(await sup.runs.undispatched(run.id, ["ACTION_REQUEST", "ENVIRONMENT_PROPOSAL"])).toEqual([]);
+    await ts.store.run("UPDATE lattice_run_events SET dispatched_ms = NULL WHERE run_id = ? AND event_type = 'ACTION_REQUEST'", [run.id]);
+    expect((await sup.runs.undispatched(run.id, ["ACTION_REQUEST", "ENVIRONMENT_PROPOSAL"])).map((x) => x.id)).toEqual([action.id]);
     const entry = await board.get("issue-17");
     expect(entry.entry.status).toBe("done");
     const next = await board.get("issue-17-review");
