@@ -411,19 +411,23 @@ export class RunStore {
     return rows.map(toRecord);
   }
 
-  /** A run's events in outbox order; `types` reads only those (from the type index, not the whole run). */
-  async events(runId: string, options: { type?: string; types?: readonly string[]; afterSeq?: number; limit?: number } = {}): Promise<StoredEvent[]> {
+  /**
+   * A run's events in outbox order (the order the sprite wrote them; events only stdout saw follow,
+   * in arrival order), or with `order: "seq"` in the order they were stored — the order to page in
+   * with `afterSeq`. `types` reads only those (from the type index, not the whole run).
+   */
+  async events(runId: string, options: { type?: string; types?: readonly string[]; afterSeq?: number; limit?: number; order?: "outbox" | "seq" } = {}): Promise<StoredEvent[]> {
     await this.get(runId);
     if (options.types?.length === 0) return [];
     const where = new Where("run_id = ?", runId).when("event_type = ?", options.type).in("event_type", options.types ?? []).when("seq > ?", options.afterSeq);
-    return this.eventRows(where, limitClause(options.limit));
+    return this.eventRows(where, limitClause(options.limit), options.order ?? "outbox");
   }
 
-  private async eventRows(where: Where, limit: string): Promise<StoredEvent[]> {
-    // Outbox order where the outbox has the event; events only stdout saw follow, in arrival order.
+  private async eventRows(where: Where, limit: string, order: "outbox" | "seq" = "outbox"): Promise<StoredEvent[]> {
+    const orderBy = order === "seq" ? "seq" : "CASE WHEN outbox_line IS NULL THEN 1 ELSE 0 END, outbox_line, seq";
     const rows = await this.store.all<{ run_id: string; seq: number; event_id: string; event_type: string; source: "stdout" | "outbox"; outbox_line: number | null; event_json: string; received_ms: number; dispatched_ms: number | null; dispatch_json: string | null }>(
       `SELECT run_id, seq, event_id, event_type, source, outbox_line, event_json, received_ms, dispatched_ms, dispatch_json FROM lattice_run_events
-       WHERE ${where} ORDER BY CASE WHEN outbox_line IS NULL THEN 1 ELSE 0 END, outbox_line, seq${limit}`,
+       WHERE ${where} ORDER BY ${orderBy}${limit}`,
       where.params,
     );
     return rows.map((r) => ({

@@ -4,6 +4,8 @@ import { isTerminalRunState } from "../lattice/index.js";
 import type { ServerContext } from "./context.js";
 
 export const SSE_POLL_MS = 250;
+/** Events read per poll of a run's stream; a full page is followed at once by the next. */
+const SSE_PAGE = 500;
 
 function open(request: FastifyRequest, reply: FastifyReply, extraHeaders: Record<string, string>): { send(event: string, data: unknown, id?: number): void; closed(): boolean } {
   reply.hijack();
@@ -57,11 +59,14 @@ export async function streamRunEvents(ctx: ServerContext, request: FastifyReques
   let lastState = "";
   await untilError(sse, reply, async () => {
     while (!sse.closed()) {
-      const events = await ctx.supervisor.runs.events(runId, { afterSeq: after });
+      // In stored order, a page at a time: the cursor (`after`, the client's Last-Event-ID) then
+      // moves forward only, so no event is sent twice, and a long run's backlog is never read whole.
+      const events = await ctx.supervisor.runs.events(runId, { afterSeq: after, order: "seq", limit: SSE_PAGE });
       for (const e of events) {
         sse.send("lattice_event", ctx.redactor.redactValue(e), e.seq);
         after = e.seq;
       }
+      if (events.length === SSE_PAGE) continue;
       const run = await ctx.supervisor.runs.get(runId);
       const state = `${run.state}/${run.updated_at}`;
       if (state !== lastState) {
