@@ -66,50 +66,62 @@ describe("runs over HTTP: list, show, live events, resume, cancel", () => {
     expect((await fetch(`${s.url}/v1/runs/nope/events/stream`, { headers: auth("Human") })).status).toBe(404);
   });
 
-  it("streams in stored order, each event once, when the outbox order differs (an event seen on stdout first)", async () => {
+  /**
+   * A finished run whose events `feed` stores through a real ingestor (its outbox path given), in
+   * a directory removed afterwards.
+   */
+  async function storedRun(id: string, feed: (ing: RunIngestor, outbox: string) => Promise<void>, check: (run: RunRecord, runs: RunStore) => Promise<void>): Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), "pmagent-sse-"));
     try {
       const runs = new RunStore(ts.store, "demo");
-      const run = await runs.create({ id: "run_order", project_id: "demo", role: "Builder", entry_id: null, sprite_id: "s", work_item_id: "w", command: ["x"], workspace: dir, checkpoint_dir: dir, run_dir: dir, worker: null, host: "h", supervisor_pid: 1, gate: null });
+      const run = await runs.create({ id, project_id: "demo", role: "Builder", entry_id: null, sprite_id: "s", work_item_id: "w", command: ["x"], workspace: dir, checkpoint_dir: dir, run_dir: dir, worker: null, host: "h", supervisor_pid: 1, gate: null });
       const outbox = join(dir, "outbox.jsonl");
       const ing = new RunIngestor({ store: ts.store, runId: run.id, attempt: 1, outboxPath: outbox, violationsPath: join(dir, "violations.log"), outbox: run.outbox, stdoutOffset: 0, stderrOffset: 0, logBytes: 0, logTruncated: false, redactor: new Redactor() });
-      // B is stored from stdout first (seq 1); the outbox then shows A before B (A gets seq 2).
-      ing.pushStdout(Buffer.from(`LATTICE_EVENT ${JSON.stringify(SPEC_EVENTS.phaseStarted)}\n`));
-      await ing.poll();
-      await ing.settle();
-      appendOutbox(outbox, SPEC_EVENTS.info);
-      appendOutbox(outbox, SPEC_EVENTS.phaseStarted);
-      appendOutbox(outbox, SPEC_EVENTS.completed);
+      await feed(ing, outbox);
       await ing.finish();
       await runs.update(run.id, { state: "succeeded", finished: true });
-      // (seq 3 went to B's outbox copy, which was not stored again)
-      expect((await runs.events(run.id)).map((e) => [e.seq, e.event_type])).toEqual([[2, "INFO"], [1, "PHASE_STARTED"], [4, "COMPLETED"]]);
-      const frames = await readSse(`${s.url}/v1/runs/${run.id}/events/stream`, auth("Human"), (f) => f.some((x) => x.event === "end"));
-      expect(frames.filter((f) => f.event === "lattice_event").map((f) => f.id)).toEqual(["1", "2", "4"]);
-      expect(types(frames)).toEqual(["PHASE_STARTED", "INFO", "COMPLETED"]);
+      await check(run, runs);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  }
+  const streamed = (runId: string, headers: Record<string, string> = {}) => readSse(`${s.url}/v1/runs/${runId}/events/stream`, { ...auth("Human"), ...headers }, (f) => f.some((x) => x.event === "end"));
+
+  it("streams in stored order, each event once, when the outbox order differs (an event seen on stdout first)", async () => {
+    await storedRun(
+      "run_order",
+      async (ing, outbox) => {
+        // B is stored from stdout first (seq 1); the outbox then shows A before B (A gets seq 2).
+        ing.pushStdout(Buffer.from(`LATTICE_EVENT ${JSON.stringify(SPEC_EVENTS.phaseStarted)}\n`));
+        await ing.poll();
+        await ing.settle();
+        appendOutbox(outbox, SPEC_EVENTS.info);
+        appendOutbox(outbox, SPEC_EVENTS.phaseStarted);
+        appendOutbox(outbox, SPEC_EVENTS.completed);
+      },
+      async (run, runs) => {
+        // (seq 3 went to B's outbox copy, which was not stored again)
+        expect((await runs.events(run.id)).map((e) => [e.seq, e.event_type])).toEqual([[2, "INFO"], [1, "PHASE_STARTED"], [4, "COMPLETED"]]);
+        const frames = await streamed(run.id);
+        expect(frames.filter((f) => f.event === "lattice_event").map((f) => f.id)).toEqual(["1", "2", "4"]);
+        expect(types(frames)).toEqual(["PHASE_STARTED", "INFO", "COMPLETED"]);
+      },
+    );
   });
 
   it("streams a long run's backlog page by page, every event once, then ends", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "pmagent-sse-"));
-    try {
-      const runs = new RunStore(ts.store, "demo");
-      const run = await runs.create({ id: "run_long", project_id: "demo", role: "Builder", entry_id: null, sprite_id: "s", work_item_id: "w", command: ["x"], workspace: dir, checkpoint_dir: dir, run_dir: dir, worker: null, host: "h", supervisor_pid: 1, gate: null });
-      const outbox = join(dir, "outbox.jsonl");
-      const n = 1234;
-      const lines = Array.from({ length: n }, (_, i) => JSON.stringify({ ...SPEC_EVENTS.info, timestamp: new Date(Date.parse("2026-01-15T10:30:00Z") + i).toISOString() }));
-      appendFileSync(outbox, `${lines.join("\n")}\n`);
-      const ing = new RunIngestor({ store: ts.store, runId: run.id, attempt: 1, outboxPath: outbox, violationsPath: join(dir, "violations.log"), outbox: run.outbox, stdoutOffset: 0, stderrOffset: 0, logBytes: 0, logTruncated: false, redactor: new Redactor() });
-      await ing.finish();
-      await runs.update(run.id, { state: "succeeded", finished: true });
-      const frames = await readSse(`${s.url}/v1/runs/${run.id}/events/stream`, { ...auth("Human"), "last-event-id": "10" }, (f) => f.some((x) => x.event === "end"));
-      const ids = frames.filter((f) => f.event === "lattice_event").map((f) => Number(f.id));
-      expect(ids).toEqual(Array.from({ length: n - 10 }, (_, i) => i + 11));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const n = 1234;
+    await storedRun(
+      "run_long",
+      async (_ing, outbox) => {
+        const lines = Array.from({ length: n }, (_, i) => JSON.stringify({ ...SPEC_EVENTS.info, timestamp: new Date(Date.parse("2026-01-15T10:30:00Z") + i).toISOString() }));
+        appendFileSync(outbox, `${lines.join("\n")}\n`);
+      },
+      async (run) => {
+        const ids = (await streamed(run.id, { "last-event-id": "10" })).filter((f) => f.event === "lattice_event").map((f) => Number(f.id));
+        expect(ids).toEqual(Array.from({ length: n - 10 }, (_, i) => i + 11));
+      },
+    );
   });
 
   it("resumes a waiting run: 403 for another role, 400 for inputs that do not match, 202, then a no-op; the stream ends", async () => {
