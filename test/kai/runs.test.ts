@@ -1,26 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Blackboard } from "../../src/blackboard/index.js";
 import { answer, collectRuns, projectKaiSources, type KaiResponse, type LaneStatus, type WhatChanged } from "../../src/kai/index.js";
 import { ActionStore, LocalForge, ProposalStore, RunStore, projectSupervisor, type RunRecord } from "../../src/lattice/index.js";
-import { REPO_ROOT } from "../helpers/proc.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
-import { DIST, PMAGENT, SPEC_EVENTS, testProject, type TestProject } from "../lattice/helpers.js";
+import { ACTION_SPRITE, DIST, gitInit, PMAGENT, PR_INPUTS, SPEC_EVENTS, testProject, type TestProject } from "../lattice/helpers.js";
 
 const kinds = await availableStoreKinds();
-const ACTION_SPRITE = join(REPO_ROOT, "test/lattice/sprites/action-sprite.mjs");
-const PR_INPUTS = { number: "integer", url: "string", head: "string", base: "string" };
 const PROPOSAL = "runtime_install (runtime=node, version=20) after bootstrap exited 127";
-
-function gitInit(root: string): void {
-  const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.invalid", ...args], { cwd: root, stdio: "ignore" });
-  git("init", "-q", "-b", "main");
-  writeFileSync(join(root, ".gitignore"), ".pmagent/\n*.scenario.json\n*.plan.json\n");
-  git("add", ".");
-  git("commit", "-q", "-m", "initial");
-}
 
 /** Wait until the clock has moved past `ms`, so that what follows is strictly later. */
 async function after(ms: number): Promise<void> {

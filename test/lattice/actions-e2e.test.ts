@@ -7,22 +7,11 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { LocalForge, ProposalStore, projectSupervisor, type RunRecord } from "../../src/lattice/index.js";
 import { FakeGitHub } from "../helpers/fake-github.js";
-import { REPO_ROOT } from "../helpers/proc.js";
 import { openSqliteTestStore, type TestStore } from "../helpers/stores.js";
-import { DIST, PMAGENT, SPEC_EVENTS, testProject, type TestProject } from "./helpers.js";
+import { ACTION_SPRITE, DIST, gitInit, PMAGENT, PR_INPUTS, SPEC_EVENTS, testProject, type TestProject } from "./helpers.js";
 
-const ACTION_SPRITE = join(REPO_ROOT, "test/lattice/sprites/action-sprite.mjs");
 const TOKEN = "e2e-github-token";
 const SECRET = "e2e-deploy-secret-4b1d9e7c55";
-const PR_INPUTS = { number: "integer", url: "string", head: "string", base: "string" };
-
-function gitInit(root: string): void {
-  const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.invalid", ...args], { cwd: root, stdio: "ignore" });
-  git("init", "-q", "-b", "main");
-  writeFileSync(join(root, ".gitignore"), ".pmagent/\n*.scenario.json\n*.plan.json\n");
-  git("add", ".");
-  git("commit", "-q", "-m", "initial");
-}
 
 describe("actions end to end through the supervisor", () => {
   let ts: TestStore;

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,6 +10,19 @@ import type { TestStore } from "../helpers/stores.js";
 export const DIST = join(REPO_ROOT, "dist");
 export const SCENARIO_SPRITE = join(REPO_ROOT, "test/lattice/sprites/scenario.mjs");
 export const PMAGENT = [process.execPath, join(DIST, "cli/main.js")];
+/** The sprite that asks for an action (scenario in its workspace) and reports the outcome. */
+export const ACTION_SPRITE = join(REPO_ROOT, "test/lattice/sprites/action-sprite.mjs");
+/** What a blocking OPEN_PR waits for. */
+export const PR_INPUTS = { number: "integer", url: "string", head: "string", base: "string" };
+
+/** A git repository at `root` with everything in it committed on main (run state and scenarios ignored). */
+export function gitInit(root: string): void {
+  const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.invalid", ...args], { cwd: root, stdio: "ignore" });
+  git("init", "-q", "-b", "main");
+  writeFileSync(join(root, ".gitignore"), ".pmagent/\n*.scenario.json\n*.plan.json\n");
+  git("add", ".");
+  git("commit", "-q", "-m", "initial");
+}
 
 /** The spec's own example events, verbatim. */
 export const SPEC_EVENTS = {
