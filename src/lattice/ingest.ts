@@ -397,8 +397,8 @@ export class RunIngestor {
     const placeOnOutbox = (c: Candidate) =>
       q.run(`UPDATE lattice_run_events SET outbox_line = ? WHERE run_id = ? AND event_ts = ? AND event_id = ? AND outbox_line IS NULL`, [c.outbox_line, this.o.runId, c.ts, c.id]);
     if (q.dialect === "sqlite") {
-      // Many rows per statement: one call into SQLite binds a chunk, RETURNING tells which rows
-      // were new (a conflicting row returns nothing). Statements are cached per chunk size.
+      // Many rows per statement: one call into SQLite binds a chunk. Statements are cached per
+      // chunk size. When fewer rows than the chunk's were inserted, their seqs say which.
       for (const chunk of chunks(unique, SQLITE_INSERT_ROWS)) {
         const params: SqlParam[] = [];
         const first = this.nextSeq;
