@@ -97,17 +97,10 @@ export function unpackBatch(p: PackedBatch): OutboxBatch {
   return { events, errors: p.errors, next: p.next, torn: p.torn, more: p.more };
 }
 
+/** The same read in this thread, through the same packing as the decoder thread's (one conversion, whichever path). */
 function readInPlace(path: string, from: OutboxPosition, options: OutboxReadOptions): OutboxBatch {
-  const events: OutboxLine[] = [];
-  const errors: ProtocolError[] = [];
-  const read = readOutbox(path, from, {
-    ...options,
-    onItem: (item) => {
-      if (item.kind === "protocol_error") errors.push(item);
-      else events.push({ line_no: item.line_no, id: item.id, event_type: item.event.event_type, timestamp: item.event.timestamp, text: item.text });
-    },
-  });
-  return { events, errors, next: read.next, torn: read.torn, more: read.more };
+  const packer = new BatchPacker();
+  return unpackBatch(packer.finish(readOutbox(path, from, { ...options, onItem: packer.add })));
 }
 
 /** A request to the decoder thread and its answer. */
@@ -169,8 +162,8 @@ const PREFETCH_DEPTH = 3;
 
 /** Reads one outbox for one ingestor; see the module comment. */
 export class OutboxReader {
-  /** Reads started ahead, in order, each from where the one before it stopped. */
-  private ahead: Array<{ from: OutboxPosition; batch: Promise<OutboxBatch> }> = [];
+  /** Reads started ahead, in order, each from where the one before it stopped (`done` once decoded). */
+  private ahead: Array<{ from: OutboxPosition; batch: Promise<OutboxBatch>; done?: OutboxBatch }> = [];
 
   constructor(
     private readonly path: string,
@@ -190,20 +183,28 @@ export class OutboxReader {
     }
     const got = await batch;
     if (this.ahead.length === 0 && got.more) this.prefetch(got.next);
+    else this.topUp();
     return got;
   }
 
   /** More is written already: decode the next batches while the caller stores this one. */
   private prefetch(from: OutboxPosition): void {
-    const item = { from, batch: this.decode(from) };
+    const item: (typeof this.ahead)[number] = { from, batch: this.decode(from) };
     this.ahead.push(item);
     item.batch.then(
       (b) => {
-        // Still wanted (no read from elsewhere discarded it), and room for one more.
-        if (b.more && this.ahead.at(-1) === item && this.ahead.length < PREFETCH_DEPTH) this.prefetch(b.next);
+        item.done = b;
+        // Still wanted (no read from elsewhere discarded it): go on from where it stopped.
+        if (this.ahead.at(-1) === item) this.topUp();
       },
       () => undefined, // surfaces when awaited, if it is
     );
+  }
+
+  /** One more read ahead when the last one has finished with more to read and there is room. */
+  private topUp(): void {
+    const last = this.ahead.at(-1)?.done;
+    if (last?.more && this.ahead.length < PREFETCH_DEPTH) this.prefetch(last.next);
   }
 
   private decode(from: OutboxPosition): Promise<OutboxBatch> {
