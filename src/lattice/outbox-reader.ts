@@ -8,7 +8,7 @@
  */
 import { statSync } from "node:fs";
 import type { Worker } from "node:worker_threads";
-import { startThread } from "../core/index.js";
+import { startThread, UnavailableError } from "../core/index.js";
 import { readOutbox, type OutboxEvent, type OutboxPosition, type OutboxRead } from "./outbox.js";
 import type { ProtocolError } from "./parser.js";
 
@@ -112,10 +112,13 @@ export interface DecodeRequest {
 }
 export type DecodeResponse = { id: number; ok: true; batch: PackedBatch } | { id: number; ok: false; message: string };
 
+/** A read the decoder thread did not answer because the thread stopped (the read itself may be fine). */
+const THREAD_STOPPED = "outbox_decoder_stopped";
+
 /**
  * The process's one decoder thread, started on first use and shared by every run's reader. It
- * does not keep the process alive while idle. If it dies, its pending reads fail and the next
- * read starts a new one.
+ * does not keep the process alive while idle. If it dies, its pending reads fail with
+ * THREAD_STOPPED (their readers decode them in place) and the next read starts a new thread.
  */
 class DecoderThread {
   private static current: DecoderThread | undefined;
@@ -140,11 +143,16 @@ class DecoderThread {
     });
     const fail = (err: Error) => {
       if (DecoderThread.current === this) DecoderThread.current = undefined;
-      for (const p of this.pending.values()) p.reject(new Error(`outbox decoder thread stopped: ${err.message}`));
+      for (const p of this.pending.values()) p.reject(new UnavailableError(THREAD_STOPPED, `outbox decoder thread stopped: ${err.message}`));
       this.pending.clear();
     };
     this.worker.on("error", fail);
     this.worker.on("exit", (code) => fail(new Error(`exit code ${code}`)));
+  }
+
+  /** Stop the thread as if it had died (tests: the readers waiting on it must not lose their reads). */
+  static async stop(): Promise<void> {
+    await DecoderThread.current?.worker.terminate();
   }
 
   read(path: string, from: OutboxPosition, options: OutboxReadOptions): Promise<OutboxBatch> {
@@ -223,6 +231,17 @@ export class OutboxReader {
         return Promise.reject(err as Error);
       }
     }
-    return DecoderThread.get().read(this.path, from, opts);
+    // A read lost with a stopped thread is still wanted: decode it here rather than give up the outbox.
+    return DecoderThread.get()
+      .read(this.path, from, opts)
+      .catch((err: unknown) => {
+        if (err instanceof UnavailableError && err.code === THREAD_STOPPED) return readInPlace(this.path, from, opts);
+        throw err;
+      });
   }
+}
+
+/** Stop the decoder thread as if it had died (for tests); the next large read starts a new one. */
+export function stopDecoderThread(): Promise<void> {
+  return DecoderThread.stop();
 }
