@@ -65,11 +65,11 @@ function runs(ctx: ServerContext): Route[] {
       handler: async ({ params }) => ({ ...(await rs.get(params.id)), protocol_errors: await rs.protocolErrors(params.id), violations: await rs.violations(params.id) }),
     }),
     route({
-      method: "GET", url: "/v1/runs/:id/events", tag: "runs", summary: "a run's events in order (after: only events with a larger seq); live: /v1/runs/{id}/events/stream",
+      method: "GET", url: "/v1/runs/:id/events", tag: "runs", summary: "a run's events, in outbox order (order=seq: as stored, so that after = the last seq seen and limit page through them); live: /v1/runs/{id}/events/stream",
       params: IdParams, query: RunEventsQuery, errors: [404],
       handler: async ({ params, query }) => {
         await rs.get(params.id);
-        return rs.events(params.id, { type: query.type, afterSeq: query.after });
+        return rs.events(params.id, { type: query.type, afterSeq: query.after, order: query.order, limit: query.limit });
       },
     }),
     route({

@@ -30,7 +30,10 @@ export const StatusChangeBody = z
 
 export const RunListQuery = z.object({ state: z.enum(RUN_STATES).optional(), role: z.string().min(1).optional(), entry: z.string().min(1).optional(), limit: limit.optional() }).strict();
 
-export const RunEventsQuery = z.object({ type: z.string().min(1).optional(), after: z.coerce.number().int().min(0).optional() }).strict();
+/** `order=seq` lists events as stored, so `after` (the last seq seen) and `limit` page through a long run. */
+export const RunEventsQuery = z
+  .object({ type: z.string().min(1).optional(), after: z.coerce.number().int().min(0).optional(), order: z.enum(["outbox", "seq"]).optional(), limit: limit.optional() })
+  .strict();
 
 export const RunLogsQuery = z.object({ stream: z.enum(["stdout", "stderr", "supervisor"]).optional() }).strict();
 

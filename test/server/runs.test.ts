@@ -49,6 +49,15 @@ describe("runs over HTTP: list, show, live events, resume, cancel", () => {
     expect((await s.call("GET", `/v1/runs/${waiting.id}/events?after=1`)).body.length).toBe(2);
     expect((await s.call("GET", `/v1/runs/${waiting.id}/logs?stream=stdout`)).body.map((l: { text: string }) => l.text)).toContain("working on it");
     expect((await s.call("GET", `/v1/runs/${waiting.id}/logs?stream=nope`)).body.error.message).toContain("$.stream");
+    const bad = async (query: string) => {
+      const r = await s.call("GET", `/v1/runs/${waiting.id}/events?${query}`);
+      expect(r.status).toBe(400);
+      return r.body.error.message as string;
+    };
+    expect(await bad("order=newest")).toContain('$.order: Invalid option: expected one of "outbox"|"seq"');
+    expect(await bad("order=seq&limit=0")).toContain("$.limit: limit must be at least 1");
+    expect(await bad("limit=1001")).toContain("$.limit: limit must be at most 1000");
+    expect(await bad("after=-1")).toContain("$.after");
   });
 
   it("streams events as SSE with id = seq, and resumes after Last-Event-ID", async () => {
@@ -105,6 +114,11 @@ describe("runs over HTTP: list, show, live events, resume, cancel", () => {
         const frames = await streamed(run.id);
         expect(frames.filter((f) => f.event === "lattice_event").map((f) => f.id)).toEqual(["1", "2", "4"]);
         expect(types(frames)).toEqual(["PHASE_STARTED", "INFO", "COMPLETED"]);
+        const seqs = async (query: string) => (await s.call("GET", `/v1/runs/${run.id}/events${query}`)).body.map((e: { seq: number }) => e.seq);
+        expect(await seqs("")).toEqual([2, 1, 4]);
+        expect(await seqs("?order=outbox")).toEqual([2, 1, 4]);
+        expect(await seqs("?order=seq")).toEqual([1, 2, 4]);
+        expect(await seqs("?order=seq&after=1&limit=1")).toEqual([2]);
       },
     );
   });
@@ -120,6 +134,19 @@ describe("runs over HTTP: list, show, live events, resume, cancel", () => {
       async (run) => {
         const ids = (await streamed(run.id, { "last-event-id": "10" })).filter((f) => f.event === "lattice_event").map((f) => Number(f.id));
         expect(ids).toEqual(Array.from({ length: n - 10 }, (_, i) => i + 11));
+        // The same backlog over plain GET, page by page: after = the last seq of the page before.
+        const paged: number[] = [];
+        for (let after = 0, pages = 0; ; pages++) {
+          const page = (await s.call("GET", `/v1/runs/${run.id}/events?order=seq&limit=500&after=${after}`)).body as Array<{ seq: number }>;
+          expect(page.length).toBeLessThanOrEqual(500);
+          if (page.length === 0) {
+            expect(pages).toBe(3);
+            break;
+          }
+          paged.push(...page.map((e) => e.seq));
+          after = page.at(-1)!.seq;
+        }
+        expect(paged).toEqual(Array.from({ length: n }, (_, i) => i + 1));
       },
     );
   });
