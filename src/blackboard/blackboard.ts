@@ -661,13 +661,16 @@ export class Blackboard {
 
   /** The CTE `fin` of `finishClaimPg`, the SELECT of its history record, and their parameters. */
   private finishCtes(actor: string, id: string, to: Status, worker: string, now: { ms: number; iso: string }): PgWrite {
+    // The status is a parameter, not a literal: with a literal the planner may look the entry up
+    // through the in_progress partial index, scanning its dead items (one per claim until a
+    // vacuum) instead of using the primary key. Measured: about 10% more entries/s in bench/claim.
     return {
       sql: `fin AS (
          UPDATE bb_entries SET version = version + 1, status = ?, updated_ms = ?, updated_at = ?, claimed_by = NULL, lease_expires_ms = NULL
-         WHERE project_id = ? AND id = ? AND status = 'in_progress' AND claimed_by = ? AND (to_actor = ? OR from_actor = ? OR ?)
+         WHERE project_id = ? AND id = ? AND status = ? AND claimed_by = ? AND (to_actor = ? OR from_actor = ? OR ?)
          RETURNING ${COLS}
        )`,
-      params: [to, now.ms, now.iso, this.projectId, id, worker, actor, actor, this.humans.includes(actor)],
+      params: [to, now.ms, now.iso, this.projectId, id, "in_progress", worker, actor, actor, this.humans.includes(actor)],
       history: {
         sql: `SELECT ?::text, id, version, ?::text, ?::bigint, ?::text, 'status', 'in_progress', ?::text, ?::text FROM fin`,
         params: [this.projectId, now.iso, now.ms, actor, to, JSON.stringify({ status: { from: "in_progress", to } })],
@@ -719,8 +722,9 @@ export class Blackboard {
   async heartbeat(worker: string, id: string, leaseMs = this.leaseMs): Promise<StoredEntry> {
     const now = this.now();
     const r = await this.store.run(
-      `UPDATE bb_entries SET lease_expires_ms = ? WHERE project_id = ? AND id = ? AND claimed_by = ? AND status = 'in_progress'`,
-      [now.ms + leaseMs, this.projectId, id, worker],
+      // The status as a parameter for the reason given at finishCtes.
+      `UPDATE bb_entries SET lease_expires_ms = ? WHERE project_id = ? AND id = ? AND claimed_by = ? AND status = ?`,
+      [now.ms + leaseMs, this.projectId, id, worker, "in_progress"],
     );
     const current = await this.get(id);
     if (r.changes !== 1) {
