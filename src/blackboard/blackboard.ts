@@ -663,7 +663,7 @@ export class Blackboard {
   private finishCtes(actor: string, id: string, to: Status, worker: string, now: { ms: number; iso: string }): PgWrite {
     // The status is a parameter, not a literal: with a literal the planner may look the entry up
     // through the in_progress partial index, scanning its dead items (one per claim until a
-    // vacuum) instead of using the primary key. Measured: about 10% more entries/s in bench/claim.
+    // vacuum) instead of using the primary key. Measured: 8–12% more entries/s draining 20,000 entries.
     return {
       sql: `fin AS (
          UPDATE bb_entries SET version = version + 1, status = ?, updated_ms = ?, updated_at = ?, claimed_by = NULL, lease_expires_ms = NULL
