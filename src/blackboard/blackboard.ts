@@ -624,11 +624,11 @@ export class Blackboard {
 
   /**
    * The CTEs `picked` and `upd` of a PostgreSQL claim, the SELECT of its history record, and their
-   * parameters. `onlyIf` is one more condition of the pick (a finish that must have happened first).
+   * parameters. (`bb_claim_open`, migration 31, claims an open entry the same way.)
    */
-  private claimCtes(worker: string, role: string, kinds: readonly string[], leaseMs: number, now: { ms: number; iso: string }, takeover: boolean, entryId?: string, onlyIf = ""): PgWrite {
+  private claimCtes(worker: string, role: string, kinds: readonly string[], leaseMs: number, now: { ms: number; iso: string }, takeover: boolean, entryId?: string): PgWrite {
     const kindList = kinds.map(() => "?").join(", ");
-    const condition = (takeover ? "status = 'in_progress' AND claimed_by IS NOT NULL AND lease_expires_ms < ?" : "status = 'open'") + (entryId === undefined ? "" : " AND id = ?") + onlyIf;
+    const condition = (takeover ? "status = 'in_progress' AND claimed_by IS NOT NULL AND lease_expires_ms < ?" : "status = 'open'") + (entryId === undefined ? "" : " AND id = ?");
     return {
       sql: `picked AS (
          SELECT id, status, claimed_by FROM bb_entries
@@ -640,12 +640,17 @@ export class Blackboard {
          RETURNING e.id, e.version, e.status, e.updated_at, e.entry_json, e.claimed_by, e.lease_expires_ms, picked.status AS old_status, picked.claimed_by AS old_claimer
        )`,
       params: [this.projectId, role, ...kinds, ...(takeover ? [now.ms] : []), ...(entryId === undefined ? [] : [entryId]), now.ms, now.iso, worker, now.ms + leaseMs, this.projectId],
-      history: {
-        sql: `SELECT ?::text, id, version, ?::text, ?::bigint, ?::text, ?::text, old_status, 'in_progress',
-           CASE WHEN old_status = 'open' THEN ?::text ELSE json_build_object('claimed_by', json_build_object('from', old_claimer, 'to', claimed_by))::text END
-         FROM upd`,
-        params: [this.projectId, now.iso, now.ms, role, takeover ? "takeover" : "claim", JSON.stringify(claimChanges("open", null, worker))],
-      },
+      history: this.claimHistory(worker, role, now, takeover),
+    };
+  }
+
+  /** The SELECT of a PostgreSQL claim's history record, from the CTE `upd`, and its parameters. */
+  private claimHistory(worker: string, role: string, now: { ms: number; iso: string }, takeover: boolean): PgWrite["history"] {
+    return {
+      sql: `SELECT ?::text, id, version, ?::text, ?::bigint, ?::text, ?::text, old_status, 'in_progress',
+         CASE WHEN old_status = 'open' THEN ?::text ELSE json_build_object('claimed_by', json_build_object('from', old_claimer, 'to', claimed_by))::text END
+       FROM upd`,
+      params: [this.projectId, now.iso, now.ms, role, takeover ? "takeover" : "claim", JSON.stringify(claimChanges("open", null, worker))],
     };
   }
 
@@ -700,7 +705,17 @@ export class Blackboard {
     if (next.note === undefined && next.kinds.length > 0 && canTransition("in_progress", to)) {
       const now = this.now();
       const finish = this.finishCtes(actor, id, to, next.worker, now);
-      const claim = this.claimCtes(next.worker, role, next.kinds, leaseMs, now, false, undefined, " AND EXISTS (SELECT 1 FROM fin)");
+      // The claim runs once the finish is done, through bb_claim_open (migration 31): a function
+      // whose pick sees the board as it is then. This statement's own view dates from its start,
+      // before a finish that may have waited for a lock; a pick with that view would miss entries
+      // posted meanwhile and lock (and skip) the newest version of every entry claimed meanwhile,
+      // making those claimers' next finishes wait in turn. Measured: about 2 of 8 workers waited
+      // so, on average, and 0.3–0.4 with the function (about 7% more entries/s side by side).
+      const claim: PgWrite = {
+        sql: `upd AS (SELECT * FROM bb_claim_open(?, ?, ARRAY[${next.kinds.map(() => "?").join(", ")}]::text[], ?, ?, ?, ?) WHERE EXISTS (SELECT 1 FROM fin))`,
+        params: [this.projectId, role, ...next.kinds, now.ms, now.iso, next.worker, now.ms + leaseMs],
+        history: this.claimHistory(next.worker, role, now, false),
+      };
       // One history INSERT for both records, the finish's first.
       const rows = await this.store.all<Row & { claimed: boolean }>(
         `WITH ${finish.sql}, ${claim.sql}, hist AS (${HISTORY_INSERT} ${finish.history.sql} UNION ALL ${claim.history.sql})
