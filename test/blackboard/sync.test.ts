@@ -294,7 +294,23 @@ describe.each(kinds)("bb sync ($name)", (kind) => {
 
   it("runs one sync per board at a time: a concurrent one is refused, nothing is posted twice", async () => {
     await board.post("Human", { id: "once", to: "Aya", kind: "k" });
-    const results = await Promise.allSettled([sync(), sync()]);
+    // The first sync waits out a rate limit while it holds the lock, until the second has been
+    // answered: the two overlap however long either takes to reach the database.
+    fake.rateLimitNext({ requests: 1, kind: "secondary", retryAfterSeconds: 1 });
+    let waiting!: () => void;
+    let answered!: () => void;
+    const inside = new Promise<void>((resolve) => (waiting = resolve));
+    const secondAnswered = new Promise<void>((resolve) => (answered = resolve));
+    const first = sync({
+      sleep: async () => {
+        waiting();
+        await secondAnswered;
+      },
+    });
+    await inside;
+    const second = sync();
+    second.then(answered, answered);
+    const results = await Promise.allSettled([first, second]);
     const ok = results.filter((r) => r.status === "fulfilled");
     const refused = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
     expect(ok).toHaveLength(1);
