@@ -27,7 +27,8 @@ describe.skipIf(!(await postgresAvailable()))("finishAndClaim on PostgreSQL", ()
     await blocker.query("BEGIN");
     await blocker.query(`SELECT 1 FROM ${schema}.bb_entries WHERE id = 'snap-1' FOR UPDATE`);
     const pending = board.finishAndClaim("Aya", "snap-1", "done", { worker: "w1", kinds });
-    const waiting = async () => (await blocker.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%fin AS (%'")).rows[0].n as number;
+    // Waiting for this blocker, not any session of other tests running beside this one.
+    const waiting = async () => (await blocker.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY (pg_blocking_pids(pid))")).rows[0].n as number;
     const waitedFrom = Date.now();
     while ((await waiting()) === 0) {
       if (Date.now() - waitedFrom > 10_000) throw new Error("the finish never waited for the lock");
