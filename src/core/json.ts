@@ -8,17 +8,58 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(sortKeys(value));
 }
 
+/**
+ * The value with every object's keys in sorted order and undefined members dropped. A plain
+ * object that is already so (often the case, e.g. most event payloads) is returned as it is
+ * rather than copied: canonical JSON is computed for every event stored, and the copies were
+ * most of its cost.
+ */
 function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value !== null && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value as Record<string, unknown>).sort()) {
-      const v = (value as Record<string, unknown>)[key];
-      if (v !== undefined) out[key] = sortKeys(v);
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      const sorted = sortKeys(item);
+      if (sorted !== item) (out ??= value.slice())[i] = sorted;
     }
-    return out;
+    return out ?? value;
   }
-  return value;
+  const object = value as Record<string, unknown>;
+  const keys = Object.keys(object);
+  let i = 1;
+  while (i < keys.length && keys[i - 1]! < keys[i]!) i++;
+  if (i < keys.length || Object.getPrototypeOf(object) !== Object.prototype) return rebuild(object, sortedKeys(keys));
+  for (const key of keys) {
+    const v = object[key];
+    // An own "__proto__" (JSON.parse makes one) is lost by a rebuild, as it always was: so here too.
+    if (v === undefined || key === "__proto__" || (v !== null && typeof v === "object" && sortKeys(v) !== v)) return rebuild(object, keys);
+  }
+  return object;
+}
+
+function rebuild(object: Record<string, unknown>, keys: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of keys) {
+    const v = object[key];
+    if (v !== undefined) out[key] = sortKeys(v);
+  }
+  return out;
+}
+
+/** Keys in code-unit order, as Array.prototype.sort orders strings; small lists (the usual) by insertion, without sort's call overhead. */
+function sortedKeys(keys: string[]): string[] {
+  if (keys.length > 16) return keys.sort();
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i]!;
+    let j = i - 1;
+    while (j >= 0 && keys[j]! > key) {
+      keys[j + 1] = keys[j]!;
+      j--;
+    }
+    keys[j + 1] = key;
+  }
+  return keys;
 }
 
 /** crypto.hash is a one-shot digest: no Hash object per call, about twice as fast on short input. */
