@@ -30,6 +30,11 @@ export class Redactor {
     this.secrets = [...new Set([...secrets].filter((s) => s.length >= 6))].sort((a, b) => b.length - a.length);
   }
 
+  /** The secret values, to build the same redactor on another thread of this process (never to show). */
+  secretValues(): string[] {
+    return [...this.secrets];
+  }
+
   withSecrets(more: Iterable<string>): Redactor {
     return new Redactor([...this.secrets, ...more]);
   }

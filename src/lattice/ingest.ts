@@ -5,15 +5,16 @@
  * Durable order is outbox → database: the outbox position is saved in the same transaction as
  * the events read up to it, so a supervisor that crashes re-reads from there and the unique
  * (run, event id) key drops what was already stored. The outbox is the main source; a stdout
- * event line whose exact text the outbox already delivered costs one map lookup, and a line the
- * outbox does not have (yet) triggers an outbox read, then is parsed and stored from stdout.
+ * event line is paired with the outbox line it copies by comparing their bytes in order (a sprite
+ * writes both in the same order), which costs neither a string nor a hash; a line the outbox does
+ * not have (yet) triggers an outbox read, then is parsed and stored from stdout.
  */
 import type { Redactor } from "../core/index.js";
 import type { Queryable, SqlParam, Store } from "../store/index.js";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "./lines.js";
 import type { OutboxPosition } from "./outbox.js";
-import { OutboxReader } from "./outbox-reader.js";
-import { classifyStdoutLine, EXCERPT_CHARS } from "./parser.js";
+import { batchId, batchText, batchTimestamp, batchType, OutboxReader } from "./outbox-reader.js";
+import { classifyStdoutLine, EXCERPT_CHARS, redactEvent } from "./parser.js";
 import { EVENT_PREFIX } from "./protocol.js";
 import { readViolations } from "./sandbox.js";
 import type { StoredEvent } from "./runs.js";
@@ -21,6 +22,8 @@ import type { StoredEvent } from "./runs.js";
 export const DEFAULT_LOG_CAP_BYTES = 1024 * 1024;
 /** Outbox lines remembered to recognize their stdout copies; beyond this the oldest are forgotten (the slow path still dedupes). */
 const RECENT_OUTBOX_LIMIT = 100_000;
+/** How far ahead in the outbox a stdout line's copy is looked for when the two are out of step. */
+const COPY_LOOKAHEAD = 64;
 /** The tailer stops reading while this many lines wait to be stored. */
 const HIGH_WATER_LINES = 20_000;
 const INSERT_CHUNK = 100;
@@ -61,15 +64,28 @@ export interface IngestOptions {
   onNewEvents?: (events: StoredEvent[]) => void | Promise<void>;
 }
 
+/**
+ * An event to store. From the outbox, its texts are views of the decoded batch's bytes (SQLite
+ * takes them as they are; see insertEvents); from stdout, strings.
+ */
 interface Candidate {
-  id: string;
+  id: string | Buffer;
   type: string;
   source: "stdout" | "outbox";
   outbox_line: number | null;
-  json: string;
+  json: string | Buffer;
   /** The event's timestamp: with the id, its key in the run (see migration 130). */
-  ts: string;
+  ts: string | Buffer;
 }
+
+/** A stdout event line: the line (without its line end) and, within it, the event's JSON. */
+interface StdoutEvent {
+  line: Buffer;
+  line_no: number;
+}
+
+const PREFIX = Buffer.from(EVENT_PREFIX);
+const text = (x: string | Buffer): string => (typeof x === "string" ? x : x.toString("utf8"));
 
 interface PendingLog {
   stream: "stdout" | "stderr" | "supervisor";
@@ -88,8 +104,7 @@ export class RunIngestor {
   private readonly outboxReader: OutboxReader;
   private readonly stdoutLines: LineSplitter;
   private readonly stderrLines: LineSplitter;
-  private readonly recentOutbox = new RecentSet(RECENT_OUTBOX_LIMIT);
-  private stdoutEvents: Array<{ json: string; line_no: number; text: string }> = [];
+  private readonly copies = new CopyMatcher(RECENT_OUTBOX_LIMIT, COPY_LOOKAHEAD);
   private logs: PendingLog[] = [];
   private errors: PendingError[] = [];
   private position: OutboxPosition;
@@ -120,7 +135,12 @@ export class RunIngestor {
     this.o = { ...options, logCapBytes: options.logCapBytes ?? DEFAULT_LOG_CAP_BYTES, maxLineBytes: options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, clock: options.clock ?? Date.now };
     this.stdoutLines = new LineSplitter(this.o.maxLineBytes);
     this.stderrLines = new LineSplitter(this.o.maxLineBytes);
-    this.outboxReader = new OutboxReader(options.outboxPath, { maxLineBytes: this.o.maxLineBytes, maxBytes: OUTBOX_BATCH_BYTES, ...(options.threadBytes !== undefined ? { threadBytes: options.threadBytes } : {}) });
+    this.outboxReader = new OutboxReader(options.outboxPath, {
+      maxLineBytes: this.o.maxLineBytes,
+      maxBytes: OUTBOX_BATCH_BYTES,
+      redactor: options.redactor,
+      ...(options.threadBytes !== undefined ? { threadBytes: options.threadBytes } : {}),
+    });
     this.position = options.outbox;
     this.stdoutRead = options.stdoutOffset;
     this.stderrRead = options.stderrOffset;
@@ -130,7 +150,7 @@ export class RunIngestor {
 
   /** True while enough lines wait to be stored that the tailer should stop reading. */
   get full(): boolean {
-    return this.stdoutEvents.length + this.logs.length > HIGH_WATER_LINES || this.outboxMore;
+    return this.copies.waiting + this.logs.length > HIGH_WATER_LINES || this.outboxMore;
   }
 
   /** Bytes of stdout/stderr read so far (where the next read of each file starts). */
@@ -138,9 +158,10 @@ export class RunIngestor {
     return { stdout: this.stdoutRead, stderr: this.stderrRead };
   }
 
+  /** The next bytes of stdout; `chunk` is kept (its event lines are views of it), so it must not be reused. */
   pushStdout(chunk: Buffer): void {
     this.stdoutRead += chunk.length;
-    for (const raw of this.stdoutLines.push(chunk)) this.stdoutLine(raw);
+    for (const raw of this.stdoutLines.push(chunk, true)) this.stdoutLine(raw);
     this.schedule();
   }
 
@@ -159,16 +180,11 @@ export class RunIngestor {
 
   private stdoutLine(raw: ReturnType<LineSplitter["push"]>[number]): void {
     if (raw.kind === "line") {
-      let text = raw.bytes.toString("utf8");
-      if (text.endsWith("\r")) text = text.slice(0, -1);
-      if (text.startsWith(EVENT_PREFIX)) {
-        const json = text.slice(EVENT_PREFIX.length);
-        // Already delivered by the outbox: nothing to do.
-        if (this.recentOutbox.delete(json)) return;
-        this.stdoutEvents.push({ json, line_no: raw.line_no, text });
-        return;
-      }
-      this.log("stdout", text);
+      let line = raw.bytes;
+      if (line.length > 0 && line[line.length - 1] === 0x0d) line = line.subarray(0, -1);
+      // An event line waits for its outbox copy, as bytes; only a log line becomes a string here.
+      if (line.length >= PREFIX.length && PREFIX.compare(line, 0, PREFIX.length) === 0) this.copies.addStdout({ line, line_no: raw.line_no });
+      else this.log("stdout", line.toString("utf8"));
       return;
     }
     const parsed = classifyStdoutLine(raw, this.o.maxLineBytes, (t) => this.o.redactor.redact(t));
@@ -208,7 +224,7 @@ export class RunIngestor {
     setImmediate(() => {
       this.scheduled = false;
       if (this.finished) return;
-      void this.enqueue({ outbox: this.stdoutEvents.length > 0 || this.outboxMore });
+      void this.enqueue({ outbox: this.copies.waiting > 0 || this.outboxMore });
     });
   }
 
@@ -257,10 +273,11 @@ export class RunIngestor {
       return;
     }
     for (const e of read.errors) this.errors.push({ source: "outbox", line_no: e.line_no, reason: e.reason, excerpt: this.o.redactor.redact(e.excerpt) });
-    for (const item of read.events) {
-      // The line's own text: its stdout copy is the same text after the prefix.
-      this.recentOutbox.add(item.text);
-      out.push(this.candidate(item.id, item.event_type, item.timestamp, "outbox", item.line_no, item.text));
+    for (let i = 0; i < read.n; i++) {
+      const json = batchText(read, i);
+      // The line's own text (not redacted): its stdout copy is the same bytes after the prefix.
+      if (!read.redacted[i]) this.copies.addOutbox(json);
+      out.push({ id: batchId(read, i), type: batchType(read, i), source: "outbox", outbox_line: read.lines[i]!, json, ts: batchTimestamp(read, i) });
     }
     this.position = read.next;
     this.outboxMore = read.more;
@@ -275,20 +292,6 @@ export class RunIngestor {
     }
   }
 
-  private candidate(id: string, type: string, timestamp: string, source: "stdout" | "outbox", outboxLine: number | null, json: string): Candidate {
-    let stored = this.o.redactor.redact(json);
-    let ts = timestamp;
-    if (stored !== json) {
-      // A redaction must leave valid JSON; if it cannot, redact value by value.
-      try {
-        JSON.parse(stored);
-      } catch {
-        stored = JSON.stringify(this.o.redactor.redactValue(JSON.parse(json) as unknown));
-      }
-      ts = this.o.redactor.redact(ts);
-    }
-    return { id, type, source, outbox_line: outboxLine, json: stored, ts };
-  }
 
   private async initSeq(q: Queryable): Promise<void> {
     if (this.nextSeq > 0) return;
@@ -303,23 +306,23 @@ export class RunIngestor {
   private async flush(opts: { outbox: boolean; final?: boolean }): Promise<void> {
     const candidates: Candidate[] = [];
     const final = opts.final === true;
-    let stdoutEvents = this.stdoutEvents;
-    this.stdoutEvents = [];
-    if (opts.outbox || final || stdoutEvents.length > 0) {
+    if (opts.outbox || final || this.copies.waiting > 0) {
       await this.readOutboxInto(candidates, final);
       // A bounded read may stop short of the stdout lines waiting here: read on until the outbox
       // has shown them all or ends, so none is parsed and stored from stdout needlessly.
       for (;;) {
-        stdoutEvents = stdoutEvents.filter((line) => !this.recentOutbox.delete(line.json));
-        if (stdoutEvents.length === 0 || !this.outboxMore || this.outboxBroken) break;
+        this.copies.match();
+        if (this.copies.waiting === 0 || !this.outboxMore || this.outboxBroken) break;
         await this.readOutboxInto(candidates, final);
       }
     }
     // stdout event lines the outbox did not deliver: parse them and store them from stdout.
-    for (const line of stdoutEvents) {
-      const parsed = classifyStdoutLine({ kind: "line", line_no: line.line_no, bytes: Buffer.from(line.text) }, this.o.maxLineBytes, (t) => this.o.redactor.redact(t));
-      if (parsed.kind === "event") candidates.push(this.candidate(parsed.id, parsed.event.event_type, parsed.event.timestamp, "stdout", null, line.json));
-      else if (parsed.kind === "protocol_error") this.errors.push({ source: "stdout", line_no: parsed.line_no, reason: parsed.reason, excerpt: parsed.excerpt });
+    for (const e of this.copies.takeUnmatched()) {
+      const parsed = classifyStdoutLine({ kind: "line", line_no: e.line_no, bytes: e.line }, this.o.maxLineBytes, (t) => this.o.redactor.redact(t));
+      if (parsed.kind === "event") {
+        const stored = redactEvent(this.o.redactor, e.line.toString("utf8", PREFIX.length), parsed.event.timestamp);
+        candidates.push({ id: parsed.id, type: parsed.event.event_type, source: "stdout", outbox_line: null, json: stored.json, ts: stored.timestamp });
+      } else if (parsed.kind === "protocol_error") this.errors.push({ source: "stdout", line_no: parsed.line_no, reason: parsed.reason, excerpt: parsed.excerpt });
     }
     const violations = opts.outbox || opts.final ? readViolations(this.o.violationsPath) : [];
     const logs = this.logs;
@@ -374,11 +377,11 @@ export class RunIngestor {
     return {
       run_id: this.o.runId,
       seq,
-      id: c.id,
+      id: text(c.id),
       event_type: c.type,
       source: c.source,
       outbox_line: c.outbox_line,
-      event: JSON.parse(c.json) as Record<string, unknown>,
+      event: JSON.parse(text(c.json)) as Record<string, unknown>,
       received_at: new Date(now).toISOString(),
       dispatched_at: null,
       dispatch: null,
@@ -386,27 +389,29 @@ export class RunIngestor {
   }
 
   private async insertEvents(q: Queryable, candidates: Candidate[], now: number, fresh: StoredEvent[]): Promise<void> {
-    const seen = new Set<string>();
-    const unique = candidates.filter((c) => (seen.has(c.id) ? false : (seen.add(c.id), true)));
     const stored = (c: Candidate, seq: number) => {
       this.newCount++;
       const s = this.stored_(c, seq, now);
       if (s) fresh.push(s);
     };
-    // First seen on stdout: now the outbox tells where it belongs.
-    const placeOnOutbox = (c: Candidate) =>
-      q.run(`UPDATE lattice_run_events SET outbox_line = ? WHERE run_id = ? AND event_ts = ? AND event_id = ? AND outbox_line IS NULL`, [c.outbox_line, this.o.runId, c.ts, c.id]);
     if (q.dialect === "sqlite") {
       // Many rows per statement: one call into SQLite binds a chunk. Statements are cached per
-      // chunk size. When fewer rows than the chunk's were inserted, their seqs say which.
-      for (const chunk of chunks(unique, SQLITE_INSERT_ROWS)) {
+      // chunk size. An outbox event's texts are bound as the bytes they are and cast to TEXT by
+      // SQLite (no string, no UTF-8 conversion). An event twice in a batch (its stdout and
+      // outbox copies) is inserted once: when fewer rows than the chunk's were inserted, their
+      // seqs say which.
+      const placeOnOutbox = (c: Candidate) =>
+        q.run(`UPDATE lattice_run_events SET outbox_line = ? WHERE run_id = ? AND event_ts = CAST(? AS TEXT) AND event_id = CAST(? AS TEXT) AND outbox_line IS NULL`, [
+          c.outbox_line,
+          this.o.runId,
+          c.ts,
+          c.id,
+        ]);
+      for (const chunk of chunks(candidates, SQLITE_INSERT_ROWS)) {
         const params: SqlParam[] = [];
         const first = this.nextSeq;
         for (const c of chunk) params.push(this.o.runId, this.nextSeq++, this.o.attempt, c.id, c.type, c.source, c.outbox_line, c.json, now, c.ts);
-        const r = await q.run(
-          `INSERT INTO lattice_run_events (run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms, event_ts) VALUES ${rows(chunk.length, 10)} ON CONFLICT (run_id, event_ts, event_id) DO NOTHING`,
-          params,
-        );
+        const r = await q.run(sqliteEventInsert(chunk.length), params);
         // Some were stored before (a re-read after a crash, or a stdout copy): ask which rows are this chunk's.
         const isNew = r.changes === chunk.length ? null : new Set((await q.all<{ seq: number }>(`SELECT seq FROM lattice_run_events WHERE run_id = ? AND seq >= ? AND seq < ?`, [this.o.runId, first, this.nextSeq])).map((x) => Number(x.seq)));
         for (let i = 0; i < chunk.length; i++) {
@@ -418,9 +423,21 @@ export class RunIngestor {
       return;
     }
     // PostgreSQL: the rows go as one JSON array parameter, unpacked by the server, so a batch of
-    // thousands costs one short statement instead of thousands of bound parameters.
+    // thousands costs one short statement instead of thousands of bound parameters. An event
+    // twice in a batch goes once (RETURNING tells new rows by id).
+    const seen = new Set<string>();
+    const unique: Candidate[] = [];
+    for (const c of candidates) {
+      const id = text(c.id);
+      if (!seen.has(id)) {
+        seen.add(id);
+        unique.push({ ...c, id, json: text(c.json), ts: text(c.ts) });
+      }
+    }
+    const placeOnOutbox = (c: Candidate) =>
+      q.run(`UPDATE lattice_run_events SET outbox_line = ? WHERE run_id = ? AND event_ts = ? AND event_id = ? AND outbox_line IS NULL`, [c.outbox_line, this.o.runId, c.ts, c.id]);
     for (const chunk of chunks(unique, PG_INSERT_ROWS)) {
-      const seqs = new Map<string, number>();
+      const seqs = new Map<string | Buffer, number>();
       const rowsJson = chunk.map((c) => {
         const seq = this.nextSeq++;
         seqs.set(c.id, seq);
@@ -434,7 +451,7 @@ export class RunIngestor {
       );
       const isNew = new Set(inserted.map((r) => r.event_id));
       for (const c of chunk) {
-        if (isNew.has(c.id)) stored(c, seqs.get(c.id)!);
+        if (isNew.has(c.id as string)) stored(c, seqs.get(c.id)!);
         else if (c.outbox_line !== null) await placeOnOutbox(c);
       }
     }
@@ -442,27 +459,93 @@ export class RunIngestor {
 }
 
 /**
- * A set that forgets its oldest half when full, in O(1): two generations swapped (evicting from
- * the front of one Map one key at a time is quadratic in V8, which keeps deleted slots until rehash).
+ * Pairs stdout event lines with the outbox lines they copy, by their bytes, in order. A sprite
+ * writes each event to the outbox, then to stdout, so the heads of the two queues are normally
+ * the same event. When they are not, the stdout line's copy is looked for a few lines ahead (the
+ * outbox lines skipped have no stdout copy here); a line not found there, or still waiting when
+ * the outbox has nothing more, is unmatched: parsed and stored from stdout, where the unique key
+ * drops it if the outbox had it after all.
  */
-class RecentSet {
-  private current = new Set<string>();
-  private previous = new Set<string>();
+class CopyMatcher {
+  private outbox: Buffer[] = [];
+  private outHead = 0;
+  private stdout: StdoutEvent[] = [];
+  private stdHead = 0;
+  private unmatched: StdoutEvent[] = [];
 
-  constructor(private readonly limit: number) {}
+  constructor(
+    private readonly limit: number,
+    private readonly lookahead: number,
+  ) {}
 
-  add(key: string): void {
-    if (this.current.size >= this.limit / 2) {
-      this.previous = this.current;
-      this.current = new Set();
+  /** stdout event lines not yet matched or given up. */
+  get waiting(): number {
+    return this.stdout.length - this.stdHead + this.unmatched.length;
+  }
+
+  /** An outbox event's line text (as written, not redacted). */
+  addOutbox(json: Buffer): void {
+    this.outbox.push(json);
+    // Lines whose copies never came (a sprite writing only its outbox): forget the oldest half.
+    if (this.outbox.length - this.outHead > this.limit) this.outHead = this.outbox.length - this.limit / 2;
+  }
+
+  addStdout(e: StdoutEvent): void {
+    this.stdout.push(e);
+  }
+
+  /** Pair what can be paired now. */
+  match(): void {
+    while (this.stdHead < this.stdout.length && this.outHead < this.outbox.length) {
+      const e = this.stdout[this.stdHead]!;
+      const end = Math.min(this.outbox.length, this.outHead + this.lookahead);
+      let j = this.outHead;
+      while (j < end && !sameBytes(e.line, PREFIX.length, this.outbox[j]!)) j++;
+      if (j < end) this.outHead = j + 1;
+      else if (end - this.outHead < this.lookahead) break; // its copy may be in the next batch
+      else this.unmatched.push(e);
+      this.stdHead++;
     }
-    this.current.add(key);
+    if (this.stdHead > 1024 && this.stdHead * 2 > this.stdout.length) {
+      this.stdout = this.stdout.slice(this.stdHead);
+      this.stdHead = 0;
+    }
+    if (this.outHead > 1024 && this.outHead * 2 > this.outbox.length) {
+      this.outbox = this.outbox.slice(this.outHead);
+      this.outHead = 0;
+    }
   }
 
-  /** Remove `key`; true if it was there. */
-  delete(key: string): boolean {
-    return this.current.delete(key) || this.previous.delete(key);
+  /** Lines without an outbox copy so far, the ones still waiting included (the outbox has nothing more now). */
+  takeUnmatched(): StdoutEvent[] {
+    const out = this.unmatched.concat(this.stdout.slice(this.stdHead));
+    this.unmatched = [];
+    this.stdout = [];
+    this.stdHead = 0;
+    return out;
   }
+}
+
+/** `line` from byte `from` on is exactly `json`. */
+function sameBytes(line: Buffer, from: number, json: Buffer): boolean {
+  return line.length - from === json.length && line.compare(json, 0, json.length, from) === 0;
+}
+
+const sqliteEventInserts = new Map<number, string>();
+
+/**
+ * The SQLite insert of `n` events, one string per `n` (the store finds its prepared statement by
+ * the text: a new string of kilobytes each time would be hashed each time). The id, the JSON and
+ * the timestamp may be bound as bytes (see insertEvents).
+ */
+function sqliteEventInsert(n: number): string {
+  let sql = sqliteEventInserts.get(n);
+  if (sql === undefined) {
+    const values = new Array(n).fill("(?, ?, ?, CAST(? AS TEXT), ?, ?, ?, CAST(? AS TEXT), ?, CAST(? AS TEXT))").join(", ");
+    sql = `INSERT INTO lattice_run_events (run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms, event_ts) VALUES ${values} ON CONFLICT (run_id, event_ts, event_id) DO NOTHING`;
+    sqliteEventInserts.set(n, sql);
+  }
+  return sql;
 }
 
 function rows(n: number, cols: number): string {

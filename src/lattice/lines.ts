@@ -43,15 +43,25 @@ export class LineSplitter {
     return this.partsBytes > 0 || this.skipping !== undefined;
   }
 
-  push(chunk: Buffer): RawLine[] {
+  /**
+   * Split `chunk` into the lines it completes. With `owned` (the caller never reuses `chunk`), a
+   * line that lies whole inside it is returned as a view of it instead of a copy.
+   */
+  push(chunk: Buffer, owned = false): RawLine[] {
     const out: RawLine[] = [];
     let start = 0;
     while (start < chunk.length) {
       const nl = chunk.indexOf(0x0a, start);
-      const end = nl === -1 ? chunk.length : nl;
-      this.take(chunk.subarray(start, end));
-      if (nl === -1) break;
-      out.push(this.finishLine());
+      if (nl === -1) {
+        this.take(chunk.subarray(start));
+        break;
+      }
+      if (owned && !this.pending && nl - start <= this.maxLineBytes) {
+        out.push({ kind: "line", line_no: this.lineNo++, bytes: chunk.subarray(start, nl) });
+      } else {
+        this.take(chunk.subarray(start, nl));
+        out.push(this.finishLine());
+      }
       start = nl + 1;
     }
     return out;

@@ -3,28 +3,33 @@
  * thread of their own. Decoding (JSON parse, schema check, identity hash) costs about as much as
  * storing; on its own thread it overlaps the previous batch's inserts, and while one batch is
  * stored the next is already being decoded (prefetch). Small reads (a live run's few new lines)
- * are decoded in place: a thread hop would only add latency. Both paths run `readOutbox`, so a
+ * are decoded in place: a thread hop would only add latency. Both paths run `decodeBatch`, so a
  * line means the same whichever decodes it.
  */
 import { statSync } from "node:fs";
 import type { Worker } from "node:worker_threads";
-import { startThread, UnavailableError } from "../core/index.js";
+import { Redactor, startThread, UnavailableError } from "../core/index.js";
 import { readOutbox, type OutboxEvent, type OutboxPosition, type OutboxRead } from "./outbox.js";
-import type { ProtocolError } from "./parser.js";
+import { redactEvent, type ProtocolError } from "./parser.js";
+import { EVENT_TYPES, type EventType } from "./protocol.js";
 
-/** One event line of the outbox, as the ingestor stores it. */
-export interface OutboxLine {
-  line_no: number;
-  /** Identity: sha256 of the event's canonical JSON. */
-  id: string;
-  event_type: string;
-  timestamp: string;
-  /** The line's JSON text, exactly as written. */
-  text: string;
-}
-
+/**
+ * A decoded batch of outbox events, as the ingestor stores them: the events' texts, timestamps
+ * and identities as bytes in one buffer (views of it are bound to SQLite as they are, and
+ * compared with stdout lines byte for byte), so that no string is made per event on the
+ * ingesting thread and the batch crosses from the decoder thread without a copy.
+ */
 export interface OutboxBatch {
-  events: OutboxLine[];
+  n: number;
+  /** Per event, in order: its stored JSON text, its timestamp, its identity (64 hex characters). */
+  bytes: Buffer;
+  /** Per event, three numbers: where its text starts in `bytes`, the text's length, the timestamp's length. */
+  at: Int32Array;
+  /** Per event: its index in EVENT_TYPES. */
+  types: Uint8Array;
+  lines: Float64Array;
+  /** Per event: 1 where the stored text is the line redacted (so it differs from the line, and from its stdout copy). */
+  redacted: Uint8Array;
   errors: ProtocolError[];
   next: OutboxPosition;
   torn: OutboxRead["torn"];
@@ -39,69 +44,125 @@ export interface OutboxReadOptions {
 /** Outbox bytes waiting to be read at or above which a read is decoded on the decoder thread. */
 export const DEFAULT_THREAD_BYTES = 1024 * 1024;
 
-/** What crosses between threads: a batch as a few flat strings (one copy each) instead of an object per line. */
-export interface PackedBatch {
-  n: number;
-  /** Texts, event types and timestamps joined by "\n" (none of them can hold a newline). */
-  texts: string;
-  types: string;
-  timestamps: string;
-  /** Identities concatenated (64 hex characters each). */
-  ids: string;
-  lines: Float64Array;
-  errors: ProtocolError[];
-  next: OutboxPosition;
-  torn: OutboxRead["torn"];
-  more: boolean;
-}
-
 const ID_CHARS = 64;
 
-/** Packs lines as they are read, so the decoded events are garbage at once (not held for the whole batch). */
+/** Event `i`'s stored JSON text. */
+export function batchText(b: OutboxBatch, i: number): Buffer {
+  return b.bytes.subarray(b.at[3 * i]!, b.at[3 * i]! + b.at[3 * i + 1]!);
+}
+
+/** Event `i`'s timestamp (redacted like its text). */
+export function batchTimestamp(b: OutboxBatch, i: number): Buffer {
+  const from = b.at[3 * i]! + b.at[3 * i + 1]!;
+  return b.bytes.subarray(from, from + b.at[3 * i + 2]!);
+}
+
+/** Event `i`'s identity, as hex digits. */
+export function batchId(b: OutboxBatch, i: number): Buffer {
+  const from = b.at[3 * i]! + b.at[3 * i + 1]! + b.at[3 * i + 2]!;
+  return b.bytes.subarray(from, from + ID_CHARS);
+}
+
+export function batchType(b: OutboxBatch, i: number): EventType {
+  return EVENT_TYPES[b.types[i]!]!;
+}
+
+const TYPE_INDEX = new Map<string, number>(EVENT_TYPES.map((t, i) => [t, i]));
+
+/**
+ * Packs events as they are read, redacted, so that what is decoded is garbage at once (not held
+ * for the whole batch) and what is kept is one buffer and a few typed arrays.
+ */
 export class BatchPacker {
-  private readonly texts: string[] = [];
-  private readonly types: string[] = [];
-  private readonly timestamps: string[] = [];
-  private readonly ids: string[] = [];
+  private bytes: Buffer;
+  private used = 0;
+  private readonly at: number[] = [];
+  private readonly types: number[] = [];
   private readonly lines: number[] = [];
+  private readonly redacted: number[] = [];
   private readonly errors: ProtocolError[] = [];
+
+  /** `expectedBytes`: about how many bytes of lines the batch will read (the buffer grows past it if need be). */
+  constructor(
+    private readonly redactor: Redactor,
+    expectedBytes: number,
+  ) {
+    // Each event adds its timestamp and identity to its text: half as much again covers lines of ~200 bytes.
+    this.bytes = Buffer.allocUnsafeSlow(Math.ceil(expectedBytes * 1.5) + 4096);
+  }
 
   readonly add = (item: OutboxEvent | ProtocolError): void => {
     if (item.kind === "protocol_error") {
       this.errors.push(item);
       return;
     }
-    this.texts.push(item.text);
-    this.types.push(item.event.event_type);
-    this.timestamps.push(item.event.timestamp);
-    this.ids.push(item.id);
+    const { json, timestamp } = redactEvent(this.redactor, item.text, item.event.timestamp);
+    // One write for the three (the id is hex): at most 3 UTF-8 bytes per UTF-16 unit.
+    const all = json + timestamp + item.id;
+    this.reserve(3 * all.length);
+    const start = this.used;
+    const written = this.bytes.write(all, start);
+    this.used += written;
+    // As many bytes as units: all ASCII, so each part's length is its byte length.
+    const ascii = written === all.length;
+    this.at.push(start, ascii ? json.length : Buffer.byteLength(json), ascii ? timestamp.length : Buffer.byteLength(timestamp));
+    this.types.push(TYPE_INDEX.get(item.event.event_type)!);
     this.lines.push(item.line_no);
+    this.redacted.push(json === item.text ? 0 : 1);
   };
 
-  finish(read: Omit<OutboxRead, "items">): PackedBatch {
-    const { texts, types, timestamps, ids, lines, errors } = this;
-    return { n: texts.length, texts: texts.join("\n"), types: types.join("\n"), timestamps: timestamps.join("\n"), ids: ids.join(""), lines: Float64Array.from(lines), errors, next: read.next, torn: read.torn, more: read.more };
+  private reserve(n: number): void {
+    if (this.used + n <= this.bytes.length) return;
+    const bigger = Buffer.allocUnsafeSlow(Math.max(2 * this.bytes.length, this.used + n));
+    this.bytes.copy(bigger, 0, 0, this.used);
+    this.bytes = bigger;
+  }
+
+  finish(read: Omit<OutboxRead, "items">): OutboxBatch {
+    return {
+      n: this.lines.length,
+      bytes: this.bytes.subarray(0, this.used),
+      at: Int32Array.from(this.at),
+      types: Uint8Array.from(this.types),
+      lines: Float64Array.from(this.lines),
+      redacted: Uint8Array.from(this.redacted),
+      errors: this.errors,
+      next: read.next,
+      torn: read.torn,
+      more: read.more,
+    };
   }
 }
 
-export function unpackBatch(p: PackedBatch): OutboxBatch {
-  const events: OutboxLine[] = new Array<OutboxLine>(p.n);
-  if (p.n > 0) {
-    const texts = p.texts.split("\n");
-    const types = p.types.split("\n");
-    const timestamps = p.timestamps.split("\n");
-    for (let i = 0; i < p.n; i++) {
-      events[i] = { line_no: p.lines[i]!, id: p.ids.slice(i * ID_CHARS, (i + 1) * ID_CHARS), event_type: types[i]!, timestamp: timestamps[i]!, text: texts[i]! };
-    }
-  }
-  return { events, errors: p.errors, next: p.next, torn: p.torn, more: p.more };
+/** The buffers a batch can hand to another thread instead of copying them. */
+function transferable(b: OutboxBatch): ArrayBuffer[] {
+  return [b.bytes.buffer, b.at.buffer, b.types.buffer, b.lines.buffer, b.redacted.buffer] as ArrayBuffer[];
 }
 
-/** The same read in this thread, through the same packing as the decoder thread's (one conversion, whichever path). */
-function readInPlace(path: string, from: OutboxPosition, options: OutboxReadOptions): OutboxBatch {
-  const packer = new BatchPacker();
-  return unpackBatch(packer.finish(readOutbox(path, from, { ...options, onItem: packer.add })));
+/** A batch as it arrives from the decoder thread (a structured clone makes its Buffer a Uint8Array). */
+function received(b: OutboxBatch): OutboxBatch {
+  const u8 = b.bytes as Uint8Array;
+  return { ...b, bytes: Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength) };
 }
+
+/** Read and pack a batch (on whichever thread calls it): the one way a batch is made. */
+export function decodeBatch(path: string, from: OutboxPosition, options: OutboxReadOptions, redactor: Redactor): OutboxBatch {
+  let waiting = 0;
+  try {
+    waiting = statSync(path).size - from.offset;
+  } catch {
+    // Missing or unreadable: readOutbox says what that means.
+  }
+  const packer = new BatchPacker(redactor, Math.max(0, Math.min(waiting, options.maxBytes)));
+  return packer.finish(readOutbox(path, from, { ...options, onItem: packer.add }));
+}
+
+/**
+ * The decoder thread's young generation: each event it decodes leaves a parsed object, its checked
+ * copy and its canonical JSON behind, all garbage within a batch. In V8's default for a thread
+ * they are scavenged many times a batch, and the survivors copied each time.
+ */
+const DECODER_YOUNG_GENERATION_MB = 192;
 
 /** A request to the decoder thread and its answer. */
 export interface DecodeRequest {
@@ -109,8 +170,20 @@ export interface DecodeRequest {
   path: string;
   from: OutboxPosition;
   options: OutboxReadOptions;
+  /** The run's secret values, for the thread's redactor (they stay in this process). */
+  secrets: string[];
 }
-export type DecodeResponse = { id: number; ok: true; batch: PackedBatch } | { id: number; ok: false; message: string };
+export type DecodeResponse = { id: number; ok: true; batch: OutboxBatch } | { id: number; ok: false; message: string };
+
+/** Answer a decode request on the decoder thread: the batch's buffers are moved to the asking thread, not copied. */
+export function answerDecode(req: DecodeRequest): { response: DecodeResponse; transfer: ArrayBuffer[] } {
+  try {
+    const batch = decodeBatch(req.path, req.from, req.options, new Redactor(req.secrets));
+    return { response: { id: req.id, ok: true, batch }, transfer: transferable(batch) };
+  } catch (err) {
+    return { response: { id: req.id, ok: false, message: (err as Error).message }, transfer: [] };
+  }
+}
 
 /** A read the decoder thread did not answer because the thread stopped (the read itself may be fine). */
 const THREAD_STOPPED = "outbox_decoder_stopped";
@@ -132,13 +205,13 @@ class DecoderThread {
   }
 
   private constructor() {
-    this.worker = startThread("outbox-worker", import.meta.url);
+    this.worker = startThread("outbox-worker", import.meta.url, undefined, { youngGenerationMb: DECODER_YOUNG_GENERATION_MB });
     this.worker.on("message", (m: DecodeResponse) => {
       const p = this.pending.get(m.id);
       if (!p) return;
       this.pending.delete(m.id);
       if (this.pending.size === 0) this.worker.unref();
-      if (m.ok) p.resolve(unpackBatch(m.batch));
+      if (m.ok) p.resolve(received(m.batch));
       else p.reject(new Error(m.message));
     });
     const fail = (err: Error) => {
@@ -155,12 +228,12 @@ class DecoderThread {
     await DecoderThread.current?.worker.terminate();
   }
 
-  read(path: string, from: OutboxPosition, options: OutboxReadOptions): Promise<OutboxBatch> {
+  read(path: string, from: OutboxPosition, options: OutboxReadOptions, secrets: string[]): Promise<OutboxBatch> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       this.worker.ref();
-      this.worker.postMessage({ id, path, from, options } satisfies DecodeRequest);
+      this.worker.postMessage({ id, path, from, options, secrets } satisfies DecodeRequest);
     });
   }
 }
@@ -175,7 +248,7 @@ export class OutboxReader {
 
   constructor(
     private readonly path: string,
-    private readonly options: OutboxReadOptions & { threadBytes?: number },
+    private readonly options: OutboxReadOptions & { threadBytes?: number; redactor: Redactor },
   ) {}
 
   /** The batch from `from` (throws what `readOutbox` throws: a rewritten or unreadable outbox). */
@@ -224,18 +297,19 @@ export class OutboxReader {
     } catch {
       // Missing or unreadable: readOutbox says what that means.
     }
+    const { redactor } = this.options;
     if (waiting < threadBytes) {
       try {
-        return Promise.resolve(readInPlace(this.path, from, opts));
+        return Promise.resolve(decodeBatch(this.path, from, opts, redactor));
       } catch (err) {
         return Promise.reject(err as Error);
       }
     }
     // A read lost with a stopped thread is still wanted: decode it here rather than give up the outbox.
     return DecoderThread.get()
-      .read(this.path, from, opts)
+      .read(this.path, from, opts, redactor.secretValues())
       .catch((err: unknown) => {
-        if (err instanceof UnavailableError && err.code === THREAD_STOPPED) return readInPlace(this.path, from, opts);
+        if (err instanceof UnavailableError && err.code === THREAD_STOPPED) return decodeBatch(this.path, from, opts, redactor);
         throw err;
       });
   }

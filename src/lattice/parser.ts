@@ -4,7 +4,7 @@
  * (bad JSON, a schema violation with its JSON path, a line over the size limit). A bad line never
  * stops the stream.
  */
-import { contentHash, formatZodIssues } from "../core/index.js";
+import { contentHash, formatZodIssues, type Redactor } from "../core/index.js";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type RawLine } from "./lines.js";
 import { EVENT_PREFIX, LatticeEventSchema, type LatticeEvent } from "./protocol.js";
 
@@ -80,6 +80,22 @@ export function parseEventJson(json: string): { ok: true; id: string; event: Lat
   const result = LatticeEventSchema.safeParse(value);
   if (!result.success) return { ok: false, reason: `schema violation: ${formatZodIssues(result.error).join("; ")}` };
   return { ok: true, id: eventId(value), event: result.data, raw: value as Record<string, unknown> };
+}
+
+/**
+ * An event's text and timestamp as stored: redacted. A redaction must leave valid JSON; where
+ * replacing inside the text cannot, the event is redacted value by value.
+ */
+export function redactEvent(redactor: Redactor, json: string, timestamp: string): { json: string; timestamp: string } {
+  const redacted = redactor.redact(json);
+  if (redacted === json) return { json, timestamp };
+  let stored = redacted;
+  try {
+    JSON.parse(stored);
+  } catch {
+    stored = JSON.stringify(redactor.redactValue(JSON.parse(json) as unknown));
+  }
+  return { json: stored, timestamp: redactor.redact(timestamp) };
 }
 
 function decode(bytes: Buffer): string {

@@ -109,6 +109,41 @@ describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode
     expect(text.some((r) => r.event_json.includes("hunter2"))).toBe(false);
   });
 
+  it("pairs stdout copies with outbox lines out of step (reordered, stdout only, outbox only, CRLF, non-ASCII): each event once, from the outbox where it has it", async () => {
+    const path = join(dir, "outbox.jsonl");
+    const events = Array.from({ length: 300 }, (_, i) => ({
+      ...SPEC_EVENTS.infoProgress,
+      timestamp: new Date(Date.parse("2026-01-15T10:30:00Z") + i).toISOString(),
+      payload: { message: i % 7 === 0 ? `étape ${i} — done ✓` : `step ${i}`, i },
+    }));
+    const onlyStdout = events[150]!;
+    const onlyOutbox = { ...SPEC_EVENTS.phaseStarted, payload: { phase: "outbox only" } };
+    const outbox = events.filter((e) => e !== onlyStdout);
+    outbox.splice(100, 0, onlyOutbox);
+    appendFileSync(path, outbox.map((e) => `${JSON.stringify(e)}\n`).join(""));
+    const stdout = [...events];
+    [stdout[10], stdout[11]] = [stdout[11]!, stdout[10]!];
+    [stdout[40], stdout[200]] = [stdout[200]!, stdout[40]!];
+    const ing = ingestor();
+    // In uneven chunks, some lines with CRLF endings.
+    const text = stdout.map((e, i) => `LATTICE_EVENT ${JSON.stringify(e)}${i % 5 === 0 ? "\r\n" : "\n"}`).join("");
+    const bytes = Buffer.from(text);
+    for (let at = 0; at < bytes.length; at += 4093) ing.pushStdout(Buffer.from(bytes.subarray(at, at + 4093)));
+    await ing.finish();
+    const stored = await rows();
+    const byId = new Map(stored.map((r) => [r.event_id, r]));
+    expect(stored).toHaveLength(events.length + 1);
+    expect(byId.get(eventId(onlyStdout))).toMatchObject({ source: "stdout", outbox_line: null });
+    expect(byId.get(eventId(onlyOutbox))).toMatchObject({ source: "outbox" });
+    expect(Number(byId.get(eventId(onlyOutbox))!.outbox_line)).toBe(101);
+    for (const e of outbox) expect(byId.get(eventId(e))!.source).toBe("outbox");
+    expect(ing.stored).toBe(events.length + 1);
+    // Stored as written, non-ASCII included, with the timestamp as its own column.
+    const json = await ts.store.all<{ event_json: string; event_ts: string }>("SELECT event_json, event_ts FROM lattice_run_events WHERE run_id = 'run-1' ORDER BY seq");
+    expect(json.map((r) => JSON.parse(r.event_json) as unknown)).toEqual(outbox.concat([onlyStdout]));
+    expect(json.map((r) => r.event_ts)).toEqual(outbox.concat([onlyStdout]).map((e) => e.timestamp));
+  });
+
   it("records the outbox's bad lines as protocol errors and stores the good ones", async () => {
     const path = join(dir, "outbox.jsonl");
     const good = { ...SPEC_EVENTS.info, payload: { ...SPEC_EVENTS.info.payload, message: "token hunter2-secret-value" } };

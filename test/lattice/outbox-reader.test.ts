@@ -3,7 +3,8 @@ import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eventId, OUTBOX_START } from "../../src/lattice/index.js";
-import { OutboxReader, stopDecoderThread } from "../../src/lattice/outbox-reader.js";
+import { Redactor } from "../../src/core/index.js";
+import { batchId, type OutboxBatch, OutboxReader, stopDecoderThread } from "../../src/lattice/outbox-reader.js";
 import { SPEC_EVENTS } from "./helpers.js";
 
 let dir: string;
@@ -19,7 +20,8 @@ const events = Array.from({ length: 2000 }, (_, i) => ({
   timestamp: new Date(Date.parse("2026-01-15T10:30:00Z") + i).toISOString(),
   payload: { message: `step ${i}`, pad: "x".repeat(500) },
 }));
-const options = { maxLineBytes: 1024 * 1024, maxBytes: 64 * 1024 * 1024 };
+const options = { maxLineBytes: 1024 * 1024, maxBytes: 64 * 1024 * 1024, redactor: new Redactor() };
+const ids = (b: OutboxBatch) => Array.from({ length: b.n }, (_, i) => batchId(b, i).toString());
 
 describe("OutboxReader on the decoder thread", () => {
   it("decodes a read in place when the decoder thread stops before answering it, and the next read starts a new thread", async () => {
@@ -29,14 +31,14 @@ describe("OutboxReader on the decoder thread", () => {
     const pending = reader.read(OUTBOX_START);
     await stopDecoderThread();
     const batch = await pending;
-    expect(batch.events.map((e) => e.id)).toEqual(events.map(eventId));
-    expect(batch.events.map((e) => e.line_no)).toEqual(events.map((_, i) => i + 1));
+    expect(ids(batch)).toEqual(events.map(eventId));
+    expect([...batch.lines]).toEqual(events.map((_, i) => i + 1));
     expect(batch.errors).toEqual([]);
     expect(batch.more).toBe(false);
 
     appendFileSync(path, `${JSON.stringify(SPEC_EVENTS.info)}\n`);
     const next = await new OutboxReader(path, { ...options, threadBytes: 0 }).read(batch.next);
-    expect(next.events.map((e) => e.id)).toEqual([eventId(SPEC_EVENTS.info)]);
+    expect(ids(next)).toEqual([eventId(SPEC_EVENTS.info)]);
   });
 
   it("still fails a read that fails on the thread itself, with its reason", async () => {
