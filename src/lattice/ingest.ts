@@ -13,7 +13,7 @@ import type { Redactor } from "../core/index.js";
 import type { Queryable, SqlParam, Store } from "../store/index.js";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "./lines.js";
 import type { OutboxPosition } from "./outbox.js";
-import { batchId, batchText, batchTimestamp, batchType, OutboxReader } from "./outbox-reader.js";
+import { eachBatchEvent, type OutboxBatch, OutboxReader } from "./outbox-reader.js";
 import { classifyStdoutLine, EXCERPT_CHARS, redactEvent } from "./parser.js";
 import { EVENT_PREFIX } from "./protocol.js";
 import { readViolations } from "./sandbox.js";
@@ -105,6 +105,8 @@ export class RunIngestor {
   private readonly stdoutLines: LineSplitter;
   private readonly stderrLines: LineSplitter;
   private readonly copies = new CopyMatcher(RECENT_OUTBOX_LIMIT, COPY_LOOKAHEAD);
+  /** Stored outbox batches whose lines (up to `end`, counted as CopyMatcher.added) may still be matched. */
+  private readonly held: Array<{ batch: OutboxBatch; end: number }> = [];
   private logs: PendingLog[] = [];
   private errors: PendingError[] = [];
   private position: OutboxPosition;
@@ -262,7 +264,7 @@ export class RunIngestor {
     if (this.failure) throw this.failure;
   }
 
-  private async readOutboxInto(out: Candidate[], final: boolean): Promise<void> {
+  private async readOutboxInto(out: Candidate[], final: boolean, batches: OutboxBatch[]): Promise<void> {
     if (this.outboxBroken) return;
     let read;
     try {
@@ -273,12 +275,12 @@ export class RunIngestor {
       return;
     }
     for (const e of read.errors) this.errors.push({ source: "outbox", line_no: e.line_no, reason: e.reason, excerpt: this.o.redactor.redact(e.excerpt) });
-    for (let i = 0; i < read.n; i++) {
-      const json = batchText(read, i);
+    batches.push(read);
+    eachBatchEvent(read, (json, ts, id, type, lineNo, redacted) => {
       // The line's own text (not redacted): its stdout copy is the same bytes after the prefix.
-      if (!read.redacted[i]) this.copies.addOutbox(json);
-      out.push({ id: batchId(read, i), type: batchType(read, i), source: "outbox", outbox_line: read.lines[i]!, json, ts: batchTimestamp(read, i) });
-    }
+      if (!redacted) this.copies.addOutbox(json);
+      out.push({ id, type, source: "outbox", outbox_line: lineNo, json, ts });
+    });
     this.position = read.next;
     this.outboxMore = read.more;
     if (final && read.torn && this.tornReported !== read.torn.offset) {
@@ -305,15 +307,17 @@ export class RunIngestor {
 
   private async flush(opts: { outbox: boolean; final?: boolean }): Promise<void> {
     const candidates: Candidate[] = [];
+    /** Outbox batches read by this flush: their bytes are released once it has stored them. */
+    const batches: OutboxBatch[] = [];
     const final = opts.final === true;
     if (opts.outbox || final || this.copies.waiting > 0) {
-      await this.readOutboxInto(candidates, final);
+      await this.readOutboxInto(candidates, final, batches);
       // A bounded read may stop short of the stdout lines waiting here: read on until the outbox
       // has shown them all or ends, so none is parsed and stored from stdout needlessly.
       for (;;) {
         this.copies.match();
         if (this.copies.waiting === 0 || !this.outboxMore || this.outboxBroken) break;
-        await this.readOutboxInto(candidates, final);
+        await this.readOutboxInto(candidates, final, batches);
       }
     }
     // stdout event lines the outbox did not deliver: parse them and store them from stdout.
@@ -370,6 +374,10 @@ export class RunIngestor {
     // More of the outbox waits: catch up without waiting for the next poll.
     if (this.outboxMore && !this.outboxBroken) this.schedule();
     if (fresh.length > 0 && this.o.onNewEvents) await this.o.onNewEvents(fresh);
+    // Stored, and the new events handed on as strings: a batch's bytes are now used only by its
+    // outbox lines still waiting for their stdout copies. Batches with none are released.
+    for (const b of batches) this.held.push({ batch: b, end: this.copies.added });
+    while (this.held.length > 0 && this.held[0]!.end <= this.copies.passed) this.outboxReader.release(this.held.shift()!.batch);
   }
 
   private stored_(c: Candidate, seq: number, now: number): StoredEvent | null {
@@ -469,6 +477,8 @@ export class RunIngestor {
 class CopyMatcher {
   private outbox: Buffer[] = [];
   private outHead = 0;
+  /** Outbox lines removed from the front of `outbox` (by compaction). */
+  private dropped = 0;
   private stdout: StdoutEvent[] = [];
   private stdHead = 0;
   private unmatched: StdoutEvent[] = [];
@@ -494,6 +504,16 @@ class CopyMatcher {
     this.stdout.push(e);
   }
 
+  /** Outbox lines added so far. */
+  get added(): number {
+    return this.dropped + this.outbox.length;
+  }
+
+  /** Outbox lines matched or given up so far (the first `passed` added are no longer looked at). */
+  get passed(): number {
+    return this.dropped + this.outHead;
+  }
+
   /** Pair what can be paired now. */
   match(): void {
     while (this.stdHead < this.stdout.length && this.outHead < this.outbox.length) {
@@ -512,6 +532,7 @@ class CopyMatcher {
     }
     if (this.outHead > 1024 && this.outHead * 2 > this.outbox.length) {
       this.outbox = this.outbox.slice(this.outHead);
+      this.dropped += this.outHead;
       this.outHead = 0;
     }
   }
@@ -526,9 +547,9 @@ class CopyMatcher {
   }
 }
 
-/** `line` from byte `from` on is exactly `json`. */
+/** `line` from byte `from` on is exactly `json` (never true of an empty view: one of a released batch). */
 function sameBytes(line: Buffer, from: number, json: Buffer): boolean {
-  return line.length - from === json.length && line.compare(json, 0, json.length, from) === 0;
+  return json.length > 0 && line.length - from === json.length && line.compare(json, 0, json.length, from) === 0;
 }
 
 const sqliteEventInserts = new Map<number, string>();

@@ -14,26 +14,23 @@ import { redactEvent, type ProtocolError } from "./parser.js";
 import { EVENT_TYPES, type EventType } from "./protocol.js";
 
 /**
- * A decoded batch of outbox events, as the ingestor stores them: the events' texts, timestamps
- * and identities as bytes in one buffer (views of it are bound to SQLite as they are, and
- * compared with stdout lines byte for byte), so that no string is made per event on the
- * ingesting thread and the batch crosses from the decoder thread without a copy.
+ * A decoded batch of outbox events, as the ingestor stores them: one buffer of bytes holding, per
+ * event, a record with its stored JSON text, timestamp and identity (views of it are bound to
+ * SQLite as they are, and compared with stdout lines byte for byte), so that no string is made per
+ * event on the ingesting thread and the batch crosses from the decoder thread without a copy. A
+ * batch from the thread is handed back with `OutboxReader.release` once stored, so its buffer is
+ * reused instead of a new one being allocated (and faulted in, page by page) for every batch.
  */
 export interface OutboxBatch {
   n: number;
-  /** Per event, in order: its stored JSON text, its timestamp, its identity (64 hex characters). */
+  /** The events' records (see RECORD_HEADER), one after the other. */
   bytes: Buffer;
-  /** Per event, three numbers: where its text starts in `bytes`, the text's length, the timestamp's length. */
-  at: Int32Array;
-  /** Per event: its index in EVENT_TYPES. */
-  types: Uint8Array;
-  lines: Float64Array;
-  /** Per event: 1 where the stored text is the line redacted (so it differs from the line, and from its stdout copy). */
-  redacted: Uint8Array;
   errors: ProtocolError[];
   next: OutboxPosition;
   torn: OutboxRead["torn"];
   more: boolean;
+  /** Made on the decoder thread (its buffer goes back there once released). */
+  fromThread?: boolean;
 }
 
 export interface OutboxReadOptions {
@@ -45,50 +42,55 @@ export interface OutboxReadOptions {
 export const DEFAULT_THREAD_BYTES = 1024 * 1024;
 
 const ID_CHARS = 64;
+/**
+ * An event's record: its text's byte length (u32), its timestamp's (u32), its line number (f64),
+ * its index in EVENT_TYPES (u8), whether its text is redacted (u8); then the text, the timestamp
+ * and the identity (64 hex characters).
+ */
+const RECORD_HEADER = 18;
 
-/** Event `i`'s stored JSON text. */
-export function batchText(b: OutboxBatch, i: number): Buffer {
-  return b.bytes.subarray(b.at[3 * i]!, b.at[3 * i]! + b.at[3 * i + 1]!);
-}
+/** One event of a batch, as views of the batch's bytes (valid until the batch is released). */
+export type BatchEventVisitor = (json: Buffer, timestamp: Buffer, id: Buffer, type: EventType, lineNo: number, redacted: boolean) => void;
 
-/** Event `i`'s timestamp (redacted like its text). */
-export function batchTimestamp(b: OutboxBatch, i: number): Buffer {
-  const from = b.at[3 * i]! + b.at[3 * i + 1]!;
-  return b.bytes.subarray(from, from + b.at[3 * i + 2]!);
-}
-
-/** Event `i`'s identity, as hex digits. */
-export function batchId(b: OutboxBatch, i: number): Buffer {
-  const from = b.at[3 * i]! + b.at[3 * i + 1]! + b.at[3 * i + 2]!;
-  return b.bytes.subarray(from, from + ID_CHARS);
-}
-
-export function batchType(b: OutboxBatch, i: number): EventType {
-  return EVENT_TYPES[b.types[i]!]!;
+/** Visit a batch's events in order. */
+export function eachBatchEvent(b: OutboxBatch, visit: BatchEventVisitor): void {
+  const bytes = b.bytes;
+  let at = 0;
+  for (let i = 0; i < b.n; i++) {
+    const textBytes = bytes.readUInt32LE(at);
+    const tsBytes = bytes.readUInt32LE(at + 4);
+    const text = at + RECORD_HEADER;
+    const ts = text + textBytes;
+    const id = ts + tsBytes;
+    visit(bytes.subarray(text, ts), bytes.subarray(ts, id), bytes.subarray(id, id + ID_CHARS), EVENT_TYPES[bytes[at + 16]!]!, bytes.readDoubleLE(at + 8), bytes[at + 17] === 1);
+    at = id + ID_CHARS;
+  }
 }
 
 const TYPE_INDEX = new Map<string, number>(EVENT_TYPES.map((t, i) => [t, i]));
 
 /**
  * Packs events as they are read, redacted, so that what is decoded is garbage at once (not held
- * for the whole batch) and what is kept is one buffer and a few typed arrays.
+ * for the whole batch) and what is kept is one buffer.
  */
 export class BatchPacker {
   private bytes: Buffer;
   private used = 0;
-  private readonly at: number[] = [];
-  private readonly types: number[] = [];
-  private readonly lines: number[] = [];
-  private readonly redacted: number[] = [];
+  private n = 0;
   private readonly errors: ProtocolError[] = [];
 
-  /** `expectedBytes`: about how many bytes of lines the batch will read (the buffer grows past it if need be). */
+  /**
+   * `expectedBytes`: about how many bytes of lines the batch will read (the buffer grows past it
+   * if need be); `spare`: a released buffer to fill if it is large enough.
+   */
   constructor(
     private readonly redactor: Redactor,
     expectedBytes: number,
+    spare?: ArrayBuffer,
   ) {
-    // Each event adds its timestamp and identity to its text: half as much again covers lines of ~200 bytes.
-    this.bytes = Buffer.allocUnsafeSlow(Math.ceil(expectedBytes * 1.5) + 4096);
+    // Each event adds its timestamp, identity and header to its text: half as much again covers lines of ~200 bytes.
+    const size = Math.ceil(expectedBytes * 1.5) + 4096;
+    this.bytes = spare && spare.byteLength >= size ? Buffer.from(spare) : Buffer.allocUnsafeSlow(size);
   }
 
   readonly add = (item: OutboxEvent | ProtocolError): void => {
@@ -99,16 +101,18 @@ export class BatchPacker {
     const { json, timestamp } = redactEvent(this.redactor, item.text, item.event.timestamp);
     // One write for the three (the id is hex): at most 3 UTF-8 bytes per UTF-16 unit.
     const all = json + timestamp + item.id;
-    this.reserve(3 * all.length);
-    const start = this.used;
-    const written = this.bytes.write(all, start);
-    this.used += written;
+    this.reserve(RECORD_HEADER + 3 * all.length);
+    const at = this.used;
+    const written = this.bytes.write(all, at + RECORD_HEADER);
     // As many bytes as units: all ASCII, so each part's length is its byte length.
     const ascii = written === all.length;
-    this.at.push(start, ascii ? json.length : Buffer.byteLength(json), ascii ? timestamp.length : Buffer.byteLength(timestamp));
-    this.types.push(TYPE_INDEX.get(item.event.event_type)!);
-    this.lines.push(item.line_no);
-    this.redacted.push(json === item.text ? 0 : 1);
+    this.bytes.writeUInt32LE(ascii ? json.length : Buffer.byteLength(json), at);
+    this.bytes.writeUInt32LE(ascii ? timestamp.length : Buffer.byteLength(timestamp), at + 4);
+    this.bytes.writeDoubleLE(item.line_no, at + 8);
+    this.bytes[at + 16] = TYPE_INDEX.get(item.event.event_type)!;
+    this.bytes[at + 17] = json === item.text ? 0 : 1;
+    this.used += RECORD_HEADER + written;
+    this.n++;
   };
 
   private reserve(n: number): void {
@@ -119,41 +123,25 @@ export class BatchPacker {
   }
 
   finish(read: Omit<OutboxRead, "items">): OutboxBatch {
-    return {
-      n: this.lines.length,
-      bytes: this.bytes.subarray(0, this.used),
-      at: Int32Array.from(this.at),
-      types: Uint8Array.from(this.types),
-      lines: Float64Array.from(this.lines),
-      redacted: Uint8Array.from(this.redacted),
-      errors: this.errors,
-      next: read.next,
-      torn: read.torn,
-      more: read.more,
-    };
+    return { n: this.n, bytes: this.bytes.subarray(0, this.used), errors: this.errors, next: read.next, torn: read.torn, more: read.more };
   }
-}
-
-/** The buffers a batch can hand to another thread instead of copying them. */
-function transferable(b: OutboxBatch): ArrayBuffer[] {
-  return [b.bytes.buffer, b.at.buffer, b.types.buffer, b.lines.buffer, b.redacted.buffer] as ArrayBuffer[];
 }
 
 /** A batch as it arrives from the decoder thread (a structured clone makes its Buffer a Uint8Array). */
 function received(b: OutboxBatch): OutboxBatch {
   const u8 = b.bytes as Uint8Array;
-  return { ...b, bytes: Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength) };
+  return { ...b, bytes: Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength), fromThread: true };
 }
 
 /** Read and pack a batch (on whichever thread calls it): the one way a batch is made. */
-export function decodeBatch(path: string, from: OutboxPosition, options: OutboxReadOptions, redactor: Redactor): OutboxBatch {
+export function decodeBatch(path: string, from: OutboxPosition, options: OutboxReadOptions, redactor: Redactor, spares: ArrayBuffer[] = []): OutboxBatch {
   let waiting = 0;
   try {
     waiting = statSync(path).size - from.offset;
   } catch {
     // Missing or unreadable: readOutbox says what that means.
   }
-  const packer = new BatchPacker(redactor, Math.max(0, Math.min(waiting, options.maxBytes)));
+  const packer = new BatchPacker(redactor, Math.max(0, Math.min(waiting, options.maxBytes)), spares.pop());
   return packer.finish(readOutbox(path, from, { ...options, onItem: packer.add }));
 }
 
@@ -172,14 +160,23 @@ export interface DecodeRequest {
   options: OutboxReadOptions;
   /** The run's secret values, for the thread's redactor (they stay in this process). */
   secrets: string[];
+  /** Buffers of released batches, moved back to be filled again. */
+  spares: ArrayBuffer[];
 }
 export type DecodeResponse = { id: number; ok: true; batch: OutboxBatch } | { id: number; ok: false; message: string };
 
-/** Answer a decode request on the decoder thread: the batch's buffers are moved to the asking thread, not copied. */
-export function answerDecode(req: DecodeRequest): { response: DecodeResponse; transfer: ArrayBuffer[] } {
+/** Released buffers the decoder thread keeps to fill again; more than the batches in flight is waste. */
+const MAX_SPARES = 6;
+
+/**
+ * Answer a decode request on the decoder thread (`spares`: the thread's released buffers): the
+ * batch's buffer is moved to the asking thread, not copied.
+ */
+export function answerDecode(req: DecodeRequest, spares: ArrayBuffer[]): { response: DecodeResponse; transfer: ArrayBuffer[] } {
+  for (const b of req.spares) if (spares.length < MAX_SPARES) spares.push(b);
   try {
-    const batch = decodeBatch(req.path, req.from, req.options, new Redactor(req.secrets));
-    return { response: { id: req.id, ok: true, batch }, transfer: transferable(batch) };
+    const batch = decodeBatch(req.path, req.from, req.options, new Redactor(req.secrets), spares);
+    return { response: { id: req.id, ok: true, batch }, transfer: [batch.bytes.buffer as ArrayBuffer] };
   } catch (err) {
     return { response: { id: req.id, ok: false, message: (err as Error).message }, transfer: [] };
   }
@@ -198,6 +195,8 @@ class DecoderThread {
   private readonly worker: Worker;
   private readonly pending = new Map<number, { resolve: (b: OutboxBatch) => void; reject: (e: Error) => void }>();
   private nextId = 1;
+  /** Released buffers, moved back with the next request. */
+  private spares: ArrayBuffer[] = [];
 
   static get(): DecoderThread {
     DecoderThread.current ??= new DecoderThread();
@@ -228,12 +227,20 @@ class DecoderThread {
     await DecoderThread.current?.worker.terminate();
   }
 
+  /** Hand a batch's buffer back (its views on this thread are detached when it is moved). */
+  static release(buffer: ArrayBuffer): void {
+    const t = DecoderThread.current;
+    if (t && t.spares.length < MAX_SPARES) t.spares.push(buffer);
+  }
+
   read(path: string, from: OutboxPosition, options: OutboxReadOptions, secrets: string[]): Promise<OutboxBatch> {
     const id = this.nextId++;
+    const spares = this.spares;
+    this.spares = [];
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       this.worker.ref();
-      this.worker.postMessage({ id, path, from, options, secrets } satisfies DecodeRequest);
+      this.worker.postMessage({ id, path, from, options, secrets, spares } satisfies DecodeRequest, spares);
     });
   }
 }
@@ -280,6 +287,15 @@ export class OutboxReader {
       },
       () => undefined, // surfaces when awaited, if it is
     );
+  }
+
+  /**
+   * The caller is done with `batch` (stored, and no view of its bytes kept): a decoder thread
+   * batch's buffer goes back to the thread to be filled again. Any view of it left on this thread
+   * becomes empty (it is moved, not shared), never another batch's bytes.
+   */
+  release(batch: OutboxBatch): void {
+    if (batch.fromThread && batch.bytes.byteOffset === 0) DecoderThread.release(batch.bytes.buffer as ArrayBuffer);
   }
 
   /** One more read ahead when the last one has finished with more to read and there is room. */

@@ -4,7 +4,9 @@ import { answerDecode, type DecodeRequest } from "./outbox-reader.js";
 
 const port = parentPort;
 if (!port) throw new Error("outbox-worker.js runs as a worker thread of the supervisor");
+/** Buffers of released batches, to fill again. */
+const spares: ArrayBuffer[] = [];
 port.on("message", (req: DecodeRequest) => {
-  const { response, transfer } = answerDecode(req);
+  const { response, transfer } = answerDecode(req, spares);
   port.postMessage(response, transfer);
 });

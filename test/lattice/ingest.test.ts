@@ -118,7 +118,7 @@ describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode
     }));
     const onlyStdout = events[150]!;
     const onlyOutbox = { ...SPEC_EVENTS.phaseStarted, payload: { phase: "outbox only" } };
-    const outbox = events.filter((e) => e !== onlyStdout);
+    const outbox: Array<{ timestamp: string }> = events.filter((e) => e !== onlyStdout);
     outbox.splice(100, 0, onlyOutbox);
     appendFileSync(path, outbox.map((e) => `${JSON.stringify(e)}\n`).join(""));
     const stdout = [...events];
