@@ -402,19 +402,21 @@ export class RunIngestor {
       const s = this.stored_(c, seq, now);
       if (s) fresh.push(s);
     };
+    // First seen on stdout: now the outbox tells where it belongs. (The casts: on SQLite an
+    // outbox event's id and timestamp are bytes; see below.)
+    const placeOnOutbox = (c: Candidate) =>
+      q.run(`UPDATE lattice_run_events SET outbox_line = ? WHERE run_id = ? AND event_ts = CAST(? AS TEXT) AND event_id = CAST(? AS TEXT) AND outbox_line IS NULL`, [
+        c.outbox_line,
+        this.o.runId,
+        c.ts,
+        c.id,
+      ]);
     if (q.dialect === "sqlite") {
       // Many rows per statement: one call into SQLite binds a chunk. Statements are cached per
       // chunk size. An outbox event's texts are bound as the bytes they are and cast to TEXT by
       // SQLite (no string, no UTF-8 conversion). An event twice in a batch (its stdout and
       // outbox copies) is inserted once: when fewer rows than the chunk's were inserted, their
       // seqs say which.
-      const placeOnOutbox = (c: Candidate) =>
-        q.run(`UPDATE lattice_run_events SET outbox_line = ? WHERE run_id = ? AND event_ts = CAST(? AS TEXT) AND event_id = CAST(? AS TEXT) AND outbox_line IS NULL`, [
-          c.outbox_line,
-          this.o.runId,
-          c.ts,
-          c.id,
-        ]);
       for (const chunk of chunks(candidates, SQLITE_INSERT_ROWS)) {
         const params: SqlParam[] = [];
         const first = this.nextSeq;
@@ -434,7 +436,7 @@ export class RunIngestor {
     // thousands costs one short statement instead of thousands of bound parameters. An event
     // twice in a batch goes once (RETURNING tells new rows by id).
     const seen = new Set<string>();
-    const unique: Candidate[] = [];
+    const unique: Array<Candidate & { id: string; json: string; ts: string }> = [];
     for (const c of candidates) {
       const id = text(c.id);
       if (!seen.has(id)) {
@@ -442,10 +444,8 @@ export class RunIngestor {
         unique.push({ ...c, id, json: text(c.json), ts: text(c.ts) });
       }
     }
-    const placeOnOutbox = (c: Candidate) =>
-      q.run(`UPDATE lattice_run_events SET outbox_line = ? WHERE run_id = ? AND event_ts = ? AND event_id = ? AND outbox_line IS NULL`, [c.outbox_line, this.o.runId, c.ts, c.id]);
     for (const chunk of chunks(unique, PG_INSERT_ROWS)) {
-      const seqs = new Map<string | Buffer, number>();
+      const seqs = new Map<string, number>();
       const rowsJson = chunk.map((c) => {
         const seq = this.nextSeq++;
         seqs.set(c.id, seq);
@@ -459,7 +459,7 @@ export class RunIngestor {
       );
       const isNew = new Set(inserted.map((r) => r.event_id));
       for (const c of chunk) {
-        if (isNew.has(c.id as string)) stored(c, seqs.get(c.id)!);
+        if (isNew.has(c.id)) stored(c, seqs.get(c.id)!);
         else if (c.outbox_line !== null) await placeOnOutbox(c);
       }
     }

@@ -133,14 +133,11 @@ function received(b: OutboxBatch): OutboxBatch {
   return { ...b, bytes: Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength), fromThread: true };
 }
 
-/** Read and pack a batch (on whichever thread calls it): the one way a batch is made. */
-export function decodeBatch(path: string, from: OutboxPosition, options: OutboxReadOptions, redactor: Redactor, spares: ArrayBuffer[] = []): OutboxBatch {
-  let waiting = 0;
-  try {
-    waiting = statSync(path).size - from.offset;
-  } catch {
-    // Missing or unreadable: readOutbox says what that means.
-  }
+/**
+ * Read and pack a batch (on whichever thread calls it): the one way a batch is made. `waiting`:
+ * the outbox's bytes past `from` when the read was asked for (sizes the batch's buffer).
+ */
+export function decodeBatch(path: string, from: OutboxPosition, options: OutboxReadOptions, redactor: Redactor, waiting: number, spares: ArrayBuffer[] = []): OutboxBatch {
   const packer = new BatchPacker(redactor, Math.max(0, Math.min(waiting, options.maxBytes)), spares.pop());
   return packer.finish(readOutbox(path, from, { ...options, onItem: packer.add }));
 }
@@ -160,6 +157,8 @@ export interface DecodeRequest {
   options: OutboxReadOptions;
   /** The run's secret values, for the thread's redactor (they stay in this process). */
   secrets: string[];
+  /** The outbox's bytes past `from` when the read was asked for. */
+  waiting: number;
   /** Buffers of released batches, moved back to be filled again. */
   spares: ArrayBuffer[];
 }
@@ -175,7 +174,7 @@ const MAX_SPARES = 6;
 export function answerDecode(req: DecodeRequest, spares: ArrayBuffer[]): { response: DecodeResponse; transfer: ArrayBuffer[] } {
   for (const b of req.spares) if (spares.length < MAX_SPARES) spares.push(b);
   try {
-    const batch = decodeBatch(req.path, req.from, req.options, new Redactor(req.secrets), spares);
+    const batch = decodeBatch(req.path, req.from, req.options, new Redactor(req.secrets), req.waiting, spares);
     return { response: { id: req.id, ok: true, batch }, transfer: [batch.bytes.buffer as ArrayBuffer] };
   } catch (err) {
     return { response: { id: req.id, ok: false, message: (err as Error).message }, transfer: [] };
@@ -233,14 +232,14 @@ class DecoderThread {
     if (t && t.spares.length < MAX_SPARES) t.spares.push(buffer);
   }
 
-  read(path: string, from: OutboxPosition, options: OutboxReadOptions, secrets: string[]): Promise<OutboxBatch> {
+  read(path: string, from: OutboxPosition, options: OutboxReadOptions, secrets: string[], waiting: number): Promise<OutboxBatch> {
     const id = this.nextId++;
     const spares = this.spares;
     this.spares = [];
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       this.worker.ref();
-      this.worker.postMessage({ id, path, from, options, secrets, spares } satisfies DecodeRequest, spares);
+      this.worker.postMessage({ id, path, from, options, secrets, waiting, spares } satisfies DecodeRequest, spares);
     });
   }
 }
@@ -316,16 +315,16 @@ export class OutboxReader {
     const { redactor } = this.options;
     if (waiting < threadBytes) {
       try {
-        return Promise.resolve(decodeBatch(this.path, from, opts, redactor));
+        return Promise.resolve(decodeBatch(this.path, from, opts, redactor, waiting));
       } catch (err) {
         return Promise.reject(err as Error);
       }
     }
     // A read lost with a stopped thread is still wanted: decode it here rather than give up the outbox.
     return DecoderThread.get()
-      .read(this.path, from, opts, redactor.secretValues())
+      .read(this.path, from, opts, redactor.secretValues(), waiting)
       .catch((err: unknown) => {
-        if (err instanceof UnavailableError && err.code === THREAD_STOPPED) return decodeBatch(this.path, from, opts, redactor);
+        if (err instanceof UnavailableError && err.code === THREAD_STOPPED) return decodeBatch(this.path, from, opts, redactor, waiting);
         throw err;
       });
   }
