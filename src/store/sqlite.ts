@@ -39,6 +39,11 @@ export class SqliteStore implements Store {
       // transaction already had, and on disk (SQLite's default) that was more page writes than
       // the WAL itself took on a bulk insert (measured: 2.4 temp-file writes per WAL frame).
       this.db.pragma("temp_store = MEMORY");
+      // A page cache large enough for a bulk transaction's dirty pages (SQLite's default is 2 MB):
+      // a smaller one spills them to the WAL mid-transaction and reads them back, which was a
+      // quarter more page writes and twice the page reads on a bulk insert (measured with strace).
+      // The cache grows only as pages are used.
+      this.db.pragma(`cache_size = -${CACHE_KIB}`);
     } catch (err) {
       throw new UnavailableError("store_open_failed", `cannot open SQLite database ${file}: ${(err as Error).message}`, { cause: err });
     }
@@ -149,6 +154,8 @@ export class SqliteStore implements Store {
   }
 }
 
+/** The connection's page cache, in KiB. */
+const CACHE_KIB = 64 * 1024;
 const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
 const SAFETY_AUTOCHECKPOINT_PAGES = 10_000;
 
