@@ -527,7 +527,9 @@ export class Supervisor {
 
   /** Settle a run after its sprite exited: its state from the attempt's last COMPLETED/ERROR/WAITING. */
   private async settle(runId: string, exit: Exit): Promise<RunRecord> {
-    const run = await this.runs.get(runId);
+    // Only the record returned counts the run's events: a count walks an index over all of them
+    // (tens of milliseconds for a run of a million events), and the reads on the way need none.
+    const run = await this.runs.get(runId, this.store, false);
     const last = await this.store.get<{ event_type: string; event_json: string }>(
       `SELECT event_type, event_json FROM lattice_run_events WHERE run_id = ? AND attempt = ? AND event_type IN ('COMPLETED', 'ERROR', 'WAITING') ORDER BY seq DESC LIMIT 1`,
       [runId, run.attempt],
@@ -571,7 +573,7 @@ export class Supervisor {
       UNFINISHED_RUN_STATES,
     );
     this.cleanupStreams(run);
-    const settled = await this.runs.get(runId);
+    const settled = await this.runs.get(runId, this.store, false);
     if (settled.state === "waiting") await this.parkClaim(settled);
     else await this.syncEntry(settled);
     return this.runs.get(runId);
