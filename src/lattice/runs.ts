@@ -4,8 +4,8 @@
  * violations, resumes and gate decisions. Everything the CLI, API and Kai read about runs.
  */
 import { NotFoundError } from "../core/index.js";
-import { Where, limitClause, type Queryable, type SqlParam, type Store } from "../store/index.js";
-import { inChunks, marks } from "./sql.js";
+import { Where, limitClause, type Dialect, type Queryable, type SqlParam, type Store } from "../store/index.js";
+import { eventTypeFilter, inChunks, marks } from "./sql.js";
 
 export const RUN_STATES = ["starting", "running", "waiting", "succeeded", "failed", "canceled"] as const;
 export type RunState = (typeof RUN_STATES)[number];
@@ -196,6 +196,12 @@ function toRecord(r: RunRow): RunRecord {
   };
 }
 
+/** `where` narrowed to events of these types (see eventTypeFilter). */
+function byTypes(dialect: Dialect, where: Where, types: readonly string[]): Where {
+  const f = eventTypeFilter(dialect, types);
+  return where.add(f.sql, ...f.params);
+}
+
 const RUN_COLUMNS = `r.*, (SELECT COUNT(*) FROM lattice_run_events e WHERE e.run_id = r.id) AS event_count`;
 
 export interface NewRun {
@@ -343,11 +349,12 @@ export class RunStore {
   /** Events of these types received by `untilMs`, per run in arrival order (only those types are read). */
   async eventsOfTypes(runIds: readonly string[], types: readonly string[], untilMs: number): Promise<RunEventAt[]> {
     if (types.length === 0) return [];
+    const byType = eventTypeFilter(this.store.dialect, types);
     const rows = await inChunks(runIds, (ids) =>
       this.store.all<{ run_id: string; seq: number | string; event_type: string; event_json: string; received_ms: number | string }>(
         `SELECT run_id, seq, event_type, event_json, received_ms FROM lattice_run_events
-         WHERE run_id IN (${marks(ids.length)}) AND event_type IN (${marks(types.length)}) AND received_ms <= ? ORDER BY run_id, seq`,
-        [...ids, ...types, untilMs],
+         WHERE run_id IN (${marks(ids.length)}) AND ${byType.sql} AND received_ms <= ? ORDER BY run_id, seq`,
+        [...ids, ...byType.params, untilMs],
       ),
     );
     return rows.map((r) => ({ run_id: r.run_id, seq: Number(r.seq), event_type: r.event_type, event: JSON.parse(r.event_json) as Record<string, unknown>, received_at: iso(Number(r.received_ms))! }));
@@ -419,7 +426,10 @@ export class RunStore {
   async events(runId: string, options: { type?: string; types?: readonly string[]; afterSeq?: number; limit?: number; order?: "outbox" | "seq" } = {}): Promise<StoredEvent[]> {
     await this.get(runId);
     if (options.types?.length === 0) return [];
-    const where = new Where("run_id = ?", runId).when("event_type = ?", options.type).in("event_type", options.types ?? []).when("seq > ?", options.afterSeq);
+    const where = new Where("run_id = ?", runId);
+    if (options.type !== undefined) byTypes(this.store.dialect, where, [options.type]);
+    if (options.types) byTypes(this.store.dialect, where, options.types);
+    where.when("seq > ?", options.afterSeq);
     return this.eventRows(where, limitClause(options.limit), options.order ?? "outbox");
   }
 
@@ -444,6 +454,12 @@ export class RunStore {
     }));
   }
 
+  /** The attempt's last event (by seq) of these types, as stored. */
+  async lastEventOfTypes(runId: string, attempt: number, types: readonly string[]): Promise<{ event_id: string; event_type: string; event_json: string } | undefined> {
+    const where = byTypes(this.store.dialect, new Where("run_id = ? AND attempt = ?", runId, attempt), types);
+    return this.store.get(`SELECT event_id, event_type, event_json FROM lattice_run_events WHERE ${where} ORDER BY seq DESC LIMIT 1`, where.params);
+  }
+
   /** Record that `event` was handed to its sink (by its key in the run: one row, whatever the run's size). */
   async markDispatched(event: Pick<StoredEvent, "run_id" | "seq">, outcome: Record<string, unknown> | null = null): Promise<void> {
     await this.store.run(`UPDATE lattice_run_events SET dispatched_ms = ?, dispatch_json = ? WHERE run_id = ? AND seq = ?`, [
@@ -457,7 +473,7 @@ export class RunStore {
   /** Events of these types not yet handed to their sink (reconciliation calls the sinks again); only those rows are read. */
   async undispatched(runId: string, types: readonly string[]): Promise<StoredEvent[]> {
     if (types.length === 0) return [];
-    return this.eventRows(new Where("run_id = ?", runId).in("event_type", types).add("dispatched_ms IS NULL"), "");
+    return this.eventRows(byTypes(this.store.dialect, new Where("run_id = ?", runId), types).add("dispatched_ms IS NULL"), "");
   }
 
   async logs(runId: string, options: { stream?: string; afterSeq?: number; limit?: number } = {}): Promise<RunLogLine[]> {

@@ -530,10 +530,7 @@ export class Supervisor {
     // Only the record returned counts the run's events: a count walks an index over all of them
     // (tens of milliseconds for a run of a million events), and the reads on the way need none.
     const run = await this.runs.get(runId, this.store, false);
-    const last = await this.store.get<{ event_type: string; event_json: string }>(
-      `SELECT event_type, event_json FROM lattice_run_events WHERE run_id = ? AND attempt = ? AND event_type IN ('COMPLETED', 'ERROR', 'WAITING') ORDER BY seq DESC LIMIT 1`,
-      [runId, run.attempt],
-    );
+    const last = await this.runs.lastEventOfTypes(runId, run.attempt, ["COMPLETED", "ERROR", "WAITING"]);
     const exitText = exit.error ?? `exit code ${exit.code ?? "unknown"}${exit.signal ? `, signal ${exit.signal}` : ""}`;
     let state: RunState;
     let reason: string | null = null;
@@ -552,8 +549,7 @@ export class Supervisor {
       const checkpoint = String(payload.checkpoint_id);
       if (checkpointExists(run.checkpoint_dir, checkpoint)) {
         state = "waiting";
-        const eventRow = await this.store.get<{ event_id: string }>(`SELECT event_id FROM lattice_run_events WHERE run_id = ? AND attempt = ? AND event_type = 'WAITING' ORDER BY seq DESC LIMIT 1`, [runId, run.attempt]);
-        waiting = { event_id: eventRow!.event_id, reason: String(payload.reason), checkpoint_id: checkpoint, expected_inputs: (payload.expected_inputs as Record<string, string> | undefined) ?? {} };
+        waiting = { event_id: last.event_id, reason: String(payload.reason), checkpoint_id: checkpoint, expected_inputs: (payload.expected_inputs as Record<string, string> | undefined) ?? {} };
       } else {
         state = "failed";
         reason = `WAITING named checkpoint ${checkpoint}, which does not exist: create it (Sprite.checkpoint() or \`pmagent checkpoint create\`) before emitting WAITING`;
