@@ -13,7 +13,7 @@ import type { Redactor } from "../core/index.js";
 import type { Queryable, SqlParam, Store } from "../store/index.js";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "./lines.js";
 import type { OutboxPosition } from "./outbox.js";
-import { eachBatchEvent, type OutboxBatch, OutboxReader } from "./outbox-reader.js";
+import { BatchCursor, type OutboxBatch, OutboxReader } from "./outbox-reader.js";
 import { classifyStdoutLine, EXCERPT_CHARS, redactEvent } from "./parser.js";
 import { EVENT_PREFIX } from "./protocol.js";
 import { readViolations } from "./sandbox.js";
@@ -66,7 +66,8 @@ export interface IngestOptions {
 
 /**
  * An event to store. From the outbox, its texts are views of the decoded batch's bytes (SQLite
- * takes them as they are; see insertEvents); from stdout, strings.
+ * takes them as they are; see insertEvents), made only as they are stored (see candidatesOf);
+ * from stdout, strings.
  */
 interface Candidate {
   id: string | Buffer;
@@ -160,10 +161,10 @@ export class RunIngestor {
     return { stdout: this.stdoutRead, stderr: this.stderrRead };
   }
 
-  /** The next bytes of stdout; `chunk` is kept (its event lines are views of it), so it must not be reused. */
+  /** The next bytes of stdout; `chunk` is kept (its event lines are read from it), so it must not be reused. */
   pushStdout(chunk: Buffer): void {
     this.stdoutRead += chunk.length;
-    for (const raw of this.stdoutLines.push(chunk, true)) this.stdoutLine(raw);
+    for (const raw of this.stdoutLines.push(chunk, true)) this.stdoutLine(raw, chunk);
     this.schedule();
   }
 
@@ -180,13 +181,20 @@ export class RunIngestor {
     this.schedule();
   }
 
-  private stdoutLine(raw: ReturnType<LineSplitter["push"]>[number]): void {
+  /** A line of stdout (`chunk`: the bytes pushed, which a line may be a view of). */
+  private stdoutLine(raw: ReturnType<LineSplitter["push"]>[number], chunk?: Buffer): void {
     if (raw.kind === "line") {
-      let line = raw.bytes;
-      if (line.length > 0 && line[line.length - 1] === 0x0d) line = line.subarray(0, -1);
-      // An event line waits for its outbox copy, as bytes; only a log line becomes a string here.
-      if (line.length >= PREFIX.length && PREFIX.compare(line, 0, PREFIX.length) === 0) this.copies.addStdout({ line, line_no: raw.line_no });
-      else this.log("stdout", line.toString("utf8"));
+      const line = raw.bytes;
+      const end = line.length > 0 && line[line.length - 1] === 0x0d ? line.length - 1 : line.length;
+      // An event line waits for its outbox copy, as where it lies in the chunk (a view kept for
+      // each would be copied by every scavenge until it is matched); only a log line becomes a
+      // string here.
+      if (end >= PREFIX.length && PREFIX.compare(line, 0, PREFIX.length) === 0) {
+        // A line split across chunks is a copy, which may share its pool with the chunk but lies outside it.
+        const at = chunk ? line.byteOffset - chunk.byteOffset : -1;
+        if (chunk && line.buffer === chunk.buffer && at >= 0 && at + line.length <= chunk.length) this.copies.addStdout(chunk, at, at + end, raw.line_no);
+        else this.copies.addStdout(line, 0, end, raw.line_no);
+      } else this.log("stdout", line.toString("utf8", 0, end));
       return;
     }
     const parsed = classifyStdoutLine(raw, this.o.maxLineBytes, (t) => this.o.redactor.redact(t));
@@ -264,7 +272,8 @@ export class RunIngestor {
     if (this.failure) throw this.failure;
   }
 
-  private async readOutboxInto(out: Candidate[], final: boolean, batches: OutboxBatch[]): Promise<void> {
+  /** Read the next outbox batch into `batches` (its events are stored from there; see candidatesOf). */
+  private async readOutboxInto(final: boolean, batches: OutboxBatch[]): Promise<void> {
     if (this.outboxBroken) return;
     let read;
     try {
@@ -276,11 +285,8 @@ export class RunIngestor {
     }
     for (const e of read.errors) this.errors.push({ source: "outbox", line_no: e.line_no, reason: e.reason, excerpt: this.o.redactor.redact(e.excerpt) });
     batches.push(read);
-    eachBatchEvent(read, (json, ts, id, type, lineNo, redacted) => {
-      // The line's own text (not redacted): its stdout copy is the same bytes after the prefix.
-      if (!redacted) this.copies.addOutbox(json);
-      out.push({ id, type, source: "outbox", outbox_line: lineNo, json, ts });
-    });
+    // The line's own text (not redacted): its stdout copy is the same bytes after the prefix.
+    for (const c = new BatchCursor(read); c.next(); ) if (!c.redacted) this.copies.addOutbox(c.bytes, c.json, c.jsonEnd);
     this.position = read.next;
     this.outboxMore = read.more;
     if (final && read.torn && this.tornReported !== read.torn.offset) {
@@ -306,18 +312,19 @@ export class RunIngestor {
   }
 
   private async flush(opts: { outbox: boolean; final?: boolean }): Promise<void> {
-    const candidates: Candidate[] = [];
-    /** Outbox batches read by this flush: their bytes are released once it has stored them. */
+    /** Outbox batches read by this flush: their events are stored, then their bytes released. */
     const batches: OutboxBatch[] = [];
+    /** Events only stdout delivered. */
+    const fromStdout: Candidate[] = [];
     const final = opts.final === true;
     if (opts.outbox || final || this.copies.waiting > 0) {
-      await this.readOutboxInto(candidates, final, batches);
+      await this.readOutboxInto(final, batches);
       // A bounded read may stop short of the stdout lines waiting here: read on until the outbox
       // has shown them all or ends, so none is parsed and stored from stdout needlessly.
       for (;;) {
         this.copies.match();
         if (this.copies.waiting === 0 || !this.outboxMore || this.outboxBroken) break;
-        await this.readOutboxInto(candidates, final, batches);
+        await this.readOutboxInto(final, batches);
       }
     }
     // stdout event lines the outbox did not deliver: parse them and store them from stdout.
@@ -325,7 +332,7 @@ export class RunIngestor {
       const parsed = classifyStdoutLine({ kind: "line", line_no: e.line_no, bytes: e.line }, this.o.maxLineBytes, (t) => this.o.redactor.redact(t));
       if (parsed.kind === "event") {
         const stored = redactEvent(this.o.redactor, e.line.toString("utf8", PREFIX.length), parsed.event.timestamp);
-        candidates.push({ id: parsed.id, type: parsed.event.event_type, source: "stdout", outbox_line: null, json: stored.json, ts: stored.timestamp });
+        fromStdout.push({ id: parsed.id, type: parsed.event.event_type, source: "stdout", outbox_line: null, json: stored.json, ts: stored.timestamp });
       } else if (parsed.kind === "protocol_error") this.errors.push({ source: "stdout", line_no: parsed.line_no, reason: parsed.reason, excerpt: parsed.excerpt });
     }
     const violations = opts.outbox || opts.final ? readViolations(this.o.violationsPath) : [];
@@ -338,9 +345,11 @@ export class RunIngestor {
     const stderrDone = this.stderrRead - this.stderrLines.bufferedBytes;
     const fresh: StoredEvent[] = [];
     const now = this.o.clock();
+    let count = fromStdout.length;
+    for (const b of batches) count += b.n;
     await this.o.store.transaction(async (q) => {
       await this.initSeq(q);
-      await this.insertEvents(q, candidates, now, fresh);
+      await this.insertEvents(q, candidatesOf(batches, fromStdout), now, fresh);
       for (const chunk of chunks(logs, INSERT_CHUNK)) {
         const params: SqlParam[] = [];
         for (const l of chunk) params.push(this.o.runId, this.nextLogSeq++, l.stream, l.text, now);
@@ -370,7 +379,7 @@ export class RunIngestor {
         now,
         this.o.runId,
       ]);
-    }, { large: candidates.length >= LARGE_BATCH_EVENTS });
+    }, { large: count >= LARGE_BATCH_EVENTS });
     // More of the outbox waits: catch up without waiting for the next poll.
     if (this.outboxMore && !this.outboxBroken) this.schedule();
     if (fresh.length > 0 && this.o.onNewEvents) await this.o.onNewEvents(fresh);
@@ -396,7 +405,7 @@ export class RunIngestor {
     };
   }
 
-  private async insertEvents(q: Queryable, candidates: Candidate[], now: number, fresh: StoredEvent[]): Promise<void> {
+  private async insertEvents(q: Queryable, candidates: Iterable<Candidate>, now: number, fresh: StoredEvent[]): Promise<void> {
     const stored = (c: Candidate, seq: number) => {
       this.newCount++;
       const s = this.stored_(c, seq, now);
@@ -473,13 +482,23 @@ export class RunIngestor {
  * outbox lines skipped have no stdout copy here); a line not found there, or still waiting when
  * the outbox has nothing more, is unmatched: parsed and stored from stdout, where the unique key
  * drops it if the outbox had it after all.
+ *
+ * Lines are kept as where they lie (the buffer, a start and an end, in parallel arrays), not as a
+ * view each: thousands wait at a time, and every scavenge would copy each view until matched.
  */
 class CopyMatcher {
-  private outbox: Buffer[] = [];
+  /** Outbox lines: the batch bytes each lies in, where its JSON starts and ends. */
+  private outBytes: Buffer[] = [];
+  private outStart: number[] = [];
+  private outEnd: number[] = [];
   private outHead = 0;
-  /** Outbox lines removed from the front of `outbox` (by compaction). */
+  /** Outbox lines removed from the front of the outbox arrays (by compaction). */
   private dropped = 0;
-  private stdout: StdoutEvent[] = [];
+  /** stdout event lines: the buffer each lies in, where the JSON after the prefix starts and ends, its line number. */
+  private stdBytes: Buffer[] = [];
+  private stdStart: number[] = [];
+  private stdEnd: number[] = [];
+  private stdLine: number[] = [];
   private stdHead = 0;
   private unmatched: StdoutEvent[] = [];
 
@@ -490,23 +509,29 @@ class CopyMatcher {
 
   /** stdout event lines not yet matched or given up. */
   get waiting(): number {
-    return this.stdout.length - this.stdHead + this.unmatched.length;
+    return this.stdBytes.length - this.stdHead + this.unmatched.length;
   }
 
-  /** An outbox event's line text (as written, not redacted). */
-  addOutbox(json: Buffer): void {
-    this.outbox.push(json);
+  /** An outbox event's line text (as written, not redacted): `bytes` from `start` to `end`. */
+  addOutbox(bytes: Buffer, start: number, end: number): void {
+    this.outBytes.push(bytes);
+    this.outStart.push(start);
+    this.outEnd.push(end);
     // Lines whose copies never came (a sprite writing only its outbox): forget the oldest half.
-    if (this.outbox.length - this.outHead > this.limit) this.outHead = this.outbox.length - this.limit / 2;
+    if (this.outBytes.length - this.outHead > this.limit) this.outHead = this.outBytes.length - this.limit / 2;
   }
 
-  addStdout(e: StdoutEvent): void {
-    this.stdout.push(e);
+  /** A stdout event line: `bytes` from `start` (where the prefix starts) to `end` (without its line end). */
+  addStdout(bytes: Buffer, start: number, end: number, lineNo: number): void {
+    this.stdBytes.push(bytes);
+    this.stdStart.push(start + PREFIX.length);
+    this.stdEnd.push(end);
+    this.stdLine.push(lineNo);
   }
 
   /** Outbox lines added so far. */
   get added(): number {
-    return this.dropped + this.outbox.length;
+    return this.dropped + this.outBytes.length;
   }
 
   /** Outbox lines matched or given up so far (the first `passed` added are no longer looked at). */
@@ -516,40 +541,64 @@ class CopyMatcher {
 
   /** Pair what can be paired now. */
   match(): void {
-    while (this.stdHead < this.stdout.length && this.outHead < this.outbox.length) {
-      const e = this.stdout[this.stdHead]!;
-      const end = Math.min(this.outbox.length, this.outHead + this.lookahead);
+    const outs = this.outBytes.length;
+    while (this.stdHead < this.stdBytes.length && this.outHead < outs) {
+      const i = this.stdHead;
+      const end = Math.min(outs, this.outHead + this.lookahead);
       let j = this.outHead;
-      while (j < end && !sameBytes(e.line, PREFIX.length, this.outbox[j]!)) j++;
+      while (j < end && !this.same(i, j)) j++;
       if (j < end) this.outHead = j + 1;
       else if (end - this.outHead < this.lookahead) break; // its copy may be in the next batch
-      else this.unmatched.push(e);
+      else this.unmatched.push(this.stdoutEvent(i));
       this.stdHead++;
     }
-    if (this.stdHead > 1024 && this.stdHead * 2 > this.stdout.length) {
-      this.stdout = this.stdout.slice(this.stdHead);
+    if (this.stdHead > 1024 && this.stdHead * 2 > this.stdBytes.length) {
+      const h = this.stdHead;
+      this.stdBytes = this.stdBytes.slice(h);
+      this.stdStart = this.stdStart.slice(h);
+      this.stdEnd = this.stdEnd.slice(h);
+      this.stdLine = this.stdLine.slice(h);
       this.stdHead = 0;
     }
-    if (this.outHead > 1024 && this.outHead * 2 > this.outbox.length) {
-      this.outbox = this.outbox.slice(this.outHead);
-      this.dropped += this.outHead;
+    if (this.outHead > 1024 && this.outHead * 2 > this.outBytes.length) {
+      const h = this.outHead;
+      this.outBytes = this.outBytes.slice(h);
+      this.outStart = this.outStart.slice(h);
+      this.outEnd = this.outEnd.slice(h);
+      this.dropped += h;
       this.outHead = 0;
     }
   }
 
   /** Lines without an outbox copy so far, the ones still waiting included (the outbox has nothing more now). */
   takeUnmatched(): StdoutEvent[] {
-    const out = this.unmatched.concat(this.stdout.slice(this.stdHead));
+    const out = this.unmatched;
+    for (let i = this.stdHead; i < this.stdBytes.length; i++) out.push(this.stdoutEvent(i));
     this.unmatched = [];
-    this.stdout = [];
+    this.stdBytes = [];
+    this.stdStart = [];
+    this.stdEnd = [];
+    this.stdLine = [];
     this.stdHead = 0;
     return out;
   }
-}
 
-/** `line` from byte `from` on is exactly `json` (never true of an empty view: one of a released batch). */
-function sameBytes(line: Buffer, from: number, json: Buffer): boolean {
-  return json.length > 0 && line.length - from === json.length && line.compare(json, 0, json.length, from) === 0;
+  private stdoutEvent(i: number): StdoutEvent {
+    return { line: this.stdBytes[i]!.subarray(this.stdStart[i]! - PREFIX.length, this.stdEnd[i]!), line_no: this.stdLine[i]! };
+  }
+
+  /**
+   * stdout line `i` after its prefix is exactly outbox line `j`. Never true of a line of a released
+   * batch: its buffer was moved back to the decoder thread, which leaves it empty here.
+   */
+  private same(i: number, j: number): boolean {
+    const out = this.outBytes[j]!;
+    const start = this.outStart[j]!;
+    const end = this.outEnd[j]!;
+    const from = this.stdStart[i]!;
+    const to = this.stdEnd[i]!;
+    return end > start && out.length >= end && to - from === end - start && this.stdBytes[i]!.compare(out, start, end, from, to) === 0;
+  }
 }
 
 const sqliteEventInserts = new Map<number, string>();
@@ -574,7 +623,30 @@ function rows(n: number, cols: number): string {
   return new Array(n).fill(one).join(", ");
 }
 
-function* chunks<T>(items: T[], size: number): Generator<T[]> {
-  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
+function* chunks<T>(items: Iterable<T>, size: number): Generator<T[]> {
+  let chunk: T[] = [];
+  for (const item of items) {
+    chunk.push(item);
+    if (chunk.length === size) {
+      yield chunk;
+      chunk = [];
+    }
+  }
+  if (chunk.length > 0) yield chunk;
+}
+
+/**
+ * A flush's events in the order they are stored: its outbox batches' events, then those only
+ * stdout delivered. An outbox event's views are made as it is reached, so they are garbage once
+ * its chunk is stored instead of living (and being copied by every scavenge) for the whole flush.
+ */
+function* candidatesOf(batches: readonly OutboxBatch[], fromStdout: readonly Candidate[]): Generator<Candidate> {
+  for (const b of batches) {
+    for (const c = new BatchCursor(b); c.next(); ) {
+      const bytes = c.bytes;
+      yield { id: bytes.subarray(c.id, c.idEnd), type: c.type, source: "outbox", outbox_line: c.lineNo, json: bytes.subarray(c.json, c.jsonEnd), ts: bytes.subarray(c.ts, c.tsEnd) };
+    }
+  }
+  yield* fromStdout;
 }
 

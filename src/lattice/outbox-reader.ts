@@ -49,21 +49,47 @@ const ID_CHARS = 64;
  */
 const RECORD_HEADER = 18;
 
-/** One event of a batch, as views of the batch's bytes (valid until the batch is released). */
-export type BatchEventVisitor = (json: Buffer, timestamp: Buffer, id: Buffer, type: EventType, lineNo: number, redacted: boolean) => void;
+/**
+ * Walks a batch's events in order: after each `next()` that returns true, the fields say where the
+ * event's parts lie in `bytes` (start inclusive, end exclusive). Nothing is allocated per event,
+ * so a caller that keeps only offsets keeps nothing for the garbage collector to copy.
+ */
+export class BatchCursor {
+  readonly bytes: Buffer;
+  json = 0;
+  jsonEnd = 0;
+  ts = 0;
+  tsEnd = 0;
+  id = 0;
+  idEnd = 0;
+  type: EventType = "INFO";
+  lineNo = 0;
+  /** The stored text is redacted (it differs from the line the sprite wrote). */
+  redacted = false;
+  private at = 0;
+  private left: number;
 
-/** Visit a batch's events in order. */
-export function eachBatchEvent(b: OutboxBatch, visit: BatchEventVisitor): void {
-  const bytes = b.bytes;
-  let at = 0;
-  for (let i = 0; i < b.n; i++) {
-    const textBytes = bytes.readUInt32LE(at);
-    const tsBytes = bytes.readUInt32LE(at + 4);
-    const text = at + RECORD_HEADER;
-    const ts = text + textBytes;
-    const id = ts + tsBytes;
-    visit(bytes.subarray(text, ts), bytes.subarray(ts, id), bytes.subarray(id, id + ID_CHARS), EVENT_TYPES[bytes[at + 16]!]!, bytes.readDoubleLE(at + 8), bytes[at + 17] === 1);
-    at = id + ID_CHARS;
+  constructor(batch: OutboxBatch) {
+    this.bytes = batch.bytes;
+    this.left = batch.n;
+  }
+
+  next(): boolean {
+    if (this.left === 0) return false;
+    this.left--;
+    const bytes = this.bytes;
+    const at = this.at;
+    this.json = at + RECORD_HEADER;
+    this.jsonEnd = this.json + bytes.readUInt32LE(at);
+    this.ts = this.jsonEnd;
+    this.tsEnd = this.ts + bytes.readUInt32LE(at + 4);
+    this.id = this.tsEnd;
+    this.idEnd = this.id + ID_CHARS;
+    this.lineNo = bytes.readDoubleLE(at + 8);
+    this.type = EVENT_TYPES[bytes[at + 16]!]!;
+    this.redacted = bytes[at + 17] === 1;
+    this.at = this.idEnd;
+    return true;
   }
 }
 

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eventId, OUTBOX_START } from "../../src/lattice/index.js";
 import { Redactor } from "../../src/core/index.js";
-import { eachBatchEvent, type OutboxBatch, OutboxReader, stopDecoderThread } from "../../src/lattice/outbox-reader.js";
+import { BatchCursor, type OutboxBatch, OutboxReader, stopDecoderThread } from "../../src/lattice/outbox-reader.js";
 import { SPEC_EVENTS } from "./helpers.js";
 
 let dir: string;
@@ -23,12 +23,12 @@ const events = Array.from({ length: 2000 }, (_, i) => ({
 const options = { maxLineBytes: 1024 * 1024, maxBytes: 64 * 1024 * 1024, redactor: new Redactor() };
 const ids = (b: OutboxBatch) => {
   const out: string[] = [];
-  eachBatchEvent(b, (_json, _ts, id) => out.push(id.toString()));
+  for (const c = new BatchCursor(b); c.next(); ) out.push(c.bytes.toString("utf8", c.id, c.idEnd));
   return out;
 };
 const lines = (b: OutboxBatch) => {
   const out: number[] = [];
-  eachBatchEvent(b, (_json, _ts, _id, _type, lineNo) => out.push(lineNo));
+  for (const c = new BatchCursor(b); c.next(); ) out.push(c.lineNo);
   return out;
 };
 
