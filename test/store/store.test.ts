@@ -71,10 +71,11 @@ describe.each(storeKinds)("store ($name)", (kind) => {
   run("listen/notify delivers within the process", async () => {
     const t = await kind.open();
     try {
-      const got = new Promise<string>((resolve) => {
-        void t.store.listen("probe", resolve);
-      });
-      await new Promise((r) => setTimeout(r, 50));
+      let deliver!: (payload: string) => void;
+      const got = new Promise<string>((resolve) => (deliver = resolve));
+      // Listening once listen() has resolved (on PostgreSQL, once LISTEN has run), not after a
+      // guessed delay: a busy machine took longer than the delay, and the notification was lost.
+      await t.store.listen("probe", deliver);
       await t.store.notify("probe", "hello");
       expect(await got).toBe("hello");
     } finally {
