@@ -640,13 +640,18 @@ function* chunks<T>(items: Iterable<T>, size: number): Generator<T[]> {
  * stdout delivered. An outbox event's views are made as it is reached, so they are garbage once
  * its chunk is stored instead of living (and being copied by every scavenge) for the whole flush.
  */
-function* candidatesOf(batches: readonly OutboxBatch[], fromStdout: readonly Candidate[]): Generator<Candidate> {
-  for (const b of batches) {
-    for (const c = new BatchCursor(b); c.next(); ) {
-      const bytes = c.bytes;
-      yield { id: bytes.subarray(c.id, c.idEnd), type: c.type, source: "outbox", outbox_line: c.lineNo, json: bytes.subarray(c.json, c.jsonEnd), ts: bytes.subarray(c.ts, c.tsEnd) };
-    }
-  }
-  yield* fromStdout;
+function candidatesOf(batches: readonly OutboxBatch[], fromStdout: readonly Candidate[]): Iterable<Candidate> {
+  // Each iteration starts over: a transaction that ran its body again would store every event.
+  return {
+    *[Symbol.iterator]() {
+      for (const b of batches) {
+        for (const c = new BatchCursor(b); c.next(); ) {
+          const bytes = c.bytes;
+          yield { id: bytes.subarray(c.id, c.idEnd), type: c.type, source: "outbox", outbox_line: c.lineNo, json: bytes.subarray(c.json, c.jsonEnd), ts: bytes.subarray(c.ts, c.tsEnd) };
+        }
+      }
+      yield* fromStdout;
+    },
+  };
 }
 
