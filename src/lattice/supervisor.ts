@@ -102,7 +102,8 @@ export interface ResumeResult {
 }
 
 interface ActiveRun {
-  attempt: Promise<RunRecord> | null;
+  /** The attempt running here; it settles once the run is settled (read the record with whenIdle). */
+  attempt: Promise<void> | null;
   dispatches: Set<Promise<unknown>>;
   child: { pid: number } | null;
 }
@@ -316,8 +317,8 @@ export class Supervisor {
     return { stdout: join(run.run_dir, `stdout.${attempt}.log`), stderr: join(run.run_dir, `stderr.${attempt}.log`) };
   }
 
-  /** Prepare and spawn one attempt of a run, then supervise it; resolves with the settled run. */
-  private async launch(run: RunRecord, opts: { fresh: boolean; entry: Entry | null; timeoutS?: number; userWorkspace?: boolean }): Promise<RunRecord> {
+  /** Prepare and spawn one attempt of a run, then supervise it; resolves once the run is settled. */
+  private async launch(run: RunRecord, opts: { fresh: boolean; entry: Entry | null; timeoutS?: number; userWorkspace?: boolean }): Promise<void> {
     const active = this.track(run.id);
     try {
       const role = this.role(run.role);
@@ -349,14 +350,13 @@ export class Supervisor {
       const reason = err instanceof PmagentError ? err.message : `cannot start the sprite: ${(err as Error).message}`;
       await this.runs.update(run.id, { state: "failed", reason: this.redactor.redact(reason), finished: true }, UNFINISHED_RUN_STATES);
       await this.syncEntry(await this.runs.get(run.id));
-      return this.runs.get(run.id);
     } finally {
       active.attempt = null;
       active.child = null;
     }
   }
 
-  private async spawnAndSupervise(run: RunRecord, env: Record<string, string>, files: { stdout: string; stderr: string }, timeoutS: number, active: ActiveRun): Promise<RunRecord> {
+  private async spawnAndSupervise(run: RunRecord, env: Record<string, string>, files: { stdout: string; stderr: string }, timeoutS: number, active: ActiveRun): Promise<void> {
     const out = openSync(files.stdout, "a", 0o600);
     const err = openSync(files.stderr, "a", 0o600);
     let child;
@@ -384,7 +384,7 @@ export class Supervisor {
     try {
       const exit = await this.follow(await this.runs.get(run.id), exited);
       if (timedOut) exit.error = `timed out after ${timeoutS} s (runner.timeout_s); the sprite was stopped`;
-      return await this.settle(run.id, exit);
+      await this.settle(run.id, exit);
     } finally {
       clearTimeout(timer);
     }
@@ -526,9 +526,10 @@ export class Supervisor {
   }
 
   /** Settle a run after its sprite exited: its state from the attempt's last COMPLETED/ERROR/WAITING. */
-  private async settle(runId: string, exit: Exit): Promise<RunRecord> {
-    // Only the record returned counts the run's events: a count walks an index over all of them
-    // (tens of milliseconds for a run of a million events), and the reads on the way need none.
+  private async settle(runId: string, exit: Exit): Promise<void> {
+    // The reads here skip counting the run's events: a count walks an index over all of them (tens
+    // of milliseconds for a run of a million events). The record callers get is read once, counted,
+    // by whenIdle.
     const run = await this.runs.get(runId, this.store, false);
     const last = await this.runs.lastEventOfTypes(runId, run.attempt, ["COMPLETED", "ERROR", "WAITING"]);
     const exitText = exit.error ?? `exit code ${exit.code ?? "unknown"}${exit.signal ? `, signal ${exit.signal}` : ""}`;
@@ -572,7 +573,6 @@ export class Supervisor {
     const settled = await this.runs.get(runId, this.store, false);
     if (settled.state === "waiting") await this.parkClaim(settled);
     else await this.syncEntry(settled);
-    return this.runs.get(runId);
   }
 
   private cleanupStreams(run: RunRecord): void {
@@ -695,7 +695,7 @@ export class Supervisor {
       } catch (err) {
         await this.runs.update(runId, { state: "failed", reason: `resume failed: ${(err as Error).message}`, finished: true }, ["starting"]);
         await this.syncEntry(await this.runs.get(runId));
-        return this.runs.get(runId);
+        return;
       }
       const entry = run.entry_id ? ((await this.board.find(run.entry_id))?.entry ?? null) : null;
       return this.launch(run, { fresh: false, entry });
@@ -738,7 +738,7 @@ export class Supervisor {
           if (pid !== null && run.sprite_pid === null) await this.runs.update(run.id, { state: "running", sprite_pid: pid, sprite_started: started }, UNFINISHED_RUN_STATES);
           const exited: Promise<Exit> = pid !== null ? waitForExit(pid, started, this.pollMs) : Promise.resolve({ code: null, signal: null });
           const exit = await this.follow(run, exited);
-          return await this.settle(run.id, exit);
+          await this.settle(run.id, exit);
         } finally {
           active.attempt = null;
         }
