@@ -17,6 +17,7 @@ import { BatchCursor, type OutboxBatch, OutboxReader } from "./outbox-reader.js"
 import { classifyStdoutLine, EXCERPT_CHARS, redactEvent } from "./parser.js";
 import { EVENT_PREFIX } from "./protocol.js";
 import { readViolations } from "./sandbox.js";
+import { marks } from "./sql.js";
 import type { StoredEvent } from "./runs.js";
 
 export const DEFAULT_LOG_CAP_BYTES = 1024 * 1024;
@@ -299,7 +300,6 @@ export class RunIngestor {
       });
     }
   }
-
 
   private async initSeq(q: Queryable): Promise<void> {
     if (this.nextSeq > 0) return;
@@ -619,7 +619,7 @@ function sqliteEventInsert(n: number): string {
 }
 
 function rows(n: number, cols: number): string {
-  const one = `(${new Array(cols).fill("?").join(", ")})`;
+  const one = `(${marks(cols)})`;
   return new Array(n).fill(one).join(", ");
 }
 
