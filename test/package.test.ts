@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync } from "node:fs";
 import semver from "semver";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,7 +17,7 @@ describe("npm package", () => {
     expect(refused, `these need a newer Node.js than ${lowest}: pin a version that allows it (package.json "overrides")`).toEqual([]);
   });
 
-  it("packs into a tarball that installs into an empty directory, and its pmagent --help runs", { timeout: 300_000 }, async () => {
+  it("packs into a tarball that installs on its own (as a user installs it, outside any clone): no engine warning, and pmagent --help and pmagent demo run there", { timeout: 600_000 }, async () => {
     const out = mkdtempSync(join(tmpdir(), "pmagent-pack-"));
     // dist/ is already built by `npm test`; skip the prepare script's rebuild.
     const pack = await runProcess(npm, ["pack", "--ignore-scripts", "--pack-destination", out, "--json"], { cwd: REPO_ROOT });
@@ -29,17 +29,29 @@ describe("npm package", () => {
     expect(files).toContain("LICENSE");
     expect(files.some((f) => f.startsWith("src/") || f.startsWith("test/"))).toBe(false);
 
-    const app = mkdtempSync(join(tmpdir(), "pmagent-install-"));
-    writeFileSync(join(app, "package.json"), JSON.stringify({ name: "empty-app", version: "1.0.0", private: true }));
-    // Native addons build at install time on a user's machine; the CLI loads them only when a store opens.
-    const install = await runProcess(npm, ["install", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline", join(out, readdirSync(out)[0]!)], { cwd: app });
+    // The README's global install, into a prefix of its own: the SQLite addon builds as on a user's
+    // machine, and the versions resolved are the ones a consumer gets (no lockfile, no overrides).
+    const prefix = mkdtempSync(join(tmpdir(), "pmagent-global-"));
+    const tarball = join(out, readdirSync(out)[0]!);
+    const install = await runProcess(npm, ["install", "-g", "--prefix", prefix, "--no-audit", "--no-fund", "--prefer-offline", "--allow-scripts=better-sqlite3", tarball], { cwd: prefix });
     expect(install.code, install.stderr).toBe(0);
-    const help = await runProcess(join(app, "node_modules/.bin/pmagent"), ["--help"], { cwd: app });
+    expect(install.stderr, "a consumer on this Node.js gets a dependency whose engines refuse it").not.toContain("EBADENGINE");
+
+    const bin = join(prefix, "bin/pmagent");
+    const elsewhere = mkdtempSync(join(tmpdir(), "pmagent-elsewhere-"));
+    const help = await runProcess(bin, ["--help"], { cwd: elsewhere });
     expect(help.stderr).toBe("");
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("Usage: pmagent [options] [command]");
     expect(help.stdout).toContain("Exit codes:");
-    const version = await runProcess(join(app, "node_modules/.bin/pmagent"), ["--version"], { cwd: app });
-    expect(version.stdout.trim()).toBe(JSON.parse((await import("node:fs")).readFileSync(join(REPO_ROOT, "package.json"), "utf8")).version);
+    const version = await runProcess(bin, ["--version"], { cwd: elsewhere });
+    expect(version.stdout.trim()).toBe(JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")).version);
+
+    // With the prefix's bin on PATH, the demo's hints name `pmagent` as the user would type it.
+    const env = { ...process.env, PATH: `${join(prefix, "bin")}:${process.env.PATH ?? ""}` };
+    const demo = await runProcess("pmagent", ["demo", "--dir", join(elsewhere, "demo")], { cwd: elsewhere, env });
+    expect(demo.code, demo.stderr).toBe(0);
+    expect(demo.stdout).toContain("Kai — lane status:");
+    expect(demo.stdout).toMatch(/^ {2}pmagent bb list · pmagent runs list · pmagent prs/m);
   });
 });

@@ -1,8 +1,9 @@
 import type { Command } from "commander";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { runDemo } from "../lane/index.js";
+import { findExecutable } from "../lattice/index.js";
 import { intOption } from "./output.js";
 
 /**
@@ -17,6 +18,17 @@ export function registerDemo(program: Command): void {
     .option("--timeout <s>", "give up when the cycle has not finished after S seconds (default 120)", intOption("--timeout", 1))
     .action(async (opts: { dir?: string; timeout?: number }) => {
       const dir = opts.dir ? resolve(opts.dir) : join(mkdtempSync(join(tmpdir(), "pmagent-demo-")), "repo");
-      await runDemo({ dir, out: (line = "") => process.stdout.write(`${line}\n`), timeoutMs: opts.timeout === undefined ? undefined : opts.timeout * 1000 });
+      await runDemo({ dir, out: (line = "") => process.stdout.write(`${line}\n`), invocation: invocation(), timeoutMs: opts.timeout === undefined ? undefined : opts.timeout * 1000 });
     });
+}
+
+/**
+ * How the demo's closing hints name pmagent: `pmagent` when that is this CLI on PATH (a global
+ * install or `npm link`); otherwise the full `node …/main.js` path, since the hints run in the
+ * demo repository, where `npx pmagent` would ask the registry for an unpublished package.
+ */
+function invocation(): string {
+  const self = realpathSync(process.argv[1]!);
+  const onPath = findExecutable("pmagent", process.env.PATH ?? "");
+  return onPath !== undefined && realpathSync(onPath) === self ? "pmagent" : `node ${self}`;
 }

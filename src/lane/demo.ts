@@ -96,6 +96,8 @@ export interface DemoOptions {
   out: (line?: string) => void;
   /** How sprites run pmagent (default: this process's CLI). */
   pmagentCommand?: string[];
+  /** How the person who ran the demo invokes pmagent, for the closing hints (default `pmagent`). */
+  invocation?: string;
   /** The cycle must finish within this time (default 120 s). */
   timeoutMs?: number;
   env?: NodeJS.ProcessEnv;
@@ -179,7 +181,9 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
     out(whatChanged.summary_md);
     out();
     out(`${final.length} entries, ${final.filter((e) => e.entry.status === "done").length} done. Look around in ${project.root}:`);
-    out(`  pmagent bb list · pmagent runs · pmagent prs · git --git-dir .pmagent/forge.git log --stat --all`);
+    const cli = o.invocation ?? "pmagent";
+    out(`  cd ${project.root}`);
+    out(`  ${cli} bb list · ${cli} runs list · ${cli} prs · git --git-dir .pmagent/forge.git log --stat --all`);
     return { entries: final, runs, laneStatus, whatChanged };
   } finally {
     await store.close();
