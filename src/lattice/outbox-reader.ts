@@ -124,9 +124,9 @@ export class BatchPacker {
       this.errors.push(item);
       return;
     }
-    const { json, timestamp } = redactEvent(this.redactor, item.text, item.event.timestamp);
+    const { json, timestamp, id } = redactEvent(this.redactor, item.text, item.event.timestamp, item.id);
     // One write for the three (the id is hex): at most 3 UTF-8 bytes per UTF-16 unit.
-    const all = json + timestamp + item.id;
+    const all = json + timestamp + id;
     this.reserve(RECORD_HEADER + 3 * all.length);
     const at = this.used;
     const written = this.bytes.write(all, at + RECORD_HEADER);
