@@ -7,11 +7,12 @@
  */
 import { describe, expect, it } from "vitest";
 import { createServer, type IncomingMessage } from "node:http";
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { canonicalJson, contentHash } from "../../src/core/index.js";
 import { Blackboard } from "../../src/blackboard/index.js";
-import { RunStore } from "../../src/lattice/index.js";
+import { RunStore, appendOutbox, outboxPath } from "../../src/lattice/index.js";
 import { buildServer } from "../../src/server/index.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 import { runCli } from "../helpers/proc.js";
@@ -178,6 +179,23 @@ describe.each(kinds)("a hostile sprite leaking a secret in any spelling, on $nam
     } finally {
       await ts.cleanup();
       tp.cleanup();
+    }
+  });
+});
+
+describe("an outbox pointed at the secrets file", () => {
+  it("is never appended to by pmagent's outbox writer (pmagent emit, the sprite library): the secrets file keeps parsing", () => {
+    const root = mkdtempSync(join(tmpdir(), "pmagent-outbox-link-"));
+    try {
+      const secrets = join(root, "secrets.json");
+      writeFileSync(secrets, JSON.stringify({ DEPLOY_TOKEN: SECRET }));
+      const ws = join(root, "ws");
+      mkdirSync(join(ws, ".lattice"), { recursive: true });
+      symlinkSync(secrets, outboxPath(ws));
+      expect(() => appendOutbox(outboxPath(ws), { event_type: "INFO" })).toThrow(`the outbox ${outboxPath(ws)} is a symbolic link: it must be a plain file in the workspace; nothing was written`);
+      expect(JSON.parse(readFileSync(secrets, "utf8"))).toEqual({ DEPLOY_TOKEN: SECRET });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
     }
   });
 });
