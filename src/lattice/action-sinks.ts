@@ -112,6 +112,9 @@ export function projectSupervisor(options: ProjectSupervisorOptions): Supervisor
   const executor = projectActionExecutor({ project, store, env, logger: log, consoleWrite: options.consoleWrite, resume: (runId, payload) => resumeBlocked(supervisor, runId, payload, log) });
   const supervisor: Supervisor = new Supervisor({
     ...options,
+    // The same redactor (the secrets file's values too) and log as its sinks'.
+    redactor,
+    logger: log,
     hooks: {
       actions: actionSink(executor),
       proposals: proposalSink(proposals, projectNotifiers(project, redactor, options.consoleWrite)),
