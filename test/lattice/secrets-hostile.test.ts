@@ -10,6 +10,8 @@ import { createServer, type IncomingMessage } from "node:http";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { canonicalJson, contentHash } from "../../src/core/index.js";
 import { Blackboard } from "../../src/blackboard/index.js";
 import { RunStore, appendOutbox, outboxPath } from "../../src/lattice/index.js";
@@ -74,7 +76,7 @@ function line(type: string, payload: Record<string, unknown>, at: number): strin
 }
 
 describe.each(kinds)("a hostile sprite leaking a secret in any spelling, on $name", (kind) => {
-  it("leaves it nowhere: database, CLI, API, live stream, log, webhook; the event id does not confirm it", { timeout: 180_000 }, async () => {
+  it("leaves it nowhere: database, CLI, API, MCP, live stream, log, webhook; the event id does not confirm it", { timeout: 180_000 }, async () => {
     const ts = await kind.open();
     const hook = await webhook();
     const tp = testProject(ts, {
@@ -141,6 +143,17 @@ describe.each(kinds)("a hostile sprite leaking a secret in any spelling, on $nam
           const res = await fetch(`${url}${path}`, { headers });
           expect(res.status, path).toBe(200);
           found.push(...leaks(`GET ${path}`, await res.text()));
+        }
+        const mcp = new Client({ name: "pmagent-test", version: "1.0.0" });
+        await mcp.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers } }));
+        try {
+          for (const [name, args] of [["runs_show", { id: rec!.id }], ["bb_show", { id: "e-1" }], ["bb_list", {}]] as const) {
+            const result = await mcp.callTool({ name, arguments: args });
+            expect(result.isError, JSON.stringify(result)).toBeFalsy();
+            found.push(...leaks(`MCP ${name}`, JSON.stringify(result)));
+          }
+        } finally {
+          await mcp.close();
         }
         const frames = await readSse(`${url}/v1/runs/${rec!.id}/events/stream`, headers, (f) => f.some((x) => x.event === "end"));
         found.push(...leaks("the live stream", JSON.stringify(frames)));
