@@ -1,10 +1,10 @@
-import { Redactor, createLogger, secretsFromEnv, type Logger } from "../core/index.js";
+import { createLogger, type Logger, type Redactor } from "../core/index.js";
 import { allRoles, type Project } from "../config/index.js";
 import type { Store } from "../store/index.js";
 import { GitHubForge, LocalForge, type Forge } from "./forge.js";
 import { gitHubClient, gitHubRemoteUrl } from "./github.js";
 import { ConsoleNotifier, WebhookNotifier, type Notifier } from "./notify.js";
-import { SecretStore } from "./secrets.js";
+import { SecretStore, projectRedactor } from "./secrets.js";
 import { ActionExecutor, type RetryPolicy } from "./action-executor.js";
 import { fetchCredentialHandler, labelIssueHandler, notifyUserHandler, openPrHandler, postCommentHandler, type GitHubTarget } from "./action-handlers.js";
 import type { ActionHandler, ResumeFn } from "./action-types.js";
@@ -66,7 +66,7 @@ export function projectHandlers(options: ProjectActionsOptions, redactor: Redact
 /** An ActionExecutor for a project: its forge, GitHub, notifiers and secret store. */
 export function projectActionExecutor(options: ProjectActionsOptions): ActionExecutor {
   const env = options.env ?? process.env;
-  const redactor = new Redactor(secretsFromEnv(env));
+  const redactor = projectRedactor(options.project, env);
   return new ActionExecutor({
     store: options.store,
     handlers: projectHandlers(options, redactor),

@@ -3,7 +3,7 @@
  * ENVIRONMENT_PROPOSALs to the proposal store, and accepted proposals become a role's
  * environment before each launch.
  */
-import { PmagentError, Redactor, createLogger, secretsFromEnv, type Logger } from "../core/index.js";
+import { PmagentError, createLogger, type Logger } from "../core/index.js";
 import type { ActionExecutor } from "./action-executor.js";
 import { projectActionExecutor, projectNotifiers } from "./action-setup.js";
 import type { ActionResume } from "./action-types.js";
@@ -12,6 +12,7 @@ import { oaRunGate } from "./oa-gate.js";
 import type { ActionSink, ProposalSink, RunEnvironmentProvider } from "./hooks.js";
 import type { Notifier } from "./notify.js";
 import { ProposalStore } from "./proposals.js";
+import { projectRedactor } from "./secrets.js";
 import { ActionRequestPayload, EnvironmentProposalPayload } from "./protocol.js";
 import { Supervisor, type SupervisorOptions } from "./supervisor.js";
 
@@ -104,13 +105,16 @@ export interface ProjectSupervisorOptions extends Omit<SupervisorOptions, "hooks
 export function projectSupervisor(options: ProjectSupervisorOptions): Supervisor {
   const { project, store } = options;
   const env = options.env ?? process.env;
-  const redactor = options.redactor ?? new Redactor(secretsFromEnv(env));
+  const redactor = options.redactor ?? projectRedactor(project, env);
   const log = options.logger ?? createLogger("pmagent-lattice", redactor);
   const proposals = new ProposalStore({ store, projectId: project.config.project_id, humans: project.config.humans });
   // The executor resumes through the supervisor it is a hook of (called only once both exist).
   const executor = projectActionExecutor({ project, store, env, logger: log, consoleWrite: options.consoleWrite, resume: (runId, payload) => resumeBlocked(supervisor, runId, payload, log) });
   const supervisor: Supervisor = new Supervisor({
     ...options,
+    // The same redactor (the secrets file's values too) and log as its sinks'.
+    redactor,
+    logger: log,
     hooks: {
       actions: actionSink(executor),
       proposals: proposalSink(proposals, projectNotifiers(project, redactor, options.consoleWrite)),

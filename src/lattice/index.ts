@@ -19,6 +19,8 @@
  *   ParsedLine = {kind:"event", line_no, id, event, raw} | {kind:"log", line_no, text}
  *              | {kind:"protocol_error", line_no, reason, excerpt}
  *   eventId(rawEvent) = sha256 of canonical JSON (identical for the stdout and outbox copies)
+ *   redactEvent(redactor, json, ts, id) → {json, timestamp, id}: as stored; a redacted event's id is
+ *     eventId of its redacted form (an id never confirms a guessed secret)
  *   parseEventJson(text) → {ok, id, event, raw} | {ok:false, reason}
  *   mergeEventStreams(outboxItems, stdoutItems) → each id once, outbox order (merge.ts)
  *
@@ -32,6 +34,7 @@
  *   readResume(ws, {mark?}) → {resume|null, replayed, key}; markResumed(ws, key);
  *   writeResume(ws, resume) → key (supervisor side: validated, atomic, mode 0600)
  *   resumePath(ws), resumedMarkerPath(ws)  (marker `.lattice/resumed`: processed keys, one a line)
+ *   removeResume(ws): the supervisor removes a resume.json that carried a credential once read
  *
  * Checkpoints (checkpoint.ts, checkpoint-*.ts)
  *   createCheckpoint(ws, dir) → {id, created_at, workspace, files, bytes, hashed_files, new_blobs, new_bytes}

@@ -331,8 +331,8 @@ export class RunIngestor {
     for (const e of this.copies.takeUnmatched()) {
       const parsed = classifyStdoutLine({ kind: "line", line_no: e.line_no, bytes: e.line }, this.o.maxLineBytes, (t) => this.o.redactor.redact(t));
       if (parsed.kind === "event") {
-        const stored = redactEvent(this.o.redactor, e.line.toString("utf8", PREFIX.length), parsed.event.timestamp);
-        fromStdout.push({ id: parsed.id, type: parsed.event.event_type, source: "stdout", outbox_line: null, json: stored.json, ts: stored.timestamp });
+        const stored = redactEvent(this.o.redactor, e.line.toString("utf8", PREFIX.length), parsed.event.timestamp, parsed.id);
+        fromStdout.push({ id: stored.id, type: parsed.event.event_type, source: "stdout", outbox_line: null, json: stored.json, ts: stored.timestamp });
       } else if (parsed.kind === "protocol_error") this.errors.push({ source: "stdout", line_no: parsed.line_no, reason: parsed.reason, excerpt: parsed.excerpt });
     }
     const violations = opts.outbox || opts.final ? readViolations(this.o.violationsPath) : [];

@@ -124,9 +124,9 @@ export class BatchPacker {
       this.errors.push(item);
       return;
     }
-    const { json, timestamp } = redactEvent(this.redactor, item.text, item.event.timestamp);
+    const { json, timestamp, id } = redactEvent(this.redactor, item.text, item.event.timestamp, item.id);
     // One write for the three (the id is hex): at most 3 UTF-8 bytes per UTF-16 unit.
-    const all = json + timestamp + item.id;
+    const all = json + timestamp + id;
     this.reserve(RECORD_HEADER + 3 * all.length);
     const at = this.used;
     const written = this.bytes.write(all, at + RECORD_HEADER);
@@ -190,6 +190,15 @@ export interface DecodeRequest {
 }
 export type DecodeResponse = { id: number; ok: true; batch: OutboxBatch } | { id: number; ok: false; message: string };
 
+/** The decoder thread's redactor, kept while a run's secrets stay the same (its patterns are compiled once). */
+let threadRedactor: { key: string; redactor: Redactor } | undefined;
+
+function redactorFor(secrets: string[]): Redactor {
+  const key = secrets.join("\0");
+  if (threadRedactor?.key !== key) threadRedactor = { key, redactor: new Redactor(secrets) };
+  return threadRedactor.redactor;
+}
+
 /** Released buffers the decoder thread keeps to fill again; more than the batches in flight is waste. */
 const MAX_SPARES = 6;
 
@@ -200,7 +209,7 @@ const MAX_SPARES = 6;
 export function answerDecode(req: DecodeRequest, spares: ArrayBuffer[]): { response: DecodeResponse; transfer: ArrayBuffer[] } {
   for (const b of req.spares) if (spares.length < MAX_SPARES) spares.push(b);
   try {
-    const batch = decodeBatch(req.path, req.from, req.options, new Redactor(req.secrets), req.waiting, spares);
+    const batch = decodeBatch(req.path, req.from, req.options, redactorFor(req.secrets), req.waiting, spares);
     return { response: { id: req.id, ok: true, batch }, transfer: [batch.bytes.buffer as ArrayBuffer] };
   } catch (err) {
     return { response: { id: req.id, ok: false, message: (err as Error).message }, transfer: [] };

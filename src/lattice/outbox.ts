@@ -4,7 +4,7 @@
  * recover events the stdout stream lost. A last line without its newline is a write in progress
  * (or torn by a crash): it is reported as torn and not consumed, so the next read sees it whole.
  */
-import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ConflictError } from "../core/index.js";
 import { DEFAULT_MAX_LINE_BYTES, EXCERPT_BYTES, LineSplitter, type RawLine } from "./lines.js";
@@ -25,7 +25,14 @@ export function outboxPath(workspace: string): string {
 export function appendOutbox(path: string, event: unknown): void {
   const line = `${JSON.stringify(event)}\n`;
   mkdirSync(dirname(path), { recursive: true });
-  const fd = openSync(path, "a", 0o644);
+  let fd: number;
+  try {
+    // Never through a symbolic link: an outbox pointed at another file (the secrets file) must not append to it.
+    fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ELOOP") throw new ConflictError("outbox_symlink", `the outbox ${path} is a symbolic link: it must be a plain file in the workspace; nothing was written`, { path });
+    throw err;
+  }
   try {
     // One write call per line: concurrent appenders (O_APPEND) never interleave inside a line.
     writeSync(fd, line);

@@ -14,7 +14,7 @@ export const EXCERPT_CHARS = 200;
 export interface ParsedEvent {
   kind: "event";
   line_no: number;
-  /** Identity of the event: sha256 of its canonical JSON (the same from stdout and outbox). */
+  /** Identity of the event: sha256 of its canonical JSON (the same from stdout and outbox); see redactEvent for the stored one. */
   id: string;
   /** The event as validated (defaults applied). */
   event: LatticeEvent;
@@ -83,19 +83,17 @@ export function parseEventJson(json: string): { ok: true; id: string; event: Lat
 }
 
 /**
- * An event's text and timestamp as stored: redacted. A redaction must leave valid JSON; where
- * replacing inside the text cannot, the event is redacted value by value.
+ * An event as stored: its text, timestamp and identity, redacted. Redaction works on the parsed
+ * values (so a secret written with JSON escapes is caught) and only when the text may hold
+ * something to redact (`Redactor.suspect`); otherwise the text is stored as the sprite wrote it.
+ * A redacted event's identity is the hash of its redacted form, never of what the sprite wrote:
+ * an id must not let anyone confirm a guessed secret. Its stdout and outbox copies are redacted
+ * alike, so they still share one id.
  */
-export function redactEvent(redactor: Redactor, json: string, timestamp: string): { json: string; timestamp: string } {
-  const redacted = redactor.redact(json);
-  if (redacted === json) return { json, timestamp };
-  let stored = redacted;
-  try {
-    JSON.parse(stored);
-  } catch {
-    stored = JSON.stringify(redactor.redactValue(JSON.parse(json) as unknown));
-  }
-  return { json: stored, timestamp: redactor.redact(timestamp) };
+export function redactEvent(redactor: Redactor, json: string, timestamp: string, id: string): { json: string; timestamp: string; id: string } {
+  const redacted = redactor.redactJson(json);
+  if (redacted === null) return { json, timestamp, id };
+  return { json: redacted.json, timestamp: redactor.redact(timestamp), id: eventId(redacted.value) };
 }
 
 function decode(bytes: Buffer): string {

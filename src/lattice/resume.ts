@@ -3,7 +3,7 @@
  * A resume is identified by the hash of its canonical JSON (same checkpoint and payload ⇒ same
  * key); keys already processed are listed, one a line, in the marker file `.lattice/resumed`.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { contentHash, parseWith, UsageError, writeFileAtomic } from "../core/index.js";
 import { LATTICE_DIR } from "./outbox.js";
@@ -89,4 +89,12 @@ export function writeResume(workspace: string, resume: ResumeInput): string {
   const value = parseWith(ResumeSchema, resume, "resume payload", "invalid_resume");
   writeFileAtomic(resumePath(workspace), `${JSON.stringify(value)}\n`, 0o600);
   return contentHash(value);
+}
+
+/**
+ * The supervisor's side, once the sprite has read a resume that carried a credential: remove
+ * resume.json so the value is not left in the workspace (the `resumed` marker keeps the key).
+ */
+export function removeResume(workspace: string): void {
+  rmSync(resumePath(workspace), { force: true });
 }

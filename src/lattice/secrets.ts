@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
-import { NotFoundError, RefusedError, UnavailableError, UsageError, confinePath } from "../core/index.js";
+import type { Project } from "../config/index.js";
+import { NotFoundError, Redactor, RefusedError, UnavailableError, UsageError, confinePath, secretsFromEnv } from "../core/index.js";
 
 export const CREDENTIAL_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;
 
@@ -39,6 +40,15 @@ export class SecretStore {
     throw new NotFoundError("credential_not_found", `credential "${name}" is not set in ${where}`);
   }
 
+  /**
+   * Every value of the secrets file, for redaction (none without a file, or when it does not
+   * exist). An unreadable or invalid file throws, as `get` does: a caller that cannot know the
+   * values must not go on as if there were none.
+   */
+  values(): string[] {
+    return Object.values(this.readFile());
+  }
+
   private readFile(): Record<string, string> {
     if (!this.file) return {};
     let text: string;
@@ -74,4 +84,20 @@ export function assertCredentialAllowed(role: string, allowed: readonly string[]
     const list = allowed.length > 0 ? `it may fetch ${allowed.join(", ")}` : "it may fetch none";
     throw new RefusedError("credential_not_allowed", `role "${role}" may not fetch credential "${name}" (${list}); add it to that role's "credentials" in pmagent.config.json to allow it`);
   }
+}
+
+/**
+ * The redactor of a project's processes (server responses, notifications, action records, logs):
+ * the environment's secret values, `extra`, and every value of the secrets file. A file that
+ * cannot be read adds nothing here; the supervisor refuses the runs that need it (so what they
+ * store never needed its values).
+ */
+export function projectRedactor(project: Project, env: NodeJS.ProcessEnv = process.env, extra: Iterable<string> = []): Redactor {
+  let fromFile: string[];
+  try {
+    fromFile = new SecretStore({ env, root: project.root, file: project.config.secrets.file }).values();
+  } catch {
+    fromFile = [];
+  }
+  return new Redactor([...secretsFromEnv(env), ...extra, ...fromFile]);
 }

@@ -20,6 +20,7 @@ import {
   PmagentError,
   RefusedError,
   Redactor,
+  UnavailableError,
   UsageError,
   confinePath,
   contentHash,
@@ -35,7 +36,7 @@ import { RunIngestor } from "./ingest.js";
 import { assertInputs } from "./inputs.js";
 import { latticeDir, outboxPath } from "./outbox.js";
 import { findSpriteOfRun, processAlive, processStartTime, signalGroup } from "./proc.js";
-import { resumePath } from "./resume.js";
+import { removeResume, resumePath } from "./resume.js";
 import { SecretStore } from "./secrets.js";
 import { RunStore, UNFINISHED_RUN_STATES, isTerminalRunState, type GateDecision, type RunRecord, type RunState, type RunWaiting, type StoredEvent } from "./runs.js";
 import { checkExtraEnv, prepareRunDir, selfCommand, spriteEnv } from "./sandbox.js";
@@ -144,9 +145,9 @@ export class Supervisor {
 
   /**
    * The redactor for one run's output: the supervisor's own secrets, the secret inputs this
-   * process handed to the run, and the current value of every credential the run's role may
-   * fetch (config `roles[].credentials`), read again from the secret store each time a run is
-   * followed. That last part is what makes redaction survive a restart: a supervisor that
+   * process handed to the run, the current value of every credential the run's role may fetch
+   * (config `roles[].credentials`) and every value of the secrets file, read again from the
+   * secret store each time a run is launched or followed. That last part is what makes redaction survive a restart: a supervisor that
    * re-attaches to a resumed sprite never saw the FETCH_CREDENTIAL it answered, but the role's
    * credentials are exactly the values such a sprite can have been given. Nothing about a secret
    * is stored, not even a salted hash: a hash cannot find the secret inside arbitrary output
@@ -155,8 +156,27 @@ export class Supervisor {
    * delivery and the restart is redacted by its new value only.
    */
   private runRedactor(run: RunRecord): Redactor {
-    const secrets = [...(this.runSecrets.get(run.id) ?? []), ...this.credentialValues(run)];
+    const secrets = [...(this.runSecrets.get(run.id) ?? []), ...this.credentialValues(run), ...this.secretFileValues(run)];
     return secrets.length ? this.redactor.withSecrets(secrets) : this.redactor;
+  }
+
+  /**
+   * Every value of the secrets file: a sprite may hold any of them, not only its role's. A file
+   * that cannot be read or parsed stops a run whose role may fetch credentials (its output could
+   * hold a value nobody can redact): redaction never goes on without the values. A run whose
+   * role fetches none goes on, with a warning.
+   */
+  private secretFileValues(run: RunRecord): string[] {
+    try {
+      this.secretStore ??= new SecretStore({ env: this.env, root: this.o.project.root, file: this.o.project.config.secrets.file });
+      return this.secretStore.values();
+    } catch (err) {
+      const needs = this.roleFetches(run.role);
+      const why = (err as Error).message;
+      if (needs) throw new UnavailableError("secrets_unreadable", `${why}; run ${run.id} of role ${run.role} is stopped: its role may fetch credentials, and its output cannot be redacted without their values. Fix the secrets file, then start the run again`);
+      this.log.warn({ run: run.id, err: why }, "secrets file not read for redaction");
+      return [];
+    }
   }
 
   private credentialValues(run: RunRecord): string[] {
@@ -345,7 +365,9 @@ export class Supervisor {
         if (code !== 0) throw new PmagentError("preinstall_failed", `preinstall step \`${step}\` exited with ${code}; the sprite was not started`);
       }
       const timeoutS = opts.timeoutS ?? role.runner?.timeout_s ?? 3600;
-      return await this.spawnAndSupervise(run, env, files, timeoutS, active);
+      // Before the sprite starts: a run whose output could not be redacted never starts.
+      const redactor = this.runRedactor(run);
+      return await this.spawnAndSupervise(run, env, files, timeoutS, active, redactor);
     } catch (err) {
       const reason = err instanceof PmagentError ? err.message : `cannot start the sprite: ${(err as Error).message}`;
       await this.runs.update(run.id, { state: "failed", reason: this.redactor.redact(reason), finished: true }, UNFINISHED_RUN_STATES);
@@ -356,7 +378,7 @@ export class Supervisor {
     }
   }
 
-  private async spawnAndSupervise(run: RunRecord, env: Record<string, string>, files: { stdout: string; stderr: string }, timeoutS: number, active: ActiveRun): Promise<void> {
+  private async spawnAndSupervise(run: RunRecord, env: Record<string, string>, files: { stdout: string; stderr: string }, timeoutS: number, active: ActiveRun, redactor: Redactor): Promise<void> {
     const out = openSync(files.stdout, "a", 0o600);
     const err = openSync(files.stderr, "a", 0o600);
     let child;
@@ -382,7 +404,7 @@ export class Supervisor {
       if (pid !== undefined) stopGroup(pid);
     }, timeoutS * 1000);
     try {
-      const exit = await this.follow(await this.runs.get(run.id), exited);
+      const exit = await this.follow(await this.runs.get(run.id), exited, redactor);
       if (timedOut) exit.error = `timed out after ${timeoutS} s (runner.timeout_s); the sprite was stopped`;
       await this.settle(run.id, exit);
     } finally {
@@ -394,7 +416,7 @@ export class Supervisor {
    * Store the run's output while the sprite runs and drain it all once `exited` resolves:
    * stdout/stderr files and the outbox from the run's stored offsets.
    */
-  private async follow(run: RunRecord, exited: Promise<Exit>): Promise<Exit> {
+  private async follow(run: RunRecord, exited: Promise<Exit>, redactor: Redactor): Promise<Exit> {
     const files = this.files(run);
     const ingestor = new RunIngestor({
       store: this.o.store,
@@ -407,7 +429,7 @@ export class Supervisor {
       stderrOffset: run.stderr_offset,
       logBytes: run.log_bytes,
       logTruncated: run.log_truncated,
-      redactor: this.runRedactor(run),
+      redactor,
       logCapBytes: this.o.logCapBytes,
       clock: this.o.clock,
       keep: (type) => this.o.onEvents !== undefined || SIGNIFICANT.has(type),
@@ -433,8 +455,15 @@ export class Supervisor {
       watcher = undefined; // polling alone still works
     }
     const heartbeat = this.startHeartbeat(run);
+    // A resume that carried a credential: resume.json goes once the sprite has read it, which it
+    // does before its first event (the protocol's acknowledging INFO).
+    let dropResume = run.attempt > 1 && this.runSecrets.has(run.id);
     const timer = setInterval(() => {
       pump();
+      if (dropResume && ingestor.stored > 0) {
+        dropResume = false;
+        removeResume(run.workspace);
+      }
       void ingestor.poll().catch(() => undefined);
     }, this.pollMs);
     let exit: Exit;
@@ -579,6 +608,17 @@ export class Supervisor {
     const f = this.files(run);
     rmSync(f.stdout, { force: true });
     rmSync(f.stderr, { force: true });
+    // The sprite has exited: a resume that may have carried a credential is not left behind.
+    if (run.attempt > 1 && (this.runSecrets.has(run.id) || this.roleFetches(run.role))) removeResume(run.workspace);
+  }
+
+  /** Whether a role may fetch credentials (false for a role gone from the config). */
+  private roleFetches(role: string): boolean {
+    try {
+      return this.role(role).credentials.length > 0;
+    } catch {
+      return false;
+    }
   }
 
   /** A waiting run holds its entry's claim without heartbeats until it is resumed. */
@@ -737,7 +777,17 @@ export class Supervisor {
           const started = run.sprite_pid !== null ? run.sprite_started : pid !== null ? processStartTime(pid) : null;
           if (pid !== null && run.sprite_pid === null) await this.runs.update(run.id, { state: "running", sprite_pid: pid, sprite_started: started }, UNFINISHED_RUN_STATES);
           const exited: Promise<Exit> = pid !== null ? waitForExit(pid, started, this.pollMs) : Promise.resolve({ code: null, signal: null });
-          const exit = await this.follow(run, exited);
+          let redactor: Redactor;
+          try {
+            redactor = this.runRedactor(run);
+          } catch (err) {
+            // Its output cannot be redacted: the sprite is stopped and the run fails, unread.
+            if (pid !== null && processAlive(pid, started)) stopGroup(pid);
+            await this.runs.update(run.id, { state: "failed", reason: (err as Error).message, sprite_pid: null, finished: true }, UNFINISHED_RUN_STATES);
+            await this.syncEntry(await this.runs.get(run.id));
+            return;
+          }
+          const exit = await this.follow(run, exited, redactor);
           await this.settle(run.id, exit);
         } finally {
           active.attempt = null;

@@ -1,8 +1,8 @@
 import { Blackboard } from "../blackboard/index.js";
 import type { Project } from "../config/index.js";
-import { Redactor, secretsFromEnv, type Logger } from "../core/index.js";
+import type { Logger, Redactor } from "../core/index.js";
 import { projectKaiSources, type KaiSources } from "../kai/index.js";
-import { ActionStore, LocalForge, ProposalStore, projectSupervisor, type Supervisor, type ProjectSupervisorOptions } from "../lattice/index.js";
+import { ActionStore, LocalForge, ProposalStore, projectRedactor, projectSupervisor, type Supervisor, type ProjectSupervisorOptions } from "../lattice/index.js";
 import { oaWorkspace, type OAWorkspace } from "../oa/index.js";
 import type { Store } from "../store/index.js";
 
@@ -27,7 +27,7 @@ export function serverContext(project: Project, store: Store, options: { env?: N
   const env = options.env ?? process.env;
   const c = project.config;
   const board = new Blackboard(store, { projectId: c.project_id, humans: c.humans });
-  const redactor = new Redactor([...secretsFromEnv(env), ...(options.tokens ?? [])]);
+  const redactor = projectRedactor(project, env, options.tokens ?? []);
   return {
     project,
     store,

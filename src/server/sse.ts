@@ -70,7 +70,7 @@ export async function streamRunEvents(ctx: ServerContext, request: FastifyReques
       const run = await ctx.supervisor.runs.get(runId);
       const state = `${run.state}/${run.updated_at}`;
       if (state !== lastState) {
-        sse.send("run", run);
+        sse.send("run", ctx.redactor.redactValue(run));
         lastState = state;
       }
       if (isTerminalRunState(run.state) && events.length === 0) {

@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
-import { RunStore, projectSupervisor } from "../../src/lattice/index.js";
+import { RunStore, projectSupervisor, resumePath } from "../../src/lattice/index.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 import { CLI } from "../helpers/proc.js";
 import { PMAGENT, testProject } from "./helpers.js";
@@ -91,6 +91,8 @@ describe.each(kinds)("secrets of a resumed run after a supervisor restart, on $n
       expect(childOut.includes(SECRET)).toBe(false);
       expect(readFileSync(logFile, "utf8").includes(SECRET)).toBe(false);
       for (const f of readdirSync(run!.run_dir).filter((n) => n.endsWith(".log"))) expect(readFileSync(join(run!.run_dir, f)).includes(SECRET), f).toBe(false);
+      // The re-attached supervisor never saw the resume, but the role fetches credentials: resume.json is not left behind.
+      expect(existsSync(resumePath(run!.workspace))).toBe(false);
     } finally {
       await ts.cleanup();
       tp.cleanup();
