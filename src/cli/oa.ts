@@ -49,9 +49,9 @@ function renderResult(r: ReasoningResult, body: string[], engine: ReasoningEngin
   return lines.join("\n");
 }
 
-/** Programs that ran print their result and exit 0; refused (BLOCKED) or FAILED ones exit 1. */
+/** Programs that ran print their result and exit 0 (in every kernel mode); FAILED ones exit 1. */
 function resultExit(r: ReasoningResult, extraFailure = false): void {
-  if (r.status === "BLOCKED" || r.status === "FAILED" || extraFailure) process.exitCode = 1;
+  if (r.status === "FAILED" || extraFailure) process.exitCode = 1;
 }
 
 function renderGuard(g: OAGuardOutput): string {
@@ -74,7 +74,7 @@ export function registerOa(program: Command): void {
 
   oa.command("guard")
     .description("check STATE.json against the kernel surfaces and the surfaces against each other (exit 1 only in STRICT mode on failure)")
-    .addOption(new Option("--mode <mode>", "STRICT fails (exit 1) on any error diagnostic; HINT only reports").choices(["STRICT", "HINT"]).makeOptionMandatory())
+    .addOption(new Option("--mode <mode>", "STRICT fails (exit 1) on any error diagnostic; HINT only reports").choices(["STRICT", "HINT"]).default("HINT"))
     .addOption(formatOption())
     .action((opts: { mode: OAGuardMode; format: Format }, cmd: Command) => {
       const output = runOaGuard(workspace(cmd), opts.mode);
@@ -92,7 +92,7 @@ export function registerOa(program: Command): void {
     });
 
   oa.command("decision")
-    .description("SafeOPSDecision: may this action run now? (exit 1 when refused because the kernel is BLOCKED, or failed)")
+    .description("SafeOPSDecision: may this action run now? ALLOW, DENY or CONDITIONAL (a BLOCKED kernel allows diagnosis only; exit 1 when the program failed)")
     .requiredOption("--action <text>", "the proposed action")
     .addOption(formatOption())
     .action(async (opts: { action: string; format: Format }, cmd: Command) => {
@@ -150,7 +150,7 @@ export function registerOa(program: Command): void {
     });
 
   oa.command("validate-phase")
-    .description("PhaseTransitionValidator: is the project ready to move to phase N? (exit 1 when NOT_READY, refused or failed)")
+    .description("PhaseTransitionValidator: is the project ready to move to phase N? (exit 1 when NOT_READY or failed)")
     .requiredOption("--to <phase>", "the target phase, e.g. 28")
     .addOption(formatOption())
     .action(async (opts: { to: string; format: Format }, cmd: Command) => {

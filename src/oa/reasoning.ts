@@ -30,9 +30,6 @@ export const PROGRAMS: Record<ProgramId, ProgramDefinition<unknown, unknown>> = 
 /** The spec's "DSPy Program → Tool Mapping". */
 export const PROGRAM_TOOLS: Record<ProgramId, readonly OAToolId[]> = Object.fromEntries(PROGRAM_IDS.map((id) => [id, PROGRAMS[id].tools])) as Record<ProgramId, readonly OAToolId[]>;
 
-/** The one program that still runs while the kernel is BLOCKED: diagnosis. */
-const RUNS_WHEN_BLOCKED: ProgramId = "GuardFailureInterpreter";
-
 export const ReasoningEnvelopeSchema = z.object({
   envelope_id: z.string().uuid(),
   timestamp: z.string(),
@@ -58,7 +55,7 @@ export const ReasoningResultSchema = z.object({
   status: z.enum(["OK", "DEGRADED", "BLOCKED", "FAILED"]),
   decision: z.string(),
   rationale: z.string(),
-  /** The program's output in its spec schema; null when refused or failed. */
+  /** The program's output in its spec schema (in every kernel mode); null only when FAILED. */
   output: z.unknown(),
   engine: z.enum(["rules", "model"]),
   tool_calls: z.array(OAToolCallSchema),
@@ -124,7 +121,7 @@ export async function run(envelope: ReasoningEnvelope, options: RunOptions): Pro
   const redactor = new Redactor(secretsFromEnv());
   const toolCalls: ReasoningResult["tool_calls"] = [];
   const diagnostics: ReasoningDiagnostic[] = [];
-  const engine = options.model ? "model" : "rules";
+  let engine: ReasoningResult["engine"] = options.model ? "model" : "rules";
   const finish = (status: ReasoningResult["status"], decision: string, rationale: string, output: unknown): ReasoningResult =>
     deepFreeze({ envelope_id: envelope.envelope_id, program_id: program.id, status, decision, rationale, output, engine, tool_calls: toolCalls, diagnostics });
   const failed = (code: string, message: string) => {
@@ -157,16 +154,24 @@ export async function run(envelope: ReasoningEnvelope, options: RunOptions): Pro
     if (kernel.mode !== envelope.kernel_state.mode) {
       diagnostics.push({ severity: "warn", code: "oa_kernel_changed", message: `kernel mode changed from ${envelope.kernel_state.mode} to ${kernel.mode} since the envelope was built` });
     }
-    if (kernel.mode === "BLOCKED" && program.id !== RUNS_WHEN_BLOCKED) {
-      const why = `kernel is BLOCKED (${kernel.reasons.join("; ")}); OA refuses all work but diagnosis`;
-      diagnostics.push({ severity: "error", code: "oa_kernel_blocked", message: why });
-      return finish("BLOCKED", "REFUSED", why, null);
-    }
-    const ctx: ProgramContext = { envelope, workspace: options.workspace, kernel, tool };
+    // Every program runs in every mode and answers inside its own schema: fail-closed lives in
+    // the rules (a BLOCKED kernel allows diagnosis only), not in a refusal outside the enums.
+    const tryTool = async (id: OAToolId, args: string[] = []): Promise<unknown> => {
+      try {
+        return await tool(id, args);
+      } catch (err) {
+        if (!(err instanceof OAToolError) || kernel.mode !== "BLOCKED") throw err;
+        diagnostics.push({ severity: "warn", code: err.code, message: redactor.redact(err.message) });
+        return undefined;
+      }
+    };
+    const ctx: ProgramContext = { envelope, workspace: options.workspace, kernel, tool, tryTool };
     input = parseWith(program.inputSchema, await program.gather(ctx), `${program.id} input`, "oa_program_input_invalid");
 
     let output: unknown;
-    if (options.model) {
+    // A BLOCKED kernel is answered by the rules alone: the fail-closed answer is not up for a model.
+    if (options.model && kernel.mode === "BLOCKED") engine = "rules";
+    if (options.model && kernel.mode !== "BLOCKED") {
       let raw: unknown;
       try {
         raw = await options.model.complete(program.id, input, program.outputSchema);
@@ -185,8 +190,9 @@ export async function run(envelope: ReasoningEnvelope, options: RunOptions): Pro
       output = program.rules(input);
     }
     program.commit?.(ctx, output);
-    if (kernel.mode !== "NORMAL") diagnostics.push({ severity: "warn", code: "oa_kernel_not_normal", message: `kernel is ${kernel.mode}: ${kernel.reasons.join("; ")}` });
-    return finish(kernel.mode === "NORMAL" ? "OK" : "DEGRADED", program.decision(output), program.rationale(output), output);
+    if (kernel.mode !== "NORMAL") diagnostics.push({ severity: kernel.mode === "BLOCKED" ? "error" : "warn", code: kernel.mode === "BLOCKED" ? "oa_kernel_blocked" : "oa_kernel_not_normal", message: `kernel is ${kernel.mode}: ${kernel.reasons.join("; ")}` });
+    const status = kernel.mode === "NORMAL" ? "OK" : kernel.mode;
+    return finish(status, program.decision(output), program.rationale(output), output);
   } catch (err) {
     if (err instanceof PmagentError) return failed(err.code, err.message);
     throw err;

@@ -30,7 +30,7 @@ describe("OA Tools API", () => {
       branch: "feat/phase27e-oa-runtime",
       reality_green: true,
       failed_checks: ["Unit Tests"],
-      health: { reality_green: true, agents_sync_ok: true, dms_alignment_ok: true },
+      health: { overall: "yellow", reality_green: true, agents_sync_ok: true, dms_alignment_ok: true },
       interpretation: { allowed_actions: ["remediation", "diagnostic"] },
     });
   });
@@ -43,14 +43,17 @@ describe("OA Tools API", () => {
 
   it("oa.reality_check normalizes checks and lists failed ones", async () => {
     const r = await callOATool(makeProject("degraded-failing-check").ws, "oa.reality_check");
+    // The registry's RealityCheckResult: counts, failed check names, every check with its details.
     expect(r).toEqual({
       reality_green: true,
+      total_checks: 3,
+      passed_checks: 2,
+      failed_checks: ["Unit Tests"],
       checks: [
-        { name: "AGENTS.md Sync", passed: true, message: "AGENTS.md files match the code" },
-        { name: "DMS Alignment", passed: true, message: "DMS matches the SSOT" },
-        { name: "Unit Tests", passed: false, message: "3 failed, 409 passed" },
+        { name: "AGENTS.md Sync", passed: true, message: "AGENTS.md files match the code", details: {} },
+        { name: "DMS Alignment", passed: true, message: "DMS matches the SSOT", details: {} },
+        { name: "Unit Tests", passed: false, message: "3 failed, 409 passed", details: {} },
       ],
-      failed_checks: [{ name: "Unit Tests", passed: false, message: "3 failed, 409 passed" }],
       timestamp: "2026-11-20T10:00:00Z",
     });
   });

@@ -3,6 +3,7 @@ import { OA_MODE_TABLE } from "../kernel.js";
 import { recordOpsBlock } from "../context.js";
 import { OPSBlockGeneratorInputSchema, OPSBlockGeneratorOutputSchema, ProgramInputsSchemas, type OPSBlockGeneratorInput, type OPSBlockGeneratorOutput } from "./io.js";
 import { classifyAction } from "./classify.js";
+import { PROGRAM_TOOL_IDS } from "../tool-ids.js";
 import type { ProgramDefinition } from "./types.js";
 
 const GUARD = "pmagent oa guard --mode STRICT --format json";
@@ -67,13 +68,13 @@ export function generateOpsBlock(input: OPSBlockGeneratorInput): OPSBlockGenerat
 
 export const opsBlockGenerator: ProgramDefinition<OPSBlockGeneratorInput, OPSBlockGeneratorOutput> = {
   id: "OPSBlockGenerator",
-  tools: ["oa.kernel_status", "oa.ssot_surface", "oa.bootstrap_state"],
+  tools: PROGRAM_TOOL_IDS.OPSBlockGenerator,
   inputSchema: OPSBlockGeneratorInputSchema,
   outputSchema: OPSBlockGeneratorOutputSchema,
   async gather(ctx) {
     const kernel = ctx.kernel;
-    const ssot = (await ctx.tool("oa.ssot_surface")) as { references?: unknown };
-    await ctx.tool("oa.bootstrap_state");
+    const ssot = ((await ctx.tryTool("oa.ssot_surface")) ?? {}) as { references?: unknown };
+    await ctx.tryTool("oa.bootstrap_state");
     const inputs = ProgramInputsSchemas.OPSBlockGenerator.parse(ctx.envelope.inputs);
     // Without explicit references, the SSOT surface's own `references` list (when it has one).
     const fromSsot = Array.isArray(ssot.references) ? ssot.references.filter((r): r is string => typeof r === "string" && r.length > 0) : [];
@@ -83,6 +84,8 @@ export const opsBlockGenerator: ProgramDefinition<OPSBlockGeneratorInput, OPSBlo
   decision: () => "GENERATED",
   rationale: (o) => `OPS block with ${o.commands.length} commands and ${o.evidence_required.length} evidence items`,
   commit(ctx, output) {
+    // A BLOCKED kernel gets a diagnosis-only block: nothing to record as pending work.
+    if (ctx.kernel.mode === "BLOCKED") return;
     recordOpsBlock(ctx.workspace, { id: ctx.envelope.envelope_id, goal: ctx.envelope.goal, created_at: ctx.envelope.timestamp, commands: output.commands }, ctx.kernel.mode);
   },
 };

@@ -12,6 +12,8 @@ export interface ProgramContext {
   kernel: KernelState;
   /** Calls a tool of the envelope's allowed_tools (others raise OAToolError) and records the call. */
   tool(id: OAToolId, args?: string[]): Promise<unknown>;
+  /** Like `tool`, but while the kernel is BLOCKED a tool that cannot read its surface gives undefined (recorded as a warning). */
+  tryTool(id: OAToolId, args?: string[]): Promise<unknown>;
 }
 
 /**
