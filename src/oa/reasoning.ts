@@ -15,10 +15,11 @@ import { opsBlockGenerator } from "./programs/ops-block.js";
 import { phaseTransitionValidator } from "./programs/phase-validator.js";
 import { safeOpsDecision } from "./programs/safe-ops.js";
 import type { ProgramContext, ProgramDefinition } from "./programs/types.js";
-import { OAContextBodySchema } from "./schemas.js";
-import { contextOf, loadSurfaces, surfaceList } from "./surfaces.js";
+import { KernelModeSchema, OAContextBodySchema, type SurfaceStatus } from "./schemas.js";
+import { readState } from "./snapshot.js";
+import { contextOf, loadSurfaces } from "./surfaces.js";
 import { OA_TOOL_IDS, callOATool, type OAToolId } from "./tools.js";
-import { displayPath, type OAWorkspace } from "./workspace.js";
+import type { OAWorkspace } from "./workspace.js";
 
 export const PROGRAMS: Record<ProgramId, ProgramDefinition<unknown, unknown>> = {
   SafeOPSDecision: safeOpsDecision as ProgramDefinition<unknown, unknown>,
@@ -30,16 +31,26 @@ export const PROGRAMS: Record<ProgramId, ProgramDefinition<unknown, unknown>> = 
 /** The spec's "DSPy Program → Tool Mapping". */
 export const PROGRAM_TOOLS: Record<ProgramId, readonly OAToolId[]> = Object.fromEntries(PROGRAM_IDS.map((id) => [id, PROGRAMS[id].tools])) as Record<ProgramId, readonly OAToolId[]>;
 
+const SurfaceRefSchema = z.object({ path: z.string(), sha256: z.string().nullable() });
+
 export const ReasoningEnvelopeSchema = z.object({
   envelope_id: z.string().uuid(),
   timestamp: z.string(),
   program_id: ProgramIdSchema,
   goal: z.string().min(1),
   kernel_state: KernelStateSchema,
-  /** Where the kernel state came from: the STATE path and the surfaces' content hashes. */
-  kernel_ref: z.object({ state_path: z.string(), source: z.string(), surfaces: z.record(z.string(), z.string().nullable()) }),
+  /** The bridge's KernelStateRef: the mode and a pointer (path, content hash) to each authoritative surface. */
+  kernel_state_ref: z.object({
+    mode: KernelModeSchema,
+    bootstrap: SurfaceRefSchema,
+    ssot_index: SurfaceRefSchema,
+    reality_summary: SurfaceRefSchema,
+    handoff_kernel: SurfaceRefSchema,
+    oa_state: SurfaceRefSchema,
+  }),
   oa_context: OAContextBodySchema,
-  allowed_tools: z.array(z.enum(OA_TOOL_IDS)),
+  /** The bridge's whitelist of `oa.*` tools this program may call. */
+  tools_allowed: z.array(z.enum(OA_TOOL_IDS)),
   /** Program-specific inputs (hints, guard output, target phase). */
   inputs: z.record(z.string(), z.unknown()),
 });
@@ -88,19 +99,24 @@ export function buildEnvelope(programId: string, goal: string, options: BuildEnv
   const ws = options.workspace;
   const set = loadSurfaces(ws);
   const kernel = computeKernel(set);
+  const state = readState(ws);
+  const ref = (st: SurfaceStatus) => ({ path: st.path, sha256: st.sha256 });
   const envelope = ReasoningEnvelopeSchema.parse({
     envelope_id: randomUUID(),
     timestamp: nowIso(options.clock),
     program_id: id,
     goal,
     kernel_state: { mode: kernel.mode, phase: kernel.phase, branch: kernel.branch, reality_green: kernel.reality_green, reasons: kernel.reasons },
-    kernel_ref: {
-      state_path: displayPath(ws, ws.statePath),
-      source: displayPath(ws, ws.surfacesDir),
-      surfaces: Object.fromEntries(surfaceList(set).map((s) => [s.name, s.status.sha256])),
+    kernel_state_ref: {
+      mode: kernel.mode,
+      bootstrap: ref(set.bootstrap.status),
+      ssot_index: ref(set.ssot.status),
+      reality_summary: ref(set.reality.status),
+      handoff_kernel: ref(set.handoff.status),
+      oa_state: { path: state.status.path, sha256: state.status.sha256 },
     },
     oa_context: contextOf(set).context,
-    allowed_tools: [...PROGRAM_TOOLS[id]],
+    tools_allowed: [...PROGRAM_TOOLS[id]],
     inputs,
   });
   return deepFreeze(envelope);
@@ -131,8 +147,8 @@ export async function run(envelope: ReasoningEnvelope, options: RunOptions): Pro
   };
 
   const tool = async (id: OAToolId, args: string[] = []): Promise<unknown> => {
-    if (!envelope.allowed_tools.includes(id)) {
-      const err = new OAToolError("oa_tool_not_allowed", `${program.id} may not call ${id} (allowed tools: ${envelope.allowed_tools.join(", ")})`);
+    if (!envelope.tools_allowed.includes(id)) {
+      const err = new OAToolError("oa_tool_not_allowed", `${program.id} may not call ${id} (allowed tools: ${envelope.tools_allowed.join(", ")})`);
       toolCalls.push({ tool_id: id, args, ok: false, error: err.message });
       throw err;
     }

@@ -35,9 +35,14 @@ describe("buildEnvelope", () => {
       program_id: "OPSBlockGenerator",
       goal: "Create docs/SSOT/oa/OA_DATA_MODEL.md",
       kernel_state: { mode: "NORMAL", phase: "27", branch: "feat/phase27e-oa-runtime", reality_green: true, reasons: [] },
-      kernel_ref: { state_path: "share/orchestrator_assistant/STATE.json", source: "share", surfaces: { pm_bootstrap_state: expect.stringMatching(/^[0-9a-f]{64}$/) } },
+      kernel_state_ref: {
+        mode: "NORMAL",
+        bootstrap: { path: "share/PM_BOOTSTRAP_STATE.json", sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
+        ssot_index: { path: "share/SSOT_SURFACE_V17.json", sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
+        oa_state: { path: "share/orchestrator_assistant/STATE.json", sha256: null },
+      },
       oa_context: { active_goal: "OA Runtime Enhancement", constraints: ["no_db_writes", "no_git_push"] },
-      allowed_tools: ["oa.kernel_status", "oa.ssot_surface", "oa.bootstrap_state"],
+      tools_allowed: ["oa.kernel_status", "oa.ssot_surface", "oa.bootstrap_state"],
     });
     expect(Object.isFrozen(env)).toBe(true);
     expect(Object.isFrozen(env.kernel_state)).toBe(true);
@@ -179,7 +184,7 @@ describe("run (rule-based programs)", () => {
   it("a program may call only its allowed tools", async () => {
     const p = makeProject("normal");
     const env = buildEnvelope("SafeOPSDecision", "Implement it", { workspace: p.ws });
-    const narrowed: ReasoningEnvelope = { ...env, allowed_tools: ["oa.kernel_status"] };
+    const narrowed: ReasoningEnvelope = { ...env, tools_allowed: ["oa.kernel_status"] };
     const r = await runReasoning(narrowed, { workspace: p.ws });
     expect(r.status).toBe("FAILED");
     expect(r.diagnostics).toEqual([{ severity: "error", code: "oa_tool_not_allowed", message: "SafeOPSDecision may not call oa.reality_summary (allowed tools: oa.kernel_status)" }]);
@@ -189,7 +194,7 @@ describe("run (rule-based programs)", () => {
   it("refuses a hand-made envelope that is invalid", async () => {
     const p = makeProject("normal");
     const env = buildEnvelope("PhaseTransitionValidator", "to 28", { workspace: p.ws, inputs: { target_phase: "28" } });
-    await expect(runReasoning({ ...env, allowed_tools: ["oa.shell" as never] }, { workspace: p.ws })).rejects.toThrow(/^reasoning envelope is invalid:\n {2}\$\.allowed_tools\[0\]: Invalid option/);
+    await expect(runReasoning({ ...env, tools_allowed: ["oa.shell" as never] }, { workspace: p.ws })).rejects.toThrow(/^reasoning envelope is invalid:\n {2}\$\.tools_allowed\[0\]: Invalid option/);
     await expect(runReasoning({ ...env, inputs: { target_phase: 28 } }, { workspace: p.ws })).rejects.toThrow("PhaseTransitionValidator inputs is invalid:\n  $.target_phase: Invalid input: expected string, received number");
   });
 
