@@ -128,11 +128,11 @@ describe("pmagent oa decision / generate / interpret / validate-phase", () => {
     const md = await runCli(["oa", "generate", "--goal", "Create docs/SSOT/oa/OA_DATA_MODEL.md", "--hint", "docs.create=Always update AGENTS.md"], { cwd: p.root });
     expect(md.code).toBe(0);
     expect(md.stdout).toMatch(/^## 🟦 OPS MODE — Create docs\/SSOT\/oa\/OA_DATA_MODEL\.md\n/);
-    for (const section of ["### Goal", "### Commands", "### Evidence to return", "### Next gate", "- (docs.create) Always update AGENTS.md"]) expect(md.stdout).toContain(section);
+    for (const section of ["## Goal", "## Preflight", "## Commands", "## Evidence to Return", "## Next Gate", "- (docs.create) Always update AGENTS.md"]) expect(md.stdout).toContain(section);
     const json = await runCli(["oa", "generate", "--goal", "Update docs/README.md", "--ref", "docs/SSOT/INDEX.md", "--format", "json"], { cwd: p.root });
     const out = JSON.parse(json.stdout).output;
     expect(Object.keys(out)).toEqual(["ops_block", "commands", "evidence_required"]);
-    expect(out.commands).toContain("git diff --stat -- docs/README.md");
+    expect(out.commands).toContain("git diff -- docs/README.md");
     expect(out.evidence_required).toContain("Confirmation that docs/SSOT/INDEX.md was read and followed");
   });
 

@@ -139,7 +139,7 @@ describe("run (rule-based programs)", () => {
     const env = buildEnvelope("OPSBlockGenerator", "Create docs/SSOT/oa/OA_DATA_MODEL.md", { workspace: p.ws });
     const r = await runReasoning(env, { workspace: p.ws });
     expect(r.status).toBe("OK");
-    expect((r.output as { evidence_required: string[] }).evidence_required).toContain("Confirmation that docs/SSOT/PHASE27_B_OA_RUNTIME.md was read and followed");
+    expect((r.output as { evidence_required: string[] }).evidence_required).toContain("Confirmation that docs/SSOT/PHASE27_B_OA_RUNTIME.md, docs/SSOT/PHASE27_D_DSPY_REASONING_OUTLINE.md were read and followed");
     const context = JSON.parse(readFileSync(join(p.share, "oa/CONTEXT.json"), "utf8"));
     expect(context.context).toMatchObject({
       active_goal: "Create docs/SSOT/oa/OA_DATA_MODEL.md",
