@@ -6,6 +6,7 @@ import {
   buildEnvelope,
   callOATool,
   completeOpsBlock,
+  initSurfaces,
   oaWorkspace,
   reasoningEngine,
   runReasoning,
@@ -62,6 +63,25 @@ function renderGuard(g: OAGuardOutput): string {
 
 export function registerOa(program: Command): void {
   const oa = program.command("oa").description("Orchestrator Assistant: read kernel surfaces, guard their coherence, run reasoning programs (read-only)");
+
+  oa.command("init")
+    .description(
+      "first run: write a starting set of kernel surfaces derived from this repository (branch from git, phase from oa.phase, reality from oa.checks or package.json's test script) and the first STATE.json; never overwrites surfaces it did not write",
+    )
+    .option("--branch <name>", "the branch (default: git's current branch)")
+    .option("--phase <phase>", "the phase (default: oa.phase in pmagent.config.json, else 1)")
+    .addOption(formatOption())
+    .action(async (opts: { branch?: string; phase?: string; format: Format }, cmd: Command) => {
+      const result = await initSurfaces(workspace(cmd), { branch: opts.branch, phase: opts.phase });
+      print(opts.format, result, () =>
+        [
+          `wrote ${result.written.join(", ")} and ${result.state}`,
+          `branch ${result.branch}, phase ${result.phase}, reality ${result.reality_green ? "green" : "not green"}`,
+          ...result.checks.map((c) => `  ${c.passed ? "pass" : "FAIL"} ${c.name}: ${c.message}`),
+          "next: pmagent boot oa",
+        ].join("\n"),
+      );
+    });
 
   oa.command("snapshot")
     .description("regenerate share/orchestrator_assistant/STATE.json from the kernel surfaces (exit 1: a required surface is missing or invalid)")

@@ -6,12 +6,12 @@
 import { nowIso } from "../core/index.js";
 import { KEY_CHECKS, computeKernel, findCheck, type KernelView } from "./kernel.js";
 import type { OADiagnostic, OAGuardMode, OAGuardOutput, OAMismatch, OAStateRead, SurfaceStatus } from "./schemas.js";
-import { REQUIRED_SURFACES, SURFACES, contextOf, loadSurfaces, surfaceList, type SurfaceSet } from "./surfaces.js";
+import { OA_INIT_COMMAND, REQUIRED_SURFACES, SURFACES, contextOf, loadSurfaces, noKernelSurfaces, surfaceList, type SurfaceSet } from "./surfaces.js";
 import { readState } from "./snapshot.js";
 import { displayPath, type OAWorkspace } from "./workspace.js";
 
 const SNAPSHOT = "pmagent oa snapshot";
-const INIT = "pmagent oa init";
+const INIT = OA_INIT_COMMAND;
 const STATE_FILE = "orchestrator_assistant/STATE.json";
 const TRI = new Set<string>([SURFACES.reality_green_summary.file, SURFACES.pm_bootstrap_state.file, STATE_FILE]);
 
@@ -54,7 +54,7 @@ export function runOaGuard(ws: OAWorkspace, mode: OAGuardMode, clock: () => numb
  * references) and context validity.
  */
 function surfaceDiagnostics(set: SurfaceSet, referenced: ReadonlySet<string>, out: Collector): void {
-  const allRequiredMissing = surfaceList(set).every((s) => !s.status.required || s.status.status === "missing");
+  const allRequiredMissing = noKernelSurfaces(set);
   for (const s of surfaceList(set)) {
     const st = s.status;
     if (st.status === "ok") continue;

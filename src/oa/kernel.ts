@@ -2,7 +2,7 @@
  * The kernel's view: mode (NORMAL/DEGRADED/BLOCKED), branch, phase and health, derived from the
  * kernel surfaces alone, and the interpretation table of DESIGN.md §2.
  */
-import { SURFACES, describeProblem, surfaceList, type SurfaceSet } from "./surfaces.js";
+import { OA_INIT_COMMAND, SURFACES, describeProblem, noKernelSurfaces, surfaceList, type SurfaceSet } from "./surfaces.js";
 import type { OAInterpretation, KernelMode, OAMismatch } from "./schemas.js";
 
 /** Checks named by the spec's tri-surface coherence rules, with the bootstrap health flag they mirror. */
@@ -22,6 +22,8 @@ export interface KernelView {
   checks: Array<{ name: string; passed: boolean; message: string | null }>;
   failed_checks: string[];
   health: { reality_green: boolean | null; agents_sync_ok: boolean | null; dms_alignment_ok: boolean | null };
+  /** The one command that fixes a BLOCKED kernel, when there is one (`pmagent oa init` on a first run). */
+  fix: string | null;
   /** Disagreements between kernel surfaces: reality is not proven (DEGRADED), never BLOCKED. */
   disagreements: OAMismatch[];
 }
@@ -55,6 +57,7 @@ export function computeKernel(set: SurfaceSet): KernelView {
       dms_alignment_ok: b?.health?.dms_alignment_ok ?? null,
     },
     disagreements: [],
+    fix: null,
   };
 
   const blocked: string[] = [];
@@ -85,6 +88,7 @@ export function computeKernel(set: SurfaceSet): KernelView {
   if (blocked.length > 0) {
     view.mode = "BLOCKED";
     view.reasons = blocked;
+    if (noKernelSurfaces(set)) view.fix = OA_INIT_COMMAND;
     return view;
   }
 
@@ -129,5 +133,6 @@ export const OA_MODE_TABLE: Record<KernelMode, { allowed: ActionCategory[]; forb
 
 export function interpretation(view: KernelView): OAInterpretation {
   const row = OA_MODE_TABLE[view.mode];
-  return { allowed_actions: [...row.allowed], forbidden_actions: [...row.forbidden], recommended_commands: [...row.recommended], reasons: [...view.reasons] };
+  const recommended = view.fix ? [view.fix, ...row.recommended] : [...row.recommended];
+  return { allowed_actions: [...row.allowed], forbidden_actions: [...row.forbidden], recommended_commands: recommended, reasons: [...view.reasons] };
 }

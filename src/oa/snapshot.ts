@@ -5,18 +5,22 @@ import { computeKernel } from "./kernel.js";
 import { PROGRAM_IDS } from "./programs/io.js";
 import { OA_STATE_VERSION, OAStateReadSchema, OAStateSchema, type OAState, type OAStateRead, type SurfaceStatus } from "./schemas.js";
 import { OA_TOOL_IDS, PROGRAM_TOOL_IDS } from "./tool-ids.js";
-import { REQUIRED_SURFACES, SURFACES, contextOf, describeProblem, loadSurfaces, surfaceList, type SurfaceSet } from "./surfaces.js";
+import { OA_INIT_COMMAND, REQUIRED_SURFACES, SURFACES, contextOf, describeProblem, loadSurfaces, noKernelSurfaces, surfaceList, type SurfaceSet } from "./surfaces.js";
 import { displayPath, type OAWorkspace } from "./workspace.js";
 
-/** Refuse (exit 1) when a required surface is missing or invalid, naming each file and its problem. */
+/** Refuse (exit 1) when a required surface is missing or invalid, naming each file, its problem and the fix. */
 export function assertRequiredSurfaces(set: SurfaceSet): void {
   const bad = surfaceList(set).filter((s) => s.status.required && s.status.status !== "ok");
   if (bad.length === 0) return;
   const allMissing = bad.every((s) => s.status.status === "missing");
+  const fix = noKernelSurfaces(set)
+    ? `this repository has no kernel surfaces yet: run \`${OA_INIT_COMMAND}\` to write a starting set derived from it (branch from git, phase from config, reality from the configured checks)`
+    : allMissing
+      ? `restore ${bad.length > 1 ? "them" : "it"} (the kernel writes ${REQUIRED_SURFACES.map((n) => SURFACES[n].file).join(", ")}), or run \`${OA_INIT_COMMAND}\` if it wrote the others`
+      : `fix ${bad.length > 1 ? "them" : "it"} so that ${bad.length > 1 ? "they match" : "it matches"} the surface's fields, or regenerate ${bad.length > 1 ? "them" : "it"}`;
   throw new OASurfaceError(
     allMissing ? "oa_surface_missing" : "oa_surface_invalid",
-    `required kernel surface${bad.length > 1 ? "s" : ""} missing or invalid:\n  ${bad.map((s) => describeProblem(s.status)).join("\n  ")}\n` +
-      `(OA reads ${REQUIRED_SURFACES.map((n) => SURFACES[n].file).join(", ")} from oa.surfaces_dir; fix or regenerate them)`,
+    `required kernel surface${bad.length > 1 ? "s" : ""} missing or invalid:\n  ${bad.map((s) => describeProblem(s.status)).join("\n  ")}\n${fix}`,
     { surfaces: bad.map((s) => s.status) },
   );
 }
@@ -40,7 +44,8 @@ export function buildState(ws: OAWorkspace, set: SurfaceSet, clock: () => number
   const surfaceStatus: Record<string, boolean> = {};
   const surfaceDetails: Record<string, SurfaceStatus> = {};
   for (const s of surfaceList(set)) {
-    surfaces[s.name] = s.status.path;
+    // `surfaces` lists what the state was built from: an absent optional surface is not referenced.
+    if (s.status.required || s.status.status !== "missing") surfaces[s.name] = s.status.path;
     surfaceStatus[s.name] = s.status.status === "ok";
     surfaceDetails[s.name] = s.status;
   }

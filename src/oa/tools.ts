@@ -5,7 +5,7 @@
 import { OAToolError } from "./errors.js";
 import { computeKernel, interpretation } from "./kernel.js";
 import { runRegisteredGuard, guardNames } from "./guards.js";
-import { describeProblem, loadSurface, loadSurfaces, type SurfaceName } from "./surfaces.js";
+import { OA_INIT_COMMAND, describeProblem, loadSurface, loadSurfaces, noKernelSurfaces, type SurfaceName } from "./surfaces.js";
 import type { OAWorkspace } from "./workspace.js";
 
 import { OA_TOOL_IDS, type OAToolId } from "./tool-ids.js";
@@ -18,7 +18,10 @@ export function isOAToolId(id: string): id is OAToolId {
 
 function surfaceTool(ws: OAWorkspace, name: SurfaceName): unknown {
   const loaded = loadSurface(ws, name);
-  if (!loaded.data) throw new OAToolError("oa_surface_unavailable", `cannot load ${describeProblem(loaded.status)}`, { details: { status: loaded.status } });
+  if (!loaded.data) {
+    const fix = loaded.status.status === "missing" && noKernelSurfaces(loadSurfaces(ws)) ? ` (no kernel surfaces yet: run \`${OA_INIT_COMMAND}\`)` : "";
+    throw new OAToolError("oa_surface_unavailable", `cannot load ${describeProblem(loaded.status)}${fix}`, { details: { status: loaded.status } });
+  }
   return loaded.data;
 }
 
