@@ -93,7 +93,7 @@ export function registerOa(program: Command): void {
     });
 
   oa.command("guard")
-    .description("check STATE.json against the kernel surfaces and the surfaces against each other (exit 1 only in STRICT mode on failure)")
+    .description("check STATE.json against the kernel surfaces and the surfaces against each other (HINT by default: report only; exit 1 only in STRICT mode on failure)")
     .addOption(new Option("--mode <mode>", "STRICT fails (exit 1) on any error diagnostic; HINT only reports").choices(["STRICT", "HINT"]).default("HINT"))
     .addOption(formatOption())
     .action((opts: { mode: OAGuardMode; format: Format }, cmd: Command) => {

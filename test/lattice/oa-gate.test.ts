@@ -40,6 +40,15 @@ describe("OA gate in the supervisor", () => {
     expect(decision?.reasoning).toMatch(/BLOCKED/);
   });
 
+  it("the origin's kernel whose surfaces disagree on reality_green is DEGRADED: feature work denied, with how to lift it", async () => {
+    cpSync(join(REPO_ROOT, "test/fixtures/oa/origin-reality-conflict/share"), join(tp.root, "share"), { recursive: true });
+    expect(await runOnce()).toEqual([]);
+    expect((await board.get("job-1")).entry.status).toBe("open");
+    const decision = await projectSupervisor({ store: ts.store, project: tp.project }).runs.lastGateDecision("job-1");
+    expect(decision?.decision).toBe("DENY");
+    expect(decision?.reasoning).toMatch(/^Kernel is DEGRADED; feature_work is forbidden in DEGRADED .* To lift: run `pmagent oa guard` and `pmagent boot oa` to see why/);
+  });
+
   it("a project without OA surfaces is not gated: the run starts and no decision is recorded", async () => {
     const runs = await runOnce();
     expect(runs.map((r) => [r.entry_id, r.state, r.gate])).toEqual([["job-1", "succeeded", null]]);

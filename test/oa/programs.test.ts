@@ -161,6 +161,24 @@ describe("GuardFailureInterpreter rules", () => {
     expect(interpretGuardFailure({ guard_name: "oa_state", kernel_state: NORMAL, rerun: { exit_code: 0, ok: true }, guard_output: missing }).is_transient).toBe(true);
   });
 
+  it("reads the origin's guard_oa_state.py report (the catalog's example: no kernel_mode)", () => {
+    const report = {
+      ok: false,
+      mode: "STRICT",
+      timestamp: "2024-12-07T15:30:00Z",
+      mismatches: ["branch mismatch: OA='feature-x' vs kernel='main'"],
+      missing_surfaces: [],
+      diagnostics: [
+        { type: "issue", category: "kernel_mismatch", severity: "error", message: "OA branch mismatches kernel branch", details: { oa_branch: "feature-x", kernel_branch: "main" }, remediation: "pmagent oa snapshot" },
+      ],
+    };
+    expect(interpretGuardFailure({ guard_name: null, kernel_state: NORMAL, rerun: null, guard_output: report })).toEqual({
+      root_cause: "kernel_mismatch: OA branch mismatches kernel branch",
+      remediation_plan: ["pmagent oa snapshot", "re-run `pmagent oa guard --mode STRICT` and confirm it reports ok"],
+      is_transient: true,
+    });
+  });
+
   it("reads other guards' errors lists and messages", () => {
     const out = interpretGuardFailure({ guard_name: "docs", kernel_state: NORMAL, rerun: null, guard_output: { ok: false, errors: ["INDEX.md is out of date", { message: "request timed out" }] } });
     expect(out).toEqual({
