@@ -155,7 +155,11 @@ export function registerBb(program: Command): void {
     .action(async (id: string, opts: { format: Format }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
         const s = await board(p, store).get(id);
-        print(opts.format, s.entry, () => entryText(s));
+        // A run the gate denied never started: its last DENY is shown here, with how to lift it.
+        const { projectSupervisor } = await import("../lattice/index.js");
+        const gate = await projectSupervisor({ store, project: p }).runs.lastGateDecision(id);
+        const denied = gate?.decision === "DENY" ? `\ngate:        DENY at ${gate.at} (entry version ${gate.entry_version}): ${gate.reasoning}` : "";
+        print(opts.format, s.entry, () => entryText(s) + denied);
       });
     });
 

@@ -6,6 +6,7 @@ import {
   buildEnvelope,
   callOATool,
   completeOpsBlock,
+  initSurfaces,
   oaWorkspace,
   reasoningEngine,
   runReasoning,
@@ -49,9 +50,9 @@ function renderResult(r: ReasoningResult, body: string[], engine: ReasoningEngin
   return lines.join("\n");
 }
 
-/** Programs that ran print their result and exit 0; refused (BLOCKED) or FAILED ones exit 1. */
+/** Programs that ran print their result and exit 0 (in every kernel mode); FAILED ones exit 1. */
 function resultExit(r: ReasoningResult, extraFailure = false): void {
-  if (r.status === "BLOCKED" || r.status === "FAILED" || extraFailure) process.exitCode = 1;
+  if (r.status === "FAILED" || extraFailure) process.exitCode = 1;
 }
 
 function renderGuard(g: OAGuardOutput): string {
@@ -63,6 +64,25 @@ function renderGuard(g: OAGuardOutput): string {
 export function registerOa(program: Command): void {
   const oa = program.command("oa").description("Orchestrator Assistant: read kernel surfaces, guard their coherence, run reasoning programs (read-only)");
 
+  oa.command("init")
+    .description(
+      "first run: write a starting set of kernel surfaces derived from this repository (branch from git, phase from oa.phase, reality from oa.checks or package.json's test script) and the first STATE.json; never overwrites surfaces it did not write",
+    )
+    .option("--branch <name>", "the branch (default: git's current branch)")
+    .option("--phase <phase>", "the phase (default: oa.phase in pmagent.config.json, else 1)")
+    .addOption(formatOption())
+    .action(async (opts: { branch?: string; phase?: string; format: Format }, cmd: Command) => {
+      const result = await initSurfaces(workspace(cmd), { branch: opts.branch, phase: opts.phase });
+      print(opts.format, result, () =>
+        [
+          `wrote ${result.written.join(", ")} and ${result.state}`,
+          `branch ${result.branch}, phase ${result.phase}, reality ${result.reality_green ? "green" : "not green"}`,
+          ...result.checks.map((c) => `  ${c.passed ? "pass" : "FAIL"} ${c.name}: ${c.message}`),
+          "next: pmagent boot oa",
+        ].join("\n"),
+      );
+    });
+
   oa.command("snapshot")
     .description("regenerate share/orchestrator_assistant/STATE.json from the kernel surfaces (exit 1: a required surface is missing or invalid)")
     .addOption(formatOption())
@@ -73,8 +93,8 @@ export function registerOa(program: Command): void {
     });
 
   oa.command("guard")
-    .description("check STATE.json against the kernel surfaces and the surfaces against each other (exit 1 only in STRICT mode on failure)")
-    .addOption(new Option("--mode <mode>", "STRICT fails (exit 1) on any error diagnostic; HINT only reports").choices(["STRICT", "HINT"]).makeOptionMandatory())
+    .description("check STATE.json against the kernel surfaces and the surfaces against each other (HINT by default: report only; exit 1 only in STRICT mode on failure)")
+    .addOption(new Option("--mode <mode>", "STRICT fails (exit 1) on any error diagnostic; HINT only reports").choices(["STRICT", "HINT"]).default("HINT"))
     .addOption(formatOption())
     .action((opts: { mode: OAGuardMode; format: Format }, cmd: Command) => {
       const output = runOaGuard(workspace(cmd), opts.mode);
@@ -92,7 +112,7 @@ export function registerOa(program: Command): void {
     });
 
   oa.command("decision")
-    .description("SafeOPSDecision: may this action run now? (exit 1 when refused because the kernel is BLOCKED, or failed)")
+    .description("SafeOPSDecision: may this action run now? ALLOW, DENY or CONDITIONAL (a BLOCKED kernel allows diagnosis only; exit 1 when the program failed)")
     .requiredOption("--action <text>", "the proposed action")
     .addOption(formatOption())
     .action(async (opts: { action: string; format: Format }, cmd: Command) => {
@@ -150,7 +170,7 @@ export function registerOa(program: Command): void {
     });
 
   oa.command("validate-phase")
-    .description("PhaseTransitionValidator: is the project ready to move to phase N? (exit 1 when NOT_READY, refused or failed)")
+    .description("PhaseTransitionValidator: is the project ready to move to phase N? (exit 1 when NOT_READY or failed)")
     .requiredOption("--to <phase>", "the target phase, e.g. 28")
     .addOption(formatOption())
     .action(async (opts: { to: string; format: Format }, cmd: Command) => {

@@ -97,6 +97,12 @@ export const OaSchema = z
       .default({}),
     /** Ask SafeOPSDecision before each run when surfaces exist. */
     gate: z.boolean().default(true),
+    /** The project's phase, written by `pmagent oa init` into the starting kernel surfaces. */
+    phase: z.union([z.string().min(1), z.number()]).optional(),
+    /** Checks `pmagent oa init` runs for its reality summary (default: package.json's test script). */
+    checks: z
+      .record(z.string().min(1), z.object({ command: z.array(z.string().min(1)).min(1), timeout_ms: z.number().int().positive().default(600_000) }).strict())
+      .optional(),
   })
   .strict();
 

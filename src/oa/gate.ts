@@ -36,8 +36,8 @@ export function gateAction(role: string, entry: GateEntry): string {
 /**
  * Asked by the supervisor before it starts a run. DENY: leave the entry open and record
  * `reasoning`; CONDITIONAL: start it with `conditions` in the run's record. Skipped when the gate
- * is off (`oa.gate: false`) or the project has no OA surfaces. A BLOCKED kernel or a failed
- * program is a DENY (fail-closed).
+ * is off (`oa.gate: false`) or the project has no OA surfaces. A BLOCKED kernel denies all but
+ * diagnostic runs; a failed program is a DENY (fail-closed). A DENY says how to lift it.
  */
 export async function gateRun(args: GateRunArgs): Promise<GateResult> {
   if (!args.config.oa.gate) return { skipped: true, reason: "the OA gate is off (oa.gate is false)" };
@@ -48,18 +48,24 @@ export async function gateRun(args: GateRunArgs): Promise<GateResult> {
   const envelope = buildEnvelope("SafeOPSDecision", gateAction(args.role, args.entry), { workspace: ws });
   const model = args.model ?? reasoningEngine(args.config, args.root, args.env).model;
   const result = await run(envelope, { workspace: ws, model });
-  if (result.status === "BLOCKED" || result.status === "FAILED") {
+  if (result.status === "FAILED") {
     return {
       skipped: false,
       envelope_id: result.envelope_id,
       status: result.status,
       engine: result.engine,
       decision: "DENY",
-      reasoning: `SafeOPSDecision ${result.status === "BLOCKED" ? "refused" : "failed"}: ${result.rationale}`,
+      reasoning: `SafeOPSDecision failed: ${result.rationale}. ${liftHint(args.config.oa.surfaces_dir)}`,
       conditions: [],
       warnings: result.diagnostics.filter((d) => d.severity !== "error").map((d) => d.message),
     };
   }
   const output = result.output as SafeOPSDecisionOutput;
-  return { skipped: false, envelope_id: result.envelope_id, status: result.status, engine: result.engine, ...output };
+  const reasoning = output.decision === "DENY" ? `${output.reasoning} ${liftHint(args.config.oa.surfaces_dir)}` : output.reasoning;
+  return { skipped: false, envelope_id: result.envelope_id, status: result.status, engine: result.engine, ...output, reasoning };
+}
+
+/** How a human lifts a DENY: read what the kernel says, fix it, or turn the gate off. */
+export function liftHint(surfacesDir: string): string {
+  return `To lift: run \`pmagent oa guard\` and \`pmagent boot oa\` to see why, fix the kernel surfaces in ${surfacesDir}/ (the run is retried once they allow it), or set "oa": {"gate": false} in pmagent.config.json to stop gating runs.`;
 }

@@ -1,150 +1,177 @@
 /**
  * The OA state guard (the spec's guard_oa_state.py): compares STATE.json with the kernel surfaces
- * and the kernel surfaces with each other, and reports every problem as a diagnostic.
+ * and the kernel surfaces with each other, and reports every problem as a catalog diagnostic and,
+ * for mismatches, one line in `mismatches` as the origin's guard prints them.
  */
 import { nowIso } from "../core/index.js";
 import { KEY_CHECKS, computeKernel, findCheck, type KernelView } from "./kernel.js";
-import type { OADiagnostic, OAGuardMode, OAGuardOutput, OAMismatch, OAState, SurfaceStatus } from "./schemas.js";
-import { SURFACES, contextOf, loadSurfaces, surfaceList, type SurfaceSet } from "./surfaces.js";
+import type { OADiagnostic, OAGuardMode, OAGuardOutput, OAMismatch, OAStateRead, SurfaceStatus } from "./schemas.js";
+import { OA_INIT_COMMAND, REQUIRED_SURFACES, SURFACES, contextOf, loadSurfaces, noKernelSurfaces, surfaceList, type SurfaceSet } from "./surfaces.js";
 import { readState } from "./snapshot.js";
 import { displayPath, type OAWorkspace } from "./workspace.js";
 
-const SNAPSHOT = "run `pmagent oa snapshot` to regenerate STATE.json from the kernel surfaces";
+const SNAPSHOT = "pmagent oa snapshot";
+const INIT = OA_INIT_COMMAND;
 const STATE_FILE = "orchestrator_assistant/STATE.json";
+const TRI = new Set<string>([SURFACES.reality_green_summary.file, SURFACES.pm_bootstrap_state.file, STATE_FILE]);
+
+/** Severities that fail the guard in STRICT mode. */
+const FAILING = new Set<OADiagnostic["severity"]>(["error", "block"]);
+
+interface Collector {
+  diagnostics: OADiagnostic[];
+  mismatches: string[];
+  missing: string[];
+}
 
 export function runOaGuard(ws: OAWorkspace, mode: OAGuardMode, clock: () => number = Date.now): OAGuardOutput {
   const set = loadSurfaces(ws);
   const kernel = computeKernel(set);
   const { status: stateStatus, state } = readState(ws);
-  const diagnostics: OADiagnostic[] = [];
-  const mismatches: OAMismatch[] = [];
-  const missing: string[] = [];
+  const out: Collector = { diagnostics: [], mismatches: [], missing: [] };
+  const kernelReadable = REQUIRED_SURFACES.every((n) => surfaceList(set).find((s) => s.name === n)?.status.status === "ok");
 
-  surfaceDiagnostics(set, diagnostics, missing);
-  stateStatusDiagnostics(stateStatus, diagnostics, missing);
-  kernelDisagreements(kernel, diagnostics, mismatches);
+  surfaceDiagnostics(set, new Set(Object.keys(state?.surfaces ?? {})), out);
+  stateStatusDiagnostics(stateStatus, kernelReadable, out);
+  kernelDisagreements(kernel, out);
   if (state) {
-    driftDiagnostics(ws, set, kernel, state, diagnostics);
-    stateMismatches(set, state, diagnostics, mismatches);
+    driftDiagnostics(ws, set, kernel, state, out);
+    stateMismatches(set, state, out);
   }
   return {
-    ok: !diagnostics.some((d) => d.severity === "error"),
+    ok: !out.diagnostics.some((d) => FAILING.has(d.severity)),
     mode,
     kernel_mode: kernel.mode,
-    mismatches,
-    missing_surfaces: missing,
-    diagnostics,
+    mismatches: out.mismatches,
+    missing_surfaces: out.missing,
+    diagnostics: out.diagnostics,
     timestamp: nowIso(clock),
   };
 }
 
-/** Surface existence (WARN for optional surfaces, FAIL for required ones) and context validity. */
-function surfaceDiagnostics(set: SurfaceSet, out: OADiagnostic[], missing: string[]): void {
+/**
+ * Surface existence (a blocker for required surfaces; WARN for an optional one STATE.json
+ * references) and context validity.
+ */
+function surfaceDiagnostics(set: SurfaceSet, referenced: ReadonlySet<string>, out: Collector): void {
+  const allRequiredMissing = noKernelSurfaces(set);
   for (const s of surfaceList(set)) {
     const st = s.status;
     if (st.status === "ok") continue;
-    // CONTEXT.json is optional with an empty fallback: its absence is not a problem.
-    if (st.status === "missing" && s.name === "oa_context") continue;
+    // CONTEXT.json is optional with an empty fallback, and an optional surface nothing refers to
+    // (the origin's STATE.json lists only the three required ones) is not missing.
+    if (st.status === "missing" && (s.name === "oa_context" || (!st.required && !referenced.has(s.name)))) continue;
+    const type = st.required ? "blocker" : "warn";
     const severity = st.required ? "error" : "warn";
     if (st.status === "missing") {
-      missing.push(st.path);
-      out.push({
+      out.missing.push(st.path);
+      out.diagnostics.push({
+        type,
         category: "missing_surface",
         severity,
         message: `${st.required ? "required" : "referenced"} surface ${st.path} does not exist`,
         details: { surface: s.name, path: st.path, required: st.required },
-        remediation: `restore ${st.path} (the kernel writes it), or set oa.surfaces_dir in pmagent.config.json to the directory that holds ${SURFACES[s.name].file}`,
+        // With no kernel surfaces at all, init writes a starting set; one missing file is restored.
+        remediation: allRequiredMissing && st.required ? INIT : `restore ${st.path} (the kernel writes it), or set oa.surfaces_dir in pmagent.config.json to the directory that holds ${SURFACES[s.name].file}`,
       });
     } else {
-      out.push({
+      out.diagnostics.push({
+        type,
         category: "schema_violation",
         severity,
         message: `${st.path} is ${st.status === "invalid_json" ? "not valid JSON" : "invalid"}: ${st.problem}`,
-        details: { surface: s.name, path: st.path, problem: st.problem },
+        details: { surface: s.name, path: st.path, problem: st.problem, subcategory: st.status === "invalid_json" ? "invalid_json" : "missing_required" },
         remediation: s.name === "oa_context" ? `fix or delete ${st.path} (a missing context is treated as empty)` : `fix ${st.path} so that it matches the surface's fields, or regenerate it`,
       });
     }
   }
 }
 
-function stateStatusDiagnostics(st: SurfaceStatus, out: OADiagnostic[], missing: string[]): void {
+function stateStatusDiagnostics(st: SurfaceStatus, kernelReadable: boolean, out: Collector): void {
+  // A snapshot needs readable kernel surfaces: until then the surface diagnostics say what to do.
+  const remediation = kernelReadable ? SNAPSHOT : `fix the kernel surfaces first (see the diagnostics above), then ${SNAPSHOT}`;
   if (st.status === "missing") {
-    missing.push(st.path);
-    out.push({ category: "missing_surface", severity: "error", message: `OA state ${st.path} does not exist`, details: { path: st.path }, remediation: SNAPSHOT });
+    out.missing.push(st.path);
+    out.diagnostics.push({ type: "issue", category: "missing_surface", severity: "error", message: `OA state ${st.path} does not exist`, details: { path: st.path }, remediation });
   } else if (st.status !== "ok") {
-    out.push({ category: "schema_violation", severity: "error", message: `OA state ${st.path} is invalid: ${st.problem}`, details: { path: st.path, problem: st.problem }, remediation: SNAPSHOT });
+    out.diagnostics.push({ type: "issue", category: "schema_violation", severity: "error", message: `OA state ${st.path} is invalid: ${st.problem}`, details: { path: st.path, problem: st.problem }, remediation });
   }
 }
 
-/** Kernel surfaces disagreeing with each other; reality/bootstrap pairs are tri-surface rules. */
-function kernelDisagreements(kernel: KernelView, out: OADiagnostic[], mismatches: OAMismatch[]): void {
-  const tri = new Set<string>([SURFACES.reality_green_summary.file, SURFACES.pm_bootstrap_state.file]);
-  for (const { gross: _gross, ...d } of kernel.disagreements) {
-    mismatches.push(d);
-    const isTri = d.surfaces.every((s) => tri.has(s));
-    out.push({
+function mismatchLine(m: OAMismatch): string {
+  return `${m.check} mismatch: ${m.surfaces[0]}=${JSON.stringify(m.expected)} vs ${m.surfaces[1]} ${m.field}=${JSON.stringify(m.actual)}`;
+}
+
+/** The catalog's subcategory of a tri-surface conflict. */
+function triCheck(check: string): string {
+  if (check === "reality_green" || check === "reality match") return "reality_green_conflict";
+  if (/agents/i.test(check)) return "agents_sync_conflict";
+  if (/dms/i.test(check)) return "dms_alignment_conflict";
+  return "health_coherence";
+}
+
+/** Kernel surfaces disagreeing with each other: DEGRADED, and a failure of the guard. */
+function kernelDisagreements(kernel: KernelView, out: Collector): void {
+  for (const d of kernel.disagreements) {
+    const isTri = d.surfaces.every((s) => TRI.has(s));
+    out.mismatches.push(mismatchLine(d));
+    out.diagnostics.push({
+      type: "issue",
       category: isTri ? "tri_surface_incoherence" : "kernel_mismatch",
       severity: "error",
-      message: `${d.check}: ${d.surfaces[0]} says ${JSON.stringify(d.expected)} but ${d.surfaces[1]} (${d.field}) says ${JSON.stringify(d.actual)}`,
-      details: { ...d },
-      remediation: `bring ${d.surfaces[1]} in line with ${d.surfaces[0]} (regenerate the stale one), then run \`pmagent oa snapshot\``,
+      message: `${d.check}: ${d.surfaces[0]} says ${JSON.stringify(d.expected)} but ${d.surfaces[1]} (${d.field}) says ${JSON.stringify(d.actual)}${d.check === "reality_green" ? "; reality is not proven green, so the kernel is DEGRADED" : ""}`,
+      details: { ...d, ...(isTri ? { check: triCheck(d.check), field_check: d.check } : {}) },
+      remediation: isTri ? `regenerate the stale surface (the catalog's \`make reality.green\`), then ${SNAPSHOT}` : `bring ${d.surfaces[1]} in line with ${d.surfaces[0]} (regenerate the stale one), then ${SNAPSHOT}`,
     });
   }
 }
 
 /** STATE.json built from another surfaces directory or from surfaces that changed since. */
-function driftDiagnostics(ws: OAWorkspace, set: SurfaceSet, kernel: KernelView, state: OAState, out: OADiagnostic[]): void {
-  const source = displayPath(ws, ws.surfacesDir);
-  if (state.source !== source) {
-    out.push({
-      category: "config_drift",
-      severity: "warn",
-      message: `STATE.json was generated from "${state.source}" but oa.surfaces_dir is now "${source}"`,
-      details: { state_source: state.source, configured: source },
-      remediation: SNAPSHOT,
-    });
+function driftDiagnostics(ws: OAWorkspace, set: SurfaceSet, kernel: KernelView, state: OAStateRead, out: Collector): void {
+  const warn = (message: string, details: Record<string, unknown>, remediation: string) =>
+    out.diagnostics.push({ type: "warn", category: "config_drift", severity: "warn", message, details, remediation });
+  const dir = displayPath(ws, ws.surfacesDir);
+  if (state.surfaces_dir !== undefined && state.surfaces_dir !== dir) {
+    warn(`STATE.json was generated from "${state.surfaces_dir}" but oa.surfaces_dir is now "${dir}"`, { subcategory: "stale_oa_state", state_surfaces_dir: state.surfaces_dir, configured: dir }, SNAPSHOT);
   }
+  // Content hashes are pmagent's; a STATE.json from the origin has none and is compared by value only.
   for (const s of surfaceList(set)) {
-    const recorded = state.surface_status[s.name];
+    const recorded = state.surface_details?.[s.name];
     if (recorded && recorded.sha256 !== s.status.sha256) {
-      out.push({
-        category: "config_drift",
-        severity: "warn",
-        message: `${s.status.path} changed since STATE.json was generated (${state.generated_at})`,
-        details: { surface: s.name, path: s.status.path, recorded_sha256: recorded.sha256, current_sha256: s.status.sha256 },
-        remediation: SNAPSHOT,
-      });
+      warn(
+        `${s.status.path} changed since STATE.json was generated (${state.generated_at ?? "unknown time"})`,
+        { subcategory: "stale_oa_state", surface: s.name, path: s.status.path, recorded_sha256: recorded.sha256, current_sha256: s.status.sha256 },
+        SNAPSHOT,
+      );
     }
   }
   const declared = contextOf(set).context.kernel_mode;
   if (declared !== null && declared !== kernel.mode) {
-    out.push({
-      category: "config_drift",
-      severity: "warn",
-      message: `${SURFACES.oa_context.file} says kernel_mode ${declared} but the kernel is ${kernel.mode}`,
-      details: { context_kernel_mode: declared, kernel_mode: kernel.mode },
-      remediation: "run `pmagent oa generate` or edit context.kernel_mode so the OA context follows the kernel",
-    });
+    warn(
+      `${SURFACES.oa_context.file} says kernel_mode ${declared} but the kernel is ${kernel.mode}`,
+      { subcategory: "stale_context", context_kernel_mode: declared, kernel_mode: kernel.mode },
+      "edit context.kernel_mode in share/oa/CONTEXT.json (or run `pmagent oa generate`, which records the current mode)",
+    );
   }
 }
 
 /** The spec's guard table (branch, phase, reality) and the key-check tri-surface rule, STATE vs kernel. */
-function stateMismatches(set: SurfaceSet, state: OAState, out: OADiagnostic[], mismatches: OAMismatch[]): void {
+function stateMismatches(set: SurfaceSet, state: OAStateRead, out: Collector): void {
   const b = set.bootstrap.data;
   const s = set.ssot.data;
   const r = set.reality.data;
-  const fail = (category: OADiagnostic["category"], m: OAMismatch) => {
-    mismatches.push(m);
-    out.push({
+  const compare = (category: OADiagnostic["category"], check: string, field: string, expected: unknown, actual: unknown, kernelFile: string) => {
+    if (expected === undefined || expected === null || expected === actual) return;
+    const m: OAMismatch = { check, field, expected, actual, surfaces: [kernelFile, STATE_FILE] };
+    out.mismatches.push(mismatchLine(m));
+    out.diagnostics.push({
+      type: "issue",
       category,
       severity: "error",
-      message: `${m.check}: ${m.surfaces[0]} says ${JSON.stringify(m.expected)} but ${m.surfaces[1]} says ${JSON.stringify(m.actual)}`,
+      message: `${check}: ${kernelFile} says ${JSON.stringify(expected)} but ${STATE_FILE} says ${JSON.stringify(actual)}`,
       details: { ...m },
       remediation: SNAPSHOT,
     });
-  };
-  const compare = (category: OADiagnostic["category"], check: string, field: string, expected: unknown, actual: unknown, kernelFile: string) => {
-    if (expected !== undefined && expected !== null && expected !== actual) fail(category, { check, field, expected, actual, surfaces: [kernelFile, STATE_FILE] });
   };
   if (b) {
     compare("kernel_mismatch", "branch match", "branch", b.branch, state.branch, SURFACES.pm_bootstrap_state.file);

@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
 import { Redactor, isSecretEnvName, secretsFromEnv } from "../core/index.js";
 import { OAToolError } from "./errors.js";
 import { runOaGuard } from "./guard.js";
@@ -7,6 +9,11 @@ import type { OAWorkspace } from "./workspace.js";
 /** The guard every project has without configuring it: the OA state guard, in STRICT mode. */
 export const BUILTIN_GUARD = "oa_state";
 const MAX_OUTPUT = 1024 * 1024;
+/** Where a repository ships its guards (the registry's `python scripts/guards/guard_{name}.py`). */
+export const SHIPPED_GUARDS_DIR = "scripts/guards";
+const SHIPPED_GUARD = /^guard_([a-z0-9_]+)\.py$/;
+/** A shipped guard's timeout unless oa.guards.<name> configures one. */
+export const SHIPPED_GUARD_TIMEOUT_MS = 30_000;
 
 export interface OAGuardRun {
   guard: string;
@@ -14,25 +21,50 @@ export interface OAGuardRun {
   output: unknown;
 }
 
+/** The guards the repository ships: scripts/guards/guard_<name>.py, by name. */
+export function shippedGuards(ws: OAWorkspace): Record<string, string[]> {
+  let files: string[];
+  try {
+    files = readdirSync(join(ws.root, SHIPPED_GUARDS_DIR));
+  } catch {
+    return {};
+  }
+  const out: Record<string, string[]> = {};
+  for (const f of files.sort()) {
+    const m = SHIPPED_GUARD.exec(f);
+    if (m) out[m[1]!] = ["python3", `${SHIPPED_GUARDS_DIR}/${f}`];
+  }
+  return out;
+}
+
+/** Every guard oa.guard.run may run: the built-in one, the configured ones and the shipped ones. */
 export function guardNames(ws: OAWorkspace): string[] {
-  return [BUILTIN_GUARD, ...Object.keys(ws.oa.guards).filter((n) => n !== BUILTIN_GUARD)];
+  return [...new Set([BUILTIN_GUARD, ...Object.keys(ws.oa.guards), ...Object.keys(shippedGuards(ws))])];
 }
 
 /**
- * `oa.guard.run(name)`: only guards registered in `oa.guards` (argv, no shell) or the built-in one.
+ * `oa.guard.run(name)`: a guard configured in `oa.guards` (argv, no shell), else one the
+ * repository ships in scripts/guards/ (run with python3), else the built-in oa_state guard.
  * A guard's verdict is its JSON on stdout; a non-zero exit is a verdict too, not an error.
  */
 export async function runRegisteredGuard(ws: OAWorkspace, name: string): Promise<OAGuardRun> {
-  if (name === BUILTIN_GUARD && !(name in ws.oa.guards)) {
-    const output = runOaGuard(ws, "STRICT");
-    return { guard: name, exit_code: output.ok ? 0 : 1, output };
+  const configured = ws.oa.guards[name];
+  const shipped = configured ? undefined : shippedGuards(ws)[name];
+  if (!configured && !shipped) {
+    if (name === BUILTIN_GUARD) {
+      const output = runOaGuard(ws, "STRICT");
+      return { guard: name, exit_code: output.ok ? 0 : 1, output };
+    }
+    throw new OAToolError(
+      "oa_unknown_guard",
+      `guard "${name}" is not registered (registered guards: ${guardNames(ws).join(", ")}); add it under oa.guards in pmagent.config.json or ship it as ${SHIPPED_GUARDS_DIR}/guard_${name}.py`,
+      { kind: "usage" },
+    );
   }
-  const guard = ws.oa.guards[name];
-  if (!guard) {
-    throw new OAToolError("oa_unknown_guard", `guard "${name}" is not registered (registered guards: ${guardNames(ws).join(", ")}); add it under oa.guards in pmagent.config.json`, { kind: "usage" });
-  }
+  const command = configured?.command ?? shipped!;
+  const timeoutMs = configured?.timeout_ms ?? SHIPPED_GUARD_TIMEOUT_MS;
   const redactor = new Redactor(secretsFromEnv());
-  const { code, stdout } = await spawnGuard(ws.root, name, guard.command, guard.timeout_ms);
+  const { code, stdout } = await spawnGuard(ws.root, name, command, timeoutMs);
   const text = stdout.trim();
   let output: unknown;
   try {

@@ -2,12 +2,13 @@
 export { OAToolError, OASurfaceError } from "./errors.js";
 export * from "./schemas.js";
 export { oaWorkspace, type OAWorkspace, type OAConfig } from "./workspace.js";
-export { SURFACES, SURFACE_NAMES, REQUIRED_SURFACES, EMPTY_OA_CONTEXT, loadSurface, loadSurfaces, contextOf, type SurfaceName, type SurfaceSet, type LoadedSurface } from "./surfaces.js";
+export { OA_INIT_COMMAND, noKernelSurfaces, SURFACES, SURFACE_NAMES, REQUIRED_SURFACES, EMPTY_OA_CONTEXT, loadSurface, loadSurfaces, contextOf, type SurfaceName, type SurfaceSet, type LoadedSurface } from "./surfaces.js";
 export { computeKernel, interpretation, OA_MODE_TABLE, OA_ACTIONS, KEY_CHECKS, type KernelView, type ActionCategory } from "./kernel.js";
 export { buildState, writeSnapshot, readState } from "./snapshot.js";
 export { bootEnvelope, bootExitCode } from "./boot.js";
+export { initSurfaces, initChecks, gitBranch, INIT_MARK, type OAInitOptions, type OAInitResult } from "./init.js";
 export { runOaGuard } from "./guard.js";
-export { runRegisteredGuard, guardNames, BUILTIN_GUARD, type OAGuardRun } from "./guards.js";
+export { runRegisteredGuard, guardNames, shippedGuards, BUILTIN_GUARD, SHIPPED_GUARDS_DIR, type OAGuardRun } from "./guards.js";
 export { OA_TOOL_IDS, callOATool, isOAToolId, type OAToolId } from "./tools.js";
 export * from "./programs/io.js";
 export { decideSafeOps } from "./programs/safe-ops.js";

@@ -2,7 +2,7 @@
  * The kernel's view: mode (NORMAL/DEGRADED/BLOCKED), branch, phase and health, derived from the
  * kernel surfaces alone, and the interpretation table of DESIGN.md §2.
  */
-import { SURFACES, describeProblem, surfaceList, type SurfaceSet } from "./surfaces.js";
+import { OA_INIT_COMMAND, SURFACES, describeProblem, noKernelSurfaces, surfaceList, type SurfaceSet } from "./surfaces.js";
 import type { OAInterpretation, KernelMode, OAMismatch } from "./schemas.js";
 
 /** Checks named by the spec's tri-surface coherence rules, with the bootstrap health flag they mirror. */
@@ -22,8 +22,10 @@ export interface KernelView {
   checks: Array<{ name: string; passed: boolean; message: string | null }>;
   failed_checks: string[];
   health: { reality_green: boolean | null; agents_sync_ok: boolean | null; dms_alignment_ok: boolean | null };
-  /** Disagreements between kernel surfaces; `gross` ones (health contradictions) block. */
-  disagreements: Array<OAMismatch & { gross: boolean }>;
+  /** The one command that fixes a BLOCKED kernel, when there is one (`pmagent oa init` on a first run). */
+  fix: string | null;
+  /** Disagreements between kernel surfaces: reality is not proven (DEGRADED), never BLOCKED. */
+  disagreements: OAMismatch[];
 }
 
 export function phaseString(value: string | number | null | undefined): string | null {
@@ -55,6 +57,7 @@ export function computeKernel(set: SurfaceSet): KernelView {
       dms_alignment_ok: b?.health?.dms_alignment_ok ?? null,
     },
     disagreements: [],
+    fix: null,
   };
 
   const blocked: string[] = [];
@@ -63,38 +66,47 @@ export function computeKernel(set: SurfaceSet): KernelView {
   }
 
   const file = (n: keyof typeof SURFACES) => SURFACES[n].file;
-  const disagree = (check: string, field: string, expected: unknown, actual: unknown, surfaces: [string, string], gross: boolean) => {
+  const disagree = (check: string, field: string, expected: unknown, actual: unknown, surfaces: [string, string]) => {
     if (expected === null || expected === undefined || actual === null || actual === undefined || expected === actual) return;
-    view.disagreements.push({ check, field, expected, actual, surfaces, gross });
+    view.disagreements.push({ check, field, expected, actual, surfaces });
   };
   if (b && r) {
-    disagree("reality_green", "health.reality_green", r.reality_green, b.health?.reality_green, [file("reality_green_summary"), file("pm_bootstrap_state")], true);
+    disagree("reality_green", "health.reality_green", r.reality_green, b.health?.reality_green, [file("reality_green_summary"), file("pm_bootstrap_state")]);
     for (const key of KEY_CHECKS) {
-      disagree(key.name, `health.${key.health}`, findCheck(r.checks, key.name)?.passed, b.health?.[key.health], [file("reality_green_summary"), file("pm_bootstrap_state")], true);
+      disagree(key.name, `health.${key.health}`, findCheck(r.checks, key.name)?.passed, b.health?.[key.health], [file("reality_green_summary"), file("pm_bootstrap_state")]);
     }
-    disagree("branch", "branch", b.branch, r.branch, [file("pm_bootstrap_state"), file("reality_green_summary")], false);
+    disagree("branch", "branch", b.branch, r.branch, [file("pm_bootstrap_state"), file("reality_green_summary")]);
   }
-  if (b && h) disagree("branch", "branch", b.branch, h.branch, [file("pm_bootstrap_state"), file("handoff_kernel")], false);
-  if (b && s) disagree("phase", "meta.current_phase", view.phase, phaseString(b.meta?.current_phase), [file("ssot_surface"), file("pm_bootstrap_state")], false);
-  if (h && s) disagree("phase", "current_phase", view.phase, phaseString(h.current_phase), [file("ssot_surface"), file("handoff_kernel")], false);
+  if (b && h) disagree("branch", "branch", b.branch, h.branch, [file("pm_bootstrap_state"), file("handoff_kernel")]);
+  if (b && s) disagree("phase", "meta.current_phase", view.phase, phaseString(b.meta?.current_phase), [file("ssot_surface"), file("pm_bootstrap_state")]);
+  if (h && s) disagree("phase", "current_phase", view.phase, phaseString(h.current_phase), [file("ssot_surface"), file("handoff_kernel")]);
 
-  const describe = (d: OAMismatch) => `${d.check} disagrees: ${d.surfaces[0]} says ${JSON.stringify(d.expected)}, ${d.surfaces[1]} ${d.field} says ${JSON.stringify(d.actual)}`;
-  for (const d of view.disagreements.filter((x) => x.gross)) blocked.push(`kernel surfaces contradict each other: ${describe(d)}`);
+  // BLOCKED is for what OA cannot read at all; surfaces that disagree are read fine and only
+  // leave reality unproven (DEGRADED below).
+  if (blocked.length === 0 && view.branch === null) blocked.push(`the branch cannot be determined (${file("pm_bootstrap_state")} branch)`);
+  if (blocked.length === 0 && view.phase === null) blocked.push(`the phase cannot be determined (${file("ssot_surface")} current_phase)`);
   if (blocked.length > 0) {
     view.mode = "BLOCKED";
     view.reasons = blocked;
+    if (noKernelSurfaces(set)) view.fix = OA_INIT_COMMAND;
     return view;
   }
 
   const degraded: string[] = [];
   if (r && !r.reality_green) degraded.push(`${file("reality_green_summary")}: reality_green is false`);
   for (const c of checks.filter((x) => !x.passed)) degraded.push(`check "${c.name}" failed${c.message ? `: ${c.message}` : ""}`);
-  for (const d of view.disagreements) degraded.push(describe(d));
+  for (const d of view.disagreements) degraded.push(describeDisagreement(d));
   if (degraded.length > 0) {
     view.mode = "DEGRADED";
     view.reasons = degraded;
   }
   return view;
+}
+
+/** One line naming both surfaces and both values; a reality_green conflict says reality is unproven. */
+export function describeDisagreement(d: OAMismatch): string {
+  const line = `${d.check} disagrees: ${d.surfaces[0]} says ${JSON.stringify(d.expected)}, ${d.surfaces[1]} ${d.field} says ${JSON.stringify(d.actual)}`;
+  return d.check === "reality_green" ? `${line}; reality is not proven green` : line;
 }
 
 /** Actions every mode knows about; DESIGN.md §2 lists which each mode allows and forbids. */
@@ -121,5 +133,6 @@ export const OA_MODE_TABLE: Record<KernelMode, { allowed: ActionCategory[]; forb
 
 export function interpretation(view: KernelView): OAInterpretation {
   const row = OA_MODE_TABLE[view.mode];
-  return { allowed_actions: [...row.allowed], forbidden_actions: [...row.forbidden], recommended_commands: [...row.recommended], reasons: [...view.reasons] };
+  const recommended = view.fix ? [view.fix, ...row.recommended] : [...row.recommended];
+  return { allowed_actions: [...row.allowed], forbidden_actions: [...row.forbidden], recommended_commands: recommended, reasons: [...view.reasons] };
 }

@@ -15,7 +15,7 @@ const PROGRAM_BRIEFS: Record<ProgramId, string> = {
   SafeOPSDecision:
     "OA reasoning program SafeOPSDecision: decide whether the proposed action may run now, given the kernel state (mode, phase, branch, reality) and the OA context (active goal, constraints). ALLOW, DENY or CONDITIONAL (with the conditions); never ALLOW feature work, migrations or phase transitions unless the kernel is NORMAL.",
   OPSBlockGenerator:
-    "OA reasoning program OPSBlockGenerator: write an OPS block for the goal (Goal, Commands, Evidence to return, Next gate) that follows the SSOT references and the flow hints, with the shell commands and the evidence the operator must return.",
+    "OA reasoning program OPSBlockGenerator: write an OPS block for the goal (Goal, Preflight, Commands, Evidence to Return, Next Gate). The commands must do the goal itself (create, edit or run what it names, following the SSOT references and turning each flow hint into the command that follows it), not generic housekeeping; the evidence is what shows the goal done. If the kernel is not NORMAL and the goal is not remediation or diagnosis, write a remediation block instead.",
   GuardFailureInterpreter:
     "OA reasoning program GuardFailureInterpreter: read the guard's output and the kernel state, name the root cause, give a remediation plan in order, and say whether the failure is transient (a re-run would pass).",
   PhaseTransitionValidator:

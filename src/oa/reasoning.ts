@@ -15,10 +15,11 @@ import { opsBlockGenerator } from "./programs/ops-block.js";
 import { phaseTransitionValidator } from "./programs/phase-validator.js";
 import { safeOpsDecision } from "./programs/safe-ops.js";
 import type { ProgramContext, ProgramDefinition } from "./programs/types.js";
-import { OAContextBodySchema } from "./schemas.js";
-import { contextOf, loadSurfaces, surfaceList } from "./surfaces.js";
+import { KernelModeSchema, OAContextBodySchema, type SurfaceStatus } from "./schemas.js";
+import { readState } from "./snapshot.js";
+import { contextOf, loadSurfaces } from "./surfaces.js";
 import { OA_TOOL_IDS, callOATool, type OAToolId } from "./tools.js";
-import { displayPath, type OAWorkspace } from "./workspace.js";
+import type { OAWorkspace } from "./workspace.js";
 
 export const PROGRAMS: Record<ProgramId, ProgramDefinition<unknown, unknown>> = {
   SafeOPSDecision: safeOpsDecision as ProgramDefinition<unknown, unknown>,
@@ -30,8 +31,7 @@ export const PROGRAMS: Record<ProgramId, ProgramDefinition<unknown, unknown>> = 
 /** The spec's "DSPy Program → Tool Mapping". */
 export const PROGRAM_TOOLS: Record<ProgramId, readonly OAToolId[]> = Object.fromEntries(PROGRAM_IDS.map((id) => [id, PROGRAMS[id].tools])) as Record<ProgramId, readonly OAToolId[]>;
 
-/** The one program that still runs while the kernel is BLOCKED: diagnosis. */
-const RUNS_WHEN_BLOCKED: ProgramId = "GuardFailureInterpreter";
+const SurfaceRefSchema = z.object({ path: z.string(), sha256: z.string().nullable() });
 
 export const ReasoningEnvelopeSchema = z.object({
   envelope_id: z.string().uuid(),
@@ -39,10 +39,18 @@ export const ReasoningEnvelopeSchema = z.object({
   program_id: ProgramIdSchema,
   goal: z.string().min(1),
   kernel_state: KernelStateSchema,
-  /** Where the kernel state came from: the STATE path and the surfaces' content hashes. */
-  kernel_ref: z.object({ state_path: z.string(), source: z.string(), surfaces: z.record(z.string(), z.string().nullable()) }),
+  /** The bridge's KernelStateRef: the mode and a pointer (path, content hash) to each authoritative surface. */
+  kernel_state_ref: z.object({
+    mode: KernelModeSchema,
+    bootstrap: SurfaceRefSchema,
+    ssot_index: SurfaceRefSchema,
+    reality_summary: SurfaceRefSchema,
+    handoff_kernel: SurfaceRefSchema,
+    oa_state: SurfaceRefSchema,
+  }),
   oa_context: OAContextBodySchema,
-  allowed_tools: z.array(z.enum(OA_TOOL_IDS)),
+  /** The bridge's whitelist of `oa.*` tools this program may call. */
+  tools_allowed: z.array(z.enum(OA_TOOL_IDS)),
   /** Program-specific inputs (hints, guard output, target phase). */
   inputs: z.record(z.string(), z.unknown()),
 });
@@ -58,7 +66,7 @@ export const ReasoningResultSchema = z.object({
   status: z.enum(["OK", "DEGRADED", "BLOCKED", "FAILED"]),
   decision: z.string(),
   rationale: z.string(),
-  /** The program's output in its spec schema; null when refused or failed. */
+  /** The program's output in its spec schema (in every kernel mode); null only when FAILED. */
   output: z.unknown(),
   engine: z.enum(["rules", "model"]),
   tool_calls: z.array(OAToolCallSchema),
@@ -91,19 +99,24 @@ export function buildEnvelope(programId: string, goal: string, options: BuildEnv
   const ws = options.workspace;
   const set = loadSurfaces(ws);
   const kernel = computeKernel(set);
+  const state = readState(ws);
+  const ref = (st: SurfaceStatus) => ({ path: st.path, sha256: st.sha256 });
   const envelope = ReasoningEnvelopeSchema.parse({
     envelope_id: randomUUID(),
     timestamp: nowIso(options.clock),
     program_id: id,
     goal,
     kernel_state: { mode: kernel.mode, phase: kernel.phase, branch: kernel.branch, reality_green: kernel.reality_green, reasons: kernel.reasons },
-    kernel_ref: {
-      state_path: displayPath(ws, ws.statePath),
-      source: displayPath(ws, ws.surfacesDir),
-      surfaces: Object.fromEntries(surfaceList(set).map((s) => [s.name, s.status.sha256])),
+    kernel_state_ref: {
+      mode: kernel.mode,
+      bootstrap: ref(set.bootstrap.status),
+      ssot_index: ref(set.ssot.status),
+      reality_summary: ref(set.reality.status),
+      handoff_kernel: ref(set.handoff.status),
+      oa_state: { path: state.status.path, sha256: state.status.sha256 },
     },
     oa_context: contextOf(set).context,
-    allowed_tools: [...PROGRAM_TOOLS[id]],
+    tools_allowed: [...PROGRAM_TOOLS[id]],
     inputs,
   });
   return deepFreeze(envelope);
@@ -124,7 +137,7 @@ export async function run(envelope: ReasoningEnvelope, options: RunOptions): Pro
   const redactor = new Redactor(secretsFromEnv());
   const toolCalls: ReasoningResult["tool_calls"] = [];
   const diagnostics: ReasoningDiagnostic[] = [];
-  const engine = options.model ? "model" : "rules";
+  let engine: ReasoningResult["engine"] = options.model ? "model" : "rules";
   const finish = (status: ReasoningResult["status"], decision: string, rationale: string, output: unknown): ReasoningResult =>
     deepFreeze({ envelope_id: envelope.envelope_id, program_id: program.id, status, decision, rationale, output, engine, tool_calls: toolCalls, diagnostics });
   const failed = (code: string, message: string) => {
@@ -134,8 +147,8 @@ export async function run(envelope: ReasoningEnvelope, options: RunOptions): Pro
   };
 
   const tool = async (id: OAToolId, args: string[] = []): Promise<unknown> => {
-    if (!envelope.allowed_tools.includes(id)) {
-      const err = new OAToolError("oa_tool_not_allowed", `${program.id} may not call ${id} (allowed tools: ${envelope.allowed_tools.join(", ")})`);
+    if (!envelope.tools_allowed.includes(id)) {
+      const err = new OAToolError("oa_tool_not_allowed", `${program.id} may not call ${id} (allowed tools: ${envelope.tools_allowed.join(", ")})`);
       toolCalls.push({ tool_id: id, args, ok: false, error: err.message });
       throw err;
     }
@@ -157,16 +170,24 @@ export async function run(envelope: ReasoningEnvelope, options: RunOptions): Pro
     if (kernel.mode !== envelope.kernel_state.mode) {
       diagnostics.push({ severity: "warn", code: "oa_kernel_changed", message: `kernel mode changed from ${envelope.kernel_state.mode} to ${kernel.mode} since the envelope was built` });
     }
-    if (kernel.mode === "BLOCKED" && program.id !== RUNS_WHEN_BLOCKED) {
-      const why = `kernel is BLOCKED (${kernel.reasons.join("; ")}); OA refuses all work but diagnosis`;
-      diagnostics.push({ severity: "error", code: "oa_kernel_blocked", message: why });
-      return finish("BLOCKED", "REFUSED", why, null);
-    }
-    const ctx: ProgramContext = { envelope, workspace: options.workspace, kernel, tool };
+    // Every program runs in every mode and answers inside its own schema: fail-closed lives in
+    // the rules (a BLOCKED kernel allows diagnosis only), not in a refusal outside the enums.
+    const tryTool = async (id: OAToolId, args: string[] = []): Promise<unknown> => {
+      try {
+        return await tool(id, args);
+      } catch (err) {
+        if (!(err instanceof OAToolError) || kernel.mode !== "BLOCKED") throw err;
+        diagnostics.push({ severity: "warn", code: err.code, message: redactor.redact(err.message) });
+        return undefined;
+      }
+    };
+    const ctx: ProgramContext = { envelope, workspace: options.workspace, kernel, tool, tryTool };
     input = parseWith(program.inputSchema, await program.gather(ctx), `${program.id} input`, "oa_program_input_invalid");
 
     let output: unknown;
-    if (options.model) {
+    // A BLOCKED kernel is answered by the rules alone: the fail-closed answer is not up for a model.
+    if (options.model && kernel.mode === "BLOCKED") engine = "rules";
+    if (options.model && kernel.mode !== "BLOCKED") {
       let raw: unknown;
       try {
         raw = await options.model.complete(program.id, input, program.outputSchema);
@@ -185,8 +206,9 @@ export async function run(envelope: ReasoningEnvelope, options: RunOptions): Pro
       output = program.rules(input);
     }
     program.commit?.(ctx, output);
-    if (kernel.mode !== "NORMAL") diagnostics.push({ severity: "warn", code: "oa_kernel_not_normal", message: `kernel is ${kernel.mode}: ${kernel.reasons.join("; ")}` });
-    return finish(kernel.mode === "NORMAL" ? "OK" : "DEGRADED", program.decision(output), program.rationale(output), output);
+    if (kernel.mode !== "NORMAL") diagnostics.push({ severity: kernel.mode === "BLOCKED" ? "error" : "warn", code: kernel.mode === "BLOCKED" ? "oa_kernel_blocked" : "oa_kernel_not_normal", message: `kernel is ${kernel.mode}: ${kernel.reasons.join("; ")}` });
+    const status = kernel.mode === "NORMAL" ? "OK" : kernel.mode;
+    return finish(status, program.decision(output), program.rationale(output), output);
   } catch (err) {
     if (err instanceof PmagentError) return failed(err.code, err.message);
     throw err;

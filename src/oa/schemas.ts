@@ -85,25 +85,64 @@ export const OACheckSummarySchema = z.object({ name: z.string(), passed: z.boole
 
 export const OA_STATE_VERSION = 1;
 
-/** share/orchestrator_assistant/STATE.json */
+/** The data model's DMS hint counts, from the reality check that reports them (zero when none does). */
+export const DmsHintSummarySchema = z.looseObject({ total_hints: z.number().int().min(0), flows_with_hints: z.number().int().min(0) });
+
+/**
+ * share/orchestrator_assistant/STATE.json as pmagent writes it: the origin's OA data model
+ * (`source: "kernel"`, `surface_status` surface → exists-and-valid boolean, `dms_hint_summary`,
+ * `oa_tools`, `reasoning_bridge`) plus pmagent's own fields (`surface_details`, `surfaces_dir`,
+ * `kernel_mode`, `mode_reasons`), which the origin's consumers ignore.
+ */
 export const OAStateSchema = z.object({
   version: z.literal(OA_STATE_VERSION),
-  /** The surfaces directory, relative to the project root. */
-  source: z.string(),
+  /** Always "kernel" (the data model): the state is derived from the kernel surfaces. */
+  source: z.literal("kernel"),
   generated_at: z.string(),
   branch: z.string(),
   current_phase: z.string(),
   last_completed_phase: z.string().nullable(),
   reality_green: z.boolean(),
   checks_summary: z.array(OACheckSummarySchema),
-  kernel_mode: KernelModeSchema,
-  mode_reasons: z.array(z.string()),
+  dms_hint_summary: DmsHintSummarySchema,
   /** Surface name → path relative to the project root: the surfaces this state was built from. */
   surfaces: z.record(z.string(), z.string()),
-  surface_status: z.record(z.string(), SurfaceStatusSchema),
+  /** Surface name → true when it exists and is valid (the data model's existence checks). */
+  surface_status: z.record(z.string(), z.boolean()),
+  /** Surface name → status, problem and content hash (so the guard can tell a stale STATE.json). */
+  surface_details: z.record(z.string(), SurfaceStatusSchema),
+  /** The surfaces directory, relative to the project root. */
+  surfaces_dir: z.string(),
+  kernel_mode: KernelModeSchema,
+  mode_reasons: z.array(z.string()),
   oa_context: OAContextBodySchema,
+  /** The OA Tools registry this runtime offers (the registry's `oa_tools.tools`). */
+  oa_tools: z.object({ version: z.number().int(), tools: z.array(z.string()) }),
+  /** The reasoning bridge: programs and the tools each may call. */
+  reasoning_bridge: z.object({ version: z.number().int(), programs: z.array(z.string()), tools_allowed: z.record(z.string(), z.array(z.string())) }),
 });
 export type OAState = z.output<typeof OAStateSchema>;
+
+/**
+ * What the guard accepts as STATE.json: the data model's fields, so a STATE.json written by the
+ * origin's runtime is read as well as pmagent's own; pmagent's extra fields are optional.
+ */
+export const OAStateReadSchema = z.looseObject({
+  version: z.union([z.number(), z.string()]),
+  source: z.string().optional(),
+  generated_at: z.string().optional(),
+  branch: z.string(),
+  current_phase: OAPhaseSchema.transform(String),
+  last_completed_phase: OAPhaseSchema.transform(String).nullable().optional(),
+  reality_green: z.boolean(),
+  checks_summary: z.array(z.looseObject({ name: z.string(), passed: z.boolean() })).default([]),
+  surfaces: z.record(z.string(), z.unknown()).optional(),
+  surface_status: z.record(z.string(), z.unknown()).optional(),
+  surface_details: z.record(z.string(), SurfaceStatusSchema).optional(),
+  surfaces_dir: z.string().optional(),
+  kernel_mode: KernelModeSchema.optional(),
+});
+export type OAStateRead = z.output<typeof OAStateReadSchema>;
 
 export const SnapshotResultSchema = z.object({ success: z.literal(true), path: z.string(), state: OAStateSchema });
 
@@ -132,16 +171,19 @@ export type OAGuardMode = z.output<typeof OAGuardModeSchema>;
 export const OADiagnosticCategorySchema = z.enum(["kernel_mismatch", "config_drift", "missing_surface", "schema_violation", "tri_surface_incoherence"]);
 export type OADiagnosticCategory = z.output<typeof OADiagnosticCategorySchema>;
 
+/** The catalog's diagnostic: `blocker` makes the kernel BLOCKED, `issue` fails the guard, `warn` reports. */
 export const OADiagnosticSchema = z.object({
+  type: z.enum(["issue", "warn", "blocker"]),
   category: OADiagnosticCategorySchema,
-  /** error = the spec's FAIL, warn = WARN. */
-  severity: z.enum(["error", "warn"]),
+  /** The catalog's severities; the guard fails (STRICT) on `error` and `block`. */
+  severity: z.enum(["info", "warn", "error", "block"]),
   message: z.string(),
   details: z.record(z.string(), z.unknown()),
-  remediation: z.string(),
+  remediation: z.string().nullable(),
 });
 export type OADiagnostic = z.output<typeof OADiagnosticSchema>;
 
+/** A disagreement between two surfaces (kernel view; guard diagnostics carry it in `details`). */
 export const OAMismatchSchema = z.object({
   check: z.string(),
   field: z.string(),
@@ -152,12 +194,14 @@ export const OAMismatchSchema = z.object({
 });
 export type OAMismatch = z.output<typeof OAMismatchSchema>;
 
+/** The catalog's diagnostic report, with the kernel mode pmagent adds. */
 export const OAGuardOutputSchema = z.object({
   ok: z.boolean(),
   /** The guard's mode (STRICT|HINT), as in the spec's example. */
   mode: OAGuardModeSchema,
   kernel_mode: KernelModeSchema,
-  mismatches: z.array(OAMismatchSchema),
+  /** One line per mismatch, as the origin's guard prints them; the structure is in `diagnostics`. */
+  mismatches: z.array(z.string()),
   missing_surfaces: z.array(z.string()),
   diagnostics: z.array(OADiagnosticSchema),
   timestamp: z.string(),

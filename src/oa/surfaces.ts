@@ -104,3 +104,11 @@ export function contextOf(set: SurfaceSet): OAContextFile {
 export function describeProblem(status: SurfaceStatus): string {
   return `${status.path}: ${status.problem ?? status.status}`;
 }
+
+/** The one command that gives a repository without kernel surfaces a starting set. */
+export const OA_INIT_COMMAND = "pmagent oa init";
+
+/** True when none of the required surfaces exists: a first run, which `pmagent oa init` fixes. */
+export function noKernelSurfaces(set: SurfaceSet): boolean {
+  return surfaceList(set).every((s) => !s.status.required || s.status.status === "missing");
+}

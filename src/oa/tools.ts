@@ -5,11 +5,12 @@
 import { OAToolError } from "./errors.js";
 import { computeKernel, interpretation } from "./kernel.js";
 import { runRegisteredGuard, guardNames } from "./guards.js";
-import { describeProblem, loadSurface, loadSurfaces, type SurfaceName } from "./surfaces.js";
+import { OA_INIT_COMMAND, describeProblem, loadSurface, loadSurfaces, noKernelSurfaces, type SurfaceName } from "./surfaces.js";
 import type { OAWorkspace } from "./workspace.js";
 
-export const OA_TOOL_IDS = ["oa.kernel_status", "oa.reality_check", "oa.guard.run", "oa.bootstrap_state", "oa.ssot_surface", "oa.reality_summary", "oa.handoff_kernel"] as const;
-export type OAToolId = (typeof OA_TOOL_IDS)[number];
+import { OA_TOOL_IDS, type OAToolId } from "./tool-ids.js";
+
+export { OA_TOOL_IDS, type OAToolId };
 
 export function isOAToolId(id: string): id is OAToolId {
   return (OA_TOOL_IDS as readonly string[]).includes(id);
@@ -17,9 +18,14 @@ export function isOAToolId(id: string): id is OAToolId {
 
 function surfaceTool(ws: OAWorkspace, name: SurfaceName): unknown {
   const loaded = loadSurface(ws, name);
-  if (!loaded.data) throw new OAToolError("oa_surface_unavailable", `cannot load ${describeProblem(loaded.status)}`, { details: { status: loaded.status } });
+  if (!loaded.data) {
+    const fix = loaded.status.status === "missing" && noKernelSurfaces(loadSurfaces(ws)) ? ` (no kernel surfaces yet: run \`${OA_INIT_COMMAND}\`)` : "";
+    throw new OAToolError("oa_surface_unavailable", `cannot load ${describeProblem(loaded.status)}${fix}`, { details: { status: loaded.status } });
+  }
   return loaded.data;
 }
+
+const OVERALL = { NORMAL: "green", DEGRADED: "yellow", BLOCKED: "red" } as const;
 
 function kernelStatus(ws: OAWorkspace): unknown {
   const k = computeKernel(loadSurfaces(ws));
@@ -30,16 +36,19 @@ function kernelStatus(ws: OAWorkspace): unknown {
     last_completed_phase: k.last_completed_phase,
     reality_green: k.reality_green,
     failed_checks: k.failed_checks,
-    health: k.health,
+    // The registry's `health.overall`: green when NORMAL, yellow when DEGRADED, red when BLOCKED.
+    health: { overall: OVERALL[k.mode], ...k.health },
     reasons: k.reasons,
     interpretation: interpretation(k),
   };
 }
 
+/** The registry's RealityCheckResult: counts, the failed checks' names and every check with its details. */
 function realityCheck(ws: OAWorkspace): unknown {
-  const r = surfaceTool(ws, "reality_green_summary") as { reality_green: boolean; checks: Array<{ name: string; passed: boolean; message?: string }>; timestamp?: string };
-  const checks = r.checks.map((c) => ({ name: c.name, passed: c.passed, message: c.message ?? null }));
-  return { reality_green: r.reality_green, checks, failed_checks: checks.filter((c) => !c.passed), timestamp: r.timestamp ?? null };
+  const r = surfaceTool(ws, "reality_green_summary") as { reality_green: boolean; checks: Array<{ name: string; passed: boolean; message?: string; details?: unknown }>; timestamp?: string };
+  const checks = r.checks.map((c) => ({ name: c.name, passed: c.passed, message: c.message ?? null, details: c.details ?? {} }));
+  const failed = checks.filter((c) => !c.passed).map((c) => c.name);
+  return { reality_green: r.reality_green, total_checks: checks.length, passed_checks: checks.length - failed.length, failed_checks: failed, checks, timestamp: r.timestamp ?? null };
 }
 
 /** Call one tool by id. Unknown ids and wrong arguments raise OAToolError. */

@@ -3,7 +3,7 @@ import { cpSync } from "node:fs";
 import { join } from "node:path";
 import { Blackboard } from "../../src/blackboard/index.js";
 import { Worker, projectSupervisor, type RunRecord } from "../../src/lattice/index.js";
-import { REPO_ROOT } from "../helpers/proc.js";
+import { REPO_ROOT, runCli } from "../helpers/proc.js";
 import { openSqliteTestStore, type TestStore } from "../helpers/stores.js";
 import { PMAGENT, testProject, type TestProject } from "./helpers.js";
 
@@ -38,6 +38,19 @@ describe("OA gate in the supervisor", () => {
     const decision = await projectSupervisor({ store: ts.store, project: tp.project }).runs.lastGateDecision("job-1");
     expect(decision?.decision).toBe("DENY");
     expect(decision?.reasoning).toMatch(/BLOCKED/);
+  });
+
+  it("the origin's kernel whose surfaces disagree on reality_green is DEGRADED: feature work denied, with how to lift it", async () => {
+    cpSync(join(REPO_ROOT, "test/fixtures/oa/origin-reality-conflict/share"), join(tp.root, "share"), { recursive: true });
+    expect(await runOnce()).toEqual([]);
+    expect((await board.get("job-1")).entry.status).toBe("open");
+    const decision = await projectSupervisor({ store: ts.store, project: tp.project }).runs.lastGateDecision("job-1");
+    expect(decision?.decision).toBe("DENY");
+    expect(decision?.reasoning).toMatch(/^Kernel is DEGRADED; feature_work is forbidden in DEGRADED .* To lift: run `pmagent oa guard` and `pmagent boot oa` to see why/);
+    // The entry says why no run started, and how to lift it.
+    const show = await runCli(["bb", "show", "job-1"], { cwd: tp.root, env: ts.env });
+    expect(show.code).toBe(0);
+    expect(show.stdout).toMatch(/\ngate: {8}DENY at \S+ \(entry version 1\): Kernel is DEGRADED; feature_work is forbidden in DEGRADED .* To lift: /);
   });
 
   it("a project without OA surfaces is not gated: the run starts and no decision is recorded", async () => {

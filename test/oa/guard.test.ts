@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { runOaGuard, writeSnapshot, OAGuardOutputSchema, type OADiagnostic } from "../../src/oa/index.js";
 import { makeProject, writeSurface } from "./helpers.js";
@@ -87,8 +87,16 @@ describe("oa guard", () => {
     writeSurface(p, "REALITY_GREEN_SUMMARY.json", { reality_green: false, checks: [{ name: "AGENTS.md Sync", passed: true }, { name: "DMS Alignment", passed: true }] });
     const out = runOaGuard(p.ws, "STRICT");
     expect(out.ok).toBe(false);
-    expect(out.mismatches.map((m) => m.check)).toEqual(["branch match", "phase metadata", "phase match", "reality match"]);
-    expect(out.mismatches[0]).toEqual({ check: "branch match", field: "branch", expected: "feat/phase28", actual: "feat/phase27e-oa-runtime", surfaces: ["PM_BOOTSTRAP_STATE.json", "orchestrator_assistant/STATE.json"] });
+    expect(out.mismatches).toEqual([
+      'branch match mismatch: PM_BOOTSTRAP_STATE.json="feat/phase28" vs orchestrator_assistant/STATE.json branch="feat/phase27e-oa-runtime"',
+      'phase metadata mismatch: PM_BOOTSTRAP_STATE.json="28" vs orchestrator_assistant/STATE.json meta.current_phase="27"',
+      'phase match mismatch: SSOT_SURFACE_V17.json="28" vs orchestrator_assistant/STATE.json current_phase="27"',
+      "reality match mismatch: REALITY_GREEN_SUMMARY.json=false vs orchestrator_assistant/STATE.json reality_green=true",
+    ]);
+    expect(errors(out.diagnostics)[0]).toMatchObject({
+      type: "issue",
+      details: { check: "branch match", field: "branch", expected: "feat/phase28", actual: "feat/phase27e-oa-runtime", surfaces: ["PM_BOOTSTRAP_STATE.json", "orchestrator_assistant/STATE.json"] },
+    });
     expect(errors(out.diagnostics).map((d) => d.category)).toEqual(["kernel_mismatch", "tri_surface_incoherence", "kernel_mismatch", "kernel_mismatch"]);
   });
 
@@ -122,13 +130,14 @@ describe("oa guard", () => {
     const out = runOaGuard(p.ws, "STRICT");
     const tri = out.diagnostics.filter((d) => d.category === "tri_surface_incoherence");
     expect(tri.map((d) => d.message)).toEqual([
-      "reality_green: REALITY_GREEN_SUMMARY.json says true but PM_BOOTSTRAP_STATE.json (health.reality_green) says false",
+      "reality_green: REALITY_GREEN_SUMMARY.json says true but PM_BOOTSTRAP_STATE.json (health.reality_green) says false; reality is not proven green, so the kernel is DEGRADED",
       "DMS Alignment: REALITY_GREEN_SUMMARY.json says false but PM_BOOTSTRAP_STATE.json (health.dms_alignment_ok) says true",
       'branch: PM_BOOTSTRAP_STATE.json says "feat/phase27e-oa-runtime" but REALITY_GREEN_SUMMARY.json (branch) says "main"',
       'branch metadata: REALITY_GREEN_SUMMARY.json says "main" but orchestrator_assistant/STATE.json says "feat/phase27e-oa-runtime"',
       "DMS Alignment: REALITY_GREEN_SUMMARY.json says false but orchestrator_assistant/STATE.json says true",
     ]);
-    expect(out.kernel_mode).toBe("BLOCKED");
+    expect(tri[0]!.details).toMatchObject({ check: "reality_green_conflict", field_check: "reality_green" });
+    expect(out.kernel_mode).toBe("DEGRADED");
   });
 
   it("config_drift: surfaces changed since the snapshot, another source directory, a stale context mode (WARN)", () => {
@@ -149,8 +158,54 @@ describe("oa guard", () => {
 
   it("config_drift: STATE.json generated from another surfaces directory", () => {
     const p = makeProject("normal");
-    writeSurface(p, "orchestrator_assistant/STATE.json", { ...writeSnapshot(p.ws).state, source: "old-share" });
+    writeSurface(p, "orchestrator_assistant/STATE.json", { ...writeSnapshot(p.ws).state, surfaces_dir: "old-share" });
     const out = runOaGuard(p.ws, "HINT");
     expect(out.diagnostics).toContainEqual(expect.objectContaining({ category: "config_drift", message: 'STATE.json was generated from "old-share" but oa.surfaces_dir is now "share"' }));
+  });
+});
+
+describe("oa guard on the origin's files", () => {
+  it("a bootstrap and a summary that disagree on reality_green: DEGRADED, named, the guard fails", () => {
+    const p = makeProject("origin-reality-conflict");
+    const out = runOaGuard(p.ws, "STRICT");
+    expect(OAGuardOutputSchema.parse(out)).toEqual(out);
+    expect(out.kernel_mode).toBe("DEGRADED");
+    expect(out.ok).toBe(false);
+    expect(out.mismatches).toEqual(["reality_green mismatch: REALITY_GREEN_SUMMARY.json=true vs PM_BOOTSTRAP_STATE.json health.reality_green=false"]);
+    expect(errors(out.diagnostics)).toEqual([
+      {
+        type: "issue",
+        category: "tri_surface_incoherence",
+        severity: "error",
+        message: "reality_green: REALITY_GREEN_SUMMARY.json says true but PM_BOOTSTRAP_STATE.json (health.reality_green) says false; reality is not proven green, so the kernel is DEGRADED",
+        details: expect.objectContaining({ check: "reality_green_conflict", expected: true, actual: false }),
+        remediation: "regenerate the stale surface (the catalog's `make reality.green`), then pmagent oa snapshot",
+      },
+    ]);
+  });
+
+  it("accepts a STATE.json written by the origin's data model (boolean surface_status, no pmagent fields)", () => {
+    const p = makeProject("origin-reality-conflict");
+    const bootstrap = JSON.parse(readFileSync(join(p.share, "PM_BOOTSTRAP_STATE.json"), "utf8")) as { health: Record<string, boolean> };
+    writeSurface(p, "PM_BOOTSTRAP_STATE.json", { ...bootstrap, health: { ...bootstrap.health, reality_green: true } });
+    const out = runOaGuard(p.ws, "STRICT");
+    expect(out).toMatchObject({ ok: true, kernel_mode: "NORMAL", mismatches: [], missing_surfaces: [] });
+    expect(out.diagnostics).toEqual([]);
+  });
+
+  it("an origin STATE.json that disagrees with the kernel is compared by value", () => {
+    const p = makeProject("origin-reality-conflict");
+    const state = JSON.parse(readFileSync(p.ws.statePath, "utf8")) as Record<string, unknown>;
+    writeSurface(p, "orchestrator_assistant/STATE.json", { ...state, current_phase: 26 });
+    const out = runOaGuard(p.ws, "HINT");
+    expect(out.mismatches).toContain('phase match mismatch: SSOT_SURFACE_V17.json="27" vs orchestrator_assistant/STATE.json current_phase="26"');
+  });
+
+  it("every diagnostic carries the catalog's type, severity and a remediation", () => {
+    const p = makeProject("blocked-missing-surface");
+    const out = runOaGuard(p.ws, "STRICT");
+    expect(out.kernel_mode).toBe("BLOCKED");
+    for (const d of out.diagnostics) expect(["issue", "warn", "blocker"]).toContain(d.type);
+    expect(out.diagnostics.find((d) => d.category === "missing_surface" && d.details.surface === "reality_green_summary")).toMatchObject({ type: "blocker", severity: "error" });
   });
 });

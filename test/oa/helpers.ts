@@ -16,7 +16,9 @@ export type FixtureName =
   | "degraded-phase-mismatch"
   | "blocked-missing-surface"
   | "blocked-invalid-json"
-  | "blocked-wrong-types";
+  | "blocked-wrong-types"
+  /** The origin's shapes: the bootstrap says reality_green false, the summary true; STATE.json written by the origin. */
+  | "origin-reality-conflict";
 
 export interface TestProject {
   root: string;

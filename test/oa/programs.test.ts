@@ -1,4 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
   checkConstraints,
   classifyAction,
@@ -71,34 +75,64 @@ describe("SafeOPSDecision rules", () => {
 });
 
 describe("OPSBlockGenerator rules", () => {
-  it("writes the four sections and the JSON fields for a goal naming a file", () => {
-    const out = generateOpsBlock({
-      goal: "Create OA data model documentation in docs/SSOT/oa/OA_DATA_MODEL.md",
-      kernel_state: NORMAL,
-      ssot_references: ["docs/SSOT/PHASE27_B_OA_RUNTIME.md"],
-      hints: [{ flow_id: "docs.create", hint: "Always update AGENTS.md" }],
-    });
-    expect(out.ops_block).toMatch(/^## 🟦 OPS MODE — Create OA data model documentation/);
-    for (const section of ["### Goal", "### Commands", "### Evidence to return", "### Next gate"]) expect(out.ops_block).toContain(section);
-    expect(out.commands).toEqual([
-      "pmagent oa guard --mode STRICT --format json",
-      "mkdir -p docs/SSOT/oa",
-      "head -n 50 docs/SSOT/oa/OA_DATA_MODEL.md",
-      "pmagent oa snapshot --format json",
-      "pmagent oa guard --mode STRICT --format json",
-    ]);
-    expect(out.evidence_required).toContain("First 50 lines of docs/SSOT/oa/OA_DATA_MODEL.md");
-    expect(out.evidence_required).toContain("Confirmation of the docs.create hint: Always update AGENTS.md");
-    expect(out.evidence_required).toContain("Confirmation that docs/SSOT/PHASE27_B_OA_RUNTIME.md was read and followed");
+  const REFS = ["docs/SSOT/PHASE27_B_OA_RUNTIME.md", "docs/SSOT/PHASE27_D_DSPY_REASONING_OUTLINE.md"];
+  const HINT = { flow_id: "docs.create", hint: "Always update AGENTS.md" };
+
+  it("turns the contract's example goal, references and hint into commands that do it", () => {
+    const out = generateOpsBlock({ goal: "Create OA data model documentation", kernel_state: NORMAL, ssot_references: REFS, hints: [HINT] });
+    expect(out.ops_block).toMatch(/^## 🟦 OPS MODE — Create OA data model documentation\n/);
+    for (const section of ["## Goal", "## Preflight", "Source: docs/SSOT/PHASE27_B_OA_RUNTIME.md", "## Commands", "## Evidence to Return", "## Next Gate"]) expect(out.ops_block).toContain(section);
+    expect(out.commands[0]).toBe("mkdir -p docs/SSOT/oa");
+    expect(out.commands[1]).toMatch(/^test -e docs\/SSOT\/oa\/OA_DATA_MODEL\.md \|\| printf '%s\\n' '# OA Data Model' /);
+    expect(out.commands).toContain("printf '%s\\n' '- [OA Data Model](docs/SSOT/oa/OA_DATA_MODEL.md)' >> AGENTS.md");
+    expect(out.evidence_required.slice(0, 2)).toEqual(["First 50 lines of docs/SSOT/oa/OA_DATA_MODEL.md", "`git diff -- AGENTS.md` showing the link to docs/SSOT/oa/OA_DATA_MODEL.md"]);
     for (const c of out.commands) expect(out.ops_block).toContain(c);
+  });
+
+  it("its commands, run by a shell, create the folder and the document and follow the hint", () => {
+    const dir = mkdtempSync(join(tmpdir(), "pmagent-ops-"));
+    try {
+      writeFileSync(join(dir, "AGENTS.md"), "# Agents\n");
+      const out = generateOpsBlock({ goal: "Create OA data model documentation", kernel_state: NORMAL, ssot_references: REFS, hints: [HINT] });
+      // Everything but pmagent's own verification and git (no repository here).
+      const script = out.commands.filter((c) => !c.startsWith("pmagent") && !c.startsWith("git")).join("\n");
+      execFileSync("sh", ["-c", script], { cwd: dir });
+      expect(readFileSync(join(dir, "docs/SSOT/oa/OA_DATA_MODEL.md"), "utf8")).toBe(
+        "# OA Data Model\n\nCreate OA data model documentation\n\nSources:\n- docs/SSOT/PHASE27_B_OA_RUNTIME.md\n- docs/SSOT/PHASE27_D_DSPY_REASONING_OUTLINE.md\n",
+      );
+      expect(readFileSync(join(dir, "AGENTS.md"), "utf8")).toBe("# Agents\n- [OA Data Model](docs/SSOT/oa/OA_DATA_MODEL.md)\n");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("answers different goals differently: a named file to edit, a command to run, a hint that is a command", () => {
+    const edit = generateOpsBlock({ goal: "Update docs/README.md and run `npm test`", kernel_state: NORMAL, ssot_references: [], hints: [{ flow_id: "reality", hint: "make reality.green" }] });
+    expect(edit.commands).toEqual(['"${EDITOR:-vi}" docs/README.md', "git diff -- docs/README.md", "npm test", "make reality.green", "pmagent oa guard --mode STRICT --format json"]);
+    const remove = generateOpsBlock({ goal: "Remove docs/old.md", kernel_state: NORMAL, ssot_references: [], hints: [] });
+    expect(remove.commands.slice(0, 2)).toEqual(["git rm docs/old.md", "git status --short -- docs/old.md"]);
+    const named = generateOpsBlock({ goal: "Create docs/SSOT/oa/OA_DATA_MODEL.md", kernel_state: NORMAL, ssot_references: [], hints: [] });
+    expect(named.commands.slice(0, 1)).toEqual(["mkdir -p docs/SSOT/oa"]);
+    expect(named.evidence_required[0]).toBe("First 50 lines of docs/SSOT/oa/OA_DATA_MODEL.md");
+  });
+
+  it("says so when it cannot derive commands from the goal", () => {
+    const out = generateOpsBlock({ goal: "Make things better", kernel_state: NORMAL, ssot_references: [], hints: [] });
+    expect(out.commands).toEqual(["pmagent oa guard --mode STRICT --format json"]);
+    expect(out.ops_block).toContain("> The rules could not derive commands from this goal: name the files it touches");
   });
 
   it("limits the block to remediation when the kernel is DEGRADED and the goal is forbidden work", () => {
     const out = generateOpsBlock({ goal: "Implement feature in src/oa/new.ts", kernel_state: DEGRADED, ssot_references: [], hints: [] });
-    expect(out.commands).not.toContain("git diff --stat -- src/oa/new.ts");
-    expect(out.commands).toContain("pmagent oa tool oa.reality_check");
+    expect(out.commands).toEqual(["pmagent oa tool oa.reality_check", "pmagent oa guard --format json | pmagent oa interpret -", "pmagent oa guard --mode STRICT --format json"]);
     expect(out.ops_block).toContain("> Kernel is DEGRADED: feature_work is not allowed now, so this block only remediates");
     expect(out.ops_block).toContain("The kernel returns to NORMAL");
+  });
+
+  it("diagnoses instead when the kernel is BLOCKED", () => {
+    const out = generateOpsBlock({ goal: "Create OA data model documentation", kernel_state: BLOCKED, ssot_references: REFS, hints: [HINT] });
+    expect(out.commands).toEqual(["pmagent oa tool oa.kernel_status", "pmagent oa guard --format json | pmagent oa interpret -", "pmagent oa guard --mode STRICT --format json"]);
+    expect(out.ops_block).toContain("> Kernel is BLOCKED (required surface share/SSOT_SURFACE_V17.json: file not found): only diagnosis runs");
   });
 });
 
@@ -125,6 +159,24 @@ describe("GuardFailureInterpreter rules", () => {
     expect(interpretGuardFailure({ guard_name: null, kernel_state: NORMAL, rerun: null, guard_output: stale }).is_transient).toBe(true);
     const missing = guardOut([diag("missing_surface", "gone", "restore it")]);
     expect(interpretGuardFailure({ guard_name: "oa_state", kernel_state: NORMAL, rerun: { exit_code: 0, ok: true }, guard_output: missing }).is_transient).toBe(true);
+  });
+
+  it("reads the origin's guard_oa_state.py report (the catalog's example: no kernel_mode)", () => {
+    const report = {
+      ok: false,
+      mode: "STRICT",
+      timestamp: "2024-12-07T15:30:00Z",
+      mismatches: ["branch mismatch: OA='feature-x' vs kernel='main'"],
+      missing_surfaces: [],
+      diagnostics: [
+        { type: "issue", category: "kernel_mismatch", severity: "error", message: "OA branch mismatches kernel branch", details: { oa_branch: "feature-x", kernel_branch: "main" }, remediation: "pmagent oa snapshot" },
+      ],
+    };
+    expect(interpretGuardFailure({ guard_name: null, kernel_state: NORMAL, rerun: null, guard_output: report })).toEqual({
+      root_cause: "kernel_mismatch: OA branch mismatches kernel branch",
+      remediation_plan: ["pmagent oa snapshot", "re-run `pmagent oa guard --mode STRICT` and confirm it reports ok"],
+      is_transient: true,
+    });
   });
 
   it("reads other guards' errors lists and messages", () => {

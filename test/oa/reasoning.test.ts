@@ -35,9 +35,14 @@ describe("buildEnvelope", () => {
       program_id: "OPSBlockGenerator",
       goal: "Create docs/SSOT/oa/OA_DATA_MODEL.md",
       kernel_state: { mode: "NORMAL", phase: "27", branch: "feat/phase27e-oa-runtime", reality_green: true, reasons: [] },
-      kernel_ref: { state_path: "share/orchestrator_assistant/STATE.json", source: "share", surfaces: { pm_bootstrap_state: expect.stringMatching(/^[0-9a-f]{64}$/) } },
+      kernel_state_ref: {
+        mode: "NORMAL",
+        bootstrap: { path: "share/PM_BOOTSTRAP_STATE.json", sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
+        ssot_index: { path: "share/SSOT_SURFACE_V17.json", sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
+        oa_state: { path: "share/orchestrator_assistant/STATE.json", sha256: null },
+      },
       oa_context: { active_goal: "OA Runtime Enhancement", constraints: ["no_db_writes", "no_git_push"] },
-      allowed_tools: ["oa.kernel_status", "oa.ssot_surface", "oa.bootstrap_state"],
+      tools_allowed: ["oa.kernel_status", "oa.ssot_surface", "oa.bootstrap_state"],
     });
     expect(Object.isFrozen(env)).toBe(true);
     expect(Object.isFrozen(env.kernel_state)).toBe(true);
@@ -84,20 +89,34 @@ describe("run (rule-based programs)", () => {
     expect(r.diagnostics).toContainEqual({ severity: "warn", code: "oa_kernel_not_normal", message: "kernel is DEGRADED: REALITY_GREEN_SUMMARY.json: reality_green is false" });
   });
 
-  it.each(["SafeOPSDecision", "OPSBlockGenerator", "PhaseTransitionValidator"] as const)("fail-closed: %s refuses on a BLOCKED kernel", async (programId) => {
+  it("fail-closed on a BLOCKED kernel, inside each program's enums: diagnosis ALLOWed, work DENYed, NOT_READY", async () => {
     const p = makeProject("blocked-missing-surface");
-    const inputs = programId === "PhaseTransitionValidator" ? { target_phase: "28" } : {};
-    const r = await runReasoning(buildEnvelope(programId, "anything", { workspace: p.ws, inputs }), { workspace: p.ws });
-    expect(r).toMatchObject({ status: "BLOCKED", decision: "REFUSED", output: null });
-    expect(r.rationale).toBe("kernel is BLOCKED (required surface share/REALITY_GREEN_SUMMARY.json: file not found); OA refuses all work but diagnosis");
-    expect(r.tool_calls.map((c) => c.tool_id)).toEqual(["oa.kernel_status"]);
+    const decide = async (action: string) => runReasoning(buildEnvelope("SafeOPSDecision", action, { workspace: p.ws }), { workspace: p.ws });
+    const diagnose = await decide("Inspect the kernel surfaces");
+    expect(diagnose).toMatchObject({ status: "BLOCKED", decision: "ALLOW", output: { decision: "ALLOW" } });
+    const work = await decide("Implement the console");
+    expect(work).toMatchObject({ status: "BLOCKED", decision: "DENY", output: { decision: "DENY" } });
+    expect(work.rationale).toBe("Kernel is BLOCKED; feature_work is forbidden in BLOCKED (allowed: diagnostic).");
+    // The summary is missing: the tool's failure is a warning, the kernel's reason an error.
+    expect(work.tool_calls.map((c) => [c.tool_id, c.ok])).toEqual([
+      ["oa.kernel_status", true],
+      ["oa.reality_summary", false],
+    ]);
+    expect(work.diagnostics).toContainEqual({ severity: "error", code: "oa_kernel_blocked", message: "kernel is BLOCKED: required surface share/REALITY_GREEN_SUMMARY.json: file not found" });
+    const phase = await runReasoning(buildEnvelope("PhaseTransitionValidator", "to 28", { workspace: p.ws, inputs: { target_phase: "28" } }), { workspace: p.ws });
+    expect(phase).toMatchObject({ status: "BLOCKED", decision: "NOT_READY" });
+    expect((phase.output as { missing_criteria: string[] }).missing_criteria[0]).toBe("kernel mode is BLOCKED, must be NORMAL (required surface share/REALITY_GREEN_SUMMARY.json: file not found)");
+    const ops = await runReasoning(buildEnvelope("OPSBlockGenerator", "Implement the console", { workspace: p.ws }), { workspace: p.ws });
+    expect(ops).toMatchObject({ status: "BLOCKED", decision: "GENERATED" });
+    // A BLOCKED kernel's block is not recorded as pending work.
+    expect(JSON.parse(readFileSync(join(p.share, "oa/CONTEXT.json"), "utf8")).context.pending_ops_blocks).toEqual([]);
   });
 
   it("GuardFailureInterpreter still runs on a BLOCKED kernel, re-running the named guard", async () => {
     const p = makeProject("blocked-missing-surface");
     const guardOutput = runOaGuard(p.ws, "STRICT");
     const r = await runReasoning(buildEnvelope("GuardFailureInterpreter", "why does the guard fail?", { workspace: p.ws, inputs: { guard_output: guardOutput, guard_name: "oa_state" } }), { workspace: p.ws });
-    expect(r.status).toBe("DEGRADED");
+    expect(r.status).toBe("BLOCKED");
     expect(r.decision).toBe("PERSISTENT");
     expect(r.output).toMatchObject({ root_cause: "missing_surface: required surface share/REALITY_GREEN_SUMMARY.json does not exist (and 1 more diagnostic)", is_transient: false });
     expect(r.tool_calls.map((c) => [c.tool_id, c.args])).toEqual([
@@ -120,7 +139,7 @@ describe("run (rule-based programs)", () => {
     const env = buildEnvelope("OPSBlockGenerator", "Create docs/SSOT/oa/OA_DATA_MODEL.md", { workspace: p.ws });
     const r = await runReasoning(env, { workspace: p.ws });
     expect(r.status).toBe("OK");
-    expect((r.output as { evidence_required: string[] }).evidence_required).toContain("Confirmation that docs/SSOT/PHASE27_B_OA_RUNTIME.md was read and followed");
+    expect((r.output as { evidence_required: string[] }).evidence_required).toContain("Confirmation that docs/SSOT/PHASE27_B_OA_RUNTIME.md, docs/SSOT/PHASE27_D_DSPY_REASONING_OUTLINE.md were read and followed");
     const context = JSON.parse(readFileSync(join(p.share, "oa/CONTEXT.json"), "utf8"));
     expect(context.context).toMatchObject({
       active_goal: "Create docs/SSOT/oa/OA_DATA_MODEL.md",
@@ -165,7 +184,7 @@ describe("run (rule-based programs)", () => {
   it("a program may call only its allowed tools", async () => {
     const p = makeProject("normal");
     const env = buildEnvelope("SafeOPSDecision", "Implement it", { workspace: p.ws });
-    const narrowed: ReasoningEnvelope = { ...env, allowed_tools: ["oa.kernel_status"] };
+    const narrowed: ReasoningEnvelope = { ...env, tools_allowed: ["oa.kernel_status"] };
     const r = await runReasoning(narrowed, { workspace: p.ws });
     expect(r.status).toBe("FAILED");
     expect(r.diagnostics).toEqual([{ severity: "error", code: "oa_tool_not_allowed", message: "SafeOPSDecision may not call oa.reality_summary (allowed tools: oa.kernel_status)" }]);
@@ -175,7 +194,7 @@ describe("run (rule-based programs)", () => {
   it("refuses a hand-made envelope that is invalid", async () => {
     const p = makeProject("normal");
     const env = buildEnvelope("PhaseTransitionValidator", "to 28", { workspace: p.ws, inputs: { target_phase: "28" } });
-    await expect(runReasoning({ ...env, allowed_tools: ["oa.shell" as never] }, { workspace: p.ws })).rejects.toThrow(/^reasoning envelope is invalid:\n {2}\$\.allowed_tools\[0\]: Invalid option/);
+    await expect(runReasoning({ ...env, tools_allowed: ["oa.shell" as never] }, { workspace: p.ws })).rejects.toThrow(/^reasoning envelope is invalid:\n {2}\$\.tools_allowed\[0\]: Invalid option/);
     await expect(runReasoning({ ...env, inputs: { target_phase: 28 } }, { workspace: p.ws })).rejects.toThrow("PhaseTransitionValidator inputs is invalid:\n  $.target_phase: Invalid input: expected string, received number");
   });
 
@@ -237,11 +256,11 @@ describe("run (model-backed programs)", () => {
     expect(phase.decision).toBe("NOT_READY");
   });
 
-  it("does not ask the model at all when the kernel is BLOCKED", async () => {
+  it("does not ask the model at all when the kernel is BLOCKED: the rules answer", async () => {
     const p = makeProject("blocked-invalid-json");
     const model = new TableModel(() => ({ ops_block: "x", commands: [], evidence_required: [] }));
     const r = await runReasoning(buildEnvelope("OPSBlockGenerator", "anything", { workspace: p.ws }), { workspace: p.ws, model });
-    expect(r.status).toBe("BLOCKED");
+    expect(r).toMatchObject({ status: "BLOCKED", engine: "rules", decision: "GENERATED" });
     expect(model.calls).toEqual([]);
   });
 

@@ -16,7 +16,8 @@ describe("oa snapshot", () => {
     expect(OAStateSchema.parse(written)).toEqual(written);
     expect(written).toMatchObject({
       version: 1,
-      source: "share",
+      source: "kernel",
+      surfaces_dir: "share",
       generated_at: "2026-11-23T02:00:00.000Z",
       branch: "feat/phase27e-oa-runtime",
       current_phase: "27",
@@ -30,8 +31,14 @@ describe("oa snapshot", () => {
       ],
       surfaces: { pm_bootstrap_state: "share/PM_BOOTSTRAP_STATE.json", oa_context: "share/oa/CONTEXT.json" },
       oa_context: { active_goal: "OA Runtime Enhancement", constraints: ["no_db_writes", "no_git_push"] },
+      // The origin's data model: surface → boolean, the hint counts, the tools and the bridge.
+      surface_status: { pm_bootstrap_state: true, ssot_surface: true, reality_green_summary: true, handoff_kernel: true, oa_context: true },
+      dms_hint_summary: { total_hints: 0, flows_with_hints: 0 },
+      oa_tools: { version: 1, tools: expect.arrayContaining(["oa.kernel_status", "oa.reality_check", "oa.guard.run"]) },
+      reasoning_bridge: { version: 1, programs: ["SafeOPSDecision", "OPSBlockGenerator", "GuardFailureInterpreter", "PhaseTransitionValidator"] },
     });
-    expect(written.surface_status.reality_green_summary).toMatchObject({ status: "ok", required: true, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(written.reasoning_bridge.tools_allowed.SafeOPSDecision).toEqual(["oa.kernel_status", "oa.reality_summary"]);
+    expect(written.surface_details.reality_green_summary).toMatchObject({ status: "ok", required: true, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
     // Atomic write: no temporary file is left beside it.
     expect(readdirSync(dirname(join(p.root, result.path)))).toEqual(["STATE.json"]);
   });
@@ -40,7 +47,7 @@ describe("oa snapshot", () => {
     const p = makeProject("normal", { surfaces_dir: "." });
     const result = writeSnapshot(p.ws);
     expect(result.path).toBe("orchestrator_assistant/STATE.json");
-    expect(result.state.source).toBe(".");
+    expect(result.state.surfaces_dir).toBe(".");
     expect(result.state.surfaces.pm_bootstrap_state).toBe("PM_BOOTSTRAP_STATE.json");
   });
 
@@ -49,7 +56,8 @@ describe("oa snapshot", () => {
     rmSync(join(p.share, "oa/CONTEXT.json"));
     const { state } = writeSnapshot(p.ws);
     expect(state.oa_context).toEqual({ active_goal: null, kernel_mode: null, constraints: [], pending_ops_blocks: [], session_metadata: {} });
-    expect(state.surface_status.oa_context?.status).toBe("missing");
+    expect(state.surface_status.oa_context).toBe(false);
+    expect(state.surface_details.oa_context?.status).toBe("missing");
   });
 
   it("gives an empty context and records the problem when CONTEXT.json is invalid", () => {
@@ -57,7 +65,21 @@ describe("oa snapshot", () => {
     writeSurface(p, "oa/CONTEXT.json", "{ nope");
     const { state } = writeSnapshot(p.ws);
     expect(state.oa_context.constraints).toEqual([]);
-    expect(state.surface_status.oa_context).toMatchObject({ status: "invalid_json", problem: expect.stringMatching(/^not valid JSON/) });
+    expect(state.surface_status.oa_context).toBe(false);
+    expect(state.surface_details.oa_context).toMatchObject({ status: "invalid_json", problem: expect.stringMatching(/^not valid JSON/) });
+  });
+
+  it("counts DMS hints from the reality check that reports them", () => {
+    const p = makeProject("normal");
+    writeSurface(p, "REALITY_GREEN_SUMMARY.json", {
+      reality_green: true,
+      checks: [
+        { name: "AGENTS.md Sync", passed: true },
+        { name: "DMS Alignment", passed: true },
+        { name: "DMS Hint Registry", passed: true, details: { total_hints: 4, flows_with_hints: 2 } },
+      ],
+    });
+    expect(writeSnapshot(p.ws).state.dms_hint_summary).toEqual({ total_hints: 4, flows_with_hints: 2 });
   });
 
   it("records a DEGRADED kernel with its reasons", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { readFileSync, readdirSync, realpathSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { OAToolError, OA_TOOL_IDS, callOATool, writeSnapshot } from "../../src/oa/index.js";
+import { OAToolError, OA_TOOL_IDS, callOATool, guardNames, writeSnapshot } from "../../src/oa/index.js";
 import { FIXTURES, makeProject } from "./helpers.js";
 
 const guard = (script: string, extra: Record<string, unknown> = {}) => ({ command: [process.execPath, join(FIXTURES, "guards", script)], ...extra });
@@ -30,7 +30,7 @@ describe("OA Tools API", () => {
       branch: "feat/phase27e-oa-runtime",
       reality_green: true,
       failed_checks: ["Unit Tests"],
-      health: { reality_green: true, agents_sync_ok: true, dms_alignment_ok: true },
+      health: { overall: "yellow", reality_green: true, agents_sync_ok: true, dms_alignment_ok: true },
       interpretation: { allowed_actions: ["remediation", "diagnostic"] },
     });
   });
@@ -43,14 +43,17 @@ describe("OA Tools API", () => {
 
   it("oa.reality_check normalizes checks and lists failed ones", async () => {
     const r = await callOATool(makeProject("degraded-failing-check").ws, "oa.reality_check");
+    // The registry's RealityCheckResult: counts, failed check names, every check with its details.
     expect(r).toEqual({
       reality_green: true,
+      total_checks: 3,
+      passed_checks: 2,
+      failed_checks: ["Unit Tests"],
       checks: [
-        { name: "AGENTS.md Sync", passed: true, message: "AGENTS.md files match the code" },
-        { name: "DMS Alignment", passed: true, message: "DMS matches the SSOT" },
-        { name: "Unit Tests", passed: false, message: "3 failed, 409 passed" },
+        { name: "AGENTS.md Sync", passed: true, message: "AGENTS.md files match the code", details: {} },
+        { name: "DMS Alignment", passed: true, message: "DMS matches the SSOT", details: {} },
+        { name: "Unit Tests", passed: false, message: "3 failed, 409 passed", details: {} },
       ],
-      failed_checks: [{ name: "Unit Tests", passed: false, message: "3 failed, 409 passed" }],
       timestamp: "2026-11-20T10:00:00Z",
     });
   });
@@ -115,7 +118,7 @@ describe("oa.guard.run", () => {
     const p = makeProject("normal", { guards: { docs_pass: guard("pass.mjs") } });
     const err = await toolError(callOATool(p.ws, "oa.guard.run", ["rm_rf"]));
     expect(err.code).toBe("oa_unknown_guard");
-    expect(err.message).toBe('guard "rm_rf" is not registered (registered guards: oa_state, docs_pass); add it under oa.guards in pmagent.config.json');
+    expect(err.message).toBe('guard "rm_rf" is not registered (registered guards: oa_state, docs_pass); add it under oa.guards in pmagent.config.json or ship it as scripts/guards/guard_rm_rf.py');
   });
 
   it("stops a guard at its timeout", async () => {
@@ -137,6 +140,21 @@ describe("oa.guard.run", () => {
     const err = await toolError(callOATool(p.ws, "oa.guard.run", ["gone"]));
     expect(err.code).toBe("oa_guard_failed");
     expect(err.message).toBe('cannot start guard "gone" (/nonexistent/guard-binary): ENOENT');
+  });
+
+  it("discovers the guards the repository ships (scripts/guards/guard_*.py) and runs them, returning their JSON", async () => {
+    const p = makeProject("normal", { guards: { docs_pass: guard("pass.mjs") } });
+    mkdirSync(join(p.root, "scripts/guards"), { recursive: true });
+    writeFileSync(join(p.root, "scripts/guards/guard_db_health.py"), 'import json, os, sys\nprint(json.dumps({"ok": False, "cwd": os.getcwd(), "errors": ["db unreachable"]}))\nsys.exit(1)\n');
+    writeFileSync(join(p.root, "scripts/guards/helper.py"), "print('not a guard')\n");
+    expect(guardNames(p.ws)).toEqual(["oa_state", "docs_pass", "db_health"]);
+    const run = await callOATool(p.ws, "oa.guard.run", ["db_health"]);
+    expect(run).toEqual({ guard: "db_health", exit_code: 1, output: { ok: false, cwd: p.root, errors: ["db unreachable"] } });
+    // A shipped guard_oa_state.py (the origin's own guard) is run instead of the built-in one.
+    writeFileSync(join(p.root, "scripts/guards/guard_oa_state.py"), 'import json\nprint(json.dumps({"ok": True, "mode": "STRICT", "mismatches": [], "missing_surfaces": []}))\n');
+    expect(await callOATool(p.ws, "oa.guard.run", ["oa_state"])).toEqual({ guard: "oa_state", exit_code: 0, output: { ok: true, mode: "STRICT", mismatches: [], missing_surfaces: [] } });
+    const err = await toolError(callOATool(p.ws, "oa.guard.run", ["helper"]));
+    expect(err.code).toBe("oa_unknown_guard");
   });
 
   it("gives guards no secrets from the environment and redacts secrets from their output", async () => {

@@ -1,4 +1,5 @@
-import { OAGuardOutputSchema, type OADiagnostic } from "../schemas.js";
+import { z } from "zod";
+import { KernelModeSchema, type OADiagnostic } from "../schemas.js";
 import {
   GuardFailureInterpreterInputSchema,
   GuardFailureInterpreterOutputSchema,
@@ -6,7 +7,25 @@ import {
   type GuardFailureInterpreterInput,
   type GuardFailureInterpreterOutput,
 } from "./io.js";
+import { PROGRAM_TOOL_IDS } from "../tool-ids.js";
 import type { ProgramDefinition } from "./types.js";
+
+/**
+ * A diagnostic report in the catalog's shape, from pmagent's guard or the origin's
+ * guard_oa_state.py (which has no kernel_mode and may leave out type, details or remediation).
+ */
+const CatalogReportSchema = z.looseObject({
+  ok: z.boolean(),
+  kernel_mode: KernelModeSchema.optional(),
+  diagnostics: z.array(
+    z.looseObject({
+      category: z.string(),
+      severity: z.enum(["info", "warn", "error", "block"]),
+      message: z.string(),
+      remediation: z.string().nullable().optional(),
+    }),
+  ),
+});
 
 /** Most fundamental first: a missing file explains a schema problem, which explains a mismatch. */
 const PRIORITY: OADiagnostic["category"][] = ["missing_surface", "schema_violation", "tri_surface_incoherence", "kernel_mismatch", "config_drift"];
@@ -18,21 +37,22 @@ const CONFIRM = "re-run `pmagent oa guard --mode STRICT` and confirm it reports 
 /** GuardFailureInterpreter: the root cause of a guard's failure and a plan to remediate it. */
 export function interpretGuardFailure(input: GuardFailureInterpreterInput): GuardFailureInterpreterOutput {
   const rerunPassed = input.rerun?.ok === true;
-  const oa = OAGuardOutputSchema.safeParse(input.guard_output);
+  const oa = CatalogReportSchema.safeParse(input.guard_output);
   if (oa.success) {
-    const errors = oa.data.diagnostics.filter((d) => d.severity === "error");
+    const errors = oa.data.diagnostics.filter((d) => d.severity === "error" || d.severity === "block");
     const relevant = errors.length > 0 ? errors : oa.data.diagnostics;
     if (relevant.length === 0) {
-      return { root_cause: `no failure: the guard reported ok with kernel mode ${oa.data.kernel_mode}`, remediation_plan: [], is_transient: false };
+      return { root_cause: `no failure: the guard reported ok${oa.data.kernel_mode ? ` with kernel mode ${oa.data.kernel_mode}` : ""}`, remediation_plan: [], is_transient: false };
     }
-    const sorted = [...relevant].sort((a, b) => PRIORITY.indexOf(a.category) - PRIORITY.indexOf(b.category));
+    const rank = (c: string) => (PRIORITY.includes(c as OADiagnostic["category"]) ? PRIORITY.indexOf(c as OADiagnostic["category"]) : PRIORITY.length);
+    const sorted = [...relevant].sort((a, b) => rank(a.category) - rank(b.category));
     const first = sorted[0]!;
     const more = sorted.length > 1 ? ` (and ${sorted.length - 1} more diagnostic${sorted.length > 2 ? "s" : ""})` : "";
-    const plan = [...new Set(sorted.map((d) => d.remediation))];
+    const plan = [...new Set(sorted.map((d) => d.remediation).filter((r): r is string => typeof r === "string" && r !== ""))];
     return {
       root_cause: `${first.category}: ${first.message}${more}`,
       remediation_plan: [...plan, CONFIRM],
-      is_transient: rerunPassed || (errors.length > 0 && errors.every((d) => STALE_ONLY.includes(d.category))),
+      is_transient: rerunPassed || (errors.length > 0 && errors.every((d) => STALE_ONLY.includes(d.category as OADiagnostic["category"]))),
     };
   }
   const problems = genericProblems(input.guard_output);
@@ -75,7 +95,7 @@ function describeItem(item: unknown): string {
 
 export const guardFailureInterpreter: ProgramDefinition<GuardFailureInterpreterInput, GuardFailureInterpreterOutput> = {
   id: "GuardFailureInterpreter",
-  tools: ["oa.kernel_status", "oa.guard.run"],
+  tools: PROGRAM_TOOL_IDS.GuardFailureInterpreter,
   inputSchema: GuardFailureInterpreterInputSchema,
   outputSchema: GuardFailureInterpreterOutputSchema,
   async gather(ctx) {

@@ -5,6 +5,7 @@ import {
   type PhaseTransitionValidatorInput,
   type PhaseTransitionValidatorOutput,
 } from "./io.js";
+import { PROGRAM_TOOL_IDS } from "../tool-ids.js";
 import type { ProgramDefinition } from "./types.js";
 
 /** Order of phases written as "27", "27.E", "28": numeric parts compare as numbers. */
@@ -38,19 +39,19 @@ export function validatePhaseTransition(input: PhaseTransitionValidatorInput): P
 
 export const phaseTransitionValidator: ProgramDefinition<PhaseTransitionValidatorInput, PhaseTransitionValidatorOutput> = {
   id: "PhaseTransitionValidator",
-  tools: ["oa.kernel_status", "oa.ssot_surface", "oa.reality_check"],
+  tools: PROGRAM_TOOL_IDS.PhaseTransitionValidator,
   inputSchema: PhaseTransitionValidatorInputSchema,
   outputSchema: PhaseTransitionValidatorOutputSchema,
   async gather(ctx) {
     const kernel = ctx.kernel;
-    const ssot = (await ctx.tool("oa.ssot_surface")) as { last_completed_phase?: string | number | null };
-    const reality = (await ctx.tool("oa.reality_check")) as { reality_green: boolean; failed_checks: Array<{ name: string }> };
+    const ssot = ((await ctx.tryTool("oa.ssot_surface")) ?? {}) as { last_completed_phase?: string | number | null };
+    const reality = (await ctx.tryTool("oa.reality_check")) as { reality_green: boolean; failed_checks: string[] } | undefined;
     const { target_phase } = ProgramInputsSchemas.PhaseTransitionValidator.parse(ctx.envelope.inputs);
     return {
       target_phase,
-      kernel_state: { ...kernel, reality_green: reality.reality_green },
+      kernel_state: { ...kernel, reality_green: reality?.reality_green ?? null },
       last_completed_phase: ssot.last_completed_phase === undefined || ssot.last_completed_phase === null ? null : String(ssot.last_completed_phase),
-      failed_checks: reality.failed_checks.map((c) => c.name),
+      failed_checks: reality?.failed_checks ?? [],
       pending_ops_blocks: ctx.envelope.oa_context.pending_ops_blocks.length,
     };
   },

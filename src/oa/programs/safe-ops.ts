@@ -1,6 +1,7 @@
 import { OA_MODE_TABLE } from "../kernel.js";
 import { SafeOPSDecisionInputSchema, SafeOPSDecisionOutputSchema, type SafeOPSDecisionInput, type SafeOPSDecisionOutput } from "./io.js";
 import { checkConstraints, classifyAction } from "./classify.js";
+import { PROGRAM_TOOL_IDS } from "../tool-ids.js";
 import type { ProgramDefinition } from "./types.js";
 
 /** SafeOPSDecision: may this action run now, given the kernel mode and the OA constraints? */
@@ -46,15 +47,15 @@ export function decideSafeOps(input: SafeOPSDecisionInput): SafeOPSDecisionOutpu
 
 export const safeOpsDecision: ProgramDefinition<SafeOPSDecisionInput, SafeOPSDecisionOutput> = {
   id: "SafeOPSDecision",
-  tools: ["oa.kernel_status", "oa.reality_summary"],
+  tools: PROGRAM_TOOL_IDS.SafeOPSDecision,
   inputSchema: SafeOPSDecisionInputSchema,
   outputSchema: SafeOPSDecisionOutputSchema,
   async gather(ctx) {
-    const reality = (await ctx.tool("oa.reality_summary")) as { reality_green: boolean };
+    const reality = (await ctx.tryTool("oa.reality_summary")) as { reality_green: boolean } | undefined;
     const context = ctx.envelope.oa_context;
     return {
       proposed_action: ctx.envelope.goal,
-      kernel_state: { ...ctx.kernel, reality_green: reality.reality_green },
+      kernel_state: { ...ctx.kernel, reality_green: reality?.reality_green ?? ctx.kernel.reality_green },
       oa_context: { active_goal: context.active_goal, constraints: [...context.constraints] },
     };
   },

@@ -10,8 +10,10 @@ export interface ProgramContext {
   workspace: OAWorkspace;
   /** The kernel as `oa.kernel_status` reported it when the run started (kernel-first). */
   kernel: KernelState;
-  /** Calls a tool of the envelope's allowed_tools (others raise OAToolError) and records the call. */
+  /** Calls a tool of the envelope's tools_allowed (others raise OAToolError) and records the call. */
   tool(id: OAToolId, args?: string[]): Promise<unknown>;
+  /** Like `tool`, but while the kernel is BLOCKED a tool that cannot read its surface gives undefined (recorded as a warning). */
+  tryTool(id: OAToolId, args?: string[]): Promise<unknown>;
 }
 
 /**
