@@ -22,6 +22,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Project } from "../config/index.js";
 import { UnavailableError, UsageError, isSecretEnvName } from "../core/index.js";
 
@@ -389,6 +390,8 @@ export interface RunSandboxInput {
   command: readonly string[];
   /** The supervisor's HOME (its credentials: ~/.ssh, ~/.config/gh, ~/.git-credentials). */
   home: string | undefined;
+  /** The entry's payload: the artifacts it references stay readable (see artifactPaths). */
+  entryPayload?: unknown;
 }
 
 /** The package a script belongs to (nearest directory with package.json) and its node_modules, or the file itself. */
@@ -397,6 +400,38 @@ function packageOf(file: string): string[] {
     if (existsSync(join(dir, "package.json"))) return [dir, join(dir, "node_modules")];
   }
   return [file];
+}
+
+/**
+ * What an entry's artifact references point to in earlier runs' workspaces (`payload.refs[]` of
+ * type artifact, which the supervisor posts from a run's ARTIFACT events): the next role reads
+ * them, so they stay visible, read-only. A `ref` that is a regular file under
+ * `.pmagent/workspaces/` outside any `.lattice/` directory (outboxes, resume.json), and for a
+ * `file:` URL naming a workspace (a branch to fetch), that workspace's `.git` only. Symlinks are
+ * resolved first: whoever wrote the entry cannot make the secrets file, the store or another
+ * run's resume visible.
+ */
+export function artifactPaths(payload: unknown, root: string): string[] {
+  const refs = (payload as { refs?: unknown } | null)?.refs;
+  if (!Array.isArray(refs)) return [];
+  const workspaces = realpathOr(join(root, ".pmagent", "workspaces"));
+  const out: string[] = [];
+  for (const r of refs as Array<{ type?: unknown; ref?: unknown; url?: unknown } | null>) {
+    if (r?.type !== "artifact") continue;
+    try {
+      if (typeof r.ref === "string" && isAbsolute(r.ref)) {
+        const file = realpathOr(r.ref);
+        if (file.startsWith(`${workspaces}/`) && !file.split("/").includes(".lattice") && statSync(file).isFile()) out.push(file);
+      }
+      if (typeof r.url === "string" && r.url.startsWith("file:")) {
+        const repo = realpathOr(fileURLToPath(r.url));
+        if (dirname(repo) === workspaces && statSync(join(repo, ".git")).isDirectory()) out.push(join(repo, ".git"));
+      }
+    } catch {
+      // gone or not a path: the sprite reports what it misses
+    }
+  }
+  return out;
 }
 
 /** What one run's sandbox shows and hides. */
@@ -411,7 +446,7 @@ export function runSandbox(input: RunSandboxInput): SandboxSpec {
     bwrap: input.bwrap,
     workspace: input.workspace,
     writable: [input.checkpointDir, input.dirs.home, input.dirs.violations],
-    readable: [root, input.dirs.shimDir, input.dirs.toolDir, ...files.flatMap(packageOf).map(realpathOr)],
+    readable: [root, input.dirs.shimDir, input.dirs.toolDir, ...files.flatMap(packageOf).map(realpathOr), ...artifactPaths(input.entryPayload, root)],
     hidden,
     overlays: input.dirs.overlays,
   };
