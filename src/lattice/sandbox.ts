@@ -392,6 +392,8 @@ export interface RunSandboxInput {
   home: string | undefined;
   /** The entry's payload: the artifacts it references stay readable (see artifactPaths). */
   entryPayload?: unknown;
+  /** The sprite's PATH: its directories stay visible under a hidden HOME (tools installed in ~/.local/bin, nvm's node). */
+  path?: string;
 }
 
 /** The package a script belongs to (nearest directory with package.json) and its node_modules, or the file itself. */
@@ -440,13 +442,17 @@ export function runSandbox(input: RunSandboxInput): SandboxSpec {
   const hidden = [join(root, ".pmagent"), resolve(root, config.forge.bare_repo)];
   if (config.secrets.file) hidden.push(resolve(root, config.secrets.file));
   if (input.storeFile) hidden.push(...["", "-wal", "-shm", "-journal"].map((s) => input.storeFile + s));
-  if (input.home && resolve(input.home) !== "/") hidden.push(resolve(input.home));
+  const home = input.home && resolve(input.home) !== "/" ? realpathOr(resolve(input.home)) : null;
+  if (home) hidden.push(home);
+  // Programs under the hidden HOME stay runnable: the PATH's directories, and node's own prefix (nvm).
+  const underHome = (p: string) => home !== null && realpathOr(p).startsWith(`${home}/`);
+  const tools = [...(input.path ?? "").split(delimiter).filter((d) => isAbsolute(d) && underHome(d)), ...[dirname(dirname(process.execPath))].filter(underHome)];
   const files = [...input.pmagentCommand, ...input.command].filter((a) => isAbsolute(a) && existsSync(a));
   return {
     bwrap: input.bwrap,
     workspace: input.workspace,
     writable: [input.checkpointDir, input.dirs.home, input.dirs.violations],
-    readable: [root, input.dirs.shimDir, input.dirs.toolDir, ...files.flatMap(packageOf).map(realpathOr), ...artifactPaths(input.entryPayload, root)],
+    readable: [root, input.dirs.shimDir, input.dirs.toolDir, ...files.flatMap(packageOf).map(realpathOr), ...artifactPaths(input.entryPayload, root), ...tools],
     hidden,
     overlays: input.dirs.overlays,
   };

@@ -355,7 +355,7 @@ export class Supervisor {
       if (run.gate?.decision === "CONDITIONAL") lattice.LATTICE_RUN_CONDITIONS = JSON.stringify(run.gate.conditions);
       const env = spriteEnv({ base: this.env, shimDir: dirs.shimDir, toolDir: dirs.toolDir, home: dirs.home, lattice, extra: { ...runnerEnv, ...adj.env } });
       const storeFile = this.store.dialect === "sqlite" ? this.store.location : null;
-      const spec = bwrap ? runSandbox({ bwrap, project: this.o.project, storeFile, workspace: run.workspace, checkpointDir: run.checkpoint_dir, dirs, pmagentCommand, command: run.command, home: this.env.HOME, entryPayload: opts.entry?.payload }) : null;
+      const spec = bwrap ? runSandbox({ bwrap, project: this.o.project, storeFile, workspace: run.workspace, checkpointDir: run.checkpoint_dir, dirs, pmagentCommand, command: run.command, home: this.env.HOME, entryPayload: opts.entry?.payload, path: env.PATH }) : null;
       // Sandboxed, the supervisor's TMPDIR is not there; the workspace is also at /workspace.
       if (spec) Object.assign(env, { TMPDIR: "/tmp", LATTICE_SANDBOX: "bwrap" });
       const wrap = (argv: string[]) => (spec ? sandboxArgv(argv, spec) : argv);

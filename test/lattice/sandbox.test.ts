@@ -7,10 +7,11 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import pino from "pino";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/index.js";
-import { findSandboxTool, prepareRunDir, readViolations, sandboxArgv, SANDBOX_WORKSPACE } from "../../src/lattice/sandbox.js";
+import { artifactPaths, findSandboxTool, prepareRunDir, readViolations, runSandbox, sandboxArgv, SANDBOX_WORKSPACE } from "../../src/lattice/sandbox.js";
 import { runCli } from "../helpers/proc.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 import { testProject, type TestProject } from "./helpers.js";
@@ -148,6 +149,54 @@ describe.runIf(bwrapHere)("sandboxArgv", () => {
     expect(r.stderr).toMatch(/Read-only file system[\s\S]*Read-only file system/);
     expect(r.stdout).toMatch(/^\/usr\/bin\/bwrap /m); // PID 1 is the sandbox's own init, not the supervisor
     expect(lines.at(-2)).toBe(ws);
+  });
+});
+
+describe.runIf(bwrapHere)("runSandbox", () => {
+  it("hides the supervisor's HOME but keeps the programs on the sprite's PATH under it runnable", () => {
+    const root = mkdtempSync(join(scratch, "project-"));
+    const home = mkdtempSync(join(scratch, "home-"));
+    mkdirSync(join(home, ".ssh"));
+    mkdirSync(join(home, "bin"));
+    writeFileSync(join(home, ".ssh", "id_ed25519"), "PRIVATE KEY");
+    writeFileSync(join(home, "bin", "tool"), "#!/bin/sh\necho tool ran\n", { mode: 0o755 });
+    const config = parseConfig(JSON.stringify({ project_id: "p", lanes: [{ layer: "l", name: "n", roles: [{ name: "R", allowed_kinds: ["k"] }] }] }), "c.json");
+    const ws = join(root, ".pmagent", "workspaces", "run_x");
+    const dirs = prepareRunDir(join(root, ".pmagent", "runs", "run_x"), [process.execPath], process.env.PATH ?? "", { sandboxed: true });
+    for (const d of [ws, join(root, ".pmagent", "checkpoints", "run_x")]) mkdirSync(d, { recursive: true });
+    const path = `${join(home, "bin")}:/usr/bin:/bin`;
+    const spec = runSandbox({ bwrap: "/usr/bin/bwrap", project: { root, configPath: join(root, "c.json"), config }, storeFile: null, workspace: ws, checkpointDir: join(root, ".pmagent", "checkpoints", "run_x"), dirs, pmagentCommand: [process.execPath], command: ["sh"], home, path });
+    const argv = sandboxArgv(["sh", "-c", `cat ${join(home, ".ssh", "id_ed25519")}; tool; ls ${home}`], spec);
+    const r = spawnSync(argv[0]!, argv.slice(1), { encoding: "utf8", env: { PATH: path } });
+    expect(r.stdout).toBe("tool ran\nbin\n");
+    expect(r.stderr).toContain("No such file or directory");
+  });
+});
+
+describe("artifactPaths", () => {
+  it("shows an entry's artifact files and a referenced workspace's .git, never anything else it names", () => {
+    const root = mkdtempSync(join(scratch, "project-"));
+    const ws = join(root, ".pmagent", "workspaces", "run_a");
+    mkdirSync(join(ws, ".pmagent", "lane"), { recursive: true });
+    mkdirSync(join(ws, ".lattice"));
+    mkdirSync(join(ws, ".git"));
+    const artifact = join(ws, ".pmagent", "lane", "proposal.json");
+    for (const f of [artifact, join(ws, ".lattice", "resume.json"), join(root, "secrets.json"), join(root, ".pmagent", "pmagent.db")]) writeFileSync(f, "{}");
+    symlinkSync(join(root, "secrets.json"), join(ws, "link.json"));
+    const refs = [
+      { type: "artifact", kind: "proposal", ref: artifact },
+      { type: "artifact", kind: "branch", ref: "sprite/x", url: pathToFileURL(ws).href },
+      { type: "artifact", kind: "resume", ref: join(ws, ".lattice", "resume.json") },
+      { type: "artifact", kind: "secrets", ref: join(root, "secrets.json") },
+      { type: "artifact", kind: "via a link", ref: join(ws, "link.json") },
+      { type: "artifact", kind: "store", ref: join(root, ".pmagent", "pmagent.db") },
+      { type: "artifact", kind: "a project", url: pathToFileURL(root).href },
+      { type: "run", ref: artifact.replace("proposal", "other") },
+      null,
+    ];
+    expect(artifactPaths({ refs }, root)).toEqual([artifact, join(ws, ".git")]);
+    expect(artifactPaths({ refs: "nope" }, root)).toEqual([]);
+    expect(artifactPaths(null, root)).toEqual([]);
   });
 });
 
