@@ -1,8 +1,10 @@
 /**
  * What a sprite runs inside: a scrubbed environment (an allow-list, never a token), shims first on
- * its PATH that refuse `git push`, `git remote add|set-url|remove|rename` and `gh` and record the
- * attempt as a hard-rule violation, then the directory of a `pmagent` launcher (for `pmagent emit`
- * and `pmagent checkpoint`), then the supervisor's PATH.
+ * its PATH that refuse `git push`, remote edits and `gh` and record the attempt as a hard-rule
+ * violation, then the directory of a `pmagent` launcher (for `pmagent emit` and `pmagent
+ * checkpoint`), then the supervisor's PATH. Where bubblewrap is there (config `sandbox`), the
+ * sprite also runs in a bwrap sandbox (`sandboxArgv`): the shims are bound over the real git and
+ * gh, and what the sprite must not reach is not visible, so no push succeeds whatever path it takes.
  */
 import { spawnSync } from "node:child_process";
 import {
