@@ -140,6 +140,11 @@ export const ConfigSchema = z
     secrets: SecretsSchema.default({}),
     notify: NotifySchema.default({}),
     server: ServerSchema.default({ tokens: {} }),
+    /**
+     * Run sprites in a bubblewrap sandbox: "required" refuses to start a run without it, "auto"
+     * uses it where installed (with a loud warning where not), "off" runs them unsandboxed.
+     */
+    sandbox: z.enum(["required", "auto", "off"]).default("auto"),
   })
   .strict();
 

@@ -39,7 +39,7 @@ import { findSpriteOfRun, processAlive, processStartTime, signalGroup } from "./
 import { removeResume, resumePath } from "./resume.js";
 import { SecretStore } from "./secrets.js";
 import { RunStore, UNFINISHED_RUN_STATES, isTerminalRunState, type GateDecision, type RunRecord, type RunState, type RunWaiting, type StoredEvent } from "./runs.js";
-import { checkExtraEnv, prepareRunDir, selfCommand, spriteEnv } from "./sandbox.js";
+import { checkExtraEnv, commandFound, findSandboxTool, prepareRunDir, runSandbox, sandboxArgv, selfCommand, spriteEnv } from "./sandbox.js";
 
 export const DEFAULT_POLL_MS = 100;
 /** Event types the supervisor acts on when they are stored. */
@@ -130,6 +130,8 @@ export class Supervisor {
   private readonly active = new Map<string, ActiveRun>();
   private readonly log: Logger;
   private readonly pollMs: number;
+  /** The bwrap binary sprites run in (null: unsandboxed), once known. */
+  private bwrap: string | null | undefined;
 
   constructor(options: SupervisorOptions) {
     this.o = options;
@@ -204,6 +206,16 @@ export class Supervisor {
     return this.o.store;
   }
 
+  /** bwrap per the config's `sandbox` mode; throws when it is required and missing. */
+  private sandboxTool(): string | null {
+    if (this.bwrap === undefined) {
+      const found = findSandboxTool(this.o.project.config.sandbox, this.env.PATH ?? "");
+      if (found.warning) this.log.warn({}, found.warning);
+      this.bwrap = found.bwrap;
+    }
+    return this.bwrap;
+  }
+
   get project(): Project {
     return this.o.project;
   }
@@ -246,6 +258,7 @@ export class Supervisor {
   async startRun(options: StartRunOptions): Promise<RunRecord> {
     const role = this.role(options.role);
     const command = this.commandFor(role, options.command);
+    this.sandboxTool();
     let entry: StoredEntry | null = null;
     if (options.entryId !== undefined) {
       entry = await this.board.get(options.entryId);
@@ -346,7 +359,9 @@ export class Supervisor {
       const runnerEnv = role.runner?.env ?? {};
       checkExtraEnv(runnerEnv, `lanes[].roles[${role.name}].runner.env`);
       const adj = await this.adjustments(run, opts.entry);
-      const dirs = prepareRunDir(run.run_dir, this.o.pmagentCommand ?? selfCommand(), this.env.PATH ?? "");
+      const bwrap = this.sandboxTool();
+      const pmagentCommand = this.o.pmagentCommand ?? selfCommand();
+      const dirs = prepareRunDir(run.run_dir, pmagentCommand, this.env.PATH ?? "", { sandboxed: bwrap !== null });
       mkdirSync(run.checkpoint_dir, { recursive: true });
       const lattice: Record<string, string> = {
         LATTICE_WORKSPACE: run.workspace,
@@ -359,15 +374,21 @@ export class Supervisor {
       if (run.entry_id) lattice.PMAGENT_ENTRY_FILE = join(latticeDir(run.workspace), "entry.json");
       if (run.gate?.decision === "CONDITIONAL") lattice.LATTICE_RUN_CONDITIONS = JSON.stringify(run.gate.conditions);
       const env = spriteEnv({ base: this.env, shimDir: dirs.shimDir, toolDir: dirs.toolDir, home: dirs.home, lattice, extra: { ...runnerEnv, ...adj.env } });
+      const storeFile = this.store.dialect === "sqlite" ? this.store.location : null;
+      const spec = bwrap ? runSandbox({ bwrap, project: this.o.project, storeFile, workspace: run.workspace, checkpointDir: run.checkpoint_dir, dirs, pmagentCommand, command: run.command, home: this.env.HOME, entryPayload: opts.entry?.payload, path: env.PATH }) : null;
+      // Sandboxed, the supervisor's TMPDIR is not there; the workspace is also at /workspace.
+      if (spec) Object.assign(env, { TMPDIR: "/tmp", LATTICE_SANDBOX: "bwrap" });
+      const wrap = (argv: string[]) => (spec ? sandboxArgv(argv, spec) : argv);
       const files = this.files(run);
       for (const step of adj.preinstall) {
-        const code = await runStep(["sh", "-c", step], run.workspace, env, files.stderr);
+        const code = await runStep(wrap(["sh", "-c", step]), run.workspace, env, files.stderr);
         if (code !== 0) throw new PmagentError("preinstall_failed", `preinstall step \`${step}\` exited with ${code}; the sprite was not started`);
       }
+      if (spec && !commandFound(run.command[0]!, run.workspace, env.PATH ?? "")) throw new PmagentError("sprite_not_found", `cannot start ${run.command[0]}: command not found`);
       const timeoutS = opts.timeoutS ?? role.runner?.timeout_s ?? 3600;
       // Before the sprite starts: a run whose output could not be redacted never starts.
       const redactor = this.runRedactor(run);
-      return await this.spawnAndSupervise(run, env, files, timeoutS, active, redactor);
+      return await this.spawnAndSupervise(run, wrap(run.command), env, files, timeoutS, active, redactor);
     } catch (err) {
       const reason = err instanceof PmagentError ? err.message : `cannot start the sprite: ${(err as Error).message}`;
       await this.runs.update(run.id, { state: "failed", reason: this.redactor.redact(reason), finished: true }, UNFINISHED_RUN_STATES);
@@ -378,13 +399,13 @@ export class Supervisor {
     }
   }
 
-  private async spawnAndSupervise(run: RunRecord, env: Record<string, string>, files: { stdout: string; stderr: string }, timeoutS: number, active: ActiveRun, redactor: Redactor): Promise<void> {
+  private async spawnAndSupervise(run: RunRecord, argv: string[], env: Record<string, string>, files: { stdout: string; stderr: string }, timeoutS: number, active: ActiveRun, redactor: Redactor): Promise<void> {
     const out = openSync(files.stdout, "a", 0o600);
     const err = openSync(files.stderr, "a", 0o600);
     let child;
     try {
       // Own process group: a cancel or timeout stops the sprite and everything it started.
-      child = spawn(run.command[0]!, run.command.slice(1), { cwd: run.workspace, env, stdio: ["ignore", out, err], detached: true });
+      child = spawn(argv[0]!, argv.slice(1), { cwd: run.workspace, env, stdio: ["ignore", out, err], detached: true });
     } finally {
       closeSync(out);
       closeSync(err);
