@@ -8,6 +8,7 @@ import { KAI_VERSION, type KaiRequest, type KaiResponse } from "./schema.js";
 import { collectStateDoc } from "./state-doc.js";
 import { errorSummary, laneStatusSummary, whatChangedSummary } from "./summary.js";
 import { buildWhatChanged } from "./what-changed.js";
+import { answerZone, daysBefore, type Zone } from "./zone.js";
 
 /** The time span evidence is read for: (since, until], until being the cutoff (`as_of` or now). */
 export interface EvidenceWindow {
@@ -36,8 +37,6 @@ export interface KaiOptions {
   sources: KaiSources;
   clock?: () => number;
 }
-
-const DAY_MS = 86_400_000;
 
 function errorResponse(request_id: string | null, notes: string[], now: Date): KaiResponse {
   return { version: "kai_response_v1", request_id, status: "error", meta: { generated_at: now.toISOString(), kai_version: KAI_VERSION }, payload: null, summary_md: errorSummary(notes), notes };
@@ -78,7 +77,7 @@ export async function collectEvidence(request: KaiRequest, config: Config, sourc
   return { git, state_doc, board, runs, github, notes };
 }
 
-function evidenceNotes(request: KaiRequest, ev: KaiEvidence, window: EvidenceWindow): string[] {
+function evidenceNotes(request: KaiRequest, ev: KaiEvidence, window: EvidenceWindow, zone: Zone): string[] {
   const notes: string[] = [];
   if (ev.git) notes.push(`Evidence: ${ev.git.commits.length} commits of ${ev.git.repo} committed in (${ev.git.since}, ${ev.git.until}]`);
   if (ev.state_doc) notes.push(`Evidence: ${ev.state_doc.path}${ev.state_doc.revision ? ` at ${ev.state_doc.revision.slice(0, 12)}` : ""}${ev.state_doc.exists ? "" : " (missing)"}`);
@@ -89,6 +88,7 @@ function evidenceNotes(request: KaiRequest, ev: KaiEvidence, window: EvidenceWin
   if (ev.runs) notes.push(`Evidence: ${ev.runs.length} runs`);
   if (ev.github) notes.push(`Evidence: GitHub ${ev.github.repo}: ${ev.github.pulls.length} pull requests, ${ev.github.issues.length} issues, ${ev.github.workflow_runs.length} workflow runs`);
   if (request.params.as_of !== undefined) notes.push(`Answered as of ${request.params.as_of}: later evidence is ignored`);
+  if (request.type === "what_changed") notes.push(`Time window: (${window.since.toISOString()}, ${window.until.toISOString()}], dates in ${zone.name}`);
   return [...notes, ...ev.notes];
 }
 
@@ -96,17 +96,20 @@ function evidenceNotes(request: KaiRequest, ev: KaiEvidence, window: EvidenceWin
 export async function answerRequest(request: KaiRequest, options: KaiOptions): Promise<KaiResponse> {
   const now = new Date((options.clock ?? Date.now)());
   const until = request.params.as_of !== undefined ? new Date(request.params.as_of) : now;
-  const window = { since: new Date(until.getTime() - request.params.time_window_days * DAY_MS), until };
+  // Days are counted on the calendar of the answer's zone, so a window keeps its wall-clock bounds across DST.
+  const zone = answerZone(options.config.timezone, request.params.as_of);
+  const window = { since: daysBefore(until, request.params.time_window_days, zone), until };
   const lane = findLane(options.config, request.lane.layer, request.lane.name)!;
   const ev = await collectEvidence(request, options.config, options.sources, window);
   const base = { version: "kai_response_v1", request_id: request.request_id, status: "ok", meta: { generated_at: now.toISOString(), kai_version: KAI_VERSION } } as const;
-  const notes = evidenceNotes(request, ev, window);
+  const notes = evidenceNotes(request, ev, window, zone);
   if (request.type === "lane_status") {
     const data = buildLaneStatus({ project_id: options.config.project_id, lane, humans: options.config.humans, as_of: until }, ev);
+    if (data.cycle.latest_cycle_id === null) notes.push(`No cycle of ${lane.layer}/${lane.name} was found up to ${until.toISOString()}: cycle.latest_cycle_id and cycle.status are null`);
     return { ...base, payload: { kind: "lane_status_v1", data }, summary_md: laneStatusSummary(data), notes };
   }
   const data = buildWhatChanged(
-    { project_id: options.config.project_id, lane, humans: options.config.humans, since: window.since, until, max_highlights: request.params.max_highlights },
+    { project_id: options.config.project_id, lane, humans: options.config.humans, since: window.since, until, max_highlights: request.params.max_highlights, zone },
     ev,
   );
   return { ...base, payload: { kind: "what_changed_v1", data }, summary_md: whatChangedSummary(data), notes };

@@ -212,6 +212,19 @@ function openPullsOfLane(steps: Step[], runs: RunEvidence[], github: GithubEvide
   return [...fromGithub.filter((p) => p.state === "open"), ...fromRuns];
 }
 
+/**
+ * `steps` keyed as the origin's readers write them (`steps.sho.status`): each role's name in lower
+ * case, in the lane's order; a role whose lower-case name another role already took keeps its own.
+ */
+export function stepsByRole(steps: Step[]): Record<string, Step> {
+  const out: Record<string, Step> = {};
+  for (const step of steps) {
+    const key = step.role.toLowerCase();
+    out[key in out ? step.role : key] = step;
+  }
+  return out;
+}
+
 /** lane_status_v1 from the collected evidence (already cut at `ctx.as_of`). */
 export function buildLaneStatus(ctx: LaneContext, evidence: KaiEvidence): LaneStatus {
   const runs = evidence.runs ?? [];
@@ -226,11 +239,11 @@ export function buildLaneStatus(ctx: LaneContext, evidence: KaiEvidence): LaneSt
     project_id: ctx.project_id,
     lane: { layer: ctx.lane.layer, name: ctx.lane.name },
     as_of: ctx.as_of.toISOString(),
-    steps,
+    steps: stepsByRole(steps),
     cycle: {
       latest_cycle_id: latest?.id ?? null,
       root_entry_id: latest?.root.id ?? null,
-      status: latest?.status ?? "none",
+      status: latest?.status ?? null,
       started_at: latest?.started_at ?? null,
       completed_at: latest?.completed_at ?? null,
     },

@@ -11,7 +11,7 @@ export function laneStatusSummary(data: LaneStatus): string {
   if (c.latest_cycle_id === null) lines.push("- No cycle on the blackboard yet");
   else {
     const when = c.status === "completed" ? `completed ${c.completed_at}` : `started ${c.started_at}`;
-    const active = data.steps.filter((s) => s.status !== "not_started").map((s) => `${s.role} ${s.status}`);
+    const active = Object.values(data.steps).filter((s) => s.status !== "not_started").map((s) => `${s.role} ${s.status}`);
     lines.push(`- ${c.latest_cycle_id} ${c.status} (${when})${active.length > 0 ? `; steps: ${active.join(", ")}` : ""}`);
   }
   lines.push(`- State: ${data.state_view.digest}${data.state_view.known_gaps.length > 0 ? ` (${data.state_view.known_gaps.length} known gaps)` : ""}`);

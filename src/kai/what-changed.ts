@@ -4,6 +4,7 @@ import { pathCategory, type GitCommit, type KaiEvidence, type RunEvidence } from
 import { entryEvidence } from "./lane-status.js";
 import type { Evidence, Highlight, Risk, WhatChanged } from "./schema.js";
 import { stateView } from "./state-doc.js";
+import { localDate, UTC, type Zone } from "./zone.js";
 
 export interface ChangesContext {
   project_id: string;
@@ -12,6 +13,8 @@ export interface ChangesContext {
   since: Date;
   until: Date;
   max_highlights: number;
+  /** The zone the window's dates are read in (UTC when absent). */
+  zone?: Zone;
 }
 
 type Candidate = Omit<Highlight, "rank"> & { impact: number; at: string };
@@ -19,7 +22,6 @@ type PrRow = WhatChanged["by_category"]["prs"][number];
 type Impact = PrRow["impact"];
 
 const FAILED_CONCLUSIONS = new Set(["failure", "timed_out", "cancelled", "startup_failure", "action_required"]);
-const day = (d: Date) => d.toISOString().slice(0, 10);
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 function commitEvidence(c: GitCommit): Evidence {
@@ -248,7 +250,7 @@ export function buildWhatChanged(ctx: ChangesContext, ev: KaiEvidence): WhatChan
   return {
     kind: "what_changed_v1",
     project_id: ctx.project_id,
-    time_window: { from: day(ctx.since), to: day(ctx.until) },
+    time_window: { from: localDate(ctx.since, ctx.zone ?? UTC), to: localDate(ctx.until, ctx.zone ?? UTC) },
     highlights: rank(candidates, ctx.max_highlights),
     by_category: { workflows: wf, prs, state_docs: stateDocs(commits) },
     risks: risks(ctx, ev, cycles, laneRuns, wf, commits),

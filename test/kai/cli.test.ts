@@ -44,7 +44,8 @@ describe("pmagent kai", () => {
     if (res.status !== "ok" || res.payload.kind !== "lane_status_v1") throw new Error(r.stdout);
     expect(res.request_id).toMatch(/^cli-/);
     expect(res.payload.data.cycle).toMatchObject({ latest_cycle_id: "cycle-1", root_entry_id: "req-1", status: "in_progress" });
-    expect(res.payload.data.steps.slice(0, 2).map((s) => [s.role, s.status, s.latest_entry?.blackboard_issue])).toEqual([
+    expect(res.payload.data.steps.sho!.status).toBe("pending");
+    expect(Object.values(res.payload.data.steps).slice(0, 2).map((s) => [s.role, s.status, s.latest_entry?.blackboard_issue])).toEqual([
       ["Aya", "completed", 841],
       ["Sho", "pending", 841],
     ]);
@@ -86,7 +87,7 @@ describe("pmagent kai", () => {
     if (res.status !== "ok" || res.payload.kind !== "lane_status_v1") throw new Error(r.stdout);
     expect(res.request_id).toBe("req-cli-1");
     expect(res.payload.data.as_of).toBe("2026-01-04T00:30:00.000Z");
-    expect(res.payload.data.steps[0]!.status).toBe("pending");
+    expect(res.payload.data.steps.aya!.status).toBe("pending");
     expect(res.payload.data.state_view.digest).toBe("no section about layer_b/doc_update in STATE/current_state.md");
   });
 

@@ -69,15 +69,15 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
     const res = await ask("lane_status");
     const data = payload(res, "lane_status_v1");
     expect(data.cycle).toEqual({ latest_cycle_id: "cycle-2", root_entry_id: "req-2", status: "blocked", started_at: entry.created_at, completed_at: null });
-    expect(data.steps).toEqual([
-      {
+    expect(data.steps).toEqual({
+      builder: {
         role: "Builder",
         status: "waiting",
         latest_entry: { entry_id: "req-2", kind: "build_request", entry_status: entry.status, blackboard_issue: null, blackboard_comment_id: null, actions_workflow: null, actions_run_id: null, artifact_path: null, updated_at: entry.updated_at, summary: "add the index" },
         run: { run_id: waiting.id, state: "waiting", started_at: w.created_at, finished_at: null, waiting_for: ["approved"], events: w.event_count, artifacts: [], pull_requests: [] },
       },
-      { role: "Reviewer", status: "not_started", latest_entry: null, run: null },
-    ]);
+      reviewer: { role: "Reviewer", status: "not_started", latest_entry: null, run: null },
+    });
     expect(w.event_count).toBeGreaterThanOrEqual(2);
     expect(data.next_suggested_actions).toEqual([
       {
@@ -143,7 +143,7 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
     const res = await ask("lane_status", { as_of: at });
     const data = payload(res, "lane_status_v1");
     expect(data.cycle).toMatchObject({ latest_cycle_id: "cycle-1", root_entry_id: "req-1", status: "blocked" });
-    expect(data.steps.map((s) => [s.role, s.status, s.run?.run_id, s.run?.state, s.run?.pull_requests])).toEqual([
+    expect(Object.values(data.steps).map((s) => [s.role, s.status, s.run?.run_id, s.run?.state, s.run?.pull_requests])).toEqual([
       ["Builder", "completed", built.id, "succeeded", [1]],
       ["Reviewer", "error", reviewed.id, "failed", []],
     ]);
