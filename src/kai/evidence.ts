@@ -1,3 +1,4 @@
+import type { RepoCycle } from "./repo-cycles.js";
 /**
  * What the collectors hand to the report builders: plain data, already cut at the request's
  * cutoff (`as_of`, or now). The builders never read a repository or a database themselves, so a
@@ -147,6 +148,8 @@ export interface KaiEvidence {
   board: BoardEntryEvidence[] | null;
   runs: RunEvidence[] | null;
   github: GithubEvidence | null;
+  /** The lane's cycles as git and the STATE document record them (applies merged to STATE). */
+  repo_cycles?: RepoCycle[] | null;
   /** Caveats from collecting (a source not configured, a source that failed), for `notes`. */
   notes: string[];
 }

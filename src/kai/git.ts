@@ -45,7 +45,8 @@ function gitError(repo: string, what: string, res: GitResult): Error {
 
 const RECORD = "\x1e";
 const FIELD = "\x1f";
-const FORMAT = `${RECORD}%H${FIELD}%P${FIELD}%cI${FIELD}%an${FIELD}%s${FIELD}%b${FIELD}`;
+/** The `git log --format` `parseGitLog` reads. */
+export const LOG_FORMAT = `${RECORD}%H${FIELD}%P${FIELD}%cI${FIELD}%an${FIELD}%s${FIELD}%b${FIELD}`;
 
 const CHANGE_KINDS: Record<string, FileChangeKind> = { A: "added", M: "modified", D: "deleted", R: "renamed", C: "copied", T: "type_changed" };
 
@@ -109,7 +110,7 @@ export async function collectGit(repo: string, window: { since: Date; until: Dat
     "-M",
     "--diff-merges=first-parent",
     "--no-color",
-    `--format=${FORMAT}`,
+    `--format=${LOG_FORMAT}`,
     `--since=${evidence.since}`,
     `--until=${evidence.until}`,
     "HEAD",

@@ -5,7 +5,8 @@ import { collectGit } from "./git.js";
 import { buildLaneStatus } from "./lane-status.js";
 import { checkRequest, checkRequestText } from "./request.js";
 import { KAI_VERSION, type KaiRequest, type KaiResponse } from "./schema.js";
-import { collectStateDoc } from "./state-doc.js";
+import { findStateDoc } from "./state-doc.js";
+import { repoCycles } from "./repo-cycles.js";
 import { errorSummary, laneStatusSummary, whatChangedSummary } from "./summary.js";
 import { buildWhatChanged } from "./what-changed.js";
 import { answerZone, daysBefore, type Zone } from "./zone.js";
@@ -65,16 +66,20 @@ export async function collectEvidence(request: KaiRequest, config: Config, sourc
   const runsRead = runSource
     ? boardRead.then((b) => optional("runs", (w, l) => runSource(w, l, (b ?? []).filter((e) => roles.has(e.to)).map((e) => e.id)), window, lane, notes))
     : Promise.resolve(null);
-  const [git, state_doc, board, runs, github] = await Promise.all([
+  const [git, found, board, runs, github] = await Promise.all([
     request.type === "what_changed" ? collectGit(sources.repo, window) : Promise.resolve(null),
-    collectStateDoc(sources.repo, lane.state_file, window.until),
+    findStateDoc(sources.repo, config.project_id, lane, window.until),
     boardRead,
     runsRead,
     optional("GitHub", sources.github, window, lane, notes),
   ]);
+  const { found_by, ...state_doc } = found;
+  notes.unshift(`STATE document read: ${state_doc.path}, ${found_by}`);
+  // Cycles the repository records (applies merged to STATE): what the answer shows where the board has none.
+  const repo_cycles = await repoCycles(sources.repo, lane, state_doc, window.until);
   if (!sources.board) notes.push("the blackboard was not read (no blackboard source)");
   if (!sources.runs) notes.push("runs were not read (no run records available)");
-  return { git, state_doc, board, runs, github, notes };
+  return { git, state_doc, board, runs, github, repo_cycles, notes };
 }
 
 function evidenceNotes(request: KaiRequest, ev: KaiEvidence, window: EvidenceWindow, zone: Zone): string[] {
@@ -105,7 +110,7 @@ export async function answerRequest(request: KaiRequest, options: KaiOptions): P
   const notes = evidenceNotes(request, ev, window, zone);
   if (request.type === "lane_status") {
     const data = buildLaneStatus({ project_id: options.config.project_id, lane, humans: options.config.humans, as_of: until }, ev);
-    if (data.cycle.latest_cycle_id === null) notes.push(`No cycle of ${lane.layer}/${lane.name} was found up to ${until.toISOString()}: cycle.latest_cycle_id and cycle.status are null`);
+    if (data.cycle.latest_cycle_id === null) notes.push(`No cycle of ${lane.layer}/${lane.name} was found up to ${until.toISOString()} on the blackboard, in git or in the STATE document: cycle.latest_cycle_id and cycle.status are null`);
     return { ...base, payload: { kind: "lane_status_v1", data }, summary_md: laneStatusSummary(data), notes };
   }
   const data = buildWhatChanged(

@@ -154,6 +154,10 @@ export const LaneStatusSchema = z
         status: z.enum(["completed", "in_progress", "blocked"]).nullable(),
         started_at: nullableTs,
         completed_at: nullableTs,
+        /** Where the cycle was found: the blackboard, else git (a merged apply to STATE), else the STATE document's lane section. */
+        found_in: z.enum(["blackboard", "git", "state_doc"]).nullable(),
+        /** The cycle's root entry, or the PR, commit and STATE file that record it. */
+        evidence: z.array(EvidenceSchema),
       })
       .strict(),
     state_view: z

@@ -18,6 +18,22 @@ export async function collectStateDoc(repo: string, path: string, cutoff: Date):
   return { path, exists: true, revision: last.sha, updated_at: last.at, sections: parseSections(last.text) };
 }
 
+/** The config's default `state_file`: a lane that leaves it so is read from the project's own document first. */
+export const DEFAULT_STATE_FILE = "STATE/current_state.md";
+
+/**
+ * The lane's STATE document: the path the lane configures; else, the lane keeping the default,
+ * `STATE/<project_id>/current_state.md` when the repository has it at the cutoff, else
+ * `STATE/current_state.md`. `found_by` says which rule chose it, for the answer's notes.
+ */
+export async function findStateDoc(repo: string, projectId: string, lane: Pick<LaneConfig, "state_file">, cutoff: Date): Promise<StateDocEvidence & { found_by: string }> {
+  if (lane.state_file !== DEFAULT_STATE_FILE) return { ...(await collectStateDoc(repo, lane.state_file, cutoff)), found_by: "the lane's configured state_file" };
+  const own = `STATE/${projectId}/current_state.md`;
+  const doc = await collectStateDoc(repo, own, cutoff);
+  if (doc.exists) return { ...doc, found_by: `the project's own STATE document (${own})` };
+  return { ...(await collectStateDoc(repo, DEFAULT_STATE_FILE, cutoff)), found_by: `the default state_file (${own} does not exist at the cutoff)` };
+}
+
 const squash = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]/gu, "");
 
 /** The section about the lane: one naming both layer and lane name, else the layer, else the lane name. */

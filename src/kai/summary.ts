@@ -8,8 +8,12 @@ export function laneStatusSummary(data: LaneStatus): string {
   const lane = `${data.lane.layer} / ${data.lane.name}`;
   const lines = [`## ${lane} status (as of ${data.as_of})`];
   const c = data.cycle;
-  if (c.latest_cycle_id === null) lines.push("- No cycle on the blackboard yet");
-  else {
+  if (c.latest_cycle_id === null) lines.push("- No cycle yet (none on the blackboard, in git or in the STATE document)");
+  else if (c.found_in !== "blackboard") {
+    const pr = c.evidence.find((e) => e.type === "pr");
+    const by = c.found_in === "git" ? `applied to STATE${pr ? ` by PR #${pr.id}` : ""}` : "per the STATE document";
+    lines.push(`- ${c.latest_cycle_id} ${c.status}${c.completed_at ? ` ${c.completed_at}` : ""} (${by}; not on the blackboard)`);
+  } else {
     const when = c.status === "completed" ? `completed ${c.completed_at}` : `started ${c.started_at}`;
     const active = Object.values(data.steps).filter((s) => s.status !== "not_started").map((s) => `${s.role} ${s.status}`);
     lines.push(`- ${c.latest_cycle_id} ${c.status} (${when})${active.length > 0 ? `; steps: ${active.join(", ")}` : ""}`);

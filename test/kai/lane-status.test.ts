@@ -26,7 +26,7 @@ function evidence(more: Partial<KaiEvidence> = {}): KaiEvidence {
 describe("lane_status_v1", () => {
   it("reports the latest cycle, each role's step with its entry and run, the state view and next actions", () => {
     const data = LaneStatusSchema.parse(buildLaneStatus(ctx, evidence()));
-    expect(data.cycle).toEqual({ latest_cycle_id: "cycle-2", root_entry_id: "req-2", status: "blocked", started_at: "2026-01-08T09:00:00Z", completed_at: null });
+    expect(data.cycle).toEqual({ latest_cycle_id: "cycle-2", root_entry_id: "req-2", status: "blocked", started_at: "2026-01-08T09:00:00Z", completed_at: null, found_in: "blackboard", evidence: [{ type: "entry", id: "req-2", title: "Refresh Layer B section", at: "2026-01-08T11:00:00Z" }] });
     expect(Object.keys(data.steps)).toEqual(["aya", "sho", "tsugu", "gen", "hana"]);
     expect(data.steps.sho!.status).toBe("waiting");
     expect(Object.values(data.steps).map((s) => [s.role, s.status])).toEqual([
@@ -45,8 +45,9 @@ describe("lane_status_v1", () => {
         entry_status: "done",
         blackboard_issue: 841,
         blackboard_comment_id: "1010",
-        actions_workflow: null,
-        actions_run_id: null,
+        // No Actions run named: the supervisor run that carried the entry stands in.
+        actions_workflow: "layer_b/doc_update:Aya",
+        actions_run_id: "run-aya-2",
         artifact_path: "reports/doc_update_proposals/p2.json",
         updated_at: "2026-01-08T11:00:00Z",
         summary: "Refresh Layer B section",
@@ -91,7 +92,7 @@ describe("lane_status_v1", () => {
       state_doc: { ...stateDoc, updated_at: "2026-01-06T00:00:00.000Z", sections: stateDoc.sections.slice(0, 2) },
       github: { repo: "o/r", issues: [], pulls: [], workflow_runs: [{ id: "19793359086", name: "doc_update_apply", path: ".github/workflows/apply.yml", status: "completed", conclusion: "success", url: "u", created_at: "2026-01-04T09:00:00Z", updated_at: "2026-01-04T10:00:00Z" }] },
     }));
-    expect(data.cycle).toEqual({ latest_cycle_id: "cycle-1", root_entry_id: "req-1", status: "completed", started_at: "2026-01-02T09:00:00Z", completed_at: "2026-01-05T12:00:00Z" });
+    expect(data.cycle).toEqual({ latest_cycle_id: "cycle-1", root_entry_id: "req-1", status: "completed", started_at: "2026-01-02T09:00:00Z", completed_at: "2026-01-05T12:00:00Z", found_in: "blackboard", evidence: [{ type: "entry", id: "req-1", title: "doc_update_proposal_request req-1", at: "2026-01-02T10:00:00Z" }] });
     expect(Object.values(data.steps).every((s) => s.status === "completed")).toBe(true);
     expect(data.steps.tsugu!.latest_entry).toMatchObject({ actions_workflow: "doc_update_apply", actions_run_id: "19793359086", artifact_path: "reports/doc_update_apply/apply-1.json" });
     expect(data.next_suggested_actions).toEqual([
@@ -138,7 +139,7 @@ describe("lane_status_v1", () => {
 
   it("no cycle and no STATE document", () => {
     const data = buildLaneStatus(ctx, evidence({ board: [], runs: [], state_doc: { path: "STATE/current_state.md", exists: false, revision: "abcdef0123456789", updated_at: null, sections: [] } }));
-    expect(data.cycle).toEqual({ latest_cycle_id: null, root_entry_id: null, status: null, started_at: null, completed_at: null });
+    expect(data.cycle).toEqual({ latest_cycle_id: null, root_entry_id: null, status: null, started_at: null, completed_at: null, found_in: null, evidence: [] });
     expect(data.state_view.digest).toBe("STATE/current_state.md does not exist at abcdef012345");
     expect(data.next_suggested_actions.map((a) => a.title)).toEqual(["Start a first cycle: post a doc_update_proposal_request entry to Aya"]);
   });

@@ -68,12 +68,12 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
     const entry = (await new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] }).get("req-2")).entry;
     const res = await ask("lane_status");
     const data = payload(res, "lane_status_v1");
-    expect(data.cycle).toEqual({ latest_cycle_id: "cycle-2", root_entry_id: "req-2", status: "blocked", started_at: entry.created_at, completed_at: null });
+    expect(data.cycle).toEqual({ latest_cycle_id: "cycle-2", root_entry_id: "req-2", status: "blocked", started_at: entry.created_at, completed_at: null, found_in: "blackboard", evidence: [{ type: "entry", id: "req-2", title: "add the index", at: entry.updated_at }] });
     expect(data.steps).toEqual({
       builder: {
         role: "Builder",
         status: "waiting",
-        latest_entry: { entry_id: "req-2", kind: "build_request", entry_status: entry.status, blackboard_issue: null, blackboard_comment_id: null, actions_workflow: null, actions_run_id: null, artifact_path: null, updated_at: entry.updated_at, summary: "add the index" },
+        latest_entry: { entry_id: "req-2", kind: "build_request", entry_status: entry.status, blackboard_issue: null, blackboard_comment_id: null, actions_workflow: "test/build:Builder", actions_run_id: waiting.id, artifact_path: null, updated_at: entry.updated_at, summary: "add the index" },
         run: { run_id: waiting.id, state: "waiting", started_at: w.created_at, finished_at: null, waiting_for: ["approved"], events: w.event_count, artifacts: [], pull_requests: [] },
       },
       reviewer: { role: "Reviewer", status: "not_started", latest_entry: null, run: null },
