@@ -7,6 +7,7 @@ import { checkRequest, checkRequestText } from "./request.js";
 import { KAI_VERSION, type KaiRequest, type KaiResponse } from "./schema.js";
 import { findStateDoc } from "./state-doc.js";
 import { repoCycles } from "./repo-cycles.js";
+import { laneCycles } from "./cycles.js";
 import { errorSummary, laneStatusSummary, whatChangedSummary } from "./summary.js";
 import { buildWhatChanged } from "./what-changed.js";
 import { answerZone, daysBefore, type Zone } from "./zone.js";
@@ -21,8 +22,8 @@ export interface EvidenceWindow {
 export interface KaiSources {
   /** The repository to read git history and the STATE document from. */
   repo: string;
-  /** The blackboard as it stood at the window's end; given the lane so it can read only what that lane needs. */
-  board?: (window: EvidenceWindow, lane: LaneConfig) => Promise<BoardEntryEvidence[]>;
+  /** The blackboard as it stood at the window's end; given the lane and the question so it can read only what the answer needs. */
+  board?: (window: EvidenceWindow, lane: LaneConfig, type: KaiRequest["type"]) => Promise<BoardEntryEvidence[]>;
   /**
    * Runs of the lane's roles as they stood at the window's end; given the ids of the lane's
    * blackboard entries read (so each step can show its latest run, even one older than the window).
@@ -59,7 +60,8 @@ async function optional<T>(name: string, source: ((w: EvidenceWindow, lane: Lane
 export async function collectEvidence(request: KaiRequest, config: Config, sources: KaiSources, window: EvidenceWindow): Promise<KaiEvidence> {
   const lane = findLane(config, request.lane.layer, request.lane.name)!;
   const notes = [...(sources.notes ?? [])];
-  const boardRead = optional("the blackboard", sources.board, window, lane, notes);
+  const boardSource = sources.board;
+  const boardRead = optional("the blackboard", boardSource && ((w, l) => boardSource(w, l, request.type)), window, lane, notes);
   const runSource = sources.runs;
   const roles = new Set(lane.roles.map((r) => r.name));
   // Runs follow the board: the lane's entries name the runs its steps show.
@@ -75,8 +77,10 @@ export async function collectEvidence(request: KaiRequest, config: Config, sourc
   ]);
   const { found_by, ...state_doc } = found;
   notes.unshift(`STATE document read: ${state_doc.path}, ${found_by}`);
-  // Cycles the repository records (applies merged to STATE): what the answer shows where the board has none.
-  const repo_cycles = await repoCycles(sources.repo, lane, state_doc, window.until);
+  // Cycles the repository records (applies merged to STATE): what lane_status shows where the board
+  // has none. Read only then: it walks the STATE document's whole history.
+  const onBoard = laneCycles(board ?? [], lane, config.humans, []).length > 0;
+  const repo_cycles = request.type === "lane_status" && !onBoard ? await repoCycles(sources.repo, lane, state_doc, window.until) : null;
   if (!sources.board) notes.push("the blackboard was not read (no blackboard source)");
   if (!sources.runs) notes.push("runs were not read (no run records available)");
   return { git, state_doc, board, runs, github, repo_cycles, notes };
