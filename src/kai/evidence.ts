@@ -1,9 +1,10 @@
-import type { RepoCycle } from "./repo-cycles.js";
 /**
  * What the collectors hand to the report builders: plain data, already cut at the request's
  * cutoff (`as_of`, or now). The builders never read a repository or a database themselves, so a
  * collector can be added or replaced without touching them.
  */
+
+import type { RepoCycle } from "./repo-cycles.js";
 
 export type FileChangeKind = "added" | "modified" | "deleted" | "renamed" | "copied" | "type_changed";
 
@@ -148,6 +149,8 @@ export interface KaiEvidence {
   board: BoardEntryEvidence[] | null;
   runs: RunEvidence[] | null;
   github: GithubEvidence | null;
+  /** The STATE document as it was at the window's start (what_changed compares its sections). */
+  state_doc_before?: StateDocEvidence | null;
   /** The lane's cycles as git and the STATE document record them (applies merged to STATE). */
   repo_cycles?: RepoCycle[] | null;
   /** Caveats from collecting (a source not configured, a source that failed), for `notes`. */

@@ -207,3 +207,14 @@ export async function readAtRevision(repo: string, revision: string, path: strin
   const res = await runGit(repo, ["show", `${revision}:${path}`]);
   return res.code === 0 ? res.stdout.toString("utf8") : null;
 }
+
+/**
+ * Whether `path` exists in the tree of the last commit at or before `cutoff`: two lookups, where
+ * asking `git log -- path` about a path that never existed walks the whole history.
+ */
+export async function existsAt(repo: string, cutoff: Date, path: string): Promise<boolean> {
+  const head = await runGit(repo, ["rev-list", "-1", `--until=${cutoff.toISOString()}`, "HEAD"]);
+  const sha = head.code === 0 ? head.stdout.toString("utf8").trim() : "";
+  if (sha === "") return false;
+  return (await runGit(repo, ["cat-file", "-e", `${sha}:${path}`])).code === 0;
+}

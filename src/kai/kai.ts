@@ -5,7 +5,7 @@ import { collectGit } from "./git.js";
 import { buildLaneStatus } from "./lane-status.js";
 import { checkRequest, checkRequestText } from "./request.js";
 import { KAI_VERSION, type KaiRequest, type KaiResponse } from "./schema.js";
-import { findStateDoc } from "./state-doc.js";
+import { collectStateDoc, findStateDoc } from "./state-doc.js";
 import { repoCycles } from "./repo-cycles.js";
 import { laneCycles } from "./cycles.js";
 import { errorSummary, laneStatusSummary, whatChangedSummary } from "./summary.js";
@@ -83,7 +83,11 @@ export async function collectEvidence(request: KaiRequest, config: Config, sourc
   const repo_cycles = request.type === "lane_status" && !onBoard ? await repoCycles(sources.repo, lane, state_doc, window.until) : null;
   if (!sources.board) notes.push("the blackboard was not read (no blackboard source)");
   if (!sources.runs) notes.push("runs were not read (no run records available)");
-  return { git, state_doc, board, runs, github, repo_cycles, notes };
+  // what_changed compares the STATE document's sections with how they stood at the window's start.
+  const state_doc_before = request.type === "what_changed" ? await collectStateDoc(sources.repo, state_doc.path, window.since) : null;
+  if (!github && !runs) notes.push("Workflow runs were not consulted (no GitHub token and no run records): by_category.workflows is empty for that reason, not because nothing ran");
+  else if (!github) notes.push("GitHub Actions runs were not consulted (no GitHub token): by_category.workflows lists pmagent runs only");
+  return { git, state_doc, state_doc_before, board, runs, github, repo_cycles, notes };
 }
 
 function evidenceNotes(request: KaiRequest, ev: KaiEvidence, window: EvidenceWindow, zone: Zone): string[] {
@@ -121,7 +125,7 @@ export async function answerRequest(request: KaiRequest, options: KaiOptions): P
     { project_id: options.config.project_id, lane, humans: options.config.humans, since: window.since, until, max_highlights: request.params.max_highlights, zone },
     ev,
   );
-  return { ...base, payload: { kind: "what_changed_v1", data }, summary_md: whatChangedSummary(data), notes };
+  return { ...base, payload: { kind: "what_changed_v1", data }, summary_md: whatChangedSummary(data, { github: ev.github !== null, runs: ev.runs !== null }), notes };
 }
 
 /** Answer a request given as a value: invalid requests get a `status: "error"` response. */

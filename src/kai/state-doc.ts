@@ -1,7 +1,7 @@
 import { confinePath } from "../core/index.js";
 import type { LaneConfig } from "../config/index.js";
 import type { StateDocEvidence, StateSection } from "./evidence.js";
-import { assertRepository, lastVersionBefore } from "./git.js";
+import { assertRepository, existsAt, lastVersionBefore } from "./git.js";
 import { firstLine, listItems, parseSections, subtree } from "./markdown.js";
 
 /**
@@ -29,8 +29,9 @@ export const DEFAULT_STATE_FILE = "STATE/current_state.md";
 export async function findStateDoc(repo: string, projectId: string, lane: Pick<LaneConfig, "state_file">, cutoff: Date): Promise<StateDocEvidence & { found_by: string }> {
   if (lane.state_file !== DEFAULT_STATE_FILE) return { ...(await collectStateDoc(repo, lane.state_file, cutoff)), found_by: "the lane's configured state_file" };
   const own = `STATE/${projectId}/current_state.md`;
-  const doc = await collectStateDoc(repo, own, cutoff);
-  if (doc.exists) return { ...doc, found_by: `the project's own STATE document (${own})` };
+  confinePath(repo, own, "state_file");
+  assertRepository(repo);
+  if (await existsAt(repo, cutoff, own)) return { ...(await collectStateDoc(repo, own, cutoff)), found_by: `the project's own STATE document (${own})` };
   return { ...(await collectStateDoc(repo, DEFAULT_STATE_FILE, cutoff)), found_by: `the default state_file (${own} does not exist at the cutoff)` };
 }
 

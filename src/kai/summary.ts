@@ -24,11 +24,13 @@ export function laneStatusSummary(data: LaneStatus): string {
   return lines.join("\n");
 }
 
-export function whatChangedSummary(data: WhatChanged): string {
+/** `consulted`: which run sources were read; a count is only given for what was read. */
+export function whatChangedSummary(data: WhatChanged, consulted: { github: boolean; runs: boolean } = { github: true, runs: true }): string {
   const lines = [`## What changed in ${data.project_id} (${data.time_window.from} – ${data.time_window.to})`];
   const merged = data.by_category.prs.filter((p) => p.status === "merged").length;
   const runs = data.by_category.workflows.reduce((n, w) => n + w.runs, 0);
-  lines.push(`- ${merged} PRs merged, ${data.by_category.state_docs.length} STATE/docs files changed, ${runs} workflow runs`);
+  const runText = consulted.github ? `${runs} workflow runs` : consulted.runs ? `${runs} pmagent runs (GitHub Actions not consulted)` : "workflow runs not consulted";
+  lines.push(`- ${merged} PRs merged, ${data.by_category.state_docs.length} STATE/docs files changed, ${runText}`);
   const top = data.highlights.slice(0, 2);
   lines.push(top.length > 0 ? `- Top: ${top.map((h) => h.title).join("; ")}` : "- Nothing notable in this window");
   const risk = data.risks[0];
