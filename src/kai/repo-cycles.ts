@@ -44,10 +44,15 @@ export function completedInStateDoc(doc: StateDocEvidence, lane: Pick<LaneConfig
   return [...new Set([...text.matchAll(COMPLETED_CYCLE)].map((m) => Number(m[1])))].sort((a, b) => a - b);
 }
 
-async function firstMention(repo: string, cycle: number, cutoff: Date): Promise<string | null> {
-  const res = await runGit(repo, ["log", "--first-parent", "-E", "-i", `--grep=cycle[-_ ]?${cycle}([^0-9]|$)`, "--format=%cI", `--until=${cutoff.toISOString()}`, "HEAD"]);
-  const dates = res.code === 0 ? res.stdout.toString("utf8").trim().split("\n").filter(Boolean) : [];
-  return dates.length > 0 ? new Date(dates.at(-1)!).toISOString() : null;
+/** When each cycle number was first named in a commit message up to `cutoff` (one walk of the history). */
+async function firstMentions(repo: string, cutoff: Date): Promise<Map<number, string>> {
+  const res = await runGit(repo, ["log", "--first-parent", "-E", "-i", "--grep=cycle[-_ ]?[0-9]", `--format=${LOG_FORMAT}`, `--until=${cutoff.toISOString()}`, "HEAD"]);
+  const out = new Map<number, string>();
+  // Newest first: the last date seen for a number is its first mention.
+  for (const c of res.code === 0 ? parseGitLog(res.stdout.toString("utf8")) : []) {
+    for (const m of `${c.subject}\n${c.body}`.matchAll(/\bcycle[-_ ]?(\d+)\b/gi)) out.set(Number(m[1]), c.committed_at);
+  }
+  return out;
 }
 
 /**
@@ -62,6 +67,8 @@ export async function repoCycles(repo: string, lane: Pick<LaneConfig, "layer" | 
   const applies = commits.filter((c) => isLaneApply(`${c.subject}\n${c.body}`, lane));
   const out: RepoCycle[] = [];
   const taken = new Set<number>();
+  const stated = completedInStateDoc(doc, lane);
+  const mentioned = applies.length > 0 || stated.length > 0 ? await firstMentions(repo, cutoff) : new Map<number, string>();
   for (const [i, c] of applies.entries()) {
     const named = CYCLE_NUMBER.exec(`${c.subject}\n${c.body}`);
     let n = named ? Number(named[1]) : i + 1;
@@ -69,12 +76,12 @@ export async function repoCycles(repo: string, lane: Pick<LaneConfig, "layer" | 
     while (!named && taken.has(n)) n++;
     if (taken.has(n)) continue; // a second apply of the same cycle: the first one completed it
     taken.add(n);
-    const started = named ? await firstMention(repo, n, cutoff) : null;
+    const started = named ? (mentioned.get(n) ?? null) : null;
     out.push({ id: `cycle-${n}`, status: "completed", started_at: started ?? c.committed_at, completed_at: c.committed_at, found_in: "git", apply: c, state_path: doc.path });
   }
-  for (const n of completedInStateDoc(doc, lane)) {
+  for (const n of stated) {
     if (taken.has(n)) continue;
-    const started = await firstMention(repo, n, cutoff);
+    const started = mentioned.get(n) ?? null;
     out.push({ id: `cycle-${n}`, status: "completed", started_at: started ?? doc.updated_at ?? cutoff.toISOString(), completed_at: null, found_in: "state_doc", apply: null, state_path: doc.path });
   }
   return out.sort((a, b) => Number(a.id.slice(6)) - Number(b.id.slice(6)));
