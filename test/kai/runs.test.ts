@@ -118,10 +118,11 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
     expect(data.highlights.map((h) => h.title)).toEqual([
       "test/build cycle-2 is blocked at Builder",
       "test/build cycle-1 is blocked at Reviewer",
-      "PR #1 open: Fix cache invalidation",
+      // A failure changes more for the lane than its open PR.
       "test/build:Reviewer: 1 of 1 run failed",
+      "PR #1 open: Fix cache invalidation",
     ]);
-    expect(data.highlights[2]!.evidence).toEqual([
+    expect(data.highlights[3]!.evidence).toEqual([
       { type: "pr", id: "1", title: "Fix cache invalidation", url: "pmagent-forge://demo/pulls/1" },
       { type: "run", id: built.id, title: "Builder run (succeeded)", at: built.finished_at },
     ]);
@@ -130,6 +131,7 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
       ["cycle-blocked-cycle-2", "high", "cycle-2 of test/build is blocked"],
       ["runs-waiting", "medium", `1 run waiting for input: Builder ${waiting.id}`],
       ["environment-proposals-pending", "medium", `1 environment proposal pending a decision: Reviewer: ${PROPOSAL}`],
+      ["runs-failed", "high", `1 run of the lane failed this window: Reviewer ${reviewed.id}`],
     ]);
     expect(data.open_questions).toEqual([
       `Who provides approved for Builder's run ${waiting.id} (waiting since ${since})?`,
@@ -159,7 +161,7 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
       ["test/build:Builder", 1, built.id],
       ["test/build:Reviewer", 1, reviewed.id],
     ]);
-    expect(changes.risks.map((r) => r.id)).toEqual(["cycle-blocked-cycle-1", "environment-proposals-pending"]);
+    expect(changes.risks.map((r) => r.id)).toEqual(["cycle-blocked-cycle-1", "environment-proposals-pending", "runs-failed"]);
   });
 
   it("a window that ends before the first run holds no runs; one that starts after the first cycle keeps only its entries' runs", async () => {
