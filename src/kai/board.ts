@@ -69,11 +69,13 @@ function fullEvidence(entry: Entry, at: EntryOutline): BoardEntryEvidence {
  * - the newest root (a human's request to one of the lane's roles, of a kind that role picks) and
  *   the number of roots before the ones read come from an index (`outline`, `outlineCount`), so
  *   cycles are numbered without reading every root;
- * - the outlines of the entries changed since the window's start or the newest root, extended back
- *   to the root of each cycle changed inside the window and, in doubling steps, to the last
- *   completed cycle, so each of those cycles is whole (a follow-up is written after its root, so
- *   everything changed since the root holds it; an entry's stored last change is never before its
- *   creation, so every root created since is among them);
+ * - the outlines of the entries changed since the window's start (only with `windowed`, what
+ *   what_changed needs) or the newest root, extended back to the root of each cycle changed inside
+ *   the window and to the last completed cycle, so each of those cycles is whole (a follow-up is
+ *   written after its root, so everything changed since the root holds it; an entry's stored last
+ *   change is never before its creation, so every root created since is among them);
+ * - the last completed cycle found from the newest entries to the lane's final roles (an index,
+ *   `kai_bb_entries_addressed`), in doubling steps: a board with no completed cycle is not walked;
  * - the roots of the entries read that are not among them, by id (an entry belongs to the cycle of
  *   the longest root id it extends with `-suffix` parts, as in `laneCycles`);
  * - whole entries (payload, refs, issue and comment ids) only for the cycles shown.
