@@ -1,5 +1,15 @@
 import { z } from "zod";
 
+/** Whether the runtime knows `name` as an IANA time zone. */
+export function isTimeZoneName(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const name = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "expected letters, digits, '.', '_' or '-'");
 
 export const RunnerSchema = z
@@ -131,6 +141,11 @@ export const ConfigSchema = z
     $schema: z.string().optional(),
     project_id: name,
     humans: z.array(name).min(1).default(["Human"]),
+    /** IANA time zone (e.g. Asia/Tokyo) Kai counts a window's days in; absent: the zone of as_of, else UTC. */
+    timezone: z
+      .string()
+      .refine(isTimeZoneName, { error: (iss) => `expected an IANA time zone name (e.g. Asia/Tokyo, Europe/Berlin, UTC), got ${JSON.stringify(iss.input)}` })
+      .optional(),
     lanes: z.array(LaneSchema).min(1),
     storage: StorageSchema.default({ driver: "sqlite", path: ".pmagent/pmagent.db" }),
     github: GithubSchema.optional(),
