@@ -15,7 +15,7 @@ import {
   parseReviewLevel,
   parseAgentRole,
   type HistoryMessage,
-  type Ledger,
+  type KnownLedger,
   type OutputSchema,
   type PresetName,
   type ResponsesPayload,
@@ -107,12 +107,9 @@ function currentProject(cmd: Command): Project | undefined {
   return configPath === undefined ? undefined : loadProject({ configPath });
 }
 
-function ledgerFrom(flags: BuildFlags): Ledger | undefined {
-  const given = { "--entry-id": flags.entryId, "--lane": flags.lane, "--cycle": flags.cycle };
-  if (Object.values(given).every((v) => v === undefined) && flags.ref === undefined) return undefined;
-  const missing = Object.entries(given).filter(([, v]) => v === undefined).map(([k]) => k);
-  if (missing.length > 0) throw new UsageError("incomplete_ledger", `the ledger block needs --entry-id, --lane and --cycle together: missing ${missing.join(", ")}`);
-  return { entry_id: flags.entryId!, lane: flags.lane!, role: flags.role, cycle: flags.cycle!, refs: flags.ref ?? [] };
+/** What the flags tell of the ledger; the block states the rest as `(none)`. */
+function ledgerFrom(flags: BuildFlags): KnownLedger {
+  return { entry_id: flags.entryId, lane: flags.lane, role: flags.role, cycle: flags.cycle, refs: flags.ref ?? [] };
 }
 
 async function historyFile(file: string): Promise<HistoryMessage[]> {

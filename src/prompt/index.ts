@@ -10,7 +10,7 @@ export {
   type TemplateFile,
   type PromptTemplates,
 } from "./templates.js";
-export { LedgerSchema, LEDGER_TAG, renderLedgerBlock, type Ledger, type LedgerInput } from "./ledger.js";
+export { LedgerSchema, LEDGER_TAG, LEDGER_NONE, renderLedgerBlock, type Ledger, type LedgerInput, type KnownLedger } from "./ledger.js";
 export {
   OrchestratorOutputSchema,
   ReviewerOutputSchema,

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { ResponseCreateParamsNonStreaming, ResponseInputItem } from "openai/resources/responses/responses";
-import { renderLedgerBlock, type Ledger } from "./ledger.js";
+import { renderLedgerBlock, type KnownLedger } from "./ledger.js";
 import { resolveOutputSchema, type OutputSchema, type OutputSchemaSelection } from "./output-schema.js";
 import { DEFAULT_REVIEW_LEVEL, type ReviewLevel, type AgentRole } from "./roles.js";
 import { renderTemplate, type PromptTemplates } from "./templates.js";
@@ -28,7 +28,8 @@ export interface BuildRequestOptions extends OutputSchemaSelection {
   role: AgentRole;
   model: string;
   templates: PromptTemplates;
-  ledger?: Ledger;
+  /** What is known of the ledger; the block is sent in any case, with `(none)` for what is not known. */
+  ledger?: Partial<KnownLedger>;
   /** Reviewer only: the level its template states. */
   reviewLevel?: ReviewLevel;
   turnContext?: string;
@@ -41,14 +42,14 @@ export interface BuildRequestOptions extends OutputSchemaSelection {
 
 export type ResponsesPayload = ResponseCreateParamsNonStreaming & { input: ResponseInputItem[] };
 
-/** The role's developer instructions: its template (reviewer: with its level) and the ledger block. */
+/** The role's developer instructions: its template (reviewer: with its level) and the ledger block (always). */
 export function developerInstructions(options: Pick<BuildRequestOptions, "role" | "templates" | "ledger" | "reviewLevel">): string {
   const template = options.templates.developer[options.role];
   const body =
     options.role === "reviewer"
       ? renderTemplate(template, { review_level: options.reviewLevel ?? DEFAULT_REVIEW_LEVEL }, ["review_level"])
       : renderTemplate(template, {});
-  return options.ledger ? `${body}\n\n${renderLedgerBlock(options.ledger)}` : body;
+  return `${body}\n\n${renderLedgerBlock({ ...options.ledger, role: options.ledger?.role ?? options.role })}`;
 }
 
 export function wrapBlock(tag: ContextTag, text: string): string {

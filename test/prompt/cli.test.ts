@@ -37,6 +37,13 @@ describe("pmagent prompt build", () => {
     expect(JSON.parse(r.stdout)).toEqual(expected);
   });
 
+  it("sends the ledger block without ledger flags, and with some of them, stating what is unknown as (none)", async () => {
+    const developer = async (args: string[]) => (JSON.parse((await cli(["--role", "reviewer", ...args])).stdout) as { input: Array<{ content: string }> }).input[0]!.content;
+    expect(await developer([])).toContain("<ledger>\nentry_id: (none)\nlane: (none)\nrole: reviewer\ncycle: (none)\nrefs: none\n</ledger>");
+    expect(await developer(["--entry-id", "e"])).toContain("<ledger>\nentry_id: e\nlane: (none)\nrole: reviewer\ncycle: (none)\nrefs: none\n</ledger>");
+    expect(await developer(["--lane", "layer_b/doc_update", "--ref", "runs/7"])).toContain("<ledger>\nentry_id: (none)\nlane: layer_b/doc_update\nrole: reviewer\ncycle: (none)\nrefs:\n- runs/7\n</ledger>");
+  });
+
   it("--structured uses the role default, --preset beats it, --preset none turns it off, --schema beats all", async () => {
     const dir = tempDir();
     writeFileSync(join(dir, "verdict.json"), JSON.stringify(strictSchema));
@@ -68,7 +75,7 @@ describe("pmagent prompt build", () => {
     const r = await cli(["--role", "searcher", "--format", "text"], join(dir, "sub"));
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("model: gpt-project");
-    expect(r.stdout).toContain("== developer\n<developer_instructions>\nSearch our wiki first.\n</developer_instructions>");
+    expect(r.stdout).toContain("== developer\n<developer_instructions>\nSearch our wiki first.\n\n<ledger>\nentry_id: (none)\nlane: (none)\nrole: searcher\ncycle: (none)\nrefs: none\n</ledger>\n</developer_instructions>");
     expect(r.stdout).toContain("== output schema: none");
   });
 
@@ -118,7 +125,6 @@ describe("pmagent prompt build", () => {
     [["--role", "reviewer", "--review-level", "strict"], 'pmagent: unknown review level "strict": expected one of feedback, soft_gate, hard_gate [unknown_review_level]'],
     [["--role", "executor", "--review-level", "soft_gate"], "pmagent: --review-level applies to the reviewer role only, not to executor [conflicting_options]"],
     [["--role", "executor", "--cycle", "0"], "pmagent: --cycle must be between 1 and ∞, got 0 [invalid_option]"],
-    [["--role", "executor", "--entry-id", "e"], "pmagent: the ledger block needs --entry-id, --lane and --cycle together: missing --lane, --cycle [incomplete_ledger]"],
   ])("refuses %j with a usage error", async (args, message) => {
     const r = await cli(args);
     expect(r.code).toBe(2);

@@ -30,6 +30,15 @@ describe("buildResponsesRequest", () => {
     }
   });
 
+  it("sends the ledger block to every role without a ledger, stating each unknown field as (none)", () => {
+    for (const role of AGENT_ROLES) {
+      const content = (build({ role }).input[0] as { content: string }).content;
+      expect(content).toContain(`<ledger>\nentry_id: (none)\nlane: (none)\nrole: ${role}\ncycle: (none)\nrefs: none\n</ledger>\n</developer_instructions>`);
+    }
+    const partial = (build({ role: "searcher", ledger: { lane: "layer_b/doc_update", cycle: 2 } }).input[0] as { content: string }).content;
+    expect(partial).toContain("<ledger>\nentry_id: (none)\nlane: layer_b/doc_update\nrole: searcher\ncycle: 2\nrefs: none\n</ledger>");
+  });
+
   it("partitions context into developer and user blocks in the spec's order, then the current input", () => {
     const payload = build({ ledger, turnContext: "turn 3", userInstructions: "be brief", environmentContext: "cwd: /repo", input: "do it" });
     expect(payload.input.map((m) => [(m as { role: string }).role, (m as { content: string }).content.split("\n")[0]])).toEqual([
