@@ -62,6 +62,19 @@ function blockTagOf(content: string): ContextTag | undefined {
   return CONTEXT_BLOCKS.find((b) => head.startsWith(`<${b.tag}>`))?.tag;
 }
 
+/** The text inside a block as `wrapBlock` wrote it, trimmed (what a new block's text is compared with). */
+function blockText(tag: ContextTag, content: string): string {
+  let inner = content.trim().slice(`<${tag}>`.length);
+  if (inner.endsWith(`</${tag}>`)) inner = inner.slice(0, -`</${tag}>`.length);
+  return inner.trim();
+}
+
+/**
+ * Blocks that describe the present moment: when history holds one whose text differs, the new one
+ * is sent again after history (the latest wins); the instructions blocks are sent once.
+ */
+const UPDATABLE: ReadonlySet<ContextTag> = new Set(["turn_context", "environment_context"]);
+
 /** `text.format` for an output schema. */
 export function textFormat(output: OutputSchema): { type: "json_schema"; strict: true; name: string; schema: Record<string, unknown> } {
   return { type: "json_schema", strict: true, name: output.name, schema: output.jsonSchema };
@@ -69,11 +82,17 @@ export function textFormat(output: OutputSchema): { type: "json_schema"; strict:
 
 /**
  * The Responses API payload: the base prompt as `instructions` (identical for every role), then
- * `input[]` = history, the context blocks history does not already hold, and the current input.
+ * `input[]` = history, the context blocks history does not already hold (a changed turn or
+ * environment context is sent again), and the current input.
  */
 export function buildResponsesRequest(options: BuildRequestOptions): ResponsesPayload {
   const history = options.history ?? [];
-  const present = new Set(history.map((m) => blockTagOf(m.content)).filter((t) => t !== undefined));
+  // The latest text history holds for each block.
+  const present = new Map<ContextTag, string>();
+  for (const m of history) {
+    const tag = blockTagOf(m.content);
+    if (tag !== undefined) present.set(tag, blockText(tag, m.content));
+  }
   const texts: Record<ContextTag, string | undefined> = {
     developer_instructions: developerInstructions(options),
     turn_context: options.turnContext,
@@ -88,7 +107,9 @@ export function buildResponsesRequest(options: BuildRequestOptions): ResponsesPa
   }));
   for (const block of CONTEXT_BLOCKS) {
     const text = texts[block.tag];
-    if (text === undefined || text.trim() === "" || present.has(block.tag)) continue;
+    if (text === undefined || text.trim() === "") continue;
+    const held = present.get(block.tag);
+    if (held !== undefined && (!UPDATABLE.has(block.tag) || held === text.trim())) continue;
     input.push({ type: "message", role: block.role, content: wrapBlock(block.tag, text) });
   }
   if (options.input !== undefined) input.push({ type: "message", role: "user", content: options.input });

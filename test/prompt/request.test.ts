@@ -57,22 +57,46 @@ describe("buildResponsesRequest", () => {
     expect(payload.input.map((m) => (m as { role: string }).role)).toEqual(["developer", "user"]);
   });
 
-  it("keeps history first, does not inject a block history already holds, and sends system history as user", () => {
+  it("keeps history first, does not inject a block history already holds unchanged, and sends system history as user", () => {
     const history = [
       { role: "developer" as const, content: "<developer_instructions>\nold\n</developer_instructions>" },
-      { role: "user" as const, content: "  <environment_context>\ncwd: /old\n</environment_context>" },
+      { role: "developer" as const, content: "<turn_context>\nturn 2\n</turn_context>" },
+      { role: "user" as const, content: "  <environment_context>\ncwd: /repo\n</environment_context>\n" },
       { role: "system" as const, content: "be careful" },
       { role: "assistant" as const, content: "done before" },
     ];
-    const payload = build({ history, userInstructions: "be brief", environmentContext: "cwd: /repo", input: "next" });
+    const payload = build({ history, turnContext: "turn 2", userInstructions: "be brief", environmentContext: "cwd: /repo", input: "next" });
     expect(payload.input).toEqual([
       { type: "message", role: "developer", content: history[0]!.content },
-      { type: "message", role: "user", content: history[1]!.content },
+      { type: "message", role: "developer", content: history[1]!.content },
+      { type: "message", role: "user", content: history[2]!.content },
       { type: "message", role: "user", content: "be careful" },
       { type: "message", role: "assistant", content: "done before" },
       { type: "message", role: "user", content: "<user_instructions>\nbe brief\n</user_instructions>" },
       { type: "message", role: "user", content: "next" },
     ]);
+  });
+
+  it("sends a turn or environment context again when it changed since the latest one in history", () => {
+    const history = [
+      { role: "developer" as const, content: "<turn_context>\nturn 1\n</turn_context>" },
+      { role: "user" as const, content: "<environment_context>\ncwd: /old\n</environment_context>" },
+      { role: "assistant" as const, content: "done" },
+      { role: "developer" as const, content: "<turn_context>\nturn 2\n</turn_context>" },
+    ];
+    const payload = build({ history, turnContext: "turn 3", environmentContext: "cwd: /repo", input: "next" });
+    expect(payload.input.slice(history.length)).toEqual([
+      { type: "message", role: "developer", content: expect.stringMatching(/^<developer_instructions>\n/) as unknown },
+      { type: "message", role: "developer", content: "<turn_context>\nturn 3\n</turn_context>" },
+      { type: "message", role: "user", content: "<environment_context>\ncwd: /repo\n</environment_context>" },
+      { type: "message", role: "user", content: "next" },
+    ]);
+    // Compared with the latest one: turn 2 is what history says now, so turn 2 is not sent again.
+    const same = build({ history, turnContext: "turn 2", environmentContext: "cwd: /old", input: "next" });
+    expect(same.input.map((m) => (m as { content: string }).content.split("\n")[0])).toEqual(["<turn_context>", "<environment_context>", "done", "<turn_context>", "<developer_instructions>", "next"]);
+    // The instructions blocks are not context of the moment: history's stays.
+    const instructions = build({ history: [{ role: "user", content: "<user_instructions>\nold\n</user_instructions>" }], userInstructions: "new" });
+    expect(instructions.input.filter((m) => (m as { content: string }).content.includes("<user_instructions>"))).toHaveLength(1);
   });
 
   it("sets no output schema by default", () => {
