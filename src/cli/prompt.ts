@@ -60,7 +60,7 @@ export function registerPrompt(program: Command): void {
     .description("print the Responses API payload for a role (a dry run: nothing is sent)")
     .requiredOption("--role <role>", `agent role: ${AGENT_ROLES.join(", ")}`, parseAgentRole)
     .option("--input <text>", "the current user input, sent last")
-    .option("--preset <preset>", `output schema preset: ${PRESET_NAMES.join(", ")} (none turns structured output off)`, parsePresetName)
+    .option("--preset <preset>", `output schema preset: ${PRESET_NAMES.join(", ")} (none turns structured output off; --schema beats it)`, parsePresetName)
     .option("--schema <file>", "explicit output schema: a strict JSON Schema file (beats --preset and --structured)")
     .option("--structured", "use the role's default output schema when neither --schema nor --preset is given")
     .option("--review-level <level>", `reviewer only: ${REVIEW_LEVELS.join(", ")} (default hard_gate)`, parseReviewLevel)
@@ -76,7 +76,8 @@ export function registerPrompt(program: Command): void {
     .addOption(formatOption("json"))
     .action(async (flags: BuildFlags, cmd: Command) => {
       if (flags.preset !== undefined && flags.schema !== undefined) {
-        throw new UsageError("conflicting_options", "--preset and --schema cannot be used together: --schema is an explicit schema, --preset picks a built-in one");
+        // The contract's precedence (explicit > preset > role default) decides; say which one lost.
+        process.stderr.write(`pmagent: note: --schema ${flags.schema} takes precedence over --preset ${flags.preset} (explicit schema > preset > role default)\n`);
       }
       if (flags.reviewLevel !== undefined && flags.role !== "reviewer") {
         throw new UsageError("conflicting_options", `--review-level applies to the reviewer role only, not to ${flags.role}`);

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "../helpers/proc.js";
-import { buildResponsesRequest, loadTemplates, presetFormatName } from "../../src/index.js";
+import { buildResponsesRequest, loadTemplates, outputSchemaFromJson, presetFormatName, type PresetName, type ResponsesPayload } from "../../src/index.js";
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -58,6 +58,27 @@ describe("pmagent prompt build", () => {
       name: "verdict",
       schema: { title: "verdict", type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"], additionalProperties: false },
     });
+  });
+
+  it("--schema with --preset: the explicit schema wins, as in the library, and a note on stderr says so", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "verdict.json"), JSON.stringify(strictSchema));
+    for (const preset of ["searcher", "none"]) {
+      const r = await cli(["--role", "reviewer", "--schema", "verdict.json", "--preset", preset, "--structured"], dir);
+      expect(r.code).toBe(0);
+      expect(r.stderr).toBe(`pmagent: note: --schema verdict.json takes precedence over --preset ${preset} (explicit schema > preset > role default)\n`);
+      const payload = JSON.parse(r.stdout) as ResponsesPayload;
+      expect(payload.text?.format).toMatchObject({ type: "json_schema", strict: true, name: "verdict" });
+      const library = buildResponsesRequest({
+        role: "reviewer",
+        model: "gpt-4.1-mini",
+        templates: loadTemplates(),
+        responsesOutputSchema: outputSchemaFromJson("verdict", strictSchema, "verdict.json"),
+        responsesOutputSchemaPreset: preset as PresetName,
+        responsesStructuredOutput: true,
+      });
+      expect(payload).toEqual(library);
+    }
   });
 
   it("--review-level sets the level the reviewer's instructions state", async () => {
@@ -120,7 +141,6 @@ describe("pmagent prompt build", () => {
     [["--input", "x"], "error: required option '--role <role>' not specified"],
     [["--role", "planner"], 'pmagent: unknown role "planner": expected one of orchestrator, reviewer, executor, searcher [unknown_role]'],
     [["--role", "executor", "--preset", "fast"], 'pmagent: unknown output schema preset "fast": expected one of orchestrator, reviewer, executor, searcher, none [unknown_preset]'],
-    [["--role", "executor", "--preset", "executor", "--schema", "s.json"], "pmagent: --preset and --schema cannot be used together: --schema is an explicit schema, --preset picks a built-in one [conflicting_options]"],
     [["--role", "executor", "--schema", "missing.json"], "pmagent: cannot read missing.json: ENOENT [input_unreadable]"],
     [["--role", "reviewer", "--review-level", "strict"], 'pmagent: unknown review level "strict": expected one of feedback, soft_gate, hard_gate [unknown_review_level]'],
     [["--role", "executor", "--review-level", "soft_gate"], "pmagent: --review-level applies to the reviewer role only, not to executor [conflicting_options]"],

@@ -117,6 +117,7 @@ describe("buildResponsesRequest", () => {
   it("explicit schema beats preset beats role default; preset none disables", () => {
     const explicit = outputSchemaFromZod("my_answer", z.object({ ok: z.boolean() }));
     expect(build({ responsesOutputSchema: explicit, responsesOutputSchemaPreset: "searcher", responsesStructuredOutput: true }).text?.format).toMatchObject({ name: "my_answer" });
+    expect(build({ responsesOutputSchema: explicit, responsesOutputSchemaPreset: "none" }).text?.format).toMatchObject({ name: "my_answer" });
     expect(build({ responsesOutputSchemaPreset: "searcher", responsesStructuredOutput: true }).text?.format).toMatchObject({ name: "pmagent_searcher_output" });
     expect(build({ responsesOutputSchemaPreset: "searcher" }).text?.format).toMatchObject({ name: "pmagent_searcher_output" });
     expect(build({ responsesStructuredOutput: true }).text?.format).toMatchObject({ name: "pmagent_executor_output" });
