@@ -1,9 +1,10 @@
 import { z } from "zod";
-import type { ResponseCreateParamsNonStreaming, ResponseInputItem } from "openai/resources/responses/responses";
+import type { FunctionTool, ResponseCreateParamsNonStreaming, ResponseInputItem } from "openai/resources/responses/responses";
 import { renderLedgerBlock, type KnownLedger } from "./ledger.js";
 import { resolveOutputSchema, type OutputSchema, type OutputSchemaSelection } from "./output-schema.js";
 import { DEFAULT_REVIEW_LEVEL, type ReviewLevel, type AgentRole } from "./roles.js";
 import { renderTemplate, type PromptTemplates } from "./templates.js";
+import { roleTools } from "./tools.js";
 
 /** A conversation message of earlier turns. */
 export const HistoryMessageSchema = z
@@ -38,6 +39,11 @@ export interface BuildRequestOptions extends OutputSchemaSelection {
   history?: HistoryMessage[];
   /** The current user input, sent last. */
   input?: string;
+  /**
+   * Function tools offered to the model; default: the role's (the orchestrator's apply_patch and
+   * update_plan). `[]` offers none — for a caller that cannot carry the calls out.
+   */
+  tools?: FunctionTool[];
 }
 
 export type ResponsesPayload = ResponseCreateParamsNonStreaming & { input: ResponseInputItem[] };
@@ -114,10 +120,12 @@ export function buildResponsesRequest(options: BuildRequestOptions): ResponsesPa
   }
   if (options.input !== undefined) input.push({ type: "message", role: "user", content: options.input });
   const output = resolveOutputSchema(options);
+  const tools = options.tools ?? roleTools(options.role);
   return {
     model: options.model,
     instructions: options.templates.base.text,
     input,
+    ...(tools.length > 0 ? { tools } : {}),
     ...(output ? { text: { format: textFormat(output) } } : {}),
   };
 }

@@ -99,6 +99,23 @@ describe("buildResponsesRequest", () => {
     expect(instructions.input.filter((m) => (m as { content: string }).content.includes("<user_instructions>"))).toHaveLength(1);
   });
 
+  it("offers the orchestrator apply_patch and update_plan as strict function tools, and no other role any", () => {
+    const tools = build({ role: "orchestrator" }).tools as Array<{ type: string; name: string; strict: boolean; parameters: Record<string, unknown>; description: string }>;
+    expect(tools.map((t) => [t.type, t.name, t.strict])).toEqual([
+      ["function", "apply_patch", true],
+      ["function", "update_plan", true],
+    ]);
+    expect(tools[0]!.description).toContain("*** Begin Patch");
+    expect(tools[1]!.parameters).toMatchObject({
+      type: "object",
+      required: ["explanation", "plan"],
+      additionalProperties: false,
+      properties: { plan: { type: "array", items: { required: ["step", "owner", "status"], additionalProperties: false, properties: { status: { enum: ["pending", "in_progress", "completed"] } } } } },
+    });
+    for (const role of AGENT_ROLES.filter((r) => r !== "orchestrator")) expect(build({ role })).not.toHaveProperty("tools");
+    expect(build({ role: "orchestrator", tools: [] })).not.toHaveProperty("tools");
+  });
+
   it("sets no output schema by default", () => {
     const payload = build({ input: "x" });
     expect(payload).not.toHaveProperty("text");
