@@ -132,6 +132,8 @@ function renderPayload(payload: ResponsesPayload): string {
     const m = item as { role?: string; content?: unknown };
     lines.push("", `== ${m.role ?? "item"}`, typeof m.content === "string" ? m.content : JSON.stringify(m.content, null, 2));
   }
+  const tools = (payload.tools ?? []).map((t) => ("name" in t ? t.name : t.type));
+  lines.push("", `== tools: ${tools.length > 0 ? tools.join(", ") : "none"}`);
   const format = payload.text?.format;
   lines.push("", `== output schema: ${format?.type === "json_schema" ? `${format.name} (strict)` : "none"}`);
   if (format?.type === "json_schema") lines.push(JSON.stringify(format.schema, null, 2));

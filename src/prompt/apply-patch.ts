@@ -237,22 +237,23 @@ export function applyPatch(workspace: string, text: string, allowedPaths: readon
     if (op.type === "add") {
       if (before !== null) throw invalid(`${op.path} already exists: use "${UPDATE}${op.path}"; nothing was changed`);
       set(op.path, op.lines.length === 0 ? "" : `${op.lines.join("\n")}\n`);
-      changes.push({ type: "add", path: op.path, lines_before: null, lines_after: op.lines.length });
+      changes.push({ type: "add", path: posix.normalize(op.path), lines_before: null, lines_after: op.lines.length });
     } else if (op.type === "delete") {
       if (before === null) throw invalid(`${op.path} does not exist, so it cannot be deleted; nothing was changed`);
       set(op.path, null);
-      changes.push({ type: "delete", path: op.path, lines_before: toLines(before).length, lines_after: null });
+      changes.push({ type: "delete", path: posix.normalize(op.path), lines_before: toLines(before).length, lines_after: null });
     } else {
       if (before === null) throw invalid(`${op.path} does not exist: use "${ADD}${op.path}" to create it; nothing was changed`);
       const after = applyHunks(op.path, toLines(before), op.hunks);
       const text = after.length === 0 ? "" : `${after.join("\n")}\n`;
-      const dest = op.moveTo ?? op.path;
-      if (op.moveTo !== undefined && posix.normalize(op.moveTo) !== posix.normalize(op.path)) {
-        if (current(op.moveTo) !== null) throw invalid(`cannot move ${op.path} to ${op.moveTo}: it already exists; nothing was changed`);
+      const from = posix.normalize(op.path);
+      const dest = posix.normalize(op.moveTo ?? op.path);
+      if (dest !== from) {
+        if (current(dest) !== null) throw invalid(`cannot move ${op.path} to ${dest}: it already exists; nothing was changed`);
         set(op.path, null);
       }
       set(dest, text);
-      changes.push({ type: "update", path: dest, ...(dest !== op.path ? { from: op.path } : {}), lines_before: toLines(before).length, lines_after: after.length });
+      changes.push({ type: "update", path: dest, ...(dest !== from ? { from } : {}), lines_before: toLines(before).length, lines_after: after.length });
     }
   }
   for (const { target, text } of files.values()) {

@@ -97,7 +97,23 @@ describe("pmagent prompt build", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("model: gpt-project");
     expect(r.stdout).toContain("== developer\n<developer_instructions>\nSearch our wiki first.\n\n<ledger>\nentry_id: (none)\nlane: (none)\nrole: searcher\ncycle: (none)\nrefs: none\n</ledger>\n</developer_instructions>");
-    expect(r.stdout).toContain("== output schema: none");
+    expect(r.stdout).toContain("== tools: none\n\n== output schema: none");
+  });
+
+  it("shows the orchestrator's edit tools in the payload", async () => {
+    const json = await cli(["--role", "orchestrator"]);
+    expect(json.code).toBe(0);
+    expect((JSON.parse(json.stdout) as ResponsesPayload).tools).toEqual(buildResponsesRequest({ role: "orchestrator", model: "gpt-4.1-mini", templates: loadTemplates() }).tools);
+    const text = await cli(["--role", "orchestrator", "--format", "text"]);
+    expect(text.stdout).toContain("== tools: apply_patch, update_plan\n");
+  });
+
+  it("sends an environment context again when the one in --history is older", async () => {
+    const history = [{ role: "user", content: "<environment_context>\ncwd: /old\n</environment_context>" }];
+    const r = await cli(["--role", "searcher", "--history", "-", "--environment-context", "cwd: /new", "--input", "q"], undefined, JSON.stringify(history));
+    expect(r.code).toBe(0);
+    const input = (JSON.parse(r.stdout) as { input: Array<{ content: string }> }).input;
+    expect(input.map((m) => m.content.split("\n").slice(0, 2).join(" "))).toEqual(["<environment_context> cwd: /old", "<developer_instructions> # Role: searcher", "<environment_context> cwd: /new", "q"]);
   });
 
   it("pmagent prompt templates lists the templates in effect", async () => {
