@@ -14,6 +14,7 @@ import {
   parsePresetName,
   parseReviewLevel,
   parseAgentRole,
+  roleTools,
   type HistoryMessage,
   type KnownLedger,
   type OutputSchema,
@@ -97,6 +98,8 @@ export function registerPrompt(program: Command): void {
         responsesOutputSchema: flags.schema === undefined ? undefined : await schemaFile(flags.schema),
         responsesOutputSchemaPreset: flags.preset,
         responsesStructuredOutput: flags.structured === true,
+        // What the role agent offers: the orchestrator's edit tools.
+        tools: roleTools(flags.role),
       });
       print(flags.format, payload, () => renderPayload(payload));
     });

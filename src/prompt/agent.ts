@@ -70,7 +70,7 @@ export async function runRoleStep(options: RoleStepOptions): Promise<RoleStepRes
     input: entryInput(entry, options.entry),
     responsesOutputSchema: options.outputSchema,
     responsesStructuredOutput: true,
-    tools: options.tools?.definitions ?? [],
+    tools: options.tools?.definitions,
   };
   const request = buildResponsesRequest(build);
   const answer = await options.client.respond(request, { output: resolveOutputSchema(build), stream: options.stream, tools: options.tools?.handler });

@@ -4,7 +4,6 @@ import { renderLedgerBlock, type KnownLedger } from "./ledger.js";
 import { resolveOutputSchema, type OutputSchema, type OutputSchemaSelection } from "./output-schema.js";
 import { DEFAULT_REVIEW_LEVEL, type ReviewLevel, type AgentRole } from "./roles.js";
 import { renderTemplate, type PromptTemplates } from "./templates.js";
-import { roleTools } from "./tools.js";
 
 /** A conversation message of earlier turns. */
 export const HistoryMessageSchema = z
@@ -40,8 +39,9 @@ export interface BuildRequestOptions extends OutputSchemaSelection {
   /** The current user input, sent last. */
   input?: string;
   /**
-   * Function tools offered to the model; default: the role's (the orchestrator's apply_patch and
-   * update_plan). `[]` offers none — for a caller that cannot carry the calls out.
+   * Function tools offered to the model: `roleTools(role)` for the role's own (the orchestrator's
+   * apply_patch and update_plan). None by default: only a caller that carries the calls out
+   * (the role agent) may offer them.
    */
   tools?: FunctionTool[];
 }
@@ -120,7 +120,7 @@ export function buildResponsesRequest(options: BuildRequestOptions): ResponsesPa
   }
   if (options.input !== undefined) input.push({ type: "message", role: "user", content: options.input });
   const output = resolveOutputSchema(options);
-  const tools = options.tools ?? roleTools(options.role);
+  const tools = options.tools ?? [];
   return {
     model: options.model,
     instructions: options.templates.base.text,

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "../helpers/proc.js";
-import { buildResponsesRequest, loadTemplates, outputSchemaFromJson, presetFormatName, type PresetName, type ResponsesPayload } from "../../src/index.js";
+import { buildResponsesRequest, loadTemplates, outputSchemaFromJson, roleTools, presetFormatName, type PresetName, type ResponsesPayload } from "../../src/index.js";
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -103,7 +103,7 @@ describe("pmagent prompt build", () => {
   it("shows the orchestrator's edit tools in the payload", async () => {
     const json = await cli(["--role", "orchestrator"]);
     expect(json.code).toBe(0);
-    expect((JSON.parse(json.stdout) as ResponsesPayload).tools).toEqual(buildResponsesRequest({ role: "orchestrator", model: "gpt-4.1-mini", templates: loadTemplates() }).tools);
+    expect((JSON.parse(json.stdout) as ResponsesPayload).tools).toEqual(roleTools("orchestrator"));
     const text = await cli(["--role", "orchestrator", "--format", "text"]);
     expect(text.stdout).toContain("== tools: apply_patch, update_plan\n");
   });

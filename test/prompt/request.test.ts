@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { AGENT_ROLES, buildResponsesRequest, loadTemplates, outputSchemaFromZod, presetFormatName, toJsonSchema, OUTPUT_PRESETS, type BuildRequestOptions } from "../../src/index.js";
+import { AGENT_ROLES, roleTools, buildResponsesRequest, loadTemplates, outputSchemaFromZod, presetFormatName, toJsonSchema, OUTPUT_PRESETS, type BuildRequestOptions } from "../../src/index.js";
 
 const templates = loadTemplates();
 const ledger = { entry_id: "e-1", lane: "layer_b/doc_update", role: "Sho", cycle: 1, refs: ["e-0"] };
@@ -100,7 +100,7 @@ describe("buildResponsesRequest", () => {
   });
 
   it("offers the orchestrator apply_patch and update_plan as strict function tools, and no other role any", () => {
-    const tools = build({ role: "orchestrator" }).tools as Array<{ type: string; name: string; strict: boolean; parameters: Record<string, unknown>; description: string }>;
+    const tools = build({ role: "orchestrator", tools: roleTools("orchestrator") }).tools as Array<{ type: string; name: string; strict: boolean; parameters: Record<string, unknown>; description: string }>;
     expect(tools.map((t) => [t.type, t.name, t.strict])).toEqual([
       ["function", "apply_patch", true],
       ["function", "update_plan", true],
@@ -112,8 +112,10 @@ describe("buildResponsesRequest", () => {
       additionalProperties: false,
       properties: { plan: { type: "array", items: { required: ["step", "owner", "status"], additionalProperties: false, properties: { status: { enum: ["pending", "in_progress", "completed"] } } } } },
     });
-    for (const role of AGENT_ROLES.filter((r) => r !== "orchestrator")) expect(build({ role })).not.toHaveProperty("tools");
-    expect(build({ role: "orchestrator", tools: [] })).not.toHaveProperty("tools");
+    for (const role of AGENT_ROLES.filter((r) => r !== "orchestrator")) expect(roleTools(role)).toEqual([]);
+    // Offered only by a caller that carries the calls out.
+    expect(build({ role: "orchestrator" })).not.toHaveProperty("tools");
+    expect(roleTools("orchestrator", ["plans/"])[0]!.description).toContain("Only files under plans/ may be changed");
   });
 
   it("sets no output schema by default", () => {
