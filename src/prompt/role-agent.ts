@@ -1,7 +1,9 @@
 /**
  * The LLM role agent as a Lattice sprite (`pmagent agent --role ROLE`): read the work item (the
  * blackboard entry the supervisor wrote), build the request, call the model, validate the answer,
- * write it as an artifact file in the workspace and report every step as Lattice events.
+ * write it as an artifact file in the workspace and report every step as Lattice events. As
+ * orchestrator it is offered apply_patch and update_plan and carries the calls out within the
+ * lane's allowed paths (edit-tools.ts), until the model answers.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -9,7 +11,7 @@ import { z } from "zod";
 import { PmagentError, UnavailableError, UsageError, confinePath, nowIso, parseJsonText, parseWith, writeFileAtomic } from "../core/index.js";
 import { LaneSchema, findLane, findRole, type Project } from "../config/index.js";
 import { Sprite } from "../lattice/index.js";
-import { runRoleStep, type RoleStepResult } from "./agent.js";
+import { runRoleStep, type RoleStepOptions, type RoleStepResult } from "./agent.js";
 import { ModelClient } from "./client.js";
 import { runEditTool } from "./edit-tools.js";
 import { roleTools, type ToolCall } from "./tools.js";
@@ -188,7 +190,7 @@ function allowedPathsOf(lane: string, project: Project | undefined): string[] {
  * allowed paths. Each change is an ARTIFACT event; a refused call is reported and its error goes
  * back to the model.
  */
-function editTools(sprite: Sprite, item: WorkItem, lane: string, project: Project | undefined): NonNullable<Parameters<typeof runRoleStep>[0]["tools"]> {
+function editTools(sprite: Sprite, item: WorkItem, lane: string, project: Project | undefined): NonNullable<RoleStepOptions["tools"]> {
   const allowedPaths = allowedPathsOf(lane, project);
   const ctx = { workspace: sprite.workspace, allowedPaths, entryId: item.id, planFile: join(ARTIFACT_DIR, `orchestrator-${safeName(item.id)}-plan.json`) };
   return {
