@@ -39,8 +39,12 @@ export type FakeReply =
   /** An assistant message with this text (or this value as JSON text). */
   | ({ text: string } & FakeAnswerEnd)
   | ({ json: unknown } & FakeAnswerEnd)
-  /** Function calls (`function_call` output items); `arguments` that is not a string is sent as JSON text. */
-  | ({ calls: Array<{ name: string; arguments: unknown; call_id?: string }> } & FakeAnswerEnd)
+  /**
+   * Function calls (`function_call` output items); `arguments` that is not a string is sent as JSON
+   * text. `bareCompleted`: streaming, response.completed has an empty `output`, as some compatible
+   * servers send it (the items came in response.output_item.done).
+   */
+  | ({ calls: Array<{ name: string; arguments: unknown; call_id?: string }>; bareCompleted?: boolean } & FakeAnswerEnd)
   /** The model refuses (an output `refusal` part). */
   | ({ refusal: string } & FakeAnswerEnd)
   /** The response fails (`status: "failed"`, `response.failed` when streaming). */
@@ -141,7 +145,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
         send("response.function_call_arguments.done", { output_index, item_id: item.id, name: item.name, arguments: item.arguments });
         send("response.output_item.done", { output_index, item });
       });
-      send("response.completed", { response: responseObject(body, ids.response, "completed", items, usage) });
+      send("response.completed", { response: responseObject(body, ids.response, "completed", reply.bareCompleted ? [] : items, usage) });
       return void res.end();
     }
     const part =

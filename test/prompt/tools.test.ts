@@ -46,3 +46,14 @@ describe.each([false, true])("ModelClient tool calls (stream: %s)", (stream) => 
     expect(fake.requests).toHaveLength(3);
   });
 });
+
+describe("ModelClient tool calls from a compatible server", () => {
+  it("takes the calls from the streamed items when response.completed leaves output empty", async () => {
+    fake.reply({ calls: [planCall], bareCompleted: true }, { text: "done" });
+    const names: string[] = [];
+    const answer = await client().respond(payload(), { stream: true, tools: (call) => (names.push(call.name), "ok") });
+    expect(answer.text).toBe("done");
+    expect(names).toEqual(["update_plan"]);
+    expect((fake.requests[1]!.body.input as Array<{ type: string }>).slice(-2).map((i) => i.type)).toEqual(["function_call", "function_call_output"]);
+  });
+});
