@@ -4,9 +4,10 @@
  * attempt as a hard-rule violation, then the directory of a `pmagent` launcher (for `pmagent emit`
  * and `pmagent checkpoint`), then the supervisor's PATH.
  */
-import { accessSync, chmodSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { accessSync, chmodSync, closeSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { delimiter, join, resolve } from "node:path";
 import { UsageError, isSecretEnvName } from "../core/index.js";
+import { openRegularFile } from "./regular-file.js";
 
 /** Variables passed through from the supervisor's environment; everything else is dropped. */
 export const ENV_ALLOW_LIST = ["PATH", "LANG", "LANGUAGE", "TZ", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR", "NODE_OPTIONS"] as const;
@@ -169,7 +170,14 @@ export interface ViolationLine {
 export function readViolations(path: string): ViolationLine[] {
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    // Not a FIFO or a link the sprite put there (see regular-file.ts): those read as no violations.
+    const fd = openRegularFile(path, "the violations log");
+    if (fd === null) return [];
+    try {
+      text = readFileSync(fd, "utf8");
+    } finally {
+      closeSync(fd);
+    }
   } catch {
     return [];
   }
