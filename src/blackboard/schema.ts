@@ -5,7 +5,7 @@ export const STATUSES = ["open", "in_progress", "done", "error", "canceled"] as 
 export const StatusSchema = z.enum(STATUSES);
 export type Status = z.infer<typeof StatusSchema>;
 
-const Timestamp = z.string().refine(isIsoWithZone, "expected a real ISO 8601 date-time with a time zone, e.g. 2025-11-30T02:30:00+09:00");
+const Timestamp = z.string().refine(isIsoWithZone, "expected an ISO 8601 date-time with a time zone, naming a real date and time, e.g. 2025-11-30T02:30:00+09:00");
 /** Text kept in its own column: PostgreSQL text cannot hold U+0000, so neither store takes it. */
 const Text = z.string().refine((s) => !s.includes("\0"), "must not contain U+0000 (NUL)");
 const Name = Text.min(1);

@@ -75,7 +75,8 @@ export function parseEventJson(json: string): { ok: true; id: string; event: Lat
   try {
     value = JSON.parse(json);
   } catch (err) {
-    return { ok: false, reason: `invalid JSON: ${jsonErrorMessage(err)}` };
+    // V8 names the offending character, which may be a NUL.
+    return { ok: false, reason: storableText(`invalid JSON: ${jsonErrorMessage(err)}`) };
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     return { ok: false, reason: "schema violation: $: expected a JSON object (the event envelope)" };

@@ -61,7 +61,7 @@ describe.each(kinds)("blackboard inputs ($name)", (kind) => {
     ["2026-01-15T10:00:00+24:00", "a zone 24 hours off"],
   ])("refuses the date %s (%s) on post and import", async (date) => {
     const { board } = testBoard(t.store);
-    const message = "$.created_at: expected a real ISO 8601 date-time with a time zone, e.g. 2025-11-30T02:30:00+09:00";
+    const message = "$.created_at: expected an ISO 8601 date-time with a time zone, naming a real date and time, e.g. 2025-11-30T02:30:00+09:00";
     await expect(board.post("Human", request("d-1", { created_at: date }), "e.json")).rejects.toThrow(message);
     await expect(board.import("Human", exported("d-2", { created_at: date }))).rejects.toThrow(message);
   });

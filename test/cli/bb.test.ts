@@ -129,7 +129,7 @@ describe("pmagent bb", () => {
     expect(refused.code).toBe(1);
     expect(JSON.parse(refused.stdout).refused).toEqual([{ index: 1, id: "b1", reason: "Aya may not import entry b1 written by Bob: only a human (Human) imports others' entries as they were" }]);
     const feb30 = await pm(["bb", "import", "-", "--format", "json"], JSON.stringify({ ...entry, created_at: "2026-02-30T10:00:00Z" }));
-    expect(JSON.parse(feb30.stdout).refused[0].reason).toContain("$.created_at: expected a real ISO 8601 date-time with a time zone");
+    expect(JSON.parse(feb30.stdout).refused[0].reason).toContain("$.created_at: expected an ISO 8601 date-time with a time zone, naming a real date and time");
     expect(JSON.parse((await pm(["bb", "import", "-", "--format", "json"], JSON.stringify(entry))).stdout).created).toEqual(["b1"]);
   });
 });
