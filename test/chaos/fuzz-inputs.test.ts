@@ -93,7 +93,7 @@ describe("chaos: the stdout parser", () => {
         // The wrapped value is an event unless it nests too deep or holds U+0000.
         const wrapped = items[1]!;
         if (wrapped.kind === "protocol_error") expect(wrapped.reason).toMatch(/nests deeper than 64 levels|holds U\+0000 \(NUL\)/);
-        else expect(wrapped.id).toBe(eventId(JSON.parse(asEvent)));
+        else expect(wrapped).toMatchObject({ kind: "event", id: eventId(JSON.parse(asEvent)) });
       }),
       params,
     );
