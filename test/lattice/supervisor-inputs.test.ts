@@ -4,6 +4,10 @@
  * FIFO or a link does not hang the supervisor.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 import { SPEC_EVENTS, testProject, type TestProject } from "./helpers.js";
 
@@ -70,5 +74,21 @@ describe.each(kinds)("supervisor with hostile sprite output on $name", (kind) =>
     expect(run.state).toBe("succeeded");
     const reasons = (await sup.runs.protocolErrors(run.id)).map((e) => e.reason);
     expect(reasons).toEqual([expect.stringMatching(/^outbox unreadable, no longer read for this run: the outbox .*outbox\.jsonl is a FIFO, not a regular file/)]);
+  });
+
+  it("reconciles a run whose outbox was swapped for a FIFO instead of hanging on it", async () => {
+    const sup = tp.supervisor();
+    const ws = mkdtempSync(join(tmpdir(), "pmagent-fifo-ws-"));
+    try {
+      mkdirSync(join(ws, ".lattice"));
+      execFileSync("mkfifo", [join(ws, ".lattice", "outbox.jsonl")]);
+      // A run its supervisor left running, its sprite gone.
+      await sup.runs.create({ id: "run_fifo", project_id: "demo", role: "Builder", entry_id: null, sprite_id: "s", work_item_id: "w", command: ["x"], workspace: ws, checkpoint_dir: join(ws, "chk"), run_dir: join(ws, "run"), worker: null, host: sup.host, supervisor_pid: process.pid, gate: null });
+      const [run] = await sup.reconcile();
+      expect(run).toMatchObject({ id: "run_fifo", state: "failed", reason: "the sprite ended (exit code unknown) without COMPLETED, ERROR or WAITING" });
+      expect((await sup.runs.protocolErrors("run_fifo")).map((e) => e.reason)).toEqual([expect.stringContaining("outbox.jsonl is a FIFO, not a regular file")]);
+    } finally {
+      rmSync(ws, { recursive: true, force: true });
+    }
   });
 });
