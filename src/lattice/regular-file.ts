@@ -16,7 +16,7 @@ function kindOf(st: Stats): string {
   if (st.isCharacterDevice() || st.isBlockDevice()) return "a device";
   if (st.isDirectory()) return "a directory";
   if (st.isSymbolicLink()) return "a symbolic link";
-  return "not a regular file";
+  return st.isFile() ? "a regular file" : "of an unknown kind";
 }
 
 function refuse(what: string, path: string, kind: string): ConflictError {

@@ -39,6 +39,11 @@ describe("resume files", () => {
     expect(existsSync(join(elsewhere, "resume.json"))).toBe(false);
   });
 
+  it("writes no resume file when .lattice is a plain file", () => {
+    writeFileSync(join(ws, ".lattice"), "not a directory");
+    expect(() => writeResume(ws, { work_item_id: "w", checkpoint_id: "chk_1" })).toThrow(`the directory of the resume file ${join(ws, ".lattice")} is a regular file, not a directory`);
+  });
+
   it("reads and writes a resume in a real .lattice as before", () => {
     const key = writeResume(ws, { work_item_id: "w", checkpoint_id: "chk_1" });
     expect(readResume(ws)).toMatchObject({ key, replayed: false, resume: { work_item_id: "w", checkpoint_id: "chk_1" } });
