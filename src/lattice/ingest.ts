@@ -9,7 +9,7 @@
  * writes both in the same order), which costs neither a string nor a hash; a line the outbox does
  * not have (yet) triggers an outbox read, then is parsed and stored from stdout.
  */
-import type { Redactor } from "../core/index.js";
+import { storableText, type Redactor } from "../core/index.js";
 import type { Queryable, SqlParam, Store } from "../store/index.js";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "./lines.js";
 import type { OutboxPosition } from "./outbox.js";
@@ -221,7 +221,7 @@ export class RunIngestor {
       return;
     }
     this.logBytes += size;
-    this.logs.push({ stream, text: this.o.redactor.redact(text) });
+    this.logs.push({ stream, text: storableText(this.o.redactor.redact(text)) });
   }
 
   protocolError(source: "stdout" | "outbox", lineNo: number | null, reason: string, excerpt = ""): void {
@@ -356,15 +356,15 @@ export class RunIngestor {
         await q.run(`INSERT INTO lattice_run_logs (run_id, seq, stream, text, at_ms) VALUES ${rows(chunk.length, 5)}`, params);
       }
       for (const e of errors) {
-        await q.run(`INSERT INTO lattice_protocol_errors (run_id, source, line_no, reason, excerpt, at_ms) VALUES (?, ?, ?, ?, ?, ?)`, [this.o.runId, e.source, e.line_no, e.reason, e.excerpt, now]);
+        await q.run(`INSERT INTO lattice_protocol_errors (run_id, source, line_no, reason, excerpt, at_ms) VALUES (?, ?, ?, ?, ?, ?)`, [this.o.runId, e.source, e.line_no, storableText(e.reason), storableText(e.excerpt), now]);
       }
       for (const v of violations) {
         if (v.line_no <= this.violationsSeen) continue;
         await q.run(`INSERT INTO lattice_violations (run_id, line_no, rule, detail, at_ms) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, line_no) DO NOTHING`, [
           this.o.runId,
           v.line_no,
-          v.rule,
-          this.o.redactor.redact(v.detail),
+          storableText(v.rule),
+          storableText(this.o.redactor.redact(v.detail)),
           now,
         ]);
         this.violationsSeen = v.line_no;

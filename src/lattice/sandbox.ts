@@ -27,6 +27,7 @@ import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Project } from "../config/index.js";
 import { UnavailableError, UsageError, isSecretEnvName } from "../core/index.js";
+import { openRegularFile } from "./regular-file.js";
 
 /** Variables passed through from the supervisor's environment; everything else is dropped. */
 export const ENV_ALLOW_LIST = ["PATH", "LANG", "LANGUAGE", "TZ", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR", "NODE_OPTIONS"] as const;
@@ -476,7 +477,14 @@ export interface ViolationLine {
 export function readViolations(path: string): ViolationLine[] {
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    // Not a FIFO or a link the sprite put there (see regular-file.ts): those read as no violations.
+    const fd = openRegularFile(path, "the violations log");
+    if (fd === null) return [];
+    try {
+      text = readFileSync(fd, "utf8");
+    } finally {
+      closeSync(fd);
+    }
   } catch {
     return [];
   }

@@ -37,6 +37,7 @@ import { assertInputs } from "./inputs.js";
 import { latticeDir, outboxPath } from "./outbox.js";
 import { findSpriteOfRun, processAlive, processStartTime, signalGroup } from "./proc.js";
 import { removeResume, resumePath } from "./resume.js";
+import { assertRealDirectory, openRegularFile } from "./regular-file.js";
 import { SecretStore } from "./secrets.js";
 import { RunStore, UNFINISHED_RUN_STATES, isTerminalRunState, type GateDecision, type RunRecord, type RunState, type RunWaiting, type StoredEvent } from "./runs.js";
 import { checkExtraEnv, commandFound, findSandboxTool, prepareRunDir, runSandbox, sandboxArgv, selfCommand, spriteEnv } from "./sandbox.js";
@@ -390,7 +391,9 @@ export class Supervisor {
       const redactor = this.runRedactor(run);
       return await this.spawnAndSupervise(run, wrap(run.command), env, files, timeoutS, active, redactor);
     } catch (err) {
-      const reason = err instanceof PmagentError ? err.message : `cannot start the sprite: ${(err as Error).message}`;
+      // Once the sprite runs, a failure is in supervising it (storing its output), not in starting it.
+      const stage = active.child ? "supervising the sprite failed" : "cannot start the sprite";
+      const reason = err instanceof PmagentError ? err.message : `${stage}: ${(err as Error).message}`;
       await this.runs.update(run.id, { state: "failed", reason: this.redactor.redact(reason), finished: true }, UNFINISHED_RUN_STATES);
       await this.syncEntry(await this.runs.get(run.id));
     } finally {
@@ -752,6 +755,8 @@ export class Supervisor {
       try {
         restoreCheckpoint(run.workspace, run.checkpoint_dir, waiting.checkpoint_id);
         const body = { work_item_id: run.work_item_id, checkpoint_id: waiting.checkpoint_id, inputs: { ...inputs, ...secret }, context };
+        // Through a `.lattice` the sprite made a link, the file (with its secret inputs) would land elsewhere.
+        assertRealDirectory(latticeDir(run.workspace), "the workspace's .lattice directory");
         writeFileAtomic(resumePath(run.workspace), `${JSON.stringify(body, null, 2)}\n`, 0o600);
       } catch (err) {
         await this.runs.update(runId, { state: "failed", reason: `resume failed: ${(err as Error).message}`, finished: true }, ["starting"]);
@@ -854,12 +859,14 @@ function waitForExit(pid: number, started: string | null, pollMs: number): Promi
 
 /** Read a file from `offset` to its end (or one chunk's worth), handing each chunk over; true if anything was read. */
 function readFrom(path: string, offset: number, push: (b: Buffer) => void): boolean {
-  let fd: number;
+  let fd: number | null;
   try {
-    fd = openSync(path, "r");
+    // The sprite can reach its output files: one it swapped for a FIFO must not block this process.
+    fd = openRegularFile(path, "the sprite's output file");
   } catch {
     return false;
   }
+  if (fd === null) return false;
   try {
     const size = fstatSync(fd).size;
     if (size <= offset) return false;
