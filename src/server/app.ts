@@ -58,11 +58,27 @@ export function buildServer(options: ServerOptions): PmagentServer {
   const auth = new Auth(tokens, options.project.config.humans[0]!);
   const logger = options.logger ?? createLogger("pmagent-serve");
   const ctx = serverContext(options.project, options.store, { env, tokens: tokens.keys(), logger, supervisor: options.supervisor });
-  const app = Fastify({ bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT, logger: false, return503OnClosing: true });
-  const routes = apiRoutes(ctx);
-  const openapi = openApiDocument(routes, { title: "pmagent API", version: pkg.version });
   let port = options.port ?? DEFAULT_PORT;
   const hosts = new HostPolicy(host, options.project.config.server.allowed_hosts, () => port);
+  const app = Fastify({
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    logger: false,
+    return503OnClosing: true,
+    // A path the router cannot even decode gets no route and no hooks: refuse a foreign Host here
+    // too, and answer in the API's error shape.
+    frameworkErrors: (err, req, reply) => {
+      let failure: unknown = err;
+      try {
+        hosts.check(req, auth.required);
+      } catch (refusal) {
+        failure = refusal;
+      }
+      const { status, body } = httpError(failure);
+      void (reply as FastifyReply).code(status).send(body);
+    },
+  });
+  const routes = apiRoutes(ctx);
+  const openapi = openApiDocument(routes, { title: "pmagent API", version: pkg.version });
   const endpoints: Array<{ method: string; url: string; public: boolean }> = [];
 
   app.decorateRequest("actor", "");

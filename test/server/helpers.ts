@@ -147,6 +147,38 @@ export function rawRequest(base: string, o: { method: string; path: string; head
 export const MCP_LIST_TOOLS = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
 export const MCP_HEADERS = { accept: "application/json, text/event-stream" };
 
+/** A route to probe: its method, a concrete path and the body and headers a real client would send. */
+export interface RouteTarget {
+  method: string;
+  path: string;
+  body?: string;
+  headers: Record<string, string>;
+}
+
+const concrete = (url: string) => url.replace(/\{[^}]+\}|:[A-Za-z_]+/g, "x").replace(/\*$/, "x");
+
+/**
+ * Every operation of the OpenAPI document, then every other route the server registered that is
+ * not public (live streams, whoami, /mcp …): read from the server, never listed by hand.
+ */
+export function routeTargets(s: TestServer): RouteTarget[] {
+  const out = new Map<string, RouteTarget>();
+  const add = (method: string, url: string) => {
+    const path = concrete(url);
+    const mcp = url === "/mcp";
+    out.set(`${method} ${path}`, {
+      method,
+      path,
+      body: method === "POST" ? (mcp ? MCP_LIST_TOOLS : "{}") : undefined,
+      headers: mcp ? MCP_HEADERS : {},
+    });
+  };
+  const paths = (s.server.openapi as { paths: Record<string, Record<string, unknown>> }).paths;
+  for (const [url, ops] of Object.entries(paths)) for (const method of Object.keys(ops)) add(method.toUpperCase(), url);
+  for (const e of s.server.endpoints) if (!e.public) add(e.method, e.url);
+  return [...out.values()];
+}
+
 const hex = (c: string, lower: boolean) => [...Buffer.from(c)].map((b) => `%${b.toString(16).padStart(2, "0")}`).map((h) => (lower ? h : h.toUpperCase())).join("");
 
 /**

@@ -2,44 +2,12 @@ import { connect } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/index.js";
 import { openSqliteTestStore, type TestStore } from "../helpers/stores.js";
-import { MCP_HEADERS, MCP_LIST_TOOLS, TOKENS, pathSpellings, rawRequest, startServer, type RawResponse, type TestServer } from "./helpers.js";
-
-/** A route to probe: its method, a concrete path and the body and headers a real client would send. */
-interface Target {
-  method: string;
-  path: string;
-  body?: string;
-  headers: Record<string, string>;
-}
-
-const concrete = (url: string) => url.replace(/\{[^}]+\}|:[A-Za-z_]+/g, "x").replace(/\*$/, "x");
-
-/**
- * Every operation of the OpenAPI document, then every other route the server registered that is
- * not public (live streams, whoami, /mcp …): read from the server, never listed by hand.
- */
-function targets(s: TestServer): Target[] {
-  const out = new Map<string, Target>();
-  const add = (method: string, url: string) => {
-    const path = concrete(url);
-    const mcp = url === "/mcp";
-    out.set(`${method} ${path}`, {
-      method,
-      path,
-      body: method === "POST" ? (mcp ? MCP_LIST_TOOLS : "{}") : undefined,
-      headers: mcp ? MCP_HEADERS : {},
-    });
-  };
-  const paths = (s.server.openapi as { paths: Record<string, Record<string, unknown>> }).paths;
-  for (const [url, ops] of Object.entries(paths)) for (const method of Object.keys(ops)) add(method.toUpperCase(), url);
-  for (const e of s.server.endpoints) if (!e.public) add(e.method, e.url);
-  return [...out.values()];
-}
+import { MCP_HEADERS, MCP_LIST_TOOLS, TOKENS, pathSpellings, rawRequest, routeTargets, startServer, type RawResponse, type TestServer } from "./helpers.js";
 
 /** Send every spelling of every target (a few at a time) and collect the answers that break `ok`. */
 async function probe(s: TestServer, headers: Record<string, string>, ok: (r: RawResponse) => boolean): Promise<string[]> {
   const jobs: Array<() => Promise<string | undefined>> = [];
-  for (const t of targets(s)) {
+  for (const t of routeTargets(s)) {
     for (const sp of [{ kind: "as declared", path: t.path }, ...pathSpellings(t.path)]) {
       jobs.push(async () => {
         const r = await rawRequest(s.url, { method: t.method, path: sp.path, body: t.body, headers: { ...t.headers, ...headers } });
@@ -81,7 +49,7 @@ describe("routes with bearer tokens", () => {
   });
 
   it("every spelling of every route (OpenAPI, streams, /mcp) answers 401 without a token, never data", async () => {
-    expect(targets(s).length).toBeGreaterThan(20);
+    expect(routeTargets(s).length).toBeGreaterThan(20);
     const bad = await probe(s, {}, refused(401, "unauthorized"));
     expect(bad).toEqual([]);
   });
@@ -91,6 +59,12 @@ describe("routes with bearer tokens", () => {
     expect(bad).toEqual([]);
     const cookieBad = await rawRequest(s.url, { method: "GET", path: "/v1/entries", headers: { cookie: "pmagent_token=%E0%A4%A" } });
     expect(cookieBad.status).toBe(401);
+  });
+
+  it("a path the router cannot decode is a 400 invalid_url in the API's error shape, never a route", async () => {
+    const r = await rawRequest(s.url, { method: "GET", path: "/%76%31/entries/%%36" });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({ error: { code: "invalid_url", message: "the request path is not a valid URL: a % must start an escape of two hex digits" } });
   });
 
   it("the route the router matched decides, so an encoded path with a token reaches the same route", async () => {
@@ -184,6 +158,12 @@ describe("routes without tokens (loopback)", () => {
     });
     expect(answer).toMatch(/^HTTP\/1\.1 403 /);
     expect(answer).toContain('"code":"host_not_allowed","message":"Host \\"\\" is not allowed');
+  });
+
+  it("refuses a foreign Host even on a path the router cannot decode", async () => {
+    const r = await rawRequest(s.url, { method: "GET", path: "/v1/%%36entries", headers: { host: `evil.example:${port}` } });
+    expect([r.status, errorCode(r)]).toEqual([403, "host_not_allowed"]);
+    expect(errorCode(await rawRequest(s.url, { method: "GET", path: "/v1/%%36entries" }))).toBe("invalid_url");
   });
 
   it("answers loopback names (any case) and the configured allowed hosts", async () => {
