@@ -9,7 +9,7 @@
  * writes both in the same order), which costs neither a string nor a hash; a line the outbox does
  * not have (yet) triggers an outbox read, then is parsed and stored from stdout.
  */
-import type { Redactor } from "../core/index.js";
+import { RefusedError, type Redactor } from "../core/index.js";
 import type { Queryable, SqlParam, Store } from "../store/index.js";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "./lines.js";
 import type { OutboxPosition } from "./outbox.js";
@@ -369,16 +369,16 @@ export class RunIngestor {
         ]);
         this.violationsSeen = v.line_no;
       }
-      await q.run(`UPDATE lattice_runs SET outbox_offset = ?, outbox_line = ?, stdout_offset = ?, stderr_offset = ?, log_bytes = ?, log_truncated = ?, updated_ms = ? WHERE id = ?`, [
-        this.position.offset,
-        this.position.line_no,
-        stdoutDone,
-        stderrDone,
-        this.logBytes,
-        this.logTruncated ? 1 : 0,
-        now,
-        this.o.runId,
-      ]);
+      // The claim is the fencing token: once another worker took the entry over, this run's late
+      // output is refused (the whole flush rolls back), so two sprites never both write one entry.
+      const saved = await q.run(
+        `UPDATE lattice_runs SET outbox_offset = ?, outbox_line = ?, stdout_offset = ?, stderr_offset = ?, log_bytes = ?, log_truncated = ?, updated_ms = ? WHERE id = ?
+         AND NOT EXISTS (SELECT 1 FROM bb_entries b WHERE b.project_id = lattice_runs.project_id AND b.id = lattice_runs.entry_id AND b.claimed_by IS NOT NULL AND b.claimed_by <> lattice_runs.worker)`,
+        [this.position.offset, this.position.line_no, stdoutDone, stderrDone, this.logBytes, this.logTruncated ? 1 : 0, now, this.o.runId],
+      );
+      if (saved.changes !== 1) {
+        throw new RefusedError("run_fenced", `run ${this.o.runId}: its entry was taken over by another worker; the run's late output is refused`, { run: this.o.runId });
+      }
     }, { large: count >= LARGE_BATCH_EVENTS });
     // More of the outbox waits: catch up without waiting for the next poll.
     if (this.outboxMore && !this.outboxBroken) this.schedule();

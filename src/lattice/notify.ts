@@ -15,12 +15,19 @@ export interface Notification {
 
 export interface Notifier {
   readonly name: string;
+  /**
+   * True when delivering the same notification again is safe: the receiver can drop a repeat by
+   * its idempotency key. An interrupted NOTIFY_USER is sent again only when all notifiers say so.
+   */
+  readonly idempotent?: boolean;
   notify(notification: Notification): Promise<void>;
 }
 
 /** Writes one line per notification to the supervisor's console (stderr by default). */
 export class ConsoleNotifier implements Notifier {
   readonly name = "console";
+  // A line repeated on the restarted supervisor's console, after a crash cut the first one off, is harmless.
+  readonly idempotent = true;
   constructor(
     private readonly redactor: Redactor,
     private readonly write: (line: string) => void = (line) => process.stderr.write(line),
@@ -36,6 +43,8 @@ export class ConsoleNotifier implements Notifier {
 /** POSTs each notification as JSON to a webhook (config `notify.webhook_url`). */
 export class WebhookNotifier implements Notifier {
   readonly name = "webhook";
+  // Every delivery carries the Idempotency-Key header: the receiver drops a repeat.
+  readonly idempotent = true;
   constructor(
     private readonly url: string,
     private readonly redactor: Redactor,

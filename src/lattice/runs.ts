@@ -476,6 +476,24 @@ export class RunStore {
     return this.eventRows(byTypes(this.store.dialect, new Where("run_id = ?", runId), types).add("dispatched_ms IS NULL"), "");
   }
 
+  /**
+   * Undispatched events of these types in every run of the project, whatever the run's state (a
+   * run may have finished right after asking for an action; its supervisor died before handing it over).
+   */
+  async undispatchedAll(types: readonly string[]): Promise<StoredEvent[]> {
+    if (types.length === 0) return [];
+    const f = eventTypeFilter(this.store.dialect, types);
+    // Per run through the type index (run_id, event_type): the narration of big runs is not read.
+    const where = new Where(`run_id IN (SELECT id FROM lattice_runs WHERE project_id = ?)`, this.projectId).add(f.sql, ...f.params).add("dispatched_ms IS NULL");
+    return this.eventRows(where, "", "seq");
+  }
+
+  /** One event of a run by its id, looked up among the events of `type` (through the type index). */
+  async eventById(runId: string, eventId: string, type: string): Promise<StoredEvent | undefined> {
+    const where = byTypes(this.store.dialect, new Where("run_id = ?", runId), [type]).add("event_id = ?", eventId);
+    return (await this.eventRows(where, " LIMIT 1", "seq"))[0];
+  }
+
   async logs(runId: string, options: { stream?: string; afterSeq?: number; limit?: number } = {}): Promise<RunLogLine[]> {
     await this.get(runId);
     const where = new Where("run_id = ?", runId).when("stream = ?", options.stream).when("seq > ?", options.afterSeq);

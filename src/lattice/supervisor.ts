@@ -34,7 +34,7 @@ import { NO_ADJUSTMENTS, type EnvironmentAdjustments, type SupervisorHooks } fro
 import { RunIngestor } from "./ingest.js";
 import { assertInputs } from "./inputs.js";
 import { latticeDir, outboxPath } from "./outbox.js";
-import { findSpriteOfRun, processAlive, processStartTime, signalGroup } from "./proc.js";
+import { dieWithParent, findSpriteOfRun, killGroup, processAlive, processStartTime, signalGroup } from "./proc.js";
 import { resumePath } from "./resume.js";
 import { SecretStore } from "./secrets.js";
 import { RunStore, UNFINISHED_RUN_STATES, isTerminalRunState, type GateDecision, type RunRecord, type RunState, type RunWaiting, type StoredEvent } from "./runs.js";
@@ -361,8 +361,12 @@ export class Supervisor {
     const err = openSync(files.stderr, "a", 0o600);
     let child;
     try {
-      // Own process group: a cancel or timeout stops the sprite and everything it started.
-      child = spawn(run.command[0]!, run.command.slice(1), { cwd: run.workspace, env, stdio: ["ignore", out, err], detached: true });
+      // Own process group: a cancel or timeout stops the sprite and everything it started. A
+      // worker's sprite also gets a parent-death signal: it dies with its worker instead of running
+      // on beside the sprite of the worker that takes the entry over. (A `pmagent run` sprite
+      // outlives its supervisor: a restarted supervisor re-attaches to it.)
+      const argv = run.worker ? dieWithParent(run.command, { cwd: run.workspace, path: env.PATH ?? "" }) : run.command;
+      child = spawn(argv[0]!, argv.slice(1), { cwd: run.workspace, env, stdio: ["ignore", out, err], detached: true });
     } finally {
       closeSync(out);
       closeSync(err);
@@ -717,6 +721,25 @@ export class Supervisor {
   }
 
   /**
+   * Fence the runs of an entry that `worker` has just claimed (a takeover after a lease expired):
+   * each run of another worker not finished yet is canceled as superseded, so its finish is
+   * refused (settling only moves unfinished runs) as is its late output (ingest checks the claim),
+   * and its sprite's process group is killed when it still runs on this host.
+   */
+  async fenceEntry(entryId: string, worker: string): Promise<RunRecord[]> {
+    const fenced: RunRecord[] = [];
+    for (const run of await this.runs.list({ entryId, state: ["starting", "running", "waiting"] })) {
+      if (run.worker === worker) continue;
+      const reason = `superseded: entry ${entryId} was taken over by ${worker} after the lease of ${run.worker ?? "its run"} expired`;
+      if (!(await this.runs.update(run.id, { state: "canceled", reason, entry_synced: true, finished: true }, ["starting", "running", "waiting"]))) continue;
+      if (run.host === this.host && run.sprite_pid !== null && processAlive(run.sprite_pid, run.sprite_started)) killGroup(run.sprite_pid);
+      this.log.warn({ run: run.id, entry: entryId, worker }, "run superseded by a takeover");
+      fenced.push(await this.runs.get(run.id));
+    }
+    return fenced;
+  }
+
+  /**
    * After a crash: every unfinished run of this host whose supervisor is gone is taken over.
    * A sprite still alive is re-attached (its output files and outbox tailed from the stored
    * offsets until it exits); one that ended is drained and settled. Finished runs whose entry
@@ -724,6 +747,7 @@ export class Supervisor {
    */
   async reconcile(): Promise<RunRecord[]> {
     const taken: Array<Promise<RunRecord>> = [];
+    const takenIds = new Set<string>();
     for (const run of await this.runs.list({ state: [...UNFINISHED_RUN_STATES] })) {
       if (run.host !== this.host) continue;
       if (run.supervisor_pid !== null && run.supervisor_pid !== process.pid && processAlive(run.supervisor_pid)) continue;
@@ -744,14 +768,42 @@ export class Supervisor {
         }
       })();
       active.attempt = attempt;
+      takenIds.add(run.id);
       taken.push(attempt.then(() => this.whenIdle(run.id)));
     }
     for (const run of await this.runs.unsynced()) await this.syncEntry(run);
-    for (const run of await this.runs.list({ state: ["starting", "running", "waiting"] })) {
-      if (run.host !== this.host || (run.supervisor_pid !== process.pid && run.state !== "waiting")) continue;
-      for (const e of await this.runs.undispatched(run.id, ["ACTION_REQUEST", "ENVIRONMENT_PROPOSAL"])) this.dispatch(run, e, true);
-    }
+    // A run whose actions are handed over again is waited for (and listed) too, whatever its state.
+    for (const id of await this.redispatch()) if (!takenIds.has(id)) taken.push(this.whenIdle(id));
     return Promise.all(taken);
+  }
+
+  /**
+   * Hand over again, whatever the state of their run: actions and proposals never marked
+   * dispatched (their supervisor died first) in runs of this host no live supervisor follows, and
+   * actions left pending, cut off mid-attempt or with their sprite not resumed (the action
+   * executor's claim keeps one attempt at a time, its idempotency key one delivery).
+   */
+  private async redispatch(): Promise<Set<string>> {
+    const runs = new Map<string, RunRecord | undefined>();
+    const runOf = async (id: string) => {
+      if (!runs.has(id)) runs.set(id, await this.runs.find(id, this.store, false));
+      return runs.get(id);
+    };
+    const followedElsewhere = (run: RunRecord) =>
+      run.host !== this.host || (run.state !== "waiting" && run.supervisor_pid !== null && run.supervisor_pid !== process.pid && processAlive(run.supervisor_pid));
+    const again = new Map<string, { run: RunRecord; event: StoredEvent }>();
+    for (const event of await this.runs.undispatchedAll(["ACTION_REQUEST", "ENVIRONMENT_PROPOSAL"])) {
+      const run = await runOf(event.run_id);
+      if (run && !followedElsewhere(run)) again.set(`${run.id}:${event.id}`, { run, event });
+    }
+    for (const a of (await this.o.hooks?.actions?.orphaned?.(this.o.project.config.project_id)) ?? []) {
+      if (again.has(`${a.run_id}:${a.event_id}`)) continue;
+      const run = await runOf(a.run_id);
+      const event = run ? await this.runs.eventById(run.id, a.event_id, "ACTION_REQUEST") : undefined;
+      if (run && event) again.set(`${run.id}:${event.id}`, { run, event });
+    }
+    for (const { run, event } of again.values()) this.dispatch(run, event, true);
+    return new Set([...again.values()].map((x) => x.run.id));
   }
 }
 
