@@ -18,7 +18,7 @@ import { classifyStdoutLine, EXCERPT_CHARS, redactEvent } from "./parser.js";
 import { EVENT_PREFIX } from "./protocol.js";
 import { readViolations } from "./sandbox.js";
 import { marks } from "./sql.js";
-import type { StoredEvent } from "./runs.js";
+import { RUN_NOT_FENCED, type StoredEvent } from "./runs.js";
 
 export const DEFAULT_LOG_CAP_BYTES = 1024 * 1024;
 /** Outbox lines remembered to recognize their stdout copies; beyond this the oldest are forgotten (the slow path still dedupes). */
@@ -369,11 +369,9 @@ export class RunIngestor {
         ]);
         this.violationsSeen = v.line_no;
       }
-      // The claim is the fencing token: once another worker took the entry over, this run's late
-      // output is refused (the whole flush rolls back), so two sprites never both write one entry.
+      // A fenced run's late output is refused (the whole flush rolls back): two sprites never both write one entry.
       const saved = await q.run(
-        `UPDATE lattice_runs SET outbox_offset = ?, outbox_line = ?, stdout_offset = ?, stderr_offset = ?, log_bytes = ?, log_truncated = ?, updated_ms = ? WHERE id = ?
-         AND NOT EXISTS (SELECT 1 FROM bb_entries b WHERE b.project_id = lattice_runs.project_id AND b.id = lattice_runs.entry_id AND b.claimed_by IS NOT NULL AND b.claimed_by <> lattice_runs.worker)`,
+        `UPDATE lattice_runs SET outbox_offset = ?, outbox_line = ?, stdout_offset = ?, stderr_offset = ?, log_bytes = ?, log_truncated = ?, updated_ms = ? WHERE id = ? AND ${RUN_NOT_FENCED}`,
         [this.position.offset, this.position.line_no, stdoutDone, stderrDone, this.logBytes, this.logTruncated ? 1 : 0, now, this.o.runId],
       );
       if (saved.changes !== 1) {

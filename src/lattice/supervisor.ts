@@ -468,7 +468,8 @@ export class Supervisor {
       this.board.heartbeat(run.worker!, run.entry_id!, leaseMs).catch(async (err) => {
         if ((err as PmagentError).code !== "claim_lost") return;
         clearInterval(timer);
-        await this.runs.update(run.id, { reason: `claim on entry ${run.entry_id} lost (${(err as Error).message}); the sprite was stopped` });
+        // Guarded: a run fenced by the takeover keeps the reason it was superseded with.
+        await this.runs.update(run.id, { reason: `claim on entry ${run.entry_id} lost (${(err as Error).message}); the sprite was stopped` }, UNFINISHED_RUN_STATES);
         const current = await this.runs.get(run.id);
         if (current.sprite_pid) stopGroup(current.sprite_pid);
       });
@@ -530,7 +531,7 @@ export class Supervisor {
   }
 
   /** Settle a run after its sprite exited: its state from the attempt's last COMPLETED/ERROR/WAITING. */
-  private async settle(runId: string, exit: Exit): Promise<void> {
+  private async settle(runId: string, exit: Exit, opts: { workerDied?: boolean } = {}): Promise<void> {
     // The reads here skip counting the run's events: a count walks an index over all of them (tens
     // of milliseconds for a run of a million events). The record callers get is read once, counted,
     // by whenIdle.
@@ -560,6 +561,10 @@ export class Supervisor {
         reason = `WAITING named checkpoint ${checkpoint}, which does not exist: create it (Sprite.checkpoint() or \`pmagent checkpoint create\`) before emitting WAITING`;
         await this.runs.recordProtocolError(runId, "outbox", null, reason, "");
       }
+    } else if (opts.workerDied && run.worker) {
+      // It died with its worker (parent-death signal): the entry is another worker's to take over.
+      state = "canceled";
+      reason = WORKER_DIED;
     } else {
       state = "failed";
       reason = `the sprite ended (${exitText}) without COMPLETED, ERROR or WAITING`;
@@ -613,7 +618,7 @@ export class Supervisor {
         await this.board.transition(run.role, run.entry_id, "done", { note: `run ${run.id} succeeded` });
       } else if (run.state === "failed") {
         await this.board.transition(run.role, run.entry_id, "error", { note: `run ${run.id} failed: ${run.reason ?? "unknown"}`.slice(0, 2000) });
-      } else if (run.reason !== WORKER_STOPPED) {
+      } else if (run.reason !== WORKER_STOPPED && run.reason !== WORKER_DIED) {
         await this.board.transition(run.role, run.entry_id, "canceled", { note: `run ${run.id} canceled${run.reason ? `: ${run.reason}` : ""}` });
       }
     }
@@ -762,7 +767,7 @@ export class Supervisor {
           if (pid !== null && run.sprite_pid === null) await this.runs.update(run.id, { state: "running", sprite_pid: pid, sprite_started: started }, UNFINISHED_RUN_STATES);
           const exited: Promise<Exit> = pid !== null ? waitForExit(pid, started, this.pollMs) : Promise.resolve({ code: null, signal: null });
           const exit = await this.follow(run, exited);
-          await this.settle(run.id, exit);
+          await this.settle(run.id, exit, { workerDied: true });
         } finally {
           active.attempt = null;
         }
@@ -816,6 +821,8 @@ function revisionRequest(payload: Record<string, unknown> | undefined): { revisi
 
 /** The reason a worker records on the run it stops; its entry is left for another worker to take over. */
 export const WORKER_STOPPED = "the worker stopped; the entry is left in_progress for another worker to take over when its lease expires";
+/** The reason recorded on a worker's run whose sprite died with its worker (found by reconciliation); the entry is left likewise. */
+export const WORKER_DIED = "the worker died and its sprite with it; the entry is left in_progress for another worker to take over when its lease expires";
 
 function stopGroup(pid: number): void {
   signalGroup(pid, "SIGTERM");

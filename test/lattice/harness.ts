@@ -4,13 +4,14 @@
  * Reusable: `crashTrial` returns the runs and their stored events for further checks (e.g. that no
  * action was carried out twice).
  */
-import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, watch } from "node:fs";
+import { dirname, join } from "node:path";
 import { readOutbox, type RunRecord, type StoredEvent } from "../../src/lattice/index.js";
 import type { Store } from "../../src/store/index.js";
 import { CLI } from "../helpers/proc.js";
 import { RunStore, type Supervisor } from "../../src/lattice/index.js";
+import { processAlive } from "../../src/lattice/proc.js";
 
 export interface CrashTrialOptions {
   /** The project root (holds pmagent.config.json). */
@@ -113,4 +114,49 @@ export function prng(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** Resolve once `path` exists (watching its directory), or reject after `timeoutMs` naming it. */
+export function waitForFile(path: string, timeoutMs = 30_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const dir = dirname(path);
+    mkdirSync(dir, { recursive: true });
+    const done = (err?: Error) => {
+      clearTimeout(timer);
+      watcher.close();
+      if (err) reject(err);
+      else resolve();
+    };
+    const watcher = watch(dir, () => {
+      if (existsSync(path)) done();
+    });
+    const timer = setTimeout(() => done(new Error(`${path} did not appear within ${timeoutMs} ms`)), timeoutMs);
+    if (existsSync(path)) done();
+  });
+}
+
+/**
+ * Resolve once process `pid` is gone, or reject after `timeoutMs`. A process that is not our
+ * child has no exit event to wait on: its liveness is checked every few milliseconds.
+ */
+export function waitForDeath(pid: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (!processAlive(pid)) resolve();
+      else if (Date.now() > deadline) reject(new Error(`process ${pid} still runs ${timeoutMs} ms later`));
+      else setTimeout(check, 10);
+    };
+    check();
+  });
+}
+
+/** A `pmagent worker` process for `role` in `root`; `output` collects its stdout. */
+export function startWorker(root: string, storeEnv: Record<string, string>, args: string[]): { child: ChildProcess; exited: Promise<void>; output: () => string } {
+  const child = spawn(process.execPath, [CLI, "worker", ...args], { cwd: root, env: { ...process.env, ...storeEnv }, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr!.resume();
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  return { child, exited, output: () => out };
 }
