@@ -5,11 +5,14 @@
  * action was carried out twice).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, watch } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, watch, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { readOutbox, type RunRecord, type StoredEvent } from "../../src/lattice/index.js";
 import type { Store } from "../../src/store/index.js";
 import { CLI } from "../helpers/proc.js";
+import { parseConfig } from "../../src/config/index.js";
+import type { TestStore } from "../helpers/stores.js";
+import type { TestProject } from "./helpers.js";
 import { RunStore, type Supervisor } from "../../src/lattice/index.js";
 import { processAlive } from "../../src/lattice/proc.js";
 
@@ -159,4 +162,27 @@ export function startWorker(root: string, storeEnv: Record<string, string>, args
   child.stderr!.resume();
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
   return { child, exited, output: () => out };
+}
+
+/** The role's runner in the config file (what a `pmagent worker` process reads). */
+export function setRunnerOnDisk(tp: TestProject, command: string[]): void {
+  const cfg = JSON.parse(readFileSync(tp.project.configPath, "utf8")) as { lanes: Array<{ roles: Array<Record<string, unknown>> }> };
+  cfg.lanes[0]!.roles[0]!.runner = { command, env: {}, timeout_s: 300 };
+  const text = JSON.stringify(cfg, null, 2);
+  writeFileSync(tp.project.configPath, text);
+  tp.project.config = parseConfig(text, "pmagent.config.json");
+}
+
+/** Let the claim of `entryId` run out now (time passing, without waiting the lease out). */
+export async function expireLease(ts: TestStore, entryId: string): Promise<void> {
+  await ts.store.run("UPDATE bb_entries SET lease_expires_ms = ? WHERE project_id = 'demo' AND id = ?", [Date.now() - 1, entryId]);
+}
+
+/** A sprite that reports its pid to `pidFile`, then `busy` events and a marker file, then runs on. */
+export function longSprite(pidFile: string, busy = 0, marker = `${pidFile}.busy`): unknown {
+  const steps: unknown[] = [{ emit: "PHASE_STARTED", payload: { phase: "work" } }, { sh: `echo $PPID > ${pidFile}.tmp && mv ${pidFile}.tmp ${pidFile}` }];
+  for (let i = 0; i < busy; i++) steps.push({ emit: "INFO", payload: { message: `late ${i}` } });
+  steps.push({ sh: `touch ${marker}` });
+  for (let i = 0; i < 600; i++) steps.push({ emit: "INFO", payload: { message: `tick ${i}` } }, { sleep: 200 });
+  return { steps };
 }

@@ -4,40 +4,16 @@
  * canceled as superseded, its sprite killed, its late output and its finish refused.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Blackboard } from "../../src/blackboard/index.js";
-import { parseConfig } from "../../src/config/index.js";
 import { RunStore, WORKER_DIED, Worker, type RunRecord } from "../../src/lattice/index.js";
 import { processAlive } from "../../src/lattice/proc.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
-import { startWorker, waitForDeath, waitForFile } from "./harness.js";
+import { expireLease, longSprite, setRunnerOnDisk, startWorker, waitForDeath, waitForFile } from "./harness.js";
 import { testProject, type TestProject } from "./helpers.js";
 
 const kinds = await availableStoreKinds();
-
-/** The role's runner in the config file (what a `pmagent worker` process reads). */
-export function setRunnerOnDisk(tp: TestProject, command: string[]): void {
-  const cfg = JSON.parse(readFileSync(tp.project.configPath, "utf8")) as { lanes: Array<{ roles: Array<Record<string, unknown>> }> };
-  cfg.lanes[0]!.roles[0]!.runner = { command, env: {}, timeout_s: 300 };
-  const text = JSON.stringify(cfg, null, 2);
-  writeFileSync(tp.project.configPath, text);
-  tp.project.config = parseConfig(text, "pmagent.config.json");
-}
-
-/** Let the claim of `entryId` run out now (time passing, without waiting the lease out). */
-export async function expireLease(ts: TestStore, entryId: string): Promise<void> {
-  await ts.store.run("UPDATE bb_entries SET lease_expires_ms = ? WHERE project_id = 'demo' AND id = ?", [Date.now() - 1, entryId]);
-}
-
-/** A sprite that reports its pid to `pidFile`, then `busy` events and a marker file, then runs on. */
-export function longSprite(pidFile: string, busy = 0, marker = `${pidFile}.busy`): unknown {
-  const steps: unknown[] = [{ emit: "PHASE_STARTED", payload: { phase: "work" } }, { sh: `echo $PPID > ${pidFile}.tmp && mv ${pidFile}.tmp ${pidFile}` }];
-  for (let i = 0; i < busy; i++) steps.push({ emit: "INFO", payload: { message: `late ${i}` } });
-  steps.push({ sh: `touch ${marker}` });
-  for (let i = 0; i < 600; i++) steps.push({ emit: "INFO", payload: { message: `tick ${i}` } }, { sleep: 200 });
-  return { steps };
-}
 
 describe.each(kinds)("one sprite per entry on $name", (kind) => {
   let ts: TestStore;
