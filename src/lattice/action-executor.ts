@@ -129,6 +129,10 @@ export class ActionExecutor {
         const delay = backoffMs(this.retry, record.attempts);
         log?.warn({ action: request.action, key, attempt: record.attempts, code: error.code, retry_in_ms: delay }, "action failed; will retry");
         await this.actions.finish(key, this.owner, { state: "pending", error, retryAtMs: (this.options.clock ?? Date.now)() + delay });
+      } else if ((err as PmagentError).details?.maybe_delivered === true) {
+        // The last attempt may have reached its target (a timeout once the request was sent): not "failed".
+        log?.warn({ action: request.action, key, attempt: record.attempts, code: error.code }, "action outcome unknown");
+        await this.actions.finish(key, this.owner, { state: "unknown", error });
       } else {
         log?.warn({ action: request.action, key, attempt: record.attempts, code: error.code }, "action failed");
         await this.actions.finish(key, this.owner, { state: "failed", error });

@@ -374,7 +374,7 @@ export class RunIngestor {
         `UPDATE lattice_runs SET outbox_offset = ?, outbox_line = ?, stdout_offset = ?, stderr_offset = ?, log_bytes = ?, log_truncated = ?, updated_ms = ? WHERE id = ? AND ${RUN_NOT_FENCED}`,
         [this.position.offset, this.position.line_no, stdoutDone, stderrDone, this.logBytes, this.logTruncated ? 1 : 0, now, this.o.runId],
       );
-      if (saved.changes !== 1) {
+      if (saved.changes !== 1 && (await q.get("SELECT 1 AS one FROM lattice_runs WHERE id = ?", [this.o.runId])) !== undefined) {
         throw new RefusedError("run_fenced", `run ${this.o.runId}: its entry was taken over by another worker; the run's late output is refused`, { run: this.o.runId });
       }
     }, { large: count >= LARGE_BATCH_EVENTS });

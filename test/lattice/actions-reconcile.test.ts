@@ -11,8 +11,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { hostname } from "node:os";
 import { Redactor } from "../../src/core/index.js";
-import { ActionStore, WebhookNotifier, projectSupervisor, type ActionSink } from "../../src/lattice/index.js";
+import { ActionExecutor, ActionStore, WebhookNotifier, notifyUserHandler, projectSupervisor, type ActionSink } from "../../src/lattice/index.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
+import { actionRequest } from "./fixtures.js";
 import { PMAGENT, testProject, type TestProject } from "./helpers.js";
 
 const kinds = await availableStoreKinds();
@@ -103,4 +104,40 @@ describe.each(kinds)("reconciling actions of runs that finished ($name)", (kind)
       expect(await restarted.reconcile()).toEqual([]);
     });
   }
+
+  describe("a webhook whose answer is lost", () => {
+    let lossy: Server;
+    let lossyUrl: string;
+    beforeAll(async () => {
+      // Takes the notification, then drops the connection instead of answering.
+      lossy = createServer((req) => {
+        req.resume();
+        req.on("end", () => {
+          received.push(String(req.headers["idempotency-key"]));
+          req.socket.destroy();
+        });
+      });
+      await new Promise<void>((r) => lossy.listen(0, "127.0.0.1", () => r()));
+      lossyUrl = `http://127.0.0.1:${(lossy.address() as AddressInfo).port}/hook`;
+    });
+    afterAll(() => new Promise<void>((r) => lossy.close(() => r())));
+
+    const notifier = (target: string) =>
+      new ActionExecutor({ store: ts.store, handlers: { NOTIFY_USER: notifyUserHandler([new WebhookNotifier(target, new Redactor())]) }, resume: async () => undefined, retry: { baseDelayMs: 1, maxDelayMs: 2, maxAttempts: 2 } });
+
+    it("records a notification the receiver took but never answered as unknown, not failed", async () => {
+      const record = await notifier(lossyUrl).submit(actionRequest({ action: "NOTIFY_USER", parameters: { message: "hello" } }));
+      expect(received).toEqual([record.idempotency_key, record.idempotency_key]);
+      expect(record).toMatchObject({ state: "unknown", attempts: 2, error: { code: "webhook_unreachable" } });
+    });
+
+    it("records a notification that never reached a receiver (connection refused) as failed", async () => {
+      const closed = createServer();
+      await new Promise<void>((r) => closed.listen(0, "127.0.0.1", () => r()));
+      const port = (closed.address() as AddressInfo).port;
+      await new Promise<void>((r) => closed.close(() => r()));
+      const record = await notifier(`http://127.0.0.1:${port}/hook`).submit(actionRequest({ action: "NOTIFY_USER", parameters: { message: "hello" } }));
+      expect(record).toMatchObject({ state: "failed", attempts: 2, error: { code: "webhook_unreachable", message: expect.stringMatching(/^notification webhook http:\/\/127\.0\.0\.1:\d+ is unreachable: fetch failed$/) } });
+    });
+  });
 });
