@@ -37,6 +37,8 @@ describe.each(kinds)("chaos: supervisor killed with actions in flight, on $name"
     let sup: Supervisor | undefined;
     const restart = () => (sup = projectSupervisor({ store: ts.store, project: tp.project, pmagentCommand: PMAGENT, pollMs: 20, consoleWrite: () => undefined }));
     let reattached = 0;
+    // Every trial runs; the problems of all of them are reported together, each with its kill point.
+    const problems: string[] = [];
     try {
       for (let trial = 0; trial < TRIALS; trial++) {
         const issue = t.gh.addIssue(REPO, { title: `trial ${trial}` }).number;
@@ -53,15 +55,18 @@ describe.each(kinds)("chaos: supervisor killed with actions in flight, on $name"
         const result = await crashTrial({ root: tp.root, projectId: "demo", store: ts.store, storeEnv: ts.env, restart, role: "Builder", command: tp.sprite(`t${trial}`, { steps }), kill });
         for (const run of result.runs) await sup!.whenIdle(run.id);
         const why = `trial ${trial} (kill ${JSON.stringify(kill)}, seed ${SEED}): ${result.restart}`;
-        expect(lostOrDoubled(result), why).toEqual([]);
+        const found = lostOrDoubled(result);
         for (const run of result.runs) {
           const actions = await new ActionStore(ts.store).list({ runId: run.id });
           // Every ACTION_REQUEST stored became an action: none was dropped by the crash.
-          expect(actions.length, why).toBe(result.stored.get(run.id)!.filter((e) => e.event_type === "ACTION_REQUEST").length);
-          expect(actionProblems(actions, t, issue), why).toEqual([]);
+          const requested = result.stored.get(run.id)!.filter((e) => e.event_type === "ACTION_REQUEST").length;
+          if (actions.length !== requested) found.push(`${requested} actions requested, ${actions.length} recorded`);
+          found.push(...actionProblems(actions, t, issue));
           reattached += actions.filter((a) => a.attempts > 1).length;
         }
+        problems.push(...found.map((f) => `${why}: ${f}`));
       }
+      expect(problems, `${problems.length} problems in ${TRIALS} trials`).toEqual([]);
       // Across many trials some kills land mid-action (with the default few, it may not happen).
       if (TRIALS >= 20) expect(reattached).toBeGreaterThan(0);
     } finally {
