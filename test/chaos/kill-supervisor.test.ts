@@ -7,7 +7,7 @@
  * is recorded failed, and every event is stored exactly once.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ActionStore, projectSupervisor, type Supervisor } from "../../src/lattice/index.js";
+import { ActionStore, RunStore, projectSupervisor, type Supervisor } from "../../src/lattice/index.js";
 import { availableStoreKinds } from "../helpers/stores.js";
 import { crashTrial, lostOrDoubled, prng } from "../lattice/harness.js";
 import { PMAGENT, testProject } from "../lattice/helpers.js";
@@ -28,6 +28,44 @@ describe.each(kinds)("chaos: supervisor killed with actions in flight, on $name"
     if (saved === undefined) delete process.env[GH_TOKEN_ENV];
     else process.env[GH_TOKEN_ENV] = saved;
     await t.close();
+  });
+
+  it(`finishes a notification cut off after its run succeeded, across ${TRIALS} targeted trials`, { timeout: 60_000 + TRIALS * 20_000 }, async () => {
+    const ts = await kind.open();
+    const tp = testProject(ts, { github: { repo: REPO, api_url: t.gh.url, token_env: GH_TOKEN_ENV }, notify: { webhook_url: t.url } });
+    const runStore = new RunStore(ts.store, "demo");
+    let sup: Supervisor | undefined;
+    const restart = () => {
+      t.hold = false; // the receiver answers again for the restarted supervisor
+      return (sup = projectSupervisor({ store: ts.store, project: tp.project, pmagentCommand: PMAGENT, pollMs: 20, consoleWrite: () => undefined }));
+    };
+    const problems: string[] = [];
+    try {
+      for (let trial = 0; trial < TRIALS; trial++) {
+        const issue = t.gh.addIssue(REPO, { title: `targeted ${trial}` }).number;
+        const steps = [
+          { emit: "ACTION_REQUEST", payload: { action: "NOTIFY_USER", parameters: { message: `targeted ${trial}` }, blocking: false } },
+          { emit: "COMPLETED", payload: { status: "success", summary: `targeted ${trial}` } },
+        ];
+        const succeeded = (await runStore.list({ state: "succeeded" })).length;
+        // Killed once the webhook holds the notification and the run is already recorded succeeded.
+        const when = async () => {
+          await t.nextDelivery();
+          while ((await runStore.list({ state: "succeeded" })).length === succeeded) await new Promise((r) => setTimeout(r, 5));
+        };
+        t.hold = true;
+        const result = await crashTrial({ root: tp.root, projectId: "demo", store: ts.store, storeEnv: ts.env, restart, role: "Builder", command: tp.sprite(`targeted-${trial}`, { steps }), kill: { when } });
+        for (const run of result.runs) await sup!.whenIdle(run.id);
+        const found = lostOrDoubled(result);
+        for (const run of result.runs) found.push(...actionProblems(await new ActionStore(ts.store).list({ runId: run.id }), t, issue));
+        problems.push(...found.map((f) => `targeted trial ${trial}: ${f}`));
+      }
+      expect(problems, `${problems.length} problems in ${TRIALS} trials`).toEqual([]);
+    } finally {
+      t.hold = false;
+      await ts.cleanup();
+      tp.cleanup();
+    }
   });
 
   it(`leaves no action running, lost or doubled across ${TRIALS} trials (seed ${SEED})`, { timeout: 60_000 + TRIALS * 20_000 }, async () => {

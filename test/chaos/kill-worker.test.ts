@@ -53,7 +53,9 @@ describe.each(kinds)("chaos: worker killed with its sprite mid-entry, on $name",
           { emit: "ACTION_REQUEST", payload: { action: "NOTIFY_USER", parameters: { message: `trial ${trial}` }, blocking: false } },
           { emit: "ACTION_REQUEST", payload: { action: "POST_COMMENT", parameters: { body: `trial ${trial}`, issue_number: issue }, blocking: false } },
         ];
+        // Long enough that only the kill ends it before the takeover (a sprite that outlived its worker shows).
         for (let i = 0; i < 20; i++) steps.push({ emit: "INFO", payload: { message: `tick ${i}` } }, { sleep: 10 });
+        steps.push({ sleep: 8000 });
         steps.push({ emit: "COMPLETED", payload: { status: "success", summary: `trial ${trial}` } });
         setRunnerOnDisk(tp, tp.sprite(`long-${trial}`, { steps }));
         await board.post("Human", { id: entryId, to: "Builder", kind: "build_request" });

@@ -3,7 +3,7 @@
  * on 127.0.0.1 that records every delivery's Idempotency-Key, and how to judge a trial's actions
  * against them once it is over.
  */
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { commentMarker, type ActionRecord } from "../../src/lattice/index.js";
 import { FakeGitHub } from "../helpers/fake-github.js";
@@ -20,6 +20,10 @@ export interface Targets {
   url: string;
   /** Idempotency-Key of every delivery, in arrival order (a repeat included). */
   deliveries: string[];
+  /** While true, the webhook takes deliveries without answering (a slow receiver mid-delivery). */
+  hold: boolean;
+  /** Resolves with the key of the next delivery. */
+  nextDelivery(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -27,23 +31,33 @@ export async function startTargets(): Promise<Targets> {
   const gh = await FakeGitHub.start({ tokens: { [GH_TOKEN]: "pmagent-bot" } });
   gh.addRepo(REPO);
   const deliveries: string[] = [];
+  const waiters: Array<(key: string) => void> = [];
+  const held = new Set<ServerResponse>();
   const hook: Server = createServer((req, res) => {
     req.resume();
     req.on("end", () => {
-      deliveries.push(String(req.headers["idempotency-key"]));
-      res.writeHead(204).end();
+      const key = String(req.headers["idempotency-key"]);
+      deliveries.push(key);
+      for (const w of waiters.splice(0)) w(key);
+      if (targets.hold) held.add(res);
+      else res.writeHead(204).end();
     });
   });
   await new Promise<void>((r) => hook.listen(0, "127.0.0.1", () => r()));
-  return {
+  const targets: Targets = {
     gh,
     url: `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`,
     deliveries,
+    hold: false,
+    nextDelivery: () => new Promise((r) => waiters.push(r)),
     async close() {
+      for (const res of held) res.destroy();
+      hook.closeAllConnections();
       await gh.close();
       await new Promise<void>((r) => hook.close(() => r()));
     },
   };
+  return targets;
 }
 
 /**

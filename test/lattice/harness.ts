@@ -31,9 +31,10 @@ export interface CrashTrialOptions {
   command: string[];
   /**
    * When to SIGKILL the supervisor: a time after it was spawned, or once the sprite's outbox has
-   * this many lines (plus a jitter), which keeps the kill point meaningful on a loaded machine.
+   * this many lines (plus a jitter), which keeps the kill point meaningful on a loaded machine,
+   * or once `when` resolves (an event the test waits for: a request received, a state stored).
    */
-  kill: { afterMs: number } | { afterOutboxLines: number; jitterMs: number };
+  kill: { afterMs: number } | { afterOutboxLines: number; jitterMs: number } | { when: () => Promise<void> };
 }
 
 export interface CrashTrialResult {
@@ -65,6 +66,7 @@ export async function crashTrial(o: CrashTrialOptions): Promise<CrashTrialResult
   let done = false;
   void exited.then(() => (done = true));
   if ("afterMs" in o.kill) await Promise.race([sleep(o.kill.afterMs), exited]);
+  else if ("when" in o.kill) await Promise.race([o.kill.when(), exited]);
   else {
     const lines = o.kill.afterOutboxLines;
     while (!done) {
