@@ -482,7 +482,7 @@ export class Supervisor {
     this.o.onEvents?.(run, events);
     for (const e of events) {
       if (e.event_type === "PHASE_STARTED" && run.entry_id) await this.entryInProgress(run);
-      if (e.event_type === "ACTION_REQUEST" || e.event_type === "ENVIRONMENT_PROPOSAL") this.dispatch(run, e, false);
+      if (e.event_type === "ACTION_REQUEST" || e.event_type === "ENVIRONMENT_PROPOSAL") void this.dispatch(run, e, false);
     }
   }
 
@@ -494,11 +494,12 @@ export class Supervisor {
   }
 
   /** Hand an event to its sink without holding up ingestion; mark it dispatched when the sink is done. */
-  private dispatch(run: RunRecord, event: StoredEvent, redelivery: boolean): void {
+  private dispatch(run: RunRecord, event: StoredEvent, redelivery: boolean): Promise<void> {
     const active = this.track(run.id);
     const p = this.deliver(run, event, redelivery).catch((err) => this.log.error({ run: run.id, event: event.id, err: (err as Error).message }, "sink failed"));
     active.dispatches.add(p);
     void p.finally(() => active.dispatches.delete(p));
+    return p;
   }
 
   private async deliver(run: RunRecord, event: StoredEvent, redelivery: boolean): Promise<void> {
@@ -777,8 +778,10 @@ export class Supervisor {
       taken.push(attempt.then(() => this.whenIdle(run.id)));
     }
     for (const run of await this.runs.unsynced()) await this.syncEntry(run);
-    // A run whose actions are handed over again is waited for (and listed) too, whatever its state.
-    for (const id of await this.redispatch()) if (!takenIds.has(id)) taken.push(this.whenIdle(id));
+    // A run whose actions are handed over again is listed too, whatever its state, once they are
+    // done (not a sprite a blocking action's result relaunched: that one runs on).
+    const again = await this.redispatch();
+    for (const [id, dispatched] of again) if (!takenIds.has(id)) taken.push(dispatched.then(() => this.runs.get(id)));
     return Promise.all(taken);
   }
 
@@ -788,7 +791,7 @@ export class Supervisor {
    * actions left pending, cut off mid-attempt or with their sprite not resumed (the action
    * executor's claim keeps one attempt at a time, its idempotency key one delivery).
    */
-  private async redispatch(): Promise<Set<string>> {
+  private async redispatch(): Promise<Map<string, Promise<unknown>>> {
     const runs = new Map<string, RunRecord | undefined>();
     const runOf = async (id: string) => {
       if (!runs.has(id)) runs.set(id, await this.runs.find(id, this.store, false));
@@ -807,8 +810,9 @@ export class Supervisor {
       const event = run ? await this.runs.eventById(run.id, a.event_id, "ACTION_REQUEST") : undefined;
       if (run && event) again.set(`${run.id}:${event.id}`, { run, event });
     }
-    for (const { run, event } of again.values()) this.dispatch(run, event, true);
-    return new Set([...again.values()].map((x) => x.run.id));
+    const byRun = new Map<string, Array<Promise<void>>>();
+    for (const { run, event } of again.values()) byRun.set(run.id, [...(byRun.get(run.id) ?? []), this.dispatch(run, event, true)]);
+    return new Map([...byRun].map(([id, ps]) => [id, Promise.allSettled(ps)]));
   }
 }
 
