@@ -33,6 +33,9 @@ export function actionSink(executor: ActionExecutor): ActionSink {
       });
       return { status: record.state, idempotency_key: record.idempotency_key, attempts: record.attempts, ...(record.error ? { error: record.error } : {}) };
     },
+    async orphaned(projectId) {
+      return (await executor.actions.orphaned(projectId)).map((a) => ({ run_id: a.run_id, event_id: a.event_hash }));
+    },
   };
 }
 
