@@ -156,7 +156,7 @@ export function registerBb(program: Command): void {
       await withStore(cmd, async (p, store) => {
         const s = await board(p, store).get(id);
         // A run the gate denied never started: its last DENY is shown here, with how to lift it.
-        const { projectSupervisor } = await import("../lattice/index.js");
+        const { projectSupervisor } = await import("../app/index.js");
         const gate = await projectSupervisor({ store, project: p }).runs.lastGateDecision(id);
         const denied = gate?.decision === "DENY" ? `\ngate:        DENY at ${gate.at} (entry version ${gate.entry_version}): ${gate.reasoning}` : "";
         print(opts.format, s.entry, () => entryText(s) + denied);

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Project } from "../config/index.js";
 import { createLogger, type Logger } from "../core/index.js";
-import type { ProjectSupervisorOptions } from "../lattice/index.js";
+import type { ProjectSupervisorOptions } from "../app/index.js";
 import type { Store } from "../store/index.js";
 import { authorize, HostPolicy, PUBLIC, SESSION_COOKIE } from "./access.js";
 import { Auth, assertMayListen, tokenTable } from "./auth.js";

@@ -7,7 +7,8 @@
  * is recorded failed, and every event is stored exactly once.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ActionStore, RunStore, projectSupervisor, type Supervisor } from "../../src/lattice/index.js";
+import { ActionStore, RunStore, type Supervisor } from "../../src/lattice/index.js";
+import { projectSupervisor } from "../../src/app/index.js";
 import { availableStoreKinds } from "../helpers/stores.js";
 import { crashTrial, lostOrDoubled, prng } from "../lattice/harness.js";
 import { PMAGENT, testProject } from "../lattice/helpers.js";

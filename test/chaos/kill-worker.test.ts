@@ -10,8 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Blackboard } from "../../src/blackboard/index.js";
-import { ActionStore, RunStore, Worker, projectSupervisor, readOutbox, type RunRecord } from "../../src/lattice/index.js";
-import { processAlive } from "../../src/lattice/proc.js";
+import { ActionStore, RunStore, Worker, readOutbox, type RunRecord } from "../../src/lattice/index.js";
+import { projectSupervisor } from "../../src/app/index.js";
+import { processAlive } from "../../src/lattice/sandbox/processes.js";
 import { availableStoreKinds } from "../helpers/stores.js";
 import { expireLease, lostOrDoubled, prng, setRunnerOnDisk, startWorker, waitForDeath, waitForFile } from "../lattice/harness.js";
 import { PMAGENT, testProject } from "../lattice/helpers.js";
@@ -57,7 +58,8 @@ describe.each(kinds)("chaos: worker killed with its sprite mid-entry, on $name",
         for (let i = 0; i < 20; i++) steps.push({ emit: "INFO", payload: { message: `tick ${i}` } }, { sleep: 10 });
         steps.push({ sleep: 8000 });
         steps.push({ emit: "COMPLETED", payload: { status: "success", summary: `trial ${trial}` } });
-        setRunnerOnDisk(tp, tp.sprite(`long-${trial}`, { steps }));
+        // Unsandboxed: the pid file in the project root and the host pid it holds (the sandboxed kill is in test/lattice/worker-kill.test.ts).
+        setRunnerOnDisk(tp, tp.sprite(`long-${trial}`, { steps }), "off");
         await board.post("Human", { id: entryId, to: "Builder", kind: "build_request" });
 
         const w = startWorker(tp.root, ts.env, ["--role", "Builder", "--worker-id", `w-a-${trial}`, "--once"]);

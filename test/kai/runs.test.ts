@@ -3,7 +3,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Blackboard } from "../../src/blackboard/index.js";
 import { answer, collectRuns, projectKaiSources, type KaiResponse, type LaneStatus, type WhatChanged } from "../../src/kai/index.js";
-import { ActionStore, LocalForge, ProposalStore, RunStore, projectSupervisor, type RunRecord } from "../../src/lattice/index.js";
+import { ActionStore, LocalForge, ProposalStore, RunStore, type RunRecord } from "../../src/lattice/index.js";
+import { projectSupervisor } from "../../src/app/index.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 import { ACTION_SPRITE, DIST, gitInit, PMAGENT, PR_INPUTS, SPEC_EVENTS, testProject, type TestProject } from "../lattice/helpers.js";
 

@@ -14,7 +14,7 @@ import { parseConfig } from "../../src/config/index.js";
 import type { TestStore } from "../helpers/stores.js";
 import type { TestProject } from "./helpers.js";
 import { RunStore, type Supervisor } from "../../src/lattice/index.js";
-import { processAlive } from "../../src/lattice/proc.js";
+import { processAlive } from "../../src/lattice/sandbox/processes.js";
 
 export interface CrashTrialOptions {
   /** The project root (holds pmagent.config.json). */
@@ -167,9 +167,10 @@ export function startWorker(root: string, storeEnv: Record<string, string>, args
 }
 
 /** The role's runner in the config file (what a `pmagent worker` process reads). */
-export function setRunnerOnDisk(tp: TestProject, command: string[]): void {
-  const cfg = JSON.parse(readFileSync(tp.project.configPath, "utf8")) as { lanes: Array<{ roles: Array<Record<string, unknown>> }> };
+export function setRunnerOnDisk(tp: TestProject, command: string[], sandbox?: "required" | "auto" | "off"): void {
+  const cfg = JSON.parse(readFileSync(tp.project.configPath, "utf8")) as { lanes: Array<{ roles: Array<Record<string, unknown>> }>; sandbox?: string };
   cfg.lanes[0]!.roles[0]!.runner = { command, env: {}, timeout_s: 300 };
+  if (sandbox) cfg.sandbox = sandbox;
   const text = JSON.stringify(cfg, null, 2);
   writeFileSync(tp.project.configPath, text);
   tp.project.config = parseConfig(text, "pmagent.config.json");

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eventId, OUTBOX_START } from "../../src/lattice/index.js";
 import { Redactor } from "../../src/core/index.js";
-import { BatchCursor, type OutboxBatch, OutboxReader, stopDecoderThread } from "../../src/lattice/outbox-reader.js";
+import { BatchCursor, type OutboxBatch, OutboxReader, stopDecoderThread } from "../../src/lattice/ingest/outbox-reader.js";
 import { SPEC_EVENTS } from "./helpers.js";
 
 let dir: string;

@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SETPRIV, dieWithParent, findExecutable, processAlive } from "../../src/lattice/proc.js";
+import { SETPRIV, dieWithParent, findExecutable, processAlive } from "../../src/lattice/sandbox/processes.js";
 import { waitForDeath } from "./harness.js";
 
 describe("dieWithParent", () => {

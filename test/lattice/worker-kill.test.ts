@@ -7,10 +7,19 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Blackboard } from "../../src/blackboard/index.js";
-import { RunStore, WORKER_DIED, Worker, type RunRecord } from "../../src/lattice/index.js";
-import { processAlive } from "../../src/lattice/proc.js";
+import { RunStore, WORKER_DIED, Worker, findSandboxTool, type RunRecord } from "../../src/lattice/index.js";
+import { findSpriteOfRun, processAlive } from "../../src/lattice/sandbox/processes.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 import { expireLease, longSprite, setRunnerOnDisk, startWorker, waitForDeath, waitForFile } from "./harness.js";
+
+/** Resolve once `done()` holds (checked every 10 ms: the processes here are not our children), or fail after 10 s. */
+function waitUntil(done: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const check = () => (done() ? resolve() : Date.now() > deadline ? reject(new Error(`not done within ${timeoutMs} ms`)) : setTimeout(check, 10));
+    check();
+  });
+}
 import { testProject, type TestProject } from "./helpers.js";
 
 const kinds = await availableStoreKinds();
@@ -38,8 +47,9 @@ describe.each(kinds)("one sprite per entry on $name", (kind) => {
   }
 
   it("kills a worker's sprite with the worker (SIGKILL); the next worker starts the entry afresh", { timeout: 60_000 }, async () => {
+    // Unsandboxed, the parent-death signal (setpriv) does it; the sandboxed case is below.
     const pidFile = join(tp.root, "sprite.pid");
-    setRunnerOnDisk(tp, tp.sprite("long", longSprite(pidFile)));
+    setRunnerOnDisk(tp, tp.sprite("long", longSprite(pidFile)), "off");
     await board.post("Human", { id: "e1", to: "Builder", kind: "build_request" });
     const w = startWorker(tp.root, ts.env, ["--role", "Builder", "--worker-id", "w-a"]);
     try {
@@ -63,9 +73,41 @@ describe.each(kinds)("one sprite per entry on $name", (kind) => {
     expect((await board.history("e1")).map((h) => h.action)).toEqual(["post", "claim", "takeover", "status"]);
   });
 
+  it.runIf(findSandboxTool("auto", process.env.PATH ?? "").bwrap !== null)("kills a sandboxed sprite and everything in its sandbox with the worker (bwrap --die-with-parent under setpriv)", { timeout: 60_000 }, async () => {
+    // In the sandbox the project root is read-only and pids are the namespace's own: the sprite
+    // marks its workspace, and the sandbox's processes are found by the run id in their environment.
+    setRunnerOnDisk(tp, tp.sprite("long", longSprite("/workspace/sprite.pid")), "required");
+    await board.post("Human", { id: "e3", to: "Builder", kind: "build_request" });
+    const w = startWorker(tp.root, ts.env, ["--role", "Builder", "--worker-id", "w-a"]);
+    const runStore = new RunStore(ts.store, "demo");
+    try {
+      const workspace = await new Promise<string>((resolve, reject) => {
+        const deadline = Date.now() + 30_000;
+        const look = async () => {
+          const [run] = await runStore.list({ entryId: "e3" });
+          if (run?.workspace) resolve(run.workspace);
+          else if (Date.now() > deadline) reject(new Error("no run of e3 within 30 s"));
+          else setTimeout(() => void look(), 20);
+        };
+        void look();
+      });
+      await waitForFile(join(workspace, "sprite.pid"));
+      const [run] = await runStore.list({ entryId: "e3" });
+      expect(run!.sprite_pid).not.toBeNull();
+      expect(processAlive(run!.sprite_pid!)).toBe(true);
+      w.child.kill("SIGKILL");
+      await w.exited;
+      await waitForDeath(run!.sprite_pid!);
+      // Nothing of the sandbox lives on: no process holds the run's id in its environment.
+      await waitUntil(() => findSpriteOfRun(run!.id) === null);
+    } finally {
+      w.child.kill("SIGKILL");
+    }
+  });
+
   it("fences the run of a stalled worker on takeover: its sprite is killed, its late events and its finish refused", { timeout: 60_000 }, async () => {
     const pidFile = join(tp.root, "sprite.pid");
-    setRunnerOnDisk(tp, tp.sprite("long", longSprite(pidFile, 20)));
+    setRunnerOnDisk(tp, tp.sprite("long", longSprite(pidFile, 20)), "off");
     await board.post("Human", { id: "e2", to: "Builder", kind: "build_request" });
     const w = startWorker(tp.root, ts.env, ["--role", "Builder", "--worker-id", "w-a", "--once"]);
     try {
