@@ -1,0 +1,125 @@
+import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { ErrorCode, McpError, type ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
+import { isPmagentError } from "../core/index.js";
+import type { StoredEntry } from "../blackboard/index.js";
+import type { RunRecord } from "../lattice/index.js";
+import { askKai, kaiRequest } from "./mcp-kai.js";
+import type { ToolEnv } from "./mcp-tool.js";
+
+/** The MCP spec's code for a resource that does not exist. */
+const RESOURCE_NOT_FOUND = -32002;
+
+/** How many entries or runs a resource listing offers (newest first); the tools page through all. */
+const LISTED = 50;
+
+/** How many events `pmagent://runs/{id}/events` holds; runs_events pages through longer runs. */
+const EVENTS_CAP = 1000;
+
+function one(v: string | string[] | undefined): string {
+  return Array.isArray(v) ? (v[0] ?? "") : (v ?? "");
+}
+
+/** A resource read: JSON (redacted), with pmagent's typed errors as MCP errors `code: message`. */
+async function read(env: ToolEnv, uri: URL, load: () => Promise<unknown>): Promise<ReadResourceResult> {
+  try {
+    const value = await load();
+    return { contents: [{ uri: uri.href, mimeType: "application/json", text: env.ctx.redactor.redact(JSON.stringify(value)) }] };
+  } catch (err) {
+    if (!isPmagentError(err)) throw err;
+    throw new McpError(err.kind === "not_found" ? RESOURCE_NOT_FOUND : ErrorCode.InvalidParams, env.ctx.redactor.redact(`${err.code}: ${err.message}`));
+  }
+}
+
+/** A Kai answer as a resource: its Markdown digest first, then the whole kai_response_v1. */
+async function kai(env: ToolEnv, uri: URL, type: "lane_status" | "what_changed", lane?: string): Promise<ReadResourceResult> {
+  try {
+    const r = await askKai(env, kaiRequest(env.ctx, type, lane === undefined ? {} : { lane }));
+    return {
+      contents: [
+        { uri: uri.href, mimeType: "text/markdown", text: env.ctx.redactor.redact(r.summary_md) },
+        { uri: uri.href, mimeType: "application/json", text: env.ctx.redactor.redact(JSON.stringify(r)) },
+      ],
+    };
+  } catch (err) {
+    if (!isPmagentError(err)) throw err;
+    throw new McpError(ErrorCode.InvalidParams, env.ctx.redactor.redact(`${err.code}: ${err.message}`));
+  }
+}
+
+/**
+ * Entries, runs, their events and logs, and Kai's answers as resources, read through the same API
+ * routes as the tools (so the same rules and redaction apply).
+ */
+export function registerResources(server: McpServer, env: ToolEnv): void {
+  const recentEntries = async () => {
+    const all = (await env.route("GET /v1/entries")) as StoredEntry[];
+    return {
+      resources: all
+        .slice(-LISTED)
+        .reverse()
+        .map((s) => ({ uri: `pmagent://entries/${s.entry.id}`, name: `entry ${s.entry.id}`, description: `[${s.entry.status}] ${s.entry.kind} ${s.entry.from} → ${s.entry.to}`, mimeType: "application/json" })),
+    };
+  };
+  const recentRuns = async () => {
+    const all = (await env.route("GET /v1/runs")) as RunRecord[];
+    return {
+      resources: all
+        .slice(-LISTED)
+        .reverse()
+        .map((r) => ({ uri: `pmagent://runs/${r.id}`, name: `run ${r.id}`, description: `[${r.state}] ${r.role}${r.entry_id ? ` on ${r.entry_id}` : ""}`, mimeType: "application/json" })),
+    };
+  };
+
+  server.registerResource(
+    "entry",
+    new ResourceTemplate("pmagent://entries/{id}", { list: recentEntries }),
+    { title: "Blackboard entry", description: "One blackboard entry with its version and claim (the 50 most recent are listed)", mimeType: "application/json" },
+    (uri, v) => read(env, uri, () => env.route("GET /v1/entries/:id", { params: { id: one(v.id) } })),
+  );
+  server.registerResource(
+    "entry_history",
+    new ResourceTemplate("pmagent://entries/{id}/history", { list: undefined }),
+    { title: "Entry history", description: "An entry's change history, oldest first", mimeType: "application/json" },
+    (uri, v) => read(env, uri, () => env.route("GET /v1/entries/:id/history", { params: { id: one(v.id) } })),
+  );
+  server.registerResource(
+    "run",
+    new ResourceTemplate("pmagent://runs/{id}", { list: recentRuns }),
+    { title: "Run", description: "One run with its protocol errors and hard-rule violations (the 50 most recent are listed)", mimeType: "application/json" },
+    (uri, v) => read(env, uri, () => env.route("GET /v1/runs/:id", { params: { id: one(v.id) } })),
+  );
+  server.registerResource(
+    "run_events",
+    new ResourceTemplate("pmagent://runs/{id}/events", { list: undefined }),
+    { title: "Run events", description: `A run's events in stored order (the first ${EVENTS_CAP}; the runs_events tool pages through more)`, mimeType: "application/json" },
+    (uri, v) => read(env, uri, () => env.route("GET /v1/runs/:id/events", { params: { id: one(v.id) }, query: { order: "seq", limit: EVENTS_CAP } })),
+  );
+  server.registerResource(
+    "run_logs",
+    new ResourceTemplate("pmagent://runs/{id}/logs", { list: undefined }),
+    { title: "Run log", description: "A run's non-event output (capped, secrets redacted)", mimeType: "application/json" },
+    (uri, v) => read(env, uri, () => env.route("GET /v1/runs/:id/logs", { params: { id: one(v.id) } })),
+  );
+  server.registerResource(
+    "kai_lane_status",
+    "pmagent://kai/lane_status",
+    { title: "Kai: lane status", description: "Where the first lane's cycle stands: Kai's Markdown digest, then the whole kai_response_v1", mimeType: "text/markdown" },
+    (uri) => kai(env, uri, "lane_status"),
+  );
+  server.registerResource(
+    "kai_lane_status_of",
+    new ResourceTemplate("pmagent://kai/lane_status/{layer}/{name}", {
+      list: async () => ({
+        resources: env.ctx.project.config.lanes.map((l) => ({ uri: `pmagent://kai/lane_status/${l.layer}/${l.name}`, name: `lane ${l.layer}/${l.name}`, mimeType: "text/markdown" })),
+      }),
+    }),
+    { title: "Kai: status of a lane", description: "Where this lane's cycle stands: Kai's Markdown digest, then the whole kai_response_v1", mimeType: "text/markdown" },
+    (uri, v) => kai(env, uri, "lane_status", `${one(v.layer)}/${one(v.name)}`),
+  );
+  server.registerResource(
+    "kai_what_changed",
+    "pmagent://kai/what_changed",
+    { title: "Kai: what changed this week", description: "What changed in the last 7 days: Kai's Markdown digest, then the whole kai_response_v1", mimeType: "text/markdown" },
+    (uri) => kai(env, uri, "what_changed"),
+  );
+}
