@@ -57,7 +57,7 @@ const decide = (verb: "accept" | "reject") =>
       verb === "accept"
         ? "Accept a pending environment proposal as yourself: later runs of its role get the adjustment. Only a human (the config's humans) may; a decided proposal is refused (proposal_decided)."
         : "Reject a pending environment proposal as yourself: its role's environment stays as it is. Only a human (the config's humans) may; a decided proposal is refused (proposal_decided).",
-    input: z.object({ id: Id("environment proposal", "envp-3f2a…") }).strict(),
+    input: z.object({ id: Id("environment proposal", "envp_3f2a9c0d1e4b") }).strict(),
     output: z.object({ proposal: ProposalDigestSchema }),
     hints: { readOnly: false, destructive: false, idempotent: false },
     async run(a, env) {

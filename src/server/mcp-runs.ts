@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { RUN_STATES, type RunLogLine, type RunRecord, type StoredEvent } from "../lattice/index.js";
+import { ACTION_STATES, RUN_STATES, type ActionRecord, type RunLogLine, type RunRecord, type StoredEvent } from "../lattice/index.js";
 import { Cursor, Detail, Id, Limit, PageFields, READ, clip, page, pageLine, tool, type ToolDef } from "./mcp-tool.js";
 
 export const RunDigestSchema = z.object({
@@ -44,7 +44,7 @@ export function runLine(r: RunRecord): string {
   return `${r.id} [${r.state}] ${r.role}${r.entry_id ? ` on ${r.entry_id}` : ""} (attempt ${r.attempt}, ${r.event_count} events, created ${r.created_at}${r.finished_at ? `, finished ${r.finished_at}` : ""})${waits}${why}`;
 }
 
-const RunId = Id("run", "run-01J…");
+const RunId = Id("run", "run_20261125T022531_98c24f5d");
 
 const EventSchema = z.object({
   seq: z.number().int().describe("pass the last seq you saw as `after` to read on"),
@@ -55,6 +55,22 @@ const EventSchema = z.object({
 });
 
 const LogLineSchema = z.object({ seq: z.number().int(), stream: z.enum(["stdout", "stderr", "supervisor"]), text: z.string(), at: z.string() });
+
+const ActionSchema = z.object({
+  run_id: z.string(),
+  action: z.string().describe("e.g. OPEN_PR, POST_COMMENT, FETCH_CREDENTIAL"),
+  state: z.enum(ACTION_STATES),
+  blocking: z.boolean().describe("the sprite waits for the outcome"),
+  attempts: z.number().int(),
+  outcome: z.string().describe("the result or error, as compact JSON cut to 160 characters"),
+  updated_at: z.string(),
+  full: z.record(z.string(), z.unknown()).optional().describe('the whole record: parameters (redacted), result, error (only with detail: "full")'),
+});
+
+function actionOutcome(a: ActionRecord): string {
+  if (a.error) return clip(`${a.error.code}: ${a.error.message}`);
+  return a.result ? clip(JSON.stringify(a.result)) : a.state;
+}
 
 const NextAfter = z.number().int().nullable().describe("pass as `after` to read the next page; null when there is no more yet");
 const After = z.number().int().min(0).optional().describe("only items after this seq (the next_after of the previous call); omit to start at the beginning");
@@ -158,6 +174,39 @@ export const RUN_TOOLS: ToolDef[] = [
       const { items, next_after } = more(rows, a.limit);
       const tail = next_after === null ? `${items.length} lines` : `${items.length} lines shown; more with after ${next_after}`;
       return { structured: { lines: items, next_after }, text: [...items.map((l) => `#${l.seq} ${l.stream}: ${l.text}`), tail].join("\n") };
+    },
+  }),
+  tool({
+    name: "runs_actions",
+    title: "Actions of runs",
+    description:
+      'What sprites asked the supervisor to do (ACTION_REQUEST: open a PR, post a comment, fetch a credential) and the outcome of each, newest first. Filter by run or state; page with limit and cursor; detail "full" adds parameters (redacted) and results.',
+    input: z
+      .object({
+        run: z.string().min(1).optional().describe("only actions of this run"),
+        state: z.enum(ACTION_STATES).optional().describe(`only actions in this state: ${ACTION_STATES.join(", ")}`),
+        limit: Limit(20, 100, "actions"),
+        cursor: Cursor,
+        detail: Detail,
+      })
+      .strict(),
+    output: z.object({ actions: z.array(ActionSchema), ...PageFields }),
+    hints: READ,
+    async run(a, env) {
+      const all = (await env.route("GET /v1/actions", { query: { run: a.run, state: a.state } })) as ActionRecord[];
+      const p = page([...all].reverse(), a.limit, a.cursor);
+      const actions = p.items.map((x) => ({
+        run_id: x.run_id,
+        action: x.action,
+        state: x.state,
+        blocking: x.blocking,
+        attempts: x.attempts,
+        outcome: actionOutcome(x),
+        updated_at: x.updated_at,
+        full: a.detail === "full" ? (x as unknown as Record<string, unknown>) : undefined,
+      }));
+      const lines = actions.map((x) => `${x.run_id} ${x.action} [${x.state}] after ${x.attempts} attempt${x.attempts === 1 ? "" : "s"}: ${x.outcome}`);
+      return { structured: { actions, total: p.total, next_cursor: p.next_cursor }, text: [...lines, pageLine(p.items.length, p.total, p.next_cursor, "actions")].join("\n") };
     },
   }),
   tool({

@@ -67,6 +67,26 @@ describe("MCP server: runs, resources and prompts over streamable HTTP", () => {
     expect(await refused(builder, "runs_logs", { id: "nope" })).toBe("run_not_found: run nope does not exist in project demo (see `pmagent runs list`)");
   });
 
+  it("actions of runs and their outcomes, newest first, parameters only with detail full", async () => {
+    const actions = s.server.ctx.actions;
+    const request = { projectId: "demo", runId: waiting.id, role: "Builder", workItemId: "w-1", workspace: s.tp.root, blocking: false };
+    const comment = await actions.record({ ...request, eventHash: "ev-1", action: "POST_COMMENT", parameters: { body: "done" } });
+    await actions.record({ ...request, eventHash: "ev-2", action: "OPEN_PR", parameters: { title: "T", head: "sprite/w-1", base: "main" }, blocking: true });
+    const claim = await actions.claim(comment.idempotency_key, "test", 60_000);
+    expect(claim).toBeDefined();
+    await actions.finish(comment.idempotency_key, "test", { state: "failed", error: { code: "sink_failed", message: "no comment sink" } });
+    const listed = await ok(builder, "runs_actions", { run: waiting.id });
+    expect(listed.structuredContent.actions).toEqual([
+      expect.objectContaining({ action: "OPEN_PR", state: "pending", blocking: true, outcome: "pending" }),
+      expect.objectContaining({ action: "POST_COMMENT", state: "failed", outcome: "sink_failed: no comment sink" }),
+    ]);
+    expect(listed.structuredContent.actions[0]).not.toHaveProperty("full");
+    expect(text(listed)).toContain(`${waiting.id} POST_COMMENT [failed] after 1 attempt: sink_failed: no comment sink`);
+    const failed = await ok(builder, "runs_actions", { state: "failed", detail: "full" });
+    expect(failed.structuredContent.actions).toEqual([expect.objectContaining({ action: "POST_COMMENT", full: expect.objectContaining({ parameters: { body: "done" } }) })]);
+    expect(await refused(builder, "runs_actions", { state: "done" })).toMatch(/^MCP error -32602: Input validation error: Invalid arguments for tool runs_actions: Invalid option: expected one of "pending"\|"running"\|"succeeded"\|"failed" at state$/);
+  });
+
   it("resume: inputs checked as the API does, only by who may, the same resume twice a no-op", async () => {
     const reviewer = await httpClient(s, "Reviewer");
     try {

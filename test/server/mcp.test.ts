@@ -46,7 +46,7 @@ describe("MCP server: tools", () => {
     expect(hints.runs_resume).toEqual([false, false, true]);
     expect(hints.env_proposal_accept).toEqual([false, false, false]);
     // The surface of the API: events, logs, cancel, resume, proposals, PRs and history are all there.
-    expect(MCP_TOOL_NAMES).toEqual(expect.arrayContaining(["runs_events", "runs_logs", "runs_cancel", "runs_resume", "env_proposals_list", "env_proposal_accept", "env_proposal_reject", "prs_list", "bb_history"]));
+    expect(MCP_TOOL_NAMES).toEqual(expect.arrayContaining(["runs_events", "runs_logs", "runs_cancel", "runs_resume", "env_proposals_list", "env_proposal_accept", "env_proposal_reject", "prs_list", "bb_history", "runs_actions"]));
     const change = tools.find((t) => t.name === "bb_change_status")!;
     expect(Object.keys(change.inputSchema.properties ?? {}).sort()).toEqual(["expected_version", "id", "note", "status"]);
     expect(change.inputSchema.required).toEqual(["id", "status"]);
@@ -204,6 +204,7 @@ describe("MCP server: transports and access", () => {
     await client.connect(transport);
     try {
       expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual([...MCP_TOOL_NAMES].sort());
+      expect(client.getInstructions()).toContain('ask for detail "full" when you need the whole record');
       const posted = await ok(client, "bb_post", { entry: { id: "s-1", to: "Builder", kind: "build_request" } });
       expect(posted.structuredContent).toMatchObject({ entry: { id: "s-1", from: "Reviewer" } });
       // Written to the same store the HTTP server reads.
