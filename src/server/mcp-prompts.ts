@@ -8,7 +8,7 @@ import { entryLine } from "./mcp-entries.js";
 import { proposalLine } from "./mcp-forge.js";
 import { askKai, kaiAnswer, kaiRequest } from "./mcp-kai.js";
 import { runLine } from "./mcp-runs.js";
-import type { ToolEnv } from "./mcp-tool.js";
+import { orMcpError, type ToolEnv } from "./mcp-tool.js";
 
 const LaneArg = z.string().regex(/^[^/\s]+\/[^/\s]+$/, "expected LAYER/NAME, e.g. layer_b/doc_update").optional().describe("the lane as LAYER/NAME (default: the project's first lane)");
 
@@ -37,7 +37,7 @@ export function registerPrompts(server: McpServer, env: ToolEnv): void {
   server.registerPrompt(
     "what_waits_for_me",
     { title: "What waits for me", description: "What waits for you (the authenticated actor): open entries addressed to you, runs waiting for input you may give, and (for a human) environment proposals to decide" },
-    async () => {
+    async () => orMcpError(env, async () => {
       const actor = env.actor;
       const entries = (await env.route("GET /v1/entries", { query: { to: actor, status: "open,in_progress" } })) as StoredEntry[];
       const runs = await resumable(env, (await env.route("GET /v1/runs", { query: { state: "waiting" } })) as RunRecord[]);
@@ -53,14 +53,14 @@ export function registerPrompts(server: McpServer, env: ToolEnv): void {
           (human ? ", env_proposal_accept or env_proposal_reject for proposals." : "."),
       ];
       return user(text.join("\n"), env);
-    },
+    }),
   );
 
   server.registerPrompt(
     "what_changed_this_week",
     { title: "What changed this week", description: "What changed in the project in the last 7 days, from Kai (merged PRs, STATE/docs changes, runs, highlights, risks)", argsSchema: { lane: LaneArg } },
     async (args) => {
-      const r = kaiAnswer(await askKai(env, kaiRequest(env.ctx, "what_changed", { lane: args.lane, time_window_days: 7 })), "digest");
+      const r = kaiAnswer(await orMcpError(env, () => askKai(env, kaiRequest(env.ctx, "what_changed", { lane: args.lane, time_window_days: 7 }))), "digest");
       const text = [
         "Here is Kai's account of what changed in the last 7 days:",
         "",
@@ -76,7 +76,7 @@ export function registerPrompts(server: McpServer, env: ToolEnv): void {
     "lane_status",
     { title: "Where a lane stands", description: "Where a lane's current cycle stands, from Kai (steps, latest entries and runs, next actions)", argsSchema: { lane: LaneArg } },
     async (args) => {
-      const r = kaiAnswer(await askKai(env, kaiRequest(env.ctx, "lane_status", { lane: args.lane })), "digest");
+      const r = kaiAnswer(await orMcpError(env, () => askKai(env, kaiRequest(env.ctx, "lane_status", { lane: args.lane }))), "digest");
       const text = ["Here is Kai's status of the lane:", "", r.text, "", "Tell me where the cycle stands, what blocks it and the next step, and who owns it. Use runs_show and bb_show for detail."];
       return user(text.join("\n"), env);
     },

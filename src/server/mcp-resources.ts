@@ -1,16 +1,15 @@
-import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { ErrorCode, McpError, type ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
-import { isPmagentError } from "../core/index.js";
+import { ResourceTemplate, type ListResourcesCallback, type McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
 import type { StoredEntry } from "../blackboard/index.js";
 import type { RunRecord } from "../lattice/index.js";
 import { askKai, kaiRequest } from "./mcp-kai.js";
-import type { ToolEnv } from "./mcp-tool.js";
-
-/** The MCP spec's code for a resource that does not exist. */
-const RESOURCE_NOT_FOUND = -32002;
+import { orMcpError, type ToolEnv } from "./mcp-tool.js";
 
 /** How many entries or runs a resource listing offers (newest first); the tools page through all. */
 const LISTED = 50;
+
+/** How many ids a completion offers. */
+const COMPLETIONS = 20;
 
 /** How many events `pmagent://runs/{id}/events` holds; runs_events pages through longer runs. */
 const EVENTS_CAP = 1000;
@@ -21,29 +20,19 @@ function one(v: string | string[] | undefined): string {
 
 /** A resource read: JSON (redacted), with pmagent's typed errors as MCP errors `code: message`. */
 async function read(env: ToolEnv, uri: URL, load: () => Promise<unknown>): Promise<ReadResourceResult> {
-  try {
-    const value = await load();
-    return { contents: [{ uri: uri.href, mimeType: "application/json", text: env.ctx.redactor.redact(JSON.stringify(value)) }] };
-  } catch (err) {
-    if (!isPmagentError(err)) throw err;
-    throw new McpError(err.kind === "not_found" ? RESOURCE_NOT_FOUND : ErrorCode.InvalidParams, env.ctx.redactor.redact(`${err.code}: ${err.message}`));
-  }
+  const value = await orMcpError(env, load);
+  return { contents: [{ uri: uri.href, mimeType: "application/json", text: env.ctx.redactor.redact(JSON.stringify(value)) }] };
 }
 
 /** A Kai answer as a resource: its Markdown digest first, then the whole kai_response_v1. */
 async function kai(env: ToolEnv, uri: URL, type: "lane_status" | "what_changed", lane?: string): Promise<ReadResourceResult> {
-  try {
-    const r = await askKai(env, kaiRequest(env.ctx, type, lane === undefined ? {} : { lane }));
-    return {
-      contents: [
-        { uri: uri.href, mimeType: "text/markdown", text: env.ctx.redactor.redact(r.summary_md) },
-        { uri: uri.href, mimeType: "application/json", text: env.ctx.redactor.redact(JSON.stringify(r)) },
-      ],
-    };
-  } catch (err) {
-    if (!isPmagentError(err)) throw err;
-    throw new McpError(ErrorCode.InvalidParams, env.ctx.redactor.redact(`${err.code}: ${err.message}`));
-  }
+  const r = await orMcpError(env, () => askKai(env, kaiRequest(env.ctx, type, lane === undefined ? {} : { lane })));
+  return {
+    contents: [
+      { uri: uri.href, mimeType: "text/markdown", text: env.ctx.redactor.redact(r.summary_md) },
+      { uri: uri.href, mimeType: "application/json", text: env.ctx.redactor.redact(JSON.stringify(r)) },
+    ],
+  };
 }
 
 /**
@@ -70,33 +59,39 @@ export function registerResources(server: McpServer, env: ToolEnv): void {
     };
   };
 
+  // Completion of ids a client offers while the user types a URI: the newest that start with it.
+  const completeEntry = async (prefix: string) => ((await env.route("GET /v1/entries")) as StoredEntry[]).map((s) => s.entry.id).filter((id) => id.startsWith(prefix)).slice(-COMPLETIONS).reverse();
+  const completeRun = async (prefix: string) => ((await env.route("GET /v1/runs")) as RunRecord[]).map((r) => r.id).filter((id) => id.startsWith(prefix)).slice(-COMPLETIONS).reverse();
+  const entryTemplate = (uri: string, list: ListResourcesCallback | undefined) => new ResourceTemplate(uri, { list, complete: { id: completeEntry } });
+  const runTemplate = (uri: string, list: ListResourcesCallback | undefined) => new ResourceTemplate(uri, { list, complete: { id: completeRun } });
+
   server.registerResource(
     "entry",
-    new ResourceTemplate("pmagent://entries/{id}", { list: recentEntries }),
+    entryTemplate("pmagent://entries/{id}", recentEntries),
     { title: "Blackboard entry", description: "One blackboard entry with its version and claim (the 50 most recent are listed)", mimeType: "application/json" },
     (uri, v) => read(env, uri, () => env.route("GET /v1/entries/:id", { params: { id: one(v.id) } })),
   );
   server.registerResource(
     "entry_history",
-    new ResourceTemplate("pmagent://entries/{id}/history", { list: undefined }),
+    entryTemplate("pmagent://entries/{id}/history", undefined),
     { title: "Entry history", description: "An entry's change history, oldest first", mimeType: "application/json" },
     (uri, v) => read(env, uri, () => env.route("GET /v1/entries/:id/history", { params: { id: one(v.id) } })),
   );
   server.registerResource(
     "run",
-    new ResourceTemplate("pmagent://runs/{id}", { list: recentRuns }),
+    runTemplate("pmagent://runs/{id}", recentRuns),
     { title: "Run", description: "One run with its protocol errors and hard-rule violations (the 50 most recent are listed)", mimeType: "application/json" },
     (uri, v) => read(env, uri, () => env.route("GET /v1/runs/:id", { params: { id: one(v.id) } })),
   );
   server.registerResource(
     "run_events",
-    new ResourceTemplate("pmagent://runs/{id}/events", { list: undefined }),
+    runTemplate("pmagent://runs/{id}/events", undefined),
     { title: "Run events", description: `A run's events in stored order (the first ${EVENTS_CAP}; the runs_events tool pages through more)`, mimeType: "application/json" },
     (uri, v) => read(env, uri, () => env.route("GET /v1/runs/:id/events", { params: { id: one(v.id) }, query: { order: "seq", limit: EVENTS_CAP } })),
   );
   server.registerResource(
     "run_logs",
-    new ResourceTemplate("pmagent://runs/{id}/logs", { list: undefined }),
+    runTemplate("pmagent://runs/{id}/logs", undefined),
     { title: "Run log", description: "A run's non-event output (capped, secrets redacted)", mimeType: "application/json" },
     (uri, v) => read(env, uri, () => env.route("GET /v1/runs/:id/logs", { params: { id: one(v.id) } })),
   );

@@ -1,4 +1,5 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { isPmagentError } from "../core/index.js";
 import type { ServerContext } from "./context.js";
@@ -112,6 +113,35 @@ export function toolEnv(ctx: ServerContext, actor: string): ToolEnv {
       return r.handler({ actor, ...input });
     },
   };
+}
+
+/** The MCP spec's code for a resource that does not exist. */
+const RESOURCE_NOT_FOUND = -32002;
+
+/**
+ * A JSON-RPC error as sent: the SDK sends `code` and `message` as they are (its McpError would put
+ * "MCP error N:" into the message, and the client adds that prefix again).
+ */
+class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Run a resource read or prompt: pmagent's typed errors become MCP errors `code: message`
+ * (-32002 when something is not found), redacted; anything else is the SDK's to report.
+ */
+export async function orMcpError<T>(env: ToolEnv, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (!isPmagentError(err)) throw err;
+    throw new RpcError(err.kind === "not_found" ? RESOURCE_NOT_FOUND : ErrorCode.InvalidParams, env.ctx.redactor.redact(`${err.code}: ${err.message}`));
+  }
 }
 
 /**

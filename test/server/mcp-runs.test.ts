@@ -147,10 +147,15 @@ describe("MCP server: runs, resources and prompts over streamable HTTP", () => {
     expect(contents(await builder.readResource({ uri: "pmagent://kai/lane_status/test/build" }))[0]!.text).toMatch(/^## test \/ build status/);
     expect(contents(await builder.readResource({ uri: "pmagent://kai/what_changed" }))[0]!.text).toMatch(/^## What changed in demo/);
 
-    await expect(builder.readResource({ uri: "pmagent://entries/nope" })).rejects.toThrow("MCP error -32002: entry_not_found: entry nope does not exist in project demo");
-    await expect(builder.readResource({ uri: "pmagent://runs/nope/events" })).rejects.toThrow("MCP error -32002: run_not_found: run nope does not exist in project demo");
-    await expect(builder.readResource({ uri: "pmagent://kai/lane_status/no/such" })).rejects.toThrow(/MCP error -32602: invalid_kai_request: /);
-    await expect(builder.readResource({ uri: "pmagent://elsewhere/x" })).rejects.toThrow("MCP error -32602: Resource pmagent://elsewhere/x not found");
+    await expect(builder.readResource({ uri: "pmagent://entries/nope" })).rejects.toThrow(/^MCP error -32002: entry_not_found: entry nope does not exist in project demo$/);
+    await expect(builder.readResource({ uri: "pmagent://runs/nope/events" })).rejects.toThrow(/^MCP error -32002: run_not_found: run nope does not exist in project demo/);
+    await expect(builder.readResource({ uri: "pmagent://kai/lane_status/no/such" })).rejects.toThrow(/^MCP error -32602: invalid_kai_request: /);
+    // Clients complete ids in a template as the user types.
+    const completed = await builder.complete({ ref: { type: "ref/resource", uri: "pmagent://entries/{id}" }, argument: { name: "id", value: "w" } });
+    expect(completed.completion.values).toEqual(["w-1"]);
+    const runIds = await builder.complete({ ref: { type: "ref/resource", uri: "pmagent://runs/{id}/events" }, argument: { name: "id", value: "nomatch" } });
+    expect(runIds.completion.values).toEqual([]);
+    await expect(builder.readResource({ uri: "pmagent://elsewhere/x" })).rejects.toThrow("Resource pmagent://elsewhere/x not found");
   });
 
   it("prompts: what waits for me (for the token's actor) and what changed this week", async () => {
@@ -180,6 +185,7 @@ describe("MCP server: runs, resources and prompts over streamable HTTP", () => {
     }
     const week = (await builder.getPrompt({ name: "what_changed_this_week", arguments: { lane: "test/build" } })).messages[0]!.content as { text: string };
     expect(week.text).toMatch(/^Here is Kai's account of what changed in the last 7 days:\n\n## What changed in demo/);
+    await expect(builder.getPrompt({ name: "lane_status", arguments: { lane: "no/such" } })).rejects.toThrow(/^MCP error -32602: invalid_kai_request: the kai_request_v1 is invalid: /);
     await expect(builder.getPrompt({ name: "what_changed_this_week", arguments: { lane: "nolayer" } })).rejects.toThrow(/expected LAYER\/NAME, e.g. layer_b\/doc_update/);
   });
 });
