@@ -14,8 +14,14 @@ const COMPLETIONS = 20;
 /** How many events `pmagent://runs/{id}/events` holds; runs_events pages through longer runs. */
 const EVENTS_CAP = 1000;
 
+/** A template variable as the id it stands for: ids are percent-encoded in URIs (`a b` → `a%20b`). */
 function one(v: string | string[] | undefined): string {
-  return Array.isArray(v) ? (v[0] ?? "") : (v ?? "");
+  const raw = Array.isArray(v) ? (v[0] ?? "") : (v ?? "");
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
 }
 
 /** A resource read: JSON (redacted), with pmagent's typed errors as MCP errors `code: message`. */
@@ -46,7 +52,7 @@ export function registerResources(server: McpServer, env: ToolEnv): void {
       resources: all
         .slice(-LISTED)
         .reverse()
-        .map((s) => ({ uri: `pmagent://entries/${s.entry.id}`, name: `entry ${s.entry.id}`, description: `[${s.entry.status}] ${s.entry.kind} ${s.entry.from} → ${s.entry.to}`, mimeType: "application/json" })),
+        .map((s) => ({ uri: `pmagent://entries/${encodeURIComponent(s.entry.id)}`, name: `entry ${s.entry.id}`, description: `[${s.entry.status}] ${s.entry.kind} ${s.entry.from} → ${s.entry.to}`, mimeType: "application/json" })),
     };
   };
   const recentRuns = async () => {
@@ -55,7 +61,7 @@ export function registerResources(server: McpServer, env: ToolEnv): void {
       resources: all
         .slice(-LISTED)
         .reverse()
-        .map((r) => ({ uri: `pmagent://runs/${r.id}`, name: `run ${r.id}`, description: `[${r.state}] ${r.role}${r.entry_id ? ` on ${r.entry_id}` : ""}`, mimeType: "application/json" })),
+        .map((r) => ({ uri: `pmagent://runs/${encodeURIComponent(r.id)}`, name: `run ${r.id}`, description: `[${r.state}] ${r.role}${r.entry_id ? ` on ${r.entry_id}` : ""}`, mimeType: "application/json" })),
     };
   };
 

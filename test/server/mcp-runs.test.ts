@@ -130,6 +130,10 @@ describe("MCP server: runs, resources and prompts over streamable HTTP", () => {
     const listed = (await builder.listResources()).resources.map((r) => r.uri);
     expect(listed).toEqual(expect.arrayContaining(["pmagent://entries/w-1", `pmagent://runs/${waiting.id}`, "pmagent://kai/lane_status", "pmagent://kai/what_changed", "pmagent://kai/lane_status/test/build"]));
 
+    // Ids are percent-encoded in URIs, listed so and read back.
+    await ok(builder, "bb_post", { entry: { id: "odd id/1", to: "Reviewer", kind: "review_request" } });
+    expect((await builder.listResources()).resources.map((r) => r.uri)).toContain("pmagent://entries/odd%20id%2F1");
+    expect(JSON.parse(contents(await builder.readResource({ uri: "pmagent://entries/odd%20id%2F1" }))[0]!.text)).toMatchObject({ entry: { id: "odd id/1" } });
     const entry = contents(await builder.readResource({ uri: "pmagent://entries/w-1" }));
     expect(entry[0]).toMatchObject({ uri: "pmagent://entries/w-1", mimeType: "application/json" });
     expect(JSON.parse(entry[0]!.text)).toMatchObject({ entry: { id: "w-1", to: "Builder" }, version: 2 });
