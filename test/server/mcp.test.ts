@@ -95,6 +95,10 @@ describe("MCP server: tools", () => {
     expect(await refused(client, "runs_events", { id: "r", after: -1 })).toMatch(/^MCP error -32602: Input validation error: Invalid arguments for tool runs_events: .* at after$/);
     expect(await refused(client, "kai_lane_status", { lane: "nolayer" })).toBe("MCP error -32602: Input validation error: Invalid arguments for tool kai_lane_status: expected LAYER/NAME, e.g. layer_b/doc_update at lane");
     expect(await refused(client, "kai_what_changed", { time_window_days: 400 })).toBe("MCP error -32602: Input validation error: Invalid arguments for tool kai_what_changed: time_window_days must be at most 365 at time_window_days");
+    expect(await refused(client, "prs_list", { state: "draft" })).toBe('MCP error -32602: Input validation error: Invalid arguments for tool prs_list: Invalid option: expected one of "open"|"closed"|"merged" at state');
+    expect(await refused(client, "env_proposals_list", { status: "open" })).toBe('MCP error -32602: Input validation error: Invalid arguments for tool env_proposals_list: Invalid option: expected one of "pending"|"accepted"|"rejected" at status');
+    expect(await refused(client, "bb_history", { id: "m-1", detail: "all" })).toBe('MCP error -32602: Input validation error: Invalid arguments for tool bb_history: Invalid option: expected one of "digest"|"full" at detail');
+    expect(await refused(client, "kai_ask", { request: { version: "kai_request_v2" } })).toMatch(/^MCP error -32602: Input validation error: Invalid arguments for tool kai_ask: expected "kai_request_v1", got "kai_request_v2" at request\.version/);
     expect(await refused(client, "runs_show", { id: "nope" })).toBe("run_not_found: run nope does not exist in project demo (see `pmagent runs list`)");
     // A bad entry inside a valid call is refused by the API's own rules, with the API's message.
     expect(await refused(client, "kai_lane_status", { lane: "no/such" })).toMatch(/^invalid_kai_request: the kai_request_v1 is invalid: /);
