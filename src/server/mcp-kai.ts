@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { KaiRequestSchema, KaiResponseSchema, MAX_HIGHLIGHTS, StepStatusSchema, TIME_WINDOW_DAYS, type KaiResponse, type LaneStatus, type WhatChanged } from "../kai/index.js";
+import { KaiRequestSchema, MAX_HIGHLIGHTS, StepStatusSchema, TIME_WINDOW_DAYS, type KaiResponse, type LaneStatus, type WhatChanged } from "../kai/index.js";
 import type { ServerContext } from "./context.js";
 import { Detail, tool, type Hints, type ToolDef, type ToolEnv } from "./mcp-tool.js";
 
@@ -40,7 +40,8 @@ export const KaiAnswerSchema = z.object({
   notes: z.array(z.string()),
   lane_status: LaneKeySchema.optional(),
   what_changed: ChangesKeySchema.optional(),
-  response: KaiResponseSchema.optional().describe('the whole kai_response_v1 (only with detail: "full")'),
+  // Loosely typed here: the full schema would add 12k characters to every Kai tool in the listing.
+  response: z.record(z.string(), z.unknown()).optional().describe('the whole kai_response_v1 (only with detail: "full"; its JSON Schema is schemas/kai_response_v1.schema.json)'),
 });
 type KaiAnswer = z.output<typeof KaiAnswerSchema>;
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { BootEnvelopeSchema, KernelModeSchema, OAGuardOutputSchema, OAStateSchema, type BootEnvelope, type OAGuardOutput, type OAState } from "../oa/index.js";
+import { BootEnvelopeSchema, KernelModeSchema, OAGuardOutputSchema, type BootEnvelope, type OAGuardOutput, type OAState } from "../oa/index.js";
 import { Detail, READ, tool, type ToolDef } from "./mcp-tool.js";
 
 const list = (xs: readonly string[]) => (xs.length > 0 ? xs.join(", ") : "none");
@@ -52,7 +52,7 @@ export const OA_TOOLS: ToolDef[] = [
       reality_green: z.boolean(),
       failing_checks: z.array(z.string()),
       missing_surfaces: z.array(z.string()).describe("surfaces absent or invalid"),
-      state: OAStateSchema.optional().describe('the whole state (only with detail: "full")'),
+      state: z.record(z.string(), z.unknown()).optional().describe('the whole normalized OA state, as GET /v1/oa/snapshot answers (only with detail: "full")'),
     }),
     hints: READ,
     async run(a, env) {

@@ -21,7 +21,8 @@ export const RunDigestSchema = z.object({
 });
 
 export function runDigest(r: RunRecord): z.output<typeof RunDigestSchema> {
-  const waiting = r.waiting ? { reason: r.waiting.reason, checkpoint_id: r.waiting.checkpoint_id, expected_inputs: r.waiting.expected_inputs } : null;
+  // A finished run keeps the record of its last wait; only a run waiting now waits for anything.
+  const waiting = r.waiting && r.state === "waiting" ? { reason: r.waiting.reason, checkpoint_id: r.waiting.checkpoint_id, expected_inputs: r.waiting.expected_inputs } : null;
   return {
     id: r.id,
     role: r.role,
@@ -39,7 +40,7 @@ export function runDigest(r: RunRecord): z.output<typeof RunDigestSchema> {
 }
 
 export function runLine(r: RunRecord): string {
-  const waits = r.waiting ? `; waits (${r.waiting.reason}) for ${Object.entries(r.waiting.expected_inputs).map(([k, t]) => `${k}: ${t}`).join(", ")}` : "";
+  const waits = r.waiting && r.state === "waiting" ? `; waits (${r.waiting.reason}) for ${Object.entries(r.waiting.expected_inputs).map(([k, t]) => `${k}: ${t}`).join(", ")}` : "";
   const why = r.reason ? `; ${clip(r.reason, 80)}` : "";
   return `${r.id} [${r.state}] ${r.role}${r.entry_id ? ` on ${r.entry_id}` : ""} (attempt ${r.attempt}, ${r.event_count} events, created ${r.created_at}${r.finished_at ? `, finished ${r.finished_at}` : ""})${waits}${why}`;
 }

@@ -104,7 +104,9 @@ describe("MCP server: runs, resources and prompts over streamable HTTP", () => {
     expect(resumed.structuredContent).toMatchObject({ noop: false, run: { id: waiting.id } });
     await Promise.all([...s.server.ctx.inFlight]);
     const again = await ok(builder, "runs_resume", { id: waiting.id, inputs: { approved: true, comments: ["ok"] } });
-    expect(again.structuredContent).toMatchObject({ noop: true, run: { state: "succeeded" } });
+    // A finished run waits for nothing, though its record keeps its last wait.
+    expect(again.structuredContent).toMatchObject({ noop: true, run: { state: "succeeded", waiting: null } });
+    expect(text(again)).not.toContain("waits");
     expect(text(again)).toMatch(/^already resumed: /);
   });
 

@@ -47,6 +47,8 @@ describe("MCP server: tools", () => {
     expect(hints.env_proposal_accept).toEqual([false, false, false]);
     // The surface of the API: events, logs, cancel, resume, proposals, PRs and history are all there.
     expect(MCP_TOOL_NAMES).toEqual(expect.arrayContaining(["runs_events", "runs_logs", "runs_cancel", "runs_resume", "env_proposals_list", "env_proposal_accept", "env_proposal_reject", "prs_list", "bb_history", "runs_actions"]));
+    // The listing goes into a model's context: whole Kai and OA payloads are not spelled out in it.
+    expect(JSON.stringify(tools).length).toBeLessThan(64_000);
     const change = tools.find((t) => t.name === "bb_change_status")!;
     expect(Object.keys(change.inputSchema.properties ?? {}).sort()).toEqual(["expected_version", "id", "note", "status"]);
     expect(change.inputSchema.required).toEqual(["id", "status"]);
