@@ -262,7 +262,7 @@ export function registerBb(program: Command): void {
         const report = { created: [] as string[], unchanged: [] as string[], refused: [] as Array<{ index: number; id?: string; reason: string }> };
         for (const [index, item] of items.entries()) {
           try {
-            const { stored, outcome } = await b.put(actorOf(p, opts), item, { source: `${source} entry ${index + 1}` });
+            const { stored, outcome } = await b.import(actorOf(p, opts), item, { source: `${source} entry ${index + 1}` });
             (outcome === "created" ? report.created : report.unchanged).push(stored.entry.id);
           } catch (err) {
             const id = item && typeof item === "object" && typeof (item as { id?: unknown }).id === "string" ? (item as { id: string }).id : undefined;

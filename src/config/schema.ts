@@ -133,6 +133,13 @@ export const ServerSchema = z
   .object({
     /** Bearer token → actor. Prefer PMAGENT_TOKENS so tokens stay out of the repository. */
     tokens: z.record(z.string().min(16), name).default({}),
+    /**
+     * Host names (optionally NAME:PORT) this server answers to besides localhost, 127.0.0.1 and
+     * [::1]: without tokens, any other Host or Origin is refused (DNS rebinding).
+     */
+    allowed_hosts: z
+      .array(z.string().regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(:\d{1,5})?$/, "expected a host name with an optional port, e.g. pmagent.lan or pmagent.lan:7420"))
+      .default([]),
   })
   .strict();
 
@@ -154,7 +161,7 @@ export const ConfigSchema = z
     oa: OaSchema.default({ surfaces_dir: "share", guards: {}, gate: true }),
     secrets: SecretsSchema.default({}),
     notify: NotifySchema.default({}),
-    server: ServerSchema.default({ tokens: {} }),
+    server: ServerSchema.default({ tokens: {}, allowed_hosts: [] }),
     /**
      * Run sprites in a bubblewrap sandbox: "required" refuses to start a run without it, "auto"
      * uses it where installed (with a loud warning where not), "off" runs them unsandboxed.

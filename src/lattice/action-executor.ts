@@ -79,7 +79,7 @@ export class ActionExecutor {
     let record = await this.actions.record(request);
     const key = record.idempotency_key;
     for (;;) {
-      if (record.state === "succeeded" || record.state === "failed") {
+      if (record.state === "succeeded" || record.state === "failed" || record.state === "unknown") {
         if (record.blocking && !record.resumed) await this.resumeWith(request, record);
         return (await this.actions.get(key))!;
       }
@@ -111,9 +111,10 @@ export class ActionExecutor {
       return;
     }
     if (interrupted && handler.rerunAfterInterruption === "never") {
+      // It may have happened: recorded as neither done nor failed, and not repeated.
       await this.actions.finish(key, this.owner, {
-        state: "failed",
-        error: { code: "action_interrupted", message: `${request.action} was interrupted by a supervisor restart and is not repeated, so that it happens at most once` },
+        state: "unknown",
+        error: { code: "action_outcome_unknown", message: `${request.action} was cut off by a supervisor crash mid-attempt and its target cannot tell whether it happened; it is not repeated, so that it happens at most once` },
       });
       return;
     }
@@ -128,6 +129,10 @@ export class ActionExecutor {
         const delay = backoffMs(this.retry, record.attempts);
         log?.warn({ action: request.action, key, attempt: record.attempts, code: error.code, retry_in_ms: delay }, "action failed; will retry");
         await this.actions.finish(key, this.owner, { state: "pending", error, retryAtMs: (this.options.clock ?? Date.now)() + delay });
+      } else if ((err as PmagentError).details?.maybe_delivered === true) {
+        // The last attempt may have reached its target (a timeout once the request was sent): not "failed".
+        log?.warn({ action: request.action, key, attempt: record.attempts, code: error.code }, "action outcome unknown");
+        await this.actions.finish(key, this.owner, { state: "unknown", error });
       } else {
         log?.warn({ action: request.action, key, attempt: record.attempts, code: error.code }, "action failed");
         await this.actions.finish(key, this.owner, { state: "failed", error });

@@ -74,8 +74,9 @@ export function labelIssueHandler(github: GitHubTarget | undefined): ActionHandl
 
 export function notifyUserHandler(notifiers: readonly Notifier[]): ActionHandler {
   return {
-    // A notification cannot be looked up afterwards: an interrupted one is not sent again.
-    rerunAfterInterruption: "never",
+    // A notification cannot be looked up afterwards: an interrupted one is sent again under the
+    // same key only when every notifier lets its receiver drop a repeat; otherwise its outcome is unknown.
+    rerunAfterInterruption: notifiers.every((n) => n.idempotent === true) ? "keyed" : "never",
     async run(ctx) {
       const p = parseWith(NotifyUserParameters, ctx.request.parameters, "NOTIFY_USER parameters", "invalid_parameters");
       const r = ctx.request;

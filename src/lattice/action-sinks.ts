@@ -7,11 +7,10 @@ import { PmagentError, createLogger, type Logger } from "../core/index.js";
 import type { ActionExecutor } from "./action-executor.js";
 import { projectActionExecutor, projectNotifiers } from "./action-setup.js";
 import type { ActionResume } from "./action-types.js";
-import { roleEnvironment } from "./environment.js";
 import { oaRunGate } from "./oa-gate.js";
 import type { ActionSink, ProposalSink, RunEnvironmentProvider } from "./hooks.js";
 import type { Notifier } from "./notify.js";
-import { ProposalStore } from "./proposals.js";
+import { ProposalStore, roleEnvironment } from "./proposals.js";
 import { projectRedactor } from "./secrets.js";
 import { ActionRequestPayload, EnvironmentProposalPayload } from "./protocol.js";
 import { Supervisor, type SupervisorOptions } from "./supervisor.js";
@@ -32,6 +31,9 @@ export function actionSink(executor: ActionExecutor): ActionSink {
         blocking: payload.blocking,
       });
       return { status: record.state, idempotency_key: record.idempotency_key, attempts: record.attempts, ...(record.error ? { error: record.error } : {}) };
+    },
+    async orphaned(projectId) {
+      return (await executor.actions.orphaned(projectId)).map((a) => ({ run_id: a.run_id, event_id: a.event_hash }));
     },
   };
 }

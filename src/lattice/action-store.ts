@@ -168,7 +168,15 @@ export class ActionStore {
   }
 
   /** End an attempt; refused (false) when the attempt was taken over meanwhile. */
-  async finish(key: string, owner: string, outcome: { state: "succeeded"; result: Record<string, unknown> } | { state: "failed"; error: { code: string; message: string } } | { state: "pending"; error: { code: string; message: string }; retryAtMs: number }, tx?: Queryable): Promise<boolean> {
+  async finish(
+    key: string,
+    owner: string,
+    outcome:
+      | { state: "succeeded"; result: Record<string, unknown> }
+      | { state: "failed" | "unknown"; error: { code: string; message: string } }
+      | { state: "pending"; error: { code: string; message: string }; retryAtMs: number },
+    tx?: Queryable,
+  ): Promise<boolean> {
     const [at, ms] = this.now();
     const q = tx ?? this.store;
     const result = outcome.state === "succeeded" ? canonicalJson(this.redactor.redactValue(outcome.result)) : null;
@@ -185,6 +193,21 @@ export class ActionStore {
   /** Record that the blocked sprite was resumed with the outcome. */
   async markResumed(key: string): Promise<void> {
     await this.store.run("UPDATE lattice_actions SET resumed = 1 WHERE idempotency_key = ?", [key]);
+  }
+
+  /**
+   * What a restarted supervisor must carry on with: actions pending, running under an owner that
+   * is gone (lease expired, or a dead process on this host), or finished with their blocked sprite
+   * not resumed yet. An action a live owner is carrying out is left to it.
+   */
+  async orphaned(projectId: string): Promise<ActionRecord[]> {
+    const ms = this.clock();
+    const rows = await this.store.all<Row>(
+      "SELECT * FROM lattice_actions WHERE project_id = ? AND (state IN ('pending', 'running') OR (blocking = 1 AND resumed = 0)) ORDER BY created_ms, idempotency_key",
+      [projectId],
+    );
+    const live = (r: Row) => r.state === "running" && r.owner !== null && !ownerIsDead(r.owner) && (r.lease_expires_ms === null || Number(r.lease_expires_ms) > ms);
+    return rows.filter((r) => !live(r)).map(toRecord);
   }
 
   /** Actions not finished, or finished but whose blocked sprite has not been resumed yet. */

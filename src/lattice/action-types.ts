@@ -1,6 +1,7 @@
 import type { PmagentError } from "../core/index.js";
 
-export const ACTION_STATES = ["pending", "running", "succeeded", "failed"] as const;
+/** `unknown`: an attempt was cut off mid-delivery and the target cannot say whether it happened. */
+export const ACTION_STATES = ["pending", "running", "succeeded", "failed", "unknown"] as const;
 export type ActionState = (typeof ACTION_STATES)[number];
 
 /** One ACTION_REQUEST as the supervisor hands it over (after the event was stored). */
@@ -41,10 +42,12 @@ export interface ActionContext {
 export interface ActionHandler {
   /**
    * "probe": the handler looks for its own earlier side effect before acting, so running it again
-   * after an interruption cannot do the side effect twice. "never": an interrupted attempt fails
-   * (at most once beats a duplicate notification).
+   * after an interruption cannot do the side effect twice. "keyed": the target drops a repeated
+   * delivery by its idempotency key (a webhook's Idempotency-Key header), so it is delivered again
+   * under the same key. "never": nothing can tell whether the cut-off attempt happened; it ends
+   * `unknown` (at most once beats a duplicate), never `failed` and never left `running`.
    */
-  readonly rerunAfterInterruption: "probe" | "never";
+  readonly rerunAfterInterruption: "probe" | "keyed" | "never";
   run(ctx: ActionContext): Promise<ActionOutcome>;
   /**
    * Rebuild the outcome of an action that succeeded before a restart but whose sprite was not

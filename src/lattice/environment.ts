@@ -1,5 +1,4 @@
 import { UsageError } from "../core/index.js";
-import type { EnvironmentProposal, ProposalStore } from "./proposals.js";
 
 /** A command the supervisor runs in the workspace (`sh -c`) before the sprite starts (accepted `add_preinstall_step`). */
 export interface PreinstallStep {
@@ -47,7 +46,14 @@ function envName(s: string): string {
  * - escalate_to_human: nothing at run time (it notified the humans when proposed).
  * Every accepted adjustment is also listed in PMAGENT_ENVIRONMENT (JSON) and the run's context.
  */
-export function applyAdjustment(env: RoleEnvironment, p: Pick<EnvironmentProposal, "id" | "adjustment_type" | "details">): void {
+/** What of an accepted proposal its adjustment reads (a stored EnvironmentProposal has these). */
+export interface AcceptedAdjustment {
+  id: string;
+  adjustment_type: string;
+  details: Record<string, unknown>;
+}
+
+export function applyAdjustment(env: RoleEnvironment, p: AcceptedAdjustment): void {
   const d = p.details;
   switch (p.adjustment_type) {
     case "add_preinstall_step": {
@@ -87,13 +93,4 @@ export function applyAdjustment(env: RoleEnvironment, p: Pick<EnvironmentProposa
       throw new UsageError("proposal_type_unknown", `environment proposal ${p.id} has an unknown adjustment type "${p.adjustment_type}"`);
   }
   env.adjustments.push({ id: p.id, type: p.adjustment_type, details: d });
-}
-
-/** The environment accepted proposals give a role's later runs (oldest decision first, so later ones win). */
-export async function roleEnvironment(proposals: ProposalStore, role: string): Promise<RoleEnvironment> {
-  const accepted = (await proposals.list({ status: "accepted", role })).sort((a, b) => (a.decided_seq ?? 0) - (b.decided_seq ?? 0));
-  const env: RoleEnvironment = { role, preinstall: [], env: {}, adjustments: [] };
-  for (const p of accepted) applyAdjustment(env, p);
-  if (env.adjustments.length > 0) env.env.PMAGENT_ENVIRONMENT = JSON.stringify(env.adjustments.map((a) => ({ type: a.type, details: a.details })));
-  return env;
 }

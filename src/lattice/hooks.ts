@@ -22,6 +22,12 @@ export interface SinkContext {
  */
 export interface ActionSink {
   onActionRequest(ctx: SinkContext): Promise<Record<string, unknown> | void>;
+  /**
+   * Actions a reconciling supervisor must hand over again whatever the state of their run (its
+   * event may be marked dispatched already): pending, cut off mid-attempt, or with their blocked
+   * sprite not resumed. Identified by run and ACTION_REQUEST event.
+   */
+  orphaned?(projectId: string): Promise<Array<{ run_id: string; event_id: string }>>;
 }
 
 /** Called once for every newly stored ENVIRONMENT_PROPOSAL event (same delivery rules). */

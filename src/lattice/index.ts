@@ -93,10 +93,11 @@ export { Sprite, spriteContext, DEFAULT_WORKSPACE, type SpriteOptions } from "./
  */
 export * from "./runs.js";
 export * from "./hooks.js";
-export { Supervisor, DEFAULT_POLL_MS, PARKED_LEASE_MS, WORKER_STOPPED, type SupervisorOptions, type StartRunOptions, type ResumeOptions, type ResumeResult } from "./supervisor.js";
+export { Supervisor, DEFAULT_POLL_MS, PARKED_LEASE_MS, WORKER_STOPPED, WORKER_DIED, type SupervisorOptions, type StartRunOptions, type ResumeOptions, type ResumeResult } from "./supervisor.js";
 export { Worker, type WorkerOptions } from "./worker.js";
+export { dieWithParent, findExecutable, killGroup, processAlive, SETPRIV } from "./proc.js";
 export { RunIngestor, DEFAULT_LOG_CAP_BYTES, type IngestOptions } from "./ingest.js";
-export { ENV_ALLOW_LIST, spriteEnv, checkExtraEnv, prepareRunDir, selfCommand, readViolations, findExecutable, findSandboxTool, sandboxArgv, type SandboxMode, type SandboxSpec } from "./sandbox.js";
+export { ENV_ALLOW_LIST, spriteEnv, checkExtraEnv, prepareRunDir, selfCommand, readViolations, findSandboxTool, sandboxArgv, type SandboxMode, type SandboxSpec } from "./sandbox.js";
 
 // Actions, forge, credentials and environment proposals (supervisor side).
 export * from "./action-types.js";

@@ -9,7 +9,7 @@
  * writes both in the same order), which costs neither a string nor a hash; a line the outbox does
  * not have (yet) triggers an outbox read, then is parsed and stored from stdout.
  */
-import type { Redactor } from "../core/index.js";
+import { RefusedError, storableText, type Redactor } from "../core/index.js";
 import type { Queryable, SqlParam, Store } from "../store/index.js";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter } from "./lines.js";
 import type { OutboxPosition } from "./outbox.js";
@@ -18,7 +18,7 @@ import { classifyStdoutLine, EXCERPT_CHARS, redactEvent } from "./parser.js";
 import { EVENT_PREFIX } from "./protocol.js";
 import { readViolations } from "./sandbox.js";
 import { marks } from "./sql.js";
-import type { StoredEvent } from "./runs.js";
+import { RUN_NOT_FENCED, type StoredEvent } from "./runs.js";
 
 export const DEFAULT_LOG_CAP_BYTES = 1024 * 1024;
 /** Outbox lines remembered to recognize their stdout copies; beyond this the oldest are forgotten (the slow path still dedupes). */
@@ -221,7 +221,7 @@ export class RunIngestor {
       return;
     }
     this.logBytes += size;
-    this.logs.push({ stream, text: this.o.redactor.redact(text) });
+    this.logs.push({ stream, text: storableText(this.o.redactor.redact(text)) });
   }
 
   protocolError(source: "stdout" | "outbox", lineNo: number | null, reason: string, excerpt = ""): void {
@@ -356,29 +356,27 @@ export class RunIngestor {
         await q.run(`INSERT INTO lattice_run_logs (run_id, seq, stream, text, at_ms) VALUES ${rows(chunk.length, 5)}`, params);
       }
       for (const e of errors) {
-        await q.run(`INSERT INTO lattice_protocol_errors (run_id, source, line_no, reason, excerpt, at_ms) VALUES (?, ?, ?, ?, ?, ?)`, [this.o.runId, e.source, e.line_no, e.reason, e.excerpt, now]);
+        await q.run(`INSERT INTO lattice_protocol_errors (run_id, source, line_no, reason, excerpt, at_ms) VALUES (?, ?, ?, ?, ?, ?)`, [this.o.runId, e.source, e.line_no, storableText(e.reason), storableText(e.excerpt), now]);
       }
       for (const v of violations) {
         if (v.line_no <= this.violationsSeen) continue;
         await q.run(`INSERT INTO lattice_violations (run_id, line_no, rule, detail, at_ms) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, line_no) DO NOTHING`, [
           this.o.runId,
           v.line_no,
-          v.rule,
-          this.o.redactor.redact(v.detail),
+          storableText(v.rule),
+          storableText(this.o.redactor.redact(v.detail)),
           now,
         ]);
         this.violationsSeen = v.line_no;
       }
-      await q.run(`UPDATE lattice_runs SET outbox_offset = ?, outbox_line = ?, stdout_offset = ?, stderr_offset = ?, log_bytes = ?, log_truncated = ?, updated_ms = ? WHERE id = ?`, [
-        this.position.offset,
-        this.position.line_no,
-        stdoutDone,
-        stderrDone,
-        this.logBytes,
-        this.logTruncated ? 1 : 0,
-        now,
-        this.o.runId,
-      ]);
+      // A fenced run's late output is refused (the whole flush rolls back): two sprites never both write one entry.
+      const saved = await q.run(
+        `UPDATE lattice_runs SET outbox_offset = ?, outbox_line = ?, stdout_offset = ?, stderr_offset = ?, log_bytes = ?, log_truncated = ?, updated_ms = ? WHERE id = ? AND ${RUN_NOT_FENCED}`,
+        [this.position.offset, this.position.line_no, stdoutDone, stderrDone, this.logBytes, this.logTruncated ? 1 : 0, now, this.o.runId],
+      );
+      if (saved.changes !== 1 && (await q.get("SELECT 1 AS one FROM lattice_runs WHERE id = ?", [this.o.runId])) !== undefined) {
+        throw new RefusedError("run_fenced", `run ${this.o.runId}: its entry was taken over by another worker; the run's late output is refused`, { run: this.o.runId });
+      }
     }, { large: count >= LARGE_BATCH_EVENTS });
     // More of the outbox waits: catch up without waiting for the next poll.
     if (this.outboxMore && !this.outboxBroken) this.schedule();

@@ -15,12 +15,19 @@ export interface Notification {
 
 export interface Notifier {
   readonly name: string;
+  /**
+   * True when delivering the same notification again is safe: the receiver can drop a repeat by
+   * its idempotency key. An interrupted NOTIFY_USER is sent again only when all notifiers say so.
+   */
+  readonly idempotent?: boolean;
   notify(notification: Notification): Promise<void>;
 }
 
 /** Writes one line per notification to the supervisor's console (stderr by default). */
 export class ConsoleNotifier implements Notifier {
   readonly name = "console";
+  // A line repeated on the restarted supervisor's console, after a crash cut the first one off, is harmless.
+  readonly idempotent = true;
   constructor(
     private readonly redactor: Redactor,
     private readonly write: (line: string) => void = (line) => process.stderr.write(line),
@@ -33,9 +40,20 @@ export class ConsoleNotifier implements Notifier {
   }
 }
 
+/** Connection errors after which the request certainly did not reach the receiver. */
+const NOT_CONNECTED = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ENETUNREACH", "EHOSTUNREACH", "UND_ERR_CONNECT_TIMEOUT", "ERR_INVALID_URL"]);
+
+/** The system error code behind a fetch failure (undici wraps it in `cause`). */
+function causeCode(err: unknown): string {
+  const cause = (err as { cause?: { code?: unknown } } | undefined)?.cause;
+  return typeof cause?.code === "string" ? cause.code : "";
+}
+
 /** POSTs each notification as JSON to a webhook (config `notify.webhook_url`). */
 export class WebhookNotifier implements Notifier {
   readonly name = "webhook";
+  // Every delivery carries the Idempotency-Key header: the receiver drops a repeat.
+  readonly idempotent = true;
   constructor(
     private readonly url: string,
     private readonly redactor: Redactor,
@@ -53,7 +71,12 @@ export class WebhookNotifier implements Notifier {
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (err) {
-      throw new UnavailableError("webhook_unreachable", `notification webhook ${target.origin} is unreachable: ${(err as Error).message}`);
+      // Past connecting (a timeout, a reset), the receiver may have taken the notification: a
+      // repeat goes out under the same key, and if every attempt ends so its outcome is unknown, not failed.
+      const maybeDelivered = !NOT_CONNECTED.has(causeCode(err));
+      throw new UnavailableError("webhook_unreachable", `notification webhook ${target.origin} is unreachable: ${(err as Error).message}`, {
+        details: maybeDelivered ? { maybe_delivered: true } : undefined,
+      });
     }
     await res.body?.cancel();
     if (res.status >= 500 || res.status === 429) throw new UnavailableError("webhook_failed", `notification webhook ${target.origin} answered ${res.status}; retrying later`);

@@ -8,7 +8,8 @@ import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, openSync, readSy
 import { dirname, join } from "node:path";
 import { ConflictError } from "../core/index.js";
 import { DEFAULT_MAX_LINE_BYTES, EXCERPT_BYTES, LineSplitter, type RawLine } from "./lines.js";
-import { excerpt, identity, parseEventJson, type ParsedEvent, type ProtocolError } from "./parser.js";
+import { openRegularFile } from "./regular-file.js";
+import { excerpt, identity, notUtf8, parseEventJson, type ParsedEvent, type ProtocolError } from "./parser.js";
 
 export const LATTICE_DIR = ".lattice";
 export const OUTBOX_FILE = "outbox.jsonl";
@@ -73,12 +74,15 @@ function classify(raw: RawLine, maxLineBytes: number, redact: (t: string) => str
       excerpt: excerpt(raw.head.toString("utf8"), redact),
     };
   }
-  return classifyText(raw.bytes.toString("utf8"), raw.line_no, redact);
+  return classifyText(raw.bytes.toString("utf8"), raw.line_no, redact, raw.bytes);
 }
 
-function classifyText(text: string, lineNo: number, redact: (t: string) => string): OutboxEvent | ProtocolError | null {
+/** `bytes`: the line's bytes (or how to get them), looked at only when its text suggests they are not UTF-8. */
+function classifyText(text: string, lineNo: number, redact: (t: string) => string, bytes: Buffer | (() => Buffer)): OutboxEvent | ProtocolError | null {
   if (text.endsWith("\r")) text = text.slice(0, -1);
   if (text.trim() === "") return null;
+  const badBytes = notUtf8(text, bytes);
+  if (badBytes) return { kind: "protocol_error", line_no: lineNo, reason: badBytes, excerpt: excerpt(text, redact) };
   const parsed = parseEventJson(text);
   if (!parsed.ok) {
     return { kind: "protocol_error", line_no: lineNo, reason: redact(parsed.reason), excerpt: excerpt(text, redact) };
@@ -100,13 +104,9 @@ export function readOutbox(
 ): OutboxRead {
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const redact = options.redact ?? identity;
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { items: [], next: from, torn: null, more: false };
-    throw err;
-  }
+  // A sprite can put anything at its outbox path: only a regular file in a real `.lattice` is read.
+  const fd = openRegularFile(path, "the outbox", { parent: true });
+  if (fd === null) return { items: [], next: from, torn: null, more: false };
   try {
     const size = fstatSync(fd).size;
     if (size < from.offset) {
@@ -143,7 +143,10 @@ export function readOutbox(
         const line = splitter.countLine();
         const bytes = nl - start;
         if (bytes > maxLineBytes) take(classify({ kind: "overlong", line_no: line, size: bytes, head: Buffer.from(chunk.subarray(start, start + EXCERPT_BYTES)) }, maxLineBytes, redact));
-        else take(classifyText(chunk.toString("utf8", start, nl), line, redact));
+        else {
+          const from = start;
+          take(classifyText(chunk.toString("utf8", start, nl), line, redact, () => chunk.subarray(from, nl)));
+        }
         start = nl + 1;
       }
       if (start < n) splitter.push(chunk.subarray(start));

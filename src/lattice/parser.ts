@@ -4,7 +4,8 @@
  * (bad JSON, a schema violation with its JSON path, a line over the size limit). A bad line never
  * stops the stream.
  */
-import { contentHash, formatZodIssues, type Redactor } from "../core/index.js";
+import { isUtf8 } from "node:buffer";
+import { contentHash, formatZodIssues, jsonTooDeep, nulMessage, nulPath, storableText, tooDeepMessage, type Redactor } from "../core/index.js";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type RawLine } from "./lines.js";
 import { EVENT_PREFIX, LatticeEventSchema, type LatticeEvent } from "./protocol.js";
 
@@ -50,7 +51,7 @@ export function eventId(event: unknown): string {
 
 export function excerpt(text: string, redact: (t: string) => string): string {
   const cut = text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text;
-  return redact(cut);
+  return storableText(redact(cut));
 }
 
 export const identity = (t: string) => t;
@@ -68,18 +69,36 @@ export function jsonErrorMessage(err: unknown): string {
  * Used for stdout lines after the prefix and for outbox lines.
  */
 export function parseEventJson(json: string): { ok: true; id: string; event: LatticeEvent; raw: Record<string, unknown> } | { ok: false; reason: string } {
+  // Before parsing: everything after (identity, redaction, the schema) recurses over the value.
+  if (jsonTooDeep(json)) return { ok: false, reason: `invalid JSON: the event ${tooDeepMessage()}` };
   let value: unknown;
   try {
     value = JSON.parse(json);
   } catch (err) {
-    return { ok: false, reason: `invalid JSON: ${jsonErrorMessage(err)}` };
+    // V8 names the offending character, which may be a NUL.
+    return { ok: false, reason: storableText(`invalid JSON: ${jsonErrorMessage(err)}`) };
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     return { ok: false, reason: "schema violation: $: expected a JSON object (the event envelope)" };
   }
   const result = LatticeEventSchema.safeParse(value);
-  if (!result.success) return { ok: false, reason: `schema violation: ${formatZodIssues(result.error).join("; ")}` };
+  if (!result.success) return { ok: false, reason: storableText(`schema violation: ${formatZodIssues(result.error).join("; ")}`) };
+  // U+0000 can only come from a `\u0000` escape (a raw NUL is not valid JSON); refused on both
+  // stores alike, since PostgreSQL text cannot hold it wherever the event's strings go.
+  const nul = json.includes("\\u0000") ? nulPath(value) : null;
+  if (nul) return { ok: false, reason: `schema violation: ${storableText(nulMessage(nul))}` };
   return { ok: true, id: eventId(value), event: result.data, raw: value as Record<string, unknown> };
+}
+
+/**
+ * The reason an event line's bytes are not UTF-8, or null. Decoding replaces such bytes with
+ * U+FFFD, so only a line whose text holds U+FFFD is checked: the usual line costs one scan.
+ */
+export function notUtf8(text: string, bytes: Buffer | (() => Buffer)): string | null {
+  if (!text.includes("\uFFFD")) return null;
+  const b = typeof bytes === "function" ? bytes() : bytes;
+  if (isUtf8(b)) return null;
+  return "invalid UTF-8: the line holds bytes that are not UTF-8 text; an event is UTF-8 JSON (escape other bytes, e.g. as base64)";
 }
 
 /**
@@ -112,7 +131,9 @@ export function classifyStdoutLine(raw: RawLine, maxLineBytes: number, redact: (
     };
   }
   const line = decode(raw.bytes);
-  if (!line.startsWith(EVENT_PREFIX)) return { kind: "log", line_no: raw.line_no, text: redact(line) };
+  if (!line.startsWith(EVENT_PREFIX)) return { kind: "log", line_no: raw.line_no, text: storableText(redact(line)) };
+  const badBytes = notUtf8(line, raw.bytes);
+  if (badBytes) return { kind: "protocol_error", line_no: raw.line_no, reason: badBytes, excerpt: excerpt(line, redact) };
   const parsed = parseEventJson(line.slice(EVENT_PREFIX.length));
   if (!parsed.ok) return { kind: "protocol_error", line_no: raw.line_no, reason: redact(parsed.reason), excerpt: excerpt(line, redact) };
   return { kind: "event", line_no: raw.line_no, id: parsed.id, event: parsed.event, raw: parsed.raw };

@@ -1,6 +1,6 @@
 import { ConflictError, NotFoundError, RefusedError, UsageError, contentHash } from "../core/index.js";
 import type { SqlParam, Store } from "../store/index.js";
-import { applyAdjustment } from "./environment.js";
+import { applyAdjustment, type RoleEnvironment } from "./environment.js";
 import { inChunks, marks } from "./sql.js";
 
 export const PROPOSAL_STATUSES = ["pending", "accepted", "rejected"] as const;
@@ -239,4 +239,13 @@ export class ProposalStore {
     if (r.changes === 0) throw new ConflictError("proposal_decided", `environment proposal ${id} was decided by someone else meanwhile`);
     return this.get(id);
   }
+}
+
+/** The environment accepted proposals give a role's later runs (oldest decision first, so later ones win). */
+export async function roleEnvironment(proposals: ProposalStore, role: string): Promise<RoleEnvironment> {
+  const accepted = (await proposals.list({ status: "accepted", role })).sort((a, b) => (a.decided_seq ?? 0) - (b.decided_seq ?? 0));
+  const env: RoleEnvironment = { role, preinstall: [], env: {}, adjustments: [] };
+  for (const p of accepted) applyAdjustment(env, p);
+  if (env.adjustments.length > 0) env.env.PMAGENT_ENVIRONMENT = JSON.stringify(env.adjustments.map((a) => ({ type: a.type, details: a.details })));
+  return env;
 }

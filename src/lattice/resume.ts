@@ -5,10 +5,11 @@
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { contentHash, parseWith, UsageError, writeFileAtomic } from "../core/index.js";
+import { contentHash, jsonTooDeep, parseWith, PmagentError, tooDeepMessage, UsageError, writeFileAtomic } from "../core/index.js";
 import { LATTICE_DIR } from "./outbox.js";
 import { jsonErrorMessage } from "./parser.js";
 import { ResumeSchema, type Resume, type ResumeInput } from "./protocol.js";
+import { assertRealDirectory, openRegularFile } from "./regular-file.js";
 
 export const RESUME_FILE = "resume.json";
 export const RESUMED_MARKER = "resumed";
@@ -31,11 +32,17 @@ export interface ResumeInfo {
 }
 
 function readText(path: string): string | null {
+  let fd: number | null;
   try {
-    return readFileSync(path, "utf8");
+    fd = openRegularFile(path, "the resume file", { parent: true });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw err;
+    throw err instanceof PmagentError ? new UsageError("invalid_resume", err.message, { path }) : err;
+  }
+  if (fd === null) return null;
+  try {
+    return readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -67,6 +74,7 @@ export function readResume(workspace: string, options: { mark?: boolean } = {}):
   const path = resumePath(workspace);
   const text = readText(path);
   if (text === null) return { resume: null, replayed: false, key: null };
+  if (jsonTooDeep(text)) throw new UsageError("invalid_resume", `${path} ${tooDeepMessage()}`);
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -87,6 +95,7 @@ export function readResume(workspace: string, options: { mark?: boolean } = {}):
  */
 export function writeResume(workspace: string, resume: ResumeInput): string {
   const value = parseWith(ResumeSchema, resume, "resume payload", "invalid_resume");
+  assertRealDirectory(dirname(resumePath(workspace)), "the directory of the resume file");
   writeFileAtomic(resumePath(workspace), `${JSON.stringify(value)}\n`, 0o600);
   return contentHash(value);
 }

@@ -13,6 +13,15 @@ export const TERMINAL_RUN_STATES: readonly RunState[] = ["succeeded", "failed", 
 export const UNFINISHED_RUN_STATES: readonly RunState[] = ["starting", "running"];
 const UNFINISHED_OR_WAITING: readonly RunState[] = ["starting", "running", "waiting"];
 
+/**
+ * SQL condition on a `lattice_runs` row (unaliased): the run is not fenced. A worker's run is
+ * fenced once another worker took its entry over: the other worker holds the entry's claim, or
+ * has started a newer run of the entry (the claim is gone once that run finished the entry). The
+ * claim and the run's generation are the fencing tokens; a `pmagent run` without a worker is never fenced.
+ */
+export const RUN_NOT_FENCED = `NOT EXISTS (SELECT 1 FROM bb_entries b WHERE b.project_id = lattice_runs.project_id AND b.id = lattice_runs.entry_id AND b.claimed_by IS NOT NULL AND b.claimed_by <> lattice_runs.worker)
+  AND NOT EXISTS (SELECT 1 FROM lattice_runs n WHERE n.project_id = lattice_runs.project_id AND n.entry_id = lattice_runs.entry_id AND n.created_ms >= lattice_runs.created_ms AND n.id <> lattice_runs.id AND n.worker <> lattice_runs.worker)`;
+
 export function isTerminalRunState(state: RunState): boolean {
   return TERMINAL_RUN_STATES.includes(state);
 }
@@ -474,6 +483,24 @@ export class RunStore {
   async undispatched(runId: string, types: readonly string[]): Promise<StoredEvent[]> {
     if (types.length === 0) return [];
     return this.eventRows(byTypes(this.store.dialect, new Where("run_id = ?", runId), types).add("dispatched_ms IS NULL"), "");
+  }
+
+  /**
+   * Undispatched events of these types in every run of the project, whatever the run's state (a
+   * run may have finished right after asking for an action; its supervisor died before handing it over).
+   */
+  async undispatchedAll(types: readonly string[]): Promise<StoredEvent[]> {
+    if (types.length === 0) return [];
+    const f = eventTypeFilter(this.store.dialect, types);
+    // Per run through the type index (run_id, event_type): the narration of big runs is not read.
+    const where = new Where(`run_id IN (SELECT id FROM lattice_runs WHERE project_id = ?)`, this.projectId).add(f.sql, ...f.params).add("dispatched_ms IS NULL");
+    return this.eventRows(where, "", "seq");
+  }
+
+  /** One event of a run by its id, looked up among the events of `type` (through the type index). */
+  async eventById(runId: string, eventId: string, type: string): Promise<StoredEvent | undefined> {
+    const where = byTypes(this.store.dialect, new Where("run_id = ?", runId), [type]).add("event_id = ?", eventId);
+    return (await this.eventRows(where, " LIMIT 1", "seq"))[0];
   }
 
   async logs(runId: string, options: { stream?: string; afterSeq?: number; limit?: number } = {}): Promise<RunLogLine[]> {

@@ -8,10 +8,8 @@
  */
 import { spawnSync } from "node:child_process";
 import {
-  accessSync,
   chmodSync,
   closeSync,
-  constants,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -27,6 +25,8 @@ import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Project } from "../config/index.js";
 import { UnavailableError, UsageError, isSecretEnvName } from "../core/index.js";
+import { findExecutable } from "./proc.js";
+import { openRegularFile } from "./regular-file.js";
 
 /** Variables passed through from the supervisor's environment; everything else is dropped. */
 export const ENV_ALLOW_LIST = ["PATH", "LANG", "LANGUAGE", "TZ", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR", "NODE_OPTIONS"] as const;
@@ -78,32 +78,6 @@ export function spriteEnv(input: SpriteEnvInput): Record<string, string> {
     GH_PROMPT_DISABLED: "1",
   });
   return env;
-}
-
-/** Whether `command` (a path, relative to `cwd`, or a name on `path`) is an executable: bwrap reports a missing one only as exit 1. */
-export function commandFound(command: string, cwd: string, path: string): boolean {
-  if (!command.includes("/")) return findExecutable(command, path) !== undefined;
-  try {
-    accessSync(resolve(cwd, command), constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** First executable named `name` on PATH, skipping `skip`. */
-export function findExecutable(name: string, path: string, skip: string[] = []): string | undefined {
-  for (const dir of path.split(delimiter)) {
-    if (!dir || skip.some((s) => resolve(s) === resolve(dir))) continue;
-    const candidate = join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
 }
 
 const sh = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -253,7 +227,7 @@ function realpathOr(p: string): string {
 export function prepareRunDir(runDir: string, pmagentCommand: readonly string[], supervisorPath: string, options: { sandboxed?: boolean } = {}): RunDirs {
   const dirs: RunDirs = { shimDir: join(runDir, "bin"), toolDir: join(runDir, "tools"), home: join(runDir, "home"), violations: join(runDir, VIOLATIONS_FILE), overlays: [] };
   for (const d of [dirs.shimDir, dirs.toolDir, dirs.home]) mkdirSync(d, { recursive: true });
-  const realGit = findExecutable("git", supervisorPath, [dirs.shimDir]);
+  const realGit = findExecutable("git", supervisorPath, { skip: [dirs.shimDir] });
   const gitShimPath = join(dirs.shimDir, "git");
   const ghShimPath = join(dirs.shimDir, "gh");
   let gitInShim = realGit;
@@ -266,7 +240,7 @@ export function prepareRunDir(runDir: string, pmagentCommand: readonly string[],
       dirs.overlays.push({ source: realpathOr(realGit), dest: gitInShim });
       for (const p of gitPrograms(realGit)) dirs.overlays.push({ source: gitShimPath, dest: p });
     }
-    const realGh = findExecutable("gh", supervisorPath, [dirs.shimDir]);
+    const realGh = findExecutable("gh", supervisorPath, { skip: [dirs.shimDir] });
     if (realGh) dirs.overlays.push({ source: ghShimPath, dest: realpathOr(realGh) });
   }
   writeExecutable(gitShimPath, gitShim(gitInShim, dirs.violations));
@@ -476,7 +450,14 @@ export interface ViolationLine {
 export function readViolations(path: string): ViolationLine[] {
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    // Not a FIFO or a link the sprite put there (see regular-file.ts): those read as no violations.
+    const fd = openRegularFile(path, "the violations log");
+    if (fd === null) return [];
+    try {
+      text = readFileSync(fd, "utf8");
+    } finally {
+      closeSync(fd);
+    }
   } catch {
     return [];
   }

@@ -35,11 +35,12 @@ import { NO_ADJUSTMENTS, type EnvironmentAdjustments, type SupervisorHooks } fro
 import { RunIngestor } from "./ingest.js";
 import { assertInputs } from "./inputs.js";
 import { latticeDir, outboxPath } from "./outbox.js";
-import { findSpriteOfRun, processAlive, processStartTime, signalGroup } from "./proc.js";
+import { dieWithParent, findExecutable, findSpriteOfRun, killGroup, processAlive, processStartTime, signalGroup } from "./proc.js";
 import { removeResume, resumePath } from "./resume.js";
+import { assertRealDirectory, openRegularFile } from "./regular-file.js";
 import { SecretStore } from "./secrets.js";
 import { RunStore, UNFINISHED_RUN_STATES, isTerminalRunState, type GateDecision, type RunRecord, type RunState, type RunWaiting, type StoredEvent } from "./runs.js";
-import { checkExtraEnv, commandFound, findSandboxTool, prepareRunDir, runSandbox, sandboxArgv, selfCommand, spriteEnv } from "./sandbox.js";
+import { checkExtraEnv, findSandboxTool, prepareRunDir, runSandbox, sandboxArgv, selfCommand, spriteEnv } from "./sandbox.js";
 
 export const DEFAULT_POLL_MS = 100;
 /** Event types the supervisor acts on when they are stored. */
@@ -384,13 +385,15 @@ export class Supervisor {
         const code = await runStep(wrap(["sh", "-c", step]), run.workspace, env, files.stderr);
         if (code !== 0) throw new PmagentError("preinstall_failed", `preinstall step \`${step}\` exited with ${code}; the sprite was not started`);
       }
-      if (spec && !commandFound(run.command[0]!, run.workspace, env.PATH ?? "")) throw new PmagentError("sprite_not_found", `cannot start ${run.command[0]}: command not found`);
+      if (spec && !findExecutable(run.command[0]!, env.PATH ?? "", { cwd: run.workspace })) throw new PmagentError("sprite_not_found", `cannot start ${run.command[0]}: command not found`);
       const timeoutS = opts.timeoutS ?? role.runner?.timeout_s ?? 3600;
       // Before the sprite starts: a run whose output could not be redacted never starts.
       const redactor = this.runRedactor(run);
       return await this.spawnAndSupervise(run, wrap(run.command), env, files, timeoutS, active, redactor);
     } catch (err) {
-      const reason = err instanceof PmagentError ? err.message : `cannot start the sprite: ${(err as Error).message}`;
+      // Once the sprite runs, a failure is in supervising it (storing its output), not in starting it.
+      const stage = active.child ? "supervising the sprite failed" : "cannot start the sprite";
+      const reason = err instanceof PmagentError ? err.message : `${stage}: ${(err as Error).message}`;
       await this.runs.update(run.id, { state: "failed", reason: this.redactor.redact(reason), finished: true }, UNFINISHED_RUN_STATES);
       await this.syncEntry(await this.runs.get(run.id));
     } finally {
@@ -404,8 +407,12 @@ export class Supervisor {
     const err = openSync(files.stderr, "a", 0o600);
     let child;
     try {
-      // Own process group: a cancel or timeout stops the sprite and everything it started.
-      child = spawn(argv[0]!, argv.slice(1), { cwd: run.workspace, env, stdio: ["ignore", out, err], detached: true });
+      // Own process group: a cancel or timeout stops the sprite and everything it started. A
+      // worker's sprite also gets a parent-death signal: it dies with its worker instead of running
+      // on beside the sprite of the worker that takes the entry over. (A `pmagent run` sprite
+      // outlives its supervisor: a restarted supervisor re-attaches to it.)
+      const launched = run.worker ? dieWithParent(argv, { cwd: run.workspace, path: env.PATH ?? "" }) : argv;
+      child = spawn(launched[0]!, launched.slice(1), { cwd: run.workspace, env, stdio: ["ignore", out, err], detached: true });
     } finally {
       closeSync(out);
       closeSync(err);
@@ -514,7 +521,8 @@ export class Supervisor {
       this.board.heartbeat(run.worker!, run.entry_id!, leaseMs).catch(async (err) => {
         if ((err as PmagentError).code !== "claim_lost") return;
         clearInterval(timer);
-        await this.runs.update(run.id, { reason: `claim on entry ${run.entry_id} lost (${(err as Error).message}); the sprite was stopped` });
+        // Guarded: a run fenced by the takeover keeps the reason it was superseded with.
+        await this.runs.update(run.id, { reason: `claim on entry ${run.entry_id} lost (${(err as Error).message}); the sprite was stopped` }, UNFINISHED_RUN_STATES);
         const current = await this.runs.get(run.id);
         if (current.sprite_pid) stopGroup(current.sprite_pid);
       });
@@ -527,7 +535,7 @@ export class Supervisor {
     this.o.onEvents?.(run, events);
     for (const e of events) {
       if (e.event_type === "PHASE_STARTED" && run.entry_id) await this.entryInProgress(run);
-      if (e.event_type === "ACTION_REQUEST" || e.event_type === "ENVIRONMENT_PROPOSAL") this.dispatch(run, e, false);
+      if (e.event_type === "ACTION_REQUEST" || e.event_type === "ENVIRONMENT_PROPOSAL") void this.dispatch(run, e, false);
     }
   }
 
@@ -539,11 +547,12 @@ export class Supervisor {
   }
 
   /** Hand an event to its sink without holding up ingestion; mark it dispatched when the sink is done. */
-  private dispatch(run: RunRecord, event: StoredEvent, redelivery: boolean): void {
+  private dispatch(run: RunRecord, event: StoredEvent, redelivery: boolean): Promise<void> {
     const active = this.track(run.id);
     const p = this.deliver(run, event, redelivery).catch((err) => this.log.error({ run: run.id, event: event.id, err: (err as Error).message }, "sink failed"));
     active.dispatches.add(p);
     void p.finally(() => active.dispatches.delete(p));
+    return p;
   }
 
   private async deliver(run: RunRecord, event: StoredEvent, redelivery: boolean): Promise<void> {
@@ -576,7 +585,7 @@ export class Supervisor {
   }
 
   /** Settle a run after its sprite exited: its state from the attempt's last COMPLETED/ERROR/WAITING. */
-  private async settle(runId: string, exit: Exit): Promise<void> {
+  private async settle(runId: string, exit: Exit, opts: { workerDied?: boolean } = {}): Promise<void> {
     // The reads here skip counting the run's events: a count walks an index over all of them (tens
     // of milliseconds for a run of a million events). The record callers get is read once, counted,
     // by whenIdle.
@@ -606,6 +615,10 @@ export class Supervisor {
         reason = `WAITING named checkpoint ${checkpoint}, which does not exist: create it (Sprite.checkpoint() or \`pmagent checkpoint create\`) before emitting WAITING`;
         await this.runs.recordProtocolError(runId, "outbox", null, reason, "");
       }
+    } else if (opts.workerDied && run.worker) {
+      // It died with its worker (parent-death signal): the entry is another worker's to take over.
+      state = "canceled";
+      reason = WORKER_DIED;
     } else {
       state = "failed";
       reason = `the sprite ended (${exitText}) without COMPLETED, ERROR or WAITING`;
@@ -670,7 +683,7 @@ export class Supervisor {
         await this.board.transition(run.role, run.entry_id, "done", { note: `run ${run.id} succeeded` });
       } else if (run.state === "failed") {
         await this.board.transition(run.role, run.entry_id, "error", { note: `run ${run.id} failed: ${run.reason ?? "unknown"}`.slice(0, 2000) });
-      } else if (run.reason !== WORKER_STOPPED) {
+      } else if (run.reason !== WORKER_STOPPED && run.reason !== WORKER_DIED) {
         await this.board.transition(run.role, run.entry_id, "canceled", { note: `run ${run.id} canceled${run.reason ? `: ${run.reason}` : ""}` });
       }
     }
@@ -752,6 +765,8 @@ export class Supervisor {
       try {
         restoreCheckpoint(run.workspace, run.checkpoint_dir, waiting.checkpoint_id);
         const body = { work_item_id: run.work_item_id, checkpoint_id: waiting.checkpoint_id, inputs: { ...inputs, ...secret }, context };
+        // Through a `.lattice` the sprite made a link, the file (with its secret inputs) would land elsewhere.
+        assertRealDirectory(latticeDir(run.workspace), "the workspace's .lattice directory");
         writeFileAtomic(resumePath(run.workspace), `${JSON.stringify(body, null, 2)}\n`, 0o600);
       } catch (err) {
         await this.runs.update(runId, { state: "failed", reason: `resume failed: ${(err as Error).message}`, finished: true }, ["starting"]);
@@ -778,6 +793,25 @@ export class Supervisor {
   }
 
   /**
+   * Fence the runs of an entry that `worker` has just claimed (a takeover after a lease expired):
+   * each run of another worker not finished yet is canceled as superseded, so its finish is
+   * refused (settling only moves unfinished runs) as is its late output (ingest checks the claim),
+   * and its sprite's process group is killed when it still runs on this host.
+   */
+  async fenceEntry(entryId: string, worker: string): Promise<RunRecord[]> {
+    const fenced: RunRecord[] = [];
+    for (const run of await this.runs.list({ entryId, state: ["starting", "running", "waiting"] })) {
+      if (run.worker === worker) continue;
+      const reason = `superseded: entry ${entryId} was taken over by ${worker} after the lease of ${run.worker ?? "its run"} expired`;
+      if (!(await this.runs.update(run.id, { state: "canceled", reason, entry_synced: true, finished: true }, ["starting", "running", "waiting"]))) continue;
+      if (run.host === this.host && run.sprite_pid !== null && processAlive(run.sprite_pid, run.sprite_started)) killGroup(run.sprite_pid);
+      this.log.warn({ run: run.id, entry: entryId, worker }, "run superseded by a takeover");
+      fenced.push(await this.runs.get(run.id));
+    }
+    return fenced;
+  }
+
+  /**
    * After a crash: every unfinished run of this host whose supervisor is gone is taken over.
    * A sprite still alive is re-attached (its output files and outbox tailed from the stored
    * offsets until it exits); one that ended is drained and settled. Finished runs whose entry
@@ -785,6 +819,7 @@ export class Supervisor {
    */
   async reconcile(): Promise<RunRecord[]> {
     const taken: Array<Promise<RunRecord>> = [];
+    const takenIds = new Set<string>();
     for (const run of await this.runs.list({ state: [...UNFINISHED_RUN_STATES] })) {
       if (run.host !== this.host) continue;
       if (run.supervisor_pid !== null && run.supervisor_pid !== process.pid && processAlive(run.supervisor_pid)) continue;
@@ -809,20 +844,51 @@ export class Supervisor {
             return;
           }
           const exit = await this.follow(run, exited, redactor);
-          await this.settle(run.id, exit);
+          await this.settle(run.id, exit, { workerDied: true });
         } finally {
           active.attempt = null;
         }
       })();
       active.attempt = attempt;
+      takenIds.add(run.id);
       taken.push(attempt.then(() => this.whenIdle(run.id)));
     }
     for (const run of await this.runs.unsynced()) await this.syncEntry(run);
-    for (const run of await this.runs.list({ state: ["starting", "running", "waiting"] })) {
-      if (run.host !== this.host || (run.supervisor_pid !== process.pid && run.state !== "waiting")) continue;
-      for (const e of await this.runs.undispatched(run.id, ["ACTION_REQUEST", "ENVIRONMENT_PROPOSAL"])) this.dispatch(run, e, true);
-    }
+    // A run whose actions are handed over again is listed too, whatever its state, once they are
+    // done (not a sprite a blocking action's result relaunched: that one runs on).
+    const again = await this.redispatch();
+    for (const [id, dispatched] of again) if (!takenIds.has(id)) taken.push(dispatched.then(() => this.runs.get(id)));
     return Promise.all(taken);
+  }
+
+  /**
+   * Hand over again, whatever the state of their run: actions and proposals never marked
+   * dispatched (their supervisor died first) in runs of this host no live supervisor follows, and
+   * actions left pending, cut off mid-attempt or with their sprite not resumed (the action
+   * executor's claim keeps one attempt at a time, its idempotency key one delivery).
+   */
+  private async redispatch(): Promise<Map<string, Promise<unknown>>> {
+    const runs = new Map<string, RunRecord | undefined>();
+    const runOf = async (id: string) => {
+      if (!runs.has(id)) runs.set(id, await this.runs.find(id, this.store, false));
+      return runs.get(id);
+    };
+    const followedElsewhere = (run: RunRecord) =>
+      run.host !== this.host || (run.state !== "waiting" && run.supervisor_pid !== null && run.supervisor_pid !== process.pid && processAlive(run.supervisor_pid));
+    const again = new Map<string, { run: RunRecord; event: StoredEvent }>();
+    for (const event of await this.runs.undispatchedAll(["ACTION_REQUEST", "ENVIRONMENT_PROPOSAL"])) {
+      const run = await runOf(event.run_id);
+      if (run && !followedElsewhere(run)) again.set(`${run.id}:${event.id}`, { run, event });
+    }
+    for (const a of (await this.o.hooks?.actions?.orphaned?.(this.o.project.config.project_id)) ?? []) {
+      if (again.has(`${a.run_id}:${a.event_id}`)) continue;
+      const run = await runOf(a.run_id);
+      const event = run ? await this.runs.eventById(run.id, a.event_id, "ACTION_REQUEST") : undefined;
+      if (run && event) again.set(`${run.id}:${event.id}`, { run, event });
+    }
+    const byRun = new Map<string, Array<Promise<void>>>();
+    for (const { run, event } of again.values()) byRun.set(run.id, [...(byRun.get(run.id) ?? []), this.dispatch(run, event, true)]);
+    return new Map([...byRun].map(([id, ps]) => [id, Promise.allSettled(ps)]));
   }
 }
 
@@ -835,6 +901,8 @@ function revisionRequest(payload: Record<string, unknown> | undefined): { revisi
 
 /** The reason a worker records on the run it stops; its entry is left for another worker to take over. */
 export const WORKER_STOPPED = "the worker stopped; the entry is left in_progress for another worker to take over when its lease expires";
+/** The reason recorded on a worker's run whose sprite died with its worker (found by reconciliation); the entry is left likewise. */
+export const WORKER_DIED = "the worker died and its sprite with it; the entry is left in_progress for another worker to take over when its lease expires";
 
 function stopGroup(pid: number): void {
   signalGroup(pid, "SIGTERM");
@@ -854,12 +922,14 @@ function waitForExit(pid: number, started: string | null, pollMs: number): Promi
 
 /** Read a file from `offset` to its end (or one chunk's worth), handing each chunk over; true if anything was read. */
 function readFrom(path: string, offset: number, push: (b: Buffer) => void): boolean {
-  let fd: number;
+  let fd: number | null;
   try {
-    fd = openSync(path, "r");
+    // The sprite can reach its output files: one it swapped for a FIFO must not block this process.
+    fd = openRegularFile(path, "the sprite's output file");
   } catch {
     return false;
   }
+  if (fd === null) return false;
   try {
     const size = fstatSync(fd).size;
     if (size <= offset) return false;

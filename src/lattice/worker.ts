@@ -101,6 +101,8 @@ export class Worker {
           const next = await this.claimNext(role);
           if (!next) continue;
           worked = true;
+          // A takeover: the previous claimer's run, if any is left, must not run on beside ours.
+          await sup.fenceEntry(next.entry.entry.id, this.id);
           const run = await sup.startRun({ role, entryId: next.entry.entry.id, worker: this.id, decided: next.decided ?? undefined, onStarted: (id) => (this.current = id) });
           this.current = null;
           this.o.onRun?.(run);

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { Blackboard } from "../../src/blackboard/index.js";
-import type { RunRecord } from "../../src/lattice/index.js";
+import { ACTION_STATES, type RunRecord } from "../../src/lattice/index.js";
 import { openSqliteTestStore, type TestStore } from "../helpers/stores.js";
 import { startServer, type TestServer } from "./helpers.js";
 import { httpClient, ok, refused, text } from "./mcp-helpers.js";
@@ -84,7 +84,9 @@ describe("MCP server: runs, resources and prompts over streamable HTTP", () => {
     expect(text(listed)).toContain(`${waiting.id} POST_COMMENT [failed] after 1 attempt: sink_failed: no comment sink`);
     const failed = await ok(builder, "runs_actions", { state: "failed", detail: "full" });
     expect(failed.structuredContent.actions).toEqual([expect.objectContaining({ action: "POST_COMMENT", full: expect.objectContaining({ parameters: { body: "done" } }) })]);
-    expect(await refused(builder, "runs_actions", { state: "done" })).toMatch(/^MCP error -32602: Input validation error: Invalid arguments for tool runs_actions: Invalid option: expected one of "pending"\|"running"\|"succeeded"\|"failed" at state$/);
+    expect(await refused(builder, "runs_actions", { state: "done" })).toBe(
+      `MCP error -32602: Input validation error: Invalid arguments for tool runs_actions: Invalid option: expected one of ${ACTION_STATES.map((x) => `"${x}"`).join("|")} at state`,
+    );
   });
 
   it("resume: inputs checked as the API does, only by who may, the same resume twice a no-op", async () => {
