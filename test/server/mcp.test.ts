@@ -204,6 +204,29 @@ describe("MCP server: transports and access", () => {
     expect(await post(`127.0.0.1:${port}`)).toBe(200);
   });
 
+  it("without tokens (loopback only): the SDK client acts as the first human, and a foreign Host is still refused", async () => {
+    const open = await startServer(ts, { env: { PMAGENT_TOKENS: "" } });
+    const client = new Client({ name: "pmagent-test", version: "1.0.0" });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${open.url}/mcp`)));
+      await client.listTools();
+      expect((await ok(client, "bb_post", { entry: { id: "n-1", to: "Builder", kind: "build_request" } })).structuredContent.entry.from).toBe("Human");
+      const port = new URL(open.url).port;
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = request({ host: "127.0.0.1", port, path: "/mcp", method: "POST", headers: { host: `evil.example:${port}`, "content-type": "application/json", accept: "application/json, text/event-stream" } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on("error", reject);
+        req.end(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "bb_list", arguments: {} } }));
+      });
+      expect(status).toBe(403);
+    } finally {
+      await client.close();
+      await open.close();
+    }
+  });
+
   it("over stdio (pmagent mcp --as): the same tools, resources and prompts, acting as that actor", async () => {
     const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp", "--as", "Reviewer"], cwd: s.tp.root, env: { PATH: process.env.PATH ?? "", HOME: s.tp.root, ...ts.env }, stderr: "pipe" });
     const client = new Client({ name: "pmagent-test", version: "1.0.0" });
