@@ -58,7 +58,7 @@ describe.each(kinds)("chaos: worker killed with its sprite mid-entry, on $name",
         for (let i = 0; i < 20; i++) steps.push({ emit: "INFO", payload: { message: `tick ${i}` } }, { sleep: 10 });
         steps.push({ sleep: 8000 });
         steps.push({ emit: "COMPLETED", payload: { status: "success", summary: `trial ${trial}` } });
-        // Unsandboxed: the pid file in the project root and the host pid it holds (the sandboxed kill is in test/lattice/worker-kill.test.ts).
+        // Unsandboxed: the pid file in the project root and the host pid it holds (the sandboxed kill is in test/lattice/supervisor/worker-kill.test.ts).
         setRunnerOnDisk(tp, tp.sprite(`long-${trial}`, { steps }), "off");
         await board.post("Human", { id: entryId, to: "Builder", kind: "build_request" });
 

@@ -1,0 +1,180 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Redactor } from "../../../src/core/index.js";
+import { appendOutbox, eventId, OUTBOX_START, RunIngestor, RunStore } from "../../../src/lattice/index.js";
+import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
+import { SPEC_EVENTS } from "../helpers.js";
+
+const kinds = await availableStoreKinds();
+
+describe.each(kinds)("RunIngestor on $name", (kind) => {
+  it("writes nothing after finish(): a resume's reset of the stream offsets is not overwritten by the finished attempt", async () => {
+    const ts = await kind.open();
+    const dir = mkdtempSync(join(tmpdir(), "pmagent-ingest-"));
+    try {
+      const runs = new RunStore(ts.store, "demo");
+      const run = await runs.create({ id: "run_1", project_id: "demo", role: "Builder", entry_id: null, sprite_id: "s", work_item_id: "w", command: ["x"], workspace: dir, checkpoint_dir: dir, run_dir: dir, worker: null, host: "h", supervisor_pid: 1, gate: null });
+      const ingestor = new RunIngestor({
+        store: ts.store, runId: run.id, attempt: 1, outboxPath: join(dir, "outbox.jsonl"), violationsPath: join(dir, "violations.log"),
+        outbox: run.outbox, stdoutOffset: 0, stderrOffset: 0, logBytes: 0, logTruncated: false, redactor: new Redactor(),
+      });
+      // The last chunk is pushed right before finish(), as the supervisor's drain does: it schedules a flush of its own.
+      ingestor.pushStdout(Buffer.from("one\ntwo\n"));
+      await ingestor.finish();
+      expect((await runs.get(run.id)).stdout_offset).toBe(8);
+      // The next attempt starts (what resumeRun does), then anything left scheduled gets its chance to run.
+      await runs.update(run.id, { attempt: 2, resetStreams: true });
+      await new Promise((r) => setImmediate(r));
+      await ingestor.settle();
+      expect((await runs.get(run.id)).stdout_offset).toBe(0);
+      expect((await runs.logs(run.id)).map((l) => l.text)).toEqual(["one", "two"]);
+    } finally {
+      await ts.cleanup();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+// Each case twice: outbox lines decoded in place, and on the decoder thread (what large reads use).
+const decoding = [
+  { mode: "decoded in place", threadBytes: Number.POSITIVE_INFINITY },
+  { mode: "decoded on the decoder thread", threadBytes: 0 },
+];
+const cases = kinds.flatMap((kind) => decoding.map((d) => ({ ...d, kind, name: kind.name })));
+
+describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode", ({ kind, threadBytes }) => {
+  let ts: TestStore;
+  let dir: string;
+  beforeEach(async () => {
+    ts = await kind.open();
+    dir = mkdtempSync(join(tmpdir(), "pmagent-ingest-"));
+  });
+  afterEach(async () => {
+    await ts.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const ingestorOptions = () => ({
+      store: ts.store,
+      runId: "run-1",
+      attempt: 1,
+      outboxPath: join(dir, "outbox.jsonl"),
+      violationsPath: join(dir, "violations.log"),
+      outbox: OUTBOX_START,
+      stdoutOffset: 0,
+      stderrOffset: 0,
+      logBytes: 0,
+      logTruncated: false,
+      redactor: new Redactor(["hunter2-secret-value"]),
+      threadBytes,
+    });
+  const ingestor = () => new RunIngestor(ingestorOptions());
+  const rows = () => ts.store.all<{ event_id: string; source: string; outbox_line: number | null; event_ts: string }>("SELECT event_id, source, outbox_line, event_ts FROM lattice_run_events WHERE run_id = 'run-1' ORDER BY seq");
+  const line = (e: unknown) => Buffer.from(`LATTICE_EVENT ${JSON.stringify(e)}\n`);
+
+  it("stores an event seen on stdout first once, and places it on its outbox line when the outbox shows it later", async () => {
+    const ing = ingestor();
+    ing.pushStdout(line(SPEC_EVENTS.info));
+    await ing.poll();
+    await ing.settle();
+    expect(await rows()).toEqual([{ event_id: eventId(SPEC_EVENTS.info), source: "stdout", outbox_line: null, event_ts: "2026-01-15T10:30:00Z" }]);
+    appendOutbox(join(dir, "outbox.jsonl"), SPEC_EVENTS.phaseStarted);
+    appendOutbox(join(dir, "outbox.jsonl"), SPEC_EVENTS.info);
+    ing.pushStdout(line(SPEC_EVENTS.phaseStarted));
+    await ing.finish();
+    expect((await rows()).map((r) => [r.event_id, r.source, Number(r.outbox_line)])).toEqual([
+      [eventId(SPEC_EVENTS.info), "stdout", 2],
+      [eventId(SPEC_EVENTS.phaseStarted), "outbox", 1],
+    ]);
+    expect(ing.stored).toBe(2);
+  });
+
+  it("stores many events from both sources once each, in outbox order, redacted, across several outbox batches", async () => {
+    const path = join(dir, "outbox.jsonl");
+    const events = Array.from({ length: 3000 }, (_, i) => ({
+      ...SPEC_EVENTS.infoProgress,
+      timestamp: new Date(Date.parse("2026-01-15T10:30:00Z") + i).toISOString(),
+      payload: { message: `step ${i} with hunter2-secret-value`, pad: "x".repeat(3000) },
+    }));
+    appendFileSync(path, events.map((e) => `${JSON.stringify(e)}\n`).join(""));
+    const ing = ingestor();
+    for (const e of events) ing.pushStdout(line(e));
+    await ing.finish();
+    const stored = await rows();
+    // The id of an event holding a secret hashes its redacted form (it must not confirm a guess).
+    const redactor = new Redactor(["hunter2-secret-value"]);
+    expect(stored.map((r) => r.event_id)).toEqual(events.map((e) => eventId(redactor.redactValue(e))));
+    expect(stored.map((r) => r.event_id)).not.toContain(eventId(events[0]));
+    expect(stored.every((r) => r.source === "outbox")).toBe(true);
+    const text = await ts.store.all<{ event_json: string }>("SELECT event_json FROM lattice_run_events WHERE run_id = 'run-1'");
+    expect(text.some((r) => r.event_json.includes("hunter2"))).toBe(false);
+  });
+
+  it("pairs stdout copies with outbox lines out of step (reordered, stdout only, outbox only, CRLF, non-ASCII): each event once, from the outbox where it has it", async () => {
+    const path = join(dir, "outbox.jsonl");
+    const events = Array.from({ length: 300 }, (_, i) => ({
+      ...SPEC_EVENTS.infoProgress,
+      timestamp: new Date(Date.parse("2026-01-15T10:30:00Z") + i).toISOString(),
+      payload: { message: i % 7 === 0 ? `étape ${i} — done ✓` : `step ${i}`, i },
+    }));
+    const onlyStdout = events[150]!;
+    const onlyOutbox = { ...SPEC_EVENTS.phaseStarted, payload: { phase: "outbox only" } };
+    const outbox: Array<{ timestamp: string }> = events.filter((e) => e !== onlyStdout);
+    outbox.splice(100, 0, onlyOutbox);
+    appendFileSync(path, outbox.map((e) => `${JSON.stringify(e)}\n`).join(""));
+    const stdout = [...events];
+    [stdout[10], stdout[11]] = [stdout[11]!, stdout[10]!];
+    [stdout[40], stdout[200]] = [stdout[200]!, stdout[40]!];
+    const ing = ingestor();
+    // In uneven chunks, some lines with CRLF endings.
+    const text = stdout.map((e, i) => `LATTICE_EVENT ${JSON.stringify(e)}${i % 5 === 0 ? "\r\n" : "\n"}`).join("");
+    const bytes = Buffer.from(text);
+    for (let at = 0; at < bytes.length; at += 4093) ing.pushStdout(Buffer.from(bytes.subarray(at, at + 4093)));
+    await ing.finish();
+    const stored = await rows();
+    const byId = new Map(stored.map((r) => [r.event_id, r]));
+    expect(stored).toHaveLength(events.length + 1);
+    expect(byId.get(eventId(onlyStdout))).toMatchObject({ source: "stdout", outbox_line: null });
+    expect(byId.get(eventId(onlyOutbox))).toMatchObject({ source: "outbox" });
+    expect(Number(byId.get(eventId(onlyOutbox))!.outbox_line)).toBe(101);
+    for (const e of outbox) expect(byId.get(eventId(e))!.source).toBe("outbox");
+    expect(ing.stored).toBe(events.length + 1);
+    // Stored as written, non-ASCII included, with the timestamp as its own column.
+    const json = await ts.store.all<{ event_json: string; event_ts: string }>("SELECT event_json, event_ts FROM lattice_run_events WHERE run_id = 'run-1' ORDER BY seq");
+    expect(json.map((r) => JSON.parse(r.event_json) as unknown)).toEqual(outbox.concat([onlyStdout]));
+    expect(json.map((r) => r.event_ts)).toEqual(outbox.concat([onlyStdout]).map((e) => e.timestamp));
+  });
+
+  it("records the outbox's bad lines as protocol errors and stores the good ones", async () => {
+    const path = join(dir, "outbox.jsonl");
+    const good = { ...SPEC_EVENTS.info, payload: { ...SPEC_EVENTS.info.payload, message: "token hunter2-secret-value" } };
+    appendFileSync(path, ["{not json", JSON.stringify({ ...SPEC_EVENTS.info, event_type: "NOPE" }), JSON.stringify(good), `{"pad":"${"y".repeat(2000)}"}`].join("\n") + "\n" + '{"torn":');
+    const ing = new RunIngestor({ ...ingestorOptions(), maxLineBytes: 1000 });
+    await ing.finish();
+    expect((await rows()).map((r) => r.event_id)).toEqual([eventId({ ...good, payload: { ...good.payload, message: "token [REDACTED]" } })]);
+    const errors = await ts.store.all<{ line_no: number; reason: string; excerpt: string }>("SELECT line_no, reason, excerpt FROM lattice_protocol_errors WHERE run_id = 'run-1' ORDER BY line_no");
+    expect(errors.map((e) => [Number(e.line_no), e.reason.split(":")[0]])).toEqual([
+      [1, "invalid JSON"],
+      [2, "schema violation"],
+      [4, "line of 2010 bytes exceeds the limit of 1000 bytes; discarded"],
+      [5, "torn last line"],
+    ]);
+    expect(errors[3]!.reason).toBe("torn last line: 8 bytes at offset " + String(Buffer.byteLength(readFileSync(path, "utf8")) - 8) + " without a newline (the sprite stopped while writing it); not stored");
+    const stored = await ts.store.get<{ event_json: string }>("SELECT event_json FROM lattice_run_events WHERE run_id = 'run-1'");
+    expect(stored!.event_json).not.toContain("hunter2");
+  });
+
+  it("stops reading an outbox that was rewritten shorter, saying so", async () => {
+    const path = join(dir, "outbox.jsonl");
+    appendFileSync(path, `${JSON.stringify(SPEC_EVENTS.info)}\n`);
+    const ing = ingestor();
+    await ing.poll();
+    await ing.settle();
+    writeFileSync(path, "");
+    await ing.finish();
+    const errors = await ts.store.all<{ reason: string }>("SELECT reason FROM lattice_protocol_errors WHERE run_id = 'run-1'");
+    expect(errors.map((e) => e.reason)).toEqual([`outbox unreadable, no longer read for this run: ${path} shrank to 0 bytes but ${JSON.stringify(SPEC_EVENTS.info).length + 1} were already read: the outbox is append-only and must not be rewritten`]);
+  });
+});

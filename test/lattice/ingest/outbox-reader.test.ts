@@ -1,0 +1,57 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { eventId, OUTBOX_START } from "../../../src/lattice/index.js";
+import { Redactor } from "../../../src/core/index.js";
+import { BatchCursor, type OutboxBatch, OutboxReader, stopDecoderThread } from "../../../src/lattice/ingest/outbox-reader.js";
+import { SPEC_EVENTS } from "../helpers.js";
+
+let dir: string;
+let path: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "pmagent-outbox-reader-"));
+  path = join(dir, "outbox.jsonl");
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const events = Array.from({ length: 2000 }, (_, i) => ({
+  ...SPEC_EVENTS.infoProgress,
+  timestamp: new Date(Date.parse("2026-01-15T10:30:00Z") + i).toISOString(),
+  payload: { message: `step ${i}`, pad: "x".repeat(500) },
+}));
+const options = { maxLineBytes: 1024 * 1024, maxBytes: 64 * 1024 * 1024, redactor: new Redactor() };
+const ids = (b: OutboxBatch) => {
+  const out: string[] = [];
+  for (const c = new BatchCursor(b); c.next(); ) out.push(c.bytes.toString("utf8", c.id, c.idEnd));
+  return out;
+};
+const lines = (b: OutboxBatch) => {
+  const out: number[] = [];
+  for (const c = new BatchCursor(b); c.next(); ) out.push(c.lineNo);
+  return out;
+};
+
+describe("OutboxReader on the decoder thread", () => {
+  it("decodes a read in place when the decoder thread stops before answering it, and the next read starts a new thread", async () => {
+    appendFileSync(path, events.map((e) => `${JSON.stringify(e)}\n`).join(""));
+    const reader = new OutboxReader(path, { ...options, threadBytes: 0 });
+    // The request is posted synchronously; the thread is stopped before it can answer.
+    const pending = reader.read(OUTBOX_START);
+    await stopDecoderThread();
+    const batch = await pending;
+    expect(ids(batch)).toEqual(events.map(eventId));
+    expect(lines(batch)).toEqual(events.map((_, i) => i + 1));
+    expect(batch.errors).toEqual([]);
+    expect(batch.more).toBe(false);
+
+    appendFileSync(path, `${JSON.stringify(SPEC_EVENTS.info)}\n`);
+    const next = await new OutboxReader(path, { ...options, threadBytes: 0 }).read(batch.next);
+    expect(ids(next)).toEqual([eventId(SPEC_EVENTS.info)]);
+  });
+
+  it("still fails a read that fails on the thread itself, with its reason", async () => {
+    // A directory where the outbox should be: the thread's read fails, it does not stop.
+    await expect(new OutboxReader(dir, { ...options, threadBytes: 0 }).read(OUTBOX_START)).rejects.toThrow(/is a directory, not a regular file/);
+  });
+});

@@ -1,0 +1,121 @@
+import { describe, expect, it, beforeEach, afterEach } from "vitest";
+import { Blackboard } from "../../../src/blackboard/index.js";
+import { Worker, WORKER_STOPPED, gateFrom, type RunRecord } from "../../../src/lattice/index.js";
+import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
+import { testProject, type TestProject } from "../helpers.js";
+
+const kinds = await availableStoreKinds();
+
+describe.each(kinds)("worker on $name", (kind) => {
+  let ts: TestStore;
+  let tp: TestProject;
+  let board: Blackboard;
+  beforeEach(async () => {
+    ts = await kind.open();
+    tp = testProject(ts);
+    board = new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] });
+  });
+  afterEach(async () => {
+    await ts.cleanup();
+    tp.cleanup();
+  });
+
+  function useRunner(scenario: unknown): void {
+    tp.project.config.lanes[0]!.roles[0]!.runner = { command: tp.sprite("runner", scenario), env: {}, timeout_s: 120 };
+  }
+
+  it("claims open entries for its role oldest first, runs the configured command, and moves the lane on", async () => {
+    useRunner({ steps: [{ emit: "PHASE_STARTED", payload: { phase: "build" } }, { emit: "ARTIFACT", payload: { kind: "file", ref: "out.txt" } }, { emit: "COMPLETED", payload: { status: "success" } }] });
+    await board.post("Human", { id: "a", to: "Builder", kind: "build_request", created_at: "2026-01-01T00:00:00Z" });
+    await board.post("Human", { id: "b", to: "Builder", kind: "build_request", created_at: "2026-01-02T00:00:00Z" });
+    await board.post("Human", { id: "other-kind", to: "Builder", kind: "unrelated" });
+    const runs: RunRecord[] = [];
+    const worker = new Worker({ supervisor: tp.supervisor(), roles: ["Builder"], id: "w1", once: true, onRun: (r) => runs.push(r) });
+    await worker.run(new AbortController().signal);
+    expect(runs.map((r) => [r.entry_id, r.state, r.worker])).toEqual([
+      ["a", "succeeded", "w1"],
+      ["b", "succeeded", "w1"],
+    ]);
+    expect((await board.get("a")).entry.status).toBe("done");
+    expect((await board.get("b-review")).entry).toMatchObject({ to: "Reviewer", status: "open" });
+    expect((await board.get("other-kind")).entry.status).toBe("open");
+    const claims = (await board.history("a")).map((h) => h.action);
+    expect(claims).toEqual(["post", "claim", "status"]);
+  });
+
+  it("without a gate, takes over an entry whose claimer's lease expired", async () => {
+    useRunner({ steps: [{ emit: "COMPLETED", payload: { status: "success" } }] });
+    await board.post("Human", { id: "stale", to: "Builder", kind: "build_request" });
+    // A claimer that died: its 1 ms lease runs out at once.
+    expect(await board.claim("gone", "Builder", ["build_request"], 1)).toMatchObject({ claimed_by: "gone" });
+    await new Promise((r) => setTimeout(r, 10));
+    const runs: RunRecord[] = [];
+    const worker = new Worker({ supervisor: tp.supervisor(), roles: ["Builder"], id: "w2", once: true, onRun: (r) => runs.push(r) });
+    await worker.run(new AbortController().signal);
+    expect(runs.map((r) => [r.entry_id, r.state, r.worker])).toEqual([["stale", "succeeded", "w2"]]);
+    expect((await board.history("stale")).map((h) => [h.action, h.changes])).toEqual([
+      ["post", expect.anything()],
+      ["claim", expect.anything()],
+      ["takeover", { claimed_by: { from: "gone", to: "w2" } }],
+      ["status", { status: { from: "in_progress", to: "done" }, note: { from: null, to: expect.stringMatching(/^run run_.* succeeded$/) } }],
+    ]);
+  });
+
+  it("asks the gate before claiming: a denied entry stays open with the reason recorded, the next one runs", async () => {
+    useRunner({ steps: [{ emit: "COMPLETED", payload: { status: "success" } }] });
+    await board.post("Human", { id: "blocked", to: "Builder", kind: "build_request", created_at: "2026-01-01T00:00:00Z", payload: { risky: true } });
+    await board.post("Human", { id: "fine", to: "Builder", kind: "build_request", created_at: "2026-01-02T00:00:00Z" });
+    let asked = 0;
+    const gate = gateFrom(async ({ entry }) => {
+      asked++;
+      return entry?.payload.risky ? { decision: "DENY", reasoning: "risky work while DEGRADED", conditions: [] } : { decision: "ALLOW", reasoning: "", conditions: [] };
+    });
+    const runs: RunRecord[] = [];
+    const worker = new Worker({ supervisor: tp.supervisor({ gate }), roles: ["Builder"], once: true, onRun: (r) => runs.push(r) });
+    await worker.run(new AbortController().signal);
+    expect(runs.map((r) => r.entry_id)).toEqual(["fine"]);
+    expect((await board.get("blocked")).entry.status).toBe("open");
+    expect(await tp.supervisor().runs.lastGateDecision("blocked")).toMatchObject({ decision: "DENY", reasoning: "risky work while DEGRADED" });
+    // Asked once per entry: the recorded DENY is not asked again while the entry is unchanged.
+    expect(asked).toBe(2);
+  });
+
+  it("with a gate, reads the backlog past a first page of candidates that are all denied or not its kind", async () => {
+    useRunner({ steps: [{ emit: "COMPLETED", payload: { status: "success" } }] });
+    const day = (i: number) => new Date(Date.parse("2026-01-01T00:00:00Z") + i * 60_000).toISOString();
+    // 40 entries older than the one that may run: some of another kind, the rest denied by the gate.
+    for (let i = 0; i < 40; i++) {
+      await board.post("Human", { id: `old-${i}`, to: "Builder", kind: i % 2 ? "unrelated" : "build_request", created_at: day(i), payload: { risky: true } });
+    }
+    await board.post("Human", { id: "allowed", to: "Builder", kind: "build_request", created_at: day(41) });
+    const gate = gateFrom(async ({ entry }) => (entry?.payload.risky ? { decision: "DENY", reasoning: "risky", conditions: [] } : { decision: "ALLOW", reasoning: "", conditions: [] }));
+    const runs: RunRecord[] = [];
+    const worker = new Worker({ supervisor: tp.supervisor({ gate }), roles: ["Builder"], once: true, onRun: (r) => runs.push(r) });
+    await worker.run(new AbortController().signal);
+    expect(runs.map((r) => r.entry_id)).toEqual(["allowed"]);
+    expect((await board.list({ status: "open", to: "Builder" })).length).toBe(40);
+  });
+
+  it("stops cleanly on abort: the sprite is stopped, the run canceled, the entry left for another worker", async () => {
+    useRunner({ steps: [{ emit: "PHASE_STARTED", payload: { phase: "long" } }, { sleep: 60_000 }] });
+    await board.post("Human", { id: "long", to: "Builder", kind: "build_request" });
+    const stop = new AbortController();
+    const sup = tp.supervisor();
+    const worker = new Worker({ supervisor: sup, roles: ["Builder"], pollMs: 50 });
+    const running = worker.run(stop.signal);
+    for (;;) {
+      const [run] = await sup.runs.list({ state: "running" });
+      if (run && run.event_count > 0) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    stop.abort();
+    await running;
+    const [run] = await sup.runs.list();
+    expect(run).toMatchObject({ state: "canceled", reason: WORKER_STOPPED });
+    expect((await board.get("long")).entry.status).toBe("in_progress");
+  });
+
+  it("refuses an unknown role up front", () => {
+    expect(() => new Worker({ supervisor: tp.supervisor(), roles: ["Ghost"] })).toThrow('role "Ghost" is not configured in any lane (configured roles: Builder, Reviewer)');
+  });
+});
