@@ -5,7 +5,7 @@
  * action was carried out twice).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, watch, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, watch, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { readOutbox, type RunRecord, type StoredEvent } from "../../src/lattice/index.js";
 import type { Store } from "../../src/store/index.js";
@@ -57,23 +57,44 @@ function outboxLines(workspace: string): number {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Resolves once the outbox of a run started after this call has `lines` lines: the project's
+ * workspaces are watched (each run's workspace is named after it), so the wait follows the
+ * sprite's writes instead of querying the store every few milliseconds.
+ */
+function outboxReaches(root: string, lines: number): { reached: Promise<void>; close: () => void } {
+  const workspaces = join(root, ".pmagent", "workspaces");
+  mkdirSync(workspaces, { recursive: true });
+  const before = new Set(readdirSync(workspaces));
+  let close = () => {};
+  const reached = new Promise<void>((resolve) => {
+    const watcher = watch(workspaces, { recursive: true }, () => check());
+    close = () => watcher.close();
+    const check = () => {
+      const fresh = readdirSync(workspaces).filter((d) => !before.has(d));
+      if (fresh.some((d) => outboxLines(join(workspaces, d)) >= lines)) {
+        close();
+        resolve();
+      }
+    };
+    check();
+  });
+  return { reached, close };
+}
+
 export async function crashTrial(o: CrashTrialOptions): Promise<CrashTrialResult> {
   const runs = new RunStore(o.store, o.projectId);
   const before = new Set((await runs.list()).map((r) => r.id));
+  // Watching starts before the spawn, so the run's workspace is seen however fast it appears.
+  const watchOutbox = "afterOutboxLines" in o.kill ? outboxReaches(o.root, o.kill.afterOutboxLines) : null;
   const args = [CLI, "run", "--role", o.role, ...(o.entryId ? ["--entry", o.entryId] : []), "--", ...o.command];
   const child = spawn(process.execPath, args, { cwd: o.root, env: { ...process.env, ...o.storeEnv }, stdio: "ignore" });
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  let done = false;
-  void exited.then(() => (done = true));
   if ("afterMs" in o.kill) await Promise.race([sleep(o.kill.afterMs), exited]);
   else if ("when" in o.kill) await Promise.race([o.kill.when(), exited]);
   else {
-    const lines = o.kill.afterOutboxLines;
-    while (!done) {
-      const run = (await runs.list()).find((r) => !before.has(r.id));
-      if (run && outboxLines(run.workspace) >= lines) break;
-      await sleep(5);
-    }
+    await Promise.race([watchOutbox!.reached, exited]);
+    watchOutbox!.close();
     await Promise.race([sleep(o.kill.jitterMs), exited]);
   }
   child.kill("SIGKILL");

@@ -18,7 +18,7 @@ import { openSqliteTestStore } from "../../helpers/stores.js";
 import { crashTrial, prng } from "../harness.js";
 import { PMAGENT, testProject } from "../helpers.js";
 
-const TRIALS = Number(process.env.CRASH_TRIALS ?? 50);
+const TRIALS = Number(process.env.CRASH_TRIALS ?? 20);
 const SEED = Number(process.env.CRASH_SEED ?? 20261123);
 const TOKEN = "crash-github-token";
 

@@ -12,7 +12,7 @@ import { makeProject, makeWorkspace, type TestProject } from "../fixtures.js";
 
 // The 50-trial run through the real supervisor process is actions-crash.test.ts; this one drives the
 // executor process directly (and searches its logs for the secret) in fewer trials.
-const TRIALS = Number(process.env.KILL_TRIALS ?? 25);
+const TRIALS = Number(process.env.KILL_TRIALS ?? 10);
 const TOKEN = "kill-test-token";
 const SECRET = "kill-test-secret-value-7f3a9c1e";
 const FIXTURE = join(REPO_ROOT, "test/lattice/fixtures/action-supervisor.mjs");

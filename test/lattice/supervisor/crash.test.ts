@@ -5,7 +5,7 @@ import { crashTrial, lostOrDoubled, prng } from "../harness.js";
 import { testProject } from "../helpers.js";
 
 const kinds = await availableStoreKinds();
-const TRIALS = Number(process.env.CRASH_TRIALS ?? 50);
+const TRIALS = Number(process.env.CRASH_TRIALS ?? 20);
 const SEED = Number(process.env.CRASH_SEED ?? 20260115);
 
 describe.each(kinds)("supervisor killed with SIGKILL at random points, then restarted, on $name", (kind) => {
