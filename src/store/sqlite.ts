@@ -125,6 +125,14 @@ export class SqliteStore implements Store {
     return this.direct().notify(channel, payload);
   }
 
+  /**
+   * Resolves once the write-ahead log checkpoints asked for by large transactions so far have run
+   * (at once when there is no checkpoint thread): what a caller waits on before it measures the log.
+   */
+  checkpointed(): Promise<void> {
+    return this.checkpointer?.idle() ?? Promise.resolve();
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -169,6 +177,7 @@ class Checkpointer {
   private running = false;
   private again = false;
   private stopped = false;
+  private idleWaiters: Array<() => void> = [];
 
   constructor(file: string, onFailure: () => void) {
     this.worker = startThread("sqlite-checkpoint-thread", import.meta.url, { file });
@@ -179,9 +188,11 @@ class Checkpointer {
         this.request();
       } else {
         this.worker.unref();
+        for (const resolve of this.idleWaiters.splice(0)) resolve();
       }
     });
     const fail = () => {
+      for (const resolve of this.idleWaiters.splice(0)) resolve();
       if (this.stopped) return;
       this.stopped = true;
       onFailure();
@@ -199,6 +210,12 @@ class Checkpointer {
     this.running = true;
     this.worker.ref();
     this.worker.postMessage("checkpoint");
+  }
+
+  /** Resolves once the runs requested so far have finished (at once when none is under way). */
+  idle(): Promise<void> {
+    if (!this.running || this.stopped) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   async close(): Promise<void> {

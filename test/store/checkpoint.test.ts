@@ -26,10 +26,10 @@ describe("SQLite: large transactions are checkpointed on a thread of their own",
       await store.exec("CREATE TABLE bulk_probe (k INTEGER PRIMARY KEY, v TEXT NOT NULL)");
       expect(Number((await store.get<{ wal_autocheckpoint: number }>("PRAGMA wal_autocheckpoint"))!.wal_autocheckpoint)).toBe(1000);
       let walMax = 0;
-      // 40 MB in 2 MB transactions, each followed by a moment in which the thread catches up.
+      // 40 MB in 2 MB transactions, each followed by the thread's checkpoint of it.
       for (let t = 0; t < 20; t++) {
         await bulk(store, t * 2000, 2000, true);
-        await new Promise((r) => setTimeout(r, 100));
+        await store.checkpointed();
         walMax = Math.max(walMax, statSync(`${file}-wal`).size);
       }
       // The store's own connection would checkpoint only past 10,000 pages (40 MB)...
