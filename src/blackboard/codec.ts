@@ -12,6 +12,7 @@
 import { UsageError, formatZodIssues } from "../core/index.js";
 import { EntrySchema, type Entry } from "./schema.js";
 import { findJsonSyntaxError } from "./json-syntax.js";
+import { withCompatDefaults } from "./shapes.js";
 
 export interface DecodedComment {
   /** The blackboard type named in the marker, e.g. "doc_update_v1". */
@@ -89,7 +90,7 @@ export function parseComment(body: string): DecodedComment | undefined {
     const what = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
     throw new BlackboardCommentError("bb_comment_not_object", `the JSON after the \`json\` line is ${what}, not an object: an entry is one JSON object`, { type });
   }
-  const result = EntrySchema.safeParse(value);
+  const result = EntrySchema.safeParse(withCompatDefaults(value));
   if (!result.success) {
     const issues = formatZodIssues(result.error);
     throw new BlackboardCommentError("bb_comment_invalid_entry", `the entry does not match the blackboard entry schema: ${issues.join("; ")}`, { type, issues });
