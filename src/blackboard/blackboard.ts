@@ -135,6 +135,12 @@ function specOrder(e: Entry): Entry {
 }
 export const DEFAULT_LEASE_MS = 30_000;
 
+/** The projects with entries in this store (one board issue may hold several projects' entries). */
+export async function storedProjects(store: Store): Promise<string[]> {
+  const rows = await store.all<{ project_id: string }>("SELECT DISTINCT project_id FROM bb_entries ORDER BY project_id");
+  return rows.map((r) => r.project_id);
+}
+
 /** The wake-up sent when an entry becomes open: its addressee, a newline, its kind. */
 function openPayload(to: string, kind: string): string {
   return `${to}\n${kind}`;

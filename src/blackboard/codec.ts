@@ -98,6 +98,19 @@ export function parseComment(body: string): DecodedComment | undefined {
   return { type, entry: result.data, form };
 }
 
+/**
+ * Split a text holding one or more comment bodies, as a user pastes them, into the bodies: each
+ * starts at a line beginning with a blackboard marker and runs to the next one (a bare body's JSON
+ * runs "to the end", spec §4.2). Text before the first marker is returned as `preamble`.
+ */
+export function splitComments(text: string): { preamble: string; bodies: Array<{ body: string; line: number }> } {
+  const lines = text.replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n").split("\n");
+  const starts = lines.flatMap((l, i) => (MARKER_START.test(l.trimStart()) ? [i] : []));
+  const preamble = lines.slice(0, starts[0] ?? lines.length).join("\n");
+  const bodies = starts.map((start, k) => ({ body: lines.slice(start, starts[k + 1] ?? lines.length).join("\n").trimEnd(), line: start + 1 }));
+  return { preamble, bodies };
+}
+
 /** Render an entry in the canonical comment form. */
 export function renderComment(entry: Entry, type: string = DEFAULT_BLACKBOARD_TYPE): string {
   assertBlackboardType(type);

@@ -14,14 +14,13 @@ interface SyncOpts {
 
 function reportText(r: SyncReport): string {
   const lines = [
-    `synced ${r.repo}#${r.issue} (${r.comments} comments): imported ${r.imported.length}, updated locally ${r.updated_locally.length}, written back ${r.written_back.length}, posted ${r.posted.length}, unchanged ${r.unchanged}, conflicts ${r.conflicts.length}, bad comments ${r.bad_comments.length}${r.refused.length ? `, refused by GitHub ${r.refused.length}` : ""}`,
+    `synced ${r.repo}#${r.issue} (${r.comments} comments${r.projects.length > 1 ? `, projects ${r.projects.join(", ")}` : ""}): imported ${r.imported.length}, updated locally ${r.updated_locally.length}, written back ${r.written_back.length}, posted ${r.posted.length}, unchanged ${r.unchanged}, conflicts ${r.conflicts.length}, bad comments ${r.bad_comments.length}${r.refused.length ? `, refused by GitHub ${r.refused.length}` : ""}`,
   ];
   for (const [what, items] of [["imported", r.imported], ["updated locally", r.updated_locally], ["written back", r.written_back], ["posted", r.posted]] as const) {
-    for (const i of items) lines.push(`  ${what}: ${i.entry_id} (comment ${i.comment_id})`);
+    for (const i of items) lines.push(`  ${what}: ${i.entry_id}${i.project_id ? ` [${i.project_id}]` : ""} (comment ${i.comment_id})`);
   }
   for (const c of r.conflicts) lines.push(`  conflict: ${c.entry_id} (comment ${c.comment_id}): ${c.reason}`);
   for (const b of r.bad_comments) lines.push(`  bad comment ${b.comment_id} on #${b.issue}: ${b.reason}`);
-  for (const s of r.skipped) lines.push(`  skipped: ${s.entry_id} (comment ${s.comment_id}): ${s.reason}`);
   for (const f of r.refused) lines.push(`  refused by GitHub: ${f.entry_id}${f.comment_id === undefined ? "" : ` (comment ${f.comment_id})`}: ${f.reason}`);
   return lines.join("\n");
 }

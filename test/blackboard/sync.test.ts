@@ -201,11 +201,26 @@ describe.each(kinds)("bb sync ($name)", (kind) => {
     expect(report.bad_comments).toEqual([{ issue: 1, comment_id: copy.id, code: "bb_comment_duplicate", reason: `entry "dup" is already held by comment ${first.id}; this copy is ignored` }]);
   });
 
-  it("skips entries of another project", async () => {
-    const other = fake.addComment(REPO, 1, renderComment(entry("o1", { project_id: "elsewhere" })));
+  it("syncs a board holding two projects' entries: each into its own project, never picked by this one's roles, never bad", async () => {
+    const mine = fake.addComment(REPO, 1, renderComment(entry("m1", { payload_ref: { value: "progress_summary.md" } })));
+    const other = fake.addComment(REPO, 1, `<!-- blackboard:doc_update_v1 -->\n\`\`\`json\n${JSON.stringify(entry("o1", { project_id: "elsewhere" }))}\n\`\`\``);
     const report = await sync();
-    expect(report.skipped).toEqual([{ entry_id: "o1", comment_id: other.id, reason: 'entry of project "elsewhere", not "demo"' }]);
+    expect(report.projects).toEqual(["demo", "elsewhere"]);
+    expect(report.imported).toEqual([{ entry_id: "m1", comment_id: mine.id }, { entry_id: "o1", comment_id: other.id, project_id: "elsewhere" }]);
+    expect(report.bad_comments).toEqual([]);
     expect(await board.find("o1")).toBeUndefined();
+    expect((await board.get("m1")).entry.payload_ref).toEqual({ value: "progress_summary.md" });
+    const elsewhere = new Blackboard(t.store, { projectId: "elsewhere", humans: ["Human"] });
+    expect((await elsewhere.get("o1")).entry).toEqual({ ...entry("o1", { project_id: "elsewhere" }), source_issue: 1, source_comment_id: other.id });
+    // This project's Aya picks only its own entry.
+    expect((await board.claim("aya-1", "Aya", ["doc_update_proposal_request"]))?.entry.id).toBe("m1");
+    expect(await board.claim("aya-1", "Aya", ["doc_update_proposal_request"])).toBeUndefined();
+    // The other project's entry changed locally is written back to its comment; nothing else moves.
+    await elsewhere.transition("Human", "o1", "canceled");
+    const again = await sync();
+    expect(again.written_back).toEqual([{ entry_id: "m1", comment_id: mine.id }, { entry_id: "o1", comment_id: other.id, project_id: "elsewhere" }]);
+    expect(parseComment(fake.comment(other.id)!.body)!.entry).toMatchObject({ id: "o1", project_id: "elsewhere", status: "canceled" });
+    expect((await sync()).unchanged).toBe(2);
   });
 
   it("refuses to import a GitHub edit the lifecycle does not allow, and reports a deleted comment", async () => {
