@@ -26,7 +26,7 @@ import { Blackboard } from "./blackboard.js";
 import { canTransition } from "./lifecycle.js";
 import { parseComment, renderComment, assertBlackboardType, DEFAULT_BLACKBOARD_TYPE } from "./codec.js";
 import { readBoard, type RemoteComment } from "./sync-read.js";
-import { createGithubClient, githubError } from "./github-client.js";
+import { createGithubClient, githubError, type GithubClient } from "./github-client.js";
 import type { Entry, StoredEntry } from "./schema.js";
 import { clearPendingPost, loadLinks, loadPendingPosts, releaseSyncLock, saveLink, savePendingPost, takeSyncLock, type SyncLink } from "./sync-state.js";
 import type { SyncReport } from "./sync-report.js";
@@ -47,11 +47,15 @@ export interface SyncOptions {
   /** Blackboard type of the marker on newly posted comments (default doc_update_v1). */
   type?: string;
   clock?: () => number;
-  /** Rate-limit handling (see github-client.ts). */
-  sleep?: (ms: number) => Promise<void>;
+  /** Rate-limit and retry handling (see github-client.ts). */
   maxRetries?: number;
   maxWaitMs?: number;
   timeoutMs?: number;
+  retryAfterBaseMs?: number;
+  onWait?: (ms: number) => void;
+  writeSpacingMs?: number;
+  /** A client to reuse (`bb sync --watch`: its ETags make an unchanged board cost no rate limit). */
+  client?: GithubClient;
 }
 
 /** The entry with its board link filled in where absent: what imports store, and what hashes compare. */
@@ -65,8 +69,10 @@ export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
   if (!/^[^/\s]+\/[^/\s]+$/.test(options.repo)) throw new UsageError("bb_sync_bad_repo", `repository "${options.repo}" is not OWNER/NAME (e.g. acme/widgets)`);
   if (!Number.isInteger(issue) || issue < 1) throw new UsageError("bb_sync_bad_issue", `issue "${issue}" is not an issue number (a whole number from 1)`);
   assertBlackboardType(options.type ?? DEFAULT_BLACKBOARD_TYPE);
-  const client = createGithubClient(options);
+  const client = options.client ?? createGithubClient(options);
   const { octokit } = client;
+  const waitsBefore = client.waits.length;
+  const notModifiedBefore = client.notModified;
   const context = { tokenEnv: options.tokenEnv, apiUrl: options.apiUrl };
   /** Every GitHub call names what it was doing when it fails. */
   const gh = async <T>(what: string, call: () => Promise<T>): Promise<T> => {
@@ -83,7 +89,7 @@ export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
   await takeSyncLock(store, options.board.projectId, repo, issue, holder, clockMs());
   try {
     const postType = options.type ?? DEFAULT_BLACKBOARD_TYPE;
-    const report: SyncReport = { repo: options.repo, projects: [], issue, comments: 0, imported: [], updated_locally: [], written_back: [], posted: [], unchanged: 0, conflicts: [], bad_comments: [], refused: [], rate_limit_waits: 0 };
+    const report: SyncReport = { repo: options.repo, projects: [], issue, comments: 0, imported: [], updated_locally: [], written_back: [], posted: [], unchanged: 0, conflicts: [], bad_comments: [], refused: [], rate_limit_waits: 0, not_modified: 0 };
 
     const comments: RemoteComment[] = (
       await gh(`list the comments of ${options.repo}#${issue}`, () => octokit.paginate(octokit.rest.issues.listComments, { owner, repo: name, issue_number: issue, per_page: 100 }))
@@ -245,7 +251,8 @@ export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
         if (board !== own) tagProject(report, marks, projectId);
       }
     }
-    report.rate_limit_waits = client.waits.length;
+    report.rate_limit_waits = client.waits.length - waitsBefore;
+    report.not_modified = client.notModified - notModifiedBefore;
     return report;
   } finally {
     await releaseSyncLock(store, options.board.projectId, repo, issue, holder);

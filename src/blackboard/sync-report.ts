@@ -28,7 +28,8 @@ export const SyncReportSchema = z
     refused: z
       .array(z.object({ entry_id: z.string(), comment_id: z.number().int().positive().optional(), reason: z.string() }))
       .describe("local entries GitHub refused to store (e.g. a comment over its size limit, or deleted during the sync)"),
-    rate_limit_waits: count.describe("rate-limit answers waited out and retried"),
+    rate_limit_waits: count.describe("rate-limit answers waited out and retried (server errors such as a 502 are retried too, not counted here)"),
+    not_modified: count.describe("GET answers GitHub gave as 304 Not Modified (an unchanged board costs no rate limit)"),
   })
   .strict();
 

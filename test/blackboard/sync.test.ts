@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer, type AddressInfo, type Socket } from "node:net";
-import { Blackboard, SyncReportSchema, parseComment, renderComment, syncBoard, type Entry, type SyncOptions } from "../../src/blackboard/index.js";
+import { Blackboard, SyncReportSchema, createGithubClient, parseComment, renderComment, syncBoard, type Entry, type SyncOptions } from "../../src/blackboard/index.js";
 import { PmagentError } from "../../src/core/index.js";
 import { FakeGitHub } from "../helpers/fake-github.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
@@ -44,7 +44,7 @@ describe.each(kinds)("bb sync ($name)", (kind) => {
   let board: Blackboard;
   let waits: number[];
   const sync = (over: Partial<SyncOptions> = {}) =>
-    syncBoard({ board, repo: REPO, issue: 1, apiUrl: fake.url, token: "test-token", tokenEnv: "GITHUB_TOKEN", sleep: async (ms) => void waits.push(ms), ...over });
+    syncBoard({ board, repo: REPO, issue: 1, apiUrl: fake.url, token: "test-token", tokenEnv: "GITHUB_TOKEN", onWait: (ms) => void waits.push(ms), retryAfterBaseMs: 1, writeSpacingMs: 0, ...over });
   const writes = () => fake.requests.filter((r) => r.method !== "GET");
 
   beforeEach(async () => {
@@ -309,22 +309,13 @@ describe.each(kinds)("bb sync ($name)", (kind) => {
 
   it("runs one sync per board at a time: a concurrent one is refused, nothing is posted twice", async () => {
     await board.post("Human", { id: "once", to: "Aya", kind: "k" });
-    // The first sync waits out a rate limit while it holds the lock, until the second has been
-    // answered: the two overlap however long either takes to reach the database.
-    fake.rateLimitNext({ requests: 1, kind: "secondary", retryAfterSeconds: 1 });
-    let waiting!: () => void;
-    let answered!: () => void;
-    const inside = new Promise<void>((resolve) => (waiting = resolve));
-    const secondAnswered = new Promise<void>((resolve) => (answered = resolve));
-    const first = sync({
-      sleep: async () => {
-        waiting();
-        await secondAnswered;
-      },
-    });
-    await inside;
+    // GitHub holds the first sync's first answer while it holds the lock, until the second sync
+    // has been answered: the two overlap however long either takes to reach the database.
+    const hold = fake.holdNext();
+    const first = sync();
+    await hold.reached;
     const second = sync();
-    second.then(answered, answered);
+    second.then(hold.release, hold.release);
     const results = await Promise.allSettled([first, second]);
     const ok = results.filter((r) => r.status === "fulfilled");
     const refused = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
@@ -372,6 +363,41 @@ describe.each(kinds)("bb sync ($name)", (kind) => {
     fake.rateLimitNext({ requests: 2, kind: "secondary", retryAfterSeconds: 2 });
     expect(await sync()).toMatchObject({ posted: [{ entry_id: "rl-2" }], rate_limit_waits: 2 });
     expect(waits.slice(1)).toEqual([2000, 2000]);
+  });
+
+  it("waits out a secondary rate limit answered 403 without retry-after (a minute, as GitHub asks) and a 502, never reporting missing access", async () => {
+    fake.addComment(REPO, 1, renderComment(entry("s1")));
+    fake.rateLimitNext({ requests: 1, kind: "secondary", status: 403, retryAfterSeconds: null });
+    expect(await sync()).toMatchObject({ imported: [{ entry_id: "s1" }], rate_limit_waits: 1 });
+    expect(waits).toEqual([60_000]);
+
+    await board.post("Human", { id: "s2", to: "Aya", kind: "k" });
+    fake.failNext(2, 502);
+    expect(await sync()).toMatchObject({ posted: [{ entry_id: "s2" }], conflicts: [] });
+    expect(fake.requests.filter((r) => r.status === 502)).toHaveLength(2);
+
+    // Still limited after the retries: reported as a rate limit, not as a token without access.
+    fake.rateLimitNext({ requests: 10, kind: "secondary", status: 403, retryAfterSeconds: null });
+    const limited = await failure(sync({ maxRetries: 1 }));
+    expect(limited.code).toBe("github_rate_limited");
+    expect(limited.message).toMatch(/^GitHub rate limit still exceeded after 1 retries: try again after /);
+    fake.rateLimitNext({ requests: 0, kind: "secondary" });
+    fake.failNext(10, 502);
+    const down = await failure(sync({ maxRetries: 1 }));
+    expect(down.code).toBe("github_unreachable");
+  });
+
+  it("an unchanged board costs no rate limit: a reused client's GETs are answered 304 Not Modified", async () => {
+    fake.addComment(REPO, 1, renderComment(entry("c1")));
+    const client = createGithubClient({ apiUrl: fake.url, token: "test-token", tokenEnv: "GITHUB_TOKEN", retryAfterBaseMs: 1, writeSpacingMs: 0 });
+    expect(await sync({ client })).toMatchObject({ imported: [{ entry_id: "c1" }], not_modified: 0 });
+    const charged = fake.charged;
+    expect(await sync({ client })).toMatchObject({ imported: [], unchanged: 1, not_modified: 1 });
+    expect(fake.charged).toBe(charged);
+    expect(fake.requests.at(-1)).toMatchObject({ status: 304, headers: { "if-none-match": expect.stringMatching(/^W\/"/) } });
+    // A change on GitHub is seen at once.
+    fake.addComment(REPO, 1, renderComment(entry("c2")));
+    expect(await sync({ client })).toMatchObject({ imported: [{ entry_id: "c2" }], unchanged: 1, not_modified: 0 });
   });
 
   it("gives up on a rate limit after the retries, or when the reset is too far away", async () => {
