@@ -3,11 +3,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer, type AddressInfo, type Socket } from "node:net";
-import { Blackboard, SyncReportSchema, createGithubClient, parseComment, renderComment, syncBoard, type Entry, type SyncOptions } from "../../src/blackboard/index.js";
+import { Blackboard, SyncReportSchema, createGithubClient, parseComment, renderComment, syncBoard, type Entry, type SyncOptions, type SyncReport } from "../../src/blackboard/index.js";
 import { PmagentError } from "../../src/core/index.js";
 import { FakeGitHub } from "../helpers/fake-github.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
-import { runCli } from "../helpers/proc.js";
+import { CLI, runCli } from "../helpers/proc.js";
+import { spawn } from "node:child_process";
 
 const REPO = "acme/board";
 const kinds = await availableStoreKinds();
@@ -496,6 +497,71 @@ describe.each(kinds)("pmagent bb sync CLI ($name)", (kind) => {
     expect(report).toMatchObject({ repo: REPO, issue: 1, imported: [{ entry_id: "cli-1", comment_id: c.id }], posted: [{ entry_id: "cli-2" }] });
     const text = await cli(["bb", "sync"], { BOARD_TOKEN: "test-token" });
     expect(text.stdout).toBe("synced acme/board#1 (2 comments): imported 0, updated locally 0, written back 0, posted 0, unchanged 2, conflicts 0, bad comments 0\n");
+  });
+
+  /** Start `bb sync --watch …`, collecting its JSON-line reports; `rounds(n)` resolves once n have come. */
+  function watching(args: string[]) {
+    const child = spawn(process.execPath, [CLI, "bb", "sync", "--watch", "--format", "json", ...args], { cwd: dir, env: { PATH: process.env.PATH ?? "", ...t.env, GITHUB_TOKEN: "test-token" } });
+    const reports: SyncReport[] = [];
+    let stderr = "";
+    let buffer = "";
+    const waiters: Array<{ n: number; resolve: () => void }> = [];
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.stdout.on("data", (d: Buffer) => {
+      buffer += d.toString();
+      const lines = buffer.split("\n");
+      buffer = lines.pop()!;
+      for (const l of lines) reports.push(SyncReportSchema.parse(JSON.parse(l)));
+      for (const w of waiters.filter((w) => reports.length >= w.n)) w.resolve();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    const rounds = (n: number) => new Promise<void>((resolve, reject) => {
+      if (reports.length >= n) return resolve();
+      waiters.push({ n, resolve });
+      void exited.then(() => reject(new Error(`bb sync --watch exited after ${reports.length} rounds: ${stderr}`)));
+    });
+    return { child, reports, rounds, exited, stderr: () => stderr };
+  }
+
+  it("--watch syncs round after round, an unchanged board answered 304, and stops on SIGTERM", async () => {
+    await init({ repo: REPO, board_issue: 1, api_url: fake.url });
+    fake.addComment(REPO, 1, renderComment(entry("w1")));
+    const w = watching(["--interval", "1"]);
+    await w.rounds(2);
+    w.child.kill("SIGTERM");
+    expect(await w.exited).toBe(0);
+    expect(w.reports[0]).toMatchObject({ imported: [{ entry_id: "w1" }], not_modified: 0 });
+    expect(w.reports[1]).toMatchObject({ imported: [], unchanged: 1, not_modified: 1 });
+    expect(w.stderr()).toBe("");
+  });
+
+  it("--watch stops on SIGINT while it waits for the next round, without waiting the interval out", async () => {
+    await init({ repo: REPO, board_issue: 1, api_url: fake.url });
+    const w = watching(["--interval", "3600"]);
+    await w.rounds(1);
+    w.child.kill("SIGINT");
+    expect(await w.exited).toBe(0);
+    expect(w.reports).toHaveLength(1);
+  });
+
+  it("--watch reports a round GitHub refused for its rate limit and goes on with the next", async () => {
+    await init({ repo: REPO, board_issue: 1, api_url: fake.url });
+    fake.rateLimitNext({ requests: 1, kind: "primary", resetInSeconds: 3600 }); // too far to wait: the round fails
+    fake.addComment(REPO, 1, renderComment(entry("w2")));
+    const w = watching(["--interval", "1"]);
+    await w.rounds(1);
+    w.child.kill("SIGTERM");
+    expect(await w.exited).toBe(0);
+    expect(w.stderr()).toMatch(/sync failed, retrying in 1 s: GitHub rate limit exceeded and resets only in 36\d\d s \(pmagent waits at most 60 s\)/);
+    expect(w.reports[0]).toMatchObject({ imported: [{ entry_id: "w2" }] });
+  });
+
+  it("refuses a --watch interval that is not a whole number of seconds from 1", async () => {
+    await init({ repo: REPO, board_issue: 1, api_url: fake.url });
+    const zero = await cli(["bb", "sync", "--watch", "--interval", "0"], { GITHUB_TOKEN: "test-token" });
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toContain("--interval must be between 1 and ∞, got 0");
+    expect((await cli(["bb", "sync", "--watch", "--interval", "1m"], { GITHUB_TOKEN: "test-token" })).stderr).toContain('--interval expects a whole number, got "1m"');
   });
 
   it("exits 1 and lists conflicts and bad comments", async () => {
