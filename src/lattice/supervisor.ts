@@ -31,6 +31,7 @@ import {
 } from "../core/index.js";
 import type { Store } from "../store/index.js";
 import { checkpointExists, restoreCheckpoint } from "./checkpoint.js";
+import { artifactItems, errorEntry, followUpRefs } from "./follow-up.js";
 import { NO_ADJUSTMENTS, type EnvironmentAdjustments, type SupervisorHooks } from "./hooks.js";
 import { RunIngestor } from "./ingest.js";
 import { assertInputs } from "./inputs.js";
@@ -648,6 +649,9 @@ export class Supervisor {
         await this.postNext(run, entry.entry);
         await this.board.transition(run.role, run.entry_id, "done", { note: `run ${run.id} succeeded` });
       } else if (run.state === "failed") {
+        // A failure reaches a human (roles contract §2.4), besides the entry's own error status.
+        const events = await this.runs.events(run.id, { types: ["ERROR", "ARTIFACT"] });
+        await this.board.post(run.role, errorEntry(run, entry.entry, this.o.project.config.humans, events));
         await this.board.transition(run.role, run.entry_id, "error", { note: `run ${run.id} failed: ${run.reason ?? "unknown"}`.slice(0, 2000) });
       } else if (run.reason !== WORKER_STOPPED) {
         await this.board.transition(run.role, run.entry_id, "canceled", { note: `run ${run.id} canceled${run.reason ? `: ${run.reason}` : ""}` });
@@ -661,12 +665,7 @@ export class Supervisor {
     const next = role.next;
     if (!next) return;
     const events = await this.runs.events(run.id, { types: ["ARTIFACT", "COMPLETED"] });
-    const artifacts = events
-      .filter((e) => e.event_type === "ARTIFACT")
-      .map((e) => {
-        const p = e.event.payload as { kind: string; ref?: string | null; url?: string | null };
-        return { type: "artifact", run_id: run.id, event_id: e.id, kind: p.kind, ref: p.ref ?? null, url: p.url ?? null };
-      });
+    const artifacts = artifactItems(run, events);
     const completed = [...events].reverse().find((e) => e.event_type === "COMPLETED");
     const summary = (completed?.event.payload as { summary?: string } | undefined)?.summary;
     const revision = revisionRequest(completed?.event.payload as Record<string, unknown> | undefined);
@@ -674,7 +673,7 @@ export class Supervisor {
       id: followUpId(lane, entry.id, next.id_suffix),
       to: next.to,
       kind: next.kind,
-      payload: { refs: [{ type: "run", run_id: run.id, entry_id: entry.id }, ...artifacts], ...(summary ? { summary } : {}), ...(revision ? { details: revision } : {}) },
+      payload: { refs: followUpRefs(run, entry, artifacts), ...(summary ? { summary } : {}), ...(revision ? { details: revision } : {}) },
       target_docs: entry.target_docs,
       source_run_id: run.id,
     });
