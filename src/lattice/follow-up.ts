@@ -35,9 +35,10 @@ export function artifactItems(run: RunRecord, events: readonly StoredEvent[]): A
  * reference under its kind (the last one of a kind wins), and the artifacts in full (`artifacts`).
  */
 export function followUpRefs(run: RunRecord, entry: Entry, artifacts: readonly ArtifactRefItem[]): Record<string, unknown> {
-  const byKind: Record<string, string> = {};
-  for (const a of artifacts) if (a.ref !== null) byKind[a.kind] = a.ref;
-  return { ...byKind, source_board_id: entry.id, run_id: run.id, ...(entry.source_run_id !== undefined ? { source_run_id: entry.source_run_id } : {}), artifacts };
+  const refs: Record<string, unknown> = { source_board_id: entry.id, run_id: run.id, ...(entry.source_run_id !== undefined ? { source_run_id: entry.source_run_id } : {}) };
+  const reserved = new Set([...Object.keys(refs), "source_run_id", "artifacts"]);
+  for (const a of artifacts) if (a.ref !== null && !reserved.has(a.kind)) refs[a.kind] = a.ref;
+  return { ...refs, artifacts };
 }
 
 /** The `doc_update_error` entry of a failed run of `entry`, to the first configured human. */
