@@ -1,5 +1,56 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
+import importX from "eslint-plugin-import-x";
+import { createTypeScriptImportResolver } from "eslint-import-resolver-typescript";
+
+/*
+ * The layering, lowest first (ARCHITECTURE.md draws it). A module may import only modules of a
+ * lower layer, and only through their index.ts; inside lattice, a sub-module may import only the
+ * sub-modules below it. import-x/no-cycle catches what the layers do not: a circle of files.
+ */
+const LAYERS = [["core"], ["config", "store"], ["blackboard"], ["lattice"], ["prompt"], ["oa"], ["kai"], ["app"], ["lane", "server", "console"], ["cli"]];
+const LATTICE_LAYERS = [["protocol"], ["runs"], ["sandbox"], ["ingest", "checkpoint"], ["actions", "environment"], ["supervisor"], ["sprite"]];
+
+// Leaving the folder is allowed only to another folder's index.js (the sprite SDK is the one
+// sub-module other modules may name: it is the package's `pmagent/sprite`).
+const THROUGH_INDEX = {
+  regex: "^(\\.\\./)+(?!\\.\\./)(?=[^/]+/)(?![^/.][^/]*/index\\.js$)(?!lattice/sprite/index\\.js$)",
+  message: "Modules (and lattice's sub-modules) talk through each other's index.ts, never their internals.",
+};
+
+/** Patterns forbidding the folders above `layer` (given as `../name/` relative prefixes). */
+function above(layers, index, prefix, message) {
+  const higher = layers.slice(index + 1).flat();
+  return higher.length === 0 ? [] : [{ regex: `^${prefix}(${higher.join("|")})/`, message }];
+}
+
+const layerRules = LAYERS.flatMap((names, i) =>
+  names.map((name) => ({
+    files: [`src/${name}/*.ts`, `src/${name}/**/*.ts`],
+    ignores: name === "lattice" ? ["src/lattice/*/**"] : [],
+    rules: {
+      "no-restricted-imports": ["error", { patterns: [THROUGH_INDEX, ...above(LAYERS, i, "(\\.\\./)+", `src/${name} is below ${LAYERS.slice(i + 1).flat().join(", ")}: a lower module never imports a higher one (wire them in src/app).`)] }],
+    },
+  })),
+);
+
+const latticeRules = LATTICE_LAYERS.flatMap((names, i) =>
+  names.map((name) => ({
+    files: [`src/lattice/${name}/**/*.ts`],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            THROUGH_INDEX,
+            ...above(LATTICE_LAYERS, i, "\\.\\./", `lattice/${name} is below ${LATTICE_LAYERS.slice(i + 1).flat().join(", ")} in the lattice module.`),
+            ...above(LAYERS, LAYERS.findIndex((l) => l.includes("lattice")), "\\.\\./\\.\\./", "lattice is below prompt, oa, kai and the composition root: it knows its hooks as interfaces only."),
+          ],
+        },
+      ],
+    },
+  })),
+);
 
 export default tseslint.config(
   { ignores: ["dist/**", "node_modules/**", "coverage/**", "test-artifacts/**", "src/console/assets/**"] },
@@ -12,18 +63,21 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
       "@typescript-eslint/consistent-type-imports": "error",
-      "no-restricted-imports": [
-        "error",
-        {
-          patterns: [
-            {
-              group: ["../*/*", "!../*/index.js", "!../lattice/sprite.js"],
-              message: "Modules talk through each other's index.ts (and the sprite SDK, pmagent/sprite), never their internals.",
-            },
-          ],
-        },
-      ],
+      "no-restricted-imports": ["error", { patterns: [THROUGH_INDEX] }],
     },
+  },
+  ...layerRules,
+  ...latticeRules,
+  {
+    files: ["src/**/*.ts"],
+    plugins: { "import-x": importX },
+    settings: {
+      "import-x/resolver-next": [createTypeScriptImportResolver({ project: "tsconfig.json" })],
+      // no-cycle reads the imported files itself, and needs to be told how to parse TypeScript.
+      "import-x/parsers": { "@typescript-eslint/parser": [".ts"] },
+      "import-x/extensions": [".ts", ".js"],
+    },
+    rules: { "import-x/no-cycle": ["error", { ignoreExternal: true }] },
   },
   {
     files: ["test/**/*.ts", "bench/**", "examples/**", "scripts/**"],

@@ -6,6 +6,8 @@
 // the sizes; KAI_BENCH_DIR the cache directory). The generated repository and database are cached
 // under the temp directory, keyed by their sizes and the day they were made (the answers look at
 // the last 7 days, so a cache from another day would show an empty window).
+// It also measures lane_status on two boards with no completed cycle, of 200 and 20,000 entries
+// (KAI_BENCH_STALLED_SMALL, KAI_BENCH_STALLED_LARGE), and prints the ratio: it should stay within 2×.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -240,7 +242,7 @@ writeFileSync(join(OUT, "what_changed.json"), JSON.stringify(check, null, 2));
 const status = await answer(request("lane_status"), options);
 writeFileSync(join(OUT, "lane_status.json"), JSON.stringify(status, null, 2));
 console.log(`what_changed saw: ${check.notes.filter((n) => n.startsWith("Evidence")).join(" | ")}`);
-console.log(`lane_status: ${status.payload.data.cycle.latest_cycle_id} ${status.payload.data.cycle.status}, steps ${status.payload.data.steps.map((s) => `${s.role}:${s.status}${s.run ? `(run ${s.run.state}, ${s.run.events} events)` : ""}`).join(" ")}`);
+console.log(`lane_status: ${status.payload.data.cycle.latest_cycle_id} ${status.payload.data.cycle.status}, steps ${Object.values(status.payload.data.steps).map((s) => `${s.role}:${s.status}${s.run ? `(run ${s.run.state}, ${s.run.events} events)` : ""}`).join(" ")}`);
 
 const [baseline, changes, laneStatus, past] = await measure([
   () => time("git", ["-C", REPO, "log", "--since=7.days", "--name-status"]),
@@ -248,6 +250,64 @@ const [baseline, changes, laneStatus, past] = await measure([
   () => answer(request("lane_status"), options),
   () => answer(request("lane_status", { as_of: new Date(NOW - 30 * DAY).toISOString() }), options),
 ]);
+
+/**
+ * Boards with no completed cycle (every cycle stopped at Sho, its review in error; the newest one
+ * under review), of STALLED_SMALL and STALLED_LARGE entries over the same year, each in its own
+ * project of one database: lane_status must cost about the same on both (within 2×).
+ */
+const STALLED_SMALL = Number(process.env.KAI_BENCH_STALLED_SMALL ?? 200);
+const STALLED_LARGE = Number(process.env.KAI_BENCH_STALLED_LARGE ?? 20_000);
+const STALLED_DB = join(OUT, `stalled-${STALLED_SMALL}-${STALLED_LARGE}-${STAMP}.db`);
+async function buildStalled(store, projectId, entries) {
+  const board = new Blackboard(store, { projectId, humans: ["Human"] });
+  const cycles = Math.ceil(entries / 2);
+  for (let c = 0; c < cycles; c++) {
+    const t0 = NOW - 6 * HOUR - DAYS * DAY + (c * DAYS * DAY) / cycles;
+    const last = c === cycles - 1;
+    const put = (id, from, to, kind, status, k) =>
+      board.put("bench", {
+        id, from, to, project_id: projectId, kind, status,
+        payload: { summary: `${kind} of cycle ${c}`, details: {}, refs: {} },
+        target_docs: ["STATE/current_state.md"], created_at: new Date(t0 + k * HOUR).toISOString(), updated_at: new Date(t0 + (k + 1) * HOUR).toISOString(), source_issue: 841,
+      });
+    await put(`req-${c}`, "Human", "Aya", "doc_update_proposal_request", "done", 0);
+    await put(`req-${c}-review`, "Aya", "Sho", "doc_update_review_request", last ? "in_progress" : "error", 1);
+  }
+}
+if (!existsSync(STALLED_DB)) {
+  const tmp = `${STALLED_DB}.tmp-${process.pid}`;
+  const s = new SqliteStore(tmp);
+  try {
+    await migrate(s, migrations);
+    await buildStalled(s, "small", STALLED_SMALL);
+    await buildStalled(s, "large", STALLED_LARGE);
+  } finally {
+    await s.close();
+  }
+  renameSync(tmp, STALLED_DB);
+}
+const stalledStore = new SqliteStore(STALLED_DB);
+await migrate(stalledStore, migrations);
+const stalled = (projectId) => {
+  const cfg = parseConfig(JSON.stringify({ project_id: projectId, lanes: [docUpdateLane()] }), "bench");
+  const board = new Blackboard(stalledStore, { projectId, humans: cfg.humans });
+  const src = { repo: REPO, board: (w, lane, type) => collectLaneBoard(board, lane, cfg.humans, w, { windowed: type === "what_changed" }) };
+  const req = { ...request("lane_status"), project_id: projectId };
+  const lane = cfg.lanes[0];
+  const window = { since: new Date(NOW - 7 * DAY), until: new Date(NOW) };
+  return {
+    status: () => answer(req, { config: cfg, sources: src }),
+    board: () => collectLaneBoard(board, lane, cfg.humans, window, { windowed: false }),
+  };
+};
+const small = stalled("small");
+const large = stalled("large");
+const smallAnswer = await small.status();
+const largeAnswer = await large.status();
+console.log(`\nstalled boards: ${STALLED_SMALL} and ${STALLED_LARGE} entries, no completed cycle; lane_status: ${largeAnswer.payload.data.cycle.latest_cycle_id} ${largeAnswer.payload.data.cycle.status} (large), ${smallAnswer.payload.data.cycle.latest_cycle_id} ${smallAnswer.payload.data.cycle.status} (small)`);
+const [smallStatus, largeStatus, smallBoard, largeBoard] = await measure([small.status, large.status, small.board, large.board]);
+await stalledStore.close();
 await store.close();
 
 const row = (name, ms) => `${name.padEnd(44)} ${ms.toFixed(1).padStart(8)} ms   ${(ms / baseline).toFixed(2).padStart(5)}× git   ${ms < 1000 ? "< 1 s" : "OVER 1 s"}${ms / baseline <= 3 ? "" : "   OVER 3× git"}`;
@@ -256,3 +316,7 @@ console.log(`${"git log --since=7.days --name-status".padEnd(44)} ${baseline.toF
 console.log(row("kai what_changed (7 days)", changes));
 console.log(row("kai lane_status", laneStatus));
 console.log(row("kai lane_status as_of 30 days ago", past));
+const ratio = (name, a, b) => `${name.padEnd(44)} ${a.toFixed(1).padStart(8)} ms vs ${b.toFixed(1).padStart(8)} ms   ${(b / a).toFixed(2).padStart(5)}×${b / a <= 2 ? "" : "   OVER 2×"}`;
+console.log(`\nno completed cycle, ${STALLED_SMALL} vs ${STALLED_LARGE} entries (median of ${REPEAT} rounds):`);
+console.log(ratio("kai lane_status (answer, same repository)", smallStatus, largeStatus));
+console.log(ratio("its blackboard read (collectLaneBoard)", smallBoard, largeBoard));

@@ -331,6 +331,7 @@ export class Blackboard {
     if (from !== actor && !this.humans.includes(actor)) {
       throw new RefusedError("permission_refused", `${actor} may not post an entry written by ${from}: the writer of an entry is the actor posting it`, { actor, from });
     }
+    assertNotInProgress(given.status, given.id ?? "the entry", "posted");
     const now = this.now();
     const entry: Entry = parseWith(
       EntrySchema,
@@ -757,6 +758,24 @@ export class Blackboard {
   }
 
   /**
+   * Import an entry as it was (status and timestamps kept), under the rules `post` applies: only
+   * a human imports an entry written by someone else, and no entry arrives in_progress.
+   */
+  async import(actor: string, input: unknown, options: { source?: string } = {}): Promise<{ stored: StoredEntry; outcome: "created" | "unchanged" | "replaced" }> {
+    const source = options.source ?? "entry";
+    const entry = parseWith(EntrySchema, withCompatDefaults(input), source, "invalid_entry");
+    if (entry.from !== actor && !this.humans.includes(actor)) {
+      throw new RefusedError(
+        "permission_refused",
+        `${actor} may not import entry ${entry.id} written by ${entry.from}: only a human (${this.humans.join(", ") || "none configured"}) imports others' entries as they were`,
+        { actor, from: entry.from },
+      );
+    }
+    assertNotInProgress(entry.status, entry.id, "imported");
+    return this.put(actor, entry, { source });
+  }
+
+  /**
    * Store an entry exactly as given (status and timestamps kept): for imports and board syncs.
    * Same id and content: a no-op; same id, other content: refused unless `replace`.
    */
@@ -828,4 +847,13 @@ export class Blackboard {
       await unlisten();
     }
   }
+}
+
+/**
+ * in_progress means a worker holds a claim (with a lease it renews); an entry that arrives in that
+ * state has no claim, so no worker would ever pick it up or take it over.
+ */
+function assertNotInProgress(status: Status | undefined, id: string, how: string): void {
+  if (status !== "in_progress") return;
+  throw new UsageError("invalid_status", `${id} cannot be ${how} as in_progress: an entry becomes in_progress when a worker claims it; give it status open and it will be claimed`, { entry: id });
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isIsoWithZone } from "../core/index.js";
+import { isIsoWithZone, MAX_JSON_DEPTH, tooDeepMessage, valueTooDeep } from "../core/index.js";
 
 export const STATUSES = ["open", "in_progress", "done", "error", "canceled"] as const;
 export const StatusSchema = z.enum(STATUSES);
@@ -10,32 +10,38 @@ const Timestamp = z.string().refine(isIsoWithZone, {
   error: (issue) =>
     typeof issue.input === "string" && /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(issue.input)
       ? `"${issue.input}" has no time zone: add one (Z or ±hh:mm), e.g. 2025-11-30T02:30:00+09:00`
-      : "expected an ISO 8601 date-time with a time zone, e.g. 2025-11-30T02:30:00+09:00",
+      : "expected an ISO 8601 date-time with a time zone, naming a real date and time, e.g. 2025-11-30T02:30:00+09:00",
 });
-const Ref = z.union([z.number(), z.string()]);
+/** Text kept in its own column: PostgreSQL text cannot hold U+0000, so neither store takes it. */
+const Text = z.string().refine((s) => !s.includes("\0"), "must not contain U+0000 (NUL)");
+const Name = Text.min(1);
+const Ref = z.union([z.number(), Text]);
 
-export const TargetDocObjectSchema = z.object({ path: z.string().min(1), section: z.string().optional() }).strict();
+export const TargetDocObjectSchema = z.object({ path: Name, section: Text.optional() }).strict();
 
 /** Either form of the spec, not a mix: an array of paths, or an array of {path, section}. */
-export const TargetDocsSchema = z.union([z.array(z.string().min(1)), z.array(TargetDocObjectSchema)], {
+export const TargetDocsSchema = z.union([z.array(Name), z.array(TargetDocObjectSchema)], {
   error: "expected an array of paths or an array of {path, section} objects",
 });
 
+/** The entry is one level, so its payload may nest one level less than MAX_JSON_DEPTH. */
+const Payload = z.record(z.string(), z.unknown()).refine((p) => !valueTooDeep(p, MAX_JSON_DEPTH - 1), `the payload ${tooDeepMessage(MAX_JSON_DEPTH - 1)}`);
+
 const entryFields = {
-  id: z.string().min(1),
-  from: z.string().min(1),
-  to: z.string().min(1),
-  project_id: z.string().min(1),
-  kind: z.string().min(1),
+  id: Name,
+  from: Name,
+  to: Name,
+  project_id: Name,
+  kind: Name,
   status: StatusSchema,
-  payload: z.record(z.string(), z.unknown()),
+  payload: Payload,
   target_docs: TargetDocsSchema,
   created_at: Timestamp,
   updated_at: Timestamp,
   source_issue: Ref.optional(),
   source_comment_id: Ref.optional(),
   source_run_id: Ref.optional(),
-  note: z.string().optional(),
+  note: Text.optional(),
 };
 
 /** The fields Blackboard Core Spec v1 §2 defines, in its order. */

@@ -21,6 +21,7 @@ export function registerAgent(program: Command): void {
     .command("agent")
     .description(
       "the LLM role agent, run as a sprite: answer the work item ($PMAGENT_ENTRY_FILE) as ROLE through the model, write the answer as an artifact and report Lattice events on stdout and in the outbox. " +
+        "As orchestrator it may edit plan and document files within the lane's allowed_paths through the apply_patch and update_plan tools (each change an ARTIFACT event). " +
         "With --lane-artifact it takes a doc_update lane step instead (what `pmagent lane-sprite aya|sho` run when `model` is configured): doc_update_proposal_v1 (Aya, orchestrator) or doc_update_review_v1 (Sho, reviewer, guarded), written as the artifact the next role reads",
     )
     .option("--role <role>", `prompt role: ${AGENT_ROLES.join(", ")} (required unless --lane-artifact gives it)`, parseAgentRole)

@@ -155,7 +155,7 @@ export function registerBb(program: Command): void {
       await withStore(cmd, async (p, store) => {
         const s = await board(p, store).get(id);
         // A run the gate denied never started: its last DENY is shown here, with how to lift it.
-        const { projectSupervisor } = await import("../lattice/index.js");
+        const { projectSupervisor } = await import("../app/index.js");
         const gate = await projectSupervisor({ store, project: p }).runs.lastGateDecision(id);
         const denied = gate?.decision === "DENY" ? `\ngate:        DENY at ${gate.at} (entry version ${gate.entry_version}): ${gate.reasoning}` : "";
         print(opts.format, s.entry, () => entryText(s) + denied);
@@ -269,7 +269,7 @@ export function registerBb(program: Command): void {
         const report = { created: [] as string[], unchanged: [] as string[], refused: [] as Array<{ index: number; id?: string; reason: string }>, ...(read.form === "comments" ? { bad_comments: read.bad_comments } : {}) };
         for (const [index, item] of read.items.entries()) {
           try {
-            const { stored, outcome } = await boardOf(item).put(actorOf(p, opts), item, { source: `${source} entry ${index + 1}` });
+            const { stored, outcome } = await boardOf(item).import(actorOf(p, opts), item, { source: `${source} entry ${index + 1}` });
             (outcome === "created" ? report.created : report.unchanged).push(stored.entry.id);
           } catch (err) {
             const id = item && typeof item === "object" && typeof (item as { id?: unknown }).id === "string" ? (item as { id: string }).id : undefined;

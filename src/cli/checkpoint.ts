@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { createCheckpoint, defaultCheckpointDir, DEFAULT_WORKSPACE, listCheckpoints, pruneCheckpoints, restoreCheckpoint } from "../lattice/sprite.js";
+import { createCheckpoint, defaultCheckpointDir, DEFAULT_WORKSPACE, listCheckpoints, pruneCheckpoints, restoreCheckpoint } from "../lattice/sprite/index.js";
 import { formatOption, intOption, print, type Format } from "./output.js";
 
 interface Where {

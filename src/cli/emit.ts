@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { formatZodIssues, jsonPath, parseJsonText, UsageError } from "../core/index.js";
-import { EVENT_TYPES, isEventType, PAYLOAD_SCHEMAS, Sprite, type EventType } from "../lattice/sprite.js";
+import { EVENT_TYPES, isEventType, PAYLOAD_SCHEMAS, Sprite, type EventType } from "../lattice/sprite/index.js";
 import { intOption, readInput } from "./output.js";
 
 /** A field flag: which event types take it and where its value goes in their payload. */

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { ignorePmagentDir, initProject, GITIGNORE_LINE } from "../config/index.js";
 import { PmagentError } from "../core/index.js";
+import { findSandboxTool, type SandboxMode } from "../lattice/index.js";
 import { openStore } from "../store/index.js";
 import { formatOption, print } from "./output.js";
 
@@ -25,8 +26,25 @@ export function registerInit(program: Command): void {
         process.stderr.write(`pmagent init: warning: ${err.message}\n`);
       }
       const ignoreText = gitignore === null ? null : gitignore.change === "unchanged" ? `${gitignore.path} already has a line about .pmagent: left as it is` : `${gitignore.change} ${gitignore.path} (ignores ${GITIGNORE_LINE})`;
-      print(opts.format, { config: p.configPath, project_id: p.config.project_id, store: location, gitignore }, () =>
-        [`wrote ${p.configPath} (project ${p.config.project_id}, lane ${p.config.lanes.map((l) => `${l.layer}/${l.name}`).join(", ")})`, `store: ${location}`, ...(ignoreText ? [ignoreText] : [])].join("\n"),
+      const sandbox = sandboxStatus(p.config.sandbox);
+      print(opts.format, { config: p.configPath, project_id: p.config.project_id, store: location, gitignore, sandbox }, () =>
+        [
+          `wrote ${p.configPath} (project ${p.config.project_id}, lane ${p.config.lanes.map((l) => `${l.layer}/${l.name}`).join(", ")})`,
+          `store: ${location}`,
+          ...(ignoreText ? [ignoreText] : []),
+          sandboxLine(sandbox),
+        ].join("\n"),
       );
     });
+}
+
+/** Whether sprites of this project would run sandboxed here (init only reports it: "required" fails at the first run). */
+function sandboxStatus(mode: SandboxMode): { mode: SandboxMode; bwrap: string | null } {
+  return { mode, bwrap: mode === "off" ? null : findSandboxTool("auto", process.env.PATH ?? "").bwrap };
+}
+
+function sandboxLine(s: { mode: SandboxMode; bwrap: string | null }): string {
+  if (s.mode === "off") return `sandbox: off: sprites run WITHOUT a sandbox (set "sandbox": "auto" or "required" to run them in bubblewrap)`;
+  if (s.bwrap) return `sandbox: ${s.mode}: sprites run in bubblewrap (${s.bwrap})`;
+  return `sandbox: ${s.mode}: bubblewrap (bwrap) is not installed here, so sprites would run WITHOUT a sandbox (they could read your files and the supervisor's environment): install it with \`apt-get install bubblewrap\`${s.mode === "auto" ? `, then set "sandbox": "required" to refuse runs without it` : ""}`;
 }

@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import { UsageError, parseDateInput } from "../core/index.js";
+import { UsageError, isIsoWithZone, parseDateInput } from "../core/index.js";
 import { ModelClient } from "../prompt/index.js";
 import { answerText, polishSummary, projectKaiSources, type KaiResponse } from "../kai/index.js";
 import type { Project } from "../config/index.js";
@@ -22,7 +22,9 @@ function commonOptions(cmd: Command): Command {
 }
 
 function asOf(flags: KaiFlags): string | undefined {
-  return flags.asOf === undefined ? undefined : parseDateInput(flags.asOf, "--as-of").toISOString();
+  if (flags.asOf === undefined) return undefined;
+  // A time written with its zone is passed on as written: its offset is the zone the window's days are counted in.
+  return isIsoWithZone(flags.asOf) ? flags.asOf : parseDateInput(flags.asOf, "--as-of").toISOString();
 }
 
 /** Print the response; an error response (a bad request) exits 2 like any usage error. */

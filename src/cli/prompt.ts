@@ -14,8 +14,9 @@ import {
   parsePresetName,
   parseReviewLevel,
   parseAgentRole,
+  roleTools,
   type HistoryMessage,
-  type Ledger,
+  type KnownLedger,
   type OutputSchema,
   type PresetName,
   type ResponsesPayload,
@@ -60,7 +61,7 @@ export function registerPrompt(program: Command): void {
     .description("print the Responses API payload for a role (a dry run: nothing is sent)")
     .requiredOption("--role <role>", `agent role: ${AGENT_ROLES.join(", ")}`, parseAgentRole)
     .option("--input <text>", "the current user input, sent last")
-    .option("--preset <preset>", `output schema preset: ${PRESET_NAMES.join(", ")} (none turns structured output off)`, parsePresetName)
+    .option("--preset <preset>", `output schema preset: ${PRESET_NAMES.join(", ")} (none turns structured output off; --schema beats it)`, parsePresetName)
     .option("--schema <file>", "explicit output schema: a strict JSON Schema file (beats --preset and --structured)")
     .option("--structured", "use the role's default output schema when neither --schema nor --preset is given")
     .option("--review-level <level>", `reviewer only: ${REVIEW_LEVELS.join(", ")} (default hard_gate)`, parseReviewLevel)
@@ -76,7 +77,8 @@ export function registerPrompt(program: Command): void {
     .addOption(formatOption("json"))
     .action(async (flags: BuildFlags, cmd: Command) => {
       if (flags.preset !== undefined && flags.schema !== undefined) {
-        throw new UsageError("conflicting_options", "--preset and --schema cannot be used together: --schema is an explicit schema, --preset picks a built-in one");
+        // The contract's precedence (explicit > preset > role default) decides; say which one lost.
+        process.stderr.write(`pmagent: note: --schema ${flags.schema} takes precedence over --preset ${flags.preset} (explicit schema > preset > role default)\n`);
       }
       if (flags.reviewLevel !== undefined && flags.role !== "reviewer") {
         throw new UsageError("conflicting_options", `--review-level applies to the reviewer role only, not to ${flags.role}`);
@@ -96,6 +98,8 @@ export function registerPrompt(program: Command): void {
         responsesOutputSchema: flags.schema === undefined ? undefined : await schemaFile(flags.schema),
         responsesOutputSchemaPreset: flags.preset,
         responsesStructuredOutput: flags.structured === true,
+        // What the role agent offers: the orchestrator's edit tools.
+        tools: roleTools(flags.role),
       });
       print(flags.format, payload, () => renderPayload(payload));
     });
@@ -107,12 +111,9 @@ function currentProject(cmd: Command): Project | undefined {
   return configPath === undefined ? undefined : loadProject({ configPath });
 }
 
-function ledgerFrom(flags: BuildFlags): Ledger | undefined {
-  const given = { "--entry-id": flags.entryId, "--lane": flags.lane, "--cycle": flags.cycle };
-  if (Object.values(given).every((v) => v === undefined) && flags.ref === undefined) return undefined;
-  const missing = Object.entries(given).filter(([, v]) => v === undefined).map(([k]) => k);
-  if (missing.length > 0) throw new UsageError("incomplete_ledger", `the ledger block needs --entry-id, --lane and --cycle together: missing ${missing.join(", ")}`);
-  return { entry_id: flags.entryId!, lane: flags.lane!, role: flags.role, cycle: flags.cycle!, refs: flags.ref ?? [] };
+/** What the flags tell of the ledger; the block states the rest as `(none)`. */
+function ledgerFrom(flags: BuildFlags): KnownLedger {
+  return { entry_id: flags.entryId, lane: flags.lane, role: flags.role, cycle: flags.cycle, refs: flags.ref ?? [] };
 }
 
 async function historyFile(file: string): Promise<HistoryMessage[]> {
@@ -134,6 +135,8 @@ function renderPayload(payload: ResponsesPayload): string {
     const m = item as { role?: string; content?: unknown };
     lines.push("", `== ${m.role ?? "item"}`, typeof m.content === "string" ? m.content : JSON.stringify(m.content, null, 2));
   }
+  const tools = (payload.tools ?? []).map((t) => ("name" in t ? t.name : t.type));
+  lines.push("", `== tools: ${tools.length > 0 ? tools.join(", ") : "none"}`);
   const format = payload.text?.format;
   lines.push("", `== output schema: ${format?.type === "json_schema" ? `${format.name} (strict)` : "none"}`);
   if (format?.type === "json_schema") lines.push(JSON.stringify(format.schema, null, 2));

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { DEFAULT_WORKSPACE, readResume } from "../lattice/sprite.js";
+import { DEFAULT_WORKSPACE, readResume } from "../lattice/sprite/index.js";
 
 export function registerResumeInfo(program: Command): void {
   program

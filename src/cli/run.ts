@@ -1,5 +1,6 @@
 import type { Command } from "commander";
-import { projectSupervisor, type RunRecord, type Supervisor } from "../lattice/index.js";
+import { type RunRecord, type Supervisor } from "../lattice/index.js";
+import { projectSupervisor } from "../app/index.js";
 import type { Project } from "../config/index.js";
 import type { Store } from "../store/index.js";
 import { withStore } from "./context.js";

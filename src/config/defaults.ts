@@ -37,5 +37,7 @@ export function defaultConfig(projectId: string): ConfigInput {
     lanes: [docUpdateLane()],
     storage: { driver: "sqlite", path: ".pmagent/pmagent.db" },
     forge: { bare_repo: ".pmagent/forge.git" },
+    // Sprites run in bubblewrap where it is installed (apt-get install bubblewrap); "required" refuses runs without it.
+    sandbox: "auto",
   };
 }

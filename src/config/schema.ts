@@ -1,5 +1,15 @@
 import { z } from "zod";
 
+/** Whether the runtime knows `name` as an IANA time zone. */
+export function isTimeZoneName(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const name = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "expected letters, digits, '.', '_' or '-'");
 
 export const RunnerSchema = z
@@ -123,6 +133,13 @@ export const ServerSchema = z
   .object({
     /** Bearer token → actor. Prefer PMAGENT_TOKENS so tokens stay out of the repository. */
     tokens: z.record(z.string().min(16), name).default({}),
+    /**
+     * Host names (optionally NAME:PORT) this server answers to besides localhost, 127.0.0.1 and
+     * [::1]: without tokens, any other Host or Origin is refused (DNS rebinding).
+     */
+    allowed_hosts: z
+      .array(z.string().regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(:\d{1,5})?$/, "expected a host name with an optional port, e.g. pmagent.lan or pmagent.lan:7420"))
+      .default([]),
   })
   .strict();
 
@@ -131,6 +148,11 @@ export const ConfigSchema = z
     $schema: z.string().optional(),
     project_id: name,
     humans: z.array(name).min(1).default(["Human"]),
+    /** IANA time zone (e.g. Asia/Tokyo) Kai counts a window's days in; absent: the zone of as_of, else UTC. */
+    timezone: z
+      .string()
+      .refine(isTimeZoneName, { error: (iss) => `expected an IANA time zone name (e.g. Asia/Tokyo, Europe/Berlin, UTC), got ${JSON.stringify(iss.input)}` })
+      .optional(),
     lanes: z.array(LaneSchema).min(1),
     storage: StorageSchema.default({ driver: "sqlite", path: ".pmagent/pmagent.db" }),
     github: GithubSchema.optional(),
@@ -139,7 +161,12 @@ export const ConfigSchema = z
     oa: OaSchema.default({ surfaces_dir: "share", guards: {}, gate: true }),
     secrets: SecretsSchema.default({}),
     notify: NotifySchema.default({}),
-    server: ServerSchema.default({ tokens: {} }),
+    server: ServerSchema.default({ tokens: {}, allowed_hosts: [] }),
+    /**
+     * Run sprites in a bubblewrap sandbox: "required" refuses to start a run without it, "auto"
+     * uses it where installed (with a loud warning where not), "off" runs them unsandboxed.
+     */
+    sandbox: z.enum(["required", "auto", "off"]).default("auto"),
   })
   .strict();
 

@@ -1,5 +1,6 @@
 export * from "./errors.js";
 export * from "./json.js";
+export * from "./json-limits.js";
 export * from "./time.js";
 export * from "./redact.js";
 export * from "./fs.js";

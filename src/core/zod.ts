@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { UsageError } from "./errors.js";
+import { jsonTooDeep, tooDeepMessage } from "./json-limits.js";
 
 /** `$.a.b[0]` style JSON path of a zod issue. */
 export function jsonPath(path: ReadonlyArray<PropertyKey>): string {
@@ -26,6 +27,8 @@ export function parseWith<S extends z.ZodType>(schema: S, value: unknown, source
 
 /** JSON.parse with a usage error naming the source and the position. */
 export function parseJsonText(text: string, source: string, code = "invalid_json"): unknown {
+  // Refused before parsing: whatever handles the value next recurses over it.
+  if (jsonTooDeep(text)) throw new UsageError(code, `${source} ${tooDeepMessage()}`);
   try {
     return JSON.parse(text);
   } catch (err) {

@@ -69,11 +69,13 @@ function fullEvidence(entry: Entry, at: EntryOutline): BoardEntryEvidence {
  * - the newest root (a human's request to one of the lane's roles, of a kind that role picks) and
  *   the number of roots before the ones read come from an index (`outline`, `outlineCount`), so
  *   cycles are numbered without reading every root;
- * - the outlines of the entries changed since the window's start or the newest root, extended back
- *   to the root of each cycle changed inside the window and, in doubling steps, to the last
- *   completed cycle, so each of those cycles is whole (a follow-up is written after its root, so
- *   everything changed since the root holds it; an entry's stored last change is never before its
- *   creation, so every root created since is among them);
+ * - the outlines of the entries changed since the window's start (only with `windowed`, what
+ *   what_changed needs) or the newest root, extended back to the root of each cycle changed inside
+ *   the window and to the last completed cycle, so each of those cycles is whole (a follow-up is
+ *   written after its root, so everything changed since the root holds it; an entry's stored last
+ *   change is never before its creation, so every root created since is among them);
+ * - the last completed cycle found from the newest entries to the lane's final roles (an index,
+ *   `kai_bb_entries_addressed`), in doubling steps: a board with no completed cycle is not walked;
  * - the roots of the entries read that are not among them, by id (an entry belongs to the cycle of
  *   the longest root id it extends with `-suffix` parts, as in `laneCycles`);
  * - whole entries (payload, refs, issue and comment ids) only for the cycles shown.
@@ -81,9 +83,11 @@ function fullEvidence(entry: Entry, at: EntryOutline): BoardEntryEvidence {
  * Cycles built from this are the same, with the same numbers, as from the whole board
  * (`collectBoard`) for everything lane_status and what_changed report; other cycles are left out.
  */
-export async function collectLaneBoard(board: Blackboard, lane: LaneConfig, humans: readonly string[], window: { since: Date; until: Date }): Promise<BoardEntryEvidence[]> {
+export async function collectLaneBoard(board: Blackboard, lane: LaneConfig, humans: readonly string[], window: { since: Date; until: Date }, options: { windowed?: boolean } = {}): Promise<BoardEntryEvidence[]> {
   const cut = window.until.getTime();
-  const since = window.since.getTime();
+  // lane_status shows no cycle for being changed in the window: without `windowed` the window adds nothing to read.
+  const windowed = options.windowed ?? true;
+  const since = windowed ? window.since.getTime() : Number.POSITIVE_INFINITY;
   const roleKinds = new Map(lane.roles.map((r) => [r.name, new Set(r.allowed_kinds)]));
   const rootFilter = { at: cut, from: humans, addressed: lane.roles.map((r) => ({ to: r.name, kinds: r.allowed_kinds })) };
   const [newest] = await board.outline({ ...rootFilter, newestFirst: true, limit: 1 });
@@ -138,16 +142,34 @@ export async function collectLaneBoard(board: Blackboard, lane: LaneConfig, huma
     if (root) touched.add(root);
   }
   await fetchFrom(Math.min(...[...touched].map((r) => r.created_ms)));
-  // Back from the newest cycle to the last completed one (the lane's end reached, done), reading
-  // roots further back in doubling steps.
-  const finalRoles = new Set(lane.roles.filter((r) => r.next === undefined || humans.includes(r.next.to)).map((r) => r.name));
-  const isDone = (e: EntryOutline) => finalRoles.has(e.to) && e.status === "done";
+  // The last completed cycle (the lane's end reached, done): found from the entries to the lane's
+  // final roles, newest first in doubling steps, so a board with no completed cycle costs a look
+  // at an index, not a walk back through every cycle. The newest done one found belongs to a
+  // completed cycle; one begun later may have completed before it, so everything since that
+  // cycle's root is read and the newest completed root among them is the one.
+  const finalRoles = lane.roles.filter((r) => r.next === undefined || humans.includes(r.next.to));
+  const finalNames = new Set(finalRoles.map((r) => r.name));
+  const isDone = (e: EntryOutline) => finalNames.has(e.to) && e.status === "done";
+  const finalFilter = { at: cut, addressed: finalRoles.map((r) => ({ to: r.name, kinds: r.allowed_kinds })) };
+  let doneRoot: EntryOutline | undefined;
+  for (let before: { created_ms: number; id: string } | undefined, reach = 4; !doneRoot; reach *= 2) {
+    const batch = await board.outline({ ...finalFilter, ...(before ? { before } : {}), newestFirst: true, limit: reach });
+    const done = batch.filter(isDone);
+    const unknown = [...new Set(done.flatMap((e) => [e.id, ...prefixes(e.id)]))].filter((id) => !roots.has(id));
+    for (const id of unknown) roots.set(id, null);
+    if (unknown.length > 0) for (const e of await board.outline({ at: cut, ids: unknown })) if (isRoot(e)) roots.set(e.id, e);
+    doneRoot = done.map((e) => rootOf(e.id)).find((r) => r !== undefined);
+    if (batch.length < reach) break;
+    before = { created_ms: batch.at(-1)!.created_ms, id: batch.at(-1)!.id };
+  }
   let lastCompleted: EntryOutline | undefined;
-  for (let batch = [newest], reach = 2; batch.length > 0 && !lastCompleted; reach *= 2) {
-    const oldest = batch.at(-1)!;
-    await fetchFrom(oldest.created_ms);
-    lastCompleted = batch.find((root) => isDone(root) || (byRoot.get(root.id) ?? []).some(isDone));
-    if (!lastCompleted) batch = await board.outline({ ...rootFilter, before: { created_ms: oldest.created_ms, id: oldest.id }, newestFirst: true, limit: reach });
+  if (doneRoot) {
+    await fetchFrom(doneRoot.created_ms);
+    const since = [...changed.values()].filter((e) => e.created_ms >= doneRoot.created_ms && isRoot(e));
+    lastCompleted = since
+      .filter((root) => isDone(root) || (byRoot.get(root.id) ?? []).some(isDone))
+      .sort((a, b) => a.created_ms - b.created_ms || a.id.localeCompare(b.id))
+      .at(-1);
   }
   // Every root created since fetchedFrom was read (see above): number them after those before.
   const before = await board.outlineCount({ ...rootFilter, before: { created_ms: fetchedFrom, id: "" } });

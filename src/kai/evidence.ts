@@ -4,6 +4,8 @@
  * collector can be added or replaced without touching them.
  */
 
+import type { RepoCycle } from "./repo-cycles.js";
+
 export type FileChangeKind = "added" | "modified" | "deleted" | "renamed" | "copied" | "type_changed";
 
 export interface GitFileChange {
@@ -147,6 +149,10 @@ export interface KaiEvidence {
   board: BoardEntryEvidence[] | null;
   runs: RunEvidence[] | null;
   github: GithubEvidence | null;
+  /** The STATE document as it was at the window's start (what_changed compares its sections). */
+  state_doc_before?: StateDocEvidence | null;
+  /** The lane's cycles as git and the STATE document record them (applies merged to STATE). */
+  repo_cycles?: RepoCycle[] | null;
   /** Caveats from collecting (a source not configured, a source that failed), for `notes`. */
   notes: string[];
 }

@@ -45,7 +45,8 @@ function gitError(repo: string, what: string, res: GitResult): Error {
 
 const RECORD = "\x1e";
 const FIELD = "\x1f";
-const FORMAT = `${RECORD}%H${FIELD}%P${FIELD}%cI${FIELD}%an${FIELD}%s${FIELD}%b${FIELD}`;
+/** The `git log --format` `parseGitLog` reads. */
+export const LOG_FORMAT = `${RECORD}%H${FIELD}%P${FIELD}%cI${FIELD}%an${FIELD}%s${FIELD}%b${FIELD}`;
 
 const CHANGE_KINDS: Record<string, FileChangeKind> = { A: "added", M: "modified", D: "deleted", R: "renamed", C: "copied", T: "type_changed" };
 
@@ -109,7 +110,7 @@ export async function collectGit(repo: string, window: { since: Date; until: Dat
     "-M",
     "--diff-merges=first-parent",
     "--no-color",
-    `--format=${FORMAT}`,
+    `--format=${LOG_FORMAT}`,
     `--since=${evidence.since}`,
     `--until=${evidence.until}`,
     "HEAD",
@@ -205,4 +206,15 @@ export async function lastVersionBefore(repo: string, cutoff: Date, path: string
 export async function readAtRevision(repo: string, revision: string, path: string): Promise<string | null> {
   const res = await runGit(repo, ["show", `${revision}:${path}`]);
   return res.code === 0 ? res.stdout.toString("utf8") : null;
+}
+
+/**
+ * Whether `path` exists in the tree of the last commit at or before `cutoff`: two lookups, where
+ * asking `git log -- path` about a path that never existed walks the whole history.
+ */
+export async function existsAt(repo: string, cutoff: Date, path: string): Promise<boolean> {
+  const head = await runGit(repo, ["rev-list", "-1", `--until=${cutoff.toISOString()}`, "HEAD"]);
+  const sha = head.code === 0 ? head.stdout.toString("utf8").trim() : "";
+  if (sha === "") return false;
+  return (await runGit(repo, ["cat-file", "-e", `${sha}:${path}`])).code === 0;
 }

@@ -5,9 +5,12 @@ import { collectGit } from "./git.js";
 import { buildLaneStatus } from "./lane-status.js";
 import { checkRequest, checkRequestText } from "./request.js";
 import { KAI_VERSION, type KaiRequest, type KaiResponse } from "./schema.js";
-import { collectStateDoc } from "./state-doc.js";
+import { collectStateDoc, findStateDoc } from "./state-doc.js";
+import { repoCycles } from "./repo-cycles.js";
+import { laneCycles } from "./cycles.js";
 import { errorSummary, laneStatusSummary, whatChangedSummary } from "./summary.js";
 import { buildWhatChanged } from "./what-changed.js";
+import { answerZone, daysBefore, type Zone } from "./zone.js";
 
 /** The time span evidence is read for: (since, until], until being the cutoff (`as_of` or now). */
 export interface EvidenceWindow {
@@ -19,8 +22,8 @@ export interface EvidenceWindow {
 export interface KaiSources {
   /** The repository to read git history and the STATE document from. */
   repo: string;
-  /** The blackboard as it stood at the window's end; given the lane so it can read only what that lane needs. */
-  board?: (window: EvidenceWindow, lane: LaneConfig) => Promise<BoardEntryEvidence[]>;
+  /** The blackboard as it stood at the window's end; given the lane and the question so it can read only what the answer needs. */
+  board?: (window: EvidenceWindow, lane: LaneConfig, type: KaiRequest["type"]) => Promise<BoardEntryEvidence[]>;
   /**
    * Runs of the lane's roles as they stood at the window's end; given the ids of the lane's
    * blackboard entries read (so each step can show its latest run, even one older than the window).
@@ -36,8 +39,6 @@ export interface KaiOptions {
   sources: KaiSources;
   clock?: () => number;
 }
-
-const DAY_MS = 86_400_000;
 
 function errorResponse(request_id: string | null, notes: string[], now: Date): KaiResponse {
   return { version: "kai_response_v1", request_id, status: "error", meta: { generated_at: now.toISOString(), kai_version: KAI_VERSION }, payload: null, summary_md: errorSummary(notes), notes };
@@ -59,26 +60,37 @@ async function optional<T>(name: string, source: ((w: EvidenceWindow, lane: Lane
 export async function collectEvidence(request: KaiRequest, config: Config, sources: KaiSources, window: EvidenceWindow): Promise<KaiEvidence> {
   const lane = findLane(config, request.lane.layer, request.lane.name)!;
   const notes = [...(sources.notes ?? [])];
-  const boardRead = optional("the blackboard", sources.board, window, lane, notes);
+  const boardSource = sources.board;
+  const boardRead = optional("the blackboard", boardSource && ((w, l) => boardSource(w, l, request.type)), window, lane, notes);
   const runSource = sources.runs;
   const roles = new Set(lane.roles.map((r) => r.name));
   // Runs follow the board: the lane's entries name the runs its steps show.
   const runsRead = runSource
     ? boardRead.then((b) => optional("runs", (w, l) => runSource(w, l, (b ?? []).filter((e) => roles.has(e.to)).map((e) => e.id)), window, lane, notes))
     : Promise.resolve(null);
-  const [git, state_doc, board, runs, github] = await Promise.all([
+  const [git, found, board, runs, github] = await Promise.all([
     request.type === "what_changed" ? collectGit(sources.repo, window) : Promise.resolve(null),
-    collectStateDoc(sources.repo, lane.state_file, window.until),
+    findStateDoc(sources.repo, config.project_id, lane, window.until),
     boardRead,
     runsRead,
     optional("GitHub", sources.github, window, lane, notes),
   ]);
+  const { found_by, ...state_doc } = found;
+  notes.unshift(`STATE document read: ${state_doc.path}, ${found_by}`);
+  // Cycles the repository records (applies merged to STATE): what lane_status shows where the board
+  // has none. Read only then: it walks the STATE document's whole history.
+  const onBoard = laneCycles(board ?? [], lane, config.humans, []).length > 0;
+  const repo_cycles = request.type === "lane_status" && !onBoard ? await repoCycles(sources.repo, lane, state_doc, window.until) : null;
   if (!sources.board) notes.push("the blackboard was not read (no blackboard source)");
   if (!sources.runs) notes.push("runs were not read (no run records available)");
-  return { git, state_doc, board, runs, github, notes };
+  // what_changed compares the STATE document's sections with how they stood at the window's start.
+  const state_doc_before = request.type === "what_changed" ? await collectStateDoc(sources.repo, state_doc.path, window.since) : null;
+  if (!github && !runs) notes.push("Workflow runs were not consulted (no GitHub token and no run records): by_category.workflows is empty for that reason, not because nothing ran");
+  else if (!github) notes.push("GitHub Actions runs were not consulted (no GitHub token): by_category.workflows lists pmagent runs only");
+  return { git, state_doc, state_doc_before, board, runs, github, repo_cycles, notes };
 }
 
-function evidenceNotes(request: KaiRequest, ev: KaiEvidence, window: EvidenceWindow): string[] {
+function evidenceNotes(request: KaiRequest, ev: KaiEvidence, window: EvidenceWindow, zone: Zone): string[] {
   const notes: string[] = [];
   if (ev.git) notes.push(`Evidence: ${ev.git.commits.length} commits of ${ev.git.repo} committed in (${ev.git.since}, ${ev.git.until}]`);
   if (ev.state_doc) notes.push(`Evidence: ${ev.state_doc.path}${ev.state_doc.revision ? ` at ${ev.state_doc.revision.slice(0, 12)}` : ""}${ev.state_doc.exists ? "" : " (missing)"}`);
@@ -89,6 +101,7 @@ function evidenceNotes(request: KaiRequest, ev: KaiEvidence, window: EvidenceWin
   if (ev.runs) notes.push(`Evidence: ${ev.runs.length} runs`);
   if (ev.github) notes.push(`Evidence: GitHub ${ev.github.repo}: ${ev.github.pulls.length} pull requests, ${ev.github.issues.length} issues, ${ev.github.workflow_runs.length} workflow runs`);
   if (request.params.as_of !== undefined) notes.push(`Answered as of ${request.params.as_of}: later evidence is ignored`);
+  if (request.type === "what_changed") notes.push(`Time window: (${window.since.toISOString()}, ${window.until.toISOString()}], dates in ${zone.name}`);
   return [...notes, ...ev.notes];
 }
 
@@ -96,20 +109,23 @@ function evidenceNotes(request: KaiRequest, ev: KaiEvidence, window: EvidenceWin
 export async function answerRequest(request: KaiRequest, options: KaiOptions): Promise<KaiResponse> {
   const now = new Date((options.clock ?? Date.now)());
   const until = request.params.as_of !== undefined ? new Date(request.params.as_of) : now;
-  const window = { since: new Date(until.getTime() - request.params.time_window_days * DAY_MS), until };
+  // Days are counted on the calendar of the answer's zone, so a window keeps its wall-clock bounds across DST.
+  const zone = answerZone(options.config.timezone, request.params.as_of);
+  const window = { since: daysBefore(until, request.params.time_window_days, zone), until };
   const lane = findLane(options.config, request.lane.layer, request.lane.name)!;
   const ev = await collectEvidence(request, options.config, options.sources, window);
   const base = { version: "kai_response_v1", request_id: request.request_id, status: "ok", meta: { generated_at: now.toISOString(), kai_version: KAI_VERSION } } as const;
-  const notes = evidenceNotes(request, ev, window);
+  const notes = evidenceNotes(request, ev, window, zone);
   if (request.type === "lane_status") {
     const data = buildLaneStatus({ project_id: options.config.project_id, lane, humans: options.config.humans, as_of: until }, ev);
+    if (data.cycle.latest_cycle_id === null) notes.push(`No cycle of ${lane.layer}/${lane.name} was found up to ${until.toISOString()} on the blackboard, in git or in the STATE document: cycle.latest_cycle_id and cycle.status are null`);
     return { ...base, payload: { kind: "lane_status_v1", data }, summary_md: laneStatusSummary(data), notes };
   }
   const data = buildWhatChanged(
-    { project_id: options.config.project_id, lane, humans: options.config.humans, since: window.since, until, max_highlights: request.params.max_highlights },
+    { project_id: options.config.project_id, lane, humans: options.config.humans, since: window.since, until, max_highlights: request.params.max_highlights, zone },
     ev,
   );
-  return { ...base, payload: { kind: "what_changed_v1", data }, summary_md: whatChangedSummary(data), notes };
+  return { ...base, payload: { kind: "what_changed_v1", data }, summary_md: whatChangedSummary(data, { github: ev.github !== null, runs: ev.runs !== null }), notes };
 }
 
 /** Answer a request given as a value: invalid requests get a `status: "error"` response. */

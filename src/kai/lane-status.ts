@@ -1,6 +1,7 @@
 import type { LaneConfig } from "../config/index.js";
 import type { BoardEntryEvidence, GithubEvidence, KaiEvidence, RunEvidence } from "./evidence.js";
 import { laneCycles, latestRunByEntry, type Cycle } from "./cycles.js";
+import type { RepoCycle } from "./repo-cycles.js";
 import { stateView, type StateView } from "./state-doc.js";
 import type { Evidence, LaneStatus, Step, StepStatus, SuggestedAction } from "./schema.js";
 
@@ -35,9 +36,17 @@ function artifactPath(entry: BoardEntryEvidence, run: RunEvidence | undefined): 
   return str(refs.artifact_path) ?? str(refs.artifact) ?? listed ?? null;
 }
 
-function workflowName(entry: BoardEntryEvidence, github: GithubEvidence | null): string | null {
-  const run = entry.source_run_id === null ? undefined : github?.workflow_runs.find((r) => r.id === entry.source_run_id);
-  return run?.name ?? str(entry.refs.actions_workflow) ?? str(entry.refs.workflow) ?? null;
+/** The Actions run the entry names (its source, else its refs); else the supervisor run that carried it. */
+function runId(entry: BoardEntryEvidence, run: RunEvidence | undefined): string | null {
+  return entry.source_run_id ?? str(entry.refs.actions_run_id) ?? str(entry.refs.run_id) ?? run?.run_id ?? null;
+}
+
+/** The workflow of that run: GitHub's name for it, else the entry's refs, else the lane role's (as what_changed names it). */
+function workflowName(ctx: LaneContext, entry: BoardEntryEvidence, run: RunEvidence | undefined, github: GithubEvidence | null): string | null {
+  const id = entry.source_run_id ?? str(entry.refs.actions_run_id) ?? str(entry.refs.run_id);
+  const actions = id === null ? undefined : github?.workflow_runs.find((r) => r.id === id);
+  const named = actions?.name ?? str(entry.refs.actions_workflow) ?? str(entry.refs.workflow);
+  return named ?? (run ? `${ctx.lane.layer}/${ctx.lane.name}:${run.role}` : null);
 }
 
 export function entryEvidence(entry: BoardEntryEvidence): Evidence {
@@ -63,8 +72,8 @@ function buildSteps(ctx: LaneContext, cycle: Cycle | undefined, runs: RunEvidenc
             entry_status: entry.status,
             blackboard_issue: entry.source_issue,
             blackboard_comment_id: entry.source_comment_id,
-            actions_workflow: workflowName(entry, github),
-            actions_run_id: entry.source_run_id,
+            actions_workflow: workflowName(ctx, entry, run, github),
+            actions_run_id: runId(entry, run),
             artifact_path: artifactPath(entry, run),
             updated_at: entry.updated_at,
             summary: entry.summary,
@@ -90,7 +99,7 @@ const PRIORITY = { high: 0, medium: 1, low: 2 } as const;
 const MAX_GAP_ACTIONS = 3;
 
 /** What to do next, derived only from what was found; most urgent first. */
-export function suggestActions(ctx: LaneContext, cycles: Cycle[], steps: Step[], runs: RunEvidence[], view: StateView, github: GithubEvidence | null): SuggestedAction[] {
+export function suggestActions(ctx: LaneContext, cycles: Cycle[], steps: Step[], runs: RunEvidence[], view: StateView, github: GithubEvidence | null, fromRepo?: RepoCycle): SuggestedAction[] {
   const actions: SuggestedAction[] = [];
   const latest = cycles.at(-1);
   const roleNames = new Set(ctx.lane.roles.map((r) => r.name));
@@ -177,7 +186,17 @@ export function suggestActions(ctx: LaneContext, cycles: Cycle[], steps: Step[],
     });
   }
   const first = ctx.lane.roles[0]!;
-  if (!latest || latest.status === "completed") {
+  if (fromRepo) {
+    const by = fromRepo.apply ? (fromRepo.apply.pr_number !== null ? `PR #${fromRepo.apply.pr_number}` : `commit ${fromRepo.apply.sha.slice(0, 12)}`) : `the ${view.state_file} lane section`;
+    actions.push({
+      id: "start-cycle",
+      title: `Start the next cycle on the blackboard: post a ${first.allowed_kinds[0]} entry to ${first.name}`,
+      owner: ctx.humans[0] ?? "Human",
+      priority: "low",
+      reason: `${fromRepo.id} completed${fromRepo.completed_at ? ` at ${fromRepo.completed_at}` : ""} (recorded by ${by}); the blackboard has no cycle of ${ctx.lane.layer}/${ctx.lane.name}`,
+      evidence: repoCycleEvidence(fromRepo),
+    });
+  } else if (!latest || latest.status === "completed") {
     actions.push({
       id: "start-cycle",
       title: latest ? `Start the next cycle: post a ${first.allowed_kinds[0]} entry to ${first.name}` : `Start a first cycle: post a ${first.allowed_kinds[0]} entry to ${first.name}`,
@@ -212,12 +231,51 @@ function openPullsOfLane(steps: Step[], runs: RunEvidence[], github: GithubEvide
   return [...fromGithub.filter((p) => p.state === "open"), ...fromRuns];
 }
 
+/** Where a cycle found in the repository is recorded: the PR (or commit) that applied it, the STATE document. */
+export function repoCycleEvidence(c: RepoCycle): Evidence[] {
+  const apply = c.apply;
+  const file: Evidence = { type: "file", id: c.state_path, path: c.state_path };
+  if (!apply) return [file];
+  const title = apply.subject.replace(/\s*\(#\d+\)\s*$/, "");
+  return [
+    ...(apply.pr_number !== null ? [{ type: "pr", id: String(apply.pr_number), title, at: apply.committed_at } as const] : []),
+    { type: "commit", id: apply.sha, title: apply.subject, at: apply.committed_at },
+    file,
+  ];
+}
+
+/**
+ * Steps of a cycle the repository records: the roles up to the one that applies (a kind naming
+ * "apply"; the last role when none does) did their part, since the apply reached STATE; the roles
+ * after it left no trace in git, so they show as not started. No blackboard entry or run backs them.
+ */
+function repoCycleSteps(ctx: LaneContext, cycle: RepoCycle): Step[] {
+  const applier = ctx.lane.roles.findIndex((r) => r.allowed_kinds.some((k) => /apply/i.test(k)));
+  const last = applier >= 0 ? applier : ctx.lane.roles.length - 1;
+  return ctx.lane.roles.map((role, i) => ({ role: role.name, status: i <= last && cycle.status === "completed" ? "completed" : "not_started", latest_entry: null, run: null }));
+}
+
+/**
+ * `steps` keyed as the origin's readers write them (`steps.sho.status`): each role's name in lower
+ * case, in the lane's order; a role whose lower-case name another role already took keeps its own.
+ */
+export function stepsByRole(steps: Step[]): Record<string, Step> {
+  const out: Record<string, Step> = {};
+  for (const step of steps) {
+    const key = step.role.toLowerCase();
+    out[key in out ? step.role : key] = step;
+  }
+  return out;
+}
+
 /** lane_status_v1 from the collected evidence (already cut at `ctx.as_of`). */
 export function buildLaneStatus(ctx: LaneContext, evidence: KaiEvidence): LaneStatus {
   const runs = evidence.runs ?? [];
   const cycles = laneCycles(evidence.board ?? [], ctx.lane, ctx.humans, runs);
   const latest = cycles.at(-1);
-  const steps = buildSteps(ctx, latest, runs, evidence.github);
+  // No cycle on the board: the repository's record of one (an apply merged to STATE) is the latest.
+  const fromRepo = latest ? undefined : evidence.repo_cycles?.at(-1);
+  const steps = fromRepo ? repoCycleSteps(ctx, fromRepo) : buildSteps(ctx, latest, runs, evidence.github);
   const view: StateView = evidence.state_doc
     ? stateView(evidence.state_doc, ctx.lane)
     : { state_file: ctx.lane.state_file, section_anchor: null, digest: `${ctx.lane.state_file} was not read`, known_gaps: [], updated_at: null };
@@ -226,15 +284,19 @@ export function buildLaneStatus(ctx: LaneContext, evidence: KaiEvidence): LaneSt
     project_id: ctx.project_id,
     lane: { layer: ctx.lane.layer, name: ctx.lane.name },
     as_of: ctx.as_of.toISOString(),
-    steps,
-    cycle: {
-      latest_cycle_id: latest?.id ?? null,
-      root_entry_id: latest?.root.id ?? null,
-      status: latest?.status ?? "none",
-      started_at: latest?.started_at ?? null,
-      completed_at: latest?.completed_at ?? null,
-    },
+    steps: stepsByRole(steps),
+    cycle: fromRepo
+      ? { latest_cycle_id: fromRepo.id, root_entry_id: null, status: fromRepo.status, started_at: fromRepo.started_at, completed_at: fromRepo.completed_at, found_in: fromRepo.found_in, evidence: repoCycleEvidence(fromRepo) }
+      : {
+          latest_cycle_id: latest?.id ?? null,
+          root_entry_id: latest?.root.id ?? null,
+          status: latest?.status ?? null,
+          started_at: latest?.started_at ?? null,
+          completed_at: latest?.completed_at ?? null,
+          found_in: latest ? "blackboard" : null,
+          evidence: latest ? [entryEvidence(latest.root)] : [],
+        },
     state_view: view,
-    next_suggested_actions: suggestActions(ctx, cycles, steps, runs, view, evidence.github),
+    next_suggested_actions: suggestActions(ctx, cycles, steps, runs, view, evidence.github, fromRepo),
   };
 }

@@ -140,15 +140,24 @@ export const LaneStatusSchema = z
     project_id: z.string(),
     lane: LaneRefSchema,
     as_of: ts,
-    // The spec puts `steps` at the top level of the payload, beside `cycle`.
-    steps: z.array(StepSchema),
+    /**
+     * The spec puts `steps` at the top level of the payload, beside `cycle`, keyed by role
+     * (`aya`, `sho`, `tsugu`, …: the lane's role names in lower case) so a reader writes
+     * `steps.sho.status`; keys follow the lane's order.
+     */
+    steps: z.record(z.string(), StepSchema),
     cycle: z
       .object({
         latest_cycle_id: z.string().nullable(),
         root_entry_id: z.string().nullable(),
-        status: z.enum(["completed", "in_progress", "blocked", "none"]),
+        /** The spec's enum; null with `latest_cycle_id: null` when the lane has no cycle yet (a note says so). */
+        status: z.enum(["completed", "in_progress", "blocked"]).nullable(),
         started_at: nullableTs,
         completed_at: nullableTs,
+        /** Where the cycle was found: the blackboard, else git (a merged apply to STATE), else the STATE document's lane section. */
+        found_in: z.enum(["blackboard", "git", "state_doc"]).nullable(),
+        /** The cycle's root entry, or the PR, commit and STATE file that record it. */
+        evidence: z.array(EvidenceSchema),
       })
       .strict(),
     state_view: z

@@ -32,7 +32,8 @@ export function projectKaiSources(project: Project, store: Store, options: Proje
   };
   return {
     repo: resolve(options.repo ?? project.root),
-    board: (w, lane) => collectLaneBoard(board, lane, c.humans, w),
+    // lane_status shows the latest and last completed cycles only: the window's other cycles are what_changed's.
+    board: (w, lane, type) => collectLaneBoard(board, lane, c.humans, w, { windowed: type === "what_changed" }),
     runs: (w, lane, entryIds) => collectRuns(readers, lane, w, entryIds),
     github: gh.source,
     notes: gh.note ? [gh.note] : [],

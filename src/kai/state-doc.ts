@@ -1,7 +1,7 @@
 import { confinePath } from "../core/index.js";
 import type { LaneConfig } from "../config/index.js";
 import type { StateDocEvidence, StateSection } from "./evidence.js";
-import { assertRepository, lastVersionBefore } from "./git.js";
+import { assertRepository, existsAt, lastVersionBefore } from "./git.js";
 import { firstLine, listItems, parseSections, subtree } from "./markdown.js";
 
 /**
@@ -16,6 +16,23 @@ export async function collectStateDoc(repo: string, path: string, cutoff: Date):
   if (last === null) return { path, exists: false, revision: null, updated_at: null, sections: [] };
   if (last.text === null) return { path, exists: false, revision: last.sha, updated_at: last.at, sections: [] };
   return { path, exists: true, revision: last.sha, updated_at: last.at, sections: parseSections(last.text) };
+}
+
+/** The config's default `state_file`: a lane that leaves it so is read from the project's own document first. */
+export const DEFAULT_STATE_FILE = "STATE/current_state.md";
+
+/**
+ * The lane's STATE document: the path the lane configures; else, the lane keeping the default,
+ * `STATE/<project_id>/current_state.md` when the repository has it at the cutoff, else
+ * `STATE/current_state.md`. `found_by` says which rule chose it, for the answer's notes.
+ */
+export async function findStateDoc(repo: string, projectId: string, lane: Pick<LaneConfig, "state_file">, cutoff: Date): Promise<StateDocEvidence & { found_by: string }> {
+  if (lane.state_file !== DEFAULT_STATE_FILE) return { ...(await collectStateDoc(repo, lane.state_file, cutoff)), found_by: "the lane's configured state_file" };
+  const own = `STATE/${projectId}/current_state.md`;
+  confinePath(repo, own, "state_file");
+  assertRepository(repo);
+  if (await existsAt(repo, cutoff, own)) return { ...(await collectStateDoc(repo, own, cutoff)), found_by: `the project's own STATE document (${own})` };
+  return { ...(await collectStateDoc(repo, DEFAULT_STATE_FILE, cutoff)), found_by: `the default state_file (${own} does not exist at the cutoff)` };
 }
 
 const squash = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]/gu, "");

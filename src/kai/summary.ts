@@ -8,10 +8,14 @@ export function laneStatusSummary(data: LaneStatus): string {
   const lane = `${data.lane.layer} / ${data.lane.name}`;
   const lines = [`## ${lane} status (as of ${data.as_of})`];
   const c = data.cycle;
-  if (c.latest_cycle_id === null) lines.push("- No cycle on the blackboard yet");
-  else {
+  if (c.latest_cycle_id === null) lines.push("- No cycle yet (none on the blackboard, in git or in the STATE document)");
+  else if (c.found_in !== "blackboard") {
+    const pr = c.evidence.find((e) => e.type === "pr");
+    const by = c.found_in === "git" ? `applied to STATE${pr ? ` by PR #${pr.id}` : ""}` : "per the STATE document";
+    lines.push(`- ${c.latest_cycle_id} ${c.status}${c.completed_at ? ` ${c.completed_at}` : ""} (${by}; not on the blackboard)`);
+  } else {
     const when = c.status === "completed" ? `completed ${c.completed_at}` : `started ${c.started_at}`;
-    const active = data.steps.filter((s) => s.status !== "not_started").map((s) => `${s.role} ${s.status}`);
+    const active = Object.values(data.steps).filter((s) => s.status !== "not_started").map((s) => `${s.role} ${s.status}`);
     lines.push(`- ${c.latest_cycle_id} ${c.status} (${when})${active.length > 0 ? `; steps: ${active.join(", ")}` : ""}`);
   }
   lines.push(`- State: ${data.state_view.digest}${data.state_view.known_gaps.length > 0 ? ` (${data.state_view.known_gaps.length} known gaps)` : ""}`);
@@ -20,11 +24,13 @@ export function laneStatusSummary(data: LaneStatus): string {
   return lines.join("\n");
 }
 
-export function whatChangedSummary(data: WhatChanged): string {
+/** `consulted`: which run sources were read; a count is only given for what was read. */
+export function whatChangedSummary(data: WhatChanged, consulted: { github: boolean; runs: boolean } = { github: true, runs: true }): string {
   const lines = [`## What changed in ${data.project_id} (${data.time_window.from} – ${data.time_window.to})`];
   const merged = data.by_category.prs.filter((p) => p.status === "merged").length;
   const runs = data.by_category.workflows.reduce((n, w) => n + w.runs, 0);
-  lines.push(`- ${merged} PRs merged, ${data.by_category.state_docs.length} STATE/docs files changed, ${runs} workflow runs`);
+  const runText = consulted.github ? `${runs} workflow runs` : consulted.runs ? `${runs} pmagent runs (GitHub Actions not consulted)` : "workflow runs not consulted";
+  lines.push(`- ${merged} PRs merged, ${data.by_category.state_docs.length} STATE/docs files changed, ${runText}`);
   const top = data.highlights.slice(0, 2);
   lines.push(top.length > 0 ? `- Top: ${top.map((h) => h.title).join("; ")}` : "- Nothing notable in this window");
   const risk = data.risks[0];

@@ -4,6 +4,9 @@ import { pathCategory, type GitCommit, type KaiEvidence, type RunEvidence } from
 import { entryEvidence } from "./lane-status.js";
 import type { Evidence, Highlight, Risk, WhatChanged } from "./schema.js";
 import { stateView } from "./state-doc.js";
+import { localDate, UTC, type Zone } from "./zone.js";
+import { changeUnits, firstSentence, gitCandidates, IMPACT, unitEvidence, type Candidate, type ChangeUnit } from "./highlights.js";
+import { isLaneApply } from "./repo-cycles.js";
 
 export interface ChangesContext {
   project_id: string;
@@ -12,14 +15,14 @@ export interface ChangesContext {
   since: Date;
   until: Date;
   max_highlights: number;
+  /** The zone the window's dates are read in (UTC when absent). */
+  zone?: Zone;
 }
 
-type Candidate = Omit<Highlight, "rank"> & { impact: number; at: string };
 type PrRow = WhatChanged["by_category"]["prs"][number];
 type Impact = PrRow["impact"];
 
 const FAILED_CONCLUSIONS = new Set(["failure", "timed_out", "cancelled", "startup_failure", "action_required"]);
-const day = (d: Date) => d.toISOString().slice(0, 10);
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 function commitEvidence(c: GitCommit): Evidence {
@@ -198,20 +201,28 @@ export function buildWhatChanged(ctx: ChangesContext, ev: KaiEvidence): WhatChan
   const prs = pullRequests(ev, ctx, laneRuns);
   const wf = workflows(ev, ctx, laneRuns);
   const candidates: Candidate[] = [...cycleCandidates(cycles, ctx, laneRuns)];
-  const prScore: Record<Impact, number> = { high: 80, medium: 60, low: 40 };
+  const units = changeUnits(commits);
+  const boardCompleted = new Set(cycles.filter((c) => c.status === "completed" && inWindow(c.completed_at, ctx)).map((c) => c.id));
+  const git = gitCandidates(units, { lane: ctx.lane, state: ev.state_doc, stateBefore: ev.state_doc_before ?? null, boardCompleted });
+  candidates.push(...git.candidates);
+  const grouped = new Set([...git.used].flatMap((u) => (u.pr === null ? [] : [u.pr])));
   const openedBy = new Map(laneRuns.flatMap((r) => r.actions.flatMap((a) => (a.pr_number === null ? [] : [[a.pr_number, r] as const]))));
-  for (const pr of prs) {
-    const merge = commits.find((c) => c.pr_number === pr.number);
+  for (const pr of prs.filter((p) => !grouped.has(p.number))) {
+    const unit = units.find((u) => u.pr === pr.number);
     const run = openedBy.get(pr.number);
+    const why = unit ? firstSentence(unit.body) : "";
+    const where = pr.paths.length > 0 ? ` It touched ${plural(pr.paths.length, "file")} under ${[...new Set(pr.paths.map((p) => p.split("/").slice(0, -1).join("/") || "/"))].slice(0, 3).join(", ")}.` : "";
     candidates.push({
-      impact: prScore[pr.impact] + (pr.status === "merged" ? 5 : 0),
-      at: merge?.committed_at ?? ctx.until.toISOString(),
+      // A PR the lane's own run opened is the lane's work; one known only from GitHub (its files
+      // unknown, so in no group) comes before the merged changes no group took, which are background.
+      impact: run ? 65 : (unit ? IMPACT.single_pr : 36) + (pr.status === "merged" ? 4 : 0),
+      at: unit?.at ?? ctx.until.toISOString(),
       category: categoryOf(pr.paths, ctx.lane.layer),
       title: `PR #${pr.number} ${pr.status}: ${pr.title}`,
-      summary: pr.paths.length > 0 ? `It changed ${plural(pr.paths.length, "file")}, among them ${pr.paths.slice(0, 3).join(", ")}.` : `Pull request #${pr.number} is ${pr.status}.`,
+      summary: `${why || `Pull request #${pr.number} is ${pr.status}.`}${where}`,
       evidence: [
         { type: "pr", id: String(pr.number), title: pr.title, ...(pr.url ? { url: pr.url } : {}) },
-        ...(merge ? [commitEvidence(merge)] : []),
+        ...(unit ? [commitEvidence(unit.commit)] : []),
         ...(run ? [{ type: "run", id: run.run_id, title: `${run.role} run (${run.state})`, at: run.finished_at ?? run.started_at } as const] : []),
       ],
     });
@@ -226,12 +237,9 @@ export function buildWhatChanged(ctx: ChangesContext, ev: KaiEvidence): WhatChan
       evidence: [{ type: w.source === "github_actions" ? "workflow_run" : "run", id: w.latest_run_id, title: w.name, at: w.latest_at }],
     });
   }
-  candidates.push(
-    ...pathGroupCandidates(commits, "workflow", 70, "Workflows"),
-    ...pathGroupCandidates(commits, "state_doc", 65, "STATE documents"),
-    ...pathGroupCandidates(commits, "docs", 50, "Docs"),
-    ...pathGroupCandidates(commits, "reports", 45, "Reports"),
-  );
+  // Docs and reports beyond the groups above: one line each, below any grouped change.
+  const rest = commits.filter((c) => !git.used.has(units.find((u) => u.commit === c)!));
+  candidates.push(...pathGroupCandidates(rest, "docs", 25, "Docs"), ...pathGroupCandidates(rest, "reports", 15, "Reports"));
   const issues = (ev.github?.issues ?? []).filter((i) => inWindow(i.created_at, ctx) || inWindow(i.closed_at, ctx));
   if (issues.length > 0) {
     const opened = issues.filter((i) => inWindow(i.created_at, ctx)).length;
@@ -245,14 +253,15 @@ export function buildWhatChanged(ctx: ChangesContext, ev: KaiEvidence): WhatChan
       evidence: issues.slice(0, 5).map((i): Evidence => ({ type: "issue", id: String(i.number), title: i.title, url: i.url })),
     });
   }
+  const fromWindow = windowRisks(ctx, ev, units, laneRuns);
   return {
     kind: "what_changed_v1",
     project_id: ctx.project_id,
-    time_window: { from: day(ctx.since), to: day(ctx.until) },
+    time_window: { from: localDate(ctx.since, ctx.zone ?? UTC), to: localDate(ctx.until, ctx.zone ?? UTC) },
     highlights: rank(candidates, ctx.max_highlights),
     by_category: { workflows: wf, prs, state_docs: stateDocs(commits) },
-    risks: risks(ctx, ev, cycles, laneRuns, wf, commits),
-    open_questions: openQuestions(ctx, cycles, laneRuns, prs),
+    risks: [...risks(ctx, ev, cycles, laneRuns, wf, commits), ...fromWindow.risks],
+    open_questions: [...openQuestions(ctx, cycles, laneRuns, prs), ...fromWindow.questions],
   };
 }
 
@@ -294,10 +303,6 @@ function risks(ctx: ChangesContext, ev: KaiEvidence, cycles: Cycle[], runs: RunE
       evidence: proposals.map(({ p }): Evidence => ({ type: "environment_proposal", id: p.id, title: p.summary })),
     });
   }
-  if (doc) {
-    const gaps = stateView(doc, ctx.lane).known_gaps;
-    if (gaps.length > 0) out.push({ id: "known-gaps", severity: "low", summary: `${plural(gaps.length, "known gap")} listed in ${doc.path}: ${gaps.slice(0, 3).join("; ")}`, evidence: [{ type: "file", id: doc.path, path: doc.path }] });
-  }
   if (ev.git && commits.length === 0) {
     out.push({ id: "no-commits", severity: "low", summary: `no commits between ${ctx.since.toISOString()} and ${ctx.until.toISOString()}`, evidence: [] });
   }
@@ -320,4 +325,51 @@ function openQuestions(ctx: ChangesContext, cycles: Cycle[], runs: RunEvidence[]
     if (!inWindow(last.updated_at, ctx)) out.push(`Is ${latest.id} still moving? Its latest entry ${last.id} last changed at ${last.updated_at}, before this window.`);
   }
   return out;
+}
+
+const short = (text: string, max = 90) => (text.length > max ? `${text.slice(0, max - 1).trimEnd()}…` : text);
+
+/**
+ * Risks and questions from what this window did (not what the STATE document has always said):
+ * gaps added or closed, the STATE document edited by several changes, entries left waiting on a
+ * human, runs that failed, a cycle applied whose later steps have not run.
+ */
+function windowRisks(ctx: ChangesContext, ev: KaiEvidence, units: ChangeUnit[], runs: RunEvidence[]): { risks: Risk[]; questions: string[] } {
+  const risks: Risk[] = [];
+  const questions: string[] = [];
+  const doc = ev.state_doc;
+  if (doc?.exists) {
+    const file: Evidence = { type: "file", id: doc.path, path: doc.path };
+    const now = stateView(doc, ctx.lane).known_gaps;
+    const before = ev.state_doc_before?.exists ? stateView(ev.state_doc_before, ctx.lane).known_gaps : [];
+    const added = now.filter((g) => !before.includes(g));
+    const closed = before.filter((g) => !now.includes(g));
+    if (added.length > 0) {
+      risks.push({ id: "gaps-added", severity: "medium", summary: `${plural(added.length, "gap")} added to ${doc.path} this window: ${added.slice(0, 3).map((g) => short(g)).join("; ")}${added.length > 3 ? "; …" : ""}`, evidence: [file] });
+      for (const g of added.slice(0, 3)) questions.push(`Who closes the new gap "${short(g)}", and by when?`);
+    }
+    if (closed.length > 0) questions.push(`${plural(closed.length, "gap")} left ${doc.path} this window (${closed.slice(0, 2).map((g) => `"${short(g, 60)}"`).join(", ")}${closed.length > 2 ? ", …" : ""}): closed, or only moved?`);
+    const editors = units.filter((u) => u.commit.files.some((f) => f.path === doc.path));
+    if (editors.length > 1) {
+      const refs = editors.map((u) => (u.pr !== null ? `#${u.pr}` : u.commit.sha.slice(0, 7)));
+      risks.push({ id: "state-doc-multiple-editors", severity: "low", summary: `${doc.path} was changed by ${editors.length} changes this window (${refs.slice(0, 5).join(", ")}${refs.length > 5 ? ", …" : ""}): check they agree`, evidence: [file, ...editors.slice(0, 5).map(unitEvidence)] });
+    }
+    // A cycle applied this window: the roles after the apply (the PM snapshot) have nothing in git.
+    const applier = ctx.lane.roles.findIndex((r) => r.allowed_kinds.some((k) => /apply/i.test(k)));
+    const after = applier >= 0 ? ctx.lane.roles.slice(applier + 1) : [];
+    const applied = editors.find((u) => isLaneApply(`${u.title}\n${u.body}`, ctx.lane));
+    if (applied && after.length > 0 && !(ev.board ?? []).some((e) => after.some((r) => r.name === e.to) && inWindow(e.updated_at, ctx))) {
+      questions.push(`${applied.pr !== null ? `PR #${applied.pr}` : "A commit"} applied the lane's proposal to ${doc.path}: have ${after.map((r) => r.name).join(" and ")} (${after.map((r) => r.allowed_kinds[0]).join(", ")}) run since?`);
+    }
+  }
+  const humans = new Set(ctx.humans);
+  const waiting = (ev.board ?? []).filter((e) => humans.has(e.to) && e.status === "open" && Date.parse(e.created_at) <= ctx.until.getTime());
+  if (waiting.length > 0) {
+    risks.push({ id: "entries-waiting-on-human", severity: "medium", summary: `${plural(waiting.length, "entry")} waiting on a human: ${waiting.slice(0, 3).map((e) => `${e.id} (${e.kind})`).join(", ")}`, evidence: waiting.slice(0, 5).map(entryEvidence) });
+  }
+  const failed = runs.filter((r) => r.state === "failed" && inWindow(r.finished_at ?? r.started_at, ctx));
+  if (failed.length > 0) {
+    risks.push({ id: "runs-failed", severity: "high", summary: `${plural(failed.length, "run")} of the lane failed this window: ${failed.slice(0, 3).map((r) => `${r.role} ${r.run_id}`).join(", ")}`, evidence: failed.slice(0, 5).map((r): Evidence => ({ type: "run", id: r.run_id, title: `${r.role} run (failed)` })) });
+  }
+  return { risks, questions };
 }

@@ -48,13 +48,7 @@
  *   .info .phaseStarted .phaseFinished .actionRequest .artifact .waiting .completed .error
  *   .environmentProposal .emit(type, payload) .checkpoint() → id .readResume({mark?})
  */
-export * from "./protocol.js";
-export * from "./inputs.js";
-export * from "./parser.js";
-export * from "./outbox.js";
-export * from "./merge.js";
-export * from "./resume.js";
-export { DEFAULT_MAX_LINE_BYTES } from "./lines.js";
+export * from "./protocol/index.js";
 export {
   CHECKPOINT_DIR_ENV,
   defaultCheckpointDir,
@@ -70,8 +64,8 @@ export {
   type CreateResult,
   type RestoreResult,
   type PruneResult,
-} from "./checkpoint.js";
-export { Sprite, spriteContext, DEFAULT_WORKSPACE, type SpriteOptions } from "./sprite.js";
+} from "./checkpoint/index.js";
+export { Sprite, spriteContext, DEFAULT_WORKSPACE, type SpriteOptions } from "./sprite/index.js";
 
 /*
  * Supervisor (runs, events, worker, resume, crash recovery) — extension points for actions and
@@ -89,28 +83,15 @@ export { Sprite, spriteContext, DEFAULT_WORKSPACE, type SpriteOptions } from "./
  *   RunEnvironmentProvider.adjustmentsFor(role, {entry, runId}) → {preinstall[], env{}} before each launch.
  *   RunGate.decide({role, entry, command}) → {decision: ALLOW|DENY|CONDITIONAL, reasoning, conditions}.
  *   Worker({supervisor, roles, …}).run(signal): claims entries (pick rule, leases, gate) and runs them.
- *   Crash-test harness for sinks: test/lattice/harness.ts.
+ *   Crash-test harness for sinks: test/lattice/harness.ts. The composition of a project's
+ *   supervisor from its config (gate, action and proposal sinks, notifiers) is in src/app/.
  */
-export * from "./runs.js";
-export * from "./hooks.js";
-export { Supervisor, DEFAULT_POLL_MS, PARKED_LEASE_MS, WORKER_STOPPED, type SupervisorOptions, type StartRunOptions, type ResumeOptions, type ResumeResult } from "./supervisor.js";
-export { Worker, type WorkerOptions } from "./worker.js";
-export { RunIngestor, DEFAULT_LOG_CAP_BYTES, type IngestOptions } from "./ingest.js";
-export { ENV_ALLOW_LIST, spriteEnv, checkExtraEnv, prepareRunDir, selfCommand, readViolations, findExecutable } from "./sandbox.js";
+export * from "./runs/index.js";
+export * from "./supervisor/index.js";
+export { dieWithParent, findExecutable, killGroup, processAlive, SETPRIV } from "./sandbox/index.js";
+export { RunIngestor, DEFAULT_LOG_CAP_BYTES, type IngestOptions } from "./ingest/index.js";
+export { ENV_ALLOW_LIST, spriteEnv, checkExtraEnv, prepareRunDir, selfCommand, readViolations, findSandboxTool, sandboxArgv, type SandboxMode, type SandboxSpec } from "./sandbox/index.js";
 
 // Actions, forge, credentials and environment proposals (supervisor side).
-export * from "./action-types.js";
-export { ActionStore, idempotencyKey } from "./action-store.js";
-export { ActionExecutor, DEFAULT_RETRY, backoffMs, type RetryPolicy, type ActionExecutorOptions } from "./action-executor.js";
-export { commentMarker, openPrHandler, postCommentHandler, labelIssueHandler, notifyUserHandler, fetchCredentialHandler, type GitHubTarget, type CredentialPolicy } from "./action-handlers.js";
-export { projectActionExecutor, projectForge, projectHandlers, projectNotifiers, GITHUB_GIT_URL_ENV, type ProjectActionsOptions } from "./action-setup.js";
-export * from "./action-params.js";
-export * from "./forge.js";
-export * from "./github.js";
-export * from "./notify.js";
-export * from "./secrets.js";
-export * from "./proposals.js";
-export * from "./environment.js";
-export { git, branchSha } from "./git.js";
-export { oaRunGate } from "./oa-gate.js";
-export { actionSink, proposalSink, environmentProvider, projectSupervisor, type ProjectSupervisorOptions } from "./action-sinks.js";
+export * from "./actions/index.js";
+export * from "./environment/index.js";

@@ -8,17 +8,18 @@ import { PmagentError, Redactor, UsageError, formatZodIssues, nowIso, parseWith,
 import { OAToolError } from "./errors.js";
 import { computeKernel } from "./kernel.js";
 import type { ReasoningModel } from "./model.js";
-import { KernelStateSchema, PROGRAM_IDS, ProgramIdSchema, ProgramInputsSchemas, type KernelState, type ProgramId } from "./programs/io.js";
+import { PROGRAM_IDS, ProgramIdSchema, ProgramInputsSchemas, type KernelState, type ProgramId } from "./programs/io.js";
 import { guardFailureInterpreter } from "./programs/guard-interpreter.js";
 import { kernelStateFrom } from "./programs/kernel-state.js";
 import { opsBlockGenerator } from "./programs/ops-block.js";
 import { phaseTransitionValidator } from "./programs/phase-validator.js";
 import { safeOpsDecision } from "./programs/safe-ops.js";
 import type { ProgramContext, ProgramDefinition } from "./programs/types.js";
-import { KernelModeSchema, OAContextBodySchema, type SurfaceStatus } from "./schemas.js";
+import { ReasoningEnvelopeSchema, type ReasoningEnvelope } from "./envelope.js";
+import type { SurfaceStatus } from "./schemas.js";
 import { readState } from "./snapshot.js";
 import { contextOf, loadSurfaces } from "./surfaces.js";
-import { OA_TOOL_IDS, callOATool, type OAToolId } from "./tools.js";
+import { callOATool, type OAToolId } from "./tools.js";
 import type { OAWorkspace } from "./workspace.js";
 
 export const PROGRAMS: Record<ProgramId, ProgramDefinition<unknown, unknown>> = {
@@ -31,30 +32,8 @@ export const PROGRAMS: Record<ProgramId, ProgramDefinition<unknown, unknown>> = 
 /** The spec's "DSPy Program → Tool Mapping". */
 export const PROGRAM_TOOLS: Record<ProgramId, readonly OAToolId[]> = Object.fromEntries(PROGRAM_IDS.map((id) => [id, PROGRAMS[id].tools])) as Record<ProgramId, readonly OAToolId[]>;
 
-const SurfaceRefSchema = z.object({ path: z.string(), sha256: z.string().nullable() });
 
-export const ReasoningEnvelopeSchema = z.object({
-  envelope_id: z.string().uuid(),
-  timestamp: z.string(),
-  program_id: ProgramIdSchema,
-  goal: z.string().min(1),
-  kernel_state: KernelStateSchema,
-  /** The bridge's KernelStateRef: the mode and a pointer (path, content hash) to each authoritative surface. */
-  kernel_state_ref: z.object({
-    mode: KernelModeSchema,
-    bootstrap: SurfaceRefSchema,
-    ssot_index: SurfaceRefSchema,
-    reality_summary: SurfaceRefSchema,
-    handoff_kernel: SurfaceRefSchema,
-    oa_state: SurfaceRefSchema,
-  }),
-  oa_context: OAContextBodySchema,
-  /** The bridge's whitelist of `oa.*` tools this program may call. */
-  tools_allowed: z.array(z.enum(OA_TOOL_IDS)),
-  /** Program-specific inputs (hints, guard output, target phase). */
-  inputs: z.record(z.string(), z.unknown()),
-});
-export type ReasoningEnvelope = Readonly<z.output<typeof ReasoningEnvelopeSchema>>;
+export { ReasoningEnvelopeSchema, type ReasoningEnvelope };
 
 export const OAToolCallSchema = z.object({ tool_id: z.string(), args: z.array(z.string()), ok: z.boolean(), error: z.string().nullable() });
 export const ReasoningDiagnosticSchema = z.object({ severity: z.enum(["info", "warn", "error"]), code: z.string(), message: z.string() });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { FunctionTool } from "openai/resources/responses/responses";
 import { parseWith } from "../core/index.js";
 import type { ModelClient, ModelAnswer } from "./client.js";
 import type { Ledger } from "./ledger.js";
@@ -7,6 +8,7 @@ import { buildResponsesRequest, type HistoryMessage, type ResponsesPayload } fro
 import { reviewOutcome, type ReviewOutcome } from "./review.js";
 import { DEFAULT_REVIEW_LEVEL, type ReviewLevel, type AgentRole } from "./roles.js";
 import { loadTemplates, type PromptTemplates } from "./templates.js";
+import type { ToolHandler } from "./tools.js";
 
 /** The fields of a blackboard entry the role step itself relies on; the rest is passed through. */
 const EntrySchema = z.looseObject({ id: z.string().min(1), to: z.string().min(1).optional(), kind: z.string().min(1).optional() });
@@ -32,6 +34,11 @@ export interface RoleStepOptions {
   environmentContext?: string;
   history?: HistoryMessage[];
   stream?: boolean;
+  /**
+   * The role's tools and what carries out their calls (the role agent's edit tools for the
+   * orchestrator). Without it no tool is offered: a call nobody carries out would be lost.
+   */
+  tools?: { definitions: FunctionTool[]; handler: ToolHandler };
 }
 
 export interface RoleStepResult extends ModelAnswer {
@@ -63,9 +70,10 @@ export async function runRoleStep(options: RoleStepOptions): Promise<RoleStepRes
     input: entryInput(entry, options.entry),
     responsesOutputSchema: options.outputSchema,
     responsesStructuredOutput: true,
+    tools: options.tools?.definitions,
   };
   const request = buildResponsesRequest(build);
-  const answer = await options.client.respond(request, { output: resolveOutputSchema(build), stream: options.stream });
+  const answer = await options.client.respond(request, { output: resolveOutputSchema(build), stream: options.stream, tools: options.tools?.handler });
   const review = options.role === "reviewer" ? reviewOutcome(reviewLevel, answer.answer) : undefined;
   return { ...answer, role: options.role, ledger, request, ...(review ? { review } : {}) };
 }

@@ -1,10 +1,11 @@
 import OpenAI from "openai";
-import type { Response, ResponseInputItem } from "openai/resources/responses/responses";
+import type { Response, ResponseFunctionToolCall, ResponseInputItem, ResponseOutputItem } from "openai/resources/responses/responses";
 import { ModelSchema } from "../config/index.js";
 import type { z } from "zod";
 import { PmagentError, Redactor, RefusedError, UnavailableError, UsageError, parseWith, redactUrl } from "../core/index.js";
 import { checkAnswer, type OutputSchema } from "./output-schema.js";
 import type { ResponsesPayload } from "./request.js";
+import type { ToolCall, ToolHandler } from "./tools.js";
 
 export type ModelSectionInput = z.input<typeof ModelSchema>;
 
@@ -54,8 +55,12 @@ export interface ModelAnswer {
   answer: unknown;
   /** Tokens of all attempts together. */
   usage: TokenUsage;
-  /** One per model call: a validation retry adds one. */
+  /** One per model call: a validation retry adds one, and so does each round of tool calls. */
   attempts: Array<{ response_id: string; usage: TokenUsage }>;
+  /** The function calls the model made before it answered, in order (absent when none). */
+  tool_calls?: Array<{ name: string; call_id: string }>;
+  /** Present when the first answer did not match the output schema and the retry's did. */
+  schema_retry?: true;
 }
 
 export interface RespondOptions {
@@ -63,7 +68,17 @@ export interface RespondOptions {
   output?: OutputSchema;
   /** Use server-sent events (`stream: true`). */
   stream?: boolean;
+  /**
+   * Carries out the model's calls of the function tools the payload offers; each output goes back
+   * to the model (`function_call_output`) in the next request, until it answers.
+   */
+  tools?: ToolHandler;
+  /** Rounds of tool calls allowed before the answer (default MAX_TOOL_ROUNDS). */
+  maxToolRounds?: number;
 }
+
+/** A model that keeps calling tools without answering is stopped here. */
+export const MAX_TOOL_ROUNDS = 16;
 
 /** Calls the Responses API through the official SDK; validates structured answers. */
 export class ModelClient {
@@ -91,22 +106,45 @@ export class ModelClient {
    */
   async respond(payload: ResponsesPayload, options: RespondOptions = {}): Promise<ModelAnswer> {
     const attempts: ModelAnswer["attempts"] = [];
+    const toolCalls: NonNullable<ModelAnswer["tool_calls"]> = [];
     let input: ResponseInputItem[] = payload.input;
-    for (;;) {
+    let retried = false;
+    const maxRounds = options.maxToolRounds ?? MAX_TOOL_ROUNDS;
+    for (let rounds = 0; ; ) {
       const response = await this.call({ ...payload, input }, options.stream === true);
       const text = answerText(response.response, response.streamedText);
       attempts.push({ response_id: response.response.id, usage: usageOf(response.response) });
       const usage = sumUsage(attempts.map((a) => a.usage));
-      if (!options.output) return { text, answer: undefined, usage, attempts };
+      const items = response.response.output.length > 0 ? response.response.output : response.streamedItems;
+      const calls = items.filter((i): i is ResponseFunctionToolCall => i.type === "function_call");
+      if (calls.length > 0) {
+        const names = [...new Set(calls.map((c) => c.name))].join(", ");
+        if (!options.tools) throw new UnavailableError("model_tool_call_unexpected", `the model called ${names}, but no tool can be carried out here: offer tools only with a handler for them`);
+        if (++rounds > maxRounds) {
+          throw new UnavailableError("model_tool_rounds_exceeded", `the model kept calling tools (${names}) for ${maxRounds} rounds without answering: stopped (its calls are in the run's events); narrow the work item or the instructions`, { details: { usage } });
+        }
+        const outputs: ResponseInputItem[] = [];
+        for (const call of calls) {
+          const toolCall: ToolCall = { name: call.name, call_id: call.call_id, arguments: call.arguments };
+          toolCalls.push({ name: call.name, call_id: call.call_id });
+          outputs.push({ type: "function_call_output", call_id: call.call_id, output: await options.tools(toolCall) });
+        }
+        // The response's items go back as they came (reasoning items with their calls), then the outputs.
+        input = [...input, ...(items as ResponseInputItem[]), ...outputs];
+        continue;
+      }
+      const done = { text, usage, attempts, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}), ...(retried ? { schema_retry: true as const } : {}) };
+      if (!options.output) return { ...done, answer: undefined };
       const check = checkAnswer(options.output, text);
-      if (check.ok) return { text, answer: check.value, usage, attempts };
-      if (attempts.length >= 2) {
+      if (check.ok) return { ...done, answer: check.value };
+      if (retried) {
         throw new UnavailableError(
           "model_answer_invalid",
           `the model's answer does not match output schema ${options.output.name}, also after a retry with the validation errors:\n  ${check.issues.join("\n  ")}`,
           { details: { issues: check.issues, usage } },
         );
       }
+      retried = true;
       input = [
         ...input,
         { type: "message", role: "assistant", content: text },
@@ -119,11 +157,12 @@ export class ModelClient {
     }
   }
 
-  private async call(payload: ResponsesPayload, stream: boolean): Promise<{ response: Response; streamedText: string }> {
+  private async call(payload: ResponsesPayload, stream: boolean): Promise<{ response: Response; streamedText: string; streamedItems: ResponseOutputItem[] }> {
     try {
-      if (!stream) return { response: await this.client.responses.create({ ...payload, stream: false }), streamedText: "" };
+      if (!stream) return { response: await this.client.responses.create({ ...payload, stream: false }), streamedText: "", streamedItems: [] };
       const events = await this.client.responses.create({ ...payload, stream: true });
       let streamedText = "";
+      const streamedItems: ResponseOutputItem[] = [];
       let final: Response | undefined;
       // The SDK's timeout ends when the headers arrive; a stream that goes quiet is timed here.
       let stalled = false;
@@ -137,6 +176,7 @@ export class ModelClient {
           clearTimeout(idle);
           idle = setTimeout(onIdle, this.settings.timeoutMs);
           if (event.type === "response.output_text.delta") streamedText += event.delta;
+          else if (event.type === "response.output_item.done") streamedItems.push(event.item);
           else if (event.type === "response.completed" || event.type === "response.incomplete" || event.type === "response.failed") final = event.response;
           else if (event.type === "error") throw new UnavailableError("model_stream_error", this.clean(`the model API at ${this.where()} reported an error mid-stream: ${event.message}`));
         }
@@ -147,7 +187,7 @@ export class ModelClient {
         throw new UnavailableError("model_timeout", `the model API at ${this.where()} sent nothing for ${this.settings.timeoutMs} ms mid-stream: raise model.timeout_ms in pmagent.config.json or check the server`);
       }
       if (!final) throw new UnavailableError("model_stream_truncated", `the model API at ${this.where()} ended the stream before response.completed`);
-      return { response: final, streamedText };
+      return { response: final, streamedText, streamedItems };
     } catch (err) {
       throw this.translate(err);
     }

@@ -10,7 +10,7 @@ export {
   type TemplateFile,
   type PromptTemplates,
 } from "./templates.js";
-export { LedgerSchema, LEDGER_TAG, renderLedgerBlock, type Ledger, type LedgerInput } from "./ledger.js";
+export { LedgerSchema, LEDGER_TAG, LEDGER_NONE, renderLedgerBlock, type Ledger, type LedgerInput, type KnownLedger } from "./ledger.js";
 export {
   OrchestratorOutputSchema,
   ReviewerOutputSchema,
@@ -49,7 +49,20 @@ export {
   type BuildRequestOptions,
   type ResponsesPayload,
 } from "./request.js";
-export { ModelClient, modelSettings, DEFAULT_BASE_URL, type ModelSectionInput, type ModelSettings, type TokenUsage, type ModelAnswer, type RespondOptions } from "./client.js";
+export {
+  APPLY_PATCH,
+  UPDATE_PLAN,
+  PLAN_STATUSES,
+  ApplyPatchArgsSchema,
+  UpdatePlanArgsSchema,
+  roleTools,
+  type UpdatePlanArgs,
+  type ToolCall,
+  type ToolHandler,
+} from "./tools.js";
+export { parsePatch, applyPatch, editPathRefusal, type PatchOperation, type PatchHunk, type PatchChange } from "./apply-patch.js";
+export { runEditTool, type EditToolContext, type EditToolResult } from "./edit-tools.js";
+export { ModelClient, modelSettings, MAX_TOOL_ROUNDS, DEFAULT_BASE_URL, type ModelSectionInput, type ModelSettings, type TokenUsage, type ModelAnswer, type RespondOptions } from "./client.js";
 export { reviewOutcome, type ReviewOutcome } from "./review.js";
 export { runRoleStep, type RoleStepOptions, type RoleStepResult } from "./agent.js";
 export { runRoleAgent, ENTRY_FILE_ENV, ARTIFACT_DIR, type RoleAgentOptions, type RoleAgentReport, type RoleAgentTask, type RoleTaskRequest, type RoleTaskOutcome } from "./role-agent.js";

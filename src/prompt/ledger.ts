@@ -18,18 +18,24 @@ export const LedgerSchema = z
 export type Ledger = z.output<typeof LedgerSchema>;
 export type LedgerInput = z.input<typeof LedgerSchema>;
 
+/** What is known of the ledger: a request built outside a lane run may lack the entry, lane or cycle. */
+export type KnownLedger = Partial<Ledger> & { role: string };
+
 export const LEDGER_TAG = "ledger";
 
-/** The ledger block appended to the developer instructions. */
-export function renderLedgerBlock(ledger: Ledger): string {
-  const refs = ledger.refs.length === 0 ? ["refs: none"] : ["refs:", ...ledger.refs.map((r) => `- ${r}`)];
+/** Stated for a field that is not known, so that the model sees the gap instead of guessing. */
+export const LEDGER_NONE = "(none)";
+
+/** The ledger block appended to every role's developer instructions; unknown fields say `(none)`. */
+export function renderLedgerBlock(ledger: KnownLedger): string {
+  const refs = ledger.refs ?? [];
   return [
     `<${LEDGER_TAG}>`,
-    `entry_id: ${ledger.entry_id}`,
-    `lane: ${ledger.lane}`,
+    `entry_id: ${ledger.entry_id ?? LEDGER_NONE}`,
+    `lane: ${ledger.lane ?? LEDGER_NONE}`,
     `role: ${ledger.role}`,
-    `cycle: ${ledger.cycle}`,
-    ...refs,
+    `cycle: ${ledger.cycle ?? LEDGER_NONE}`,
+    ...(refs.length === 0 ? ["refs: none"] : ["refs:", ...refs.map((r) => `- ${r}`)]),
     `</${LEDGER_TAG}>`,
   ].join("\n");
 }

@@ -30,7 +30,7 @@ export const OrchestratorOutputSchema = z.strictObject({
         reason: text,
       }),
     )
-    .describe("plan and document edits (apply_patch); empty when none"),
+    .describe("plan and document edits of this turn in apply_patch format (those made with the apply_patch tool, for the record); empty when none"),
   open_questions: z.array(text).describe("what a human must decide; empty when nothing"),
 });
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import type { ResponseCreateParamsNonStreaming, ResponseInputItem } from "openai/resources/responses/responses";
-import { renderLedgerBlock, type Ledger } from "./ledger.js";
+import type { FunctionTool, ResponseCreateParamsNonStreaming, ResponseInputItem } from "openai/resources/responses/responses";
+import { renderLedgerBlock, type KnownLedger } from "./ledger.js";
 import { resolveOutputSchema, type OutputSchema, type OutputSchemaSelection } from "./output-schema.js";
 import { DEFAULT_REVIEW_LEVEL, type ReviewLevel, type AgentRole } from "./roles.js";
 import { renderTemplate, type PromptTemplates } from "./templates.js";
@@ -28,7 +28,8 @@ export interface BuildRequestOptions extends OutputSchemaSelection {
   role: AgentRole;
   model: string;
   templates: PromptTemplates;
-  ledger?: Ledger;
+  /** What is known of the ledger; the block is sent in any case, with `(none)` for what is not known. */
+  ledger?: Partial<KnownLedger>;
   /** Reviewer only: the level its template states. */
   reviewLevel?: ReviewLevel;
   turnContext?: string;
@@ -37,18 +38,24 @@ export interface BuildRequestOptions extends OutputSchemaSelection {
   history?: HistoryMessage[];
   /** The current user input, sent last. */
   input?: string;
+  /**
+   * Function tools offered to the model: `roleTools(role)` for the role's own (the orchestrator's
+   * apply_patch and update_plan). None by default: only a caller that carries the calls out
+   * (the role agent) may offer them.
+   */
+  tools?: FunctionTool[];
 }
 
 export type ResponsesPayload = ResponseCreateParamsNonStreaming & { input: ResponseInputItem[] };
 
-/** The role's developer instructions: its template (reviewer: with its level) and the ledger block. */
+/** The role's developer instructions: its template (reviewer: with its level) and the ledger block (always). */
 export function developerInstructions(options: Pick<BuildRequestOptions, "role" | "templates" | "ledger" | "reviewLevel">): string {
   const template = options.templates.developer[options.role];
   const body =
     options.role === "reviewer"
       ? renderTemplate(template, { review_level: options.reviewLevel ?? DEFAULT_REVIEW_LEVEL }, ["review_level"])
       : renderTemplate(template, {});
-  return options.ledger ? `${body}\n\n${renderLedgerBlock(options.ledger)}` : body;
+  return `${body}\n\n${renderLedgerBlock({ ...options.ledger, role: options.ledger?.role ?? options.role })}`;
 }
 
 export function wrapBlock(tag: ContextTag, text: string): string {
@@ -61,6 +68,19 @@ function blockTagOf(content: string): ContextTag | undefined {
   return CONTEXT_BLOCKS.find((b) => head.startsWith(`<${b.tag}>`))?.tag;
 }
 
+/** The text inside a block as `wrapBlock` wrote it, trimmed (what a new block's text is compared with). */
+function blockText(tag: ContextTag, content: string): string {
+  let inner = content.trim().slice(`<${tag}>`.length);
+  if (inner.endsWith(`</${tag}>`)) inner = inner.slice(0, -`</${tag}>`.length);
+  return inner.trim();
+}
+
+/**
+ * Blocks that describe the present moment: when history holds one whose text differs, the new one
+ * is sent again after history (the latest wins); the instructions blocks are sent once.
+ */
+const UPDATABLE: ReadonlySet<ContextTag> = new Set(["turn_context", "environment_context"]);
+
 /** `text.format` for an output schema. */
 export function textFormat(output: OutputSchema): { type: "json_schema"; strict: true; name: string; schema: Record<string, unknown> } {
   return { type: "json_schema", strict: true, name: output.name, schema: output.jsonSchema };
@@ -68,11 +88,17 @@ export function textFormat(output: OutputSchema): { type: "json_schema"; strict:
 
 /**
  * The Responses API payload: the base prompt as `instructions` (identical for every role), then
- * `input[]` = history, the context blocks history does not already hold, and the current input.
+ * `input[]` = history, the context blocks history does not already hold (a changed turn or
+ * environment context is sent again), and the current input.
  */
 export function buildResponsesRequest(options: BuildRequestOptions): ResponsesPayload {
   const history = options.history ?? [];
-  const present = new Set(history.map((m) => blockTagOf(m.content)).filter((t) => t !== undefined));
+  // The latest text history holds for each block.
+  const present = new Map<ContextTag, string>();
+  for (const m of history) {
+    const tag = blockTagOf(m.content);
+    if (tag !== undefined) present.set(tag, blockText(tag, m.content));
+  }
   const texts: Record<ContextTag, string | undefined> = {
     developer_instructions: developerInstructions(options),
     turn_context: options.turnContext,
@@ -87,15 +113,19 @@ export function buildResponsesRequest(options: BuildRequestOptions): ResponsesPa
   }));
   for (const block of CONTEXT_BLOCKS) {
     const text = texts[block.tag];
-    if (text === undefined || text.trim() === "" || present.has(block.tag)) continue;
+    if (text === undefined || text.trim() === "") continue;
+    const held = present.get(block.tag);
+    if (held !== undefined && (!UPDATABLE.has(block.tag) || held === text.trim())) continue;
     input.push({ type: "message", role: block.role, content: wrapBlock(block.tag, text) });
   }
   if (options.input !== undefined) input.push({ type: "message", role: "user", content: options.input });
   const output = resolveOutputSchema(options);
+  const tools = options.tools ?? [];
   return {
     model: options.model,
     instructions: options.templates.base.text,
     input,
+    ...(tools.length > 0 ? { tools } : {}),
     ...(output ? { text: { format: textFormat(output) } } : {}),
   };
 }

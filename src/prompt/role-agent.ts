@@ -1,16 +1,20 @@
 /**
  * The LLM role agent as a Lattice sprite (`pmagent agent --role ROLE`): read the work item (the
  * blackboard entry the supervisor wrote), build the request, call the model, validate the answer,
- * write it as an artifact file in the workspace and report every step as Lattice events.
+ * write it as an artifact file in the workspace and report every step as Lattice events. As
+ * orchestrator it is offered apply_patch and update_plan and carries the calls out within the
+ * lane's allowed paths (edit-tools.ts), until the model answers.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { z } from "zod";
 import { PmagentError, UnavailableError, UsageError, confinePath, nowIso, parseJsonText, parseWith, writeFileAtomic } from "../core/index.js";
-import { findRole, type Project } from "../config/index.js";
+import { LaneSchema, findLane, findRole, type Project } from "../config/index.js";
 import { Sprite } from "../lattice/index.js";
-import { runRoleStep, type RoleStepResult } from "./agent.js";
+import { runRoleStep, type RoleStepOptions, type RoleStepResult } from "./agent.js";
 import { ModelClient } from "./client.js";
+import { runEditTool } from "./edit-tools.js";
+import { roleTools, type ToolCall } from "./tools.js";
 import type { OutputSchema } from "./output-schema.js";
 import type { ReviewerOutput } from "./presets.js";
 import { DEFAULT_REVIEW_LEVEL, type AgentRole, type ReviewLevel } from "./roles.js";
@@ -130,6 +134,8 @@ export async function runRoleAgent(options: RoleAgentOptions): Promise<RoleAgent
     enter("respond");
     const what = `${options.role}${options.role === "reviewer" ? ` (${options.reviewLevel ?? DEFAULT_REVIEW_LEVEL})` : ""}${options.task ? ` for ${options.task.name}` : ""}`;
     sprite.info(`asking ${client.model} as ${what}${options.stream ? ", streamed" : ""}`, { kind: "progress" });
+    // The orchestrator's edit tools; a task (a lane step) has its own contract and edits nothing itself.
+    const tools = options.task || roleTools(options.role).length === 0 ? undefined : editTools(sprite, item, lane, options.project);
     const step = await runRoleStep({
       entry: raw,
       role: options.role,
@@ -143,12 +149,13 @@ export async function runRoleAgent(options: RoleAgentOptions): Promise<RoleAgent
       turnContext: task?.turnContext,
       environmentContext: task?.environmentContext,
       stream: options.stream,
+      tools,
     });
     sprite.info(`${step.usage.total_tokens} tokens in ${step.attempts.length} call${step.attempts.length === 1 ? "" : "s"}`, {
       kind: "usage",
       metadata: { model: client.model, ...step.usage, attempts: step.attempts },
     });
-    if (step.attempts.length > 1) sprite.info("the first answer did not match the output schema; the retry with the validation errors did", { kind: "progress" });
+    if (step.schema_retry) sprite.info("the first answer did not match the output schema; the retry with the validation errors did", { kind: "progress" });
     leave(true);
 
     enter("artifact");
@@ -169,6 +176,45 @@ export async function runRoleAgent(options: RoleAgentOptions): Promise<RoleAgent
     sprite.error(e.message, { code: e.code });
     throw e;
   }
+}
+
+/** The lane's `allowed_paths`; the config's default when the lane is not configured here. */
+function allowedPathsOf(lane: string, project: Project | undefined): string[] {
+  const [layer, name] = lane.split("/");
+  const configured = project && layer !== undefined && name !== undefined ? findLane(project.config, layer, name) : undefined;
+  return configured?.allowed_paths ?? LaneSchema.shape.allowed_paths.parse(undefined);
+}
+
+/**
+ * The orchestrator's apply_patch and update_plan, carried out in the workspace within the lane's
+ * allowed paths. Each change is an ARTIFACT event; a refused call is reported and its error goes
+ * back to the model.
+ */
+function editTools(sprite: Sprite, item: WorkItem, lane: string, project: Project | undefined): NonNullable<RoleStepOptions["tools"]> {
+  const allowedPaths = allowedPathsOf(lane, project);
+  const ctx = { workspace: sprite.workspace, allowedPaths, entryId: item.id, planFile: join(ARTIFACT_DIR, `orchestrator-${safeName(item.id)}-plan.json`) };
+  return {
+    definitions: roleTools("orchestrator", allowedPaths),
+    handler: (call: ToolCall) => {
+      const result = runEditTool(call, ctx);
+      const about = { tool: call.name, call_id: call.call_id, entry_id: item.id };
+      if (!result.ok) {
+        sprite.info(`${call.name} refused: ${result.output}`, { kind: "tool_refused", metadata: { ...about, code: result.code } });
+      } else if (result.tool === "apply_patch") {
+        for (const c of result.changes) {
+          sprite.artifact("file", { ref: c.path, metadata: { ...about, change: c.type, ...(c.from ? { from: c.from } : {}), lines_before: c.lines_before, lines_after: c.lines_after } });
+        }
+      } else {
+        sprite.artifact("plan", { ref: result.ref, metadata: { ...about, steps: result.plan.plan.length, explanation: result.plan.explanation } });
+      }
+      return result.output;
+    },
+  };
+}
+
+/** An entry id as a file name part. */
+function safeName(id: string): string {
+  return id.replace(/[^A-Za-z0-9._-]/g, "_");
 }
 
 /**
@@ -259,7 +305,7 @@ function requestedChanges(review: ReviewerOutput): string[] {
 }
 
 function writeArtifact(workspace: string, item: WorkItem, step: RoleStepResult, model: string): string {
-  const name = `${step.role}-${item.id.replace(/[^A-Za-z0-9._-]/g, "_")}.json`;
+  const name = `${step.role}-${safeName(item.id)}.json`;
   const path = confinePath(workspace, join(ARTIFACT_DIR, name), "artifact path");
   const body = {
     entry_id: item.id,
@@ -271,6 +317,7 @@ function writeArtifact(workspace: string, item: WorkItem, step: RoleStepResult, 
     ...(step.review ? { review: step.review } : {}),
     usage: step.usage,
     response_ids: step.attempts.map((a) => a.response_id),
+    ...(step.tool_calls ? { tool_calls: step.tool_calls } : {}),
     written_at: nowIso(),
   };
   writeFileAtomic(path, `${JSON.stringify(body, null, 2)}\n`);

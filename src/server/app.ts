@@ -3,8 +3,9 @@ import { readFileSync } from "node:fs";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Project } from "../config/index.js";
 import { createLogger, type Logger } from "../core/index.js";
-import type { ProjectSupervisorOptions } from "../lattice/index.js";
+import type { ProjectSupervisorOptions } from "../app/index.js";
 import type { Store } from "../store/index.js";
+import { authorize, HostPolicy, PUBLIC, SESSION_COOKIE } from "./access.js";
 import { Auth, assertMayListen, tokenTable } from "./auth.js";
 import { serverContext, type ServerContext } from "./context.js";
 import { httpError } from "./errors.js";
@@ -19,7 +20,6 @@ const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.ur
 
 export const DEFAULT_PORT = 7420;
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
-export const SESSION_COOKIE = "pmagent_token";
 
 export interface ServerOptions {
   project: Project;
@@ -41,24 +41,12 @@ export interface PmagentServer {
   ctx: ServerContext;
   auth: Auth;
   routes: Route[];
+  /** Every route the server answers (HEAD ones included), and whether it is public. */
+  endpoints: ReadonlyArray<{ method: string; url: string; public: boolean }>;
   openapi: Record<string, unknown>;
   /** Listen and return the base URL (`http://127.0.0.1:7420`). */
   listen(): Promise<string>;
   close(): Promise<void>;
-}
-
-declare module "fastify" {
-  interface FastifyRequest {
-    actor: string;
-  }
-}
-
-function cookieToken(header: string | undefined): string | undefined {
-  for (const part of (header ?? "").split(";")) {
-    const [k, ...v] = part.trim().split("=");
-    if (k === SESSION_COOKIE) return decodeURIComponent(v.join("="));
-  }
-  return undefined;
 }
 
 /** Build (not start) the HTTP server: API, SSE, OpenAPI, MCP at /mcp and the console at /. */
@@ -70,10 +58,28 @@ export function buildServer(options: ServerOptions): PmagentServer {
   const auth = new Auth(tokens, options.project.config.humans[0]!);
   const logger = options.logger ?? createLogger("pmagent-serve");
   const ctx = serverContext(options.project, options.store, { env, tokens: tokens.keys(), logger, supervisor: options.supervisor });
-  const app = Fastify({ bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT, logger: false, return503OnClosing: true });
+  let port = options.port ?? DEFAULT_PORT;
+  const hosts = new HostPolicy(host, options.project.config.server.allowed_hosts, () => port);
+  const app = Fastify({
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    logger: false,
+    return503OnClosing: true,
+    // A path the router cannot even decode gets no route and no hooks: refuse a foreign Host here
+    // too, and answer in the API's error shape.
+    frameworkErrors: (err, req, reply) => {
+      let failure: unknown = err;
+      try {
+        hosts.check(req, auth.required);
+      } catch (refusal) {
+        failure = refusal;
+      }
+      const { status, body } = httpError(failure);
+      void (reply as FastifyReply).code(status).send(body);
+    },
+  });
   const routes = apiRoutes(ctx);
   const openapi = openApiDocument(routes, { title: "pmagent API", version: pkg.version });
-  let port = options.port ?? DEFAULT_PORT;
+  const endpoints: Array<{ method: string; url: string; public: boolean }> = [];
 
   app.decorateRequest("actor", "");
   app.setErrorHandler((err, _req, reply) => {
@@ -84,15 +90,12 @@ export function buildServer(options: ServerOptions): PmagentServer {
   app.setNotFoundHandler((req, reply) => {
     void reply.code(404).send({ error: { code: "route_not_found", message: `no route ${req.method} ${req.url.split("?")[0]}: see /openapi.json` } });
   });
-  // Every API and MCP request acts as the actor of its token (or session cookie); never a body field.
-  app.addHook("onRequest", async (req) => {
-    if (req.url.startsWith("/v1/") || req.url === "/mcp" || req.url.startsWith("/mcp?")) {
-      if (req.url === "/v1/session" && req.method === "POST") return;
-      const header = req.headers.authorization;
-      const cookie = header === undefined ? cookieToken(req.headers.cookie) : undefined;
-      req.actor = auth.actorFor(header ?? (cookie !== undefined ? `Bearer ${cookie}` : undefined));
-    }
+  app.addHook("onRoute", (r) => {
+    for (const method of [r.method].flat()) endpoints.push({ method, url: r.url, public: r.config?.public === true });
   });
+  // Every request acts as the actor of its token (or session cookie), never a body field; decided on
+  // the matched route, so no spelling of a path (percent-encoded, other case, …) skips it.
+  app.addHook("onRequest", async (req) => authorize(req, auth, hosts));
   app.addHook("onSend", async (_req, reply, payload) => {
     const type = String(reply.getHeader("content-type") ?? "");
     return typeof payload === "string" && type.startsWith("application/json") ? ctx.redactor.redact(payload) : payload;
@@ -111,21 +114,22 @@ export function buildServer(options: ServerOptions): PmagentServer {
   }
 
   const sseHeaders = (): Record<string, string> => ({});
-  app.get("/v1/runs/:id/events/stream", async (req, reply) => {
+  // No HEAD: a stream never ends, so a HEAD of it would hold the connection and its poll loop open.
+  app.get("/v1/runs/:id/events/stream", { exposeHeadRoute: false }, async (req, reply) => {
     await streamRunEvents(ctx, req, reply, (req.params as { id: string }).id, sseHeaders());
   });
-  app.get("/v1/entries/stream", async (req, reply) => {
+  app.get("/v1/entries/stream", { exposeHeadRoute: false }, async (req, reply) => {
     await streamEntries(ctx, req, reply, sseHeaders());
   });
   app.get("/v1/whoami", async (req) => ({ actor: req.actor, humans: options.project.config.humans, project_id: options.project.config.project_id, lanes: options.project.config.lanes.map((l) => ({ layer: l.layer, name: l.name, roles: l.roles.map((x) => x.name) })), auth_required: auth.required }));
   // The console's sign-in: the token goes into an HttpOnly cookie so EventSource can authenticate.
-  app.post("/v1/session", async (req, reply) => {
+  app.post("/v1/session", { config: PUBLIC }, async (req, reply) => {
     const token = (req.body as { token?: unknown } | undefined)?.token;
     const actor = auth.actorFor(typeof token === "string" ? `Bearer ${token}` : undefined);
     void reply.header("set-cookie", `${SESSION_COOKIE}=${encodeURIComponent(String(token ?? ""))}; HttpOnly; SameSite=Strict; Path=/`);
     return { actor };
   });
-  app.get("/openapi.json", async () => openapi);
+  app.get("/openapi.json", { config: PUBLIC }, async () => openapi);
 
   // MCP over streamable HTTP, stateless: one server per request, acting as the token's actor.
   const mcp = async (req: FastifyRequest, reply: FastifyReply) => {
@@ -133,7 +137,7 @@ export function buildServer(options: ServerOptions): PmagentServer {
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
       enableDnsRebindingProtection: true,
-      allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, ...(host !== "127.0.0.1" && host !== "localhost" ? [`${host}:${port}`] : [])],
+      allowedHosts: hosts.hostList(),
     });
     const server = mcpServer(ctx, req.actor, pkg.version);
     reply.hijack();
@@ -148,11 +152,11 @@ export function buildServer(options: ServerOptions): PmagentServer {
   app.get("/mcp", mcp);
   app.delete("/mcp", mcp);
 
-  app.get("/", async (_req, reply) => {
+  app.get("/", { config: PUBLIC }, async (_req, reply) => {
     const f = await consoleFile("index.html", options.consoleDir);
     return reply.type(f.type).send(f.body);
   });
-  app.get("/console/*", async (req, reply) => {
+  app.get("/console/*", { config: PUBLIC }, async (req, reply) => {
     const f = await consoleFile((req.params as { "*": string })["*"], options.consoleDir);
     return reply.type(f.type).send(f.body);
   });
@@ -162,6 +166,7 @@ export function buildServer(options: ServerOptions): PmagentServer {
     ctx,
     auth,
     routes,
+    endpoints,
     openapi,
     async listen() {
       const address = await app.listen({ host, port });

@@ -2,7 +2,8 @@ import { Blackboard } from "../blackboard/index.js";
 import type { Project } from "../config/index.js";
 import type { Logger, Redactor } from "../core/index.js";
 import { projectKaiSources, type KaiSources } from "../kai/index.js";
-import { ActionStore, LocalForge, ProposalStore, projectRedactor, projectSupervisor, type Supervisor, type ProjectSupervisorOptions } from "../lattice/index.js";
+import { ActionStore, LocalForge, ProposalStore, projectRedactor, type Supervisor } from "../lattice/index.js";
+import { projectSupervisor, type ProjectSupervisorOptions } from "../app/index.js";
 import { oaWorkspace, type OAWorkspace } from "../oa/index.js";
 import type { Store } from "../store/index.js";
 

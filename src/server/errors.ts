@@ -23,6 +23,7 @@ export function httpError(err: unknown): { status: number; body: ErrorBody } {
   // Fastify's own errors (body too large, bad JSON, unsupported media type) carry a statusCode.
   const e = err as { statusCode?: number; code?: string; message?: string };
   if (typeof e.statusCode === "number" && e.statusCode >= 400 && e.statusCode < 500) {
+    if (e.code === "FST_ERR_BAD_URL") return { status: 400, body: { error: { code: "invalid_url", message: "the request path is not a valid URL: a % must start an escape of two hex digits" } } };
     const code = e.statusCode === 413 ? "body_too_large" : e.statusCode === 415 ? "unsupported_media_type" : "invalid_request";
     const message =
       e.statusCode === 413 ? "the request body is larger than this server accepts" : e.code === "FST_ERR_CTP_INVALID_JSON_BODY" || /JSON/.test(e.message ?? "") ? `the request body is not valid JSON: ${e.message}` : (e.message ?? "bad request");

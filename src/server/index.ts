@@ -1,5 +1,6 @@
 /** pmagent serve (HTTP API, SSE, OpenAPI, console) and pmagent mcp (MCP over stdio and HTTP). */
-export { buildServer, DEFAULT_PORT, DEFAULT_BODY_LIMIT, SESSION_COOKIE, type ServerOptions, type PmagentServer } from "./app.js";
+export { buildServer, DEFAULT_PORT, DEFAULT_BODY_LIMIT, type ServerOptions, type PmagentServer } from "./app.js";
+export { SESSION_COOKIE, HostPolicy } from "./access.js";
 export { Auth, UnauthorizedError, parseTokenList, tokenTable, isLoopback, assertMayListen } from "./auth.js";
 export { serverContext, type ServerContext } from "./context.js";
 export { httpError, type ErrorBody } from "./errors.js";

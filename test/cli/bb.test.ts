@@ -108,4 +108,28 @@ describe("pmagent bb", () => {
     expect(invalid.code).toBe(1);
     expect(invalid.stdout).toContain("entry 1 (y): standard input entry 1 is invalid:");
   });
+
+  it("answers deep payloads, NUL in an id, in_progress posts and others' imports with a typed error, never a stack trace", async () => {
+    const deep = `{"to":"Aya","kind":"k","payload":{"d":${"[".repeat(5000)}${"]".repeat(5000)}}}`;
+    const cases: Array<[string[], string | undefined, number, string]> = [
+      [["bb", "post", "-"], deep, 2, "standard input nests deeper than 64 levels of objects and arrays (MAX_JSON_DEPTH); flatten it [invalid_entry]"],
+      [["bb", "import", "-"], `[${deep}]`, 2, "standard input nests deeper than 64 levels of objects and arrays (MAX_JSON_DEPTH); flatten it [invalid_json]"],
+      [["bb", "post", "-"], JSON.stringify({ id: "a\u0000b", to: "Aya", kind: "k" }), 2, "$.id: must not contain U+0000 (NUL) [invalid_entry]"],
+      [["bb", "post", "--to", "Aya", "--kind", "k", "--status", "in_progress"], undefined, 2, "cannot be posted as in_progress: an entry becomes in_progress when a worker claims it; give it status open and it will be claimed [invalid_status]"],
+    ];
+    for (const [args, input, code, message] of cases) {
+      const r = await pm(args, input);
+      expect(r.stderr).toContain(message);
+      expect(r.stderr).not.toContain("unexpected error");
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(r.code).toBe(code);
+    }
+    const entry = { id: "b1", from: "Bob", to: "Aya", project_id: "vpm-mini", kind: "k", status: "done", payload: {}, target_docs: [], created_at: "2026-01-15T10:00:00Z", updated_at: "2026-01-15T10:00:00Z" };
+    const refused = await pm(["bb", "import", "-", "--as", "Aya", "--format", "json"], JSON.stringify(entry));
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout).refused).toEqual([{ index: 1, id: "b1", reason: "Aya may not import entry b1 written by Bob: only a human (Human) imports others' entries as they were" }]);
+    const feb30 = await pm(["bb", "import", "-", "--format", "json"], JSON.stringify({ ...entry, created_at: "2026-02-30T10:00:00Z" }));
+    expect(JSON.parse(feb30.stdout).refused[0].reason).toContain("$.created_at: expected an ISO 8601 date-time with a time zone, naming a real date and time");
+    expect(JSON.parse((await pm(["bb", "import", "-", "--format", "json"], JSON.stringify(entry))).stdout).created).toEqual(["b1"]);
+  });
 });

@@ -27,8 +27,9 @@ describe("pmagent demo: one whole doc_update cycle", () => {
     expect(r.stdout).toContain("cycle-1 completed");
     expect(r.stdout).toMatch(/Kai — what changed:\n## What changed in demo/);
     // Kai reads the cycle's runs: the five role runs, and the pull request Tsugu opened.
-    expect(r.stdout).toContain("5 workflow runs");
-    expect(r.stdout).toContain("PR #1 open: docs: Record the lane's first full cycle in the STATE document");
+    expect(r.stdout).toContain("5 pmagent runs (GitHub Actions not consulted)");
+    // The week's headline is the completed cycle (ranked by significance), not the newest PR.
+    expect(r.stdout).toContain("Top: layer_b/doc_update cycle-1 completed");
     expect(r.stdout).toContain("6 entries, 6 done.");
 
     // Every entry of the cycle ends done, with the lane's ids.

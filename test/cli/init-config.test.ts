@@ -62,6 +62,19 @@ describe("pmagent init and configuration", () => {
     expect(existsSync(join(odd, "pmagent.config.json"))).toBe(true);
   });
 
+  it("init writes sandbox: auto and says whether sprites will run in bubblewrap, or how to install it", async () => {
+    const dir = tempDir();
+    const r = await runCli(["init", "--format", "json"], { cwd: dir, env: { ...env, PATH: "/usr/bin:/bin" } });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(readFileSync(join(dir, "pmagent.config.json"), "utf8")).sandbox).toBe("auto");
+    if (existsSync("/usr/bin/bwrap")) expect(JSON.parse(r.stdout).sandbox).toEqual({ mode: "auto", bwrap: "/usr/bin/bwrap" });
+    const without = await runCli(["init", "--force"], { cwd: dir, env: { ...env, PATH: dir } });
+    expect(without.code).toBe(0);
+    expect(without.stdout).toContain(
+      "sandbox: auto: bubblewrap (bwrap) is not installed here, so sprites would run WITHOUT a sandbox (they could read your files and the supervisor's environment): install it with `apt-get install bubblewrap`, then set \"sandbox\": \"required\" to refuse runs without it",
+    );
+  });
+
   it("finds the config by walking up from a subdirectory, or takes --config", async () => {
     const dir = tempDir();
     await runCli(["init", "--project-id", "walk"], { cwd: dir, env });

@@ -11,7 +11,9 @@
  * `stream: true`, in the documented order: response.created, response.in_progress,
  * response.output_item.added, response.content_part.added, response.output_text.delta…,
  * response.output_text.done, response.content_part.done, response.output_item.done,
- * response.completed (with usage). Failures are scripted too: HTTP errors, a failed or incomplete
+ * response.completed (with usage). A `calls` reply answers with function calls instead
+ * (response.output_item.added, response.function_call_arguments.delta…/done,
+ * response.output_item.done per call). Failures are scripted too: HTTP errors, a failed or incomplete
  * response, an `error` event mid-stream, a connection dropped before the end.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
@@ -37,6 +39,12 @@ export type FakeReply =
   /** An assistant message with this text (or this value as JSON text). */
   | ({ text: string } & FakeAnswerEnd)
   | ({ json: unknown } & FakeAnswerEnd)
+  /**
+   * Function calls (`function_call` output items); `arguments` that is not a string is sent as JSON
+   * text. `bareCompleted`: streaming, response.completed has an empty `output`, as some compatible
+   * servers send it (the items came in response.output_item.done).
+   */
+  | ({ calls: Array<{ name: string; arguments: unknown; call_id?: string }>; bareCompleted?: boolean } & FakeAnswerEnd)
   /** The model refuses (an output `refusal` part). */
   | ({ refusal: string } & FakeAnswerEnd)
   /** The response fails (`status: "failed"`, `response.failed` when streaming). */
@@ -115,6 +123,29 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       const send = openStream(res);
       send("response.created", { response: responseObject(body, ids.response, "in_progress", [], null) });
       send("response.failed", { response: failed });
+      return void res.end();
+    }
+    if ("calls" in reply) {
+      const items = reply.calls.map((c, i) => ({
+        id: `fc_fake${counter}_${i}`,
+        type: "function_call",
+        status: "completed",
+        call_id: c.call_id ?? `call_fake${counter}_${i}`,
+        name: c.name,
+        arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments),
+      }));
+      const usage = reply.usage ?? { input_tokens: Math.ceil(raw.length / 4), output_tokens: items.reduce((n, it) => n + Math.ceil(it.arguments.length / 4), 0) };
+      if (!stream) return sendJson(res, 200, responseObject(body, ids.response, "completed", items, usage));
+      const send = openStream(res);
+      send("response.created", { response: responseObject(body, ids.response, "in_progress", [], null) });
+      send("response.in_progress", { response: responseObject(body, ids.response, "in_progress", [], null) });
+      items.forEach((item, output_index) => {
+        send("response.output_item.added", { output_index, item: { ...item, status: "in_progress", arguments: "" } });
+        for (let k = 0; k < item.arguments.length; k += 11) send("response.function_call_arguments.delta", { output_index, item_id: item.id, delta: item.arguments.slice(k, k + 11) });
+        send("response.function_call_arguments.done", { output_index, item_id: item.id, name: item.name, arguments: item.arguments });
+        send("response.output_item.done", { output_index, item });
+      });
+      send("response.completed", { response: responseObject(body, ids.response, "completed", reply.bareCompleted ? [] : items, usage) });
       return void res.end();
     }
     const part =

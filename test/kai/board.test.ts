@@ -150,6 +150,9 @@ describe.each(kinds)("lane-scoped blackboard collector ($name)", (kind) => {
         const changesCtx = { ...statusCtx, since: window.since, until: window.until, max_highlights: 50 };
         const label = `${window.until.toISOString()}, ${days} days`;
         expect({ label, status: buildLaneStatus(statusCtx, ev(scoped)) }).toEqual({ label, status: buildLaneStatus(statusCtx, ev(all)) });
+        // lane_status's own read leaves the window's other cycles out and gives the same answer.
+        const forStatus = await collectLaneBoard(board, lane, ["Human"], window, { windowed: false });
+        expect({ label, status: buildLaneStatus(statusCtx, ev(forStatus)) }).toEqual({ label, status: buildLaneStatus(statusCtx, ev(all)) });
         expect({ label, changes: buildWhatChanged(changesCtx, ev(scoped)) }).toEqual({ label, changes: buildWhatChanged(changesCtx, ev(all)) });
         compared.push(label);
       }
@@ -170,5 +173,45 @@ describe.each(kinds)("lane-scoped blackboard collector ($name)", (kind) => {
     const numbered = laneCycles(await collectBoard(board, until), lane, ["Human"], []);
     expect(numbered.at(-1)!.id).toBe("cycle-14");
     expect(wider.filter((e) => e.cycle !== undefined).map((e) => [e.id, `cycle-${e.cycle}`])).toEqual(numbered.filter((c) => ["req-9", "req-10", "req-11"].includes(c.root.id)).map((c) => [c.root.id, c.id]));
+  });
+});
+
+describe.each(kinds)("lane-scoped collector: the last completed cycle ($name)", (kind) => {
+  let t: TestStore;
+  const lane = parseConfig(
+    JSON.stringify({
+      project_id: "vpm-mini",
+      lanes: [{ layer: "layer_b", name: "doc_update", roles: [{ name: "Aya", allowed_kinds: ["doc_update_proposal_request"], next: { to: "Sho", kind: "doc_update_review_request", id_suffix: "-review" } }, { name: "Sho", allowed_kinds: ["doc_update_review_request"] }] }],
+    }),
+    "t",
+  ).lanes[0]!;
+  afterAll(async () => t.cleanup());
+
+  it("is the newest cycle by its root that completed, even when an older one completed after it", async () => {
+    t = await kind.open();
+    const { board, clock } = testBoard(t.store, T0);
+    await board.post("Human", request("a"));
+    clock.advance(HOUR);
+    await board.post("Human", request("b"));
+    await board.transition("Aya", "a", "done");
+    await board.transition("Aya", "b", "done");
+    clock.advance(HOUR);
+    await board.post("Aya", request("b-review", { to: "Sho", kind: "doc_update_review_request" }));
+    clock.advance(HOUR);
+    await board.transition("Sho", "b-review", "done");
+    clock.advance(HOUR);
+    // Cycle a's last step is written (and done) after b's: the newest done final entry is a's.
+    await board.post("Aya", request("a-review", { to: "Sho", kind: "doc_update_review_request" }));
+    clock.advance(HOUR);
+    await board.transition("Sho", "a-review", "done");
+    clock.advance(HOUR);
+    await board.post("Human", request("c"));
+    const window = { since: new Date(T0 + 5.5 * HOUR), until: new Date(T0 + 7 * HOUR) };
+    const ev = (b: Awaited<ReturnType<typeof collectBoard>>) => ({ git: null, state_doc: null, board: b, runs: [], github: null, notes: [] });
+    const ctx = { project_id: "vpm-mini", lane, humans: ["Human"], as_of: window.until };
+    const all = buildLaneStatus(ctx, ev(await collectBoard(board, window.until)));
+    const scoped = buildLaneStatus(ctx, ev(await collectLaneBoard(board, lane, ["Human"], window, { windowed: false })));
+    expect(scoped).toEqual(all);
+    expect(scoped.next_suggested_actions.find((a) => a.id === "update-state-doc")!.title).toBe("Update STATE/current_state.md with the outcome of cycle-2");
   });
 });

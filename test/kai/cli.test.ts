@@ -44,7 +44,8 @@ describe("pmagent kai", () => {
     if (res.status !== "ok" || res.payload.kind !== "lane_status_v1") throw new Error(r.stdout);
     expect(res.request_id).toMatch(/^cli-/);
     expect(res.payload.data.cycle).toMatchObject({ latest_cycle_id: "cycle-1", root_entry_id: "req-1", status: "in_progress" });
-    expect(res.payload.data.steps.slice(0, 2).map((s) => [s.role, s.status, s.latest_entry?.blackboard_issue])).toEqual([
+    expect(res.payload.data.steps.sho!.status).toBe("pending");
+    expect(Object.values(res.payload.data.steps).slice(0, 2).map((s) => [s.role, s.status, s.latest_entry?.blackboard_issue])).toEqual([
       ["Aya", "completed", 841],
       ["Sho", "pending", 841],
     ]);
@@ -74,8 +75,17 @@ describe("pmagent kai", () => {
     const res = KaiResponseSchema.parse(JSON.parse(r.stdout));
     if (res.status !== "ok" || res.payload.kind !== "what_changed_v1") throw new Error(r.stdout);
     expect(res.payload.data.time_window).toEqual({ from: "2026-01-03", to: "2026-01-06" });
-    expect(res.payload.data.highlights.map((h) => h.title)).toEqual(["PR #12 merged: Layer B section", "STATE documents: 1 file changed"]);
+    expect(res.payload.data.highlights.map((h) => h.title)).toEqual(["STATE: the Layer B / doc_update v1 section changed", "layer_b/doc_update cycle-1 started"]);
     expect(res.payload.data.by_category.state_docs.map((d) => d.path)).toEqual(["docs/guide.md", "STATE/current_state.md"]);
+  });
+
+  it("changes --as-of with an offset: the window's dates are that zone's", async () => {
+    // 2026-01-05T23:00Z: in UTC the window would be 01-02 – 01-05.
+    const r = await cli(["changes", "--as-of", "2026-01-06T08:00:00+09:00", "--days", "3"]);
+    expect(r.code).toBe(0);
+    const res = KaiResponseSchema.parse(JSON.parse(r.stdout));
+    if (res.status !== "ok" || res.payload.kind !== "what_changed_v1") throw new Error(r.stdout);
+    expect(res.payload.data.time_window).toEqual({ from: "2026-01-03", to: "2026-01-06" });
   });
 
   it("ask -: a full request from standard input; --as-of overrides params.as_of", async () => {
@@ -86,7 +96,7 @@ describe("pmagent kai", () => {
     if (res.status !== "ok" || res.payload.kind !== "lane_status_v1") throw new Error(r.stdout);
     expect(res.request_id).toBe("req-cli-1");
     expect(res.payload.data.as_of).toBe("2026-01-04T00:30:00.000Z");
-    expect(res.payload.data.steps[0]!.status).toBe("pending");
+    expect(res.payload.data.steps.aya!.status).toBe("pending");
     expect(res.payload.data.state_view.digest).toBe("no section about layer_b/doc_update in STATE/current_state.md");
   });
 

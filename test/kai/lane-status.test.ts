@@ -26,15 +26,17 @@ function evidence(more: Partial<KaiEvidence> = {}): KaiEvidence {
 describe("lane_status_v1", () => {
   it("reports the latest cycle, each role's step with its entry and run, the state view and next actions", () => {
     const data = LaneStatusSchema.parse(buildLaneStatus(ctx, evidence()));
-    expect(data.cycle).toEqual({ latest_cycle_id: "cycle-2", root_entry_id: "req-2", status: "blocked", started_at: "2026-01-08T09:00:00Z", completed_at: null });
-    expect(data.steps.map((s) => [s.role, s.status])).toEqual([
+    expect(data.cycle).toEqual({ latest_cycle_id: "cycle-2", root_entry_id: "req-2", status: "blocked", started_at: "2026-01-08T09:00:00Z", completed_at: null, found_in: "blackboard", evidence: [{ type: "entry", id: "req-2", title: "Refresh Layer B section", at: "2026-01-08T11:00:00Z" }] });
+    expect(Object.keys(data.steps)).toEqual(["aya", "sho", "tsugu", "gen", "hana"]);
+    expect(data.steps.sho!.status).toBe("waiting");
+    expect(Object.values(data.steps).map((s) => [s.role, s.status])).toEqual([
       ["Aya", "completed"],
       ["Sho", "waiting"],
       ["Tsugu", "not_started"],
       ["Gen", "not_started"],
       ["Hana", "not_started"],
     ]);
-    expect(data.steps[0]).toEqual({
+    expect(data.steps.aya).toEqual({
       role: "Aya",
       status: "completed",
       latest_entry: {
@@ -43,8 +45,9 @@ describe("lane_status_v1", () => {
         entry_status: "done",
         blackboard_issue: 841,
         blackboard_comment_id: "1010",
-        actions_workflow: null,
-        actions_run_id: null,
+        // No Actions run named: the supervisor run that carried the entry stands in.
+        actions_workflow: "layer_b/doc_update:Aya",
+        actions_run_id: "run-aya-2",
         artifact_path: "reports/doc_update_proposals/p2.json",
         updated_at: "2026-01-08T11:00:00Z",
         summary: "Refresh Layer B section",
@@ -60,8 +63,8 @@ describe("lane_status_v1", () => {
         pull_requests: [],
       },
     });
-    expect(data.steps[1]!.run!.waiting_for).toEqual(["approve", "comment"]);
-    expect(data.steps[2]!.latest_entry).toBeNull();
+    expect(data.steps.sho!.run!.waiting_for).toEqual(["approve", "comment"]);
+    expect(data.steps.tsugu!.latest_entry).toBeNull();
     expect(data.state_view).toEqual({
       state_file: "STATE/current_state.md",
       section_anchor: "#layer-b--doc_update-v1",
@@ -89,9 +92,9 @@ describe("lane_status_v1", () => {
       state_doc: { ...stateDoc, updated_at: "2026-01-06T00:00:00.000Z", sections: stateDoc.sections.slice(0, 2) },
       github: { repo: "o/r", issues: [], pulls: [], workflow_runs: [{ id: "19793359086", name: "doc_update_apply", path: ".github/workflows/apply.yml", status: "completed", conclusion: "success", url: "u", created_at: "2026-01-04T09:00:00Z", updated_at: "2026-01-04T10:00:00Z" }] },
     }));
-    expect(data.cycle).toEqual({ latest_cycle_id: "cycle-1", root_entry_id: "req-1", status: "completed", started_at: "2026-01-02T09:00:00Z", completed_at: "2026-01-05T12:00:00Z" });
-    expect(data.steps.every((s) => s.status === "completed")).toBe(true);
-    expect(data.steps[2]!.latest_entry).toMatchObject({ actions_workflow: "doc_update_apply", actions_run_id: "19793359086", artifact_path: "reports/doc_update_apply/apply-1.json" });
+    expect(data.cycle).toEqual({ latest_cycle_id: "cycle-1", root_entry_id: "req-1", status: "completed", started_at: "2026-01-02T09:00:00Z", completed_at: "2026-01-05T12:00:00Z", found_in: "blackboard", evidence: [{ type: "entry", id: "req-1", title: "doc_update_proposal_request req-1", at: "2026-01-02T10:00:00Z" }] });
+    expect(Object.values(data.steps).every((s) => s.status === "completed")).toBe(true);
+    expect(data.steps.tsugu!.latest_entry).toMatchObject({ actions_workflow: "doc_update_apply", actions_run_id: "19793359086", artifact_path: "reports/doc_update_apply/apply-1.json" });
     expect(data.next_suggested_actions).toEqual([
       {
         id: "start-cycle",
@@ -112,14 +115,14 @@ describe("lane_status_v1", () => {
     const runs = [run("r-1", "Sho", "req-9-review", "failed", "2026-01-08T10:01:00Z", { finished_at: "2026-01-08T10:02:00Z" })];
     const data = buildLaneStatus(ctx, evidence({ board, runs, state_doc: { ...stateDoc, sections: [] } }));
     expect(data.cycle.status).toBe("blocked");
-    expect(data.steps[1]!.status).toBe("error");
+    expect(data.steps.sho!.status).toBe("error");
     expect(data.next_suggested_actions[0]).toMatchObject({ id: "fix-req-9-review", priority: "high", title: "Investigate the failed Sho step (entry req-9-review)", reason: "Sho's run r-1 failed" });
   });
 
   it("an open entry nobody runs yet asks for a worker of that role; a stalled cycle asks to unblock", () => {
     const open = buildLaneStatus(ctx, evidence({ board: [entry("req-5", "Human", "Aya", "doc_update_proposal_request", "open", "2026-01-09T00:00:00Z", "2026-01-09T00:00:00Z")], runs: [] }));
     expect(open.cycle.status).toBe("in_progress");
-    expect(open.steps[0]!.status).toBe("pending");
+    expect(open.steps.aya!.status).toBe("pending");
     expect(open.next_suggested_actions[0]).toMatchObject({ id: "pick-req-5", owner: "Aya", priority: "medium", title: "Start a worker for Aya to pick entry req-5 (pmagent worker --role Aya)" });
 
     const stalled = buildLaneStatus(ctx, evidence({
@@ -130,13 +133,13 @@ describe("lane_status_v1", () => {
       runs: [],
     }));
     expect(stalled.cycle.status).toBe("blocked");
-    expect(stalled.steps[1]!.status).toBe("skipped");
+    expect(stalled.steps.sho!.status).toBe("skipped");
     expect(stalled.next_suggested_actions[0]).toMatchObject({ id: "unblock-cycle-1", priority: "high", title: "cycle-1 stopped at Sho: post its follow-up entry or cancel the cycle" });
   });
 
   it("no cycle and no STATE document", () => {
     const data = buildLaneStatus(ctx, evidence({ board: [], runs: [], state_doc: { path: "STATE/current_state.md", exists: false, revision: "abcdef0123456789", updated_at: null, sections: [] } }));
-    expect(data.cycle).toEqual({ latest_cycle_id: null, root_entry_id: null, status: "none", started_at: null, completed_at: null });
+    expect(data.cycle).toEqual({ latest_cycle_id: null, root_entry_id: null, status: null, started_at: null, completed_at: null, found_in: null, evidence: [] });
     expect(data.state_view.digest).toBe("STATE/current_state.md does not exist at abcdef012345");
     expect(data.next_suggested_actions.map((a) => a.title)).toEqual(["Start a first cycle: post a doc_update_proposal_request entry to Aya"]);
   });

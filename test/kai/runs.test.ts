@@ -3,7 +3,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Blackboard } from "../../src/blackboard/index.js";
 import { answer, collectRuns, projectKaiSources, type KaiResponse, type LaneStatus, type WhatChanged } from "../../src/kai/index.js";
-import { ActionStore, LocalForge, ProposalStore, RunStore, projectSupervisor, type RunRecord } from "../../src/lattice/index.js";
+import { ActionStore, LocalForge, ProposalStore, RunStore, type RunRecord } from "../../src/lattice/index.js";
+import { projectSupervisor } from "../../src/app/index.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 import { ACTION_SPRITE, DIST, gitInit, PMAGENT, PR_INPUTS, SPEC_EVENTS, testProject, type TestProject } from "../lattice/helpers.js";
 
@@ -68,16 +69,16 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
     const entry = (await new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] }).get("req-2")).entry;
     const res = await ask("lane_status");
     const data = payload(res, "lane_status_v1");
-    expect(data.cycle).toEqual({ latest_cycle_id: "cycle-2", root_entry_id: "req-2", status: "blocked", started_at: entry.created_at, completed_at: null });
-    expect(data.steps).toEqual([
-      {
+    expect(data.cycle).toEqual({ latest_cycle_id: "cycle-2", root_entry_id: "req-2", status: "blocked", started_at: entry.created_at, completed_at: null, found_in: "blackboard", evidence: [{ type: "entry", id: "req-2", title: "add the index", at: entry.updated_at }] });
+    expect(data.steps).toEqual({
+      builder: {
         role: "Builder",
         status: "waiting",
-        latest_entry: { entry_id: "req-2", kind: "build_request", entry_status: entry.status, blackboard_issue: null, blackboard_comment_id: null, actions_workflow: null, actions_run_id: null, artifact_path: null, updated_at: entry.updated_at, summary: "add the index" },
+        latest_entry: { entry_id: "req-2", kind: "build_request", entry_status: entry.status, blackboard_issue: null, blackboard_comment_id: null, actions_workflow: "test/build:Builder", actions_run_id: waiting.id, artifact_path: null, updated_at: entry.updated_at, summary: "add the index" },
         run: { run_id: waiting.id, state: "waiting", started_at: w.created_at, finished_at: null, waiting_for: ["approved"], events: w.event_count, artifacts: [], pull_requests: [] },
       },
-      { role: "Reviewer", status: "not_started", latest_entry: null, run: null },
-    ]);
+      reviewer: { role: "Reviewer", status: "not_started", latest_entry: null, run: null },
+    });
     expect(w.event_count).toBeGreaterThanOrEqual(2);
     expect(data.next_suggested_actions).toEqual([
       {
@@ -118,10 +119,11 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
     expect(data.highlights.map((h) => h.title)).toEqual([
       "test/build cycle-2 is blocked at Builder",
       "test/build cycle-1 is blocked at Reviewer",
-      "PR #1 open: Fix cache invalidation",
+      // A failure changes more for the lane than its open PR.
       "test/build:Reviewer: 1 of 1 run failed",
+      "PR #1 open: Fix cache invalidation",
     ]);
-    expect(data.highlights[2]!.evidence).toEqual([
+    expect(data.highlights[3]!.evidence).toEqual([
       { type: "pr", id: "1", title: "Fix cache invalidation", url: "pmagent-forge://demo/pulls/1" },
       { type: "run", id: built.id, title: "Builder run (succeeded)", at: built.finished_at },
     ]);
@@ -130,6 +132,7 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
       ["cycle-blocked-cycle-2", "high", "cycle-2 of test/build is blocked"],
       ["runs-waiting", "medium", `1 run waiting for input: Builder ${waiting.id}`],
       ["environment-proposals-pending", "medium", `1 environment proposal pending a decision: Reviewer: ${PROPOSAL}`],
+      ["runs-failed", "high", `1 run of the lane failed this window: Reviewer ${reviewed.id}`],
     ]);
     expect(data.open_questions).toEqual([
       `Who provides approved for Builder's run ${waiting.id} (waiting since ${since})?`,
@@ -143,7 +146,7 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
     const res = await ask("lane_status", { as_of: at });
     const data = payload(res, "lane_status_v1");
     expect(data.cycle).toMatchObject({ latest_cycle_id: "cycle-1", root_entry_id: "req-1", status: "blocked" });
-    expect(data.steps.map((s) => [s.role, s.status, s.run?.run_id, s.run?.state, s.run?.pull_requests])).toEqual([
+    expect(Object.values(data.steps).map((s) => [s.role, s.status, s.run?.run_id, s.run?.state, s.run?.pull_requests])).toEqual([
       ["Builder", "completed", built.id, "succeeded", [1]],
       ["Reviewer", "error", reviewed.id, "failed", []],
     ]);
@@ -159,7 +162,7 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
       ["test/build:Builder", 1, built.id],
       ["test/build:Reviewer", 1, reviewed.id],
     ]);
-    expect(changes.risks.map((r) => r.id)).toEqual(["cycle-blocked-cycle-1", "environment-proposals-pending"]);
+    expect(changes.risks.map((r) => r.id)).toEqual(["cycle-blocked-cycle-1", "environment-proposals-pending", "runs-failed"]);
   });
 
   it("a window that ends before the first run holds no runs; one that starts after the first cycle keeps only its entries' runs", async () => {

@@ -52,14 +52,17 @@ describe("what_changed_v1 against a repository built by the test", () => {
     expect(data.highlights.map((h) => [h.rank, h.category, h.title])).toEqual([
       [1, "layer_b", "layer_b/doc_update cycle-1 completed"],
       [2, "layer_b", "layer_b/doc_update cycle-2 is blocked at Sho"],
-      [3, "workflow", "PR #850 merged: Add doc_update workflow"],
-      [4, "state_doc", "PR #849 merged: Update STATE after apply"],
-      [5, "workflow", "Workflows: 1 file changed"],
+      // The STATE section the window changed and the workflow it added, each one grouped highlight; no file lists.
+      [3, "state_doc", "STATE: the Layer B / doc_update v1 section changed"],
+      [4, "workflow", "New workflow: .github/workflows/doc_update.yml"],
+      [5, "docs", "Docs: 1 file changed"],
     ]);
+    expect(data.highlights[2]!.summary).toBe("1 change (PR #849) edited STATE/current_state.md: Layer B / doc_update v1 (added), Gaps (added). The lane section now reads: Cycle-1 applied through PR #849.");
+    expect(data.highlights[3]!.summary).toBe('PR #850 "Add doc_update workflow" added it.');
     expect(data.highlights[1]!.summary).toBe("Sho's run run-sho-2 waits for approve, comment. The lane goes on once the input is given.");
-    expect(data.highlights[2]!.evidence).toEqual([
-      { type: "pr", id: "850", title: "Add doc_update workflow" },
-      { type: "commit", id: shas.m850, title: "Merge pull request #850 from vpm/wf", at: "2026-01-06T10:00:00.000Z" },
+    expect(data.highlights[3]!.evidence).toEqual([
+      { type: "file", id: ".github/workflows/doc_update.yml", path: ".github/workflows/doc_update.yml" },
+      { type: "pr", id: "850", title: "Add doc_update workflow", at: "2026-01-06T10:00:00.000Z" },
     ]);
     expect(data.highlights[0]!.evidence.map((e) => e.id)).toEqual(["req-1", "req-1-review", "req-1-review-apply", "req-1-review-apply-pm_snapshot", "req-1-review-apply-pm_snapshot-done"]);
     expect(data.by_category.prs).toEqual([
@@ -79,16 +82,18 @@ describe("what_changed_v1 against a repository built by the test", () => {
       ["state-doc-not-updated", "medium", "STATE/current_state.md does not reflect cycle-1 yet: last changed 2026-01-04T10:00:00.000Z, cycle completed 2026-01-05T12:00:00Z"],
       ["runs-waiting", "medium", "1 run waiting for input: Sho run-sho-2"],
       ["environment-proposals-pending", "medium", "1 environment proposal pending a decision: Aya: install pandoc"],
-      ["known-gaps", "low", "1 known gap listed in STATE/current_state.md: PM snapshot lags Layer B"],
+      // This window's gaps, not every gap the document lists.
+      ["gaps-added", "medium", "1 gap added to STATE/current_state.md this window: PM snapshot lags Layer B"],
     ]);
     expect(data.open_questions).toEqual([
       "Who provides approve, comment for Sho's run run-sho-2 (waiting since 2026-01-08T11:10:00Z)?",
       "Should Aya's environment proposal env-1 (install pandoc) be accepted?",
+      'Who closes the new gap "PM snapshot lags Layer B", and by when?',
     ]);
     expect(res.summary_md).toBe(
       [
         "## What changed in vpm-mini (2026-01-03 – 2026-01-10)",
-        "- 2 PRs merged, 2 STATE/docs files changed, 2 workflow runs",
+        "- 2 PRs merged, 2 STATE/docs files changed, 2 pmagent runs (GitHub Actions not consulted)",
         "- Top: layer_b/doc_update cycle-1 completed; layer_b/doc_update cycle-2 is blocked at Sho",
         "- Risks (5): cycle-2 of layer_b/doc_update is blocked",
       ].join("\n"),
@@ -108,8 +113,7 @@ describe("what_changed_v1 against a repository built by the test", () => {
     expect(data.by_category.prs.map((p) => p.number)).toEqual([850]);
     expect(data.highlights.map((h) => h.title)).toEqual([
       "layer_b/doc_update cycle-1 completed",
-      "PR #850 merged: Add doc_update workflow",
-      "Workflows: 1 file changed",
+      "New workflow: .github/workflows/doc_update.yml",
       "Reports: 1 file changed",
     ]);
     // Without as_of the window ends now and sees the later STATE edit.

@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { Blackboard } from "../../src/blackboard/index.js";
 import { loadProject } from "../../src/config/index.js";
 import { openStore } from "../../src/store/index.js";
-import { Worker, projectSupervisor } from "../../src/lattice/index.js";
+import { Worker } from "../../src/lattice/index.js";
+import { projectSupervisor } from "../../src/app/index.js";
 import { createDemoRepository } from "../../src/lane/index.js";
 import { CLI } from "../helpers/proc.js";
 

@@ -5,8 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Blackboard } from "../../src/blackboard/index.js";
 import { loadProject } from "../../src/config/index.js";
-import { LocalForge, Worker, projectSupervisor, type RunRecord, type Supervisor } from "../../src/lattice/index.js";
-import { Sprite } from "../../src/lattice/sprite.js";
+import { LocalForge, Worker, type RunRecord, type Supervisor } from "../../src/lattice/index.js";
+import { projectSupervisor } from "../../src/app/index.js";
+import { Sprite } from "../../src/lattice/sprite/sprite.js";
 import { parseConfig } from "../../src/config/index.js";
 import { checkAnswer, outputSchemaFromZod, reviewOutcome, type RoleStepResult } from "../../src/prompt/index.js";
 import {

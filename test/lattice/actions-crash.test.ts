@@ -11,7 +11,8 @@ import type { AddressInfo } from "node:net";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ActionStore, commentMarker, projectSupervisor, type Supervisor } from "../../src/lattice/index.js";
+import { ActionStore, commentMarker, type Supervisor } from "../../src/lattice/index.js";
+import { projectSupervisor } from "../../src/app/index.js";
 import { FakeGitHub } from "../helpers/fake-github.js";
 import { openSqliteTestStore } from "../helpers/stores.js";
 import { crashTrial, prng } from "./harness.js";
@@ -91,7 +92,7 @@ describe("supervisor process killed with actions in flight, then restarted", () 
         const why = `trial ${trial} (kill ${JSON.stringify(kill)}, seed ${SEED}): ${result.restart}`;
 
         const actions = (await Promise.all(result.runs.map((r) => new ActionStore(ts.store).list({ runId: r.id })))).flat();
-        interrupted += actions.filter((a) => a.attempts > 1 || a.error?.code === "action_interrupted").length;
+        interrupted += actions.filter((a) => a.attempts > 1).length;
         const comments = gh.comments("acme/site", issue.number);
         for (const a of actions.filter((x) => x.action === "POST_COMMENT")) {
           const posted = comments.filter((c) => c.body.includes(commentMarker(a.idempotency_key))).length;
@@ -102,9 +103,11 @@ describe("supervisor process killed with actions in flight, then restarted", () 
         const labelPosts = gh.requests.filter((r) => r.method === "POST" && r.path === `/repos/acme/site/issues/${issue.number}/labels` && r.status === 200);
         expect(labelPosts.length, why).toBeLessThanOrEqual(1);
         for (const a of actions.filter((x) => x.action === "NOTIFY_USER")) {
+          // Sent again (same Idempotency-Key, which the receiver drops) only after an interrupted attempt; never recorded failed.
           const n = delivered.filter((k) => k === a.idempotency_key).length;
-          expect(n, why).toBeLessThanOrEqual(1);
-          if (a.state === "succeeded") expect(n, why).toBe(1);
+          expect(n, why).toBeLessThanOrEqual(a.attempts);
+          expect(a.state, why).not.toBe("failed");
+          if (a.state === "succeeded") expect(n, why).toBeGreaterThanOrEqual(1);
         }
         const pulls = gh.pulls("acme/site").filter((p) => p.head.ref === branch);
         expect(pulls.length, why).toBeLessThanOrEqual(1);

@@ -1,11 +1,12 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
-import { LocalForge, ProposalStore, projectSupervisor, type RunRecord } from "../../src/lattice/index.js";
+import { LocalForge, ProposalStore, type RunRecord } from "../../src/lattice/index.js";
+import { projectSupervisor } from "../../src/app/index.js";
 import { FakeGitHub } from "../helpers/fake-github.js";
 import { openSqliteTestStore, type TestStore } from "../helpers/stores.js";
 import { ACTION_SPRITE, DIST, gitInit, PMAGENT, PR_INPUTS, SPEC_EVENTS, testProject, type TestProject } from "./helpers.js";
@@ -111,7 +112,8 @@ describe("actions end to end through the supervisor", () => {
     expect(finished.state).toBe("succeeded");
     expect(got(finished)).toMatchObject({ name: "DEPLOY_TOKEN", value: createHash("sha256").update(SECRET).digest("hex") });
     const resumeFile = join(finished.workspace, ".lattice", "resume.json");
-    expect(statSync(resumeFile).mode & 0o777).toBe(0o600);
+    // The resume file carried the credential: it is removed once the sprite has read it.
+    expect(existsSync(resumeFile)).toBe(false);
     const action = (await sup.runs.events(finished.id, { type: "ACTION_REQUEST" }))[0]!;
     expect(action.dispatch).toMatchObject({ status: "succeeded" });
     // Search the database file, its WAL, the supervisor's log and every run log for the secret.

@@ -115,9 +115,8 @@ describe("actions across supervisor crashes (SIGKILL at random points, then rest
       const actions = await new ActionStore(store).list({ runId: `run-${trial}` });
       expect(actions).toHaveLength(6);
       for (const act of actions) {
-        // Everything finished; only a notification cut off mid-delivery may have failed (never resent).
-        if (act.state === "failed") expect(act.error!.code).toBe("action_interrupted");
-        else expect(act.state).toBe("succeeded");
+        // Everything finished; a notification cut off mid-delivery is sent again under its key.
+        expect(act.state).toBe("succeeded");
         if (act.blocking) expect(act.resumed).toBe(true);
       }
       // Comments: each posted exactly once (the marker finds an earlier post).
@@ -127,10 +126,11 @@ describe("actions across supervisor crashes (SIGKILL at random points, then rest
       // Labels: each added once.
       const labelPosts = gh.requests.filter((r) => r.method === "POST" && r.path === `/repos/acme/site/issues/${issue.number}/labels` && r.status === 200);
       expect(labelPosts.flatMap((r) => (r.body as { labels: string[] }).labels).sort()).toEqual(["docs", "pmagent"]);
-      // Notification: delivered at most once; exactly once when the action succeeded.
+      // Notification: delivered; again (same Idempotency-Key, which the receiver drops) only after an interrupted attempt.
       const delivered = hookKeys.filter((k) => k === `run-${trial}:notify`).length;
-      expect(delivered).toBeLessThanOrEqual(1);
-      if (actions.find((x) => x.action === "NOTIFY_USER")!.state === "succeeded") expect(delivered).toBe(1);
+      const notify = actions.find((x) => x.action === "NOTIFY_USER")!;
+      expect(delivered).toBeGreaterThanOrEqual(1);
+      expect(delivered).toBeLessThanOrEqual(notify.attempts);
       // Pull request: one for the head, at the workspace's commit.
       const prs = (await new LocalForge({ store, projectId: "demo", root, bareRepo: ".pmagent/forge.git" }).list()).filter((x) => x.head === `sprite/t${trial}`);
       expect(prs).toHaveLength(1);

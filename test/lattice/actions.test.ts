@@ -13,7 +13,7 @@ interface Resumed {
   payload: Parameters<ResumeFn>[1];
 }
 
-function counting(run: (ctx: ActionContext, n: number) => Promise<Record<string, unknown>>, rerun: "probe" | "never" = "probe") {
+function counting(run: (ctx: ActionContext, n: number) => Promise<Record<string, unknown>>, rerun: ActionHandler["rerunAfterInterruption"] = "probe") {
   const calls: ActionContext[] = [];
   const handler: ActionHandler = {
     rerunAfterInterruption: rerun,
@@ -141,7 +141,7 @@ describe.each(kinds)("action executor ($name)", (kind) => {
     expect(record).toMatchObject({ state: "succeeded", attempts: 2 });
   });
 
-  it("never repeats an interrupted action that cannot look for its own side effect", async () => {
+  it("never repeats an interrupted action that cannot look for its own side effect: its outcome is unknown, not failed", async () => {
     const { handler, calls } = counting(async () => ({}), "never");
     const ex = executor({ NOTIFY_USER: handler });
     const req = actionRequest({ action: "NOTIFY_USER", blocking: true });
@@ -149,8 +149,25 @@ describe.each(kinds)("action executor ($name)", (kind) => {
     await t.store.run("UPDATE lattice_actions SET state = 'running', owner = ?, lease_expires_ms = ?, attempts = 1", [`${hostname()}:${deadPid()}:dead`, Date.now() + 3_600_000]);
     const record = await ex.submit(req);
     expect(calls).toHaveLength(0);
-    expect(record.error).toEqual({ code: "action_interrupted", message: "NOTIFY_USER was interrupted by a supervisor restart and is not repeated, so that it happens at most once" });
+    expect(record.state).toBe("unknown");
+    expect(record.error).toEqual({
+      code: "action_outcome_unknown",
+      message: "NOTIFY_USER was cut off by a supervisor crash mid-attempt and its target cannot tell whether it happened; it is not repeated, so that it happens at most once",
+    });
+    // The blocked sprite is resumed with that as its failure, never left waiting.
     expect(resumed).toHaveLength(1);
+    expect(resumed[0]!.payload.failure?.message).toContain("[action_outcome_unknown]");
+  });
+
+  it("repeats an interrupted action whose target drops a repeat by its key, under the same key", async () => {
+    const { handler, calls } = counting(async () => ({ sent: true }), "keyed");
+    const ex = executor({ NOTIFY_USER: handler });
+    const req = actionRequest({ action: "NOTIFY_USER" });
+    await ex.actions.record(req);
+    await t.store.run("UPDATE lattice_actions SET state = 'running', owner = ?, lease_expires_ms = ?, attempts = 1", [`${hostname()}:${deadPid()}:dead`, Date.now() + 3_600_000]);
+    const record = await ex.submit(req);
+    expect(calls.map((c) => [c.attempt, c.interrupted, c.idempotencyKey])).toEqual([[2, true, record.idempotency_key]]);
+    expect(record).toMatchObject({ state: "succeeded", error: null });
   });
 
   it("leaves an action alone while a live owner holds its lease", async () => {

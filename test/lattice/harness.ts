@@ -4,13 +4,17 @@
  * Reusable: `crashTrial` returns the runs and their stored events for further checks (e.g. that no
  * action was carried out twice).
  */
-import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, watch, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { readOutbox, type RunRecord, type StoredEvent } from "../../src/lattice/index.js";
 import type { Store } from "../../src/store/index.js";
 import { CLI } from "../helpers/proc.js";
+import { parseConfig } from "../../src/config/index.js";
+import type { TestStore } from "../helpers/stores.js";
+import type { TestProject } from "./helpers.js";
 import { RunStore, type Supervisor } from "../../src/lattice/index.js";
+import { processAlive } from "../../src/lattice/sandbox/processes.js";
 
 export interface CrashTrialOptions {
   /** The project root (holds pmagent.config.json). */
@@ -27,9 +31,10 @@ export interface CrashTrialOptions {
   command: string[];
   /**
    * When to SIGKILL the supervisor: a time after it was spawned, or once the sprite's outbox has
-   * this many lines (plus a jitter), which keeps the kill point meaningful on a loaded machine.
+   * this many lines (plus a jitter), which keeps the kill point meaningful on a loaded machine,
+   * or once `when` resolves (an event the test waits for: a request received, a state stored).
    */
-  kill: { afterMs: number } | { afterOutboxLines: number; jitterMs: number };
+  kill: { afterMs: number } | { afterOutboxLines: number; jitterMs: number } | { when: () => Promise<void> };
 }
 
 export interface CrashTrialResult {
@@ -61,6 +66,7 @@ export async function crashTrial(o: CrashTrialOptions): Promise<CrashTrialResult
   let done = false;
   void exited.then(() => (done = true));
   if ("afterMs" in o.kill) await Promise.race([sleep(o.kill.afterMs), exited]);
+  else if ("when" in o.kill) await Promise.race([o.kill.when(), exited]);
   else {
     const lines = o.kill.afterOutboxLines;
     while (!done) {
@@ -113,4 +119,73 @@ export function prng(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** Resolve once `path` exists (watching its directory), or reject after `timeoutMs` naming it. */
+export function waitForFile(path: string, timeoutMs = 30_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const dir = dirname(path);
+    mkdirSync(dir, { recursive: true });
+    const done = (err?: Error) => {
+      clearTimeout(timer);
+      watcher.close();
+      if (err) reject(err);
+      else resolve();
+    };
+    const watcher = watch(dir, () => {
+      if (existsSync(path)) done();
+    });
+    const timer = setTimeout(() => done(new Error(`${path} did not appear within ${timeoutMs} ms`)), timeoutMs);
+    if (existsSync(path)) done();
+  });
+}
+
+/**
+ * Resolve once process `pid` is gone, or reject after `timeoutMs`. A process that is not our
+ * child has no exit event to wait on: its liveness is checked every few milliseconds.
+ */
+export function waitForDeath(pid: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (!processAlive(pid)) resolve();
+      else if (Date.now() > deadline) reject(new Error(`process ${pid} still runs ${timeoutMs} ms later`));
+      else setTimeout(check, 10);
+    };
+    check();
+  });
+}
+
+/** A `pmagent worker` process for `role` in `root`; `output` collects its stdout. */
+export function startWorker(root: string, storeEnv: Record<string, string>, args: string[]): { child: ChildProcess; exited: Promise<void>; output: () => string } {
+  const child = spawn(process.execPath, [CLI, "worker", ...args], { cwd: root, env: { ...process.env, ...storeEnv }, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr!.resume();
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  return { child, exited, output: () => out };
+}
+
+/** The role's runner in the config file (what a `pmagent worker` process reads). */
+export function setRunnerOnDisk(tp: TestProject, command: string[], sandbox?: "required" | "auto" | "off"): void {
+  const cfg = JSON.parse(readFileSync(tp.project.configPath, "utf8")) as { lanes: Array<{ roles: Array<Record<string, unknown>> }>; sandbox?: string };
+  cfg.lanes[0]!.roles[0]!.runner = { command, env: {}, timeout_s: 300 };
+  if (sandbox) cfg.sandbox = sandbox;
+  const text = JSON.stringify(cfg, null, 2);
+  writeFileSync(tp.project.configPath, text);
+  tp.project.config = parseConfig(text, "pmagent.config.json");
+}
+
+/** Let the claim of `entryId` run out now (time passing, without waiting the lease out). */
+export async function expireLease(ts: TestStore, entryId: string): Promise<void> {
+  await ts.store.run("UPDATE bb_entries SET lease_expires_ms = ? WHERE project_id = 'demo' AND id = ?", [Date.now() - 1, entryId]);
+}
+
+/** A sprite that reports its pid to `pidFile`, then `busy` events and a marker file, then runs on. */
+export function longSprite(pidFile: string, busy = 0, marker = `${pidFile}.busy`): unknown {
+  const steps: unknown[] = [{ emit: "PHASE_STARTED", payload: { phase: "work" } }, { sh: `echo $PPID > ${pidFile}.tmp && mv ${pidFile}.tmp ${pidFile}` }];
+  for (let i = 0; i < busy; i++) steps.push({ emit: "INFO", payload: { message: `late ${i}` } });
+  steps.push({ sh: `touch ${marker}` });
+  for (let i = 0; i < 600; i++) steps.push({ emit: "INFO", payload: { message: `tick ${i}` } }, { sleep: 200 });
+  return { steps };
 }

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eventId, OUTBOX_START } from "../../src/lattice/index.js";
 import { Redactor } from "../../src/core/index.js";
-import { BatchCursor, type OutboxBatch, OutboxReader, stopDecoderThread } from "../../src/lattice/outbox-reader.js";
+import { BatchCursor, type OutboxBatch, OutboxReader, stopDecoderThread } from "../../src/lattice/ingest/outbox-reader.js";
 import { SPEC_EVENTS } from "./helpers.js";
 
 let dir: string;
@@ -52,6 +52,6 @@ describe("OutboxReader on the decoder thread", () => {
 
   it("still fails a read that fails on the thread itself, with its reason", async () => {
     // A directory where the outbox should be: the thread's read fails, it does not stop.
-    await expect(new OutboxReader(dir, { ...options, threadBytes: 0 }).read(OUTBOX_START)).rejects.toThrow(/EISDIR/);
+    await expect(new OutboxReader(dir, { ...options, threadBytes: 0 }).read(OUTBOX_START)).rejects.toThrow(/is a directory, not a regular file/);
   });
 });

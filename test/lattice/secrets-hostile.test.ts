@@ -147,11 +147,20 @@ describe.each(kinds)("a hostile sprite leaking a secret in any spelling, on $nam
         const mcp = new Client({ name: "pmagent-test", version: "1.0.0" });
         await mcp.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers } }));
         try {
-          for (const [name, args] of [["runs_show", { id: rec!.id }], ["bb_show", { id: "e-1" }], ["bb_list", {}]] as const) {
+          const reads = [
+            ["runs_show", { id: rec!.id, detail: "full" }],
+            ["runs_events", { id: rec!.id, detail: "full" }],
+            ["runs_logs", { id: rec!.id }],
+            ["bb_show", { id: "e-1" }],
+            ["bb_history", { id: "e-1", detail: "full" }],
+            ["bb_list", {}],
+          ] as const;
+          for (const [name, args] of reads) {
             const result = await mcp.callTool({ name, arguments: args });
             expect(result.isError, JSON.stringify(result)).toBeFalsy();
             found.push(...leaks(`MCP ${name}`, JSON.stringify(result)));
           }
+          for (const uri of [`pmagent://runs/${rec!.id}`, `pmagent://runs/${rec!.id}/events`, `pmagent://runs/${rec!.id}/logs`]) found.push(...leaks(`MCP resource ${uri}`, JSON.stringify(await mcp.readResource({ uri }))));
         } finally {
           await mcp.close();
         }

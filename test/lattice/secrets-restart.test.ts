@@ -3,7 +3,8 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
-import { RunStore, projectSupervisor, resumePath } from "../../src/lattice/index.js";
+import { RunStore, resumePath } from "../../src/lattice/index.js";
+import { projectSupervisor } from "../../src/app/index.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 import { CLI } from "../helpers/proc.js";
 import { PMAGENT, testProject } from "./helpers.js";
@@ -27,6 +28,8 @@ describe.each(kinds)("secrets of a resumed run after a supervisor restart, on $n
   it("a re-attached sprite that prints its fetched credential gets it redacted: not in the database nor the logs", { timeout: 120_000 }, async () => {
     const ts = await kind.open();
     const tp = testProject(ts, {
+      // Re-attaching needs a sprite that outlives its supervisor; a sandboxed one dies with it (bwrap --die-with-parent).
+      sandbox: "off",
       secrets: { file: "secrets.json" },
       lanes: [{ layer: "test", name: "build", roles: [{ name: "Builder", allowed_kinds: ["build_request"], credentials: ["DEPLOY_TOKEN"] }] }],
     });

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Sprite, spriteContext, checkpointExists, readOutbox, outboxPath, readResume, writeResume, eventId, type LatticeEvent } from "../../src/lattice/index.js";
-import { runProcess, REPO_ROOT } from "./../helpers/proc.js";
+import { runProcess, REPO_ROOT } from "../helpers/proc.js";
 import { SPEC_EVENTS, SPEC_RESUME } from "./fixtures/spec-examples.js";
 
 let root: string;

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "../helpers/proc.js";
-import { buildResponsesRequest, loadTemplates, presetFormatName } from "../../src/index.js";
+import { buildResponsesRequest, loadTemplates, outputSchemaFromJson, roleTools, presetFormatName, type PresetName, type ResponsesPayload } from "../../src/index.js";
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -37,6 +37,13 @@ describe("pmagent prompt build", () => {
     expect(JSON.parse(r.stdout)).toEqual(expected);
   });
 
+  it("sends the ledger block without ledger flags, and with some of them, stating what is unknown as (none)", async () => {
+    const developer = async (args: string[]) => (JSON.parse((await cli(["--role", "reviewer", ...args])).stdout) as { input: Array<{ content: string }> }).input[0]!.content;
+    expect(await developer([])).toContain("<ledger>\nentry_id: (none)\nlane: (none)\nrole: reviewer\ncycle: (none)\nrefs: none\n</ledger>");
+    expect(await developer(["--entry-id", "e"])).toContain("<ledger>\nentry_id: e\nlane: (none)\nrole: reviewer\ncycle: (none)\nrefs: none\n</ledger>");
+    expect(await developer(["--lane", "layer_b/doc_update", "--ref", "runs/7"])).toContain("<ledger>\nentry_id: (none)\nlane: layer_b/doc_update\nrole: reviewer\ncycle: (none)\nrefs:\n- runs/7\n</ledger>");
+  });
+
   it("--structured uses the role default, --preset beats it, --preset none turns it off, --schema beats all", async () => {
     const dir = tempDir();
     writeFileSync(join(dir, "verdict.json"), JSON.stringify(strictSchema));
@@ -51,6 +58,27 @@ describe("pmagent prompt build", () => {
       name: "verdict",
       schema: { title: "verdict", type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"], additionalProperties: false },
     });
+  });
+
+  it("--schema with --preset: the explicit schema wins, as in the library, and a note on stderr says so", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "verdict.json"), JSON.stringify(strictSchema));
+    for (const preset of ["searcher", "none"]) {
+      const r = await cli(["--role", "reviewer", "--schema", "verdict.json", "--preset", preset, "--structured"], dir);
+      expect(r.code).toBe(0);
+      expect(r.stderr).toBe(`pmagent: note: --schema verdict.json takes precedence over --preset ${preset} (explicit schema > preset > role default)\n`);
+      const payload = JSON.parse(r.stdout) as ResponsesPayload;
+      expect(payload.text?.format).toMatchObject({ type: "json_schema", strict: true, name: "verdict" });
+      const library = buildResponsesRequest({
+        role: "reviewer",
+        model: "gpt-4.1-mini",
+        templates: loadTemplates(),
+        responsesOutputSchema: outputSchemaFromJson("verdict", strictSchema, "verdict.json"),
+        responsesOutputSchemaPreset: preset as PresetName,
+        responsesStructuredOutput: true,
+      });
+      expect(payload).toEqual(library);
+    }
   });
 
   it("--review-level sets the level the reviewer's instructions state", async () => {
@@ -68,8 +96,24 @@ describe("pmagent prompt build", () => {
     const r = await cli(["--role", "searcher", "--format", "text"], join(dir, "sub"));
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("model: gpt-project");
-    expect(r.stdout).toContain("== developer\n<developer_instructions>\nSearch our wiki first.\n</developer_instructions>");
-    expect(r.stdout).toContain("== output schema: none");
+    expect(r.stdout).toContain("== developer\n<developer_instructions>\nSearch our wiki first.\n\n<ledger>\nentry_id: (none)\nlane: (none)\nrole: searcher\ncycle: (none)\nrefs: none\n</ledger>\n</developer_instructions>");
+    expect(r.stdout).toContain("== tools: none\n\n== output schema: none");
+  });
+
+  it("shows the orchestrator's edit tools in the payload", async () => {
+    const json = await cli(["--role", "orchestrator"]);
+    expect(json.code).toBe(0);
+    expect((JSON.parse(json.stdout) as ResponsesPayload).tools).toEqual(roleTools("orchestrator"));
+    const text = await cli(["--role", "orchestrator", "--format", "text"]);
+    expect(text.stdout).toContain("== tools: apply_patch, update_plan\n");
+  });
+
+  it("sends an environment context again when the one in --history is older", async () => {
+    const history = [{ role: "user", content: "<environment_context>\ncwd: /old\n</environment_context>" }];
+    const r = await cli(["--role", "searcher", "--history", "-", "--environment-context", "cwd: /new", "--input", "q"], undefined, JSON.stringify(history));
+    expect(r.code).toBe(0);
+    const input = (JSON.parse(r.stdout) as { input: Array<{ content: string }> }).input;
+    expect(input.map((m) => m.content.split("\n").slice(0, 2).join(" "))).toEqual(["<environment_context> cwd: /old", "<developer_instructions> # Role: searcher", "<environment_context> cwd: /new", "q"]);
   });
 
   it("pmagent prompt templates lists the templates in effect", async () => {
@@ -113,12 +157,10 @@ describe("pmagent prompt build", () => {
     [["--input", "x"], "error: required option '--role <role>' not specified"],
     [["--role", "planner"], 'pmagent: unknown role "planner": expected one of orchestrator, reviewer, executor, searcher [unknown_role]'],
     [["--role", "executor", "--preset", "fast"], 'pmagent: unknown output schema preset "fast": expected one of orchestrator, reviewer, executor, searcher, none [unknown_preset]'],
-    [["--role", "executor", "--preset", "executor", "--schema", "s.json"], "pmagent: --preset and --schema cannot be used together: --schema is an explicit schema, --preset picks a built-in one [conflicting_options]"],
     [["--role", "executor", "--schema", "missing.json"], "pmagent: cannot read missing.json: ENOENT [input_unreadable]"],
     [["--role", "reviewer", "--review-level", "strict"], 'pmagent: unknown review level "strict": expected one of feedback, soft_gate, hard_gate [unknown_review_level]'],
     [["--role", "executor", "--review-level", "soft_gate"], "pmagent: --review-level applies to the reviewer role only, not to executor [conflicting_options]"],
     [["--role", "executor", "--cycle", "0"], "pmagent: --cycle must be between 1 and ∞, got 0 [invalid_option]"],
-    [["--role", "executor", "--entry-id", "e"], "pmagent: the ledger block needs --entry-id, --lane and --cycle together: missing --lane, --cycle [incomplete_ledger]"],
   ])("refuses %j with a usage error", async (args, message) => {
     const r = await cli(args);
     expect(r.code).toBe(2);

@@ -1,6 +1,7 @@
 import { cpSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
+import { request } from "node:http";
 import { buildServer, type PmagentServer } from "../../src/server/index.js";
 import { REPO_ROOT } from "../helpers/proc.js";
 import type { TestStore } from "../helpers/stores.js";
@@ -22,8 +23,8 @@ export interface TestServer {
  * A project (lane Builder → Reviewer, kernel surfaces of a degraded kernel, a git repository with
  * one commit) served on 127.0.0.1 on a free port with three tokens.
  */
-export async function startServer(ts: TestStore, options: { bodyLimit?: number; env?: Record<string, string>; consoleDir?: string } = {}): Promise<TestServer> {
-  const tp = testProject(ts);
+export async function startServer(ts: TestStore, options: { bodyLimit?: number; env?: Record<string, string>; consoleDir?: string; config?: Record<string, unknown> } = {}): Promise<TestServer> {
+  const tp = testProject(ts, options.config);
   cpSync(join(REPO_ROOT, "test/fixtures/oa/degraded-failing-check/share"), join(tp.root, "share"), { recursive: true });
   writeFileSync(join(tp.root, "README.md"), "demo\n");
   const git = (...args: string[]) => execFileSync("git", args, { cwd: tp.root, stdio: "ignore" });
@@ -92,4 +93,117 @@ export async function readSse(url: string, headers: Record<string, string>, unti
   } finally {
     ac.abort();
   }
+}
+
+export interface RawResponse {
+  method: string;
+  status: number;
+  text: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests inspect response bodies freely
+  body: any;
+}
+
+/**
+ * One request through node:http with the path sent byte for byte (fetch would normalise `.`, `..`
+ * and some escapes before sending) and any Host. A live stream (SSE) is cut once its headers are
+ * in: its status already says whether it answered.
+ */
+export function rawRequest(base: string, o: { method: string; path: string; headers?: Record<string, string>; body?: string }): Promise<RawResponse> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: hostname, port, method: o.method, path: o.path, headers: { ...(o.body !== undefined ? { "content-type": "application/json" } : {}), ...o.headers } }, (res) => {
+      const status = res.statusCode ?? 0;
+      if (String(res.headers["content-type"]).startsWith("text/event-stream")) {
+        res.destroy();
+        resolve({ method: o.method, status, text: "(event stream)", body: undefined });
+        return;
+      }
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (text += chunk));
+      res.on("end", () => {
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          body = undefined;
+        }
+        resolve({ method: o.method, status, text, body });
+      });
+    });
+    // A guard, not a measurement: a server that never answers is reported as status 0, not a hung test.
+    let timedOut = false;
+    req.setTimeout(15_000, () => {
+      timedOut = true;
+      req.destroy();
+      resolve({ method: o.method, status: 0, text: "(no answer within 15 s)", body: undefined });
+    });
+    req.on("error", (err) => (timedOut ? undefined : reject(err)));
+    req.end(o.body);
+  });
+}
+
+/** The JSON-RPC request an MCP client sends first after initialize: list the tools. */
+export const MCP_LIST_TOOLS = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+export const MCP_HEADERS = { accept: "application/json, text/event-stream" };
+
+/** A route to probe: its method, a concrete path and the body and headers a real client would send. */
+export interface RouteTarget {
+  method: string;
+  path: string;
+  body?: string;
+  headers: Record<string, string>;
+}
+
+const concrete = (url: string) => url.replace(/\{[^}]+\}|:[A-Za-z_]+/g, "x").replace(/\*$/, "x");
+
+/**
+ * Every operation of the OpenAPI document, then every other route the server registered that is
+ * not public (live streams, whoami, /mcp …): read from the server, never listed by hand.
+ */
+export function routeTargets(s: TestServer): RouteTarget[] {
+  const out = new Map<string, RouteTarget>();
+  const add = (method: string, url: string) => {
+    const path = concrete(url);
+    const mcp = url === "/mcp";
+    out.set(`${method} ${path}`, {
+      method,
+      path,
+      body: method === "POST" ? (mcp ? MCP_LIST_TOOLS : "{}") : undefined,
+      headers: mcp ? MCP_HEADERS : {},
+    });
+  };
+  const paths = (s.server.openapi as { paths: Record<string, Record<string, unknown>> }).paths;
+  for (const [url, ops] of Object.entries(paths)) for (const method of Object.keys(ops)) add(method.toUpperCase(), url);
+  for (const e of s.server.endpoints) if (!e.public) add(e.method, e.url);
+  return [...out.values()];
+}
+
+const hex = (c: string, lower: boolean) => [...Buffer.from(c)].map((b) => `%${b.toString(16).padStart(2, "0")}`).map((h) => (lower ? h : h.toUpperCase())).join("");
+
+/**
+ * Other spellings of one path that a router might take for the same route: percent-encoded (every
+ * character alone, a whole segment, upper and lower hex, the slash itself), double-encoded,
+ * other case, doubled slashes, a trailing slash, dot segments.
+ */
+export function pathSpellings(path: string): Array<{ kind: string; path: string }> {
+  const out: Array<{ kind: string; path: string }> = [];
+  const segments = path.split("/");
+  for (let i = 0; i < path.length; i++) {
+    if (path[i] !== "/") out.push({ kind: "percent-encoded", path: `${path.slice(0, i)}${hex(path[i]!, i % 2 === 0)}${path.slice(i + 1)}` });
+  }
+  for (let i = 1; i < segments.length; i++) {
+    const enc = segments.map((s, j) => (j === i ? [...s].map((c) => hex(c, false)).join("") : s)).join("/");
+    out.push({ kind: "percent-encoded", path: enc }, { kind: "double-encoded", path: enc.replace(/%/g, "%25") });
+    out.push({ kind: "case-changed", path: segments.map((s, j) => (j === i ? s.toUpperCase() : s)).join("/") });
+    out.push({ kind: "doubled-slash", path: segments.map((s, j) => (j === i ? `/${s}` : s)).join("/") });
+    if (i < segments.length - 1) out.push({ kind: "percent-encoded", path: segments.slice(0, i + 1).join("/") + "%2F" + segments.slice(i + 1).join("/") });
+    out.push({ kind: "dot-segment", path: [...segments.slice(0, i), ".", ...segments.slice(i)].join("/") });
+  }
+  out.push({ kind: "percent-encoded", path: [...path].map((c) => (c === "/" ? c : hex(c, true))).join("") });
+  out.push({ kind: "double-encoded", path: [...path].map((c) => (c === "/" ? c : hex(c, false).replace(/%/g, "%25"))).join("") });
+  out.push({ kind: "case-changed", path: path.toUpperCase() });
+  out.push({ kind: "doubled-slash", path: `/${path}` }, { kind: "doubled-slash", path: path.replace(/\//g, "//") });
+  out.push({ kind: "trailing-slash", path: `${path}/` }, { kind: "trailing-slash", path: `${[...path].map((c) => (c === "/" ? c : hex(c, false))).join("")}/` });
+  return out;
 }

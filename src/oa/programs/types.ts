@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { OAToolId } from "../tools.js";
-import type { ReasoningEnvelope } from "../reasoning.js";
+import type { ReasoningEnvelope } from "../envelope.js";
 import type { OAWorkspace } from "../workspace.js";
 import type { KernelState, ProgramId } from "./io.js";
 

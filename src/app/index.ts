@@ -1,0 +1,10 @@
+/**
+ * The composition root: builds a project's supervisor from its config — the OA run gate, the
+ * action executor and its handlers (forge or GitHub, notifiers, credentials), the action and
+ * proposal sinks and the environment provider — so that the lattice knows its hooks only as
+ * interfaces and imports neither oa nor prompt. The CLI, the server, the worker and the lane's
+ * demo call it.
+ */
+export { projectActionExecutor, projectForge, projectHandlers, projectNotifiers, GITHUB_GIT_URL_ENV, type ProjectActionsOptions } from "./actions.js";
+export { oaRunGate } from "./oa-gate.js";
+export { actionSink, proposalSink, environmentProvider, projectSupervisor, type ProjectSupervisorOptions } from "./supervisor.js";

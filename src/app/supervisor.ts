@@ -1,0 +1,121 @@
+/**
+ * The supervisor's hooks, wired to this module: ACTION_REQUESTs go to the action executor,
+ * ENVIRONMENT_PROPOSALs to the proposal store, and accepted proposals become a role's
+ * environment before each launch.
+ */
+import { PmagentError, createLogger, type Logger } from "../core/index.js";
+import { type ActionExecutor, type ActionResume, type ActionSink, type ProposalSink, type RunEnvironmentProvider, type Notifier, ProposalStore, roleEnvironment, projectRedactor, ActionRequestPayload, EnvironmentProposalPayload, Supervisor, type SupervisorOptions } from "../lattice/index.js";
+import { projectActionExecutor, projectNotifiers } from "./actions.js";
+import { oaRunGate } from "./oa-gate.js";
+
+export function actionSink(executor: ActionExecutor): ActionSink {
+  return {
+    async onActionRequest({ run, event }) {
+      const payload = ActionRequestPayload.parse(event.event.payload);
+      const record = await executor.submit({
+        projectId: run.project_id,
+        runId: run.id,
+        eventHash: event.id,
+        role: run.role,
+        workItemId: run.work_item_id,
+        workspace: run.workspace,
+        action: payload.action,
+        parameters: payload.parameters,
+        blocking: payload.blocking,
+      });
+      return { status: record.state, idempotency_key: record.idempotency_key, attempts: record.attempts, ...(record.error ? { error: record.error } : {}) };
+    },
+    async orphaned(projectId) {
+      return (await executor.actions.orphaned(projectId)).map((a) => ({ run_id: a.run_id, event_id: a.event_hash }));
+    },
+  };
+}
+
+export function proposalSink(proposals: ProposalStore, notifiers: readonly Notifier[]): ProposalSink {
+  return {
+    async onEnvironmentProposal({ run, event }) {
+      const payload = EnvironmentProposalPayload.parse(event.event.payload);
+      const { proposal, first, counted } = await proposals.record(run.role, run.id, event.id, payload);
+      // escalate_to_human asks for a person: the humans hear of it the first time it is proposed.
+      if (first && counted && proposal.adjustment_type === "escalate_to_human") {
+        const reason = typeof proposal.details.reason === "string" ? `: ${proposal.details.reason}` : "";
+        for (const n of notifiers) {
+          await n.notify({
+            message: `${run.role} asks for a human (${proposal.observed_failure.phase}, exit ${proposal.observed_failure.exit_code})${reason}; see \`pmagent env list\` (${proposal.id})`,
+            level: "warning",
+            title: "environment escalation",
+            project_id: run.project_id,
+            run_id: run.id,
+            role: run.role,
+            work_item_id: run.work_item_id,
+            idempotency_key: `${run.id}:${event.id}`,
+          });
+        }
+      }
+      return { status: "recorded", proposal_id: proposal.id, count: proposal.count, proposal_status: proposal.status };
+    },
+  };
+}
+
+export function environmentProvider(proposals: ProposalStore): RunEnvironmentProvider {
+  return {
+    async adjustmentsFor(role) {
+      const env = await roleEnvironment(proposals, role);
+      return { preinstall: env.preinstall.map((s) => s.command), env: env.env };
+    },
+  };
+}
+
+/**
+ * Resume a sprite blocked on an action. A run that no longer waits (it ended, or was canceled)
+ * has nobody to resume; a result that does not fit the WAITING event's expected_inputs resumes
+ * the sprite with that mismatch as the failure, so that it is never left waiting.
+ */
+async function resumeBlocked(supervisor: Supervisor, runId: string, payload: ActionResume, log: Logger): Promise<void> {
+  try {
+    await supervisor.resumeRun(runId, payload);
+  } catch (err) {
+    const code = err instanceof PmagentError ? err.code : undefined;
+    if (code === "run_not_waiting") {
+      log.warn({ run: runId, action: payload.context?.action }, "action finished but its run is not waiting: nothing to resume");
+      return;
+    }
+    if (code === "invalid_resume_inputs" && !payload.failure) {
+      const action = String((payload.context?.action as { action?: string } | undefined)?.action ?? "action");
+      await supervisor.resumeRun(runId, { inputs: {}, context: payload.context, failure: { action, message: (err as Error).message } });
+      return;
+    }
+    throw err;
+  }
+}
+
+export interface ProjectSupervisorOptions extends Omit<SupervisorOptions, "hooks"> {
+  /** Console notifications (default stderr). */
+  consoleWrite?: (line: string) => void;
+  /** Default: OA's SafeOPSDecision (when the project has OA surfaces). */
+  gate?: NonNullable<SupervisorOptions["hooks"]>["gate"];
+}
+
+/** A supervisor whose actions, proposals and role environments are this module's. */
+export function projectSupervisor(options: ProjectSupervisorOptions): Supervisor {
+  const { project, store } = options;
+  const env = options.env ?? process.env;
+  const redactor = options.redactor ?? projectRedactor(project, env);
+  const log = options.logger ?? createLogger("pmagent-lattice", redactor);
+  const proposals = new ProposalStore({ store, projectId: project.config.project_id, humans: project.config.humans });
+  // The executor resumes through the supervisor it is a hook of (called only once both exist).
+  const executor = projectActionExecutor({ project, store, env, logger: log, consoleWrite: options.consoleWrite, resume: (runId, payload) => resumeBlocked(supervisor, runId, payload, log) });
+  const supervisor: Supervisor = new Supervisor({
+    ...options,
+    // The same redactor (the secrets file's values too) and log as its sinks'.
+    redactor,
+    logger: log,
+    hooks: {
+      actions: actionSink(executor),
+      proposals: proposalSink(proposals, projectNotifiers(project, redactor, options.consoleWrite)),
+      environment: environmentProvider(proposals),
+      gate: options.gate ?? oaRunGate(project, env),
+    },
+  });
+  return supervisor;
+}

@@ -1,0 +1,240 @@
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { UsageError, confinePath } from "../../core/index.js";
+import type { SqlParam, Store } from "../../store/index.js";
+import { assertBranchName, branchSha, git } from "./git.js";
+import { callGitHub, type GitHubClient } from "./github.js";
+import { inChunks, marks } from "../runs/index.js";
+
+export interface PullRequestRequest {
+  title: string;
+  body: string;
+  base: string;
+  head: string;
+  /** The run's workspace repository, holding `head`. */
+  workspace: string;
+}
+
+export interface PullRequest {
+  number: number;
+  url: string;
+  head: string;
+  base: string;
+  head_sha: string;
+  /** False when an open pull request for the same head already existed (a repeated OPEN_PR). */
+  created: boolean;
+}
+
+/** Where OPEN_PR pushes and opens pull requests: the local forge or GitHub. */
+export interface Forge {
+  readonly kind: "local" | "github";
+  openPullRequest(request: PullRequestRequest): Promise<PullRequest>;
+}
+
+/**
+ * A bare repository, created when missing. Two OPEN_PRs (or two processes) may get here at once, so
+ * the repository is made beside its place and renamed into it: the first rename wins, the loser's
+ * copy is dropped.
+ */
+export async function ensureBareRepo(path: string): Promise<void> {
+  if (existsSync(join(path, "HEAD"))) return;
+  mkdirSync(dirname(path), { recursive: true });
+  const staging = `${path}.init-${process.pid}-${randomUUID()}`;
+  mkdirSync(staging);
+  try {
+    await git(["init", "--bare", "--quiet", staging], { cwd: staging });
+    try {
+      renameSync(staging, path);
+    } catch (error) {
+      if (!existsSync(join(path, "HEAD"))) throw error;
+    }
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Copy `branch` of the sprite's workspace into a supervisor-owned bare repository. Fetching (rather
+ * than pushing from the workspace) means no hook or config of the sprite's repository runs with the
+ * supervisor's credentials. Fast-forward only; fetching the same commit again changes nothing.
+ */
+async function fetchHead(staging: string, workspace: string, head: string): Promise<string> {
+  if (!(await branchSha(workspace, head))) {
+    throw new UsageError("branch_not_found", `OPEN_PR: branch "${head}" does not exist in the run's workspace ${workspace}: commit to it before requesting the pull request`);
+  }
+  await git(["fetch", "--quiet", "--no-tags", workspace, `refs/heads/${head}:refs/heads/${head}`], { cwd: staging });
+  return (await branchSha(staging, head))!;
+}
+
+async function validate(request: PullRequestRequest): Promise<void> {
+  if (!request.title.trim()) throw new UsageError("invalid_parameters", "OPEN_PR: parameters.title must be a non-empty string");
+  await assertBranchName(request.head, "OPEN_PR: parameters.head", request.workspace);
+  await assertBranchName(request.base, "OPEN_PR: parameters.base", request.workspace);
+  if (request.head === request.base) throw new UsageError("invalid_parameters", `OPEN_PR: head and base are both "${request.head}": a pull request needs two different branches`);
+}
+
+export interface LocalPullRequest {
+  number: number;
+  head: string;
+  base: string;
+  title: string;
+  body: string;
+  head_sha: string;
+  state: "open" | "closed" | "merged";
+  created_at: string;
+  url: string;
+}
+
+interface PullRow {
+  number: number | string;
+  head: string;
+  base: string;
+  title: string;
+  body: string;
+  head_sha: string;
+  state: LocalPullRequest["state"];
+  created_at: string;
+}
+
+export interface LocalForgeOptions {
+  store: Store;
+  projectId: string;
+  /** Project root: the repository base branches are seeded from. */
+  root: string;
+  /** Config `forge.bare_repo`, relative to root. */
+  bareRepo: string;
+  clock?: () => number;
+}
+
+/**
+ * The forge of a project without GitHub: branches go to a bare repository, pull requests into the
+ * store (`pmagent prs`), so the whole OPEN_PR flow works offline.
+ */
+export class LocalForge implements Forge {
+  readonly kind = "local" as const;
+  readonly bareRepo: string;
+
+  constructor(private readonly options: LocalForgeOptions) {
+    this.bareRepo = confinePath(options.root, options.bareRepo, "forge.bare_repo");
+  }
+
+  url(number: number): string {
+    return `pmagent-forge://${this.options.projectId}/pulls/${number}`;
+  }
+
+  async openPullRequest(request: PullRequestRequest): Promise<PullRequest> {
+    await validate(request);
+    await ensureBareRepo(this.bareRepo);
+    if (!(await branchSha(this.bareRepo, request.base))) {
+      // A new forge has no base yet: seed it from the project's own repository, never the sprite's.
+      if (!(await branchSha(this.options.root, request.base))) {
+        throw new UsageError("base_not_found", `OPEN_PR: base branch "${request.base}" exists neither in the forge ${this.bareRepo} nor in the project repository ${this.options.root}`);
+      }
+      await git(["fetch", "--quiet", "--no-tags", this.options.root, `refs/heads/${request.base}:refs/heads/${request.base}`], { cwd: this.bareRepo });
+    }
+    const sha = await fetchHead(this.bareRepo, request.workspace, request.head);
+    return this.record(request, sha);
+  }
+
+  private async record(request: PullRequestRequest, sha: string): Promise<PullRequest> {
+    const ms = (this.options.clock ?? Date.now)();
+    return this.options.store.transaction(async (tx) => {
+      const existing = await tx.get<PullRow>("SELECT * FROM lattice_forge_pulls WHERE project_id = ? AND head = ? AND state = 'open'", [this.options.projectId, request.head]);
+      if (existing) {
+        const number = Number(existing.number);
+        await tx.run("UPDATE lattice_forge_pulls SET head_sha = ? WHERE project_id = ? AND number = ?", [sha, this.options.projectId, number]);
+        return { number, url: this.url(number), head: existing.head, base: existing.base, head_sha: sha, created: false };
+      }
+      if (tx.dialect === "postgres") await tx.get("SELECT pg_advisory_xact_lock(hashtext(?))", [`forge:${this.options.projectId}`]);
+      const max = await tx.get<{ n: number | string | null }>("SELECT MAX(number) AS n FROM lattice_forge_pulls WHERE project_id = ?", [this.options.projectId]);
+      const number = Number(max?.n ?? 0) + 1;
+      await tx.run("INSERT INTO lattice_forge_pulls (project_id, number, head, base, title, body, head_sha, state, created_at, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, 'open', ?, ?)", [
+        this.options.projectId,
+        number,
+        request.head,
+        request.base,
+        request.title,
+        request.body,
+        sha,
+        new Date(ms).toISOString(),
+        ms,
+      ]);
+      return { number, url: this.url(number), head: request.head, base: request.base, head_sha: sha, created: true };
+    });
+  }
+
+  async list(filter: { state?: LocalPullRequest["state"] } = {}): Promise<LocalPullRequest[]> {
+    const params: SqlParam[] = [this.options.projectId];
+    let sql = "SELECT * FROM lattice_forge_pulls WHERE project_id = ?";
+    if (filter.state) {
+      sql += " AND state = ?";
+      params.push(filter.state);
+    }
+    const rows = await this.options.store.all<PullRow>(`${sql} ORDER BY number`, params);
+    return rows.map((r) => ({ ...r, number: Number(r.number), url: this.url(Number(r.number)) }));
+  }
+
+  /** These pull requests, if they were opened by `untilMs` (by the project/number key). */
+  async byNumbers(numbers: readonly number[], untilMs: number): Promise<LocalPullRequest[]> {
+    const rows = await inChunks(numbers, (chunk) =>
+      this.options.store.all<PullRow>(`SELECT * FROM lattice_forge_pulls WHERE project_id = ? AND number IN (${marks(chunk.length)}) AND created_ms <= ? ORDER BY number`, [
+        this.options.projectId,
+        ...chunk,
+        untilMs,
+      ]),
+    );
+    return rows.map((r) => ({ ...r, number: Number(r.number), url: this.url(Number(r.number)) }));
+  }
+}
+
+export interface GitHubForgeOptions {
+  /** Made on first use, so a project without a token fails only when it opens a pull request. */
+  client: () => GitHubClient;
+  tokenEnv: string;
+  /** The git URL branches are pushed to. */
+  remoteUrl: string;
+  /** Project root: the supervisor's staging repository lives under it. */
+  root: string;
+}
+
+/** OPEN_PR on GitHub: the supervisor pushes with its own token, then opens the pull request via the REST API. */
+export class GitHubForge implements Forge {
+  readonly kind = "github" as const;
+  private readonly staging: string;
+
+  constructor(private readonly options: GitHubForgeOptions) {
+    this.staging = join(options.root, ".pmagent", "push.git");
+  }
+
+  async openPullRequest(request: PullRequestRequest): Promise<PullRequest> {
+    await validate(request);
+    await ensureBareRepo(this.staging);
+    const sha = await fetchHead(this.staging, request.workspace, request.head);
+    const { octokit, owner, repo, token } = this.options.client();
+    // The token travels in git's environment (GIT_CONFIG_*), never on a command line or in a URL.
+    const auth = Buffer.from(`x-access-token:${token}`).toString("base64");
+    await git(["push", "--quiet", this.options.remoteUrl, `refs/heads/${request.head}:refs/heads/${request.head}`], {
+      cwd: this.staging,
+      env: { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "http.extraHeader", GIT_CONFIG_VALUE_0: `Authorization: Basic ${auth}` },
+    });
+    const tokenEnv = this.options.tokenEnv;
+    const find = async () => {
+      const open = await callGitHub(`list pull requests of ${owner}/${repo}`, tokenEnv, () => octokit.rest.pulls.list({ owner, repo, head: `${owner}:${request.head}`, state: "open", per_page: 10 }));
+      return open.data[0];
+    };
+    // A repeated OPEN_PR (after a crash or a retry) finds the pull request it opened before.
+    const existing = await find();
+    if (existing) return { number: existing.number, url: existing.html_url, head: request.head, base: existing.base.ref, head_sha: sha, created: false };
+    try {
+      const created = await callGitHub(`open a pull request on ${owner}/${repo}`, tokenEnv, () =>
+        octokit.rest.pulls.create({ owner, repo, title: request.title, body: request.body, head: request.head, base: request.base }),
+      );
+      return { number: created.data.number, url: created.data.html_url, head: request.head, base: request.base, head_sha: sha, created: true };
+    } catch (err) {
+      const raced = await find();
+      if (raced) return { number: raced.number, url: raced.html_url, head: request.head, base: raced.base.ref, head_sha: sha, created: false };
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,50 @@
+import { execFile } from "node:child_process";
+import { UnavailableError, UsageError } from "../../core/index.js";
+
+export interface GitOptions {
+  cwd: string;
+  /** Extra environment (the supervisor's own credentials, as GIT_CONFIG_* entries). */
+  env?: Record<string, string>;
+}
+
+/**
+ * Run git with a scrubbed environment: PATH and HOME only, no prompts, plus what the caller adds.
+ * Nothing of the sprite's environment (or the supervisor's other secrets) reaches git.
+ */
+export function git(args: string[], options: GitOptions): Promise<string> {
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: process.env.HOME ?? "/tmp",
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_CONFIG_NOSYSTEM: "1",
+    LC_ALL: "C",
+    ...options.env,
+  };
+  return new Promise((resolve, reject) => {
+    execFile("git", args, { cwd: options.cwd, env, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) {
+        const reason = String(stderr).trim().split("\n").slice(-3).join(" ") || err.message;
+        reject(new UnavailableError("git_failed", `git ${args[0]} in ${options.cwd} failed: ${reason}`));
+      } else resolve(String(stdout).trim());
+    });
+  });
+}
+
+/** Refuse a branch name git would not accept (also keeps option-like names away from argv). */
+export async function assertBranchName(name: string, what: string, cwd: string): Promise<void> {
+  if (name.startsWith("-") || name.length > 255) throw new UsageError("invalid_branch", `${what} "${name.slice(0, 80)}" is not a valid branch name`);
+  try {
+    await git(["check-ref-format", "--branch", name], { cwd });
+  } catch {
+    throw new UsageError("invalid_branch", `${what} "${name}" is not a valid branch name`);
+  }
+}
+
+/** The commit a branch points to, or undefined. */
+export async function branchSha(repo: string, branch: string): Promise<string | undefined> {
+  try {
+    return await git(["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`], { cwd: repo });
+  } catch {
+    return undefined;
+  }
+}

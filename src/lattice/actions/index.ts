@@ -1,0 +1,11 @@
+// The actions sub-module of lattice: its public surface.
+export * from "./action-store.js";
+export * from "./executor.js";
+export * from "./forge.js";
+export * from "./git.js";
+export * from "./github.js";
+export * from "./handlers.js";
+export * from "./notify.js";
+export * from "./params.js";
+export * from "./secrets.js";
+export * from "./types.js";

@@ -1,0 +1,3 @@
+// The environment sub-module of lattice: its public surface.
+export * from "./adjustments.js";
+export * from "./proposals.js";

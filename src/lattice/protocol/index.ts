@@ -1,0 +1,9 @@
+// The protocol sub-module of lattice: its public surface.
+export * from "./events.js";
+export * from "./inputs.js";
+export * from "./lines.js";
+export * from "./merge.js";
+export * from "./outbox.js";
+export * from "./parser.js";
+export * from "./regular-file.js";
+export * from "./resume.js";

@@ -1,0 +1,164 @@
+/**
+ * The outbox: `$LATTICE_WORKSPACE/.lattice/outbox.jsonl`, one raw event JSON per line, append-only.
+ * The sprite appends (fsync'd) every event it prints; the supervisor reads it from a byte offset to
+ * recover events the stdout stream lost. A last line without its newline is a write in progress
+ * (or torn by a crash): it is reported as torn and not consumed, so the next read sees it whole.
+ */
+import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { ConflictError } from "../../core/index.js";
+import { DEFAULT_MAX_LINE_BYTES, EXCERPT_BYTES, LineSplitter, type RawLine } from "./lines.js";
+import { openRegularFile } from "./regular-file.js";
+import { excerpt, identity, notUtf8, parseEventJson, type ParsedEvent, type ProtocolError } from "./parser.js";
+
+export const LATTICE_DIR = ".lattice";
+export const OUTBOX_FILE = "outbox.jsonl";
+
+export function latticeDir(workspace: string): string {
+  return join(workspace, LATTICE_DIR);
+}
+
+export function outboxPath(workspace: string): string {
+  return join(workspace, LATTICE_DIR, OUTBOX_FILE);
+}
+
+/** Append one event as a line, creating the directory and file, and fsync before returning. */
+export function appendOutbox(path: string, event: unknown): void {
+  const line = `${JSON.stringify(event)}\n`;
+  mkdirSync(dirname(path), { recursive: true });
+  let fd: number;
+  try {
+    // Never through a symbolic link: an outbox pointed at another file (the secrets file) must not append to it.
+    fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ELOOP") throw new ConflictError("outbox_symlink", `the outbox ${path} is a symbolic link: it must be a plain file in the workspace; nothing was written`, { path });
+    throw err;
+  }
+  try {
+    // One write call per line: concurrent appenders (O_APPEND) never interleave inside a line.
+    writeSync(fd, line);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Where the next read starts: a byte offset just after a newline, and that line's number. */
+export interface OutboxPosition {
+  offset: number;
+  line_no: number;
+}
+
+export const OUTBOX_START: OutboxPosition = { offset: 0, line_no: 1 };
+
+/** An outbox event with its line's JSON text (what its stdout copy shows after the prefix). */
+export type OutboxEvent = ParsedEvent & { text: string };
+
+export interface OutboxRead {
+  items: Array<OutboxEvent | ProtocolError>;
+  next: OutboxPosition;
+  /** An incomplete last line (no newline yet): where it starts and how many bytes it has so far. */
+  torn: { offset: number; line_no: number; bytes: number } | null;
+  /** True when the read stopped at `maxBytes` before the end of the file: read again from `next`. */
+  more: boolean;
+}
+
+const READ_CHUNK = 1024 * 1024;
+
+function classify(raw: RawLine, maxLineBytes: number, redact: (t: string) => string): OutboxEvent | ProtocolError | null {
+  if (raw.kind === "overlong") {
+    return {
+      kind: "protocol_error",
+      line_no: raw.line_no,
+      reason: `line of ${raw.size} bytes exceeds the limit of ${maxLineBytes} bytes; discarded`,
+      excerpt: excerpt(raw.head.toString("utf8"), redact),
+    };
+  }
+  return classifyText(raw.bytes.toString("utf8"), raw.line_no, redact, raw.bytes);
+}
+
+/** `bytes`: the line's bytes (or how to get them), looked at only when its text suggests they are not UTF-8. */
+function classifyText(text: string, lineNo: number, redact: (t: string) => string, bytes: Buffer | (() => Buffer)): OutboxEvent | ProtocolError | null {
+  if (text.endsWith("\r")) text = text.slice(0, -1);
+  if (text.trim() === "") return null;
+  const badBytes = notUtf8(text, bytes);
+  if (badBytes) return { kind: "protocol_error", line_no: lineNo, reason: badBytes, excerpt: excerpt(text, redact) };
+  const parsed = parseEventJson(text);
+  if (!parsed.ok) {
+    return { kind: "protocol_error", line_no: lineNo, reason: redact(parsed.reason), excerpt: excerpt(text, redact) };
+  }
+  return { kind: "event", line_no: lineNo, id: parsed.id, event: parsed.event, raw: parsed.raw, text };
+}
+
+/**
+ * Read the outbox from `from` to its current end (`redact` as in the stdout parser). A missing file reads as empty (the sprite has
+ * not written yet). A file shorter than `from.offset` was rewritten, which the protocol forbids.
+ * `maxBytes` bounds one read (it stops at the first line end past it, with `more` set), so a
+ * caller storing what it reads in one transaction keeps its batches bounded. With `onItem`, each
+ * line is handed over as it is read and `items` stays empty (nothing decoded is held).
+ */
+export function readOutbox(
+  path: string,
+  from: OutboxPosition = OUTBOX_START,
+  options: { maxLineBytes?: number; redact?: (text: string) => string; maxBytes?: number; onItem?: (item: OutboxEvent | ProtocolError) => void } = {},
+): OutboxRead {
+  const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  const redact = options.redact ?? identity;
+  // A sprite can put anything at its outbox path: only a regular file in a real `.lattice` is read.
+  const fd = openRegularFile(path, "the outbox", { parent: true });
+  if (fd === null) return { items: [], next: from, torn: null, more: false };
+  try {
+    const size = fstatSync(fd).size;
+    if (size < from.offset) {
+      throw new ConflictError("outbox_truncated", `${path} shrank to ${size} bytes but ${from.offset} were already read: the outbox is append-only and must not be rewritten`);
+    }
+    const splitter = new LineSplitter(maxLineBytes, from.line_no);
+    const items: Array<OutboxEvent | ProtocolError> = [];
+    const onItem = options.onItem ?? ((item: OutboxEvent | ProtocolError) => items.push(item));
+    const maxBytes = Math.max(1, options.maxBytes ?? Infinity);
+    const buf = Buffer.allocUnsafe(Math.min(READ_CHUNK, maxBytes, Math.max(size - from.offset, 1)));
+    const stopAt = Math.min(size, from.offset + maxBytes);
+    let pos = from.offset;
+    let consumedTo = from.offset;
+    let lineNo = from.line_no;
+    while (pos < size) {
+      const n = readSync(fd, buf, 0, Math.min(buf.length, size - pos), pos);
+      if (n === 0) break;
+      const chunk = buf.subarray(0, n);
+      const lastNl = chunk.lastIndexOf(0x0a);
+      if (lastNl !== -1) consumedTo = pos + lastNl + 1;
+      const take = (item: OutboxEvent | ProtocolError | null) => {
+        if (item) onItem(item);
+      };
+      // A line begun in the previous chunk goes through the splitter up to its end; the whole
+      // lines after it are decoded straight from the chunk (no copy per line); the unfinished
+      // rest waits in the splitter.
+      let start = 0;
+      if (splitter.pending) {
+        const nl = chunk.indexOf(0x0a);
+        start = nl === -1 ? n : nl + 1;
+        for (const raw of splitter.push(chunk.subarray(0, start))) take(classify(raw, maxLineBytes, redact));
+      }
+      for (let nl = chunk.indexOf(0x0a, start); nl !== -1; nl = chunk.indexOf(0x0a, start)) {
+        const line = splitter.countLine();
+        const bytes = nl - start;
+        if (bytes > maxLineBytes) take(classify({ kind: "overlong", line_no: line, size: bytes, head: Buffer.from(chunk.subarray(start, start + EXCERPT_BYTES)) }, maxLineBytes, redact));
+        else {
+          const from = start;
+          take(classifyText(chunk.toString("utf8", start, nl), line, redact, () => chunk.subarray(from, nl)));
+        }
+        start = nl + 1;
+      }
+      if (start < n) splitter.push(chunk.subarray(start));
+      lineNo = splitter.nextLineNo;
+      pos += n;
+      // Past the bound with at least one whole line read: the rest waits for the next read.
+      if (pos >= stopAt && pos < size && consumedTo > from.offset) break;
+    }
+    const more = pos < size;
+    const torn = !more && consumedTo < size ? { offset: consumedTo, line_no: lineNo, bytes: size - consumedTo } : null;
+    return { items, next: { offset: consumedTo, line_no: lineNo }, torn, more };
+  } finally {
+    closeSync(fd);
+  }
+}

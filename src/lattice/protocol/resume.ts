@@ -1,0 +1,109 @@
+/**
+ * The sprite's side of resume: read `.lattice/resume.json` and tell a first resume from a replay.
+ * A resume is identified by the hash of its canonical JSON (same checkpoint and payload ⇒ same
+ * key); keys already processed are listed, one a line, in the marker file `.lattice/resumed`.
+ */
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { contentHash, jsonTooDeep, parseWith, PmagentError, tooDeepMessage, UsageError, writeFileAtomic } from "../../core/index.js";
+import { LATTICE_DIR } from "./outbox.js";
+import { jsonErrorMessage } from "./parser.js";
+import { ResumeSchema, type Resume, type ResumeInput } from "./events.js";
+import { assertRealDirectory, openRegularFile } from "./regular-file.js";
+
+export const RESUME_FILE = "resume.json";
+export const RESUMED_MARKER = "resumed";
+
+export function resumePath(workspace: string): string {
+  return join(workspace, LATTICE_DIR, RESUME_FILE);
+}
+
+export function resumedMarkerPath(workspace: string): string {
+  return join(workspace, LATTICE_DIR, RESUMED_MARKER);
+}
+
+export interface ResumeInfo {
+  /** The resume payload, or null when the sprite was not resumed (no resume.json). */
+  resume: Resume | null;
+  /** True when this exact resume (checkpoint and payload) was already processed: treat it as a no-op. */
+  replayed: boolean;
+  /** Identity of the resume (hash of its canonical JSON), null without a resume. */
+  key: string | null;
+}
+
+function readText(path: string): string | null {
+  let fd: number | null;
+  try {
+    fd = openRegularFile(path, "the resume file", { parent: true });
+  } catch (err) {
+    throw err instanceof PmagentError ? new UsageError("invalid_resume", err.message, { path }) : err;
+  }
+  if (fd === null) return null;
+  try {
+    return readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function processedKeys(workspace: string): Set<string> {
+  const text = readText(resumedMarkerPath(workspace));
+  return new Set((text ?? "").split("\n").filter((l) => l.length > 0));
+}
+
+/** Record a resume as processed, so that reading the same resume again reports a replay. */
+export function markResumed(workspace: string, key: string): void {
+  const path = resumedMarkerPath(workspace);
+  if (processedKeys(workspace).has(key)) return;
+  mkdirSync(dirname(path), { recursive: true });
+  const fd = openSync(path, "a", 0o600);
+  try {
+    writeSync(fd, `${key}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Read the resume file of `workspace`. With `mark` (the default) a first resume is recorded as
+ * processed at once, so a second read — or a relaunch with the same resume — reports `replayed`.
+ * Pass `mark: false` to look without recording, then call `markResumed` when the work is done.
+ */
+export function readResume(workspace: string, options: { mark?: boolean } = {}): ResumeInfo {
+  const path = resumePath(workspace);
+  const text = readText(path);
+  if (text === null) return { resume: null, replayed: false, key: null };
+  if (jsonTooDeep(text)) throw new UsageError("invalid_resume", `${path} ${tooDeepMessage()}`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    // Without V8's excerpt of the text: resume.json may carry a credential.
+    throw new UsageError("invalid_resume", `${path} is not valid JSON: ${jsonErrorMessage(err)}`);
+  }
+  const resume = parseWith(ResumeSchema, raw, path, "invalid_resume");
+  const key = contentHash(raw);
+  const replayed = processedKeys(workspace).has(key);
+  if (!replayed && options.mark !== false) markResumed(workspace, key);
+  return { resume, replayed, key };
+}
+
+/**
+ * The supervisor's side: write `.lattice/resume.json` (validated, atomically, mode 0600 because
+ * FETCH_CREDENTIAL results travel in it). Returns the resume's key, as `readResume` will see it.
+ */
+export function writeResume(workspace: string, resume: ResumeInput): string {
+  const value = parseWith(ResumeSchema, resume, "resume payload", "invalid_resume");
+  assertRealDirectory(dirname(resumePath(workspace)), "the directory of the resume file");
+  writeFileAtomic(resumePath(workspace), `${JSON.stringify(value)}\n`, 0o600);
+  return contentHash(value);
+}
+
+/**
+ * The supervisor's side, once the sprite has read a resume that carried a credential: remove
+ * resume.json so the value is not left in the workspace (the `resumed` marker keeps the key).
+ */
+export function removeResume(workspace: string): void {
+  rmSync(resumePath(workspace), { force: true });
+}

@@ -1,0 +1,2 @@
+// The sprite sub-module of lattice: its public surface.
+export * from "./sprite.js";

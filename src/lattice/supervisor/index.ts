@@ -1,0 +1,4 @@
+// The supervisor sub-module of lattice: its public surface.
+export * from "./hooks.js";
+export * from "./supervisor.js";
+export * from "./worker.js";

@@ -1,0 +1,130 @@
+/**
+ * `pmagent worker`: claims open entries for its roles (the pick rule, leases) and runs each with
+ * the role's configured command, until stopped. Without a gate the store picks and claims in one
+ * step. With a gate, each candidate is asked before it is claimed: a DENY leaves the entry open
+ * (the reason is recorded) and is asked again only when the entry changes or after `gateRecheckMs`.
+ */
+import { hostname } from "node:os";
+import type { Status, StoredEntry } from "../../blackboard/index.js";
+import { findRole, type Config } from "../../config/index.js";
+import type { GateDecision, RunRecord } from "../runs/index.js";
+import { WORKER_STOPPED, type Supervisor } from "./supervisor.js";
+
+/** Candidates read at first for a gated claim: the backlog is read whole only when none of these serves. */
+const CANDIDATE_PAGE = 32;
+
+export interface WorkerOptions {
+  supervisor: Supervisor;
+  roles: string[];
+  /** Claimer identity; default `worker@host:pid`. */
+  id?: string;
+  /** How long to sleep when nothing is open (a notification wakes it sooner). */
+  pollMs?: number;
+  gateRecheckMs?: number;
+  /** Stop when no entry is open instead of waiting for more. */
+  once?: boolean;
+  onRun?: (run: RunRecord) => void;
+}
+
+export class Worker {
+  readonly id: string;
+  private readonly o: WorkerOptions;
+  private current: string | null = null;
+
+  constructor(options: WorkerOptions) {
+    this.o = options;
+    this.id = options.id ?? `worker@${hostname()}:${process.pid}`;
+    // Unknown roles are refused up front, naming the configured ones.
+    for (const role of options.roles) findRole(this.config, role);
+  }
+
+  private get config(): Config {
+    return this.o.supervisor.project.config;
+  }
+
+  /**
+   * Candidates of the pick rule, oldest first: open entries, and in_progress ones whose lease
+   * expired. The oldest page first (the gate usually allows one of them), the whole backlog only
+   * when that page was full and none of it served.
+   */
+  private async *candidates(role: string, kinds: readonly string[]): AsyncGenerator<StoredEntry> {
+    const board = this.o.supervisor.board;
+    const eligible = (entries: StoredEntry[]) => {
+      const now = Date.now();
+      return entries.filter(
+        (s) => kinds.includes(s.entry.kind) && (s.entry.status === "open" || (s.claimed_by !== null && s.lease_expires_at !== null && Date.parse(s.lease_expires_at) < now)),
+      );
+    };
+    const filter = { status: ["open", "in_progress"] as Status[], to: role };
+    const page = await board.list({ ...filter, limit: CANDIDATE_PAGE });
+    yield* eligible(page);
+    if (page.length < CANDIDATE_PAGE) return;
+    const seen = new Set(page.map((s) => s.entry.id));
+    for (const s of eligible(await board.list(filter))) if (!seen.has(s.entry.id)) yield s;
+  }
+
+  /** Claim the next entry for `role` (that the gate, if any, allows); undefined when there is none. */
+  async claimNext(role: string): Promise<{ entry: StoredEntry; decided: GateDecision | null } | undefined> {
+    const sup = this.o.supervisor;
+    const { role: cfg } = findRole(this.config, role);
+    if (!sup.gated) {
+      // Nothing to ask first: the store applies the pick rule (one statement on PostgreSQL, SKIP
+      // LOCKED) instead of this worker reading the role's whole backlog for every claim.
+      const claimed = await sup.board.claim(this.id, role, cfg.allowed_kinds);
+      return claimed ? { entry: claimed, decided: null } : undefined;
+    }
+    const command = cfg.runner?.command ?? [];
+    for await (const candidate of this.candidates(role, cfg.allowed_kinds)) {
+      const last = await sup.runs.lastGateDecision(candidate.entry.id);
+      if (last?.decision === "DENY" && last.entry_version === candidate.version && Date.now() - Date.parse(last.at) < (this.o.gateRecheckMs ?? 300_000)) continue;
+      const decided = await sup.askGate(role, candidate, command);
+      if (decided?.decision === "DENY") continue;
+      const claimed = await sup.board.claim(this.id, role, cfg.allowed_kinds, undefined, { entryId: candidate.entry.id });
+      if (claimed) return { entry: claimed, decided };
+    }
+    return undefined;
+  }
+
+  /** Claim and run until `signal` aborts (or, with `once`, until nothing is open). */
+  async run(signal: AbortSignal): Promise<void> {
+    const sup = this.o.supervisor;
+    const onAbort = () => {
+      if (this.current) void sup.cancel(this.current, WORKER_STOPPED).catch(() => undefined);
+    };
+    signal.addEventListener("abort", onAbort);
+    try {
+      await sup.reconcile();
+      while (!signal.aborted) {
+        let worked = false;
+        for (const role of this.o.roles) {
+          if (signal.aborted) break;
+          const next = await this.claimNext(role);
+          if (!next) continue;
+          worked = true;
+          // A takeover: the previous claimer's run, if any is left, must not run on beside ours.
+          await sup.fenceEntry(next.entry.entry.id, this.id);
+          const run = await sup.startRun({ role, entryId: next.entry.entry.id, worker: this.id, decided: next.decided ?? undefined, onStarted: (id) => (this.current = id) });
+          this.current = null;
+          this.o.onRun?.(run);
+        }
+        if (worked || signal.aborted) continue;
+        if (this.o.once) break;
+        await this.waitForWork(signal);
+      }
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  private async waitForWork(signal: AbortSignal): Promise<void> {
+    const wake = new AbortController();
+    const stop = () => wake.abort();
+    signal.addEventListener("abort", stop, { once: true });
+    try {
+      await Promise.race(this.o.roles.map((r) => this.o.supervisor.board.waitForOpen(r, this.o.pollMs ?? 1000, wake.signal)));
+    } finally {
+      wake.abort();
+      signal.removeEventListener("abort", stop);
+    }
+  }
+}

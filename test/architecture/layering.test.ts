@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ESLint } from "eslint";
+import { REPO_ROOT } from "../helpers/proc.js";
+
+/**
+ * The lint rules that keep the layering as ARCHITECTURE.md draws it: each case adds one import to
+ * a real source file (linted as text, nothing written) and expects the rule to refuse it.
+ */
+const eslint = new ESLint({ cwd: REPO_ROOT });
+
+async function messagesFor(file: string, extraImport: string): Promise<Array<{ ruleId: string | null; message: string }>> {
+  const path = join(REPO_ROOT, file);
+  const [result] = await eslint.lintText(`${extraImport}\n${readFileSync(path, "utf8")}`, { filePath: path });
+  return result!.messages.map((m) => ({ ruleId: m.ruleId, message: m.message }));
+}
+
+describe("layering lint", () => {
+  it("accepts the source as it is", async () => {
+    expect(await messagesFor("src/lattice/protocol/lines.ts", "")).toEqual([]);
+  });
+
+  it("refuses a lower module importing a higher one (lattice → oa)", async () => {
+    const messages = await messagesFor("src/lattice/index.ts", 'export { gateRun } from "../oa/index.js";');
+    expect(messages.map((m) => m.message).join("\n")).toMatch(/src\/lattice is below .*oa.*: a lower module never imports a higher one/);
+  });
+
+  it("refuses a lattice sub-module importing one above it (protocol → supervisor)", async () => {
+    const messages = await messagesFor("src/lattice/protocol/lines.ts", 'import type { Supervisor } from "../supervisor/index.js";');
+    expect(messages.map((m) => m.message).join("\n")).toMatch(/lattice\/protocol is below .*supervisor/);
+  });
+
+  it("refuses reaching into another module's files instead of its index", async () => {
+    const messages = await messagesFor("src/kai/kai.ts", 'import { RunStore } from "../lattice/runs/run-store.js";');
+    expect(messages.map((m) => m.message).join("\n")).toMatch(/talk through each other's index\.ts/);
+  });
+
+  it("refuses an import that closes a circle inside a folder (lines → parser → lines)", async () => {
+    const messages = await messagesFor("src/lattice/protocol/lines.ts", 'import { classifyStdoutLine } from "./parser.js";\nvoid classifyStdoutLine;');
+    expect(messages.some((m) => m.ruleId === "import-x/no-cycle"), JSON.stringify(messages)).toBe(true);
+  });
+});
