@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { ConflictError, NotFoundError, RefusedError, UsageError, contentHash, parseWith } from "../core/index.js";
 import { Where, limitClause, type Queryable, type SqlParam, type Store } from "../store/index.js";
+import { withCompatDefaults } from "./shapes.js";
 import { assertMayChange, assertTransition, canTransition } from "./lifecycle.js";
-import { EntryInputSchema, EntrySchema, entryContent, type Entry, type EntryInput, type HistoryRecord, type Status, type StoredEntry } from "./schema.js";
+import { EntryInputSchema, EntrySchema, entryContent, extraFields, type Entry, type EntryInput, type HistoryRecord, type Status, type StoredEntry } from "./schema.js";
 
 export interface BlackboardOptions {
   projectId: string;
@@ -129,9 +130,16 @@ const FIELD_ORDER = ["id", "from", "to", "project_id", "kind", "status", "payloa
 function specOrder(e: Entry): Entry {
   const out: Record<string, unknown> = {};
   for (const k of FIELD_ORDER) if (e[k] !== undefined) out[k] = e[k];
-  return out as Entry;
+  // Fields beyond the spec's follow, as they came.
+  return { ...out, ...extraFields(e) } as Entry;
 }
 export const DEFAULT_LEASE_MS = 30_000;
+
+/** The projects with entries in this store (one board issue may hold several projects' entries). */
+export async function storedProjects(store: Store): Promise<string[]> {
+  const rows = await store.all<{ project_id: string }>("SELECT DISTINCT project_id FROM bb_entries ORDER BY project_id");
+  return rows.map((r) => r.project_id);
+}
 
 /** The wake-up sent when an entry becomes open: its addressee, a newline, its kind. */
 function openPayload(to: string, kind: string): string {
@@ -246,7 +254,7 @@ export class Blackboard {
 
   private toStored(row: Row): StoredEntry {
     return {
-      entry: specOrder({ ...(JSON.parse(row.entry_json) as Omit<Entry, "status" | "updated_at">), status: row.status, updated_at: row.updated_at }),
+      entry: specOrder({ ...(JSON.parse(row.entry_json) as Record<string, unknown>), status: row.status, updated_at: row.updated_at } as Entry),
       version: Number(row.version),
       claimed_by: row.claimed_by,
       lease_expires_at: row.lease_expires_ms === null || row.lease_expires_ms === undefined ? null : new Date(Number(row.lease_expires_ms)).toISOString(),
@@ -755,7 +763,7 @@ export class Blackboard {
    */
   async import(actor: string, input: unknown, options: { source?: string } = {}): Promise<{ stored: StoredEntry; outcome: "created" | "unchanged" | "replaced" }> {
     const source = options.source ?? "entry";
-    const entry = parseWith(EntrySchema, input, source, "invalid_entry");
+    const entry = parseWith(EntrySchema, withCompatDefaults(input), source, "invalid_entry");
     if (entry.from !== actor && !this.humans.includes(actor)) {
       throw new RefusedError(
         "permission_refused",
@@ -773,7 +781,7 @@ export class Blackboard {
    */
   async put(actor: string, input: unknown, options: { source?: string; replace?: boolean; expectedVersion?: number } = {}): Promise<{ stored: StoredEntry; outcome: "created" | "unchanged" | "replaced" }> {
     const source = options.source ?? "entry";
-    const entry = parseWith(EntrySchema, input, source, "invalid_entry");
+    const entry = parseWith(EntrySchema, withCompatDefaults(input), source, "invalid_entry");
     if (entry.project_id !== this.projectId) {
       throw new UsageError("wrong_project", `${source}: project_id "${entry.project_id}" is not this project's ("${this.projectId}")`);
     }

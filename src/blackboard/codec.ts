@@ -12,6 +12,7 @@
 import { UsageError, formatZodIssues } from "../core/index.js";
 import { EntrySchema, type Entry } from "./schema.js";
 import { findJsonSyntaxError } from "./json-syntax.js";
+import { withCompatDefaults } from "./shapes.js";
 
 export interface DecodedComment {
   /** The blackboard type named in the marker, e.g. "doc_update_v1". */
@@ -89,12 +90,25 @@ export function parseComment(body: string): DecodedComment | undefined {
     const what = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
     throw new BlackboardCommentError("bb_comment_not_object", `the JSON after the \`json\` line is ${what}, not an object: an entry is one JSON object`, { type });
   }
-  const result = EntrySchema.safeParse(value);
+  const result = EntrySchema.safeParse(withCompatDefaults(value));
   if (!result.success) {
     const issues = formatZodIssues(result.error);
     throw new BlackboardCommentError("bb_comment_invalid_entry", `the entry does not match the blackboard entry schema: ${issues.join("; ")}`, { type, issues });
   }
   return { type, entry: result.data, form };
+}
+
+/**
+ * Split a text holding one or more comment bodies, as a user pastes them, into the bodies: each
+ * starts at a line beginning with a blackboard marker and runs to the next one (a bare body's JSON
+ * runs "to the end", spec §4.2). Text before the first marker is returned as `preamble`.
+ */
+export function splitComments(text: string): { preamble: string; bodies: Array<{ body: string; line: number }> } {
+  const lines = text.replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n").split("\n");
+  const starts = lines.flatMap((l, i) => (MARKER_START.test(l.trimStart()) ? [i] : []));
+  const preamble = lines.slice(0, starts[0] ?? lines.length).join("\n");
+  const bodies = starts.map((start, k) => ({ body: lines.slice(start, starts[k + 1] ?? lines.length).join("\n").trimEnd(), line: start + 1 }));
+  return { preamble, bodies };
 }
 
 /** Render an entry in the canonical comment form. */

@@ -5,7 +5,13 @@ export const STATUSES = ["open", "in_progress", "done", "error", "canceled"] as 
 export const StatusSchema = z.enum(STATUSES);
 export type Status = z.infer<typeof StatusSchema>;
 
-const Timestamp = z.string().refine(isIsoWithZone, "expected an ISO 8601 date-time with a time zone, naming a real date and time, e.g. 2025-11-30T02:30:00+09:00");
+const Timestamp = z.string().refine(isIsoWithZone, {
+  // A date-time that is fine but for its zone gets told so: the spec asks for one (§2).
+  error: (issue) =>
+    typeof issue.input === "string" && /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(issue.input)
+      ? `"${issue.input}" has no time zone: add one (Z or ±hh:mm), e.g. 2025-11-30T02:30:00+09:00`
+      : "expected an ISO 8601 date-time with a time zone, naming a real date and time, e.g. 2025-11-30T02:30:00+09:00",
+});
 /** Text kept in its own column: PostgreSQL text cannot hold U+0000, so neither store takes it. */
 const Text = z.string().refine((s) => !s.includes("\0"), "must not contain U+0000 (NUL)");
 const Name = Text.min(1);
@@ -38,8 +44,15 @@ const entryFields = {
   note: Text.optional(),
 };
 
-/** A blackboard entry exactly as Blackboard Core Spec v1 §2 defines it. */
-export const EntrySchema = z.object(entryFields).strict();
+/** The fields Blackboard Core Spec v1 §2 defines, in its order. */
+export const SPEC_FIELDS = Object.keys(entryFields) as ReadonlyArray<keyof typeof entryFields>;
+
+/**
+ * A blackboard entry: the spec's fields (§2) validated strictly, and every other top-level field
+ * kept as it came. The origin's workflows write more than the spec lists (Aya's `payload_ref`,
+ * core spec §6.1) and an entry must round-trip through store, export, comment and sync intact.
+ */
+export const EntrySchema = z.object(entryFields).catchall(z.unknown());
 export type Entry = z.infer<typeof EntrySchema>;
 
 /**
@@ -58,12 +71,13 @@ export const EntryInputSchema = z
     created_at: entryFields.created_at.optional(),
     updated_at: entryFields.updated_at.optional(),
   })
-  .strict();
+  .catchall(z.unknown());
 export type EntryInput = z.infer<typeof EntryInputSchema>;
 
 /** The fields that make an entry what it is; a re-post with the same content is a no-op. */
 export function entryContent(e: Entry | EntryInput): Record<string, unknown> {
   return {
+    ...extraFields(e),
     from: e.from,
     to: e.to,
     project_id: e.project_id,
@@ -98,4 +112,11 @@ export interface HistoryRecord {
   to_status: Status;
   /** What changed: field → {from, to}; for a post or import, the whole entry. */
   changes: Record<string, unknown>;
+}
+
+/** The top-level fields beyond the spec's (kept as they came), e.g. `payload_ref`. */
+export function extraFields(e: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(e)) if (!(SPEC_FIELDS as readonly string[]).includes(k) && v !== undefined) out[k] = v;
+  return out;
 }

@@ -18,7 +18,7 @@ export interface BoardReading {
 
 /**
  * First pass of a sync: decode the comments that are new or changed since the last sync, report
- * bad comments, entries of other projects and copies of an entry, so that the second pass sees
+ * bad comments and copies of an entry (entries of other projects are left to their own pass), so that the second pass sees
  * each entry once whatever the comment order. The linked comment of an entry wins over copies;
  * among unlinked copies the oldest comment wins.
  */
@@ -28,6 +28,8 @@ export function readBoard(
   linkByEntry: ReadonlyMap<string, SyncLink>,
   projectId: string,
   report: SyncReport,
+  /** Report comments that hold no valid entry (once per sync: in this project's pass only). */
+  reportBad = true,
 ): BoardReading {
   const issue = report.issue;
   const decoded = new Map<number, DecodedComment>();
@@ -43,17 +45,15 @@ export function readBoard(
       d = parseComment(comment.body);
     } catch (err) {
       if (!(err instanceof BlackboardCommentError)) throw err;
-      report.bad_comments.push({ issue, comment_id: comment.id, code: err.code, reason: err.message });
+      if (reportBad) report.bad_comments.push({ issue, comment_id: comment.id, code: err.code, reason: err.message });
       continue;
     }
     if (d === undefined) {
       if (known) report.conflicts.push({ entry_id: known.entry_id, comment_id: comment.id, remote_updated_at: comment.updated_at, reason: "the comment was edited on GitHub and no longer holds a blackboard entry; the local entry is kept" });
       continue;
     }
-    if (d.entry.project_id !== projectId) {
-      report.skipped.push({ entry_id: d.entry.id, comment_id: comment.id, reason: `entry of project "${d.entry.project_id}", not "${projectId}"` });
-      continue;
-    }
+    // Another project's entry: synced by that project's pass (github-sync.ts), not a bad comment.
+    if (d.entry.project_id !== projectId) continue;
     decoded.set(comment.id, d);
   }
   const present = new Set(comments.map((c) => c.id));

@@ -1,6 +1,6 @@
 import { Option, type Command } from "commander";
 import { hostname } from "node:os";
-import { Blackboard, STATUSES, type EntryInput, type HistoryRecord, type Status, type StoredEntry } from "../blackboard/index.js";
+import { Blackboard, readImportText, storedProjects, STATUSES, type EntryInput, type HistoryRecord, type Status, type StoredEntry } from "../blackboard/index.js";
 import { findRole, localActor, type Project } from "../config/index.js";
 import { UsageError, parseJsonText } from "../core/index.js";
 import type { Store } from "../store/index.js";
@@ -17,8 +17,24 @@ function actorOf(p: Project, opts: { as?: string }): string {
   return localActor(p.config, opts.as);
 }
 
-function board(p: Project, store: Store): Blackboard {
-  return new Blackboard(store, { projectId: p.config.project_id, humans: p.config.humans });
+function board(p: Project, store: Store, projectId = p.config.project_id): Blackboard {
+  return new Blackboard(store, { projectId, humans: p.config.humans });
+}
+
+interface ProjectOpts {
+  project?: string;
+  allProjects?: boolean;
+}
+
+const projectOptions = (cmd: Command): Command =>
+  cmd
+    .addOption(new Option("--project <id>", "another project's entries (a board issue may hold several projects' entries; default: this project)").conflicts("allProjects"))
+    .option("--all-projects", "the entries of every project in the store");
+
+/** The blackboards `--project` / `--all-projects` select: this project's by default. */
+async function selectedBoards(p: Project, store: Store, opts: ProjectOpts): Promise<Blackboard[]> {
+  if (opts.allProjects) return (await storedProjects(store)).map((id) => board(p, store, id));
+  return [board(p, store, opts.project)];
 }
 
 export function entryLine(s: StoredEntry): string {
@@ -68,25 +84,6 @@ function targetDocs(values: string[]): EntryInput["target_docs"] {
   });
 }
 
-/** Entries from a JSON array, one JSON object, or JSON lines. */
-export function parseEntriesText(text: string, source: string): unknown[] {
-  const trimmed = text.trim();
-  if (trimmed === "") throw new UsageError("empty_input", `${source} is empty: expected entries as a JSON array, a JSON object or JSON lines`);
-  if (trimmed.startsWith("[")) {
-    const v = parseJsonText(trimmed, source);
-    return v as unknown[];
-  }
-  try {
-    return [JSON.parse(trimmed)];
-  } catch {
-    return trimmed
-      .split(/\r?\n/)
-      .map((l, i) => ({ l: l.trim(), i }))
-      .filter(({ l }) => l !== "")
-      .map(({ l, i }) => parseJsonText(l, `${source} line ${i + 1}`));
-  }
-}
-
 const asOption = () => new Option("--as <actor>", "acting identity (default: $PMAGENT_ACTOR, else the first configured human)");
 const versionOption = () => new Option("--expect-version <n>", "refuse the write unless the entry is still at this version (optimistic concurrency)").argParser(intOption("--expect-version", 1));
 
@@ -133,18 +130,20 @@ export function registerBb(program: Command): void {
       });
     });
 
-  bb.command("list")
-    .description("list entries, oldest first")
+  projectOptions(bb.command("list"))
+    .description("list entries, oldest first (this project's, unless --project or --all-projects)")
     .addOption(new Option("--status <status>", "only this status").choices([...STATUSES]))
     .option("--to <role>", "only entries addressed to this role")
     .option("--from <actor>", "only entries written by this actor")
     .option("--kind <kind>", "only this kind")
     .option("--limit <n>", "at most N entries", intOption("--limit", 1))
     .addOption(formatOption())
-    .action(async (opts: { status?: Status; to?: string; from?: string; kind?: string; limit?: number; format: Format }, cmd: Command) => {
+    .action(async (opts: ProjectOpts & { status?: Status; to?: string; from?: string; kind?: string; limit?: number; format: Format }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
-        const entries = await board(p, store).list(opts);
-        print(opts.format, entries.map((s) => s.entry), () => (entries.length ? entries.map(entryLine).join("\n") : "no entries"));
+        const { project: _p, allProjects, ...filter } = opts;
+        const entries = (await Promise.all((await selectedBoards(p, store, opts)).map((b) => b.list(filter)))).flat().slice(0, opts.limit);
+        const line = (s: StoredEntry) => (allProjects ? `[${s.entry.project_id}] ${entryLine(s)}` : entryLine(s));
+        print(opts.format, entries.map((s) => s.entry), () => (entries.length ? entries.map(line).join("\n") : "no entries"));
       });
     });
 
@@ -240,29 +239,37 @@ export function registerBb(program: Command): void {
       });
     });
 
-  bb.command("export")
-    .description("write every entry as JSON lines (the spec's form)")
+  projectOptions(bb.command("export"))
+    .description("write every entry as JSON lines (the spec's form, every field kept)")
     .addOption(new Option("--status <status>", "only this status").choices([...STATUSES]))
-    .action(async (opts: { status?: Status }, cmd: Command) => {
+    .action(async (opts: ProjectOpts & { status?: Status }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
-        for (const s of await board(p, store).list(opts)) process.stdout.write(`${JSON.stringify(s.entry)}\n`);
+        for (const b of await selectedBoards(p, store, opts)) for (const s of await b.list({ status: opts.status })) process.stdout.write(`${JSON.stringify(s.entry)}\n`);
       });
     });
 
   bb.command("import")
-    .description("import entries (a JSON array or JSON lines), keeping their status and timestamps; existing ids with the same content are skipped")
+    .description(
+      "import entries (a JSON array, JSON lines, or GitHub comment bodies in the comment form, bare or fenced, as pasted), keeping their status and timestamps; each into its own project; existing ids with the same content are skipped; bad comments are reported as sync reports them",
+    )
     .argument("<file>", "file, or - for standard input")
     .addOption(asOption())
     .addOption(formatOption())
     .action(async (file: string, opts: ActorOpts, cmd: Command) => {
       const source = file === "-" ? "standard input" : file;
-      const items = parseEntriesText(await readInput(file), source);
+      const read = readImportText(await readInput(file), source);
       await withStore(cmd, async (p, store) => {
-        const b = board(p, store);
-        const report = { created: [] as string[], unchanged: [] as string[], refused: [] as Array<{ index: number; id?: string; reason: string }> };
-        for (const [index, item] of items.entries()) {
+        const boards = new Map<string, Blackboard>();
+        // An entry of another project (one board issue may hold several) goes to that project's blackboard.
+        const boardOf = (item: unknown): Blackboard => {
+          const id = item && typeof item === "object" && typeof (item as { project_id?: unknown }).project_id === "string" ? (item as { project_id: string }).project_id : p.config.project_id;
+          if (!boards.has(id)) boards.set(id, board(p, store, id));
+          return boards.get(id)!;
+        };
+        const report = { created: [] as string[], unchanged: [] as string[], refused: [] as Array<{ index: number; id?: string; reason: string }>, ...(read.form === "comments" ? { bad_comments: read.bad_comments } : {}) };
+        for (const [index, item] of read.items.entries()) {
           try {
-            const { stored, outcome } = await b.import(actorOf(p, opts), item, { source: `${source} entry ${index + 1}` });
+            const { stored, outcome } = await boardOf(item).import(actorOf(p, opts), item, { source: `${source} entry ${index + 1}` });
             (outcome === "created" ? report.created : report.unchanged).push(stored.entry.id);
           } catch (err) {
             const id = item && typeof item === "object" && typeof (item as { id?: unknown }).id === "string" ? (item as { id: string }).id : undefined;
@@ -270,9 +277,13 @@ export function registerBb(program: Command): void {
           }
         }
         print(opts.format, report, () =>
-          [`imported ${report.created.length}, unchanged ${report.unchanged.length}, refused ${report.refused.length}`, ...report.refused.map((r) => `  entry ${r.index}${r.id ? ` (${r.id})` : ""}: ${r.reason}`)].join("\n"),
+          [
+            `imported ${report.created.length}, unchanged ${report.unchanged.length}, refused ${report.refused.length}${read.form === "comments" ? `, bad comments ${read.bad_comments.length}` : ""}`,
+            ...report.refused.map((r) => `  entry ${r.index}${r.id ? ` (${r.id})` : ""}: ${r.reason}`),
+            ...read.bad_comments.map((b) => `  bad comment ${b.comment} (line ${b.line}): ${b.reason}`),
+          ].join("\n"),
         );
-        if (report.refused.length > 0) process.exitCode = 1;
+        if (report.refused.length > 0 || read.bad_comments.length > 0) process.exitCode = 1;
       });
     });
 

@@ -129,16 +129,30 @@ export function findLane(config: Config, layer: string, name: string): LaneConfi
   return config.lanes.find((l) => l.layer === layer && l.name === name);
 }
 
-/** The root request id of a cycle: an entry id with its lane follow-up suffix (e.g. "-review") removed. */
+/**
+ * The root request id of a cycle: an entry id with its lane follow-up suffixes removed — every
+ * one of them, so both the chained form the origin writes (`X-review-apply`) and the earlier one
+ * (`X-apply`) lead back to `X`.
+ */
 export function cycleRootId(lane: LaneConfig, entryId: string): string {
-  for (const role of lane.roles) {
-    const suffix = role.next?.id_suffix;
-    if (suffix && entryId.endsWith(suffix) && entryId.length > suffix.length) return entryId.slice(0, -suffix.length);
+  let id = entryId;
+  for (let stripped = true; stripped; ) {
+    stripped = false;
+    for (const role of lane.roles) {
+      const suffix = role.next?.id_suffix;
+      if (suffix && id.endsWith(suffix) && id.length > suffix.length) {
+        id = id.slice(0, -suffix.length);
+        stripped = true;
+      }
+    }
   }
-  return entryId;
+  return id;
 }
 
-/** DESIGN.md §2: a follow-up's id is the cycle's request id plus the next step's suffix. */
-export function followUpId(lane: LaneConfig, entryId: string, suffix: string): string {
-  return `${cycleRootId(lane, entryId)}${suffix}`;
+/**
+ * A follow-up's id: the finished entry's id plus the next step's suffix, chained as the origin
+ * chains them (`X` → `X-review` → `X-review-apply` → …), so each id names the path of its cycle.
+ */
+export function followUpId(_lane: LaneConfig, entryId: string, suffix: string): string {
+  return `${entryId}${suffix}`;
 }

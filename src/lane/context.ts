@@ -53,9 +53,14 @@ export function laneContext(env: NodeJS.ProcessEnv = process.env, options: { ent
   return { sprite: new Sprite({ env }), role, workspace, project, lane, entry, cycleId: cycleRootId(lane, entry.id), entryFile };
 }
 
-/** Artifact references of the entry, in order. */
+/**
+ * Artifact references of the entry, in order: from `payload.refs.artifacts` (the object form of
+ * the roles contract), or from `payload.refs` itself (the list form posted before it).
+ */
 export function artifactRefs(entry: LaneEntry): ArtifactRef[] {
-  const refs = Array.isArray(entry.payload.refs) ? (entry.payload.refs as Array<Record<string, unknown>>) : [];
+  const raw = entry.payload.refs;
+  const list = Array.isArray(raw) ? raw : raw !== null && typeof raw === "object" && Array.isArray((raw as { artifacts?: unknown }).artifacts) ? (raw as { artifacts: unknown[] }).artifacts : [];
+  const refs = list as Array<Record<string, unknown>>;
   return refs
     .filter((r) => r && r.type === "artifact" && typeof r.kind === "string")
     .map((r) => ({ kind: r.kind as string, ref: typeof r.ref === "string" ? r.ref : null, url: typeof r.url === "string" ? r.url : null }));

@@ -270,7 +270,10 @@ function laneOf(item: WorkItem, project: Project | undefined): string {
 function refLines(refs: unknown[] | Record<string, unknown> | undefined): string[] {
   if (refs === undefined) return [];
   if (Array.isArray(refs)) return refs.map((r) => refText(r as z.output<typeof RefSchema>));
-  return Object.entries(refs).flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map((v) => `${name}: ${typeof v === "string" ? v : JSON.stringify(v)}`));
+  // The supervisor's `artifacts` list repeats the references it also names by kind.
+  return Object.entries(refs)
+    .filter(([name, value]) => !(name === "artifacts" && Array.isArray(value) && value.every((v) => (v as { type?: unknown })?.type === "artifact")))
+    .flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map((v) => `${name}: ${typeof v === "string" ? v : JSON.stringify(v)}`));
 }
 
 function refText(ref: z.output<typeof RefSchema>): string {

@@ -3,11 +3,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer, type AddressInfo, type Socket } from "node:net";
-import { Blackboard, SyncReportSchema, parseComment, renderComment, syncBoard, type Entry, type SyncOptions } from "../../src/blackboard/index.js";
+import { Blackboard, SyncReportSchema, createGithubClient, parseComment, renderComment, syncBoard, type Entry, type SyncOptions, type SyncReport } from "../../src/blackboard/index.js";
 import { PmagentError } from "../../src/core/index.js";
 import { FakeGitHub } from "../helpers/fake-github.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
-import { runCli } from "../helpers/proc.js";
+import { CLI, runCli } from "../helpers/proc.js";
+import { spawn } from "node:child_process";
 
 const REPO = "acme/board";
 const kinds = await availableStoreKinds();
@@ -44,7 +45,7 @@ describe.each(kinds)("bb sync ($name)", (kind) => {
   let board: Blackboard;
   let waits: number[];
   const sync = (over: Partial<SyncOptions> = {}) =>
-    syncBoard({ board, repo: REPO, issue: 1, apiUrl: fake.url, token: "test-token", tokenEnv: "GITHUB_TOKEN", sleep: async (ms) => void waits.push(ms), ...over });
+    syncBoard({ board, repo: REPO, issue: 1, apiUrl: fake.url, token: "test-token", tokenEnv: "GITHUB_TOKEN", onWait: (ms) => void waits.push(ms), retryAfterBaseMs: 1, writeSpacingMs: 0, ...over });
   const writes = () => fake.requests.filter((r) => r.method !== "GET");
 
   beforeEach(async () => {
@@ -201,11 +202,26 @@ describe.each(kinds)("bb sync ($name)", (kind) => {
     expect(report.bad_comments).toEqual([{ issue: 1, comment_id: copy.id, code: "bb_comment_duplicate", reason: `entry "dup" is already held by comment ${first.id}; this copy is ignored` }]);
   });
 
-  it("skips entries of another project", async () => {
-    const other = fake.addComment(REPO, 1, renderComment(entry("o1", { project_id: "elsewhere" })));
+  it("syncs a board holding two projects' entries: each into its own project, never picked by this one's roles, never bad", async () => {
+    const mine = fake.addComment(REPO, 1, renderComment(entry("m1", { payload_ref: { value: "progress_summary.md" } })));
+    const other = fake.addComment(REPO, 1, `<!-- blackboard:doc_update_v1 -->\n\`\`\`json\n${JSON.stringify(entry("o1", { project_id: "elsewhere" }))}\n\`\`\``);
     const report = await sync();
-    expect(report.skipped).toEqual([{ entry_id: "o1", comment_id: other.id, reason: 'entry of project "elsewhere", not "demo"' }]);
+    expect(report.projects).toEqual(["demo", "elsewhere"]);
+    expect(report.imported).toEqual([{ entry_id: "m1", comment_id: mine.id }, { entry_id: "o1", comment_id: other.id, project_id: "elsewhere" }]);
+    expect(report.bad_comments).toEqual([]);
     expect(await board.find("o1")).toBeUndefined();
+    expect((await board.get("m1")).entry.payload_ref).toEqual({ value: "progress_summary.md" });
+    const elsewhere = new Blackboard(t.store, { projectId: "elsewhere", humans: ["Human"] });
+    expect((await elsewhere.get("o1")).entry).toEqual({ ...entry("o1", { project_id: "elsewhere" }), source_issue: 1, source_comment_id: other.id });
+    // This project's Aya picks only its own entry.
+    expect((await board.claim("aya-1", "Aya", ["doc_update_proposal_request"]))?.entry.id).toBe("m1");
+    expect(await board.claim("aya-1", "Aya", ["doc_update_proposal_request"])).toBeUndefined();
+    // The other project's entry changed locally is written back to its comment; nothing else moves.
+    await elsewhere.transition("Human", "o1", "canceled");
+    const again = await sync();
+    expect(again.written_back).toEqual([{ entry_id: "m1", comment_id: mine.id }, { entry_id: "o1", comment_id: other.id, project_id: "elsewhere" }]);
+    expect(parseComment(fake.comment(other.id)!.body)!.entry).toMatchObject({ id: "o1", project_id: "elsewhere", status: "canceled" });
+    expect((await sync()).unchanged).toBe(2);
   });
 
   it("refuses to import a GitHub edit the lifecycle does not allow, and reports a deleted comment", async () => {
@@ -294,22 +310,13 @@ describe.each(kinds)("bb sync ($name)", (kind) => {
 
   it("runs one sync per board at a time: a concurrent one is refused, nothing is posted twice", async () => {
     await board.post("Human", { id: "once", to: "Aya", kind: "k" });
-    // The first sync waits out a rate limit while it holds the lock, until the second has been
-    // answered: the two overlap however long either takes to reach the database.
-    fake.rateLimitNext({ requests: 1, kind: "secondary", retryAfterSeconds: 1 });
-    let waiting!: () => void;
-    let answered!: () => void;
-    const inside = new Promise<void>((resolve) => (waiting = resolve));
-    const secondAnswered = new Promise<void>((resolve) => (answered = resolve));
-    const first = sync({
-      sleep: async () => {
-        waiting();
-        await secondAnswered;
-      },
-    });
-    await inside;
+    // GitHub holds the first sync's first answer while it holds the lock, until the second sync
+    // has been answered: the two overlap however long either takes to reach the database.
+    const hold = fake.holdNext();
+    const first = sync();
+    await hold.reached;
     const second = sync();
-    second.then(answered, answered);
+    second.then(hold.release, hold.release);
     const results = await Promise.allSettled([first, second]);
     const ok = results.filter((r) => r.status === "fulfilled");
     const refused = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
@@ -357,6 +364,41 @@ describe.each(kinds)("bb sync ($name)", (kind) => {
     fake.rateLimitNext({ requests: 2, kind: "secondary", retryAfterSeconds: 2 });
     expect(await sync()).toMatchObject({ posted: [{ entry_id: "rl-2" }], rate_limit_waits: 2 });
     expect(waits.slice(1)).toEqual([2000, 2000]);
+  });
+
+  it("waits out a secondary rate limit answered 403 without retry-after (a minute, as GitHub asks) and a 502, never reporting missing access", async () => {
+    fake.addComment(REPO, 1, renderComment(entry("s1")));
+    fake.rateLimitNext({ requests: 1, kind: "secondary", status: 403, retryAfterSeconds: null });
+    expect(await sync()).toMatchObject({ imported: [{ entry_id: "s1" }], rate_limit_waits: 1 });
+    expect(waits).toEqual([60_000]);
+
+    await board.post("Human", { id: "s2", to: "Aya", kind: "k" });
+    fake.failNext(2, 502);
+    expect(await sync()).toMatchObject({ posted: [{ entry_id: "s2" }], conflicts: [] });
+    expect(fake.requests.filter((r) => r.status === 502)).toHaveLength(2);
+
+    // Still limited after the retries: reported as a rate limit, not as a token without access.
+    fake.rateLimitNext({ requests: 10, kind: "secondary", status: 403, retryAfterSeconds: null });
+    const limited = await failure(sync({ maxRetries: 1 }));
+    expect(limited.code).toBe("github_rate_limited");
+    expect(limited.message).toMatch(/^GitHub rate limit still exceeded after 1 retries: try again after /);
+    fake.rateLimitNext({ requests: 0, kind: "secondary" });
+    fake.failNext(10, 502);
+    const down = await failure(sync({ maxRetries: 1 }));
+    expect(down.code).toBe("github_unreachable");
+  });
+
+  it("an unchanged board costs no rate limit: a reused client's GETs are answered 304 Not Modified", async () => {
+    fake.addComment(REPO, 1, renderComment(entry("c1")));
+    const client = createGithubClient({ apiUrl: fake.url, token: "test-token", tokenEnv: "GITHUB_TOKEN", retryAfterBaseMs: 1, writeSpacingMs: 0 });
+    expect(await sync({ client })).toMatchObject({ imported: [{ entry_id: "c1" }], not_modified: 0 });
+    const charged = fake.charged;
+    expect(await sync({ client })).toMatchObject({ imported: [], unchanged: 1, not_modified: 1 });
+    expect(fake.charged).toBe(charged);
+    expect(fake.requests.at(-1)).toMatchObject({ status: 304, headers: { "if-none-match": expect.stringMatching(/^W\/"/) } });
+    // A change on GitHub is seen at once.
+    fake.addComment(REPO, 1, renderComment(entry("c2")));
+    expect(await sync({ client })).toMatchObject({ imported: [{ entry_id: "c2" }], unchanged: 1, not_modified: 0 });
   });
 
   it("gives up on a rate limit after the retries, or when the reset is too far away", async () => {
@@ -455,6 +497,71 @@ describe.each(kinds)("pmagent bb sync CLI ($name)", (kind) => {
     expect(report).toMatchObject({ repo: REPO, issue: 1, imported: [{ entry_id: "cli-1", comment_id: c.id }], posted: [{ entry_id: "cli-2" }] });
     const text = await cli(["bb", "sync"], { BOARD_TOKEN: "test-token" });
     expect(text.stdout).toBe("synced acme/board#1 (2 comments): imported 0, updated locally 0, written back 0, posted 0, unchanged 2, conflicts 0, bad comments 0\n");
+  });
+
+  /** Start `bb sync --watch …`, collecting its JSON-line reports; `rounds(n)` resolves once n have come. */
+  function watching(args: string[]) {
+    const child = spawn(process.execPath, [CLI, "bb", "sync", "--watch", "--format", "json", ...args], { cwd: dir, env: { PATH: process.env.PATH ?? "", ...t.env, GITHUB_TOKEN: "test-token" } });
+    const reports: SyncReport[] = [];
+    let stderr = "";
+    let buffer = "";
+    const waiters: Array<{ n: number; resolve: () => void }> = [];
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.stdout.on("data", (d: Buffer) => {
+      buffer += d.toString();
+      const lines = buffer.split("\n");
+      buffer = lines.pop()!;
+      for (const l of lines) reports.push(SyncReportSchema.parse(JSON.parse(l)));
+      for (const w of waiters.filter((w) => reports.length >= w.n)) w.resolve();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    const rounds = (n: number) => new Promise<void>((resolve, reject) => {
+      if (reports.length >= n) return resolve();
+      waiters.push({ n, resolve });
+      void exited.then(() => reject(new Error(`bb sync --watch exited after ${reports.length} rounds: ${stderr}`)));
+    });
+    return { child, reports, rounds, exited, stderr: () => stderr };
+  }
+
+  it("--watch syncs round after round, an unchanged board answered 304, and stops on SIGTERM", async () => {
+    await init({ repo: REPO, board_issue: 1, api_url: fake.url });
+    fake.addComment(REPO, 1, renderComment(entry("w1")));
+    const w = watching(["--interval", "1"]);
+    await w.rounds(2);
+    w.child.kill("SIGTERM");
+    expect(await w.exited).toBe(0);
+    expect(w.reports[0]).toMatchObject({ imported: [{ entry_id: "w1" }], not_modified: 0 });
+    expect(w.reports[1]).toMatchObject({ imported: [], unchanged: 1, not_modified: 1 });
+    expect(w.stderr()).toBe("");
+  });
+
+  it("--watch stops on SIGINT while it waits for the next round, without waiting the interval out", async () => {
+    await init({ repo: REPO, board_issue: 1, api_url: fake.url });
+    const w = watching(["--interval", "3600"]);
+    await w.rounds(1);
+    w.child.kill("SIGINT");
+    expect(await w.exited).toBe(0);
+    expect(w.reports).toHaveLength(1);
+  });
+
+  it("--watch reports a round GitHub refused for its rate limit and goes on with the next", async () => {
+    await init({ repo: REPO, board_issue: 1, api_url: fake.url });
+    fake.rateLimitNext({ requests: 1, kind: "primary", resetInSeconds: 3600 }); // too far to wait: the round fails
+    fake.addComment(REPO, 1, renderComment(entry("w2")));
+    const w = watching(["--interval", "1"]);
+    await w.rounds(1);
+    w.child.kill("SIGTERM");
+    expect(await w.exited).toBe(0);
+    expect(w.stderr()).toMatch(/sync failed, retrying in 1 s: GitHub rate limit exceeded and resets only in 36\d\d s \(pmagent waits at most 60 s\)/);
+    expect(w.reports[0]).toMatchObject({ imported: [{ entry_id: "w2" }] });
+  });
+
+  it("refuses a --watch interval that is not a whole number of seconds from 1", async () => {
+    await init({ repo: REPO, board_issue: 1, api_url: fake.url });
+    const zero = await cli(["bb", "sync", "--watch", "--interval", "0"], { GITHUB_TOKEN: "test-token" });
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toContain("--interval must be between 1 and ∞, got 0");
+    expect((await cli(["bb", "sync", "--watch", "--interval", "1m"], { GITHUB_TOKEN: "test-token" })).stderr).toContain('--interval expects a whole number, got "1m"');
   });
 
   it("exits 1 and lists conflicts and bad comments", async () => {

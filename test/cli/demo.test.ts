@@ -40,10 +40,10 @@ describe("pmagent demo: one whole doc_update cycle", () => {
       expect(entries.map((e) => [e.entry.id, e.entry.from, e.entry.to, e.entry.kind, e.entry.status])).toEqual([
         ["demo-docupdate-1", "Human", "Aya", "doc_update_proposal_request", "done"],
         ["demo-docupdate-1-review", "Aya", "Sho", "doc_update_review_request", "done"],
-        ["demo-docupdate-1-apply", "Sho", "Tsugu", "doc_update_apply_request", "done"],
-        ["demo-docupdate-1-pm_snapshot", "Tsugu", "Gen", "pm_snapshot_request", "done"],
-        ["demo-docupdate-1-done", "Gen", "Hana", "pm_snapshot_done", "done"],
-        ["demo-docupdate-1-cycle_done", "Hana", "Human", "doc_update_cycle_done", "done"],
+        ["demo-docupdate-1-review-apply", "Sho", "Tsugu", "doc_update_apply_request", "done"],
+        ["demo-docupdate-1-review-apply-pm_snapshot", "Tsugu", "Gen", "pm_snapshot_request", "done"],
+        ["demo-docupdate-1-review-apply-pm_snapshot-done", "Gen", "Hana", "pm_snapshot_done", "done"],
+        ["demo-docupdate-1-review-apply-pm_snapshot-done-cycle_done", "Hana", "Human", "doc_update_cycle_done", "done"],
       ]);
 
       // Tsugu and Gen waited for OPEN_PR and were resumed with the pull request: two attempts each.

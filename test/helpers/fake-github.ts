@@ -2,8 +2,10 @@
  * A local GitHub REST API for tests: node:http on 127.0.0.1 (port 0), answering the endpoints
  * pmagent uses the way docs.github.com documents them — JSON shapes, `per_page`/`page` with
  * RFC 5988 `Link` headers, 401 "Bad credentials", 404 "Not Found", 422 "Validation Failed",
- * primary (403 + x-ratelimit-*) and secondary (429 + retry-after) rate limits — so that code under
- * test runs through the real @octokit/rest client.
+ * primary (403 + x-ratelimit-*) and secondary (403 or 429, with or without retry-after) rate limits,
+ * 502 Bad Gateway on demand, and conditional requests (an `ETag` on every GET answer; a GET whose
+ * `If-None-Match` matches is answered 304 Not Modified and, as GitHub documents, not counted
+ * against the rate limit) — so that code under test runs through the real @octokit/rest client.
  *
  * Endpoints:
  *   GET    /repos/{o}/{r}/issues                       (state, since, labels, per_page, page)
@@ -18,6 +20,7 @@
  *   POST   /repos/{o}/{r}/pulls                        {title, head, base, body?, draft?}
  *   GET    /repos/{o}/{r}/actions/runs                 (branch, status, event, created, per_page, page)
  */
+import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -128,8 +131,10 @@ export interface RateLimitScript {
   kind: "primary" | "secondary";
   /** primary: seconds from now until x-ratelimit-reset (default 1). */
   resetInSeconds?: number;
-  /** secondary: the retry-after value in seconds (default 1). */
-  retryAfterSeconds?: number;
+  /** secondary: the retry-after value in seconds (default 1); null: no retry-after header (GitHub may omit it). */
+  retryAfterSeconds?: number | null;
+  /** secondary: the status, 403 or 429 (GitHub documents both; default 429). */
+  status?: 403 | 429;
 }
 
 interface RepoState {
@@ -371,8 +376,32 @@ export class FakeGitHub {
 
   /** Refuse the next `requests` authenticated requests with a rate-limit answer. */
   rateLimitNext(script: RateLimitScript): void {
-    this.rateLimit = { resetInSeconds: 1, retryAfterSeconds: 1, ...script };
+    this.rateLimit = { resetInSeconds: 1, retryAfterSeconds: 1, status: 429, ...script };
   }
+
+  /** Answer the next `requests` authenticated requests with a server error (a 502 Bad Gateway by default). */
+  failNext(requests: number, status = 502): void {
+    this.serverErrors = { requests, status };
+  }
+
+  /**
+   * Hold the answer to the next request until `release()` (to overlap two clients in a test);
+   * `reached` resolves when that request has arrived.
+   */
+  holdNext(): { reached: Promise<void>; release: () => void } {
+    let arrived!: () => void;
+    let release!: () => void;
+    const reached = new Promise<void>((resolve) => (arrived = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    this.hold = { arrived, released };
+    return { reached, release };
+  }
+
+  private hold: { arrived: () => void; released: Promise<void> } | undefined;
+
+  /** Requests counted against the rate limit: every authenticated answer but a 304 Not Modified. */
+  charged = 0;
+  private serverErrors: { requests: number; status: number } | undefined;
 
   // ---- HTTP ------------------------------------------------------------------------------
 
@@ -383,6 +412,12 @@ export class FakeGitHub {
     let body: unknown;
     const record: RecordedRequest = { method: req.method ?? "GET", path: url.pathname, query, headers: { ...req.headers }, body: undefined, status: 0 };
     this.requests.push(record);
+    const hold = this.hold;
+    this.hold = undefined;
+    if (hold) {
+      hold.arrived();
+      await hold.released;
+    }
     try {
       if (raw.length > 0) {
         try {
@@ -394,8 +429,22 @@ export class FakeGitHub {
       record.body = body;
       const login = this.authenticate(req.headers.authorization);
       this.checkRateLimit();
+      this.checkServerError();
       const { status, json, headers } = this.route(record.method, url, body, login);
+      if (record.method === "GET" && status === 200) {
+        const etag = `W/"${createHash("sha1").update(JSON.stringify(json)).digest("hex")}"`;
+        if (req.headers["if-none-match"] === etag) {
+          record.status = 304;
+          this.send(res, 304, undefined, { ...this.rateHeaders(), etag });
+          return;
+        }
+        record.status = status;
+        this.charged++;
+        this.send(res, status, json, { ...this.rateHeaders(), ...headers, etag });
+        return;
+      }
       record.status = status;
+      this.charged++;
       this.send(res, status, json, { ...this.rateHeaders(), ...headers });
     } catch (err) {
       // A bug in the fake answers 500 (as GitHub would) instead of leaving the client hanging.
@@ -424,6 +473,14 @@ export class FakeGitHub {
     return login;
   }
 
+  private checkServerError(): void {
+    const script = this.serverErrors;
+    if (!script || script.requests <= 0) return;
+    script.requests -= 1;
+    if (script.requests === 0) this.serverErrors = undefined;
+    throw new HttpError(script.status, { message: "Server Error" });
+  }
+
   private checkRateLimit(): void {
     const script = this.rateLimit;
     if (!script || script.requests <= 0) return;
@@ -438,17 +495,17 @@ export class FakeGitHub {
       );
     }
     throw new HttpError(
-      429,
-      { message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.", documentation_url: `${DOCS}/overview/rate-limits-for-the-rest-api`, status: "429" },
-      { "retry-after": String(script.retryAfterSeconds) },
+      script.status,
+      { message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.", documentation_url: `${DOCS}/overview/rate-limits-for-the-rest-api`, status: String(script.status) },
+      script.retryAfterSeconds === null ? {} : { "retry-after": String(script.retryAfterSeconds) },
     );
   }
 
   private rateHeaders(): Record<string, string> {
     return {
       "x-ratelimit-limit": "5000",
-      "x-ratelimit-remaining": "4999",
-      "x-ratelimit-used": "1",
+      "x-ratelimit-remaining": String(5000 - this.charged),
+      "x-ratelimit-used": String(this.charged),
       "x-ratelimit-reset": String(Math.floor(this.clock() / 1000) + 3600),
       "x-ratelimit-resource": "core",
     };

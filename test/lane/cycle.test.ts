@@ -22,9 +22,10 @@ async function cycle(payload: Record<string, unknown>) {
     const supervisor = projectSupervisor({ store, project, pmagentCommand: [process.execPath, CLI], env: { PATH: process.env.PATH } });
     const roles = project.config.lanes[0]!.roles.map((r) => r.name);
     await new Worker({ supervisor, roles, id: "test-worker", once: true }).run(AbortSignal.timeout(120_000));
-    const entries = (await board.list()).map((e) => [e.entry.id, e.entry.status, e.entry.note ?? null]);
+    const listed = await board.list();
+    const entries = listed.map((e) => [e.entry.id, e.entry.status, e.entry.note ?? null]);
     const runs = await supervisor.runs.list({});
-    return { entries, runs };
+    return { entries, runs, listed };
   } finally {
     await store.close();
   }
@@ -32,22 +33,33 @@ async function cycle(payload: Record<string, unknown>) {
 
 describe("the doc_update lane under a worker", () => {
   it("stops at Sho when every update is refused: the truncating replacement never reaches Tsugu", async () => {
-    const { entries, runs } = await cycle({
+    const { entries, runs, listed } = await cycle({
       summary: "Shorten the STATE document",
       details: { updates: [{ path: "STATE/current_state.md", reason: "shorter", change_type: "replace", suggested_markdown: "# Current state\n\nThe lane" }] },
     });
     expect(entries.map(([id, status]) => [id, status])).toEqual([
       ["req-9", "done"],
       ["req-9-review", "error"],
+      ["req-9-review-error", "open"],
     ]);
     expect(String(entries[1]![2])).toContain("every update was rejected");
     const sho = runs.find((r) => r.role === "Sho")!;
     expect(sho.state).toBe("failed");
+    // The failed review reaches the human: reason, run and evidence (the review Sho wrote).
+    const error = listed[2]!.entry;
+    expect(error).toMatchObject({ from: "Sho", to: "Human", kind: "doc_update_error", source_run_id: sho.id, payload: { refs: { source_board_id: "req-9-review", run_id: sho.id } } });
+    const details = error.payload.details as { reason: string; run_id: string; evidence: { artifacts: Array<{ kind: string }> } };
+    expect(details.reason).toContain("every update was rejected");
+    expect(details.run_id).toBe(sho.id);
+    expect(details.evidence.artifacts.map((a) => a.kind)).toEqual(["doc_update_review_v1"]);
   }, 180_000);
 
   it("fails Aya's run with the reason when the request's updates are malformed", async () => {
     const { entries, runs } = await cycle({ summary: "s", details: { updates: [{ path: "STATE/current_state.md", change_type: "rewrite" }] } });
-    expect(entries.map(([id, status]) => [id, status])).toEqual([["req-9", "error"]]);
+    expect(entries.map(([id, status]) => [id, status])).toEqual([
+      ["req-9", "error"],
+      ["req-9-error", "open"],
+    ]);
     const aya = runs.find((r) => r.role === "Aya")!;
     expect(aya.state).toBe("failed");
     expect(aya.reason).toContain("payload.details of entry req-9");

@@ -117,10 +117,10 @@ describe.each(kinds)("the doc_update lane with a model configured ($name)", (kin
       expect(entries.map(([id, status]) => [id, status])).toEqual([
         ["req-1", "done"],
         ["req-1-review", "done"],
-        ["req-1-apply", "done"],
-        ["req-1-pm_snapshot", "done"],
-        ["req-1-done", "done"],
-        ["req-1-cycle_done", "open"],
+        ["req-1-review-apply", "done"],
+        ["req-1-review-apply-pm_snapshot", "done"],
+        ["req-1-review-apply-pm_snapshot-done", "done"],
+        ["req-1-review-apply-pm_snapshot-done-cycle_done", "open"],
       ]);
       expect(runs.map((r) => [r.role, r.state]).sort()).toEqual([["Aya", "succeeded"], ["Gen", "succeeded"], ["Hana", "succeeded"], ["Sho", "succeeded"], ["Tsugu", "succeeded"]]);
       expect(fake.pending()).toBe(0);
@@ -147,7 +147,7 @@ describe.each(kinds)("the doc_update lane with a model configured ($name)", (kin
       expect(inputOf(aya).at(-1)!.content).toContain("Blackboard entry req-1 (doc_update_proposal_request)");
       expect(a.text).toMatchObject({ format: { type: "json_schema", strict: true, name: "doc_update_proposal" } });
       expect(block(sho, "developer_instructions")).toContain("Review level: `hard_gate`.");
-      expect(block(sho, "developer_instructions")).toMatch(/<ledger>\nentry_id: req-1-review\nlane: layer_b\/doc_update\nrole: Sho\ncycle: 1\nrefs:\n- run \S+ \(entry req-1\)\n- \S+\/\.pmagent\/lane\/proposal\.json/);
+      expect(block(sho, "developer_instructions")).toMatch(/<ledger>\nentry_id: req-1-review\nlane: layer_b\/doc_update\nrole: Sho\ncycle: 1\nrefs:\n- source_board_id: req-1\n- run_id: \S+\n- doc_update_proposal_v1: \S+\/\.pmagent\/lane\/proposal\.json/);
       expect(block(sho, "turn_context")).toContain("- u2 (docs/guide.md): refused — would shrink docs/guide.md from 15 to 3 lines");
       expect(block(sho, "environment_context")).toContain('"suggested_markdown": "# Guide\\n\\nShort."');
       const reviewFormat = (s.text as { format: { name: string; schema: { properties: { updates: { items: { properties: { update_id: unknown } } } } } } }).format;
@@ -187,7 +187,10 @@ describe.each(sqlite)("the model-backed lane refuses ($name)", (kind) => {
       const before = fake.requests.length;
       fake.reply({ json: { summary: "s", updates: [] } }, { json: { summary: "s", updates: [{ path: "STATE/current_state.md", reason: " ", change_type: "rewrite", suggested_markdown: "x" }] } });
       const { entries, runs } = await modelCycle(ts);
-      expect(entries.map(([id, status]) => [id, status])).toEqual([["req-1", "error"]]);
+      expect(entries.map(([id, status]) => [id, status])).toEqual([
+        ["req-1", "error"],
+        ["req-1-error", "open"],
+      ]);
       const aya = runs.find((r) => r.role === "Aya")!;
       expect(aya.state).toBe("failed");
       expect(aya.reason).toContain("ERROR: the model's answer does not match output schema doc_update_proposal, also after a retry with the validation errors:");
@@ -208,7 +211,10 @@ describe.each(sqlite)("the model-backed lane refuses ($name)", (kind) => {
       const { entries, runs } = await modelCycle(ts, (c) => {
         delete c.lanes[0]!.roles[0]!.credentials;
       });
-      expect(entries.map(([id, status]) => [id, status])).toEqual([["req-1", "error"]]);
+      expect(entries.map(([id, status]) => [id, status])).toEqual([
+        ["req-1", "error"],
+        ["req-1-error", "open"],
+      ]);
       expect(runs.find((r) => r.role === "Aya")!.reason).toContain(
         'ERROR: the supervisor could not hand over the model key (FETCH_CREDENTIAL): role "Aya" may not fetch credential "OPENAI_API_KEY" (it may fetch none); add it to that role\'s "credentials" in pmagent.config.json to allow it',
       );
@@ -228,6 +234,7 @@ describe.each(sqlite)("the model-backed lane refuses ($name)", (kind) => {
       expect(entries.map(([id, status]) => [id, status])).toEqual([
         ["req-1", "done"],
         ["req-1-review", "error"],
+        ["req-1-review-error", "open"],
       ]);
       const sho = runs.find((r) => r.role === "Sho")!;
       expect(sho.reason).toBe("COMPLETED with status failure: review of req-1 blocks the lane (1 accepted, 1 rejected); review block at hard_gate: the proposal must not go on");

@@ -81,7 +81,8 @@ describe("pmagent run … -- pmagent agent (the agent under the supervisor)", ()
       const next = posted[0]!.entry;
       expect(next).toMatchObject({ from: "Sho", kind: "doc_update_apply_request", status: "open", source_run_id: r.run!.id });
       expect(next.payload.details).toEqual({ revision_requested: true, requested_changes: ["## Risks is gone: restore the Risks section"] });
-      expect(next.payload.refs).toContainEqual(expect.objectContaining({ type: "artifact", kind: "file", ref: ".pmagent-artifacts/reviewer-doc-1-review.json" }));
+      expect(next.payload.refs).toMatchObject({ source_board_id: "doc-1-review", file: ".pmagent-artifacts/reviewer-doc-1-review.json" });
+      expect((next.payload.refs as { artifacts: unknown[] }).artifacts).toContainEqual(expect.objectContaining({ type: "artifact", kind: "file", ref: ".pmagent-artifacts/reviewer-doc-1-review.json" }));
       const events = await runs.events(r.run!.id);
       const usage = events.find((e) => (e.event.payload as { kind?: string }).kind === "usage");
       expect(usage?.event.payload).toMatchObject({ metadata: { input_tokens: 700, output_tokens: 30, total_tokens: 730 } });

@@ -67,8 +67,10 @@ describe.each(kinds)("HTTP API on $name", (kind) => {
     expect(missing.status).toBe(400);
     expect(missing.body.error.code).toBe("invalid_body");
     expect(missing.body.error.message).toMatch(/^request body is invalid:\n {2}\$\.to: /);
-    const extra = await s.call("POST", "/v1/entries", { body: { to: "Builder", kind: "k", bogus: 1 } });
-    expect(extra.body.error.message).toContain('Unrecognized key: "bogus"');
+    // Fields beyond the spec's are kept as they came (issue 18: the origin's payload_ref).
+    const extra = await s.call("POST", "/v1/entries", { body: { to: "Builder", kind: "k", payload_ref: { value: "p.md" } } });
+    expect(extra.status).toBe(201);
+    expect(extra.body.entry.payload_ref).toEqual({ value: "p.md" });
     const badJson = await s.call("POST", "/v1/entries", { raw: "{not json" });
     expect(badJson.status).toBe(400);
     expect(badJson.body.error.message).toMatch(/^the request body is not valid JSON/);

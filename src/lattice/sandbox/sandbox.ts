@@ -390,7 +390,9 @@ function packageOf(file: string): string[] {
  * run's resume visible.
  */
 export function artifactPaths(payload: unknown, root: string): string[] {
-  const refs = (payload as { refs?: unknown } | null)?.refs;
+  const raw = (payload as { refs?: unknown } | null)?.refs;
+  // The list form, or the roles contract's object form with the list under `artifacts`.
+  const refs = Array.isArray(raw) ? raw : (raw as { artifacts?: unknown } | null | undefined)?.artifacts;
   if (!Array.isArray(refs)) return [];
   const workspaces = realpathOr(join(root, ".pmagent", "workspaces"));
   const out: string[] = [];

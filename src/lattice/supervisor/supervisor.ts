@@ -31,6 +31,7 @@ import {
 } from "../../core/index.js";
 import type { Store } from "../../store/index.js";
 import { checkpointExists, restoreCheckpoint } from "../checkpoint/index.js";
+import { artifactItems, errorEntry, followUpRefs } from "./follow-up.js";
 import { NO_ADJUSTMENTS, type EnvironmentAdjustments, type SupervisorHooks } from "./hooks.js";
 import { RunIngestor } from "../ingest/index.js";
 import { assertInputs, latticeDir, outboxPath, removeResume, resumePath, assertRealDirectory, openRegularFile } from "../protocol/index.js";
@@ -678,6 +679,9 @@ export class Supervisor {
         await this.postNext(run, entry.entry);
         await this.board.transition(run.role, run.entry_id, "done", { note: `run ${run.id} succeeded` });
       } else if (run.state === "failed") {
+        // A failure reaches a human (roles contract §2.4), besides the entry's own error status.
+        const events = await this.runs.events(run.id, { types: ["ERROR", "ARTIFACT"] });
+        await this.board.post(run.role, errorEntry(run, entry.entry, this.o.project.config.humans, events));
         await this.board.transition(run.role, run.entry_id, "error", { note: `run ${run.id} failed: ${run.reason ?? "unknown"}`.slice(0, 2000) });
       } else if (run.reason !== WORKER_STOPPED && run.reason !== WORKER_DIED) {
         await this.board.transition(run.role, run.entry_id, "canceled", { note: `run ${run.id} canceled${run.reason ? `: ${run.reason}` : ""}` });
@@ -691,12 +695,7 @@ export class Supervisor {
     const next = role.next;
     if (!next) return;
     const events = await this.runs.events(run.id, { types: ["ARTIFACT", "COMPLETED"] });
-    const artifacts = events
-      .filter((e) => e.event_type === "ARTIFACT")
-      .map((e) => {
-        const p = e.event.payload as { kind: string; ref?: string | null; url?: string | null };
-        return { type: "artifact", run_id: run.id, event_id: e.id, kind: p.kind, ref: p.ref ?? null, url: p.url ?? null };
-      });
+    const artifacts = artifactItems(run, events);
     const completed = [...events].reverse().find((e) => e.event_type === "COMPLETED");
     const summary = (completed?.event.payload as { summary?: string } | undefined)?.summary;
     const revision = revisionRequest(completed?.event.payload as Record<string, unknown> | undefined);
@@ -704,7 +703,7 @@ export class Supervisor {
       id: followUpId(lane, entry.id, next.id_suffix),
       to: next.to,
       kind: next.kind,
-      payload: { refs: [{ type: "run", run_id: run.id, entry_id: entry.id }, ...artifacts], ...(summary ? { summary } : {}), ...(revision ? { details: revision } : {}) },
+      payload: { refs: followUpRefs(run, entry, artifacts), ...(summary ? { summary } : {}), ...(revision ? { details: revision } : {}) },
       target_docs: entry.target_docs,
       source_run_id: run.id,
     });

@@ -195,6 +195,8 @@ describe("artifactPaths", () => {
       null,
     ];
     expect(artifactPaths({ refs }, root)).toEqual([artifact, join(ws, ".git")]);
+    // The roles contract's object form: the list under `artifacts`.
+    expect(artifactPaths({ refs: { source_board_id: "req-1", run_id: "run_1", artifacts: refs } }, root)).toEqual([artifact, join(ws, ".git")]);
     expect(artifactPaths({ refs: "nope" }, root)).toEqual([]);
     expect(artifactPaths(null, root)).toEqual([]);
   });

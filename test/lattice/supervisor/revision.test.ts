@@ -27,7 +27,7 @@ describe.each(kinds)("lane progression of a revision request on $name", (kind) =
     expect(run.state).toBe("succeeded");
     const next = await board.get("r-1-review");
     expect(next.entry.payload).toEqual({
-      refs: [{ type: "run", run_id: run.id, entry_id: "r-1" }],
+      refs: { source_board_id: "r-1", run_id: run.id, artifacts: [] },
       summary: "review revise at soft_gate",
       details: { revision_requested: true, requested_changes: changes },
     });
@@ -38,6 +38,6 @@ describe.each(kinds)("lane progression of a revision request on $name", (kind) =
     const command = tp.sprite("plain", { steps: [{ emit: "COMPLETED", payload: { status: "success", summary: "fine", revision_requested: false } }] });
     const run = await tp.supervisor().startRun({ role: "Builder", entryId: "r-2", command });
     expect(run.state).toBe("succeeded");
-    expect((await board.get("r-2-review")).entry.payload).toEqual({ refs: [{ type: "run", run_id: run.id, entry_id: "r-2" }], summary: "fine" });
+    expect((await board.get("r-2-review")).entry.payload).toEqual({ refs: { source_board_id: "r-2", run_id: run.id, artifacts: [] }, summary: "fine" });
   });
 });

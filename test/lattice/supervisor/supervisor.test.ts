@@ -83,11 +83,14 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     expect(entry.entry.status).toBe("done");
     const next = await board.get("issue-17-review");
     expect(next.entry).toMatchObject({ from: "Builder", to: "Reviewer", kind: "review_request", status: "open", source_run_id: run.id });
+    // payload.refs as the roles contract's readers read it: an object naming the entry it follows.
     expect(next.entry.payload).toEqual({
-      refs: [
-        { type: "run", run_id: run.id, entry_id: "issue-17" },
-        { type: "artifact", run_id: run.id, event_id: eventId(e.artifact), kind: "branch", ref: "sprite/fix-cache", url: null },
-      ],
+      refs: {
+        source_board_id: "issue-17",
+        run_id: run.id,
+        branch: "sprite/fix-cache",
+        artifacts: [{ type: "artifact", run_id: run.id, event_id: eventId(e.artifact), kind: "branch", ref: "sprite/fix-cache", url: null }],
+      },
       summary: "Implemented cache invalidation. All tests passing.",
     });
     const history = await board.history("issue-17");
@@ -106,6 +109,15 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     const errored = await sup.startRun({ role: "Builder", entryId: "e-err", command: tp.sprite("e", { steps: [{ event: SPEC_EVENTS.error }, { exit: 1 }] }) });
     expect(errored).toMatchObject({ state: "failed", reason: "ERROR: Build failed with exit code 1 after 3 retries", exit_code: 1 });
     expect((await board.get("e-err")).entry).toMatchObject({ status: "error", note: `run ${errored.id} failed: ERROR: Build failed with exit code 1 after 3 retries` });
+    // Each failure reaches a human as a doc_update_error entry with the reason, the run and its evidence.
+    const error = (await board.get("e-err-error")).entry;
+    expect(error).toMatchObject({ from: "Builder", to: "Human", kind: "doc_update_error", status: "open", source_run_id: errored.id });
+    expect(error.payload).toEqual({
+      summary: "Builder failed on e-err (build_request): ERROR: Build failed with exit code 1 after 3 retries",
+      details: { reason: "ERROR: Build failed with exit code 1 after 3 retries", role: "Builder", failed_entry_id: "e-err", failed_kind: "build_request", run_id: errored.id, evidence: { errors: ["Build failed with exit code 1 after 3 retries"], artifacts: [] } },
+      refs: { source_board_id: "e-err", run_id: errored.id },
+    });
+    expect((await board.get("e-fail-error")).entry.payload).toMatchObject({ details: { reason: "COMPLETED with status failure: tests red", run_id: failed.id } });
   });
 
   it("fails a run whose sprite exits without COMPLETED, and one whose command does not exist", async () => {

@@ -1,0 +1,61 @@
+/**
+ * What the supervisor writes on the blackboard when a run ends, in the roles contract's shapes
+ * (docs/pm/blackboard_roles_contract_v1.md): `payload.refs` is an object keyed as the contract's
+ * readers read it (`source_board_id`, the run, the artifacts), and a failed step posts a
+ * `doc_update_error` entry to a human with the reason, the run and its evidence (§2.4, §3.4.4).
+ */
+import type { Entry, EntryInput } from "../../blackboard/index.js";
+import type { RunRecord, StoredEvent } from "../runs/index.js";
+
+/** The kind of the entry a failed step posts (roles contract §2.3). */
+export const ERROR_KIND = "doc_update_error";
+/** Suffix of an error entry's id: the failed entry's id plus this. */
+export const ERROR_ID_SUFFIX = "-error";
+
+export interface ArtifactRefItem {
+  type: "artifact";
+  run_id: string;
+  event_id: string;
+  kind: string;
+  ref: string | null;
+  url: string | null;
+}
+
+export function artifactItems(run: RunRecord, events: readonly StoredEvent[]): ArtifactRefItem[] {
+  return events
+    .filter((e) => e.event_type === "ARTIFACT")
+    .map((e) => {
+      const p = e.event.payload as { kind: string; ref?: string | null; url?: string | null };
+      return { type: "artifact", run_id: run.id, event_id: e.id, kind: p.kind, ref: p.ref ?? null, url: p.url ?? null };
+    });
+}
+
+/**
+ * `payload.refs` of a follow-up: the entry it follows (`source_board_id`), the run, each artifact's
+ * reference under its kind (the last one of a kind wins), and the artifacts in full (`artifacts`).
+ */
+export function followUpRefs(run: RunRecord, entry: Entry, artifacts: readonly ArtifactRefItem[]): Record<string, unknown> {
+  const refs: Record<string, unknown> = { source_board_id: entry.id, run_id: run.id, ...(entry.source_run_id !== undefined ? { source_run_id: entry.source_run_id } : {}) };
+  const reserved = new Set([...Object.keys(refs), "source_run_id", "artifacts"]);
+  for (const a of artifacts) if (a.ref !== null && !reserved.has(a.kind)) refs[a.kind] = a.ref;
+  return { ...refs, artifacts };
+}
+
+/** The `doc_update_error` entry of a failed run of `entry`, to the first configured human. */
+export function errorEntry(run: RunRecord, entry: Entry, humans: readonly string[], events: readonly StoredEvent[]): EntryInput {
+  const reason = run.reason ?? "unknown";
+  const errors = events.filter((e) => e.event_type === "ERROR").map((e) => String((e.event.payload as { message?: unknown }).message ?? ""));
+  const artifacts = artifactItems(run, events);
+  return {
+    id: `${entry.id}${ERROR_ID_SUFFIX}`,
+    to: humans[0] ?? "Human",
+    kind: ERROR_KIND,
+    payload: {
+      summary: `${run.role} failed on ${entry.id} (${entry.kind}): ${reason}`.slice(0, 500),
+      details: { reason, role: run.role, failed_entry_id: entry.id, failed_kind: entry.kind, run_id: run.id, evidence: { errors, artifacts } },
+      refs: { source_board_id: entry.id, run_id: run.id },
+    },
+    target_docs: entry.target_docs,
+    source_run_id: run.id,
+  };
+}
