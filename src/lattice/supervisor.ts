@@ -30,6 +30,7 @@ import {
   type Logger,
 } from "../core/index.js";
 import type { Store } from "../store/index.js";
+import { agentStdin, runnerArgv } from "./agents.js";
 import { checkpointExists, restoreCheckpoint } from "./checkpoint.js";
 import { NO_ADJUSTMENTS, type EnvironmentAdjustments, type SupervisorHooks } from "./hooks.js";
 import { RunIngestor } from "./ingest.js";
@@ -181,6 +182,10 @@ export class Supervisor {
     }
   }
 
+  private secrets(): SecretStore {
+    return (this.secretStore ??= new SecretStore({ env: this.env, root: this.o.project.root, file: this.o.project.config.secrets.file }));
+  }
+
   private credentialValues(run: RunRecord): string[] {
     let names: readonly string[];
     try {
@@ -244,9 +249,9 @@ export class Supervisor {
   }
 
   private commandFor(role: RoleConfig, given: string[] | undefined): string[] {
-    const command = given && given.length > 0 ? given : role.runner?.command;
+    const command = given && given.length > 0 ? given : runnerArgv(role.runner, this.o.project.config);
     if (!command || command.length === 0) {
-      throw new UsageError("no_sprite_command", `role ${role.name} has no runner.command in pmagent.config.json: configure one or pass the command after --`);
+      throw new UsageError("no_sprite_command", `role ${role.name} has no runner.command or runner.agent in pmagent.config.json: configure one or pass the command after --`);
     }
     return command;
   }
@@ -388,7 +393,9 @@ export class Supervisor {
       const timeoutS = opts.timeoutS ?? role.runner?.timeout_s ?? 3600;
       // Before the sprite starts: a run whose output could not be redacted never starts.
       const redactor = this.runRedactor(run);
-      return await this.spawnAndSupervise(run, wrap(run.command), env, files, timeoutS, active, redactor);
+      // An agent run gets its model key on stdin (never in its argv, environment or a file).
+      const stdin = agentStdin(run.command, role, (name) => this.secrets().get(name));
+      return await this.spawnAndSupervise(run, wrap(run.command), env, files, timeoutS, active, redactor, stdin);
     } catch (err) {
       const reason = err instanceof PmagentError ? err.message : `cannot start the sprite: ${(err as Error).message}`;
       await this.runs.update(run.id, { state: "failed", reason: this.redactor.redact(reason), finished: true }, UNFINISHED_RUN_STATES);
@@ -399,16 +406,20 @@ export class Supervisor {
     }
   }
 
-  private async spawnAndSupervise(run: RunRecord, argv: string[], env: Record<string, string>, files: { stdout: string; stderr: string }, timeoutS: number, active: ActiveRun, redactor: Redactor): Promise<void> {
+  private async spawnAndSupervise(run: RunRecord, argv: string[], env: Record<string, string>, files: { stdout: string; stderr: string }, timeoutS: number, active: ActiveRun, redactor: Redactor, stdin: string | null = null): Promise<void> {
     const out = openSync(files.stdout, "a", 0o600);
     const err = openSync(files.stderr, "a", 0o600);
     let child;
     try {
       // Own process group: a cancel or timeout stops the sprite and everything it started.
-      child = spawn(argv[0]!, argv.slice(1), { cwd: run.workspace, env, stdio: ["ignore", out, err], detached: true });
+      child = spawn(argv[0]!, argv.slice(1), { cwd: run.workspace, env, stdio: [stdin === null ? "ignore" : "pipe", out, err], detached: true });
     } finally {
       closeSync(out);
       closeSync(err);
+    }
+    if (stdin !== null) {
+      child.stdin?.on("error", () => undefined);
+      child.stdin?.end(stdin);
     }
     const exited = new Promise<Exit>((resolveExit) => {
       child.once("error", (e) => resolveExit({ code: null, signal: null, error: `cannot start ${run.command[0]}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "command not found" : e.message}` }));
