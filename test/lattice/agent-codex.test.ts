@@ -6,11 +6,14 @@
  * Authorization header) and the store (the key nowhere in it) are checked.
  */
 import { describe, expect, it } from "vitest";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findAgentCli, type StoredEvent } from "../../src/lattice/index.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 import { startFakeOpenAI } from "../helpers/fake-openai.js";
+import { runCli } from "../helpers/proc.js";
+import { parseConfig } from "../../src/config/index.js";
 import { gitInit, testProject } from "./helpers.js";
 
 const kinds = await availableStoreKinds();
@@ -42,6 +45,13 @@ function agentProject(ts: TestStore, baseURL: string, runner: Record<string, unk
   });
   gitInit(tp.root);
   return tp;
+}
+
+/** A project directory with one role R (no runner). */
+function testProjectDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "pmagent-agent-cli-"));
+  writeFileSync(join(dir, "pmagent.config.json"), JSON.stringify({ project_id: "p", lanes: [{ layer: "l", name: "n", roles: [{ name: "R", allowed_kinds: ["k"] }] }] }));
+  return dir;
 }
 
 const payloads = (events: StoredEvent[], type: string) => events.filter((e) => e.event_type === type).map((e) => e.event.payload as Record<string, unknown>);
@@ -113,6 +123,146 @@ describe.each(kinds)("Codex as a sprite, on $name", (kind) => {
       await fake.close();
       tp.cleanup();
       await ts.cleanup();
+    }
+  });
+
+  it("waits when the agent emits WAITING, and a resume continues the same Codex session with the inputs (a second resume is a no-op)", { timeout: 180_000 }, async () => {
+    const ts = await kind.open();
+    const fake = await startFakeOpenAI();
+    const tp = agentProject(ts, fake.baseURL);
+    try {
+      fake.reply(
+        { calls: [{ name: "exec_command", arguments: { cmd: 'chk=$(pmagent checkpoint create) && pmagent emit WAITING --reason "which colour?" --checkpoint "$chk" --expect colour=string' } }] },
+        { text: "Waiting for the colour." },
+      );
+      const sup = tp.supervisor(undefined, { env: { ...process.env, OPENAI_API_KEY: KEY } });
+      const run = await sup.startRun({ role: "Builder" });
+      expect(run.state, run.reason ?? "").toBe("waiting");
+      expect(run.waiting).toMatchObject({ reason: "which colour?", expected_inputs: { colour: "string" } });
+      const first = await sup.runs.events(run.id);
+      const session = payloads(first, "INFO").find((p) => p.kind === "agent_session")?.metadata as { session_id: string };
+      expect(payloads(first, "COMPLETED")).toEqual([]);
+
+      fake.reply({ calls: [{ name: "exec_command", arguments: { cmd: "printf blue > colour.txt" } }] }, { text: "Painted it blue." });
+      const resumed = await sup.resumeRun(run.id, { inputs: { colour: "blue" } });
+      const done = await resumed.finished;
+      expect(done.state, done.reason ?? "").toBe("succeeded");
+      expect(done.attempt).toBe(2);
+      const events = await sup.runs.events(run.id);
+      const sessions = payloads(events, "INFO").filter((p) => p.kind === "agent_session");
+      expect(sessions.map((p) => (p.metadata as { session_id: string }).session_id)).toEqual([session.session_id, session.session_id]);
+      expect(payloads(events, "COMPLETED")).toEqual([{ status: "success", summary: "Painted it blue." }]);
+      expect(payloads(events, "ARTIFACT").map((p) => (p.metadata as { path: string }).path)).toEqual(["colour.txt"]);
+
+      // The same session: the third request carries the first turn and the resume's inputs.
+      expect(fake.requests.length).toBe(4);
+      const third = JSON.stringify(fake.requests[2]!.body);
+      expect(third).toContain("Waiting for the colour.");
+      expect(third).toContain("Lattice resumed you from checkpoint");
+      expect(third).toContain('\\"colour\\": \\"blue\\"');
+
+      const again = await sup.resumeRun(run.id, { inputs: { colour: "blue" } });
+      expect(again.noop).toBe(true);
+      expect(fake.requests.length).toBe(4);
+      expect(await databaseText(ts)).not.toContain(KEY);
+    } finally {
+      await fake.close();
+      tp.cleanup();
+      await ts.cleanup();
+    }
+  });
+
+  it("fails the run with ERROR when the model API refuses the request (the CLI's own error as the reason)", { timeout: 180_000 }, async () => {
+    const ts = await kind.open();
+    const fake = await startFakeOpenAI();
+    const tp = agentProject(ts, fake.baseURL);
+    try {
+      fake.reply({ status: 400, message: "The model gpt-test does not exist" });
+      const sup = tp.supervisor(undefined, { env: { ...process.env, OPENAI_API_KEY: KEY } });
+      const run = await sup.startRun({ role: "Builder", command: undefined });
+      expect(run.state).toBe("failed");
+      expect(run.reason).toContain("The model gpt-test does not exist");
+      const events = await sup.runs.events(run.id);
+      expect(events.at(-1)?.event_type).toBe("ERROR");
+      expect((events.at(-1)?.event.payload as { details: unknown }).details).toMatchObject({ agent: "codex" });
+    } finally {
+      await fake.close();
+      tp.cleanup();
+      await ts.cleanup();
+    }
+  });
+
+  it("refuses to start the agent when its role may not receive the model key, or the key is not set", { timeout: 60_000 }, async () => {
+    const ts = await kind.open();
+    const fake = await startFakeOpenAI();
+    const tp = agentProject(ts, fake.baseURL, {}, []);
+    try {
+      const sup = tp.supervisor(undefined, { env: { ...process.env, OPENAI_API_KEY: KEY } });
+      const run = await sup.startRun({ role: "Builder" });
+      expect(run.state).toBe("failed");
+      expect(run.reason).toBe('role Builder runs agent codex with the model key OPENAI_API_KEY, which the role may not receive: add "OPENAI_API_KEY" to its "credentials" in pmagent.config.json (or name another with runner.key_credential)');
+      const env = { ...process.env };
+      delete env.OPENAI_API_KEY;
+      const tp2 = agentProject(ts, fake.baseURL, { key_credential: "MY_MODEL_KEY" }, ["MY_MODEL_KEY"]);
+      try {
+        const unset = await tp2.supervisor(undefined, { env }).startRun({ role: "Builder" });
+        expect(unset.state).toBe("failed");
+        expect(unset.reason).toMatch(/^the model key MY_MODEL_KEY for agent codex is not set: /);
+      } finally {
+        tp2.cleanup();
+      }
+      expect(fake.requests).toEqual([]);
+    } finally {
+      await fake.close();
+      tp.cleanup();
+      await ts.cleanup();
+    }
+  });
+
+  it("pmagent run --agent codex --prompt TEXT runs it by hand (the role's model and endpoint)", { timeout: 180_000 }, async () => {
+    const ts = await kind.open();
+    const fake = await startFakeOpenAI();
+    const tp = agentProject(ts, fake.baseURL);
+    try {
+      fake.reply({ text: "Nothing to change." });
+      const r = await runCli(["run", "--role", "Builder", "--agent", "codex", "--prompt", "Look at the repository", "--format", "json"], { cwd: tp.root, env: { ...process.env, ...ts.env, OPENAI_API_KEY: KEY } });
+      expect(r.code, r.stderr).toBe(0);
+      const run = JSON.parse(r.stdout) as { state: string; command: string[] };
+      expect(run.state).toBe("succeeded");
+      expect(run.command).toEqual(["pmagent", "agent-run", "codex", "--model", "gpt-test", "--base-url", fake.baseURL, "--key-credential", "OPENAI_API_KEY", "--prompt", "Look at the repository"]);
+      expect(JSON.stringify(fake.requests[0]!.body)).toContain("Look at the repository");
+      expect(r.stdout + r.stderr).not.toContain(KEY);
+    } finally {
+      await fake.close();
+      tp.cleanup();
+      await ts.cleanup();
+    }
+  });
+});
+
+describe("agent runner input errors", () => {
+  const lane = (runner: unknown) => JSON.stringify({ project_id: "p", lanes: [{ layer: "l", name: "n", roles: [{ name: "R", allowed_kinds: ["k"], runner }] }] });
+
+  it("a runner names a command or an agent, not both or neither, and agent settings only with an agent", () => {
+    expect(() => parseConfig(lane({ command: ["x"], agent: "codex" }), "c.json")).toThrow("give runner.command or runner.agent, not both");
+    expect(() => parseConfig(lane({ timeout_s: 5 }), "c.json")).toThrow("give runner.command (the sprite's argv) or runner.agent (one of codex, claude, gemini)");
+    expect(() => parseConfig(lane({ command: ["x"], model: "m" }), "c.json")).toThrow("runner.model, args, base_url and key_credential apply to runner.agent only");
+    expect(() => parseConfig(lane({ agent: "cursor" }), "c.json")).toThrow(/agent/);
+  });
+
+  it("pmagent run refuses --prompt without --agent, an unknown agent, and a command with --agent", async () => {
+    const dir = testProjectDir();
+    const cases: Array<[string[], string]> = [
+      [["run", "--role", "R", "--prompt", "x"], "--prompt goes with --agent: give the agent to run"],
+      [["run", "--role", "R", "--agent", "cursor"], '--agent must be one of codex, claude, gemini, got "cursor"'],
+      [["run", "--role", "R", "--agent", "codex", "--", "echo"], "--agent runs the agent's CLI: give no command after --"],
+      [["run", "--role", "R", "--agent", "claude"], "agent claude is not supported yet (supported: codex)"],
+      [["agent-run", "cursor"], 'unknown agent "cursor" (expected one of codex, claude, gemini)'],
+    ];
+    for (const [args, message] of cases) {
+      const r = await runCli(args, { cwd: dir, env: { ...process.env } });
+      expect(r.stderr, args.join(" ")).toContain(message);
+      expect(r.code, args.join(" ")).toBe(2);
     }
   });
 });
