@@ -12,7 +12,8 @@ import { join } from "node:path";
 import { findAgentCli, type StoredEvent } from "../../src/lattice/index.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 import { startFakeOpenAI } from "../helpers/fake-openai.js";
-import { runCli } from "../helpers/proc.js";
+import { spawn } from "node:child_process";
+import { CLI, runCli } from "../helpers/proc.js";
 import { parseConfig } from "../../src/config/index.js";
 import { gitInit, testProject } from "./helpers.js";
 
@@ -212,6 +213,56 @@ describe.each(kinds)("Codex as a sprite, on $name", (kind) => {
         tp2.cleanup();
       }
       expect(fake.requests).toEqual([]);
+    } finally {
+      await fake.close();
+      tp.cleanup();
+      await ts.cleanup();
+    }
+  });
+
+  it("the hard rules hold for the agent's shell: git push and gh are refused and recorded as violations", { timeout: 180_000 }, async () => {
+    const ts = await kind.open();
+    const fake = await startFakeOpenAI();
+    const tp = agentProject(ts, fake.baseURL);
+    try {
+      fake.reply({ calls: [{ name: "exec_command", arguments: { cmd: "git push origin main; /usr/bin/git push origin main; gh pr list" } }] }, { text: "Could not push." });
+      const sup = tp.supervisor(undefined, { env: { ...process.env, OPENAI_API_KEY: KEY } });
+      const run = await sup.startRun({ role: "Builder" });
+      const violations = await sup.runs.violations(run.id);
+      expect(violations.map((v) => v.rule)).toEqual(["git_push", "git_push", "github_cli"]);
+      const command = payloads(await sup.runs.events(run.id), "INFO").find((p) => p.kind === "command");
+      expect(String((command?.metadata as { output: string }).output)).toContain("is refused inside a sprite (hard rule: git_push)");
+    } finally {
+      await fake.close();
+      tp.cleanup();
+      await ts.cleanup();
+    }
+  });
+
+  it("a kill -9 of the supervisor while the agent works: after reconcile nothing is lost or doubled", { timeout: 180_000 }, async () => {
+    const ts = await kind.open();
+    const fake = await startFakeOpenAI();
+    const tp = agentProject(ts, fake.baseURL);
+    try {
+      // The second model request never gets an answer: the agent is mid-turn when the supervisor dies.
+      fake.reply({ calls: [{ name: "exec_command", arguments: { cmd: "pmagent emit INFO --message before-the-crash && printf x > x.txt" } }] }, { hang: true });
+      const cli = spawn(process.execPath, [CLI, "run", "--role", "Builder"], { cwd: tp.root, env: { ...process.env, ...ts.env, OPENAI_API_KEY: KEY }, stdio: "ignore" });
+      const gone = new Promise((r) => cli.once("exit", r));
+      while (fake.requests.length < 2) await new Promise((r) => setTimeout(r, 20));
+      cli.kill("SIGKILL");
+      await gone;
+      const sup = tp.supervisor(undefined, { env: { ...process.env, OPENAI_API_KEY: KEY } });
+      const [run] = await sup.reconcile();
+      expect(run?.state).toBe("failed");
+      expect(run?.reason).toMatch(/without COMPLETED, ERROR or WAITING/);
+      const events = await sup.runs.events(run!.id);
+      expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
+      const infos = payloads(events, "INFO");
+      expect(infos.filter((p) => p.message === "before-the-crash")).toHaveLength(1);
+      expect(infos.filter((p) => p.kind === "command")).toHaveLength(1);
+      expect(infos.filter((p) => p.kind === "agent_session")).toHaveLength(1);
+      expect(payloads(events, "PHASE_STARTED")).toEqual([{ phase: "agent_turn" }]);
+      expect(await databaseText(ts)).not.toContain(KEY);
     } finally {
       await fake.close();
       tp.cleanup();
