@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { AGENT_NAMES, agentCommand, isAgentName, projectSupervisor, type RunRecord, type Supervisor } from "../lattice/index.js";
+import { AGENT_NAMES, agentCommand, defaultEndpoint, isAgentName, projectSupervisor, type RunRecord, type Supervisor } from "../lattice/index.js";
 import { findRole } from "../config/index.js";
 import { UsageError } from "../core/index.js";
 import type { Project } from "../config/index.js";
@@ -38,7 +38,7 @@ function agentArgv(p: Project, roleName: string, agent: string, prompt: string |
   if (extra.length > 0) throw new UsageError("invalid_option", "--agent runs the agent's CLI: give no command after --");
   const runner = findRole(p.config, roleName).role.runner;
   const same = runner?.agent === agent ? runner : undefined;
-  return agentCommand({ agent, prompt, model: same?.model, baseUrl: same?.base_url ?? p.config.model?.base_url, keyCredential: same?.key_credential, args: same?.args });
+  return agentCommand({ agent, prompt, model: same?.model, baseUrl: same?.base_url ?? defaultEndpoint(agent, p.config), keyCredential: same?.key_credential, args: same?.args });
 }
 
 export function registerRun(program: Command): void {

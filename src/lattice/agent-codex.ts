@@ -93,6 +93,7 @@ export const codex: AgentDriver = {
   binName: "codex",
   defaultKeyCredential: "OPENAI_API_KEY",
   baseUrlEnv: "OPENAI_BASE_URL",
+  openaiEndpoint: true,
 
   prepare(settings, instructions) {
     const home = join(settings.home, ".codex");
@@ -102,11 +103,11 @@ export const codex: AgentDriver = {
     return { CODEX_HOME: home, ...(settings.apiKey ? { [KEY_ENV]: settings.apiKey } : {}) };
   },
 
-  argv(settings, task, sessionId) {
+  argv(settings, sessionId) {
     const common = ["--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", ...(settings.model ? ["-m", settings.model] : []), ...settings.args];
-    // `exec resume` takes no --cd: it runs in its working directory, the workspace.
-    if (sessionId) return ["exec", "resume", ...common, sessionId, task];
-    return ["exec", ...common, "-C", settings.workspace, task];
+    // `-`: the prompt is read from stdin. `exec resume` takes no --cd: it runs in its working directory, the workspace.
+    if (sessionId) return ["exec", "resume", ...common, sessionId, "-"];
+    return ["exec", ...common, "-C", settings.workspace, "-"];
   },
 
   mapLine(line, state) {

@@ -1,9 +1,10 @@
 /** The agents pmagent can run, by name. A new agent is one more agent-<name>.ts driver and one line here. */
 import { UsageError } from "../core/index.js";
+import { claude } from "./agent-claude.js";
 import { codex } from "./agent-codex.js";
 import { AGENT_NAMES, type AgentDriver, type AgentName } from "./agent-types.js";
 
-const DRIVERS: Partial<Record<AgentName, AgentDriver>> = { codex };
+const DRIVERS: Partial<Record<AgentName, AgentDriver>> = { codex, claude };
 
 export function isAgentName(name: string): name is AgentName {
   return (AGENT_NAMES as readonly string[]).includes(name);

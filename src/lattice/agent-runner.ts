@@ -39,7 +39,8 @@ export function findAgentCli(packageName: string, binName: string, path: string)
     const pkgFile = require.resolve(`${packageName}/package.json`);
     const pkg = JSON.parse(readFileSync(pkgFile, "utf8")) as { bin?: string | Record<string, string> };
     const bin = typeof pkg.bin === "string" ? pkg.bin : pkg.bin?.[binName];
-    if (bin) return [process.execPath, join(dirname(pkgFile), bin)];
+    // A JavaScript bin runs under this node; a native one (Claude Code's) on its own.
+    if (bin) return /\.[cm]?js$/.test(bin) ? [process.execPath, join(dirname(pkgFile), bin)] : [join(dirname(pkgFile), bin)];
   } catch {
     // not installed beside pmagent
   }
@@ -146,7 +147,7 @@ export async function runAgent(o: AgentRunOptions): Promise<number> {
   const state = newStreamState();
   state.sessionId = sessionId;
 
-  const child = spawn(cli[0]!, [...cli.slice(1), ...driver.argv(settings, "-", sessionId)], { cwd: workspace, env: { ...env, ...agentEnv }, stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(cli[0]!, [...cli.slice(1), ...driver.argv(settings, sessionId)], { cwd: workspace, env: { ...env, ...agentEnv }, stdio: ["pipe", "pipe", "inherit"] });
   // The task goes on stdin: no argument list (visible to every process) carries resume inputs.
   child.stdin.on("error", () => undefined);
   child.stdin.end(task);

@@ -24,10 +24,12 @@ export interface StreamState {
   /** Paths the agent's own file-change items reported (relative to the workspace or absolute). */
   changedFiles: Set<string>;
   turnFinished: boolean;
+  /** Tool calls seen, by id, until their result comes (agents that report the two apart). */
+  tools: Map<string, { name: string; input: Record<string, unknown> }>;
 }
 
 export function newStreamState(): StreamState {
-  return { sessionId: null, lastMessage: null, failure: null, changedFiles: new Set(), turnFinished: false };
+  return { sessionId: null, lastMessage: null, failure: null, changedFiles: new Set(), turnFinished: false, tools: new Map() };
 }
 
 /** What one stdout line of the CLI becomes. `passthrough`: LATTICE_EVENT lines found in command output, printed as they are. */
@@ -59,13 +61,15 @@ export interface AgentDriver {
   defaultKeyCredential: string;
   /** The variable a user of this CLI sets for the endpoint (passed on as the default base URL). */
   baseUrlEnv: string;
+  /** Whether config `model.base_url` (an OpenAI-compatible endpoint) is its default endpoint. */
+  openaiEndpoint: boolean;
   /**
    * Write its configuration and the protocol instructions under `settings.home`; return the
    * variables its process needs (its home, the key in the variable its config names).
    */
   prepare(settings: AgentSettings, instructions: string): Record<string, string>;
-  /** argv after the CLI's path: a new session with `task`, or resuming `sessionId` with `task`. */
-  argv(settings: AgentSettings, task: string, sessionId: string | null): string[];
+  /** argv after the CLI's path: a new session, or resuming `sessionId`; the task comes on its stdin. */
+  argv(settings: AgentSettings, sessionId: string | null): string[];
   /** Map one stdout line (already parsed JSON) onto events, updating `state`. */
   mapLine(line: Record<string, unknown>, state: StreamState): LineResult;
 }

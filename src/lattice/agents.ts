@@ -43,7 +43,12 @@ export function runnerArgv(runner: RunnerConfig | undefined, config: Pick<Config
   if (!runner) return undefined;
   if (runner.command) return runner.command;
   if (!runner.agent) return undefined;
-  return agentCommand({ agent: runner.agent, model: runner.model, baseUrl: runner.base_url ?? config.model?.base_url, keyCredential: runner.key_credential, args: runner.args });
+  return agentCommand({ agent: runner.agent, model: runner.model, baseUrl: runner.base_url ?? defaultEndpoint(runner.agent, config), keyCredential: runner.key_credential, args: runner.args });
+}
+
+/** Config `model.base_url` for an agent whose CLI speaks the OpenAI API (Codex); none for the others. */
+export function defaultEndpoint(agent: AgentName, config: Pick<Config, "model">): string | undefined {
+  return driverFor(agent).openaiEndpoint ? config.model?.base_url : undefined;
 }
 
 /** The agent and key credential of an agent run's argv (see agentCommand); null for any other sprite. */

@@ -114,4 +114,4 @@ export * from "./environment.js";
 export { git, branchSha } from "./git.js";
 export { oaRunGate } from "./oa-gate.js";
 export { actionSink, proposalSink, environmentProvider, projectSupervisor, type ProjectSupervisorOptions } from "./action-sinks.js";
-export { AGENT_NAMES, agentCommand, agentOfCommand, agentStdin, driverFor, findAgentCli, isAgentName, protocolInstructions, runAgent, runnerArgv, taskText, type AgentName, type AgentRunOptions } from "./agents.js";
+export { AGENT_NAMES, agentCommand, agentOfCommand, defaultEndpoint, agentStdin, driverFor, findAgentCli, isAgentName, protocolInstructions, runAgent, runnerArgv, taskText, type AgentName, type AgentRunOptions } from "./agents.js";

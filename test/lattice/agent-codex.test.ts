@@ -9,43 +9,20 @@ import { describe, expect, it } from "vitest";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { findAgentCli, type StoredEvent } from "../../src/lattice/index.js";
+import { findAgentCli } from "../../src/lattice/index.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 import { startFakeOpenAI } from "../helpers/fake-openai.js";
 import { spawn } from "node:child_process";
 import { CLI, runCli } from "../helpers/proc.js";
 import { parseConfig } from "../../src/config/index.js";
-import { gitInit, testProject } from "./helpers.js";
+import { agentProject as sharedAgentProject, databaseText, payloads } from "./agent-helpers.js";
 
 const kinds = await availableStoreKinds();
 // Not token-shaped: only the supervisor's known-value redaction could catch it.
 const KEY = "codex-model-key/Zq81+local";
 
-async function databaseText(ts: TestStore): Promise<string> {
-  const tables = ts.file
-    ? await ts.store.all<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table'`)
-    : await ts.store.all<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()`);
-  const parts: string[] = [];
-  for (const { name } of tables) parts.push(JSON.stringify(await ts.store.all(`SELECT * FROM ${name}`)));
-  return parts.join("\n");
-}
-
 function agentProject(ts: TestStore, baseURL: string, runner: Record<string, unknown> = {}, credentials = ["OPENAI_API_KEY"]) {
-  const tp = testProject(ts, {
-    model: { base_url: baseURL },
-    lanes: [
-      {
-        layer: "test",
-        name: "build",
-        roles: [
-          { name: "Builder", allowed_kinds: ["build_request"], runner: { agent: "codex", model: "gpt-test", timeout_s: 120, ...runner }, credentials, next: { to: "Reviewer", kind: "review_request", id_suffix: "-review" } },
-          { name: "Reviewer", allowed_kinds: ["review_request"] },
-        ],
-      },
-    ],
-  });
-  gitInit(tp.root);
-  return tp;
+  return sharedAgentProject(ts, { agent: "codex", model: "gpt-test", ...runner }, credentials, baseURL);
 }
 
 /** A project directory with one role R (no runner). */
@@ -55,7 +32,6 @@ function testProjectDir(): string {
   return dir;
 }
 
-const payloads = (events: StoredEvent[], type: string) => events.filter((e) => e.event_type === type).map((e) => e.event.payload as Record<string, unknown>);
 
 describe("the Codex CLI is installed as a dev dependency", () => {
   it("is found beside pmagent (node_modules), not only on PATH", () => {
@@ -307,7 +283,7 @@ describe("agent runner input errors", () => {
       [["run", "--role", "R", "--prompt", "x"], "--prompt goes with --agent: give the agent to run"],
       [["run", "--role", "R", "--agent", "cursor"], '--agent must be one of codex, claude, gemini, got "cursor"'],
       [["run", "--role", "R", "--agent", "codex", "--", "echo"], "--agent runs the agent's CLI: give no command after --"],
-      [["run", "--role", "R", "--agent", "claude"], "agent claude is not supported yet (supported: codex)"],
+      [["run", "--role", "R", "--agent", "gemini"], "agent gemini is not supported yet (supported: codex, claude)"],
       [["agent-run", "cursor"], 'unknown agent "cursor" (expected one of codex, claude, gemini)'],
     ];
     for (const [args, message] of cases) {

@@ -48,7 +48,7 @@ describe("the Codex stream mapping", () => {
     expect(msg.message).toContain("(1000 more characters)");
     expect(state.lastMessage).toBe(text);
     const out = codex.mapLine({ type: "item.completed", item: { type: "command_execution", command: "x", aggregated_output: `${"a".repeat(3000)}END`, exit_code: 0, status: "completed" } }, state);
-    expect(String((out.events[0]!.payload as { metadata: { output: string } }).metadata.output)).toMatch(/^\(1003 characters before\) …a+END$/);
+    expect(String((out.events[0]!.payload as unknown as { metadata: { output: string } }).metadata.output)).toMatch(/^\(1003 characters before\) …a+END$/);
   });
 });
 
