@@ -45,7 +45,8 @@ When you cannot go on without external input (a decision, a review, a blocking a
 1. Bring your work to a stable point.
 2. Create a checkpoint: \`chk=$(pmagent checkpoint create)\` (prints its id).
 3. Emit WAITING: \`pmagent emit WAITING --reason "…" --checkpoint "$chk" --expect name=string\`
-   (types: string, integer, boolean, map, array<T>).
+   (types: string, integer, boolean, map, array<T>). Where your shell refuses \`$(…)\`, do both in one
+   pipe: \`pmagent checkpoint create | xargs -I{} pmagent emit WAITING --reason "…" --checkpoint {} --expect name=string\`.
 4. Stop: end your turn at once. Do no further work after WAITING.
 
 Lattice restores the checkpoint and resumes this session with the inputs; they are also in

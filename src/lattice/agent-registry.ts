@@ -2,9 +2,10 @@
 import { UsageError } from "../core/index.js";
 import { claude } from "./agent-claude.js";
 import { codex } from "./agent-codex.js";
+import { gemini } from "./agent-gemini.js";
 import { AGENT_NAMES, type AgentDriver, type AgentName } from "./agent-types.js";
 
-const DRIVERS: Partial<Record<AgentName, AgentDriver>> = { codex, claude };
+const DRIVERS: Partial<Record<AgentName, AgentDriver>> = { codex, claude, gemini };
 
 export function isAgentName(name: string): name is AgentName {
   return (AGENT_NAMES as readonly string[]).includes(name);

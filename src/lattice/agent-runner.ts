@@ -172,6 +172,8 @@ export async function runAgent(o: AgentRunOptions): Promise<number> {
     for (const l of result.passthrough) process.stdout.write(`${l}\n`);
   }
   const exit = await exited;
+  // Text still streaming when the CLI ended.
+  for (const e of driver.mapLine({ type: "end" }, state).events) sprite.emit(e.type, e.payload as never);
 
   for (const c of changedSince(workspace, before, state.changedFiles)) {
     if (c.kind === "commit") sprite.artifact("commit", { ref: c.ref, metadata: { agent: o.agent } });

@@ -24,12 +24,14 @@ export interface StreamState {
   /** Paths the agent's own file-change items reported (relative to the workspace or absolute). */
   changedFiles: Set<string>;
   turnFinished: boolean;
+  /** Assistant text streamed in deltas, not yet reported. */
+  text: string;
   /** Tool calls seen, by id, until their result comes (agents that report the two apart). */
   tools: Map<string, { name: string; input: Record<string, unknown> }>;
 }
 
 export function newStreamState(): StreamState {
-  return { sessionId: null, lastMessage: null, failure: null, changedFiles: new Set(), turnFinished: false, tools: new Map() };
+  return { sessionId: null, lastMessage: null, failure: null, changedFiles: new Set(), turnFinished: false, text: "", tools: new Map() };
 }
 
 /** What one stdout line of the CLI becomes. `passthrough`: LATTICE_EVENT lines found in command output, printed as they are. */
