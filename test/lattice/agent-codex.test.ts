@@ -196,18 +196,23 @@ describe.each(kinds)("Codex as a sprite, on $name", (kind) => {
     }
   });
 
-  it("the hard rules hold for the agent's shell: git push and gh are refused and recorded as violations", { timeout: 180_000 }, async () => {
+  it("the hard rules hold for the agent's shell: git push and gh are refused and recorded as violations; its commands never see the key", { timeout: 180_000 }, async () => {
     const ts = await kind.open();
     const fake = await startFakeOpenAI();
     const tp = agentProject(ts, fake.baseURL);
     try {
-      fake.reply({ calls: [{ name: "exec_command", arguments: { cmd: "git push origin main; /usr/bin/git push origin main; gh pr list" } }] }, { text: "Could not push." });
+      fake.reply({ calls: [{ name: "exec_command", arguments: { cmd: "git push origin main; /usr/bin/git push origin main; gh pr list; env > env.txt" } }] }, { text: "Could not push." });
       const sup = tp.supervisor(undefined, { env: { ...process.env, OPENAI_API_KEY: KEY } });
       const run = await sup.startRun({ role: "Builder" });
       const violations = await sup.runs.violations(run.id);
       expect(violations.map((v) => v.rule)).toEqual(["git_push", "git_push", "github_cli"]);
       const command = payloads(await sup.runs.events(run.id), "INFO").find((p) => p.kind === "command");
       expect(String((command?.metadata as { output: string }).output)).toContain("is refused inside a sprite (hard rule: git_push)");
+      // The model key is in Codex's environment only: its commands do not get it.
+      const env = readFileSync(join(run.workspace, "env.txt"), "utf8");
+      expect(env).toContain("LATTICE_SPRITE_ID=");
+      expect(env).not.toContain(KEY);
+      expect(env).not.toContain("PMAGENT_CODEX_API_KEY");
     } finally {
       await fake.close();
       tp.cleanup();
