@@ -5,7 +5,10 @@
  * CLAUDE.md (the repository's own CLAUDE.md still applies, and the repository is not touched).
  * Permission prompts are skipped (`--dangerously-skip-permissions`; IS_SANDBOX=1 lets it do so
  * as root): pmagent's sandbox is the containment. Version 2.1.197 is the last that allows Node 20.
- * Limit: Claude Code passes its environment to the commands it runs, the key included.
+ * Limit: Claude Code passes its environment to the commands it runs, the key included (its
+ * CLAUDE_CODE_SUBPROCESS_ENV_SCRUB would drop it, but then runs each command in its own bubblewrap
+ * sandbox, which cannot be made inside pmagent's: every command fails). Redaction still keeps the
+ * key out of events and logs: it is one of the role's credentials.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -4,7 +4,7 @@
  * and the Lattice protocol as its global GEMINI.md live in ~/.gemini under the sprite's private
  * HOME (API-key auth, no folder-trust prompt, no usage statistics). Tool calls are approved
  * without asking (`--yolo`): pmagent's sandbox is the containment.
- * Limit: the CLI passes its environment to the commands it runs, the key included.
+ * The key is redacted from the environment of the commands it runs (security.environmentVariableRedaction).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -33,7 +33,8 @@ export const gemini: AgentDriver = {
   prepare(settings, instructions) {
     const dir = join(settings.home, ".gemini");
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const config = { security: { auth: { selectedType: "gemini-api-key" }, folderTrust: { enabled: false } }, privacy: { usageStatisticsEnabled: false }, telemetry: { enabled: false } };
+    // The key is redacted from the environment of the commands it runs.
+    const config = { security: { auth: { selectedType: "gemini-api-key" }, folderTrust: { enabled: false }, environmentVariableRedaction: { enabled: true, blocked: ["GEMINI_API_KEY", "GOOGLE_API_KEY"] } }, privacy: { usageStatisticsEnabled: false }, telemetry: { enabled: false } };
     writeFileSync(join(dir, "settings.json"), `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
     writeFileSync(join(dir, "GEMINI.md"), instructions, { mode: 0o600 });
     return {

@@ -56,16 +56,20 @@ describe.each(kinds)("Gemini CLI as a sprite, on $name", (kind) => {
     }
   });
 
-  it("waits on the agent's WAITING; a resume continues the same Gemini session with the inputs", { timeout: 240_000 }, async () => {
+  it("waits on the agent's WAITING (its commands never see the key); a resume continues the same Gemini session with the inputs", { timeout: 240_000 }, async () => {
     const ts = await kind.open();
     const fake = await startFakeGemini();
     const tp = agentProject(ts, { agent: "gemini", model: "gemini-test", base_url: fake.baseURL }, ["GEMINI_API_KEY"]);
     try {
       // Gemini CLI blocks $(…) in shell commands: the instructions' pipe form.
-      fake.reply({ call: { name: "run_shell_command", args: { command: 'pmagent checkpoint create | xargs -I{} pmagent emit WAITING --reason "which colour?" --checkpoint {} --expect colour=string' } } }, { text: "Waiting for the colour." });
+      fake.reply({ call: { name: "run_shell_command", args: { command: 'env > env.txt && pmagent checkpoint create | xargs -I{} pmagent emit WAITING --reason "which colour?" --checkpoint {} --expect colour=string' } } }, { text: "Waiting for the colour." });
       const sup = tp.supervisor(undefined, { env: { ...process.env, GEMINI_API_KEY: KEY } });
       const run = await sup.startRun({ role: "Builder" });
       expect(run.state, JSON.stringify((await sup.runs.events(run.id)).map((e) => e.event.payload))).toBe("waiting");
+      // Its commands never see the model key.
+      const env = readFileSync(join(run.workspace, "env.txt"), "utf8");
+      expect(env).toContain("LATTICE_SPRITE_ID=");
+      expect(env).not.toContain(KEY);
       fake.reply({ text: "Blue it is." });
       const done = await (await sup.resumeRun(run.id, { inputs: { colour: "blue" } })).finished;
       expect(done.state, done.reason ?? "").toBe("succeeded");
