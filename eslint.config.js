@@ -9,7 +9,7 @@ import { createTypeScriptImportResolver } from "eslint-import-resolver-typescrip
  * sub-modules below it. import-x/no-cycle catches what the layers do not: a circle of files.
  */
 const LAYERS = [["core"], ["config", "store"], ["blackboard"], ["lattice"], ["prompt"], ["oa"], ["kai"], ["app"], ["lane", "server", "console"], ["cli"]];
-const LATTICE_LAYERS = [["protocol"], ["runs"], ["sandbox"], ["ingest", "checkpoint"], ["actions", "environment"], ["supervisor"], ["sprite"]];
+const LATTICE_LAYERS = [["protocol"], ["runs"], ["sandbox"], ["ingest", "checkpoint"], ["sprite"], ["actions", "environment", "agents"], ["supervisor"]];
 
 // Leaving the folder is allowed only to another folder's index.js (the sprite SDK is the one
 // sub-module other modules may name: it is the package's `pmagent/sprite`).

@@ -29,6 +29,7 @@ export const groups: Readonly<Record<string, Group>> = {
   bb: { summary: "the blackboard: post, claim, update and inspect entries; sync with GitHub", load: async () => (await import("./bb.js")).registerBb },
   prompt: { summary: "the chat-codex prompt contract: build a role agent's Responses API request", load: async () => (await import("./prompt.js")).registerPrompt },
   agent: { summary: "the LLM role agent, run as a sprite: answer a work item through the model", load: async () => (await import("./agent.js")).registerAgent },
+  "agent-run": { summary: "run a coding agent's CLI (codex, claude, gemini) as a sprite, its stream mapped to Lattice events", load: async () => (await import("./agent-run.js")).registerAgentRun },
   oa: { summary: "Orchestrator Assistant: kernel surfaces, coherence guards, reasoning programs", load: async () => (await import("./oa.js")).registerOa },
   boot: { summary: "boot an assistant session", load: async () => (await import("./oa.js")).registerBoot },
   kai: { summary: "Kai: lane status and what changed", load: async () => (await import("./kai.js")).registerKai },

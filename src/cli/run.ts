@@ -1,7 +1,8 @@
 import type { Command } from "commander";
-import { type RunRecord, type Supervisor } from "../lattice/index.js";
+import { AGENT_NAMES, agentCommand, defaultEndpoint, isAgentName, type RunRecord, type Supervisor } from "../lattice/index.js";
 import { projectSupervisor } from "../app/index.js";
-import type { Project } from "../config/index.js";
+import { findRole, type Project } from "../config/index.js";
+import { UsageError } from "../core/index.js";
 import type { Store } from "../store/index.js";
 import { withStore } from "./context.js";
 import { formatOption, intOption, print, type Format } from "./output.js";
@@ -31,6 +32,15 @@ export function cancelOnSignals(sup: Supervisor, runId: () => string | null): ()
   };
 }
 
+/** `--agent NAME --prompt TEXT`: the agent run's argv, with the role runner's model, endpoint and key credential when it names the same agent. */
+function agentArgv(p: Project, roleName: string, agent: string, prompt: string | undefined, extra: string[]): string[] {
+  if (!isAgentName(agent)) throw new UsageError("invalid_option", `--agent must be one of ${AGENT_NAMES.join(", ")}, got "${agent}"`);
+  if (extra.length > 0) throw new UsageError("invalid_option", "--agent runs the agent's CLI: give no command after --");
+  const runner = findRole(p.config, roleName).role.runner;
+  const same = runner?.agent === agent ? runner : undefined;
+  return agentCommand({ agent, prompt, model: same?.model, baseUrl: same?.base_url ?? defaultEndpoint(agent, p.config), keyCredential: same?.key_credential, args: same?.args });
+}
+
 export function registerRun(program: Command): void {
   program
     .command("run")
@@ -39,10 +49,14 @@ export function registerRun(program: Command): void {
     .option("--entry <id>", "the blackboard entry (work item) to work on")
     .option("--workspace <dir>", "workspace directory inside the project (default .pmagent/workspaces/<run id>)")
     .option("--timeout <s>", "stop the sprite after S seconds (default: runner.timeout_s)", intOption("--timeout", 1))
+    .option("--agent <agent>", `run a coding agent's CLI as the sprite: ${AGENT_NAMES.join(", ")} (model and key: the role's runner, else the agent's defaults)`)
+    .option("--prompt <text>", "with --agent: the task (before the entry's, with --entry)")
     .argument("[command...]", "the sprite's argv, after --")
     .addOption(formatOption())
-    .action(async (command: string[], opts: { role: string; entry?: string; workspace?: string; timeout?: number; format: Format }, cmd: Command) => {
+    .action(async (command: string[], opts: { role: string; entry?: string; workspace?: string; timeout?: number; agent?: string; prompt?: string; format: Format }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
+        if (opts.agent !== undefined) command = agentArgv(p, opts.role, opts.agent, opts.prompt, command);
+        else if (opts.prompt !== undefined) throw new UsageError("invalid_option", "--prompt goes with --agent: give the agent to run");
         const sup = supervisorFor(p, store);
         let current: string | null = null;
         const release = cancelOnSignals(sup, () => current);

@@ -12,15 +12,33 @@ export function isTimeZoneName(name: string): boolean {
 
 const name = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "expected letters, digits, '.', '_' or '-'");
 
+/** Coding-agent CLIs a role can run as its sprite (runner `agent`). */
+export const AGENT_RUNNERS = ["codex", "claude", "gemini"] as const;
+
 export const RunnerSchema = z
   .object({
     /** argv of the sprite; run in the workspace with a scrubbed environment. */
-    command: z.array(z.string().min(1)).min(1),
+    command: z.array(z.string().min(1)).min(1).optional(),
+    /** Instead of `command`: a coding-agent CLI run non-interactively with the entry as its task. */
+    agent: z.enum(AGENT_RUNNERS).optional(),
+    /** The agent's model (default: its CLI's own). */
+    model: z.string().min(1).optional(),
+    /** Extra arguments for the agent's CLI. */
+    args: z.array(z.string()).optional(),
+    /** The agent's model endpoint (default: config `model.base_url`, else the CLI's variable, e.g. OPENAI_BASE_URL). */
+    base_url: z.string().url().optional(),
+    /** The credential holding the agent's model key (default per agent, e.g. OPENAI_API_KEY); the role must list it in `credentials`. */
+    key_credential: z.string().min(1).optional(),
     /** Extra environment variables for the sprite (not secrets: those go through FETCH_CREDENTIAL). */
     env: z.record(z.string(), z.string()).default({}),
     timeout_s: z.number().int().positive().default(3600),
   })
-  .strict();
+  .strict()
+  .superRefine((r, ctx) => {
+    if (r.command && r.agent) ctx.addIssue({ code: "custom", message: "give runner.command or runner.agent, not both" });
+    if (!r.command && !r.agent) ctx.addIssue({ code: "custom", message: `give runner.command (the sprite's argv) or runner.agent (one of ${AGENT_RUNNERS.join(", ")})` });
+    if (r.command && (r.model || r.args || r.base_url || r.key_credential)) ctx.addIssue({ code: "custom", message: "runner.model, args, base_url and key_credential apply to runner.agent only" });
+  });
 
 export const NextStepSchema = z
   .object({

@@ -95,3 +95,4 @@ export { ENV_ALLOW_LIST, spriteEnv, checkExtraEnv, prepareRunDir, selfCommand, r
 // Actions, forge, credentials and environment proposals (supervisor side).
 export * from "./actions/index.js";
 export * from "./environment/index.js";
+export { AGENT_NAMES, agentCommand, agentOfCommand, defaultEndpoint, agentStdin, driverFor, findAgentCli, isAgentName, protocolInstructions, runAgent, runnerArgv, taskText, type AgentName, type AgentRunOptions } from "./agents/index.js";

@@ -96,7 +96,7 @@ describe("pmagent run / runs / resume", () => {
     expect(role.stderr).toContain('role "Ghost" is not configured in any lane (configured roles: Builder) [unknown_role]');
     const noCommand = await cli(["run", "--role", "Builder"]);
     expect(noCommand.code).toBe(2);
-    expect(noCommand.stderr).toContain("role Builder has no runner.command in pmagent.config.json");
+    expect(noCommand.stderr).toContain("role Builder has no runner.command or runner.agent in pmagent.config.json");
     const timeout = await cli(["run", "--role", "Builder", "--timeout", "0", "--", "true"]);
     expect(timeout.code).toBe(2);
     expect(timeout.stderr).toContain("--timeout must be between 1 and ∞, got 0");

@@ -26,7 +26,7 @@ describe("the example lane config", () => {
   it("is the file under examples/doc-update-lane and valid", () => {
     const file = readFileSync(join(REPO_ROOT, "examples/doc-update-lane/pmagent.config.json"), "utf8");
     expect(JSON.parse(file)).toEqual(exampleLaneConfig("demo"));
-    expect(lane.roles.map((r) => [r.name, r.runner?.command.join(" "), r.next?.to])).toEqual([
+    expect(lane.roles.map((r) => [r.name, r.runner?.command?.join(" "), r.next?.to])).toEqual([
       ["Aya", "pmagent lane-sprite aya", "Sho"],
       ["Sho", "pmagent lane-sprite sho", "Tsugu"],
       ["Tsugu", "pmagent lane-sprite tsugu", "Gen"],

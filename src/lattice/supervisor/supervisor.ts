@@ -30,6 +30,7 @@ import {
   type Logger,
 } from "../../core/index.js";
 import type { Store } from "../../store/index.js";
+import { agentStdin, runnerArgv } from "../agents/index.js";
 import { checkpointExists, restoreCheckpoint } from "../checkpoint/index.js";
 import { artifactItems, errorEntry, followUpRefs } from "./follow-up.js";
 import { NO_ADJUSTMENTS, type EnvironmentAdjustments, type SupervisorHooks } from "./hooks.js";
@@ -179,6 +180,10 @@ export class Supervisor {
     }
   }
 
+  private secrets(): SecretStore {
+    return (this.secretStore ??= new SecretStore({ env: this.env, root: this.o.project.root, file: this.o.project.config.secrets.file }));
+  }
+
   private credentialValues(run: RunRecord): string[] {
     let names: readonly string[];
     try {
@@ -242,9 +247,9 @@ export class Supervisor {
   }
 
   private commandFor(role: RoleConfig, given: string[] | undefined): string[] {
-    const command = given && given.length > 0 ? given : role.runner?.command;
+    const command = given && given.length > 0 ? given : runnerArgv(role.runner, this.o.project.config);
     if (!command || command.length === 0) {
-      throw new UsageError("no_sprite_command", `role ${role.name} has no runner.command in pmagent.config.json: configure one or pass the command after --`);
+      throw new UsageError("no_sprite_command", `role ${role.name} has no runner.command or runner.agent in pmagent.config.json: configure one or pass the command after --`);
     }
     return command;
   }
@@ -386,7 +391,9 @@ export class Supervisor {
       const timeoutS = opts.timeoutS ?? role.runner?.timeout_s ?? 3600;
       // Before the sprite starts: a run whose output could not be redacted never starts.
       const redactor = this.runRedactor(run);
-      return await this.spawnAndSupervise(run, wrap(run.command), env, files, timeoutS, active, redactor);
+      // An agent run gets its model key on stdin (never in its argv, environment or a file).
+      const stdin = agentStdin(run.command, role, (name) => this.secrets().get(name));
+      return await this.spawnAndSupervise(run, wrap(run.command), env, files, timeoutS, active, redactor, stdin);
     } catch (err) {
       // Once the sprite runs, a failure is in supervising it (storing its output), not in starting it.
       const stage = active.child ? "supervising the sprite failed" : "cannot start the sprite";
@@ -399,7 +406,7 @@ export class Supervisor {
     }
   }
 
-  private async spawnAndSupervise(run: RunRecord, argv: string[], env: Record<string, string>, files: { stdout: string; stderr: string }, timeoutS: number, active: ActiveRun, redactor: Redactor): Promise<void> {
+  private async spawnAndSupervise(run: RunRecord, argv: string[], env: Record<string, string>, files: { stdout: string; stderr: string }, timeoutS: number, active: ActiveRun, redactor: Redactor, stdin: string | null = null): Promise<void> {
     const out = openSync(files.stdout, "a", 0o600);
     const err = openSync(files.stderr, "a", 0o600);
     let child;
@@ -409,10 +416,14 @@ export class Supervisor {
       // on beside the sprite of the worker that takes the entry over. (A `pmagent run` sprite
       // outlives its supervisor: a restarted supervisor re-attaches to it.)
       const launched = run.worker ? dieWithParent(argv, { cwd: run.workspace, path: env.PATH ?? "" }) : argv;
-      child = spawn(launched[0]!, launched.slice(1), { cwd: run.workspace, env, stdio: ["ignore", out, err], detached: true });
+      child = spawn(launched[0]!, launched.slice(1), { cwd: run.workspace, env, stdio: [stdin === null ? "ignore" : "pipe", out, err], detached: true });
     } finally {
       closeSync(out);
       closeSync(err);
+    }
+    if (stdin !== null) {
+      child.stdin?.on("error", () => undefined);
+      child.stdin?.end(stdin);
     }
     const exited = new Promise<Exit>((resolveExit) => {
       child.once("error", (e) => resolveExit({ code: null, signal: null, error: `cannot start ${run.command[0]}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "command not found" : e.message}` }));

@@ -7,6 +7,7 @@
 import { hostname } from "node:os";
 import type { Status, StoredEntry } from "../../blackboard/index.js";
 import { findRole, type Config } from "../../config/index.js";
+import { runnerArgv } from "../agents/index.js";
 import type { GateDecision, RunRecord } from "../runs/index.js";
 import { WORKER_STOPPED, type Supervisor } from "./supervisor.js";
 
@@ -73,7 +74,7 @@ export class Worker {
       const claimed = await sup.board.claim(this.id, role, cfg.allowed_kinds);
       return claimed ? { entry: claimed, decided: null } : undefined;
     }
-    const command = cfg.runner?.command ?? [];
+    const command = runnerArgv(cfg.runner, this.config) ?? [];
     for await (const candidate of this.candidates(role, cfg.allowed_kinds)) {
       const last = await sup.runs.lastGateDecision(candidate.entry.id);
       if (last?.decision === "DENY" && last.entry_version === candidate.version && Date.now() - Date.parse(last.at) < (this.o.gateRecheckMs ?? 300_000)) continue;

@@ -336,7 +336,7 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     await board.post("Human", { id: "r-1", to: "Reviewer", kind: "review_request" });
     const sup = tp.supervisor();
     await expect(sup.startRun({ role: "Nobody", command: ["true"] })).rejects.toThrow('role "Nobody" is not configured in any lane (configured roles: Builder, Reviewer)');
-    await expect(sup.startRun({ role: "Builder" })).rejects.toThrow("role Builder has no runner.command in pmagent.config.json: configure one or pass the command after --");
+    await expect(sup.startRun({ role: "Builder" })).rejects.toThrow("role Builder has no runner.command or runner.agent in pmagent.config.json: configure one or pass the command after --");
     await expect(sup.startRun({ role: "Builder", entryId: "r-1", command: ["true"] })).rejects.toThrow("entry r-1 is addressed to Reviewer, not Builder: run it with --role Reviewer");
     await expect(sup.startRun({ role: "Builder", entryId: "nope", command: ["true"] })).rejects.toThrow("entry nope does not exist in project demo");
     await expect(sup.startRun({ role: "Builder", workspace: "../outside", command: ["true"] })).rejects.toThrow(/--workspace "..\/outside" is outside/);

@@ -1,0 +1,139 @@
+/**
+ * Codex CLI (`@openai/codex`) as a sprite: `codex exec --json` in the workspace, resumed with
+ * `codex exec resume <thread id>`. Its home (CODEX_HOME) is under the sprite's private HOME: a
+ * config.toml naming one model provider (the configured base URL, Responses API, the key in
+ * PMAGENT_CODEX_API_KEY) and the Lattice protocol as the global AGENTS.md, which Codex sends with
+ * every session (the workspace's own AGENTS.md files still apply, and the repository is not touched).
+ * Codex's own sandbox is bypassed: it needs kernel features (landlock, seccomp, user namespaces)
+ * that are not there inside pmagent's bubblewrap sandbox, which is the sprite's containment.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { agentMessage, commandEvents, usageEvent } from "./events.js";
+import type { AgentDriver, AgentSettings, LineResult, MappedEvent, StreamState } from "./types.js";
+
+const KEY_ENV = "PMAGENT_CODEX_API_KEY";
+const DEFAULT_BASE_URL = "https://api.openai.com/v1";
+
+const toml = (s: string) => JSON.stringify(s);
+
+function configToml(settings: AgentSettings): string {
+  const lines = [
+    `model_provider = "pmagent"`,
+    ...(settings.model ? [`model = ${toml(settings.model)}`] : []),
+    // No update checks, no telemetry from a sprite.
+    `check_for_update_on_startup = false`,
+    // A login shell would read /etc/profile, which resets PATH: the shims and pmagent would be gone.
+    `allow_login_shell = false`,
+    ``,
+    `[model_providers.pmagent]`,
+    `name = "pmagent"`,
+    `base_url = ${toml(settings.baseUrl ?? DEFAULT_BASE_URL)}`,
+    `wire_api = "responses"`,
+    `env_key = ${toml(KEY_ENV)}`,
+    ``,
+    // The key stays out of the agent's commands (Codex also drops *KEY* names by default).
+    `[shell_environment_policy]`,
+    `exclude = [${toml(KEY_ENV)}]`,
+    ``,
+    `[analytics]`,
+    `enabled = false`,
+  ];
+  return `${lines.join("\n")}\n`;
+}
+
+type Item = Record<string, unknown> & { type?: string; id?: string };
+
+function mapItem(item: Item, state: StreamState): LineResult {
+  const events: MappedEvent[] = [];
+  const passthrough: string[] = [];
+  switch (item.type) {
+    case "agent_message": {
+      const text = String(item.text ?? "");
+      state.lastMessage = text;
+      events.push(agentMessage("codex", text));
+      break;
+    }
+    case "reasoning":
+      events.push({ type: "INFO", payload: { message: String(item.text ?? ""), kind: "reasoning", metadata: { agent: "codex" } } });
+      break;
+    case "command_execution": {
+      const mapped = commandEvents("codex", String(item.command ?? ""), typeof item.exit_code === "number" ? item.exit_code : null, String(item.status ?? ""), String(item.aggregated_output ?? ""));
+      events.push(...mapped.events);
+      passthrough.push(...mapped.passthrough);
+      break;
+    }
+    case "file_change":
+      for (const c of (item.changes as Array<{ path?: string; kind?: string }> | undefined) ?? []) {
+        if (typeof c.path === "string") state.changedFiles.add(c.path);
+      }
+      events.push({ type: "INFO", payload: { message: `files changed: ${((item.changes as Array<{ path?: string }> | undefined) ?? []).map((c) => c.path).join(", ")}`, kind: "file_change", metadata: { agent: "codex", status: item.status ?? null, changes: item.changes ?? [] } } });
+      break;
+    case "mcp_tool_call":
+      events.push({ type: "INFO", payload: { message: `tool ${String(item.server)}.${String(item.tool)}: ${String(item.status)}`, kind: "tool_call", metadata: { agent: "codex", server: item.server ?? null, tool: item.tool ?? null, status: item.status ?? null, error: item.error ?? null } } });
+      break;
+    case "web_search":
+      events.push({ type: "INFO", payload: { message: `web search: ${String(item.query ?? "")}`, kind: "web_search", metadata: { agent: "codex" } } });
+      break;
+    case "todo_list":
+      events.push({ type: "INFO", payload: { message: "plan updated", kind: "plan", metadata: { agent: "codex", items: item.items ?? [] } } });
+      break;
+    case "error":
+      events.push({ type: "INFO", payload: { message: String(item.message ?? "error"), kind: "agent_warning", metadata: { agent: "codex" } } });
+      break;
+    default:
+      events.push({ type: "INFO", payload: { message: `codex item ${String(item.type)}`, kind: "agent_item", metadata: { agent: "codex", item_type: item.type ?? null } } });
+  }
+  return { events, passthrough };
+}
+
+export const codex: AgentDriver = {
+  name: "codex",
+  packageName: "@openai/codex",
+  binName: "codex",
+  defaultKeyCredential: "OPENAI_API_KEY",
+  baseUrlEnv: "OPENAI_BASE_URL",
+  openaiEndpoint: true,
+
+  prepare(settings, instructions) {
+    const home = join(settings.home, ".codex");
+    mkdirSync(home, { recursive: true, mode: 0o700 });
+    writeFileSync(join(home, "config.toml"), configToml(settings), { mode: 0o600 });
+    writeFileSync(join(home, "AGENTS.md"), instructions, { mode: 0o600 });
+    return { CODEX_HOME: home, ...(settings.apiKey ? { [KEY_ENV]: settings.apiKey } : {}) };
+  },
+
+  argv(settings, sessionId) {
+    const common = ["--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", ...(settings.model ? ["-m", settings.model] : []), ...settings.args];
+    // `-`: the prompt is read from stdin. `exec resume` takes no --cd: it runs in its working directory, the workspace.
+    if (sessionId) return ["exec", "resume", ...common, sessionId, "-"];
+    return ["exec", ...common, "-C", settings.workspace, "-"];
+  },
+
+  mapLine(line, state) {
+    switch (line.type) {
+      case "thread.started":
+        state.sessionId = String(line.thread_id ?? "") || null;
+        return { events: [{ type: "INFO", payload: { message: `codex session ${state.sessionId}`, kind: "agent_session", metadata: { agent: "codex", session_id: state.sessionId } } }], passthrough: [] };
+      case "turn.started":
+        state.turnFinished = false;
+        return { events: [{ type: "PHASE_STARTED", payload: { phase: "agent_turn" } }], passthrough: [] };
+      case "turn.completed":
+        state.turnFinished = true;
+        return { events: [usageEvent("codex", (line.usage as Record<string, unknown> | undefined) ?? {}), { type: "PHASE_FINISHED", payload: { phase: "agent_turn", success: true } }], passthrough: [] };
+      case "turn.failed": {
+        state.turnFinished = true;
+        state.failure = String((line.error as { message?: unknown } | undefined)?.message ?? "the turn failed");
+        return { events: [{ type: "PHASE_FINISHED", payload: { phase: "agent_turn", success: false } }], passthrough: [] };
+      }
+      case "error":
+        state.failure = String(line.message ?? "error");
+        return { events: [{ type: "INFO", payload: { message: state.failure, kind: "agent_error", metadata: { agent: "codex" } } }], passthrough: [] };
+      case "item.completed":
+        return mapItem((line.item as Item | undefined) ?? {}, state);
+      default:
+        // item.started / item.updated: the completed item carries everything.
+        return { events: [], passthrough: [] };
+    }
+  },
+};

@@ -1,0 +1,2 @@
+// The agents sub-module of lattice: coding-agent CLIs (Codex, Claude Code, Gemini CLI) as sprites.
+export * from "./agents.js";

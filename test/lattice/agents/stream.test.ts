@@ -1,0 +1,81 @@
+/**
+ * The Codex stream mapping on the item types the e2e script does not reach (file_change from its
+ * patch tool, todo_list, mcp_tool_call, turn.failed), in the shapes `codex exec --json` prints,
+ * and what a workspace's git says the agent changed (files, commits).
+ */
+import { describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { driverFor } from "../../../src/lattice/index.js";
+import { changedSince, gitSnapshot } from "../../../src/lattice/agents/workspace-changes.js";
+import { newStreamState } from "../../../src/lattice/agents/types.js";
+import { gitInit } from "../helpers.js";
+
+const codex = driverFor("codex");
+
+describe("the Codex stream mapping", () => {
+  it("maps file changes, plans, tool calls and a failed turn; LATTICE_EVENT lines of a command's output pass through as they are", () => {
+    const state = newStreamState();
+    const map = (line: unknown) => codex.mapLine(line as Record<string, unknown>, state);
+    expect(map({ type: "item.completed", item: { id: "i1", type: "file_change", status: "completed", changes: [{ path: "/ws/a.md", kind: "update" }, { path: "b.md", kind: "add" }] } }).events).toEqual([
+      { type: "INFO", payload: { message: "files changed: /ws/a.md, b.md", kind: "file_change", metadata: { agent: "codex", status: "completed", changes: [{ path: "/ws/a.md", kind: "update" }, { path: "b.md", kind: "add" }] } } },
+    ]);
+    expect([...state.changedFiles]).toEqual(["/ws/a.md", "b.md"]);
+    expect(map({ type: "item.completed", item: { id: "i2", type: "todo_list", items: [{ text: "write", completed: false }] } }).events[0]).toEqual({
+      type: "INFO",
+      payload: { message: "plan updated", kind: "plan", metadata: { agent: "codex", items: [{ text: "write", completed: false }] } },
+    });
+    expect(map({ type: "item.completed", item: { id: "i3", type: "mcp_tool_call", server: "docs", tool: "search", status: "failed", error: { message: "down" } } }).events[0]?.payload).toMatchObject({
+      message: "tool docs.search: failed",
+      kind: "tool_call",
+    });
+    const line = 'LATTICE_EVENT {"protocol_version":"v1","event_type":"INFO"}';
+    const cmd = map({ type: "item.completed", item: { id: "i4", type: "command_execution", command: "make", aggregated_output: `building\n${line}\ndone\n`, exit_code: 2, status: "failed" } });
+    expect(cmd.passthrough).toEqual([line]);
+    expect(cmd.events[0]?.payload).toEqual({ message: "$ make (exit 2)", kind: "command", metadata: { agent: "codex", command: "make", exit_code: 2, status: "failed", output: "building\ndone\n" } });
+    expect(map({ type: "item.started", item: { id: "i5", type: "command_execution" } })).toEqual({ events: [], passthrough: [] });
+    expect(map({ type: "turn.failed", error: { message: "stream disconnected" } }).events).toEqual([{ type: "PHASE_FINISHED", payload: { phase: "agent_turn", success: false } }]);
+    expect(state.failure).toBe("stream disconnected");
+  });
+
+  it("keeps a long message's start and a long output's end", () => {
+    const state = newStreamState();
+    const text = "m".repeat(5000);
+    const msg = codex.mapLine({ type: "item.completed", item: { type: "agent_message", text } }, state).events[0]!.payload as { message: string };
+    expect(msg.message.startsWith("m".repeat(4000))).toBe(true);
+    expect(msg.message).toContain("(1000 more characters)");
+    expect(state.lastMessage).toBe(text);
+    const out = codex.mapLine({ type: "item.completed", item: { type: "command_execution", command: "x", aggregated_output: `${"a".repeat(3000)}END`, exit_code: 0, status: "completed" } }, state);
+    expect(String((out.events[0]!.payload as unknown as { metadata: { output: string } }).metadata.output)).toMatch(/^\(1003 characters before\) …a+END$/);
+  });
+});
+
+describe("what the agent changed in a git workspace", () => {
+  it("reports files changed, added or committed since the snapshot (not those dirty before and untouched, not .lattice/), and the commits", () => {
+    const ws = mkdtempSync(join(tmpdir(), "pmagent-agent-ws-"));
+    try {
+      writeFileSync(join(ws, "kept.md"), "a\n");
+      writeFileSync(join(ws, "edited.md"), "a\n");
+      gitInit(ws);
+      writeFileSync(join(ws, "dirty-before.md"), "x\n");
+      const before = gitSnapshot(ws);
+      writeFileSync(join(ws, "edited.md"), "b\n");
+      writeFileSync(join(ws, "new.md"), "n\n");
+      execFileSync("sh", ["-c", "mkdir -p .lattice && echo {} > .lattice/outbox.jsonl && echo c > committed.md && git add committed.md && git -c user.name=t -c user.email=t@example.invalid commit -qm c"], { cwd: ws });
+      const head = execFileSync("git", ["rev-parse", "HEAD"], { cwd: ws, encoding: "utf8" }).trim();
+      expect(changedSince(ws, before, ["reported.md", join(ws, "abs.md"), "/elsewhere/x.md"])).toEqual([
+        { kind: "file", path: "abs.md", ref: join(ws, "abs.md") },
+        { kind: "file", path: "committed.md", ref: join(ws, "committed.md") },
+        { kind: "file", path: "edited.md", ref: join(ws, "edited.md") },
+        { kind: "file", path: "new.md", ref: join(ws, "new.md") },
+        { kind: "file", path: "reported.md", ref: join(ws, "reported.md") },
+        { kind: "commit", ref: head },
+      ]);
+      expect(gitSnapshot(tmpdir())).toBeNull();
+    } finally {
+      rmSync(ws, { recursive: true, force: true });
+    }
+  });
+});
