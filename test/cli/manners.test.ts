@@ -88,6 +88,17 @@ describe("a CLI with manners: usage errors, JSON errors, worker progress, colour
     expect(plain.stdout).not.toMatch(new RegExp(`${ESC}\\[\\d+m`));
   });
 
+  it.skipIf(!hasScript)("on a terminal an error's prefix is red, unless NO_COLOR is set", async () => {
+    const command = [process.execPath, CLI, "bb", "show", "nope"].map(shellQuote).join(" ");
+    const tty = (extra: NodeJS.ProcessEnv) => runProcess("script", ["-qec", command, "/dev/null"], { cwd: root, env: { ...env, TERM: "xterm-256color", ...extra } });
+    const red = await tty({});
+    expect(red.code).toBe(1);
+    expect(red.stdout).toContain(`${ESC}[31mpmagent:${ESC}[39m entry nope does not exist in project manners [entry_not_found]`);
+    const plain = await tty({ NO_COLOR: "1" });
+    expect(plain.stdout).toContain("pmagent: entry nope does not exist in project manners [entry_not_found]");
+    expect(plain.stdout).not.toContain(ESC);
+  });
+
   it("serve on a busy port: one line naming the port and how to pick another, exit 1 (no stack trace)", async () => {
     const busy: Server = createServer();
     await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve));
@@ -103,6 +114,17 @@ describe("a CLI with manners: usage errors, JSON errors, worker progress, colour
     } finally {
       await new Promise((resolve) => busy.close(resolve));
     }
+  });
+
+  it("serve on an address this machine does not have, or a host that does not resolve: a usage error naming --host", async () => {
+    const tokens = { PMAGENT_TOKENS: "manners-test-token-0123456789=Human" };
+    // 192.0.2.1 is TEST-NET-1 (RFC 5737): never an address of a real machine.
+    const foreign = await cli(["serve", "--host", "192.0.2.1", "--port", "0"], tokens);
+    expect(foreign.code).toBe(2);
+    expect(foreign.stderr).toBe("pmagent: --host 192.0.2.1 is not an address of this machine: give one of its addresses, e.g. 127.0.0.1 [invalid_host]\n");
+    const unknown = await cli(["serve", "--host", "nowhere.invalid", "--port", "0"], tokens);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toBe("pmagent: --host nowhere.invalid does not resolve to an address: give an IP address or a known host name, e.g. 127.0.0.1 [invalid_host]\n");
   });
 
   it.each([
