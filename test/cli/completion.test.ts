@@ -62,6 +62,39 @@ describe("pmagent completion bash|zsh|fish", () => {
     }
   });
 
+  /** The generated script written to a file. */
+  const script = async (shell: string): Promise<string> => {
+    const file = join(mkdtempSync(join(tmpdir(), "pmagent-completion-")), `pmagent.${shell}`);
+    writeFileSync(file, (await runCli(["completion", shell])).stdout);
+    return file;
+  };
+
+  it.skipIf(!has("zsh"))("zsh offers the same words (its completion widgets stubbed to print what they are given)", async () => {
+    const stubs = 'compdef(){}; _describe(){ print -l -- ${(P)2} }; compadd(){ print -l -- ${(P)2} }; _files(){ print FILES }; source "$0"';
+    const file = await script("zsh");
+    const run = (words: string[], prefix = "") => {
+      const r = spawnSync("zsh", ["-c", `${stubs}; words=("$@"); CURRENT=$#words; PREFIX=${JSON.stringify(prefix)}; _pmagent`, file, ...words], { encoding: "utf8" });
+      expect(r.stderr).toBe("");
+      return r.stdout.split("\n").filter((l) => l !== "").map((l) => l.split(":")[0]);
+    };
+    expect(run(["pmagent", "bb", "p"], "p")).toContain("post");
+    expect(run(["pmagent", "bb", "list", "--status", ""])).toEqual(["open", "in_progress", "done", "error", "canceled"]);
+    expect(run(["pmagent", "--config", "x", "bb", "list", "--f"], "--f")).toContain("--format");
+    expect(run(["pmagent", "run", "--role", "A", "--", "x"], "x")).toEqual(["FILES"]);
+  });
+
+  it.skipIf(!has("fish"))("fish completes `pmagent bb p` to post, and option values", async () => {
+    const file = await script("fish");
+    const fish = (line: string) => {
+      const r = spawnSync("fish", ["-c", `source $argv[1]; complete -C ${JSON.stringify(line)}`, file], { encoding: "utf8" });
+      expect(r.stderr).toBe("");
+      return r.stdout.split("\n").filter((l) => l !== "").map((l) => l.split("\t")[0]);
+    };
+    expect(fish("pmagent bb p")).toEqual(["post"]);
+    expect(fish("pmagent bb list --status ").sort()).toEqual(["canceled", "done", "error", "in_progress", "open"]);
+    expect(fish("pmagent ru")).toEqual(["run", "runs"]);
+  });
+
   it("an unknown shell is a usage error naming the shells", async () => {
     const r = await runCli(["completion", "powershell"]);
     expect(r.code).toBe(2);
