@@ -22,7 +22,7 @@ function configuredRoles(config: Config): string[] {
 /** "3 runs (2 succeeded, 1 failed)" */
 function tally(done: Map<string, number>): string {
   const total = [...done.values()].reduce((a, b) => a + b, 0);
-  return total === 0 ? "no runs yet" : `${plural(total, "run")} (${[...done].map(([state, n]) => `${n} ${state}`).join(", ")})`;
+  return total === 0 ? "no runs" : `${plural(total, "run")} (${[...done].map(([state, n]) => `${n} ${state}`).join(", ")})`;
 }
 
 const clock = () => new Date().toTimeString().slice(0, 8);
@@ -102,7 +102,7 @@ export function registerWorker(program: Command): void {
           process.off("SIGTERM", onSignal);
           status.stop();
         }
-        say(`stopped${stoppedBy ? ` (${stoppedBy})` : opts.once ? ": nothing open" : ""} after ${tally(done)}`);
+        say(`stopped (${stoppedBy ?? "nothing open"}): ${tally(done)}`);
       });
     });
 }

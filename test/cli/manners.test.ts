@@ -1,6 +1,6 @@
 import { describe, expect, it, beforeAll, afterAll } from "vitest";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createServer, type AddressInfo, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -55,12 +55,29 @@ describe("a CLI with manners: usage errors, JSON errors, worker progress, colour
     expect(lines.slice(1)).toEqual([
       "claimed job-1 (build_request) for Builder",
       `running ${runId}: Builder on job-1`,
-      "stopped: nothing open after 1 run (1 succeeded)",
+      "stopped (nothing open): 1 run (1 succeeded)",
     ]);
     expect(lines[0]).toMatch(new RegExp(`^worker worker@\\S+ serves Builder \\(store ${ts.env.PMAGENT_SQLITE_PATH!.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\); it stops when nothing is open$`));
     // Not a terminal: no status line, no colour.
     expect(r.stderr).not.toContain(ESC);
     expect(r.stderr).not.toContain("\r");
+  });
+
+  it("worker waits for work, says so once, and stops cleanly on SIGTERM", async () => {
+    const child = spawn(process.execPath, [CLI, "worker", "--role", "Checker"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+    await new Promise<void>((resolve) =>
+      child.stderr.on("data", (d: Buffer) => {
+        stderr += d.toString();
+        if (stderr.includes("waiting for open entries for Checker\n")) resolve();
+      }),
+    );
+    child.kill("SIGTERM");
+    expect(await closed).toBe(0);
+    const lines = stderr.trimEnd().split("\n").map((l) => l.replace(/^\d\d:\d\d:\d\d /, ""));
+    expect(lines[0]).toMatch(/^worker worker@\S+ serves Checker \(store .+\); SIGINT \(Ctrl-C\) or SIGTERM stops it$/);
+    expect(lines.slice(1)).toEqual(["waiting for open entries for Checker", "stopped (SIGTERM): no runs"]);
   });
 
   it("worker --format json prints each finished run as one JSON line", async () => {
