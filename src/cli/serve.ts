@@ -34,20 +34,24 @@ export function registerServe(program: Command): void {
       await withStore(cmd, async (project, store) => {
         const port = opts.port ?? DEFAULT_PORT;
         const server = buildServer({ project, store, host: opts.host, port });
+        // The handlers go in before the URL is printed: a script that stops the server as soon as
+        // it reads the URL must not find the default action (an abrupt exit) still in place.
+        let stop = () => {};
+        const stopped = new Promise<void>((resolve) => (stop = resolve));
+        process.once("SIGINT", stop);
+        process.once("SIGTERM", stop);
         let url: string;
         try {
           url = await server.listen();
         } catch (err) {
+          process.off("SIGINT", stop);
+          process.off("SIGTERM", stop);
           await server.close().catch(() => undefined);
           throw listenError(err, opts.host, port);
         }
         const where = { url, console: `${url}/`, openapi: `${url}/openapi.json`, mcp: `${url}/mcp` };
         print(opts.format, where, () => `pmagent serve: listening on ${url} (console ${where.console}, API ${where.openapi}, MCP ${where.mcp})`);
-        await new Promise<void>((resolve) => {
-          const stop = () => resolve();
-          process.once("SIGINT", stop);
-          process.once("SIGTERM", stop);
-        });
+        await stopped;
         await server.close();
       });
     });

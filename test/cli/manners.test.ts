@@ -133,6 +133,23 @@ describe("a CLI with manners: usage errors, JSON errors, worker progress, colour
     }
   });
 
+  it("serve --format json prints where it listens as JSON, and stops on SIGTERM", async () => {
+    const child = spawn(process.execPath, [CLI, "serve", "--port", "0", "--format", "json"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+    await new Promise<void>((resolve) =>
+      child.stdout.on("data", (d: Buffer) => {
+        stdout += d.toString();
+        if (stdout.endsWith("}\n")) resolve();
+      }),
+    );
+    const where = JSON.parse(stdout) as { url: string; console: string; openapi: string; mcp: string };
+    expect(where.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(where).toEqual({ url: where.url, console: `${where.url}/`, openapi: `${where.url}/openapi.json`, mcp: `${where.url}/mcp` });
+    child.kill("SIGTERM");
+    expect(await closed).toBe(0);
+  });
+
   it("serve on an address this machine does not have, or a host that does not resolve: a usage error naming --host", async () => {
     const tokens = { PMAGENT_TOKENS: "manners-test-token-0123456789=Human" };
     // 192.0.2.1 is TEST-NET-1 (RFC 5737): never an address of a real machine.
