@@ -1,5 +1,7 @@
 import { Argument, Command } from "commander";
-import { groups } from "./program.js";
+
+/** The command groups (program.ts's table, passed in: this file must not import program.ts back). */
+type Groups = Readonly<Record<string, { load: () => Promise<(program: Command) => void> }>>;
 
 export const SHELLS = ["bash", "zsh", "fish"] as const;
 type Shell = (typeof SHELLS)[number];
@@ -43,7 +45,7 @@ function node(cmd: Command, path: string): Node {
 }
 
 /** The whole program tree, every group loaded (completion is the one command that needs them all). */
-export async function programTree(): Promise<Node> {
+export async function programTree(groups: Groups): Promise<Node> {
   const program = new Command("pmagent").option("--config <file>", "pmagent.config.json to use").version("0", "-V, --version", "output the version number");
   for (const group of Object.values(groups)) (await group.load())(program);
   return node(program, "");
@@ -183,12 +185,13 @@ export function completionScript(shell: Shell, root: Node): string {
   return shell === "bash" ? bash(root) : shell === "zsh" ? zsh(root) : fish(root);
 }
 
-export function registerCompletion(program: Command): void {
+/** The `completion` command, over the given groups. */
+export const registerCompletion = (groups: Groups) => (program: Command): void => {
   program
     .command("completion")
     .description("print a shell completion script for pmagent's commands, subcommands and options: source <(pmagent completion bash)")
     .addArgument(new Argument("<shell>", "the shell").choices([...SHELLS]))
     .action(async (shell: Shell) => {
-      process.stdout.write(completionScript(shell, await programTree()));
+      process.stdout.write(completionScript(shell, await programTree(groups)));
     });
-}
+};

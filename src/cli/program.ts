@@ -44,7 +44,7 @@ export const groups: Readonly<Record<string, Group>> = {
   "lane-sprite": { summary: "run a built-in doc_update lane sprite (aya, sho, tsugu, gen, hana)", load: async () => (await import("./lane.js")).registerLane },
   serve: { summary: "HTTP API, live run events (SSE), MCP and the web console", load: async () => (await import("./serve.js")).registerServe },
   mcp: { summary: "Model Context Protocol server on stdio", load: async () => (await import("./mcp.js")).registerMcp },
-  completion: { summary: "print a shell completion script: pmagent completion bash|zsh|fish", load: async () => (await import("./completion.js")).registerCompletion },
+  completion: { summary: "print a shell completion script: pmagent completion bash|zsh|fish", load: async () => (await import("./completion.js")).registerCompletion(groups) },
 };
 
 /** The command an argv names (after global options; `help X` names X), if any. */
