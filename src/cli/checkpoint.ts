@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { createCheckpoint, defaultCheckpointDir, DEFAULT_WORKSPACE, listCheckpoints, pruneCheckpoints, restoreCheckpoint } from "../lattice/sprite/index.js";
+import { plural } from "../core/index.js";
 import { formatOption, intOption, print, type Format } from "./output.js";
 
 interface Where {
@@ -38,7 +39,7 @@ export function registerCheckpoint(program: Command): void {
   where(group.command("list").description("list checkpoints, oldest first: id, created_at, files, bytes")).action((opts: Where) => {
     const { dir } = resolveWhere(opts);
     const list = listCheckpoints(dir);
-    print(opts.format, list, () => (list.length === 0 ? `no checkpoints in ${dir}` : list.map((c) => `${c.id}  ${c.created_at}  ${c.files} files  ${mb(c.bytes)}`).join("\n")));
+    print(opts.format, list, () => (list.length === 0 ? `no checkpoints in ${dir}` : list.map((c) => `${c.id}  ${c.created_at}  ${plural(c.files, "file")}  ${mb(c.bytes)}`).join("\n")));
   });
 
   where(group.command("restore").description("make the workspace exactly what checkpoint ID recorded (.lattice/ is kept)"))
@@ -54,6 +55,6 @@ export function registerCheckpoint(program: Command): void {
     .action((opts: Where & { keep: number }) => {
       const { dir } = resolveWhere(opts);
       const result = pruneCheckpoints(dir, opts.keep);
-      print(opts.format, result, () => `removed ${result.removed_checkpoints.length} checkpoints and ${result.removed_blobs} blobs (${mb(result.freed_bytes)}); kept ${result.kept}`);
+      print(opts.format, result, () => `removed ${plural(result.removed_checkpoints.length, "checkpoint")} and ${plural(result.removed_blobs, "blob")} (${mb(result.freed_bytes)}); kept ${result.kept}`);
     });
 }

@@ -1,16 +1,16 @@
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import { UsageError, isIsoWithZone, parseDateInput } from "../core/index.js";
 import { ModelClient } from "../prompt/index.js";
 import { answerText, polishSummary, projectKaiSources, type KaiResponse } from "../kai/index.js";
 import type { Project } from "../config/index.js";
-import { intOption, readInput } from "./output.js";
+import { formatOption, intOption, readInput, type Format } from "./output.js";
 import { project, withStore } from "./context.js";
 
 interface KaiFlags {
   polish?: boolean;
   repo?: string;
   asOf?: string;
-  format: "json" | "md";
+  format: Format;
 }
 
 function commonOptions(cmd: Command): Command {
@@ -18,7 +18,8 @@ function commonOptions(cmd: Command): Command {
     .option("--repo <dir>", "repository to read git history and the STATE document from (default: the project's)")
     .option("--as-of <date>", "answer as of this time (ISO 8601; a bare date means 00:00 UTC): later evidence is ignored")
     .option("--polish", "let the configured model reword summary_md (the payload never changes)")
-    .addOption(new Option("--format <format>", "output: the full kai_response_v1 JSON, or its summary_md").choices(["json", "md"]).default("json"));
+    // json by default: the answer is a document (kai_response_v1); text is its summary_md.
+    .addOption(formatOption("json", { markdown: true }));
 }
 
 function asOf(flags: KaiFlags): string | undefined {
@@ -27,11 +28,15 @@ function asOf(flags: KaiFlags): string | undefined {
   return isIsoWithZone(flags.asOf) ? flags.asOf : parseDateInput(flags.asOf, "--as-of").toISOString();
 }
 
-/** Print the response; an error response (a bad request) exits 2 like any usage error. */
-function emit(response: KaiResponse, format: "json" | "md"): void {
+/**
+ * Print the response; an error response (a bad request) exits 2 like any usage error, its notes
+ * on stderr as every command's errors are (JSON under --format json).
+ */
+function emit(response: KaiResponse, format: Format): void {
   process.stdout.write(format === "json" ? `${JSON.stringify(response, null, 2)}\n` : `${response.summary_md}\n`);
   if (response.status === "error") {
-    if (format === "md") process.stderr.write(`${response.notes.map((n) => `pmagent: ${n}`).join("\n")}\n`);
+    if (format === "json") process.stderr.write(`${JSON.stringify({ error: { code: "kai_request_invalid", message: response.notes.join("; ") } })}\n`);
+    else process.stderr.write(`${response.notes.map((n) => `pmagent: ${n}`).join("\n")}\n`);
     process.exitCode = 2;
   }
 }

@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import { UsageError, parseJsonText } from "../core/index.js";
+import { UsageError, parseJsonText, plural } from "../core/index.js";
 import {
   bootEnvelope,
   bootExitCode,
@@ -56,7 +56,7 @@ function resultExit(r: ReasoningResult, extraFailure = false): void {
 }
 
 function renderGuard(g: OAGuardOutput): string {
-  const lines = [`${g.ok ? "PASS" : "FAIL"} (${g.mode}) — kernel ${g.kernel_mode}, ${g.diagnostics.length} diagnostic${g.diagnostics.length === 1 ? "" : "s"}`];
+  const lines = [`${g.ok ? "PASS" : "FAIL"} (${g.mode}) — kernel ${g.kernel_mode}, ${plural(g.diagnostics.length, "diagnostic")}`];
   for (const d of g.diagnostics) lines.push(`[${d.severity}] ${d.category}: ${d.message}`, `    fix: ${d.remediation}`);
   return lines.join("\n");
 }

@@ -45,6 +45,7 @@ export const groups: Readonly<Record<string, Group>> = {
   "lane-sprite": { summary: "run a built-in doc_update lane sprite (aya, sho, tsugu, gen, hana)", load: async () => (await import("./lane.js")).registerLane },
   serve: { summary: "HTTP API, live run events (SSE), MCP and the web console", load: async () => (await import("./serve.js")).registerServe },
   mcp: { summary: "Model Context Protocol server on stdio", load: async () => (await import("./mcp.js")).registerMcp },
+  completion: { summary: "print a shell completion script: pmagent completion bash|zsh|fish", load: async () => (await import("./completion.js")).registerCompletion(groups) },
 };
 
 /** The command an argv names (after global options; `help X` names X), if any. */
@@ -84,9 +85,12 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
         });
     }
   }
-  // Every subcommand reports usage errors with exit 2 and documents the exit codes.
+  // Every subcommand reports usage errors with exit 2 and documents the exit codes. Under
+  // --format json, commander prints nothing: reportError prints the error as JSON.
+  const json = jsonErrors(argv);
   const visit = (cmd: Command) => {
     cmd.exitOverride();
+    if (json) cmd.showHelpAfterError(false).configureOutput({ outputError: () => undefined });
     for (const sub of cmd.commands) {
       sub.addHelpText("after", EXIT_CODES_HELP);
       visit(sub);
@@ -96,20 +100,51 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
   return program;
 }
 
-export async function reportError(err: unknown): Promise<number> {
+/**
+ * Whether errors are printed as JSON: the command line asks for `--format json` (before a `--`
+ * that starts a sprite's argv). Read from argv, not from the parsed options, so that a flag
+ * commander refuses before any option is parsed is reported as JSON too.
+ */
+export function jsonErrors(argv: readonly string[]): boolean {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "--") return false;
+    if (a === "--format=json" || (a === "--format" && argv[i + 1] === "json")) return true;
+  }
+  return false;
+}
+
+/** `commander.unknownOption` → `unknown_option`: commander's codes in the project's snake_case. */
+function commanderCode(code: string): string {
+  return code.replace(/^commander\./, "").replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+/** Print an error (JSON on stderr under --format json) and return the exit code it maps to. */
+export async function reportError(err: unknown, argv: readonly string[] = []): Promise<number> {
+  const json = jsonErrors(argv);
+  const write = (error: { code: string; message: string; details?: Record<string, unknown> }) => process.stderr.write(`${JSON.stringify({ error })}\n`);
   if (err instanceof CommanderError) {
-    // Help and version are not errors; commander has already printed what it had to.
-    if (err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.code === "commander.help") return 0;
+    // Help and version are not errors; commander has already printed what it had to. A command
+    // given without its subcommand gets its help on stderr (exit code 1 from commander): usage.
+    if (err.code === "commander.helpDisplayed" || err.code === "commander.version") return 0;
+    if (err.code === "commander.help" && err.exitCode === 0) return 0;
+    if (json) write({ code: commanderCode(err.code), message: err.code === "commander.help" ? "a subcommand is required (see --help)" : err.message.replace(/^error: /, "") });
     return 2;
   }
   // Loaded here, not up front: `--version` and `--help` need neither core nor its zod and pino
   // (a command that ran has loaded it already).
   const { PmagentError, exitCodeFor } = await import("../core/index.js");
   if (err instanceof PmagentError) {
-    process.stderr.write(`pmagent: ${err.message} [${err.code}]\n`);
+    if (json) write(err.toJSON());
+    else {
+      const { paint } = await import("./output.js");
+      process.stderr.write(`${paint(process.stderr, "red", "pmagent:")} ${err.message} [${err.code}]\n`);
+    }
     return exitCodeFor(err);
   }
-  process.stderr.write(`pmagent: unexpected error: ${(err as Error)?.stack ?? String(err)}\n`);
+  // Not raised on purpose: a bug, reported with its stack (the message only, under JSON).
+  if (json) write({ code: "internal_error", message: (err as Error)?.message ?? String(err) });
+  else process.stderr.write(`pmagent: unexpected error: ${(err as Error)?.stack ?? String(err)}\n`);
   return 1;
 }
 
@@ -119,6 +154,6 @@ export async function main(argv: string[]): Promise<number> {
     await program.parseAsync(argv, { from: "user" });
     return typeof process.exitCode === "number" ? process.exitCode : 0;
   } catch (err) {
-    return await reportError(err);
+    return await reportError(err, argv);
   }
 }

@@ -24,7 +24,7 @@ export function registerRuns(program: Command): void {
     .action(async (opts: { state?: RunState; role?: string; entry?: string; limit?: number; format: Format }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
         const list = await supervisorFor(p, store).runs.list({ state: opts.state, role: opts.role, entryId: opts.entry, limit: opts.limit });
-        print(opts.format, list, () => (list.length ? list.map(runLine).join("\n") : "no runs"));
+        print(opts.format, list, () => (list.length ? list.map((r) => runLine(r, process.stdout)).join("\n") : "no runs"));
       });
     });
 
@@ -100,7 +100,7 @@ export function registerRuns(program: Command): void {
     .action(async (opts: { format: Format }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
         const settled = await supervisorFor(p, store).reconcile();
-        print(opts.format, settled, () => (settled.length ? settled.map(runLine).join("\n") : "no unfinished runs to reconcile"));
+        print(opts.format, settled, () => (settled.length ? settled.map((r) => runLine(r, process.stdout)).join("\n") : "no unfinished runs to reconcile"));
       });
     });
 }

@@ -1,7 +1,27 @@
 import type { Command } from "commander";
+import { UnavailableError, UsageError } from "../core/index.js";
 import { buildServer, DEFAULT_PORT } from "../server/index.js";
 import { withStore } from "./context.js";
-import { intOption } from "./output.js";
+import { formatOption, intOption, print, type Format } from "./output.js";
+
+/** A listen failure as an error that says what to do, not a stack trace. */
+export function listenError(err: unknown, host: string, port: number): unknown {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const other = `pick another with --port N (or --port 0 for any free port)`;
+  switch (code) {
+    case "EADDRINUSE":
+      return new UnavailableError("port_in_use", `port ${port} on ${host} is already in use (another pmagent serve?): ${other}`);
+    case "EACCES":
+      return new UnavailableError("port_not_permitted", `not allowed to listen on port ${port} on ${host} (ports below 1024 need privileges): ${other}`);
+    case "EADDRNOTAVAIL":
+      return new UsageError("invalid_host", `--host ${host} is not an address of this machine: give one of its addresses, e.g. 127.0.0.1`);
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return new UsageError("invalid_host", `--host ${host} does not resolve to an address: give an IP address or a known host name, e.g. 127.0.0.1`);
+    default:
+      return err;
+  }
+}
 
 export function registerServe(program: Command): void {
   program
@@ -9,16 +29,29 @@ export function registerServe(program: Command): void {
     .description("HTTP API (OpenAPI at /openapi.json), live run events (SSE), MCP at /mcp and the web console at /; bearer tokens from server.tokens or PMAGENT_TOKENS=\"TOKEN=Actor,…\" (required beyond loopback)")
     .option("--port <port>", `port to listen on (0: any free port; default ${DEFAULT_PORT})`, intOption("--port", 0, 65535))
     .option("--host <host>", "address to listen on", "127.0.0.1")
-    .action(async (opts: { port?: number; host: string }, cmd: Command) => {
+    .addOption(formatOption())
+    .action(async (opts: { port?: number; host: string; format: Format }, cmd: Command) => {
       await withStore(cmd, async (project, store) => {
-        const server = buildServer({ project, store, host: opts.host, port: opts.port ?? DEFAULT_PORT });
-        const url = await server.listen();
-        process.stdout.write(`pmagent serve: listening on ${url} (console ${url}/, API ${url}/openapi.json, MCP ${url}/mcp)\n`);
-        await new Promise<void>((resolve) => {
-          const stop = () => resolve();
-          process.once("SIGINT", stop);
-          process.once("SIGTERM", stop);
-        });
+        const port = opts.port ?? DEFAULT_PORT;
+        const server = buildServer({ project, store, host: opts.host, port });
+        // The handlers go in before the URL is printed: a script that stops the server as soon as
+        // it reads the URL must not find the default action (an abrupt exit) still in place.
+        let stop = () => {};
+        const stopped = new Promise<void>((resolve) => (stop = resolve));
+        process.once("SIGINT", stop);
+        process.once("SIGTERM", stop);
+        let url: string;
+        try {
+          url = await server.listen();
+        } catch (err) {
+          process.off("SIGINT", stop);
+          process.off("SIGTERM", stop);
+          await server.close().catch(() => undefined);
+          throw listenError(err, opts.host, port);
+        }
+        const where = { url, console: `${url}/`, openapi: `${url}/openapi.json`, mcp: `${url}/mcp` };
+        print(opts.format, where, () => `pmagent serve: listening on ${url} (console ${where.console}, API ${where.openapi}, MCP ${where.mcp})`);
+        await stopped;
         await server.close();
       });
     });

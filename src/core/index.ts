@@ -7,3 +7,4 @@ export * from "./fs.js";
 export * from "./log.js";
 export * from "./zod.js";
 export * from "./thread.js";
+export * from "./plural.js";

@@ -1,3 +1,4 @@
+import { plural } from "../core/index.js";
 import type { LaneConfig } from "../config/index.js";
 import { pathCategory, type GitCommit, type StateDocEvidence, type StateSection } from "./evidence.js";
 import { subtree } from "./markdown.js";
@@ -35,7 +36,6 @@ export interface ChangeUnit {
 }
 
 const CONVENTIONAL = new Set(["feat", "fix", "chore", "docs", "ci", "refactor", "test", "perf", "build", "style"]);
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 const CYCLE = /\bcycle[-_ ]?(\d+)\b/i;
 
 /** The merged changes of the window, newest first: merge commits stand for their branch's commits. */

@@ -1,4 +1,4 @@
-import { isPmagentError } from "../core/index.js";
+import { isPmagentError, plural } from "../core/index.js";
 import { findLane, type Config, type LaneConfig } from "../config/index.js";
 import type { BoardEntryEvidence, GithubEvidence, KaiEvidence, RunEvidence } from "./evidence.js";
 import { collectGit } from "./git.js";
@@ -92,14 +92,14 @@ export async function collectEvidence(request: KaiRequest, config: Config, sourc
 
 function evidenceNotes(request: KaiRequest, ev: KaiEvidence, window: EvidenceWindow, zone: Zone): string[] {
   const notes: string[] = [];
-  if (ev.git) notes.push(`Evidence: ${ev.git.commits.length} commits of ${ev.git.repo} committed in (${ev.git.since}, ${ev.git.until}]`);
+  if (ev.git) notes.push(`Evidence: ${plural(ev.git.commits.length, "commit")} of ${ev.git.repo} committed in (${ev.git.since}, ${ev.git.until}]`);
   if (ev.state_doc) notes.push(`Evidence: ${ev.state_doc.path}${ev.state_doc.revision ? ` at ${ev.state_doc.revision.slice(0, 12)}` : ""}${ev.state_doc.exists ? "" : " (missing)"}`);
   if (ev.board) {
     const issues = [...new Set(ev.board.flatMap((e) => (e.source_issue === null ? [] : [e.source_issue])))].sort((a, b) => a - b);
-    notes.push(`Evidence: ${ev.board.length} blackboard entries up to ${window.until.toISOString()}${issues.length > 0 ? `; board issue${issues.length > 1 ? "s" : ""} ${issues.map((i) => `#${i}`).join(", ")}` : ""}`);
+    notes.push(`Evidence: ${plural(ev.board.length, "blackboard entry")} up to ${window.until.toISOString()}${issues.length > 0 ? `; board issue${issues.length > 1 ? "s" : ""} ${issues.map((i) => `#${i}`).join(", ")}` : ""}`);
   }
-  if (ev.runs) notes.push(`Evidence: ${ev.runs.length} runs`);
-  if (ev.github) notes.push(`Evidence: GitHub ${ev.github.repo}: ${ev.github.pulls.length} pull requests, ${ev.github.issues.length} issues, ${ev.github.workflow_runs.length} workflow runs`);
+  if (ev.runs) notes.push(`Evidence: ${plural(ev.runs.length, "run")}`);
+  if (ev.github) notes.push(`Evidence: GitHub ${ev.github.repo}: ${plural(ev.github.pulls.length, "pull request")}, ${plural(ev.github.issues.length, "issue")}, ${plural(ev.github.workflow_runs.length, "workflow run")}`);
   if (request.params.as_of !== undefined) notes.push(`Answered as of ${request.params.as_of}: later evidence is ignored`);
   if (request.type === "what_changed") notes.push(`Time window: (${window.since.toISOString()}, ${window.until.toISOString()}], dates in ${zone.name}`);
   return [...notes, ...ev.notes];

@@ -1,3 +1,4 @@
+import { plural } from "../core/index.js";
 import type { LaneStatus, WhatChanged } from "./schema.js";
 
 /**
@@ -18,7 +19,7 @@ export function laneStatusSummary(data: LaneStatus): string {
     const active = Object.values(data.steps).filter((s) => s.status !== "not_started").map((s) => `${s.role} ${s.status}`);
     lines.push(`- ${c.latest_cycle_id} ${c.status} (${when})${active.length > 0 ? `; steps: ${active.join(", ")}` : ""}`);
   }
-  lines.push(`- State: ${data.state_view.digest}${data.state_view.known_gaps.length > 0 ? ` (${data.state_view.known_gaps.length} known gaps)` : ""}`);
+  lines.push(`- State: ${data.state_view.digest}${data.state_view.known_gaps.length > 0 ? ` (${plural(data.state_view.known_gaps.length, "known gap")})` : ""}`);
   const next = data.next_suggested_actions[0];
   lines.push(next ? `- Next (${next.priority}): ${next.title}` : "- No action suggested");
   return lines.join("\n");
@@ -29,8 +30,8 @@ export function whatChangedSummary(data: WhatChanged, consulted: { github: boole
   const lines = [`## What changed in ${data.project_id} (${data.time_window.from} – ${data.time_window.to})`];
   const merged = data.by_category.prs.filter((p) => p.status === "merged").length;
   const runs = data.by_category.workflows.reduce((n, w) => n + w.runs, 0);
-  const runText = consulted.github ? `${runs} workflow runs` : consulted.runs ? `${runs} pmagent runs (GitHub Actions not consulted)` : "workflow runs not consulted";
-  lines.push(`- ${merged} PRs merged, ${data.by_category.state_docs.length} STATE/docs files changed, ${runText}`);
+  const runText = consulted.github ? plural(runs, "workflow run") : consulted.runs ? `${plural(runs, "pmagent run")} (GitHub Actions not consulted)` : "workflow runs not consulted";
+  lines.push(`- ${plural(merged, "PR")} merged, ${plural(data.by_category.state_docs.length, "STATE/docs file")} changed, ${runText}`);
   const top = data.highlights.slice(0, 2);
   lines.push(top.length > 0 ? `- Top: ${top.map((h) => h.title).join("; ")}` : "- Nothing notable in this window");
   const risk = data.risks[0];

@@ -1,3 +1,4 @@
+import { plural } from "../core/index.js";
 import type { LaneConfig } from "../config/index.js";
 import { laneCycles, latestRunByEntry, type Cycle } from "./cycles.js";
 import { pathCategory, type GitCommit, type KaiEvidence, type RunEvidence } from "./evidence.js";
@@ -23,7 +24,6 @@ type PrRow = WhatChanged["by_category"]["prs"][number];
 type Impact = PrRow["impact"];
 
 const FAILED_CONCLUSIONS = new Set(["failure", "timed_out", "cancelled", "startup_failure", "action_required"]);
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 function commitEvidence(c: GitCommit): Evidence {
   return { type: "commit", id: c.sha, title: c.subject, at: c.committed_at };

@@ -6,7 +6,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { UnavailableError, UsageError, writeFileAtomic } from "../core/index.js";
+import { plural, UnavailableError, UsageError, writeFileAtomic } from "../core/index.js";
 import { Blackboard, type StoredEntry } from "../blackboard/index.js";
 import { CONFIG_FILE, loadProject } from "../config/index.js";
 import { openStore } from "../store/index.js";
@@ -181,7 +181,7 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
     out("Kai — what changed:");
     out(whatChanged.summary_md);
     out();
-    out(`${final.length} entries, ${final.filter((e) => e.entry.status === "done").length} done. Look around in ${project.root}:`);
+    out(`${plural(final.length, "entry")}, ${final.filter((e) => e.entry.status === "done").length} done. Look around in ${project.root}:`);
     const cli = o.invocation ?? "pmagent";
     out(`  cd ${project.root}`);
     out(`  ${cli} bb list · ${cli} runs list · ${cli} prs · git --git-dir .pmagent/forge.git log --stat --all`);

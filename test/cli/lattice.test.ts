@@ -116,7 +116,7 @@ describe("pmagent run / runs / resume", () => {
     expect(post.code).toBe(0);
     const w = await cli(["worker", "--role", "Builder", "--once"]);
     expect(w.code).toBe(0);
-    expect(w.stdout).toMatch(/succeeded {2}Builder, entry job-1 {2}1 events/);
+    expect(w.stdout).toMatch(/succeeded {2}Builder, entry job-1 {2}1 event$/m);
     const show = await cli(["bb", "show", "job-1", "--format", "json"]);
     expect(JSON.parse(show.stdout).status).toBe("done");
   });

@@ -9,7 +9,7 @@ import { CLI, REPO_ROOT, runProcess } from "../helpers/proc.js";
 
 const TRACE = pathToFileURL(join(REPO_ROOT, "test/cli/fixtures/trace-imports.mjs")).href;
 /** The files of the command groups in dist/cli (bb-sync.js is loaded by bb.js). */
-const GROUP_FILES = ["init", "demo", "bb", "bb-sync", "prompt", "agent", "oa", "kai", "emit", "checkpoint", "resume-info", "run", "runs", "resume", "worker", "env", "prs", "lane", "serve", "mcp"];
+const GROUP_FILES = ["init", "demo", "bb", "bb-sync", "prompt", "agent", "oa", "kai", "emit", "checkpoint", "resume-info", "run", "runs", "resume", "worker", "env", "prs", "lane", "serve", "mcp", "completion"];
 
 /** Run the built CLI and return which group files it loaded. */
 async function loadedGroups(args: string[]): Promise<{ code: number | null; stdout: string; groups: string[]; dist: string[] }> {

@@ -64,7 +64,7 @@ describe("pmagent kai", () => {
     expect(lines[0]).toMatch(/^## layer_b \/ doc_update status \(as of /);
     expect(lines.slice(1)).toEqual([
       "- cycle-1 in_progress (started 2026-01-04T00:00:00.000Z); steps: Aya completed, Sho pending",
-      "- State: Proposal p1 under review. (1 known gaps)",
+      "- State: Proposal p1 under review. (1 known gap)",
       "- Next (medium): Start a worker for Sho to pick entry req-1-review (pmagent worker --role Sho)",
     ]);
   });

@@ -98,7 +98,7 @@ describe("what_changed on a generated history of 291 squash-merged PRs", () => {
       `1 gap left ${STATE} this window ("Cycle-1 not applied yet"): closed, or only moved?`,
       `PR #${apply} applied the lane's proposal to ${STATE}: have Gen and Hana (pm_snapshot_request, pm_snapshot_done) run since?`,
     ]);
-    expect(res.summary_md.split("\n")[1]).toMatch(/^- \d+ PRs merged, \d+ STATE\/docs files changed, workflow runs not consulted$/);
+    expect(res.summary_md.split("\n")[1]).toMatch(/^- \d+ PRs? merged, \d+ STATE\/docs files? changed, workflow runs not consulted$/);
     expect(res.notes).toContain("Workflow runs were not consulted (no GitHub token and no run records): by_category.workflows is empty for that reason, not because nothing ran");
   });
 

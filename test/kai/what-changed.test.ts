@@ -143,7 +143,7 @@ describe("what_changed_v1 against a repository built by the test", () => {
     expect(res.summary_md.split("\n")).toEqual([
       "## layer_b / doc_update status (as of 2026-01-10T00:00:00.000Z)",
       "- cycle-2 blocked (started 2026-01-08T09:00:00Z); steps: Aya completed, Sho waiting",
-      "- State: Cycle-1 applied through PR #849. (1 known gaps)",
+      "- State: Cycle-1 applied through PR #849. (1 known gap)",
       "- Next (high): Provide approve, comment to resume Sho's run run-sho-2",
     ]);
     const before = await answer(request("lane_status", { as_of: "2026-01-03T00:00:00Z" }), options);

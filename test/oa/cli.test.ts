@@ -20,8 +20,13 @@ describe("pmagent oa snapshot", () => {
     const r = await runCli(["oa", "snapshot", "--format", "json"], { cwd: makeProject("blocked-missing-surface").root });
     expect(r.code).toBe(1);
     expect(r.stdout).toBe("");
-    expect(r.stderr).toMatch(/^pmagent: required kernel surface missing or invalid:\n {2}share\/REALITY_GREEN_SUMMARY\.json: file not found\n/);
-    expect(r.stderr).toMatch(/\[oa_surface_missing\]\n$/);
+    // Under --format json the error is JSON too.
+    const { error } = JSON.parse(r.stderr) as { error: { code: string; message: string } };
+    expect(error.code).toBe("oa_surface_missing");
+    expect(error.message).toMatch(/^required kernel surface missing or invalid:\n {2}share\/REALITY_GREEN_SUMMARY\.json: file not found\n/);
+    const text = await runCli(["oa", "snapshot"], { cwd: makeProject("blocked-missing-surface").root });
+    expect(text.stderr).toMatch(/^pmagent: required kernel surface missing or invalid:\n {2}share\/REALITY_GREEN_SUMMARY\.json: file not found\n/);
+    expect(text.stderr).toMatch(/\[oa_surface_missing\]\n$/);
   });
 
   it("exits 1 naming the file with wrong types", async () => {

@@ -24,6 +24,10 @@ export interface WorkerOptions {
   gateRecheckMs?: number;
   /** Stop when no entry is open instead of waiting for more. */
   once?: boolean;
+  /** Progress, for a person watching: an entry claimed, its run started, nothing open for now. */
+  onClaimed?: (role: string, entry: StoredEntry) => void;
+  onStarted?: (runId: string, role: string, entryId: string) => void;
+  onIdle?: () => void;
   onRun?: (run: RunRecord) => void;
 }
 
@@ -102,14 +106,21 @@ export class Worker {
           const next = await this.claimNext(role);
           if (!next) continue;
           worked = true;
+          const entryId = next.entry.entry.id;
+          this.o.onClaimed?.(role, next.entry);
           // A takeover: the previous claimer's run, if any is left, must not run on beside ours.
-          await sup.fenceEntry(next.entry.entry.id, this.id);
-          const run = await sup.startRun({ role, entryId: next.entry.entry.id, worker: this.id, decided: next.decided ?? undefined, onStarted: (id) => (this.current = id) });
+          await sup.fenceEntry(entryId, this.id);
+          const onStarted = (id: string) => {
+            this.current = id;
+            this.o.onStarted?.(id, role, entryId);
+          };
+          const run = await sup.startRun({ role, entryId, worker: this.id, decided: next.decided ?? undefined, onStarted });
           this.current = null;
           this.o.onRun?.(run);
         }
         if (worked || signal.aborted) continue;
         if (this.o.once) break;
+        this.o.onIdle?.();
         await this.waitForWork(signal);
       }
     } finally {

@@ -117,7 +117,7 @@ describe("pmagent checkpoint and resume-info", () => {
       [id, 1, 3],
       [second.id, 2, 8],
     ]);
-    expect((await runCli(["checkpoint", "list"], { env: e })).stdout).toContain(`${id}  ${list[0]!.created_at}  1 files`);
+    expect((await runCli(["checkpoint", "list"], { env: e })).stdout).toContain(`${id}  ${list[0]!.created_at}  1 file  `);
 
     const restored = await runCli(["checkpoint", "restore", id], { env: e });
     expect(restored.stdout.trim()).toBe(`restored ${id}: 1 written, 1 removed, 0 unchanged`);
