@@ -7,6 +7,7 @@ export * from "./prompt/index.js";
 export * from "./oa/index.js";
 export * from "./kai/index.js";
 export * from "./lattice/index.js";
+export * from "./app/index.js";
 export * from "./lane/index.js";
 // Names two modules both export: the package root keeps OA's GateDecision and lattice's RunState.
 export type { GateDecision } from "./oa/index.js";
