@@ -11,7 +11,7 @@ import { pathToFileURL } from "node:url";
 import pino from "pino";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseConfig } from "../../../src/config/index.js";
-import { artifactPaths, findSandboxTool, prepareRunDir, readViolations, runSandbox, sandboxArgv, SANDBOX_WORKSPACE } from "../../../src/lattice/sandbox/sandbox.js";
+import { artifactPaths, findSandboxTool, prepareRunDir, readViolations, runSandbox, sandboxArgv, SANDBOX_WORKSPACE } from "../../../src/lattice/sandbox/index.js";
 import { runCli } from "../../helpers/proc.js";
 import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
 import { testProject, type TestProject } from "../helpers.js";
