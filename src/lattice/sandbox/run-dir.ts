@@ -63,8 +63,8 @@ export function prepareRunDir(runDir: string, pmagentCommand: readonly string[],
   return dirs;
 }
 
-/** The command that runs this pmagent (the node binary and the CLI script). */
+/** The command that runs this pmagent (the node binary and the CLI script: up from lattice/sandbox/ to cli/main.js). */
 export function selfCommand(): string[] {
   const script = process.argv[1];
-  return script && /main\.(js|ts)$/.test(script) ? [process.execPath, resolve(script)] : [process.execPath, resolve(new URL("../cli/main.js", import.meta.url).pathname)];
+  return script && /main\.(js|ts)$/.test(script) ? [process.execPath, resolve(script)] : [process.execPath, resolve(new URL("../../cli/main.js", import.meta.url).pathname)];
 }
