@@ -8,13 +8,19 @@
  * event line is paired with the outbox line it copies by comparing their bytes in order (a sprite
  * writes both in the same order), which costs neither a string nor a hash; a line the outbox does
  * not have (yet) triggers an outbox read, then is parsed and stored from stdout.
+ *
+ * Here: the per-run loop (streams in, flushes queued one after another, each one transaction).
+ * The pairing is copy-matcher.ts, the event inserts event-insert.ts.
  */
 import { RefusedError, storableText, type Redactor } from "../../core/index.js";
 import type { Queryable, SqlParam, Store } from "../../store/index.js";
-import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type OutboxPosition, classifyStdoutLine, EXCERPT_CHARS, redactEvent, EVENT_PREFIX } from "../protocol/index.js";
+import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type OutboxPosition, classifyStdoutLine, EXCERPT_CHARS, redactEvent } from "../protocol/index.js";
 import { BatchCursor, type OutboxBatch, OutboxReader } from "./outbox-reader.js";
 import { readViolations } from "../sandbox/index.js";
-import { marks, RUN_NOT_FENCED, type StoredEvent } from "../runs/index.js";
+import { RUN_NOT_FENCED, type StoredEvent } from "../runs/index.js";
+import { CopyMatcher, PREFIX } from "./copy-matcher.js";
+import { candidatesOf, insertEvents, text, type Candidate } from "./event-insert.js";
+import { chunks, rows } from "./sql.js";
 
 export const DEFAULT_LOG_CAP_BYTES = 1024 * 1024;
 /** Outbox lines remembered to recognize their stdout copies; beyond this the oldest are forgotten (the slow path still dedupes). */
@@ -26,10 +32,6 @@ const HIGH_WATER_LINES = 20_000;
 const INSERT_CHUNK = 100;
 /** Events in one flush from which its transaction counts as large (see TransactionOptions.large). */
 const LARGE_BATCH_EVENTS = 1000;
-/** Event rows per INSERT on SQLite (10 parameters each). */
-const SQLITE_INSERT_ROWS = 64;
-/** Rows per INSERT on PostgreSQL (sent as one JSON parameter). */
-const PG_INSERT_ROWS = 5000;
 /**
  * Outbox bytes read per flush (~7,500 typical events): one transaction stores them, large enough
  * that a commit's cost is spread over many events, small enough that the decoder thread's first
@@ -61,29 +63,6 @@ export interface IngestOptions {
   onNewEvents?: (events: StoredEvent[]) => void | Promise<void>;
 }
 
-/**
- * An event to store. From the outbox, its texts are views of the decoded batch's bytes (SQLite
- * takes them as they are; see insertEvents), made only as they are stored (see candidatesOf);
- * from stdout, strings.
- */
-interface Candidate {
-  id: string | Buffer;
-  type: string;
-  source: "stdout" | "outbox";
-  outbox_line: number | null;
-  json: string | Buffer;
-  /** The event's timestamp: with the id, its key in the run (see migration 130). */
-  ts: string | Buffer;
-}
-
-/** A stdout event line: the line (without its line end) and, within it, the event's JSON. */
-interface StdoutEvent {
-  line: Buffer;
-  line_no: number;
-}
-
-const PREFIX = Buffer.from(EVENT_PREFIX);
-const text = (x: string | Buffer): string => (typeof x === "string" ? x : x.toString("utf8"));
 
 interface PendingLog {
   stream: "stdout" | "stderr" | "supervisor";
@@ -399,253 +378,17 @@ export class RunIngestor {
     };
   }
 
+
   private async insertEvents(q: Queryable, candidates: Iterable<Candidate>, now: number, fresh: StoredEvent[]): Promise<void> {
-    const stored = (c: Candidate, seq: number) => {
-      this.newCount++;
-      const s = this.stored_(c, seq, now);
-      if (s) fresh.push(s);
-    };
-    // First seen on stdout: now the outbox tells where it belongs. (The casts: on SQLite an
-    // outbox event's id and timestamp are bytes; see below.)
-    const placeOnOutbox = (c: Candidate) =>
-      q.run(`UPDATE lattice_run_events SET outbox_line = ? WHERE run_id = ? AND event_ts = CAST(? AS TEXT) AND event_id = CAST(? AS TEXT) AND outbox_line IS NULL`, [
-        c.outbox_line,
-        this.o.runId,
-        c.ts,
-        c.id,
-      ]);
-    if (q.dialect === "sqlite") {
-      // Many rows per statement: one call into SQLite binds a chunk. Statements are cached per
-      // chunk size. An outbox event's texts are bound as the bytes they are and cast to TEXT by
-      // SQLite (no string, no UTF-8 conversion). An event twice in a batch (its stdout and
-      // outbox copies) is inserted once: when fewer rows than the chunk's were inserted, their
-      // seqs say which.
-      for (const chunk of chunks(candidates, SQLITE_INSERT_ROWS)) {
-        const params: SqlParam[] = [];
-        const first = this.nextSeq;
-        for (const c of chunk) params.push(this.o.runId, this.nextSeq++, this.o.attempt, c.id, c.type, c.source, c.outbox_line, c.json, now, c.ts);
-        const r = await q.run(sqliteEventInsert(chunk.length), params);
-        // Some were stored before (a re-read after a crash, or a stdout copy): ask which rows are this chunk's.
-        const isNew = r.changes === chunk.length ? null : new Set((await q.all<{ seq: number }>(`SELECT seq FROM lattice_run_events WHERE run_id = ? AND seq >= ? AND seq < ?`, [this.o.runId, first, this.nextSeq])).map((x) => Number(x.seq)));
-        for (let i = 0; i < chunk.length; i++) {
-          const c = chunk[i]!;
-          if (isNew === null || isNew.has(first + i)) stored(c, first + i);
-          else if (c.outbox_line !== null) await placeOnOutbox(c);
-        }
-      }
-      return;
-    }
-    // PostgreSQL: the rows go as one JSON array parameter, unpacked by the server, so a batch of
-    // thousands costs one short statement instead of thousands of bound parameters. An event
-    // twice in a batch goes once (RETURNING tells new rows by id).
-    const seen = new Set<string>();
-    const unique: Array<Candidate & { id: string; json: string; ts: string }> = [];
-    for (const c of candidates) {
-      const id = text(c.id);
-      if (!seen.has(id)) {
-        seen.add(id);
-        unique.push({ ...c, id, json: text(c.json), ts: text(c.ts) });
-      }
-    }
-    for (const chunk of chunks(unique, PG_INSERT_ROWS)) {
-      const seqs = new Map<string, number>();
-      const rowsJson = chunk.map((c) => {
-        const seq = this.nextSeq++;
-        seqs.set(c.id, seq);
-        return { s: seq, i: c.id, t: c.type, o: c.source, l: c.outbox_line, j: c.json, ts: c.ts };
+    const seq = { next: this.nextSeq };
+    try {
+      await insertEvents(q, { runId: this.o.runId, attempt: this.o.attempt, now, seq }, candidates, (c, s) => {
+        this.newCount++;
+        const e = this.stored_(c, s, now);
+        if (e) fresh.push(e);
       });
-      const inserted = await q.all<{ event_id: string }>(
-        `INSERT INTO lattice_run_events (run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms, event_ts)
-         SELECT ?, r.s, ?, r.i, r.t, r.o, r.l, r.j, ?, r.ts FROM json_to_recordset(?::json) AS r(s bigint, i text, t text, o text, l bigint, j text, ts text)
-         ON CONFLICT (run_id, event_ts, event_id) DO NOTHING RETURNING event_id`,
-        [this.o.runId, this.o.attempt, now, JSON.stringify(rowsJson)],
-      );
-      const isNew = new Set(inserted.map((r) => r.event_id));
-      for (const c of chunk) {
-        if (isNew.has(c.id)) stored(c, seqs.get(c.id)!);
-        else if (c.outbox_line !== null) await placeOnOutbox(c);
-      }
+    } finally {
+      this.nextSeq = seq.next;
     }
   }
 }
-
-/**
- * Pairs stdout event lines with the outbox lines they copy, by their bytes, in order. A sprite
- * writes each event to the outbox, then to stdout, so the heads of the two queues are normally
- * the same event. When they are not, the stdout line's copy is looked for a few lines ahead (the
- * outbox lines skipped have no stdout copy here); a line not found there, or still waiting when
- * the outbox has nothing more, is unmatched: parsed and stored from stdout, where the unique key
- * drops it if the outbox had it after all.
- *
- * Lines are kept as where they lie (the buffer, a start and an end, in parallel arrays), not as a
- * view each: thousands wait at a time, and every scavenge would copy each view until matched.
- */
-class CopyMatcher {
-  /** Outbox lines: the batch bytes each lies in, where its JSON starts and ends. */
-  private outBytes: Buffer[] = [];
-  private outStart: number[] = [];
-  private outEnd: number[] = [];
-  private outHead = 0;
-  /** Outbox lines removed from the front of the outbox arrays (by compaction). */
-  private dropped = 0;
-  /** stdout event lines: the buffer each lies in, where the JSON after the prefix starts and ends, its line number. */
-  private stdBytes: Buffer[] = [];
-  private stdStart: number[] = [];
-  private stdEnd: number[] = [];
-  private stdLine: number[] = [];
-  private stdHead = 0;
-  private unmatched: StdoutEvent[] = [];
-
-  constructor(
-    private readonly limit: number,
-    private readonly lookahead: number,
-  ) {}
-
-  /** stdout event lines not yet matched or given up. */
-  get waiting(): number {
-    return this.stdBytes.length - this.stdHead + this.unmatched.length;
-  }
-
-  /** An outbox event's line text (as written, not redacted): `bytes` from `start` to `end`. */
-  addOutbox(bytes: Buffer, start: number, end: number): void {
-    this.outBytes.push(bytes);
-    this.outStart.push(start);
-    this.outEnd.push(end);
-    // Lines whose copies never came (a sprite writing only its outbox): forget the oldest half.
-    if (this.outBytes.length - this.outHead > this.limit) this.outHead = this.outBytes.length - this.limit / 2;
-  }
-
-  /** A stdout event line: `bytes` from `start` (where the prefix starts) to `end` (without its line end). */
-  addStdout(bytes: Buffer, start: number, end: number, lineNo: number): void {
-    this.stdBytes.push(bytes);
-    this.stdStart.push(start + PREFIX.length);
-    this.stdEnd.push(end);
-    this.stdLine.push(lineNo);
-  }
-
-  /** Outbox lines added so far. */
-  get added(): number {
-    return this.dropped + this.outBytes.length;
-  }
-
-  /** Outbox lines matched or given up so far (the first `passed` added are no longer looked at). */
-  get passed(): number {
-    return this.dropped + this.outHead;
-  }
-
-  /** Pair what can be paired now. */
-  match(): void {
-    const outs = this.outBytes.length;
-    while (this.stdHead < this.stdBytes.length && this.outHead < outs) {
-      const i = this.stdHead;
-      const end = Math.min(outs, this.outHead + this.lookahead);
-      let j = this.outHead;
-      while (j < end && !this.same(i, j)) j++;
-      if (j < end) this.outHead = j + 1;
-      else if (end - this.outHead < this.lookahead) break; // its copy may be in the next batch
-      else this.unmatched.push(this.stdoutEvent(i));
-      this.stdHead++;
-    }
-    if (this.stdHead > 1024 && this.stdHead * 2 > this.stdBytes.length) {
-      const h = this.stdHead;
-      this.stdBytes = this.stdBytes.slice(h);
-      this.stdStart = this.stdStart.slice(h);
-      this.stdEnd = this.stdEnd.slice(h);
-      this.stdLine = this.stdLine.slice(h);
-      this.stdHead = 0;
-    }
-    if (this.outHead > 1024 && this.outHead * 2 > this.outBytes.length) {
-      const h = this.outHead;
-      this.outBytes = this.outBytes.slice(h);
-      this.outStart = this.outStart.slice(h);
-      this.outEnd = this.outEnd.slice(h);
-      this.dropped += h;
-      this.outHead = 0;
-    }
-  }
-
-  /** Lines without an outbox copy so far, the ones still waiting included (the outbox has nothing more now). */
-  takeUnmatched(): StdoutEvent[] {
-    const out = this.unmatched;
-    for (let i = this.stdHead; i < this.stdBytes.length; i++) out.push(this.stdoutEvent(i));
-    this.unmatched = [];
-    this.stdBytes = [];
-    this.stdStart = [];
-    this.stdEnd = [];
-    this.stdLine = [];
-    this.stdHead = 0;
-    return out;
-  }
-
-  private stdoutEvent(i: number): StdoutEvent {
-    return { line: this.stdBytes[i]!.subarray(this.stdStart[i]! - PREFIX.length, this.stdEnd[i]!), line_no: this.stdLine[i]! };
-  }
-
-  /**
-   * stdout line `i` after its prefix is exactly outbox line `j`. Never true of a line of a released
-   * batch: its buffer was moved back to the decoder thread, which leaves it empty here.
-   */
-  private same(i: number, j: number): boolean {
-    const out = this.outBytes[j]!;
-    const start = this.outStart[j]!;
-    const end = this.outEnd[j]!;
-    const from = this.stdStart[i]!;
-    const to = this.stdEnd[i]!;
-    return end > start && out.length >= end && to - from === end - start && this.stdBytes[i]!.compare(out, start, end, from, to) === 0;
-  }
-}
-
-const sqliteEventInserts = new Map<number, string>();
-
-/**
- * The SQLite insert of `n` events, one string per `n` (the store finds its prepared statement by
- * the text: a new string of kilobytes each time would be hashed each time). The id, the JSON and
- * the timestamp may be bound as bytes (see insertEvents).
- */
-function sqliteEventInsert(n: number): string {
-  let sql = sqliteEventInserts.get(n);
-  if (sql === undefined) {
-    const values = new Array(n).fill("(?, ?, ?, CAST(? AS TEXT), ?, ?, ?, CAST(? AS TEXT), ?, CAST(? AS TEXT))").join(", ");
-    sql = `INSERT INTO lattice_run_events (run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms, event_ts) VALUES ${values} ON CONFLICT (run_id, event_ts, event_id) DO NOTHING`;
-    sqliteEventInserts.set(n, sql);
-  }
-  return sql;
-}
-
-function rows(n: number, cols: number): string {
-  const one = `(${marks(cols)})`;
-  return new Array(n).fill(one).join(", ");
-}
-
-function* chunks<T>(items: Iterable<T>, size: number): Generator<T[]> {
-  let chunk: T[] = [];
-  for (const item of items) {
-    chunk.push(item);
-    if (chunk.length === size) {
-      yield chunk;
-      chunk = [];
-    }
-  }
-  if (chunk.length > 0) yield chunk;
-}
-
-/**
- * A flush's events in the order they are stored: its outbox batches' events, then those only
- * stdout delivered. An outbox event's views are made as it is reached, so they are garbage once
- * its chunk is stored instead of living (and being copied by every scavenge) for the whole flush.
- */
-function candidatesOf(batches: readonly OutboxBatch[], fromStdout: readonly Candidate[]): Iterable<Candidate> {
-  // Each iteration starts over: a transaction that ran its body again would store every event.
-  return {
-    *[Symbol.iterator]() {
-      for (const b of batches) {
-        for (const c = new BatchCursor(b); c.next(); ) {
-          const bytes = c.bytes;
-          yield { id: bytes.subarray(c.id, c.idEnd), type: c.type, source: "outbox", outbox_line: c.lineNo, json: bytes.subarray(c.json, c.jsonEnd), ts: bytes.subarray(c.ts, c.tsEnd) };
-        }
-      }
-      yield* fromStdout;
-    },
-  };
-}
-

@@ -1,3 +1,6 @@
 // The runs sub-module of lattice: its public surface.
-export * from "./run-store.js";
+export * from "./records.js";
+export * from "./fencing.js";
+export { RUN_STATES, TERMINAL_RUN_STATES, UNFINISHED_RUN_STATES, isTerminalRunState, type RunState } from "./states.js";
+export { RunStore } from "./run-store.js";
 export * from "./sql.js";

@@ -2,266 +2,33 @@
  * Runs as stored: one row per run in `lattice_runs`, its events once each in `lattice_run_events`
  * (identity = hash of the event's canonical JSON), its capped log, protocol errors, hard-rule
  * violations, resumes and gate decisions. Everything the CLI, API and Kai read about runs.
+ * The record types are in records.ts, the row mapping in rows.ts, the reads as of a cutoff in window.ts.
  */
 import { NotFoundError } from "../../core/index.js";
 import { Where, limitClause, type Dialect, type Queryable, type SqlParam, type Store } from "../../store/index.js";
-import { eventTypeFilter, inChunks, marks } from "./sql.js";
-
-export const RUN_STATES = ["starting", "running", "waiting", "succeeded", "failed", "canceled"] as const;
-export type RunState = (typeof RUN_STATES)[number];
-export const TERMINAL_RUN_STATES: readonly RunState[] = ["succeeded", "failed", "canceled"];
-export const UNFINISHED_RUN_STATES: readonly RunState[] = ["starting", "running"];
-const UNFINISHED_OR_WAITING: readonly RunState[] = ["starting", "running", "waiting"];
-
-/**
- * SQL condition on a `lattice_runs` row (unaliased): the run is not fenced. A worker's run is
- * fenced once another worker took its entry over: the other worker holds the entry's claim, or
- * has started a newer run of the entry (the claim is gone once that run finished the entry). The
- * claim and the run's generation are the fencing tokens; a `pmagent run` without a worker is never fenced.
- */
-export const RUN_NOT_FENCED = `NOT EXISTS (SELECT 1 FROM bb_entries b WHERE b.project_id = lattice_runs.project_id AND b.id = lattice_runs.entry_id AND b.claimed_by IS NOT NULL AND b.claimed_by <> lattice_runs.worker)
-  AND NOT EXISTS (SELECT 1 FROM lattice_runs n WHERE n.project_id = lattice_runs.project_id AND n.entry_id = lattice_runs.entry_id AND n.created_ms >= lattice_runs.created_ms AND n.id <> lattice_runs.id AND n.worker <> lattice_runs.worker)`;
-
-export function isTerminalRunState(state: RunState): boolean {
-  return TERMINAL_RUN_STATES.includes(state);
-}
-
-/** What a WAITING event asked for, kept on the run while it waits. */
-export interface RunWaiting {
-  event_id: string;
-  reason: string;
-  checkpoint_id: string;
-  expected_inputs: Record<string, string>;
-}
-
-export type GateDecisionKind = "ALLOW" | "DENY" | "CONDITIONAL";
-
-export interface GateDecision {
-  decision: GateDecisionKind;
-  reasoning: string;
-  conditions: string[];
-}
-
-export interface RunRecord {
-  id: string;
-  project_id: string;
-  role: string;
-  entry_id: string | null;
-  sprite_id: string;
-  work_item_id: string;
-  state: RunState;
-  command: string[];
-  workspace: string;
-  checkpoint_dir: string;
-  /** Supervisor-owned directory of the run (shims, home, violations), outside the workspace. */
-  run_dir: string;
-  /** The claim holder, when a worker claimed the entry. */
-  worker: string | null;
-  host: string;
-  supervisor_pid: number | null;
-  sprite_pid: number | null;
-  /** Launches so far: 1 for the first, +1 per resume. */
-  attempt: number;
-  outbox: { offset: number; line_no: number };
-  /** Bytes of the current attempt's stdout/stderr files already stored. */
-  stdout_offset: number;
-  stderr_offset: number;
-  sprite_started: string | null;
-  entry_synced: boolean;
-  waiting: RunWaiting | null;
-  gate: GateDecision | null;
-  exit_code: number | null;
-  exit_signal: string | null;
-  /** Why the run failed or was canceled. */
-  reason: string | null;
-  log_bytes: number;
-  log_truncated: boolean;
-  event_count: number;
-  created_at: string;
-  updated_at: string;
-  finished_at: string | null;
-}
-
-export interface StoredEvent {
-  run_id: string;
-  seq: number;
-  /** sha256 of the event's canonical JSON. */
-  id: string;
-  event_type: string;
-  /** Where the event was first seen. */
-  source: "stdout" | "outbox";
-  outbox_line: number | null;
-  /** The event as stored (secrets redacted). */
-  event: Record<string, unknown>;
-  received_at: string;
-  dispatched_at: string | null;
-  dispatch: Record<string, unknown> | null;
-}
-
-export interface RunLogLine {
-  seq: number;
-  stream: "stdout" | "stderr" | "supervisor";
-  text: string;
-  at: string;
-}
-
-export interface ProtocolErrorRecord {
-  id: number;
-  source: "stdout" | "outbox";
-  line_no: number | null;
-  reason: string;
-  excerpt: string;
-  at: string;
-}
-
-export interface ViolationRecord {
-  line_no: number;
-  rule: string;
-  detail: string;
-  at: string;
-}
-
-export interface RunListFilter {
-  state?: RunState | RunState[];
-  role?: string;
-  entryId?: string;
-  limit?: number;
-}
-
-interface RunRow {
-  id: string;
-  project_id: string;
-  role: string;
-  entry_id: string | null;
-  sprite_id: string;
-  work_item_id: string;
-  state: RunState;
-  command_json: string;
-  workspace: string;
-  checkpoint_dir: string;
-  run_dir: string;
-  worker: string | null;
-  host: string;
-  supervisor_pid: number | null;
-  sprite_pid: number | null;
-  attempt: number;
-  outbox_offset: number;
-  outbox_line: number;
-  stdout_offset: number;
-  stderr_offset: number;
-  sprite_started: string | null;
-  entry_synced: number;
-  waiting_json: string | null;
-  gate_json: string | null;
-  exit_code: number | null;
-  exit_signal: string | null;
-  reason: string | null;
-  log_bytes: number;
-  log_truncated: number;
-  created_at: string;
-  created_ms: number;
-  updated_ms: number;
-  finished_ms: number | null;
-  event_count?: number;
-}
-
-const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString());
-const num = (v: number | null | undefined) => (v === null || v === undefined ? null : Number(v));
-
-function toRecord(r: RunRow): RunRecord {
-  return {
-    id: r.id,
-    project_id: r.project_id,
-    role: r.role,
-    entry_id: r.entry_id,
-    sprite_id: r.sprite_id,
-    work_item_id: r.work_item_id,
-    state: r.state,
-    command: JSON.parse(r.command_json) as string[],
-    workspace: r.workspace,
-    checkpoint_dir: r.checkpoint_dir,
-    run_dir: r.run_dir,
-    worker: r.worker,
-    host: r.host,
-    supervisor_pid: num(r.supervisor_pid),
-    sprite_pid: num(r.sprite_pid),
-    attempt: Number(r.attempt),
-    outbox: { offset: Number(r.outbox_offset), line_no: Number(r.outbox_line) },
-    stdout_offset: Number(r.stdout_offset),
-    stderr_offset: Number(r.stderr_offset),
-    sprite_started: r.sprite_started,
-    entry_synced: Number(r.entry_synced) === 1,
-    waiting: r.waiting_json ? (JSON.parse(r.waiting_json) as RunWaiting) : null,
-    gate: r.gate_json ? (JSON.parse(r.gate_json) as GateDecision) : null,
-    exit_code: num(r.exit_code),
-    exit_signal: r.exit_signal,
-    reason: r.reason,
-    log_bytes: Number(r.log_bytes),
-    log_truncated: Number(r.log_truncated) === 1,
-    event_count: Number(r.event_count ?? 0),
-    created_at: r.created_at,
-    updated_at: iso(r.updated_ms)!,
-    finished_at: iso(r.finished_ms),
-  };
-}
+import type {
+  GateDecision,
+  GateDecisionKind,
+  NewRun,
+  ProtocolErrorRecord,
+  RunEventAt,
+  RunListFilter,
+  RunLogLine,
+  RunPatch,
+  RunRecord,
+  RunWindowFilter,
+  StoredEvent,
+  ViolationRecord,
+} from "./records.js";
+import { RUN_COLUMNS, iso, num, toRecord, type RunRow } from "./rows.js";
+import { eventTypeFilter } from "./sql.js";
+import type { RunState } from "./states.js";
+import * as asOf from "./window.js";
 
 /** `where` narrowed to events of these types (see eventTypeFilter). */
 function byTypes(dialect: Dialect, where: Where, types: readonly string[]): Where {
   const f = eventTypeFilter(dialect, types);
   return where.add(f.sql, ...f.params);
-}
-
-const RUN_COLUMNS = `r.*, (SELECT COUNT(*) FROM lattice_run_events e WHERE e.run_id = r.id) AS event_count`;
-
-export interface NewRun {
-  id: string;
-  project_id: string;
-  role: string;
-  entry_id: string | null;
-  sprite_id: string;
-  work_item_id: string;
-  command: string[];
-  workspace: string;
-  checkpoint_dir: string;
-  run_dir: string;
-  worker: string | null;
-  host: string;
-  supervisor_pid: number;
-  gate: GateDecision | null;
-}
-
-/** Field changes of a run; `state` moves are guarded by `from` so a canceled run stays canceled. */
-export interface RunPatch {
-  state?: RunState;
-  supervisor_pid?: number | null;
-  sprite_pid?: number | null;
-  sprite_started?: string | null;
-  attempt?: number;
-  waiting?: RunWaiting | null;
-  exit_code?: number | null;
-  exit_signal?: string | null;
-  reason?: string | null;
-  entry_synced?: boolean;
-  worker?: string | null;
-  finished?: boolean;
-  /** A new attempt reads its own stdout/stderr files from the start. */
-  resetStreams?: boolean;
-}
-
-/** Runs of some roles whose life overlaps a time span, for reading runs as they stood at `untilMs`. */
-export interface RunWindowFilter {
-  roles: readonly string[];
-  sinceMs: number;
-  untilMs: number;
-}
-
-/** An event as of a cutoff, without its dispatch bookkeeping. */
-export interface RunEventAt {
-  run_id: string;
-  seq: number;
-  event_type: string;
-  event: Record<string, unknown>;
-  received_at: string;
 }
 
 /** Reads and writes of run rows (the ingest path writes events itself, in batches). */
@@ -305,79 +72,29 @@ export class RunStore {
     return rows.map(toRecord);
   }
 
-  /**
-   * Runs of these roles created by `untilMs` that had not finished before `sinceMs`: those not
-   * finished yet, and those finished after `sinceMs` (two indexed queries, by state and by
-   * finish time). Event counts are not included (see `eventCounts`).
-   */
-  async overlapping(filter: RunWindowFilter): Promise<RunRecord[]> {
-    if (filter.roles.length === 0) return [];
-    const roles = marks(filter.roles.length);
-    // Roles are checked here, not in SQL: with `role IN (…)` SQLite walks every run of the roles
-    // (lattice_runs_finished) instead of the few unfinished ones (lattice_runs_state).
-    const wanted = new Set(filter.roles);
-    const unfinished = (
-      await this.store.all<RunRow>(`SELECT r.* FROM lattice_runs r WHERE r.project_id = ? AND r.state IN (${marks(UNFINISHED_OR_WAITING.length)}) AND r.created_ms <= ?`, [
-        this.projectId,
-        ...UNFINISHED_OR_WAITING,
-        filter.untilMs,
-      ])
-    ).filter((r) => wanted.has(r.role));
-    const finished = await this.store.all<RunRow>(
-      `SELECT r.* FROM lattice_runs r WHERE r.project_id = ? AND r.role IN (${roles}) AND r.finished_ms > ? AND r.created_ms <= ?`,
-      [this.projectId, ...filter.roles, filter.sinceMs, filter.untilMs],
-    );
-    const byId = new Map([...unfinished, ...finished].map((r) => [r.id, r]));
-    return [...byId.values()].map(toRecord).sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at) || a.id.localeCompare(b.id));
+  /** Runs of these roles whose life overlaps the span (see window.ts). */
+  overlapping(filter: RunWindowFilter): Promise<RunRecord[]> {
+    return asOf.overlapping(this.store, this.projectId, filter);
   }
 
-  /** The latest run (created by `untilMs`) of each of these entries, by the entry index. */
-  async latestOfEntries(entryIds: readonly string[], untilMs: number): Promise<RunRecord[]> {
-    const rows = await inChunks(entryIds, (ids) =>
-      this.store.all<RunRow>(`SELECT r.* FROM lattice_runs r WHERE r.project_id = ? AND r.entry_id IN (${marks(ids.length)}) AND r.created_ms <= ?`, [this.projectId, ...ids, untilMs]),
-    );
-    const latest = new Map<string, RunRow>();
-    for (const r of rows) {
-      const seen = latest.get(r.entry_id!);
-      if (!seen || Number(r.created_ms) > Number(seen.created_ms) || (Number(r.created_ms) === Number(seen.created_ms) && r.id > seen.id)) latest.set(r.entry_id!, r);
-    }
-    return [...latest.values()].map(toRecord);
+  /** The latest run (created by `untilMs`) of each of these entries (see window.ts). */
+  latestOfEntries(entryIds: readonly string[], untilMs: number): Promise<RunRecord[]> {
+    return asOf.latestOfEntries(this.store, this.projectId, entryIds, untilMs);
   }
 
-  /** How many events each run had received by `untilMs`, counted in SQL (runs without any are absent). */
-  async eventCounts(runIds: readonly string[], untilMs: number): Promise<Map<string, number>> {
-    const rows = await inChunks(runIds, (ids) =>
-      this.store.all<{ run_id: string; n: number | string }>(
-        `SELECT run_id, COUNT(*) AS n FROM lattice_run_events WHERE run_id IN (${marks(ids.length)}) AND received_ms <= ? GROUP BY run_id`,
-        [...ids, untilMs],
-      ),
-    );
-    return new Map(rows.map((r) => [r.run_id, Number(r.n)]));
+  /** How many events each run had received by `untilMs` (see window.ts). */
+  eventCounts(runIds: readonly string[], untilMs: number): Promise<Map<string, number>> {
+    return asOf.eventCounts(this.store, runIds, untilMs);
   }
 
-  /** Events of these types received by `untilMs`, per run in arrival order (only those types are read). */
-  async eventsOfTypes(runIds: readonly string[], types: readonly string[], untilMs: number): Promise<RunEventAt[]> {
-    if (types.length === 0) return [];
-    const byType = eventTypeFilter(this.store.dialect, types);
-    const rows = await inChunks(runIds, (ids) =>
-      this.store.all<{ run_id: string; seq: number | string; event_type: string; event_json: string; received_ms: number | string }>(
-        `SELECT run_id, seq, event_type, event_json, received_ms FROM lattice_run_events
-         WHERE run_id IN (${marks(ids.length)}) AND ${byType.sql} AND received_ms <= ? ORDER BY run_id, seq`,
-        [...ids, ...byType.params, untilMs],
-      ),
-    );
-    return rows.map((r) => ({ run_id: r.run_id, seq: Number(r.seq), event_type: r.event_type, event: JSON.parse(r.event_json) as Record<string, unknown>, received_at: iso(Number(r.received_ms))! }));
+  /** Events of these types received by `untilMs`, per run in arrival order (see window.ts). */
+  eventsOfTypes(runIds: readonly string[], types: readonly string[], untilMs: number): Promise<RunEventAt[]> {
+    return asOf.eventsOfTypes(this.store, runIds, types, untilMs);
   }
 
-  /** When each run was last resumed by `untilMs` (runs never resumed by then are absent). */
-  async lastResumes(runIds: readonly string[], untilMs: number): Promise<Map<string, string>> {
-    const rows = await inChunks(runIds, (ids) =>
-      this.store.all<{ run_id: string; at_ms: number | string }>(
-        `SELECT run_id, MAX(at_ms) AS at_ms FROM lattice_resumes WHERE run_id IN (${marks(ids.length)}) AND at_ms <= ? GROUP BY run_id`,
-        [...ids, untilMs],
-      ),
-    );
-    return new Map(rows.map((r) => [r.run_id, iso(Number(r.at_ms))!]));
+  /** When each run was last resumed by `untilMs` (see window.ts). */
+  lastResumes(runIds: readonly string[], untilMs: number): Promise<Map<string, string>> {
+    return asOf.lastResumes(this.store, runIds, untilMs);
   }
 
   /**

@@ -1,3 +1,16 @@
-// The sandbox sub-module of lattice: its public surface.
+/**
+ * The sandbox sub-module of lattice: what a sprite runs inside. A scrubbed environment (an
+ * allow-list, never a token; env.ts), shims first on its PATH that refuse `git push`, remote edits
+ * and `gh` and record the attempt as a hard-rule violation (git-guard.ts), then the directory of a
+ * `pmagent` launcher (for `pmagent emit` and `pmagent checkpoint`; run-dir.ts), then the
+ * supervisor's PATH. Where bubblewrap is there (config `sandbox`), the sprite also runs in a bwrap
+ * sandbox (bwrap.ts, with what it shows and hides from run-sandbox.ts): the shims are bound over
+ * the real git and gh, and what the sprite must not reach is not visible, so no push succeeds
+ * whatever path it takes. processes.ts finds, signals and kills the sprites' process groups.
+ */
 export * from "./processes.js";
-export * from "./sandbox.js";
+export { ENV_ALLOW_LIST, checkExtraEnv, spriteEnv, type SpriteEnvInput } from "./env.js";
+export { VIOLATIONS_FILE, readViolations, type ViolationLine } from "./git-guard.js";
+export { prepareRunDir, selfCommand, type RunDirs } from "./run-dir.js";
+export { SANDBOX_WORKSPACE, findSandboxTool, sandboxArgv, type SandboxMode, type SandboxSpec } from "./bwrap.js";
+export { artifactPaths, runSandbox, type RunSandboxInput } from "./run-sandbox.js";

@@ -11,8 +11,8 @@ import { pathToFileURL } from "node:url";
 import pino from "pino";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseConfig } from "../../../src/config/index.js";
-import { artifactPaths, findSandboxTool, prepareRunDir, readViolations, runSandbox, sandboxArgv, SANDBOX_WORKSPACE } from "../../../src/lattice/sandbox/sandbox.js";
-import { runCli } from "../../helpers/proc.js";
+import { artifactPaths, findSandboxTool, prepareRunDir, readViolations, runSandbox, sandboxArgv, SANDBOX_WORKSPACE } from "../../../src/lattice/sandbox/index.js";
+import { CLI, REPO_ROOT, runCli } from "../../helpers/proc.js";
 import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
 import { testProject, type TestProject } from "../helpers.js";
 
@@ -170,6 +170,18 @@ describe.runIf(bwrapHere)("runSandbox", () => {
     const r = spawnSync(argv[0]!, argv.slice(1), { encoding: "utf8", env: { PATH: path } });
     expect(r.stdout).toBe("tool ran\nbin\n");
     expect(r.stderr).toContain("No such file or directory");
+  });
+});
+
+describe("selfCommand", () => {
+  // Run from the build as an installed `pmagent` is (its argv[1] a bin link, not main.js): the
+  // sprite's `pmagent` launcher must run the CLI script, wherever the sandbox sub-module lies.
+  it("names the built CLI script when this process was not started from it", () => {
+    const script = `import { selfCommand } from ${JSON.stringify(pathToFileURL(join(REPO_ROOT, "dist/lattice/index.js")).href)}; console.log(JSON.stringify(selfCommand()));`;
+    const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+    const command = JSON.parse(out) as string[];
+    expect(command).toEqual([process.execPath, CLI]);
+    expect(existsSync(command[1]!)).toBe(true);
   });
 });
 

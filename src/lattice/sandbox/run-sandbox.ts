@@ -1,0 +1,91 @@
+/** What one run's sandbox shows and hides: the policy `sandboxArgv` applies. */
+import { existsSync, statSync } from "node:fs";
+import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Project } from "../../config/index.js";
+import type { SandboxSpec } from "./bwrap.js";
+import { realpathOr } from "./paths.js";
+import type { RunDirs } from "./run-dir.js";
+
+export interface RunSandboxInput {
+  bwrap: string;
+  project: Project;
+  /** The SQLite file of the store (null for PostgreSQL). */
+  storeFile: string | null;
+  workspace: string;
+  checkpointDir: string;
+  dirs: RunDirs;
+  /** How the sprite runs pmagent, and its own argv: their files stay visible. */
+  pmagentCommand: readonly string[];
+  command: readonly string[];
+  /** The supervisor's HOME (its credentials: ~/.ssh, ~/.config/gh, ~/.git-credentials). */
+  home: string | undefined;
+  /** The entry's payload: the artifacts it references stay readable (see artifactPaths). */
+  entryPayload?: unknown;
+  /** The sprite's PATH: its directories stay visible under a hidden HOME (tools installed in ~/.local/bin, nvm's node). */
+  path?: string;
+}
+
+/** The package a script belongs to (nearest directory with package.json) and its node_modules, or the file itself. */
+function packageOf(file: string): string[] {
+  for (let dir = dirname(file); dir !== dirname(dir); dir = dirname(dir)) {
+    if (existsSync(join(dir, "package.json"))) return [dir, join(dir, "node_modules")];
+  }
+  return [file];
+}
+
+/**
+ * What an entry's artifact references point to in earlier runs' workspaces (`payload.refs[]` of
+ * type artifact, which the supervisor posts from a run's ARTIFACT events): the next role reads
+ * them, so they stay visible, read-only. A `ref` that is a regular file under
+ * `.pmagent/workspaces/` outside any `.lattice/` directory (outboxes, resume.json), and for a
+ * `file:` URL naming a workspace (a branch to fetch), that workspace's `.git` only. Symlinks are
+ * resolved first: whoever wrote the entry cannot make the secrets file, the store or another
+ * run's resume visible.
+ */
+export function artifactPaths(payload: unknown, root: string): string[] {
+  const raw = (payload as { refs?: unknown } | null)?.refs;
+  // The list form, or the roles contract's object form with the list under `artifacts`.
+  const refs = Array.isArray(raw) ? raw : (raw as { artifacts?: unknown } | null | undefined)?.artifacts;
+  if (!Array.isArray(refs)) return [];
+  const workspaces = realpathOr(join(root, ".pmagent", "workspaces"));
+  const out: string[] = [];
+  for (const r of refs as Array<{ type?: unknown; ref?: unknown; url?: unknown } | null>) {
+    if (r?.type !== "artifact") continue;
+    try {
+      if (typeof r.ref === "string" && isAbsolute(r.ref)) {
+        const file = realpathOr(r.ref);
+        if (file.startsWith(`${workspaces}/`) && !file.split("/").includes(".lattice") && statSync(file).isFile()) out.push(file);
+      }
+      if (typeof r.url === "string" && r.url.startsWith("file:")) {
+        const repo = realpathOr(fileURLToPath(r.url));
+        if (dirname(repo) === workspaces && statSync(join(repo, ".git")).isDirectory()) out.push(join(repo, ".git"));
+      }
+    } catch {
+      // gone or not a path: the sprite reports what it misses
+    }
+  }
+  return out;
+}
+
+/** What one run's sandbox shows and hides. */
+export function runSandbox(input: RunSandboxInput): SandboxSpec {
+  const { root, config } = input.project;
+  const hidden = [join(root, ".pmagent"), resolve(root, config.forge.bare_repo)];
+  if (config.secrets.file) hidden.push(resolve(root, config.secrets.file));
+  if (input.storeFile) hidden.push(...["", "-wal", "-shm", "-journal"].map((s) => input.storeFile + s));
+  const home = input.home && resolve(input.home) !== "/" ? realpathOr(resolve(input.home)) : null;
+  if (home) hidden.push(home);
+  // Programs under the hidden HOME stay runnable: the PATH's directories, and node's own prefix (nvm).
+  const underHome = (p: string) => home !== null && realpathOr(p).startsWith(`${home}/`);
+  const tools = [...(input.path ?? "").split(delimiter).filter((d) => isAbsolute(d) && underHome(d)), ...[dirname(dirname(process.execPath))].filter(underHome)];
+  const files = [...input.pmagentCommand, ...input.command].filter((a) => isAbsolute(a) && existsSync(a));
+  return {
+    bwrap: input.bwrap,
+    workspace: input.workspace,
+    writable: [input.checkpointDir, input.dirs.home, input.dirs.violations],
+    readable: [root, input.dirs.shimDir, input.dirs.toolDir, ...files.flatMap(packageOf).map(realpathOr), ...artifactPaths(input.entryPayload, root), ...tools],
+    hidden,
+    overlays: input.dirs.overlays,
+  };
+}
