@@ -132,6 +132,8 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
       ["cycle-blocked-cycle-2", "high", "cycle-2 of test/build is blocked"],
       ["runs-waiting", "medium", `1 run waiting for input: Builder ${waiting.id}`],
       ["environment-proposals-pending", "medium", `1 environment proposal pending a decision: Reviewer: ${PROPOSAL}`],
+      // The failed review step posted its doc_update_error to the human, who has not read it yet.
+      ["entries-waiting-on-human", "medium", "1 entry waiting on a human: req-1-review-error (doc_update_error)"],
       ["runs-failed", "high", `1 run of the lane failed this window: Reviewer ${reviewed.id}`],
     ]);
     expect(data.open_questions).toEqual([
@@ -162,7 +164,7 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
       ["test/build:Builder", 1, built.id],
       ["test/build:Reviewer", 1, reviewed.id],
     ]);
-    expect(changes.risks.map((r) => r.id)).toEqual(["cycle-blocked-cycle-1", "environment-proposals-pending", "runs-failed"]);
+    expect(changes.risks.map((r) => r.id)).toEqual(["cycle-blocked-cycle-1", "environment-proposals-pending", "entries-waiting-on-human", "runs-failed"]);
   });
 
   it("a window that ends before the first run holds no runs; one that starts after the first cycle keeps only its entries' runs", async () => {
