@@ -185,6 +185,12 @@ export const ConfigSchema = z
      * uses it where installed (with a loud warning where not), "off" runs them unsandboxed.
      */
     sandbox: z.enum(["required", "auto", "off"]).default("auto"),
+    /**
+     * The sandbox's network: "host" shares the machine's (a sprite reaches model APIs, and loopback
+     * services too); "none" gives it a network namespace of its own with nothing in it, so it
+     * reaches neither the internet nor this machine's services (a PostgreSQL store, `pmagent serve`).
+     */
+    sandbox_network: z.enum(["host", "none"]).default("host"),
   })
   .strict();
 

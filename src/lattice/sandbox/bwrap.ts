@@ -61,6 +61,8 @@ export interface SandboxSpec {
   hidden: string[];
   /** Files bound read-only over others (the git and gh wrappers over the real programs). */
   overlays: Array<{ source: string; dest: string }>;
+  /** "none": a network namespace of its own (no route out, not even to this machine's loopback). */
+  network?: "host" | "none";
 }
 
 const depth = (p: string) => p.split("/").filter(Boolean).length;
@@ -109,5 +111,6 @@ export function sandboxArgv(argv: readonly string[], spec: SandboxSpec): string[
     .map(([dest, args], i) => ({ d: depth(dest), i, args }))
     .sort((a, b) => a.d - b.d || a.i - b.i)
     .flatMap((m) => m.args);
-  return [spec.bwrap, ...mounts, "--remount-ro", "/", ...BWRAP_FLAGS, "--chdir", workspace, "--", ...argv];
+  const network = spec.network === "none" ? ["--unshare-net"] : [];
+  return [spec.bwrap, ...mounts, "--remount-ro", "/", ...BWRAP_FLAGS, ...network, "--chdir", workspace, "--", ...argv];
 }

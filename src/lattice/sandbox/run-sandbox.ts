@@ -87,5 +87,6 @@ export function runSandbox(input: RunSandboxInput): SandboxSpec {
     readable: [root, input.dirs.shimDir, input.dirs.toolDir, ...files.flatMap(packageOf).map(realpathOr), ...artifactPaths(input.entryPayload, root), ...tools],
     hidden,
     overlays: input.dirs.overlays,
+    network: config.sandbox_network,
   };
 }

@@ -3,7 +3,8 @@
  * programs, remote edits through `git config`), bubblewrap's view of the host (hidden paths,
  * writable workspace, own PID namespace), and what each `sandbox` mode does when bwrap is missing.
  */
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { createServer, type AddressInfo } from "node:net";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -111,6 +112,8 @@ describe("sandbox modes without bwrap", () => {
     expect(parseConfig(JSON.stringify(base), "c.json").sandbox).toBe("auto");
     expect(parseConfig(JSON.stringify({ ...base, sandbox: "off" }), "c.json").sandbox).toBe("off");
     expect(() => parseConfig(JSON.stringify({ ...base, sandbox: "yes" }), "c.json")).toThrow(/c\.json is invalid:\n {2}\$\.sandbox: .*"required".*"auto".*"off"/);
+    expect(parseConfig(JSON.stringify(base), "c.json").sandbox_network).toBe("host");
+    expect(() => parseConfig(JSON.stringify({ ...base, sandbox_network: "lan" }), "c.json")).toThrow(/c\.json is invalid:\n {2}\$\.sandbox_network: .*"host".*"none"/);
   });
 });
 
@@ -149,6 +152,36 @@ describe.runIf(bwrapHere)("sandboxArgv", () => {
     expect(r.stderr).toMatch(/Read-only file system[\s\S]*Read-only file system/);
     expect(r.stdout).toMatch(/^\/usr\/bin\/bwrap /m); // PID 1 is the sandbox's own init, not the supervisor
     expect(lines.at(-2)).toBe(ws);
+  });
+});
+
+describe.runIf(bwrapHere)("the sandbox's network (config sandbox_network)", () => {
+  /** Whether a sprite in a sandbox with this network rule reaches a TCP server on this machine's loopback. */
+  async function reachesLoopback(network: "host" | "none"): Promise<{ status: number | null; stderr: string }> {
+    const server = createServer((socket) => socket.end("hello\n"));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const ws = mkdtempSync(join(scratch, "net-"));
+      const argv = sandboxArgv(["bash", "-c", `exec 3<>/dev/tcp/127.0.0.1/${port} && head -1 <&3`], { bwrap: "/usr/bin/bwrap", workspace: ws, writable: [], readable: [], hidden: [], overlays: [], network });
+      const child = spawn(argv[0]!, argv.slice(1), { env: { PATH: "/usr/bin:/bin" } });
+      let stderr = "";
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      const status = await new Promise<number | null>((resolve) => child.on("close", resolve));
+      return { status, stderr };
+    } finally {
+      server.close();
+    }
+  }
+
+  it("host (the default): the sprite reaches this machine's loopback services", async () => {
+    expect((await reachesLoopback("host")).status).toBe(0);
+  });
+
+  it("none: a network of its own, so no loopback service of this machine (a PostgreSQL store, pmagent serve) is reachable", async () => {
+    const r = await reachesLoopback("none");
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/Connection refused|Network is unreachable|Cannot assign/);
   });
 });
 
