@@ -87,11 +87,20 @@ describe("a CLI with manners: usage errors, JSON errors, worker progress, colour
     expect(JSON.parse(r.stdout)).toMatchObject({ role: "Builder", entry_id: "job-2", state: "succeeded" });
   });
 
+  /**
+   * The environment of a person's terminal: Node reads `CI` (set in CI runs) without a known CI
+   * vendor as a terminal of two colours, so it is left out here.
+   */
+  const terminal = (extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv => {
+    const { CI: _ci, ...rest } = env;
+    return { ...rest, TERM: "xterm-256color", ...extra };
+  };
+
   it.skipIf(!hasScript)("on a terminal: a live status line and colour; NO_COLOR keeps the status line, drops the colour", async () => {
     const onTty = async (extra: NodeJS.ProcessEnv, id: string) => {
       expect((await post(id)).code).toBe(0);
       const command = [process.execPath, CLI, "worker", "--role", "Builder", "--once"].map(shellQuote).join(" ");
-      return runProcess("script", ["-qec", command, "/dev/null"], { cwd: root, env: { ...env, TERM: "xterm-256color", ...extra } });
+      return runProcess("script", ["-qec", command, "/dev/null"], { cwd: root, env: terminal(extra) });
     };
     const colour = await onTty({}, "job-3");
     expect(colour.code).toBe(0);
@@ -107,7 +116,7 @@ describe("a CLI with manners: usage errors, JSON errors, worker progress, colour
 
   it.skipIf(!hasScript)("on a terminal an error's prefix is red, unless NO_COLOR is set", async () => {
     const command = [process.execPath, CLI, "bb", "show", "nope"].map(shellQuote).join(" ");
-    const tty = (extra: NodeJS.ProcessEnv) => runProcess("script", ["-qec", command, "/dev/null"], { cwd: root, env: { ...env, TERM: "xterm-256color", ...extra } });
+    const tty = (extra: NodeJS.ProcessEnv) => runProcess("script", ["-qec", command, "/dev/null"], { cwd: root, env: terminal(extra) });
     const red = await tty({});
     expect(red.code).toBe(1);
     expect(red.stdout).toContain(`${ESC}[31mpmagent:${ESC}[39m entry nope does not exist in project manners [entry_not_found]`);
