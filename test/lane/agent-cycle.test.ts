@@ -53,11 +53,11 @@ describe("the doc_update lane with Codex as Aya", () => {
       expect(entries.map(([id, status]) => [id, status])).toEqual([
         ["req-1", "done"],
         ["req-1-review", "done"],
-        ["req-1-apply", "done"],
-        ["req-1-pm_snapshot", "done"],
-        ["req-1-done", "done"],
+        ["req-1-review-apply", "done"],
+        ["req-1-review-apply-pm_snapshot", "done"],
+        ["req-1-review-apply-pm_snapshot-done", "done"],
         // Addressed to Human: the cycle is over.
-        ["req-1-cycle_done", "open"],
+        ["req-1-review-apply-pm_snapshot-done-cycle_done", "open"],
       ]);
       const runs = await supervisor.runs.list({});
       const ayaRun = runs.find((r) => r.role === "Aya")!;
