@@ -1,7 +1,11 @@
 export { EntrySchema, EntryInputSchema, StatusSchema, STATUSES, TargetDocsSchema, TargetDocObjectSchema, entryContent } from "./schema.js";
 export type { Entry, EntryInput, Status, StoredEntry, HistoryRecord } from "./schema.js";
 export { TRANSITIONS, canTransition, isTerminal, mayChange } from "./lifecycle.js";
-export { Blackboard, storedProjects, OPEN_CHANNEL, DEFAULT_LEASE_MS, type BlackboardOptions, type ListFilter, type EntryOutline, type OutlineFilter, type ChangeOptions, type EntryPatch } from "./blackboard.js";
+export { Blackboard, storedProjects, DEFAULT_LEASE_MS, type BlackboardOptions } from "./blackboard.js";
+export { OPEN_CHANNEL } from "./wake.js";
+export type { ListFilter } from "./queries.js";
+export type { EntryOutline, OutlineFilter } from "./outline.js";
+export type { ChangeOptions, EntryPatch } from "./change.js";
 export { parseComment, renderComment, splitComments, isBlackboardComment, assertBlackboardType, BlackboardCommentError, DEFAULT_BLACKBOARD_TYPE, type DecodedComment } from "./codec.js";
 export { findJsonSyntaxError, type JsonSyntaxError } from "./json-syntax.js";
 export { syncBoard, withBoardLink, SYNC_ACTOR, type SyncOptions } from "./github-sync.js";

@@ -1,0 +1,150 @@
+import { RefusedError, UsageError } from "../core/index.js";
+import type { Queryable } from "../store/index.js";
+import type { BoardContext, Stamp } from "./context.js";
+import { HISTORY_INSERT, recordHistory } from "./history.js";
+import { getEntry } from "./queries.js";
+import { COLS, toStored, writeRow, type PgWrite, type Row } from "./rows.js";
+import type { Entry, Status, StoredEntry } from "./schema.js";
+import { openWaiters } from "./wake.js";
+
+function claimChanges(fromStatus: Status, fromClaimer: string | null, worker: string): Record<string, unknown> {
+  return fromStatus === "open" ? { claimed_by: { from: fromClaimer, to: worker }, status: { from: "open", to: "in_progress" } } : { claimed_by: { from: fromClaimer, to: worker } };
+}
+
+/**
+ * Claim the oldest open entry addressed to `role` with a kind in `kinds` (the pick rule), or take
+ * over an in_progress one whose lease has expired. Atomic: no two claimers get the same entry.
+ */
+export async function claim(ctx: BoardContext, worker: string, role: string, kinds: readonly string[], leaseMs = ctx.leaseMs, options: { entryId?: string } = {}): Promise<StoredEntry | undefined> {
+  if (kinds.length === 0) return undefined;
+  const now = ctx.now();
+  if (ctx.store.dialect === "postgres") {
+    return (await claimPg(ctx, worker, role, kinds, leaseMs, now, false, options.entryId)) ?? (await claimPg(ctx, worker, role, kinds, leaseMs, now, true, options.entryId));
+  }
+  return ctx.store.transaction((q) => claimIn(ctx, q, worker, role, kinds, leaseMs, now, options.entryId));
+}
+
+/** The claim of `claim` inside the caller's transaction (SQLite: its writes are serialized). */
+export async function claimIn(ctx: BoardContext, q: Queryable, worker: string, role: string, kinds: readonly string[], leaseMs: number, now: Stamp, entryId?: string): Promise<StoredEntry | undefined> {
+  // A gated worker claims the one entry its gate allowed.
+  const only = entryId === undefined ? "" : " AND id = ?";
+  const onlyParams = entryId === undefined ? [] : [entryId];
+  const kindList = kinds.map(() => "?").join(", ");
+  const select = `SELECT ${COLS} FROM bb_entries
+     WHERE project_id = ? AND to_actor = ? AND kind IN (${kindList})${only} AND status = ?`;
+  // Two index-friendly lookups: the oldest open entry, else the oldest expired claim.
+  const row =
+    (await q.get<Row>(`${select} ORDER BY created_ms, id LIMIT 1`, [ctx.projectId, role, ...kinds, ...onlyParams, "open"])) ??
+    (await q.get<Row>(`${select} AND claimed_by IS NOT NULL AND lease_expires_ms < ? ORDER BY created_ms, id LIMIT 1`, [ctx.projectId, role, ...kinds, ...onlyParams, "in_progress", now.ms]));
+  if (!row) return undefined;
+  const current = toStored(row);
+  const takeover = current.entry.status === "in_progress";
+  const next: Entry = { ...current.entry, status: "in_progress", updated_at: now.iso };
+  const written = await writeRow(ctx, q, row, next, { claimed_by: worker, lease_expires_ms: now.ms + leaseMs });
+  await recordHistory(ctx, q, next.id, written.version, now, role, takeover ? "takeover" : "claim", current.entry.status, "in_progress", claimChanges(current.entry.status, current.claimed_by, worker));
+  return written;
+}
+
+/**
+ * Claim as `claim` does, and when nothing is there wait for a wake-up (LISTEN/NOTIFY on
+ * PostgreSQL) and try again, until an entry is claimed or `signal` aborts (then undefined).
+ * Of the claimers waiting in this process, one per posted entry is woken. `waitMs` bounds each
+ * wait, for what sends no wake-up: expired leases, and other processes on SQLite.
+ */
+export async function claimNext(ctx: BoardContext, worker: string, role: string, kinds: readonly string[], options: { leaseMs?: number; waitMs?: number; signal?: AbortSignal } = {}): Promise<StoredEntry | undefined> {
+  if (kinds.length === 0) throw new UsageError("no_kinds", `claimNext for ${role}: give at least one kind to claim (the role's allowed_kinds)`);
+  const waiters = await openWaiters(ctx.store);
+  while (!options.signal?.aborted) {
+    const seen = waiters.count(role);
+    const got = await claim(ctx, worker, role, kinds, options.leaseMs ?? ctx.leaseMs);
+    if (got) return got;
+    if (waiters.count(role) === seen) await waiters.wait(role, kinds, options.waitMs ?? 1000, options.signal);
+  }
+  return undefined;
+}
+
+/**
+ * PostgreSQL claim in one statement (pick with SKIP LOCKED, update, history): one round trip,
+ * so eight workers do not queue behind each other's transactions.
+ */
+export async function claimPg(ctx: BoardContext, worker: string, role: string, kinds: readonly string[], leaseMs: number, now: Stamp, takeover: boolean, entryId?: string): Promise<StoredEntry | undefined> {
+  const claim = claimCtes(ctx, worker, role, kinds, leaseMs, now, takeover, entryId);
+  const row = await ctx.store.get<Row>(`WITH ${claim.sql}, hist AS (${HISTORY_INSERT} ${claim.history.sql}) SELECT ${COLS} FROM upd`, [...claim.params, ...claim.history.params]);
+  return row ? toStored(row) : undefined;
+}
+
+/**
+ * The CTEs `picked` and `upd` of a PostgreSQL claim, the SELECT of its history record, and their
+ * parameters. (`bb_claim_open`, migration 31, claims an open entry the same way.)
+ */
+function claimCtes(ctx: BoardContext, worker: string, role: string, kinds: readonly string[], leaseMs: number, now: Stamp, takeover: boolean, entryId?: string): PgWrite {
+  const kindList = kinds.map(() => "?").join(", ");
+  const condition = (takeover ? "status = 'in_progress' AND claimed_by IS NOT NULL AND lease_expires_ms < ?" : "status = 'open'") + (entryId === undefined ? "" : " AND id = ?");
+  return {
+    sql: `picked AS (
+       SELECT id, status, claimed_by FROM bb_entries
+       WHERE project_id = ? AND to_actor = ? AND kind IN (${kindList}) AND ${condition}
+       ORDER BY created_ms, id LIMIT 1 FOR UPDATE SKIP LOCKED
+     ), upd AS (
+       UPDATE bb_entries e SET version = e.version + 1, status = 'in_progress', updated_ms = ?, updated_at = ?, claimed_by = ?, lease_expires_ms = ?
+       FROM picked WHERE e.project_id = ? AND e.id = picked.id
+       RETURNING e.id, e.version, e.status, e.updated_at, e.entry_json, e.claimed_by, e.lease_expires_ms, picked.status AS old_status, picked.claimed_by AS old_claimer
+     )`,
+    params: [ctx.projectId, role, ...kinds, ...(takeover ? [now.ms] : []), ...(entryId === undefined ? [] : [entryId]), now.ms, now.iso, worker, now.ms + leaseMs, ctx.projectId],
+    history: claimHistory(ctx, worker, role, now, takeover),
+  };
+}
+
+/** The SELECT of a PostgreSQL claim's history record, from the CTE `upd`, and its parameters. */
+export function claimHistory(ctx: BoardContext, worker: string, role: string, now: Stamp, takeover: boolean): PgWrite["history"] {
+  return {
+    sql: `SELECT ?::text, id, version, ?::text, ?::bigint, ?::text, ?::text, old_status, 'in_progress',
+       CASE WHEN old_status = 'open' THEN ?::text ELSE json_build_object('claimed_by', json_build_object('from', old_claimer, 'to', claimed_by))::text END
+     FROM upd`,
+    params: [ctx.projectId, now.iso, now.ms, role, takeover ? "takeover" : "claim", JSON.stringify(claimChanges("open", null, worker))],
+  };
+}
+
+/**
+ * PostgreSQL: a claimer finishing its own in_progress entry, in one statement. Returns undefined
+ * when the simple case does not apply, and the caller takes the general path for the reason.
+ */
+export async function finishClaimPg(ctx: BoardContext, actor: string, id: string, to: Status, worker: string): Promise<StoredEntry | undefined> {
+  const finish = finishCtes(ctx, actor, id, to, worker, ctx.now());
+  const row = await ctx.store.get<Row>(`WITH ${finish.sql}, hist AS (${HISTORY_INSERT} ${finish.history.sql}) SELECT ${COLS} FROM fin`, [...finish.params, ...finish.history.params]);
+  return row ? toStored(row) : undefined;
+}
+
+/** The CTE `fin` of `finishClaimPg`, the SELECT of its history record, and their parameters. */
+export function finishCtes(ctx: BoardContext, actor: string, id: string, to: Status, worker: string, now: Stamp): PgWrite {
+  // The status is a parameter, not a literal: with a literal the planner may look the entry up
+  // through the in_progress partial index, scanning its dead items (one per claim until a
+  // vacuum) instead of using the primary key. Measured: 8–12% more entries/s draining 20,000 entries.
+  return {
+    sql: `fin AS (
+       UPDATE bb_entries SET version = version + 1, status = ?, updated_ms = ?, updated_at = ?, claimed_by = NULL, lease_expires_ms = NULL
+       WHERE project_id = ? AND id = ? AND status = ? AND claimed_by = ? AND (to_actor = ? OR from_actor = ? OR ?)
+       RETURNING ${COLS}
+     )`,
+    params: [to, now.ms, now.iso, ctx.projectId, id, "in_progress", worker, actor, actor, ctx.humans.includes(actor)],
+    history: {
+      sql: `SELECT ?::text, id, version, ?::text, ?::bigint, ?::text, 'status', 'in_progress', ?::text, ?::text FROM fin`,
+      params: [ctx.projectId, now.iso, now.ms, actor, to, JSON.stringify({ status: { from: "in_progress", to } })],
+    },
+  };
+}
+
+/** Extend a claim's lease; refused when the claim was lost (taken over or finished). */
+export async function heartbeat(ctx: BoardContext, worker: string, id: string, leaseMs = ctx.leaseMs): Promise<StoredEntry> {
+  const now = ctx.now();
+  const r = await ctx.store.run(
+    // The status as a parameter for the reason given at finishCtes.
+    `UPDATE bb_entries SET lease_expires_ms = ? WHERE project_id = ? AND id = ? AND claimed_by = ? AND status = ?`,
+    [now.ms + leaseMs, ctx.projectId, id, worker, "in_progress"],
+  );
+  const current = await getEntry(ctx, id);
+  if (r.changes !== 1) {
+    throw new RefusedError("claim_lost", `entry ${id}: worker ${worker} does not hold its claim (${current.entry.status}${current.claimed_by ? `, claimed by ${current.claimed_by}` : ""})`, { entry: id, worker });
+  }
+  return current;
+}

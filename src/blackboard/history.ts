@@ -1,0 +1,37 @@
+import { Where, limitClause, type Queryable } from "../store/index.js";
+import type { BoardContext, Stamp } from "./context.js";
+import { getEntry } from "./queries.js";
+import type { HistoryRecord, Status } from "./schema.js";
+
+/** The head of every history insert; PostgreSQL writes complete it with a SELECT (see PgWrite). */
+export const HISTORY_INSERT = "INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json)";
+
+/** Append one record to the history, inside the caller's write. */
+export async function recordHistory(ctx: BoardContext, q: Queryable, entryId: string, version: number, at: Stamp, actor: string, action: string, from: Status | null, to: Status, changes: Record<string, unknown>): Promise<void> {
+  await q.run(
+    `INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [ctx.projectId, entryId, version, at.iso, at.ms, actor, action, from, to, JSON.stringify(changes)],
+  );
+}
+
+/** The append-only history, oldest first: of one entry, or of the whole project. */
+export async function readHistory(ctx: BoardContext, id?: string, options: { sinceMs?: number; untilMs?: number; limit?: number } = {}): Promise<HistoryRecord[]> {
+  if (id !== undefined) await getEntry(ctx, id);
+  const where = new Where("project_id = ?", ctx.projectId).when("entry_id = ?", id).when("at_ms >= ?", options.sinceMs).when("at_ms <= ?", options.untilMs);
+  const limit = limitClause(options.limit);
+  const rows = await ctx.store.all<{ seq: number; entry_id: string; version: number; at: string; actor: string; action: string; from_status: Status | null; to_status: Status; changes_json: string }>(
+    `SELECT seq, entry_id, version, at, actor, action, from_status, to_status, changes_json FROM bb_history WHERE ${where} ORDER BY seq${limit}`,
+    where.params,
+  );
+  return rows.map((r) => ({
+    seq: Number(r.seq),
+    entry_id: r.entry_id,
+    version: Number(r.version),
+    at: r.at,
+    actor: r.actor,
+    action: r.action,
+    from_status: r.from_status,
+    to_status: r.to_status,
+    changes: JSON.parse(r.changes_json) as Record<string, unknown>,
+  }));
+}
