@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { mkdtempSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { delimiter, join, resolve } from "node:path";
 import { runDemo } from "../lane/index.js";
 import { findExecutable } from "../lattice/index.js";
 import { intOption } from "./output.js";
@@ -23,12 +23,14 @@ export function registerDemo(program: Command): void {
 }
 
 /**
- * How the demo's closing hints name pmagent: `pmagent` when that is this CLI on PATH (a global
- * install or `npm link`); otherwise the full `node …/main.js` path, since the hints run in the
- * demo repository, where `npx pmagent` would ask the registry for an unpublished package.
+ * How the demo's closing hints name pmagent: `pmagent` when that is this CLI on the user's PATH (a
+ * global install or `npm link`); otherwise the full `node …/main.js` path, since the hints run in
+ * the demo repository, where `npx pmagent` would ask the registry for an unpublished package.
+ * `npx` puts the clone's node_modules/.bin on PATH for this process only, so that is not counted.
  */
 function invocation(): string {
   const self = realpathSync(process.argv[1]!);
-  const onPath = findExecutable("pmagent", process.env.PATH ?? "");
+  const path = (process.env.PATH ?? "").split(delimiter).filter((dir) => !dir.endsWith(join("node_modules", ".bin"))).join(delimiter);
+  const onPath = findExecutable("pmagent", path);
   return onPath !== undefined && realpathSync(onPath) === self ? "pmagent" : `node ${self}`;
 }
