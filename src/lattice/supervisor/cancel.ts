@@ -1,0 +1,19 @@
+/** Canceling a run: its sprite's whole process group stopped and why recorded. */
+import { RefusedError } from "../../core/index.js";
+import { isTerminalRunState, type RunRecord } from "../runs/index.js";
+import { processAlive } from "../sandbox/index.js";
+import type { SupervisorContext } from "./context.js";
+import { syncEntry } from "./entry-sync.js";
+import { stopGroup } from "./processes.js";
+
+/** Cancel a run: stop its sprite (its whole process group) and record why. */
+export async function cancel(ctx: SupervisorContext, runId: string, reason: string): Promise<RunRecord> {
+  const run = await ctx.runs.get(runId);
+  if (isTerminalRunState(run.state)) throw new RefusedError("run_finished", `run ${runId} is already ${run.state}: nothing to cancel`);
+  await ctx.runs.update(runId, { state: "canceled", reason, finished: true }, ["starting", "running", "waiting"]);
+  const pid = ctx.active.get(runId)?.child?.pid ?? run.sprite_pid;
+  if (pid && (ctx.active.get(runId)?.child || processAlive(pid, run.sprite_started))) stopGroup(pid);
+  const canceled = await ctx.runs.get(runId);
+  if (!ctx.active.get(runId)?.attempt) await syncEntry(ctx, canceled);
+  return canceled;
+}

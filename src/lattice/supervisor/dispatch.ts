@@ -1,0 +1,57 @@
+/**
+ * Newly stored events acted on: PHASE_STARTED moves the entry to in_progress, ACTION_REQUEST and
+ * ENVIRONMENT_PROPOSAL go to their sinks without holding up ingestion.
+ */
+import type { RunRecord, StoredEvent } from "../runs/index.js";
+import { track, whenAttemptDone, type SupervisorContext } from "./context.js";
+
+/** Event types the supervisor acts on when they are stored. */
+export const SIGNIFICANT = new Set(["PHASE_STARTED", "ACTION_REQUEST", "ENVIRONMENT_PROPOSAL"]);
+
+export async function onNewEvents(ctx: SupervisorContext, runId: string, events: StoredEvent[]): Promise<void> {
+  const run = await ctx.runs.get(runId, ctx.store, false);
+  ctx.o.onEvents?.(run, events);
+  for (const e of events) {
+    if (e.event_type === "PHASE_STARTED" && run.entry_id) await entryInProgress(ctx, run);
+    if (e.event_type === "ACTION_REQUEST" || e.event_type === "ENVIRONMENT_PROPOSAL") void dispatch(ctx, run, e, false);
+  }
+}
+
+/** PHASE_STARTED → in_progress (when the entry is still open: `pmagent run --entry` without a claim). */
+async function entryInProgress(ctx: SupervisorContext, run: RunRecord): Promise<void> {
+  const entry = await ctx.board.find(run.entry_id!);
+  if (entry?.entry.status !== "open") return;
+  await ctx.board.transition(run.role, run.entry_id!, "in_progress").catch((err) => ctx.log.warn({ run: run.id, err: (err as Error).message }, "entry not moved to in_progress"));
+}
+
+/** Hand an event to its sink without holding up ingestion; mark it dispatched when the sink is done. */
+export function dispatch(ctx: SupervisorContext, run: RunRecord, event: StoredEvent, redelivery: boolean): Promise<void> {
+  const active = track(ctx, run.id);
+  const p = deliver(ctx, run, event, redelivery).catch((err) => ctx.log.error({ run: run.id, event: event.id, err: (err as Error).message }, "sink failed"));
+  active.dispatches.add(p);
+  void p.finally(() => active.dispatches.delete(p));
+  return p;
+}
+
+async function deliver(ctx: SupervisorContext, run: RunRecord, event: StoredEvent, redelivery: boolean): Promise<void> {
+  const hooks = ctx.o.hooks ?? {};
+  const c = { run, event, redelivery };
+  if (event.event_type === "ENVIRONMENT_PROPOSAL") {
+    const outcome = hooks.proposals ? await hooks.proposals.onEnvironmentProposal(c) : { status: "recorded", note: "no proposal sink is configured; the proposal is kept as an event" };
+    await ctx.runs.markDispatched(event, outcome ?? null);
+    return;
+  }
+  if (hooks.actions) {
+    const outcome = await hooks.actions.onActionRequest(c);
+    await ctx.runs.markDispatched(event, outcome ?? null);
+    return;
+  }
+  const payload = event.event.payload as { action?: string; blocking?: boolean };
+  const message = `no action executor is configured: ${payload.action} was not carried out`;
+  await ctx.runs.markDispatched(event, { status: "failed", error: message });
+  if (payload.blocking) {
+    const settled = await whenAttemptDone(ctx, run.id);
+    if (settled.state !== "waiting") return;
+    await ctx.resumeRun(run.id, { inputs: {}, failure: { action: String(payload.action), message } });
+  }
+}

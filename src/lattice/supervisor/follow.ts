@@ -1,0 +1,130 @@
+/**
+ * The follow loop: while a sprite runs, its stdout/stderr files and outbox are read from the
+ * run's stored offsets into the ingestor (file watch plus polling) and the entry's claim is
+ * heartbeated; once it exits, everything left is drained.
+ */
+import { closeSync, fstatSync, readSync, watch, type FSWatcher } from "node:fs";
+import { join } from "node:path";
+import type { PmagentError, Redactor } from "../../core/index.js";
+import { RunIngestor } from "../ingest/index.js";
+import { outboxPath, openRegularFile, removeResume } from "../protocol/index.js";
+import { UNFINISHED_RUN_STATES, type RunRecord } from "../runs/index.js";
+import { streamFiles, type Exit, type SupervisorContext } from "./context.js";
+import { SIGNIFICANT, onNewEvents } from "./dispatch.js";
+import { stopGroup } from "./processes.js";
+
+const READ_CHUNK = 1024 * 1024;
+
+/**
+ * Store the run's output while the sprite runs and drain it all once `exited` resolves:
+ * stdout/stderr files and the outbox from the run's stored offsets.
+ */
+export async function follow(ctx: SupervisorContext, run: RunRecord, exited: Promise<Exit>, redactor: Redactor): Promise<Exit> {
+  const files = streamFiles(run);
+  const ingestor = new RunIngestor({
+    store: ctx.o.store,
+    runId: run.id,
+    attempt: run.attempt,
+    outboxPath: outboxPath(run.workspace),
+    violationsPath: join(run.run_dir, "violations.log"),
+    outbox: run.outbox,
+    stdoutOffset: run.stdout_offset,
+    stderrOffset: run.stderr_offset,
+    logBytes: run.log_bytes,
+    logTruncated: run.log_truncated,
+    redactor,
+    logCapBytes: ctx.o.logCapBytes,
+    clock: ctx.o.clock,
+    keep: (type) => ctx.o.onEvents !== undefined || SIGNIFICANT.has(type),
+    onNewEvents: (events) => onNewEvents(ctx, run.id, events),
+  });
+  // Read both files to their ends, stopping early while too much waits to be stored.
+  const pump = () => {
+    let any = false;
+    for (;;) {
+      if (ingestor.full) return any;
+      const offsets = ingestor.streamOffsets;
+      const a = readFrom(files.stdout, offsets.stdout, (b) => ingestor.pushStdout(b));
+      const b = readFrom(files.stderr, offsets.stderr, (c) => ingestor.pushStderr(c));
+      if (!a && !b) return any;
+      any = true;
+    }
+  };
+  let watcher: FSWatcher | undefined;
+  try {
+    watcher = watch(run.run_dir, () => pump());
+    watcher.on("error", () => undefined);
+  } catch {
+    watcher = undefined; // polling alone still works
+  }
+  const heartbeat = startHeartbeat(ctx, run);
+  // A resume that carried a credential: resume.json goes once the sprite has read it, which it
+  // does before its first event (the protocol's acknowledging INFO).
+  let dropResume = run.attempt > 1 && ctx.runSecrets.has(run.id);
+  const timer = setInterval(() => {
+    pump();
+    if (dropResume && ingestor.stored > 0) {
+      dropResume = false;
+      removeResume(run.workspace);
+    }
+    void ingestor.poll().catch(() => undefined);
+  }, ctx.pollMs);
+  let exit: Exit;
+  try {
+    exit = await exited;
+  } finally {
+    clearInterval(timer);
+    watcher?.close();
+    heartbeat?.stop();
+  }
+  // Drain: read each file to its end, letting the store catch up whenever the queue fills.
+  for (;;) {
+    const more = pump();
+    // A flush of its own (not just waiting for the queue), so a full queue always drains.
+    await ingestor.poll();
+    await ingestor.settle();
+    if (!more && !ingestor.full) break;
+  }
+  await ingestor.finish();
+  return exit;
+}
+
+/** A worker's run keeps its entry's claim alive; a claim lost to a takeover stops the sprite. */
+function startHeartbeat(ctx: SupervisorContext, run: RunRecord): { stop(): void } | undefined {
+  if (!run.worker || !run.entry_id) return undefined;
+  const leaseMs = ctx.board.leaseMs;
+  const timer = setInterval(() => {
+    ctx.board.heartbeat(run.worker!, run.entry_id!, leaseMs).catch(async (err) => {
+      if ((err as PmagentError).code !== "claim_lost") return;
+      clearInterval(timer);
+      // Guarded: a run fenced by the takeover keeps the reason it was superseded with.
+      await ctx.runs.update(run.id, { reason: `claim on entry ${run.entry_id} lost (${(err as Error).message}); the sprite was stopped` }, UNFINISHED_RUN_STATES);
+      const current = await ctx.runs.get(run.id);
+      if (current.sprite_pid) stopGroup(current.sprite_pid);
+    });
+  }, Math.max(50, Math.floor(leaseMs / 3)));
+  return { stop: () => clearInterval(timer) };
+}
+
+/** Read a file from `offset` to its end (or one chunk's worth), handing each chunk over; true if anything was read. */
+function readFrom(path: string, offset: number, push: (b: Buffer) => void): boolean {
+  let fd: number | null;
+  try {
+    // The sprite can reach its output files: one it swapped for a FIFO must not block this process.
+    fd = openRegularFile(path, "the sprite's output file");
+  } catch {
+    return false;
+  }
+  if (fd === null) return false;
+  try {
+    const size = fstatSync(fd).size;
+    if (size <= offset) return false;
+    const len = Math.min(READ_CHUNK, size - offset);
+    const buf = Buffer.allocUnsafe(len);
+    const n = readSync(fd, buf, 0, len, offset);
+    if (n > 0) push(buf.subarray(0, n));
+    return n > 0;
+  } finally {
+    closeSync(fd);
+  }
+}

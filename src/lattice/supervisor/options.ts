@@ -1,0 +1,59 @@
+/** The supervisor's public option and result types: how it is built, how a run is started and resumed. */
+import type { Redactor, Logger } from "../../core/index.js";
+import type { Project } from "../../config/index.js";
+import type { Store } from "../../store/index.js";
+import type { SupervisorHooks } from "./hooks.js";
+import type { GateDecision, RunRecord, StoredEvent } from "../runs/index.js";
+
+export interface SupervisorOptions {
+  store: Store;
+  project: Project;
+  hooks?: SupervisorHooks;
+  /** The supervisor's environment: the allow-list reads from it, its secret values are redacted. */
+  env?: NodeJS.ProcessEnv;
+  redactor?: Redactor;
+  /** How a sprite runs pmagent (`pmagent emit`, `pmagent checkpoint`); default: this process's CLI. */
+  pmagentCommand?: string[];
+  logCapBytes?: number;
+  /** Outbox and output polling interval while a sprite runs. */
+  pollMs?: number;
+  leaseMs?: number;
+  host?: string;
+  clock?: () => number;
+  logger?: Logger;
+  /** Live view of newly stored events (console, SSE). */
+  onEvents?: (run: RunRecord, events: StoredEvent[]) => void;
+}
+
+export interface StartRunOptions {
+  role: string;
+  entryId?: string;
+  /** The sprite's argv; default: the role's configured runner command. */
+  command?: string[];
+  /** Relative to the project root; default `.pmagent/workspaces/<run id>`. */
+  workspace?: string;
+  /** The worker holding the entry's claim (heartbeats, refused transitions after a takeover). */
+  worker?: string;
+  /** A gate decision already made for this entry (the worker asks before claiming). */
+  decided?: GateDecision;
+  timeoutS?: number;
+  /** Called with the run id as soon as the run is recorded. */
+  onStarted?: (runId: string) => void;
+}
+
+export interface ResumeOptions {
+  inputs: Record<string, unknown>;
+  context?: Record<string, unknown>;
+  /** Written into resume.json's `inputs` (mode 0600) but never stored in the database or logs. */
+  secretInputs?: Record<string, string>;
+  /** A blocking action failed: resume with the error in `context.error`, inputs unchecked. */
+  failure?: { action: string; message: string };
+}
+
+export interface ResumeResult {
+  run: RunRecord;
+  /** True when this exact resume was done before: nothing happened. */
+  noop: boolean;
+  /** Settles when the relaunched sprite has finished (and its follow-ups are done). */
+  finished: Promise<RunRecord>;
+}

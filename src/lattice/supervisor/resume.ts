@@ -1,0 +1,73 @@
+/**
+ * Resuming a waiting run: the inputs checked against its `expected_inputs`, the resume recorded
+ * once (the same resume again is a no-op), the WAITING checkpoint restored, `.lattice/resume.json`
+ * written (0600) and the sprite relaunched.
+ */
+import { NotFoundError, RefusedError, UsageError, contentHash, writeFileAtomic } from "../../core/index.js";
+import { restoreCheckpoint, checkpointExists } from "../checkpoint/index.js";
+import { assertInputs, assertRealDirectory, latticeDir, resumePath } from "../protocol/index.js";
+import { track, whenAttemptDone, whenIdle, type SupervisorContext } from "./context.js";
+import { syncEntry } from "./entry-sync.js";
+import { launch } from "./launch.js";
+import type { ResumeOptions, ResumeResult } from "./options.js";
+
+/** Resume a waiting run; counted as work under way on the run from the call on, so `whenIdle` waits for the relaunch. */
+export function resumeRun(ctx: SupervisorContext, runId: string, options: ResumeOptions): Promise<ResumeResult> {
+  const active = track(ctx, runId);
+  const p = resume(ctx, runId, options);
+  active.dispatches.add(p);
+  void p.finally(() => active.dispatches.delete(p)).catch(() => undefined);
+  return p;
+}
+
+async function resume(ctx: SupervisorContext, runId: string, options: ResumeOptions): Promise<ResumeResult> {
+  let run = await whenAttemptDone(ctx, runId);
+  const secret = options.secretInputs ?? {};
+  const inputs = options.inputs ?? {};
+  const context = { ...(options.context ?? {}), ...(options.failure ? { error: { action: options.failure.action, message: options.failure.message } } : {}) };
+  const checkpointId = run.waiting?.checkpoint_id ?? null;
+  // Secret values stay out of the key (it is stored); their names are part of it.
+  const key = contentHash({ checkpoint_id: checkpointId, inputs, secret_inputs: Object.keys(secret).sort(), context });
+  if (await ctx.runs.hasResume(runId, key)) return { run, noop: true, finished: Promise.resolve(run) };
+  if (run.state !== "waiting" || !run.waiting) {
+    throw new RefusedError("run_not_waiting", `run ${runId} is ${run.state}, not waiting: only a waiting run can be resumed`, { run: runId, state: run.state });
+  }
+  for (const k of Object.keys(secret)) {
+    if (k in inputs) throw new UsageError("resume_input_twice", `input ${k} is given both as an input and as a secret input: give it once`);
+  }
+  if (!options.failure) assertInputs({ ...inputs, ...secret }, run.waiting.expected_inputs);
+  if (!checkpointExists(run.checkpoint_dir, run.waiting.checkpoint_id)) {
+    throw new NotFoundError("checkpoint_not_found", `checkpoint ${run.waiting.checkpoint_id} of run ${runId} is gone from ${run.checkpoint_dir}: the run cannot be resumed`);
+  }
+  const waiting = run.waiting;
+  const attempt = run.attempt + 1;
+  const claimed = await ctx.store.transaction(async (q) => {
+    if (!(await ctx.runs.recordResume(runId, key, waiting.checkpoint_id, attempt, q))) return false;
+    return ctx.runs.update(runId, { state: "starting", attempt, supervisor_pid: process.pid, resetStreams: true, reason: null }, ["waiting"], q);
+  });
+  if (!claimed) {
+    run = await ctx.runs.get(runId);
+    if (await ctx.runs.hasResume(runId, key)) return { run, noop: true, finished: Promise.resolve(run) };
+    throw new RefusedError("run_not_waiting", `run ${runId} was resumed by someone else meanwhile (it is ${run.state})`);
+  }
+  if (Object.keys(secret).length) ctx.runSecrets.set(runId, Object.values(secret));
+  run = await ctx.runs.get(runId);
+  const active = track(ctx, runId);
+  const started = (async () => {
+    try {
+      restoreCheckpoint(run.workspace, run.checkpoint_dir, waiting.checkpoint_id);
+      const body = { work_item_id: run.work_item_id, checkpoint_id: waiting.checkpoint_id, inputs: { ...inputs, ...secret }, context };
+      // Through a `.lattice` the sprite made a link, the file (with its secret inputs) would land elsewhere.
+      assertRealDirectory(latticeDir(run.workspace), "the workspace's .lattice directory");
+      writeFileAtomic(resumePath(run.workspace), `${JSON.stringify(body, null, 2)}\n`, 0o600);
+    } catch (err) {
+      await ctx.runs.update(runId, { state: "failed", reason: `resume failed: ${(err as Error).message}`, finished: true }, ["starting"]);
+      await syncEntry(ctx, await ctx.runs.get(runId));
+      return;
+    }
+    const entry = run.entry_id ? ((await ctx.board.find(run.entry_id))?.entry ?? null) : null;
+    return launch(ctx, run, { fresh: false, entry });
+  })();
+  active.attempt = started;
+  return { run, noop: false, finished: started.then(() => whenIdle(ctx, runId)) };
+}

@@ -1,0 +1,79 @@
+/**
+ * Settling a run after its sprite exited: its state from the attempt's last COMPLETED, ERROR or
+ * WAITING, the attempt's stream files removed, then the entry synced or its claim parked.
+ */
+import { rmSync } from "node:fs";
+import { checkpointExists } from "../checkpoint/index.js";
+import { removeResume } from "../protocol/index.js";
+import { UNFINISHED_RUN_STATES, isTerminalRunState, type RunRecord, type RunState, type RunWaiting } from "../runs/index.js";
+import { PARKED_LEASE_MS, streamFiles, type Exit, type SupervisorContext } from "./context.js";
+import { WORKER_DIED, syncEntry } from "./entry-sync.js";
+import { roleFetches } from "./redaction.js";
+
+/** Settle a run after its sprite exited: its state from the attempt's last COMPLETED/ERROR/WAITING. */
+export async function settle(ctx: SupervisorContext, runId: string, exit: Exit, opts: { workerDied?: boolean } = {}): Promise<void> {
+  // The reads here skip counting the run's events: a count walks an index over all of them (tens
+  // of milliseconds for a run of a million events). The record callers get is read once, counted,
+  // by whenIdle.
+  const run = await ctx.runs.get(runId, ctx.store, false);
+  const last = await ctx.runs.lastEventOfTypes(runId, run.attempt, ["COMPLETED", "ERROR", "WAITING"]);
+  const exitText = exit.error ?? `exit code ${exit.code ?? "unknown"}${exit.signal ? `, signal ${exit.signal}` : ""}`;
+  let state: RunState;
+  let reason: string | null = null;
+  let waiting: RunWaiting | undefined;
+  const payload = last ? ((JSON.parse(last.event_json) as { payload: Record<string, unknown> }).payload) : {};
+  if (exit.error) {
+    state = "failed";
+    reason = exit.error;
+  } else if (last?.event_type === "COMPLETED") {
+    state = payload.status === "success" ? "succeeded" : "failed";
+    if (state === "failed") reason = `COMPLETED with status failure${payload.summary ? `: ${String(payload.summary)}` : ""}`;
+  } else if (last?.event_type === "ERROR") {
+    state = "failed";
+    reason = `ERROR: ${String(payload.message)}`;
+  } else if (last?.event_type === "WAITING") {
+    const checkpoint = String(payload.checkpoint_id);
+    if (checkpointExists(run.checkpoint_dir, checkpoint)) {
+      state = "waiting";
+      waiting = { event_id: last.event_id, reason: String(payload.reason), checkpoint_id: checkpoint, expected_inputs: (payload.expected_inputs as Record<string, string> | undefined) ?? {} };
+    } else {
+      state = "failed";
+      reason = `WAITING named checkpoint ${checkpoint}, which does not exist: create it (Sprite.checkpoint() or \`pmagent checkpoint create\`) before emitting WAITING`;
+      await ctx.runs.recordProtocolError(runId, "outbox", null, reason, "");
+    }
+  } else if (opts.workerDied && run.worker) {
+    // It died with its worker (parent-death signal): the entry is another worker's to take over.
+    state = "canceled";
+    reason = WORKER_DIED;
+  } else {
+    state = "failed";
+    reason = `the sprite ended (${exitText}) without COMPLETED, ERROR or WAITING`;
+  }
+  if (state === "succeeded" && exit.code !== null && exit.code !== 0) {
+    state = "failed";
+    reason = `COMPLETED with status success, but the sprite then exited with code ${exit.code}`;
+  }
+  await ctx.runs.update(
+    runId,
+    { state, reason, exit_code: exit.code, exit_signal: exit.signal, sprite_pid: null, finished: isTerminalRunState(state), ...(waiting ? { waiting } : {}) },
+    UNFINISHED_RUN_STATES,
+  );
+  cleanupStreams(ctx, run);
+  const settled = await ctx.runs.get(runId, ctx.store, false);
+  if (settled.state === "waiting") await parkClaim(ctx, settled);
+  else await syncEntry(ctx, settled);
+}
+
+function cleanupStreams(ctx: SupervisorContext, run: RunRecord): void {
+  const f = streamFiles(run);
+  rmSync(f.stdout, { force: true });
+  rmSync(f.stderr, { force: true });
+  // The sprite has exited: a resume that may have carried a credential is not left behind.
+  if (run.attempt > 1 && (ctx.runSecrets.has(run.id) || roleFetches(ctx, run.role))) removeResume(run.workspace);
+}
+
+/** A waiting run holds its entry's claim without heartbeats until it is resumed. */
+async function parkClaim(ctx: SupervisorContext, run: RunRecord): Promise<void> {
+  if (!run.worker || !run.entry_id) return;
+  await ctx.board.heartbeat(run.worker, run.entry_id, PARKED_LEASE_MS).catch(() => undefined);
+}

@@ -1,0 +1,85 @@
+/**
+ * Starting a run: the gate asked (its answer recorded), the sprite's command chosen, the entry
+ * checked, the run recorded and its first attempt launched.
+ */
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import { isTerminal, type StoredEntry } from "../../blackboard/index.js";
+import type { RoleConfig } from "../../config/index.js";
+import { PmagentError, RefusedError, UsageError, confinePath } from "../../core/index.js";
+import { runnerArgv } from "../agents/index.js";
+import type { GateDecision, RunRecord } from "../runs/index.js";
+import { role as roleOf, sandboxTool, track, whenIdle, type SupervisorContext } from "./context.js";
+import { launch } from "./launch.js";
+import type { StartRunOptions } from "./options.js";
+
+const newRunId = () => `run_${new Date().toISOString().replace(/[-:.]/g, "").slice(0, 15)}_${randomBytes(4).toString("hex")}`;
+
+/** Ask the gate (if any) about a run and record its answer; DENY is recorded, not thrown. */
+export async function askGate(ctx: SupervisorContext, role: string, entry: StoredEntry | null, command: string[]): Promise<GateDecision | null> {
+  const gate = ctx.o.hooks?.gate;
+  if (!gate) return null;
+  const d = await gate.decide({ role, entry: entry?.entry ?? null, command });
+  if (d === null) return null;
+  if (!d || !["ALLOW", "DENY", "CONDITIONAL"].includes(d.decision)) {
+    throw new PmagentError("gate_invalid", `the run gate answered ${JSON.stringify(d?.decision)}; expected ALLOW, DENY or CONDITIONAL`);
+  }
+  const decision: GateDecision = { decision: d.decision, reasoning: String(d.reasoning ?? ""), conditions: (d.conditions ?? []).map(String) };
+  await ctx.runs.recordGateDecision(entry?.entry.id ?? "", entry?.version ?? 0, role, decision, null);
+  return decision;
+}
+
+function commandFor(ctx: SupervisorContext, role: RoleConfig, given: string[] | undefined): string[] {
+  const command = given && given.length > 0 ? given : runnerArgv(role.runner, ctx.o.project.config);
+  if (!command || command.length === 0) {
+    throw new UsageError("no_sprite_command", `role ${role.name} has no runner.command or runner.agent in pmagent.config.json: configure one or pass the command after --`);
+  }
+  return command;
+}
+
+/**
+ * Start one run and supervise it until nothing more happens here: it finished, or it waits for
+ * input with no action of this supervisor still under way. Refused (no run) when the gate denies.
+ */
+export async function startRun(ctx: SupervisorContext, options: StartRunOptions): Promise<RunRecord> {
+  const role = roleOf(ctx, options.role);
+  const command = commandFor(ctx, role, options.command);
+  sandboxTool(ctx);
+  let entry: StoredEntry | null = null;
+  if (options.entryId !== undefined) {
+    entry = await ctx.board.get(options.entryId);
+    if (entry.entry.to !== role.name) {
+      throw new RefusedError("entry_not_for_role", `entry ${entry.entry.id} is addressed to ${entry.entry.to}, not ${role.name}: run it with --role ${entry.entry.to}`);
+    }
+    if (isTerminal(entry.entry.status)) throw new RefusedError("entry_finished", `entry ${entry.entry.id} is ${entry.entry.status}: there is nothing left to run`);
+  }
+  const gate = options.decided ?? (await askGate(ctx, role.name, entry, command));
+  if (gate?.decision === "DENY") {
+    throw new RefusedError("run_denied", `the run gate denied a run of ${role.name}${entry ? ` for entry ${entry.entry.id}` : ""}: ${gate.reasoning || "no reason given"}`, {
+      decision: gate,
+    });
+  }
+  const root = ctx.o.project.root;
+  const id = newRunId();
+  const workspace = options.workspace !== undefined ? confinePath(root, options.workspace, "--workspace") : join(root, ".pmagent", "workspaces", id);
+  const run = await ctx.runs.create({
+    id,
+    project_id: ctx.o.project.config.project_id,
+    role: role.name,
+    entry_id: entry?.entry.id ?? null,
+    sprite_id: `sprite-${id.slice(-8)}`,
+    work_item_id: entry?.entry.id ?? id,
+    command,
+    workspace,
+    checkpoint_dir: join(root, ".pmagent", "checkpoints", id),
+    run_dir: join(root, ".pmagent", "runs", id),
+    worker: options.worker ?? null,
+    host: ctx.host,
+    supervisor_pid: process.pid,
+    gate,
+  });
+  options.onStarted?.(run.id);
+  const active = track(ctx, run.id);
+  active.attempt = launch(ctx, run, { fresh: true, entry: entry?.entry ?? null, timeoutS: options.timeoutS, userWorkspace: options.workspace !== undefined });
+  return whenIdle(ctx, run.id);
+}
