@@ -60,7 +60,12 @@ export interface PostgresOptions {
   /** Use this schema (created if missing) instead of `public`: isolates tests and projects. */
   schema?: string;
   max?: number;
+  /** How long a transaction may sit idle between statements before the server ends it (default IDLE_IN_TRANSACTION_MS). */
+  idleInTransactionMs?: number;
 }
+
+/** How long a transaction may sit idle between statements before the server ends it. */
+export const IDLE_IN_TRANSACTION_MS = 15_000;
 
 export class PostgresStore implements Store {
   readonly dialect = "postgres" as const;
@@ -81,6 +86,11 @@ export class PostgresStore implements Store {
       connectionString: url,
       max: options.max ?? 10,
       options: options.schema ? `-c search_path=${options.schema}` : undefined,
+      // A process that stalls inside a transaction (stopped, swapped out, hung) would hold its row
+      // locks for as long as it lives, and a worker taking its entry over would wait behind them:
+      // the server ends such a transaction instead. pmagent's transactions never sit idle between
+      // statements for more than a moment.
+      idle_in_transaction_session_timeout: options.idleInTransactionMs ?? IDLE_IN_TRANSACTION_MS,
     });
     // An idle client's error (server restart) must not crash the process; the next query reports it.
     this.pool.on("error", () => undefined);
@@ -128,6 +138,11 @@ export class PostgresStore implements Store {
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    // The server may end the connection between two statements (a transaction left idle too long):
+    // the next statement reports it; an 'error' event with no listener would end the process.
+    let lost: Error | undefined;
+    const onError = (err: Error) => (lost = err);
+    client.on("error", onError);
     try {
       await client.query("BEGIN");
       const result = await fn(queryable(client, (c) => this.channelName(c)));
@@ -137,7 +152,9 @@ export class PostgresStore implements Store {
       await client.query("ROLLBACK").catch(() => undefined);
       throw err;
     } finally {
-      client.release();
+      client.off("error", onError);
+      // A connection the server ended is destroyed rather than handed back to the pool.
+      client.release(lost);
     }
   }
 

@@ -166,6 +166,34 @@ describe("concurrent start-up", () => {
     }
   });
 
+  (pgOk ? it : it.skip)("PostgreSQL: a transaction left idle (its process stalled) is ended by the server, so the rows it locked are free again", async () => {
+    const schema = uniqueSchema();
+    const stalled = await PostgresStore.connect(PG_URL, { schema, idleInTransactionMs: 300 });
+    const other = await PostgresStore.connect(PG_URL, { schema });
+    try {
+      await other.exec("CREATE TABLE lock_probe (k TEXT PRIMARY KEY, v INTEGER NOT NULL)");
+      await other.run("INSERT INTO lock_probe (k, v) VALUES (?, ?)", ["a", 0]);
+      let locked!: () => void;
+      const hasLock = new Promise<void>((resolve) => (locked = resolve));
+      // The stalled process: takes the row's lock, then never sends another statement.
+      const stalledTx = stalled.transaction(async (q) => {
+        await q.run("UPDATE lock_probe SET v = 1 WHERE k = ?", ["a"]);
+        locked();
+        await new Promise(() => undefined);
+      });
+      stalledTx.catch(() => undefined);
+      await hasLock;
+      // Waits behind the lock until the server ends the idle transaction (its update rolled back).
+      await other.run("UPDATE lock_probe SET v = v + 10 WHERE k = ?", ["a"]);
+      expect(await other.get<{ v: number }>("SELECT v FROM lock_probe WHERE k = ?", ["a"])).toEqual({ v: 10 });
+    } finally {
+      await other.exec(`DROP SCHEMA ${schema} CASCADE`);
+      await other.close();
+      // The stalled transaction never returns its connection: close without waiting for it.
+      void stalled.close();
+    }
+  });
+
   (pgOk ? it : it.skip)("PostgreSQL: four processes migrating one new schema all succeed and apply each migration once", async () => {
     const schema = uniqueSchema();
     const codes = await concurrentMigrations(4, { PMAGENT_DATABASE_URL: PG_URL, PMAGENT_DATABASE_SCHEMA: schema });
