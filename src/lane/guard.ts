@@ -3,7 +3,7 @@
  * would shrink its document below 70% of its lines, leave it ending mid-sentence, or touch a path
  * outside the lane's `allowed_paths`. Pure: the caller reads the current text.
  */
-import { posix } from "node:path";
+import { pathRefusal } from "../config/index.js";
 import type { DocUpdate } from "./schema.js";
 
 /** A document may not lose more than 30% of its lines in one update. */
@@ -24,15 +24,8 @@ export function countLines(text: string): number {
   return lines[lines.length - 1] === "" ? lines.length - 1 : lines.length;
 }
 
-/** Why `path` may not be edited by the lane, or null when it is inside one of `allowedPaths`. */
-export function pathRefusal(path: string, allowedPaths: readonly string[]): string | null {
-  if (path.includes("\\") || path.includes("\0")) return `path "${path}" has a backslash or NUL: use a repository-relative path with '/'`;
-  const normal = posix.normalize(path);
-  if (posix.isAbsolute(path) || normal === ".." || normal.startsWith("../")) return `path "${path}" leaves the repository`;
-  if (normal === ".git" || normal.startsWith(".git/")) return `path "${path}" is inside .git`;
-  const allowed = allowedPaths.some((a) => (a.endsWith("/") ? normal.startsWith(a) : normal === a || normal.startsWith(`${a}/`)));
-  return allowed ? null : `path "${path}" is outside the allowed paths (${allowedPaths.join(", ")})`;
-}
+/** The lane's path rule is config's, shared with the orchestrator's edit tools. */
+export { pathRefusal };
 
 const FENCE = /^\s{0,3}(```|~~~)/;
 /** Lines that end a Markdown document cleanly without sentence punctuation. */

@@ -22,6 +22,7 @@
  */
 import { existsSync, lstatSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { dirname, isAbsolute, posix, relative, sep } from "node:path";
+import { pathRefusal } from "../config/index.js";
 import { UsageError, RefusedError, confinePath, writeFileAtomic } from "../core/index.js";
 
 export type PatchOperation =
@@ -132,25 +133,11 @@ function headerPath(line: string, prefix: string, index: number): string {
 }
 
 /**
- * Why `path` may not be edited, or null when it is inside one of `allowedPaths` (a prefix ending
- * in '/' is a directory, anything else a file or a directory of that name). Same rule as the
- * doc_update lane's guard.
- */
-export function editPathRefusal(path: string, allowedPaths: readonly string[]): string | null {
-  if (path.includes("\\") || path.includes("\0")) return `path "${path}" has a backslash or NUL: use a repository-relative path with '/'`;
-  const normal = posix.normalize(path);
-  if (posix.isAbsolute(path) || normal === ".." || normal.startsWith("../")) return `path "${path}" leaves the repository`;
-  if (normal === ".git" || normal.startsWith(".git/")) return `path "${path}" is inside .git`;
-  const allowed = allowedPaths.some((a) => (a.endsWith("/") ? normal.startsWith(a) : normal === a || normal.startsWith(`${a}/`)));
-  return allowed ? null : `path "${path}" is outside the allowed paths (${allowedPaths.join(", ")})`;
-}
-
-/**
  * The file `path` names in the workspace, refused when it (or a link on the way) lies outside the
  * allowed paths: a link inside `docs/` must not lead the edit elsewhere.
  */
 function editTarget(workspace: string, path: string, allowedPaths: readonly string[]): string {
-  const refused = editPathRefusal(path, allowedPaths);
+  const refused = pathRefusal(path, allowedPaths);
   if (refused) throw new RefusedError("path_not_allowed", `apply_patch: ${refused}; nothing was changed`);
   const normal = posix.normalize(path);
   const target = confinePath(workspace, normal, "apply_patch path");
@@ -160,7 +147,7 @@ function editTarget(workspace: string, path: string, allowedPaths: readonly stri
   const root = realpathSync(workspace);
   const real = relative(root, realpathSync(existing));
   const realPath = posix.join(real.split(sep).join("/"), relative(existing, target).split(sep).join("/"));
-  if (realPath !== normal && (real.startsWith("..") || isAbsolute(real) || editPathRefusal(realPath, allowedPaths) !== null)) {
+  if (realPath !== normal && (real.startsWith("..") || isAbsolute(real) || pathRefusal(realPath, allowedPaths) !== null)) {
     throw new RefusedError("path_not_allowed", `apply_patch: path "${path}" leads through a link to ${isAbsolute(real) || real.startsWith("..") ? realpathSync(existing) : realPath}, outside the allowed paths (${allowedPaths.join(", ")}); nothing was changed`);
   }
   return target;

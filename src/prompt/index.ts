@@ -60,7 +60,7 @@ export {
   type ToolCall,
   type ToolHandler,
 } from "./tools.js";
-export { parsePatch, applyPatch, editPathRefusal, type PatchOperation, type PatchHunk, type PatchChange } from "./apply-patch.js";
+export { parsePatch, applyPatch, type PatchOperation, type PatchHunk, type PatchChange } from "./apply-patch.js";
 export { runEditTool, type EditToolContext, type EditToolResult } from "./edit-tools.js";
 export { ModelClient, modelSettings, MAX_TOOL_ROUNDS, DEFAULT_BASE_URL, type ModelSectionInput, type ModelSettings, type TokenUsage, type ModelAnswer, type RespondOptions } from "./client.js";
 export { reviewOutcome, type ReviewOutcome } from "./review.js";
