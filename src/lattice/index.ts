@@ -2,19 +2,19 @@
  * Lattice: the protocol between a sprite and its supervisor (spec
  * `lattice-communication-protocol-v1.md`). Public API — kept stable for the supervisor:
  *
- * Protocol (protocol.ts)
+ * Protocol (protocol/events.ts)
  *   PROTOCOL_VERSION "v1", EVENT_PREFIX "LATTICE_EVENT ", EVENT_TYPES, KNOWN_ACTIONS,
  *   ADJUSTMENT_TYPES, PROPOSAL_SCOPES, CHECKPOINT_ID (regex), isEventType(s)
  *   LatticeEventSchema (discriminated union on event_type), one `<Type>Event` schema and one
  *   `<Type>Payload` schema per event type, PAYLOAD_SCHEMAS[type], ResumeSchema, ExpectedInputsSchema
  *   types: LatticeEvent, EventType, EventOf<T>, PayloadOf<T>, PayloadInputOf<T>, Resume, ResumeInput
  *
- * expected_inputs (inputs.ts)
+ * expected_inputs (protocol/inputs.ts)
  *   parseInputType(s) → {ok, type} | {ok:false, error}; formatInputType(type)
  *   checkInputs(inputs, expected, {allowExtra?}) → string[] ("inputs.x[1]: expected string, got integer")
  *   assertInputs(…) throws UsageError code "invalid_resume_inputs"
  *
- * Parsing stdout (parser.ts)
+ * Parsing stdout (protocol/parser.ts)
  *   new EventStreamParser({maxLineBytes?, redact?}); .push(Buffer|string) / .end() → ParsedLine[]
  *   ParsedLine = {kind:"event", line_no, id, event, raw} | {kind:"log", line_no, text}
  *              | {kind:"protocol_error", line_no, reason, excerpt}
@@ -22,28 +22,28 @@
  *   redactEvent(redactor, json, ts, id) → {json, timestamp, id}: as stored; a redacted event's id is
  *     eventId of its redacted form (an id never confirms a guessed secret)
  *   parseEventJson(text) → {ok, id, event, raw} | {ok:false, reason}
- *   mergeEventStreams(outboxItems, stdoutItems) → each id once, outbox order (merge.ts)
+ *   mergeEventStreams(outboxItems, stdoutItems) → each id once, outbox order (protocol/merge.ts)
  *
- * Outbox (outbox.ts)
+ * Outbox (protocol/outbox.ts)
  *   outboxPath(ws), latticeDir(ws), appendOutbox(path, event) (fsync'd line append)
  *   readOutbox(path, from = OUTBOX_START, {maxLineBytes?, redact?}) → {items, next:{offset,line_no}, torn}
  *     a torn last line (no newline) is reported in `torn`, not consumed, not an error;
  *     ConflictError "outbox_truncated" when the file shrank below `from.offset`
  *
- * Resume (resume.ts)
+ * Resume (protocol/resume.ts)
  *   readResume(ws, {mark?}) → {resume|null, replayed, key}; markResumed(ws, key);
  *   writeResume(ws, resume) → key (supervisor side: validated, atomic, mode 0600)
  *   resumePath(ws), resumedMarkerPath(ws)  (marker `.lattice/resumed`: processed keys, one a line)
  *   removeResume(ws): the supervisor removes a resume.json that carried a credential once read
  *
- * Checkpoints (checkpoint.ts, checkpoint-*.ts)
+ * Checkpoints (checkpoint/)
  *   createCheckpoint(ws, dir) → {id, created_at, workspace, files, bytes, hashed_files, new_blobs, new_bytes}
  *   restoreCheckpoint(ws, dir, id) → {id, written, removed, unchanged}
  *   checkpointExists(dir, id), readManifest(dir, id), listCheckpoints(dir), pruneCheckpoints(dir, keep)
  *   defaultCheckpointDir(ws, env): $LATTICE_CHECKPOINT_DIR or <ws parent>/.lattice-checkpoints/<ws name>
  *   All synchronous. `.lattice/` is excluded and survives restore; `.git/` is included.
  *
- * Sprite SDK (sprite.ts, also the package subpath `pmagent/sprite`)
+ * Sprite SDK (sprite/, also the package subpath `pmagent/sprite`)
  *   new Sprite({spriteId?, workItemId?, workspace?, checkpointDir?, env?, write?, clock?})
  *   .info .phaseStarted .phaseFinished .actionRequest .artifact .waiting .completed .error
  *   .environmentProposal .emit(type, payload) .checkpoint() → id .readResume({mark?})
