@@ -1,13 +1,13 @@
-import type { Store } from "../store/index.js";
+import type { Page, PageRequest, Store } from "../store/index.js";
 import { change, transition, type ChangeOptions, type EntryPatch } from "./change.js";
 import { claim, claimNext, heartbeat } from "./claims.js";
 import type { BoardContext, Stamp } from "./context.js";
 import { finishAndClaim } from "./finish-and-claim.js";
-import { readHistory } from "./history.js";
+import { pageHistory, readHistory } from "./history.js";
 import { importEntry, putEntry, type PutOutcome } from "./import.js";
 import { outline, outlineCount, type EntryOutline, type OutlineFilter } from "./outline.js";
 import { newId, post } from "./post.js";
-import { findEntry, getEntry, listEntries, type ListFilter } from "./queries.js";
+import { findEntry, getEntry, listEntries, pageEntries, type EntryPageFilter, type ListFilter } from "./queries.js";
 import type { EntryInput, HistoryRecord, Status, StoredEntry } from "./schema.js";
 import { waitForOpen } from "./wake.js";
 
@@ -86,6 +86,11 @@ export class Blackboard {
     return listEntries(this.ctx, filter);
   }
 
+  /** One page of entries in creation order (oldest first by default), by cursor (see Keyset in store). */
+  async page(filter: EntryPageFilter = {}, request: PageRequest = {}): Promise<Page<StoredEntry>> {
+    return pageEntries(this.ctx, filter, request);
+  }
+
   /** Entries as they stood at `filter.at`, without their content (see outline.ts). */
   async outline(filter: OutlineFilter = {}): Promise<EntryOutline[]> {
     return outline(this.ctx, filter);
@@ -148,6 +153,11 @@ export class Blackboard {
   /** The append-only history, oldest first: of one entry, or of the whole project. */
   async history(id?: string, options: { sinceMs?: number; untilMs?: number; limit?: number } = {}): Promise<HistoryRecord[]> {
     return readHistory(this.ctx, id, options);
+  }
+
+  /** One page of the history (of one entry, or of the whole project), oldest first by default. */
+  async historyPage(id: string | undefined, request: PageRequest = {}): Promise<Page<HistoryRecord>> {
+    return pageHistory(this.ctx, id, request);
   }
 
   /** Resolve when an open entry may be waiting for `role` (notification or `pollMs`, whichever first). */

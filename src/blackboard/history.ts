@@ -1,4 +1,4 @@
-import { Where, limitClause, type Queryable } from "../store/index.js";
+import { Keyset, Where, limitClause, type Page, type PageRequest, type Queryable } from "../store/index.js";
 import type { BoardContext, Stamp } from "./context.js";
 import { getEntry } from "./queries.js";
 import type { HistoryRecord, Status } from "./schema.js";
@@ -19,11 +19,38 @@ export async function readHistory(ctx: BoardContext, id?: string, options: { sin
   if (id !== undefined) await getEntry(ctx, id);
   const where = new Where("project_id = ?", ctx.projectId).when("entry_id = ?", id).when("at_ms >= ?", options.sinceMs).when("at_ms <= ?", options.untilMs);
   const limit = limitClause(options.limit);
-  const rows = await ctx.store.all<{ seq: number; entry_id: string; version: number; at: string; actor: string; action: string; from_status: Status | null; to_status: Status; changes_json: string }>(
-    `SELECT seq, entry_id, version, at, actor, action, from_status, to_status, changes_json FROM bb_history WHERE ${where} ORDER BY seq${limit}`,
-    where.params,
-  );
-  return rows.map((r) => ({
+  const rows = await ctx.store.all<HistoryRow>(`SELECT ${HISTORY_COLS} FROM bb_history WHERE ${where} ORDER BY seq${limit}`, where.params);
+  return rows.map(toRecord);
+}
+
+/** History in the order it was written (`seq`), oldest first unless asked newest. */
+export const HISTORY_KEYS = new Keyset("history", [{ sql: "seq", type: "number" }], "oldest");
+
+/** One page of the history of one entry (or of the whole project), by keyset on `seq`. */
+export async function pageHistory(ctx: BoardContext, id: string | undefined, request: PageRequest): Promise<Page<HistoryRecord>> {
+  if (id !== undefined) await getEntry(ctx, id);
+  const where = new Where("project_id = ?", ctx.projectId).when("entry_id = ?", id);
+  const plan = HISTORY_KEYS.plan(where, request);
+  const rows = await ctx.store.all<HistoryRow>(`SELECT ${HISTORY_COLS} FROM bb_history WHERE ${where}${plan.sql}`, where.params);
+  return HISTORY_KEYS.page(rows, plan, (r) => [r.seq], toRecord);
+}
+
+const HISTORY_COLS = "seq, entry_id, version, at, actor, action, from_status, to_status, changes_json";
+
+interface HistoryRow {
+  seq: number;
+  entry_id: string;
+  version: number;
+  at: string;
+  actor: string;
+  action: string;
+  from_status: Status | null;
+  to_status: Status;
+  changes_json: string;
+}
+
+function toRecord(r: HistoryRow): HistoryRecord {
+  return {
     seq: Number(r.seq),
     entry_id: r.entry_id,
     version: Number(r.version),
@@ -33,5 +60,5 @@ export async function readHistory(ctx: BoardContext, id?: string, options: { sin
     from_status: r.from_status,
     to_status: r.to_status,
     changes: JSON.parse(r.changes_json) as Record<string, unknown>,
-  }));
+  };
 }

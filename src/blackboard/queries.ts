@@ -1,4 +1,4 @@
-import { Where, limitClause } from "../store/index.js";
+import { Keyset, Where, limitClause, type Page, type PageRequest } from "../store/index.js";
 import type { BoardContext } from "./context.js";
 import { COLS, readRow, requireRow, toStored, type Row } from "./rows.js";
 import type { Status, StoredEntry } from "./schema.js";
@@ -61,4 +61,23 @@ export async function listEntries(ctx: BoardContext, filter: ListFilter = {}): P
     where.params,
   );
   return rows.map((r) => toStored(r));
+}
+
+/** Entries in creation order (`created_ms, id`), oldest first unless asked newest. */
+export const ENTRY_KEYS = new Keyset("entries", [{ sql: "created_ms", type: "number" }, { sql: "id", type: "string" }], "oldest");
+
+/** The filters a page of entries takes (each served by an index in the list's sort order). */
+export type EntryPageFilter = Pick<ListFilter, "status" | "to" | "from" | "kind">;
+
+/** One page of entries, by keyset on `created_ms, id` (see Keyset). */
+export async function pageEntries(ctx: BoardContext, filter: EntryPageFilter, request: PageRequest): Promise<Page<StoredEntry>> {
+  const statuses = filter.status === undefined ? [] : Array.isArray(filter.status) ? filter.status : [filter.status];
+  const where = new Where("project_id = ?", ctx.projectId)
+    .in("status", statuses)
+    .when("to_actor = ?", filter.to)
+    .when("from_actor = ?", filter.from)
+    .when("kind = ?", filter.kind);
+  const plan = ENTRY_KEYS.plan(where, request);
+  const rows = await ctx.store.all<Row & { created_ms: number }>(`SELECT ${COLS}, created_ms FROM bb_entries WHERE ${where}${plan.sql}`, where.params);
+  return ENTRY_KEYS.page(rows, plan, (r) => [r.created_ms, r.id], (r) => toStored(r));
 }

@@ -3,10 +3,10 @@ import { hostname } from "node:os";
 import { Blackboard, readImportText, storedProjects, STATUSES, type EntryInput, type HistoryRecord, type Status, type StoredEntry } from "../blackboard/index.js";
 import { findRole, localActor, type Project } from "../config/index.js";
 import { UsageError, parseJsonText } from "../core/index.js";
-import type { Store } from "../store/index.js";
+import { DEFAULT_PAGE_LIMIT, type Store } from "../store/index.js";
 import { withStore } from "./context.js";
 import { registerBbSync } from "./bb-sync.js";
-import { formatOption, intOption, print, readInput, type Format } from "./output.js";
+import { formatOption, intOption, pageOptions, print, printPage, readInput, type Format, type PageOpts } from "./output.js";
 
 interface ActorOpts {
   as?: string;
@@ -130,20 +130,31 @@ export function registerBb(program: Command): void {
       });
     });
 
-  projectOptions(bb.command("list"))
-    .description("list entries, oldest first (this project's, unless --project or --all-projects)")
+  pageOptions(projectOptions(bb.command("list")), "oldest")
+    .description("list entries in creation order, a page at a time (this project's, unless --project or --all-projects)")
     .addOption(new Option("--status <status>", "only this status").choices([...STATUSES]))
     .option("--to <role>", "only entries addressed to this role")
     .option("--from <actor>", "only entries written by this actor")
     .option("--kind <kind>", "only this kind")
-    .option("--limit <n>", "at most N entries", intOption("--limit", 1))
     .addOption(formatOption())
-    .action(async (opts: ProjectOpts & { status?: Status; to?: string; from?: string; kind?: string; limit?: number; format: Format }, cmd: Command) => {
+    .action(async (opts: ProjectOpts & PageOpts & { status?: Status; to?: string; from?: string; kind?: string; format: Format }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
-        const { project: _p, allProjects, ...filter } = opts;
-        const entries = (await Promise.all((await selectedBoards(p, store, opts)).map((b) => b.list(filter)))).flat().slice(0, opts.limit);
-        const line = (s: StoredEntry) => (allProjects ? `[${s.entry.project_id}] ${entryLine(s)}` : entryLine(s));
-        print(opts.format, entries.map((s) => s.entry), () => (entries.length ? entries.map(line).join("\n") : "no entries"));
+        const filter = { status: opts.status, to: opts.to, from: opts.from, kind: opts.kind };
+        const request = { limit: opts.limit, order: opts.order, cursor: opts.cursor };
+        if (!opts.allProjects) {
+          const page = await board(p, store, opts.project).page(filter, request);
+          printPage(opts.format, page, entryLine, "no entries", (s) => s.entry);
+          return;
+        }
+        // Every project's board: the first page of each; a cursor belongs to one project's list.
+        if (opts.cursor !== undefined) throw new UsageError("invalid_option", "--cursor pages one project's entries: pass --project ID with it instead of --all-projects");
+        const boards = await selectedBoards(p, store, opts);
+        const pages = await Promise.all(boards.map((b) => b.page(filter, { ...request, limit: request.limit ?? DEFAULT_PAGE_LIMIT })));
+        const entries = pages.flatMap((pg) => pg.items);
+        const more = pages.flatMap((pg, i) => (pg.next === null ? [] : [{ project: boards[i]!.projectId, next: pg.next }]));
+        print(opts.format, { items: entries.map((s) => s.entry), next: null, more }, () =>
+          [...(entries.length ? entries.map((s) => `[${s.entry.project_id}] ${entryLine(s)}`) : ["no entries"]), ...more.map((m) => `more of ${m.project}: --project ${m.project} --cursor ${m.next}`)].join("\n"),
+        );
       });
     });
 
@@ -228,14 +239,14 @@ export function registerBb(program: Command): void {
       });
   }
 
-  bb.command("history")
-    .description("the append-only history of one entry, or of the whole blackboard")
+  pageOptions(bb.command("history"), "oldest")
+    .description("the append-only history of one entry, or of the whole blackboard, a page at a time")
     .argument("[id]", "entry id")
     .addOption(formatOption())
-    .action(async (id: string | undefined, opts: { format: Format }, cmd: Command) => {
+    .action(async (id: string | undefined, opts: PageOpts & { format: Format }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
-        const h = await board(p, store).history(id);
-        print(opts.format, h, () => (h.length ? h.map(historyLine).join("\n") : "no history"));
+        const h = await board(p, store).historyPage(id, { limit: opts.limit, order: opts.order, cursor: opts.cursor });
+        printPage(opts.format, h, historyLine, "no history");
       });
     });
 

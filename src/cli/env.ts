@@ -5,7 +5,7 @@ import { UsageError } from "../core/index.js";
 import { PROPOSAL_STATUSES, ProposalStore, roleEnvironment, type EnvironmentProposal, type ProposalStatus } from "../lattice/index.js";
 import type { Store } from "../store/index.js";
 import { withStore } from "./context.js";
-import { formatOption, print, type Format } from "./output.js";
+import { formatOption, pageOptions, print, printPage, type Format, type PageOpts } from "./output.js";
 
 function proposals(p: Project, store: Store): ProposalStore {
   return new ProposalStore({ store, projectId: p.config.project_id, humans: p.config.humans });
@@ -26,16 +26,15 @@ function decider(opts: { as?: string }): string {
 export function registerEnv(program: Command): void {
   const env = program.command("env").description("environment proposals from sprites: list them, accept or reject them (humans only)");
 
-  env
-    .command("list")
-    .description("list environment proposals, most recently seen first")
+  pageOptions(env.command("list"), "newest")
+    .description("list environment proposals by when they were last seen, a page at a time")
     .addOption(new Option("--status <status>", "only this status").choices([...PROPOSAL_STATUSES]))
     .option("--role <role>", "only proposals from this role's runs")
     .addOption(formatOption())
-    .action(async (opts: { status?: ProposalStatus; role?: string; format: Format }, cmd: Command) => {
+    .action(async (opts: PageOpts & { status?: ProposalStatus; role?: string; format: Format }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
-        const list = await proposals(p, store).list(opts);
-        print(opts.format, list, () => (list.length ? list.map(line).join("\n") : "no environment proposals"));
+        const page = await proposals(p, store).page({ status: opts.status, role: opts.role }, { limit: opts.limit, order: opts.order, cursor: opts.cursor });
+        printPage(opts.format, page, line, "no environment proposals");
       });
     });
 

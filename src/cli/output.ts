@@ -1,6 +1,7 @@
-import { Option } from "commander";
+import { Option, type Command } from "commander";
 import { inspect } from "node:util";
 import { UsageError } from "../core/index.js";
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, PAGE_ORDERS, type Page, type PageOrder } from "../store/index.js";
 
 /**
  * The one output vocabulary: `--format text|json` on every command that prints a result. `text`
@@ -92,4 +93,31 @@ export function stateStyle(state: string): Style | undefined {
   if (state === "canceled") return "gray";
   if (state === "running" || state === "in_progress") return "cyan";
   return undefined;
+}
+
+/**
+ * `--limit`, `--order` and `--cursor` of a list command: the API's paging (default 50, at most
+ * 500; `--cursor` takes the `next` the previous page printed).
+ */
+export function pageOptions<C extends Command>(cmd: C, order: PageOrder): C {
+  for (const option of [
+    new Option("--limit <n>", `at most N items (default ${DEFAULT_PAGE_LIMIT}, at most ${MAX_PAGE_LIMIT})`).argParser(intOption("--limit", 1, MAX_PAGE_LIMIT)),
+    new Option("--order <order>", `newest or oldest first (default ${order})`).choices([...PAGE_ORDERS]),
+    new Option("--cursor <cursor>", "the next page: the cursor the previous page printed"),
+  ])
+    cmd.addOption(option);
+  return cmd;
+}
+
+export interface PageOpts {
+  limit?: number;
+  order?: PageOrder;
+  cursor?: string;
+}
+
+/** Print a page: JSON `{items, next}`, or one line per item and, when there is more, how to get it. */
+export function printPage<T>(format: Format, page: Page<T>, line: (item: T) => string, none: string, json: (item: T) => unknown = (x) => x): void {
+  print(format, { items: page.items.map(json), next: page.next }, () =>
+    [...(page.items.length ? page.items.map(line) : [none]), ...(page.next === null ? [] : [`more: --cursor ${page.next}`])].join("\n"),
+  );
 }

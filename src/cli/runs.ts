@@ -1,7 +1,7 @@
 import { Option, type Command } from "commander";
 import { RUN_STATES, type RunState, type StoredEvent } from "../lattice/index.js";
 import { withStore } from "./context.js";
-import { formatOption, intOption, print, type Format } from "./output.js";
+import { formatOption, intOption, pageOptions, print, printPage, type Format, type PageOpts } from "./output.js";
 import { runLine, supervisorFor } from "./run.js";
 
 function eventLine(e: StoredEvent): string {
@@ -13,18 +13,16 @@ function eventLine(e: StoredEvent): string {
 export function registerRuns(program: Command): void {
   const runs = program.command("runs").description("runs of sprites: list, show, events, logs, cancel, reconcile");
 
-  runs
-    .command("list")
-    .description("list runs, oldest first")
+  pageOptions(runs.command("list"), "oldest")
+    .description("list runs in creation order, a page at a time")
     .addOption(new Option("--state <state>", "only this state").choices([...RUN_STATES]))
     .option("--role <role>", "only this role")
     .option("--entry <id>", "only runs of this entry")
-    .option("--limit <n>", "at most N runs", intOption("--limit", 1))
     .addOption(formatOption())
-    .action(async (opts: { state?: RunState; role?: string; entry?: string; limit?: number; format: Format }, cmd: Command) => {
+    .action(async (opts: PageOpts & { state?: RunState; role?: string; entry?: string; format: Format }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
-        const list = await supervisorFor(p, store).runs.list({ state: opts.state, role: opts.role, entryId: opts.entry, limit: opts.limit });
-        print(opts.format, list, () => (list.length ? list.map((r) => runLine(r, process.stdout)).join("\n") : "no runs"));
+        const page = await supervisorFor(p, store).runs.page({ state: opts.state, role: opts.role, entryId: opts.entry }, { limit: opts.limit, order: opts.order, cursor: opts.cursor });
+        printPage(opts.format, page, (r) => runLine(r, process.stdout), "no runs");
       });
     });
 
@@ -54,16 +52,15 @@ export function registerRuns(program: Command): void {
       });
     });
 
-  runs
-    .command("events")
-    .description("a run's events, each once, in outbox order")
+  pageOptions(runs.command("events"), "oldest")
+    .description("a run's events, each once, in the order they were stored, a page at a time")
     .argument("<run>", "run id")
     .option("--type <type>", "only this event type")
     .addOption(formatOption())
-    .action(async (id: string, opts: { type?: string; format: Format }, cmd: Command) => {
+    .action(async (id: string, opts: PageOpts & { type?: string; format: Format }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
-        const events = await supervisorFor(p, store).runs.events(id, { type: opts.type });
-        print(opts.format, events, () => (events.length ? events.map(eventLine).join("\n") : "no events"));
+        const page = await supervisorFor(p, store).runs.eventsPage(id, { type: opts.type }, { limit: opts.limit, order: opts.order, cursor: opts.cursor });
+        printPage(opts.format, page, eventLine, "no events");
       });
     });
 

@@ -148,7 +148,8 @@ interface Run {
 }
 
 async function runsPage(): Promise<void> {
-  const runs = await api<Run[]>("GET", "/v1/runs");
+  // The newest page of runs (the API pages by cursor), shown oldest first as before.
+  const runs = (await api<{ items: Run[] }>("GET", "/v1/runs?order=newest&limit=500")).items.reverse();
   main().replaceChildren(
     h("h1", {}, "Runs"),
     runs.length ? h("ul", {}, ...runs.map((r) => h("li", {}, h("a", { href: `#/runs/${encodeURIComponent(r.id)}` }, r.id), ` ${r.state} · ${r.role}${r.entry_id ? ` · ${r.entry_id}` : ""}`))) : h("p", {}, "no runs"),
@@ -266,7 +267,7 @@ interface Proposal {
 }
 
 async function proposalsPage(): Promise<void> {
-  const list = await api<Proposal[]>("GET", "/v1/env/proposals");
+  const list = (await api<{ items: Proposal[] }>("GET", "/v1/env/proposals?limit=500")).items;
   const error = h("p", { class: "error" });
   const row = (p: Proposal): HTMLElement => {
     const li = h("li", { "data-proposal": p.id }, `${p.id} · ${p.role} · ${p.adjustment_type} ${JSON.stringify(p.details)} ×${p.count} · `, h("strong", {}, p.status));

@@ -1,7 +1,8 @@
+import type { Page } from "../store/index.js";
 import { z } from "zod";
 import { EntryInputSchema, StatusSchema, type HistoryRecord, type StoredEntry } from "../blackboard/index.js";
 import { StoredEntrySchema } from "./schemas.js";
-import { Cursor, Detail, Id, Limit, PageFields, READ, clip, page, pageLine, tool, type ToolDef } from "./mcp-tool.js";
+import { Cursor, Detail, Id, Limit, PageFields, READ, clip, pageLine, tool, type ToolDef } from "./mcp-tool.js";
 
 export const EntryDigestSchema = z.object({
   id: z.string(),
@@ -59,9 +60,8 @@ export const ENTRY_TOOLS: ToolDef[] = [
     output: z.object({ entries: z.array(EntryDigestSchema), ...PageFields }),
     hints: READ,
     async run(a, env) {
-      const all = (await env.route("GET /v1/entries", { query: { status: a.status?.join(","), to: a.to, from: a.from, kind: a.kind } })) as StoredEntry[];
-      const p = page([...all].reverse(), a.limit, a.cursor);
-      return { structured: { entries: p.items.map(entryDigest), total: p.total, next_cursor: p.next_cursor }, text: [...p.items.map(entryLine), pageLine(p.items.length, p.total, p.next_cursor, "entries")].join("\n") };
+      const p = (await env.route("GET /v1/entries", { query: { status: a.status?.join(","), to: a.to, from: a.from, kind: a.kind, order: "newest", limit: a.limit, cursor: a.cursor } })) as Page<StoredEntry>;
+      return { structured: { entries: p.items.map(entryDigest), next_cursor: p.next }, text: [...p.items.map(entryLine), pageLine(p.items.length, p.next, "entries")].join("\n") };
     },
   }),
   tool({
@@ -84,11 +84,10 @@ export const ENTRY_TOOLS: ToolDef[] = [
     output: z.object({ history: z.array(HistorySchema), ...PageFields }),
     hints: READ,
     async run(a, env) {
-      const all = (await env.route("GET /v1/entries/:id/history", { params: { id: a.id } })) as HistoryRecord[];
-      const p = page(all, a.limit, a.cursor);
+      const p = (await env.route("GET /v1/entries/:id/history", { params: { id: a.id }, query: { limit: a.limit, cursor: a.cursor } })) as Page<HistoryRecord>;
       const history = p.items.map((h) => ({ ...h, changed: Object.keys(h.changes), changes: a.detail === "full" ? h.changes : undefined }));
       const lines = history.map((h) => `#${h.seq} v${h.version} ${h.at} ${h.actor} ${h.action} ${h.from_status ?? "-"} → ${h.to_status} (${h.changed.join(", ")})`);
-      return { structured: { history, total: p.total, next_cursor: p.next_cursor }, text: [...lines, pageLine(p.items.length, p.total, p.next_cursor, "changes")].join("\n") };
+      return { structured: { history, next_cursor: p.next }, text: [...lines, pageLine(p.items.length, p.next, "changes")].join("\n") };
     },
   }),
   tool({

@@ -1,6 +1,7 @@
+import type { Page } from "../store/index.js";
 import { z } from "zod";
 import { PROPOSAL_STATUSES, type EnvironmentProposal, type LocalPullRequest } from "../lattice/index.js";
-import { Cursor, Detail, Id, Limit, PageFields, READ, page, pageLine, tool, type ToolDef } from "./mcp-tool.js";
+import { Cursor, Detail, Id, Limit, PageFields, READ, pageLine, tool, type ToolDef } from "./mcp-tool.js";
 
 const PrSchema = z.object({
   number: z.number().int(),
@@ -78,8 +79,7 @@ export const FORGE_TOOLS: ToolDef[] = [
     output: z.object({ prs: z.array(PrSchema), ...PageFields }),
     hints: READ,
     async run(a, env) {
-      const all = (await env.route("GET /v1/prs", { query: a.state ? { state: a.state } : {} })) as LocalPullRequest[];
-      const p = page([...all].reverse(), a.limit, a.cursor);
+      const p = (await env.route("GET /v1/prs", { query: { state: a.state, order: "newest", limit: a.limit, cursor: a.cursor } })) as Page<LocalPullRequest>;
       const prs = p.items.map((pr) => ({
         number: pr.number,
         title: pr.title,
@@ -92,7 +92,7 @@ export const FORGE_TOOLS: ToolDef[] = [
         body: a.detail === "full" ? pr.body : undefined,
       }));
       const lines = p.items.map((pr) => `#${pr.number} [${pr.state}] ${pr.title} (${pr.head} → ${pr.base}, ${pr.head_sha.slice(0, 12)}, ${pr.created_at})${a.detail === "full" && pr.body ? `\n  ${pr.body}` : ""}`);
-      return { structured: { prs, total: p.total, next_cursor: p.next_cursor }, text: [...lines, pageLine(p.items.length, p.total, p.next_cursor, "pull requests")].join("\n") };
+      return { structured: { prs, next_cursor: p.next }, text: [...lines, pageLine(p.items.length, p.next, "pull requests")].join("\n") };
     },
   }),
   tool({
@@ -112,11 +112,10 @@ export const FORGE_TOOLS: ToolDef[] = [
     output: z.object({ proposals: z.array(ProposalDigestSchema), ...PageFields }),
     hints: READ,
     async run(a, env) {
-      const all = (await env.route("GET /v1/env/proposals", { query: { status: a.status, role: a.role } })) as EnvironmentProposal[];
-      const p = page(all, a.limit, a.cursor);
+      const p = (await env.route("GET /v1/env/proposals", { query: { status: a.status, role: a.role, order: "newest", limit: a.limit, cursor: a.cursor } })) as Page<EnvironmentProposal>;
       return {
-        structured: { proposals: p.items.map((x) => proposalDigest(x, a.detail === "full")), total: p.total, next_cursor: p.next_cursor },
-        text: [...p.items.map(proposalLine), pageLine(p.items.length, p.total, p.next_cursor, "proposals")].join("\n"),
+        structured: { proposals: p.items.map((x) => proposalDigest(x, a.detail === "full")), next_cursor: p.next },
+        text: [...p.items.map(proposalLine), pageLine(p.items.length, p.next, "proposals")].join("\n"),
       };
     },
   }),

@@ -2,17 +2,19 @@ import { ResourceTemplate, type ListResourcesCallback, type McpServer } from "@m
 import type { ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
 import type { StoredEntry } from "../blackboard/index.js";
 import type { RunRecord } from "../lattice/index.js";
+import { MAX_PAGE_LIMIT, type Page } from "../store/index.js";
 import { askKai, kaiRequest } from "./mcp-kai.js";
 import { orMcpError, type ToolEnv } from "./mcp-tool.js";
 
 /** How many entries or runs a resource listing offers (newest first); the tools page through all. */
 const LISTED = 50;
 
-/** How many ids a completion offers. */
+/** How many ids a completion offers, from how many of the most recent. */
 const COMPLETIONS = 20;
+const COMPLETION_SCAN = MAX_PAGE_LIMIT;
 
 /** How many events `pmagent://runs/{id}/events` holds; runs_events pages through longer runs. */
-const EVENTS_CAP = 1000;
+const EVENTS_CAP = MAX_PAGE_LIMIT;
 
 /** A template variable as the id it stands for: ids are percent-encoded in URIs (`a b` → `a%20b`). */
 function one(v: string | string[] | undefined): string {
@@ -47,27 +49,24 @@ async function kai(env: ToolEnv, uri: URL, type: "lane_status" | "what_changed",
  */
 export function registerResources(server: McpServer, env: ToolEnv): void {
   const recentEntries = async () => {
-    const all = (await env.route("GET /v1/entries")) as StoredEntry[];
+    const recent = (await env.route("GET /v1/entries", { query: { order: "newest", limit: LISTED } })) as Page<StoredEntry>;
     return {
-      resources: all
-        .slice(-LISTED)
-        .reverse()
-        .map((s) => ({ uri: `pmagent://entries/${encodeURIComponent(s.entry.id)}`, name: `entry ${s.entry.id}`, description: `[${s.entry.status}] ${s.entry.kind} ${s.entry.from} → ${s.entry.to}`, mimeType: "application/json" })),
+      resources: recent.items.map((s) => ({ uri: `pmagent://entries/${encodeURIComponent(s.entry.id)}`, name: `entry ${s.entry.id}`, description: `[${s.entry.status}] ${s.entry.kind} ${s.entry.from} → ${s.entry.to}`, mimeType: "application/json" })),
     };
   };
   const recentRuns = async () => {
-    const all = (await env.route("GET /v1/runs")) as RunRecord[];
+    const recent = (await env.route("GET /v1/runs", { query: { order: "newest", limit: LISTED } })) as Page<RunRecord>;
     return {
-      resources: all
-        .slice(-LISTED)
-        .reverse()
-        .map((r) => ({ uri: `pmagent://runs/${encodeURIComponent(r.id)}`, name: `run ${r.id}`, description: `[${r.state}] ${r.role}${r.entry_id ? ` on ${r.entry_id}` : ""}`, mimeType: "application/json" })),
+      resources: recent.items.map((r) => ({ uri: `pmagent://runs/${encodeURIComponent(r.id)}`, name: `run ${r.id}`, description: `[${r.state}] ${r.role}${r.entry_id ? ` on ${r.entry_id}` : ""}`, mimeType: "application/json" })),
     };
   };
 
   // Completion of ids a client offers while the user types a URI: the newest that start with it.
-  const completeEntry = async (prefix: string) => ((await env.route("GET /v1/entries")) as StoredEntry[]).map((s) => s.entry.id).filter((id) => id.startsWith(prefix)).slice(-COMPLETIONS).reverse();
-  const completeRun = async (prefix: string) => ((await env.route("GET /v1/runs")) as RunRecord[]).map((r) => r.id).filter((id) => id.startsWith(prefix)).slice(-COMPLETIONS).reverse();
+  // Completions offer the newest matching ids among the most recent COMPLETION_SCAN.
+  const completeEntry = async (prefix: string) =>
+    ((await env.route("GET /v1/entries", { query: { order: "newest", limit: COMPLETION_SCAN } })) as Page<StoredEntry>).items.map((s) => s.entry.id).filter((id) => id.startsWith(prefix)).slice(0, COMPLETIONS);
+  const completeRun = async (prefix: string) =>
+    ((await env.route("GET /v1/runs", { query: { order: "newest", limit: COMPLETION_SCAN } })) as Page<RunRecord>).items.map((r) => r.id).filter((id) => id.startsWith(prefix)).slice(0, COMPLETIONS);
   const entryTemplate = (uri: string, list: ListResourcesCallback | undefined) => new ResourceTemplate(uri, { list, complete: { id: completeEntry } });
   const runTemplate = (uri: string, list: ListResourcesCallback | undefined) => new ResourceTemplate(uri, { list, complete: { id: completeRun } });
 
@@ -81,7 +80,7 @@ export function registerResources(server: McpServer, env: ToolEnv): void {
     "entry_history",
     entryTemplate("pmagent://entries/{id}/history", undefined),
     { title: "Entry history", description: "An entry's change history, oldest first", mimeType: "application/json" },
-    (uri, v) => read(env, uri, () => env.route("GET /v1/entries/:id/history", { params: { id: one(v.id) } })),
+    (uri, v) => read(env, uri, () => env.route("GET /v1/entries/:id/history", { params: { id: one(v.id) }, query: { limit: MAX_PAGE_LIMIT } })),
   );
   server.registerResource(
     "run",
@@ -93,7 +92,7 @@ export function registerResources(server: McpServer, env: ToolEnv): void {
     "run_events",
     runTemplate("pmagent://runs/{id}/events", undefined),
     { title: "Run events", description: `A run's events in stored order (the first ${EVENTS_CAP}; the runs_events tool pages through more)`, mimeType: "application/json" },
-    (uri, v) => read(env, uri, () => env.route("GET /v1/runs/:id/events", { params: { id: one(v.id) }, query: { order: "seq", limit: EVENTS_CAP } })),
+    (uri, v) => read(env, uri, () => env.route("GET /v1/runs/:id/events", { params: { id: one(v.id) }, query: { limit: EVENTS_CAP } })),
   );
   server.registerResource(
     "run_logs",

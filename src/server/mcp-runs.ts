@@ -1,6 +1,7 @@
+import type { Page } from "../store/index.js";
 import { z } from "zod";
 import { ACTION_STATES, RUN_STATES, type ActionRecord, type RunLogLine, type RunRecord, type StoredEvent } from "../lattice/index.js";
-import { Cursor, Detail, Id, Limit, PageFields, READ, clip, page, pageLine, tool, type ToolDef } from "./mcp-tool.js";
+import { Cursor, Detail, Id, Limit, PageFields, READ, clip, pageLine, tool, type ToolDef } from "./mcp-tool.js";
 
 export const RunDigestSchema = z.object({
   id: z.string(),
@@ -98,9 +99,8 @@ export const RUN_TOOLS: ToolDef[] = [
     output: z.object({ runs: z.array(RunDigestSchema), ...PageFields }),
     hints: READ,
     async run(a, env) {
-      const all = (await env.route("GET /v1/runs", { query: { state: a.state, role: a.role, entry: a.entry } })) as RunRecord[];
-      const p = page([...all].reverse(), a.limit, a.cursor);
-      return { structured: { runs: p.items.map(runDigest), total: p.total, next_cursor: p.next_cursor }, text: [...p.items.map(runLine), pageLine(p.items.length, p.total, p.next_cursor, "runs")].join("\n") };
+      const p = (await env.route("GET /v1/runs", { query: { state: a.state, role: a.role, entry: a.entry, order: "newest", limit: a.limit, cursor: a.cursor } })) as Page<RunRecord>;
+      return { structured: { runs: p.items.map(runDigest), next_cursor: p.next }, text: [...p.items.map(runLine), pageLine(p.items.length, p.next, "runs")].join("\n") };
     },
   }),
   tool({
@@ -128,21 +128,20 @@ export const RUN_TOOLS: ToolDef[] = [
   tool({
     name: "runs_events",
     title: "A run's events",
-    description: 'A run\'s protocol events in the order they were stored (seq), each as type, time and a brief of its payload. Page with after (the previous next_after) and limit; filter by type; detail "full" adds each whole event.',
+    description: 'A run\'s protocol events in the order they were stored (seq), each as type, time and a brief of its payload. Page with limit and cursor (the previous next_cursor); filter by type; detail "full" adds each whole event.',
     input: z
       .object({
         id: RunId,
         type: z.string().min(1).optional().describe("only events of this type, e.g. WAITING, ACTION_REQUEST, COMPLETED"),
-        after: After,
         limit: Limit(50, 500, "events"),
+        cursor: Cursor,
         detail: Detail,
       })
       .strict(),
-    output: z.object({ events: z.array(EventSchema), next_after: NextAfter }),
+    output: z.object({ events: z.array(EventSchema), ...PageFields }),
     hints: READ,
     async run(a, env) {
-      const rows = (await env.route("GET /v1/runs/:id/events", { params: { id: a.id }, query: { type: a.type, after: a.after, order: "seq", limit: a.limit + 1 } })) as StoredEvent[];
-      const { items, next_after } = more(rows, a.limit);
+      const { items, next } = (await env.route("GET /v1/runs/:id/events", { params: { id: a.id }, query: { type: a.type, limit: a.limit, cursor: a.cursor } })) as Page<StoredEvent>;
       const events = items.map((e) => ({
         seq: e.seq,
         event_type: e.event_type,
@@ -151,8 +150,7 @@ export const RUN_TOOLS: ToolDef[] = [
         event: a.detail === "full" ? e.event : undefined,
       }));
       const lines = events.map((e) => `#${e.seq} ${e.received_at} ${e.event_type} ${e.brief}`);
-      const tail = next_after === null ? `${events.length} events` : `${events.length} events shown; more with after ${next_after}`;
-      return { structured: { events, next_after }, text: [...lines, ...(a.detail === "full" ? [JSON.stringify(items.map((e) => e.event))] : []), tail].join("\n") };
+      return { structured: { events, next_cursor: next }, text: [...lines, ...(a.detail === "full" ? [JSON.stringify(items.map((e) => e.event))] : []), pageLine(events.length, next, "events")].join("\n") };
     },
   }),
   tool({
@@ -194,8 +192,7 @@ export const RUN_TOOLS: ToolDef[] = [
     output: z.object({ actions: z.array(ActionSchema), ...PageFields }),
     hints: READ,
     async run(a, env) {
-      const all = (await env.route("GET /v1/actions", { query: { run: a.run, state: a.state } })) as ActionRecord[];
-      const p = page([...all].reverse(), a.limit, a.cursor);
+      const p = (await env.route("GET /v1/actions", { query: { run: a.run, state: a.state, order: "newest", limit: a.limit, cursor: a.cursor } })) as Page<ActionRecord>;
       const actions = p.items.map((x) => ({
         run_id: x.run_id,
         action: x.action,
@@ -207,7 +204,7 @@ export const RUN_TOOLS: ToolDef[] = [
         full: a.detail === "full" ? (x as unknown as Record<string, unknown>) : undefined,
       }));
       const lines = actions.map((x) => `${x.run_id} ${x.action} [${x.state}] after ${x.attempts} attempt${x.attempts === 1 ? "" : "s"}: ${x.outcome}`);
-      return { structured: { actions, total: p.total, next_cursor: p.next_cursor }, text: [...lines, pageLine(p.items.length, p.total, p.next_cursor, "actions")].join("\n") };
+      return { structured: { actions, next_cursor: p.next }, text: [...lines, pageLine(p.items.length, p.next, "actions")].join("\n") };
     },
   }),
   tool({

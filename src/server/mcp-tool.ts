@@ -71,28 +71,21 @@ export const Limit = (byDefault: number, max: number, what: string) =>
 
 export const Cursor = z
   .string()
-  .regex(/^\d+$/, "cursor must be the next_cursor of a previous call (digits)")
+  .min(1, "cursor must be the next_cursor of a previous call")
+  .max(2048, "cursor must be the next_cursor of a previous call")
   .optional()
   .describe("next_cursor of the previous call, to get the next page; omit for the first page");
 
 export const Id = (what: string, example: string) => z.string().min(1, `expected a non-empty ${what} id`).describe(`the ${what} id, e.g. ${example}`);
 
-/** A page of `items` (newest first by the caller's order) from `cursor`, and the cursor of the next. */
-export function page<T>(items: readonly T[], limit: number, cursor: string | undefined): { items: T[]; total: number; next_cursor: string | null } {
-  const from = cursor === undefined ? 0 : Number(cursor);
-  const to = from + limit;
-  return { items: items.slice(from, to), total: items.length, next_cursor: to < items.length ? String(to) : null };
-}
-
 export const PageFields = {
-  total: z.number().int().describe("how many match the filters"),
   next_cursor: z.string().nullable().describe("pass as cursor to get the next page; null on the last page"),
 };
 
 /** The line a list ends with: how much is shown and how to get more. */
-export function pageLine(shown: number, total: number, next: string | null, noun: string): string {
-  if (total === 0) return `no ${noun}`;
-  return next === null ? `${shown} of ${total} ${noun} shown` : `${shown} of ${total} ${noun} shown; more with cursor "${next}"`;
+export function pageLine(shown: number, next: string | null, noun: string): string {
+  if (shown === 0 && next === null) return `no ${noun}`;
+  return next === null ? `${shown} ${noun} shown (no more)` : `${shown} ${noun} shown; more with cursor "${next}"`;
 }
 
 /** `text` cut to `max` characters, marked when cut. */

@@ -11,6 +11,7 @@ import {
   EmptyQuery,
   EntryListQuery,
   GuardQuery,
+  HistoryQuery,
   IdParams,
   PrListQuery,
   ProposalListQuery,
@@ -20,14 +21,19 @@ import {
   RunLogsQuery,
   StatusChangeBody,
   StoredEntrySchema,
+  pageOf,
+  pageRequest,
 } from "./schemas.js";
+
+/** Said of every list: how it pages. */
+const PAGED = "paged by cursor (limit, default 50, at most 500; order=newest|oldest; cursor = the previous page's next)";
 
 function entries(ctx: ServerContext): Route[] {
   return [
     route({
-      method: "GET", url: "/v1/entries", tag: "entries", summary: "list blackboard entries, oldest first (filters: status, to, from, kind, limit)",
-      query: EntryListQuery, response: StoredEntrySchema.array(),
-      handler: async ({ query }) => ctx.board.list({ status: query.status, to: query.to, from: query.from, kind: query.kind, limit: query.limit }),
+      method: "GET", url: "/v1/entries", tag: "entries", summary: `blackboard entries in creation order, oldest first by default (filters: status, to, from, kind); ${PAGED}`,
+      query: EntryListQuery, response: pageOf(StoredEntrySchema),
+      handler: async ({ query }) => ctx.board.page({ status: query.status, to: query.to, from: query.from, kind: query.kind }, pageRequest(query)),
     }),
     route({
       method: "GET", url: "/v1/entries/:id", tag: "entries", summary: "one entry with its version", params: IdParams, query: EmptyQuery, response: StoredEntrySchema, errors: [404],
@@ -44,11 +50,8 @@ function entries(ctx: ServerContext): Route[] {
       handler: async ({ actor, params, body }) => ctx.board.transition(actor, params.id, body.status, { expectedVersion: body.expected_version, note: body.note }),
     }),
     route({
-      method: "GET", url: "/v1/entries/:id/history", tag: "entries", summary: "an entry's change history", params: IdParams, query: EmptyQuery, errors: [404],
-      handler: async ({ params }) => {
-        await ctx.board.get(params.id);
-        return ctx.board.history(params.id);
-      },
+      method: "GET", url: "/v1/entries/:id/history", tag: "entries", summary: `an entry's change history, oldest first by default; ${PAGED}`, params: IdParams, query: HistoryQuery, errors: [404],
+      handler: async ({ params, query }) => ctx.board.historyPage(params.id, pageRequest(query)),
     }),
   ];
 }
@@ -57,20 +60,17 @@ function runs(ctx: ServerContext): Route[] {
   const rs = ctx.supervisor.runs;
   return [
     route({
-      method: "GET", url: "/v1/runs", tag: "runs", summary: "list runs, oldest first", query: RunListQuery,
-      handler: async ({ query }) => rs.list({ state: query.state, role: query.role, entryId: query.entry, limit: query.limit }),
+      method: "GET", url: "/v1/runs", tag: "runs", summary: `runs in creation order, oldest first by default (filters: state, role, entry); ${PAGED}`, query: RunListQuery,
+      handler: async ({ query }) => rs.page({ state: query.state, role: query.role, entryId: query.entry }, pageRequest(query)),
     }),
     route({
       method: "GET", url: "/v1/runs/:id", tag: "runs", summary: "one run with its protocol errors and hard-rule violations", params: IdParams, query: EmptyQuery, errors: [404],
       handler: async ({ params }) => ({ ...(await rs.get(params.id)), protocol_errors: await rs.protocolErrors(params.id), violations: await rs.violations(params.id) }),
     }),
     route({
-      method: "GET", url: "/v1/runs/:id/events", tag: "runs", summary: "a run's events, in outbox order (order=seq: as stored, so that after = the last seq seen and limit page through them); live: /v1/runs/{id}/events/stream",
+      method: "GET", url: "/v1/runs/:id/events", tag: "runs", summary: `a run's events in the order they were stored (seq), oldest first by default (filter: type); ${PAGED}; live: /v1/runs/{id}/events/stream`,
       params: IdParams, query: RunEventsQuery, errors: [404],
-      handler: async ({ params, query }) => {
-        await rs.get(params.id);
-        return rs.events(params.id, { type: query.type, afterSeq: query.after, order: query.order, limit: query.limit });
-      },
+      handler: async ({ params, query }) => rs.eventsPage(params.id, { type: query.type }, pageRequest(query)),
     }),
     route({
       method: "GET", url: "/v1/runs/:id/logs", tag: "runs", summary: "a run's non-event output (capped, secrets redacted)", params: IdParams, query: RunLogsQuery, errors: [404],
@@ -100,8 +100,8 @@ function runs(ctx: ServerContext): Route[] {
       },
     }),
     route({
-      method: "GET", url: "/v1/actions", tag: "runs", summary: "action requests of sprites and their outcomes (parameters redacted)", query: ActionListQuery,
-      handler: async ({ query }) => ctx.actions.list({ projectId: ctx.project.config.project_id, runId: query.run, state: query.state }),
+      method: "GET", url: "/v1/actions", tag: "runs", summary: `action requests of sprites and their outcomes (parameters redacted), oldest first by default (filters: run, state); ${PAGED}`, query: ActionListQuery,
+      handler: async ({ query }) => ctx.actions.page(ctx.project.config.project_id, { runId: query.run, state: query.state }, pageRequest(query)),
     }),
   ];
 }
@@ -109,12 +109,12 @@ function runs(ctx: ServerContext): Route[] {
 function forgeAndEnv(ctx: ServerContext): Route[] {
   return [
     route({
-      method: "GET", url: "/v1/prs", tag: "forge", summary: "pull requests of the local forge", query: PrListQuery,
-      handler: async ({ query }) => ctx.forge.list(query.state ? { state: query.state } : {}),
+      method: "GET", url: "/v1/prs", tag: "forge", summary: `pull requests of the local forge by number, oldest first by default (filter: state); ${PAGED}`, query: PrListQuery,
+      handler: async ({ query }) => ctx.forge.page({ state: query.state }, pageRequest(query)),
     }),
     route({
-      method: "GET", url: "/v1/env/proposals", tag: "environment", summary: "environment proposals, most recently seen first", query: ProposalListQuery,
-      handler: async ({ query }) => ctx.proposals.list(query),
+      method: "GET", url: "/v1/env/proposals", tag: "environment", summary: `environment proposals by when last seen, newest first by default (filters: status, role); ${PAGED}`, query: ProposalListQuery,
+      handler: async ({ query }) => ctx.proposals.page({ status: query.status, role: query.role }, pageRequest(query)),
     }),
     ...(["accept", "reject"] as const).map((verb) =>
       route({

@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import { Redactor, canonicalJson } from "../../core/index.js";
-import type { Queryable, SqlParam, Store } from "../../store/index.js";
+import { Keyset, Where, type Page, type PageRequest, type Queryable, type SqlParam, type Store } from "../../store/index.js";
 import type { ActionRecord, ActionRequest, ActionState } from "./types.js";
 import { inChunks, marks } from "../runs/index.js";
 
@@ -82,6 +82,9 @@ export interface Claim {
  * Action rows. Every state change is a conditional UPDATE (compare-and-set on state and owner),
  * so two supervisors, or a supervisor and its restarted self, never both run one attempt.
  */
+/** Actions in the order they were requested (`created_ms, idempotency_key`). */
+export const ACTION_KEYS = new Keyset("actions", [{ sql: "created_ms", type: "number" }, { sql: "idempotency_key", type: "string" }], "oldest");
+
 export class ActionStore {
   constructor(
     private readonly store: Store,
@@ -123,6 +126,14 @@ export class ActionStore {
     }
     const rows = await this.store.all<Row>(`SELECT * FROM lattice_actions${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY created_ms, idempotency_key`, params);
     return rows.map(toRecord);
+  }
+
+  /** One page of a project's actions in the order they were requested (oldest first by default), by cursor. */
+  async page(projectId: string, filter: { runId?: string; state?: ActionState } = {}, request: PageRequest = {}): Promise<Page<ActionRecord>> {
+    const where = new Where("project_id = ?", projectId).when("run_id = ?", filter.runId).when("state = ?", filter.state);
+    const plan = ACTION_KEYS.plan(where, request);
+    const rows = await this.store.all<Row & { created_ms: number | string }>(`SELECT * FROM lattice_actions WHERE ${where}${plan.sql}`, where.params);
+    return ACTION_KEYS.page(rows, plan, (r) => [r.created_ms, r.idempotency_key], toRecord);
   }
 
   /** The actions of these runs recorded by `untilMs`, oldest first (by the run index). */

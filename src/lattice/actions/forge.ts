@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { UsageError, confinePath } from "../../core/index.js";
-import type { SqlParam, Store } from "../../store/index.js";
+import { Keyset, Where, type Page, type PageRequest, type SqlParam, type Store } from "../../store/index.js";
 import { assertBranchName, branchSha, git } from "./git.js";
 import { callGitHub, type GitHubClient } from "./github.js";
 import { inChunks, marks } from "../runs/index.js";
@@ -111,6 +111,9 @@ export interface LocalForgeOptions {
  * The forge of a project without GitHub: branches go to a bare repository, pull requests into the
  * store (`pmagent prs`), so the whole OPEN_PR flow works offline.
  */
+/** Pull requests by number. */
+export const PULL_KEYS = new Keyset("prs", [{ sql: "number", type: "number" }], "oldest");
+
 export class LocalForge implements Forge {
   readonly kind = "local" as const;
   readonly bareRepo: string;
@@ -173,6 +176,14 @@ export class LocalForge implements Forge {
     }
     const rows = await this.options.store.all<PullRow>(`${sql} ORDER BY number`, params);
     return rows.map((r) => ({ ...r, number: Number(r.number), url: this.url(Number(r.number)) }));
+  }
+
+  /** One page of the pull requests by number (oldest first by default), by cursor. */
+  async page(filter: { state?: LocalPullRequest["state"] } = {}, request: PageRequest = {}): Promise<Page<LocalPullRequest>> {
+    const where = new Where("project_id = ?", this.options.projectId).when("state = ?", filter.state);
+    const plan = PULL_KEYS.plan(where, request);
+    const rows = await this.options.store.all<PullRow>(`SELECT * FROM lattice_forge_pulls WHERE ${where}${plan.sql}`, where.params);
+    return PULL_KEYS.page(rows, plan, (r) => [r.number], (r) => ({ ...r, number: Number(r.number), url: this.url(Number(r.number)) }));
   }
 
   /** These pull requests, if they were opened by `untilMs` (by the project/number key). */

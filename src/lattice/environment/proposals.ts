@@ -1,5 +1,5 @@
 import { ConflictError, NotFoundError, RefusedError, UsageError, contentHash } from "../../core/index.js";
-import type { SqlParam, Store } from "../../store/index.js";
+import { Keyset, Where, type Page, type PageRequest, type SqlParam, type Store } from "../../store/index.js";
 import { applyAdjustment, type RoleEnvironment } from "./adjustments.js";
 import { inChunks, marks } from "../runs/index.js";
 
@@ -98,6 +98,12 @@ export interface RecordResult {
 }
 
 /** ENVIRONMENT_PROPOSALs of a project: deduplicated per role and fingerprint, decided by a human. */
+/**
+ * Proposals by when they were last seen (`last_seen_ms, id`). A proposal seen again moves to the
+ * front, so a listing paged while proposals are re-sighted shows a re-sighted one where it was.
+ */
+export const PROPOSAL_KEYS = new Keyset("proposals", [{ sql: "last_seen_ms", type: "number" }, { sql: "id", type: "string" }], "newest");
+
 export class ProposalStore {
   constructor(private readonly options: ProposalStoreOptions) {}
 
@@ -171,6 +177,14 @@ export class ProposalStore {
     }
     const rows = await this.options.store.all<Row>(`${sql} ORDER BY last_seen_ms DESC, id`, params);
     return rows.map(toProposal);
+  }
+
+  /** One page of proposals by when they were last seen (newest first by default), by cursor. */
+  async page(filter: { status?: ProposalStatus; role?: string } = {}, request: PageRequest = {}): Promise<Page<EnvironmentProposal>> {
+    const where = new Where("project_id = ?", this.options.projectId).when("status = ?", filter.status).when("role = ?", filter.role);
+    const plan = PROPOSAL_KEYS.plan(where, request);
+    const rows = await this.options.store.all<Row & { last_seen_ms: number | string }>(`SELECT * FROM lattice_env_proposals WHERE ${where}${plan.sql}`, where.params);
+    return PROPOSAL_KEYS.page(rows, plan, (r) => [r.last_seen_ms, r.id], toProposal);
   }
 
   /**

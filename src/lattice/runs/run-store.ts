@@ -5,7 +5,7 @@
  * The record types are in records.ts, the row mapping in rows.ts, the reads as of a cutoff in window.ts.
  */
 import { NotFoundError } from "../../core/index.js";
-import { Where, limitClause, type Dialect, type Queryable, type SqlParam, type Store } from "../../store/index.js";
+import { Keyset, Where, limitClause, type Dialect, type Page, type PageRequest, type Queryable, type SqlParam, type Store } from "../../store/index.js";
 import type {
   GateDecision,
   GateDecisionKind,
@@ -30,6 +30,12 @@ function byTypes(dialect: Dialect, where: Where, types: readonly string[]): Wher
   const f = eventTypeFilter(dialect, types);
   return where.add(f.sql, ...f.params);
 }
+
+/** Runs in creation order (`created_ms, id`), oldest first unless asked newest. */
+export const RUN_KEYS = new Keyset("runs", [{ sql: "r.created_ms", type: "number" }, { sql: "r.id", type: "string" }], "oldest");
+
+/** A run's events in the order they were stored (`seq`), oldest first unless asked newest. */
+export const EVENT_KEYS = new Keyset("events", [{ sql: "seq", type: "number" }], "oldest");
 
 /** Reads and writes of run rows (the ingest path writes events itself, in batches). */
 export class RunStore {
@@ -70,6 +76,15 @@ export class RunStore {
     const limit = limitClause(filter.limit);
     const rows = await this.store.all<RunRow>(`SELECT ${RUN_COLUMNS} FROM lattice_runs r WHERE ${where} ORDER BY r.created_ms, r.id${limit}`, where.params);
     return rows.map(toRecord);
+  }
+
+  /** One page of runs in creation order (oldest first by default), by cursor (see Keyset in store). */
+  async page(filter: Omit<RunListFilter, "limit"> = {}, request: PageRequest = {}): Promise<Page<RunRecord>> {
+    const states = filter.state === undefined ? [] : Array.isArray(filter.state) ? filter.state : [filter.state];
+    const where = new Where("r.project_id = ?", this.projectId).in("r.state", states).when("r.role = ?", filter.role).when("r.entry_id = ?", filter.entryId);
+    const plan = RUN_KEYS.plan(where, request);
+    const rows = await this.store.all<RunRow>(`SELECT ${RUN_COLUMNS} FROM lattice_runs r WHERE ${where}${plan.sql}`, where.params);
+    return RUN_KEYS.page(rows, plan, (r) => [r.created_ms, r.id], toRecord);
   }
 
   /** Runs of these roles whose life overlaps the span (see window.ts). */
@@ -159,25 +174,20 @@ export class RunStore {
     return this.eventRows(where, limitClause(options.limit), options.order ?? "outbox");
   }
 
+  /** One page of a run's events in the order they were stored (`seq`; oldest first by default), by cursor. */
+  async eventsPage(runId: string, options: { type?: string } = {}, request: PageRequest = {}): Promise<Page<StoredEvent>> {
+    await this.get(runId, this.store, false);
+    const where = new Where("run_id = ?", runId);
+    if (options.type !== undefined) byTypes(this.store.dialect, where, [options.type]);
+    const plan = EVENT_KEYS.plan(where, request);
+    const rows = await this.store.all<EventRow>(`SELECT ${EVENT_COLUMNS} FROM lattice_run_events WHERE ${where}${plan.sql}`, where.params);
+    return EVENT_KEYS.page(rows, plan, (r) => [r.seq], toEvent);
+  }
+
   private async eventRows(where: Where, limit: string, order: "outbox" | "seq" = "outbox"): Promise<StoredEvent[]> {
     const orderBy = order === "seq" ? "seq" : "CASE WHEN outbox_line IS NULL THEN 1 ELSE 0 END, outbox_line, seq";
-    const rows = await this.store.all<{ run_id: string; seq: number; event_id: string; event_type: string; source: "stdout" | "outbox"; outbox_line: number | null; event_json: string; received_ms: number; dispatched_ms: number | null; dispatch_json: string | null }>(
-      `SELECT run_id, seq, event_id, event_type, source, outbox_line, event_json, received_ms, dispatched_ms, dispatch_json FROM lattice_run_events
-       WHERE ${where} ORDER BY ${orderBy}${limit}`,
-      where.params,
-    );
-    return rows.map((r) => ({
-      run_id: r.run_id,
-      seq: Number(r.seq),
-      id: r.event_id,
-      event_type: r.event_type,
-      source: r.source,
-      outbox_line: num(r.outbox_line),
-      event: JSON.parse(r.event_json) as Record<string, unknown>,
-      received_at: iso(r.received_ms)!,
-      dispatched_at: iso(r.dispatched_ms),
-      dispatch: r.dispatch_json ? (JSON.parse(r.dispatch_json) as Record<string, unknown>) : null,
-    }));
+    const rows = await this.store.all<EventRow>(`SELECT ${EVENT_COLUMNS} FROM lattice_run_events WHERE ${where} ORDER BY ${orderBy}${limit}`, where.params);
+    return rows.map(toEvent);
   }
 
   /** The attempt's last event (by seq) of these types, as stored. */
@@ -280,4 +290,34 @@ export class RunStore {
     if (!row) return undefined;
     return { decision: row.decision, reasoning: row.reasoning, conditions: JSON.parse(row.conditions_json) as string[], entry_version: Number(row.entry_version), at: iso(row.at_ms)! };
   }
+}
+
+const EVENT_COLUMNS = "run_id, seq, event_id, event_type, source, outbox_line, event_json, received_ms, dispatched_ms, dispatch_json";
+
+interface EventRow {
+  run_id: string;
+  seq: number;
+  event_id: string;
+  event_type: string;
+  source: "stdout" | "outbox";
+  outbox_line: number | null;
+  event_json: string;
+  received_ms: number;
+  dispatched_ms: number | null;
+  dispatch_json: string | null;
+}
+
+function toEvent(r: EventRow): StoredEvent {
+  return {
+    run_id: r.run_id,
+    seq: Number(r.seq),
+    id: r.event_id,
+    event_type: r.event_type,
+    source: r.source,
+    outbox_line: num(r.outbox_line),
+    event: JSON.parse(r.event_json) as Record<string, unknown>,
+    received_at: iso(r.received_ms)!,
+    dispatched_at: iso(r.dispatched_ms),
+    dispatch: r.dispatch_json ? (JSON.parse(r.dispatch_json) as Record<string, unknown>) : null,
+  };
 }
