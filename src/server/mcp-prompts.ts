@@ -1,3 +1,4 @@
+import { MAX_PAGE_LIMIT, type Page } from "../store/index.js";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { GetPromptResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
@@ -39,10 +40,11 @@ export function registerPrompts(server: McpServer, env: ToolEnv): void {
     { title: "What waits for me", description: "What waits for you (the authenticated actor): open entries addressed to you, runs waiting for input you may give, and (for a human) environment proposals to decide" },
     async () => orMcpError(env, async () => {
       const actor = env.actor;
-      const entries = (await env.route("GET /v1/entries", { query: { to: actor, status: "open,in_progress" } })) as StoredEntry[];
-      const runs = await resumable(env, (await env.route("GET /v1/runs", { query: { state: "waiting" } })) as RunRecord[]);
+      // The oldest page of each (what has waited longest comes first); at most MAX_PAGE_LIMIT of each.
+      const entries = ((await env.route("GET /v1/entries", { query: { to: actor, status: "open,in_progress", limit: MAX_PAGE_LIMIT } })) as Page<StoredEntry>).items;
+      const runs = await resumable(env, ((await env.route("GET /v1/runs", { query: { state: "waiting", limit: MAX_PAGE_LIMIT } })) as Page<RunRecord>).items);
       const human = env.ctx.project.config.humans.includes(actor);
-      const proposals = human ? ((await env.route("GET /v1/env/proposals", { query: { status: "pending" } })) as EnvironmentProposal[]) : [];
+      const proposals = human ? ((await env.route("GET /v1/env/proposals", { query: { status: "pending", limit: MAX_PAGE_LIMIT } })) as Page<EnvironmentProposal>).items : [];
       const text = [
         `I am ${actor} on project ${env.ctx.project.config.project_id}. This is what waits for me now:`,
         "",

@@ -32,7 +32,7 @@ describe("pmagent bb", () => {
     const done = await pm(["bb", "done", "e1", "--as", "Aya", "--worker", "aya-1"]);
     expect(done.stdout).toMatch(/^done: e1 {2}done {2}Human → Aya/);
     const history = await pm(["bb", "history", "e1", "--format", "json"]);
-    expect(JSON.parse(history.stdout).map((h: { action: string; actor: string }) => `${h.actor}:${h.action}`)).toEqual(["Human:post", "Aya:claim", "Aya:status"]);
+    expect(JSON.parse(history.stdout).items.map((h: { action: string; actor: string }) => `${h.actor}:${h.action}`)).toEqual(["Human:post", "Aya:claim", "Aya:status"]);
     const show = await pm(["bb", "show", "e1", "--format", "json"]);
     expect(Object.keys(JSON.parse(show.stdout)).sort()).toEqual(["created_at", "from", "id", "kind", "payload", "project_id", "source_issue", "status", "target_docs", "to", "updated_at"]);
   });
@@ -100,7 +100,7 @@ describe("pmagent bb", () => {
     const again = await runCli(["bb", "import", "-", "--format", "json"], { cwd: other, env, input: `[${exported.trim().split("\n").join(",")}]` });
     expect(JSON.parse(again.stdout)).toEqual({ created: [], unchanged: ["x1", "x2"], refused: [] });
     const list = await runCli(["bb", "list", "--status", "done", "--format", "json"], { cwd: other, env });
-    expect(JSON.parse(list.stdout).map((e: { id: string }) => e.id)).toEqual(["x2"]);
+    expect(JSON.parse(list.stdout).items.map((e: { id: string }) => e.id)).toEqual(["x2"]);
     const bad = await runCli(["bb", "import", "-"], { cwd: other, env, input: '{"id":"y"}\nnot json\n' });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("standard input line 2 is not valid JSON");

@@ -36,14 +36,14 @@ describe.each(kinds)("HTTP API on $name", (kind) => {
     const forged = await s.call("POST", "/v1/entries", { as: "Builder", body: { id: "r-2", from: "Human", to: "Reviewer", kind: "review_request" } });
     expect(forged.status).toBe(403);
     expect(forged.body.error.code).toBe("permission_refused");
-    expect((await s.call("GET", "/v1/entries?status=open&to=Builder")).body.map((e: { entry: { id: string } }) => e.entry.id)).toEqual(["r-1"]);
-    expect((await s.call("GET", "/v1/entries?status=done")).body).toEqual([]);
+    expect((await s.call("GET", "/v1/entries?status=open&to=Builder")).body.items.map((e: { entry: { id: string } }) => e.entry.id)).toEqual(["r-1"]);
+    expect((await s.call("GET", "/v1/entries?status=done")).body).toEqual({ items: [], next: null });
     expect((await s.call("GET", "/v1/entries/r-1")).body.entry.payload).toEqual({ summary: "do it" });
     const moved = await s.call("POST", "/v1/entries/r-1/status", { as: "Builder", body: { status: "in_progress", expected_version: 1 } });
     expect(moved.status).toBe(200);
     expect(moved.body).toMatchObject({ version: 2, entry: { status: "in_progress" } });
     const history = await s.call("GET", "/v1/entries/r-1/history");
-    expect(history.body.map((h: { actor: string; to_status: string }) => [h.actor, h.to_status])).toEqual([["Human", "open"], ["Builder", "in_progress"]]);
+    expect(history.body.items.map((h: { actor: string; to_status: string }) => [h.actor, h.to_status])).toEqual([["Human", "open"], ["Builder", "in_progress"]]);
   });
 
   it("403 for an actor the blackboard rule does not allow; 409 for a stale write and a refused transition", async () => {
@@ -81,6 +81,30 @@ describe.each(kinds)("HTTP API on $name", (kind) => {
     expect(badQuery.status).toBe(400);
     expect(badQuery.body.error.message).toBe("query string is invalid:\n  $.limit: limit must be at least 1");
     expect((await s.call("GET", "/v1/entries?nope=1")).body.error.code).toBe("invalid_query");
+    // Paging: limit 1..500 (a whole number), order newest|oldest, an opaque cursor the server gave.
+    const bad = async (query: string) => {
+      const r = await s.call("GET", `/v1/entries?${query}`);
+      expect(r.status).toBe(400);
+      return r.body.error as { code: string; message: string };
+    };
+    expect((await bad("limit=501")).message).toBe("query string is invalid:\n  $.limit: limit must be at most 500");
+    expect((await bad("limit=abc")).message).toBe("query string is invalid:\n  $.limit: limit must be a whole number");
+    expect((await bad("limit=2.5")).message).toBe("query string is invalid:\n  $.limit: limit must be a whole number");
+    expect((await bad("order=sideways")).message).toBe("query string is invalid:\n  $.order: order must be one of newest, oldest");
+    expect(await bad("cursor=garbage!")).toEqual({
+      code: "invalid_cursor",
+      message: "cursor is not valid for this list (not a cursor this server gives): pass the `next` of the previous page unchanged, with the same order, or leave cursor out for the first page",
+    });
+    await s.call("POST", "/v1/entries", { body: { id: "r-9", to: "Builder", kind: "build_request" } });
+    const first = await s.call("GET", "/v1/entries?limit=1&order=newest");
+    expect(first.body.items.map((e: { entry: { id: string } }) => e.entry.id)).toEqual(["r-9"]);
+    await s.call("POST", "/v1/entries", { body: { id: "r-10", to: "Builder", kind: "build_request" } });
+    // Posted after the first page: ahead of its cursor, so not on the next page (newest first).
+    const second = (await s.call("GET", `/v1/entries?limit=1&order=newest&cursor=${first.body.next}`)).body;
+    expect(second.items).toHaveLength(1);
+    expect(second.items[0].entry.id).not.toMatch(/^r-(9|10)$/);
+    expect((await bad(`order=oldest&cursor=${first.body.next}`)).message).toContain("it was given for order=newest");
+    expect((await s.call("GET", `/v1/runs?order=newest&cursor=${first.body.next}`)).body.error.message).toContain("it is a cursor of another list");
     const big = await s.call("POST", "/v1/entries", { body: { to: "Builder", kind: "k", payload: { text: "x".repeat(70 * 1024) } } });
     expect(big.status).toBe(413);
     expect(big.body).toEqual({ error: { code: "body_too_large", message: "the request body is larger than this server accepts" } });
@@ -115,7 +139,7 @@ describe.each(kinds)("HTTP API on $name", (kind) => {
     const ps = new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] });
     const { proposal } = await ps.record("Builder", "run-1", "ev-1", { observed_failure: { phase: "bootstrap", exit_code: 127, stderr_hint: "node: not found" }, suggested_adjustment: { type: "runtime_install", details: { runtime: "node", version: "20" } }, confidence: 0.5, evidence: [], scope: "repo_specific" } as never);
     const listed = await s.call("GET", "/v1/env/proposals?status=pending");
-    expect(listed.body.map((p: { id: string }) => p.id)).toEqual([proposal.id]);
+    expect(listed.body.items.map((p: { id: string }) => p.id)).toEqual([proposal.id]);
     const refused = await s.call("POST", `/v1/env/proposals/${proposal.id}/accept`, { as: "Builder" });
     expect(refused.status).toBe(403);
     expect(refused.body.error.message).toContain('"Builder" is not listed in the config\'s humans');

@@ -70,7 +70,7 @@ describe("routes with bearer tokens", () => {
   it("the route the router matched decides, so an encoded path with a token reaches the same route", async () => {
     const r = await rawRequest(s.url, { method: "GET", path: "/%76%31/entries", headers: { authorization: `Bearer ${TOKENS.Builder}` } });
     expect(r.status).toBe(200);
-    expect(r.body[0].entry.id).toBe("secret-plan");
+    expect(r.body.items[0].entry.id).toBe("secret-plan");
   });
 
   it("only the console's files, the OpenAPI document and sign-in are public, each by its route's mark", async () => {
@@ -170,7 +170,7 @@ describe("routes without tokens (loopback)", () => {
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LocalHost:${port}`, `[::1]:${port}`, `pmagent.lan:${port}`, "proxy.lan:8443"]) {
       const r = await rawRequest(s.url, { method: "GET", path: "/v1/entries", headers: { host } });
       expect(r.status, host).toBe(200);
-      expect(r.body[0].entry.id).toBe("secret-plan");
+      expect(r.body.items[0].entry.id).toBe("secret-plan");
     }
   });
 

@@ -40,13 +40,15 @@ describe("runs over HTTP: list, show, live events, resume, cancel", () => {
 
   it("lists and shows runs, their events and logs", async () => {
     expect(waiting.state).toBe("waiting");
-    expect((await s.call("GET", "/v1/runs?state=waiting")).body.map((r: { id: string }) => r.id)).toEqual([waiting.id]);
-    expect((await s.call("GET", "/v1/runs?state=failed")).body).toEqual([]);
+    expect((await s.call("GET", "/v1/runs?state=waiting")).body.items.map((r: { id: string }) => r.id)).toEqual([waiting.id]);
+    expect((await s.call("GET", "/v1/runs?state=failed")).body).toEqual({ items: [], next: null });
     const shown = await s.call("GET", `/v1/runs/${waiting.id}`);
     expect(shown.body).toMatchObject({ id: waiting.id, state: "waiting", protocol_errors: [], violations: [], waiting: { expected_inputs: { approved: "boolean", comments: "array<string>" } } });
     const events = await s.call("GET", `/v1/runs/${waiting.id}/events`);
-    expect(events.body.map((e: { event_type: string }) => e.event_type)).toEqual(["PHASE_STARTED", "ARTIFACT", "WAITING"]);
-    expect((await s.call("GET", `/v1/runs/${waiting.id}/events?after=1`)).body.length).toBe(2);
+    expect(events.body.items.map((e: { event_type: string }) => e.event_type)).toEqual(["PHASE_STARTED", "ARTIFACT", "WAITING"]);
+    const firstPage = (await s.call("GET", `/v1/runs/${waiting.id}/events?limit=1`)).body;
+    expect(firstPage.items).toHaveLength(1);
+    expect((await s.call("GET", `/v1/runs/${waiting.id}/events?cursor=${firstPage.next}`)).body.items).toHaveLength(2);
     expect((await s.call("GET", `/v1/runs/${waiting.id}/logs?stream=stdout`)).body.map((l: { text: string }) => l.text)).toContain("working on it");
     expect((await s.call("GET", `/v1/runs/${waiting.id}/logs?stream=nope`)).body.error.message).toContain("$.stream");
     const bad = async (query: string) => {
@@ -54,10 +56,11 @@ describe("runs over HTTP: list, show, live events, resume, cancel", () => {
       expect(r.status).toBe(400);
       return r.body.error.message as string;
     };
-    expect(await bad("order=newest")).toContain('$.order: Invalid option: expected one of "outbox"|"seq"');
-    expect(await bad("order=seq&limit=0")).toContain("$.limit: limit must be at least 1");
-    expect(await bad("limit=1001")).toContain("$.limit: limit must be at most 1000");
-    expect(await bad("after=-1")).toContain("$.after");
+    expect(await bad("order=seq")).toContain("$.order: order must be one of newest, oldest");
+    expect(await bad("order=newest&limit=0")).toContain("$.limit: limit must be at least 1");
+    expect(await bad("limit=501")).toContain("$.limit: limit must be at most 500");
+    expect(await bad("cursor=xyz")).toContain("cursor is not valid for this list");
+    expect(await bad("after=1")).toContain("Unrecognized key");
   });
 
   it("streams events as SSE with id = seq, and resumes after Last-Event-ID", async () => {
@@ -114,11 +117,10 @@ describe("runs over HTTP: list, show, live events, resume, cancel", () => {
         const frames = await streamed(run.id);
         expect(frames.filter((f) => f.event === "lattice_event").map((f) => f.id)).toEqual(["1", "2", "4"]);
         expect(types(frames)).toEqual(["PHASE_STARTED", "INFO", "COMPLETED"]);
-        const seqs = async (query: string) => (await s.call("GET", `/v1/runs/${run.id}/events${query}`)).body.map((e: { seq: number }) => e.seq);
-        expect(await seqs("")).toEqual([2, 1, 4]);
-        expect(await seqs("?order=outbox")).toEqual([2, 1, 4]);
-        expect(await seqs("?order=seq")).toEqual([1, 2, 4]);
-        expect(await seqs("?order=seq&after=1&limit=1")).toEqual([2]);
+        // The API pages in stored order (seq); the outbox order is the run store's (and the stream's).
+        const seqs = async (query: string) => (await s.call("GET", `/v1/runs/${run.id}/events${query}`)).body.items.map((e: { seq: number }) => e.seq);
+        expect(await seqs("")).toEqual([1, 2, 4]);
+        expect(await seqs("?order=newest")).toEqual([4, 2, 1]);
       },
     );
   });
@@ -134,17 +136,17 @@ describe("runs over HTTP: list, show, live events, resume, cancel", () => {
       async (run) => {
         const ids = (await streamed(run.id, { "last-event-id": "10" })).filter((f) => f.event === "lattice_event").map((f) => Number(f.id));
         expect(ids).toEqual(Array.from({ length: n - 10 }, (_, i) => i + 11));
-        // The same backlog over plain GET, page by page: after = the last seq of the page before.
+        // The same backlog over plain GET, page by page: cursor = the next of the page before.
         const paged: number[] = [];
-        for (let after = 0, pages = 0; ; pages++) {
-          const page = (await s.call("GET", `/v1/runs/${run.id}/events?order=seq&limit=500&after=${after}`)).body as Array<{ seq: number }>;
-          expect(page.length).toBeLessThanOrEqual(500);
-          if (page.length === 0) {
+        for (let cursor = "", pages = 1; ; pages++) {
+          const page = (await s.call("GET", `/v1/runs/${run.id}/events?limit=500${cursor}`)).body as { items: Array<{ seq: number }>; next: string | null };
+          expect(page.items.length).toBeLessThanOrEqual(500);
+          paged.push(...page.items.map((e) => e.seq));
+          if (page.next === null) {
             expect(pages).toBe(3);
             break;
           }
-          paged.push(...page.map((e) => e.seq));
-          after = page.at(-1)!.seq;
+          cursor = `&cursor=${page.next}`;
         }
         expect(paged).toEqual(Array.from({ length: n }, (_, i) => i + 1));
       },
