@@ -1,7 +1,7 @@
 import { Option, type Command } from "commander";
 import { RUN_STATES, type RunState, type StoredEvent } from "../lattice/index.js";
 import { withStore } from "./context.js";
-import { formatOption, intOption, pageOptions, print, printPage, type Format, type PageOpts } from "./output.js";
+import { formatOption, pageOptions, print, printPage, type Format, type PageOpts } from "./output.js";
 import { runLine, supervisorFor } from "./run.js";
 
 function eventLine(e: StoredEvent): string {

@@ -79,8 +79,8 @@ export function registerResources(server: McpServer, env: ToolEnv): void {
   server.registerResource(
     "entry_history",
     entryTemplate("pmagent://entries/{id}/history", undefined),
-    { title: "Entry history", description: "An entry's change history, oldest first", mimeType: "application/json" },
-    (uri, v) => read(env, uri, () => env.route("GET /v1/entries/:id/history", { params: { id: one(v.id) }, query: { limit: MAX_PAGE_LIMIT } })),
+    { title: "Entry history", description: `An entry's change history, oldest first (the first ${MAX_PAGE_LIMIT}; the bb_history tool pages through more)`, mimeType: "application/json" },
+    (uri, v) => read(env, uri, () => (env.route("GET /v1/entries/:id/history", { params: { id: one(v.id) }, query: { limit: MAX_PAGE_LIMIT } }) as Promise<Page<unknown>>).then((p) => p.items)),
   );
   server.registerResource(
     "run",
@@ -92,7 +92,7 @@ export function registerResources(server: McpServer, env: ToolEnv): void {
     "run_events",
     runTemplate("pmagent://runs/{id}/events", undefined),
     { title: "Run events", description: `A run's events in stored order (the first ${EVENTS_CAP}; the runs_events tool pages through more)`, mimeType: "application/json" },
-    (uri, v) => read(env, uri, () => env.route("GET /v1/runs/:id/events", { params: { id: one(v.id) }, query: { limit: EVENTS_CAP } })),
+    (uri, v) => read(env, uri, () => (env.route("GET /v1/runs/:id/events", { params: { id: one(v.id) }, query: { limit: EVENTS_CAP } }) as Promise<Page<unknown>>).then((p) => p.items)),
   );
   server.registerResource(
     "run_logs",

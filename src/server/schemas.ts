@@ -6,8 +6,6 @@ import { MAX_PAGE_LIMIT, PAGE_ORDERS } from "../store/index.js";
 /** Request and response shapes of the HTTP API and MCP tools (one definition for both). */
 export const IdParams = z.object({ id: z.string().min(1, "expected a non-empty id") }).strict();
 
-const limit = z.coerce.number().int("limit must be a whole number").min(1, "limit must be at least 1").max(1000, "limit must be at most 1000");
-
 /**
  * Every list pages by cursor: `limit` (default 50, at most 500), `order` (newest or oldest; each
  * list documents its default) and `cursor` (the `next` of the previous page, unchanged).

@@ -37,7 +37,7 @@ describe("pmagent env and pmagent prs", () => {
     expect(text.code).toBe(0);
     expect(text.stdout).toBe(`${id}  pending  Aya  add_preinstall_step {"command":"npm ci"}  ×2  [bootstrap, exit 127]\n`);
     const json = await cli(["env", "list", "--format", "json", "--status", "pending", "--role", "Aya"]);
-    expect(JSON.parse(json.stdout)).toMatchObject([{ id, count: 2, status: "pending", role: "Aya", adjustment_type: "add_preinstall_step" }]);
+    expect(JSON.parse(json.stdout).items).toMatchObject([{ id, count: 2, status: "pending", role: "Aya", adjustment_type: "add_preinstall_step" }]);
     expect((await cli(["env", "list", "--status", "accepted"])).stdout).toBe("no environment proposals\n");
   });
 
@@ -80,8 +80,9 @@ describe("pmagent env and pmagent prs", () => {
     await forge.openPullRequest({ title: "Update docs", body: "", base: "main", head: "sprite/docs", workspace: ws.path });
     await store.close();
     expect((await cli(["prs"])).stdout).toBe(`#1  open  sprite/docs → main  ${ws.sha.slice(0, 12)}  Update docs\n`);
-    const json = JSON.parse((await cli(["prs", "--format", "json", "--state", "open"])).stdout) as unknown[];
-    expect(json).toEqual([expect.objectContaining({ number: 1, head: "sprite/docs", base: "main", head_sha: ws.sha, state: "open", url: "pmagent-forge://demo/pulls/1" })]);
+    const json = JSON.parse((await cli(["prs", "--format", "json", "--state", "open"])).stdout) as { items: unknown[]; next: null };
+    expect(json.next).toBeNull();
+    expect(json.items).toEqual([expect.objectContaining({ number: 1, head: "sprite/docs", base: "main", head_sha: ws.sha, state: "open", url: "pmagent-forge://demo/pulls/1" })]);
     expect((await cli(["prs", "--state", "closed"])).stdout).toBe("no pull requests\n");
     const bad = await cli(["prs", "--state", "weird"]);
     expect(bad.code).toBe(2);

@@ -83,7 +83,7 @@ describe("pmagent run / runs / resume", () => {
     expect(again.code).toBe(0);
     expect(again.stdout).toContain("already resumed with this checkpoint and payload: nothing done");
     const events = await cli(["runs", "events", id, "--format", "json"]);
-    const ack = (JSON.parse(events.stdout) as Array<{ event: { payload: { metadata?: { inputs: unknown } } } }>).find((e) => e.event.payload.metadata);
+    const ack = (JSON.parse(events.stdout) as { items: Array<{ event: { payload: { metadata?: { inputs: unknown } } } }> }).items.find((e) => e.event.payload.metadata);
     expect(ack!.event.payload.metadata!.inputs).toEqual({ approved: true, count: 3, tags: ["a", "b"], note: "looks good" });
   });
 
@@ -100,7 +100,7 @@ describe("pmagent run / runs / resume", () => {
     const timeout = await cli(["run", "--role", "Builder", "--timeout", "0", "--", "true"]);
     expect(timeout.code).toBe(2);
     expect(timeout.stderr).toContain("--timeout must be between 1 and ∞, got 0");
-    const finished = (JSON.parse((await cli(["runs", "list", "--format", "json"])).stdout) as Array<{ id: string }>)[0]!.id;
+    const finished = (JSON.parse((await cli(["runs", "list", "--format", "json"])).stdout) as { items: Array<{ id: string }> }).items[0]!.id;
     const cancel = await cli(["runs", "cancel", finished]);
     expect(cancel.code).toBe(1);
     expect(cancel.stderr).toContain(`run ${finished} is already succeeded: nothing to cancel`);

@@ -40,7 +40,7 @@ describe("MCP server: runs, resources and prompts over streamable HTTP", () => {
   it("lists and shows runs as digests, pages through events and logs", async () => {
     expect(waiting.state).toBe("waiting");
     const listed = await ok(builder, "runs_list", { state: "waiting" });
-    expect(listed.structuredContent).toMatchObject({ runs: [{ id: waiting.id, state: "waiting", role: "Builder", entry_id: "w-1" }], total: 1, next_cursor: null });
+    expect(listed.structuredContent).toMatchObject({ runs: [{ id: waiting.id, state: "waiting", role: "Builder", entry_id: "w-1" }], next_cursor: null });
     expect(text(listed)).toContain(`${waiting.id} [waiting] Builder on w-1`);
     expect(text(listed)).toContain("waits (PR_REVIEW) for approved: boolean, comments: array<string>");
     expect((await ok(builder, "runs_list", { state: "failed" })).structuredContent.runs).toEqual([]);
@@ -52,12 +52,12 @@ describe("MCP server: runs, resources and prompts over streamable HTTP", () => {
 
     const page1 = await ok(builder, "runs_events", { id: waiting.id, limit: 2 });
     expect(page1.structuredContent.events.map((e: { event_type: string }) => e.event_type)).toEqual(["PHASE_STARTED", "ARTIFACT"]);
-    expect(page1.structuredContent.next_after).toBe(2);
+    expect(page1.structuredContent.next_cursor).toEqual(expect.any(String));
     expect(page1.structuredContent.events[1]).toMatchObject({ seq: 2, brief: '{"kind":"branch","ref":"sprite/w-1"}' });
     expect(page1.structuredContent.events[1]).not.toHaveProperty("event");
-    expect(text(page1)).toContain("2 events shown; more with after 2");
-    const page2 = await ok(builder, "runs_events", { id: waiting.id, after: 2, detail: "full" });
-    expect(page2.structuredContent).toMatchObject({ events: [{ seq: 3, event_type: "WAITING", event: { event_type: "WAITING" } }], next_after: null });
+    expect(text(page1)).toContain(`2 events shown; more with cursor "${page1.structuredContent.next_cursor}"`);
+    const page2 = await ok(builder, "runs_events", { id: waiting.id, cursor: page1.structuredContent.next_cursor, detail: "full" });
+    expect(page2.structuredContent).toMatchObject({ events: [{ seq: 3, event_type: "WAITING", event: { event_type: "WAITING" } }], next_cursor: null });
     expect((await ok(builder, "runs_events", { id: waiting.id, type: "ARTIFACT" })).structuredContent.events).toHaveLength(1);
 
     const logs = await ok(builder, "runs_logs", { id: waiting.id, stream: "stdout" });

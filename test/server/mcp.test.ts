@@ -64,13 +64,13 @@ describe("MCP server: tools", () => {
 
     const first = await ok(client, "bb_list", { limit: 2 });
     expect(first.structuredContent.entries.map((e: { id: string }) => e.id)).toEqual(["m-3", "m-2"]);
-    expect(first.structuredContent).toMatchObject({ total: 3, next_cursor: "2" });
+    expect(first.structuredContent.next_cursor).toEqual(expect.any(String));
     expect(first.structuredContent.entries[0]).not.toHaveProperty("payload");
-    expect(text(first)).toContain('2 of 3 entries shown; more with cursor "2"');
-    const second = await ok(client, "bb_list", { limit: 2, cursor: "2" });
+    expect(text(first)).toContain(`2 entries shown; more with cursor "${first.structuredContent.next_cursor}"`);
+    const second = await ok(client, "bb_list", { limit: 2, cursor: first.structuredContent.next_cursor });
     expect(second.structuredContent).toMatchObject({ entries: [{ id: "m-1" }], next_cursor: null });
     expect((await ok(client, "bb_list", { to: "Human" })).structuredContent.entries.map((e: { id: string }) => e.id)).toEqual(["m-3"]);
-    expect((await ok(client, "bb_list", { status: ["done"] })).structuredContent).toEqual({ entries: [], total: 0, next_cursor: null });
+    expect((await ok(client, "bb_list", { status: ["done"] })).structuredContent).toEqual({ entries: [], next_cursor: null });
 
     expect((await ok(client, "bb_show", { id: "m-1" })).structuredContent).toMatchObject({ entry: { payload: { pr: 7 } }, version: 1 });
     const moved = await ok(client, "bb_change_status", { id: "m-1", status: "canceled", expected_version: 1, note: "not needed" });
@@ -92,9 +92,10 @@ describe("MCP server: tools", () => {
     );
     expect(await refused(client, "bb_list", { limit: 0 })).toBe("MCP error -32602: Input validation error: Invalid arguments for tool bb_list: limit must be at least 1 at limit");
     expect(await refused(client, "bb_list", { limit: 101 })).toBe("MCP error -32602: Input validation error: Invalid arguments for tool bb_list: limit must be at most 100 at limit");
-    expect(await refused(client, "bb_list", { cursor: "next" })).toBe("MCP error -32602: Input validation error: Invalid arguments for tool bb_list: cursor must be the next_cursor of a previous call (digits) at cursor");
+    expect(await refused(client, "bb_list", { cursor: "" })).toBe("MCP error -32602: Input validation error: Invalid arguments for tool bb_list: cursor must be the next_cursor of a previous call at cursor");
+    expect(await refused(client, "bb_list", { cursor: "next" })).toMatch(/^invalid_cursor: cursor is not valid for this list \(not a cursor this server gives\): pass the `next` of the previous page unchanged/);
     expect(await refused(client, "bb_list", { sort: "newest" })).toMatch(/^MCP error -32602: Input validation error: Invalid arguments for tool bb_list: Unrecognized key: "sort"/);
-    expect(await refused(client, "runs_events", { id: "r", after: -1 })).toMatch(/^MCP error -32602: Input validation error: Invalid arguments for tool runs_events: .* at after$/);
+    expect(await refused(client, "runs_events", { id: "r", limit: 501 })).toMatch(/^MCP error -32602: Input validation error: Invalid arguments for tool runs_events: limit must be at most 500 at limit$/);
     expect(await refused(client, "kai_lane_status", { lane: "nolayer" })).toBe("MCP error -32602: Input validation error: Invalid arguments for tool kai_lane_status: expected LAYER/NAME, e.g. layer_b/doc_update at lane");
     expect(await refused(client, "kai_what_changed", { time_window_days: 400 })).toBe("MCP error -32602: Input validation error: Invalid arguments for tool kai_what_changed: time_window_days must be at most 365 at time_window_days");
     expect(await refused(client, "prs_list", { state: "draft" })).toBe('MCP error -32602: Input validation error: Invalid arguments for tool prs_list: Invalid option: expected one of "open"|"closed"|"merged" at state');
@@ -163,9 +164,9 @@ describe("MCP server: tools", () => {
     await s.server.ctx.forge.openPullRequest({ title: "A", body: "the first", base: "main", head: "sprite/a", workspace: s.tp.root });
     await s.server.ctx.forge.openPullRequest({ title: "B", body: "the second", base: "main", head: "sprite/b", workspace: s.tp.root });
     const prs = await ok(client, "prs_list", { limit: 1 });
-    expect(prs.structuredContent).toMatchObject({ prs: [{ number: 2, title: "B", state: "open", head: "sprite/b", base: "main" }], total: 2, next_cursor: "1" });
+    expect(prs.structuredContent).toMatchObject({ prs: [{ number: 2, title: "B", state: "open", head: "sprite/b", base: "main" }], next_cursor: expect.any(String) });
     expect(prs.structuredContent.prs[0]).not.toHaveProperty("body");
-    expect((await ok(client, "prs_list", { detail: "full", cursor: "1" })).structuredContent.prs).toEqual([expect.objectContaining({ number: 1, body: "the first" })]);
+    expect((await ok(client, "prs_list", { detail: "full", cursor: prs.structuredContent.next_cursor })).structuredContent.prs).toEqual([expect.objectContaining({ number: 1, body: "the first" })]);
     expect((await ok(client, "prs_list", { state: "merged" })).structuredContent.prs).toEqual([]);
   });
 });
@@ -238,7 +239,7 @@ describe("MCP server: transports and access", () => {
       expect(posted.structuredContent).toMatchObject({ entry: { id: "s-1", from: "Reviewer" } });
       // Written to the same store the HTTP server reads.
       expect((await s.call("GET", "/v1/entries/s-1")).body.entry.from).toBe("Reviewer");
-      expect((await ok(client, "bb_list", { status: ["open", "in_progress"] })).structuredContent.total).toBe(1);
+      expect((await ok(client, "bb_list", { status: ["open", "in_progress"] })).structuredContent.entries).toHaveLength(1);
       expect(await refused(client, "bb_list", { status: "open" })).toMatch(/^MCP error -32602: Input validation error: Invalid arguments for tool bb_list: .* at status$/);
       const read = await client.readResource({ uri: "pmagent://entries/s-1" });
       expect(JSON.parse((read.contents[0] as { text: string }).text)).toMatchObject({ entry: { id: "s-1" }, version: 1 });

@@ -100,7 +100,7 @@ export interface RecordResult {
 /** ENVIRONMENT_PROPOSALs of a project: deduplicated per role and fingerprint, decided by a human. */
 /**
  * Proposals by when they were last seen (`last_seen_ms, id`). A proposal seen again moves to the
- * front, so a listing paged while proposals are re-sighted shows a re-sighted one where it was.
+ * front: a walk under way does not show it again (nor, if not reached yet, at all); start over to see it.
  */
 export const PROPOSAL_KEYS = new Keyset("proposals", [{ sql: "last_seen_ms", type: "number" }, { sql: "id", type: "string" }], "newest");
 
