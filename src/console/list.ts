@@ -34,7 +34,8 @@ function query(params: Record<string, string | undefined>): string {
 }
 
 function localPage<T>(rows: T[], r: ListRequest<T>): Page<T> {
-  const sorted = [...rows].sort((a, b) => {
+  // The API lists oldest first: reversed first, rows of the same time stay newest first.
+  const sorted = [...rows].reverse().sort((a, b) => {
     const x = r.newest(a);
     const y = r.newest(b);
     return x < y ? 1 : x > y ? -1 : 0;

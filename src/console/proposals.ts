@@ -14,8 +14,7 @@ export interface Proposal {
 }
 
 export function proposalRow(p: Proposal, error: HTMLElement): HTMLElement {
-  const li = h("li", { "data-proposal": p.id }, `${p.id} · ${p.role} · ${p.adjustment_type} `, h("code", {}, JSON.stringify(p.details)), ` ×${p.count} · `, h("strong", {}, p.status), p.last_seen_at ? " · " : "", p.last_seen_at ? time(p.last_seen_at) : "");
-  li.querySelector("strong")!.replaceWith(h("strong", {}, stateBadge(p.status)));
+  const li = h("li", { "data-proposal": p.id }, `${p.id} · ${p.role} · ${p.adjustment_type} `, h("code", {}, JSON.stringify(p.details)), ` ×${p.count} · `, h("strong", { class: stateBadge(p.status).className }, p.status), p.last_seen_at ? " · " : "", p.last_seen_at ? time(p.last_seen_at) : "");
   if (p.status === "pending") {
     for (const verb of ["accept", "reject"]) {
       li.append(

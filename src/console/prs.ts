@@ -27,7 +27,7 @@ export function diffBlock(diff: string): HTMLElement {
   const pre = h("pre", { class: "diff" });
   for (const line of diff.split("\n")) {
     const cls = line.startsWith("+++") || line.startsWith("---") || line.startsWith("diff ") ? "file" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : "";
-    pre.append(h("span", cls ? { class: cls } : {}, `${line}\n`));
+    pre.append(h("span", cls ? { class: `line ${cls}` } : { class: "line" }, line));
   }
   return pre;
 }

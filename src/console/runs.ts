@@ -82,7 +82,9 @@ function gist(type: string, p: Json): string {
 }
 
 function outcomeOf(a: ActionRecord): HTMLElement {
-  const detail = a.error ? `${a.error.code}: ${a.error.message}` : a.result ? JSON.stringify(a.result) : "";
+  const r = a.result;
+  const pr = r && typeof r.number === "number" ? `PR #${r.number}${typeof r.head === "string" ? ` ${r.head} → ${String(r.base)}` : ""}` : null;
+  const detail = a.error ? `${a.error.code}: ${a.error.message}` : (pr ?? (r ? JSON.stringify(r) : ""));
   return h("span", { class: "outcome", "data-action-state": a.state }, "→ ", stateBadge(a.state), detail ? ` ${detail}` : "");
 }
 
