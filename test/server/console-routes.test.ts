@@ -4,15 +4,17 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Blackboard } from "../../src/blackboard/index.js";
 import { RunStore } from "../../src/lattice/index.js";
-import { openSqliteTestStore, type TestStore } from "../helpers/stores.js";
+import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 import { startServer, type TestServer } from "./helpers.js";
 
-describe("routes the console reads: the inbox and a pull request's diff", () => {
+const kinds = await availableStoreKinds();
+
+describe.each(kinds)("routes the console reads on $name: the inbox and a pull request's diff", (kind) => {
   let ts: TestStore;
   let s: TestServer;
 
   beforeEach(async () => {
-    ts = await openSqliteTestStore();
+    ts = await kind.open();
     s = await startServer(ts);
   });
   afterEach(async () => {
