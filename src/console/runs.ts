@@ -158,24 +158,26 @@ export async function runPage(id: string): Promise<void> {
     );
   };
   showControls(run);
+  const meta = h("p", { class: "muted", id: "run-meta" });
+  const showMeta = (r: Run) =>
+    meta.replaceChildren(
+      `${r.role}`,
+      r.entry_id ? " · entry " : "",
+      r.entry_id ? h("a", { href: `#/entries/${encodeURIComponent(r.entry_id)}` }, r.entry_id) : "",
+      ` · attempt ${r.attempt} · started `,
+      time(r.created_at),
+      " · updated ",
+      time(r.updated_at),
+      r.finished_at ? " · finished " : "",
+      r.finished_at ? time(r.finished_at) : "",
+      r.reason ? ` · ${r.reason}` : "",
+      r.gate ? ` · OA gate ${r.gate.decision}` : "",
+    );
+  showMeta(run);
 
   main().replaceChildren(
     h("h1", {}, `Run ${run.id} `, state, " ", live),
-    h(
-      "p",
-      { class: "muted", id: "run-meta" },
-      `${run.role}`,
-      run.entry_id ? " · entry " : "",
-      run.entry_id ? h("a", { href: `#/entries/${encodeURIComponent(run.entry_id)}` }, run.entry_id) : "",
-      ` · attempt ${run.attempt} · started `,
-      time(run.created_at),
-      " · updated ",
-      time(run.updated_at),
-      run.finished_at ? " · finished " : "",
-      run.finished_at ? time(run.finished_at) : "",
-      run.reason ? ` · ${run.reason}` : "",
-      run.gate ? ` · OA gate ${run.gate.decision}` : "",
-    ),
+    meta,
     controls,
     error,
     formHolder,
@@ -231,6 +233,7 @@ export async function runPage(id: string): Promise<void> {
       run: (data) => {
         const next = data as unknown as Run;
         setState(next.state);
+        showMeta(next);
         if (next.state !== shown) {
           shown = next.state;
           showControls(next);

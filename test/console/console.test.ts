@@ -198,7 +198,8 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     expect(await page.locator("#runs tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-run-row")))).toEqual([prRun.id, waiting.id]);
     await page.selectOption("#filter-state", "succeeded");
     await page.locator(`#runs [data-run-row="${prRun.id}"]`).waitFor({ state: "detached" });
-    expect(await page.locator("#runs tbody tr").count()).toBe(1);
+    await page.locator(".paged p", { hasText: "(all)" }).waitFor();
+    expect(await page.locator("#runs tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-run-row")))).toEqual([waiting.id]);
     await shot("runs");
     await page.selectOption("#filter-state", "");
     await page.click(`#runs a[href="#/runs/${prRun.id}"]`);
@@ -235,6 +236,8 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     await page.locator("#resumed").waitFor();
     await page.waitForFunction(() => document.getElementById("run-state")?.textContent === "succeeded");
     await page.locator('#timeline li[data-seq="6"]').waitFor();
+    await page.locator("#run-meta", { hasText: "attempt 2" }).waitFor();
+    expect(await page.locator("#run-meta").textContent()).toMatch(/ · finished \d{4}-\d\d-\d\d /);
     expect((await page.locator("#timeline li strong").allTextContents()).slice(4)).toEqual(["INFO", "COMPLETED"]);
     expect((await s.call("GET", `/v1/runs/${prRun.id}`)).body.state).toBe("succeeded");
     await shot("run-succeeded");
