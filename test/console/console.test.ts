@@ -251,6 +251,7 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     // Opening the finished run again: one request, the backlog, `end`, closed.
     const before = streamRequests.get(waiting.id) ?? 0;
     await page.goto(`${s.url}/#/runs/${waiting.id}`);
+    await page.locator("h1", { hasText: waiting.id }).waitFor();
     await page.locator('#run-live[data-live="ended"]').waitFor();
     expect(await page.locator("#timeline li").count()).toBe(4);
     expect(streamRequests.get(waiting.id)! - before).toBe(1);
