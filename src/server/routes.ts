@@ -2,6 +2,7 @@ import { EntryInputSchema, type StoredEntry } from "../blackboard/index.js";
 import { UsageError } from "../core/index.js";
 import { KaiRequestSchema, KaiResponseSchema, answer } from "../kai/index.js";
 import { BootEnvelopeSchema, OAGuardOutputSchema, OAStateSchema, bootEnvelope, buildState, loadSurfaces, runOaGuard } from "../oa/index.js";
+import { consoleRoutes } from "./console-routes.js";
 import type { ServerContext } from "./context.js";
 import { assertMayActOnRun } from "./permissions.js";
 import { route, type Route } from "./route.js";
@@ -153,5 +154,5 @@ function kaiAndOa(ctx: ServerContext): Route[] {
 
 /** Every JSON route of the API, in the order the OpenAPI document lists them. */
 export function apiRoutes(ctx: ServerContext): Route[] {
-  return [...entries(ctx), ...runs(ctx), ...forgeAndEnv(ctx), ...kaiAndOa(ctx)];
+  return [...entries(ctx), ...runs(ctx), ...forgeAndEnv(ctx), ...kaiAndOa(ctx), ...consoleRoutes(ctx)];
 }

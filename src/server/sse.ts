@@ -49,12 +49,19 @@ export function lastSeq(request: FastifyRequest): number {
 
 /**
  * Live events of a run: every stored event after the client's last one, each with `id: seq`, then
- * new ones as they are stored, until the run has finished (`end`). Polls the store, so events stored
- * by any worker process are seen.
+ * new ones as they are stored, until the run has finished (`end`, whose id is the last seq sent).
+ * Polls the store, so events stored by any worker process are seen. An EventSource reconnects when a
+ * response ends: a reconnect (Last-Event-ID) to a finished run with nothing new is answered 204 No
+ * Content, which tells the browser to stop, so a client that missed `end` does not loop forever.
  */
 export async function streamRunEvents(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, runId: string, headers: Record<string, string>): Promise<void> {
   let after = lastSeq(request);
-  await ctx.supervisor.runs.get(runId);
+  const reconnect = typeof request.headers["last-event-id"] === "string" && request.headers["last-event-id"] !== "";
+  const first = await ctx.supervisor.runs.get(runId);
+  if (reconnect && isTerminalRunState(first.state) && (await ctx.supervisor.runs.events(runId, { afterSeq: after, order: "seq", limit: 1 })).length === 0) {
+    await reply.code(204).send();
+    return;
+  }
   const sse = open(request, reply, headers);
   let lastState = "";
   await untilError(sse, reply, async () => {
@@ -74,7 +81,7 @@ export async function streamRunEvents(ctx: ServerContext, request: FastifyReques
         lastState = state;
       }
       if (isTerminalRunState(run.state) && events.length === 0) {
-        sse.send("end", { state: run.state });
+        sse.send("end", { state: run.state }, after);
         break;
       }
       await sleep(SSE_POLL_MS);

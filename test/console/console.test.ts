@@ -1,38 +1,67 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { Blackboard } from "../../src/blackboard/index.js";
+import { ProposalStore, RunStore, type RunRecord } from "../../src/lattice/index.js";
 import { REPO_ROOT } from "../helpers/proc.js";
 import { openSqliteTestStore, type TestStore } from "../helpers/stores.js";
-import { TOKENS, startServer, type TestServer } from "../server/helpers.js";
+import { TOKENS, readSse, startServer, type TestServer } from "../server/helpers.js";
 
 const CHROMIUM = "/usr/bin/chromium";
+/** Screenshots at 1280×800 for a person to look at. */
 const ARTIFACTS = join(REPO_ROOT, "test-artifacts/console");
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium && process.env.CI === "true") throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium for the console tests`);
 if (!haveChromium) console.warn(`${CHROMIUM} is not installed: skipping the console end-to-end tests (apt-get install -y chromium)`);
 
-describe.skipIf(!haveChromium)("web console in headless Chromium", () => {
+const auth = { authorization: `Bearer ${TOKENS.Human}` };
+const adjust = (runtime: string) => ({ observed_failure: { phase: "bootstrap", exit_code: 127, stderr_hint: `${runtime}: not found` }, suggested_adjustment: { type: "runtime_install", details: { runtime, version: "20" } }, confidence: 0.8, evidence: [], scope: "repo_specific" });
+/** Git in the sprite's workspace (a clone of the project): a branch with one commit, for OPEN_PR. */
+const commitOnBranch = (branch: string) =>
+  `git checkout -q -b ${branch} && printf '# Guide\\n\\nhello from the sprite\\n' > GUIDE.md && git add GUIDE.md && git -c user.name=s -c user.email=s@example.invalid commit -q -m 'docs: a guide'`;
+
+describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", () => {
   let ts: TestStore;
   let s: TestServer;
   let browser: Browser;
   let page: Page;
+  let board: Blackboard;
+  /** Requests the page made to each run's event stream (EventSource connects and reconnects). */
+  const streamRequests = new Map<string, number>();
+  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     ts = await openSqliteTestStore();
-    s = await startServer(ts, { consoleDir: join(REPO_ROOT, "dist/console") });
+    // PATH for the server's own supervisor, whose sprites run git (its environment is what it is given).
+    s = await startServer(ts, { consoleDir: join(REPO_ROOT, "dist/console"), env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
+    board = new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
       args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
     });
-    page = await browser.newPage();
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    // Every EventSource the console opens, so a test can see whether it was closed.
+    await page.addInitScript(() => {
+      const Native = window.EventSource;
+      const opened: EventSource[] = [];
+      (window as unknown as { __sources: EventSource[] }).__sources = opened;
+      window.EventSource = class extends Native {
+        constructor(url: string | URL, init?: EventSourceInit) {
+          super(url, init);
+          opened.push(this);
+        }
+      } as typeof EventSource;
+    });
     // No external network at run time: any request off the server's origin fails the test.
     const offOrigin: string[] = [];
     page.on("request", (r) => {
-      if (!r.url().startsWith(s.url)) offOrigin.push(r.url());
+      const url = r.url();
+      if (!url.startsWith(s.url)) offOrigin.push(url);
+      const stream = /\/v1\/runs\/([^/]+)\/events\/stream/.exec(url);
+      if (stream) streamRequests.set(stream[1]!, (streamRequests.get(stream[1]!) ?? 0) + 1);
     });
     page.on("close", () => expect(offOrigin).toEqual([]));
   });
@@ -40,9 +69,10 @@ describe.skipIf(!haveChromium)("web console in headless Chromium", () => {
     await browser?.close();
     await s?.close();
     await ts?.cleanup();
+    console.log(`console screenshots (1280×800): ${ARTIFACTS}`);
   });
 
-  it("signs in with a token, loads the lane board, kernel health and Kai's digests", async () => {
+  it("signs in with a token, loads the live board, the inbox tile, kernel health and Kai's digests rendered", async () => {
     await page.goto(`${s.url}/`);
     await page.locator("#signin").waitFor();
     await page.fill("input[name=token]", "wrong-token-000000000000");
@@ -55,66 +85,286 @@ describe.skipIf(!haveChromium)("web console in headless Chromium", () => {
     await page.locator("#kernel #reality").waitFor();
     expect(await page.locator("#kernel").textContent()).toContain("checks passing 2/3");
     expect(await page.locator("#failing li").allTextContents()).toEqual(["Unit Tests"]);
-    await page.locator("#kai").waitFor();
+    await page.locator("#inbox-tile", { hasText: "Nothing waits for a person." }).waitFor();
+    await page.locator('#kai .md[data-kai="what_changed"]').waitFor();
     expect(await page.locator("#kai .error").allTextContents()).toEqual([]);
-    expect(await page.locator('#kai pre[data-kai="what_changed"]').textContent()).toMatch(/^#/);
-    await page.screenshot({ path: join(ARTIFACTS, "board.png"), fullPage: true });
+    // Rendered, not raw: the digest's "## …" is a heading and its "- …" lines a list.
+    expect(await page.locator('#kai .md[data-kai="what_changed"] h4').textContent()).toMatch(/^What changed in demo/);
+    expect(await page.locator('#kai .md[data-kai="what_changed"] ul li').count()).toBeGreaterThan(1);
+    expect(await page.locator('#kai .md[data-kai="what_changed"]').textContent()).not.toContain("## ");
+    expect(await page.locator('#board-live[data-live="live"]').count()).toBe(1);
+    await shot("board");
   });
 
-  it("shows an entry move on the board as a sprite runs it, then resumes the waiting run from the form", async () => {
-    const board = new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] });
-    await board.post("Human", { id: "e2e-1", to: "Builder", kind: "build_request", payload: { summary: "<b>not markup</b>" } });
-    const cell = (status: string) => page.locator(`tr[data-role="Builder"] td[data-status="${status}"] [data-entry="e2e-1"]`);
-    await cell("open").waitFor();
-    expect(await cell("open").textContent()).toContain("build_request");
+  it("renders Markdown without letting markup or script URLs through", async () => {
+    // A string, so the test runner does not rewrite the import() the page runs.
+    const source = ["# Title <img src=x onerror=alert(1)>", "", "- **bold** and `code` and *em*", "- [ok](https://example.org/a) [bad](javascript:alert(1))", "", "<script>alert(1)</script>", "", "| a | b |", "|---|---|", "| 1 | <i>2</i> |", "", "```", "<b>kept as text</b>", "```"].join("\n");
+    const out = (await page.evaluate(`import("/console/markdown.js").then((md) => {
+      const el = md.renderMarkdown(${JSON.stringify(source)});
+      return { tags: Array.from(el.querySelectorAll("*")).map((n) => n.tagName.toLowerCase()), hrefs: Array.from(el.querySelectorAll("a")).map((a) => a.getAttribute("href")), text: el.textContent };
+    })`)) as { tags: string[]; hrefs: string[]; text: string };
+    expect(out.tags).not.toContain("img");
+    expect(out.tags).not.toContain("script");
+    expect(out.tags).not.toContain("i");
+    expect(out.tags).toEqual(expect.arrayContaining(["h3", "ul", "li", "strong", "code", "em", "a", "table", "th", "td", "pre"]));
+    expect(out.hrefs).toEqual(["https://example.org/a"]);
+    expect(out.text).toContain("[bad](javascript:alert(1))");
+    expect(out.text).toContain("<script>alert(1)</script>");
+    expect(out.text).toContain("<b>kept as text</b>");
+  });
+
+  it("explains a project without kernel surfaces calmly instead of a red error", async () => {
+    const share = join(s.tp.root, "share");
+    renameSync(share, `${share}.away`);
+    try {
+      await page.goto(`${s.url}/#/`);
+      await page.locator("#kernel-none").waitFor();
+      expect(await page.locator("#kernel").textContent()).toContain("pmagent oa init");
+      expect(await page.locator("#kernel .error").count()).toBe(0);
+      await shot("board-no-kernel");
+    } finally {
+      renameSync(`${share}.away`, share);
+    }
+  });
+
+  let waiting: RunRecord;
+  let denied: string;
+  it("lists what waits for a person in the inbox, and resumes a waiting run from there", async () => {
+    await board.post("Human", { id: "e2e-1", to: "Builder", kind: "build_request", payload: { summary: "<b>not markup</b>", goal: "a guide" } });
+    await board.post("Builder", { id: "ask-1", to: "Human", kind: "question", payload: { q: "which base branch?" } });
+    await board.post("Human", { id: "deny-1", to: "Builder", kind: "build_request" });
+    denied = "deny-1";
+    await new RunStore(ts.store, "demo").recordGateDecision("deny-1", 1, "Builder", { decision: "DENY", reasoning: "kernel DEGRADED: the Unit Tests check fails", conditions: ["fix Unit Tests"] }, null);
+    const ps = new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] });
+    const proposal = (await ps.record("Builder", "run-x", "ev-x", adjust("node") as never)).proposal;
+    const command = s.tp.sprite("inbox", {
+      steps: [{ emit: "PHASE_STARTED", payload: { phase: "ask" } }, { waiting: { reason: "NEEDS_DECISION", expected_inputs: { proceed: "boolean", note: "string" } } }],
+      on_resume: [{ emit: "COMPLETED", payload: { status: "success", summary: "decided" } }],
+    });
+    await board.post("Human", { id: "q-1", to: "Builder", kind: "build_request" });
+    waiting = await s.tp.supervisor().startRun({ role: "Builder", entryId: "q-1", command });
+    expect(waiting.state).toBe("waiting");
+
+    await page.goto(`${s.url}/#/inbox`);
+    await page.locator(`[data-waiting-run="${waiting.id}"] form`).waitFor();
+    expect(await page.locator("#inbox-summary").textContent()).toBe("4 items wait for a person.");
+    expect(await page.locator("#inbox-count").textContent()).toBe("4");
+    expect(await page.locator("[data-inbox-entry]").allTextContents()).toEqual([expect.stringContaining("ask-1 question · from Builder to Human")]);
+    expect(await page.locator(`[data-denial="${denied}"]`).textContent()).toContain("kernel DEGRADED: the Unit Tests check fails");
+    expect(await page.locator(`#inbox-proposals [data-proposal="${proposal.id}"] button`).allTextContents()).toEqual(["accept", "reject"]);
+    await shot("inbox");
+
+    // A value the run does not expect is refused with the server's message; then the resume goes through.
+    const form = page.locator(`[data-resume="${waiting.id}"]`);
+    await form.locator('input[name="proceed"]').check();
+    await form.locator("button").click();
+    expect(await form.locator('input[name="note"]:invalid').count()).toBe(1);
+    await form.locator('input[name="note"]').fill("go ahead");
+    await form.locator("button").click();
+    // The inbox reloads without the run once the server accepted the inputs.
+    await page.locator(`[data-waiting-run="${waiting.id}"]`).waitFor({ state: "detached" });
+    const frames = await readSse(`${s.url}/v1/runs/${waiting.id}/events/stream`, auth, (f) => f.some((x) => x.event === "end"));
+    expect(frames.at(-1)?.data).toEqual({ state: "succeeded" });
+    const after = (await s.call("GET", `/v1/runs/${waiting.id}`)).body;
+    expect(after).toMatchObject({ state: "succeeded", attempt: 2 });
+    const ack = (await s.call("GET", `/v1/runs/${waiting.id}/events?type=INFO`)).body[0].event.payload;
+    expect(ack.metadata.inputs).toEqual({ proceed: true, note: "go ahead" });
+  });
+
+  let prRun: RunRecord;
+  it("shows a run's timeline: timestamps, payloads, the action's outcome, checkpoints, artifacts, the PR and its diff; resumes it", async () => {
     const command = s.tp.sprite("e2e", {
-      steps: [{ emit: "PHASE_STARTED", payload: { phase: "implement" } }, { emit: "ARTIFACT", payload: { kind: "branch", ref: "sprite/e2e-1" } }, { log: "hello from the sprite" }, { sleep: 1500 }, { waiting: { reason: "PR_REVIEW", expected_inputs: { approved: "boolean", comments: "array<string>", attempts: "integer" } } }],
+      steps: [
+        { emit: "PHASE_STARTED", payload: { phase: "implement" } },
+        { sh: commitOnBranch("sprite/e2e-1") },
+        { emit: "ARTIFACT", payload: { kind: "branch", ref: "sprite/e2e-1" } },
+        { emit: "ACTION_REQUEST", payload: { action: "OPEN_PR", parameters: { title: "Add a guide", body: "for e2e-1", base: "main", head: "sprite/e2e-1" }, blocking: false } },
+        { log: "hello from the sprite" },
+        { waiting: { reason: "PR_REVIEW", expected_inputs: { approved: "boolean", comments: "array<string>", attempts: "integer" } } },
+      ],
       on_resume: [{ emit: "COMPLETED", payload: { status: "success", summary: "done" } }],
     });
-    const started = s.tp.supervisor().startRun({ role: "Builder", entryId: "e2e-1", command });
-    await cell("in_progress").waitFor();
-    const run = await started;
-    expect(run.state).toBe("waiting");
+    // The server's own supervisor: its action executor opens the pull request in the local forge.
+    // The fixture's kernel is DEGRADED, so its OA gate would deny feature work: decided here.
+    prRun = await s.server.ctx.supervisor.startRun({ role: "Builder", entryId: "e2e-1", command, decided: { decision: "ALLOW", reasoning: "console test", conditions: [] } });
+    expect(prRun.state).toBe("waiting");
+    const actions = (await s.call("GET", `/v1/actions?run=${prRun.id}`)).body;
+    if (actions[0]?.state !== "succeeded") console.log((await s.call("GET", `/v1/runs/${prRun.id}/logs`)).body);
+    expect(actions).toEqual([expect.objectContaining({ action: "OPEN_PR", state: "succeeded", result: expect.objectContaining({ number: 1 }) })]);
 
     await page.goto(`${s.url}/#/runs`);
-    await page.locator(`a[href="#/runs/${run.id}"]`).waitFor();
-    await page.screenshot({ path: join(ARTIFACTS, "runs.png"), fullPage: true });
-    await page.click(`a[href="#/runs/${run.id}"]`);
-    await page.locator("#resume").waitFor();
-    await page.locator('#timeline li[data-seq="3"]').waitFor();
-    expect(await page.locator("#timeline li").allTextContents()).toEqual(["PHASE_STARTED implement", "ARTIFACT branch", "WAITING PR_REVIEW"]);
-    expect(await page.locator("#artifacts li").allTextContents()).toEqual(["branch sprite/e2e-1"]);
-    expect(await page.locator("#logs").textContent()).toContain("hello from the sprite");
-    await page.screenshot({ path: join(ARTIFACTS, "run-waiting.png"), fullPage: true });
+    await page.locator(`#runs a[href="#/runs/${prRun.id}"]`).waitFor();
+    // Newest first.
+    expect(await page.locator("#runs tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-run-row")))).toEqual([prRun.id, waiting.id]);
+    await page.selectOption("#filter-state", "succeeded");
+    await page.locator(`#runs [data-run-row="${prRun.id}"]`).waitFor({ state: "detached" });
+    await page.locator(".paged p", { hasText: "(all)" }).waitFor();
+    expect(await page.locator("#runs tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-run-row")))).toEqual([waiting.id]);
+    await shot("runs");
+    await page.selectOption("#filter-state", "");
+    await page.click(`#runs a[href="#/runs/${prRun.id}"]`);
 
-    // A value that does not match expected_inputs is refused with the server's message.
-    await page.check('#resume input[name="approved"]');
-    await page.fill('#resume textarea[name="comments"]', "[1]");
-    await page.fill('#resume input[name="attempts"]', "2");
-    await page.click("#resume button");
-    await page.locator("#resume-error", { hasText: "inputs.comments[0]: expected string" }).waitFor();
-    await page.fill('#resume textarea[name="comments"]', '["lgtm"]');
-    await page.click("#resume button");
+    await page.locator('#timeline li[data-seq="4"]').waitFor();
+    await page.locator(`#resume-holder [data-resume="${prRun.id}"]`).waitFor();
+    expect(await page.locator("#timeline li .line").allTextContents()).toEqual([
+      expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ PHASE_STARTED implement $/),
+      expect.stringMatching(/Z ARTIFACT branch sprite\/e2e-1 $/),
+      expect.stringMatching(/Z ACTION_REQUEST OPEN_PR → succeeded PR #1 sprite\/e2e-1 → main$/),
+      expect.stringMatching(/Z WAITING PR_REVIEW $/),
+    ]);
+    // Payloads are folded; opening one shows it.
+    const payload = page.locator('#timeline li[data-seq="3"] details.json');
+    expect(await payload.getAttribute("open")).toBeNull();
+    await payload.locator("summary").click();
+    expect(await payload.locator("pre").textContent()).toContain('"title": "Add a guide"');
+    expect(await page.locator("#artifacts li").allTextContents()).toEqual(["branch sprite/e2e-1"]);
+    expect(await page.locator("#checkpoints li").allTextContents()).toEqual([expect.stringMatching(/^chk_\S+ · PR_REVIEW · \d{4}-/)]);
+    await page.locator('#run-prs [data-pr="1"] pre.diff').waitFor();
+    expect(await page.locator('#run-prs [data-pr="1"] h2').textContent()).toBe("PR #1 open Add a guide");
+    expect(await page.locator('#run-prs [data-pr="1"] pre.diff .add').allTextContents()).toEqual(["+# Guide", "+", "+hello from the sprite"]);
+    await page.locator("#logs", { hasText: "hello from the sprite" }).waitFor();
+    await shot("run-waiting");
+
+    const form = page.locator(`[data-resume="${prRun.id}"]`);
+    await form.locator('input[name="approved"]').check();
+    await form.locator('textarea[name="comments"]').fill("[1]");
+    await form.locator('input[name="attempts"]').fill("2");
+    await form.locator("button").click();
+    await page.locator(`[data-resume-error="${prRun.id}"]`, { hasText: "inputs.comments[0]: expected string" }).waitFor();
+    await form.locator('textarea[name="comments"]').fill('["lgtm"]');
+    await form.locator("button").click();
     await page.locator("#resumed").waitFor();
     await page.waitForFunction(() => document.getElementById("run-state")?.textContent === "succeeded");
-    await page.locator('#timeline li[data-seq="5"]').waitFor();
-    expect((await page.locator("#timeline li").allTextContents()).slice(3)).toEqual(["INFO resumed", "COMPLETED success"]);
-    await page.screenshot({ path: join(ARTIFACTS, "run-succeeded.png"), fullPage: true });
-
-    await page.goto(`${s.url}/#/`);
-    await cell("done").waitFor();
-    expect(await page.locator('[data-entry="e2e-1"] b').count()).toBe(0);
+    await page.locator('#timeline li[data-seq="6"]').waitFor();
+    await page.locator("#run-meta", { hasText: "attempt 2" }).waitFor();
+    expect(await page.locator("#run-meta").textContent()).toMatch(/ · finished \d{4}-\d\d-\d\d /);
+    expect((await page.locator("#timeline li strong").allTextContents()).slice(4)).toEqual(["INFO", "COMPLETED"]);
+    expect((await s.call("GET", `/v1/runs/${prRun.id}`)).body.state).toBe("succeeded");
+    await shot("run-succeeded");
   });
 
-  it("accepts and rejects environment proposals", async () => {
-    const { ProposalStore } = await import("../../src/lattice/index.js");
+  it("closes a finished run's live stream on end, and the server stops a client that does not", async () => {
+    // The run page above saw the run end: its EventSource is closed, opened once only.
+    await page.locator('#run-live[data-live="ended"]').waitFor();
+    const states = await page.evaluate(() => (window as unknown as { __sources: EventSource[] }).__sources.filter((e) => e.url.includes("/events/stream")).map((e) => e.readyState));
+    expect(states).toEqual([EventSourceClosed]);
+    // Opening the finished run again: one request, the backlog, `end`, closed.
+    const before = streamRequests.get(waiting.id) ?? 0;
+    await page.goto(`${s.url}/#/runs/${waiting.id}`);
+    await page.locator("h1", { hasText: waiting.id }).waitFor();
+    await page.locator('#run-live[data-live="ended"]').waitFor();
+    expect(await page.locator("#timeline li").count()).toBe(4);
+    expect(streamRequests.get(waiting.id)! - before).toBe(1);
+    // A plain EventSource that ignores `end` reconnects once (Last-Event-ID = end's id), gets 204
+    // No Content, and the browser stops: it does not loop.
+    const seen = await page.evaluate(async (url) => {
+      const es = new EventSource(url);
+      let opens = 0;
+      let ends = 0;
+      es.addEventListener("open", () => opens++);
+      es.addEventListener("end", () => ends++);
+      await new Promise<void>((resolve) => es.addEventListener("error", () => es.readyState === EventSource.CLOSED && resolve()));
+      return { opens, ends, lastId: es.readyState };
+    }, `/v1/runs/${encodeURIComponent(waiting.id)}/events/stream`);
+    expect(seen).toEqual({ opens: 1, ends: 1, lastId: EventSourceClosed });
+    expect(streamRequests.get(waiting.id)! - before).toBe(3);
+  });
+
+  it("shows an entry's payload, history, runs and PR; cancels one entry and re-opens a finished one as a new entry", async () => {
+    await page.goto(`${s.url}/#/`);
+    const card = page.locator('[data-entry="e2e-1"]');
+    await card.waitFor();
+    expect(await page.locator('[data-entry="e2e-1"] b').count()).toBe(0);
+    await card.click();
+    await page.locator("#entry-payload").waitFor();
+    expect(JSON.parse((await page.locator("#entry-payload").textContent())!)).toEqual({ summary: "<b>not markup</b>", goal: "a guide" });
+    expect(await page.locator("h1").textContent()).toBe("Entry e2e-1 done");
+    expect(await page.locator("#entry-history li").count()).toBeGreaterThanOrEqual(3);
+    expect(await page.locator("#entry-history li").first().textContent()).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ v1 post by Human · — → open/);
+    expect(await page.locator("#entry-runs li").allTextContents()).toEqual([expect.stringContaining(`${prRun.id} succeeded Builder · attempt 2`)]);
+    await page.locator('#entry-prs [data-pr="1"] pre.diff').waitFor();
+    await shot("entry-done");
+
+    // Re-open the finished entry: a new entry with the same addressee, kind and payload.
+    await page.click("#reopen-entry");
+    await page.locator("#reopened").waitFor();
+    const newId = (await page.locator("#reopened").textContent())!;
+    const copy = (await s.call("GET", `/v1/entries/${newId}`)).body.entry;
+    expect(copy).toMatchObject({ from: "Human", to: "Builder", kind: "build_request", status: "open", payload: { summary: "<b>not markup</b>", goal: "a guide" }, note: "re-opened from e2e-1" });
+
+    // Cancel an open entry from its page.
+    await page.click("#reopened");
+    await page.locator("#cancel-entry").waitFor();
+    await page.click("#cancel-entry");
+    await page.locator("h1", { hasText: `Entry ${newId} canceled` }).waitFor();
+    expect((await s.call("GET", `/v1/entries/${newId}`)).body.entry.status).toBe("canceled");
+  });
+
+  it("pages the entry list newest first with filters and Load more", async () => {
+    for (let i = 0; i < 55; i++) await board.post("Human", { id: `bulk-${String(i).padStart(2, "0")}`, to: "Reviewer", kind: "review_request" });
+    await page.goto(`${s.url}/#/entries`);
+    await page.locator("#entries tbody tr").nth(49).waitFor();
+    expect(await page.locator("#entries tbody tr").count()).toBe(50);
+    expect(await page.locator("#entries tbody tr").first().getAttribute("data-entry-row")).toBe("bulk-54");
+    await page.click(".paged .more");
+    await page.locator("#entries tbody tr").nth(50).waitFor();
+    const all = await page.locator("#entries tbody tr").count();
+    expect(all).toBe((await s.call("GET", "/v1/entries")).body.length);
+    expect(await page.locator(".paged .more").isHidden()).toBe(true);
+    await page.selectOption("#filter-status", "canceled");
+    await page.locator("#entries tbody tr").first().waitFor();
+    await page.locator(".paged p", { hasText: "(all)" }).waitFor();
+    const canceled = await page.locator("#entries tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-entry-row")));
+    expect(canceled.length).toBe(1);
+    await page.selectOption("#filter-status", "");
+    await page.selectOption("#filter-to", "Human");
+    await page.locator("#entries tbody tr").first().waitFor();
+    await page.locator(".paged p", { hasText: "(all)" }).waitFor();
+    expect(await page.locator("#entries tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-entry-row")))).toEqual(["ask-1"]);
+    await shot("entries");
+  });
+
+  it("is keyboard reachable: Tab through the header with a visible focus, Enter follows a link, Space presses a button", async () => {
     const ps = new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] });
-    const adjust = (runtime: string) => ({ observed_failure: { phase: "bootstrap", exit_code: 127, stderr_hint: `${runtime}: not found` }, suggested_adjustment: { type: "runtime_install", details: { runtime, version: "20" } }, confidence: 0.8, evidence: [], scope: "repo_specific" });
-    const a = (await ps.record("Builder", "run-a", "ev-a", adjust("node") as never)).proposal;
-    const b = (await ps.record("Builder", "run-b", "ev-b", adjust("python") as never)).proposal;
+    const proposal = (await ps.record("Builder", "run-y", "ev-y", adjust("python") as never)).proposal;
+    await page.goto(`${s.url}/#/`);
+    await page.reload();
+    await page.locator("#board").waitFor();
+    const focused = () => page.evaluate(() => ({ text: document.activeElement?.textContent?.trim() ?? "", outline: getComputedStyle(document.activeElement!).outlineStyle }));
+    await page.keyboard.press("Tab");
+    expect((await focused()).text).toBe("Skip to content");
+    const seen: string[] = [];
+    for (let i = 0; i < 8 && !seen.at(-1)?.startsWith("Inbox"); i++) {
+      await page.keyboard.press("Tab");
+      const f = await focused();
+      expect(f.outline).not.toBe("none");
+      seen.push(f.text);
+    }
+    expect(seen).toEqual(["Board", expect.stringMatching(/^Inbox/)]);
+    await page.keyboard.press("Enter");
+    await page.locator(`#inbox-proposals [data-proposal="${proposal.id}"]`).waitFor();
+    expect(new URL(page.url()).hash).toBe("#/inbox");
+    // Tab to the proposal's accept button and press it with Space.
+    for (let i = 0; i < 60; i++) {
+      await page.keyboard.press("Tab");
+      const on = await page.evaluate((id) => document.activeElement?.closest(`[data-proposal="${id}"]`) !== null && document.activeElement?.textContent === "accept", proposal.id);
+      if (on) break;
+    }
+    expect((await focused()).text).toBe("accept");
+    expect((await focused()).outline).not.toBe("none");
+    await shot("keyboard-focus");
+    await page.keyboard.press("Space");
+    await page.locator(`[data-proposal="${proposal.id}"]`, { hasText: "accepted" }).waitFor();
+    expect((await ps.get(proposal.id)).decided_by).toBe("Human");
+  });
+
+  it("accepts and rejects environment proposals on their page", async () => {
+    const ps = new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] });
+    const a = (await ps.record("Builder", "run-a", "ev-a", adjust("ruby") as never)).proposal;
+    const b = (await ps.record("Builder", "run-b", "ev-b", adjust("go") as never)).proposal;
     await page.goto(`${s.url}/#/proposals`);
     await page.locator(`[data-proposal="${a.id}"] button`).first().waitFor();
-    await page.screenshot({ path: join(ARTIFACTS, "proposals.png"), fullPage: true });
+    await shot("proposals");
     await page.click(`[data-proposal="${a.id}"] button:text("accept")`);
     await page.locator(`[data-proposal="${a.id}"] strong:text("accepted")`).waitFor();
     await page.click(`[data-proposal="${b.id}"] button:text("reject")`);
@@ -123,3 +373,6 @@ describe.skipIf(!haveChromium)("web console in headless Chromium", () => {
     expect((await ps.get(b.id)).status).toBe("rejected");
   });
 });
+
+/** EventSource.CLOSED (the Node test process has no EventSource). */
+const EventSourceClosed = 2;

@@ -166,7 +166,13 @@ describe("runs over HTTP: list, show, live events, resume, cancel", () => {
     expect(ok.body.noop).toBe(false);
     const frames = await readSse(`${s.url}/v1/runs/${waiting.id}/events/stream`, auth("Human"), (f) => f.some((x) => x.event === "end"));
     expect(types(frames)).toEqual(["PHASE_STARTED", "ARTIFACT", "WAITING", "INFO", "COMPLETED"]);
-    expect(frames.at(-1)).toEqual({ event: "end", data: { state: "succeeded" } });
+    expect(frames.at(-1)).toEqual({ id: "5", event: "end", data: { state: "succeeded" } });
+    // A reconnect (Last-Event-ID = the end's id) to the finished run: 204 tells EventSource to stop.
+    const url = `${s.url}/v1/runs/${waiting.id}/events/stream`;
+    const reconnect = await fetch(url, { headers: { ...auth("Human"), "last-event-id": "5" } });
+    expect([reconnect.status, await reconnect.text()]).toEqual([204, ""]);
+    // A client that is behind still gets what it missed, then the end.
+    expect(types(await readSse(url, { ...auth("Human"), "last-event-id": "3" }, (f) => f.some((x) => x.event === "end")))).toEqual(["INFO", "COMPLETED"]);
     const again = await s.call("POST", path, { as: "Builder", body: { inputs: { approved: true, comments: ["lgtm"] } } });
     expect(again.body.noop).toBe(true);
     const later = await s.call("POST", path, { body: { inputs: { approved: false, comments: [] } } });

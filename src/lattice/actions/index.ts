@@ -9,3 +9,4 @@ export * from "./notify.js";
 export * from "./params.js";
 export * from "./secrets.js";
 export * from "./types.js";
+export * from "./forge-diff.js";

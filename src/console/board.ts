@@ -1,0 +1,127 @@
+/// <reference lib="dom" />
+/** The lane board (live), with tiles: what waits for a person, kernel health and Kai's digests. */
+import { api, ApiError, errorText, h, main } from "./dom.js";
+import { listen } from "./live.js";
+import { renderMarkdown } from "./markdown.js";
+import type { StoredEntry } from "./widgets.js";
+
+export const STATUSES = ["open", "in_progress", "done", "error", "canceled"];
+
+export interface WhoAmI {
+  actor: string;
+  humans: string[];
+  project_id: string;
+  lanes: Array<{ layer: string; name: string; roles: string[] }>;
+}
+
+function boardTable(list: StoredEntry[], roles: string[], kind: string): HTMLElement {
+  const shown = kind ? list.filter((s) => s.entry.kind === kind) : list;
+  const actors = [...new Set([...roles, ...shown.map((s) => s.entry.to)])];
+  const head = h("tr", {}, h("th", { scope: "col" }, "role"), ...STATUSES.map((s) => h("th", { scope: "col" }, s)));
+  const rows = actors.map((actor) =>
+    h(
+      "tr",
+      { "data-role": actor },
+      h("th", { scope: "row" }, actor),
+      ...STATUSES.map((status) =>
+        h(
+          "td",
+          { "data-status": status },
+          ...shown
+            .filter((s) => s.entry.to === actor && s.entry.status === status)
+            .sort((a, b) => (a.entry.updated_at < b.entry.updated_at ? 1 : -1))
+            .map((s) => h("a", { class: "entry", href: `#/entries/${encodeURIComponent(s.entry.id)}`, "data-entry": s.entry.id }, s.entry.kind, h("small", {}, `${s.entry.id} · ${s.entry.from} → ${s.entry.to} · v${s.version}`))),
+        ),
+      ),
+    ),
+  );
+  return h("table", { class: "board", id: "board" }, h("caption", { class: "sr-only" }, "entries by role and status"), h("thead", {}, head), h("tbody", {}, ...rows));
+}
+
+/**
+ * Kernel health. A project without OA kernel surfaces (the demo, a new repository) is a normal
+ * state: the tile says what that means and how to add them, calmly, instead of an error.
+ */
+async function kernelTile(): Promise<HTMLElement> {
+  const tile = h("section", { class: "tile", id: "kernel", "aria-labelledby": "kernel-h" }, h("h2", { id: "kernel-h" }, "Kernel health"));
+  try {
+    const s = await api<{ branch: string; current_phase: string; reality_green: boolean; kernel_mode: string; checks_summary: Array<{ name: string; passed: boolean }> }>("GET", "/v1/oa/snapshot");
+    const passing = s.checks_summary.filter((c) => c.passed).length;
+    const failing = s.checks_summary.filter((c) => !c.passed);
+    tile.append(
+      h("p", {}, "branch ", h("code", {}, s.branch), " · phase ", h("code", {}, s.current_phase), " · mode ", h("span", { class: `badge ${s.kernel_mode === "NORMAL" ? "green" : s.kernel_mode === "DEGRADED" ? "amber" : "red"}` }, s.kernel_mode)),
+      h("p", {}, "reality ", h("span", { class: `badge ${s.reality_green ? "green" : "red"}`, id: "reality" }, s.reality_green ? "green" : "red"), ` · checks passing ${passing}/${s.checks_summary.length}`),
+    );
+    if (failing.length) tile.append(h("ul", { id: "failing" }, ...failing.map((c) => h("li", {}, c.name))));
+  } catch (err) {
+    if (err instanceof ApiError && err.code === "oa_surface_missing" && /no kernel surfaces yet/.test(err.message)) {
+      tile.append(
+        h("p", { id: "kernel-none" }, h("span", { class: "badge grey" }, "not set up"), " This project has no OA kernel surfaces yet, so there is no kernel state to show and the OA run gate lets runs through."),
+        h("p", { class: "muted" }, "To track branch, phase and reality checks here, run ", h("code", {}, "pmagent oa init"), " in the project."),
+      );
+    } else if (err instanceof ApiError && (err.code === "oa_surface_missing" || err.code === "oa_surface_invalid")) {
+      tile.append(h("p", { id: "kernel-problem" }, h("span", { class: "badge amber" }, "needs attention"), " A kernel surface is missing or invalid:"), h("pre", {}, err.message));
+    } else tile.append(h("p", { class: "error" }, errorText(err)));
+  }
+  return tile;
+}
+
+async function kaiTile(lane: { layer: string; name: string }, project: string): Promise<HTMLElement> {
+  const tile = h("section", { class: "tile", id: "kai", "aria-labelledby": "kai-h" }, h("h2", { id: "kai-h" }, `Kai · ${lane.layer}/${lane.name}`));
+  for (const type of ["lane_status", "what_changed"]) {
+    try {
+      const r = await api<{ summary_md: string }>("POST", "/v1/kai", { version: "kai_request_v1", request_id: `console-${Date.now()}`, from: { actor_type: "human", actor_id: "console" }, project_id: project, type, lane: { layer: lane.layer, name: lane.name }, params: {} });
+      const md = renderMarkdown(r.summary_md);
+      md.dataset.kai = type;
+      tile.append(md, h("details", { class: "source" }, h("summary", {}, "Markdown source"), h("pre", { "data-kai-source": type }, r.summary_md)));
+    } catch (err) {
+      tile.append(h("p", { class: "error" }, `${type}: ${errorText(err)}`));
+    }
+  }
+  return tile;
+}
+
+async function inboxTile(): Promise<HTMLElement> {
+  const tile = h("section", { class: "tile", id: "inbox-tile", "aria-labelledby": "inbox-tile-h" }, h("h2", { id: "inbox-tile-h" }, "Waiting for a person"));
+  try {
+    const i = await api<{ waiting_runs: unknown[]; proposals: unknown[]; entries: unknown[]; denials: unknown[] }>("GET", "/v1/inbox?limit=200");
+    const total = i.waiting_runs.length + i.proposals.length + i.entries.length + i.denials.length;
+    tile.append(
+      h("p", {}, total === 0 ? "Nothing waits for a person." : `${total} item${total === 1 ? "" : "s"}: ${i.waiting_runs.length} waiting run(s), ${i.proposals.length} proposal(s), ${i.entries.length} entr${i.entries.length === 1 ? "y" : "ies"} for a human, ${i.denials.length} OA denial(s).`),
+      h("p", {}, h("a", { href: "#/inbox" }, "Open the inbox")),
+    );
+  } catch (err) {
+    tile.append(h("p", { class: "error" }, errorText(err)));
+  }
+  return tile;
+}
+
+export async function boardPage(who: WhoAmI): Promise<void> {
+  const roles = who.lanes.flatMap((l) => l.roles);
+  let list: StoredEntry[] = [];
+  let kind = "";
+  const holder = h("div", {}, boardTable([], roles, kind));
+  const kinds = h("select", { id: "board-kind" }, h("option", { value: "" }, "any")) as HTMLSelectElement;
+  kinds.addEventListener("change", () => {
+    kind = kinds.value;
+    holder.replaceChildren(boardTable(list, roles, kind));
+  });
+  const status = h("span", { class: "live", id: "board-live", role: "status" });
+  const tiles = h("div", { class: "tiles" });
+  main().replaceChildren(h("h1", {}, `Lane board · ${who.project_id} `, status), tiles, h("form", { class: "filters", role: "search" }, h("label", { for: "board-kind" }, "kind "), kinds), holder);
+  listen(
+    "/v1/entries/stream",
+    {
+      entries: (data) => {
+        list = data as unknown as StoredEntry[];
+        const known = new Set(Array.from(kinds.options).map((o) => o.value));
+        for (const k of new Set(list.map((s) => s.entry.kind))) if (!known.has(k)) kinds.append(h("option", { value: k }, k));
+        holder.replaceChildren(boardTable(list, roles, kind));
+      },
+    },
+    status,
+  );
+  const [inbox, kernel] = await Promise.all([inboxTile(), kernelTile()]);
+  tiles.append(inbox, kernel);
+  if (who.lanes[0]) tiles.append(await kaiTile(who.lanes[0], who.project_id));
+}

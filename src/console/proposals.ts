@@ -1,0 +1,48 @@
+/// <reference lib="dom" />
+/** Environment proposals: list (newest first) and the accept/reject buttons of a pending one. */
+import { api, button, h, main, stateBadge, time, type Json } from "./dom.js";
+import { fetchList } from "./list.js";
+
+export interface Proposal {
+  id: string;
+  role: string;
+  status: string;
+  adjustment_type: string;
+  details: Json;
+  count: number;
+  last_seen_at?: string;
+}
+
+export function proposalRow(p: Proposal, error: HTMLElement): HTMLElement {
+  const li = h("li", { "data-proposal": p.id }, `${p.id} · ${p.role} · ${p.adjustment_type} `, h("code", {}, JSON.stringify(p.details)), ` ×${p.count} · `, h("strong", { class: stateBadge(p.status).className }, p.status), p.last_seen_at ? " · " : "", p.last_seen_at ? time(p.last_seen_at) : "");
+  if (p.status === "pending") {
+    for (const verb of ["accept", "reject"]) {
+      li.append(
+        " ",
+        button(verb, () =>
+          api<Proposal>("POST", `/v1/env/proposals/${encodeURIComponent(p.id)}/${verb}`)
+            .then((d) => li.replaceWith(proposalRow(d, error)))
+            .catch((err: Error) => (error.textContent = err.message)),
+        ),
+      );
+    }
+  }
+  return li;
+}
+
+export async function proposalsPage(): Promise<void> {
+  const error = h("p", { class: "error", role: "alert" });
+  const list = h("ul", { class: "plain", id: "proposals" });
+  const more = h("button", { type: "button", class: "more", hidden: "" }, "Load more") as HTMLButtonElement;
+  let cursor: string | null = null;
+  const load = async () => {
+    const page = await fetchList<Proposal>("/v1/env/proposals", { limit: 50, cursor });
+    list.append(...page.items.map((p) => proposalRow(p, error)));
+    cursor = page.next;
+    more.hidden = cursor === null;
+    if (!list.children.length) list.replaceWith(h("p", {}, "no environment proposals"));
+  };
+  more.addEventListener("click", () => void load().catch((err: Error) => (error.textContent = err.message)));
+  main().replaceChildren(h("h1", {}, "Environment proposals"), error, list, more);
+  await load();
+}

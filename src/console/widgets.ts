@@ -1,0 +1,128 @@
+/// <reference lib="dom" />
+/** Pieces several pages share: the resume form, filter bars and a paged table with "Load more". */
+import { api, errorText, h, type Json } from "./dom.js";
+import { fetchList, type ListRequest } from "./list.js";
+
+export interface Run {
+  id: string;
+  role: string;
+  state: string;
+  entry_id: string | null;
+  reason: string | null;
+  attempt: number;
+  waiting: { reason: string; checkpoint_id: string; expected_inputs: Record<string, string> } | null;
+  gate: { decision: string; reasoning: string; conditions: string[] } | null;
+  exit_code: number | null;
+  event_count: number;
+  created_at: string;
+  updated_at: string;
+  finished_at: string | null;
+}
+
+export interface StoredEntry {
+  entry: { id: string; from: string; to: string; kind: string; status: string; created_at?: string; updated_at: string; payload: Json; refs?: Json };
+  version: number;
+  claimed_by?: string | null;
+}
+
+function inputField(name: string, type: string, id: string): HTMLElement {
+  if (type === "boolean") return h("input", { type: "checkbox", name, id, "data-type": type });
+  if (type === "integer") return h("input", { type: "number", step: "1", name, id, "data-type": type, required: "" });
+  if (type === "string") return h("input", { type: "text", name, id, "data-type": type, required: "" });
+  return h("textarea", { name, id, "data-type": type, placeholder: `${type} as JSON`, required: "", rows: "2" });
+}
+
+/**
+ * A form built from the WAITING event's expected_inputs; values typed as the run expects them.
+ * `onResumed` is told once the server accepted the inputs.
+ */
+export function resumeForm(run: Run, onResumed: () => void): HTMLElement {
+  const expected = run.waiting!.expected_inputs;
+  const error = h("p", { class: "error", role: "alert", "data-resume-error": run.id });
+  const fields = Object.entries(expected).map(([name, type]) => {
+    const id = `resume-${run.id}-${name}`;
+    return h("div", { class: "field" }, h("label", { for: id }, `${name} `, h("small", {}, type)), inputField(name, type, id));
+  });
+  const form = h(
+    "form",
+    { class: "resume", "data-resume": run.id, "aria-label": `resume run ${run.id}` },
+    h("p", {}, "waiting: ", h("strong", {}, run.waiting!.reason), " · checkpoint ", h("code", {}, run.waiting!.checkpoint_id)),
+    ...fields,
+    h("button", { type: "submit" }, "Resume run"),
+    error,
+  ) as HTMLFormElement;
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const inputs: Json = {};
+    try {
+      for (const el of Array.from(form.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>("[data-type]"))) {
+        const type = el.dataset.type!;
+        inputs[el.name] = type === "boolean" ? (el as HTMLInputElement).checked : type === "integer" ? Number(el.value) : type === "string" ? el.value : (JSON.parse(el.value) as unknown);
+      }
+    } catch (err) {
+      error.textContent = `not valid JSON: ${errorText(err)}`;
+      return;
+    }
+    api("POST", `/v1/runs/${encodeURIComponent(run.id)}/resume`, { inputs })
+      .then(onResumed)
+      .catch((err: Error) => (error.textContent = err.message));
+  });
+  return form;
+}
+
+export interface Filter {
+  name: string;
+  label: string;
+  options: string[];
+}
+
+/** A bar of <select> filters; `onChange` gets the chosen values (empty = any). */
+export function filterBar(filters: Filter[], onChange: (values: Record<string, string>) => void): HTMLElement {
+  const values: Record<string, string> = {};
+  const bar = h("form", { class: "filters", role: "search" });
+  bar.addEventListener("submit", (e) => e.preventDefault());
+  for (const f of filters) {
+    const id = `filter-${f.name}`;
+    const select = h("select", { id, name: f.name }, h("option", { value: "" }, "any"), ...f.options.map((o) => h("option", { value: o }, o))) as HTMLSelectElement;
+    select.addEventListener("change", () => {
+      values[f.name] = select.value;
+      onChange({ ...values });
+    });
+    bar.append(h("label", { for: id }, `${f.label} `), select);
+  }
+  return bar;
+}
+
+/**
+ * A table fed page by page (newest first) through fetchList, with a "Load more" button while the
+ * API says there is a next page. `keep` filters rows client-side (for filters the API lacks).
+ */
+export function pagedTable<T>(o: { path: string; head: string[]; row: (r: T) => HTMLElement; params?: Record<string, string | undefined>; keep?: (r: T) => boolean; limit?: number; empty: string; id: string }): HTMLElement {
+  const body = h("tbody", {});
+  const table = h("table", { class: "list", id: o.id }, h("thead", {}, h("tr", {}, ...o.head.map((c) => h("th", { scope: "col" }, c)))), body);
+  const note = h("p", { class: "muted", role: "status" });
+  const more = h("button", { type: "button", class: "more", hidden: "" }, "Load more") as HTMLButtonElement;
+  let cursor: string | null = null;
+  let shown = 0;
+  const load = async () => {
+    more.disabled = true;
+    try {
+      const req: ListRequest = { params: o.params, limit: o.limit ?? 50, cursor };
+      const page = await fetchList<T>(o.path, req);
+      const rows = o.keep ? page.items.filter(o.keep) : page.items;
+      body.append(...rows.map(o.row));
+      shown += rows.length;
+      cursor = page.next;
+      more.hidden = cursor === null;
+      note.textContent = shown === 0 && cursor === null ? o.empty : `${shown} shown${cursor ? "" : " (all)"}`;
+    } catch (err) {
+      note.textContent = errorText(err);
+      note.className = "error";
+    } finally {
+      more.disabled = false;
+    }
+  };
+  more.addEventListener("click", () => void load());
+  void load();
+  return h("div", { class: "paged" }, table, note, more);
+}

@@ -1,0 +1,30 @@
+import { NotFoundError } from "../../core/index.js";
+import type { LocalForge, LocalPullRequest } from "./forge.js";
+import { branchSha, git } from "./git.js";
+
+/** The most of a diff the API returns; a longer one is cut and marked truncated. */
+export const PR_DIFF_MAX_BYTES = 512 * 1024;
+
+export interface PullRequestDiff {
+  pull: LocalPullRequest;
+  /** `git diff --stat` of base...head. */
+  stat: string;
+  /** The unified diff of base...head (what the pull request would merge), at most PR_DIFF_MAX_BYTES. */
+  diff: string;
+  truncated: boolean;
+}
+
+/** One pull request of the local forge with its diff against its base, read from the forge's bare repository. */
+export async function localPullRequestDiff(forge: LocalForge, number: number): Promise<PullRequestDiff> {
+  const [pull] = await forge.byNumbers([number], Number.MAX_SAFE_INTEGER);
+  if (!pull) throw new NotFoundError("pr_not_found", `no pull request #${number} in the local forge: see GET /v1/prs`);
+  const cwd = forge.bareRepo;
+  const base = await branchSha(cwd, pull.base);
+  if (!base) throw new NotFoundError("pr_base_missing", `pull request #${number}: its base branch "${pull.base}" is not in the forge ${cwd}`);
+  const range = `${base}...${pull.head_sha}`;
+  const stat = await git(["diff", "--stat", "--no-color", range], { cwd });
+  const full = await git(["diff", "--no-color", "--no-ext-diff", range], { cwd });
+  const bytes = Buffer.from(full);
+  const truncated = bytes.length > PR_DIFF_MAX_BYTES;
+  return { pull, stat, diff: truncated ? bytes.subarray(0, PR_DIFF_MAX_BYTES).toString("utf8") : full, truncated };
+}
