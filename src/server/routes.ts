@@ -61,8 +61,13 @@ function runs(ctx: ServerContext): Route[] {
       handler: async ({ query }) => rs.list({ state: query.state, role: query.role, entryId: query.entry, limit: query.limit }),
     }),
     route({
-      method: "GET", url: "/v1/runs/:id", tag: "runs", summary: "one run with its protocol errors and hard-rule violations", params: IdParams, query: EmptyQuery, errors: [404],
-      handler: async ({ params }) => ({ ...(await rs.get(params.id)), protocol_errors: await rs.protocolErrors(params.id), violations: await rs.violations(params.id) }),
+      method: "GET", url: "/v1/runs/:id", tag: "runs", summary: "one run with its protocol errors and warnings and hard-rule violations", params: IdParams, query: EmptyQuery, errors: [404],
+      handler: async ({ params }) => ({
+        ...(await rs.get(params.id)),
+        protocol_errors: await rs.protocolErrors(params.id),
+        protocol_warnings: await rs.protocolWarnings(params.id),
+        violations: await rs.violations(params.id),
+      }),
     }),
     route({
       method: "GET", url: "/v1/runs/:id/events", tag: "runs", summary: "a run's events, in outbox order (order=seq: as stored, so that after = the last seq seen and limit page through them); live: /v1/runs/{id}/events/stream",
