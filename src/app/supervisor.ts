@@ -4,7 +4,7 @@
  * environment before each launch.
  */
 import { PmagentError, createLogger, type Logger } from "../core/index.js";
-import { type ActionExecutor, type ActionResume, type ActionSink, type ProposalSink, type RunEnvironmentProvider, type Notifier, ProposalStore, roleEnvironment, projectRedactor, ActionRequestPayload, EnvironmentProposalPayload, Supervisor, type SupervisorOptions } from "../lattice/index.js";
+import { type ActionExecutor, type ActionResume, type ActionSink, type ProposalSink, type RunEnvironmentProvider, type Notifier, ProposalStore, roleEnvironment, projectRedactor, ActionRequestPayload, EnvironmentProposalPayload, Supervisor, type SupervisorOptions, type RunRecord } from "../lattice/index.js";
 import { projectActionExecutor, projectNotifiers } from "./actions.js";
 import { oaRunGate } from "./oa-gate.js";
 
@@ -68,24 +68,39 @@ export function environmentProvider(proposals: ProposalStore): RunEnvironmentPro
 
 /**
  * Resume a sprite blocked on an action. A run that no longer waits (it ended, or was canceled)
- * has nobody to resume; a result that does not fit the WAITING event's expected_inputs resumes
- * the sprite with that mismatch as the failure, so that it is never left waiting.
+ * has nobody to resume. A result that does not satisfy the WAITING event's expected_inputs (the
+ * sprite waits for a person: the spec's PR_REVIEW after OPEN_PR) is held on the run for the
+ * person's resume, and the humans are told the run waits for them.
  */
-async function resumeBlocked(supervisor: Supervisor, runId: string, payload: ActionResume, log: Logger): Promise<void> {
+async function resumeBlocked(supervisor: Supervisor, runId: string, payload: ActionResume, log: Logger, notifiers: readonly Notifier[]): Promise<void> {
   try {
-    await supervisor.resumeRun(runId, payload);
+    const result = await supervisor.resumeRun(runId, { ...payload, fromAction: true });
+    if (result.held && result.run.waiting) await tellWaiting(result.run, payload, notifiers);
   } catch (err) {
     const code = err instanceof PmagentError ? err.code : undefined;
     if (code === "run_not_waiting") {
       log.warn({ run: runId, action: payload.context?.action }, "action finished but its run is not waiting: nothing to resume");
       return;
     }
-    if (code === "invalid_resume_inputs" && !payload.failure) {
-      const action = String((payload.context?.action as { action?: string } | undefined)?.action ?? "action");
-      await supervisor.resumeRun(runId, { inputs: {}, context: payload.context, failure: { action, message: (err as Error).message } });
-      return;
-    }
     throw err;
+  }
+}
+
+async function tellWaiting(run: RunRecord, payload: ActionResume, notifiers: readonly Notifier[]): Promise<void> {
+  const waiting = run.waiting!;
+  const action = payload.context?.action as { action?: string; idempotency_key?: string } | undefined;
+  const needs = Object.entries(waiting.expected_inputs).map(([k, t]) => `${k}: ${t}`).join(", ");
+  for (const n of notifiers) {
+    await n.notify({
+      message: `run ${run.id} waits (${waiting.reason}) for inputs ${needs}; ${action?.action ?? "the action"} is done and its result goes with the resume: pmagent resume ${run.id} --input NAME=VALUE`,
+      level: "info",
+      title: "waiting for a person",
+      project_id: run.project_id,
+      run_id: run.id,
+      role: run.role,
+      work_item_id: run.work_item_id,
+      idempotency_key: `${run.id}:${waiting.event_id}:${action?.idempotency_key ?? "held"}`,
+    });
   }
 }
 
@@ -104,7 +119,8 @@ export function projectSupervisor(options: ProjectSupervisorOptions): Supervisor
   const log = options.logger ?? createLogger("pmagent-lattice", redactor);
   const proposals = new ProposalStore({ store, projectId: project.config.project_id, humans: project.config.humans });
   // The executor resumes through the supervisor it is a hook of (called only once both exist).
-  const executor = projectActionExecutor({ project, store, env, logger: log, consoleWrite: options.consoleWrite, resume: (runId, payload) => resumeBlocked(supervisor, runId, payload, log) });
+  const notifiers = projectNotifiers(project, redactor, options.consoleWrite);
+  const executor = projectActionExecutor({ project, store, env, logger: log, consoleWrite: options.consoleWrite, resume: (runId, payload) => resumeBlocked(supervisor, runId, payload, log, notifiers) });
   const supervisor: Supervisor = new Supervisor({
     ...options,
     // The same redactor (the secrets file's values too) and log as its sinks'.
@@ -112,7 +128,7 @@ export function projectSupervisor(options: ProjectSupervisorOptions): Supervisor
     logger: log,
     hooks: {
       actions: actionSink(executor),
-      proposals: proposalSink(proposals, projectNotifiers(project, redactor, options.consoleWrite)),
+      proposals: proposalSink(proposals, notifiers),
       environment: environmentProvider(proposals),
       gate: options.gate ?? oaRunGate(project, env),
     },

@@ -35,7 +35,7 @@ export function registerRuns(program: Command): void {
       await withStore(cmd, async (p, store) => {
         const rs = supervisorFor(p, store).runs;
         const run = await rs.get(id);
-        const detail = { ...run, protocol_errors: await rs.protocolErrors(id), violations: await rs.violations(id) };
+        const detail = { ...run, protocol_errors: await rs.protocolErrors(id), protocol_warnings: await rs.protocolWarnings(id), violations: await rs.violations(id) };
         print(opts.format, detail, () =>
           [
             runLine(run),
@@ -44,8 +44,10 @@ export function registerRuns(program: Command): void {
             `attempts:   ${run.attempt}${run.exit_code !== null ? `, last exit code ${run.exit_code}` : ""}`,
             ...(run.gate ? [`gate:       ${run.gate.decision}${run.gate.reasoning ? ` (${run.gate.reasoning})` : ""}${run.gate.conditions.length ? `; conditions: ${run.gate.conditions.join("; ")}` : ""}`] : []),
             ...(run.waiting ? [`waiting:    ${run.waiting.reason}; expected inputs ${JSON.stringify(run.waiting.expected_inputs)}`] : []),
+            ...(run.waiting?.context && run.state === "waiting" ? [`held:       ${JSON.stringify(run.waiting.context)} (goes with the resume's context)`] : []),
             `created:    ${run.created_at}${run.finished_at ? `, finished ${run.finished_at}` : ""}`,
             ...detail.protocol_errors.map((e) => `protocol error (${e.source}${e.line_no !== null ? ` line ${e.line_no}` : ""}): ${e.reason}`),
+            ...detail.protocol_warnings.map((e) => `protocol warning (${e.source}${e.line_no !== null ? ` line ${e.line_no}` : ""}): ${e.reason}`),
             ...detail.violations.map((v) => `hard-rule violation ${v.rule}: ${v.detail}`),
           ].join("\n"),
         );

@@ -72,11 +72,13 @@ export { Sprite, spriteContext, DEFAULT_WORKSPACE, type SpriteOptions } from "./
  * environments:
  *   new Supervisor({store, project, hooks?: {actions?, proposals?, environment?, gate?}, …})
  *   .startRun({role, entryId?, command?, workspace?, worker?, timeoutS?}) → settled RunRecord
- *   .resumeRun(runId, {inputs, context?, secretInputs?, failure?}) → {run, noop, finished}
+ *   .resumeRun(runId, {inputs, context?, secretInputs?, failure?, fromAction?}) → {run, noop, held?, finished}
  *   .cancel(runId, reason?), .reconcile() (after a crash), .syncEntry(run), .runs (RunStore)
  *   ActionSink.onActionRequest({run, event, redelivery}): every newly stored ACTION_REQUEST, again
  *     after a crash for those not yet marked dispatched; the resolved value is kept on the event
- *     (`dispatch`). A blocking action calls `resumeRun(run.id, {inputs: result})` (or `failure`).
+ *     (`dispatch`). A blocking action calls `resumeRun(run.id, {inputs: result, fromAction: true})`
+ *     (or `failure`); a result short of `expected_inputs` is held on the run (`waiting.context`)
+ *     for a person's resume, which carries it in its `context`.
  *     Without a sink, the action is recorded failed and a blocked sprite is resumed with the error
  *     in `context.error`.
  *   ProposalSink.onEnvironmentProposal(ctx): every newly stored ENVIRONMENT_PROPOSAL (same rules).

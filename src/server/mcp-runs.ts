@@ -16,14 +16,22 @@ export const RunDigestSchema = z.object({
   exit_code: z.number().int().nullable(),
   reason: z.string().nullable().describe("why the run failed or was canceled"),
   waiting: z
-    .object({ reason: z.string(), checkpoint_id: z.string(), expected_inputs: z.record(z.string(), z.string()) })
+    .object({
+      reason: z.string(),
+      checkpoint_id: z.string(),
+      expected_inputs: z.record(z.string(), z.string()),
+      held: z.record(z.string(), z.unknown()).optional().describe("what the resume's context will carry: the result of the blocking action the sprite asked for (an opened pull request)"),
+    })
     .nullable()
     .describe("what a waiting run needs: runs_resume takes inputs matching expected_inputs (name → type)"),
 });
 
 export function runDigest(r: RunRecord): z.output<typeof RunDigestSchema> {
   // A finished run keeps the record of its last wait; only a run waiting now waits for anything.
-  const waiting = r.waiting && r.state === "waiting" ? { reason: r.waiting.reason, checkpoint_id: r.waiting.checkpoint_id, expected_inputs: r.waiting.expected_inputs } : null;
+  const waiting =
+    r.waiting && r.state === "waiting"
+      ? { reason: r.waiting.reason, checkpoint_id: r.waiting.checkpoint_id, expected_inputs: r.waiting.expected_inputs, ...(r.waiting.context ? { held: r.waiting.context } : {}) }
+      : null;
   return {
     id: r.id,
     role: r.role,

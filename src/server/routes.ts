@@ -65,8 +65,13 @@ function runs(ctx: ServerContext): Route[] {
       handler: async ({ query }) => rs.page({ state: query.state, role: query.role, entryId: query.entry }, pageRequest(query)),
     }),
     route({
-      method: "GET", url: "/v1/runs/:id", tag: "runs", summary: "one run with its protocol errors and hard-rule violations", params: IdParams, query: EmptyQuery, errors: [404],
-      handler: async ({ params }) => ({ ...(await rs.get(params.id)), protocol_errors: await rs.protocolErrors(params.id), violations: await rs.violations(params.id) }),
+      method: "GET", url: "/v1/runs/:id", tag: "runs", summary: "one run with its protocol errors and warnings and hard-rule violations", params: IdParams, query: EmptyQuery, errors: [404],
+      handler: async ({ params }) => ({
+        ...(await rs.get(params.id)),
+        protocol_errors: await rs.protocolErrors(params.id),
+        protocol_warnings: await rs.protocolWarnings(params.id),
+        violations: await rs.violations(params.id),
+      }),
     }),
     route({
       method: "GET", url: "/v1/runs/:id/events", tag: "runs", summary: `a run's events in the order they were stored (seq), oldest first by default (filter: type); ${PAGED}; live: /v1/runs/{id}/events/stream`,

@@ -38,6 +38,19 @@ describe("runs over HTTP: list, show, live events, resume, cancel", () => {
     await ts.cleanup();
   });
 
+  it("shows an event's identity that is not the run's as a protocol warning naming both values", async () => {
+    const command = s.tp.sprite("other-id", { steps: [{ event: SPEC_EVENTS.info }, { emit: "COMPLETED", payload: { status: "success" } }] });
+    const run = await s.tp.supervisor().startRun({ role: "Builder", command });
+    expect(run.state).toBe("succeeded");
+    const shown = await s.call("GET", `/v1/runs/${run.id}`);
+    expect(shown.body.protocol_errors).toEqual([]);
+    expect(shown.body.protocol_warnings.map((w: { reason: string }) => w.reason)).toEqual([
+      `event sprite_id "sprite-42" differs from the run's sprite_id "${run.sprite_id}" (LATTICE_SPRITE_ID); the event is stored under this run`,
+      `event work_item_id "issue-17" differs from the run's work_item_id "${run.work_item_id}" (LATTICE_WORK_ITEM_ID); the event is stored under this run`,
+    ]);
+    expect((await s.call("GET", `/v1/runs/${waiting.id}`)).body.protocol_warnings).toEqual([]);
+  });
+
   it("lists and shows runs, their events and logs", async () => {
     expect(waiting.state).toBe("waiting");
     expect((await s.call("GET", "/v1/runs?state=waiting")).body.items.map((r: { id: string }) => r.id)).toEqual([waiting.id]);

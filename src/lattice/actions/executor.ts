@@ -155,9 +155,12 @@ export class ActionExecutor {
     }
     const action = { action: record.action, idempotency_key: record.idempotency_key, state: record.state };
     if (record.state === "succeeded") {
+      const inputs = outcome?.inputs ?? outcome?.stored ?? record.result ?? {};
       await this.options.resume(record.run_id, {
-        inputs: outcome?.inputs ?? outcome?.stored ?? record.result ?? {},
-        context: { action },
+        inputs,
+        // The result is in the context too: when it does not satisfy the WAITING event's
+        // expected_inputs, a person's resume carries it (the spec's PR_REVIEW after OPEN_PR).
+        context: { action: { ...action, result: inputs } },
         ...(outcome?.secretInputs ? { secretInputs: outcome.secretInputs } : {}),
       });
     } else {

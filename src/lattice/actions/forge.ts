@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { UsageError, confinePath } from "../../core/index.js";
+import { ConflictError, UsageError, confinePath } from "../../core/index.js";
 import { Keyset, Where, type Page, type PageRequest, type SqlParam, type Store } from "../../store/index.js";
 import { assertBranchName, branchSha, git } from "./git.js";
 import { callGitHub, type GitHubClient } from "./github.js";
@@ -54,17 +54,61 @@ export async function ensureBareRepo(path: string): Promise<void> {
   }
 }
 
+/** Where a workspace's branch is fetched to before it is checked against the branch it would update. */
+const incomingRef = (head: string) => `refs/pmagent/incoming/${head}`;
+
 /**
- * Copy `branch` of the sprite's workspace into a supervisor-owned bare repository. Fetching (rather
- * than pushing from the workspace) means no hook or config of the sprite's repository runs with the
- * supervisor's credentials. Fast-forward only; fetching the same commit again changes nothing.
+ * Copy `branch` of the sprite's workspace into a supervisor-owned bare repository, under a private
+ * ref (whatever it held before is replaced), and return its commit. Fetching (rather than pushing
+ * from the workspace) means no hook or config of the sprite's repository runs with the
+ * supervisor's credentials.
  */
-async function fetchHead(staging: string, workspace: string, head: string): Promise<string> {
+async function fetchIncoming(repo: string, workspace: string, head: string): Promise<string> {
   if (!(await branchSha(workspace, head))) {
     throw new UsageError("branch_not_found", `OPEN_PR: branch "${head}" does not exist in the run's workspace ${workspace}: commit to it before requesting the pull request`);
   }
-  await git(["fetch", "--quiet", "--no-tags", workspace, `refs/heads/${head}:refs/heads/${head}`], { cwd: staging });
-  return (await branchSha(staging, head))!;
+  const ref = incomingRef(head);
+  await git(["fetch", "--quiet", "--no-tags", "--force", workspace, `+refs/heads/${head}:${ref}`], { cwd: repo });
+  return git(["rev-parse", "--verify", `${ref}^{commit}`], { cwd: repo });
+}
+
+/** Whether `ancestor` is `sha` or one of its ancestors in `repo` (false when `repo` lacks it). */
+async function descends(repo: string, sha: string, ancestor: string): Promise<boolean> {
+  try {
+    await git(["cat-file", "-e", `${ancestor}^{commit}`], { cwd: repo });
+  } catch {
+    return false;
+  }
+  try {
+    await git(["merge-base", "--is-ancestor", ancestor, sha], { cwd: repo });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const short = (sha: string) => (/^[0-9a-f]{40,64}$/.test(sha) ? sha.slice(0, 12) : sha);
+
+/** The refusal of an OPEN_PR whose branch would lose commits the branch already has. */
+function diverged(head: string, where: string, current: string, incoming: string, pr: number | null): ConflictError {
+  const of = pr !== null ? ` (the head of pull request #${pr})` : "";
+  return new ConflictError(
+    "branch_diverged",
+    `OPEN_PR: branch "${head}" in ${where} is at ${short(current)}${of}, and the workspace's "${head}" at ${short(incoming)} does not descend from it (its history was rewritten, or the branch was started elsewhere): nothing was pushed. Commit on top of ${short(current)} to update the pull request, or open it from a new branch`,
+    { head, current, incoming, ...(pr !== null ? { pull_request: pr } : {}) },
+  );
+}
+
+/**
+ * The forge's branch moved to `sha`: created, or fast-forwarded when `sha` descends from it (a
+ * pull request's head updated with new commits); refused with the reason when it does not.
+ */
+async function updateBranch(repo: string, head: string, sha: string, where: string, pr: () => Promise<number | null>): Promise<void> {
+  const current = await branchSha(repo, head);
+  if (current === sha) return;
+  if (current && !(await descends(repo, sha, current))) throw diverged(head, where, current, sha, await pr());
+  // Compare-and-swap: another OPEN_PR that moved the branch meanwhile makes this one fail (and retry).
+  await git(["update-ref", `refs/heads/${head}`, sha, current ?? ""], { cwd: repo });
 }
 
 async function validate(request: PullRequestRequest): Promise<void> {
@@ -136,8 +180,14 @@ export class LocalForge implements Forge {
       }
       await git(["fetch", "--quiet", "--no-tags", this.options.root, `refs/heads/${request.base}:refs/heads/${request.base}`], { cwd: this.bareRepo });
     }
-    const sha = await fetchHead(this.bareRepo, request.workspace, request.head);
+    const sha = await fetchIncoming(this.bareRepo, request.workspace, request.head);
+    await updateBranch(this.bareRepo, request.head, sha, `the forge ${this.bareRepo}`, async () => (await this.openFor(request.head))?.number ?? null);
     return this.record(request, sha);
+  }
+
+  private async openFor(head: string): Promise<{ number: number } | undefined> {
+    const row = await this.options.store.get<{ number: number | string }>("SELECT number FROM lattice_forge_pulls WHERE project_id = ? AND head = ? AND state = 'open'", [this.options.projectId, head]);
+    return row ? { number: Number(row.number) } : undefined;
   }
 
   private async record(request: PullRequestRequest, sha: string): Promise<PullRequest> {
@@ -221,19 +271,29 @@ export class GitHubForge implements Forge {
   async openPullRequest(request: PullRequestRequest): Promise<PullRequest> {
     await validate(request);
     await ensureBareRepo(this.staging);
-    const sha = await fetchHead(this.staging, request.workspace, request.head);
+    const sha = await fetchIncoming(this.staging, request.workspace, request.head);
+    // The staging repository only mirrors what is pushed: GitHub's branch is the one that counts.
+    await git(["update-ref", `refs/heads/${request.head}`, sha], { cwd: this.staging });
     const { octokit, owner, repo, token } = this.options.client();
-    // The token travels in git's environment (GIT_CONFIG_*), never on a command line or in a URL.
-    const auth = Buffer.from(`x-access-token:${token}`).toString("base64");
-    await git(["push", "--quiet", this.options.remoteUrl, `refs/heads/${request.head}:refs/heads/${request.head}`], {
-      cwd: this.staging,
-      env: { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "http.extraHeader", GIT_CONFIG_VALUE_0: `Authorization: Basic ${auth}` },
-    });
     const tokenEnv = this.options.tokenEnv;
     const find = async () => {
       const open = await callGitHub(`list pull requests of ${owner}/${repo}`, tokenEnv, () => octokit.rest.pulls.list({ owner, repo, head: `${owner}:${request.head}`, state: "open", per_page: 10 }));
       return open.data[0];
     };
+    // The token travels in git's environment (GIT_CONFIG_*), never on a command line or in a URL.
+    // Not forced: GitHub takes the branch only when it descends from the one it has (a pull
+    // request's head updated with new commits), and refuses it otherwise.
+    const auth = Buffer.from(`x-access-token:${token}`).toString("base64");
+    try {
+      await git(["push", "--quiet", this.options.remoteUrl, `refs/heads/${request.head}:refs/heads/${request.head}`], {
+        cwd: this.staging,
+        env: { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "http.extraHeader", GIT_CONFIG_VALUE_0: `Authorization: Basic ${auth}` },
+      });
+    } catch (err) {
+      if (!/\[rejected\]|non-fast-forward|fetch first/.test((err as Error).message)) throw err;
+      const remote = await lsRemoteBranch(this.staging, this.options.remoteUrl, request.head, auth);
+      throw diverged(request.head, `${owner}/${repo}`, remote ?? "an unknown commit", sha, (await find().catch(() => undefined))?.number ?? null);
+    }
     // A repeated OPEN_PR (after a crash or a retry) finds the pull request it opened before.
     const existing = await find();
     if (existing) return { number: existing.number, url: existing.html_url, head: request.head, base: existing.base.ref, head_sha: sha, created: false };
@@ -247,5 +307,18 @@ export class GitHubForge implements Forge {
       if (raced) return { number: raced.number, url: raced.html_url, head: request.head, base: raced.base.ref, head_sha: sha, created: false };
       throw err;
     }
+  }
+}
+
+/** The commit a remote's branch is at (undefined when it cannot be read). */
+async function lsRemoteBranch(cwd: string, remoteUrl: string, branch: string, auth: string): Promise<string | undefined> {
+  try {
+    const out = await git(["ls-remote", remoteUrl, `refs/heads/${branch}`], {
+      cwd,
+      env: { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "http.extraHeader", GIT_CONFIG_VALUE_0: `Authorization: Basic ${auth}` },
+    });
+    return out.split(/\s/)[0] || undefined;
+  } catch {
+    return undefined;
   }
 }

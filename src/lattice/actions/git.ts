@@ -23,7 +23,10 @@ export function git(args: string[], options: GitOptions): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile("git", args, { cwd: options.cwd, env, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
       if (err) {
-        const reason = String(stderr).trim().split("\n").slice(-3).join(" ") || err.message;
+        // git's advice ("hint: …") would push the reason out of the last lines; a failure that says
+        // nothing on stderr is named by its exit code.
+        const said = String(stderr).split("\n").map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("hint:"));
+        const reason = said.slice(-3).join(" ") || `exit code ${err.code ?? "unknown"}, nothing on stderr`;
         reject(new UnavailableError("git_failed", `git ${args[0]} in ${options.cwd} failed: ${reason}`));
       } else resolve(String(stdout).trim());
     });

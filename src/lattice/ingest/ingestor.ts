@@ -14,7 +14,7 @@
  */
 import { RefusedError, storableText, type Redactor } from "../../core/index.js";
 import type { Queryable, SqlParam, Store } from "../../store/index.js";
-import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type OutboxPosition, classifyStdoutLine, EXCERPT_CHARS, redactEvent } from "../protocol/index.js";
+import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type OutboxPosition, classifyStdoutLine, EXCERPT_CHARS, redactEvent, identityWarnings, type EventIdentity } from "../protocol/index.js";
 import { BatchCursor, type OutboxBatch, OutboxReader } from "./outbox-reader.js";
 import { readViolations } from "../sandbox/index.js";
 import { RUN_NOT_FENCED, type StoredEvent } from "../runs/index.js";
@@ -61,6 +61,8 @@ export interface IngestOptions {
   threadBytes?: number;
   /** Called after each commit with the events it stored for the first time. */
   onNewEvents?: (events: StoredEvent[]) => void | Promise<void>;
+  /** The run's sprite_id and work_item_id: an event claiming others is stored with a protocol warning naming both values. */
+  identity?: EventIdentity;
 }
 
 
@@ -74,10 +76,11 @@ interface PendingError {
   line_no: number | null;
   reason: string;
   excerpt: string;
+  severity?: "warning";
 }
 
 export class RunIngestor {
-  private readonly o: Required<Omit<IngestOptions, "onNewEvents" | "keep" | "threadBytes">> & Pick<IngestOptions, "onNewEvents" | "keep">;
+  private readonly o: Required<Omit<IngestOptions, "onNewEvents" | "keep" | "threadBytes" | "identity">> & Pick<IngestOptions, "onNewEvents" | "keep" | "identity">;
   private readonly outboxReader: OutboxReader;
   private readonly stdoutLines: LineSplitter;
   private readonly stderrLines: LineSplitter;
@@ -86,6 +89,8 @@ export class RunIngestor {
   private readonly held: Array<{ batch: OutboxBatch; end: number }> = [];
   private logs: PendingLog[] = [];
   private errors: PendingError[] = [];
+  /** Identity warnings recorded by this ingestor (each once, whichever stream or batch shows it). */
+  private readonly identityWarned = new Set<string>();
   private position: OutboxPosition;
   private logBytes: number;
   private logTruncated: boolean;
@@ -119,6 +124,7 @@ export class RunIngestor {
       maxBytes: OUTBOX_BATCH_BYTES,
       redactor: options.redactor,
       ...(options.threadBytes !== undefined ? { threadBytes: options.threadBytes } : {}),
+      ...(options.identity ? { identity: options.identity } : {}),
     });
     this.position = options.outbox;
     this.stdoutRead = options.stdoutOffset;
@@ -259,7 +265,10 @@ export class RunIngestor {
       this.errors.push({ source: "outbox", line_no: null, reason: `outbox unreadable, no longer read for this run: ${(err as Error).message}`, excerpt: "" });
       return;
     }
-    for (const e of read.errors) this.errors.push({ source: "outbox", line_no: e.line_no, reason: e.reason, excerpt: this.o.redactor.redact(e.excerpt) });
+    for (const e of read.errors) {
+      if (e.severity === "warning" && !this.firstWarning(e.reason)) continue;
+      this.errors.push({ source: "outbox", line_no: e.line_no, reason: e.reason, excerpt: this.o.redactor.redact(e.excerpt), ...(e.severity ? { severity: e.severity } : {}) });
+    }
     batches.push(read);
     // The line's own text (not redacted): its stdout copy is the same bytes after the prefix.
     for (const c = new BatchCursor(read); c.next(); ) if (!c.redacted) this.copies.addOutbox(c.bytes, c.json, c.jsonEnd);
@@ -274,6 +283,13 @@ export class RunIngestor {
         excerpt: "",
       });
     }
+  }
+
+  /** True the first time this ingestor sees this warning. */
+  private firstWarning(reason: string): boolean {
+    if (this.identityWarned.has(reason)) return false;
+    this.identityWarned.add(reason);
+    return true;
   }
 
   private async initSeq(q: Queryable): Promise<void> {
@@ -306,6 +322,12 @@ export class RunIngestor {
     for (const e of this.copies.takeUnmatched()) {
       const parsed = classifyStdoutLine({ kind: "line", line_no: e.line_no, bytes: e.line }, this.o.maxLineBytes, (t) => this.o.redactor.redact(t));
       if (parsed.kind === "event") {
+        if (this.o.identity) {
+          for (const w of identityWarnings(parsed.event, this.o.identity)) {
+            const reason = this.o.redactor.redact(w.reason);
+            if (this.firstWarning(reason)) this.errors.push({ source: "stdout", line_no: e.line_no, reason, excerpt: "", severity: "warning" });
+          }
+        }
         const stored = redactEvent(this.o.redactor, e.line.toString("utf8", PREFIX.length), parsed.event.timestamp, parsed.id);
         fromStdout.push({ id: stored.id, type: parsed.event.event_type, source: "stdout", outbox_line: null, json: stored.json, ts: stored.timestamp });
       } else if (parsed.kind === "protocol_error") this.errors.push({ source: "stdout", line_no: parsed.line_no, reason: parsed.reason, excerpt: parsed.excerpt });
@@ -331,7 +353,15 @@ export class RunIngestor {
         await q.run(`INSERT INTO lattice_run_logs (run_id, seq, stream, text, at_ms) VALUES ${rows(chunk.length, 5)}`, params);
       }
       for (const e of errors) {
-        await q.run(`INSERT INTO lattice_protocol_errors (run_id, source, line_no, reason, excerpt, at_ms) VALUES (?, ?, ?, ?, ?, ?)`, [this.o.runId, e.source, e.line_no, storableText(e.reason), storableText(e.excerpt), now]);
+        await q.run(`INSERT INTO lattice_protocol_errors (run_id, source, line_no, reason, excerpt, at_ms, severity) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
+          this.o.runId,
+          e.source,
+          e.line_no,
+          storableText(e.reason),
+          storableText(e.excerpt),
+          now,
+          e.severity ?? "error",
+        ]);
       }
       for (const v of violations) {
         if (v.line_no <= this.violationsSeen) continue;

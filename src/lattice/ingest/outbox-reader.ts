@@ -9,7 +9,7 @@
 import { statSync } from "node:fs";
 import type { Worker } from "node:worker_threads";
 import { Redactor, startThread, UnavailableError } from "../../core/index.js";
-import { readOutbox, type OutboxEvent, type OutboxPosition, type OutboxRead, redactEvent, type ProtocolError, EVENT_TYPES, type EventType } from "../protocol/index.js";
+import { readOutbox, type OutboxEvent, type OutboxPosition, type OutboxRead, redactEvent, type ProtocolError, EVENT_TYPES, type EventType, IdentityWarnings, type EventIdentity } from "../protocol/index.js";
 
 /**
  * A decoded batch of outbox events, as the ingestor stores them: one buffer of bytes holding, per
@@ -34,6 +34,8 @@ export interface OutboxBatch {
 export interface OutboxReadOptions {
   maxLineBytes: number;
   maxBytes: number;
+  /** The run's identity: an event claiming another gets a warning (with the batch's errors), once per value in a batch. */
+  identity?: EventIdentity;
 }
 
 /** Outbox bytes waiting to be read at or above which a read is decoded on the decoder thread. */
@@ -102,6 +104,7 @@ export class BatchPacker {
   private used = 0;
   private n = 0;
   private readonly errors: ProtocolError[] = [];
+  private readonly identity: IdentityWarnings | null;
 
   /**
    * `expectedBytes`: about how many bytes of lines the batch will read (the buffer grows past it
@@ -111,7 +114,9 @@ export class BatchPacker {
     private readonly redactor: Redactor,
     expectedBytes: number,
     spare?: ArrayBuffer,
+    identity?: EventIdentity,
   ) {
+    this.identity = identity ? new IdentityWarnings(identity) : null;
     // Each event adds its timestamp, identity and header to its text: half as much again covers lines of ~200 bytes.
     const size = Math.ceil(expectedBytes * 1.5) + 4096;
     this.bytes = spare && spare.byteLength >= size ? Buffer.from(spare) : Buffer.allocUnsafeSlow(size);
@@ -121,6 +126,9 @@ export class BatchPacker {
     if (item.kind === "protocol_error") {
       this.errors.push(item);
       return;
+    }
+    if (this.identity) {
+      for (const reason of this.identity.check(item.event)) this.errors.push({ kind: "protocol_error", line_no: item.line_no, reason: this.redactor.redact(reason), excerpt: "", severity: "warning" });
     }
     const { json, timestamp, id } = redactEvent(this.redactor, item.text, item.event.timestamp, item.id);
     // One write for the three (the id is hex): at most 3 UTF-8 bytes per UTF-16 unit.
@@ -162,7 +170,7 @@ function received(b: OutboxBatch): OutboxBatch {
  * the outbox's bytes past `from` when the read was asked for (sizes the batch's buffer).
  */
 export function decodeBatch(path: string, from: OutboxPosition, options: OutboxReadOptions, redactor: Redactor, waiting: number, spares: ArrayBuffer[] = []): OutboxBatch {
-  const packer = new BatchPacker(redactor, Math.max(0, Math.min(waiting, options.maxBytes)), spares.pop());
+  const packer = new BatchPacker(redactor, Math.max(0, Math.min(waiting, options.maxBytes)), spares.pop(), options.identity);
   return packer.finish(readOutbox(path, from, { ...options, onItem: packer.add }));
 }
 
@@ -338,7 +346,7 @@ export class OutboxReader {
 
   private decode(from: OutboxPosition): Promise<OutboxBatch> {
     const threadBytes = this.options.threadBytes ?? DEFAULT_THREAD_BYTES;
-    const opts = { maxLineBytes: this.options.maxLineBytes, maxBytes: this.options.maxBytes };
+    const opts = { maxLineBytes: this.options.maxLineBytes, maxBytes: this.options.maxBytes, ...(this.options.identity ? { identity: this.options.identity } : {}) };
     let waiting = 0;
     try {
       waiting = statSync(this.path).size - from.offset;

@@ -34,6 +34,8 @@ export interface ProtocolError {
   line_no: number;
   reason: string;
   excerpt: string;
+  /** "warning": the line's event was stored anyway (see identity.ts); default an error. */
+  severity?: "warning";
 }
 
 export type ParsedLine = ParsedEvent | LogLine | ProtocolError;

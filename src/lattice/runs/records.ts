@@ -7,6 +7,12 @@ export interface RunWaiting {
   reason: string;
   checkpoint_id: string;
   expected_inputs: Record<string, string>;
+  /**
+   * What the supervisor holds for the person who resumes the run: the result of a blocking action
+   * that did not itself satisfy `expected_inputs` (a PR_REVIEW after OPEN_PR). It is handed over in
+   * the resume's `context`.
+   */
+  context?: Record<string, unknown>;
 }
 
 export type GateDecisionKind = "ALLOW" | "DENY" | "CONDITIONAL";

@@ -242,9 +242,18 @@ export class RunStore {
   }
 
   async protocolErrors(runId: string): Promise<ProtocolErrorRecord[]> {
+    return this.protocolRows(runId, "error");
+  }
+
+  /** Events stored as they are but worth telling the sprite's author about (an identity not the run's). */
+  async protocolWarnings(runId: string): Promise<ProtocolErrorRecord[]> {
+    return this.protocolRows(runId, "warning");
+  }
+
+  private async protocolRows(runId: string, severity: "error" | "warning"): Promise<ProtocolErrorRecord[]> {
     const rows = await this.store.all<{ id: number; source: "stdout" | "outbox"; line_no: number | null; reason: string; excerpt: string; at_ms: number }>(
-      `SELECT id, source, line_no, reason, excerpt, at_ms FROM lattice_protocol_errors WHERE run_id = ? ORDER BY id`,
-      [runId],
+      `SELECT id, source, line_no, reason, excerpt, at_ms FROM lattice_protocol_errors WHERE run_id = ? AND severity = ? ORDER BY id`,
+      [runId, severity],
     );
     return rows.map((r) => ({ id: Number(r.id), source: r.source, line_no: num(r.line_no), reason: r.reason, excerpt: r.excerpt, at: iso(r.at_ms)! }));
   }

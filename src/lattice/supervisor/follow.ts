@@ -35,6 +35,7 @@ export async function follow(ctx: SupervisorContext, run: RunRecord, exited: Pro
     redactor,
     logCapBytes: ctx.o.logCapBytes,
     clock: ctx.o.clock,
+    identity: { sprite_id: run.sprite_id, work_item_id: run.work_item_id },
     keep: (type) => ctx.o.onEvents !== undefined || SIGNIFICANT.has(type),
     onNewEvents: (events) => onNewEvents(ctx, run.id, events),
   });

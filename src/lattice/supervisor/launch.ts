@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { Entry } from "../../blackboard/index.js";
 import { PmagentError, writeFileAtomic, type Redactor } from "../../core/index.js";
 import { agentStdin } from "../agents/index.js";
-import { latticeDir } from "../protocol/index.js";
+import { latticeDir, outboxPath, resumePath } from "../protocol/index.js";
 import { UNFINISHED_RUN_STATES, type RunRecord } from "../runs/index.js";
 import { checkExtraEnv, dieWithParent, findExecutable, prepareRunDir, processStartTime, runSandbox, sandboxArgv, selfCommand, spriteEnv } from "../sandbox/index.js";
 import { role as roleOf, sandboxTool, streamFiles, track, type ActiveRun, type Exit, type SupervisorContext } from "./context.js";
@@ -41,7 +41,10 @@ export async function launch(ctx: SupervisorContext, run: RunRecord, opts: Launc
     const dirs = prepareRunDir(run.run_dir, pmagentCommand, ctx.env.PATH ?? "", { sandboxed: bwrap !== null });
     mkdirSync(run.checkpoint_dir, { recursive: true });
     const lattice: Record<string, string> = {
+      // The spec's /workspace paths, where the workspace really is (they hold in the sandbox too).
       LATTICE_WORKSPACE: run.workspace,
+      LATTICE_OUTBOX: outboxPath(run.workspace),
+      LATTICE_RESUME_FILE: resumePath(run.workspace),
       LATTICE_SPRITE_ID: run.sprite_id,
       LATTICE_WORK_ITEM_ID: run.work_item_id,
       LATTICE_CHECKPOINT_DIR: run.checkpoint_dir,

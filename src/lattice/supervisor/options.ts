@@ -48,12 +48,20 @@ export interface ResumeOptions {
   secretInputs?: Record<string, string>;
   /** A blocking action failed: resume with the error in `context.error`, inputs unchecked. */
   failure?: { action: string; message: string };
+  /**
+   * The inputs are a blocking action's result: keys `expected_inputs` does not name are allowed,
+   * and when the result does not satisfy `expected_inputs` (the sprite waits for a person, as in
+   * the spec's PR_REVIEW) the run keeps waiting and `context` is held for the person's resume.
+   */
+  fromAction?: boolean;
 }
 
 export interface ResumeResult {
   run: RunRecord;
   /** True when this exact resume was done before: nothing happened. */
   noop: boolean;
+  /** True when an action's result was held for a person's resume instead (see `fromAction`): the run still waits. */
+  held?: boolean;
   /** Settles when the relaunched sprite has finished (and its follow-ups are done). */
   finished: Promise<RunRecord>;
 }

@@ -5,11 +5,12 @@
  */
 import { NotFoundError, RefusedError, UsageError, contentHash, writeFileAtomic } from "../../core/index.js";
 import { restoreCheckpoint, checkpointExists } from "../checkpoint/index.js";
-import { assertInputs, assertRealDirectory, latticeDir, resumePath } from "../protocol/index.js";
+import { assertInputs, assertRealDirectory, checkInputs, latticeDir, resumePath } from "../protocol/index.js";
 import { track, whenAttemptDone, whenIdle, type SupervisorContext } from "./context.js";
 import { syncEntry } from "./entry-sync.js";
 import { launch } from "./launch.js";
 import type { ResumeOptions, ResumeResult } from "./options.js";
+import type { RunRecord } from "../runs/index.js";
 
 /** Resume a waiting run; counted as work under way on the run from the call on, so `whenIdle` waits for the relaunch. */
 export function resumeRun(ctx: SupervisorContext, runId: string, options: ResumeOptions): Promise<ResumeResult> {
@@ -24,10 +25,11 @@ async function resume(ctx: SupervisorContext, runId: string, options: ResumeOpti
   let run = await whenAttemptDone(ctx, runId);
   const secret = options.secretInputs ?? {};
   const inputs = options.inputs ?? {};
-  const context = { ...(options.context ?? {}), ...(options.failure ? { error: { action: options.failure.action, message: options.failure.message } } : {}) };
+  const given = { ...(options.context ?? {}), ...(options.failure ? { error: { action: options.failure.action, message: options.failure.message } } : {}) };
   const checkpointId = run.waiting?.checkpoint_id ?? null;
-  // Secret values stay out of the key (it is stored); their names are part of it.
-  const key = contentHash({ checkpoint_id: checkpointId, inputs, secret_inputs: Object.keys(secret).sort(), context });
+  // Secret values stay out of the key (it is stored); their names are part of it. The key is the
+  // caller's payload: what the run holds for the resume (below) is not part of it.
+  const key = contentHash({ checkpoint_id: checkpointId, inputs, secret_inputs: Object.keys(secret).sort(), context: given });
   if (await ctx.runs.hasResume(runId, key)) return { run, noop: true, finished: Promise.resolve(run) };
   if (run.state !== "waiting" || !run.waiting) {
     throw new RefusedError("run_not_waiting", `run ${runId} is ${run.state}, not waiting: only a waiting run can be resumed`, { run: runId, state: run.state });
@@ -35,7 +37,12 @@ async function resume(ctx: SupervisorContext, runId: string, options: ResumeOpti
   for (const k of Object.keys(secret)) {
     if (k in inputs) throw new UsageError("resume_input_twice", `input ${k} is given both as an input and as a secret input: give it once`);
   }
-  if (!options.failure) assertInputs({ ...inputs, ...secret }, run.waiting.expected_inputs);
+  if (options.fromAction && !options.failure && checkInputs({ ...inputs, ...secret }, run.waiting.expected_inputs, { allowExtra: true }).length > 0) {
+    return hold(ctx, run, given);
+  }
+  if (!options.failure) assertInputs({ ...inputs, ...secret }, run.waiting.expected_inputs, { allowExtra: options.fromAction === true });
+  // An action's result held for this resume comes first; what the caller gives wins over it.
+  const context = { ...(run.waiting.context ?? {}), ...given };
   if (!checkpointExists(run.checkpoint_dir, run.waiting.checkpoint_id)) {
     throw new NotFoundError("checkpoint_not_found", `checkpoint ${run.waiting.checkpoint_id} of run ${runId} is gone from ${run.checkpoint_dir}: the run cannot be resumed`);
   }
@@ -70,4 +77,30 @@ async function resume(ctx: SupervisorContext, runId: string, options: ResumeOpti
   })();
   active.attempt = started;
   return { run, noop: false, finished: started.then(() => whenIdle(ctx, runId)) };
+}
+
+/**
+ * A blocking action's result that does not satisfy the WAITING event's expected_inputs: the sprite
+ * waits for a person (the spec's PR_REVIEW after OPEN_PR). The run keeps waiting; the result is
+ * held on it and handed over in the `context` of the person's resume (`pmagent resume`, the API,
+ * MCP, the console). An `action` in the held context is also kept in its `actions` list, so a
+ * second blocking action before the same WAITING does not hide the first.
+ */
+async function hold(ctx: SupervisorContext, run: RunRecord, context: Record<string, unknown>): Promise<ResumeResult> {
+  const waiting = run.waiting!;
+  const held = waiting.context ?? {};
+  const keyOf = (a: unknown) => (a && typeof a === "object" ? (a as { idempotency_key?: unknown }).idempotency_key : undefined);
+  const incoming = keyOf(context.action);
+  // The same action handed over again (after a restart) replaces its earlier copy.
+  const actions = (Array.isArray(held.actions) ? (held.actions as unknown[]) : []).filter((a) => incoming === undefined || keyOf(a) !== incoming);
+  if (context.action !== undefined) actions.push(context.action);
+  const merged = { ...held, ...context, ...(actions.length > 0 ? { actions } : {}) };
+  const stored = await ctx.runs.update(run.id, { waiting: { ...waiting, context: merged } }, ["waiting"]);
+  const now = await ctx.runs.get(run.id);
+  if (!stored) {
+    throw new RefusedError("run_not_waiting", `run ${run.id} is ${now.state}, not waiting: the action's result could not be held for its resume`, { run: run.id, state: now.state });
+  }
+  const missing = checkInputs({}, waiting.expected_inputs).map((m) => m.replace(/^inputs\./, "")).join("; ");
+  ctx.log.info({ run: run.id, reason: waiting.reason }, `run ${run.id} waits (${waiting.reason}) for a person's inputs (${missing}); the action's result is held for its resume: pmagent resume ${run.id}`);
+  return { run: now, noop: false, held: true, finished: Promise.resolve(now) };
 }

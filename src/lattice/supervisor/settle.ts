@@ -2,11 +2,13 @@
  * Settling a run after its sprite exited: its state from the attempt's last COMPLETED, ERROR or
  * WAITING, the attempt's stream files removed, then the entry synced or its claim parked.
  */
-import { rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { checkpointExists } from "../checkpoint/index.js";
-import { removeResume } from "../protocol/index.js";
+import { outboxPath, removeResume } from "../protocol/index.js";
+import { SANDBOX_WORKSPACE } from "../sandbox/index.js";
 import { UNFINISHED_RUN_STATES, isTerminalRunState, type RunRecord, type RunState, type RunWaiting } from "../runs/index.js";
-import { PARKED_LEASE_MS, streamFiles, type Exit, type SupervisorContext } from "./context.js";
+import { PARKED_LEASE_MS, sandboxTool, streamFiles, type Exit, type SupervisorContext } from "./context.js";
 import { WORKER_DIED, syncEntry } from "./entry-sync.js";
 import { roleFetches } from "./redaction.js";
 
@@ -47,7 +49,7 @@ export async function settle(ctx: SupervisorContext, runId: string, exit: Exit, 
     reason = WORKER_DIED;
   } else {
     state = "failed";
-    reason = `the sprite ended (${exitText}) without COMPLETED, ERROR or WAITING`;
+    reason = `the sprite ended (${exitText}) without COMPLETED, ERROR or WAITING; ${whereEventsGo(ctx, run)}`;
   }
   if (state === "succeeded" && exit.code !== null && exit.code !== 0) {
     state = "failed";
@@ -62,6 +64,17 @@ export async function settle(ctx: SupervisorContext, runId: string, exit: Exit, 
   const settled = await ctx.runs.get(runId, ctx.store, false);
   if (settled.state === "waiting") await parkClaim(ctx, settled);
   else await syncEntry(ctx, settled);
+}
+
+/**
+ * Where the run's events are read from, for the reason of a run that ended without a word: the
+ * spec's literal /workspace is the workspace only in the sandbox.
+ */
+export function whereEventsGo(ctx: SupervisorContext, run: RunRecord): string {
+  const outbox = outboxPath(run.workspace);
+  if (sandboxTool(ctx) !== null) return `its outbox is ${outbox} (/workspace/.lattice/outbox.jsonl in its sandbox, where /workspace is its workspace; LATTICE_WORKSPACE=${run.workspace})`;
+  const stray = run.workspace !== SANDBOX_WORKSPACE && existsSync(join(SANDBOX_WORKSPACE, ".lattice", "outbox.jsonl"));
+  return `the sprite runs without a sandbox, so its workspace is not /workspace: it is ${run.workspace} (LATTICE_WORKSPACE), its outbox ${outbox} (LATTICE_OUTBOX)${stray ? `; ${join(SANDBOX_WORKSPACE, ".lattice", "outbox.jsonl")} exists outside the workspace and is not read` : ""}`;
 }
 
 function cleanupStreams(ctx: SupervisorContext, run: RunRecord): void {

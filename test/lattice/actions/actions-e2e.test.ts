@@ -151,17 +151,34 @@ describe("actions end to end through the supervisor", () => {
     );
   });
 
-  it("a result that does not fit expected_inputs resumes the sprite with the mismatch", async () => {
-    const { run } = setup({ notify: {} });
-    const finished = await run("Builder", {
+  it("a result that does not satisfy expected_inputs is held: the run waits for a person, whose resume carries the result in its context", async () => {
+    const { sup, run } = setup({ notify: {} });
+    const waiting = await run("Builder", {
       commit: { branch: "sprite/x", file: "x.txt", text: "x\n" },
       action: "OPEN_PR",
       parameters: { title: "X", base: "main", head: "sprite/x" },
       expected_inputs: { pr_url: "string" },
     });
-    const error = (got(finished).context as { error: { action: string; message: string } }).error;
-    expect(error.action).toBe("OPEN_PR");
-    expect(error.message).toContain("resume inputs do not match the WAITING event's expected_inputs:\n  inputs.pr_url: missing (expected string)");
+    expect(waiting).toMatchObject({ state: "waiting", attempt: 1 });
+    const result = { number: 1, url: "pmagent-forge://demo/pulls/1", head: "sprite/x", base: "main" };
+    expect(waiting.waiting!.context).toMatchObject({ action: { action: "OPEN_PR", state: "succeeded", result }, actions: [{ action: "OPEN_PR", result }] });
+    await expect(sup.resumeRun(waiting.id, { inputs: {} })).rejects.toThrow("resume inputs do not match the WAITING event's expected_inputs:\n  inputs.pr_url: missing (expected string)");
+    const resumed = await sup.resumeRun(waiting.id, { inputs: { pr_url: "https://example.invalid/pr/1" }, context: { reviewer: "Human" } });
+    const finished = await resumed.finished;
+    expect(finished.state).toBe("succeeded");
+    expect(got(finished)).toMatchObject({ pr_url: "https://example.invalid/pr/1", context: { reviewer: "Human", action: { action: "OPEN_PR", result } } });
+  });
+
+  it("a result with more than expected_inputs names resumes the sprite at once, all of it given", async () => {
+    const { run } = setup();
+    const finished = await run("Builder", {
+      commit: { branch: "sprite/y", file: "y.txt", text: "y\n" },
+      action: "OPEN_PR",
+      parameters: { title: "Y", base: "main", head: "sprite/y" },
+      expected_inputs: { number: "integer" },
+    });
+    expect(finished.state).toBe("succeeded");
+    expect(got(finished)).toMatchObject({ number: 1, url: "pmagent-forge://demo/pulls/1", context: { action: { action: "OPEN_PR", state: "succeeded" } } });
   });
 
   it("ENVIRONMENT_PROPOSALs are stored with a count; an accepted pre-install step runs before the role's next sprite", async () => {

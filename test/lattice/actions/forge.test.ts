@@ -1,9 +1,20 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { existsSync, readdirSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LocalForge, ensureBareRepo, gitHubRemoteUrl } from "../../../src/lattice/index.js";
+import { ActionExecutor, GitHubForge, LocalForge, ensureBareRepo, gitHubClient, gitHubRemoteUrl, openPrHandler } from "../../../src/lattice/index.js";
+import { FakeGitHub } from "../../helpers/fake-github.js";
 import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
-import { makeProject, makeWorkspace, sh, type TestProject } from "../fixtures.js";
+import { actionRequest, makeProject, makeWorkspace, sh, type TestProject } from "../fixtures.js";
+
+const commit = (ws: string, message: string) => sh(ws, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "--quiet", "--allow-empty", "-m", message);
+/** Rewrite the workspace's branch: its last commit replaced by another (what a rebase or amend does). */
+const rewrite = (ws: string) => {
+  sh(ws, "reset", "--quiet", "--hard", "HEAD~1");
+  commit(ws, "rewritten");
+  return sh(ws, "rev-parse", "HEAD");
+};
 
 const kinds = await availableStoreKinds();
 
@@ -36,6 +47,39 @@ describe.each(kinds)("local forge ($name)", (kind) => {
     expect((await forge.list({ state: "open" })).map((x) => [x.number, x.title])).toEqual([[1, first.number === 1 ? "A" : "B"], [2, first.number === 1 ? "B" : "A"]]);
   });
 
+  it("OPEN_PR on a branch the forge has: updated when the new head descends from it, refused with the reason when it does not", async () => {
+    const forge = new LocalForge({ store: t.store, projectId: "demo", root: p.project.root, bareRepo: ".pmagent/forge.git" });
+    const bare = join(p.project.root, ".pmagent/forge.git");
+    const a = makeWorkspace(p.project.root, "wa", "sprite/a");
+    const first = await forge.openPullRequest({ title: "A", body: "", base: "main", head: "sprite/a", workspace: a.path });
+    commit(a.path, "review fixes");
+    const fixed = sh(a.path, "rev-parse", "HEAD");
+    const updated = await forge.openPullRequest({ title: "A", body: "", base: "main", head: "sprite/a", workspace: a.path });
+    expect(updated).toMatchObject({ number: first.number, created: false, head_sha: fixed });
+    expect(sh(bare, "rev-parse", "refs/heads/sprite/a")).toBe(fixed);
+    const rewritten = rewrite(a.path);
+    const refused = forge.openPullRequest({ title: "A", body: "", base: "main", head: "sprite/a", workspace: a.path });
+    await expect(refused).rejects.toMatchObject({ code: "branch_diverged", kind: "conflict" });
+    await expect(refused).rejects.toThrow(
+      `OPEN_PR: branch "sprite/a" in the forge ${bare} is at ${fixed.slice(0, 12)} (the head of pull request #${first.number}), and the workspace's "sprite/a" at ${rewritten.slice(0, 12)} does not descend from it (its history was rewritten, or the branch was started elsewhere): nothing was pushed. Commit on top of ${fixed.slice(0, 12)} to update the pull request, or open it from a new branch`,
+    );
+    // The forge's branch and the pull request are as they were.
+    expect(sh(bare, "rev-parse", "refs/heads/sprite/a")).toBe(fixed);
+    expect((await forge.list()).find((x) => x.number === first.number)?.head_sha).toBe(fixed);
+  });
+
+  it("a diverged OPEN_PR fails at its first attempt with the reason (not five retries with an empty one)", async () => {
+    const forge = new LocalForge({ store: t.store, projectId: "demo", root: p.project.root, bareRepo: ".pmagent/forge.git" });
+    const a = makeWorkspace(p.project.root, "wa", "sprite/a");
+    const ex = new ActionExecutor({ store: t.store, handlers: { OPEN_PR: openPrHandler(forge) }, resume: async () => undefined, retry: { baseDelayMs: 5, maxDelayMs: 20, maxAttempts: 5 } });
+    const request = (n: number) => actionRequest({ action: "OPEN_PR", workspace: a.path, parameters: { title: `A${n}`, base: "main", head: "sprite/a" }, blocking: false });
+    expect((await ex.submit(request(1))).state).toBe("succeeded");
+    rewrite(a.path);
+    const failed = await ex.submit(request(2));
+    expect(failed).toMatchObject({ state: "failed", attempts: 1, error: { code: "branch_diverged" } });
+    expect(failed.error?.message).toMatch(/^OPEN_PR: branch "sprite\/a" in the forge .* does not descend from it/);
+  });
+
   it("refuses a bare repository outside the project", () => {
     expect(() => new LocalForge({ store: t.store, projectId: "demo", root: p.project.root, bareRepo: "../elsewhere.git" })).toThrow(/forge.bare_repo "..\/elsewhere.git" is outside/);
   });
@@ -61,5 +105,45 @@ describe("GitHub git remote", () => {
   it("is derived from the API URL", () => {
     expect(gitHubRemoteUrl("https://api.github.com", "acme/site")).toBe("https://github.com/acme/site.git");
     expect(gitHubRemoteUrl("https://ghe.example.com/api/v3", "acme/site")).toBe("https://ghe.example.com/acme/site.git");
+  });
+});
+
+describe("GitHub forge: OPEN_PR on an existing branch (local GitHub stand-in, through Octokit)", () => {
+  const TOKEN = "forge-test-token";
+  let gh: FakeGitHub;
+  let p: TestProject;
+  let remote: string;
+  beforeEach(async () => {
+    gh = await FakeGitHub.start({ tokens: { [TOKEN]: "pmagent-bot" } });
+    gh.addRepo("acme/site");
+    p = makeProject();
+    remote = mkdtempSync(join(tmpdir(), "pmagent-remote-"));
+    execFileSync("git", ["init", "-q", "--bare", remote]);
+  });
+  afterEach(async () => {
+    await gh.close();
+    p.cleanup();
+    rmSync(remote, { recursive: true, force: true });
+  });
+
+  it("pushes the new commits of an open pull request's branch, and refuses a head that does not descend from GitHub's", async () => {
+    const client = gitHubClient({ repo: "acme/site", tokenEnv: "GH_TEST_TOKEN", apiUrl: gh.url }, { GH_TEST_TOKEN: TOKEN });
+    const forge = new GitHubForge({ client: () => client, tokenEnv: "GH_TEST_TOKEN", remoteUrl: remote, root: p.project.root });
+    const a = makeWorkspace(p.project.root, "wa", "sprite/a");
+    const first = await forge.openPullRequest({ title: "A", body: "", base: "main", head: "sprite/a", workspace: a.path });
+    expect(first).toMatchObject({ created: true, head_sha: a.sha });
+    commit(a.path, "review fixes");
+    const fixed = sh(a.path, "rev-parse", "HEAD");
+    const updated = await forge.openPullRequest({ title: "A", body: "", base: "main", head: "sprite/a", workspace: a.path });
+    expect(updated).toMatchObject({ number: first.number, created: false, head_sha: fixed });
+    expect(sh(remote, "rev-parse", "refs/heads/sprite/a")).toBe(fixed);
+    expect(gh.pulls("acme/site").filter((x) => x.head.ref === "sprite/a")).toHaveLength(1);
+    const rewritten = rewrite(a.path);
+    const refused = forge.openPullRequest({ title: "A", body: "", base: "main", head: "sprite/a", workspace: a.path });
+    await expect(refused).rejects.toMatchObject({ code: "branch_diverged", kind: "conflict" });
+    await expect(refused).rejects.toThrow(
+      `OPEN_PR: branch "sprite/a" in acme/site is at ${fixed.slice(0, 12)} (the head of pull request #${first.number}), and the workspace's "sprite/a" at ${rewritten.slice(0, 12)} does not descend from it`,
+    );
+    expect(sh(remote, "rev-parse", "refs/heads/sprite/a")).toBe(fixed);
   });
 });

@@ -83,7 +83,7 @@ describe("action handlers against real git, a local GitHub and a local webhook",
       const record = await ex.submit(actionRequest({ action: "OPEN_PR", blocking: true, workspace: ws.path, parameters: params, runId: "run-pr" }));
       expect(record.state).toBe("succeeded");
       const inputs = { number: 1, url: "pmagent-forge://demo/pulls/1", head: "sprite/fix-cache", base: "main" };
-      expect(resumed).toEqual([{ runId: "run-pr", payload: { inputs, context: { action: { action: "OPEN_PR", idempotency_key: record.idempotency_key, state: "succeeded" } } } }]);
+      expect(resumed).toEqual([{ runId: "run-pr", payload: { inputs, context: { action: { action: "OPEN_PR", idempotency_key: record.idempotency_key, state: "succeeded", result: inputs } } } }]);
       const bare = join(p.project.root, ".pmagent/forge.git");
       expect(sh(bare, "rev-parse", "refs/heads/sprite/fix-cache")).toBe(ws.sha);
       expect(sh(bare, "rev-parse", "refs/heads/main")).toBe(sh(p.project.root, "rev-parse", "main"));

@@ -74,6 +74,28 @@ describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode
   const rows = () => ts.store.all<{ event_id: string; source: string; outbox_line: number | null; event_ts: string }>("SELECT event_id, source, outbox_line, event_ts FROM lattice_run_events WHERE run_id = 'run-1' ORDER BY seq");
   const line = (e: unknown) => Buffer.from(`LATTICE_EVENT ${JSON.stringify(e)}\n`);
 
+  it("stores events claiming another sprite_id or work_item_id, with one protocol warning per differing value naming both values", async () => {
+    const path = join(dir, "outbox.jsonl");
+    const identity = { sprite_id: "sprite-run1", work_item_id: "issue-17" };
+    const ing = new RunIngestor({ ...ingestorOptions(), identity });
+    const mine = { ...SPEC_EVENTS.info, sprite_id: "sprite-run1" };
+    // sprite-42 on three outbox events (one warning), issue-99 on one event seen on stdout only.
+    appendOutbox(path, SPEC_EVENTS.info);
+    appendOutbox(path, mine);
+    appendOutbox(path, { ...SPEC_EVENTS.phaseStarted });
+    appendOutbox(path, { ...SPEC_EVENTS.completed });
+    ing.pushStdout(line({ ...mine, work_item_id: "issue-99", timestamp: "2026-01-15T10:30:01Z" }));
+    await ing.finish();
+    expect(await rows()).toHaveLength(5);
+    const runs = new RunStore(ts.store, "demo");
+    expect((await runs.protocolWarnings("run-1")).map((w) => [w.source, w.line_no, w.reason])).toEqual([
+      ["outbox", 1, `event sprite_id "sprite-42" differs from the run's sprite_id "sprite-run1" (LATTICE_SPRITE_ID); the event is stored under this run`],
+      ["stdout", 1, `event work_item_id "issue-99" differs from the run's work_item_id "issue-17" (LATTICE_WORK_ITEM_ID); the event is stored under this run`],
+    ]);
+    // Warnings are not errors.
+    expect(await runs.protocolErrors("run-1")).toEqual([]);
+  });
+
   it("stores an event seen on stdout first once, and places it on its outbox line when the outbox shows it later", async () => {
     const ing = ingestor();
     ing.pushStdout(line(SPEC_EVENTS.info));

@@ -85,7 +85,9 @@ describe.each(kinds)("supervisor with hostile sprite output on $name", (kind) =>
       // A run its supervisor left running, its sprite gone.
       await sup.runs.create({ id: "run_fifo", project_id: "demo", role: "Builder", entry_id: null, sprite_id: "s", work_item_id: "w", command: ["x"], workspace: ws, checkpoint_dir: join(ws, "chk"), run_dir: join(ws, "run"), worker: null, host: sup.host, supervisor_pid: process.pid, gate: null });
       const [run] = await sup.reconcile();
-      expect(run).toMatchObject({ id: "run_fifo", state: "failed", reason: "the sprite ended (exit code unknown) without COMPLETED, ERROR or WAITING" });
+      expect(run).toMatchObject({ id: "run_fifo", state: "failed", reason: expect.stringContaining(`the sprite ended (exit code unknown) without COMPLETED, ERROR or WAITING; `) });
+      // It says where the workspace and its outbox are.
+      expect(run!.reason).toContain(join(ws, ".lattice", "outbox.jsonl"));
       expect((await sup.runs.protocolErrors("run_fifo")).map((e) => e.reason)).toEqual([expect.stringContaining("outbox.jsonl is a FIFO, not a regular file")]);
     } finally {
       rmSync(ws, { recursive: true, force: true });

@@ -123,7 +123,7 @@ describe.each(kinds)("supervisor on $name", (kind) => {
   it("fails a run whose sprite exits without COMPLETED, and one whose command does not exist", async () => {
     const sup = tp.supervisor();
     const silent = await sup.startRun({ role: "Builder", command: tp.sprite("s", { steps: [{ log: "bye" }, { exit: 3 }] }) });
-    expect(silent).toMatchObject({ state: "failed", exit_code: 3, reason: "the sprite ended (exit code 3) without COMPLETED, ERROR or WAITING" });
+    expect(silent).toMatchObject({ state: "failed", exit_code: 3, reason: expect.stringMatching(/^the sprite ended \(exit code 3\) without COMPLETED, ERROR or WAITING; .*\/\.lattice\/outbox\.jsonl/) });
     const missing = await sup.startRun({ role: "Builder", command: ["/nonexistent/sprite-binary"] });
     expect(missing).toMatchObject({ state: "failed", reason: "cannot start /nonexistent/sprite-binary: command not found" });
   });
