@@ -10,7 +10,8 @@ import { m0110 } from "./0110_lattice_actions.js";
 import { m0120 } from "./0120_lattice_history.js";
 import { m0130 } from "./0130_lattice_event_identity.js";
 import { m0140 } from "./0140_lattice_event_type_index.js";
+import { m0160 } from "./0160_lattice_env_changes.js";
 import { m0400 } from "./0400_kai_addressed_index.js";
 
 /** Every migration pmagent knows, in one list (one file per migration beside this one). */
-export const migrations: readonly Migration[] = [m0001, m0002, m0020, m0021, m0030, m0031, m0100, m0110, m0120, m0130, m0140, m0400];
+export const migrations: readonly Migration[] = [m0001, m0002, m0020, m0021, m0030, m0031, m0100, m0110, m0120, m0130, m0140, m0160, m0400];
