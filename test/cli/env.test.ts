@@ -90,7 +90,7 @@ describe("pmagent env and pmagent prs", () => {
     expect(res.code).toBe(1);
     expect(res.stdout).toMatch(new RegExp(`^${bad} accepted by Human: Aya runtime_install .*\n  change envc_[0-9a-f]{12}  failed  runtime_install \\(proposal ${bad}\\): npm package file ${missing} does not exist\n$`));
     expect(res.stderr).toMatch(new RegExp(`^pmagent: environment proposal ${bad} is accepted but applying it failed, so later runs do not get it \\(change envc_[0-9a-f]{12}\\): npm package file ${missing} does not exist \\[install_failed\\]\n$`));
-    expect((await cli(["env", "show", "Aya"])).stdout).toMatch(/^Aya:\n  changes:\n    envc_\S+  failed  runtime_install/);
+    expect((await cli(["env", "show", "Aya"])).stdout).toMatch(/^Aya:\n {2}changes:\n {4}envc_\S+ {2}failed {2}runtime_install/);
     const undo = await cli(["env", "undo", bad, "--as", "Human"]);
     expect(undo.code).toBe(1);
     expect(undo.stderr).toMatch(new RegExp(`^pmagent: environment change envc_[0-9a-f]{12} \\(proposal ${bad}\\) failed and was never applied \\(npm package file ${missing} does not exist\\): nothing to undo \\[change_not_applied\\]\n$`));
@@ -103,7 +103,7 @@ describe("pmagent env and pmagent prs", () => {
     await cli(["env", "accept", id, "--as", "Human"]);
     const undo = await cli(["env", "undo", id, "--as", "Human"]);
     expect(undo.stdout).toMatch(new RegExp(`^envc_[0-9a-f]{12}  undone  add_preinstall_step \\(proposal ${id}\\) by Human at \\d{4}-.*\n$`));
-    expect((await cli(["env", "show", "Aya"])).stdout).toMatch(/^Aya:\n  changes:\n    envc_\S+  undone/);
+    expect((await cli(["env", "show", "Aya"])).stdout).toMatch(/^Aya:\n {2}changes:\n {4}envc_\S+ {2}undone/);
     const twice = await cli(["env", "undo", id, "--as", "Human"]);
     expect(twice.code).toBe(1);
     expect(twice.stderr).toMatch(new RegExp(`^pmagent: environment change envc_[0-9a-f]{12} \\(proposal ${id}\\) was already undone by Human at \\d{4}-\\S+ \\[change_undone\\]\n$`));
