@@ -42,7 +42,7 @@ function debPackage(name: string): string {
   return join(fixtures, `${name}.deb`);
 }
 
-const files: Record<string, string> = {};
+const files = { hello: "", shared: "", yarn: "", greet: "", broken: "" };
 beforeAll(() => {
   fixtures = mkdtempSync(join(tmpdir(), "pmagent-env-fixtures-"));
   files.hello = npmTarball("hello-tool");
