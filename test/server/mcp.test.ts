@@ -143,7 +143,7 @@ describe("MCP server: tools", () => {
     const listed = await ok(client, "env_proposals_list", { status: "pending" });
     expect(listed.structuredContent.proposals).toEqual([expect.objectContaining({ id: proposal.id, role: "Builder", status: "pending", failure: "bootstrap exited 127: node: not found" })]);
     expect(listed.structuredContent.proposals[0]).not.toHaveProperty("full");
-    expect((await ok(client, "env_proposals_list", { detail: "full" })).structuredContent.proposals[0].full).toMatchObject({ details: { runtime: "node" } });
+    expect((await ok(client, "env_proposals_list", { detail: "full" })).structuredContent.proposals[0].full).toMatchObject({ details: { command: "npm test" } });
     expect(await refused(client, "env_proposal_accept", { id: proposal.id })).toMatch(/^not_human: only a human may accept an environment proposal; "Builder" is not listed in the config's humans/);
     const human = await httpClient(s, "Human");
     try {

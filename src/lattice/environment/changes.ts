@@ -99,6 +99,7 @@ export class EnvironmentChanges {
 
   /** A human accepts a proposal, and its change is applied now: installed, or recorded as failed with why. */
   async accept(id: string, actor: string): Promise<{ proposal: EnvironmentProposal; change: EnvironmentChange }> {
+    this.o.proposals.requireHuman(actor, "accept an environment proposal");
     checkInstallDetails(await this.o.proposals.get(id));
     const proposal = await this.o.proposals.accept(id, actor);
     return { proposal, change: await this.apply(proposal, actor) };
