@@ -7,4 +7,4 @@
  */
 export { projectActionExecutor, projectForge, projectHandlers, projectNotifiers, GITHUB_GIT_URL_ENV, type ProjectActionsOptions } from "./actions.js";
 export { oaRunGate } from "./oa-gate.js";
-export { actionSink, proposalSink, environmentProvider, projectSupervisor, type ProjectSupervisorOptions } from "./supervisor.js";
+export { actionSink, proposalSink, environmentProvider, projectEnvironmentChanges, projectSupervisor, type ProjectSupervisorOptions } from "./supervisor.js";

@@ -4,9 +4,11 @@
  * environment before each launch.
  */
 import { PmagentError, createLogger, type Logger } from "../core/index.js";
-import { type ActionExecutor, type ActionResume, type ActionSink, type ProposalSink, type RunEnvironmentProvider, type Notifier, ProposalStore, roleEnvironment, projectRedactor, ActionRequestPayload, EnvironmentProposalPayload, Supervisor, type SupervisorOptions, type RunRecord } from "../lattice/index.js";
+import { type ActionExecutor, type ActionResume, type ActionSink, type ProposalSink, type RunEnvironmentProvider, type Notifier, EnvironmentChanges, ProposalStore, roleEnvironment, projectRedactor, ActionRequestPayload, EnvironmentProposalPayload, Supervisor, type SupervisorOptions, type RunRecord } from "../lattice/index.js";
 import { projectActionExecutor, projectNotifiers } from "./actions.js";
 import { oaRunGate } from "./oa-gate.js";
+import type { Project } from "../config/index.js";
+import type { Store } from "../store/index.js";
 
 export function actionSink(executor: ActionExecutor): ActionSink {
   return {
@@ -57,13 +59,19 @@ export function proposalSink(proposals: ProposalStore, notifiers: readonly Notif
   };
 }
 
-export function environmentProvider(proposals: ProposalStore): RunEnvironmentProvider {
+export function environmentProvider(proposals: ProposalStore, changes?: EnvironmentChanges): RunEnvironmentProvider {
   return {
     async adjustmentsFor(role) {
-      const env = await roleEnvironment(proposals, role);
-      return { preinstall: env.preinstall.map((s) => s.command), env: env.env };
+      const env = await roleEnvironment(proposals, role, changes);
+      return { preinstall: env.preinstall.map((s) => s.command), env: env.env, path: env.path, ...(env.network ? { network: env.network } : {}) };
     },
   };
+}
+
+/** A project's environment changes (accepting a proposal applies it), over its proposal store. */
+export function projectEnvironmentChanges(project: Project, store: Store, proposals?: ProposalStore, env?: NodeJS.ProcessEnv): EnvironmentChanges {
+  const c = project.config;
+  return new EnvironmentChanges({ store, proposals: proposals ?? new ProposalStore({ store, projectId: c.project_id, humans: c.humans }), projectId: c.project_id, root: project.root, ...(env ? { env } : {}) });
 }
 
 /**
@@ -129,7 +137,7 @@ export function projectSupervisor(options: ProjectSupervisorOptions): Supervisor
     hooks: {
       actions: actionSink(executor),
       proposals: proposalSink(proposals, notifiers),
-      environment: environmentProvider(proposals),
+      environment: environmentProvider(proposals, projectEnvironmentChanges(project, store, proposals, env)),
       gate: options.gate ?? oaRunGate(project, env),
     },
   });

@@ -1,8 +1,9 @@
 import { Option, type Command } from "commander";
 import type { Project } from "../config/index.js";
 import { findRole } from "../config/index.js";
-import { UsageError } from "../core/index.js";
-import { PROPOSAL_STATUSES, ProposalStore, roleEnvironment, type EnvironmentProposal, type ProposalStatus } from "../lattice/index.js";
+import { PmagentError, UsageError } from "../core/index.js";
+import { projectEnvironmentChanges } from "../app/index.js";
+import { PROPOSAL_STATUSES, ProposalStore, roleEnvironment, type EnvironmentChange, type EnvironmentProposal, type ProposalStatus } from "../lattice/index.js";
 import type { Store } from "../store/index.js";
 import { withStore } from "./context.js";
 import { formatOption, pageOptions, print, printPage, type Format, type PageOpts } from "./output.js";
@@ -16,6 +17,14 @@ function line(e: EnvironmentProposal): string {
   return `${e.id}  ${e.status}  ${e.role}  ${e.adjustment_type} ${JSON.stringify(e.details)}  ×${e.count}  [${e.observed_failure.phase}, exit ${e.observed_failure.exit_code}]${decided}`;
 }
 
+/** One change in a line: its state, what it installed, why it failed, who undid it. */
+export function changeLine(c: EnvironmentChange): string {
+  const scope = c.applies_to === "*" ? ", every role" : "";
+  const tools = c.effect.installed.map((t) => `${t.source} ${t.package} → ${t.bin.join(", ")}`).join("; ");
+  const why = c.status === "failed" ? `: ${c.reason ?? "no reason"}` : c.status === "undone" ? ` by ${c.undone_by ?? "?"} at ${c.undone_at ?? "?"}` : "";
+  return `${c.id}  ${c.status}  ${c.adjustment_type} (proposal ${c.proposal_id}${scope})${tools ? `  ${tools}` : ""}${why}`;
+}
+
 /** Deciding needs an explicit identity: defaulting to a human would make the check meaningless. */
 function decider(opts: { as?: string }): string {
   const actor = opts.as ?? process.env.PMAGENT_ACTOR;
@@ -24,7 +33,7 @@ function decider(opts: { as?: string }): string {
 }
 
 export function registerEnv(program: Command): void {
-  const env = program.command("env").description("environment proposals from sprites: list them, accept or reject them (humans only)");
+  const env = program.command("env").description("environment proposals from sprites: list them, accept (apply) or reject them, show a role's environment, undo a change (humans decide)");
 
   pageOptions(env.command("list"), "newest")
     .description("list environment proposals by when they were last seen, a page at a time")
@@ -38,42 +47,74 @@ export function registerEnv(program: Command): void {
       });
     });
 
-  for (const [name, verb] of [
-    ["accept", "accept: its adjustment becomes part of the role's environment for later runs"],
-    ["reject", "reject: later runs do not use it"],
-  ] as const) {
-    env
-      .command(name)
-      .description(`${verb}`)
-      .argument("<id>", "proposal id (see `pmagent env list`)")
-      .option("--as <actor>", "who decides (must be one of the config's humans; default $PMAGENT_ACTOR)")
-      .addOption(formatOption())
-      .action(async (id: string, opts: { as?: string; format: Format }, cmd: Command) => {
-        const actor = decider(opts);
-        await withStore(cmd, async (p, store) => {
-          const ps = proposals(p, store);
-          const decided = name === "accept" ? await ps.accept(id, actor) : await ps.reject(id, actor);
-          print(opts.format, decided, () => `${decided.id} ${decided.status} by ${decided.decided_by}: ${decided.role} ${decided.adjustment_type} ${JSON.stringify(decided.details)}`);
-        });
+  env
+    .command("accept")
+    .description("accept: its change is applied now (tools installed for the role's runs) and later runs get it")
+    .argument("<id>", "proposal id (see `pmagent env list`)")
+    .option("--as <actor>", "who decides (must be one of the config's humans; default $PMAGENT_ACTOR)")
+    .addOption(formatOption())
+    .action(async (id: string, opts: { as?: string; format: Format }, cmd: Command) => {
+      const actor = decider(opts);
+      await withStore(cmd, async (p, store) => {
+        const { proposal: d, change } = await projectEnvironmentChanges(p, store, proposals(p, store)).accept(id, actor);
+        print(opts.format, { ...d, change }, () => `${d.id} ${d.status} by ${d.decided_by}: ${d.role} ${d.adjustment_type} ${JSON.stringify(d.details)}\n  change ${changeLine(change)}`);
+        if (change.status === "failed") {
+          throw new PmagentError("install_failed", `environment proposal ${d.id} is accepted but applying it failed, so later runs do not get it (change ${change.id}): ${change.reason ?? "no reason"}`, { kind: "unavailable" });
+        }
       });
-  }
+    });
+
+  env
+    .command("reject")
+    .description("reject: later runs do not use it")
+    .argument("<id>", "proposal id (see `pmagent env list`)")
+    .option("--as <actor>", "who decides (must be one of the config's humans; default $PMAGENT_ACTOR)")
+    .addOption(formatOption())
+    .action(async (id: string, opts: { as?: string; format: Format }, cmd: Command) => {
+      const actor = decider(opts);
+      await withStore(cmd, async (p, store) => {
+        const d = await proposals(p, store).reject(id, actor);
+        print(opts.format, d, () => `${d.id} ${d.status} by ${d.decided_by}: ${d.role} ${d.adjustment_type} ${JSON.stringify(d.details)}`);
+      });
+    });
+
+  env
+    .command("undo")
+    .description("undo an applied change: its tools are removed and later runs no longer get it")
+    .argument("<id>", "change id or its proposal's id (see `pmagent env show ROLE`)")
+    .option("--as <actor>", "who undoes it (must be one of the config's humans; default $PMAGENT_ACTOR)")
+    .addOption(formatOption())
+    .action(async (id: string, opts: { as?: string; format: Format }, cmd: Command) => {
+      const actor = decider(opts);
+      await withStore(cmd, async (p, store) => {
+        const c = await projectEnvironmentChanges(p, store, proposals(p, store)).undo(id, actor);
+        print(opts.format, c, () => changeLine(c));
+      });
+    });
 
   env
     .command("show")
-    .description("the environment accepted proposals give a role's later runs: pre-install steps and variables")
+    .description("the environment accepted proposals give a role's later runs (pre-install steps, PATH, sandbox network, variables) and the changes applied, failed or undone")
     .argument("<role>", "a configured role")
     .addOption(formatOption())
     .action(async (role: string, opts: { format: Format }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
         findRole(p.config, role);
-        const e = await roleEnvironment(proposals(p, store), role);
-        print(opts.format, e, () =>
-          e.adjustments.length === 0
+        const ps = proposals(p, store);
+        const changes = projectEnvironmentChanges(p, store, ps);
+        const e = await roleEnvironment(ps, role, changes);
+        const list = await changes.list(role);
+        const network = e.network ?? p.config.sandbox_network;
+        print(opts.format, { ...e, network, changes: list }, () =>
+          e.adjustments.length === 0 && list.length === 0
             ? `${role}: no accepted environment proposals`
             : [
                 `${role}:`,
                 ...e.preinstall.map((s) => `  pre-install (${s.proposal_id}): ${s.command}`),
+                ...e.path.map((d) => `  PATH first: ${d}`),
+                ...(e.network ? [`  sandbox network: ${network}`] : []),
                 ...Object.entries(e.env).filter(([k]) => k !== "PMAGENT_ENVIRONMENT").map(([k, v]) => `  ${k}=${v}`),
+                ...(list.length ? ["  changes:", ...list.map((c) => `    ${changeLine(c)}`)] : []),
               ].join("\n"),
         );
       });

@@ -2,8 +2,8 @@ import { Blackboard } from "../blackboard/index.js";
 import type { Project } from "../config/index.js";
 import type { Logger, Redactor } from "../core/index.js";
 import { projectKaiSources, type KaiSources } from "../kai/index.js";
-import { ActionStore, LocalForge, ProposalStore, projectRedactor, type Supervisor } from "../lattice/index.js";
-import { projectSupervisor, type ProjectSupervisorOptions } from "../app/index.js";
+import { ActionStore, LocalForge, ProposalStore, projectRedactor, type EnvironmentChanges, type Supervisor } from "../lattice/index.js";
+import { projectEnvironmentChanges, projectSupervisor, type ProjectSupervisorOptions } from "../app/index.js";
 import { oaWorkspace, type OAWorkspace } from "../oa/index.js";
 import type { Store } from "../store/index.js";
 
@@ -14,6 +14,8 @@ export interface ServerContext {
   board: Blackboard;
   supervisor: Supervisor;
   proposals: ProposalStore;
+  /** Accepting a proposal applies it here (installs its tools); changes are undone here. */
+  envChanges: EnvironmentChanges;
   forge: LocalForge;
   actions: ActionStore;
   oa: OAWorkspace;
@@ -29,13 +31,15 @@ export function serverContext(project: Project, store: Store, options: { env?: N
   const c = project.config;
   const board = new Blackboard(store, { projectId: c.project_id, humans: c.humans });
   const redactor = projectRedactor(project, env, options.tokens ?? []);
+  const proposals = new ProposalStore({ store, projectId: c.project_id, humans: c.humans });
   return {
     project,
     store,
     board,
     // The same supervisor as the CLI's: actions, proposals, role environments and the OA gate wired in.
     supervisor: projectSupervisor({ store, project, env, redactor, ...(options.logger ? { logger: options.logger } : {}), ...options.supervisor }),
-    proposals: new ProposalStore({ store, projectId: c.project_id, humans: c.humans }),
+    proposals,
+    envChanges: projectEnvironmentChanges(project, store, proposals, env),
     forge: new LocalForge({ store, projectId: c.project_id, root: project.root, bareRepo: c.forge.bare_repo }),
     actions: new ActionStore(store, redactor),
     oa: oaWorkspace(project.root, c.oa),

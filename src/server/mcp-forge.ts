@@ -56,15 +56,16 @@ const decide = (verb: "accept" | "reject") =>
     title: `${verb === "accept" ? "Accept" : "Reject"} an environment proposal`,
     description:
       verb === "accept"
-        ? "Accept a pending environment proposal as yourself: later runs of its role get the adjustment. Only a human (the config's humans) may; a decided proposal is refused (proposal_decided)."
+        ? "Accept a pending environment proposal as yourself: its change is applied now (a runtime, package or dependency manager installed for the role's runs; a failed install is reported and not applied) and later runs of its role (of every role, for a global_candidate) get it. Only a human (the config's humans) may; a decided proposal is refused (proposal_decided)."
         : "Reject a pending environment proposal as yourself: its role's environment stays as it is. Only a human (the config's humans) may; a decided proposal is refused (proposal_decided).",
     input: z.object({ id: Id("environment proposal", "envp_3f2a9c0d1e4b") }).strict(),
     output: z.object({ proposal: ProposalDigestSchema }),
     hints: { readOnly: false, destructive: false, idempotent: false },
     async run(a, env) {
       // The decider is the authenticated actor; the API's rule (humans only) applies unchanged.
-      const p = (await env.route(`POST /v1/env/proposals/:id/${verb}`, { params: { id: a.id } })) as EnvironmentProposal;
-      return { structured: { proposal: proposalDigest(p) }, text: proposalLine(p) };
+      const p = (await env.route(`POST /v1/env/proposals/:id/${verb}`, { params: { id: a.id } })) as EnvironmentProposal & { change?: { id: string; status: string; reason: string | null } };
+      const change = p.change ? `; change ${p.change.id} ${p.change.status}${p.change.reason ? `: ${p.change.reason}` : ""}` : "";
+      return { structured: { proposal: proposalDigest(p) }, text: `${proposalLine(p)}${change}` };
     },
   });
 

@@ -125,9 +125,18 @@ function forgeAndEnv(ctx: ServerContext): Route[] {
     ...(["accept", "reject"] as const).map((verb) =>
       route({
         method: "POST", url: `/v1/env/proposals/:id/${verb}`, tag: "environment", summary: `${verb} an environment proposal (humans only)`, params: IdParams, errors: [403, 404, 409],
-        handler: async ({ actor, params }) => (verb === "accept" ? ctx.proposals.accept(params.id, actor) : ctx.proposals.reject(params.id, actor)),
+        // Accepting applies the change (a failed install is in `change`, recorded, not applied).
+        handler: async ({ actor, params }) => {
+          if (verb === "reject") return ctx.proposals.reject(params.id, actor);
+          const { proposal, change } = await ctx.envChanges.accept(params.id, actor);
+          return { ...proposal, change };
+        },
       }),
     ),
+    route({
+      method: "POST", url: "/v1/env/changes/:id/undo", tag: "environment", summary: "undo an applied environment change (by its id or its proposal's; humans only)", params: IdParams, errors: [403, 404, 409],
+      handler: async ({ actor, params }) => ctx.envChanges.undo(params.id, actor),
+    }),
   ];
 }
 

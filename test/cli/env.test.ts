@@ -44,11 +44,14 @@ describe("pmagent env and pmagent prs", () => {
   it("accepts as a human; the role's environment then has the step", async () => {
     const res = await cli(["env", "accept", id, "--as", "Human"]);
     expect(res.stderr).toBe("");
-    expect(res.stdout).toBe(`${id} accepted by Human: Aya add_preinstall_step {"command":"npm ci"}\n`);
+    const change = /change (envc_[0-9a-f]{12})/.exec(res.stdout)![1]!;
+    expect(res.stdout).toBe(`${id} accepted by Human: Aya add_preinstall_step {"command":"npm ci"}\n  change ${change}  applied  add_preinstall_step (proposal ${id})\n`);
     const show = await cli(["env", "show", "Aya"]);
-    expect(show.stdout).toBe(`Aya:\n  pre-install (${id}): npm ci\n`);
-    const json = JSON.parse((await cli(["env", "show", "Aya", "--format", "json"])).stdout) as { preinstall: unknown[] };
+    expect(show.stdout).toBe(`Aya:\n  pre-install (${id}): npm ci\n  changes:\n    ${change}  applied  add_preinstall_step (proposal ${id})\n`);
+    const json = JSON.parse((await cli(["env", "show", "Aya", "--format", "json"])).stdout) as { preinstall: unknown[]; network: string; changes: unknown[] };
     expect(json.preinstall).toEqual([{ proposal_id: id, command: "npm ci" }]);
+    expect(json.network).toBe("host");
+    expect(json.changes).toEqual([expect.objectContaining({ id: change, proposal_id: id, status: "applied", applies_to: "Aya", effect: { tools_dir: null, installed: [] } })]);
     const again = await cli(["env", "reject", id, "--as", "Human"]);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(new RegExp(`^pmagent: environment proposal ${id} was already accepted by Human at .* \\[proposal_decided\\]\\n$`));
@@ -59,11 +62,51 @@ describe("pmagent env and pmagent prs", () => {
     [["env", "reject", "ID", "--as", "Aya"], {}, 1, "pmagent: only a human may reject an environment proposal; \"Aya\" is not listed in the config's humans (Human) [not_human]\n"],
     [["env", "accept", "ID"], { PMAGENT_ACTOR: "Sho" }, 1, "pmagent: only a human may accept an environment proposal; \"Sho\" is not listed in the config's humans (Human) [not_human]\n"],
     [["env", "accept", "envp_missing", "--as", "Human"], {}, 1, "pmagent: no environment proposal \"envp_missing\" in project demo: see `pmagent env list` [proposal_not_found]\n"],
+    [["env", "undo", "envc_missing", "--as", "Human"], {}, 1, "pmagent: no environment change \"envc_missing\" in project demo: see `pmagent env show ROLE` (a change is made when a proposal is accepted) [change_not_found]\n"],
+    [["env", "undo", "ID", "--as", "Aya"], {}, 1, "pmagent: only a human may undo an environment change; \"Aya\" is not listed in the config's humans (Human) [not_human]\n"],
+    [["env", "undo", "ID"], {}, 2, "pmagent: say who decides: pass --as NAME (a human listed in the config's humans) or set PMAGENT_ACTOR [actor_required]\n"],
     [["env", "show", "Nobody"], {}, 2, "pmagent: role \"Nobody\" is not configured in any lane (configured roles: Aya, Sho, Tsugu, Gen, Hana) [unknown_role]\n"],
   ])("%j fails with a message", async (args, env, code, stderr) => {
     const res = await cli(args.map((a) => (a === "ID" ? id : a)), env);
     expect(res.code).toBe(code);
     expect(res.stderr).toBe(stderr);
+  });
+
+  it("records a failed install as failed, exits 1 with its reason, and undoes only what was applied", async () => {
+    const store = new SqliteStore(db);
+    const ps = new ProposalStore({ store, projectId: "demo", humans: ["Human"] });
+    const payload = (details: Record<string, unknown>, exit_code: number) => ({
+      observed_failure: { phase: "bootstrap", exit_code, stderr_hint: "not found" },
+      suggested_adjustment: { type: "runtime_install", details },
+      confidence: 0.8,
+      evidence: [],
+      scope: "repo_specific",
+    });
+    const bad = (await ps.record("Aya", "run-3", "ev-3", payload({ runtime: "ghost", package: "./nope.tgz" }, 127))).proposal.id;
+    const odd = (await ps.record("Aya", "run-3", "ev-4", payload({ runtime: "ghost", source: "brew" }, 1))).proposal.id;
+    await store.close();
+    const res = await cli(["env", "accept", bad, "--as", "Human"]);
+    const missing = join(p.project.root, "nope.tgz");
+    expect(res.code).toBe(1);
+    expect(res.stdout).toMatch(new RegExp(`^${bad} accepted by Human: Aya runtime_install .*\n  change envc_[0-9a-f]{12}  failed  runtime_install \\(proposal ${bad}\\): npm package file ${missing} does not exist\n$`));
+    expect(res.stderr).toMatch(new RegExp(`^pmagent: environment proposal ${bad} is accepted but applying it failed, so later runs do not get it \\(change envc_[0-9a-f]{12}\\): npm package file ${missing} does not exist \\[install_failed\\]\n$`));
+    expect((await cli(["env", "show", "Aya"])).stdout).toMatch(/^Aya:\n {2}changes:\n {4}envc_\S+ {2}failed {2}runtime_install/);
+    const undo = await cli(["env", "undo", bad, "--as", "Human"]);
+    expect(undo.code).toBe(1);
+    expect(undo.stderr).toMatch(new RegExp(`^pmagent: environment change envc_[0-9a-f]{12} \\(proposal ${bad}\\) failed and was never applied \\(npm package file ${missing} does not exist\\): nothing to undo \\[change_not_applied\\]\n$`));
+    const refused = await cli(["env", "accept", odd, "--as", "Human"]);
+    expect([refused.code, refused.stderr]).toEqual([2, `pmagent: environment proposal ${odd} (runtime_install) has details.source "brew": use npm, apt (or deb) or path [proposal_details_invalid]\n`]);
+    expect((await cli(["env", "list", "--status", "pending", "--format", "json"])).stdout).toContain(odd);
+  });
+
+  it("undoes an applied change once", async () => {
+    await cli(["env", "accept", id, "--as", "Human"]);
+    const undo = await cli(["env", "undo", id, "--as", "Human"]);
+    expect(undo.stdout).toMatch(new RegExp(`^envc_[0-9a-f]{12}  undone  add_preinstall_step \\(proposal ${id}\\) by Human at \\d{4}-.*\n$`));
+    expect((await cli(["env", "show", "Aya"])).stdout).toMatch(/^Aya:\n {2}changes:\n {4}envc_\S+ {2}undone/);
+    const twice = await cli(["env", "undo", id, "--as", "Human"]);
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toMatch(new RegExp(`^pmagent: environment change envc_[0-9a-f]{12} \\(proposal ${id}\\) was already undone by Human at \\d{4}-\\S+ \\[change_undone\\]\n$`));
   });
 
   it("refuses an unknown status", async () => {

@@ -137,16 +137,24 @@ describe.each(kinds)("HTTP API on $name", (kind) => {
   it("environment proposals: 403 for a non-human, 409 when decided twice", async () => {
     const { ProposalStore } = await import("../../src/lattice/index.js");
     const ps = new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] });
-    const { proposal } = await ps.record("Builder", "run-1", "ev-1", { observed_failure: { phase: "bootstrap", exit_code: 127, stderr_hint: "node: not found" }, suggested_adjustment: { type: "runtime_install", details: { runtime: "node", version: "20" } }, confidence: 0.5, evidence: [], scope: "repo_specific" } as never);
+    const { proposal } = await ps.record("Builder", "run-1", "ev-1", { observed_failure: { phase: "bootstrap", exit_code: 127, stderr_hint: "node: not found" }, suggested_adjustment: { type: "adjust_smoke_command", details: { command: "npm test" } }, confidence: 0.5, evidence: [], scope: "repo_specific" } as never);
     const listed = await s.call("GET", "/v1/env/proposals?status=pending");
     expect(listed.body.items.map((p: { id: string }) => p.id)).toEqual([proposal.id]);
     const refused = await s.call("POST", `/v1/env/proposals/${proposal.id}/accept`, { as: "Builder" });
     expect(refused.status).toBe(403);
     expect(refused.body.error.message).toContain('"Builder" is not listed in the config\'s humans');
-    expect((await s.call("POST", `/v1/env/proposals/${proposal.id}/accept`)).body.status).toBe("accepted");
+    const accepted = await s.call("POST", `/v1/env/proposals/${proposal.id}/accept`);
+    expect(accepted.body).toMatchObject({ status: "accepted", change: { proposal_id: proposal.id, status: "applied", applies_to: "Builder" } });
     const twice = await s.call("POST", `/v1/env/proposals/${proposal.id}/reject`);
     expect(twice.status).toBe(409);
     expect(twice.body.error.code).toBe("proposal_decided");
+    // Undo (by the change's id or its proposal's): humans only, once.
+    expect((await s.call("POST", `/v1/env/changes/${proposal.id}/undo`, { as: "Builder" })).status).toBe(403);
+    expect((await s.call("POST", `/v1/env/changes/${accepted.body.change.id}/undo`)).body).toMatchObject({ status: "undone", undone_by: "Human" });
+    const again = await s.call("POST", `/v1/env/changes/${proposal.id}/undo`);
+    expect([again.status, again.body.error.code]).toEqual([409, "change_undone"]);
+    const unknown = await s.call("POST", "/v1/env/changes/envc_nope/undo");
+    expect([unknown.status, unknown.body.error.message]).toEqual([404, 'no environment change "envc_nope" in project demo: see `pmagent env show ROLE` (a change is made when a proposal is accepted)']);
   });
 
   it("Kai answers a kai_request_v1; an invalid one is a 400 that says what is wrong", async () => {

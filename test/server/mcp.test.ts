@@ -140,11 +140,11 @@ describe("MCP server: tools", () => {
 
   it("environment proposals: listed, decided by humans only (the token's actor), refused when decided twice", async () => {
     const ps = new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] });
-    const { proposal } = await ps.record("Builder", "run-1", "ev-1", { observed_failure: { phase: "bootstrap", exit_code: 127, stderr_hint: "node: not found" }, suggested_adjustment: { type: "runtime_install", details: { runtime: "node", version: "20" } }, confidence: 0.5, evidence: [], scope: "repo_specific" } as never);
+    const { proposal } = await ps.record("Builder", "run-1", "ev-1", { observed_failure: { phase: "bootstrap", exit_code: 127, stderr_hint: "node: not found" }, suggested_adjustment: { type: "adjust_smoke_command", details: { command: "npm test" } }, confidence: 0.5, evidence: [], scope: "repo_specific" } as never);
     const listed = await ok(client, "env_proposals_list", { status: "pending" });
     expect(listed.structuredContent.proposals).toEqual([expect.objectContaining({ id: proposal.id, role: "Builder", status: "pending", failure: "bootstrap exited 127: node: not found" })]);
     expect(listed.structuredContent.proposals[0]).not.toHaveProperty("full");
-    expect((await ok(client, "env_proposals_list", { detail: "full" })).structuredContent.proposals[0].full).toMatchObject({ details: { runtime: "node" } });
+    expect((await ok(client, "env_proposals_list", { detail: "full" })).structuredContent.proposals[0].full).toMatchObject({ details: { command: "npm test" } });
     expect(await refused(client, "env_proposal_accept", { id: proposal.id })).toMatch(/^not_human: only a human may accept an environment proposal; "Builder" is not listed in the config's humans/);
     const human = await httpClient(s, "Human");
     try {

@@ -1,3 +1,5 @@
 // The environment sub-module of lattice: its public surface.
 export * from "./adjustments.js";
 export * from "./proposals.js";
+export * from "./changes.js";
+export * from "./install.js";

@@ -1,6 +1,6 @@
 import { ConflictError, NotFoundError, RefusedError, UsageError, contentHash } from "../../core/index.js";
 import { Keyset, Where, type Page, type PageRequest, type SqlParam, type Store } from "../../store/index.js";
-import { applyAdjustment, type RoleEnvironment } from "./adjustments.js";
+import { applyAdjustment, emptyRoleEnvironment } from "./adjustments.js";
 import { inChunks, marks } from "../runs/index.js";
 
 export const PROPOSAL_STATUSES = ["pending", "accepted", "rejected"] as const;
@@ -225,6 +225,23 @@ export class ProposalStore {
       });
   }
 
+  /** Refuse an actor who is not one of the config's humans (`what` they tried, e.g. "undo an environment change"). */
+  requireHuman(actor: string, what: string): void {
+    if (!actor) throw new UsageError("actor_required", "say who decides: pass --as NAME (a human listed in the config's humans)");
+    if (!this.options.humans.includes(actor)) {
+      throw new RefusedError("not_human", `only a human may ${what}; "${actor}" is not listed in the config's humans (${this.options.humans.join(", ")})`);
+    }
+  }
+
+  /** The accepted proposals for a role's runs: its own and every global_candidate one, oldest decision first. */
+  async acceptedFor(role: string): Promise<EnvironmentProposal[]> {
+    const rows = await this.options.store.all<Row>(
+      "SELECT * FROM lattice_env_proposals WHERE project_id = ? AND status = 'accepted' AND (role = ? OR scope = 'global_candidate') ORDER BY decided_seq, id",
+      [this.options.projectId, role],
+    );
+    return rows.map(toProposal);
+  }
+
   accept(id: string, actor: string): Promise<EnvironmentProposal> {
     return this.decide(id, actor, "accepted");
   }
@@ -234,13 +251,10 @@ export class ProposalStore {
   }
 
   private async decide(id: string, actor: string, status: "accepted" | "rejected"): Promise<EnvironmentProposal> {
-    if (!actor) throw new UsageError("actor_required", "say who decides: pass --as NAME (a human listed in the config's humans)");
-    if (!this.options.humans.includes(actor)) {
-      throw new RefusedError("not_human", `only a human may ${status === "accepted" ? "accept" : "reject"} an environment proposal; "${actor}" is not listed in the config's humans (${this.options.humans.join(", ")})`);
-    }
+    this.requireHuman(actor, `${status === "accepted" ? "accept" : "reject"} an environment proposal`);
     const current = await this.get(id);
     // An accepted adjustment must be usable by later runs: check its details now, not at run time.
-    if (status === "accepted") applyAdjustment({ role: current.role, preinstall: [], env: {}, adjustments: [] }, current);
+    if (status === "accepted") applyAdjustment(emptyRoleEnvironment(current.role), current);
     if (current.status !== "pending") {
       throw new ConflictError("proposal_decided", `environment proposal ${id} was already ${current.status} by ${current.decided_by ?? "?"} at ${current.decided_at ?? "?"}`);
     }
@@ -253,13 +267,4 @@ export class ProposalStore {
     if (r.changes === 0) throw new ConflictError("proposal_decided", `environment proposal ${id} was decided by someone else meanwhile`);
     return this.get(id);
   }
-}
-
-/** The environment accepted proposals give a role's later runs (oldest decision first, so later ones win). */
-export async function roleEnvironment(proposals: ProposalStore, role: string): Promise<RoleEnvironment> {
-  const accepted = (await proposals.list({ status: "accepted", role })).sort((a, b) => (a.decided_seq ?? 0) - (b.decided_seq ?? 0));
-  const env: RoleEnvironment = { role, preinstall: [], env: {}, adjustments: [] };
-  for (const p of accepted) applyAdjustment(env, p);
-  if (env.adjustments.length > 0) env.env.PMAGENT_ENVIRONMENT = JSON.stringify(env.adjustments.map((a) => ({ type: a.type, details: a.details })));
-  return env;
 }

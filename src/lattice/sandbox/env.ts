@@ -34,6 +34,8 @@ export interface SpriteEnvInput {
   home: string;
   lattice: Record<string, string>;
   extra: Record<string, string>;
+  /** Directories first on the PATH after the shims (accepted environment changes' tools). */
+  pathFirst?: readonly string[];
 }
 
 export function spriteEnv(input: SpriteEnvInput): Record<string, string> {
@@ -43,9 +45,11 @@ export function spriteEnv(input: SpriteEnvInput): Record<string, string> {
     const allowed = (ENV_ALLOW_LIST as readonly string[]).includes(name) || ALLOW_PREFIXES.some((p) => name.startsWith(p));
     if (allowed && !isSecretEnvName(name) && !looksLikeToken(value)) env[name] = value;
   }
-  const rest = (env.PATH ?? "/usr/local/bin:/usr/bin:/bin").split(delimiter).filter((d) => d !== "" && resolve(d) !== resolve(input.shimDir));
+  const first = input.pathFirst ?? [];
+  const rest = (env.PATH ?? "/usr/local/bin:/usr/bin:/bin").split(delimiter).filter((d) => d !== "" && resolve(d) !== resolve(input.shimDir) && !first.includes(d));
   Object.assign(env, input.extra, input.lattice, {
-    PATH: [input.shimDir, input.toolDir, ...rest].join(delimiter),
+    // The shims stay first: an installed tool never shadows the git and gh guards.
+    PATH: [input.shimDir, ...first, input.toolDir, ...rest].join(delimiter),
     HOME: input.home,
     // No credential prompts and no user or system git config with stored credentials.
     GIT_TERMINAL_PROMPT: "0",

@@ -24,6 +24,8 @@ export interface RunSandboxInput {
   entryPayload?: unknown;
   /** The sprite's PATH: its directories stay visible under a hidden HOME (tools installed in ~/.local/bin, nvm's node). */
   path?: string;
+  /** The network for this run (an accepted enable_network_access), else the config's `sandbox_network`. */
+  network?: "host" | "none";
 }
 
 /** The package a script belongs to (nearest directory with package.json) and its node_modules, or the file itself. */
@@ -84,9 +86,10 @@ export function runSandbox(input: RunSandboxInput): SandboxSpec {
     bwrap: input.bwrap,
     workspace: input.workspace,
     writable: [input.checkpointDir, input.dirs.home, input.dirs.violations],
-    readable: [root, input.dirs.shimDir, input.dirs.toolDir, ...files.flatMap(packageOf).map(realpathOr), ...artifactPaths(input.entryPayload, root), ...tools],
+    // Tools accepted environment changes installed (under the hidden .pmagent) stay runnable.
+    readable: [root, join(root, ".pmagent", "tools"), input.dirs.shimDir, input.dirs.toolDir, ...files.flatMap(packageOf).map(realpathOr), ...artifactPaths(input.entryPayload, root), ...tools],
     hidden,
     overlays: input.dirs.overlays,
-    network: config.sandbox_network,
+    network: input.network ?? config.sandbox_network,
   };
 }

@@ -41,6 +41,10 @@ export interface EnvironmentAdjustments {
   preinstall: string[];
   /** Extra environment variables for the sprite (names that look secret are refused). */
   env: Record<string, string>;
+  /** Directories put first on the sprite's PATH, after the run's shims (installed or selected tools). */
+  path?: string[];
+  /** The sandbox's network for this run, overriding the config's `sandbox_network`. */
+  network?: "host" | "none";
 }
 
 export interface RunEnvironmentProvider {

@@ -53,9 +53,12 @@ export async function launch(ctx: SupervisorContext, run: RunRecord, opts: Launc
     };
     if (run.entry_id) lattice.PMAGENT_ENTRY_FILE = join(latticeDir(run.workspace), "entry.json");
     if (run.gate?.decision === "CONDITIONAL") lattice.LATTICE_RUN_CONDITIONS = JSON.stringify(run.gate.conditions);
-    const env = spriteEnv({ base: ctx.env, shimDir: dirs.shimDir, toolDir: dirs.toolDir, home: dirs.home, lattice, extra: { ...runnerEnv, ...adj.env } });
+    // The sandbox's network rule for this run (it holds where LATTICE_SANDBOX=bwrap).
+    const network = adj.network ?? ctx.o.project.config.sandbox_network;
+    lattice.PMAGENT_SANDBOX_NETWORK = network;
+    const env = spriteEnv({ base: ctx.env, shimDir: dirs.shimDir, toolDir: dirs.toolDir, home: dirs.home, lattice, extra: { ...runnerEnv, ...adj.env }, pathFirst: adj.path });
     const storeFile = ctx.store.dialect === "sqlite" ? ctx.store.location : null;
-    const spec = bwrap ? runSandbox({ bwrap, project: ctx.o.project, storeFile, workspace: run.workspace, checkpointDir: run.checkpoint_dir, dirs, pmagentCommand, command: run.command, home: ctx.env.HOME, entryPayload: opts.entry?.payload, path: env.PATH }) : null;
+    const spec = bwrap ? runSandbox({ bwrap, project: ctx.o.project, storeFile, workspace: run.workspace, checkpointDir: run.checkpoint_dir, dirs, pmagentCommand, command: run.command, home: ctx.env.HOME, entryPayload: opts.entry?.payload, path: env.PATH, network }) : null;
     // Sandboxed, the supervisor's TMPDIR is not there; the workspace is also at /workspace.
     if (spec) Object.assign(env, { TMPDIR: "/tmp", LATTICE_SANDBOX: "bwrap" });
     const wrap = (argv: string[]) => (spec ? sandboxArgv(argv, spec) : argv);
@@ -99,7 +102,7 @@ async function adjustments(ctx: SupervisorContext, run: RunRecord, entry: Entry 
   const provider = ctx.o.hooks?.environment;
   if (!provider) return NO_ADJUSTMENTS;
   const adj = await provider.adjustmentsFor(run.role, { entry, runId: run.id });
-  const result = { preinstall: adj.preinstall ?? [], env: adj.env ?? {} };
+  const result = { preinstall: adj.preinstall ?? [], env: adj.env ?? {}, path: adj.path ?? [], ...(adj.network ? { network: adj.network } : {}) };
   checkExtraEnv(result.env, `accepted environment adjustments for ${run.role}`);
   return result;
 }

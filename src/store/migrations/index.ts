@@ -12,8 +12,9 @@ import { m0120 } from "./0120_lattice_history.js";
 import { m0130 } from "./0130_lattice_event_identity.js";
 import { m0140 } from "./0140_lattice_event_type_index.js";
 import { m0150 } from "./0150_lattice_list_indexes.js";
+import { m0160 } from "./0160_lattice_env_changes.js";
 import { m0170 } from "./0170_lattice_protocol_warnings.js";
 import { m0400 } from "./0400_kai_addressed_index.js";
 
 /** Every migration pmagent knows, in one list (one file per migration beside this one). */
-export const migrations: readonly Migration[] = [m0001, m0002, m0020, m0021, m0030, m0031, m0040, m0100, m0110, m0120, m0130, m0140, m0150, m0170, m0400];
+export const migrations: readonly Migration[] = [m0001, m0002, m0020, m0021, m0030, m0031, m0040, m0100, m0110, m0120, m0130, m0140, m0150, m0160, m0170, m0400];

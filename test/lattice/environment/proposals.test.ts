@@ -101,6 +101,6 @@ describe.each(kinds)("environment proposals ($name)", (kind) => {
     expect(JSON.parse(env.env.PMAGENT_ENVIRONMENT!)).toHaveLength(9);
     expect(env.adjustments.map((a) => a.type)).toContain("escalate_to_human");
     expect((await roleEnvironment(ps, "Sho")).env.PMAGENT_RUNTIME_GO).toBe("latest");
-    expect(await roleEnvironment(ps, "Gen")).toEqual({ role: "Gen", preinstall: [], env: {}, adjustments: [] });
+    expect(await roleEnvironment(ps, "Gen")).toEqual({ role: "Gen", preinstall: [], env: {}, adjustments: [], path: [] });
   });
 });

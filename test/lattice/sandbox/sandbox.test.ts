@@ -206,6 +206,21 @@ describe.runIf(bwrapHere)("runSandbox", () => {
   });
 });
 
+describe("runSandbox's network and tools (accepted environment changes)", () => {
+  it("an accepted enable_network_access overrides the config's none; installed tools under .pmagent stay visible", () => {
+    const root = mkdtempSync(join(scratch, "project-"));
+    const config = parseConfig(JSON.stringify({ project_id: "p", sandbox_network: "none", lanes: [{ layer: "l", name: "n", roles: [{ name: "R", allowed_kinds: ["k"] }] }] }), "c.json");
+    const ws = join(root, ".pmagent", "workspaces", "run_x");
+    const dirs = prepareRunDir(join(root, ".pmagent", "runs", "run_x"), [process.execPath], process.env.PATH ?? "", { sandboxed: true });
+    const spec = (network?: "host" | "none") =>
+      runSandbox({ bwrap: "/usr/bin/bwrap", project: { root, configPath: join(root, "c.json"), config }, storeFile: null, workspace: ws, checkpointDir: join(root, ".pmagent", "checkpoints", "run_x"), dirs, pmagentCommand: [process.execPath], command: ["sh"], home: undefined, ...(network ? { network } : {}) });
+    expect(spec().network).toBe("none");
+    expect(spec("host").network).toBe("host");
+    expect(spec().hidden).toContain(join(root, ".pmagent"));
+    expect(spec().readable).toContain(join(root, ".pmagent", "tools"));
+  });
+});
+
 describe("selfCommand", () => {
   // Run from the build as an installed `pmagent` is (its argv[1] a bin link, not main.js): the
   // sprite's `pmagent` launcher must run the CLI script, wherever the sandbox sub-module lies.
