@@ -164,6 +164,19 @@ export function nextStep(role: RoleConfig, entry: { kind: string; payload: Recor
 }
 
 /**
+ * The kinds whose successful run by `role` ends the lane: those it sends to a human (by a route,
+ * else by `next`), or all it picks when it has no next step. Hana's `hana_task` goes on to Aya or
+ * Kai, so routing one does not end a cycle; her `pm_snapshot_done` does.
+ */
+export function finalKinds(role: RoleConfig, humans: readonly string[]): string[] {
+  return role.allowed_kinds.filter((kind) => {
+    const routes = (role.routes ?? []).filter((r) => r.on === kind);
+    if (routes.length > 0) return routes.some((r) => humans.includes(r.to));
+    return role.next === undefined || humans.includes(role.next.to);
+  });
+}
+
+/**
  * A follow-up's id: the finished entry's id plus the next step's suffix, chained as the origin
  * chains them (`X` → `X-review` → `X-review-apply` → …), so each id names the path of its cycle.
  */
