@@ -48,7 +48,7 @@ function routeAnalysis(ctx: LaneRunContext): void {
   sprite.info(`routing the analysis result ${entry.id} to Human`, { kind: "route" });
   passArtifactsOn(ctx);
   const summary = text(entry.payload.summary);
-  sprite.completed("success", `analysis result ${entry.id} for ${ctx.cycleId}${summary ? `: ${summary}` : ""}`);
+  sprite.completed("success", `analysis result ${entry.id}${summary ? `: ${summary}` : ""}`);
 }
 
 export function runHana(ctx: LaneRunContext): void {

@@ -216,7 +216,7 @@ describe("Hana: the router of the roles contract (§3.6)", () => {
 
   it("hana_analysis_result: passes Kai's result on to Human without rewriting it", () => {
     const { completed } = hana("hana_analysis_result", { summary: "u2 shrinks the guide; low risk otherwise", details: { risk_level: "low" } }, "owner-1-analysis-result");
-    expect(completed).toMatchObject({ status: "success", summary: "analysis result owner-1-analysis-result for owner-1: u2 shrinks the guide; low risk otherwise" });
+    expect(completed).toMatchObject({ status: "success", summary: "analysis result owner-1-analysis-result: u2 shrinks the guide; low risk otherwise" });
   });
 
   it.each([
