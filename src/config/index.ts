@@ -1,4 +1,4 @@
 export * from "./schema.js";
-export { CYCLE_DONE_KIND, docUpdateLane, defaultConfig } from "./defaults.js";
-export { CONFIG_FILE, findConfig, parseConfig, loadProject, initProject, ignorePmagentDir, GITIGNORE_LINE, allRoles, findRole, findLane, cycleRootId, followUpId, localActor, type Project } from "./load.js";
+export { CYCLE_DONE_KIND, HANA_KINDS, KAI_ANALYSIS_KIND, ANALYSIS_DONE_KIND, docUpdateLane, defaultConfig } from "./defaults.js";
+export { CONFIG_FILE, findConfig, parseConfig, loadProject, initProject, ignorePmagentDir, GITIGNORE_LINE, allRoles, findRole, findLane, cycleRootId, followUpId, nextStep, finalKinds, localActor, type Project } from "./load.js";
 export { pathRefusal } from "./allowed-paths.js";

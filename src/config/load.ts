@@ -1,7 +1,7 @@
 import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { NotFoundError, UnavailableError, UsageError, parseJsonText, parseWith, writeFileAtomic, ConflictError } from "../core/index.js";
-import { ConfigSchema, type Config, type LaneConfig, type RoleConfig } from "./schema.js";
+import { ConfigSchema, type Config, type LaneConfig, type NextStep, type RoleConfig } from "./schema.js";
 import { defaultConfig } from "./defaults.js";
 
 export const CONFIG_FILE = "pmagent.config.json";
@@ -139,14 +139,41 @@ export function cycleRootId(lane: LaneConfig, entryId: string): string {
   for (let stripped = true; stripped; ) {
     stripped = false;
     for (const role of lane.roles) {
-      const suffix = role.next?.id_suffix;
-      if (suffix && id.endsWith(suffix) && id.length > suffix.length) {
-        id = id.slice(0, -suffix.length);
-        stripped = true;
+      for (const suffix of [role.next?.id_suffix, ...(role.routes ?? []).map((r) => r.id_suffix)]) {
+        if (suffix && id.endsWith(suffix) && id.length > suffix.length) {
+          id = id.slice(0, -suffix.length);
+          stripped = true;
+        }
       }
     }
   }
   return id;
+}
+
+/**
+ * The step a successful run of `role` on `entry` posts: the route for the entry's kind whose
+ * `target` is the entry's `payload.target` (or that names none), else the role's `next` when no
+ * route is given for that kind. Undefined when the kind's routes take no such target: a router
+ * does not guess where an entry goes.
+ */
+export function nextStep(role: RoleConfig, entry: { kind: string; payload: Record<string, unknown> }): NextStep | undefined {
+  const routes = (role.routes ?? []).filter((r) => r.on === entry.kind);
+  if (routes.length === 0) return role.next;
+  const target = entry.payload.target;
+  return routes.find((r) => r.target === undefined || r.target === target);
+}
+
+/**
+ * The kinds whose successful run by `role` ends the lane: those it sends to a human (by a route,
+ * else by `next`), or all it picks when it has no next step. Hana's `hana_task` goes on to Aya or
+ * Kai, so routing one does not end a cycle; her `pm_snapshot_done` does.
+ */
+export function finalKinds(role: RoleConfig, humans: readonly string[]): string[] {
+  return role.allowed_kinds.filter((kind) => {
+    const routes = (role.routes ?? []).filter((r) => r.on === kind);
+    if (routes.length > 0) return routes.some((r) => humans.includes(r.to));
+    return role.next === undefined || humans.includes(role.next.to);
+  });
 }
 
 /**

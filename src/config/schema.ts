@@ -49,6 +49,18 @@ export const NextStepSchema = z
   })
   .strict();
 
+/**
+ * A route of a router role (Hana in the roles contract §3.6): where the follow-up of an entry of
+ * kind `on` goes — for `hana_task`, the one whose `target` is the entry's `payload.target`. The
+ * role does not choose: the entry's kind and target and this table do.
+ */
+export const RouteSchema = NextStepSchema.extend({
+  /** The kind of the picked entry this route applies to. */
+  on: z.string().min(1),
+  /** When set, the route applies only to entries whose `payload.target` is this. */
+  target: z.string().min(1).optional(),
+}).strict();
+
 export const RoleSchema = z
   .object({
     name,
@@ -57,10 +69,17 @@ export const RoleSchema = z
     runner: RunnerSchema.optional(),
     /** The entry the lane posts when this role's run succeeds. */
     next: NextStepSchema.optional(),
+    /** Per picked kind (and target), the entry posted when this role's run succeeds; before `next`. */
+    routes: z.array(RouteSchema).optional(),
     /** Secrets this role may receive through FETCH_CREDENTIAL. */
     credentials: z.array(z.string().min(1)).default([]),
   })
-  .strict();
+  .strict()
+  .superRefine((r, ctx) => {
+    r.routes?.forEach((route, i) => {
+      if (!r.allowed_kinds.includes(route.on)) ctx.addIssue({ code: "custom", path: ["routes", i, "on"], message: `"${route.on}" is not one of the role's allowed_kinds (${r.allowed_kinds.join(", ")})` });
+    });
+  });
 
 export const LaneSchema = z
   .object({
@@ -197,5 +216,7 @@ export const ConfigSchema = z
 export type Config = z.output<typeof ConfigSchema>;
 export type ConfigInput = z.input<typeof ConfigSchema>;
 export type LaneConfig = z.output<typeof LaneSchema>;
+export type RouteConfig = z.output<typeof RouteSchema>;
+export type NextStep = z.output<typeof NextStepSchema>;
 export type RoleConfig = z.output<typeof RoleSchema>;
 export type RunnerConfig = z.output<typeof RunnerSchema>;

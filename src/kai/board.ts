@@ -1,5 +1,5 @@
 import type { Blackboard, Entry, EntryOutline, HistoryRecord } from "../blackboard/index.js";
-import type { LaneConfig } from "../config/index.js";
+import { finalKinds, type LaneConfig } from "../config/index.js";
 import type { BoardEntryEvidence } from "./evidence.js";
 
 function issueNumber(ref: number | string | undefined): number | null {
@@ -147,10 +147,10 @@ export async function collectLaneBoard(board: Blackboard, lane: LaneConfig, huma
   // at an index, not a walk back through every cycle. The newest done one found belongs to a
   // completed cycle; one begun later may have completed before it, so everything since that
   // cycle's root is read and the newest completed root among them is the one.
-  const finalRoles = lane.roles.filter((r) => r.next === undefined || humans.includes(r.next.to));
-  const finalNames = new Set(finalRoles.map((r) => r.name));
-  const isDone = (e: EntryOutline) => finalNames.has(e.to) && e.status === "done";
-  const finalFilter = { at: cut, addressed: finalRoles.map((r) => ({ to: r.name, kinds: r.allowed_kinds })) };
+  const finalRoles = lane.roles.map((r) => ({ to: r.name, kinds: finalKinds(r, humans) })).filter((r) => r.kinds.length > 0);
+  const finalOf = new Map(finalRoles.map((r) => [r.to, new Set(r.kinds)]));
+  const isDone = (e: EntryOutline) => finalOf.get(e.to)?.has(e.kind) === true && e.status === "done";
+  const finalFilter = { at: cut, addressed: finalRoles };
   let doneRoot: EntryOutline | undefined;
   for (let before: { created_ms: number; id: string } | undefined, reach = 4; !doneRoot; reach *= 2) {
     const batch = await board.outline({ ...finalFilter, ...(before ? { before } : {}), newestFirst: true, limit: reach });

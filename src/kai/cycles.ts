@@ -1,4 +1,4 @@
-import type { LaneConfig } from "../config/index.js";
+import { finalKinds, type LaneConfig } from "../config/index.js";
 import type { BoardEntryEvidence, RunEvidence } from "./evidence.js";
 
 export type CycleStatus = "completed" | "in_progress" | "blocked";
@@ -50,11 +50,11 @@ export function laneCycles(board: BoardEntryEvidence[], lane: LaneConfig, humans
     }
   }
   // The lane ends at a role without a next step, or one whose next step goes back to a human.
-  const finalRoles = new Set(lane.roles.filter((r) => r.next === undefined || humans.includes(r.next.to)).map((r) => r.name));
+  const finalKindsOf = new Map(lane.roles.map((r) => [r.name, new Set(finalKinds(r, humans))]));
   const lastRun = latestRunByEntry(runs);
   return roots.map((root, i) => {
     const entries = members.get(root.id)!.sort(byCreated);
-    const finished = entries.find((e) => finalRoles.has(e.to) && e.status === "done");
+    const finished = entries.find((e) => finalKindsOf.get(e.to)?.has(e.kind) && e.status === "done");
     const failed = entries.some((e) => e.status === "error" || ["failed", "waiting"].includes(lastRun.get(e.id)?.state ?? ""));
     // Every entry terminal but the lane's end not reached: nothing will move this cycle on.
     const stalled = entries.every((e) => TERMINAL.has(e.status));

@@ -355,11 +355,12 @@ function windowRisks(ctx: ChangesContext, ev: KaiEvidence, units: ChangeUnit[], 
       risks.push({ id: "state-doc-multiple-editors", severity: "low", summary: `${doc.path} was changed by ${editors.length} changes this window (${refs.slice(0, 5).join(", ")}${refs.length > 5 ? ", …" : ""}): check they agree`, evidence: [file, ...editors.slice(0, 5).map(unitEvidence)] });
     }
     // A cycle applied this window: the roles after the apply (the PM snapshot) have nothing in git.
+    // Each is named with the kind the role before it sends it (Hana picks more kinds than that one).
     const applier = ctx.lane.roles.findIndex((r) => r.allowed_kinds.some((k) => /apply/i.test(k)));
     const after = applier >= 0 ? ctx.lane.roles.slice(applier + 1) : [];
     const applied = editors.find((u) => isLaneApply(`${u.title}\n${u.body}`, ctx.lane));
     if (applied && after.length > 0 && !(ev.board ?? []).some((e) => after.some((r) => r.name === e.to) && inWindow(e.updated_at, ctx))) {
-      questions.push(`${applied.pr !== null ? `PR #${applied.pr}` : "A commit"} applied the lane's proposal to ${doc.path}: have ${after.map((r) => r.name).join(" and ")} (${after.map((r) => r.allowed_kinds[0]).join(", ")}) run since?`);
+      questions.push(`${applied.pr !== null ? `PR #${applied.pr}` : "A commit"} applied the lane's proposal to ${doc.path}: have ${after.map((r) => r.name).join(" and ")} (${after.map((r, i) => ctx.lane.roles[applier + i]!.next?.kind ?? r.allowed_kinds[0]).join(", ")}) run since?`);
     }
   }
   const humans = new Set(ctx.humans);

@@ -5,7 +5,7 @@
  */
 import { parseWith } from "../core/index.js";
 import { DocUpdateProposalSchema, DocUpdateRequestDetailsSchema, PROPOSAL_VERSION, type DocUpdate, type DocUpdateProposal } from "./schema.js";
-import { writeArtifact, type LaneRunContext } from "./context.js";
+import { PROPOSAL_DIR, artifactPath, saveRepoArtifact, type LaneRunContext } from "./context.js";
 
 export function proposalFor(ctx: Pick<LaneRunContext, "entry" | "lane" | "cycleId">, now = new Date()): DocUpdateProposal {
   const { entry, lane } = ctx;
@@ -28,12 +28,11 @@ export function proposalFor(ctx: Pick<LaneRunContext, "entry" | "lane" | "cycleI
   );
 }
 
-export function runAya(ctx: LaneRunContext): void {
+export function runAya(ctx: LaneRunContext, now = new Date()): void {
   const { sprite } = ctx;
   sprite.phaseStarted("proposal");
-  const proposal = proposalFor(ctx);
-  const path = writeArtifact(ctx, "proposal.json", proposal);
-  sprite.artifact(PROPOSAL_VERSION, { ref: path, metadata: { updates: proposal.updates.length } });
+  const proposal = proposalFor(ctx, now);
+  saveRepoArtifact(ctx, PROPOSAL_VERSION, artifactPath(PROPOSAL_DIR, ctx.cycleId, now), proposal, { updates: proposal.updates.length });
   sprite.phaseFinished("proposal", true);
   sprite.completed("success", `proposal for ${ctx.cycleId}: ${proposal.updates.length} update(s) to ${[...new Set(proposal.updates.map((u) => u.path))].join(", ")}`);
 }

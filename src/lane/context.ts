@@ -3,11 +3,13 @@
  * of the project repository), the project's lane config, and the artifacts the previous role left.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { isAbsolute, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type { z } from "zod";
 import { NotFoundError, UsageError, confinePath, parseJsonText, parseWith, writeFileAtomic } from "../core/index.js";
 import { cycleRootId, findRole, loadProject, type LaneConfig, type Project } from "../config/index.js";
 import { Sprite } from "../lattice/index.js";
+import { branchSlug, checkoutBranchFrom, cycleBranch, git } from "./git.js";
 
 /** The parts of a blackboard entry a sprite reads. */
 export interface LaneEntry {
@@ -70,20 +72,54 @@ export function findArtifact(entry: LaneEntry, kind: string): ArtifactRef | unde
   return artifactRefs(entry).find((a) => a.kind === kind);
 }
 
-/** Read and validate the JSON artifact of `kind` the previous role referenced. */
-export function readArtifact<S extends z.ZodType>(entry: LaneEntry, kind: string, schema: S): { data: z.output<S>; path: string } {
-  const ref = findArtifact(entry, kind)?.ref;
+/**
+ * Read and validate the JSON artifact of `kind` the previous role referenced. A repository-relative
+ * reference (the contract's form) is read from the cycle's branch, fetched from the repository the
+ * reference's `url` names (the previous role's workspace) and checked out here; an absolute one
+ * (entries posted before) is read where it is.
+ */
+export function readArtifact<S extends z.ZodType>(ctx: Pick<LaneRunContext, "entry" | "workspace" | "cycleId">, kind: string, schema: S): { data: z.output<S>; path: string } {
+  const { entry, workspace } = ctx;
+  const artifact = findArtifact(entry, kind);
+  const ref = artifact?.ref;
   if (!ref) throw new NotFoundError("artifact_missing", `entry ${entry.id} references no ${kind} artifact: the previous role did not produce one`);
-  if (!existsSync(ref)) throw new NotFoundError("artifact_missing", `the ${kind} artifact of entry ${entry.id} is gone (${ref})`);
-  return { data: parseWith(schema, parseJsonText(readFileSync(ref, "utf8"), ref), ref, "invalid_artifact"), path: ref };
+  let file = ref;
+  if (!isAbsolute(ref)) {
+    const branch = cycleBranch(ctx.cycleId);
+    if (artifact.url?.startsWith("file:")) {
+      const repo = fileURLToPath(artifact.url);
+      if (resolve(repo) !== resolve(workspace)) checkoutBranchFrom(workspace, repo, branch);
+    }
+    file = confinePath(workspace, ref, `${kind} artifact path`);
+  }
+  if (!existsSync(file)) throw new NotFoundError("artifact_missing", `the ${kind} artifact of entry ${entry.id} is gone (${ref})`);
+  return { data: parseWith(schema, parseJsonText(readFileSync(file, "utf8"), ref), ref, "invalid_artifact"), path: ref };
 }
 
-/** Write a JSON artifact into the workspace (under .pmagent/lane/, which the project ignores). */
-export function writeArtifact(ctx: LaneRunContext, name: string, value: unknown): string {
-  const path = join(ctx.workspace, ".pmagent", "lane", name);
-  writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`);
-  return path;
+/**
+ * Save a JSON artifact other roles read in the repository at `rel` (the contract's path), committed
+ * on the cycle's branch of the workspace, and report it by that repository-relative path, with the
+ * workspace (where the branch can be fetched from) as its url.
+ */
+export function saveRepoArtifact(ctx: LaneRunContext, kind: string, rel: string, value: unknown, metadata: Record<string, unknown> = {}): string {
+  const { workspace } = ctx;
+  const branch = cycleBranch(ctx.cycleId);
+  if (git(workspace, ["rev-parse", "--abbrev-ref", "HEAD"]) !== branch) git(workspace, ["checkout", "--quiet", "-B", branch]);
+  writeFileAtomic(confinePath(workspace, rel, `${kind} artifact path`), `${JSON.stringify(value, null, 2)}\n`);
+  git(workspace, ["add", "--", rel]);
+  git(workspace, ["-c", `user.name=${ctx.role}`, "-c", `user.email=${ctx.role.toLowerCase()}@pmagent.invalid`, "commit", "--quiet", "-m", `reports: ${kind} of ${ctx.cycleId}`]);
+  ctx.sprite.artifact(kind, { ref: rel, url: pathToFileURL(workspace).href, metadata: { ...metadata, branch, commit: git(workspace, ["rev-parse", "HEAD"]) } });
+  return rel;
 }
+
+/** The contract's path of a cycle's artifact: `<dir>/<date>-<cycle>.<ext>`. */
+export function artifactPath(dir: string, cycleId: string, now: Date, ext = "json"): string {
+  return `${dir}/${now.toISOString().slice(0, 10)}-${branchSlug(cycleId)}.${ext}`;
+}
+
+/** Where Aya's proposals and Sho's reviews are kept in the repository (roles contract §3.2.3, review spec §3.1). */
+export const PROPOSAL_DIR = "reports/doc_update_proposals";
+export const REVIEW_DIR = "reports/doc_update_reviews";
 
 /** Current text of a repository file in the workspace, or null when it does not exist. */
 export function readDoc(workspace: string, path: string): string | null {

@@ -5,12 +5,12 @@
  * branch and Gen asks OPEN_PR again (blocking), so it lands in the same pull request as the
  * documents it describes; resumed with the pull request, Gen completes.
  */
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { confinePath, writeFileAtomic } from "../core/index.js";
 import { listItems, parseSections } from "../kai/index.js";
 import { DocUpdateReviewSchema, REVIEW_VERSION, type DocUpdateReview } from "./schema.js";
 import { PULL_REQUEST_INPUTS, findArtifact, pullRequestOutcome, readArtifact, readDoc, type ArtifactRef, type LaneRunContext } from "./context.js";
-import { branchSlug, git } from "./git.js";
+import { branchSlug, checkoutBranchFrom, defaultBranch, git } from "./git.js";
 
 export const SNAPSHOT_DIR = "reports/pm_snapshots";
 
@@ -72,7 +72,8 @@ export function runGen(ctx: LaneRunContext, now = new Date()): void {
 function snapshot(ctx: LaneRunContext, now: Date): void {
   const { sprite, entry, workspace } = ctx;
   sprite.phaseStarted("pm_snapshot");
-  const { data: review } = readArtifact(entry, REVIEW_VERSION, DocUpdateReviewSchema);
+  const base = defaultBranch(workspace);
+  const { data: review } = readArtifact(ctx, REVIEW_VERSION, DocUpdateReviewSchema);
   const date = now.toISOString().slice(0, 10);
   const pr = findArtifact(entry, "pull_request");
   const branch = findArtifact(entry, "branch");
@@ -93,7 +94,7 @@ function snapshot(ctx: LaneRunContext, now: Date): void {
   const onBranch = pr?.ref && branch?.ref && branch.url?.startsWith("file:") ? { name: branch.ref, repo: fileURLToPath(branch.url) } : null;
   const write = () => {
     writeFileAtomic(file, md);
-    sprite.artifact("pm_snapshot", { ref: file, metadata: { path: rel } });
+    sprite.artifact("pm_snapshot", { ref: rel, url: pathToFileURL(workspace).href, metadata: { path: rel } });
   };
   if (!onBranch) {
     write();
@@ -102,9 +103,7 @@ function snapshot(ctx: LaneRunContext, now: Date): void {
     sprite.completed("success", `PM snapshot of ${ctx.cycleId}: ${rel} (no branch to put it on: it stays in this run's workspace)`);
     return;
   }
-  const base = git(workspace, ["rev-parse", "--abbrev-ref", "HEAD"]);
-  git(workspace, ["fetch", "--quiet", "--no-tags", onBranch.repo, `refs/heads/${onBranch.name}:refs/heads/${onBranch.name}`]);
-  git(workspace, ["checkout", "--quiet", onBranch.name]);
+  checkoutBranchFrom(workspace, onBranch.repo, onBranch.name);
   write();
   git(workspace, ["add", "--", rel]);
   git(workspace, ["-c", "user.name=Gen", "-c", "user.email=gen@pmagent.invalid", "commit", "--quiet", "-m", `reports: PM snapshot of ${ctx.cycleId}`]);

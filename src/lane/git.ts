@@ -15,3 +15,26 @@ export function git(cwd: string, args: string[]): string {
 export function branchSlug(id: string): string {
   return id.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/\.{2,}/g, ".").replace(/^[-.]+|[-.]+$/g, "") || "cycle";
 }
+
+/** Prefix of the branch a cycle's artifacts and document updates are committed on. */
+export const BRANCH_PREFIX = "doc-update/";
+
+/** The branch a cycle's proposal, review, updates and snapshot are committed on. */
+export function cycleBranch(cycleId: string): string {
+  return `${BRANCH_PREFIX}${branchSlug(cycleId)}`;
+}
+
+/** The branch the workspace was cloned from (the pull request's base), else its current one. */
+export function defaultBranch(workspace: string): string {
+  try {
+    return git(workspace, ["rev-parse", "--abbrev-ref", "origin/HEAD"]).replace(/^origin\//, "");
+  } catch {
+    return git(workspace, ["symbolic-ref", "--short", "HEAD"]);
+  }
+}
+
+/** Check `branch` of the repository at `repo` out in `workspace` (created or reset to it). */
+export function checkoutBranchFrom(workspace: string, repo: string, branch: string): void {
+  git(workspace, ["fetch", "--quiet", "--no-tags", repo, `refs/heads/${branch}`]);
+  git(workspace, ["checkout", "--quiet", "-B", branch, "FETCH_HEAD"]);
+}

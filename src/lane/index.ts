@@ -5,7 +5,7 @@
  */
 export * from "./schema.js";
 export { guardUpdate, pathRefusal, endsMidSentence, countLines, MIN_KEPT_LINE_RATIO, type GuardResult } from "./guard.js";
-export { laneContext, artifactRefs, findArtifact, readArtifact, type LaneRunContext, type LaneEntry, type ArtifactRef } from "./context.js";
+export { laneContext, artifactRefs, findArtifact, readArtifact, saveRepoArtifact, artifactPath, PROPOSAL_DIR, REVIEW_DIR, type LaneRunContext, type LaneEntry, type ArtifactRef } from "./context.js";
 export { proposalFor } from "./aya.js";
 export { reviewProposal } from "./sho.js";
 export { BRANCH_PREFIX } from "./tsugu.js";

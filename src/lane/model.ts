@@ -27,7 +27,7 @@ import {
   type ReviewDecision,
 } from "./schema.js";
 import { guardUpdate, pathRefusal } from "./guard.js";
-import { readArtifact, readDoc, writeArtifact, type LaneRunContext } from "./context.js";
+import { PROPOSAL_DIR, REVIEW_DIR, artifactPath, readArtifact, readDoc, saveRepoArtifact, type LaneRunContext } from "./context.js";
 
 /** A document longer than this is cut in the model's context (and the model is told so). */
 export const MAX_DOC_CONTEXT_CHARS = 60_000;
@@ -135,8 +135,7 @@ export function ayaTask(ctx: LaneRunContext, now: () => Date = () => new Date())
         "the model's proposal",
         "invalid_proposal",
       );
-      const path = writeArtifact(ctx, "proposal.json", proposal);
-      ctx.sprite.artifact(PROPOSAL_VERSION, { ref: path, metadata: { updates: proposal.updates.length, model: step.request.model } });
+      saveRepoArtifact(ctx, PROPOSAL_VERSION, artifactPath(PROPOSAL_DIR, ctx.cycleId, now()), proposal, { updates: proposal.updates.length, model: step.request.model });
       const paths = [...new Set(proposal.updates.map((u) => u.path))].join(", ");
       return { status: "success", summary: `proposal for ${ctx.cycleId}: ${proposal.updates.length} update(s) to ${paths}`, revision_requested: false, requested_changes: [] };
     },
@@ -165,7 +164,7 @@ export function shoTask(ctx: LaneRunContext, level: ReviewLevel, now: () => Date
   return {
     name: REVIEW_VERSION,
     prepare() {
-      proposal = readArtifact(ctx.entry, PROPOSAL_VERSION, DocUpdateProposalSchema).data;
+      proposal = readArtifact(ctx, PROPOSAL_VERSION, DocUpdateProposalSchema).data;
       const guards = proposal.updates.map((u) => {
         const g = guardUpdate(u, pathRefusal(u.path, ctx.lane.allowed_paths) === null ? readDoc(ctx.workspace, u.path) : null, ctx.lane.allowed_paths);
         return `- ${u.id} (${u.path}): ${g.reasons.length === 0 ? "passes" : `refused — ${g.reasons.join("; ")}`}`;
@@ -202,10 +201,9 @@ export function shoTask(ctx: LaneRunContext, level: ReviewLevel, now: () => Date
         decisions,
         accepted: p.updates.filter((_, i) => decisions[i]!.decision === "accept"),
       };
-      const path = writeArtifact(ctx, "review.json", review);
       const rejected = decisions.length - review.accepted.length;
       const gate = step.review!;
-      sprite.artifact(REVIEW_VERSION, { ref: path, metadata: { accepted: review.accepted.length, rejected, level: gate.level, decision: gate.decision } });
+      saveRepoArtifact(ctx, REVIEW_VERSION, artifactPath(REVIEW_DIR, ctx.cycleId, now()), review, { accepted: review.accepted.length, rejected, level: gate.level, decision: gate.decision });
       const counts = `${review.accepted.length} accepted, ${rejected} rejected`;
       const verdict = `review ${gate.decision} at ${gate.level}: ${gate.reason}`;
       if (gate.result === "failure") return { status: "failure", summary: `review of ${ctx.cycleId} blocks the lane (${counts}); ${verdict}`, revision_requested: false, requested_changes: [] };

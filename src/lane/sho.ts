@@ -5,7 +5,7 @@
  */
 import { DocUpdateProposalSchema, PROPOSAL_VERSION, REVIEW_VERSION, type DocUpdateProposal, type DocUpdateReview } from "./schema.js";
 import { guardUpdate, pathRefusal } from "./guard.js";
-import { readArtifact, readDoc, writeArtifact, type LaneRunContext } from "./context.js";
+import { REVIEW_DIR, artifactPath, readArtifact, readDoc, saveRepoArtifact, type LaneRunContext } from "./context.js";
 
 export function reviewProposal(proposal: DocUpdateProposal, read: (path: string) => string | null, allowedPaths: readonly string[], now = new Date()): DocUpdateReview {
   const decisions = proposal.updates.map((u) => {
@@ -18,16 +18,15 @@ export function reviewProposal(proposal: DocUpdateProposal, read: (path: string)
   return { version: REVIEW_VERSION, cycle_id: proposal.cycle_id, proposal_summary: proposal.summary, created_at: now.toISOString(), decisions, accepted };
 }
 
-export function runSho(ctx: LaneRunContext): void {
+export function runSho(ctx: LaneRunContext, now = new Date()): void {
   const { sprite } = ctx;
   sprite.phaseStarted("review");
-  const { data: proposal } = readArtifact(ctx.entry, PROPOSAL_VERSION, DocUpdateProposalSchema);
-  const review = reviewProposal(proposal, (p) => readDoc(ctx.workspace, p), ctx.lane.allowed_paths);
+  const { data: proposal } = readArtifact(ctx, PROPOSAL_VERSION, DocUpdateProposalSchema);
+  const review = reviewProposal(proposal, (p) => readDoc(ctx.workspace, p), ctx.lane.allowed_paths, now);
   for (const d of review.decisions) {
     sprite.info(`${d.decision === "accept" ? "accepted" : "rejected"} ${d.update_id} (${d.path})${d.reasons.length ? `: ${d.reasons.join("; ")}` : ""}`, { kind: "review_decision" });
   }
-  const path = writeArtifact(ctx, "review.json", review);
-  sprite.artifact(REVIEW_VERSION, { ref: path, metadata: { accepted: review.accepted.length, rejected: review.decisions.length - review.accepted.length } });
+  saveRepoArtifact(ctx, REVIEW_VERSION, artifactPath(REVIEW_DIR, ctx.cycleId, now), review, { accepted: review.accepted.length, rejected: review.decisions.length - review.accepted.length });
   const ok = review.accepted.length > 0;
   sprite.phaseFinished("review", ok);
   const rejected = review.decisions.length - review.accepted.length;

@@ -10,18 +10,19 @@ import { RefusedError, confinePath } from "../core/index.js";
 import { DocUpdateReviewSchema, REVIEW_VERSION } from "./schema.js";
 import { guardUpdate } from "./guard.js";
 import { PULL_REQUEST_INPUTS, findArtifact, pullRequestOutcome, readArtifact, readDoc, type LaneRunContext } from "./context.js";
-import { branchSlug, git } from "./git.js";
+import { cycleBranch, defaultBranch, git } from "./git.js";
 
-export const BRANCH_PREFIX = "doc-update/";
+export { BRANCH_PREFIX } from "./git.js";
 
 function apply(ctx: LaneRunContext): void {
   const { sprite, workspace } = ctx;
   sprite.phaseStarted("apply");
-  const { data: review, path: reviewPath } = readArtifact(ctx.entry, REVIEW_VERSION, DocUpdateReviewSchema);
+  const base = defaultBranch(workspace);
+  // On the cycle's branch, which holds the proposal and the review at the contract's paths.
+  const { data: review, path: reviewPath } = readArtifact(ctx, REVIEW_VERSION, DocUpdateReviewSchema);
   if (review.accepted.length === 0) throw new RefusedError("nothing_to_apply", `the review of ${ctx.cycleId} accepted no update: nothing to apply`);
-  const base = git(workspace, ["rev-parse", "--abbrev-ref", "HEAD"]);
-  const branch = `${BRANCH_PREFIX}${branchSlug(ctx.cycleId)}`;
-  git(workspace, ["checkout", "--quiet", "-b", branch]);
+  const branch = cycleBranch(ctx.cycleId);
+  if (git(workspace, ["rev-parse", "--abbrev-ref", "HEAD"]) !== branch) git(workspace, ["checkout", "--quiet", "-B", branch]);
   for (const u of review.accepted) {
     // The guard again, on this workspace: the review may be older than the document.
     const g = guardUpdate(u, readDoc(workspace, u.path), ctx.lane.allowed_paths);
@@ -55,7 +56,7 @@ function finish(ctx: LaneRunContext, inputs: Record<string, unknown>, context: R
   sprite.artifact("pull_request", { ref: String(pr.number), metadata: { url: pr.url, head: branch } });
   // Gen reads the review too: pass its reference on.
   const review = findArtifact(ctx.entry, REVIEW_VERSION);
-  if (review?.ref) sprite.artifact(REVIEW_VERSION, { ref: review.ref });
+  if (review?.ref) sprite.artifact(REVIEW_VERSION, { ref: review.ref, ...(review.url !== null ? { url: review.url } : {}) });
   sprite.completed("success", `applied the accepted updates of ${ctx.cycleId} on ${branch}; pull request #${pr.number}`);
 }
 

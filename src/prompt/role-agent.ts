@@ -10,7 +10,7 @@ import { join, relative } from "node:path";
 import { z } from "zod";
 import { PmagentError, UnavailableError, UsageError, confinePath, nowIso, parseJsonText, parseWith, writeFileAtomic } from "../core/index.js";
 import { LaneSchema, findLane, findRole, type Project } from "../config/index.js";
-import { Sprite } from "../lattice/index.js";
+import { Sprite, type Resume } from "../lattice/index.js";
 import { runRoleStep, type RoleStepOptions, type RoleStepResult } from "./agent.js";
 import { ModelClient } from "./client.js";
 import { runEditTool } from "./edit-tools.js";
@@ -115,6 +115,10 @@ export async function runRoleAgent(options: RoleAgentOptions): Promise<RoleAgent
     phase = undefined;
   };
   try {
+    // The resume (which may carry the model key) is read before the first event: the supervisor
+    // removes a credential's resume.json once the sprite has sent one, and preparing the task
+    // (a lane step fetching the cycle's branch) can take longer than its poll.
+    const { resume } = sprite.readResume();
     enter("prepare");
     const entryFile = options.entryFile ?? (env[ENTRY_FILE_ENV] || join(sprite.workspace, ".lattice", "entry.json"));
     const raw = readEntry(entryFile);
@@ -123,7 +127,7 @@ export async function runRoleAgent(options: RoleAgentOptions): Promise<RoleAgent
     const cycle = options.cycle ?? item.payload?.cycle ?? 1;
     const refs = refLines(item.payload?.refs);
     const task = options.task?.prepare();
-    const client = modelClient(sprite, options.project, env);
+    const client = modelClient(sprite, resume, options.project, env);
     if (client === undefined) {
       leave(true);
       return { status: "waiting", entry_id: item.id, artifact: "", summary: "waiting for the model key (FETCH_CREDENTIAL)", revision_requested: false };
@@ -222,8 +226,7 @@ function safeName(id: string): string {
  * holds no credentials, so under a supervisor it asks for the key with a blocking
  * FETCH_CREDENTIAL and waits; the resume file (0600) brings the value. Undefined: waiting.
  */
-function modelClient(sprite: Sprite, project: Project | undefined, env: NodeJS.ProcessEnv): ModelClient | undefined {
-  const { resume } = sprite.readResume();
+function modelClient(sprite: Sprite, resume: Resume | null, project: Project | undefined, env: NodeJS.ProcessEnv): ModelClient | undefined {
   if (resume) {
     const failed = resume.context?.error as { message?: unknown } | undefined;
     if (failed) throw new UnavailableError("model_key_unavailable", `the supervisor could not hand over the model key (FETCH_CREDENTIAL): ${String(failed.message)}`);

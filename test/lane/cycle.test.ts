@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Blackboard } from "../../src/blackboard/index.js";
+import { Blackboard, type EntryInput } from "../../src/blackboard/index.js";
 import { loadProject } from "../../src/config/index.js";
 import { openStore } from "../../src/store/index.js";
 import { Worker } from "../../src/lattice/index.js";
@@ -10,22 +11,24 @@ import { projectSupervisor } from "../../src/app/index.js";
 import { createDemoRepository } from "../../src/lane/index.js";
 import { CLI } from "../helpers/proc.js";
 
-/** A demo repository, one Human request, and a worker for every role until nothing is open. */
-async function cycle(payload: Record<string, unknown>) {
+type Post = { from: string; entry: EntryInput };
+
+/** A demo repository, one Human request (or the given entries), and a worker for every role until nothing is open. */
+async function cycle(payload: Record<string, unknown>, posts: Post[] = [{ from: "Human", entry: { id: "req-9", to: "Aya", kind: "doc_update_proposal_request", payload, target_docs: ["STATE/current_state.md"] } }]) {
   const dir = join(mkdtempSync(join(tmpdir(), "pmagent-lane-test-")), "repo");
   createDemoRepository(dir);
   const project = loadProject({ cwd: dir });
   const store = await openStore({ root: project.root, storage: project.config.storage, env: {} });
   try {
     const board = new Blackboard(store, { projectId: "demo", humans: ["Human"] });
-    await board.post("Human", { id: "req-9", to: "Aya", kind: "doc_update_proposal_request", payload, target_docs: ["STATE/current_state.md"] });
+    for (const p of posts) await board.post(p.from, p.entry);
     const supervisor = projectSupervisor({ store, project, pmagentCommand: [process.execPath, CLI], env: { PATH: process.env.PATH } });
     const roles = project.config.lanes[0]!.roles.map((r) => r.name);
     await new Worker({ supervisor, roles, id: "test-worker", once: true }).run(AbortSignal.timeout(120_000));
     const listed = await board.list();
     const entries = listed.map((e) => [e.entry.id, e.entry.status, e.entry.note ?? null]);
     const runs = await supervisor.runs.list({});
-    return { entries, runs, listed };
+    return { entries, runs, listed, dir };
   } finally {
     await store.close();
   }
@@ -64,4 +67,53 @@ describe("the doc_update lane under a worker", () => {
     expect(aya.state).toBe("failed");
     expect(aya.reason).toContain("payload.details of entry req-9");
   }, 180_000);
+
+  it("routes the owner's hana_task through Hana to Aya, completes, and leaves the cycle's artifacts in the repository at the contract's paths", async () => {
+    const task = (id: string, payload: Record<string, unknown>): Post => ({ from: "Human", entry: { id, to: "Hana", kind: "hana_task", payload, target_docs: ["STATE/current_state.md"] } });
+    const { entries, listed, dir } = await cycle({}, [
+      // The roles contract §3.1.3's request, through Hana (§3.6.3): her card to Aya carries the owner's summary and details.
+      task("task-1", { target: "Aya", summary: "Record the routed cycle in STATE", details: { request: "Note that Hana routed this cycle.", hints: ["keep C/G/δ"] }, refs: { source_issue: 571 } }),
+      task("task-2", { target: "Kai", summary: "Which updates of task-1 carry risk?", details: { review_run_id: "r-1" } }),
+      { from: "Kai", entry: { id: "task-2-analysis-result", to: "Hana", kind: "hana_analysis_result", payload: { summary: "low risk", details: { risk_level: "low" } }, target_docs: [] } },
+    ]);
+    const byId = new Map(listed.map((e) => [e.entry.id, e.entry]));
+    expect(entries.map(([id, status]) => [id, status]).sort()).toEqual(
+      [
+        ["task-1", "done"],
+        ["task-1-proposal", "done"],
+        ["task-1-proposal-review", "done"],
+        ["task-1-proposal-review-apply", "done"],
+        ["task-1-proposal-review-apply-pm_snapshot", "done"],
+        ["task-1-proposal-review-apply-pm_snapshot-done", "done"],
+        ["task-1-proposal-review-apply-pm_snapshot-done-cycle_done", "open"],
+        ["task-2", "done"],
+        ["task-2-analysis", "open"],
+        ["task-2-analysis-result", "done"],
+        ["task-2-analysis-result-to_human", "open"],
+      ].sort(),
+    );
+    expect(byId.get("task-1-proposal")).toMatchObject({ from: "Hana", to: "Aya", kind: "doc_update_proposal_request", payload: { summary: "Record the routed cycle in STATE", details: { request: "Note that Hana routed this cycle.", hints: ["keep C/G/δ"] }, refs: { source_issue: 571, source_board_id: "task-1" } }, target_docs: ["STATE/current_state.md"] });
+    expect(byId.get("task-2-analysis")).toMatchObject({ from: "Hana", to: "Kai", kind: "hana_to_kai_analysis_request", payload: { summary: "Which updates of task-1 carry risk?", details: { review_run_id: "r-1" } } });
+    expect(byId.get("task-2-analysis-result-to_human")).toMatchObject({ from: "Hana", to: "Human", kind: "hana_analysis_done", payload: { details: { risk_level: "low" } } });
+
+    // Every artifact other roles read is referenced by its repository-relative path at the contract's place.
+    const refs = (id: string) => byId.get(id)!.payload.refs as Record<string, unknown>;
+    const date = String(byId.get("task-1-proposal-review")!.created_at).slice(0, 10);
+    const proposal = `reports/doc_update_proposals/${date}-task-1.json`;
+    const review = `reports/doc_update_reviews/${date}-task-1.json`;
+    const snapshot = `reports/pm_snapshots/${date}-task-1.md`;
+    expect(refs("task-1-proposal-review").doc_update_proposal_v1).toBe(proposal);
+    expect(refs("task-1-proposal-review-apply").doc_update_review_v1).toBe(review);
+    expect(refs("task-1-proposal-review-apply-pm_snapshot-done").pm_snapshot).toBe(snapshot);
+    expect(byId.get("task-1-proposal-review-apply-pm_snapshot-done-cycle_done")!.payload.summary).toContain(`PM snapshot ${snapshot}`);
+
+    // …and they are in the repository: on the cycle's branch the forge holds, with the updated document.
+    const gitDir = join(dir, ".pmagent/forge.git");
+    const files = execFileSync("git", ["--git-dir", gitDir, "ls-tree", "-r", "--name-only", "doc-update/task-1"], { encoding: "utf8" }).trim().split("\n");
+    expect(files).toEqual(expect.arrayContaining([proposal, review, snapshot, "STATE/current_state.md"]));
+    const show = (path: string) => execFileSync("git", ["--git-dir", gitDir, "show", `doc-update/task-1:${path}`], { encoding: "utf8" });
+    expect(JSON.parse(show(proposal))).toMatchObject({ version: "doc_update_proposal_v1", cycle_id: "task-1", request_entry_id: "task-1-proposal", summary: "Record the routed cycle in STATE" });
+    expect(JSON.parse(show(review))).toMatchObject({ version: "doc_update_review_v1", cycle_id: "task-1" });
+    expect(show("STATE/current_state.md")).toContain("Note that Hana routed this cycle.");
+  }, 300_000);
 });

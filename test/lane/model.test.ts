@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Blackboard } from "../../src/blackboard/index.js";
@@ -25,6 +25,13 @@ import {
 import { CLI, runCli } from "../helpers/proc.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
+
+/** The one file a run left in `dir` of its workspace (an artifact at the contract's path). */
+function onlyFile(workspace: string, dir: string): string {
+  const files = readdirSync(join(workspace, dir));
+  expect(files).toHaveLength(1);
+  return join(workspace, dir, files[0]!);
+}
 
 const KEY = "sk-test-lane-model-key-0123456789";
 const kinds = await availableStoreKinds();
@@ -147,7 +154,7 @@ describe.each(kinds)("the doc_update lane with a model configured ($name)", (kin
       expect(inputOf(aya).at(-1)!.content).toContain("Blackboard entry req-1 (doc_update_proposal_request)");
       expect(a.text).toMatchObject({ format: { type: "json_schema", strict: true, name: "doc_update_proposal" } });
       expect(block(sho, "developer_instructions")).toContain("Review level: `hard_gate`.");
-      expect(block(sho, "developer_instructions")).toMatch(/<ledger>\nentry_id: req-1-review\nlane: layer_b\/doc_update\nrole: Sho\ncycle: 1\nrefs:\n- source_board_id: req-1\n- run_id: \S+\n- doc_update_proposal_v1: \S+\/\.pmagent\/lane\/proposal\.json/);
+      expect(block(sho, "developer_instructions")).toMatch(/<ledger>\nentry_id: req-1-review\nlane: layer_b\/doc_update\nrole: Sho\ncycle: 1\nrefs:\n- source_board_id: req-1\n- run_id: \S+\n- doc_update_proposal_v1: reports\/doc_update_proposals\/\d{4}-\d\d-\d\d-req-1\.json/);
       expect(block(sho, "turn_context")).toContain("- u2 (docs/guide.md): refused — would shrink docs/guide.md from 15 to 3 lines");
       expect(block(sho, "environment_context")).toContain('"suggested_markdown": "# Guide\\n\\nShort."');
       const reviewFormat = (s.text as { format: { name: string; schema: { properties: { updates: { items: { properties: { update_id: unknown } } } } } } }).format;
@@ -156,11 +163,11 @@ describe.each(kinds)("the doc_update lane with a model configured ($name)", (kin
 
       // The artifacts the next roles read.
       const ayaRun = runs.find((r) => r.role === "Aya")!;
-      const proposal = DocUpdateProposalSchema.parse(JSON.parse(readFileSync(join(ayaRun.workspace, ".pmagent/lane/proposal.json"), "utf8")));
+      const proposal = DocUpdateProposalSchema.parse(JSON.parse(readFileSync(onlyFile(ayaRun.workspace, "reports/doc_update_proposals"), "utf8")));
       expect(proposal).toMatchObject({ cycle_id: "req-1", request_entry_id: "req-1", summary: "Record the model-backed cycle in STATE" });
       expect(proposal.updates.map((u) => [u.id, u.path, u.change_type])).toEqual([["u1", "STATE/current_state.md", "append"], ["u2", "docs/guide.md", "replace"]]);
       const shoRun = runs.find((r) => r.role === "Sho")!;
-      const review = DocUpdateReviewSchema.parse(JSON.parse(readFileSync(join(shoRun.workspace, ".pmagent/lane/review.json"), "utf8")));
+      const review = DocUpdateReviewSchema.parse(JSON.parse(readFileSync(onlyFile(shoRun.workspace, "reports/doc_update_reviews"), "utf8")));
       expect(review.decisions.map((d) => [d.update_id, d.decision])).toEqual([["u1", "accept"], ["u2", "reject"]]);
       expect(review.decisions[1]!.reasons[0]).toBe("would shrink docs/guide.md from 15 to 3 lines (below 70% of its lines): a truncated document");
       const shoEvents = await supervisor.runs.events(shoRun.id);
@@ -172,7 +179,7 @@ describe.each(kinds)("the doc_update lane with a model configured ($name)", (kin
       const prs = await forge.list();
       expect(prs).toMatchObject([{ number: 1, head: "doc-update/req-1", base: "main", state: "open" }]);
       const bare = join(dir, ".pmagent/forge.git");
-      expect(git(bare, "diff", "--name-only", "main", "doc-update/req-1")).toMatch(/^STATE\/current_state\.md\nreports\/pm_snapshots\/\d{4}-\d{2}-\d{2}-req-1\.md$/);
+      expect(git(bare, "diff", "--name-only", "main", "doc-update/req-1")).toMatch(/^STATE\/current_state\.md\nreports\/doc_update_proposals\/\d{4}-\d{2}-\d{2}-req-1\.json\nreports\/doc_update_reviews\/\d{4}-\d{2}-\d{2}-req-1\.json\nreports\/pm_snapshots\/\d{4}-\d{2}-\d{2}-req-1\.md$/);
       expect(git(bare, "show", "doc-update/req-1:STATE/current_state.md")).toContain(APPENDED);
     } finally {
       await ts.cleanup();
@@ -238,7 +245,7 @@ describe.each(sqlite)("the model-backed lane refuses ($name)", (kind) => {
       ]);
       const sho = runs.find((r) => r.role === "Sho")!;
       expect(sho.reason).toBe("COMPLETED with status failure: review of req-1 blocks the lane (1 accepted, 1 rejected); review block at hard_gate: the proposal must not go on");
-      expect(JSON.parse(readFileSync(join(sho.workspace, ".pmagent/lane/review.json"), "utf8"))).toMatchObject({ version: "doc_update_review_v1" });
+      expect(JSON.parse(readFileSync(onlyFile(sho.workspace, "reports/doc_update_reviews"), "utf8"))).toMatchObject({ version: "doc_update_review_v1" });
     } finally {
       await ts.cleanup();
     }
@@ -352,6 +359,9 @@ describe("Sho's outcome at each level (the task alone, without a model call)", (
     };
     const ref = join(workspace, "proposal.json");
     writeFileSync(ref, JSON.stringify(proposal));
+    // Sho commits his review on the cycle's branch: the workspace is a repository.
+    execFileSync("git", ["init", "--quiet", "-b", "main", workspace]);
+    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "--allow-empty", "-m", "init"], { cwd: workspace });
     const events: Array<{ event_type: string; payload: Record<string, unknown> }> = [];
     const sprite = new Sprite({ spriteId: "s-1", workItemId: "req-1-review", workspace, write: (line) => void events.push(JSON.parse(line.slice(line.indexOf("{"))) as never) });
     const entry = { id: "req-1-review", kind: "doc_update_review_request", payload: { refs: [{ type: "artifact", kind: "doc_update_proposal_v1", ref }] }, target_docs: [] };
@@ -374,7 +384,7 @@ describe("Sho's outcome at each level (the task alone, without a model call)", (
     expect(checkAnswer(prepared.outputSchema, JSON.stringify(a)).ok).toBe(true);
     const step = { answer: a, review: reviewOutcome(level, a), request: { model: "gpt-test" } } as unknown as RoleStepResult;
     const outcome = task.finish(step);
-    const review = DocUpdateReviewSchema.parse(JSON.parse(readFileSync(join(ctx.workspace, ".pmagent/lane/review.json"), "utf8")));
+    const review = DocUpdateReviewSchema.parse(JSON.parse(readFileSync(join(ctx.workspace, "reports/doc_update_reviews/2026-11-20-req-1.json"), "utf8")));
     return { outcome, review, events };
   };
 

@@ -3,8 +3,9 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { Sprite, writeResume } from "../../src/lattice/index.js";
-import { parseConfig } from "../../src/config/index.js";
+import { cycleRootId, parseConfig } from "../../src/config/index.js";
 import {
   DocUpdateProposalSchema,
   DocUpdateReviewSchema,
@@ -26,13 +27,14 @@ describe("the example lane config", () => {
   it("is the file under examples/doc-update-lane and valid", () => {
     const file = readFileSync(join(REPO_ROOT, "examples/doc-update-lane/pmagent.config.json"), "utf8");
     expect(JSON.parse(file)).toEqual(exampleLaneConfig("demo"));
-    expect(lane.roles.map((r) => [r.name, r.runner?.command?.join(" "), r.next?.to])).toEqual([
+    expect(lane.roles.map((r) => [r.name, r.runner?.command?.join(" "), r.next?.to ?? r.routes?.map((x) => `${x.on}${x.target ? `/${x.target}` : ""} → ${x.to}`)])).toEqual([
       ["Aya", "pmagent lane-sprite aya", "Sho"],
       ["Sho", "pmagent lane-sprite sho", "Tsugu"],
       ["Tsugu", "pmagent lane-sprite tsugu", "Gen"],
       ["Gen", "pmagent lane-sprite gen", "Hana"],
-      ["Hana", "pmagent lane-sprite hana", "Human"],
+      ["Hana", "pmagent lane-sprite hana", ["hana_task/Aya → Aya", "hana_task/Kai → Kai", "pm_snapshot_done → Human", "hana_analysis_result → Human"]],
     ]);
+    expect(lane.roles.at(-1)!.allowed_kinds).toEqual(["hana_task", "pm_snapshot_done", "hana_analysis_result"]);
   });
 });
 
@@ -118,6 +120,9 @@ describe("Gen: PM snapshot", () => {
       LANE_SPRITES.gen!({ sprite, role: "Gen", workspace, project: { root: workspace, configPath: "", config }, lane, entry: genEntry, cycleId: "req-1", entryFile: "" });
       expect(events.map((e) => e.event_type)).toEqual(["PHASE_STARTED", "ARTIFACT", "PHASE_FINISHED", "COMPLETED"]);
       const rel = (events[1]!.payload.metadata as { path: string }).path;
+      // Referenced by its repository-relative path, with the workspace it can be fetched from.
+      expect(events[1]!.payload).toMatchObject({ kind: "pm_snapshot", ref: rel, url: pathToFileURL(workspace).href });
+      expect(rel).toMatch(/^reports\/pm_snapshots\/\d{4}-\d\d-\d\d-req-1\.md$/);
       expect(readFileSync(join(workspace, rel), "utf8")).toContain("- No pull request was opened.");
       expect(events[3]!.payload).toMatchObject({ status: "success", summary: `PM snapshot of req-1: ${rel} (no branch to put it on: it stays in this run's workspace)` });
     } finally {
@@ -172,6 +177,59 @@ describe("Gen: PM snapshot", () => {
 - Rework update u2 (docs/guide.md) and send a new request.
 - Close the first open gap: No guide.
 `);
+  });
+});
+
+describe("Hana: the router of the roles contract (§3.6)", () => {
+  /** Run Hana on one entry; her events, or the error she throws. */
+  function hana(kind: string, payload: Record<string, unknown>, id = "owner-1") {
+    const events: Array<{ event_type: string; payload: Record<string, unknown> }> = [];
+    const sprite = new Sprite({ spriteId: "s-1", workItemId: id, workspace: tmpdir(), write: (line) => void events.push(JSON.parse(line.slice(line.indexOf("{"))) as never) });
+    let error: (Error & { code?: string }) | undefined;
+    try {
+      LANE_SPRITES.hana!({ sprite, role: "Hana", workspace: tmpdir(), project: { root: tmpdir(), configPath: "", config }, lane, entry: { id, kind, payload, target_docs: [] }, cycleId: cycleRootId(lane, id), entryFile: "" });
+    } catch (err) {
+      error = err as Error & { code?: string };
+    }
+    return { events, error, completed: events.find((e) => e.event_type === "COMPLETED")?.payload };
+  }
+
+  it("hana_task with target Aya: routes it as the owner wrote it (her summary is the owner's, not hers)", () => {
+    const { completed, events } = hana("hana_task", { target: "Aya", summary: "STATE を今の運用に合わせて整えたい", details: { hints: ["as_of_date"] } });
+    expect(completed).toMatchObject({ status: "success", summary: "STATE を今の運用に合わせて整えたい" });
+    expect(events.find((e) => e.payload.kind === "route")?.payload.message).toBe("routing hana_task owner-1 to Aya as doc_update_proposal_request");
+  });
+
+  it("hana_task with target Kai: an analysis request to Kai, passing the referenced artifacts on", () => {
+    const { completed, events } = hana("hana_task", { target: "Kai", refs: { artifacts: [{ type: "artifact", kind: "doc_update_review_v1", ref: "reports/doc_update_reviews/2026-11-20-req-1.json", url: null }] } });
+    expect(completed).toMatchObject({ status: "success", summary: "hana_task owner-1 routed to Kai" });
+    expect(events.find((e) => e.payload.kind === "route")?.payload.message).toBe("routing hana_task owner-1 to Kai as hana_to_kai_analysis_request");
+    expect(events.filter((e) => e.event_type === "ARTIFACT").map((e) => [e.payload.kind, e.payload.ref])).toEqual([["doc_update_review_v1", "reports/doc_update_reviews/2026-11-20-req-1.json"]]);
+  });
+
+  it("pm_snapshot_done: tells Human where the snapshot and the pull request are", () => {
+    const refs = { artifacts: [{ type: "artifact", kind: "pm_snapshot", ref: "reports/pm_snapshots/2026-11-20-req-1.md" }, { type: "artifact", kind: "pull_request", ref: "7" }] };
+    const { completed, events } = hana("pm_snapshot_done", { refs }, "req-1-review-apply-pm_snapshot-done");
+    expect(completed).toMatchObject({ status: "success", summary: "doc_update cycle req-1 is done: pull request #7 to review, PM snapshot reports/pm_snapshots/2026-11-20-req-1.md" });
+    expect(events.filter((e) => e.event_type === "ARTIFACT").map((e) => e.payload.kind)).toEqual(["pm_snapshot", "pull_request"]);
+  });
+
+  it("hana_analysis_result: passes Kai's result on to Human without rewriting it", () => {
+    const { completed } = hana("hana_analysis_result", { summary: "u2 shrinks the guide; low risk otherwise", details: { risk_level: "low" } }, "owner-1-analysis-result");
+    expect(completed).toMatchObject({ status: "success", summary: "analysis result owner-1-analysis-result: u2 shrinks the guide; low risk otherwise" });
+  });
+
+  it.each([
+    [{}, "route_target_missing", "hana_task owner-1 has no payload.target: Hana routes a task only where it says (one of Aya, Kai)"],
+    [{ target: "Gen" }, "route_unknown", 'hana_task owner-1 names target "Gen", and no route of Hana\'s takes it (routes: Aya, Kai)'],
+  ])("refuses a hana_task she cannot route (%j) instead of guessing", (payload, code, message) => {
+    const { error, events } = hana("hana_task", payload);
+    expect(error).toMatchObject({ code, message });
+    expect(events.some((e) => e.event_type === "COMPLETED")).toBe(false);
+  });
+
+  it("refuses a kind she does not pick", () => {
+    expect(hana("doc_update_review_request", {}).error).toMatchObject({ code: "unknown_kind", message: "Hana does not handle entries of kind doc_update_review_request (owner-1): she picks hana_task, pm_snapshot_done, hana_analysis_result" });
   });
 });
 

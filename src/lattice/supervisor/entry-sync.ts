@@ -3,7 +3,7 @@
  * done, or an error entry for a human and the entry in error, or the entry canceled.
  */
 import { isTerminal, type Entry } from "../../blackboard/index.js";
-import { findRole, followUpId } from "../../config/index.js";
+import { findRole, followUpId, nextStep } from "../../config/index.js";
 import { isTerminalRunState, type RunRecord } from "../runs/index.js";
 import type { SupervisorContext } from "./context.js";
 import { artifactItems, errorEntry, followUpRefs } from "./follow-up.js";
@@ -47,21 +47,30 @@ export async function syncEntry(ctx: SupervisorContext, run: RunRecord): Promise
 
 async function postNext(ctx: SupervisorContext, run: RunRecord, entry: Entry): Promise<void> {
   const { lane, role } = findRole(ctx.o.project.config, run.role);
-  const next = role.next;
+  const next = nextStep(role, entry);
   if (!next) return;
+  const routed = (role.routes ?? []).some((r) => r.on === entry.kind);
   const events = await ctx.runs.events(run.id, { types: ["ARTIFACT", "COMPLETED"] });
   const artifacts = artifactItems(run, events);
   const completed = [...events].reverse().find((e) => e.event_type === "COMPLETED");
   const summary = (completed?.event.payload as { summary?: string } | undefined)?.summary;
   const revision = revisionRequest(completed?.event.payload as Record<string, unknown> | undefined);
+  // A route passes the entry's details on as they came (a router does not rewrite, §3.6.1).
+  const details = revision ?? (routed && entry.payload.details !== undefined ? entry.payload.details : undefined);
   await ctx.board.post(run.role, {
     id: followUpId(lane, entry.id, next.id_suffix),
     to: next.to,
     kind: next.kind,
-    payload: { refs: followUpRefs(run, entry, artifacts), ...(summary ? { summary } : {}), ...(revision ? { details: revision } : {}) },
+    payload: { refs: routed ? { ...objectRefs(entry), ...followUpRefs(run, entry, artifacts) } : followUpRefs(run, entry, artifacts), ...(summary ? { summary } : {}), ...(details !== undefined ? { details } : {}) },
     target_docs: entry.target_docs,
     source_run_id: run.id,
   });
+}
+
+/** The entry's own `payload.refs` when it is an object (e.g. the owner's `source_issue`), passed on by a route. */
+function objectRefs(entry: Entry): Record<string, unknown> {
+  const refs = entry.payload.refs;
+  return refs !== null && typeof refs === "object" && !Array.isArray(refs) ? (refs as Record<string, unknown>) : {};
 }
 
 /** A soft-gate review that succeeded but asks for changes: carried into the next entry's `payload.details`. */
