@@ -74,16 +74,19 @@ function classify(raw: RawLine, maxLineBytes: number, redact: (t: string) => str
       excerpt: excerpt(raw.head.toString("utf8"), redact),
     };
   }
-  return classifyText(raw.bytes.toString("utf8"), raw.line_no, redact, raw.bytes);
+  return classifyText(raw.bytes.toString("utf8"), raw.line_no, redact, raw.bytes, 0, raw.bytes.length);
 }
 
-/** `bytes`: the line's bytes (or how to get them), looked at only when its text suggests they are not UTF-8. */
-function classifyText(text: string, lineNo: number, redact: (t: string) => string, bytes: Buffer | (() => Buffer)): OutboxEvent | ProtocolError | null {
-  if (text.endsWith("\r")) text = text.slice(0, -1);
+/** `buffer` from `start` to `end`: the line's bytes (its identity is hashed from them). */
+function classifyText(text: string, lineNo: number, redact: (t: string) => string, buffer: Buffer, start: number, end: number): OutboxEvent | ProtocolError | null {
+  if (text.endsWith("\r")) {
+    text = text.slice(0, -1);
+    end--;
+  }
   if (text.trim() === "") return null;
-  const badBytes = notUtf8(text, bytes);
+  const badBytes = notUtf8(text, () => buffer.subarray(start, end));
   if (badBytes) return { kind: "protocol_error", line_no: lineNo, reason: badBytes, excerpt: excerpt(text, redact) };
-  const parsed = parseEventJson(text);
+  const parsed = parseEventJson(text, { buffer, start, end });
   if (!parsed.ok) {
     return { kind: "protocol_error", line_no: lineNo, reason: redact(parsed.reason), excerpt: excerpt(text, redact) };
   }
@@ -143,10 +146,7 @@ export function readOutbox(
         const line = splitter.countLine();
         const bytes = nl - start;
         if (bytes > maxLineBytes) take(classify({ kind: "overlong", line_no: line, size: bytes, head: Buffer.from(chunk.subarray(start, start + EXCERPT_BYTES)) }, maxLineBytes, redact));
-        else {
-          const from = start;
-          take(classifyText(chunk.toString("utf8", start, nl), line, redact, () => chunk.subarray(from, nl)));
-        }
+        else take(classifyText(chunk.toString("utf8", start, nl), line, redact, chunk, start, nl));
         start = nl + 1;
       }
       if (start < n) splitter.push(chunk.subarray(start));
