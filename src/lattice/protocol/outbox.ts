@@ -98,12 +98,14 @@ function classifyText(text: string, lineNo: number, redact: (t: string) => strin
  * not written yet). A file shorter than `from.offset` was rewritten, which the protocol forbids.
  * `maxBytes` bounds one read (it stops at the first line end past it, with `more` set), so a
  * caller storing what it reads in one transaction keeps its batches bounded. With `onItem`, each
- * line is handed over as it is read and `items` stays empty (nothing decoded is held).
+ * line is handed over as it is read and `items` stays empty (nothing decoded is held). `to` (an
+ * offset just after a newline) ends the read there, with `more` set if the file goes on: a caller
+ * that splits a long outbox into reads of its own.
  */
 export function readOutbox(
   path: string,
   from: OutboxPosition = OUTBOX_START,
-  options: { maxLineBytes?: number; redact?: (text: string) => string; maxBytes?: number; onItem?: (item: OutboxEvent | ProtocolError) => void } = {},
+  options: { maxLineBytes?: number; redact?: (text: string) => string; maxBytes?: number; onItem?: (item: OutboxEvent | ProtocolError) => void; to?: number } = {},
 ): OutboxRead {
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const redact = options.redact ?? identity;
@@ -111,9 +113,11 @@ export function readOutbox(
   const fd = openRegularFile(path, "the outbox", { parent: true });
   if (fd === null) return { items: [], next: from, torn: null, more: false };
   try {
-    const size = fstatSync(fd).size;
-    if (size < from.offset) {
-      throw new ConflictError("outbox_truncated", `${path} shrank to ${size} bytes but ${from.offset} were already read: the outbox is append-only and must not be rewritten`);
+    const real = fstatSync(fd).size;
+    // `to`: read exactly up to there (a line's start), the rest being another read's.
+    const size = options.to !== undefined ? Math.min(real, options.to) : real;
+    if (real < from.offset) {
+      throw new ConflictError("outbox_truncated", `${path} shrank to ${real} bytes but ${from.offset} were already read: the outbox is append-only and must not be rewritten`);
     }
     const splitter = new LineSplitter(maxLineBytes, from.line_no);
     const items: Array<OutboxEvent | ProtocolError> = [];
@@ -155,7 +159,7 @@ export function readOutbox(
       // Past the bound with at least one whole line read: the rest waits for the next read.
       if (pos >= stopAt && pos < size && consumedTo > from.offset) break;
     }
-    const more = pos < size;
+    const more = pos < size || size < real;
     const torn = !more && consumedTo < size ? { offset: consumedTo, line_no: lineNo, bytes: size - consumedTo } : null;
     return { items, next: { offset: consumedTo, line_no: lineNo }, torn, more };
   } finally {
