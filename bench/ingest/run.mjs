@@ -158,8 +158,8 @@ const median = (xs) => {
 };
 const us = (s, n) => ((s * 1e6) / n).toFixed(1);
 function report(label, r) {
-  console.log(`${label.padEnd(16)} stored once each, durably: ${fmt(r.stored)} events in ${r.seconds.toFixed(2)} s = ${fmt(r.rate)} events/s; JSON.parse beside it: ${fmt(r.baseline)} lines/s; ratio ${r.ratio.toFixed(3)}`);
-  if (r.used) console.log(`${"".padEnd(16)} CPU per event: supervisor main thread ${us(r.used.main, r.stored)} µs, its other threads ${us(r.used.others, r.stored)} µs, sprite ${us(r.used.sprite, r.stored)} µs (JSON.parse alone: ${(1e6 / r.baseline).toFixed(1)} µs)`);
+  console.log(`${label.padEnd(20)} stored once each, durably: ${fmt(r.stored)} events in ${r.seconds.toFixed(2)} s = ${fmt(r.rate)} events/s; JSON.parse beside it: ${fmt(r.baseline)} lines/s; ratio ${r.ratio.toFixed(3)}`);
+  if (r.used) console.log(`${"".padEnd(20)} CPU per event: supervisor main thread ${us(r.used.main, r.stored)} µs, its other threads ${us(r.used.others, r.stored)} µs, sprite ${us(r.used.sprite, r.stored)} µs (JSON.parse alone: ${(1e6 / r.baseline).toFixed(1)} µs)`);
 }
 for (let r = 0; r < ROUNDS; r++) {
   for (const [name, rounds] of byStore) {
@@ -172,7 +172,7 @@ console.log(`load after: ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
 for (const [name, rounds] of byStore) {
   const cpu = rounds.every((r) => r.used) ? rounds.map((r) => r.used) : null;
   const perEvent = cpu ? `; CPU per event (median): main ${us(median(cpu.map((c) => c.main)), N + 1)}, other threads ${us(median(cpu.map((c) => c.others)), N + 1)}, sprite ${us(median(cpu.map((c) => c.sprite)), N + 1)} µs` : "";
-  console.log(`${`${name} median`.padEnd(16)} ${fmt(median(rounds.map((r) => r.rate)))} events/s, ratio to JSON.parse ${median(rounds.map((r) => r.ratio)).toFixed(3)} (over ${rounds.length} round${rounds.length > 1 ? "s" : ""})${perEvent}`);
+  console.log(`${`${name} median`.padEnd(20)} ${fmt(median(rounds.map((r) => r.rate)))} events/s, ratio to JSON.parse ${median(rounds.map((r) => r.ratio)).toFixed(3)} (over ${rounds.length} round${rounds.length > 1 ? "s" : ""})${perEvent}`);
 }
 if (old) {
   const ratios = byStore.get("SQLite").map((r, i) => r.rate / byStore.get("SQLite (old)")[i].rate);

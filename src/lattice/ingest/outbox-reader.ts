@@ -130,6 +130,21 @@ export class BatchPacker {
       return;
     }
     const { json, timestamp, id } = redactEvent(this.redactor, item.text, item.event.timestamp, item.id);
+    if (json === item.text && item.bytes) {
+      // Stored as written: the line's bytes are copied as they are (no encoding), then the
+      // timestamp and the id, ASCII both (an ISO date-time, hex).
+      const { buffer, start, end } = item.bytes;
+      const len = end - start;
+      const tail = timestamp + id;
+      this.reserve(RECORD_HEADER + len + tail.length);
+      const at = this.used;
+      this.bytes.set(buffer.subarray(start, end), at + RECORD_HEADER);
+      this.bytes.write(tail, at + RECORD_HEADER + len, "latin1");
+      this.header(at, len, timestamp.length, item, false);
+      this.used += RECORD_HEADER + len + tail.length;
+      this.n++;
+      return;
+    }
     // One write for the three (the id is hex): at most 3 UTF-8 bytes per UTF-16 unit.
     const all = json + timestamp + id;
     this.reserve(RECORD_HEADER + 3 * all.length);
@@ -137,14 +152,18 @@ export class BatchPacker {
     const written = this.bytes.write(all, at + RECORD_HEADER);
     // As many bytes as units: all ASCII, so each part's length is its byte length.
     const ascii = written === all.length;
-    this.bytes.writeUInt32LE(ascii ? json.length : Buffer.byteLength(json), at);
-    this.bytes.writeUInt32LE(ascii ? timestamp.length : Buffer.byteLength(timestamp), at + 4);
-    this.bytes.writeDoubleLE(item.line_no, at + 8);
-    this.bytes[at + 16] = TYPE_INDEX.get(item.event.event_type)!;
-    this.bytes[at + 17] = json === item.text ? 0 : 1;
+    this.header(at, ascii ? json.length : Buffer.byteLength(json), ascii ? timestamp.length : Buffer.byteLength(timestamp), item, json !== item.text);
     this.used += RECORD_HEADER + written;
     this.n++;
   };
+
+  private header(at: number, jsonBytes: number, tsBytes: number, item: OutboxEvent, redacted: boolean): void {
+    this.bytes.writeUInt32LE(jsonBytes, at);
+    this.bytes.writeUInt32LE(tsBytes, at + 4);
+    this.bytes.writeDoubleLE(item.line_no, at + 8);
+    this.bytes[at + 16] = TYPE_INDEX.get(item.event.event_type)!;
+    this.bytes[at + 17] = redacted ? 1 : 0;
+  }
 
   private reserve(n: number): void {
     if (this.used + n <= this.bytes.length) return;

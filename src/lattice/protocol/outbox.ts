@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { ConflictError } from "../../core/index.js";
 import { DEFAULT_MAX_LINE_BYTES, EXCERPT_BYTES, LineSplitter, type RawLine } from "./lines.js";
 import { openRegularFile } from "./regular-file.js";
-import { excerpt, identity, notUtf8, parseEventJson, type ParsedEvent, type ProtocolError } from "./parser.js";
+import { excerpt, identity, type LineBytes, notUtf8, parseEventJson, type ParsedEvent, type ProtocolError } from "./parser.js";
 
 export const LATTICE_DIR = ".lattice";
 export const OUTBOX_FILE = "outbox.jsonl";
@@ -52,7 +52,11 @@ export interface OutboxPosition {
 export const OUTBOX_START: OutboxPosition = { offset: 0, line_no: 1 };
 
 /** An outbox event with its line's JSON text (what its stdout copy shows after the prefix). */
-export type OutboxEvent = ParsedEvent & { text: string };
+export type OutboxEvent = ParsedEvent & {
+  text: string;
+  /** The line's bytes (the text as UTF-8), valid only while the item is handed over (`onItem`): the read's buffer is reused. */
+  bytes?: LineBytes;
+};
 
 export interface OutboxRead {
   items: Array<OutboxEvent | ProtocolError>;
@@ -86,11 +90,12 @@ function classifyText(text: string, lineNo: number, redact: (t: string) => strin
   if (text.trim() === "") return null;
   const badBytes = notUtf8(text, () => buffer.subarray(start, end));
   if (badBytes) return { kind: "protocol_error", line_no: lineNo, reason: badBytes, excerpt: excerpt(text, redact) };
-  const parsed = parseEventJson(text, { buffer, start, end });
+  const bytes = { buffer, start, end };
+  const parsed = parseEventJson(text, bytes);
   if (!parsed.ok) {
     return { kind: "protocol_error", line_no: lineNo, reason: redact(parsed.reason), excerpt: excerpt(text, redact) };
   }
-  return { kind: "event", line_no: lineNo, id: parsed.id, event: parsed.event, raw: parsed.raw, text };
+  return { kind: "event", line_no: lineNo, id: parsed.id, event: parsed.event, raw: parsed.raw, text, bytes };
 }
 
 /**
