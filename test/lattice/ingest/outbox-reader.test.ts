@@ -70,7 +70,7 @@ describe("OutboxReader on a long backlog (reads split ahead, over several decode
     const errors: number[] = [];
     let from = OUTBOX_START;
     let batches = 0;
-    let torn: OutboxBatch["torn"] = null;
+    let torn: OutboxBatch["torn"];
     for (;;) {
       const b = await reader.read(from);
       batches++;
