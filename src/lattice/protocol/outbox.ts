@@ -126,7 +126,8 @@ export function readOutbox(
     }
     const splitter = new LineSplitter(maxLineBytes, from.line_no);
     const items: Array<OutboxEvent | ProtocolError> = [];
-    const onItem = options.onItem ?? ((item: OutboxEvent | ProtocolError) => items.push(item));
+    // Kept items lose their bytes: a view of the read's buffer, which the next chunk overwrites.
+    const onItem = options.onItem ?? ((item: OutboxEvent | ProtocolError) => items.push(item.kind === "event" ? { ...item, bytes: undefined } : item));
     const maxBytes = Math.max(1, options.maxBytes ?? Infinity);
     const buf = Buffer.allocUnsafe(Math.min(READ_CHUNK, maxBytes, Math.max(size - from.offset, 1)));
     const stopAt = Math.min(size, from.offset + maxBytes);
