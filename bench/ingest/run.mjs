@@ -5,14 +5,20 @@
  * in the same run, the rate of merely JSON.parse-ing the same lines, with the ratio; and where
  * the CPU went, per event (on Linux).
  *
- *   npm run build && node bench/ingest/run.mjs [N] [--rounds R] [--sqlite-only]
+ *   npm run build && node bench/ingest/run.mjs [N] [--rounds R] [--sqlite-only] [--old DIR]
  *   (PMAGENT_TEST_DATABASE_URL selects the PostgreSQL server; unreachable → SQLite only)
  *
- * On a noisy machine one run can land 20% off either way: --rounds R measures each store R times,
- * alternating them, and prints every round and the median.
+ * On a noisy machine one run can land 20% off either way: each store is measured R times
+ * (default 3), alternating them, and every round is printed with the median. The JSON.parse
+ * baseline is measured beside each round, on that round's own lines, so a round's ratio compares
+ * figures taken under the same load. `--old DIR`: another pmagent checkout (built), whose
+ * supervisor is measured on SQLite in the same rounds (the old-vs-new comparison).
+ *
+ * The goal it checks is issue 21's: at least 100,000 events/s stored durably on SQLite, and at
+ * least 0.3× the rate of a raw JSON.parse of the same lines, on the same run.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -20,11 +26,12 @@ import pg from "pg";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const dist = join(here, "../../dist");
-const { parseConfig, SqliteStore, PostgresStore, migrate, migrations, Supervisor } = await import(join(dist, "index.js"));
-
-const { values: args, positionals } = parseArgs({ allowPositionals: true, options: { rounds: { type: "string" }, "sqlite-only": { type: "boolean" } } });
+const { values: args, positionals } = parseArgs({ allowPositionals: true, options: { rounds: { type: "string" }, "sqlite-only": { type: "boolean" }, old: { type: "string" } } });
+const current = await import(join(dist, "index.js"));
+const { parseConfig, PostgresStore } = current;
+const old = args.old ? await import(join(args.old, "dist", "index.js")) : null;
 const N = Number(positionals[0] ?? 1_000_000);
-const ROUNDS = Number(args.rounds ?? 1);
+const ROUNDS = Number(args.rounds ?? 3);
 for (const [name, v] of [["N", N], ["--rounds", ROUNDS]]) {
   if (!Number.isInteger(v) || v < 1) {
     console.error(`bench/ingest: ${name} must be a positive integer, got ${JSON.stringify(name === "N" ? positionals[0] : args.rounds)}`);
@@ -79,11 +86,11 @@ function cpuDelta(before, after) {
   return { main, others, sprite: after.children - before.children };
 }
 
-async function measure(name, store) {
+async function measure(name, store, pm = current) {
   const root = mkdtempSync(join(tmpdir(), "pmagent-bench-"));
   try {
-    await migrate(store, migrations);
-    const sup = new Supervisor({ store, project: project(root), pmagentCommand: [process.execPath, join(dist, "cli/main.js")], pollMs: 50 });
+    await pm.migrate(store, pm.migrations);
+    const sup = new pm.Supervisor({ store, project: project(root), pmagentCommand: [process.execPath, join(dist, "cli/main.js")], pollMs: 50 });
     const c0 = cpu();
     const t0 = performance.now();
     const run = await sup.startRun({ role: "Writer" });
@@ -91,8 +98,11 @@ async function measure(name, store) {
     const used = cpuDelta(c0, cpu());
     const stored = Number((await store.get("SELECT COUNT(*) AS n FROM lattice_run_events WHERE run_id = ?", [run.id])).n);
     if (run.state !== "succeeded" || stored !== N + 1) throw new Error(`${name}: run ${run.state} (${run.reason}), ${stored} events stored, expected ${N + 1}`);
-    const lines = readFileSync(join(run.workspace, ".lattice", "outbox.jsonl"), "utf8").split("\n").filter(Boolean);
-    return { name, stored, seconds, rate: stored / seconds, lines, used };
+    // The sprite's CPU as it read it itself: a sandboxed sprite (its own PID namespace) is not a waited-for child here.
+    if (used) used.sprite = JSON.parse(readFileSync(join(run.workspace, "bench-sprite-cpu.json"), "utf8")).seconds;
+    // The baseline beside the round: JSON.parse of this round's own lines, now.
+    const baseline = parseRate(readFileSync(join(run.workspace, ".lattice", "outbox.jsonl"), "utf8").split("\n").filter(Boolean));
+    return { name, stored, seconds, rate: stored / seconds, baseline, ratio: stored / seconds / baseline, used };
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -107,11 +117,11 @@ function parseRate(lines) {
 
 const fmt = (x) => Math.round(x).toLocaleString("en-US");
 
-async function sqliteRound() {
+async function sqliteRound(pm = current, name = "SQLite") {
   const dir = mkdtempSync(join(tmpdir(), "pmagent-bench-db-"));
-  const store = new SqliteStore(join(dir, "bench.db"));
+  const store = new pm.SqliteStore(join(dir, "bench.db"));
   try {
-    return await measure("SQLite", store);
+    return await measure(name, store, pm);
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
@@ -140,35 +150,35 @@ if (pgOk) {
     console.log(`PostgreSQL at ${PG_URL} unreachable (${err.message}): skipped`);
   }
 }
-const byStore = new Map([["SQLite", []], ...(pgOk ? [["PostgreSQL", []]] : [])]);
-for (let r = 0; r < ROUNDS; r++) {
-  // The lines (for the JSON.parse baseline) are kept from the first round only: a million strings a round would load the later ones.
-  byStore.get("SQLite").push(await sqliteRound());
-  if (pgOk) byStore.get("PostgreSQL").push({ ...(await postgresRound()), lines: null });
-  if (r > 0) byStore.get("SQLite")[r].lines = null;
-}
-const baseline = parseRate(byStore.get("SQLite")[0].lines);
+const byStore = new Map([["SQLite", []], ...(old ? [["SQLite (old)", []]] : []), ...(pgOk ? [["PostgreSQL", []]] : [])]);
+console.log(`ingest benchmark: ${fmt(N + 1)} mixed events (INFO, PHASE_STARTED, PHASE_FINISHED, ARTIFACT, COMPLETED), each on stdout and in the outbox; ${ROUNDS} round${ROUNDS > 1 ? "s" : ""} per store, alternating; load ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-console.log(`ingest benchmark: ${fmt(N + 1)} mixed events (INFO, PHASE_STARTED, PHASE_FINISHED, ARTIFACT, COMPLETED), each on stdout and in the outbox${ROUNDS > 1 ? `; ${ROUNDS} rounds per store` : ""}`);
-console.log(`baseline  JSON.parse of the same lines: ${fmt(baseline)} lines/s`);
+const us = (s, n) => ((s * 1e6) / n).toFixed(1);
+function report(label, r) {
+  console.log(`${label.padEnd(20)} stored once each, durably: ${fmt(r.stored)} events in ${r.seconds.toFixed(2)} s = ${fmt(r.rate)} events/s; JSON.parse beside it: ${fmt(r.baseline)} lines/s; ratio ${r.ratio.toFixed(3)}`);
+  if (r.used) console.log(`${"".padEnd(20)} CPU per event: supervisor main thread ${us(r.used.main, r.stored)} µs, its other threads ${us(r.used.others, r.stored)} µs, sprite ${us(r.used.sprite, r.stored)} µs (JSON.parse alone: ${(1e6 / r.baseline).toFixed(1)} µs)`);
+}
+for (let r = 0; r < ROUNDS; r++) {
+  for (const [name, rounds] of byStore) {
+    const result = name === "SQLite" ? await sqliteRound() : name === "SQLite (old)" ? await sqliteRound(old, name) : await postgresRound();
+    rounds.push(result);
+    report(`${name} #${r + 1}`, result);
+  }
+}
+console.log(`load after: ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
 for (const [name, rounds] of byStore) {
-  for (const [i, r] of rounds.entries()) {
-    const label = ROUNDS > 1 ? `${name} #${i + 1}` : name;
-    console.log(`${label.padEnd(13)} stored once each, durably: ${fmt(r.stored)} events in ${r.seconds.toFixed(2)} s = ${fmt(r.rate)} events/s  (ratio to JSON.parse: ${(r.rate / baseline).toFixed(3)})`);
-    if (r.used) {
-      const us = (s) => ((s * 1e6) / r.stored).toFixed(1);
-      console.log(`${"".padEnd(13)} CPU per event: supervisor main thread ${us(r.used.main)} µs, its other threads ${us(r.used.others)} µs, sprite ${us(r.used.sprite)} µs (JSON.parse alone: ${(1e6 / baseline).toFixed(1)} µs)`);
-    }
-  }
-  if (ROUNDS > 1) {
-    const rate = median(rounds.map((r) => r.rate));
-    console.log(`${`${name} median`.padEnd(13)} ${fmt(rate)} events/s over ${ROUNDS} rounds (ratio to JSON.parse: ${(rate / baseline).toFixed(3)})`);
-  }
+  const cpu = rounds.every((r) => r.used) ? rounds.map((r) => r.used) : null;
+  const perEvent = cpu ? `; CPU per event (median): main ${us(median(cpu.map((c) => c.main)), N + 1)}, other threads ${us(median(cpu.map((c) => c.others)), N + 1)}, sprite ${us(median(cpu.map((c) => c.sprite)), N + 1)} µs` : "";
+  console.log(`${`${name} median`.padEnd(20)} ${fmt(median(rounds.map((r) => r.rate)))} events/s, ratio to JSON.parse ${median(rounds.map((r) => r.ratio)).toFixed(3)} (over ${rounds.length} round${rounds.length > 1 ? "s" : ""})${perEvent}`);
 }
-if (byStore.get("SQLite").length) {
-  const rate = median(byStore.get("SQLite").map((r) => r.rate));
-  console.log(`goal: at least 100,000 events/s stored on SQLite: ${rate >= 100_000 ? "met" : "NOT met"} (${fmt(rate)}${ROUNDS > 1 ? ", median" : ""})`);
+if (old) {
+  const ratios = byStore.get("SQLite").map((r, i) => r.rate / byStore.get("SQLite (old)")[i].rate);
+  console.log(`new vs old (SQLite, same rounds): ${ratios.map((x) => `${x.toFixed(2)}×`).join(", ")}; median ${median(ratios).toFixed(2)}×`);
 }
+const sqlite = byStore.get("SQLite");
+const rate = median(sqlite.map((r) => r.rate));
+const ratio = median(sqlite.map((r) => r.ratio));
+console.log(`goal (issue 21): ≥ 100,000 events/s stored durably on SQLite: ${rate >= 100_000 ? "met" : "NOT met"} (${fmt(rate)}/s, median); ≥ 0.3× a raw JSON.parse of the same lines on the same run: ${ratio >= 0.3 ? "met" : "NOT met"} (${ratio.toFixed(3)}×, median of the rounds' ratios)`);

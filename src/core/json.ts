@@ -71,3 +71,212 @@ export function sha256Hex(data: string | Buffer): string {
 export function contentHash(value: unknown): string {
   return sha256Hex(canonicalJson(value));
 }
+
+/**
+ * contentHash of a JSON text's value, from the text's UTF-8 bytes (`bytes` from `start` to `end`),
+ * without building the value or a string: the canonical form's bytes are the text's own when it is
+ * canonical already (keys sorted, no whitespace, numbers as JSON.stringify writes them), or its
+ * members reordered, copied into a scratch buffer. Returns null when the text holds what this scan
+ * leaves to the value path (`contentHash(JSON.parse(text))`): a backslash (escapes), whitespace,
+ * a number other than a short integer, a key that is not ASCII, starts with a digit (an array
+ * index, which objects order first), is duplicated or is `__proto__`. The text must be valid JSON
+ * (callers parse it first); anything unexpected returns null.
+ */
+export function contentHashOfJson(bytes: Uint8Array, start: number, end: number): string | null {
+  if (end - start > canon.out.length) return null;
+  canon.src = bytes;
+  canon.end = end;
+  canon.at = start;
+  canon.n = 0;
+  canon.members = 0;
+  const ok = canonValue() && canon.at === end;
+  canon.src = EMPTY;
+  return ok ? hash("sha256", canon.out.subarray(0, canon.n), "hex") : null;
+}
+
+const EMPTY: Uint8Array = new Uint8Array(0);
+/** Texts longer than this take the value path (the scratch buffers are this size). */
+const CANON_MAX_BYTES = 64 * 1024;
+
+/**
+ * The scan's state (one scan at a time: it never yields): the text, where the scan is, the
+ * canonical bytes written so far (`out` up to `n`), and a stack of the members of the objects
+ * being scanned (per member: where its key starts and ends in `out`, where the member ends).
+ */
+const canon = {
+  src: EMPTY,
+  at: 0,
+  end: 0,
+  out: new Uint8Array(CANON_MAX_BYTES),
+  tmp: new Uint8Array(CANON_MAX_BYTES),
+  n: 0,
+  keyStart: new Int32Array(4096),
+  keyEnd: new Int32Array(4096),
+  memberEnd: new Int32Array(4096),
+  members: 0,
+  /** An object's members in key order, while it is reordered. */
+  order: new Int32Array(4096),
+};
+
+/** Copy the text's bytes [from, to) to the canonical output. */
+function emit(from: number, to: number): void {
+  const { src, out } = canon;
+  let n = canon.n;
+  for (let i = from; i < to; i++) out[n++] = src[i]!;
+  canon.n = n;
+}
+
+function canonValue(): boolean {
+  const { src, end } = canon;
+  const at = canon.at;
+  const c = src[at];
+  if (c === 0x22) {
+    const close = stringEnd(at + 1);
+    if (close === -1) return false;
+    emit(at, close + 1);
+    canon.at = close + 1;
+    return true;
+  }
+  if (c === 0x7b) return canonObject();
+  if (c === 0x5b) return canonArray();
+  // true, false, null or a number: bytes up to the next delimiter, copied as they are when they are
+  // a literal or an integer of up to 15 digits without a leading zero (JSON.stringify writes those so).
+  let i = at;
+  while (i < end) {
+    const b = src[i]!;
+    if (b === 0x2c || b === 0x7d || b === 0x5d) break;
+    i++;
+  }
+  const len = i - at;
+  if (c === 0x74 || c === 0x6e || c === 0x66) {
+    // Valid JSON: a token of the word's length starting so is the word (one with a space is longer).
+    if (len !== (c === 0x66 ? 5 : 4)) return false;
+  } else {
+    const neg = c === 0x2d ? 1 : 0;
+    const digits = len - neg;
+    if (digits < 1 || digits > 15 || (src[at + neg] === 0x30 && digits > 1) || (neg === 1 && digits === 1 && src[at + 1] === 0x30)) return false;
+    for (let k = at + neg; k < i; k++) if (src[k]! < 0x30 || src[k]! > 0x39) return false;
+  }
+  emit(at, i);
+  canon.at = i;
+  return true;
+}
+
+/** Where the string whose contents start at `from` closes, or -1 (a backslash: escapes are the value path's). */
+function stringEnd(from: number): number {
+  const { src, end } = canon;
+  for (let i = from; i < end; i++) {
+    const b = src[i];
+    if (b === 0x22) return i;
+    if (b === 0x5c) return -1;
+  }
+  return -1;
+}
+
+function canonArray(): boolean {
+  const { src, out } = canon;
+  out[canon.n++] = 0x5b;
+  canon.at++;
+  if (src[canon.at] === 0x5d) {
+    out[canon.n++] = 0x5d;
+    canon.at++;
+    return true;
+  }
+  for (;;) {
+    if (!canonValue()) return false;
+    const c = src[canon.at++];
+    out[canon.n++] = c!;
+    if (c === 0x5d) return true;
+    if (c !== 0x2c) return false;
+  }
+}
+
+function canonObject(): boolean {
+  const { src, out, keyStart, keyEnd, memberEnd } = canon;
+  const open = canon.n;
+  out[canon.n++] = 0x7b;
+  canon.at++;
+  if (src[canon.at] === 0x7d) {
+    out[canon.n++] = 0x7d;
+    canon.at++;
+    return true;
+  }
+  const base = canon.members;
+  let sorted = true;
+  for (;;) {
+    const at = canon.at;
+    if (src[at] !== 0x22) return false;
+    const close = stringEnd(at + 1);
+    if (close === -1 || src[close + 1] !== 0x3a || close === at + 1) {
+      // An empty key sorts first and is rare: the value path handles it.
+      return false;
+    }
+    const first = src[at + 1]!;
+    if (first >= 0x30 && first <= 0x39) return false;
+    for (let k = at + 1; k < close; k++) if (src[k]! >= 0x80) return false;
+    if (close - at - 1 === 9 && isProto(at + 1)) return false;
+    const m = canon.members++;
+    if (m >= keyStart.length) return false;
+    // The member in `out` without its separator: `"key":value`.
+    keyStart[m] = canon.n + 1;
+    keyEnd[m] = canon.n + 1 + (close - at - 1);
+    emit(at, close + 2);
+    canon.at = close + 2;
+    if (!canonValue()) return false;
+    memberEnd[m] = canon.n;
+    if (m > base && compareKeys(m - 1, m) >= 0) sorted = false;
+    const c = src[canon.at++];
+    if (c === 0x7d) break;
+    if (c !== 0x2c) return false;
+    out[canon.n++] = 0x2c;
+  }
+  out[canon.n++] = 0x7d;
+  const count = canon.members - base;
+  canon.members = base;
+  if (sorted) return true;
+  // Reorder the members (insertion sort of their indices by key: few members), through `tmp`.
+  const order = canon.order;
+  for (let i = 0; i < count; i++) {
+    const m = base + i;
+    let j = i - 1;
+    while (j >= 0) {
+      const d = compareKeys(order[j]!, m);
+      if (d === 0) return false; // a duplicate key: JSON.parse keeps the last
+      if (d < 0) break;
+      order[j + 1] = order[j]!;
+      j--;
+    }
+    order[j + 1] = m;
+  }
+  const tmp = canon.tmp;
+  let t = 0;
+  for (let i = 0; i < count; i++) {
+    if (i > 0) tmp[t++] = 0x2c;
+    const m = order[i]!;
+    const to = memberEnd[m]!;
+    for (let k = keyStart[m]! - 1; k < to; k++) tmp[t++] = out[k]!;
+  }
+  for (let k = 0; k < t; k++) out[open + 1 + k] = tmp[k]!;
+  return true;
+}
+
+const PROTO = "__proto__";
+function isProto(from: number): boolean {
+  for (let k = 0; k < PROTO.length; k++) if (canon.src[from + k] !== PROTO.charCodeAt(k)) return false;
+  return true;
+}
+
+/** Members `a` and `b`'s keys (ASCII) in code-unit order, as canonicalJson sorts them. */
+function compareKeys(a: number, b: number): number {
+  const { out, keyStart, keyEnd } = canon;
+  const as = keyStart[a]!;
+  const bs = keyStart[b]!;
+  const al = keyEnd[a]! - as;
+  const bl = keyEnd[b]! - bs;
+  const l = Math.min(al, bl);
+  for (let k = 0; k < l; k++) {
+    const d = out[as + k]! - out[bs + k]!;
+    if (d !== 0) return d;
+  }
+  return al - bl;
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { isIsoWithZone, jsonTooDeep, MAX_JSON_DEPTH, nulPath, parseDateInput, parseJsonText, storableText, valueTooDeep } from "../../src/core/index.js";
+import { ISO_WITH_ZONE, isIsoWithZone, isRealDateTime, jsonTooDeep, MAX_JSON_DEPTH, nulPath, parseDateInput, parseJsonText, storableText, valueTooDeep } from "../../src/core/index.js";
 
 /** The definition: the deepest nesting of objects and arrays in a parsed value. */
 function depthOf(v: unknown): number {
@@ -58,5 +58,23 @@ describe("dates", () => {
     expect(() => parseDateInput("2026-02-30", "--since")).toThrow('--since: "2026-02-30" is not an ISO 8601 date or date-time (e.g. 2026-01-15 or 2026-01-15T10:30:00Z)');
     expect(() => parseDateInput("2026-04-31T10:00:00Z", "--until")).toThrow('--until: "2026-04-31T10:00:00Z" is not an ISO 8601 date');
     expect(parseDateInput("2028-02-29", "--since").toISOString()).toBe("2028-02-29T00:00:00.000Z");
+  });
+});
+
+describe("isIsoWithZone's quick path (UTC with seconds)", () => {
+  it("agrees with the full check on 20,000 date-times, real and not", () => {
+    let state = 7;
+    const next = (n: number) => {
+      state = (state * 1103515245 + 12345) % 2 ** 31;
+      return Math.floor((state / 2 ** 31) * n);
+    };
+    const pad = (v: number, w = 2) => String(v).padStart(w, "0");
+    const full = (s: string) => ISO_WITH_ZONE.test(s) && isRealDateTime(s) && !Number.isNaN(Date.parse(s));
+    for (let i = 0; i < 20_000; i++) {
+      const fraction = ["", ".", ".1", ".123", ".123456789", ".1234567890", ".12a"][next(7)]!;
+      const sep = next(50) === 0 ? " " : "T";
+      const s = `${pad(next(10_000), 4)}-${pad(next(14))}-${pad(next(33))}${sep}${pad(next(26))}:${pad(next(62))}:${pad(next(62))}${fraction}${next(20) === 0 ? "z" : "Z"}`;
+      expect(isIsoWithZone(s), s).toBe(full(s));
+    }
   });
 });

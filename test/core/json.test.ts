@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canonicalJson, contentHash } from "../../src/core/index.js";
+import { canonicalJson, contentHash, contentHashOfJson } from "../../src/core/index.js";
 
 /** The definition: every object rebuilt with its keys sorted, undefined members dropped. */
 function reference(value: unknown): string {
@@ -60,5 +60,57 @@ describe("canonicalJson", () => {
     // JSON.parse makes "__proto__" an own key; the definition's rebuild loses it.
     const proto: unknown = JSON.parse('{"__proto__":{"a":1},"b":2}');
     for (const value of [{ at: date }, [bare], { x: new Map([["k", 1]]) }, proto, [{ c: proto }]]) expect(canonicalJson(value)).toBe(reference(value));
+  });
+});
+
+describe("contentHashOfJson", () => {
+  const ofText = (text: string) => {
+    const bytes = Buffer.from(text);
+    return contentHashOfJson(bytes, 0, bytes.length);
+  };
+
+  it("hashes an event line from its bytes, reordered or not, to the same id as its value", () => {
+    const line = '{"protocol_version":"v1","sprite_id":"s-1","work_item_id":"42","event_type":"INFO","timestamp":"2026-01-15T10:30:00Z","payload":{"message":"héllo ✓","kind":"progress","metadata":{"i":7,"percent":-7,"list":[3,{"z":true,"y":null}]}}}';
+    expect(ofText(line)).toBe(contentHash(JSON.parse(line)));
+    const canonical = canonicalJson(JSON.parse(line));
+    expect(ofText(canonical)).toBe(contentHash(JSON.parse(line)));
+    // A line inside a larger buffer (an outbox chunk): only its bytes count.
+    const chunk = Buffer.from(`{"x":1}\n${line}\n{"y":2}`);
+    const start = chunk.indexOf(line);
+    expect(contentHashOfJson(chunk, start, start + Buffer.byteLength(line))).toBe(contentHash(JSON.parse(line)));
+  });
+
+  it.each([
+    ['{"a": 1}', "whitespace"],
+    ['{"a":"q\\"uote"}', "an escape"],
+    ['{"a":1.5}', "a fraction"],
+    ['{"a":1e3}', "an exponent"],
+    ['{"a":-0}', "minus zero"],
+    ['{"a":1234567890123456}', "a 16-digit integer"],
+    ['{"10":1,"9":2}', "an array-index key"],
+    ['{"b":1,"a":2,"b":3}', "a duplicate key"],
+    ['{"__proto__":{"a":1}}', "a __proto__ key"],
+    ['{"é":1,"e":2}', "a key that is not ASCII"],
+    ['{"":1}', "an empty key"],
+    [" 1", "leading whitespace"],
+    ["[1 ]", "whitespace in an array"],
+    ['{"a":true }', "whitespace after a literal"],
+  ])("leaves %s to the value path (%s)", (text) => {
+    expect(ofText(text)).toBeNull();
+  });
+
+  it("equals contentHash of the parsed value on 2,000 random texts, whenever it answers", () => {
+    let answered = 0;
+    for (let seed = 1; seed <= 1000; seed++) {
+      const value: unknown = JSON.parse(JSON.stringify(randomValue(seed)) ?? "null");
+      for (const text of [JSON.stringify(value), canonicalJson(value)]) {
+        const id = ofText(text);
+        if (id !== null) {
+          answered++;
+          expect(id).toBe(contentHash(value));
+        }
+      }
+    }
+    expect(answered).toBeGreaterThan(200);
   });
 });

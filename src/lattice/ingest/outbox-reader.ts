@@ -6,10 +6,11 @@
  * are decoded in place: a thread hop would only add latency. Both paths run `decodeBatch`, so a
  * line means the same whichever decodes it.
  */
-import { statSync } from "node:fs";
+import { closeSync, readSync, statSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import type { Worker } from "node:worker_threads";
 import { Redactor, startThread, UnavailableError } from "../../core/index.js";
-import { readOutbox, type OutboxEvent, type OutboxPosition, type OutboxRead, redactEvent, type ProtocolError, EVENT_TYPES, type EventType, IdentityWarnings, type EventIdentity } from "../protocol/index.js";
+import { openRegularFile, readOutbox, type OutboxEvent, type OutboxPosition, type OutboxRead, redactEvent, type ProtocolError, EVENT_TYPES, type EventType, IdentityWarnings, type EventIdentity } from "../protocol/index.js";
 
 /**
  * A decoded batch of outbox events, as the ingestor stores them: one buffer of bytes holding, per
@@ -29,6 +30,8 @@ export interface OutboxBatch {
   more: boolean;
   /** Made on the decoder thread (its buffer goes back there once released). */
   fromThread?: boolean;
+  /** Added to the line numbers of the batch's records (a read split off ahead numbers its lines from 1; see OutboxReader). */
+  lineBase?: number;
 }
 
 export interface OutboxReadOptions {
@@ -36,6 +39,8 @@ export interface OutboxReadOptions {
   maxBytes: number;
   /** The run's identity: an event claiming another gets a warning (with the batch's errors), once per value in a batch. */
   identity?: EventIdentity;
+  /** Read exactly up to this offset (see readOutbox). */
+  to?: number;
 }
 
 /** Outbox bytes waiting to be read at or above which a read is decoded on the decoder thread. */
@@ -68,10 +73,12 @@ export class BatchCursor {
   redacted = false;
   private at = 0;
   private left: number;
+  private readonly lineBase: number;
 
   constructor(batch: OutboxBatch) {
     this.bytes = batch.bytes;
     this.left = batch.n;
+    this.lineBase = batch.lineBase ?? 0;
   }
 
   next(): boolean {
@@ -85,7 +92,7 @@ export class BatchCursor {
     this.tsEnd = this.ts + bytes.readUInt32LE(at + 4);
     this.id = this.tsEnd;
     this.idEnd = this.id + ID_CHARS;
-    this.lineNo = bytes.readDoubleLE(at + 8);
+    this.lineNo = bytes.readDoubleLE(at + 8) + this.lineBase;
     this.type = EVENT_TYPES[bytes[at + 16]!]!;
     this.redacted = bytes[at + 17] === 1;
     this.at = this.idEnd;
@@ -131,6 +138,21 @@ export class BatchPacker {
       for (const reason of this.identity.check(item.event)) this.errors.push({ kind: "protocol_error", line_no: item.line_no, reason: this.redactor.redact(reason), excerpt: "", severity: "warning" });
     }
     const { json, timestamp, id } = redactEvent(this.redactor, item.text, item.event.timestamp, item.id);
+    if (json === item.text && item.bytes) {
+      // Stored as written: the line's bytes are copied as they are (no encoding), then the
+      // timestamp and the id, ASCII both (an ISO date-time, hex).
+      const { buffer, start, end } = item.bytes;
+      const len = end - start;
+      const tail = timestamp + id;
+      this.reserve(RECORD_HEADER + len + tail.length);
+      const at = this.used;
+      this.bytes.set(buffer.subarray(start, end), at + RECORD_HEADER);
+      this.bytes.write(tail, at + RECORD_HEADER + len, "latin1");
+      this.header(at, len, timestamp.length, item, false);
+      this.used += RECORD_HEADER + len + tail.length;
+      this.n++;
+      return;
+    }
     // One write for the three (the id is hex): at most 3 UTF-8 bytes per UTF-16 unit.
     const all = json + timestamp + id;
     this.reserve(RECORD_HEADER + 3 * all.length);
@@ -138,14 +160,18 @@ export class BatchPacker {
     const written = this.bytes.write(all, at + RECORD_HEADER);
     // As many bytes as units: all ASCII, so each part's length is its byte length.
     const ascii = written === all.length;
-    this.bytes.writeUInt32LE(ascii ? json.length : Buffer.byteLength(json), at);
-    this.bytes.writeUInt32LE(ascii ? timestamp.length : Buffer.byteLength(timestamp), at + 4);
-    this.bytes.writeDoubleLE(item.line_no, at + 8);
-    this.bytes[at + 16] = TYPE_INDEX.get(item.event.event_type)!;
-    this.bytes[at + 17] = json === item.text ? 0 : 1;
+    this.header(at, ascii ? json.length : Buffer.byteLength(json), ascii ? timestamp.length : Buffer.byteLength(timestamp), item, json !== item.text);
     this.used += RECORD_HEADER + written;
     this.n++;
   };
+
+  private header(at: number, jsonBytes: number, tsBytes: number, item: OutboxEvent, redacted: boolean): void {
+    this.bytes.writeUInt32LE(jsonBytes, at);
+    this.bytes.writeUInt32LE(tsBytes, at + 4);
+    this.bytes.writeDoubleLE(item.line_no, at + 8);
+    this.bytes[at + 16] = TYPE_INDEX.get(item.event.event_type)!;
+    this.bytes[at + 17] = redacted ? 1 : 0;
+  }
 
   private reserve(n: number): void {
     if (this.used + n <= this.bytes.length) return;
@@ -226,21 +252,35 @@ export function answerDecode(req: DecodeRequest, spares: ArrayBuffer[]): { respo
 const THREAD_STOPPED = "outbox_decoder_stopped";
 
 /**
- * The process's one decoder thread, started on first use and shared by every run's reader. It
- * does not keep the process alive while idle. If it dies, its pending reads fail with
- * THREAD_STOPPED (their readers decode them in place) and the next read starts a new thread.
+ * How many decoder threads a long backlog is spread over: one per core beside the storing thread,
+ * at least two (on two cores, the storing thread and two decoders share them: a decoder waiting on
+ * its batch's file read or on a released buffer leaves the core to the other), at most four.
+ */
+export const DECODER_THREADS = Math.max(2, Math.min(4, availableParallelism() - 1));
+
+/**
+ * The process's decoder threads, started on first use and shared by every run's reader. They do
+ * not keep the process alive while idle. If one dies, its pending reads fail with THREAD_STOPPED
+ * (their readers decode them in place) and a new one takes its place at the next read.
  */
 class DecoderThread {
-  private static current: DecoderThread | undefined;
+  private static readonly threads: DecoderThread[] = [];
+  /** Released buffers, moved back with the next requests (to whichever thread). */
+  private static spares: ArrayBuffer[] = [];
   private readonly worker: Worker;
   private readonly pending = new Map<number, { resolve: (b: OutboxBatch) => void; reject: (e: Error) => void }>();
   private nextId = 1;
-  /** Released buffers, moved back with the next request. */
-  private spares: ArrayBuffer[] = [];
 
+  /** The thread with the fewest reads pending (a new one while there are fewer than DECODER_THREADS and all are busy). */
   static get(): DecoderThread {
-    DecoderThread.current ??= new DecoderThread();
-    return DecoderThread.current;
+    const all = DecoderThread.threads;
+    let best: DecoderThread | undefined;
+    for (const t of all) if (!best || t.pending.size < best.pending.size) best = t;
+    if (!best || (best.pending.size > 0 && all.length < DECODER_THREADS)) {
+      best = new DecoderThread();
+      all.push(best);
+    }
+    return best;
   }
 
   private constructor() {
@@ -254,7 +294,8 @@ class DecoderThread {
       else p.reject(new Error(m.message));
     });
     const fail = (err: Error) => {
-      if (DecoderThread.current === this) DecoderThread.current = undefined;
+      const at = DecoderThread.threads.indexOf(this);
+      if (at !== -1) DecoderThread.threads.splice(at, 1);
       for (const p of this.pending.values()) p.reject(new UnavailableError(THREAD_STOPPED, `outbox decoder thread stopped: ${err.message}`));
       this.pending.clear();
     };
@@ -262,21 +303,20 @@ class DecoderThread {
     this.worker.on("exit", (code) => fail(new Error(`exit code ${code}`)));
   }
 
-  /** Stop the thread as if it had died (tests: the readers waiting on it must not lose their reads). */
+  /** Stop the threads as if they had died (tests: the readers waiting on them must not lose their reads). */
   static async stop(): Promise<void> {
-    await DecoderThread.current?.worker.terminate();
+    await Promise.all(DecoderThread.threads.map((t) => t.worker.terminate()));
   }
 
   /** Hand a batch's buffer back (its views on this thread are detached when it is moved). */
   static release(buffer: ArrayBuffer): void {
-    const t = DecoderThread.current;
-    if (t && t.spares.length < MAX_SPARES) t.spares.push(buffer);
+    if (DecoderThread.threads.length > 0 && DecoderThread.spares.length < MAX_SPARES) DecoderThread.spares.push(buffer);
   }
 
   read(path: string, from: OutboxPosition, options: OutboxReadOptions, secrets: string[], waiting: number): Promise<OutboxBatch> {
     const id = this.nextId++;
-    const spares = this.spares;
-    this.spares = [];
+    // Two buffers a request: enough for its batch, and the rest left for the other threads' requests.
+    const spares = DecoderThread.spares.splice(0, 2);
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       this.worker.ref();
@@ -285,13 +325,29 @@ class DecoderThread {
   }
 }
 
-/** Batches decoded ahead of the one being stored: enough to keep the decoder thread busy through one store's commit. */
-const PREFETCH_DEPTH = 3;
+/** Batches decoded ahead of the one being stored: enough to keep the decoder threads busy through one store's commit. */
+const PREFETCH_DEPTH = 4;
+/** How far back from a split point a line end is looked for; a longer line leaves the read unsplit. */
+const SPLIT_WINDOW = 64 * 1024;
 
-/** Reads one outbox for one ingestor; see the module comment. */
+/** A read started ahead: from `offset`; `line` its first line's number, null when not known yet (then its lines are numbered from 1 and rebased once known); `to` where it ends, when split off. */
+interface Ahead {
+  offset: number;
+  line: number | null;
+  to: number | undefined;
+  batch: Promise<OutboxBatch>;
+  done?: OutboxBatch;
+}
+
+/**
+ * Reads one outbox for one ingestor; see the module comment. A long backlog is split into reads
+ * that end at a line end found near every `maxBytes` (a small read on this thread, no decoding),
+ * so that the reads after the next do not wait for it to be decoded to know where they start: they
+ * go to several decoder threads at once. Their lines are numbered when the read before them is
+ * known (`lineBase`); the batches come back in file order, whichever finishes first.
+ */
 export class OutboxReader {
-  /** Reads started ahead, in order, each from where the one before it stopped (`done` once decoded). */
-  private ahead: Array<{ from: OutboxPosition; batch: Promise<OutboxBatch>; done?: OutboxBatch }> = [];
+  private ahead: Ahead[] = [];
 
   constructor(
     private readonly path: string,
@@ -301,58 +357,85 @@ export class OutboxReader {
   /** The batch from `from` (throws what `readOutbox` throws: a rewritten or unreadable outbox). */
   async read(from: OutboxPosition): Promise<OutboxBatch> {
     const first = this.ahead[0];
-    let batch: Promise<OutboxBatch>;
-    if (first && first.from.offset === from.offset && first.from.line_no === from.line_no) {
+    let entry: Ahead;
+    if (first && first.offset === from.offset && (first.line === null || first.line === from.line_no)) {
       this.ahead.shift();
-      batch = first.batch;
+      entry = first;
     } else {
       this.ahead = [];
-      batch = this.decode(from);
+      entry = this.start(from.offset, from.line_no);
     }
-    const got = await batch;
-    if (this.ahead.length === 0 && got.more) this.prefetch(got.next);
-    else this.topUp();
+    // The reads after it start now where they can (it was split off: where it ends is known).
+    if (this.ahead.length === 0 && entry.to !== undefined) this.ahead.push(this.start(entry.to, null));
+    this.fill();
+    let got = await entry.batch;
+    if (entry.line === null) got = rebase(got, from.line_no - 1);
+    if (this.ahead.length === 0 && got.more) this.ahead.push(this.start(got.next.offset, got.next.line_no));
+    this.fill();
     return got;
   }
 
-  /** More is written already: decode the next batches while the caller stores this one. */
-  private prefetch(from: OutboxPosition): void {
-    const item: (typeof this.ahead)[number] = { from, batch: this.decode(from) };
-    this.ahead.push(item);
-    item.batch.then(
+  /** Start reads ahead while there is room: from where the last one ends if it was split off (known now), else once it is decoded. */
+  private fill(): void {
+    while (this.ahead.length > 0 && this.ahead.length < PREFETCH_DEPTH) {
+      const last = this.ahead.at(-1)!;
+      if (last.to !== undefined) this.ahead.push(this.start(last.to, null));
+      else if (last.done?.more && last.line !== null) this.ahead.push(this.start(last.done.next.offset, last.done.next.line_no));
+      else return;
+    }
+  }
+
+  /** Start the read from `offset` (split off at the line end near `offset + maxBytes` when more than twice that waits). */
+  private start(offset: number, line: number | null): Ahead {
+    let size = 0;
+    try {
+      size = statSync(this.path).size;
+    } catch {
+      // Missing or unreadable: readOutbox says what that means.
+    }
+    const waiting = size - offset;
+    const to = waiting >= 2 * this.options.maxBytes ? this.lineEndBefore(offset, offset + this.options.maxBytes) : undefined;
+    const entry: Ahead = { offset, line, to, batch: this.decode({ offset, line_no: line ?? 1 }, to, waiting) };
+    entry.batch.then(
       (b) => {
-        item.done = b;
-        // Still wanted (no read from elsewhere discarded it): go on from where it stopped.
-        if (this.ahead.at(-1) === item) this.topUp();
+        entry.done = b;
+        if (this.ahead.at(-1) === entry) this.fill();
       },
       () => undefined, // surfaces when awaited, if it is
     );
+    return entry;
+  }
+
+  /** The offset just after the last newline in (`from`, `at`], or undefined (none within SPLIT_WINDOW, or the file unreadable). */
+  private lineEndBefore(from: number, at: number): number | undefined {
+    let fd: number | null = null;
+    try {
+      fd = openRegularFile(this.path, "the outbox", { parent: true });
+      if (fd === null) return undefined;
+      const start = Math.max(from, at - SPLIT_WINDOW);
+      const window = Buffer.allocUnsafe(at - start);
+      const n = readSync(fd, window, 0, window.length, start);
+      const nl = window.lastIndexOf(0x0a, n - 1);
+      return nl === -1 ? undefined : start + nl + 1;
+    } catch {
+      return undefined; // the read itself will say what is wrong
+    } finally {
+      if (fd !== null) closeSync(fd);
+    }
   }
 
   /**
    * The caller is done with `batch` (stored, and no view of its bytes kept): a decoder thread
-   * batch's buffer goes back to the thread to be filled again. Any view of it left on this thread
+   * batch's buffer goes back to the threads to be filled again. Any view of it left on this thread
    * becomes empty (it is moved, not shared), never another batch's bytes.
    */
   release(batch: OutboxBatch): void {
     if (batch.fromThread && batch.bytes.byteOffset === 0) DecoderThread.release(batch.bytes.buffer as ArrayBuffer);
   }
 
-  /** One more read ahead when the last one has finished with more to read and there is room. */
-  private topUp(): void {
-    const last = this.ahead.at(-1)?.done;
-    if (last?.more && this.ahead.length < PREFETCH_DEPTH) this.prefetch(last.next);
-  }
-
-  private decode(from: OutboxPosition): Promise<OutboxBatch> {
+  private decode(from: OutboxPosition, to: number | undefined, waiting: number): Promise<OutboxBatch> {
     const threadBytes = this.options.threadBytes ?? DEFAULT_THREAD_BYTES;
-    const opts = { maxLineBytes: this.options.maxLineBytes, maxBytes: this.options.maxBytes, ...(this.options.identity ? { identity: this.options.identity } : {}) };
-    let waiting = 0;
-    try {
-      waiting = statSync(this.path).size - from.offset;
-    } catch {
-      // Missing or unreadable: readOutbox says what that means.
-    }
+    const opts: OutboxReadOptions = { maxLineBytes: this.options.maxLineBytes, maxBytes: this.options.maxBytes, ...(this.options.identity ? { identity: this.options.identity } : {}), ...(to !== undefined ? { to } : {}) };
     const { redactor } = this.options;
     if (waiting < threadBytes) {
       try {
@@ -371,7 +454,19 @@ export class OutboxReader {
   }
 }
 
-/** Stop the decoder thread as if it had died (for tests); the next large read starts a new one. */
+/** A batch read with its lines numbered from 1, renumbered from `base + 1` (its first line's number, now known). */
+function rebase(b: OutboxBatch, base: number): OutboxBatch {
+  if (base === 0) return b;
+  return {
+    ...b,
+    lineBase: (b.lineBase ?? 0) + base,
+    errors: b.errors.map((e) => ({ ...e, line_no: e.line_no + base })),
+    next: { offset: b.next.offset, line_no: b.next.line_no + base },
+    torn: b.torn ? { ...b.torn, line_no: b.torn.line_no + base } : null,
+  };
+}
+
+/** Stop the decoder threads as if they had died (for tests); the next large read starts a new one. */
 export function stopDecoderThread(): Promise<void> {
   return DecoderThread.stop();
 }

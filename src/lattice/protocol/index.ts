@@ -1,5 +1,6 @@
 // The protocol sub-module of lattice: its public surface.
 export * from "./events.js";
+export * from "./envelope-check.js";
 export * from "./identity.js";
 export * from "./inputs.js";
 export * from "./lines.js";

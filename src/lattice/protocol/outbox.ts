@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { ConflictError } from "../../core/index.js";
 import { DEFAULT_MAX_LINE_BYTES, EXCERPT_BYTES, LineSplitter, type RawLine } from "./lines.js";
 import { openRegularFile } from "./regular-file.js";
-import { excerpt, identity, notUtf8, parseEventJson, type ParsedEvent, type ProtocolError } from "./parser.js";
+import { excerpt, identity, type LineBytes, notUtf8, parseEventJson, type ParsedEvent, type ProtocolError } from "./parser.js";
 
 export const LATTICE_DIR = ".lattice";
 export const OUTBOX_FILE = "outbox.jsonl";
@@ -52,7 +52,11 @@ export interface OutboxPosition {
 export const OUTBOX_START: OutboxPosition = { offset: 0, line_no: 1 };
 
 /** An outbox event with its line's JSON text (what its stdout copy shows after the prefix). */
-export type OutboxEvent = ParsedEvent & { text: string };
+export type OutboxEvent = ParsedEvent & {
+  text: string;
+  /** The line's bytes (the text as UTF-8), valid only while the item is handed over (`onItem`): the read's buffer is reused. */
+  bytes?: LineBytes;
+};
 
 export interface OutboxRead {
   items: Array<OutboxEvent | ProtocolError>;
@@ -74,20 +78,24 @@ function classify(raw: RawLine, maxLineBytes: number, redact: (t: string) => str
       excerpt: excerpt(raw.head.toString("utf8"), redact),
     };
   }
-  return classifyText(raw.bytes.toString("utf8"), raw.line_no, redact, raw.bytes);
+  return classifyText(raw.bytes.toString("utf8"), raw.line_no, redact, raw.bytes, 0, raw.bytes.length);
 }
 
-/** `bytes`: the line's bytes (or how to get them), looked at only when its text suggests they are not UTF-8. */
-function classifyText(text: string, lineNo: number, redact: (t: string) => string, bytes: Buffer | (() => Buffer)): OutboxEvent | ProtocolError | null {
-  if (text.endsWith("\r")) text = text.slice(0, -1);
+/** `buffer` from `start` to `end`: the line's bytes (its identity is hashed from them). */
+function classifyText(text: string, lineNo: number, redact: (t: string) => string, buffer: Buffer, start: number, end: number): OutboxEvent | ProtocolError | null {
+  if (text.endsWith("\r")) {
+    text = text.slice(0, -1);
+    end--;
+  }
   if (text.trim() === "") return null;
-  const badBytes = notUtf8(text, bytes);
+  const badBytes = notUtf8(text, () => buffer.subarray(start, end));
   if (badBytes) return { kind: "protocol_error", line_no: lineNo, reason: badBytes, excerpt: excerpt(text, redact) };
-  const parsed = parseEventJson(text);
+  const bytes = { buffer, start, end };
+  const parsed = parseEventJson(text, bytes);
   if (!parsed.ok) {
     return { kind: "protocol_error", line_no: lineNo, reason: redact(parsed.reason), excerpt: excerpt(text, redact) };
   }
-  return { kind: "event", line_no: lineNo, id: parsed.id, event: parsed.event, raw: parsed.raw, text };
+  return { kind: "event", line_no: lineNo, id: parsed.id, event: parsed.event, raw: parsed.raw, text, bytes };
 }
 
 /**
@@ -95,12 +103,14 @@ function classifyText(text: string, lineNo: number, redact: (t: string) => strin
  * not written yet). A file shorter than `from.offset` was rewritten, which the protocol forbids.
  * `maxBytes` bounds one read (it stops at the first line end past it, with `more` set), so a
  * caller storing what it reads in one transaction keeps its batches bounded. With `onItem`, each
- * line is handed over as it is read and `items` stays empty (nothing decoded is held).
+ * line is handed over as it is read and `items` stays empty (nothing decoded is held). `to` (an
+ * offset just after a newline) ends the read there, with `more` set if the file goes on: a caller
+ * that splits a long outbox into reads of its own.
  */
 export function readOutbox(
   path: string,
   from: OutboxPosition = OUTBOX_START,
-  options: { maxLineBytes?: number; redact?: (text: string) => string; maxBytes?: number; onItem?: (item: OutboxEvent | ProtocolError) => void } = {},
+  options: { maxLineBytes?: number; redact?: (text: string) => string; maxBytes?: number; onItem?: (item: OutboxEvent | ProtocolError) => void; to?: number } = {},
 ): OutboxRead {
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const redact = options.redact ?? identity;
@@ -108,13 +118,16 @@ export function readOutbox(
   const fd = openRegularFile(path, "the outbox", { parent: true });
   if (fd === null) return { items: [], next: from, torn: null, more: false };
   try {
-    const size = fstatSync(fd).size;
-    if (size < from.offset) {
-      throw new ConflictError("outbox_truncated", `${path} shrank to ${size} bytes but ${from.offset} were already read: the outbox is append-only and must not be rewritten`);
+    const real = fstatSync(fd).size;
+    // `to`: read exactly up to there (a line's start), the rest being another read's.
+    const size = options.to !== undefined ? Math.min(real, options.to) : real;
+    if (real < from.offset) {
+      throw new ConflictError("outbox_truncated", `${path} shrank to ${real} bytes but ${from.offset} were already read: the outbox is append-only and must not be rewritten`);
     }
     const splitter = new LineSplitter(maxLineBytes, from.line_no);
     const items: Array<OutboxEvent | ProtocolError> = [];
-    const onItem = options.onItem ?? ((item: OutboxEvent | ProtocolError) => items.push(item));
+    // Kept items lose their bytes: a view of the read's buffer, which the next chunk overwrites.
+    const onItem = options.onItem ?? ((item: OutboxEvent | ProtocolError) => items.push(item.kind === "event" ? { ...item, bytes: undefined } : item));
     const maxBytes = Math.max(1, options.maxBytes ?? Infinity);
     const buf = Buffer.allocUnsafe(Math.min(READ_CHUNK, maxBytes, Math.max(size - from.offset, 1)));
     const stopAt = Math.min(size, from.offset + maxBytes);
@@ -143,10 +156,7 @@ export function readOutbox(
         const line = splitter.countLine();
         const bytes = nl - start;
         if (bytes > maxLineBytes) take(classify({ kind: "overlong", line_no: line, size: bytes, head: Buffer.from(chunk.subarray(start, start + EXCERPT_BYTES)) }, maxLineBytes, redact));
-        else {
-          const from = start;
-          take(classifyText(chunk.toString("utf8", start, nl), line, redact, () => chunk.subarray(from, nl)));
-        }
+        else take(classifyText(chunk.toString("utf8", start, nl), line, redact, chunk, start, nl));
         start = nl + 1;
       }
       if (start < n) splitter.push(chunk.subarray(start));
@@ -155,7 +165,7 @@ export function readOutbox(
       // Past the bound with at least one whole line read: the rest waits for the next read.
       if (pos >= stopAt && pos < size && consumedTo > from.offset) break;
     }
-    const more = pos < size;
+    const more = pos < size || size < real;
     const torn = !more && consumedTo < size ? { offset: consumedTo, line_no: lineNo, bytes: size - consumedTo } : null;
     return { items, next: { offset: consumedTo, line_no: lineNo }, torn, more };
   } finally {

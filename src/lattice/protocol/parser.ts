@@ -5,9 +5,10 @@
  * stops the stream.
  */
 import { isUtf8 } from "node:buffer";
-import { contentHash, formatZodIssues, jsonTooDeep, nulMessage, nulPath, storableText, tooDeepMessage, type Redactor } from "../../core/index.js";
+import { contentHash, contentHashOfJson, formatZodIssues, jsonTooDeep, nulMessage, nulPath, storableText, tooDeepMessage, type Redactor } from "../../core/index.js";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type RawLine } from "./lines.js";
 import { EVENT_PREFIX, LatticeEventSchema, type LatticeEvent } from "./events.js";
+import { envelopeValid } from "./envelope-check.js";
 
 /** How much of a bad line a protocol error shows. */
 export const EXCERPT_CHARS = 200;
@@ -68,9 +69,10 @@ export function jsonErrorMessage(err: unknown): string {
 
 /**
  * Validate one event's JSON text (no prefix). Returns the event or the reason it is not one.
- * Used for stdout lines after the prefix and for outbox lines.
+ * Used for stdout lines after the prefix and for outbox lines. `bytes`: the same text as UTF-8
+ * bytes, when the caller has them (the identity is hashed from them).
  */
-export function parseEventJson(json: string): { ok: true; id: string; event: LatticeEvent; raw: Record<string, unknown> } | { ok: false; reason: string } {
+export function parseEventJson(json: string, bytes?: LineBytes): { ok: true; id: string; event: LatticeEvent; raw: Record<string, unknown> } | { ok: false; reason: string } {
   // Before parsing: everything after (identity, redaction, the schema) recurses over the value.
   if (jsonTooDeep(json)) return { ok: false, reason: `invalid JSON: the event ${tooDeepMessage()}` };
   let value: unknown;
@@ -83,13 +85,35 @@ export function parseEventJson(json: string): { ok: true; id: string; event: Lat
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     return { ok: false, reason: "schema violation: $: expected a JSON object (the event envelope)" };
   }
-  const result = LatticeEventSchema.safeParse(value);
-  if (!result.success) return { ok: false, reason: storableText(`schema violation: ${formatZodIssues(result.error).join("; ")}`) };
+  // The compiled check first; zod only for what it leaves open (and for every refusal's reason).
+  let event: LatticeEvent;
+  if (envelopeValid(value as Record<string, unknown>)) event = value as LatticeEvent;
+  else {
+    const result = LatticeEventSchema.safeParse(value);
+    if (!result.success) return { ok: false, reason: storableText(`schema violation: ${formatZodIssues(result.error).join("; ")}`) };
+    event = result.data;
+  }
   // U+0000 can only come from a `\u0000` escape (a raw NUL is not valid JSON); refused on both
   // stores alike, since PostgreSQL text cannot hold it wherever the event's strings go.
   const nul = json.includes("\\u0000") ? nulPath(value) : null;
   if (nul) return { ok: false, reason: `schema violation: ${storableText(nulMessage(nul))}` };
-  return { ok: true, id: eventId(value), event: result.data, raw: value as Record<string, unknown> };
+  return { ok: true, id: eventIdOf(value, bytes), event, raw: value as Record<string, unknown> };
+}
+
+/** A line's UTF-8 bytes: `buffer` from `start` to `end` (already found to be UTF-8). */
+export interface LineBytes {
+  buffer: Uint8Array;
+  start: number;
+  end: number;
+}
+
+/**
+ * eventId of a parsed event line, hashed from the line's bytes where it can be (see
+ * contentHashOfJson: the canonical form is the bytes themselves, or their members reordered),
+ * from the value otherwise. The same id either way.
+ */
+export function eventIdOf(value: unknown, bytes?: LineBytes): string {
+  return (bytes && contentHashOfJson(bytes.buffer, bytes.start, bytes.end)) ?? eventId(value);
 }
 
 /**
@@ -136,7 +160,8 @@ export function classifyStdoutLine(raw: RawLine, maxLineBytes: number, redact: (
   if (!line.startsWith(EVENT_PREFIX)) return { kind: "log", line_no: raw.line_no, text: storableText(redact(line)) };
   const badBytes = notUtf8(line, raw.bytes);
   if (badBytes) return { kind: "protocol_error", line_no: raw.line_no, reason: badBytes, excerpt: excerpt(line, redact) };
-  const parsed = parseEventJson(line.slice(EVENT_PREFIX.length));
+  const end = raw.bytes.length - (raw.bytes[raw.bytes.length - 1] === 0x0d ? 1 : 0);
+  const parsed = parseEventJson(line.slice(EVENT_PREFIX.length), { buffer: raw.bytes, start: EVENT_PREFIX.length, end });
   if (!parsed.ok) return { kind: "protocol_error", line_no: raw.line_no, reason: redact(parsed.reason), excerpt: excerpt(line, redact) };
   return { kind: "event", line_no: raw.line_no, id: parsed.id, event: parsed.event, raw: parsed.raw };
 }
