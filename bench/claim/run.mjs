@@ -4,9 +4,9 @@
 // Both systems run their 8 workers the same way: in one process, over one connection pool
 // (graphile-worker's runner with concurrency 8; pmagent's 8 claim loops on one store), with one
 // LISTEN connection each.
-// On a loaded machine, --rounds R repeats the PostgreSQL pair R times, alternating which system
-// goes first, and also prints the medians.
-// Usage: npm run bench:claim [-- --entries 2000 --latency 200 --rounds 3]
+// --rounds R (default 5) repeats the PostgreSQL pair R times, alternating which system goes first,
+// and prints the medians (the goal is checked on the median of the rounds' ratios).
+// Usage: npm run bench:claim [-- --entries 2000 --latency 200 --rounds 5]
 //        (env: BENCH_ENTRIES=20000, BENCH_LATENCY=500, PMAGENT_BENCH_PG_URL)
 import { parseArgs } from "node:util";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -21,7 +21,7 @@ const PG_URL = process.env.PMAGENT_BENCH_PG_URL ?? "postgres://postgres@127.0.0.
 const { values: args } = parseArgs({ options: { entries: { type: "string" }, latency: { type: "string" }, rounds: { type: "string" } } });
 const N = Number(args.entries ?? process.env.BENCH_ENTRIES ?? 20_000);
 const LAT_N = Number(args.latency ?? process.env.BENCH_LATENCY ?? 500);
-const ROUNDS = Number(args.rounds ?? 1);
+const ROUNDS = Number(args.rounds ?? 5);
 for (const [name, n] of [["entries", N], ["latency", LAT_N], ["rounds", ROUNDS]]) {
   if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive whole number (got ${n})`);
 }
@@ -235,4 +235,5 @@ if (ROUNDS > 1) {
 row("pmagent (sqlite)", await pmagentSqlite());
 const ratio = ROUNDS > 1 ? { rate: med((x) => x.ratio.rate), p50: med((x) => x.ratio.p50), p99: med((x) => x.ratio.p99) } : rounds[0].ratio;
 ratioLine(`ratio pmagent/graphile-worker (postgres)${ROUNDS > 1 ? ", median of the rounds' ratios" : ""}`, ratio);
-console.log(`goals: throughput >= graphile-worker: ${ratio.rate >= 1 ? "met" : "NOT met"}; p50 post→claim < 10 ms: ${pm.p50 < 10 ? "met" : "NOT met"}`);
+console.log("goal (issue 21): claim+complete entries/s on PostgreSQL, 8 workers, >= 1.5x graphile-worker in the median of 5 alternating rounds (was 0.97-1.44x), with p50 post→claim latency under 5 ms");
+console.log(`  this run: ${fmt(ratio.rate, 2)}x over ${ROUNDS} round${ROUNDS > 1 ? "s" : ""} (${ratio.rate >= 1.5 ? "met" : "NOT met"}); p50 post→claim ${fmt(pm.p50, 2)} ms (${pm.p50 < 5 ? "met" : "NOT met"})`);

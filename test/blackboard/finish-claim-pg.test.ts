@@ -43,4 +43,28 @@ describe.skipIf(!(await postgresAvailable()))("finishAndClaim on PostgreSQL", ()
     expect(next?.claimed_by).toBe("w1");
     expect((await board.history("snap-2")).map((h) => h.action)).toEqual(["post", "claim"]);
   });
+  it("eight workers finishing at once each claim a different entry; a refused finish among them claims nothing", async () => {
+    const { board } = testBoard(t.store);
+    for (let i = 0; i < 20; i++) await board.post("Human", request(`batch-${String(i).padStart(2, "0")}`));
+    const workers = Array.from({ length: 8 }, (_, w) => `bw${w}`);
+    const held = await Promise.all(workers.map((w) => board.claim(w, "Aya", kinds)));
+    // In the same turn: the requests go to the server together (bb_finish_claim_batch).
+    const lost = expect(board.finishAndClaim("Aya", held[0]!.entry.id, "done", { worker: "not-the-holder", kinds })).rejects.toThrow(/entry batch-00: worker not-the-holder no longer holds its claim/);
+    const results = await Promise.all(workers.map((w, i) => board.finishAndClaim("Aya", held[i]!.entry.id, "done", { worker: w, kinds })));
+    await lost;
+    const nextIds = results.map((r) => r.next?.entry.id);
+    expect(new Set(nextIds).size).toBe(8);
+    expect(nextIds.every((id) => id !== undefined && !held.some((h) => h!.entry.id === id))).toBe(true);
+    results.forEach((r, i) => {
+      expect(r.finished.entry.status).toBe("done");
+      expect(r.next?.claimed_by).toBe(workers[i]);
+      expect(r.next?.entry.status).toBe("in_progress");
+    });
+    for (const [i, r] of results.entries()) {
+      expect((await board.history(held[i]!.entry.id)).map((h) => [h.action, h.to_status])).toEqual([["post", "open"], ["claim", "in_progress"], ["status", "done"]]);
+      const claimRecord = (await board.history(r.next!.entry.id)).at(-1)!;
+      expect(claimRecord).toMatchObject({ action: "claim", from_status: "open", to_status: "in_progress", changes: { claimed_by: { from: null, to: workers[i] } } });
+    }
+    expect((await board.list({ status: "open" })).length).toBe(4);
+  });
 });
