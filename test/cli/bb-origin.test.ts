@@ -32,7 +32,7 @@ describe("pmagent bb with entries as the origin writes them", () => {
 
     // This project's list has its own two; the other project's entry is there with a filter.
     expect((await pm(["bb", "list"])).stdout.split("\n").filter(Boolean).map((l) => l.split("  ")[0])).toEqual(["vpm-mini-docupdate-issue571-1", "vpm-mini-docupdate-issue571-1-review"]);
-    expect(JSON.parse((await pm(["bb", "list", "--project", "hakone-e2", "--format", "json"])).stdout)).toMatchObject([{ id: "hakone-e2-docupdate-issue12-1", project_id: "hakone-e2" }]);
+    expect(JSON.parse((await pm(["bb", "list", "--project", "hakone-e2", "--format", "json"])).stdout)).toMatchObject({ items: [{ id: "hakone-e2-docupdate-issue12-1", project_id: "hakone-e2" }], next: null });
     const all = await pm(["bb", "list", "--all-projects"]);
     expect(all.stdout).toContain("[hakone-e2] hakone-e2-docupdate-issue12-1  open  Human → Aya");
     expect(all.stdout).toContain("[vpm-mini] vpm-mini-docupdate-issue571-1-review  open  Aya → Sho");

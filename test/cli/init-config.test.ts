@@ -28,11 +28,12 @@ describe("pmagent init and configuration", () => {
       ["Sho", ["doc_update_review_request"]],
       ["Tsugu", ["doc_update_apply_request"]],
       ["Gen", ["pm_snapshot_request"]],
-      ["Hana", ["pm_snapshot_done"]],
+      ["Hana", ["hana_task", "pm_snapshot_done", "hana_analysis_result"]],
     ]);
     // Runnable as written: each role by its built-in sprite, and the finished cycle back to Human.
     expect(config.lanes[0]!.roles.map((r) => r.runner?.command)).toEqual(["aya", "sho", "tsugu", "gen", "hana"].map((n) => ["pmagent", "lane-sprite", n]));
-    expect(config.lanes[0]!.roles.at(-1)!.next).toMatchObject({ to: "Human", kind: "doc_update_cycle_done" });
+    // Hana sends the finished snapshot back to Human by her routes (roles contract §3.6.4).
+    expect(config.lanes[0]!.roles.at(-1)!.routes).toContainEqual(expect.objectContaining({ on: "pm_snapshot_done", to: "Human", kind: "doc_update_cycle_done" }));
     expect(existsSync(join(dir, ".pmagent/pmagent.db"))).toBe(true);
     const again = await runCli(["init"], { cwd: dir, env });
     expect(again.code).toBe(1);
@@ -82,7 +83,7 @@ describe("pmagent init and configuration", () => {
     mkdirSync(sub, { recursive: true });
     const r = await runCli(["bb", "list", "--format", "json"], { cwd: sub, env });
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual([]);
+    expect(JSON.parse(r.stdout)).toEqual({ items: [], next: null });
     const elsewhere = tempDir();
     const missing = await runCli(["bb", "list"], { cwd: elsewhere, env });
     expect(missing.code).toBe(1);

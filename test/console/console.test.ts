@@ -16,7 +16,8 @@ if (!haveChromium && process.env.CI === "true") throw new Error(`${CHROMIUM} is 
 if (!haveChromium) console.warn(`${CHROMIUM} is not installed: skipping the console end-to-end tests (apt-get install -y chromium)`);
 
 const auth = { authorization: `Bearer ${TOKENS.Human}` };
-const adjust = (runtime: string) => ({ observed_failure: { phase: "bootstrap", exit_code: 127, stderr_hint: `${runtime}: not found` }, suggested_adjustment: { type: "runtime_install", details: { runtime, version: "20" } }, confidence: 0.8, evidence: [], scope: "repo_specific" });
+// A smoke-command change: accepting it applies it at once (a runtime_install would install one).
+const adjust = (command: string) => ({ observed_failure: { phase: "smoke", exit_code: 1, stderr_hint: "no such script" }, suggested_adjustment: { type: "adjust_smoke_command", details: { command } }, confidence: 0.8, evidence: [], scope: "repo_specific" });
 /** Git in the sprite's workspace (a clone of the project): a branch with one commit, for OPEN_PR. */
 const commitOnBranch = (branch: string) =>
   `git checkout -q -b ${branch} && printf '# Guide\\n\\nhello from the sprite\\n' > GUIDE.md && git add GUIDE.md && git -c user.name=s -c user.email=s@example.invalid commit -q -m 'docs: a guide'`;
@@ -136,7 +137,7 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     denied = "deny-1";
     await new RunStore(ts.store, "demo").recordGateDecision("deny-1", 1, "Builder", { decision: "DENY", reasoning: "kernel DEGRADED: the Unit Tests check fails", conditions: ["fix Unit Tests"] }, null);
     const ps = new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] });
-    const proposal = (await ps.record("Builder", "run-x", "ev-x", adjust("node") as never)).proposal;
+    const proposal = (await ps.record("Builder", "run-x", "ev-x", adjust("npm test") as never)).proposal;
     const command = s.tp.sprite("inbox", {
       steps: [{ emit: "PHASE_STARTED", payload: { phase: "ask" } }, { waiting: { reason: "NEEDS_DECISION", expected_inputs: { proceed: "boolean", note: "string" } } }],
       on_resume: [{ emit: "COMPLETED", payload: { status: "success", summary: "decided" } }],
@@ -167,7 +168,7 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     expect(frames.at(-1)?.data).toEqual({ state: "succeeded" });
     const after = (await s.call("GET", `/v1/runs/${waiting.id}`)).body;
     expect(after).toMatchObject({ state: "succeeded", attempt: 2 });
-    const ack = (await s.call("GET", `/v1/runs/${waiting.id}/events?type=INFO`)).body[0].event.payload;
+    const ack = (await s.call("GET", `/v1/runs/${waiting.id}/events?type=INFO`)).body.items[0].event.payload;
     expect(ack.metadata.inputs).toEqual({ proceed: true, note: "go ahead" });
   });
 
@@ -188,7 +189,7 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     // The fixture's kernel is DEGRADED, so its OA gate would deny feature work: decided here.
     prRun = await s.server.ctx.supervisor.startRun({ role: "Builder", entryId: "e2e-1", command, decided: { decision: "ALLOW", reasoning: "console test", conditions: [] } });
     expect(prRun.state).toBe("waiting");
-    const actions = (await s.call("GET", `/v1/actions?run=${prRun.id}`)).body;
+    const actions = (await s.call("GET", `/v1/actions?run=${prRun.id}`)).body.items;
     if (actions[0]?.state !== "succeeded") console.log((await s.call("GET", `/v1/runs/${prRun.id}/logs`)).body);
     expect(actions).toEqual([expect.objectContaining({ action: "OPEN_PR", state: "succeeded", result: expect.objectContaining({ number: 1 }) })]);
 
@@ -309,7 +310,7 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     await page.click(".paged .more");
     await page.locator("#entries tbody tr").nth(50).waitFor();
     const all = await page.locator("#entries tbody tr").count();
-    expect(all).toBe((await s.call("GET", "/v1/entries")).body.length);
+    expect(all).toBe((await s.call("GET", "/v1/entries?limit=500")).body.items.length);
     expect(await page.locator(".paged .more").isHidden()).toBe(true);
     await page.selectOption("#filter-status", "canceled");
     await page.locator("#entries tbody tr").first().waitFor();
@@ -326,7 +327,7 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
 
   it("is keyboard reachable: Tab through the header with a visible focus, Enter follows a link, Space presses a button", async () => {
     const ps = new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] });
-    const proposal = (await ps.record("Builder", "run-y", "ev-y", adjust("python") as never)).proposal;
+    const proposal = (await ps.record("Builder", "run-y", "ev-y", adjust("npm run smoke") as never)).proposal;
     await page.goto(`${s.url}/#/`);
     await page.reload();
     await page.locator("#board").waitFor();
