@@ -17,6 +17,11 @@ function line(e: EnvironmentProposal): string {
   return `${e.id}  ${e.status}  ${e.role}  ${e.adjustment_type} ${JSON.stringify(e.details)}  ×${e.count}  [${e.observed_failure.phase}, exit ${e.observed_failure.exit_code}]${decided}`;
 }
 
+/** A decided proposal in a line, as accept and reject print it. */
+function decidedLine(d: EnvironmentProposal): string {
+  return `${d.id} ${d.status} by ${d.decided_by}: ${d.role} ${d.adjustment_type} ${JSON.stringify(d.details)}`;
+}
+
 /** One change in a line: its state, what it installed, why it failed, who undid it. */
 export function changeLine(c: EnvironmentChange): string {
   const scope = c.applies_to === "*" ? ", every role" : "";
@@ -57,7 +62,7 @@ export function registerEnv(program: Command): void {
       const actor = decider(opts);
       await withStore(cmd, async (p, store) => {
         const { proposal: d, change } = await projectEnvironmentChanges(p, store, proposals(p, store)).accept(id, actor);
-        print(opts.format, { ...d, change }, () => `${d.id} ${d.status} by ${d.decided_by}: ${d.role} ${d.adjustment_type} ${JSON.stringify(d.details)}\n  change ${changeLine(change)}`);
+        print(opts.format, { ...d, change }, () => `${decidedLine(d)}\n  change ${changeLine(change)}`);
         if (change.status === "failed") {
           throw new PmagentError("install_failed", `environment proposal ${d.id} is accepted but applying it failed, so later runs do not get it (change ${change.id}): ${change.reason ?? "no reason"}`, { kind: "unavailable" });
         }
@@ -74,7 +79,7 @@ export function registerEnv(program: Command): void {
       const actor = decider(opts);
       await withStore(cmd, async (p, store) => {
         const d = await proposals(p, store).reject(id, actor);
-        print(opts.format, d, () => `${d.id} ${d.status} by ${d.decided_by}: ${d.role} ${d.adjustment_type} ${JSON.stringify(d.details)}`);
+        print(opts.format, d, () => decidedLine(d));
       });
     });
 
