@@ -1,28 +1,30 @@
 import { z } from "zod";
-import { isTerminal } from "../blackboard/index.js";
+import { isTerminal, type StoredEntry } from "../blackboard/index.js";
 import { localPullRequestDiff, standingGateDenials } from "../lattice/index.js";
 import type { ServerContext } from "./context.js";
 import { route, type Route } from "./route.js";
+import { PageQuery } from "./schemas.js";
 
-const limit = z.coerce.number().int("limit must be a whole number").min(1, "limit must be at least 1").max(200, "limit must be at most 200");
-
-export const InboxQuery = z.object({ limit: limit.optional() }).strict();
+export const InboxQuery = z.object({ limit: PageQuery.limit }).strict();
 
 export const PrParams = z.object({ number: z.coerce.number({ error: "expected a pull request number" }).int("expected a pull request number (a whole number)").min(1, "expected a pull request number (1 or more)") }).strict();
 
-const newestFirst = <T>(list: T[], at: (x: T) => string): T[] => [...list].sort((a, b) => (at(a) < at(b) ? 1 : at(a) > at(b) ? -1 : 0));
+/** Newest posted first (then by id, as the entry pages order them). */
+const byNewest = (a: StoredEntry, b: StoredEntry): number => Date.parse(b.entry.created_at) - Date.parse(a.entry.created_at) || (a.entry.id < b.entry.id ? 1 : a.entry.id > b.entry.id ? -1 : 0);
 
 /**
  * What waits for a person, in one answer: runs waiting for input (with their expected_inputs, for
  * the resume form), pending environment proposals, unfinished entries addressed to a human, and
- * entries the OA run gate denied that are still open. Each list newest first, at most `limit`.
+ * entries the OA run gate denied that are still open. Each list newest first, at most `limit`:
+ * each is the first page of its indexed list, so the inbox costs the same on a board of any size.
+ * Entries: each human's newest page, merged, which holds the newest `limit` of them all.
  */
 async function inbox(ctx: ServerContext, max: number) {
-  const humans = ctx.project.config.humans;
-  const [waiting, proposals, unfinished, denials] = await Promise.all([
-    ctx.supervisor.runs.list({ state: "waiting" }),
-    ctx.proposals.list({ status: "pending" }),
-    ctx.board.list({ status: ["open", "in_progress"] }),
+  const newest = { order: "newest", limit: max } as const;
+  const [waiting, proposals, addressed, denials] = await Promise.all([
+    ctx.supervisor.runs.page({ state: "waiting" }, newest),
+    ctx.proposals.page({ status: "pending" }, newest),
+    Promise.all(ctx.project.config.humans.map((to) => ctx.board.page({ status: ["open", "in_progress"], to }, newest))),
     standingGateDenials(ctx.store, ctx.project.config.project_id, max),
   ]);
   const denied = [];
@@ -31,9 +33,9 @@ async function inbox(ctx: ServerContext, max: number) {
     if (entry && !isTerminal(entry.entry.status)) denied.push({ ...d, entry });
   }
   return {
-    waiting_runs: newestFirst(waiting.filter((r) => r.waiting !== null), (r) => r.updated_at).slice(0, max),
-    proposals: proposals.slice(0, max),
-    entries: newestFirst(unfinished.filter((s) => humans.includes(s.entry.to)), (s) => s.entry.updated_at).slice(0, max),
+    waiting_runs: waiting.items.filter((r) => r.waiting !== null),
+    proposals: proposals.items,
+    entries: addressed.flatMap((p) => p.items).sort(byNewest).slice(0, max),
     denials: denied,
   };
 }
@@ -42,7 +44,7 @@ async function inbox(ctx: ServerContext, max: number) {
 export function consoleRoutes(ctx: ServerContext): Route[] {
   return [
     route({
-      method: "GET", url: "/v1/inbox", tag: "inbox", summary: "what waits for a person: runs waiting for input, pending environment proposals, entries addressed to a human, standing OA gate denials (each newest first, at most limit, default 50)",
+      method: "GET", url: "/v1/inbox", tag: "inbox", summary: "what waits for a person: runs waiting for input, pending environment proposals, entries addressed to a human, standing OA gate denials (each newest first, at most limit: default 50, at most 500)",
       query: InboxQuery,
       handler: async ({ query }) => inbox(ctx, query.limit ?? 50),
     }),

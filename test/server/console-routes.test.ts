@@ -52,9 +52,14 @@ describe.each(kinds)("routes the console reads on $name: the inbox and a pull re
     expect(inbox.denials).toEqual([expect.objectContaining({ entry_id: "d-1", role: "Builder", reasoning: "kernel DEGRADED: reality checks fail", entry: expect.objectContaining({ version: 1 }) })]);
     // Every actor may read it; a bad limit is refused with what to fix.
     expect((await s.call("GET", "/v1/inbox?limit=1", { as: "Builder" })).body.entries).toHaveLength(1);
+    // Newest first: a later question comes before the first, and a limit of 1 keeps only it.
+    await board.post("Builder", { id: "ask-3", to: "Human", kind: "question" });
+    expect((await s.call("GET", "/v1/inbox")).body.entries.map((e: { entry: { id: string } }) => e.entry.id)).toEqual(["ask-3", "ask-1"]);
+    expect((await s.call("GET", "/v1/inbox?limit=1")).body.entries.map((e: { entry: { id: string } }) => e.entry.id)).toEqual(["ask-3"]);
     const bad = await s.call("GET", "/v1/inbox?limit=0");
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toBe("query string is invalid:\n  $.limit: limit must be at least 1");
+    expect((await s.call("GET", "/v1/inbox?limit=501")).body.error.message).toBe("query string is invalid:\n  $.limit: limit must be at most 500");
     expect((await s.call("GET", "/v1/inbox?status=open")).body.error.message).toContain('Unrecognized key: "status"');
   });
 
