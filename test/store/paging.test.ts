@@ -153,6 +153,8 @@ describe.each(kinds)("paged lists ($name)", (kind) => {
   const lists: Array<[string, (r: PageRequest) => Promise<Page<unknown>>]> = [
     ["entries", (r) => board.page({}, r)],
     ["entries by status", (r) => board.page({ status: "open" }, r)],
+    ["entries in progress", (r) => board.page({ status: "in_progress" }, r)],
+    ["finished entries", (r) => board.page({ status: "done" }, r)],
     ["entries by addressee", (r) => board.page({ to: "Hana" }, r)],
     ["entries by author", (r) => board.page({ from: "Aya" }, r)],
     ["entries by kind", (r) => board.page({ kind: "review_request" }, r)],

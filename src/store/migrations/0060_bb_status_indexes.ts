@@ -1,0 +1,31 @@
+import type { Migration } from "../migrate.js";
+
+/**
+ * PostgreSQL: the entry list by status is served by partial indexes, one per open, in_progress
+ * and the finished statuses, instead of one index led by the status. Every claim and every finish
+ * writes a new row version whose status differs; in the single `(project_id, status, created_ms,
+ * id)` index all eight workers of a drain inserted into the same leaf pages, where the in_progress
+ * and open ranges meet, and the claim rate fell with the size of the board (measured with
+ * bench/claim at 20,000 entries: 2–3× more entries/s without it). A partial index is written only
+ * by the rows in its status, and the open one only by posts.
+ *
+ * Both stores: `(project_id, from_actor, created_ms, id)` goes; the outline index (migration 30)
+ * begins with the same columns and serves the list by author in the same order.
+ *
+ * SQLite keeps the status index: its writes are serialized, and it does not use a partial index
+ * for `status = ?` with the status bound as a parameter.
+ */
+export const m0060: Migration = {
+  version: 60,
+  name: "blackboard status lists on partial indexes (PostgreSQL); no separate author index",
+  up: {
+    sqlite: `DROP INDEX bb_entries_from_created;`,
+    postgres: `
+DROP INDEX bb_entries_from_created;
+DROP INDEX bb_entries_status_created;
+CREATE INDEX bb_entries_open_created ON bb_entries (project_id, created_ms, id) WHERE status = 'open';
+CREATE INDEX bb_entries_busy_created ON bb_entries (project_id, created_ms, id) WHERE status = 'in_progress';
+CREATE INDEX bb_entries_closed_created ON bb_entries (project_id, status, created_ms, id) WHERE status NOT IN ('open', 'in_progress');
+`,
+  },
+};
