@@ -49,7 +49,7 @@ export function route<P extends z.ZodType = z.ZodUnknown, Q extends z.ZodType = 
 /** Validate each part of a request, naming it in the error (`request body is invalid: $.to: …`). */
 export function validate(r: Route, raw: { params: unknown; query: unknown; body: unknown }): { params: unknown; query: unknown; body: unknown } {
   return {
-    params: r.params ? parseWith(r.params, raw.params, "path parameters", "invalid_params") : raw.params,
+    params: r.params ? parseWith(r.params, raw.params, "path", "invalid_params") : raw.params,
     query: r.query ? parseWith(r.query, raw.query ?? {}, "query string", "invalid_query") : raw.query,
     body: r.body ? parseWith(r.body, raw.body, "request body", "invalid_body") : raw.body,
   };

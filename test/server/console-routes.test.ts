@@ -83,6 +83,6 @@ describe.each(kinds)("routes the console reads on $name: the inbox and a pull re
     const bad = await s.call("GET", "/v1/prs/abc/diff");
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toContain("$.number: expected a pull request number");
-    expect((await s.call("GET", "/v1/prs/0/diff")).body.error.message).toBe("path parameters is invalid:\n  $.number: expected a pull request number (1 or more)");
+    expect((await s.call("GET", "/v1/prs/0/diff")).body.error.message).toBe("path is invalid:\n  $.number: expected a pull request number (1 or more)");
   });
 });
