@@ -81,10 +81,12 @@ export async function follow(ctx: SupervisorContext, run: RunRecord, exited: Pro
   // Drain: read each file to its end, letting the store catch up whenever the queue fills.
   for (;;) {
     const more = pump();
+    // Stopped by a full queue (not at the files' ends): read on once the flush below empties it.
+    const stopped = ingestor.full;
     // A flush of its own (not just waiting for the queue), so a full queue always drains.
     await ingestor.poll();
     await ingestor.settle();
-    if (!more && !ingestor.full) break;
+    if (!more && !stopped && !ingestor.full) break;
   }
   await ingestor.finish();
   return exit;
