@@ -63,6 +63,12 @@ export interface IngestOptions {
   onNewEvents?: (events: StoredEvent[]) => void | Promise<void>;
   /** The run's sprite_id and work_item_id: an event claiming others is stored with a protocol warning naming both values. */
   identity?: EventIdentity;
+  /**
+   * Called after each commit that leaves room in the queue (not `full`): a tailer that stopped
+   * reading reads on at once, so stdout keeps in step with the outbox batches being stored (their
+   * copies are paired while the batch is at hand, and the batch's buffer is then reused).
+   */
+  onRoom?: () => void;
 }
 
 
@@ -80,7 +86,7 @@ interface PendingError {
 }
 
 export class RunIngestor {
-  private readonly o: Required<Omit<IngestOptions, "onNewEvents" | "keep" | "threadBytes" | "identity">> & Pick<IngestOptions, "onNewEvents" | "keep" | "identity">;
+  private readonly o: Required<Omit<IngestOptions, "onNewEvents" | "keep" | "threadBytes" | "identity" | "onRoom">> & Pick<IngestOptions, "onNewEvents" | "keep" | "identity" | "onRoom">;
   private readonly outboxReader: OutboxReader;
   private readonly stdoutLines: LineSplitter;
   private readonly stderrLines: LineSplitter;
@@ -135,7 +141,7 @@ export class RunIngestor {
 
   /** True while enough lines wait to be stored that the tailer should stop reading. */
   get full(): boolean {
-    return this.copies.waiting + this.logs.length > HIGH_WATER_LINES || this.outboxMore;
+    return this.copies.waiting + this.logs.length > HIGH_WATER_LINES;
   }
 
   /** Bytes of stdout/stderr read so far (where the next read of each file starts). */
@@ -383,6 +389,7 @@ export class RunIngestor {
         throw new RefusedError("run_fenced", `run ${this.o.runId}: its entry was taken over by another worker; the run's late output is refused`, { run: this.o.runId });
       }
     }, { large: count >= LARGE_BATCH_EVENTS });
+    if (!this.full) this.o.onRoom?.();
     // More of the outbox waits: catch up without waiting for the next poll.
     if (this.outboxMore && !this.outboxBroken) this.schedule();
     if (fresh.length > 0 && this.o.onNewEvents) await this.o.onNewEvents(fresh);

@@ -38,6 +38,7 @@ export async function follow(ctx: SupervisorContext, run: RunRecord, exited: Pro
     identity: { sprite_id: run.sprite_id, work_item_id: run.work_item_id },
     keep: (type) => ctx.o.onEvents !== undefined || SIGNIFICANT.has(type),
     onNewEvents: (events) => onNewEvents(ctx, run.id, events),
+    onRoom: () => pump(),
   });
   // Read both files to their ends, stopping early while too much waits to be stored.
   const pump = () => {

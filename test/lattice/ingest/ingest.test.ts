@@ -134,6 +134,34 @@ describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode
     expect(text.some((r) => r.event_json.includes("hunter2"))).toBe(false);
   });
 
+  it("asks its tailer to read on after each flush that leaves room, until stdout is read to its end; each event stored once", async () => {
+    const path = join(dir, "outbox.jsonl");
+    // More lines than the queue holds (20,000): the tailer stops when it is full.
+    const events = Array.from({ length: 21_000 }, (_, i) => ({ ...SPEC_EVENTS.info, timestamp: new Date(Date.parse("2026-01-15T10:30:00Z") + i).toISOString() }));
+    appendFileSync(path, events.map((e) => `${JSON.stringify(e)}\n`).join(""));
+    let next = 0;
+    let calls = 0;
+    const tail = () => {
+      while (!ing.full && next < events.length) ing.pushStdout(line(events[next++]));
+    };
+    const ing = new RunIngestor({
+      ...ingestorOptions(),
+      onRoom: () => {
+        calls++;
+        tail();
+      },
+    });
+    tail();
+    expect(next).toBeLessThan(events.length);
+    await ing.settle();
+    while (next < events.length) await ing.poll();
+    await ing.finish();
+    expect(calls).toBeGreaterThan(1);
+    expect(next).toBe(events.length);
+    expect(ing.stored).toBe(events.length);
+    expect((await rows()).every((r) => r.source === "outbox")).toBe(true);
+  });
+
   it("pairs stdout copies with outbox lines out of step (reordered, stdout only, outbox only, CRLF, non-ASCII): each event once, from the outbox where it has it", async () => {
     const path = join(dir, "outbox.jsonl");
     const events = Array.from({ length: 300 }, (_, i) => ({
