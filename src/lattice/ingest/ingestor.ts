@@ -29,6 +29,8 @@ const RECENT_OUTBOX_LIMIT = 100_000;
 const COPY_LOOKAHEAD = 64;
 /** The tailer stops reading while this many lines wait to be stored. */
 const HIGH_WATER_LINES = 20_000;
+/** stdout read buffers kept for reuse (see stdoutBuffer): about the HIGH_WATER_LINES a tailer reads ahead, in 1 MB reads. */
+const STDOUT_POOL_BUFFERS = 8;
 const INSERT_CHUNK = 100;
 /** Events in one flush from which its transaction counts as large (see TransactionOptions.large). */
 const LARGE_BATCH_EVENTS = 1000;
@@ -93,6 +95,12 @@ export class RunIngestor {
   private readonly copies = new CopyMatcher(RECENT_OUTBOX_LIMIT, COPY_LOOKAHEAD);
   /** Stored outbox batches whose lines (up to `end`, counted as CopyMatcher.added) may still be matched. */
   private readonly held: Array<{ batch: OutboxBatch; end: number }> = [];
+  /** Buffers handed out by `stdoutBuffer` (only those go back to the pool). */
+  private readonly issued = new WeakSet<ArrayBufferLike>();
+  /** Issued buffers pushed as stdout since the last flush took its unmatched lines: their lines may still be held. */
+  private stdoutChunks: ArrayBufferLike[] = [];
+  /** Issued buffers whose lines are all done with, to read stdout into again. */
+  private readonly stdoutPool: ArrayBufferLike[] = [];
   private logs: PendingLog[] = [];
   private errors: PendingError[] = [];
   /** Identity warnings recorded by this ingestor (each once, whichever stream or batch shows it). */
@@ -149,8 +157,24 @@ export class RunIngestor {
     return { stdout: this.stdoutRead, stderr: this.stderrRead };
   }
 
-  /** The next bytes of stdout; `chunk` is kept (its event lines are read from it), so it must not be reused. */
+  /**
+   * A buffer of at least `size` bytes to read stdout into and push (`pushStdout`): one the
+   * ingestor is done with when it has one, so a long stdout is read into the same few megabytes
+   * rather than into fresh memory (a page fault per 4 KiB) per read.
+   */
+  stdoutBuffer(size: number): Buffer {
+    const pooled = this.stdoutPool.pop();
+    const buffer = pooled && pooled.byteLength >= size ? Buffer.from(pooled, 0, size) : Buffer.allocUnsafeSlow(size);
+    this.issued.add(buffer.buffer);
+    return buffer;
+  }
+
+  /**
+   * The next bytes of stdout; `chunk` is kept (its event lines are read from it), so it must not
+   * be reused, unless it came from `stdoutBuffer`: the ingestor reuses those itself.
+   */
   pushStdout(chunk: Buffer): void {
+    if (this.issued.has(chunk.buffer) && this.stdoutChunks.at(-1) !== chunk.buffer) this.stdoutChunks.push(chunk.buffer);
     this.stdoutRead += chunk.length;
     for (const raw of this.stdoutLines.push(chunk, true)) this.stdoutLine(raw, chunk);
     this.schedule();
@@ -325,6 +349,10 @@ export class RunIngestor {
       }
     }
     // stdout event lines the outbox did not deliver: parse them and store them from stdout.
+    // Every stdout line pushed so far is now paired or taken here: once taken (below, before any
+    // await), the buffers they were read into hold nothing still needed.
+    const spent = this.stdoutChunks;
+    this.stdoutChunks = [];
     for (const e of this.copies.takeUnmatched()) {
       const parsed = classifyStdoutLine({ kind: "line", line_no: e.line_no, bytes: e.line }, this.o.maxLineBytes, (t) => this.o.redactor.redact(t));
       if (parsed.kind === "event") {
@@ -338,6 +366,7 @@ export class RunIngestor {
         fromStdout.push({ id: stored.id, type: parsed.event.event_type, source: "stdout", outbox_line: null, json: stored.json, ts: stored.timestamp });
       } else if (parsed.kind === "protocol_error") this.errors.push({ source: "stdout", line_no: parsed.line_no, reason: parsed.reason, excerpt: parsed.excerpt });
     }
+    for (const b of spent) if (this.stdoutPool.length < STDOUT_POOL_BUFFERS) this.stdoutPool.push(b);
     const violations = opts.outbox || opts.final ? readViolations(this.o.violationsPath) : [];
     const logs = this.logs;
     const errors = this.errors;

@@ -46,7 +46,7 @@ export async function follow(ctx: SupervisorContext, run: RunRecord, exited: Pro
     for (;;) {
       if (ingestor.full) return any;
       const offsets = ingestor.streamOffsets;
-      const a = readFrom(files.stdout, offsets.stdout, (b) => ingestor.pushStdout(b));
+      const a = readFrom(files.stdout, offsets.stdout, (b) => ingestor.pushStdout(b), (n) => ingestor.stdoutBuffer(n));
       const b = readFrom(files.stderr, offsets.stderr, (c) => ingestor.pushStderr(c));
       if (!a && !b) return any;
       any = true;
@@ -110,8 +110,8 @@ function startHeartbeat(ctx: SupervisorContext, run: RunRecord): { stop(): void 
   return { stop: () => clearInterval(timer) };
 }
 
-/** Read a file from `offset` to its end (or one chunk's worth), handing each chunk over; true if anything was read. */
-function readFrom(path: string, offset: number, push: (b: Buffer) => void): boolean {
+/** Read a file from `offset` to its end (or one chunk's worth), handing each chunk over; true if anything was read. `buffer`: where to read `n` bytes into (default a new buffer). */
+function readFrom(path: string, offset: number, push: (b: Buffer) => void, buffer: (n: number) => Buffer = (n) => Buffer.allocUnsafe(n)): boolean {
   let fd: number | null;
   try {
     // The sprite can reach its output files: one it swapped for a FIFO must not block this process.
@@ -124,7 +124,7 @@ function readFrom(path: string, offset: number, push: (b: Buffer) => void): bool
     const size = fstatSync(fd).size;
     if (size <= offset) return false;
     const len = Math.min(READ_CHUNK, size - offset);
-    const buf = Buffer.allocUnsafe(len);
+    const buf = buffer(len);
     const n = readSync(fd, buf, 0, len, offset);
     if (n > 0) push(buf.subarray(0, n));
     return n > 0;

@@ -162,6 +162,38 @@ describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode
     expect((await rows()).every((r) => r.source === "outbox")).toBe(true);
   });
 
+  it("reads stdout into the buffers it is done with (stdoutBuffer) and never into one pushed from outside", async () => {
+    const path = join(dir, "outbox.jsonl");
+    const events = Array.from({ length: 40 }, (_, i) => ({ ...SPEC_EVENTS.info, timestamp: new Date(Date.parse("2026-01-15T10:30:00Z") + i).toISOString() }));
+    // The first half in both, the second on stdout only (parsed from the reused buffer's bytes).
+    appendFileSync(path, events.slice(0, 20).map((e) => `${JSON.stringify(e)}\n`).join(""));
+    const ing = ingestor();
+    const outside = Buffer.concat([line(SPEC_EVENTS.phaseStarted), Buffer.from("a log line\n")]);
+    ing.pushStdout(outside);
+    const read = (lines: unknown[]) => {
+      const text = Buffer.concat(lines.map(line));
+      const buffer = ing.stdoutBuffer(64 * 1024);
+      text.copy(buffer);
+      ing.pushStdout(buffer.subarray(0, text.length));
+      return buffer.buffer;
+    };
+    const first = read(events.slice(0, 20));
+    await ing.poll();
+    await ing.settle();
+    const second = read(events.slice(20));
+    expect(second).toBe(first);
+    await ing.poll();
+    await ing.settle();
+    expect(ing.stdoutBuffer(16).buffer).not.toBe(outside.buffer);
+    await ing.finish();
+    const stored = await rows();
+    // In store order: the outbox's, the first flush's stdout-only event, then the second flush's.
+    const ids = events.map((e) => eventId(e));
+    expect(stored.map((r) => r.event_id)).toEqual([...ids.slice(0, 20), eventId(SPEC_EVENTS.phaseStarted), ...ids.slice(20)]);
+    expect(stored.map((r) => r.source)).toEqual([...Array<string>(20).fill("outbox"), ...Array<string>(21).fill("stdout")]);
+    expect((await ts.store.all<{ text: string }>("SELECT text FROM lattice_run_logs WHERE run_id = 'run-1'")).map((l) => l.text)).toEqual(["a log line"]);
+  });
+
   it("pairs stdout copies with outbox lines out of step (reordered, stdout only, outbox only, CRLF, non-ASCII): each event once, from the outbox where it has it", async () => {
     const path = join(dir, "outbox.jsonl");
     const events = Array.from({ length: 300 }, (_, i) => ({
