@@ -14,7 +14,7 @@
  */
 import { RefusedError, storableText, type Redactor } from "../../core/index.js";
 import type { Queryable, SqlParam, Store } from "../../store/index.js";
-import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type OutboxPosition, classifyStdoutLine, EXCERPT_CHARS, redactEvent, identityWarnings, type EventIdentity } from "../protocol/index.js";
+import { DEFAULT_MAX_LINE_BYTES, EXCERPT_BYTES, LineSplitter, type OutboxPosition, classifyStdoutLine, EXCERPT_CHARS, redactEvent, identityWarnings, type EventIdentity } from "../protocol/index.js";
 import { BatchCursor, type OutboxBatch, OutboxReader } from "./outbox-reader.js";
 import { readViolations } from "../sandbox/index.js";
 import { RUN_NOT_FENCED, type StoredEvent } from "../runs/index.js";
@@ -85,6 +85,12 @@ interface PendingError {
   reason: string;
   excerpt: string;
   severity?: "warning";
+}
+
+/** `bytes` holds the event prefix at `at` (a loop: a call into native code costs more for 14 bytes). */
+function hasPrefix(bytes: Buffer, at: number): boolean {
+  for (let i = 0; i < PREFIX.length; i++) if (bytes[at + i] !== PREFIX[i]) return false;
+  return true;
 }
 
 export class RunIngestor {
@@ -176,8 +182,35 @@ export class RunIngestor {
   pushStdout(chunk: Buffer): void {
     if (this.issued.has(chunk.buffer) && this.stdoutChunks.at(-1) !== chunk.buffer) this.stdoutChunks.push(chunk.buffer);
     this.stdoutRead += chunk.length;
-    for (const raw of this.stdoutLines.push(chunk, true)) this.stdoutLine(raw, chunk);
+    const lines = this.stdoutLines;
+    // A line begun in an earlier chunk goes through the splitter up to its end (a copy); the whole
+    // lines after it are taken straight from the chunk, as where they lie (no object or view per
+    // line); the unfinished rest waits in the splitter.
+    let start = 0;
+    if (lines.pending) {
+      const nl = chunk.indexOf(0x0a);
+      start = nl === -1 ? chunk.length : nl + 1;
+      for (const raw of lines.push(chunk.subarray(0, start))) this.stdoutLine(raw);
+    }
+    const max = this.o.maxLineBytes;
+    for (let nl = chunk.indexOf(0x0a, start); nl !== -1; nl = chunk.indexOf(0x0a, start)) {
+      const lineNo = lines.countLine();
+      if (nl - start > max) this.stdoutLine({ kind: "overlong", line_no: lineNo, size: nl - start, head: Buffer.from(chunk.subarray(start, start + EXCERPT_BYTES)) });
+      else this.stdoutBytes(chunk, start, nl > start && chunk[nl - 1] === 0x0d ? nl - 1 : nl, lineNo);
+      start = nl + 1;
+    }
+    if (start < chunk.length) lines.push(chunk.subarray(start));
     this.schedule();
+  }
+
+  /**
+   * A whole stdout line, `chunk` from `start` to `end` (without its line end). An event line waits
+   * for its outbox copy, as where it lies in the chunk (a view kept for each would be copied by
+   * every scavenge until it is matched); only a log line becomes a string here.
+   */
+  private stdoutBytes(chunk: Buffer, start: number, end: number, lineNo: number): void {
+    if (end - start >= PREFIX.length && hasPrefix(chunk, start)) this.copies.addStdout(chunk, start, end, lineNo);
+    else this.log("stdout", chunk.toString("utf8", start, end));
   }
 
   pushStderr(chunk: Buffer): void {
@@ -193,20 +226,11 @@ export class RunIngestor {
     this.schedule();
   }
 
-  /** A line of stdout (`chunk`: the bytes pushed, which a line may be a view of). */
-  private stdoutLine(raw: ReturnType<LineSplitter["push"]>[number], chunk?: Buffer): void {
+  /** A line of stdout from the splitter (a copy of its bytes, or an over-long line's head). */
+  private stdoutLine(raw: ReturnType<LineSplitter["push"]>[number]): void {
     if (raw.kind === "line") {
       const line = raw.bytes;
-      const end = line.length > 0 && line[line.length - 1] === 0x0d ? line.length - 1 : line.length;
-      // An event line waits for its outbox copy, as where it lies in the chunk (a view kept for
-      // each would be copied by every scavenge until it is matched); only a log line becomes a
-      // string here.
-      if (end >= PREFIX.length && PREFIX.compare(line, 0, PREFIX.length) === 0) {
-        // A line split across chunks is a copy, which may share its pool with the chunk but lies outside it.
-        const at = chunk ? line.byteOffset - chunk.byteOffset : -1;
-        if (chunk && line.buffer === chunk.buffer && at >= 0 && at + line.length <= chunk.length) this.copies.addStdout(chunk, at, at + end, raw.line_no);
-        else this.copies.addStdout(line, 0, end, raw.line_no);
-      } else this.log("stdout", line.toString("utf8", 0, end));
+      this.stdoutBytes(line, 0, line.length > 0 && line[line.length - 1] === 0x0d ? line.length - 1 : line.length, raw.line_no);
       return;
     }
     const parsed = classifyStdoutLine(raw, this.o.maxLineBytes, (t) => this.o.redactor.redact(t));

@@ -229,6 +229,25 @@ describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode
     expect(json.map((r) => r.event_ts)).toEqual(outbox.concat([onlyStdout]).map((e) => e.timestamp));
   });
 
+  it("splits stdout into lines across chunks: CRLF, over-long lines inside a chunk and across two, an event split in two", async () => {
+    const ing = new RunIngestor({ ...ingestorOptions(), maxLineBytes: 1000 });
+    const event = line(SPEC_EVENTS.info);
+    const text = Buffer.concat([Buffer.from(`first log\r\n${"x".repeat(1500)}\n`), event, Buffer.from(`${"y".repeat(1400)}\nlast log\n`)]);
+    const eventAt = text.indexOf(event);
+    // Cut inside the event line and inside the second over-long line.
+    const cuts = [0, eventAt + 20, eventAt + event.length + 700, text.length];
+    for (let i = 1; i < cuts.length; i++) ing.pushStdout(Buffer.from(text.subarray(cuts[i - 1], cuts[i])));
+    await ing.finish();
+    expect((await rows()).map((r) => [r.event_id, r.source])).toEqual([[eventId(SPEC_EVENTS.info), "stdout"]]);
+    expect((await ts.store.all<{ text: string }>("SELECT text FROM lattice_run_logs WHERE run_id = 'run-1' ORDER BY seq")).map((l) => l.text)).toEqual(["first log", "last log"]);
+    const errors = await ts.store.all<{ line_no: number; reason: string; excerpt: string }>("SELECT line_no, reason, excerpt FROM lattice_protocol_errors WHERE run_id = 'run-1' ORDER BY line_no");
+    expect(errors.map((e) => [Number(e.line_no), e.reason])).toEqual([
+      [2, "line of 1500 bytes exceeds the limit of 1000 bytes; discarded"],
+      [4, "line of 1400 bytes exceeds the limit of 1000 bytes; discarded"],
+    ]);
+    expect(errors.map((e) => e.excerpt.slice(0, 3))).toEqual(["xxx", "yyy"]);
+  });
+
   it("records the outbox's bad lines as protocol errors and stores the good ones", async () => {
     const path = join(dir, "outbox.jsonl");
     const good = { ...SPEC_EVENTS.info, payload: { ...SPEC_EVENTS.info.payload, message: "token hunter2-secret-value" } };
