@@ -10,7 +10,7 @@ import { RunIngestor } from "../ingest/index.js";
 import { outboxPath, openRegularFile, removeResume } from "../protocol/index.js";
 import { UNFINISHED_RUN_STATES, type RunRecord } from "../runs/index.js";
 import { streamFiles, type Exit, type SupervisorContext } from "./context.js";
-import { SIGNIFICANT, onNewEvents } from "./dispatch.js";
+import { acted, onNewEvents } from "./dispatch.js";
 import { stopGroup } from "./processes.js";
 
 const READ_CHUNK = 1024 * 1024;
@@ -36,7 +36,7 @@ export async function follow(ctx: SupervisorContext, run: RunRecord, exited: Pro
     logCapBytes: ctx.o.logCapBytes,
     clock: ctx.o.clock,
     identity: { sprite_id: run.sprite_id, work_item_id: run.work_item_id },
-    keep: (type) => ctx.o.onEvents !== undefined || SIGNIFICANT.has(type),
+    keep: acted(ctx, run),
     onNewEvents: (events) => onNewEvents(ctx, run.id, events),
     onRoom: () => pump(),
   });
