@@ -118,33 +118,37 @@ const canon = {
   order: new Int32Array(4096),
 };
 
-/** Copy the text's bytes [from, to) to the canonical output. */
-function emit(from: number, to: number): void {
-  const { src, out } = canon;
-  let n = canon.n;
-  for (let i = from; i < to; i++) out[n++] = src[i]!;
-  canon.n = n;
-}
-
 function canonValue(): boolean {
-  const { src, end } = canon;
+  const { src, out, end } = canon;
   const at = canon.at;
   const c = src[at];
   if (c === 0x22) {
-    const close = stringEnd(at + 1);
-    if (close === -1) return false;
-    emit(at, close + 1);
-    canon.at = close + 1;
-    return true;
+    // A string, copied as it is scanned (one pass): its bytes up to the closing quote.
+    let n = canon.n;
+    out[n++] = 0x22;
+    for (let i = at + 1; i < end; i++) {
+      const b = src[i]!;
+      if (b === 0x22) {
+        out[n++] = 0x22;
+        canon.n = n;
+        canon.at = i + 1;
+        return true;
+      }
+      if (b === 0x5c) return false; // escapes are the value path's
+      out[n++] = b;
+    }
+    return false;
   }
   if (c === 0x7b) return canonObject();
   if (c === 0x5b) return canonArray();
   // true, false, null or a number: bytes up to the next delimiter, copied as they are when they are
   // a literal or an integer of up to 15 digits without a leading zero (JSON.stringify writes those so).
   let i = at;
+  let n = canon.n;
   while (i < end) {
     const b = src[i]!;
     if (b === 0x2c || b === 0x7d || b === 0x5d) break;
+    out[n++] = b;
     i++;
   }
   const len = i - at;
@@ -157,20 +161,9 @@ function canonValue(): boolean {
     if (digits < 1 || digits > 15 || (src[at + neg] === 0x30 && digits > 1) || (neg === 1 && digits === 1 && src[at + 1] === 0x30)) return false;
     for (let k = at + neg; k < i; k++) if (src[k]! < 0x30 || src[k]! > 0x39) return false;
   }
-  emit(at, i);
+  canon.n = n;
   canon.at = i;
   return true;
-}
-
-/** Where the string whose contents start at `from` closes, or -1 (a backslash: escapes are the value path's). */
-function stringEnd(from: number): number {
-  const { src, end } = canon;
-  for (let i = from; i < end; i++) {
-    const b = src[i];
-    if (b === 0x22) return i;
-    if (b === 0x5c) return -1;
-  }
-  return -1;
 }
 
 function canonArray(): boolean {
@@ -192,7 +185,7 @@ function canonArray(): boolean {
 }
 
 function canonObject(): boolean {
-  const { src, out, keyStart, keyEnd, memberEnd } = canon;
+  const { src, out, end, keyStart, keyEnd, memberEnd } = canon;
   const open = canon.n;
   out[canon.n++] = 0x7b;
   canon.at++;
@@ -206,22 +199,34 @@ function canonObject(): boolean {
   for (;;) {
     const at = canon.at;
     if (src[at] !== 0x22) return false;
-    const close = stringEnd(at + 1);
-    if (close === -1 || src[close + 1] !== 0x3a || close === at + 1) {
-      // An empty key sorts first and is rare: the value path handles it.
-      return false;
-    }
+    // An empty key sorts first and is rare, a key starting with a digit may be an array index
+    // (objects order those first): both are the value path's.
     const first = src[at + 1]!;
-    if (first >= 0x30 && first <= 0x39) return false;
-    for (let k = at + 1; k < close; k++) if (src[k]! >= 0x80) return false;
-    if (close - at - 1 === 9 && isProto(at + 1)) return false;
+    if (first === 0x22 || (first >= 0x30 && first <= 0x39)) return false;
     const m = canon.members++;
     if (m >= keyStart.length) return false;
-    // The member in `out` without its separator: `"key":value`.
-    keyStart[m] = canon.n + 1;
-    keyEnd[m] = canon.n + 1 + (close - at - 1);
-    emit(at, close + 2);
-    canon.at = close + 2;
+    // The member in `out` without its separator: `"key":value`. The key is copied as it is
+    // scanned, ASCII only (no escape).
+    let n = canon.n;
+    out[n++] = 0x22;
+    const kStart = n;
+    let i = at + 1;
+    for (;;) {
+      if (i >= end) return false;
+      const b = src[i]!;
+      if (b === 0x22) break;
+      if (b === 0x5c || b >= 0x80) return false;
+      out[n++] = b;
+      i++;
+    }
+    if (src[i + 1] !== 0x3a) return false;
+    keyStart[m] = kStart;
+    keyEnd[m] = n;
+    if (n - kStart === PROTO.length && isProto(kStart)) return false;
+    out[n++] = 0x22;
+    out[n++] = 0x3a;
+    canon.n = n;
+    canon.at = i + 2;
     if (!canonValue()) return false;
     memberEnd[m] = canon.n;
     if (m > base && compareKeys(m - 1, m) >= 0) sorted = false;
@@ -261,8 +266,9 @@ function canonObject(): boolean {
 }
 
 const PROTO = "__proto__";
+/** The key copied to `out` at `from` is `__proto__`. */
 function isProto(from: number): boolean {
-  for (let k = 0; k < PROTO.length; k++) if (canon.src[from + k] !== PROTO.charCodeAt(k)) return false;
+  for (let k = 0; k < PROTO.length; k++) if (canon.out[from + k] !== PROTO.charCodeAt(k)) return false;
   return true;
 }
 

@@ -14,7 +14,7 @@
  */
 import { RefusedError, storableText, type Redactor } from "../../core/index.js";
 import type { Queryable, SqlParam, Store } from "../../store/index.js";
-import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type OutboxPosition, classifyStdoutLine, EXCERPT_CHARS, redactEvent, identityWarnings, type EventIdentity } from "../protocol/index.js";
+import { DEFAULT_MAX_LINE_BYTES, EXCERPT_BYTES, LineSplitter, type OutboxPosition, classifyStdoutLine, EXCERPT_CHARS, redactEvent, identityWarnings, type EventIdentity } from "../protocol/index.js";
 import { BatchCursor, type OutboxBatch, OutboxReader } from "./outbox-reader.js";
 import { readViolations } from "../sandbox/index.js";
 import { RUN_NOT_FENCED, type StoredEvent } from "../runs/index.js";
@@ -29,6 +29,8 @@ const RECENT_OUTBOX_LIMIT = 100_000;
 const COPY_LOOKAHEAD = 64;
 /** The tailer stops reading while this many lines wait to be stored. */
 const HIGH_WATER_LINES = 20_000;
+/** stdout read buffers kept for reuse (see stdoutBuffer): about the HIGH_WATER_LINES a tailer reads ahead, in 1 MB reads. */
+const STDOUT_POOL_BUFFERS = 8;
 const INSERT_CHUNK = 100;
 /** Events in one flush from which its transaction counts as large (see TransactionOptions.large). */
 const LARGE_BATCH_EVENTS = 1000;
@@ -63,6 +65,12 @@ export interface IngestOptions {
   onNewEvents?: (events: StoredEvent[]) => void | Promise<void>;
   /** The run's sprite_id and work_item_id: an event claiming others is stored with a protocol warning naming both values. */
   identity?: EventIdentity;
+  /**
+   * Called after each commit that leaves room in the queue (not `full`): a tailer that stopped
+   * reading reads on at once, so stdout keeps in step with the outbox batches being stored (their
+   * copies are paired while the batch is at hand, and the batch's buffer is then reused).
+   */
+  onRoom?: () => void;
 }
 
 
@@ -79,14 +87,26 @@ interface PendingError {
   severity?: "warning";
 }
 
+/** `bytes` holds the event prefix at `at` (a loop: a call into native code costs more for 14 bytes). */
+function hasPrefix(bytes: Buffer, at: number): boolean {
+  for (let i = 0; i < PREFIX.length; i++) if (bytes[at + i] !== PREFIX[i]) return false;
+  return true;
+}
+
 export class RunIngestor {
-  private readonly o: Required<Omit<IngestOptions, "onNewEvents" | "keep" | "threadBytes" | "identity">> & Pick<IngestOptions, "onNewEvents" | "keep" | "identity">;
+  private readonly o: Required<Omit<IngestOptions, "onNewEvents" | "keep" | "threadBytes" | "identity" | "onRoom">> & Pick<IngestOptions, "onNewEvents" | "keep" | "identity" | "onRoom">;
   private readonly outboxReader: OutboxReader;
   private readonly stdoutLines: LineSplitter;
   private readonly stderrLines: LineSplitter;
   private readonly copies = new CopyMatcher(RECENT_OUTBOX_LIMIT, COPY_LOOKAHEAD);
   /** Stored outbox batches whose lines (up to `end`, counted as CopyMatcher.added) may still be matched. */
   private readonly held: Array<{ batch: OutboxBatch; end: number }> = [];
+  /** Buffers handed out by `stdoutBuffer` (only those go back to the pool). */
+  private readonly issued = new WeakSet<ArrayBufferLike>();
+  /** Issued buffers pushed as stdout since the last flush took its unmatched lines: their lines may still be held. */
+  private stdoutChunks: ArrayBufferLike[] = [];
+  /** Issued buffers whose lines are all done with, to read stdout into again. */
+  private readonly stdoutPool: ArrayBufferLike[] = [];
   private logs: PendingLog[] = [];
   private errors: PendingError[] = [];
   /** Identity warnings recorded by this ingestor (each once, whichever stream or batch shows it). */
@@ -135,7 +155,7 @@ export class RunIngestor {
 
   /** True while enough lines wait to be stored that the tailer should stop reading. */
   get full(): boolean {
-    return this.copies.waiting + this.logs.length > HIGH_WATER_LINES || this.outboxMore;
+    return this.copies.waiting + this.logs.length > HIGH_WATER_LINES;
   }
 
   /** Bytes of stdout/stderr read so far (where the next read of each file starts). */
@@ -143,11 +163,54 @@ export class RunIngestor {
     return { stdout: this.stdoutRead, stderr: this.stderrRead };
   }
 
-  /** The next bytes of stdout; `chunk` is kept (its event lines are read from it), so it must not be reused. */
+  /**
+   * A buffer of at least `size` bytes to read stdout into and push (`pushStdout`): one the
+   * ingestor is done with when it has one, so a long stdout is read into the same few megabytes
+   * rather than into fresh memory (a page fault per 4 KiB) per read.
+   */
+  stdoutBuffer(size: number): Buffer {
+    const pooled = this.stdoutPool.pop();
+    const buffer = pooled && pooled.byteLength >= size ? Buffer.from(pooled, 0, size) : Buffer.allocUnsafeSlow(size);
+    this.issued.add(buffer.buffer);
+    return buffer;
+  }
+
+  /**
+   * The next bytes of stdout; `chunk` is kept (its event lines are read from it), so it must not
+   * be reused, unless it came from `stdoutBuffer`: the ingestor reuses those itself.
+   */
   pushStdout(chunk: Buffer): void {
+    if (this.issued.has(chunk.buffer) && this.stdoutChunks.at(-1) !== chunk.buffer) this.stdoutChunks.push(chunk.buffer);
     this.stdoutRead += chunk.length;
-    for (const raw of this.stdoutLines.push(chunk, true)) this.stdoutLine(raw, chunk);
+    const lines = this.stdoutLines;
+    // A line begun in an earlier chunk goes through the splitter up to its end (a copy); the whole
+    // lines after it are taken straight from the chunk, as where they lie (no object or view per
+    // line); the unfinished rest waits in the splitter.
+    let start = 0;
+    if (lines.pending) {
+      const nl = chunk.indexOf(0x0a);
+      start = nl === -1 ? chunk.length : nl + 1;
+      for (const raw of lines.push(chunk.subarray(0, start))) this.stdoutLine(raw);
+    }
+    const max = this.o.maxLineBytes;
+    for (let nl = chunk.indexOf(0x0a, start); nl !== -1; nl = chunk.indexOf(0x0a, start)) {
+      const lineNo = lines.countLine();
+      if (nl - start > max) this.stdoutLine({ kind: "overlong", line_no: lineNo, size: nl - start, head: Buffer.from(chunk.subarray(start, start + EXCERPT_BYTES)) });
+      else this.stdoutBytes(chunk, start, nl > start && chunk[nl - 1] === 0x0d ? nl - 1 : nl, lineNo);
+      start = nl + 1;
+    }
+    if (start < chunk.length) lines.push(chunk.subarray(start));
     this.schedule();
+  }
+
+  /**
+   * A whole stdout line, `chunk` from `start` to `end` (without its line end). An event line waits
+   * for its outbox copy, as where it lies in the chunk (a view kept for each would be copied by
+   * every scavenge until it is matched); only a log line becomes a string here.
+   */
+  private stdoutBytes(chunk: Buffer, start: number, end: number, lineNo: number): void {
+    if (end - start >= PREFIX.length && hasPrefix(chunk, start)) this.copies.addStdout(chunk, start, end, lineNo);
+    else this.log("stdout", chunk.toString("utf8", start, end));
   }
 
   pushStderr(chunk: Buffer): void {
@@ -163,20 +226,11 @@ export class RunIngestor {
     this.schedule();
   }
 
-  /** A line of stdout (`chunk`: the bytes pushed, which a line may be a view of). */
-  private stdoutLine(raw: ReturnType<LineSplitter["push"]>[number], chunk?: Buffer): void {
+  /** A line of stdout from the splitter (a copy of its bytes, or an over-long line's head). */
+  private stdoutLine(raw: ReturnType<LineSplitter["push"]>[number]): void {
     if (raw.kind === "line") {
       const line = raw.bytes;
-      const end = line.length > 0 && line[line.length - 1] === 0x0d ? line.length - 1 : line.length;
-      // An event line waits for its outbox copy, as where it lies in the chunk (a view kept for
-      // each would be copied by every scavenge until it is matched); only a log line becomes a
-      // string here.
-      if (end >= PREFIX.length && PREFIX.compare(line, 0, PREFIX.length) === 0) {
-        // A line split across chunks is a copy, which may share its pool with the chunk but lies outside it.
-        const at = chunk ? line.byteOffset - chunk.byteOffset : -1;
-        if (chunk && line.buffer === chunk.buffer && at >= 0 && at + line.length <= chunk.length) this.copies.addStdout(chunk, at, at + end, raw.line_no);
-        else this.copies.addStdout(line, 0, end, raw.line_no);
-      } else this.log("stdout", line.toString("utf8", 0, end));
+      this.stdoutBytes(line, 0, line.length > 0 && line[line.length - 1] === 0x0d ? line.length - 1 : line.length, raw.line_no);
       return;
     }
     const parsed = classifyStdoutLine(raw, this.o.maxLineBytes, (t) => this.o.redactor.redact(t));
@@ -319,6 +373,10 @@ export class RunIngestor {
       }
     }
     // stdout event lines the outbox did not deliver: parse them and store them from stdout.
+    // Every stdout line pushed so far is now paired or taken here: once taken (below, before any
+    // await), the buffers they were read into hold nothing still needed.
+    const spent = this.stdoutChunks;
+    this.stdoutChunks = [];
     for (const e of this.copies.takeUnmatched()) {
       const parsed = classifyStdoutLine({ kind: "line", line_no: e.line_no, bytes: e.line }, this.o.maxLineBytes, (t) => this.o.redactor.redact(t));
       if (parsed.kind === "event") {
@@ -332,6 +390,7 @@ export class RunIngestor {
         fromStdout.push({ id: stored.id, type: parsed.event.event_type, source: "stdout", outbox_line: null, json: stored.json, ts: stored.timestamp });
       } else if (parsed.kind === "protocol_error") this.errors.push({ source: "stdout", line_no: parsed.line_no, reason: parsed.reason, excerpt: parsed.excerpt });
     }
+    for (const b of spent) if (this.stdoutPool.length < STDOUT_POOL_BUFFERS) this.stdoutPool.push(b);
     const violations = opts.outbox || opts.final ? readViolations(this.o.violationsPath) : [];
     const logs = this.logs;
     const errors = this.errors;
@@ -383,6 +442,7 @@ export class RunIngestor {
         throw new RefusedError("run_fenced", `run ${this.o.runId}: its entry was taken over by another worker; the run's late output is refused`, { run: this.o.runId });
       }
     }, { large: count >= LARGE_BATCH_EVENTS });
+    if (!this.full) this.o.onRoom?.();
     // More of the outbox waits: catch up without waiting for the next poll.
     if (this.outboxMore && !this.outboxBroken) this.schedule();
     if (fresh.length > 0 && this.o.onNewEvents) await this.o.onNewEvents(fresh);

@@ -253,10 +253,12 @@ const THREAD_STOPPED = "outbox_decoder_stopped";
 
 /**
  * How many decoder threads a long backlog is spread over: one per core beside the storing thread,
- * at least two (on two cores, the storing thread and two decoders share them: a decoder waiting on
- * its batch's file read or on a released buffer leaves the core to the other), at most four.
+ * at least one, at most four. On two cores one is enough (the storing thread costs more per event
+ * than decoding) and a second cost more than it gave: its own JIT compilation and heap, and the
+ * cores shared three ways (bench/ingest, 3 alternating rounds: 3.5 µs less CPU per event, +20-28%
+ * events/s with one).
  */
-export const DECODER_THREADS = Math.max(2, Math.min(4, availableParallelism() - 1));
+export const DECODER_THREADS = Math.max(1, Math.min(4, availableParallelism() - 1));
 
 /**
  * The process's decoder threads, started on first use and shared by every run's reader. They do

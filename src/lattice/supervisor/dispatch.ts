@@ -5,14 +5,27 @@
 import type { RunRecord, StoredEvent } from "../runs/index.js";
 import { track, whenAttemptDone, type SupervisorContext } from "./context.js";
 
-/** Event types the supervisor acts on when they are stored. */
-export const SIGNIFICANT = new Set(["PHASE_STARTED", "ACTION_REQUEST", "ENVIRONMENT_PROPOSAL"]);
+/**
+ * The event types onNewEvents needs for `run`: every type for an `onEvents` hook; otherwise the
+ * ones it acts on (PHASE_STARTED only when the run has an entry to move). The ingestor hands on
+ * only these (each one parsed again on the storing thread), not a run's every narration event.
+ */
+export function acted(ctx: SupervisorContext, run: RunRecord): (eventType: string) => boolean {
+  if (ctx.o.onEvents !== undefined) return () => true;
+  const entry = run.entry_id !== null;
+  return (type) => type === "ACTION_REQUEST" || type === "ENVIRONMENT_PROPOSAL" || (entry && type === "PHASE_STARTED");
+}
 
 export async function onNewEvents(ctx: SupervisorContext, runId: string, events: StoredEvent[]): Promise<void> {
   const run = await ctx.runs.get(runId, ctx.store, false);
   ctx.o.onEvents?.(run, events);
+  // The entry moves once: a later PHASE_STARTED would only look it up again.
+  let started = false;
   for (const e of events) {
-    if (e.event_type === "PHASE_STARTED" && run.entry_id) await entryInProgress(ctx, run);
+    if (e.event_type === "PHASE_STARTED" && run.entry_id && !started) {
+      started = true;
+      await entryInProgress(ctx, run);
+    }
     if (e.event_type === "ACTION_REQUEST" || e.event_type === "ENVIRONMENT_PROPOSAL") void dispatch(ctx, run, e, false);
   }
 }

@@ -10,7 +10,7 @@ import { RunIngestor } from "../ingest/index.js";
 import { outboxPath, openRegularFile, removeResume } from "../protocol/index.js";
 import { UNFINISHED_RUN_STATES, type RunRecord } from "../runs/index.js";
 import { streamFiles, type Exit, type SupervisorContext } from "./context.js";
-import { SIGNIFICANT, onNewEvents } from "./dispatch.js";
+import { acted, onNewEvents } from "./dispatch.js";
 import { stopGroup } from "./processes.js";
 
 const READ_CHUNK = 1024 * 1024;
@@ -36,8 +36,9 @@ export async function follow(ctx: SupervisorContext, run: RunRecord, exited: Pro
     logCapBytes: ctx.o.logCapBytes,
     clock: ctx.o.clock,
     identity: { sprite_id: run.sprite_id, work_item_id: run.work_item_id },
-    keep: (type) => ctx.o.onEvents !== undefined || SIGNIFICANT.has(type),
+    keep: acted(ctx, run),
     onNewEvents: (events) => onNewEvents(ctx, run.id, events),
+    onRoom: () => pump(),
   });
   // Read both files to their ends, stopping early while too much waits to be stored.
   const pump = () => {
@@ -45,7 +46,7 @@ export async function follow(ctx: SupervisorContext, run: RunRecord, exited: Pro
     for (;;) {
       if (ingestor.full) return any;
       const offsets = ingestor.streamOffsets;
-      const a = readFrom(files.stdout, offsets.stdout, (b) => ingestor.pushStdout(b));
+      const a = readFrom(files.stdout, offsets.stdout, (b) => ingestor.pushStdout(b), (n) => ingestor.stdoutBuffer(n));
       const b = readFrom(files.stderr, offsets.stderr, (c) => ingestor.pushStderr(c));
       if (!a && !b) return any;
       any = true;
@@ -81,10 +82,12 @@ export async function follow(ctx: SupervisorContext, run: RunRecord, exited: Pro
   // Drain: read each file to its end, letting the store catch up whenever the queue fills.
   for (;;) {
     const more = pump();
+    // Stopped by a full queue (not at the files' ends): read on once the flush below empties it.
+    const stopped = ingestor.full;
     // A flush of its own (not just waiting for the queue), so a full queue always drains.
     await ingestor.poll();
     await ingestor.settle();
-    if (!more && !ingestor.full) break;
+    if (!more && !stopped && !ingestor.full) break;
   }
   await ingestor.finish();
   return exit;
@@ -107,8 +110,8 @@ function startHeartbeat(ctx: SupervisorContext, run: RunRecord): { stop(): void 
   return { stop: () => clearInterval(timer) };
 }
 
-/** Read a file from `offset` to its end (or one chunk's worth), handing each chunk over; true if anything was read. */
-function readFrom(path: string, offset: number, push: (b: Buffer) => void): boolean {
+/** Read a file from `offset` to its end (or one chunk's worth), handing each chunk over; true if anything was read. `buffer`: where to read `n` bytes into (default a new buffer). */
+function readFrom(path: string, offset: number, push: (b: Buffer) => void, buffer: (n: number) => Buffer = (n) => Buffer.allocUnsafe(n)): boolean {
   let fd: number | null;
   try {
     // The sprite can reach its output files: one it swapped for a FIFO must not block this process.
@@ -121,7 +124,7 @@ function readFrom(path: string, offset: number, push: (b: Buffer) => void): bool
     const size = fstatSync(fd).size;
     if (size <= offset) return false;
     const len = Math.min(READ_CHUNK, size - offset);
-    const buf = Buffer.allocUnsafe(len);
+    const buf = buffer(len);
     const n = readSync(fd, buf, 0, len, offset);
     if (n > 0) push(buf.subarray(0, n));
     return n > 0;

@@ -134,6 +134,66 @@ describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode
     expect(text.some((r) => r.event_json.includes("hunter2"))).toBe(false);
   });
 
+  it("asks its tailer to read on after each flush that leaves room, until stdout is read to its end; each event stored once", async () => {
+    const path = join(dir, "outbox.jsonl");
+    // More lines than the queue holds (20,000): the tailer stops when it is full.
+    const events = Array.from({ length: 21_000 }, (_, i) => ({ ...SPEC_EVENTS.info, timestamp: new Date(Date.parse("2026-01-15T10:30:00Z") + i).toISOString() }));
+    appendFileSync(path, events.map((e) => `${JSON.stringify(e)}\n`).join(""));
+    let next = 0;
+    let calls = 0;
+    const tail = () => {
+      while (!ing.full && next < events.length) ing.pushStdout(line(events[next++]));
+    };
+    const ing = new RunIngestor({
+      ...ingestorOptions(),
+      onRoom: () => {
+        calls++;
+        tail();
+      },
+    });
+    tail();
+    expect(next).toBeLessThan(events.length);
+    await ing.settle();
+    while (next < events.length) await ing.poll();
+    await ing.finish();
+    expect(calls).toBeGreaterThan(1);
+    expect(next).toBe(events.length);
+    expect(ing.stored).toBe(events.length);
+    expect((await rows()).every((r) => r.source === "outbox")).toBe(true);
+  });
+
+  it("reads stdout into the buffers it is done with (stdoutBuffer) and never into one pushed from outside", async () => {
+    const path = join(dir, "outbox.jsonl");
+    const events = Array.from({ length: 40 }, (_, i) => ({ ...SPEC_EVENTS.info, timestamp: new Date(Date.parse("2026-01-15T10:30:00Z") + i).toISOString() }));
+    // The first half in both, the second on stdout only (parsed from the reused buffer's bytes).
+    appendFileSync(path, events.slice(0, 20).map((e) => `${JSON.stringify(e)}\n`).join(""));
+    const ing = ingestor();
+    const outside = Buffer.concat([line(SPEC_EVENTS.phaseStarted), Buffer.from("a log line\n")]);
+    ing.pushStdout(outside);
+    const read = (lines: unknown[]) => {
+      const text = Buffer.concat(lines.map(line));
+      const buffer = ing.stdoutBuffer(64 * 1024);
+      text.copy(buffer);
+      ing.pushStdout(buffer.subarray(0, text.length));
+      return buffer.buffer;
+    };
+    const first = read(events.slice(0, 20));
+    await ing.poll();
+    await ing.settle();
+    const second = read(events.slice(20));
+    expect(second).toBe(first);
+    await ing.poll();
+    await ing.settle();
+    expect(ing.stdoutBuffer(16).buffer).not.toBe(outside.buffer);
+    await ing.finish();
+    const stored = await rows();
+    // In store order: the outbox's, the first flush's stdout-only event, then the second flush's.
+    const ids = events.map((e) => eventId(e));
+    expect(stored.map((r) => r.event_id)).toEqual([...ids.slice(0, 20), eventId(SPEC_EVENTS.phaseStarted), ...ids.slice(20)]);
+    expect(stored.map((r) => r.source)).toEqual([...Array<string>(20).fill("outbox"), ...Array<string>(21).fill("stdout")]);
+    expect((await ts.store.all<{ text: string }>("SELECT text FROM lattice_run_logs WHERE run_id = 'run-1'")).map((l) => l.text)).toEqual(["a log line"]);
+  });
+
   it("pairs stdout copies with outbox lines out of step (reordered, stdout only, outbox only, CRLF, non-ASCII): each event once, from the outbox where it has it", async () => {
     const path = join(dir, "outbox.jsonl");
     const events = Array.from({ length: 300 }, (_, i) => ({
@@ -167,6 +227,25 @@ describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode
     const json = await ts.store.all<{ event_json: string; event_ts: string }>("SELECT event_json, event_ts FROM lattice_run_events WHERE run_id = 'run-1' ORDER BY seq");
     expect(json.map((r) => JSON.parse(r.event_json) as unknown)).toEqual(outbox.concat([onlyStdout]));
     expect(json.map((r) => r.event_ts)).toEqual(outbox.concat([onlyStdout]).map((e) => e.timestamp));
+  });
+
+  it("splits stdout into lines across chunks: CRLF, over-long lines inside a chunk and across two, an event split in two", async () => {
+    const ing = new RunIngestor({ ...ingestorOptions(), maxLineBytes: 1000 });
+    const event = line(SPEC_EVENTS.info);
+    const text = Buffer.concat([Buffer.from(`first log\r\n${"x".repeat(1500)}\n`), event, Buffer.from(`${"y".repeat(1400)}\nlast log\n`)]);
+    const eventAt = text.indexOf(event);
+    // Cut inside the event line and inside the second over-long line.
+    const cuts = [0, eventAt + 20, eventAt + event.length + 700, text.length];
+    for (let i = 1; i < cuts.length; i++) ing.pushStdout(Buffer.from(text.subarray(cuts[i - 1], cuts[i])));
+    await ing.finish();
+    expect((await rows()).map((r) => [r.event_id, r.source])).toEqual([[eventId(SPEC_EVENTS.info), "stdout"]]);
+    expect((await ts.store.all<{ text: string }>("SELECT text FROM lattice_run_logs WHERE run_id = 'run-1' ORDER BY seq")).map((l) => l.text)).toEqual(["first log", "last log"]);
+    const errors = await ts.store.all<{ line_no: number; reason: string; excerpt: string }>("SELECT line_no, reason, excerpt FROM lattice_protocol_errors WHERE run_id = 'run-1' ORDER BY line_no");
+    expect(errors.map((e) => [Number(e.line_no), e.reason])).toEqual([
+      [2, "line of 1500 bytes exceeds the limit of 1000 bytes; discarded"],
+      [4, "line of 1400 bytes exceeds the limit of 1000 bytes; discarded"],
+    ]);
+    expect(errors.map((e) => e.excerpt.slice(0, 3))).toEqual(["xxx", "yyy"]);
   });
 
   it("records the outbox's bad lines as protocol errors and stores the good ones", async () => {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // A test sprite driven by a scenario file: `scenario.mjs DIST_DIR SCENARIO.json`.
-// Steps: {event}, {stdout_only}, {outbox_only}, {log}, {stderr}, {raw_stdout}, {file: {path, text}},
+// Steps: {event}, {bulk: n}, {stdout_only}, {outbox_only}, {log}, {stderr}, {raw_stdout}, {file: {path, text}},
 // {sh}, {sleep}, {waiting: {reason, expected_inputs}} (checkpoint + WAITING + exit 0), {exit}.
 // On resume (a new .lattice/resume.json), it acknowledges with INFO and runs `on_resume`.
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -35,6 +35,11 @@ async function run(steps) {
       const e = envelope(s.emit, s.payload ?? {});
       toOutbox(e);
       toStdout(e);
+    } else if (s.bulk) {
+      // Many events at once: the outbox, then stdout, one write each (a backlog the supervisor reads in batches).
+      const lines = Array.from({ length: s.bulk }, (_, i) => JSON.stringify(envelope("INFO", { message: `bulk ${i}` })));
+      appendFileSync(outbox, `${lines.join("\n")}\n`);
+      process.stdout.write(`${lines.map((l) => `LATTICE_EVENT ${l}`).join("\n")}\n`);
     } else if (s.stdout_only) toStdout(s.stdout_only);
     else if (s.outbox_only) toOutbox(s.outbox_only);
     else if (s.log !== undefined) process.stdout.write(`${s.log}\n`);

@@ -99,6 +99,20 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     expect(JSON.parse(readFileSync(join(run.workspace, ".lattice/entry.json"), "utf8")).id).toBe("issue-17");
   });
 
+  it("reads stdout to its end after an outbox backlog: the output after it is kept, each event stored once", async () => {
+    // More lines than the tailer reads ahead (20,000) and an outbox of several batches: the
+    // stdout after the events is read only once the backlog is stored, by the drain.
+    const n = 24_000;
+    const command = tp.sprite("bulk", { steps: [{ bulk: n }, { log: "after the backlog" }, { emit: "COMPLETED", payload: { status: "success" } }] });
+    const sup = tp.supervisor();
+    const run = await sup.startRun({ role: "Builder", command });
+    expect(run.state).toBe("succeeded");
+    const count = await ts.store.get<{ n: number; sources: string }>("SELECT COUNT(*) AS n, MIN(source) AS sources FROM lattice_run_events WHERE run_id = ?", [run.id]);
+    expect(Number(count!.n)).toBe(n + 1);
+    expect(count!.sources).toBe("outbox");
+    expect((await sup.runs.logs(run.id)).map((l) => l.text)).toEqual(["after the backlog"]);
+  });
+
   it("maps COMPLETED failure and ERROR to a failed run and an entry in error", async () => {
     await board.post("Human", { id: "e-fail", to: "Builder", kind: "build_request" });
     await board.post("Human", { id: "e-err", to: "Builder", kind: "build_request" });
