@@ -4,6 +4,7 @@ export { TRANSITIONS, canTransition, isTerminal, mayChange } from "./lifecycle.j
 export { Blackboard, storedProjects, DEFAULT_LEASE_MS, type BlackboardOptions } from "./blackboard.js";
 export { OPEN_CHANNEL } from "./wake.js";
 export type { ListFilter, EntryPageFilter } from "./queries.js";
+export { byCreation } from "./queries.js";
 export type { EntryOutline, OutlineFilter } from "./outline.js";
 export type { ChangeOptions, EntryPatch } from "./change.js";
 export { parseComment, renderComment, splitComments, isBlackboardComment, assertBlackboardType, BlackboardCommentError, DEFAULT_BLACKBOARD_TYPE, type DecodedComment } from "./codec.js";

@@ -27,6 +27,11 @@ export function chunked<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
+/** Entries in creation order, then by id: the order of every entry list and page (oldest first). */
+export function byCreation(a: StoredEntry, b: StoredEntry): number {
+  return Date.parse(a.entry.created_at) - Date.parse(b.entry.created_at) || (a.entry.id < b.entry.id ? -1 : a.entry.id > b.entry.id ? 1 : 0);
+}
+
 export async function getEntry(ctx: BoardContext, id: string): Promise<StoredEntry> {
   return toStored(await requireRow(ctx, ctx.store, id));
 }
@@ -41,7 +46,7 @@ export async function listEntries(ctx: BoardContext, filter: ListFilter = {}): P
     // Long id lists in chunks, merged back into the one order (creation, then id).
     const { ids, limit, ...rest } = filter;
     const parts = await Promise.all(chunked(ids, ID_CHUNK).map((chunk) => listEntries(ctx, { ...rest, ids: chunk })));
-    const all = parts.flat().sort((a, b) => Date.parse(a.entry.created_at) - Date.parse(b.entry.created_at) || (a.entry.id < b.entry.id ? -1 : a.entry.id > b.entry.id ? 1 : 0));
+    const all = parts.flat().sort(byCreation);
     return limit === undefined ? all : all.slice(0, Math.max(0, Math.floor(limit)));
   }
   if (filter.ids !== undefined && filter.ids.length === 0) return [];

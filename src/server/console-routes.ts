@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isTerminal, type StoredEntry } from "../blackboard/index.js";
+import { byCreation, isTerminal } from "../blackboard/index.js";
 import { localPullRequestDiff, standingGateDenials } from "../lattice/index.js";
 import type { ServerContext } from "./context.js";
 import { route, type Route } from "./route.js";
@@ -8,9 +8,6 @@ import { PageQuery } from "./schemas.js";
 export const InboxQuery = z.object({ limit: PageQuery.limit }).strict();
 
 export const PrParams = z.object({ number: z.coerce.number({ error: "expected a pull request number" }).int("expected a pull request number (a whole number)").min(1, "expected a pull request number (1 or more)") }).strict();
-
-/** Newest posted first (then by id, as the entry pages order them). */
-const byNewest = (a: StoredEntry, b: StoredEntry): number => Date.parse(b.entry.created_at) - Date.parse(a.entry.created_at) || (a.entry.id < b.entry.id ? 1 : a.entry.id > b.entry.id ? -1 : 0);
 
 /**
  * What waits for a person, in one answer: runs waiting for input (with their expected_inputs, for
@@ -35,7 +32,7 @@ async function inbox(ctx: ServerContext, max: number) {
   return {
     waiting_runs: waiting.items.filter((r) => r.waiting !== null),
     proposals: proposals.items,
-    entries: addressed.flatMap((p) => p.items).sort(byNewest).slice(0, max),
+    entries: addressed.flatMap((p) => p.items).sort((a, b) => byCreation(b, a)).slice(0, max),
     denials: denied,
   };
 }
