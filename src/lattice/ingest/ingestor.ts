@@ -365,10 +365,19 @@ export class RunIngestor {
     if (opts.outbox || final || this.copies.waiting > 0) {
       await this.readOutboxInto(final, batches);
       // A bounded read may stop short of the stdout lines waiting here: read on until the outbox
-      // has shown them all or ends, so none is parsed and stored from stdout needlessly.
+      // has shown them all or ends, so none is parsed and stored from stdout needlessly. An end
+      // seen by a read decoded ahead (started before these stdout lines were read) may be long
+      // past: the sprite writes each event to the outbox before stdout, so one more read, started
+      // now, holds every waiting line's copy (bench/ingest: without it, a warm decoder thread's
+      // reads ran ahead of the writer and two thirds of the events were parsed again from stdout).
+      let looked = false;
       for (;;) {
         this.copies.match();
-        if (this.copies.waiting === 0 || !this.outboxMore || this.outboxBroken) break;
+        if (this.copies.waiting === 0 || this.outboxBroken) break;
+        if (!this.outboxMore) {
+          if (looked) break;
+          looked = true;
+        }
         await this.readOutboxInto(final, batches);
       }
     }

@@ -134,6 +134,27 @@ describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode
     expect(text.some((r) => r.event_json.includes("hunter2"))).toBe(false);
   });
 
+  it("reads the outbox again, not stdout, for stdout lines past the end a read decoded ahead saw (the outbox grew since)", async () => {
+    const path = join(dir, "outbox.jsonl");
+    const events = Array.from({ length: 1_050 }, (_, i) => ({
+      ...SPEC_EVENTS.infoProgress,
+      timestamp: new Date(Date.parse("2026-01-15T10:30:00Z") + i).toISOString(),
+      payload: { message: `step ${i}`, pad: "x".repeat(3000) },
+    }));
+    // Between one and two batches' bytes: the first flush stores one batch and decodes the rest ahead, to the end it sees.
+    appendFileSync(path, events.slice(0, 1_000).map((e) => `${JSON.stringify(e)}\n`).join(""));
+    const ing = ingestor();
+    await ing.poll();
+    // The sprite writes on (outbox first, then stdout) before the batches decoded ahead are stored.
+    appendFileSync(path, events.slice(1_000).map((e) => `${JSON.stringify(e)}\n`).join(""));
+    for (const e of events) ing.pushStdout(line(e));
+    await ing.finish();
+    const stored = await rows();
+    expect(stored.map((r) => r.event_id)).toEqual(events.map((e) => eventId(e)));
+    expect(stored.filter((r) => r.source !== "outbox").map((r) => r.event_id)).toEqual([]);
+    expect(stored.map((r) => Number(r.outbox_line))).toEqual(events.map((_, i) => i + 1));
+  });
+
   it("asks its tailer to read on after each flush that leaves room, until stdout is read to its end; each event stored once", async () => {
     const path = join(dir, "outbox.jsonl");
     // More lines than the queue holds (20,000): the tailer stops when it is full.
