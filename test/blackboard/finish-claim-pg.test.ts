@@ -67,4 +67,35 @@ describe.skipIf(!(await postgresAvailable()))("finishAndClaim on PostgreSQL", ()
     }
     expect((await board.list({ status: "open" })).length).toBe(4);
   });
+
+  it("one batch of workers of two roles and two kind sets: each role's oldest open entries go to its workers in request order; a worker with none left claims nothing", async () => {
+    const { board, clock } = testBoard(t.store);
+    const K1 = "doc_update_proposal_request";
+    const K2 = "review_request";
+    const post = async (id: string, to: string, kind: string) => {
+      clock.advance(1);
+      await board.post("Human", request(id, { to, kind }));
+    };
+    const cho = ["aw0", "aw1", "aw2", "aw3"];
+    const dan = ["bw0", "bw1", "bw2"];
+    for (const w of cho) await post(`hold-${w}`, "Cho", K1);
+    for (const w of dan) await post(`hold-${w}`, "Dan", K1);
+    const kindsOf = (w: string) => (w === "aw3" ? [K1, K2] : [K1]);
+    for (const w of cho) expect((await board.claim(w, "Cho", kindsOf(w)))?.entry.id).toBe(`hold-${w}`);
+    for (const w of dan) expect((await board.claim(w, "Dan", [K1]))?.entry.id).toBe(`hold-${w}`);
+    await post("n-k2", "Cho", K2);
+    for (const id of ["n-a0", "n-a1", "n-a2"]) await post(id, "Cho", K1);
+    for (const id of ["n-b0", "n-b1"]) await post(id, "Dan", K1);
+    // In the same turn: one call of bb_finish_claim_batch for all seven.
+    const results = await Promise.all([
+      ...cho.map((w) => board.finishAndClaim("Cho", `hold-${w}`, "done", { worker: w, kinds: kindsOf(w) })),
+      ...dan.map((w) => board.finishAndClaim("Dan", `hold-${w}`, "done", { worker: w, kinds: [K1], role: "Dan" })),
+    ]);
+    expect(results.map((r) => r.finished.entry.status)).toEqual(Array(7).fill("done"));
+    // aw3 may take K2 too: the oldest open entry for it was n-k2 until the first three took the rest.
+    expect(results.map((r) => r.next?.entry.id)).toEqual(["n-a0", "n-a1", "n-a2", "n-k2", "n-b0", "n-b1", undefined]);
+    expect(results.map((r) => r.next?.claimed_by)).toEqual([...cho, "bw0", "bw1", undefined]);
+    for (const r of results.slice(0, 6)) expect((await board.history(r.next!.entry.id)).map((h) => h.action)).toEqual(["post", "claim"]);
+    expect((await board.list({ status: "open" })).filter((e) => ["Cho", "Dan"].includes(e.entry.to))).toEqual([]);
+  });
 });

@@ -8,6 +8,8 @@ import { m0031 } from "./0031_bb_claim_function.js";
 import { m0040 } from "./0040_bb_list_indexes.js";
 import { m0050 } from "./0050_bb_finish_claim_batch.js";
 import { m0060 } from "./0060_bb_status_indexes.js";
+import { m0070 } from "./0070_bb_finish_claim_set.js";
+import { m0080 } from "./0080_bb_entries_no_dedup.js";
 import { m0100 } from "./0100_lattice_runs.js";
 import { m0110 } from "./0110_lattice_actions.js";
 import { m0120 } from "./0120_lattice_history.js";
@@ -17,6 +19,7 @@ import { m0150 } from "./0150_lattice_list_indexes.js";
 import { m0160 } from "./0160_lattice_env_changes.js";
 import { m0170 } from "./0170_lattice_protocol_warnings.js";
 import { m0400 } from "./0400_kai_addressed_index.js";
+import { m0410 } from "./0410_kai_addressed_no_dedup.js";
 
 /** Every migration pmagent knows, in one list (one file per migration beside this one). */
-export const migrations: readonly Migration[] = [m0001, m0002, m0020, m0021, m0030, m0031, m0040, m0050, m0060, m0100, m0110, m0120, m0130, m0140, m0150, m0160, m0170, m0400];
+export const migrations: readonly Migration[] = [m0001, m0002, m0020, m0021, m0030, m0031, m0040, m0050, m0060, m0070, m0080, m0100, m0110, m0120, m0130, m0140, m0150, m0160, m0170, m0400, m0410];
