@@ -5,6 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
+import Database from "better-sqlite3";
 import { join } from "node:path";
 import { Blackboard } from "../../../src/blackboard/index.js";
 import { RunStore, WORKER_DIED, Worker, findSandboxTool, type RunRecord } from "../../../src/lattice/index.js";
@@ -21,6 +22,35 @@ function waitUntil(done: () => boolean, timeoutMs = 10_000): Promise<void> {
   });
 }
 import { testProject, type TestProject } from "../helpers.js";
+
+/** No other connection holds the SQLite file's write lock now. */
+function writable(file: string): boolean {
+  const db = new Database(file, { timeout: 0 });
+  try {
+    db.exec("BEGIN IMMEDIATE");
+    db.exec("ROLLBACK");
+    return true;
+  } catch (err) {
+    if ((err as { code?: string }).code !== "SQLITE_BUSY") throw err;
+    return false;
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Stop `child` (SIGSTOP) at a moment it holds no SQLite write lock: one stopped inside a write
+ * transaction (its ingest flushes the sprite's events all along) would lock every other writer
+ * of the file out until it goes on. On PostgreSQL its row locks are not in the test's way.
+ */
+async function stallOutsideWrite(child: { kill(signal: NodeJS.Signals): boolean }, file: string | undefined): Promise<void> {
+  for (;;) {
+    child.kill("SIGSTOP");
+    if (file === undefined || writable(file)) return;
+    child.kill("SIGCONT");
+    await waitUntil(() => writable(file));
+  }
+}
 
 const kinds = await availableStoreKinds();
 
@@ -114,7 +144,7 @@ describe.each(kinds)("one sprite per entry on $name", (kind) => {
       await waitForFile(pidFile);
       const pid = Number(readFileSync(pidFile, "utf8"));
       // The worker stalls (alive, not heartbeating) while its sprite writes on.
-      w.child.kill("SIGSTOP");
+      await stallOutsideWrite(w.child, ts.file);
       await waitForFile(`${pidFile}.busy`);
       const runStore = new RunStore(ts.store, "demo");
       const [old] = await runStore.list({ entryId: "e2" });
