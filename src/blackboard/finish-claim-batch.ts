@@ -31,30 +31,26 @@ interface Pending {
   reject(err: unknown): void;
 }
 
-/**
- * Batch statements in flight at once per store (the rest of the pool stays free for other work).
- * One: a batch's fixed cost on the server (call, statements, commit) is about that of four
- * requests' work, and two batches side by side also contend for the same index pages. Measured
- * draining 20,000 entries with 8 workers: one in flight 4,550 entries/s, two 4,340, three 3,860
- * (PostgreSQL CPU per entry 160, 235, 271 µs).
- */
-const MAX_IN_FLIGHT = 1;
 /** Requests in one batch statement at most. */
 const MAX_BATCH = 32;
 
 /**
  * The `finishAndClaim` requests of one process's workers on one PostgreSQL store, sent together.
  * A batch is one call of `bb_finish_claim_batch` (migrations 50 and 70) and one commit (one
- * flush) for every request in it. A request is sent when fewer than MAX_IN_FLIGHT batches are
- * running (at the end of the turn); requests that arrive meanwhile wait for the next free slot
- * and go together. So a lone worker waits for nothing, and eight workers share calls and commits.
+ * flush) for every request in it. One batch is in flight at a time (the rest of the pool stays
+ * free for other work): requests are sent at the end of the turn when none is running, and those
+ * that arrive meanwhile wait for it to end and go together. So a lone worker waits for nothing,
+ * and eight workers share calls and commits. Not more at once: a batch's fixed cost on the server
+ * (call, statements, commit) is about that of four requests' work, and batches side by side also
+ * contend for the same index pages. Measured draining 20,000 entries with 8 workers: one in
+ * flight 4,550 entries/s, two 4,340, three 3,860 (PostgreSQL CPU per entry 160, 235, 271 µs).
  * Each request keeps its own outcome: a finish that does not apply returns no row for it only. A
  * batch the server refuses as a whole is tried again one request at a time, so that each request
  * gets its own result or error.
  */
 class FinishClaimBatcher {
   private queue: Pending[] = [];
-  private inFlight = 0;
+  private sending = false;
   private scheduled = false;
 
   constructor(private readonly store: Store) {}
@@ -71,18 +67,16 @@ class FinishClaimBatcher {
    * a finished batch released have made their next requests by then, and they go together.
    */
   private schedule(): void {
-    if (this.scheduled || this.inFlight >= MAX_IN_FLIGHT || this.queue.length === 0) return;
+    if (this.scheduled || this.sending || this.queue.length === 0) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      // Spread over the free slots: batches in flight side by side share the disk's flushes.
-      const size = Math.min(MAX_BATCH, Math.ceil(this.queue.length / (MAX_IN_FLIGHT - this.inFlight)));
-      while (this.inFlight < MAX_IN_FLIGHT && this.queue.length > 0) void this.send(this.queue.splice(0, size));
+      void this.send(this.queue.splice(0, MAX_BATCH));
     });
   }
 
   private async send(batch: Pending[]): Promise<void> {
-    this.inFlight++;
+    this.sending = true;
     try {
       let results: FinishClaimResult[] | undefined;
       try {
@@ -97,7 +91,7 @@ class FinishClaimBatcher {
         await Promise.all(batch.map(async (p) => this.run([p.request]).then((r) => p.resolve(r[0]!), p.reject)));
       }
     } finally {
-      this.inFlight--;
+      this.sending = false;
       this.schedule();
     }
   }
