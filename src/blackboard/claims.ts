@@ -75,22 +75,24 @@ export async function claimPg(ctx: BoardContext, worker: string, role: string, k
 
 /**
  * The CTEs `picked` and `upd` of a PostgreSQL claim, the SELECT of its history record, and their
- * parameters. (`bb_finish_claim_batch`, migration 50, claims an open entry the same way.)
+ * parameters. (`bb_finish_claim_batch`, migrations 50 to 420, claims an open entry the same way.)
  */
 function claimCtes(ctx: BoardContext, worker: string, role: string, kinds: readonly string[], leaseMs: number, now: Stamp, takeover: boolean, entryId?: string): PgWrite {
   const kindList = kinds.map(() => "?").join(", ");
   const condition = (takeover ? "status = 'in_progress' AND claimed_by IS NOT NULL AND lease_expires_ms < ?" : "status = 'open'") + (entryId === undefined ? "" : " AND id = ?");
   return {
+    // A claim writes the entry's claim state only (migration 420), and reads its body for the reply.
     sql: `picked AS (
-       SELECT id, status, claimed_by FROM bb_entries
+       SELECT id, status, claimed_by FROM bb_entry_state
        WHERE project_id = ? AND to_actor = ? AND kind IN (${kindList}) AND ${condition}
        ORDER BY created_ms, id LIMIT 1 FOR UPDATE SKIP LOCKED
      ), upd AS (
-       UPDATE bb_entries e SET version = e.version + 1, status = 'in_progress', updated_ms = ?, updated_at = ?, claimed_by = ?, lease_expires_ms = ?
-       FROM picked WHERE e.project_id = ? AND e.id = picked.id
-       RETURNING e.id, e.version, e.status, e.updated_at, e.entry_json, e.claimed_by, e.lease_expires_ms, picked.status AS old_status, picked.claimed_by AS old_claimer
+       UPDATE bb_entry_state e SET version = e.version + 1, status = 'in_progress', updated_ms = ?, updated_at = ?, claimed_by = ?, lease_expires_ms = ?
+       FROM picked JOIN bb_entry_body b ON b.project_id = ? AND b.id = picked.id
+       WHERE e.project_id = ? AND e.id = picked.id
+       RETURNING e.id, e.version, e.status, e.updated_at, b.entry_json, e.claimed_by, e.lease_expires_ms, picked.status AS old_status, picked.claimed_by AS old_claimer
      )`,
-    params: [ctx.projectId, role, ...kinds, ...(takeover ? [now.ms] : []), ...(entryId === undefined ? [] : [entryId]), now.ms, now.iso, worker, now.ms + leaseMs, ctx.projectId],
+    params: [ctx.projectId, role, ...kinds, ...(takeover ? [now.ms] : []), ...(entryId === undefined ? [] : [entryId]), now.ms, now.iso, worker, now.ms + leaseMs, ctx.projectId, ctx.projectId],
     history: claimHistory(ctx, worker, role, now, takeover),
   };
 }
@@ -122,9 +124,10 @@ function finishCtes(ctx: BoardContext, actor: string, id: string, to: Status, wo
   // vacuum) instead of using the primary key. Measured: 8–12% more entries/s draining 20,000 entries.
   return {
     sql: `fin AS (
-       UPDATE bb_entries SET version = version + 1, status = ?, updated_ms = ?, updated_at = ?, claimed_by = NULL, lease_expires_ms = NULL
-       WHERE project_id = ? AND id = ? AND status = ? AND claimed_by = ? AND (to_actor = ? OR from_actor = ? OR ?)
-       RETURNING ${COLS}
+       UPDATE bb_entry_state s SET version = s.version + 1, status = ?, updated_ms = ?, updated_at = ?, claimed_by = NULL, lease_expires_ms = NULL
+       FROM bb_entry_body b
+       WHERE s.project_id = ? AND s.id = ? AND b.project_id = s.project_id AND b.id = s.id AND s.status = ? AND s.claimed_by = ? AND (s.to_actor = ? OR b.from_actor = ? OR ?)
+       RETURNING s.id, s.version, s.status, s.updated_at, b.entry_json, s.claimed_by, s.lease_expires_ms
      )`,
     params: [to, now.ms, now.iso, ctx.projectId, id, "in_progress", worker, actor, actor, ctx.humans.includes(actor)],
     history: {
@@ -138,8 +141,9 @@ function finishCtes(ctx: BoardContext, actor: string, id: string, to: Status, wo
 export async function heartbeat(ctx: BoardContext, worker: string, id: string, leaseMs = ctx.leaseMs): Promise<StoredEntry> {
   const now = ctx.now();
   const r = await ctx.store.run(
-    // The status as a parameter for the reason given at finishCtes.
-    `UPDATE bb_entries SET lease_expires_ms = ? WHERE project_id = ? AND id = ? AND claimed_by = ? AND status = ?`,
+    // The status as a parameter for the reason given at finishCtes; on PostgreSQL the lease is
+    // claim state, in its own table (migration 420).
+    `UPDATE ${ctx.store.dialect === "postgres" ? "bb_entry_state" : "bb_entries"} SET lease_expires_ms = ? WHERE project_id = ? AND id = ? AND claimed_by = ? AND status = ?`,
     [now.ms + leaseMs, ctx.projectId, id, worker, "in_progress"],
   );
   const current = await getEntry(ctx, id);

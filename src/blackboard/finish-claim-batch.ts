@@ -1,7 +1,7 @@
 import type { Store } from "../store/index.js";
 import type { Row } from "./rows.js";
 
-/** One worker's finish and next claim, as `bb_finish_claim_batch` (migration 50) takes it. */
+/** One worker's finish and next claim, as `bb_finish_claim_batch` (migrations 50 to 420) takes it. */
 export interface FinishClaimRequest {
   project: string;
   actor: string;
@@ -36,7 +36,7 @@ const MAX_BATCH = 32;
 
 /**
  * The `finishAndClaim` requests of one process's workers on one PostgreSQL store, sent together.
- * A batch is one call of `bb_finish_claim_batch` (migrations 50 and 70) and one commit (one
+ * A batch is one call of `bb_finish_claim_batch` (migrations 50, 70 and 420) and one commit (one
  * flush) for every request in it. One batch is in flight at a time (the rest of the pool stays
  * free for other work): requests are sent at the end of the turn when none is running, and those
  * that arrive meanwhile wait for it to end and go together. So a lone worker waits for nothing,

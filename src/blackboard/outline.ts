@@ -49,8 +49,9 @@ export interface OutlineFilter {
 /**
  * Entries as they stood at `filter.at`, without their content: id, writer, addressee, kind, and
  * the status and last change they had then. Cheap where `list` is not: no entry JSON is read
- * (with `from`, the rows come from an index alone), and only entries changed after `at` cost a
- * look into their history. Oldest first (creation, then id), or newest first.
+ * (with `from`, on SQLite the rows come from an index alone; on PostgreSQL the status and time
+ * come from each entry's claim state by key, migration 420), and only entries changed after `at`
+ * cost a look into their history. Oldest first (creation, then id), or newest first.
  */
 export async function outline(ctx: BoardContext, filter: OutlineFilter = {}): Promise<EntryOutline[]> {
   if (filter.ids !== undefined && filter.ids.length > ID_CHUNK) {

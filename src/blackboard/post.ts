@@ -73,16 +73,21 @@ export async function insertEntry(ctx: BoardContext, q: Queryable, entry: Entry,
  */
 async function insertPg(ctx: BoardContext, entry: Entry, actor: string, now: Stamp): Promise<boolean> {
   const row = await ctx.store.get<{ id: string }>(
-    `WITH ins AS (
-       INSERT INTO bb_entries (project_id, id, version, status, from_actor, to_actor, kind, created_ms, updated_ms, updated_at, entry_json, content_hash)
-       VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project_id, id) DO NOTHING RETURNING id, status, to_actor, kind
+    // The body and the claim state are two tables (migration 420); the state row follows the body's.
+    `WITH body AS (
+       INSERT INTO bb_entry_body (project_id, id, from_actor, to_actor, kind, created_ms, entry_json, content_hash)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project_id, id) DO NOTHING RETURNING project_id, id, to_actor, kind, created_ms
+     ), ins AS (
+       INSERT INTO bb_entry_state (project_id, id, to_actor, kind, created_ms, version, status, updated_ms, updated_at)
+       SELECT project_id, id, to_actor, kind, created_ms, 1, ?, ?, ? FROM body RETURNING id, status, to_actor, kind
      ), hist AS (
        INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json)
        SELECT ?, id, 1, ?, ?, ?, 'post', NULL, status, ? FROM ins
      )
      SELECT id, CASE WHEN status = 'open' THEN pg_notify(?, to_actor || chr(10) || kind) END AS woke FROM ins`,
     [
-      ctx.projectId, entry.id, entry.status, entry.from, entry.to, entry.kind, Date.parse(entry.created_at), Date.parse(entry.updated_at), entry.updated_at, storedJson(entry), contentHash(entryContent(entry)),
+      ctx.projectId, entry.id, entry.from, entry.to, entry.kind, Date.parse(entry.created_at), storedJson(entry), contentHash(entryContent(entry)),
+      entry.status, Date.parse(entry.updated_at), entry.updated_at,
       ctx.projectId, now.iso, now.ms, actor, JSON.stringify({ entry }),
       ctx.store.channelName(OPEN_CHANNEL),
     ],

@@ -53,9 +53,17 @@ export function toStored(row: Row): StoredEntry {
   };
 }
 
+/**
+ * PostgreSQL, locked: from the entry's two tables (migration 420), since FOR UPDATE cannot lock
+ * the claim state through the view, where it is the nullable side of an outer join.
+ */
+const LOCKED_PG = `SELECT b.id, s.version, s.status, s.updated_at, b.entry_json, s.claimed_by, s.lease_expires_ms
+  FROM bb_entry_body b JOIN bb_entry_state s ON s.project_id = b.project_id AND s.id = b.id
+  WHERE b.project_id = ? AND b.id = ? FOR UPDATE`;
+
 export async function readRow(ctx: BoardContext, q: Queryable, id: string, forUpdate = false): Promise<Row | undefined> {
-  const lock = forUpdate && q.dialect === "postgres" ? " FOR UPDATE" : "";
-  return q.get<Row>(`SELECT ${COLS} FROM bb_entries WHERE project_id = ? AND id = ?${lock}`, [ctx.projectId, id]);
+  const sql = forUpdate && q.dialect === "postgres" ? LOCKED_PG : `SELECT ${COLS} FROM bb_entries WHERE project_id = ? AND id = ?`;
+  return q.get<Row>(sql, [ctx.projectId, id]);
 }
 
 export async function requireRow(ctx: BoardContext, q: Queryable, id: string, forUpdate = false): Promise<Row> {

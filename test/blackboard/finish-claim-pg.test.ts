@@ -22,10 +22,10 @@ describe.skipIf(!(await postgresAvailable()))("finishAndClaim on PostgreSQL", ()
     const { board } = testBoard(t.store);
     await board.post("Human", request("snap-1"));
     expect((await board.claim("w1", "Aya", kinds))?.entry.id).toBe("snap-1");
-    // Another transaction holds snap-1's row: the finish has to wait for it.
+    // Another transaction holds snap-1's claim state (migration 420): the finish has to wait for it.
     const schema = t.env.PMAGENT_DATABASE_SCHEMA!;
     await blocker.query("BEGIN");
-    await blocker.query(`SELECT 1 FROM ${schema}.bb_entries WHERE id = 'snap-1' FOR UPDATE`);
+    await blocker.query(`SELECT 1 FROM ${schema}.bb_entry_state WHERE id = 'snap-1' FOR UPDATE`);
     const pending = board.finishAndClaim("Aya", "snap-1", "done", { worker: "w1", kinds });
     // Waiting for this blocker, not any session of other tests running beside this one.
     const waiting = async () => (await blocker.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY (pg_blocking_pids(pid))")).rows[0].n as number;
