@@ -141,9 +141,8 @@ function finishCtes(ctx: BoardContext, actor: string, id: string, to: Status, wo
 export async function heartbeat(ctx: BoardContext, worker: string, id: string, leaseMs = ctx.leaseMs): Promise<StoredEntry> {
   const now = ctx.now();
   const r = await ctx.store.run(
-    // The status as a parameter for the reason given at finishCtes; on PostgreSQL the lease is
-    // claim state, in its own table (migration 420).
-    `UPDATE ${ctx.store.dialect === "postgres" ? "bb_entry_state" : "bb_entries"} SET lease_expires_ms = ? WHERE project_id = ? AND id = ? AND claimed_by = ? AND status = ?`,
+    // The status as a parameter for the reason given at finishCtes.
+    `UPDATE bb_entries SET lease_expires_ms = ? WHERE project_id = ? AND id = ? AND claimed_by = ? AND status = ?`,
     [now.ms + leaseMs, ctx.projectId, id, worker, "in_progress"],
   );
   const current = await getEntry(ctx, id);

@@ -110,7 +110,7 @@ class FinishClaimBatcher {
 
 const batchers = new WeakMap<Store, FinishClaimBatcher>();
 
-/** Finish and claim through the store's batcher (PostgreSQL, migrations 50 and 70). */
+/** Finish and claim through the store's batcher (PostgreSQL, migrations 50 to 420). */
 export function finishClaimBatched(store: Store, request: FinishClaimRequest): Promise<FinishClaimResult> {
   let batcher = batchers.get(store);
   if (!batcher) {

@@ -18,8 +18,9 @@ import type { Migration } from "../migrate.js";
  * claimer, times) makes the join an inner one, and then the planner knows the two copies are equal
  * and serves an order by `created_ms` from either table's indexes. The join is a left one (every
  * body has its state row) so that a read of body columns alone, such as Kai's count of a writer's
- * entries, drops it and reads one index. The indexes keep their names. Writes to the view (an edit, a post outside the
- * one-statement post) go through an INSTEAD OF trigger; the claim path writes the tables.
+ * entries, drops it and reads one index. The indexes keep their names. Writes to the view (an
+ * edit, a lease renewal, a post outside the one-statement post) go through an INSTEAD OF trigger;
+ * the claim and finish paths, which every drained entry takes, write the tables.
  *
  * The outline and Kai's addressed index lose `status` and `updated_ms` (they are not in the body):
  * those reads look the state up by primary key.
