@@ -8,7 +8,9 @@
  * Limit: Claude Code passes its environment to the commands it runs, the key included (its
  * CLAUDE_CODE_SUBPROCESS_ENV_SCRUB would drop it, but then runs each command in its own bubblewrap
  * sandbox, which cannot be made inside pmagent's: every command fails). Redaction still keeps the
- * key out of events and logs: it is one of the role's credentials.
+ * key out of events, the outbox and logs (every Sprite redacts the secrets of its environment,
+ * `pmagent emit` in the agent's commands included), and `agent-run` scrubs it from Claude's
+ * session files once Claude exits.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

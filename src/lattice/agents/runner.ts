@@ -7,11 +7,11 @@
  * this process like any sprite: its ingest and its exactly-once dedupe are unchanged.
  */
 import { spawn } from "node:child_process";
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
-import { UsageError } from "../../core/index.js";
+import { UsageError, writeFileAtomic, type Redactor } from "../../core/index.js";
 import { outboxPath } from "../protocol/index.js";
 import { findExecutable } from "../sandbox/index.js";
 import { markResumed, readResume, Sprite } from "../sprite/index.js";
@@ -105,6 +105,29 @@ function outboxTypesSince(path: string, offset: number, spriteId: string): Set<s
   return out;
 }
 
+/** Files larger than this in the agent's HOME are not scrubbed (caches, not transcripts). */
+const SCRUB_MAX_BYTES = 16 * 1024 * 1024;
+
+/** Rewrite every text file under `dir` that holds a secret, with the secret redacted (no link followed). */
+function scrubFiles(dir: string, redactor: Redactor): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const path = join(dir, name);
+    const st = lstatSync(path, { throwIfNoEntry: false });
+    if (st?.isDirectory()) scrubFiles(path, redactor);
+    if (!st?.isFile() || st.size > SCRUB_MAX_BYTES) continue;
+    const text = readFileSync(path, "utf8");
+    if (text.includes("\0") || !redactor.suspect(text)) continue;
+    const clean = redactor.redact(text);
+    if (clean !== text) writeFileAtomic(path, clean, st.mode & 0o777);
+  }
+}
+
 function readEntry(env: NodeJS.ProcessEnv): Record<string, unknown> | null {
   const file = env.PMAGENT_ENTRY_FILE;
   if (!file || !existsSync(file)) return null;
@@ -115,7 +138,8 @@ function readEntry(env: NodeJS.ProcessEnv): Record<string, unknown> | null {
 export async function runAgent(o: AgentRunOptions): Promise<number> {
   const env = o.env ?? process.env;
   const driver = driverFor(o.agent);
-  const sprite = new Sprite({ env });
+  // The key never lands in an event: the agent passes its environment to the commands it runs.
+  const sprite = new Sprite({ env, secrets: o.apiKey ? [o.apiKey] : [] });
   const workspace = sprite.workspace;
   const home = env.HOME;
   if (!home) throw new UsageError("agent_home_missing", "HOME is not set: the agent needs a private home for its configuration and sessions");
@@ -161,7 +185,7 @@ export async function runAgent(o: AgentRunOptions): Promise<number> {
     try {
       parsed = JSON.parse(line) as Record<string, unknown>;
     } catch {
-      process.stderr.write(`${line}\n`);
+      process.stderr.write(`${sprite.redactor ? sprite.redactor.redact(line) : line}\n`);
       continue;
     }
     if (parsed === null || typeof parsed !== "object") continue;
@@ -172,6 +196,8 @@ export async function runAgent(o: AgentRunOptions): Promise<number> {
     for (const l of result.passthrough) process.stdout.write(`${l}\n`);
   }
   const exit = await exited;
+  // The agent's own session files (its transcript holds its commands' output) keep no key.
+  if (sprite.redactor) scrubFiles(home, sprite.redactor);
   // Text still streaming when the CLI ended.
   for (const e of driver.mapLine({ type: "end" }, state).events) sprite.emit(e.type, e.payload as never);
 

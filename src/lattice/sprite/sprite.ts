@@ -11,7 +11,7 @@
  *
  * Kept light (no store, no database client) so a sprite starts fast.
  */
-import { formatZodIssues, nowIso, UsageError } from "../../core/index.js";
+import { formatZodIssues, nowIso, Redactor, secretsFromEnv, UsageError } from "../../core/index.js";
 import { createCheckpoint, defaultCheckpointDir, type CreateResult } from "../checkpoint/index.js";
 import { appendOutbox, latticeDir, outboxPath, EVENT_PREFIX, LatticeEventSchema, PAYLOAD_SCHEMAS, PROTOCOL_VERSION, type EventOf, type EventType, type PayloadInputOf, readResume, type ResumeInfo } from "../protocol/index.js";
 
@@ -34,6 +34,8 @@ export interface SpriteOptions {
   env?: NodeJS.ProcessEnv;
   /** Where prefixed event lines go (default: process.stdout). */
   write?: (line: string) => void;
+  /** Values never written into an event (besides secrets in `env`, such as an agent's model key). */
+  secrets?: string[];
   clock?: () => number;
 }
 
@@ -55,6 +57,8 @@ export class Sprite {
   readonly checkpointDir: string;
   private readonly write: (line: string) => void;
   private readonly clock: () => number;
+  /** Null when there is nothing to redact (the usual scrubbed sprite environment). */
+  readonly redactor: Redactor | null;
 
   constructor(options: SpriteOptions = {}) {
     const ctx = spriteContext(options);
@@ -64,6 +68,10 @@ export class Sprite {
     this.checkpointDir = ctx.checkpointDir;
     this.write = options.write ?? ((line) => process.stdout.write(line));
     this.clock = options.clock ?? Date.now;
+    // The outbox is a file in the workspace: a secret in this process's environment (an agent's
+    // model key reaches the commands the agent runs) never lands in it, whatever the event says.
+    const secrets = [...secretsFromEnv(options.env ?? process.env), ...(options.secrets ?? [])];
+    this.redactor = secrets.length > 0 ? new Redactor(secrets) : null;
   }
 
   get latticeDir(): string {
@@ -87,7 +95,7 @@ export class Sprite {
       sprite_id: this.spriteId,
       work_item_id: this.workItemId,
       timestamp: nowIso(this.clock),
-      payload: checked.data,
+      payload: this.redactor ? this.redactor.redactValue(checked.data) : checked.data,
     };
     // The envelope (ids, timestamp) is checked too, so a bad LATTICE_SPRITE_ID fails here, not at the supervisor.
     const whole = LatticeEventSchema.safeParse(event);

@@ -5,7 +5,7 @@
  * and writes a file, then answer; the same checks as Codex's.
  */
 import { describe, expect, it } from "vitest";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { findAgentCli } from "../../../src/lattice/index.js";
 import { availableStoreKinds } from "../../helpers/stores.js";
@@ -89,6 +89,42 @@ describe.each(kinds)("Claude Code as a sprite, on $name", (kind) => {
       const third = JSON.stringify(fake.requests[2]!.body);
       expect(third).toContain("Waiting for the colour.");
       expect(third).toContain("Lattice resumed you from checkpoint");
+    } finally {
+      await fake.close();
+      tp.cleanup();
+      await ts.cleanup();
+    }
+  });
+});
+
+/** Every regular file under `dir`, as text. */
+function filesText(dir: string): string {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => readFileSync(join(e.parentPath, e.name), "latin1"))
+    .join("\n");
+}
+
+describe.runIf(kinds.some((k) => k.name === "sqlite"))("Claude Code running `env` (its key is in its commands' environment)", () => {
+  it("leaves the key out of the outbox, the run's output and Claude's own session files", { timeout: 240_000 }, async () => {
+    const ts = await kinds.find((k) => k.name === "sqlite")!.open();
+    const fake = await startFakeAnthropic();
+    const tp = agentProject(ts, { agent: "claude", model: "claude-test", base_url: fake.baseURL }, ["ANTHROPIC_API_KEY"]);
+    try {
+      fake.reply({ tool: { name: "Bash", input: { command: 'env; pmagent emit INFO --message "$(env | grep ANTHROPIC_API)"' } } }, { text: "Printed the environment." });
+      const sup = tp.supervisor(undefined, { env: { ...process.env, ANTHROPIC_API_KEY: KEY } });
+      const run = await sup.startRun({ role: "Builder" });
+      expect(run.state, run.reason ?? "").toBe("succeeded");
+      const infos = payloads(await sup.runs.events(run.id), "INFO");
+      // The command really saw the key: its output is there, with the key redacted.
+      expect(infos.find((p) => String(p.message).startsWith("ANTHROPIC_API_KEY="))?.message).toBe("ANTHROPIC_API_KEY=[REDACTED]");
+      const outbox = readFileSync(join(run.workspace, ".lattice", "outbox.jsonl"), "utf8");
+      expect(outbox).toContain("ANTHROPIC_API_KEY=[REDACTED]");
+      expect(outbox).not.toContain(KEY);
+      const home = join(run.run_dir, "home");
+      expect(filesText(home)).toContain("ANTHROPIC_API_KEY=[REDACTED]"); // the transcript holds the command's output
+      expect(filesText(home)).not.toContain(KEY);
+      expect(await databaseText(ts)).not.toContain(KEY);
     } finally {
       await fake.close();
       tp.cleanup();
