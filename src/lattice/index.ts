@@ -41,7 +41,10 @@
  *   restoreCheckpoint(ws, dir, id) → {id, written, removed, unchanged}
  *   checkpointExists(dir, id), readManifest(dir, id), listCheckpoints(dir), pruneCheckpoints(dir, keep)
  *   defaultCheckpointDir(ws, env): $LATTICE_CHECKPOINT_DIR or <ws parent>/.lattice-checkpoints/<ws name>
- *   All synchronous. `.lattice/` is excluded and survives restore; `.git/` is included.
+ *   new CheckpointVault(dir): the supervisor's store, out of the sprites' reach; .adopt(run, spriteDir, id)
+ *     takes a WAITING checkpoint in (every blob checked by its hash), .restore(run, id, ws) restores from it
+ *   All synchronous. `.lattice/` is excluded and survives restore; `.git/` is included. Nothing a
+ *   restore does follows a link; manifests list each path once.
  *
  * Sprite SDK (sprite/, also the package subpath `pmagent/sprite`)
  *   new Sprite({spriteId?, workItemId?, workspace?, checkpointDir?, env?, write?, clock?})
@@ -58,6 +61,8 @@ export {
   readManifest,
   listCheckpoints,
   pruneCheckpoints,
+  CheckpointVault,
+  type AdoptResult,
   type Manifest,
   type ManifestEntry,
   type CheckpointSummary,

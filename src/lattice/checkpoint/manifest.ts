@@ -1,12 +1,16 @@
 /**
  * A checkpoint's manifest: every directory, file and symlink of the workspace at checkpoint time,
  * files by the sha256 of their content (the blob that holds it). Paths are relative, `/`-separated,
- * parents listed before their children.
+ * each listed once, parents listed (as directories) before their children. A sprite writes its
+ * manifests, so whoever restores one checks it here first.
  *
  * Manifests are checked by hand rather than with zod: a 5,000-file manifest is read on every
  * restore, and the check must stay a small part of the 1 s budget.
  */
-import { CHECKPOINT_ID } from "../protocol/index.js";
+import { closeSync, fstatSync, readSync } from "node:fs";
+import { join } from "node:path";
+import { NotFoundError, UsageError } from "../../core/index.js";
+import { CHECKPOINT_ID, openRegularFileBeneath } from "../protocol/index.js";
 
 export const MANIFEST_VERSION = 1;
 
@@ -32,12 +36,16 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 const isCount = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0;
 const isMode = (v: unknown): v is number => isCount(v) && v <= 0o7777;
 
-function entryProblem(e: unknown, dirs: Set<string>): string | undefined {
+function entryProblem(e: unknown, dirs: Set<string>, paths: Set<string>): string | undefined {
   if (!isObject(e)) return "is not an object";
   const path = e.path;
-  if (typeof path !== "string" || path === "" || path.startsWith("/") || path.split("/").some((s) => s === "" || s === "." || s === "..")) {
+  if (typeof path !== "string" || path === "" || path.startsWith("/") || path.includes("\0") || path.split("/").some((s) => s === "" || s === "." || s === "..")) {
     return "path: expected a relative path without '.', '..' or empty segments";
   }
+  // One entry per path: a path listed as a directory and again as a link would have restore
+  // write the files listed under it through the link.
+  if (paths.has(path)) return `"${path}" is listed twice`;
+  paths.add(path);
   // Writing `a/b` is only safe once `a` is known to be a real directory restore created or kept.
   const slash = path.lastIndexOf("/");
   if (slash !== -1 && !dirs.has(path.slice(0, slash))) return `"${path}" is not under a directory listed before it`;
@@ -47,7 +55,7 @@ function entryProblem(e: unknown, dirs: Set<string>): string | undefined {
       dirs.add(path);
       return isMode(e.mode) ? undefined : "mode: expected a file mode";
     case "symlink":
-      return typeof e.target === "string" && e.target !== "" ? undefined : "target: expected the link's target";
+      return typeof e.target === "string" && e.target !== "" && !e.target.includes("\0") ? undefined : "target: expected the link's target";
     case "file":
       if (!isMode(e.mode)) return "mode: expected a file mode";
       if (!isCount(e.size)) return "size: expected a byte count";
@@ -67,9 +75,69 @@ export function checkManifest(raw: unknown): { ok: true; manifest: Manifest } | 
   if (!isCount(raw.files) || !isCount(raw.bytes)) return { ok: false, problem: "$.files, $.bytes: expected counts" };
   if (!Array.isArray(raw.entries)) return { ok: false, problem: "$.entries: expected an array" };
   const dirs = new Set<string>();
+  const paths = new Set<string>();
   for (let i = 0; i < raw.entries.length; i++) {
-    const problem = entryProblem(raw.entries[i], dirs);
+    const problem = entryProblem(raw.entries[i], dirs, paths);
     if (problem) return { ok: false, problem: `$.entries[${i}]: ${problem}` };
   }
   return { ok: true, manifest: raw as unknown as Manifest };
+}
+
+/** A manifest larger than this is refused unread (a 5,000-file manifest is about 1 MB). */
+const MANIFEST_MAX_BYTES = 256 * 1024 * 1024;
+
+export function manifestPath(dir: string, id: string): string {
+  return join(dir, "manifests", `${id}.json`);
+}
+
+export function checkpointNotFound(dir: string, id: string): NotFoundError {
+  return new NotFoundError("checkpoint_not_found", `checkpoint ${id} does not exist in ${dir} (see pmagent checkpoint list)`);
+}
+
+export function checkId(id: string): void {
+  if (!CHECKPOINT_ID.test(id)) {
+    throw new UsageError("invalid_checkpoint_id", `"${id}" is not a checkpoint id (expected chk_ followed by letters, digits, '_' or '-', as printed by pmagent checkpoint create)`);
+  }
+}
+
+/**
+ * Read and check a checkpoint's manifest in checkpoint directory `dir` (paths confined, each
+ * once, every parent before its children). The file is opened without following a link and
+ * must be a regular file: the directory may be a sprite's.
+ */
+export function readManifest(dir: string, id: string): Manifest {
+  checkId(id);
+  const path = manifestPath(dir, id);
+  let fd: number | null;
+  try {
+    fd = openRegularFileBeneath(dir, `manifests/${id}.json`, "the manifest");
+  } catch (err) {
+    throw new UsageError("checkpoint_damaged", `manifest ${path} cannot be read: ${(err as Error).message}`);
+  }
+  if (fd === null) throw checkpointNotFound(dir, id);
+  let text: string;
+  try {
+    const size = fstatSync(fd).size;
+    if (size > MANIFEST_MAX_BYTES) throw new UsageError("checkpoint_damaged", `manifest ${path} is ${size} bytes, more than the ${MANIFEST_MAX_BYTES} a manifest may have`);
+    const buf = Buffer.allocUnsafe(size);
+    let off = 0;
+    while (off < size) {
+      const n = readSync(fd, buf, off, size - off, off);
+      if (n === 0) break;
+      off += n;
+    }
+    text = buf.toString("utf8", 0, off);
+  } finally {
+    closeSync(fd);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError("checkpoint_damaged", `manifest ${path} is not valid JSON: ${(err as Error).message}`);
+  }
+  const checked = checkManifest(raw);
+  if (!checked.ok) throw new UsageError("checkpoint_damaged", `manifest ${path} is damaged: ${checked.problem}`);
+  if (checked.manifest.id !== id) throw new UsageError("checkpoint_damaged", `manifest ${path} is damaged: $.id: it names ${checked.manifest.id}, not ${id}`);
+  return checked.manifest;
 }

@@ -28,6 +28,15 @@ export interface CachedStat {
 const RACY_MS_FINE = 100;
 const RACY_MS_COARSE = 2000;
 
+/**
+ * Whether a file modified at `mtimeMs` may have been written again within the same timestamp
+ * tick by `nowMs`, so that an unchanged stat does not prove unchanged content.
+ */
+export function isRacy(mtimeMs: number, nowMs: number): boolean {
+  const window = mtimeMs % 1000 === 0 ? RACY_MS_COARSE : RACY_MS_FINE;
+  return mtimeMs + window >= nowMs;
+}
+
 export class StatCache {
   private readonly entries = new Map<string, CachedStat>();
 
@@ -75,8 +84,7 @@ export class StatCache {
 
   /** Record a hash unless the file is racy (modified within the timestamp granularity of `nowMs`). */
   record(path: string, stat: Stats, sha256: string, nowMs: number): void {
-    const window = stat.mtimeMs % 1000 === 0 ? RACY_MS_COARSE : RACY_MS_FINE;
-    if (stat.mtimeMs + window >= nowMs) {
+    if (isRacy(stat.mtimeMs, nowMs)) {
       this.entries.delete(path);
       return;
     }

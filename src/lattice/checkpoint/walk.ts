@@ -4,8 +4,9 @@
  * supervisor channel, not work, and the checkpoint directory itself (when it sits inside the
  * workspace) would snapshot itself: both are left out. Sockets, FIFOs and devices are skipped.
  */
-import { lstatSync, readdirSync, type Stats } from "node:fs";
+import { lstatSync, readdirSync, realpathSync, type Stats } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
+import { NotFoundError, UsageError } from "../../core/index.js";
 import { LATTICE_DIR } from "../protocol/index.js";
 
 export interface WalkedNode {
@@ -53,4 +54,18 @@ export function walkWorkspace(workspace: string, excluded: Set<string>): WalkedN
   };
   visit(workspace, "");
   return out;
+}
+
+/** The real path of a workspace, which must be a directory. */
+export function workspaceRoot(workspace: string): string {
+  try {
+    const real = realpathSync(workspace);
+    if (!lstatSync(real).isDirectory()) throw new UsageError("workspace_not_directory", `workspace ${workspace} is not a directory`);
+    return real;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") {
+      throw new NotFoundError("workspace_missing", `workspace ${workspace} does not exist (set LATTICE_WORKSPACE or pass --workspace)`);
+    }
+    throw err;
+  }
 }

@@ -13,4 +13,4 @@ export { ENV_ALLOW_LIST, checkExtraEnv, spriteEnv, type SpriteEnvInput } from ".
 export { VIOLATIONS_FILE, readViolations, type ViolationLine } from "./git-guard.js";
 export { prepareRunDir, selfCommand, type RunDirs } from "./run-dir.js";
 export { SANDBOX_WORKSPACE, findSandboxTool, sandboxArgv, type SandboxMode, type SandboxSpec } from "./bwrap.js";
-export { artifactPaths, runSandbox, type RunSandboxInput } from "./run-sandbox.js";
+export { artifactPaths, pmagentPaths, runSandbox, type RunSandboxInput } from "./run-sandbox.js";

@@ -70,12 +70,22 @@ export function artifactPaths(payload: unknown, root: string): string[] {
   return out;
 }
 
+/**
+ * pmagent's own files in a project: its state directory, the forge, the secrets file and the
+ * SQLite store (with its journal files). A sandbox hides them; a restore never touches them.
+ */
+export function pmagentPaths(project: Project, storeFile: string | null): string[] {
+  const { root, config } = project;
+  const own = [join(root, ".pmagent"), resolve(root, config.forge.bare_repo)];
+  if (config.secrets.file) own.push(resolve(root, config.secrets.file));
+  if (storeFile) own.push(...["", "-wal", "-shm", "-journal"].map((s) => storeFile + s));
+  return own;
+}
+
 /** What one run's sandbox shows and hides. */
 export function runSandbox(input: RunSandboxInput): SandboxSpec {
-  const { root, config } = input.project;
-  const hidden = [join(root, ".pmagent"), resolve(root, config.forge.bare_repo)];
-  if (config.secrets.file) hidden.push(resolve(root, config.secrets.file));
-  if (input.storeFile) hidden.push(...["", "-wal", "-shm", "-journal"].map((s) => input.storeFile + s));
+  const { root } = input.project;
+  const hidden = pmagentPaths(input.project, input.storeFile);
   const home = input.home && resolve(input.home) !== "/" ? realpathOr(resolve(input.home)) : null;
   if (home) hidden.push(home);
   // Programs under the hidden HOME stay runnable: the PATH's directories, and node's own prefix (nvm).
@@ -90,6 +100,6 @@ export function runSandbox(input: RunSandboxInput): SandboxSpec {
     readable: [root, join(root, ".pmagent", "tools"), input.dirs.shimDir, input.dirs.toolDir, ...files.flatMap(packageOf).map(realpathOr), ...artifactPaths(input.entryPayload, root), ...tools],
     hidden,
     overlays: input.dirs.overlays,
-    network: input.network ?? config.sandbox_network,
+    network: input.network ?? input.project.config.sandbox_network,
   };
 }

@@ -9,6 +9,7 @@ import { findRole, type RoleConfig } from "../../config/index.js";
 import type { Logger, Redactor } from "../../core/index.js";
 import type { Store } from "../../store/index.js";
 import type { SecretStore } from "../actions/index.js";
+import type { CheckpointVault } from "../checkpoint/index.js";
 import type { RunRecord, RunStore } from "../runs/index.js";
 import { findSandboxTool } from "../sandbox/index.js";
 import type { ResumeOptions, ResumeResult, SupervisorOptions } from "./options.js";
@@ -44,6 +45,8 @@ export interface SupervisorContext {
   /** Secret inputs handed to a run by this process (any source, e.g. a library caller's resumeRun). */
   readonly runSecrets: Map<string, string[]>;
   readonly active: Map<string, ActiveRun>;
+  /** Where WAITING checkpoints are kept, out of the sprites' reach, and restored from. */
+  readonly checkpoints: CheckpointVault;
   /** Made on first use: a bad secrets.file (outside the root) fails its user, not the supervisor. */
   secretStore: SecretStore | undefined;
   /** The bwrap binary sprites run in (null: unsandboxed), once known. */
@@ -81,7 +84,11 @@ export async function whenIdle(ctx: SupervisorContext, runId: string): Promise<R
     const a = ctx.active.get(runId);
     if (!a) return ctx.runs.get(runId);
     if (a.attempt) {
-      await a.attempt;
+      const attempt = a.attempt;
+      await attempt;
+      // An attempt that ended without clearing itself must not be awaited again: awaiting a
+      // settled promise in a loop never yields to timers or signals (the process wedges).
+      if (a.attempt === attempt) a.attempt = null;
       continue;
     }
     if (a.dispatches.size > 0) {

@@ -4,7 +4,8 @@
  * written (0600) and the sprite relaunched.
  */
 import { NotFoundError, RefusedError, UsageError, contentHash, writeFileAtomic } from "../../core/index.js";
-import { restoreCheckpoint, checkpointExists } from "../checkpoint/index.js";
+import { isAbsolute, relative, resolve, sep } from "node:path";
+import { pmagentPaths } from "../sandbox/index.js";
 import { assertInputs, assertRealDirectory, checkInputs, latticeDir, resumePath } from "../protocol/index.js";
 import { track, whenAttemptDone, whenIdle, type SupervisorContext } from "./context.js";
 import { syncEntry } from "./entry-sync.js";
@@ -43,32 +44,49 @@ async function resume(ctx: SupervisorContext, runId: string, options: ResumeOpti
   if (!options.failure) assertInputs({ ...inputs, ...secret }, run.waiting.expected_inputs, { allowExtra: options.fromAction === true });
   // An action's result held for this resume comes first; what the caller gives wins over it.
   const context = { ...(run.waiting.context ?? {}), ...given };
-  if (!checkpointExists(run.checkpoint_dir, run.waiting.checkpoint_id)) {
-    throw new NotFoundError("checkpoint_not_found", `checkpoint ${run.waiting.checkpoint_id} of run ${runId} is gone from ${run.checkpoint_dir}: the run cannot be resumed`);
-  }
   const waiting = run.waiting;
+  // A run that waited before checkpoints were kept by the supervisor: its checkpoint is taken now.
+  if (!ctx.checkpoints.has(runId, waiting.checkpoint_id)) {
+    try {
+      ctx.checkpoints.adopt(runId, run.checkpoint_dir, waiting.checkpoint_id);
+    } catch (err) {
+      throw new NotFoundError("checkpoint_not_found", `checkpoint ${waiting.checkpoint_id} of run ${runId} cannot be restored (${(err as Error).message}): the run cannot be resumed; cancel it with pmagent runs cancel ${runId}`);
+    }
+  }
   const attempt = run.attempt + 1;
-  const claimed = await ctx.store.transaction(async (q) => {
-    if (!(await ctx.runs.recordResume(runId, key, waiting.checkpoint_id, attempt, q))) return false;
-    return ctx.runs.update(runId, { state: "starting", attempt, supervisor_pid: process.pid, resetStreams: true, reason: null }, ["waiting"], q);
-  });
+  let claimed = true;
+  try {
+    await ctx.store.transaction(async (q) => {
+      if (!(await ctx.runs.recordResume(runId, key, waiting.checkpoint_id, attempt, q))) {
+        claimed = false;
+        return;
+      }
+      // Another resume (other inputs) took the run first: this one's record is rolled back with
+      // the transaction, so it is never mistaken for a resume that happened.
+      if (!(await ctx.runs.update(runId, { state: "starting", attempt, supervisor_pid: process.pid, resetStreams: true, reason: null }, ["waiting"], q))) throw new ResumeLost();
+    });
+  } catch (err) {
+    if (!(err instanceof ResumeLost)) throw err;
+    claimed = false;
+  }
   if (!claimed) {
     run = await ctx.runs.get(runId);
     if (await ctx.runs.hasResume(runId, key)) return { run, noop: true, finished: Promise.resolve(run) };
-    throw new RefusedError("run_not_waiting", `run ${runId} was resumed by someone else meanwhile (it is ${run.state})`);
+    throw new RefusedError("run_not_waiting", `run ${runId} was resumed by someone else meanwhile (it is ${run.state}): your inputs were not used`, { run: runId, state: run.state });
   }
   if (Object.keys(secret).length) ctx.runSecrets.set(runId, Object.values(secret));
   run = await ctx.runs.get(runId);
   const active = track(ctx, runId);
   const started = (async () => {
     try {
-      restoreCheckpoint(run.workspace, run.checkpoint_dir, waiting.checkpoint_id);
+      ctx.checkpoints.restore(runId, waiting.checkpoint_id, run.workspace, ownPathsIn(ctx, run.workspace));
       const body = { work_item_id: run.work_item_id, checkpoint_id: waiting.checkpoint_id, inputs: { ...inputs, ...secret }, context };
       // Through a `.lattice` the sprite made a link, the file (with its secret inputs) would land elsewhere.
       assertRealDirectory(latticeDir(run.workspace), "the workspace's .lattice directory");
       writeFileAtomic(resumePath(run.workspace), `${JSON.stringify(body, null, 2)}\n`, 0o600);
     } catch (err) {
-      await ctx.runs.update(runId, { state: "failed", reason: `resume failed: ${(err as Error).message}`, finished: true }, ["starting"]);
+      ctx.runSecrets.delete(runId);
+      await ctx.runs.update(runId, { state: "failed", reason: ctx.redactor.redact(`resume failed: ${(err as Error).message}`), finished: true }, ["starting"]);
       await syncEntry(ctx, await ctx.runs.get(runId));
       return;
     }
@@ -76,7 +94,23 @@ async function resume(ctx: SupervisorContext, runId: string, options: ResumeOpti
     return launch(ctx, run, { fresh: false, entry });
   })();
   active.attempt = started;
+  // However the attempt ends (a failed restore never reaches launch, which clears it itself).
+  void started.finally(() => {
+    if (active.attempt === started) active.attempt = null;
+  });
   return { run, noop: false, finished: started.then(() => whenIdle(ctx, runId)) };
+}
+
+/** Thrown inside the resume's transaction to roll it back when another resume won the run. */
+class ResumeLost extends Error {}
+
+/** pmagent's own files inside a workspace (relative paths), when the workspace is the project itself. */
+function ownPathsIn(ctx: SupervisorContext, workspace: string): string[] {
+  const ws = resolve(workspace);
+  return pmagentPaths(ctx.o.project, ctx.store.dialect === "sqlite" ? ctx.store.location : null)
+    .map((p) => relative(ws, p))
+    .filter((rel) => rel !== "" && !rel.startsWith("..") && !isAbsolute(rel))
+    .map((rel) => rel.split(sep).join("/"));
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { checkpointExists } from "../checkpoint/index.js";
+import type { PmagentError } from "../../core/index.js";
 import { outboxPath, removeResume } from "../protocol/index.js";
 import { SANDBOX_WORKSPACE } from "../sandbox/index.js";
 import { UNFINISHED_RUN_STATES, isTerminalRunState, type RunRecord, type RunState, type RunWaiting } from "../runs/index.js";
@@ -35,12 +35,13 @@ export async function settle(ctx: SupervisorContext, runId: string, exit: Exit, 
     reason = `ERROR: ${String(payload.message)}`;
   } else if (last?.event_type === "WAITING") {
     const checkpoint = String(payload.checkpoint_id);
-    if (checkpointExists(run.checkpoint_dir, checkpoint)) {
+    const problem = keepCheckpoint(ctx, run, checkpoint);
+    if (problem === undefined) {
       state = "waiting";
       waiting = { event_id: last.event_id, reason: String(payload.reason), checkpoint_id: checkpoint, expected_inputs: (payload.expected_inputs as Record<string, string> | undefined) ?? {} };
     } else {
       state = "failed";
-      reason = `WAITING named checkpoint ${checkpoint}, which does not exist: create it (Sprite.checkpoint() or \`pmagent checkpoint create\`) before emitting WAITING`;
+      reason = problem;
       await ctx.runs.recordProtocolError(runId, "outbox", null, reason, "");
     }
   } else if (opts.workerDied && run.worker) {
@@ -64,6 +65,22 @@ export async function settle(ctx: SupervisorContext, runId: string, exit: Exit, 
   const settled = await ctx.runs.get(runId, ctx.store, false);
   if (settled.state === "waiting") await parkClaim(ctx, settled);
   else await syncEntry(ctx, settled);
+}
+
+/**
+ * Take the checkpoint a WAITING names into the supervisor's vault, now that the sprite has
+ * exited and cannot change it: the resume restores from there. Returns why it cannot, if so.
+ */
+function keepCheckpoint(ctx: SupervisorContext, run: RunRecord, checkpoint: string): string | undefined {
+  try {
+    ctx.checkpoints.adopt(run.id, run.checkpoint_dir, checkpoint);
+    return undefined;
+  } catch (err) {
+    if ((err as PmagentError).code === "checkpoint_not_found") {
+      return `WAITING named checkpoint ${checkpoint}, which does not exist: create it (Sprite.checkpoint() or \`pmagent checkpoint create\`) before emitting WAITING`;
+    }
+    return `WAITING named checkpoint ${checkpoint}, which cannot be kept for the resume: ${(err as Error).message}`;
+  }
 }
 
 /**

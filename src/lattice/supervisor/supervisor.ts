@@ -14,10 +14,12 @@
  * of the shared SupervisorContext (context.ts).
  */
 import { hostname } from "node:os";
+import { join } from "node:path";
 import { Blackboard, type StoredEntry } from "../../blackboard/index.js";
 import { Redactor, createLogger, secretsFromEnv } from "../../core/index.js";
 import type { Project } from "../../config/index.js";
 import type { Store } from "../../store/index.js";
+import { CheckpointVault } from "../checkpoint/index.js";
 import { RunStore, type GateDecision, type RunRecord } from "../runs/index.js";
 import { cancel } from "./cancel.js";
 import { DEFAULT_POLL_MS, whenIdle, type SupervisorContext } from "./context.js";
@@ -57,6 +59,7 @@ export class Supervisor {
       pollMs: options.pollMs ?? DEFAULT_POLL_MS,
       runSecrets: new Map(),
       active: new Map(),
+      checkpoints: new CheckpointVault(join(options.project.root, ".pmagent", "checkpoint-store")),
       secretStore: undefined,
       bwrap: undefined,
       resumeRun: (runId, o) => this.resumeRun(runId, o),

@@ -3,7 +3,9 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import {
+  CheckpointVault,
   checkpointExists,
   createCheckpoint,
   defaultCheckpointDir,
@@ -285,5 +287,158 @@ describe("checkpoint blobs", () => {
     rmSync(join(ws, "large.bin"));
     restoreCheckpoint(ws, dir, c.id);
     expect(statSync(join(ws, "large.bin")).size).toBe(big.length);
+  });
+});
+
+/**
+ * A sprite writes its own checkpoint directory, and the supervisor restores outside the sandbox:
+ * the attacks of issue 31, each against a directory written by hand as a hostile sprite would.
+ */
+describe("checkpoints a sprite forged", () => {
+  let outside: string;
+  beforeEach(() => {
+    outside = join(root, "outside");
+    mkdirSync(outside);
+    writeFileSync(join(outside, "host.txt"), "host file");
+  });
+
+  /** Store `content` as a blob of `dir` the way a sprite could, returning its sha256. */
+  function blob(content: string): string {
+    const sha = createHash("sha256").update(content).digest("hex");
+    mkdirSync(join(dir, "blobs", sha.slice(0, 2)), { recursive: true });
+    writeFileSync(join(dir, "blobs", sha.slice(0, 2), sha.slice(2)), content);
+    return sha;
+  }
+
+  function forge(entries: unknown[], id = "chk_forged"): string {
+    mkdirSync(join(dir, "manifests"), { recursive: true });
+    writeFileSync(join(dir, "manifests", `${id}.json`), JSON.stringify({ version: 1, id, created_at: "2026-01-01T00:00:00.000Z", workspace: "/w", files: 0, bytes: 0, entries }));
+    return id;
+  }
+
+  const file = (path: string, content: string, mode = 0o644) => ({ type: "file", path, mode, size: Buffer.byteLength(content), sha256: blob(content), mtime_ms: 0 });
+
+  it("refuse a path listed first as a directory and then as a link, before a file under it is written through the link", () => {
+    const id = forge([{ type: "dir", path: "a", mode: 0o755 }, { type: "symlink", path: "a", target: outside }, file("a/host.txt", "overwritten")]);
+    expect(() => restoreCheckpoint(ws, dir, id)).toThrow(`manifest ${join(dir, "manifests", `${id}.json`)} is damaged: $.entries[1]: "a" is listed twice`);
+    expect(readFileSync(join(outside, "host.txt"), "utf8")).toBe("host file");
+  });
+
+  it("refuse a blob that is a link (to /proc/self/environ, size 0), naming it, and copy nothing", () => {
+    const sha = createHash("sha256").update("").digest("hex");
+    mkdirSync(join(dir, "blobs", sha.slice(0, 2)), { recursive: true });
+    symlinkSync("/proc/self/environ", join(dir, "blobs", sha.slice(0, 2), sha.slice(2)));
+    const id = forge([{ type: "file", path: "env.txt", mode: 0o644, size: 0, sha256: sha, mtime_ms: 0 }]);
+    expect(() => restoreCheckpoint(ws, dir, id)).toThrow(`checkpoint ${id} cannot be restored: the content of env.txt (blob ${sha.slice(0, 12)}…) is not a regular file in ${dir}`);
+    expect(existsSync(join(ws, "env.txt"))).toBe(false);
+  });
+
+  it("refuse a blob reached through a linked directory, and a blob whose bytes are not the content its name says", () => {
+    const sha = blob("real");
+    rmSync(join(dir, "blobs", sha.slice(0, 2)), { recursive: true });
+    mkdirSync(join(outside, "fake"));
+    writeFileSync(join(outside, "fake", sha.slice(2)), "real");
+    symlinkSync(join(outside, "fake"), join(dir, "blobs", sha.slice(0, 2)));
+    const id = forge([{ type: "file", path: "x.txt", mode: 0o644, size: 4, sha256: sha, mtime_ms: 0 }]);
+    expect(() => restoreCheckpoint(ws, dir, id)).toThrow(`passes through ${join(dir, "blobs", sha.slice(0, 2))}, a symbolic link`);
+    expect(existsSync(join(ws, "x.txt"))).toBe(false);
+
+    const lie = createHash("sha256").update("what the name says").digest("hex");
+    mkdirSync(join(dir, "blobs", lie.slice(0, 2)), { recursive: true });
+    writeFileSync(join(dir, "blobs", lie.slice(0, 2), lie.slice(2)), "other bytes of size 18".slice(0, 18));
+    const id2 = forge([{ type: "file", path: "y.txt", mode: 0o644, size: 18, sha256: lie, mtime_ms: 0 }], "chk_lie");
+    expect(() => restoreCheckpoint(ws, dir, id2)).toThrow(/the content of y\.txt \(blob [0-9a-f]{12}… does not hold the content its name says/);
+    expect(existsSync(join(ws, "y.txt"))).toBe(false);
+  });
+
+  it("never follow a link the workspace holds: a linked file is replaced, a linked directory becomes a real one", () => {
+    symlinkSync(join(outside, "host.txt"), join(ws, "f.txt"));
+    symlinkSync(outside, join(ws, "d"));
+    const id = forge([file("f.txt", "restored f"), { type: "dir", path: "d", mode: 0o755 }, file("d/host.txt", "restored d")]);
+    restoreCheckpoint(ws, dir, id);
+    expect(readFileSync(join(outside, "host.txt"), "utf8")).toBe("host file");
+    expect(lstatSync(join(ws, "f.txt")).isFile()).toBe(true);
+    expect(readFileSync(join(ws, "d/host.txt"), "utf8")).toBe("restored d");
+    expect(lstatSync(join(ws, "d")).isDirectory()).toBe(true);
+  });
+
+  it("restore permission bits only: no setuid, setgid or sticky file comes out of a checkpoint", () => {
+    const id = forge([file("tool", "#!/bin/sh\n", 0o7777)]);
+    restoreCheckpoint(ws, dir, id);
+    expect(statSync(join(ws, "tool")).mode & 0o7777).toBe(0o777);
+  });
+
+  it("refuse a manifest that is a FIFO or a link at once, without blocking", () => {
+    mkdirSync(join(dir, "manifests"), { recursive: true });
+    execFileSync("mkfifo", [join(dir, "manifests", "chk_fifo.json")]);
+    expect(() => restoreCheckpoint(ws, dir, "chk_fifo")).toThrow(`manifest ${join(dir, "manifests", "chk_fifo.json")} cannot be read: the manifest ${join(dir, "manifests", "chk_fifo.json")} is a FIFO, not a regular file`);
+    symlinkSync(join(outside, "host.txt"), join(dir, "manifests", "chk_link.json"));
+    expect(() => restoreCheckpoint(ws, dir, "chk_link")).toThrow("is a symbolic link, not a regular file");
+  });
+});
+
+describe("the supervisor's checkpoint vault", () => {
+  let vaultDir: string;
+  beforeEach(() => {
+    vaultDir = join(root, "vault");
+  });
+
+  it("adopt a sprite's checkpoint (each blob copied once, checked by hash) and restore from it after the sprite's directory is gone", () => {
+    write("a.txt", "a");
+    write("b/same1.txt", "same");
+    write("b/same2.txt", "same");
+    const c = createCheckpoint(ws, dir);
+    const vault = new CheckpointVault(vaultDir);
+    expect(vault.adopt("run_1", dir, c.id)).toEqual({ id: c.id, files: 3, bytes: 9, new_blobs: 2, new_bytes: 5 });
+    expect(vault.adopt("run_1", dir, c.id)).toMatchObject({ new_blobs: 0 }); // the same again costs nothing
+    expect(vault.adopt("run_2", dir, c.id)).toMatchObject({ files: 3, new_blobs: 0 }); // content is shared by runs
+    rmSync(dir, { recursive: true });
+    writeFileSync(join(ws, "a.txt"), "changed");
+    writeFileSync(join(ws, "extra.txt"), "extra");
+    expect(vault.restore("run_1", c.id, ws)).toEqual({ id: c.id, written: 1, removed: 1, unchanged: 2 });
+    expect(tree(ws)).toMatchObject({ "a.txt": "644 a", "b/same1.txt": "644 same" });
+    expect(existsSync(join(ws, "extra.txt"))).toBe(false);
+  });
+
+  it("keep manifests per run: a sprite cannot name another run's checkpoint", () => {
+    write("a.txt", "secret of run 1");
+    const c = createCheckpoint(ws, dir);
+    const vault = new CheckpointVault(vaultDir);
+    vault.adopt("run_1", dir, c.id);
+    expect(vault.has("run_2", c.id)).toBe(false);
+    expect(() => vault.restore("run_2", c.id, ws)).toThrow(`checkpoint ${c.id} does not exist in ${join(vaultDir, "runs", "run_2")}`);
+    expect(() => vault.has("../run_1", c.id)).toThrow('"../run_1" is not a run id');
+  });
+
+  it("take nothing of a damaged checkpoint: a missing blob, a blob with other bytes", () => {
+    write("a.txt", "a");
+    write("b.txt", "b");
+    const c = createCheckpoint(ws, dir);
+    const [a, b] = readManifest(dir, c.id).entries as Array<{ sha256: string }>;
+    rmSync(join(dir, "blobs", b!.sha256.slice(0, 2), b!.sha256.slice(2)));
+    const vault = new CheckpointVault(vaultDir);
+    expect(() => vault.adopt("run_1", dir, c.id)).toThrow(`blob ${b!.sha256.slice(0, 12)}… is missing`);
+    expect(vault.has("run_1", c.id)).toBe(false);
+    const aBlob = join(dir, "blobs", a!.sha256.slice(0, 2), a!.sha256.slice(2));
+    chmodSync(aBlob, 0o644);
+    writeFileSync(aBlob, "z");
+    expect(() => new CheckpointVault(join(root, "vault2")).adopt("run_1", dir, c.id)).toThrow(`blob ${a!.sha256.slice(0, 12)}… does not hold the content its name says`);
+  });
+
+  it("never touch pmagent's own files when the workspace is the project itself, whatever the manifest lists", () => {
+    write("a.txt", "a");
+    mkdirSync(join(ws, ".pmagent"));
+    writeFileSync(join(ws, ".pmagent", "pmagent.db"), "the store");
+    const c = createCheckpoint(ws, join(ws, ".pmagent", "checkpoints"));
+    const vault = new CheckpointVault(vaultDir);
+    vault.adopt("run_1", join(ws, ".pmagent", "checkpoints"), c.id);
+    writeFileSync(join(ws, ".pmagent", "pmagent.db"), "the store, later");
+    vault.restore("run_1", c.id, ws, [".pmagent"]);
+    expect(readFileSync(join(ws, ".pmagent", "pmagent.db"), "utf8")).toBe("the store, later");
+    expect(readFileSync(join(ws, "a.txt"), "utf8")).toBe("a");
+    expect(readManifest(join(ws, ".pmagent", "checkpoints"), c.id).entries.map((e) => e.path)).toContain(".pmagent/pmagent.db");
+    writeFileSync(join(ws, "a.txt"), "changed");
+    expect(vault.restore("run_1", c.id, ws, ["a.txt", ".pmagent"])).toMatchObject({ written: 0 });
+    expect(readFileSync(join(ws, "a.txt"), "utf8")).toBe("changed");
   });
 });

@@ -261,6 +261,23 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     expect((await board.get("w-1")).entry.status).toBe("done");
   });
 
+  it("two resumes with different inputs at once: one resumes the run, the other is told run_not_waiting and leaves no record", async () => {
+    const sup = tp.supervisor();
+    const waiting = await sup.startRun({
+      role: "Builder",
+      command: tp.sprite("race", { steps: [{ waiting: { reason: "pick", expected_inputs: { n: "integer" } } }], on_resume: [{ emit: "COMPLETED", payload: { status: "success" } }] }),
+    });
+    const results = await Promise.allSettled([1, 2].map((n) => sup.resumeRun(waiting.id, { inputs: { n } })));
+    const won = results.filter((r) => r.status === "fulfilled");
+    const lost = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+    expect(won.map((r) => r.value.noop)).toEqual([false]);
+    expect(lost).toHaveLength(1);
+    expect(lost[0]!.reason).toMatchObject({ code: "run_not_waiting" });
+    expect(String(lost[0]!.reason.message)).toMatch(new RegExp(`^run ${waiting.id} (was resumed by someone else meanwhile|is starting, not waiting)`));
+    expect((await won[0]!.value.finished).state).toBe("succeeded");
+    expect(await ts.store.all("SELECT run_id FROM lattice_resumes WHERE run_id = ?", [waiting.id])).toHaveLength(1);
+  });
+
   it("keeps secret inputs out of the database and redacts them if the sprite prints them", async () => {
     const sup = tp.supervisor();
     const secret = "hunter2-very-secret";
