@@ -253,6 +253,13 @@ describe("checkpoints", () => {
     expect(defaultCheckpointDir("/runs/r1/ws", { LATTICE_CHECKPOINT_DIR: "/var/chk" })).toBe("/var/chk");
   });
 
+  it("refuse a lock that is a FIFO at once instead of blocking in open()", () => {
+    write("a.txt", "a");
+    mkdirSync(dir, { recursive: true });
+    execFileSync("mkfifo", [join(dir, "lock")]);
+    expect(() => createCheckpoint(ws, dir)).toThrow(`the checkpoint directory's lock ${join(dir, "lock")} is a FIFO, not a regular file`);
+  });
+
   it("take over a lock left by a dead process", () => {
     write("a.txt", "a");
     mkdirSync(dir, { recursive: true });
