@@ -275,9 +275,12 @@ export class EnvironmentChanges {
    */
   plan(p: EnvironmentProposal): InstallPlan {
     const base = { proposal_id: p.id, adjustment_type: p.adjustment_type };
+    const env = emptyRoleEnvironment(p.role);
     let specs: Map<string, string>;
     let installer: Installer;
     try {
+      // What accepting checks: the details later runs need, the names, the package files, the sandbox.
+      applyAdjustment(env, p);
       specs = this.packages(p);
       installer = this.installer();
     } catch (err) {
@@ -326,15 +329,10 @@ export class EnvironmentChanges {
         break;
       }
       case "add_preinstall_step": {
-        const env = emptyRoleEnvironment(p.role);
-        try {
-          applyAdjustment(env, p);
-        } catch (err) {
-          if (!(err instanceof PmagentError)) throw err;
-          return { ...base, refused: err.message, isolation: null, steps: [] };
-        }
+        // Not an installer: it runs where and as the role's sprites do.
+        const where = installer.isolation.bwrap ? "in the run's sandbox" : `NOT sandboxed (${installer.isolation.unsandboxed})`;
         const who = p.scope === "global_candidate" ? "every role" : p.role;
-        return { ...base, refused: null, isolation: "in the run's sandbox, with the sprite's environment, in its workspace", steps: env.preinstall.map((s) => withCommand({ when: `before each run of ${who}`, argv: ["sh", "-c", s.command], what: "the pre-install step" })) };
+        return { ...base, refused: null, isolation: `${where}, with the sprite's environment, in its workspace`, steps: env.preinstall.map((s) => withCommand({ when: `before each run of ${who}`, argv: ["sh", "-c", s.command], what: "the pre-install step" })) };
       }
     }
     return { ...base, refused: null, isolation: steps.length ? installer.describe() : null, steps: steps.map(withCommand) };
