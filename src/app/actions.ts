@@ -1,7 +1,7 @@
 import { createLogger, type Logger, type Redactor } from "../core/index.js";
 import { allRoles, type Project } from "../config/index.js";
 import type { Store } from "../store/index.js";
-import { GitHubForge, LocalForge, type Forge, gitHubClient, gitHubRemoteUrl, ConsoleNotifier, WebhookNotifier, type Notifier, SecretStore, projectRedactor, ActionExecutor, type RetryPolicy, fetchCredentialHandler, labelIssueHandler, notifyUserHandler, openPrHandler, postCommentHandler, type GitHubTarget, type ActionHandler, type ResumeFn } from "../lattice/index.js";
+import { GitHubForge, LocalForge, type Forge, type WorkspaceSandbox, findSandboxTool, helperSandbox, hiddenFromSprites, sandboxArgv, gitHubClient, gitHubRemoteUrl, ConsoleNotifier, WebhookNotifier, type Notifier, SecretStore, projectRedactor, ActionExecutor, type RetryPolicy, fetchCredentialHandler, labelIssueHandler, notifyUserHandler, openPrHandler, postCommentHandler, type GitHubTarget, type ActionHandler, type ResumeFn } from "../lattice/index.js";
 
 /** Environment variable that overrides the git URL OPEN_PR pushes to when GitHub is configured. */
 export const GITHUB_GIT_URL_ENV = "PMAGENT_GITHUB_GIT_URL";
@@ -18,14 +18,29 @@ export interface ProjectActionsOptions {
   leaseMs?: number;
 }
 
+/**
+ * Where the supervisor's git reads a sprite's workspace: in a sandbox like the sprite's (what it
+ * hides hidden, no network), or as it is where sprites run unsandboxed. Decided at each use, as a
+ * run's sandbox is ("required" without bubblewrap fails the OPEN_PR, as it fails runs).
+ */
+export function workspaceSandbox(project: Project, store: Store, env: NodeJS.ProcessEnv = process.env): WorkspaceSandbox {
+  const storeFile = store.dialect === "sqlite" ? store.location : null;
+  return (argv, workspace) => {
+    const { bwrap } = findSandboxTool(project.config.sandbox, env.PATH ?? "");
+    if (!bwrap) return argv;
+    return sandboxArgv(argv, helperSandbox({ bwrap, hidden: hiddenFromSprites(project, storeFile, env.HOME), home: env.HOME, path: env.PATH, workspace, readable: [project.root], network: "none" }));
+  };
+}
+
 /** The forge of a project: GitHub when `github.repo` is configured, else the local forge. */
 export function projectForge(project: Project, store: Store, env: NodeJS.ProcessEnv = process.env): Forge {
   const gh = project.config.github;
+  const sandbox = workspaceSandbox(project, store, env);
   if (gh?.repo) {
     const settings = { repo: gh.repo, tokenEnv: gh.token_env, apiUrl: gh.api_url };
-    return new GitHubForge({ client: () => gitHubClient(settings, env), tokenEnv: gh.token_env, remoteUrl: env[GITHUB_GIT_URL_ENV] ?? gitHubRemoteUrl(gh.api_url, gh.repo), root: project.root });
+    return new GitHubForge({ client: () => gitHubClient(settings, env), tokenEnv: gh.token_env, remoteUrl: env[GITHUB_GIT_URL_ENV] ?? gitHubRemoteUrl(gh.api_url, gh.repo), root: project.root, sandbox });
   }
-  return new LocalForge({ store, projectId: project.config.project_id, root: project.root, bareRepo: project.config.forge.bare_repo });
+  return new LocalForge({ store, projectId: project.config.project_id, root: project.root, bareRepo: project.config.forge.bare_repo, sandbox });
 }
 
 /** The notifiers of a project: the webhook when configured, then the console. */

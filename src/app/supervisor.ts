@@ -4,7 +4,7 @@
  * environment before each launch.
  */
 import { PmagentError, createLogger, type Logger } from "../core/index.js";
-import { type ActionExecutor, type ActionResume, type ActionSink, type ProposalSink, type RunEnvironmentProvider, type Notifier, EnvironmentChanges, ProposalStore, roleEnvironment, projectRedactor, ActionRequestPayload, EnvironmentProposalPayload, Supervisor, type SupervisorOptions, type RunRecord } from "../lattice/index.js";
+import { type ActionExecutor, type ActionResume, type ActionSink, type ProposalSink, type RunEnvironmentProvider, type Notifier, EnvironmentChanges, ProposalStore, hiddenFromSprites, roleEnvironment, projectRedactor, ActionRequestPayload, EnvironmentProposalPayload, Supervisor, type SupervisorOptions, type RunRecord } from "../lattice/index.js";
 import { projectActionExecutor, projectNotifiers } from "./actions.js";
 import { oaRunGate } from "./oa-gate.js";
 import type { Project } from "../config/index.js";
@@ -33,7 +33,7 @@ export function actionSink(executor: ActionExecutor): ActionSink {
   };
 }
 
-export function proposalSink(proposals: ProposalStore, notifiers: readonly Notifier[]): ProposalSink {
+export function proposalSink(proposals: ProposalStore, notifiers: readonly Notifier[], changes: EnvironmentChanges): ProposalSink {
   return {
     async onEnvironmentProposal({ run, event }) {
       const payload = EnvironmentProposalPayload.parse(event.event.payload);
@@ -54,7 +54,9 @@ export function proposalSink(proposals: ProposalStore, notifiers: readonly Notif
           });
         }
       }
-      return { status: "recorded", proposal_id: proposal.id, count: proposal.count, proposal_status: proposal.status };
+      // Recorded either way (the humans see it, and `env show` says why), but one that cannot be accepted (a path or an option for a name, its own workspace's file) says so now.
+      const refused = proposal.status === "pending" ? changes.plan(proposal).refused : null;
+      return { status: "recorded", proposal_id: proposal.id, count: proposal.count, proposal_status: proposal.status, ...(refused ? { refused } : {}) };
     },
   };
 }
@@ -68,10 +70,22 @@ export function environmentProvider(proposals: ProposalStore, changes?: Environm
   };
 }
 
-/** A project's environment changes (accepting a proposal applies it), over its proposal store. */
-export function projectEnvironmentChanges(project: Project, store: Store, proposals?: ProposalStore, env?: NodeJS.ProcessEnv): EnvironmentChanges {
+/**
+ * A project's environment changes (accepting a proposal applies it), over its proposal store: its
+ * installers run in the project's sandbox, seeing no more than its sprites do.
+ */
+export function projectEnvironmentChanges(project: Project, store: Store, proposals?: ProposalStore, env: NodeJS.ProcessEnv = process.env): EnvironmentChanges {
   const c = project.config;
-  return new EnvironmentChanges({ store, proposals: proposals ?? new ProposalStore({ store, projectId: c.project_id, humans: c.humans }), projectId: c.project_id, root: project.root, ...(env ? { env } : {}) });
+  const storeFile = store.dialect === "sqlite" ? store.location : null;
+  return new EnvironmentChanges({
+    store,
+    proposals: proposals ?? new ProposalStore({ store, projectId: c.project_id, humans: c.humans }),
+    projectId: c.project_id,
+    root: project.root,
+    env,
+    sandbox: c.sandbox,
+    hidden: hiddenFromSprites(project, storeFile, env.HOME),
+  });
 }
 
 /**
@@ -129,6 +143,7 @@ export function projectSupervisor(options: ProjectSupervisorOptions): Supervisor
   // The executor resumes through the supervisor it is a hook of (called only once both exist).
   const notifiers = projectNotifiers(project, redactor, options.consoleWrite);
   const executor = projectActionExecutor({ project, store, env, logger: log, consoleWrite: options.consoleWrite, resume: (runId, payload) => resumeBlocked(supervisor, runId, payload, log, notifiers) });
+  const changes = projectEnvironmentChanges(project, store, proposals, env);
   const supervisor: Supervisor = new Supervisor({
     ...options,
     // The same redactor (the secrets file's values too) and log as its sinks'.
@@ -136,8 +151,8 @@ export function projectSupervisor(options: ProjectSupervisorOptions): Supervisor
     logger: log,
     hooks: {
       actions: actionSink(executor),
-      proposals: proposalSink(proposals, notifiers),
-      environment: environmentProvider(proposals, projectEnvironmentChanges(project, store, proposals, env)),
+      proposals: proposalSink(proposals, notifiers, changes),
+      environment: environmentProvider(proposals, changes),
       gate: options.gate ?? oaRunGate(project, env),
     },
   });

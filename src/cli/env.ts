@@ -3,7 +3,7 @@ import type { Project } from "../config/index.js";
 import { findRole } from "../config/index.js";
 import { PmagentError, UsageError } from "../core/index.js";
 import { projectEnvironmentChanges } from "../app/index.js";
-import { PROPOSAL_STATUSES, ProposalStore, roleEnvironment, type EnvironmentChange, type EnvironmentProposal, type ProposalStatus } from "../lattice/index.js";
+import { PROPOSAL_STATUSES, ProposalStore, roleEnvironment, type EnvironmentChange, type EnvironmentProposal, type InstallPlan, type ProposalStatus } from "../lattice/index.js";
 import type { Store } from "../store/index.js";
 import { withStore } from "./context.js";
 import { formatOption, pageOptions, print, printPage, type Format, type PageOpts } from "./output.js";
@@ -28,6 +28,14 @@ export function changeLine(c: EnvironmentChange): string {
   const tools = c.effect.installed.map((t) => `${t.source} ${t.package} → ${t.bin.join(", ")}`).join("; ");
   const why = c.status === "failed" ? `: ${c.reason ?? "no reason"}` : c.status === "undone" ? ` by ${c.undone_by ?? "?"} at ${c.undone_at ?? "?"}` : "";
   return `${c.id}  ${c.status}  ${c.adjustment_type} (proposal ${c.proposal_id}${scope})${tools ? `  ${tools}` : ""}${why}`;
+}
+
+/** What accepting a pending proposal runs, where and how (or why it is refused), as `env show` prints it. */
+export function planLines(plan: InstallPlan): string[] {
+  const head = `    ${plan.proposal_id}  ${plan.adjustment_type}`;
+  if (plan.refused) return [`${head}: REFUSED: ${plan.refused}`];
+  if (plan.steps.length === 0) return [`${head}: runs nothing (later runs get its variables)`];
+  return [`${head}: runs ${plan.isolation}:`, ...plan.steps.map((s) => `      ${s.when ? `${s.when}: ` : ""}${s.command ?? s.what}`)];
 }
 
 /** Deciding needs an explicit identity: defaulting to a human would make the check meaningless. */
@@ -99,7 +107,7 @@ export function registerEnv(program: Command): void {
 
   env
     .command("show")
-    .description("the environment accepted proposals give a role's later runs (pre-install steps, PATH, sandbox network, variables) and the changes applied, failed or undone")
+    .description("the environment accepted proposals give a role's later runs (pre-install steps, PATH, sandbox network, variables), the changes applied, failed or undone, and what accepting each pending proposal runs (or why it is refused)")
     .argument("<role>", "a configured role")
     .addOption(formatOption())
     .action(async (role: string, opts: { format: Format }, cmd: Command) => {
@@ -109,18 +117,18 @@ export function registerEnv(program: Command): void {
         const changes = projectEnvironmentChanges(p, store, ps);
         const e = await roleEnvironment(ps, role, changes);
         const list = await changes.list(role);
+        const pending = (await ps.list({ status: "pending" })).filter((x) => x.role === role || x.scope === "global_candidate").map((x) => changes.plan(x));
         const network = e.network ?? p.config.sandbox_network;
-        print(opts.format, { ...e, network, changes: list }, () =>
-          e.adjustments.length === 0 && list.length === 0
-            ? `${role}: no accepted environment proposals`
-            : [
-                `${role}:`,
-                ...e.preinstall.map((s) => `  pre-install (${s.proposal_id}): ${s.command}`),
-                ...e.path.map((d) => `  PATH first: ${d}`),
-                ...(e.network ? [`  sandbox network: ${network}`] : []),
-                ...Object.entries(e.env).filter(([k]) => k !== "PMAGENT_ENVIRONMENT").map(([k, v]) => `  ${k}=${v}`),
-                ...(list.length ? ["  changes:", ...list.map((c) => `    ${changeLine(c)}`)] : []),
-              ].join("\n"),
+        print(opts.format, { ...e, network, changes: list, pending }, () =>
+          [
+            e.adjustments.length === 0 && list.length === 0 ? `${role}: no accepted environment proposals` : `${role}:`,
+            ...e.preinstall.map((s) => `  pre-install (${s.proposal_id}): ${s.command}`),
+            ...e.path.map((d) => `  PATH first: ${d}`),
+            ...(e.network ? [`  sandbox network: ${network}`] : []),
+            ...Object.entries(e.env).filter(([k]) => k !== "PMAGENT_ENVIRONMENT").map(([k, v]) => `  ${k}=${v}`),
+            ...(list.length ? ["  changes:", ...list.map((c) => `    ${changeLine(c)}`)] : []),
+            ...(pending.length ? ["  pending proposals (what accepting each runs):", ...pending.flatMap(planLines)] : []),
+          ].join("\n"),
         );
       });
     });

@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-/** Environment proposals: list (newest first) and the accept/reject buttons of a pending one. */
+/** Environment proposals: list (newest first), what accepting a pending one runs, and its accept/reject buttons. */
 import { api, button, h, main, stateBadge, time, type Json } from "./dom.js";
 import { fetchList } from "./list.js";
 
@@ -11,12 +11,34 @@ export interface Proposal {
   details: Json;
   count: number;
   last_seen_at?: string;
+  /** What accepting it runs, where and how, or why it is refused (pending ones). */
+  plan?: Plan | null;
+}
+
+export interface Plan {
+  refused: string | null;
+  isolation: string | null;
+  steps: Array<{ when: string | null; command: string | null; what: string }>;
+}
+
+/** The plan under a pending proposal: the exact commands and how they run, or the refusal. */
+function planBlock(plan: Plan): HTMLElement {
+  if (plan.refused) return h("p", { class: "error plan" }, plan.refused);
+  if (plan.steps.length === 0) return h("p", { class: "muted plan" }, "Accepting runs nothing (later runs get its variables).");
+  return h(
+    "div",
+    { class: "plan" },
+    h("p", {}, `Accepting runs ${plan.isolation ?? ""}:`),
+    h("ul", {}, ...plan.steps.map((s) => h("li", {}, s.when ? `${s.when}: ` : "", s.command ? h("code", {}, s.command) : s.what))),
+  );
 }
 
 export function proposalRow(p: Proposal, error: HTMLElement): HTMLElement {
   const li = h("li", { "data-proposal": p.id }, `${p.id} · ${p.role} · ${p.adjustment_type} `, h("code", {}, JSON.stringify(p.details)), ` ×${p.count} · `, h("strong", { class: stateBadge(p.status).className }, p.status), p.last_seen_at ? " · " : "", p.last_seen_at ? time(p.last_seen_at) : "");
   if (p.status === "pending") {
-    for (const verb of ["accept", "reject"]) {
+    const refused = Boolean(p.plan?.refused);
+    // A refused proposal can only be rejected.
+    for (const verb of refused ? ["reject"] : ["accept", "reject"]) {
       li.append(
         " ",
         button(verb, () =>
@@ -26,6 +48,7 @@ export function proposalRow(p: Proposal, error: HTMLElement): HTMLElement {
         ),
       );
     }
+    if (p.plan) li.append(planBlock(p.plan));
   }
   return li;
 }

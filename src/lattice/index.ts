@@ -97,7 +97,7 @@ export * from "./runs/index.js";
 export * from "./supervisor/index.js";
 export { dieWithParent, findExecutable, killGroup, processAlive, SETPRIV } from "./sandbox/index.js";
 export { RunIngestor, DEFAULT_LOG_CAP_BYTES, type IngestOptions } from "./ingest/index.js";
-export { ENV_ALLOW_LIST, spriteEnv, checkExtraEnv, prepareRunDir, selfCommand, readViolations, findSandboxTool, sandboxArgv, type SandboxMode, type SandboxSpec } from "./sandbox/index.js";
+export { ENV_ALLOW_LIST, spriteEnv, checkExtraEnv, prepareRunDir, selfCommand, readViolations, findSandboxTool, sandboxArgv, helperSandbox, hiddenFromSprites, type SandboxMode, type SandboxSpec } from "./sandbox/index.js";
 
 // Actions, forge, credentials and environment proposals (supervisor side).
 export * from "./actions/index.js";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { byCreation, isTerminal } from "../blackboard/index.js";
 import { localPullRequestDiff, standingGateDenials } from "../lattice/index.js";
-import type { ServerContext } from "./context.js";
+import { withPlan, type ServerContext } from "./context.js";
 import { route, type Route } from "./route.js";
 import { PageQuery } from "./schemas.js";
 
@@ -31,7 +31,7 @@ async function inbox(ctx: ServerContext, max: number) {
   }
   return {
     waiting_runs: waiting.items.filter((r) => r.waiting !== null),
-    proposals: proposals.items,
+    proposals: proposals.items.map((p) => withPlan(ctx, p)),
     entries: addressed.flatMap((p) => p.items).sort((a, b) => byCreation(b, a)).slice(0, max),
     denials: denied,
   };

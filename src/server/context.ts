@@ -2,7 +2,7 @@ import { Blackboard } from "../blackboard/index.js";
 import type { Project } from "../config/index.js";
 import type { Logger, Redactor } from "../core/index.js";
 import { projectKaiSources, type KaiSources } from "../kai/index.js";
-import { ActionStore, LocalForge, ProposalStore, projectRedactor, type EnvironmentChanges, type Supervisor } from "../lattice/index.js";
+import { ActionStore, LocalForge, ProposalStore, projectRedactor, type EnvironmentChanges, type EnvironmentProposal, type InstallPlan, type Supervisor } from "../lattice/index.js";
 import { projectEnvironmentChanges, projectSupervisor, type ProjectSupervisorOptions } from "../app/index.js";
 import { oaWorkspace, type OAWorkspace } from "../oa/index.js";
 import type { Store } from "../store/index.js";
@@ -47,4 +47,9 @@ export function serverContext(project: Project, store: Store, options: { env?: N
     redactor,
     inFlight: new Set(),
   };
+}
+
+/** A proposal with what accepting it runs, where and how, or why it is refused (pending ones; null once decided). */
+export function withPlan(ctx: ServerContext, p: EnvironmentProposal): EnvironmentProposal & { plan: InstallPlan | null } {
+  return { ...p, plan: p.status === "pending" ? ctx.envChanges.plan(p) : null };
 }

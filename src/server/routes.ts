@@ -3,7 +3,7 @@ import { UsageError } from "../core/index.js";
 import { KaiRequestSchema, KaiResponseSchema, answer } from "../kai/index.js";
 import { BootEnvelopeSchema, OAGuardOutputSchema, OAStateSchema, bootEnvelope, buildState, loadSurfaces, runOaGuard } from "../oa/index.js";
 import { consoleRoutes } from "./console-routes.js";
-import type { ServerContext } from "./context.js";
+import { withPlan, type ServerContext } from "./context.js";
 import { assertMayActOnRun } from "./permissions.js";
 import { route, type Route } from "./route.js";
 import {
@@ -119,8 +119,11 @@ function forgeAndEnv(ctx: ServerContext): Route[] {
       handler: async ({ query }) => ctx.forge.page({ state: query.state }, pageRequest(query)),
     }),
     route({
-      method: "GET", url: "/v1/env/proposals", tag: "environment", summary: `environment proposals by when last seen, newest first by default (filters: status, role); ${PAGED}`, query: ProposalListQuery,
-      handler: async ({ query }) => ctx.proposals.page({ status: query.status, role: query.role }, pageRequest(query)),
+      method: "GET", url: "/v1/env/proposals", tag: "environment", summary: `environment proposals by when last seen, newest first by default (filters: status, role), a pending one with its plan: what accepting it runs, where and how, or why it is refused; ${PAGED}`, query: ProposalListQuery,
+      handler: async ({ query }) => {
+        const page = await ctx.proposals.page({ status: query.status, role: query.role }, pageRequest(query));
+        return { ...page, items: page.items.map((p) => withPlan(ctx, p)) };
+      },
     }),
     ...(["accept", "reject"] as const).map((verb) =>
       route({

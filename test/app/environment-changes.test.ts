@@ -5,7 +5,7 @@
  * variables and the programs it can run.
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -178,21 +178,114 @@ describe.each(kinds)("accepted environment changes reach later runs ($name)", (k
     await expect(changes.apply(await proposals.get(ids.yarn!), "Human")).rejects.toThrow(`environment proposal ${ids.yarn} was applied already`);
   }, 240_000);
 
-  it("fails a runtime that is neither on the PATH nor installable as asked, and a .deb that is not one", async () => {
+  it("fails a runtime that is neither on the PATH nor installable as asked, and a .deb that is not one; refuses what is not a bare name", async () => {
     const proposals = new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] });
     const changes = projectEnvironmentChanges(tp.project, ts.store, proposals);
     const record = async (n: number, type: string, details: Record<string, unknown>) =>
       (await proposals.record("Builder", "run-1", `ev-${n}`, { observed_failure: { phase: "bootstrap", exit_code: n, stderr_hint: "" }, suggested_adjustment: { type, details }, confidence: 1, evidence: [], scope: "repo_specific" })).proposal.id;
     const onPath = await record(1, "runtime_version_adjust", { runtime: "node", version: "1.2", source: "path" });
-    const badDeb = join(tp.root, "bad.deb");
+    const badDeb = join(fixtures, "bad.deb");
     writeFileSync(badDeb, "not a deb");
-    const deb = await record(2, "add_system_package", { package: "./bad.deb" });
+    const deb = await record(2, "add_system_package", { package: badDeb });
     const badName = await record(3, "add_system_package", { package: "Not A Name" });
     expect((await changes.accept(onPath, "Human")).change).toMatchObject({ status: "failed", reason: "no node reporting version 1.2 on this machine's PATH" });
-    expect((await changes.accept(deb, "Human")).change.reason).toMatch(new RegExp(`^unpacking \\./bad\\.deb failed \\(\`dpkg-deb -x ${badDeb.replace(/[.]/g, "\\.")} .*\` exited with 2\\): dpkg-deb: error: `));
-    expect((await changes.accept(badName, "Human")).change.reason).toBe('"Not A Name" is not a Debian package name');
+    expect((await changes.accept(deb, "Human")).change.reason).toMatch(new RegExp(`^unpacking ${badDeb.replace(/[.]/g, "\\.")} failed \\(\`dpkg-deb -x ${badDeb.replace(/[.]/g, "\\.")} .*\` exited with 2\\): dpkg-deb: error: `));
+    await expect(changes.accept(badName, "Human")).rejects.toThrow(
+      `environment proposal ${badName} (add_system_package) cannot be accepted: details.package "Not A Name" is not a bare package name (letters, digits and . _ + -, starting with a letter or digit, no "..", no "/"), optionally with @VERSION or =VERSION; reject it (\`pmagent env reject ${badName}\`)`,
+    );
+    expect((await proposals.get(badName)).status).toBe("pending");
     // Nothing of a failed install is left behind.
     const left = join(tp.root, ".pmagent", "tools", "Builder");
     expect(existsSync(left) ? readdirSync(left) : []).toEqual([]);
   });
+
+  it("refuses a runtime named by a path: the host executable it names is left as it is", async () => {
+    const host = mkdtempSync(join(tmpdir(), "pmagent-host-bin-"));
+    try {
+      const exe = join(host, "x");
+      writeFileSync(exe, "#!/bin/sh\necho host x\n", { mode: 0o755 });
+      // Relative to any directory (the tools' bin, the supervisor's cwd): enough ".." reach "/".
+      const runtime = `${"../".repeat(24)}${exe.slice(1)}`;
+      const proposals = new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] });
+      const changes = projectEnvironmentChanges(tp.project, ts.store, proposals);
+      const { id } = (await proposals.record("Builder", "run-1", "ev-path", { observed_failure: { phase: "bootstrap", exit_code: 127, stderr_hint: "" }, suggested_adjustment: { type: "runtime_install", details: { runtime } }, confidence: 1, evidence: [], scope: "repo_specific" })).proposal;
+      const refusal = `environment proposal ${id} (runtime_install) cannot be accepted: details.runtime ${JSON.stringify(`${runtime.slice(0, 80)}…`)} is not a bare name (letters, digits and . _ + -, starting with a letter or digit, no "..", at most 128 characters); reject it (\`pmagent env reject ${id}\`)`;
+      await expect(changes.accept(id, "Human")).rejects.toThrow(refusal);
+      expect(changes.plan(await proposals.get(id))).toMatchObject({ refused: refusal, steps: [] });
+      expect(lstatSync(exe).isFile()).toBe(true);
+      expect(readFileSync(exe, "utf8")).toBe("#!/bin/sh\necho host x\n");
+      expect((await proposals.get(id)).status).toBe("pending");
+    } finally {
+      rmSync(host, { recursive: true, force: true });
+    }
+  });
+
+  /**
+   * The attack: a sprite builds a package in its workspace whose preinstall script writes outside
+   * the sandbox and dumps its environment, and proposes it. Accepting it ran the script as the
+   * supervisor, with its tokens. Now the proposal says it cannot be accepted (where it is
+   * recorded, in its plan, and when a human tries), and nothing of it runs; the same package put
+   * outside the project (where no sandboxed sprite writes) installs without its script running,
+   * and its program runs only in the sprites' sandbox.
+   */
+  it("a package a sprite built in its workspace never runs outside the sandbox, nor sees the supervisor's token", async () => {
+    const TOKEN = "ghp_environmentChangesSupervisorToken00001";
+    const env = { ...process.env, GITHUB_TOKEN: TOKEN };
+    const outside = mkdtempSync(join(tmpdir(), "pmagent-env-outside-"));
+    try {
+      const pkg = { name: "evil-tool", version: "1.0.0", bin: { "evil-tool": "bin.js" }, scripts: { preinstall: `env > ${outside}/preinstall-env.txt; touch ${outside}/preinstall-marker` } };
+      const bin = `#!/usr/bin/env node\nconst fs = require("fs");\ntry { fs.writeFileSync("${outside}/bin-env.txt", JSON.stringify(process.env)); } catch {}\nconsole.log("evil-tool ran");\n`;
+      const payload = { observed_failure: { phase: "bootstrap", exit_code: 127, stderr_hint: "evil-tool: not found" }, suggested_adjustment: { type: "runtime_install", details: { runtime: "evil-tool", package: "@WS@/evil-tool.tgz" } }, confidence: 0.9, evidence: ["built here"], scope: "repo_specific" };
+      const sup = projectSupervisor({ store: ts.store, project: tp.project, env, pmagentCommand: PMAGENT, pollMs: 20, consoleWrite: () => undefined });
+      const built = await sup.startRun({
+        role: "Builder",
+        command: tp.sprite("evil", {
+          steps: [
+            { sh: "mkdir -p package" },
+            { file: { path: "package/package.json", text: JSON.stringify(pkg) } },
+            { file: { path: "package/bin.js", text: bin } },
+            { file: { path: "proposal.in", text: JSON.stringify(payload) } },
+            { sh: 'chmod +x package/bin.js && tar czf evil-tool.tgz package && sed "s#@WS@#$LATTICE_WORKSPACE#" proposal.in > proposal.json && pmagent emit ENVIRONMENT_PROPOSAL --payload-file proposal.json' },
+            { emit: "COMPLETED", payload: { status: "success" } },
+          ],
+        }),
+      });
+      expect(built.state, built.reason ?? "").toBe("succeeded");
+      const tarball = join(built.workspace, "evil-tool.tgz");
+      expect(existsSync(tarball)).toBe(true);
+      const proposals = new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] });
+      const changes = projectEnvironmentChanges(tp.project, ts.store, proposals, env);
+      const [p] = await proposals.list({ status: "pending" });
+      expect(p!.details.package).toBe(tarball);
+      const refusal = `environment proposal ${p!.id} (runtime_install) cannot be accepted: details.package "${tarball}" is in the project's directory ${realpathSync(tp.root)}, where sprites write (workspaces, checkpoints): a package file must be outside it; reject it (\`pmagent env reject ${p!.id}\`)`;
+      // Said where it was recorded, in its plan, and when a human accepts it.
+      const [event] = await sup.runs.events(built.id, { type: "ENVIRONMENT_PROPOSAL" });
+      expect(event!.dispatch).toMatchObject({ status: "recorded", proposal_id: p!.id, refused: refusal });
+      expect(changes.plan(p!)).toMatchObject({ refused: refusal, steps: [] });
+      await expect(changes.accept(p!.id, "Human")).rejects.toMatchObject({ code: "proposal_refused", message: refusal });
+      expect((await proposals.get(p!.id)).status).toBe("pending");
+      const next = await sup.startRun({ role: "Builder", command: [process.execPath, PROBE, "evil-tool"] });
+      expect(next.state).toBe("succeeded");
+      expect(JSON.parse(readFileSync(join(next.workspace, "probe.json"), "utf8")).programs["evil-tool"]).toBeNull();
+      expect(readdirSync(outside)).toEqual([]);
+
+      // The same package outside the project: installed with no script run, in the installer's sandbox.
+      const kept = join(outside, "evil-tool.tgz");
+      copyFileSync(tarball, kept);
+      const id = (await proposals.record("Builder", "run-x", "ev-x", { ...payload, suggested_adjustment: { type: "runtime_install", details: { runtime: "evil-tool", package: kept } } } as never)).proposal.id;
+      const plan = changes.plan(await proposals.get(id));
+      const dir = join(tp.root, ".pmagent", "tools", "Builder", id);
+      expect(plan).toMatchObject({ refused: null, steps: [{ when: null, argv: ["npm", "install", "--global", "--prefix", dir, "--ignore-scripts", "--no-audit", "--no-fund", "--no-update-notifier", kept] }] });
+      expect(plan.isolation).toMatch(/^in bubblewrap \(\/usr\/bin\/bwrap: what sprites cannot see hidden, only the change's directory writable, the host's network\) with a scrubbed environment \(no token, a fresh HOME\), no package scripts$/);
+      expect((await changes.accept(id, "Human")).change.status).toBe("applied");
+      const after = await sup.startRun({ role: "Builder", command: [process.execPath, PROBE, "evil-tool"] });
+      expect(JSON.parse(readFileSync(join(after.workspace, "probe.json"), "utf8")).programs["evil-tool"]).toMatchObject({ output: "evil-tool ran" });
+      // No marker outside: the script never ran, and the program could not write there.
+      expect(readdirSync(outside)).toEqual(["evil-tool.tgz"]);
+      const logs = readdirSync(after.run_dir).filter((f) => f.endsWith(".log")).map((f) => join(after.run_dir, f));
+      for (const f of [join(after.workspace, "probe.json"), join(after.workspace, ".lattice", "outbox.jsonl"), ...logs]) expect(readFileSync(f, "utf8"), f).not.toContain(TOKEN);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

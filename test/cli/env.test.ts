@@ -82,11 +82,12 @@ describe("pmagent env and pmagent prs", () => {
       evidence: [],
       scope: "repo_specific",
     });
-    const bad = (await ps.record("Aya", "run-3", "ev-3", payload({ runtime: "ghost", package: "./nope.tgz" }, 127))).proposal.id;
+    // A package file outside the project (where no sandboxed sprite writes) that is not there.
+    const missing = join(p.dir, "nope.tgz");
+    const bad = (await ps.record("Aya", "run-3", "ev-3", payload({ runtime: "ghost", package: missing }, 127))).proposal.id;
     const odd = (await ps.record("Aya", "run-3", "ev-4", payload({ runtime: "ghost", source: "brew" }, 1))).proposal.id;
     await store.close();
     const res = await cli(["env", "accept", bad, "--as", "Human"]);
-    const missing = join(p.project.root, "nope.tgz");
     expect(res.code).toBe(1);
     expect(res.stdout).toMatch(new RegExp(`^${bad} accepted by Human: Aya runtime_install .*\n  change envc_[0-9a-f]{12}  failed  runtime_install \\(proposal ${bad}\\): npm package file ${missing} does not exist\n$`));
     expect(res.stderr).toMatch(new RegExp(`^pmagent: environment proposal ${bad} is accepted but applying it failed, so later runs do not get it \\(change envc_[0-9a-f]{12}\\): npm package file ${missing} does not exist \\[install_failed\\]\n$`));
@@ -97,6 +98,37 @@ describe("pmagent env and pmagent prs", () => {
     const refused = await cli(["env", "accept", odd, "--as", "Human"]);
     expect([refused.code, refused.stderr]).toEqual([2, `pmagent: environment proposal ${odd} (runtime_install) has details.source "brew": use npm, apt (or deb) or path [proposal_details_invalid]\n`]);
     expect((await cli(["env", "list", "--status", "pending", "--format", "json"])).stdout).toContain(odd);
+  });
+
+  it("env show says what accepting each pending proposal runs, where and how, or why it is refused; accepting a refused one fails saying why", async () => {
+    const store = new SqliteStore(db);
+    const ps = new ProposalStore({ store, projectId: "demo", humans: ["Human"] });
+    const record = async (n: number, details: Record<string, unknown>) =>
+      (await ps.record("Aya", "run-4", `ev-p${n}`, { observed_failure: { phase: "bootstrap", exit_code: n, stderr_hint: "" }, suggested_adjustment: { type: "runtime_install", details }, confidence: 0.8, evidence: [], scope: "repo_specific" })).proposal.id;
+    const cow = await record(1, { runtime: "cowsay", version: "1.6.0" });
+    const bad = await record(2, { runtime: "../../bin/x" });
+    await store.close();
+    const refusal = `environment proposal ${bad} (runtime_install) cannot be accepted: details.runtime "../../bin/x" is not a bare name (letters, digits and . _ + -, starting with a letter or digit, no "..", at most 128 characters); reject it (\`pmagent env reject ${bad}\`)`;
+    const dir = join(p.project.root, ".pmagent", "tools", "Aya", cow);
+    const show = await cli(["env", "show", "Aya"]);
+    expect(show.stderr).toBe("");
+    const lines = show.stdout.split("\n");
+    expect(lines.slice(0, 3)).toEqual(["Aya: no accepted environment proposals", "  pending proposals (what accepting each runs):", `    ${bad}  runtime_install: REFUSED: ${refusal}`]);
+    expect(lines[3]).toMatch(new RegExp(`^ {4}${cow} {2}runtime_install: runs in bubblewrap \\(\\S*bwrap: what sprites cannot see hidden, only the change's directory writable, the host's network\\) with a scrubbed environment \\(no token, a fresh HOME\\), no package scripts:$`));
+    expect(lines.slice(4, 9)).toEqual([
+      `      link the first of cowsay1.6.0, cowsay-1.6.0, cowsay on the PATH whose \`--version\` reports 1.6.0 (each found one's --version runs) into ${dir}/bin`,
+      "      if none is found: apt-cache show --no-all-versions cowsay",
+      "      if apt knows it: apt-get download -q cowsay",
+      `      if apt knows it: dpkg-deb -x '${dir}/.download-*/cowsay_*.deb' ${dir}`,
+      `      else: npm install --global --prefix ${dir} --ignore-scripts --no-audit --no-fund --no-update-notifier cowsay@1.6.0`,
+    ]);
+    expect(lines.slice(9)).toEqual([`    ${id}  add_preinstall_step: runs in the run's sandbox, with the sprite's environment, in its workspace:`, "      before each run of Aya: sh -c 'npm ci'", ""]);
+    const json = JSON.parse((await cli(["env", "show", "Aya", "--format", "json"])).stdout) as { pending: Array<{ proposal_id: string; refused: string | null; steps: Array<{ argv: string[] | null }> }> };
+    expect(json.pending.find((x) => x.proposal_id === bad)).toEqual({ proposal_id: bad, adjustment_type: "runtime_install", refused: refusal, isolation: null, steps: [] });
+    expect(json.pending.find((x) => x.proposal_id === cow)?.steps.at(-1)?.argv).toEqual(["npm", "install", "--global", "--prefix", dir, "--ignore-scripts", "--no-audit", "--no-fund", "--no-update-notifier", "cowsay@1.6.0"]);
+    const refused = await cli(["env", "accept", bad, "--as", "Human"]);
+    expect([refused.code, refused.stdout, refused.stderr]).toEqual([1, "", `pmagent: ${refusal} [proposal_refused]\n`]);
+    expect((await cli(["env", "reject", bad, "--as", "Human"])).code).toBe(0);
   });
 
   it("undoes an applied change once", async () => {

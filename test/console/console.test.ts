@@ -363,8 +363,18 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     const ps = new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] });
     const a = (await ps.record("Builder", "run-a", "ev-a", adjust("ruby") as never)).proposal;
     const b = (await ps.record("Builder", "run-b", "ev-b", adjust("go") as never)).proposal;
+    const install = (details: Record<string, unknown>) => ({ ...adjust(""), suggested_adjustment: { type: "runtime_install", details } });
+    const cow = (await ps.record("Builder", "run-c", "ev-c", install({ runtime: "cowsay", source: "npm" }) as never)).proposal;
+    const bad = (await ps.record("Builder", "run-d", "ev-d", install({ runtime: "../../bin/x" }) as never)).proposal;
     await page.goto(`${s.url}/#/proposals`);
     await page.locator(`[data-proposal="${a.id}"] button`).first().waitFor();
+    // What accepting runs, exactly and how; a refused one says why and can only be rejected.
+    const dir = join(s.tp.root, ".pmagent", "tools", "Builder", cow.id);
+    expect(await page.locator(`[data-proposal="${cow.id}"] .plan code`).allTextContents()).toEqual([`npm install --global --prefix ${dir} --ignore-scripts --no-audit --no-fund --no-update-notifier cowsay`]);
+    expect(await page.locator(`[data-proposal="${cow.id}"] .plan p`).textContent()).toMatch(/^Accepting runs in bubblewrap \(.*\) with a scrubbed environment \(no token, a fresh HOME\), no package scripts:$/);
+    expect(await page.locator(`[data-proposal="${bad.id}"] .plan`).textContent()).toBe(`environment proposal ${bad.id} (runtime_install) cannot be accepted: details.runtime "../../bin/x" is not a bare name (letters, digits and . _ + -, starting with a letter or digit, no "..", at most 128 characters); reject it (\`pmagent env reject ${bad.id}\`)`);
+    expect(await page.locator(`[data-proposal="${bad.id}"] button`).allTextContents()).toEqual(["reject"]);
+    expect(await page.locator(`[data-proposal="${a.id}"] .plan`).textContent()).toBe("Accepting runs nothing (later runs get its variables).");
     await shot("proposals");
     await page.click(`[data-proposal="${a.id}"] button:text("accept")`);
     await page.locator(`[data-proposal="${a.id}"] strong:text("accepted")`).waitFor();

@@ -140,6 +140,13 @@ describe.each(kinds)("HTTP API on $name", (kind) => {
     const { proposal } = await ps.record("Builder", "run-1", "ev-1", { observed_failure: { phase: "bootstrap", exit_code: 127, stderr_hint: "node: not found" }, suggested_adjustment: { type: "adjust_smoke_command", details: { command: "npm test" } }, confidence: 0.5, evidence: [], scope: "repo_specific" } as never);
     const listed = await s.call("GET", "/v1/env/proposals?status=pending");
     expect(listed.body.items.map((p: { id: string }) => p.id)).toEqual([proposal.id]);
+    // A pending proposal comes with what accepting it runs (here: nothing), or why it is refused.
+    expect(listed.body.items[0].plan).toEqual({ proposal_id: proposal.id, adjustment_type: "adjust_smoke_command", refused: null, isolation: null, steps: [] });
+    const unsafe = (await ps.record("Builder", "run-2", "ev-2", { observed_failure: { phase: "bootstrap", exit_code: 1, stderr_hint: "" }, suggested_adjustment: { type: "runtime_install", details: { runtime: "../x" } }, confidence: 0.5, evidence: [], scope: "repo_specific" } as never)).proposal;
+    const plans = (await s.call("GET", "/v1/env/proposals?status=pending")).body.items as Array<{ id: string; plan: { refused: string } }>;
+    expect(plans.find((p) => p.id === unsafe.id)!.plan.refused).toMatch(/^environment proposal envp_\w+ \(runtime_install\) cannot be accepted: details\.runtime "\.\.\/x" is not a bare name/);
+    const unsafeAccept = await s.call("POST", `/v1/env/proposals/${unsafe.id}/accept`);
+    expect([unsafeAccept.status, unsafeAccept.body.error.code]).toEqual([403, "proposal_refused"]);
     const refused = await s.call("POST", `/v1/env/proposals/${proposal.id}/accept`, { as: "Builder" });
     expect(refused.status).toBe(403);
     expect(refused.body.error.message).toContain('"Builder" is not listed in the config\'s humans');

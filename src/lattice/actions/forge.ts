@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { ConflictError, UsageError, confinePath } from "../../core/index.js";
 import { Keyset, Where, type Page, type PageRequest, type SqlParam, type Store } from "../../store/index.js";
 import { assertBranchName, branchSha, git } from "./git.js";
+import { WorkspaceRepo, type WorkspaceSandbox } from "./workspace-git.js";
 import { callGitHub, type GitHubClient } from "./github.js";
 import { inChunks, marks } from "../runs/index.js";
 
@@ -61,14 +62,17 @@ const incomingRef = (head: string) => `refs/pmagent/incoming/${head}`;
  * Copy `branch` of the sprite's workspace into a supervisor-owned bare repository, under a private
  * ref (whatever it held before is replaced), and return its commit. Fetching (rather than pushing
  * from the workspace) means no hook or config of the sprite's repository runs with the
- * supervisor's credentials.
+ * supervisor's credentials; the workspace's repository is checked first and read alone
+ * (workspace-git.ts): a `.git` that names another repository is refused.
  */
-async function fetchIncoming(repo: string, workspace: string, head: string): Promise<string> {
-  if (!(await branchSha(workspace, head))) {
+async function fetchIncoming(repo: string, request: PullRequestRequest, root: string, sandbox: WorkspaceSandbox | undefined): Promise<string> {
+  const { workspace, head } = request;
+  const ws = await WorkspaceRepo.open(workspace, { root, sandbox });
+  if (!(await ws.branchSha(head))) {
     throw new UsageError("branch_not_found", `OPEN_PR: branch "${head}" does not exist in the run's workspace ${workspace}: commit to it before requesting the pull request`);
   }
   const ref = incomingRef(head);
-  await git(["fetch", "--quiet", "--no-tags", "--force", workspace, `+refs/heads/${head}:${ref}`], { cwd: repo });
+  await git(["fetch", "--quiet", "--no-tags", "--force", ...ws.fetchSource(), `+refs/heads/${head}:${ref}`], { cwd: repo, timeoutMs: 600_000 });
   return git(["rev-parse", "--verify", `${ref}^{commit}`], { cwd: repo });
 }
 
@@ -111,10 +115,11 @@ async function updateBranch(repo: string, head: string, sha: string, where: stri
   await git(["update-ref", `refs/heads/${head}`, sha, current ?? ""], { cwd: repo });
 }
 
-async function validate(request: PullRequestRequest): Promise<void> {
+/** Branch names are checked by git outside the workspace (in the project root): nothing of the sprite's repository is read for it. */
+async function validate(request: PullRequestRequest, root: string): Promise<void> {
   if (!request.title.trim()) throw new UsageError("invalid_parameters", "OPEN_PR: parameters.title must be a non-empty string");
-  await assertBranchName(request.head, "OPEN_PR: parameters.head", request.workspace);
-  await assertBranchName(request.base, "OPEN_PR: parameters.base", request.workspace);
+  await assertBranchName(request.head, "OPEN_PR: parameters.head", root);
+  await assertBranchName(request.base, "OPEN_PR: parameters.base", root);
   if (request.head === request.base) throw new UsageError("invalid_parameters", `OPEN_PR: head and base are both "${request.head}": a pull request needs two different branches`);
 }
 
@@ -148,6 +153,8 @@ export interface LocalForgeOptions {
   root: string;
   /** Config `forge.bare_repo`, relative to root. */
   bareRepo: string;
+  /** The git that reads a sprite's workspace runs in a sandbox like the sprite's (see workspace-git.ts). */
+  sandbox?: WorkspaceSandbox;
   clock?: () => number;
 }
 
@@ -171,7 +178,7 @@ export class LocalForge implements Forge {
   }
 
   async openPullRequest(request: PullRequestRequest): Promise<PullRequest> {
-    await validate(request);
+    await validate(request, this.options.root);
     await ensureBareRepo(this.bareRepo);
     if (!(await branchSha(this.bareRepo, request.base))) {
       // A new forge has no base yet: seed it from the project's own repository, never the sprite's.
@@ -180,7 +187,7 @@ export class LocalForge implements Forge {
       }
       await git(["fetch", "--quiet", "--no-tags", this.options.root, `refs/heads/${request.base}:refs/heads/${request.base}`], { cwd: this.bareRepo });
     }
-    const sha = await fetchIncoming(this.bareRepo, request.workspace, request.head);
+    const sha = await fetchIncoming(this.bareRepo, request, this.options.root, this.options.sandbox);
     await updateBranch(this.bareRepo, request.head, sha, `the forge ${this.bareRepo}`, async () => (await this.openFor(request.head))?.number ?? null);
     return this.record(request, sha);
   }
@@ -257,6 +264,8 @@ export interface GitHubForgeOptions {
   remoteUrl: string;
   /** Project root: the supervisor's staging repository lives under it. */
   root: string;
+  /** The git that reads a sprite's workspace runs in a sandbox like the sprite's (see workspace-git.ts). */
+  sandbox?: WorkspaceSandbox;
 }
 
 /** OPEN_PR on GitHub: the supervisor pushes with its own token, then opens the pull request via the REST API. */
@@ -269,9 +278,9 @@ export class GitHubForge implements Forge {
   }
 
   async openPullRequest(request: PullRequestRequest): Promise<PullRequest> {
-    await validate(request);
+    await validate(request, this.options.root);
     await ensureBareRepo(this.staging);
-    const sha = await fetchIncoming(this.staging, request.workspace, request.head);
+    const sha = await fetchIncoming(this.staging, request, this.options.root, this.options.sandbox);
     // The staging repository only mirrors what is pushed: GitHub's branch is the one that counts.
     await git(["update-ref", `refs/heads/${request.head}`, sha], { cwd: this.staging });
     const { octokit, owner, repo, token } = this.options.client();

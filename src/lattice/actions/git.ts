@@ -5,6 +5,10 @@ export interface GitOptions {
   cwd: string;
   /** Extra environment (the supervisor's own credentials, as GIT_CONFIG_* entries). */
   env?: Record<string, string>;
+  /** Wraps the git argv (a sandbox: see workspace-git.ts). */
+  wrap?: (argv: string[]) => string[];
+  /** Stopped after this long (a repository a sprite wrote may hold a FIFO git would wait on forever). */
+  timeoutMs?: number;
 }
 
 /**
@@ -21,12 +25,13 @@ export function git(args: string[], options: GitOptions): Promise<string> {
     ...options.env,
   };
   return new Promise((resolve, reject) => {
-    execFile("git", args, { cwd: options.cwd, env, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+    const argv = options.wrap ? options.wrap(["git", ...args]) : ["git", ...args];
+    execFile(argv[0]!, argv.slice(1), { cwd: options.cwd, env, maxBuffer: 16 * 1024 * 1024, ...(options.timeoutMs ? { timeout: options.timeoutMs, killSignal: "SIGKILL" as const } : {}) }, (err, stdout, stderr) => {
       if (err) {
         // git's advice ("hint: …") would push the reason out of the last lines; a failure that says
         // nothing on stderr is named by its exit code.
         const said = String(stderr).split("\n").map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("hint:"));
-        const reason = said.slice(-3).join(" ") || `exit code ${err.code ?? "unknown"}, nothing on stderr`;
+        const reason = said.slice(-3).join(" ") || (err.killed ? `stopped after ${options.timeoutMs} ms` : `exit code ${err.code ?? "unknown"}, nothing on stderr`);
         reject(new UnavailableError("git_failed", `git ${args[0]} in ${options.cwd} failed: ${reason}`));
       } else resolve(String(stdout).trim());
     });

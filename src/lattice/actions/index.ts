@@ -10,3 +10,4 @@ export * from "./params.js";
 export * from "./secrets.js";
 export * from "./types.js";
 export * from "./forge-diff.js";
+export * from "./workspace-git.js";

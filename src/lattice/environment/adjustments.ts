@@ -7,7 +7,7 @@ export interface PreinstallStep {
 }
 
 /** POSIX shell quoting of one argument. */
-function shellQuote(arg: string): string {
+export function shellQuote(arg: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`;
 }
 

@@ -4,13 +4,14 @@
  * applied, failed (with the installer's reason; nothing applied) or undone; and the environment
  * a role's later runs get from them.
  */
-import { rmSync } from "node:fs";
-import { delimiter, isAbsolute, join, relative, resolve } from "node:path";
-import { ConflictError, NotFoundError, UsageError, contentHash } from "../../core/index.js";
+import { realpathSync, rmSync, statSync } from "node:fs";
+import { delimiter, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { ConflictError, NotFoundError, PmagentError, UsageError, contentHash } from "../../core/index.js";
 import type { Store } from "../../store/index.js";
-import { findExecutable } from "../sandbox/index.js";
-import { applyAdjustment, emptyRoleEnvironment, type RoleEnvironment } from "./adjustments.js";
-import { InstallFailed, aptKnows, debInstall, findRuntime, isDeb, isTarball, npmInstall, selectRuntime, type InstalledTool, type ToolSource } from "./install.js";
+import { findExecutable, findSandboxTool, type SandboxMode } from "../sandbox/index.js";
+import { applyAdjustment, emptyRoleEnvironment, shellQuote, type RoleEnvironment } from "./adjustments.js";
+import { InstallFailed, Installer, aptDownloadArgv, aptKnows, aptShowArgv, debExtractArgv, debInstall, findRuntime, npmInstall, npmInstallArgv, runtimeNames, selectRuntime, type InstalledTool, type ToolSource } from "./install.js";
+import { isDeb, isPackageFile, isTarball, namesProblem, unsafeProposal } from "./names.js";
 import type { EnvironmentProposal, ProposalStore } from "./proposals.js";
 
 export const CHANGE_STATUSES = ["applied", "failed", "undone"] as const;
@@ -70,12 +71,49 @@ function text(d: Record<string, unknown>, key: string): string | undefined {
   return typeof v === "string" && v.trim() ? v.trim() : typeof v === "number" ? String(v) : undefined;
 }
 
-/** Check, before a proposal is accepted, what installing it needs (a known source). */
+/** The Debian packages an add_system_package names. */
+function systemPackages(d: Record<string, unknown>): string[] {
+  if (Array.isArray(d.packages)) return d.packages.filter((x): x is string => typeof x === "string" && x.trim() !== "").map((x) => x.trim());
+  const one = text(d, "package") ?? text(d, "packages") ?? text(d, "name");
+  return one === undefined ? [] : [one];
+}
+
+const managerOf = (d: Record<string, unknown>) => text(d, "to") ?? text(d, "manager") ?? text(d, "dependency_manager")!;
+/** Where a runtime comes from: the source named, else what its package file is, else undecided (the PATH, then apt, then npm). */
+const runtimeSource = (source: ToolSource | undefined, pkg: string | undefined) => source ?? (pkg && isTarball(pkg) ? "npm" : pkg && isDeb(pkg) ? "deb" : undefined);
+const npmSpec = (runtime: string, version: string | undefined) => (version ? `${runtime}@${version}` : runtime);
+const viaNpm = (source: ToolSource | undefined, spec: string, manager: string) => source === "npm" || (source === undefined && (isTarball(spec) || (!isDeb(spec) && JS_MANAGERS.includes(manager))));
+
+/** Check, before a proposal is accepted, what installing it needs (a known source) and that it names nothing but bare names and package files. */
 export function checkInstallDetails(p: EnvironmentProposal): void {
   const source = text(p.details, "source");
   if (source !== undefined && !(source in SOURCES)) {
     throw new UsageError("proposal_details_invalid", `environment proposal ${p.id} (${p.adjustment_type}) has details.source "${source}": use npm, apt (or deb) or path`);
   }
+  const problem = namesProblem(p.adjustment_type, p.details);
+  if (problem) throw unsafeProposal(p.id, p.adjustment_type, problem);
+}
+
+/** One thing accepting a proposal does, as the plan shows it. */
+export interface PlannedStep {
+  /** When it runs ("else", "if apt knows it", "before each run of Builder"); null: always, in order. */
+  when: string | null;
+  /** The command exactly as it runs (inside the sandbox `isolation` names), or null for what the supervisor does itself. */
+  argv: string[] | null;
+  /** The same, as a shell would take it. */
+  command: string | null;
+  what: string;
+}
+
+/** What accepting a proposal will run, where and how (`env show`, the console), or why it is refused. */
+export interface InstallPlan {
+  proposal_id: string;
+  adjustment_type: string;
+  /** Why accepting it is refused (then nothing runs), or null. */
+  refused: string | null;
+  /** How its commands run: sandboxed or not, with what environment. */
+  isolation: string | null;
+  steps: PlannedStep[];
 }
 
 export interface EnvironmentChangesOptions {
@@ -84,10 +122,19 @@ export interface EnvironmentChangesOptions {
   projectId: string;
   /** The project root: tools go under its `.pmagent/tools/`. */
   root: string;
-  /** The installers' environment (npm and apt-get need PATH and HOME); default process.env. */
+  /** The supervisor's environment: installers get its PATH and allow-listed variables only; default process.env. */
   env?: NodeJS.ProcessEnv;
+  /** The config's `sandbox`: installers run in bubblewrap unless "off" (or "auto" without it); default "auto". */
+  sandbox?: SandboxMode;
+  /** What installers must not see (the sprites' hidden paths); default the project's .pmagent and HOME. */
+  hidden?: string[];
   clock?: () => number;
 }
+
+type Step = Omit<PlannedStep, "command">;
+const withCommand = (s: Step): PlannedStep => ({ ...s, command: s.argv ? s.argv.map(shellQuote).join(" ") : null });
+
+const unsandboxedWhy = (mode: SandboxMode) => (mode === "off" ? `the config's "sandbox" is "off"` : "bubblewrap is not usable here");
 
 /** The changes accepted proposals made to a project's role environments. */
 export class EnvironmentChanges {
@@ -97,10 +144,57 @@ export class EnvironmentChanges {
     return this.o.env ?? process.env;
   }
 
+  /** How installers run here; throws (sandbox_unavailable) when the config requires bubblewrap and it is not usable. */
+  installer(): Installer {
+    const mode = this.o.sandbox ?? "auto";
+    const { bwrap } = findSandboxTool(mode, this.env.PATH ?? "");
+    const hidden = this.o.hidden ?? [join(this.o.root, ".pmagent"), ...(this.env.HOME && resolve(this.env.HOME) !== "/" ? [this.env.HOME] : [])];
+    return new Installer({ env: this.env, bwrap, ...(bwrap ? {} : { unsandboxed: unsandboxedWhy(mode) }), hidden, root: this.o.root });
+  }
+
+  /** The tools directory of a proposal's change. */
+  private toolsDir(p: EnvironmentProposal): string {
+    return join(this.o.root, ".pmagent", "tools", appliesTo(p) === "*" ? "global" : p.role, p.id);
+  }
+
+  /**
+   * The package file a proposal names, as it is installed: its real path, which must be a regular
+   * file outside the project's directory. Sprites write only there (workspaces, checkpoints and
+   * their HOMEs are all inside it), so a sprite cannot have written what is installed.
+   */
+  private packageFile(p: EnvironmentProposal, spec: string): string {
+    let real: string;
+    try {
+      real = realpathSync(spec);
+    } catch {
+      throw new InstallFailed(`${isDeb(spec) ? "Debian" : "npm"} package file ${spec} does not exist`);
+    }
+    const root = realpathSync(this.o.root);
+    const inside = (dir: string) => real === dir || real.startsWith(dir === sep ? dir : `${dir}${sep}`);
+    if (inside(root)) throw unsafeProposal(p.id, p.adjustment_type, `details.package ${JSON.stringify(spec)} is in the project's directory ${root}, where sprites write (workspaces, checkpoints): a package file must be outside it`);
+    if (["/proc", "/sys", "/dev"].some(inside) || !statSync(real).isFile()) throw unsafeProposal(p.id, p.adjustment_type, `details.package ${JSON.stringify(spec)} is not a regular file`);
+    return real;
+  }
+
+  /** The proposal's package specs as installed: names as they are, package files by their checked real path. */
+  private packages(p: EnvironmentProposal): Map<string, string> {
+    checkInstallDetails(p);
+    const d = p.details;
+    const specs = [text(d, "package"), ...(p.adjustment_type === "add_system_package" ? systemPackages(d) : [])].filter((x): x is string => x !== undefined);
+    return new Map(specs.map((s) => [s, isPackageFile(s) ? this.packageFile(p, s) : s]));
+  }
+
   /** A human accepts a proposal, and its change is applied now: installed, or recorded as failed with why. */
   async accept(id: string, actor: string): Promise<{ proposal: EnvironmentProposal; change: EnvironmentChange }> {
     this.o.proposals.requireHuman(actor, "accept an environment proposal");
-    checkInstallDetails(await this.o.proposals.get(id));
+    const pending = await this.o.proposals.get(id);
+    // Refused before it is accepted: unsafe names, package files where sprites write, no sandbox where one is required.
+    try {
+      this.packages(pending);
+    } catch (err) {
+      if (!(err instanceof InstallFailed)) throw err;
+    }
+    this.installer();
     const proposal = await this.o.proposals.accept(id, actor);
     return { proposal, change: await this.apply(proposal, actor) };
   }
@@ -108,7 +202,7 @@ export class EnvironmentChanges {
   /** Apply an accepted proposal (once): install what it names into its own tools directory. */
   async apply(p: EnvironmentProposal, actor: string): Promise<EnvironmentChange> {
     if (p.status !== "accepted") throw new ConflictError("proposal_not_accepted", `environment proposal ${p.id} is ${p.status}: only an accepted proposal is applied`);
-    const dir = join(this.o.root, ".pmagent", "tools", appliesTo(p) === "*" ? "global" : p.role, p.id);
+    const dir = this.toolsDir(p);
     let status: ChangeStatus = "applied";
     let reason: string | null = null;
     let installed: InstalledTool[] = [];
@@ -136,42 +230,112 @@ export class EnvironmentChanges {
   /** What installing the proposal's tools means; nothing for adjustments that only set variables or the network. */
   private async install(p: EnvironmentProposal, dir: string): Promise<InstalledTool[]> {
     const d = p.details;
-    const root = this.o.root;
+    const specs = this.packages(p);
+    const installer = this.installer();
     const source = SOURCES[text(d, "source") ?? ""];
-    const pkg = text(d, "package");
+    const given = text(d, "package");
+    const pkg = given === undefined ? undefined : specs.get(given)!;
     switch (p.adjustment_type) {
       case "runtime_install":
       case "runtime_version_adjust": {
         const runtime = text(d, "runtime") ?? text(d, "name")!;
         const version = text(d, "version");
-        const from = source ?? (pkg && isTarball(pkg) ? "npm" : pkg && isDeb(pkg) ? "deb" : undefined);
+        const from = runtimeSource(source, pkg);
         if (from === undefined || from === "path") {
-          const exe = await findRuntime(runtime, version, this.env);
+          const exe = await findRuntime(runtime, version, installer);
           if (exe) return [selectRuntime(runtime, exe, dir)];
           if (from === "path") throw new InstallFailed(`no ${runtime}${version ? ` reporting version ${version}` : ""} on this machine's PATH`);
         }
         let tool: InstalledTool;
-        if (from === "deb" || (from === undefined && (await aptKnows(pkg ?? runtime, this.env)))) tool = await debInstall(pkg ?? runtime, dir, root, this.env);
-        else tool = await npmInstall(pkg ?? (version ? `${runtime}@${version}` : runtime), dir, root, this.env);
+        if (from === "deb" || (from === undefined && (await aptKnows(pkg ?? runtime, installer)))) tool = await debInstall(pkg ?? runtime, dir, installer);
+        else tool = await npmInstall(pkg ?? npmSpec(runtime, version), dir, installer);
         if (!findExecutable(runtime, tool.bin.join(delimiter))) throw new InstallFailed(`${tool.package} was installed but holds no program named ${runtime}`);
         return [tool];
       }
       case "add_system_package": {
-        const list = Array.isArray(d.packages) ? d.packages.filter((x): x is string => typeof x === "string" && x.length > 0) : [text(d, "package") ?? text(d, "packages") ?? text(d, "name")!];
         const out: InstalledTool[] = [];
-        for (const name of list) out.push(await debInstall(name, dir, root, this.env));
+        for (const name of systemPackages(d)) out.push(await debInstall(specs.get(name)!, dir, installer));
         return out;
       }
       case "dependency_manager_switch": {
-        const manager = text(d, "to") ?? text(d, "manager") ?? text(d, "dependency_manager")!;
+        const manager = managerOf(d);
         if (!pkg && findExecutable(manager, this.env.PATH ?? "")) return [];
         const spec = pkg ?? manager;
-        const viaNpm = source === "npm" || (source === undefined && (isTarball(spec) || (!isDeb(spec) && JS_MANAGERS.includes(manager))));
-        return [viaNpm ? await npmInstall(spec, dir, root, this.env) : await debInstall(spec, dir, root, this.env)];
+        return [viaNpm(source, spec, manager) ? await npmInstall(spec, dir, installer) : await debInstall(spec, dir, installer)];
       }
       default:
         return [];
     }
+  }
+
+  /**
+   * What accepting a proposal will run, where and how, or why it is refused: the same commands
+   * `install` runs, in its order (a runtime: the PATH first, then apt when it knows the package,
+   * else npm). Nothing runs to make it.
+   */
+  plan(p: EnvironmentProposal): InstallPlan {
+    const base = { proposal_id: p.id, adjustment_type: p.adjustment_type };
+    const env = emptyRoleEnvironment(p.role);
+    let specs: Map<string, string>;
+    let installer: Installer;
+    try {
+      // What accepting checks: the details later runs need, the names, the package files, the sandbox.
+      applyAdjustment(env, p);
+      specs = this.packages(p);
+      installer = this.installer();
+    } catch (err) {
+      if (!(err instanceof PmagentError)) throw err;
+      return { ...base, refused: err.message, isolation: null, steps: [] };
+    }
+    const d = p.details;
+    const dir = this.toolsDir(p);
+    const source = SOURCES[text(d, "source") ?? ""];
+    const given = text(d, "package");
+    const pkg = given === undefined ? undefined : specs.get(given)!;
+    const npm = (spec: string, when: string | null): Step => ({ when, argv: npmInstallArgv(spec, dir), what: "install the npm package into the change's directory" });
+    const deb = (name: string, when: string | null): Step[] =>
+      isDeb(name)
+        ? [{ when, argv: debExtractArgv(name, dir), what: "unpack the Debian package into the change's directory" }]
+        : [
+            { when, argv: aptDownloadArgv(name), what: `download the Debian package into ${join(dir, ".download-*")}` },
+            { when, argv: debExtractArgv(join(dir, ".download-*", `${name}_*.deb`), dir), what: "unpack it into the change's directory" },
+          ];
+    const steps: Step[] = [];
+    switch (p.adjustment_type) {
+      case "runtime_install":
+      case "runtime_version_adjust": {
+        const runtime = text(d, "runtime") ?? text(d, "name");
+        if (runtime === undefined) break;
+        const version = text(d, "version");
+        const from = runtimeSource(source, pkg);
+        if (from === undefined || from === "path") {
+          const names = runtimeNames(runtime, version).join(", ");
+          steps.push({ when: null, argv: null, what: `link the first of ${names} on the PATH${version ? ` whose \`--version\` reports ${version} (each found one's --version runs)` : ""} into ${join(dir, "bin")}${from === "path" ? "; none: the change fails" : ""}` });
+        }
+        if (from === "path") break;
+        if (from === undefined) steps.push({ when: "if none is found", argv: aptShowArgv(pkg ?? runtime), what: "ask apt whether it knows the package" });
+        if (from !== "npm") steps.push(...deb(pkg ?? runtime, from === undefined ? "if apt knows it" : null));
+        if (from !== "deb") steps.push(npm(pkg ?? npmSpec(runtime, version), from === undefined ? "else" : null));
+        break;
+      }
+      case "add_system_package":
+        for (const name of systemPackages(d)) steps.push(...deb(specs.get(name)!, null));
+        break;
+      case "dependency_manager_switch": {
+        const manager = managerOf(d);
+        if (!pkg && findExecutable(manager, this.env.PATH ?? "")) steps.push({ when: null, argv: null, what: `nothing: ${manager} is on the PATH already` });
+        else if (viaNpm(source, pkg ?? manager, manager)) steps.push(npm(pkg ?? manager, null));
+        else steps.push(...deb(pkg ?? manager, null));
+        break;
+      }
+      case "add_preinstall_step": {
+        // Not an installer: it runs where and as the role's sprites do.
+        const where = installer.isolation.bwrap ? "in the run's sandbox" : `NOT sandboxed (${installer.isolation.unsandboxed})`;
+        const who = p.scope === "global_candidate" ? "every role" : p.role;
+        return { ...base, refused: null, isolation: `${where}, with the sprite's environment, in its workspace`, steps: env.preinstall.map((s) => withCommand({ when: `before each run of ${who}`, argv: ["sh", "-c", s.command], what: "the pre-install step" })) };
+      }
+    }
+    return { ...base, refused: null, isolation: steps.length ? installer.describe() : null, steps: steps.map(withCommand) };
   }
 
   /** A change by its id or its proposal's id. */

@@ -3,3 +3,4 @@ export * from "./adjustments.js";
 export * from "./proposals.js";
 export * from "./changes.js";
 export * from "./install.js";
+export * from "./names.js";

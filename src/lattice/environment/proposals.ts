@@ -1,6 +1,7 @@
 import { ConflictError, NotFoundError, RefusedError, UsageError, contentHash } from "../../core/index.js";
 import { Keyset, Where, type Page, type PageRequest, type SqlParam, type Store } from "../../store/index.js";
 import { applyAdjustment, emptyRoleEnvironment } from "./adjustments.js";
+import { namesProblem, unsafeProposal } from "./names.js";
 import { inChunks, marks } from "../runs/index.js";
 
 export const PROPOSAL_STATUSES = ["pending", "accepted", "rejected"] as const;
@@ -253,8 +254,12 @@ export class ProposalStore {
   private async decide(id: string, actor: string, status: "accepted" | "rejected"): Promise<EnvironmentProposal> {
     this.requireHuman(actor, `${status === "accepted" ? "accept" : "reject"} an environment proposal`);
     const current = await this.get(id);
-    // An accepted adjustment must be usable by later runs: check its details now, not at run time.
-    if (status === "accepted") applyAdjustment(emptyRoleEnvironment(current.role), current);
+    // An accepted adjustment must be usable by later runs and name nothing an installer must not be given: checked now, not at run time.
+    if (status === "accepted") {
+      const problem = namesProblem(current.adjustment_type, current.details);
+      if (problem) throw unsafeProposal(current.id, current.adjustment_type, problem);
+      applyAdjustment(emptyRoleEnvironment(current.role), current);
+    }
     if (current.status !== "pending") {
       throw new ConflictError("proposal_decided", `environment proposal ${id} was already ${current.status} by ${current.decided_by ?? "?"} at ${current.decided_at ?? "?"}`);
     }

@@ -38,13 +38,33 @@ export interface SpriteEnvInput {
   pathFirst?: readonly string[];
 }
 
-export function spriteEnv(input: SpriteEnvInput): Record<string, string> {
+/** The allow-listed variables of `base` (and `more`), never one that looks secret. */
+function allowed(base: NodeJS.ProcessEnv, more: readonly string[] = []): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(input.base)) {
+  for (const [name, value] of Object.entries(base)) {
     if (value === undefined) continue;
-    const allowed = (ENV_ALLOW_LIST as readonly string[]).includes(name) || ALLOW_PREFIXES.some((p) => name.startsWith(p));
-    if (allowed && !isSecretEnvName(name) && !looksLikeToken(value)) env[name] = value;
+    const listed = (ENV_ALLOW_LIST as readonly string[]).includes(name) || more.includes(name) || ALLOW_PREFIXES.some((p) => name.startsWith(p));
+    if (listed && !isSecretEnvName(name) && !looksLikeToken(value)) env[name] = value;
   }
+  return env;
+}
+
+/** A proxy is passed to installers, unless its URL carries a user or password. */
+const PROXY_VARS = ["HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"];
+
+/**
+ * The environment of a program the supervisor runs on what a sprite made (an installer, git
+ * reading a workspace): the sprites' allow-list and the proxies (without credentials), a HOME of
+ * its own, no prompts and no system git config. Never the supervisor's tokens.
+ */
+export function helperEnv(base: NodeJS.ProcessEnv, home: string): Record<string, string> {
+  const env = allowed(base, PROXY_VARS);
+  for (const v of PROXY_VARS) if (env[v] !== undefined && /\/\/[^/]*@/.test(env[v])) delete env[v];
+  return { ...env, PATH: env.PATH ?? "/usr/local/bin:/usr/bin:/bin", HOME: home, GIT_TERMINAL_PROMPT: "0", GIT_CONFIG_NOSYSTEM: "1", LC_ALL: "C" };
+}
+
+export function spriteEnv(input: SpriteEnvInput): Record<string, string> {
+  const env = allowed(input.base);
   const first = input.pathFirst ?? [];
   const rest = (env.PATH ?? "/usr/local/bin:/usr/bin:/bin").split(delimiter).filter((d) => d !== "" && resolve(d) !== resolve(input.shimDir) && !first.includes(d));
   Object.assign(env, input.extra, input.lattice, {

@@ -6,11 +6,14 @@
  * supervisor's PATH. Where bubblewrap is there (config `sandbox`), the sprite also runs in a bwrap
  * sandbox (bwrap.ts, with what it shows and hides from run-sandbox.ts): the shims are bound over
  * the real git and gh, and what the sprite must not reach is not visible, so no push succeeds
- * whatever path it takes. processes.ts finds, signals and kills the sprites' process groups.
+ * whatever path it takes. What the supervisor runs on what a sprite made (an installer of an
+ * accepted environment proposal, git reading a workspace) gets the same view and no more
+ * (helperSandbox) and a scrubbed environment too (helperEnv). processes.ts finds, signals and
+ * kills the sprites' process groups.
  */
 export * from "./processes.js";
-export { ENV_ALLOW_LIST, checkExtraEnv, spriteEnv, type SpriteEnvInput } from "./env.js";
-export { VIOLATIONS_FILE, readViolations, type ViolationLine } from "./git-guard.js";
+export { ENV_ALLOW_LIST, checkExtraEnv, helperEnv, spriteEnv, type SpriteEnvInput } from "./env.js";
+export { VIOLATIONS_FILE, readViolations, sh, type ViolationLine } from "./git-guard.js";
 export { prepareRunDir, selfCommand, type RunDirs } from "./run-dir.js";
 export { SANDBOX_WORKSPACE, findSandboxTool, sandboxArgv, type SandboxMode, type SandboxSpec } from "./bwrap.js";
-export { artifactPaths, pmagentPaths, runSandbox, type RunSandboxInput } from "./run-sandbox.js";
+export { artifactPaths, helperSandbox, hiddenFromSprites, runSandbox, type HelperSandboxInput, type RunSandboxInput } from "./run-sandbox.js";

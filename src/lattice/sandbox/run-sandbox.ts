@@ -70,36 +70,73 @@ export function artifactPaths(payload: unknown, root: string): string[] {
   return out;
 }
 
+/** The supervisor's HOME as the sandbox hides it (its real path); null when unset or "/". */
+function hiddenHome(home: string | undefined): string | null {
+  return home && resolve(home) !== "/" ? realpathOr(resolve(home)) : null;
+}
+
 /**
- * pmagent's own files in a project: its state directory, the forge, the secrets file and the
- * SQLite store (with its journal files). A sandbox hides them; a restore never touches them.
+ * What no sprite may see, nor anything the supervisor runs on what a sprite made: the project's
+ * `.pmagent` (other runs, checkpoints, tools), the forge, the secrets file, the store's files and
+ * the supervisor's HOME (its credentials: ~/.ssh, ~/.config/gh, ~/.git-credentials).
  */
-export function pmagentPaths(project: Project, storeFile: string | null): string[] {
+export function hiddenFromSprites(project: Project, storeFile: string | null, home: string | undefined): string[] {
   const { root, config } = project;
-  const own = [join(root, ".pmagent"), resolve(root, config.forge.bare_repo)];
-  if (config.secrets.file) own.push(resolve(root, config.secrets.file));
-  if (storeFile) own.push(...["", "-wal", "-shm", "-journal"].map((s) => storeFile + s));
-  return own;
+  const hidden = [join(root, ".pmagent"), resolve(root, config.forge.bare_repo)];
+  if (config.secrets.file) hidden.push(resolve(root, config.secrets.file));
+  if (storeFile) hidden.push(...["", "-wal", "-shm", "-journal"].map((s) => storeFile + s));
+  const h = hiddenHome(home);
+  if (h) hidden.push(h);
+  return hidden;
+}
+
+/** Programs under the hidden HOME that stay runnable: the PATH's directories there, and node's own prefix (nvm). */
+function runnableUnderHome(home: string | undefined, path: string | undefined): string[] {
+  const h = hiddenHome(home);
+  const underHome = (p: string) => h !== null && realpathOr(p).startsWith(`${h}/`);
+  return [...(path ?? "").split(delimiter).filter((d) => isAbsolute(d) && underHome(d)), ...[dirname(dirname(process.execPath))].filter(underHome)];
 }
 
 /** What one run's sandbox shows and hides. */
 export function runSandbox(input: RunSandboxInput): SandboxSpec {
-  const { root } = input.project;
-  const hidden = pmagentPaths(input.project, input.storeFile);
-  const home = input.home && resolve(input.home) !== "/" ? realpathOr(resolve(input.home)) : null;
-  if (home) hidden.push(home);
-  // Programs under the hidden HOME stay runnable: the PATH's directories, and node's own prefix (nvm).
-  const underHome = (p: string) => home !== null && realpathOr(p).startsWith(`${home}/`);
-  const tools = [...(input.path ?? "").split(delimiter).filter((d) => isAbsolute(d) && underHome(d)), ...[dirname(dirname(process.execPath))].filter(underHome)];
+  const root = input.project.root;
   const files = [...input.pmagentCommand, ...input.command].filter((a) => isAbsolute(a) && existsSync(a));
   return {
     bwrap: input.bwrap,
     workspace: input.workspace,
     writable: [input.checkpointDir, input.dirs.home, input.dirs.violations],
     // Tools accepted environment changes installed (under the hidden .pmagent) stay runnable.
-    readable: [root, join(root, ".pmagent", "tools"), input.dirs.shimDir, input.dirs.toolDir, ...files.flatMap(packageOf).map(realpathOr), ...artifactPaths(input.entryPayload, root), ...tools],
-    hidden,
+    readable: [root, join(root, ".pmagent", "tools"), input.dirs.shimDir, input.dirs.toolDir, ...files.flatMap(packageOf).map(realpathOr), ...artifactPaths(input.entryPayload, root), ...runnableUnderHome(input.home, input.path)],
+    hidden: hiddenFromSprites(input.project, input.storeFile, input.home),
     overlays: input.dirs.overlays,
     network: input.network ?? input.project.config.sandbox_network,
+  };
+}
+
+/** A sandbox for a program the supervisor runs on what a sprite made (an installer, git reading a workspace). */
+export interface HelperSandboxInput {
+  bwrap: string;
+  /** What it must not see (hiddenFromSprites). */
+  hidden: string[];
+  /** The supervisor's HOME and PATH: programs under the hidden HOME stay runnable. */
+  home: string | undefined;
+  path: string | undefined;
+  /** Where it runs: writable, and its working directory. */
+  workspace: string;
+  writable?: string[];
+  readable?: string[];
+  network: "host" | "none";
+}
+
+/** A sprite's view of this machine, and no more: the hidden paths covered, only `workspace` and `writable` writable. */
+export function helperSandbox(input: HelperSandboxInput): SandboxSpec {
+  return {
+    bwrap: input.bwrap,
+    workspace: input.workspace,
+    writable: input.writable ?? [],
+    readable: [...(input.readable ?? []), ...runnableUnderHome(input.home, input.path)],
+    hidden: input.hidden,
+    overlays: [],
+    network: input.network,
   };
 }

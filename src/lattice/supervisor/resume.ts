@@ -5,7 +5,7 @@
  */
 import { NotFoundError, RefusedError, UsageError, contentHash, writeFileAtomic } from "../../core/index.js";
 import { isAbsolute, relative, resolve, sep } from "node:path";
-import { pmagentPaths } from "../sandbox/index.js";
+import { hiddenFromSprites } from "../sandbox/index.js";
 import { assertInputs, assertRealDirectory, checkInputs, latticeDir, resumePath } from "../protocol/index.js";
 import { track, whenAttemptDone, whenIdle, type SupervisorContext } from "./context.js";
 import { syncEntry } from "./entry-sync.js";
@@ -107,7 +107,7 @@ class ResumeLost extends Error {}
 /** pmagent's own files inside a workspace (relative paths), when the workspace is the project itself. */
 function ownPathsIn(ctx: SupervisorContext, workspace: string): string[] {
   const ws = resolve(workspace);
-  return pmagentPaths(ctx.o.project, ctx.store.dialect === "sqlite" ? ctx.store.location : null)
+  return hiddenFromSprites(ctx.o.project, ctx.store.dialect === "sqlite" ? ctx.store.location : null, ctx.env.HOME)
     .map((p) => relative(ws, p))
     .filter((rel) => rel !== "" && !rel.startsWith("..") && !isAbsolute(rel))
     .map((rel) => rel.split(sep).join("/"));

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ActionExecutor, GitHubForge, LocalForge, ensureBareRepo, gitHubClient, gitHubRemoteUrl, openPrHandler } from "../../../src/lattice/index.js";
@@ -78,6 +78,83 @@ describe.each(kinds)("local forge ($name)", (kind) => {
     const failed = await ex.submit(request(2));
     expect(failed).toMatchObject({ state: "failed", attempts: 1, error: { code: "branch_diverged" } });
     expect(failed.error?.message).toMatch(/^OPEN_PR: branch "sprite\/a" in the forge .* does not descend from it/);
+  });
+
+  /**
+   * A sprite rewrites its workspace's .git to read a repository the sandbox hides from it (here
+   * beside the project: another run's workspace, the forge, one under HOME), whose branch holds a
+   * secret. Each way is refused, saying why, and nothing of that repository reaches the forge.
+   */
+  describe("a workspace whose .git reads another repository", () => {
+    const SECRET = "hidden-repository-secret-5f3a9";
+    let hidden: { path: string; sha: string };
+    let ws: string;
+    const hostile: Array<[string, () => void, RegExp]> = [
+      ["a gitdir: file", () => (rmSync(join(ws, ".git"), { recursive: true }), writeFileSync(join(ws, ".git"), `gitdir: ${hidden.path}/.git\n`)), /its \.git is a file \("gitdir: .*\/hidden\/\.git"\) naming another repository, not a directory of its own/],
+      ["a symlink", () => (rmSync(join(ws, ".git"), { recursive: true }), symlinkSync(join(hidden.path, ".git"), join(ws, ".git"))), /its \.git is a symlink \(to .*\/hidden\/\.git\), not a directory of its own/],
+      [
+        "a symlinked objects directory and ref",
+        () => {
+          rmSync(join(ws, ".git", "objects"), { recursive: true });
+          symlinkSync(join(hidden.path, ".git", "objects"), join(ws, ".git", "objects"));
+          rmSync(join(ws, ".git", "refs", "heads", "sprite", "a"));
+          symlinkSync(join(hidden.path, ".git", "refs", "heads", "sprite", "a"), join(ws, ".git", "refs", "heads", "sprite", "a"));
+        },
+        /\.git\/objects is a symlink \(to .*\/hidden\/\.git\/objects\)/,
+      ],
+      [
+        "alternates naming its objects",
+        () => {
+          mkdirSync(join(ws, ".git", "objects", "info"), { recursive: true });
+          writeFileSync(join(ws, ".git", "objects", "info", "alternates"), `${hidden.path}/.git/objects\n`);
+          writeFileSync(join(ws, ".git", "refs", "heads", "sprite", "a"), `${hidden.sha}\n`);
+        },
+        /\.git\/objects\/info\/alternates names ".*\/hidden\/\.git\/objects": only the project repository's own objects \(.*\/repo\/\.git\/objects\) may be borrowed/,
+      ],
+      ["a commondir", () => writeFileSync(join(ws, ".git", "commondir"), `${hidden.path}/.git\n`), /\.git\/commondir makes git use another repository's refs and objects/],
+      ["an included config", () => appendFileSync(join(ws, ".git", "config"), `[include]\n\tpath = ${hidden.path}/.git/config\n`), /its \.git\/config sets include\.path, which makes git read another file/],
+      ["an fsmonitor program", () => appendFileSync(join(ws, ".git", "config"), `[core]\n\tfsmonitor = touch ${hidden.path}/ran\n`), /its \.git\/config sets core\.fsmonitor, which names a program git would run/],
+    ];
+
+    beforeEach(() => {
+      const dir = join(p.project.root, "..");
+      execFileSync("git", ["init", "-q", "-b", "main", join(dir, "hidden")]);
+      const h = join(dir, "hidden");
+      writeFileSync(join(h, "secret.txt"), `${SECRET}\n`);
+      sh(h, "checkout", "-q", "-b", "sprite/a");
+      sh(h, "add", ".");
+      sh(h, "commit", "-q", "-m", "secret");
+      hidden = { path: h, sha: sh(h, "rev-parse", "HEAD") };
+      ws = makeWorkspace(p.project.root, "wa", "sprite/a").path;
+    });
+
+    it.each(hostile)("through %s: OPEN_PR is refused with why, and the forge gets nothing of it", async (_how, rewrite, message) => {
+      rewrite();
+      const forge = new LocalForge({ store: t.store, projectId: "demo", root: p.project.root, bareRepo: ".pmagent/forge.git" });
+      const opened = forge.openPullRequest({ title: "A", body: "", base: "main", head: "sprite/a", workspace: ws });
+      await expect(opened).rejects.toMatchObject({ code: "workspace_git_refused", kind: "refused" });
+      await expect(opened).rejects.toThrow(message);
+      await expect(opened).rejects.toThrow(new RegExp(`^the workspace ${ws} is refused: .*\\. The supervisor reads only the workspace's own repository \\(a \\.git directory holding its own objects and refs\\); restore it with \`git init\` or a fresh clone$`));
+      const bare = join(p.project.root, ".pmagent/forge.git");
+      expect(() => sh(bare, "cat-file", "-e", hidden.sha)).toThrow();
+      expect(sh(bare, "for-each-ref", "--format=%(refname)")).toBe("refs/heads/main");
+      expect(existsSync(join(hidden.path, "ran"))).toBe(false);
+      expect(await forge.list()).toEqual([]);
+    });
+
+    it("a shared clone of the project (alternates to its objects) and a hooks path (husky) are the workspace's own", async () => {
+      const shared = join(p.project.root, "..", "shared");
+      sh(join(p.project.root, ".."), "clone", "--quiet", "--shared", p.project.root, shared);
+      sh(shared, "checkout", "--quiet", "-b", "sprite/s");
+      commit(shared, "work");
+      sh(shared, "config", "core.hooksPath", ".husky");
+      mkdirSync(join(shared, ".husky"));
+      writeFileSync(join(shared, ".husky", "post-checkout"), `#!/bin/sh\ntouch ${shared}/hook-ran\n`, { mode: 0o755 });
+      const forge = new LocalForge({ store: t.store, projectId: "demo", root: p.project.root, bareRepo: ".pmagent/forge.git" });
+      const pr = await forge.openPullRequest({ title: "S", body: "", base: "main", head: "sprite/s", workspace: shared });
+      expect(pr).toMatchObject({ number: 1, head_sha: sh(shared, "rev-parse", "HEAD") });
+      expect(existsSync(join(shared, "hook-ran"))).toBe(false);
+    });
   });
 
   it("refuses a bare repository outside the project", () => {

@@ -73,6 +73,51 @@ describe.each(kinds)("environment proposals ($name)", (kind) => {
     expect((await ps.reject(p.id, "Human")).status).toBe("rejected");
   });
 
+  // A sprite writes the proposal and accepting it runs installers outside its sandbox: every name is a bare name.
+  const NAME_RULE = '(letters, digits and . _ + -, starting with a letter or digit, no "..", at most 128 characters)';
+  const PACKAGE_RULE = '(letters, digits and . _ + -, starting with a letter or digit, no "..", no "/"), optionally with @VERSION or =VERSION';
+  const NOT_A_FILE = "is neither a bare package name nor the absolute, normal path of a .tgz, .tar.gz or .deb file";
+  it.each([
+    ["runtime_install", { runtime: "../../bin/x" }, `details.runtime "../../bin/x" is not a bare name ${NAME_RULE}`],
+    ["runtime_install", { runtime: "/usr/bin/node" }, `details.runtime "/usr/bin/node" is not a bare name ${NAME_RULE}`],
+    ["runtime_version_adjust", { name: "..", version: "20" }, `details.name ".." is not a bare name ${NAME_RULE}`],
+    ["runtime_install", { runtime: "-rf" }, `details.runtime "-rf" is not a bare name ${NAME_RULE}`],
+    ["runtime_install", { runtime: "node\nrm" }, `details.runtime "node\\nrm" is not a bare name ${NAME_RULE}`],
+    ["runtime_install", { runtime: "node", version: "^20" }, 'details.version "^20" is not a version (letters, digits and . _ + ~ -, starting with a letter or digit, no "..", no ranges)'],
+    ["runtime_install", { runtime: "node", version: "../20" }, 'details.version "../20" is not a version (letters, digits and . _ + ~ -, starting with a letter or digit, no "..", no ranges)'],
+    ["runtime_install", { runtime: "x", package: "--registry=http://evil.invalid" }, `details.package "--registry=http://evil.invalid" ${NOT_A_FILE}`],
+    ["runtime_install", { runtime: "x", package: "-g" }, `details.package "-g" is not a bare package name ${PACKAGE_RULE}`],
+    ["runtime_install", { runtime: "x", package: "x@../y" }, `details.package "x@../y" ${NOT_A_FILE}`],
+    ["runtime_install", { runtime: "x", package: "x@1..2" }, `details.package "x@1..2" is not a bare package name ${PACKAGE_RULE}`],
+    ["runtime_install", { runtime: "x", package: "./evil.tgz" }, `details.package "./evil.tgz" ${NOT_A_FILE}`],
+    ["runtime_install", { runtime: "x", package: "/ws/../evil.tgz" }, `details.package "/ws/../evil.tgz" ${NOT_A_FILE}`],
+    ["runtime_install", { runtime: "x", package: "/ws/evil.sh" }, `details.package "/ws/evil.sh" ${NOT_A_FILE}`],
+    ["add_system_package", { packages: ["jq", "../../x.deb"] }, `details.packages[1] "../../x.deb" ${NOT_A_FILE}`],
+    ["add_system_package", { packages: [{ name: "jq" }] }, "details.packages[0] is not a string"],
+    ["dependency_manager_switch", { to: "../../usr/bin/yarn" }, `details.to "../../usr/bin/yarn" is not a bare name ${NAME_RULE}`],
+  ])("refuses %s %j, saying why", async (type, details, problem) => {
+    const { proposal: p } = await ps.record("Aya", "run-1", `ev-${JSON.stringify(details)}`, proposal(type, details));
+    const refused = ps.accept(p.id, "Human");
+    await expect(refused).rejects.toMatchObject({ code: "proposal_refused", kind: "refused" });
+    await expect(refused).rejects.toThrow(`environment proposal ${p.id} (${type}) cannot be accepted: ${problem}; reject it (\`pmagent env reject ${p.id}\`)`);
+    expect((await ps.get(p.id)).status).toBe("pending");
+  });
+
+  it("accepts bare names, versions and package specs", async () => {
+    let n = 0;
+    const accept = async (type: string, details: Record<string, unknown>) => ps.accept((await ps.record("Aya", "r", `ev-ok${++n}`, proposal(type, details, { exit_code: n }))).proposal.id, "Human");
+    for (const [type, details] of [
+      ["runtime_install", { runtime: "python3.12", version: "3.12.1~rc1" }],
+      ["runtime_install", { runtime: "g++", package: "g++-12" }],
+      ["runtime_install", { runtime: "node", package: "node@20.11.1", version: 20 }],
+      ["add_system_package", { packages: ["libssl3=3.0.11-1", "ripgrep"] }],
+      ["dependency_manager_switch", { to: "pnpm", package: "pnpm@9.1.0" }],
+      ["runtime_install", { runtime: "tool", package: "/opt/pkgs/tool-1.0.0.tgz" }],
+    ] as const) {
+      expect((await accept(type, details)).status).toBe("accepted");
+    }
+  });
+
   it("turns accepted proposals into the role's environment", async () => {
     let n = 0;
     const accept = async (type: string, details: Record<string, unknown>, role = "Aya") => ps.accept((await ps.record(role, "r", `ev-a${++n}`, proposal(type, details, { exit_code: n }))).proposal.id, "Human");

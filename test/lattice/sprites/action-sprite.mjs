@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // A well-behaved sprite for the action end-to-end tests: `action-sprite.mjs DIST_DIR PLAN.json`.
-// First start: optional `commit` on a new branch (git in the workspace, no push), then the
-// ACTION_REQUEST of the plan, blocking: checkpoint, WAITING with the plan's expected_inputs, exit.
+// First start: optional `commit` on a new branch (git in the workspace, no push), an optional `sh`
+// command in the workspace (what a hostile sprite does to it), then the ACTION_REQUEST of the plan, blocking: checkpoint, WAITING with the plan's expected_inputs, exit.
 // On resume: writes what it got to `.lattice/got.json` — a secret input only as its sha256, never
 // printed — acknowledges with INFO and COMPLETES.
 import { createHash } from "node:crypto";
-import { execFileSync } from "node:child_process";
+import { execFileSync, execSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -34,6 +34,7 @@ if (plan.commit) {
   git("add", plan.commit.file);
   git("commit", "-q", "-m", `work on ${plan.commit.branch}`);
 }
+if (plan.sh) execSync(plan.sh, { cwd: ws, stdio: "ignore" });
 sprite.phaseStarted("implement");
 sprite.actionRequest(plan.action, plan.parameters, { blocking: true });
 sprite.waiting(`waiting for ${plan.action}`, sprite.checkpoint(), plan.expected_inputs);
