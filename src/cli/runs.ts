@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import { RUN_STATES, type RunState, type StoredEvent } from "../lattice/index.js";
+import { RUN_STATES, UNFINISHED_RUN_STATES, type RunState, type StoredEvent } from "../lattice/index.js";
 import { withStore } from "./context.js";
 import { formatOption, pageOptions, print, printPage, type Format, type PageOpts } from "./output.js";
 import { runLine, supervisorFor } from "./run.js";
@@ -100,6 +100,8 @@ export function registerRuns(program: Command): void {
       await withStore(cmd, async (p, store) => {
         const settled = await supervisorFor(p, store).reconcile();
         print(opts.format, settled, () => (settled.length ? settled.map((r) => runLine(r, process.stdout)).join("\n") : "no unfinished runs to reconcile"));
+        // A run still unfinished was left again (its events could not be stored: the reason says why).
+        if (settled.some((r) => UNFINISHED_RUN_STATES.includes(r.state))) process.exitCode = 1;
       });
     });
 }
