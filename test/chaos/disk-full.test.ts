@@ -3,8 +3,9 @@
  * stores the sprite's first events, then fails to store a bulk that does not fit. It tries again,
  * from the last commit, while the sprite runs: when the space comes back meanwhile, everything is
  * stored by the run itself. When it does not, the run is left unfinished with its saved outbox
- * position after the last events it stored (no hole below it), saying "disk full", and once the
- * disk has room `pmagent runs reconcile` stores the rest. Either way the run's stored events are
+ * position after the last events it stored (no hole below it), saying "disk full"; a reconcile
+ * while the disk is still full leaves it so again (exit 1), and once the disk has room
+ * `pmagent runs reconcile` stores the rest. Either way the run's stored events are
  * its outbox's, each once.
  */
 import { writeFileSync } from "node:fs";
@@ -85,6 +86,13 @@ describe("chaos: the SQLite file's disk fills mid-run", () => {
       expect(left.run.supervisor_pid).toBeNull();
       expect(left.run.event_count).toBeGreaterThanOrEqual(FIRST);
       expect(left.run.event_count).toBeLessThan(FIRST + BULK + 1);
+
+      // Reconciled while the disk is still full: left again, saying so.
+      const tooSoon = await disk.pmagent(["runs", "reconcile"], options(disk)).done;
+      expect(tooSoon.code, tooSoon.stdout + tooSoon.stderr).toBe(1);
+      expect(tooSoon.stdout).toContain(`${left.run.id}  running  Builder`);
+      expect(tooSoon.stdout).toContain("disk full while storing events");
+      expect((await runOn(disk)).problems).toEqual([]);
 
       await disk.grow("64m");
       const reconciled = await disk.pmagent(["runs", "reconcile"], options(disk)).done;
