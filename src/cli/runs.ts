@@ -94,7 +94,7 @@ export function registerRuns(program: Command): void {
 
   runs
     .command("reconcile")
-    .description("after a supervisor crash: take over this host's unfinished runs (re-attach live sprites, store what their outboxes hold) and wait for them")
+    .description("after a supervisor crash or a store fault: take over this host's unfinished runs (re-attach live sprites, store what their outboxes hold) and wait for them; exits 1 if one is left unfinished again")
     .addOption(formatOption())
     .action(async (opts: { format: Format }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
