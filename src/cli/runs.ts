@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import { RUN_STATES, type RunState, type StoredEvent } from "../lattice/index.js";
+import { RUN_STATES, UNFINISHED_RUN_STATES, type RunState, type StoredEvent } from "../lattice/index.js";
 import { withStore } from "./context.js";
 import { formatOption, pageOptions, print, printPage, type Format, type PageOpts } from "./output.js";
 import { runLine, supervisorFor } from "./run.js";
@@ -94,12 +94,14 @@ export function registerRuns(program: Command): void {
 
   runs
     .command("reconcile")
-    .description("after a supervisor crash: take over this host's unfinished runs (re-attach live sprites, store what their outboxes hold) and wait for them")
+    .description("after a supervisor crash or a store fault: take over this host's unfinished runs (re-attach live sprites, store what their outboxes hold) and wait for them; exits 1 if one is left unfinished again")
     .addOption(formatOption())
     .action(async (opts: { format: Format }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
         const settled = await supervisorFor(p, store).reconcile();
         print(opts.format, settled, () => (settled.length ? settled.map((r) => runLine(r, process.stdout)).join("\n") : "no unfinished runs to reconcile"));
+        // A run still unfinished was left again (its events could not be stored: the reason says why).
+        if (settled.some((r) => UNFINISHED_RUN_STATES.includes(r.state))) process.exitCode = 1;
       });
     });
 }

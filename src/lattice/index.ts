@@ -96,7 +96,7 @@ export { Sprite, spriteContext, DEFAULT_WORKSPACE, type SpriteOptions } from "./
 export * from "./runs/index.js";
 export * from "./supervisor/index.js";
 export { dieWithParent, findExecutable, killGroup, processAlive, SETPRIV } from "./sandbox/index.js";
-export { RunIngestor, DEFAULT_LOG_CAP_BYTES, type IngestOptions } from "./ingest/index.js";
+export { RunIngestor, DEFAULT_LOG_CAP_BYTES, INGEST_STORE_FAULT, type IngestOptions } from "./ingest/index.js";
 export { ENV_ALLOW_LIST, spriteEnv, checkExtraEnv, prepareRunDir, selfCommand, readViolations, findSandboxTool, sandboxArgv, helperSandbox, hiddenFromSprites, type SandboxMode, type SandboxSpec } from "./sandbox/index.js";
 
 // Actions, forge, credentials and environment proposals (supervisor side).

@@ -7,3 +7,4 @@ export { EVENT_TYPE_INDEX_TERM, UNINDEXED_EVENT_TYPES } from "./migrations/0140_
 export { openStore, defaultSqlitePath, DEFAULT_SQLITE_PATH, type StorageConfig, type OpenStoreOptions } from "./open.js";
 export { Where, limitClause } from "./where.js";
 export { Keyset, PAGE_ORDERS, DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, pageLimit, type KeyColumn, type Page, type PageOrder, type PageRequest } from "./page.js";
+export { storeFault, describeStoreFault, retryStoreFaults, DEFAULT_FAULT_ATTEMPTS, DEFAULT_FAULT_DELAY_MS, type StoreFault, type FaultRetryOptions } from "./faults.js";

@@ -103,6 +103,11 @@ export async function crashTrial(o: CrashTrialOptions): Promise<CrashTrialResult
   const settled = await o.restart().reconcile();
   const restart = settled.map((r) => `${r.id} ${r.state}${r.reason ? ` (${r.reason})` : ""}`).join("; ");
   const mine = (await runs.list()).filter((r) => !before.has(r.id));
+  return { ...(await outboxAndStored(runs, mine)), restart };
+}
+
+/** The runs, what each one's outbox holds and what the store holds of it (what lostOrDoubled compares). */
+export async function outboxAndStored(runs: RunStore, mine: RunRecord[]): Promise<Omit<CrashTrialResult, "restart">> {
   const outbox = new Map<string, string[]>();
   const stored = new Map<string, StoredEvent[]>();
   for (const run of mine) {
@@ -110,7 +115,7 @@ export async function crashTrial(o: CrashTrialOptions): Promise<CrashTrialResult
     outbox.set(run.id, read.items.filter((i) => i.kind === "event").map((i) => (i as { id: string }).id));
     stored.set(run.id, await runs.events(run.id));
   }
-  return { runs: mine, outbox, stored, restart };
+  return { runs: mine, outbox, stored };
 }
 
 /** Problems found: an outbox event not stored, an event stored twice, or stored out of outbox order. */

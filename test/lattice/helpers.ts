@@ -48,8 +48,8 @@ export interface TestProject {
   cleanup(): void;
 }
 
-/** A project in a temp dir: lane Builder → Reviewer, the store from `ts`. */
-export function testProject(ts: TestStore, extraConfig: Record<string, unknown> = {}): TestProject {
+/** A project in a temp dir: lane Builder → Reviewer, the store from `ts` (null: one only child processes open, no `supervisor()` here). */
+export function testProject(ts: Pick<TestStore, "store"> | null, extraConfig: Record<string, unknown> = {}): TestProject {
   const root = mkdtempSync(join(tmpdir(), "pmagent-lattice-"));
   const config = {
     project_id: "demo",
@@ -78,6 +78,7 @@ export function testProject(ts: TestStore, extraConfig: Record<string, unknown> 
       return [process.execPath, SCENARIO_SPRITE, DIST, file];
     },
     supervisor(hooks, more = {}) {
+      if (!ts) throw new Error("testProject(null) has no store to supervise with");
       return new Supervisor({ store: ts.store, project, hooks, pmagentCommand: PMAGENT, pollMs: 20, ...more });
     },
     cleanup() {

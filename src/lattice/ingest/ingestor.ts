@@ -4,16 +4,22 @@
  *
  * Durable order is outbox → database: the outbox position is saved in the same transaction as
  * the events read up to it, so a supervisor that crashes re-reads from there and the unique
- * (run, event id) key drops what was already stored. The outbox is the main source; a stdout
- * event line is paired with the outbox line it copies by comparing their bytes in order (a sprite
- * writes both in the same order), which costs neither a string nor a hash; a line the outbox does
- * not have (yet) triggers an outbox read, then is parsed and stored from stdout.
+ * (run, event id) key drops what was already stored. The position moves only with that commit: a
+ * flush whose transaction fails on a store fault (disk full, connection lost) is tried again as it
+ * is, from the last committed state; if the fault outlasts the tries, the ingestor stops with the
+ * saved position where it was (no later flush may pass it), failing with INGEST_STORE_FAULT, and
+ * `pmagent runs reconcile` reads on from there.
+ *
+ * The outbox is the main source; a stdout event line is paired with the outbox line it copies by
+ * comparing their bytes in order (a sprite writes both in the same order), which costs neither a
+ * string nor a hash; a line the outbox does not have (yet) triggers an outbox read, then is parsed
+ * and stored from stdout.
  *
  * Here: the per-run loop (streams in, flushes queued one after another, each one transaction).
  * The pairing is copy-matcher.ts, the event inserts event-insert.ts.
  */
-import { RefusedError, storableText, type Redactor } from "../../core/index.js";
-import type { Queryable, SqlParam, Store } from "../../store/index.js";
+import { RefusedError, storableText, UnavailableError, type Redactor } from "../../core/index.js";
+import { describeStoreFault, type FaultRetryOptions, type Queryable, retryStoreFaults, type SqlParam, type Store, storeFault } from "../../store/index.js";
 import { DEFAULT_MAX_LINE_BYTES, EXCERPT_BYTES, LineSplitter, type OutboxPosition, classifyStdoutLine, EXCERPT_CHARS, redactEvent, identityWarnings, type EventIdentity } from "../protocol/index.js";
 import { BatchCursor, type OutboxBatch, OutboxReader } from "./outbox-reader.js";
 import { readViolations } from "../sandbox/index.js";
@@ -40,6 +46,9 @@ const LARGE_BATCH_EVENTS = 1000;
  * batch arrives soon and the batches decoded ahead stay small (measured: 2 MB stores faster than 8).
  */
 const OUTBOX_BATCH_BYTES = 2 * 1024 * 1024;
+
+/** The code of the error a store fault stops an ingestor with (its run is left for `pmagent runs reconcile`). */
+export const INGEST_STORE_FAULT = "ingest_store_fault";
 
 export interface IngestOptions {
   store: Store;
@@ -71,6 +80,49 @@ export interface IngestOptions {
    * copies are paired while the batch is at hand, and the batch's buffer is then reused).
    */
   onRoom?: () => void;
+  /**
+   * How a flush that failed on a store fault is tried again (default: 6 tries over about 3 s;
+   * `keepTrying`: on, every few seconds, while the sprite still runs); `onRetry` hears of each failed try.
+   */
+  retries?: FaultRetryOptions;
+}
+
+/** What the run's row says about how far its output is stored: what a flush saves, once it commits. */
+interface Saved {
+  outbox: OutboxPosition;
+  stdout: number;
+  stderr: number;
+  logBytes: number;
+  logTruncated: boolean;
+}
+
+const sameSaved = (a: Saved, b: Saved) =>
+  a.outbox.offset === b.outbox.offset && a.outbox.line_no === b.outbox.line_no && a.stdout === b.stdout && a.stderr === b.stderr && a.logBytes === b.logBytes && a.logTruncated === b.logTruncated;
+
+/** Numbering a flush continues from (read from the store for the first flush and for each try again). */
+interface Counters {
+  seq: number;
+  logSeq: number;
+  violationsSeen: number;
+}
+
+/** A flush as read, to store in one transaction (as often as it takes). */
+interface FlushWrite {
+  batches: OutboxBatch[];
+  fromStdout: Candidate[];
+  logs: PendingLog[];
+  errors: PendingError[];
+  violations: ReturnType<typeof readViolations>;
+  target: Saved;
+  now: number;
+  large: boolean;
+}
+
+/** What a flush's transaction did: the counters after it, its new events (those handed on), how many were new. */
+interface Written {
+  counters: Counters;
+  fresh: StoredEvent[];
+  added: number;
 }
 
 
@@ -94,7 +146,7 @@ function hasPrefix(bytes: Buffer, at: number): boolean {
 }
 
 export class RunIngestor {
-  private readonly o: Required<Omit<IngestOptions, "onNewEvents" | "keep" | "threadBytes" | "identity" | "onRoom">> & Pick<IngestOptions, "onNewEvents" | "keep" | "identity" | "onRoom">;
+  private readonly o: Required<Omit<IngestOptions, "onNewEvents" | "keep" | "threadBytes" | "identity" | "onRoom" | "retries">> & Pick<IngestOptions, "onNewEvents" | "keep" | "identity" | "onRoom" | "retries">;
   private readonly outboxReader: OutboxReader;
   private readonly stdoutLines: LineSplitter;
   private readonly stderrLines: LineSplitter;
@@ -128,6 +180,12 @@ export class RunIngestor {
   private stdoutRead: number;
   private stderrRead: number;
   private failure: unknown;
+  /** What the store holds: the state the last commit saved (or the one this ingestor started from). */
+  private committed: Saved;
+  /** Set when a flush could not be stored: no flush runs after it (it would save a position past what was lost). */
+  private stopped: unknown;
+  /** A poll queued behind the flush under way and not started yet: a poll meanwhile is the same poll. */
+  private queuedPoll: Promise<void> | null = null;
   /** Events stored by this ingestor for the first time. */
   private newCount = 0;
 
@@ -151,6 +209,7 @@ export class RunIngestor {
     this.stderrRead = options.stderrOffset;
     this.logBytes = options.logBytes;
     this.logTruncated = options.logTruncated;
+    this.committed = { outbox: options.outbox, stdout: options.stdoutOffset, stderr: options.stderrOffset, logBytes: options.logBytes, logTruncated: options.logTruncated };
   }
 
   /** True while enough lines wait to be stored that the tailer should stop reading. */
@@ -274,17 +333,24 @@ export class RunIngestor {
     });
   }
 
-  private enqueue(opts: { outbox: boolean; final?: boolean }): Promise<void> {
-    const next = this.chain.then(() => this.flush(opts));
+  private enqueue(opts: { outbox: boolean; final?: boolean }, started?: () => void): Promise<void> {
+    const next = this.chain.then(() => {
+      started?.();
+      return this.stopped === undefined ? this.flush(opts) : undefined;
+    });
     this.chain = next.catch((err) => {
       this.failure ??= err;
     });
     return this.chain;
   }
 
-  /** Read the outbox now (a timer calls this while the sprite runs). */
+  /**
+   * Read the outbox now (a timer calls this while the sprite runs). While a flush is tried again
+   * and again (a store fault), the timer's polls wait as one, not one each.
+   */
   poll(): Promise<void> {
-    return this.enqueue({ outbox: true });
+    this.queuedPoll ??= this.enqueue({ outbox: true }, () => (this.queuedPoll = null));
+    return this.queuedPoll;
   }
 
   /**
@@ -346,17 +412,49 @@ export class RunIngestor {
     return true;
   }
 
-  private async initSeq(q: Queryable): Promise<void> {
-    if (this.nextSeq > 0) return;
+  /** Where numbering goes on, as stored. */
+  private async storedCounters(q: Queryable): Promise<Counters> {
     const e = await q.get<{ m: number | null }>("SELECT MAX(seq) AS m FROM lattice_run_events WHERE run_id = ?", [this.o.runId]);
     const l = await q.get<{ m: number | null }>("SELECT MAX(seq) AS m FROM lattice_run_logs WHERE run_id = ?", [this.o.runId]);
     const v = await q.get<{ m: number | null }>("SELECT MAX(line_no) AS m FROM lattice_violations WHERE run_id = ?", [this.o.runId]);
-    this.nextSeq = Number(e?.m ?? 0) + 1;
-    this.nextLogSeq = Number(l?.m ?? 0) + 1;
-    this.violationsSeen = Number(v?.m ?? 0);
+    return { seq: Number(e?.m ?? 0) + 1, logSeq: Number(l?.m ?? 0) + 1, violationsSeen: Number(v?.m ?? 0) };
   }
 
+  /**
+   * Read what waits and store it in one transaction, then hand the new events on. Once anything
+   * is read, a failure to store it stops the ingestor (see commit).
+   */
   private async flush(opts: { outbox: boolean; final?: boolean }): Promise<void> {
+    let stored: { fresh: StoredEvent[]; batches: OutboxBatch[] };
+    try {
+      stored = await this.readAndStore(opts);
+    } catch (err) {
+      this.stop(this.faultError(err, "storing events"));
+      throw this.stopped;
+    }
+    const { fresh, batches } = stored;
+    if (!this.full) this.o.onRoom?.();
+    // More of the outbox waits: catch up without waiting for the next poll.
+    if (this.outboxMore && !this.outboxBroken) this.schedule();
+    if (fresh.length > 0 && this.o.onNewEvents) {
+      try {
+        await this.o.onNewEvents(fresh);
+      } catch (err) {
+        // Stored, but not acted on: a store fault leaves the run to reconcile (which hands on what
+        // is still to be handed on); any other failure is the run's, once its output is stored.
+        const failed = this.faultError(err, "handing on stored events");
+        if (failed !== err) this.stop(failed);
+        throw failed;
+      }
+    }
+    // Stored, and the new events handed on as strings: a batch's bytes are now used only by its
+    // outbox lines still waiting for their stdout copies. Batches with none are released.
+    for (const b of batches) this.held.push({ batch: b, end: this.copies.added });
+    while (this.held.length > 0 && this.held[0]!.end <= this.copies.passed) this.outboxReader.release(this.held.shift()!.batch);
+  }
+
+  /** Read the outbox and take the streams' waiting lines, and store them: the new events, and the batches read. */
+  private async readAndStore(opts: { outbox: boolean; final?: boolean }): Promise<{ fresh: StoredEvent[]; batches: OutboxBatch[] }> {
     /** Outbox batches read by this flush: their events are stored, then their bytes released. */
     const batches: OutboxBatch[] = [];
     /** Events only stdout delivered. */
@@ -405,60 +503,133 @@ export class RunIngestor {
     const errors = this.errors;
     this.logs = [];
     this.errors = [];
-    // Only complete lines are stored: a restart re-reads a partial last line from here.
-    const stdoutDone = this.stdoutRead - this.stdoutLines.bufferedBytes;
-    const stderrDone = this.stderrRead - this.stderrLines.bufferedBytes;
-    const fresh: StoredEvent[] = [];
-    const now = this.o.clock();
+    // What the run's row will say once this flush commits. Only complete lines are stored: a
+    // restart re-reads a partial last line from here. The log's size is the one of the lines taken
+    // now (later lines are counted by the flush that stores them).
+    const target: Saved = {
+      outbox: this.position,
+      stdout: this.stdoutRead - this.stdoutLines.bufferedBytes,
+      stderr: this.stderrRead - this.stderrLines.bufferedBytes,
+      logBytes: this.logBytes,
+      logTruncated: this.logTruncated,
+    };
     let count = fromStdout.length;
     for (const b of batches) count += b.n;
-    await this.o.store.transaction(async (q) => {
-      await this.initSeq(q);
-      await this.insertEvents(q, candidatesOf(batches, fromStdout), now, fresh);
-      for (const chunk of chunks(logs, INSERT_CHUNK)) {
-        const params: SqlParam[] = [];
-        for (const l of chunk) params.push(this.o.runId, this.nextLogSeq++, l.stream, l.text, now);
-        await q.run(`INSERT INTO lattice_run_logs (run_id, seq, stream, text, at_ms) VALUES ${rows(chunk.length, 5)}`, params);
-      }
-      for (const e of errors) {
-        await q.run(`INSERT INTO lattice_protocol_errors (run_id, source, line_no, reason, excerpt, at_ms, severity) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
-          this.o.runId,
-          e.source,
-          e.line_no,
-          storableText(e.reason),
-          storableText(e.excerpt),
-          now,
-          e.severity ?? "error",
-        ]);
-      }
-      for (const v of violations) {
-        if (v.line_no <= this.violationsSeen) continue;
-        await q.run(`INSERT INTO lattice_violations (run_id, line_no, rule, detail, at_ms) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, line_no) DO NOTHING`, [
-          this.o.runId,
-          v.line_no,
-          storableText(v.rule),
-          storableText(this.o.redactor.redact(v.detail)),
-          now,
-        ]);
-        this.violationsSeen = v.line_no;
-      }
-      // A fenced run's late output is refused (the whole flush rolls back): two sprites never both write one entry.
-      const saved = await q.run(
-        `UPDATE lattice_runs SET outbox_offset = ?, outbox_line = ?, stdout_offset = ?, stderr_offset = ?, log_bytes = ?, log_truncated = ?, updated_ms = ? WHERE id = ? AND ${RUN_NOT_FENCED}`,
-        [this.position.offset, this.position.line_no, stdoutDone, stderrDone, this.logBytes, this.logTruncated ? 1 : 0, now, this.o.runId],
-      );
-      if (saved.changes !== 1 && (await q.get("SELECT 1 AS one FROM lattice_runs WHERE id = ?", [this.o.runId])) !== undefined) {
-        throw new RefusedError("run_fenced", `run ${this.o.runId}: its entry was taken over by another worker; the run's late output is refused`, { run: this.o.runId });
-      }
-    }, { large: count >= LARGE_BATCH_EVENTS });
-    if (!this.full) this.o.onRoom?.();
-    // More of the outbox waits: catch up without waiting for the next poll.
-    if (this.outboxMore && !this.outboxBroken) this.schedule();
-    if (fresh.length > 0 && this.o.onNewEvents) await this.o.onNewEvents(fresh);
-    // Stored, and the new events handed on as strings: a batch's bytes are now used only by its
-    // outbox lines still waiting for their stdout copies. Batches with none are released.
-    for (const b of batches) this.held.push({ batch: b, end: this.copies.added });
-    while (this.held.length > 0 && this.held[0]!.end <= this.copies.passed) this.outboxReader.release(this.held.shift()!.batch);
+    const fresh = await this.commit({ batches, fromStdout, logs, errors, violations, target, now: this.o.clock(), large: count >= LARGE_BATCH_EVENTS });
+    return { fresh, batches };
+  }
+
+  /**
+   * Store a flush in one transaction; on a store fault, try the same flush again (from the last
+   * committed state: the failed transaction left nothing). The run's saved state moves only here,
+   * with the commit. If the fault outlasts the tries, or the flush fails otherwise, the ingestor
+   * stops: a later flush would save a position past this one's events.
+   */
+  private async commit(w: FlushWrite): Promise<StoredEvent[]> {
+    const moved = !sameSaved(w.target, this.committed);
+    /** The last try whose statements all ran: if its COMMIT's answer was lost, the row tells whether it took. */
+    let ran: Written | undefined;
+    const done = await retryStoreFaults((attempt) => {
+      const tryOnce = async (q: Queryable): Promise<Written> => {
+        if (attempt > 1 && ran && moved && (await this.savedIs(q, w.target))) return ran;
+        ran = undefined;
+        ran = await this.write(q, w, attempt > 1);
+        return ran;
+      };
+      return this.o.store.transaction(tryOnce, { large: w.large });
+    }, this.o.retries);
+    this.committed = w.target;
+    this.nextSeq = done.counters.seq;
+    this.nextLogSeq = done.counters.logSeq;
+    this.violationsSeen = done.counters.violationsSeen;
+    this.newCount += done.added;
+    return done.fresh;
+  }
+
+  /** The run's row holds `saved` (a try whose COMMIT's answer was lost did commit). */
+  private async savedIs(q: Queryable, saved: Saved): Promise<boolean> {
+    const row = await q.get<{ outbox_offset: number; outbox_line: number; stdout_offset: number; stderr_offset: number; log_bytes: number; log_truncated: number }>(
+      "SELECT outbox_offset, outbox_line, stdout_offset, stderr_offset, log_bytes, log_truncated FROM lattice_runs WHERE id = ?",
+      [this.o.runId],
+    );
+    if (!row) return false;
+    const stored: Saved = {
+      outbox: { offset: Number(row.outbox_offset), line_no: Number(row.outbox_line) },
+      stdout: Number(row.stdout_offset),
+      stderr: Number(row.stderr_offset),
+      logBytes: Number(row.log_bytes),
+      logTruncated: Number(row.log_truncated) === 1,
+    };
+    return sameSaved(stored, saved);
+  }
+
+  /** One try at a flush's statements (`again`: numbering is read from the store, not taken from the last commit). */
+  private async write(q: Queryable, w: FlushWrite, again: boolean): Promise<Written> {
+    const c = again || this.nextSeq === 0 ? await this.storedCounters(q) : { seq: this.nextSeq, logSeq: this.nextLogSeq, violationsSeen: this.violationsSeen };
+    const fresh: StoredEvent[] = [];
+    let added = 0;
+    const seq = { next: c.seq };
+    await insertEvents(q, { runId: this.o.runId, attempt: this.o.attempt, now: w.now, seq }, candidatesOf(w.batches, w.fromStdout), (cand, s) => {
+      added++;
+      const e = this.stored_(cand, s, w.now);
+      if (e) fresh.push(e);
+    });
+    let logSeq = c.logSeq;
+    for (const chunk of chunks(w.logs, INSERT_CHUNK)) {
+      const params: SqlParam[] = [];
+      for (const l of chunk) params.push(this.o.runId, logSeq++, l.stream, l.text, w.now);
+      await q.run(`INSERT INTO lattice_run_logs (run_id, seq, stream, text, at_ms) VALUES ${rows(chunk.length, 5)}`, params);
+    }
+    for (const e of w.errors) {
+      await q.run(`INSERT INTO lattice_protocol_errors (run_id, source, line_no, reason, excerpt, at_ms, severity) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
+        this.o.runId,
+        e.source,
+        e.line_no,
+        storableText(e.reason),
+        storableText(e.excerpt),
+        w.now,
+        e.severity ?? "error",
+      ]);
+    }
+    let seen = c.violationsSeen;
+    for (const v of w.violations) {
+      if (v.line_no <= seen) continue;
+      await q.run(`INSERT INTO lattice_violations (run_id, line_no, rule, detail, at_ms) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, line_no) DO NOTHING`, [
+        this.o.runId,
+        v.line_no,
+        storableText(v.rule),
+        storableText(this.o.redactor.redact(v.detail)),
+        w.now,
+      ]);
+      seen = v.line_no;
+    }
+    // A fenced run's late output is refused (the whole flush rolls back): two sprites never both write one entry.
+    const t = w.target;
+    const saved = await q.run(
+      `UPDATE lattice_runs SET outbox_offset = ?, outbox_line = ?, stdout_offset = ?, stderr_offset = ?, log_bytes = ?, log_truncated = ?, updated_ms = ? WHERE id = ? AND ${RUN_NOT_FENCED}`,
+      [t.outbox.offset, t.outbox.line_no, t.stdout, t.stderr, t.logBytes, t.logTruncated ? 1 : 0, w.now, this.o.runId],
+    );
+    if (saved.changes !== 1 && (await q.get("SELECT 1 AS one FROM lattice_runs WHERE id = ?", [this.o.runId])) !== undefined) {
+      throw new RefusedError("run_fenced", `run ${this.o.runId}: its entry was taken over by another worker; the run's late output is refused`, { run: this.o.runId });
+    }
+    return { counters: { seq: seq.next, logSeq, violationsSeen: seen }, fresh, added };
+  }
+
+  /** No flush runs after this one. */
+  private stop(err: unknown): void {
+    this.stopped ??= err;
+  }
+
+  /** A store fault as the error the run is left with (what happened, and what brings the rest in); any other error as it is. */
+  private faultError(err: unknown, doing: string): unknown {
+    const fault = storeFault(err);
+    if (fault === null) return err;
+    const line = this.committed.outbox.line_no;
+    const stored = line > 1 ? `the events before outbox line ${line} are stored` : "none of the outbox's events is stored yet";
+    return new UnavailableError(INGEST_STORE_FAULT, `${describeStoreFault(fault)} while ${doing}: ${(err as Error).message}; ${stored}: once the fault clears, \`pmagent runs reconcile\` stores the rest`, {
+      cause: err,
+      details: { run: this.o.runId, fault },
+    });
   }
 
   private stored_(c: Candidate, seq: number, now: number): StoredEvent | null {
@@ -475,19 +646,5 @@ export class RunIngestor {
       dispatched_at: null,
       dispatch: null,
     };
-  }
-
-
-  private async insertEvents(q: Queryable, candidates: Iterable<Candidate>, now: number, fresh: StoredEvent[]): Promise<void> {
-    const seq = { next: this.nextSeq };
-    try {
-      await insertEvents(q, { runId: this.o.runId, attempt: this.o.attempt, now, seq }, candidates, (c, s) => {
-        this.newCount++;
-        const e = this.stored_(c, s, now);
-        if (e) fresh.push(e);
-      });
-    } finally {
-      this.nextSeq = seq.next;
-    }
   }
 }

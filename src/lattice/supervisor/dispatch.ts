@@ -2,6 +2,7 @@
  * Newly stored events acted on: PHASE_STARTED moves the entry to in_progress, ACTION_REQUEST and
  * ENVIRONMENT_PROPOSAL go to their sinks without holding up ingestion.
  */
+import { retryStoreFaults } from "../../store/index.js";
 import type { RunRecord, StoredEvent } from "../runs/index.js";
 import { track, whenAttemptDone, type SupervisorContext } from "./context.js";
 
@@ -17,7 +18,8 @@ export function acted(ctx: SupervisorContext, run: RunRecord): (eventType: strin
 }
 
 export async function onNewEvents(ctx: SupervisorContext, runId: string, events: StoredEvent[]): Promise<void> {
-  const run = await ctx.runs.get(runId, ctx.store, false);
+  // The events are stored: a read a store fault cut off is read again (a failure here leaves them unacted on).
+  const run = await retryStoreFaults(() => ctx.runs.get(runId, ctx.store, false));
   ctx.o.onEvents?.(run, events);
   // The entry moves once: a later PHASE_STARTED would only look it up again.
   let started = false;
@@ -32,7 +34,7 @@ export async function onNewEvents(ctx: SupervisorContext, runId: string, events:
 
 /** PHASE_STARTED → in_progress (when the entry is still open: `pmagent run --entry` without a claim). */
 async function entryInProgress(ctx: SupervisorContext, run: RunRecord): Promise<void> {
-  const entry = await ctx.board.find(run.entry_id!);
+  const entry = await retryStoreFaults(() => ctx.board.find(run.entry_id!));
   if (entry?.entry.status !== "open") return;
   await ctx.board.transition(run.role, run.entry_id!, "in_progress").catch((err) => ctx.log.warn({ run: run.id, err: (err as Error).message }, "entry not moved to in_progress"));
 }

@@ -1,12 +1,14 @@
 /**
  * The follow loop: while a sprite runs, its stdout/stderr files and outbox are read from the
  * run's stored offsets into the ingestor (file watch plus polling) and the entry's claim is
- * heartbeated; once it exits, everything left is drained.
+ * heartbeated; once it exits, everything left is drained. A store fault the ingestor's tries do
+ * not outlast (they go on while the sprite runs) leaves the run for `pmagent runs reconcile`.
  */
 import { closeSync, fstatSync, readSync, watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
 import type { PmagentError, Redactor } from "../../core/index.js";
-import { RunIngestor } from "../ingest/index.js";
+import { retryStoreFaults } from "../../store/index.js";
+import { INGEST_STORE_FAULT, RunIngestor } from "../ingest/index.js";
 import { outboxPath, openRegularFile, removeResume } from "../protocol/index.js";
 import { UNFINISHED_RUN_STATES, type RunRecord } from "../runs/index.js";
 import { streamFiles, type Exit, type SupervisorContext } from "./context.js";
@@ -17,10 +19,12 @@ const READ_CHUNK = 1024 * 1024;
 
 /**
  * Store the run's output while the sprite runs and drain it all once `exited` resolves:
- * stdout/stderr files and the outbox from the run's stored offsets.
+ * stdout/stderr files and the outbox from the run's stored offsets. Null when a store fault
+ * stopped the storing: the run is left unfinished for reconcile (see leaveForReconcile), not settled.
  */
-export async function follow(ctx: SupervisorContext, run: RunRecord, exited: Promise<Exit>, redactor: Redactor): Promise<Exit> {
+export async function follow(ctx: SupervisorContext, run: RunRecord, exited: Promise<Exit>, redactor: Redactor): Promise<Exit | null> {
   const files = streamFiles(run);
+  let running = true;
   const ingestor = new RunIngestor({
     store: ctx.o.store,
     runId: run.id,
@@ -39,6 +43,11 @@ export async function follow(ctx: SupervisorContext, run: RunRecord, exited: Pro
     keep: acted(ctx, run),
     onNewEvents: (events) => onNewEvents(ctx, run.id, events),
     onRoom: () => pump(),
+    retries: {
+      // While the sprite runs the tries go on: what it writes is kept in its outbox and stdout.
+      keepTrying: () => running,
+      onRetry: (err, attempt) => ctx.log.warn({ run: run.id, attempt, err: (err as Error).message }, "storing the run's events failed; trying again"),
+    },
   });
   // Read both files to their ends, stopping early while too much waits to be stored.
   const pump = () => {
@@ -75,22 +84,44 @@ export async function follow(ctx: SupervisorContext, run: RunRecord, exited: Pro
   try {
     exit = await exited;
   } finally {
+    running = false;
     clearInterval(timer);
     watcher?.close();
     heartbeat?.stop();
   }
-  // Drain: read each file to its end, letting the store catch up whenever the queue fills.
-  for (;;) {
-    const more = pump();
-    // Stopped by a full queue (not at the files' ends): read on once the flush below empties it.
-    const stopped = ingestor.full;
-    // A flush of its own (not just waiting for the queue), so a full queue always drains.
-    await ingestor.poll();
-    await ingestor.settle();
-    if (!more && !stopped && !ingestor.full) break;
+  try {
+    // Drain: read each file to its end, letting the store catch up whenever the queue fills.
+    for (;;) {
+      const more = pump();
+      // Stopped by a full queue (not at the files' ends): read on once the flush below empties it.
+      const stopped = ingestor.full;
+      // A flush of its own (not just waiting for the queue), so a full queue always drains.
+      await ingestor.poll();
+      await ingestor.settle();
+      if (!more && !stopped && !ingestor.full) break;
+    }
+    await ingestor.finish();
+  } catch (err) {
+    if ((err as PmagentError).code !== INGEST_STORE_FAULT) throw err;
+    await leaveForReconcile(ctx, run, err as PmagentError);
+    return null;
   }
-  await ingestor.finish();
   return exit;
+}
+
+/**
+ * A store fault stopped storing the run's output with its saved position where the last commit
+ * put it: the run stays unfinished (its outcome is not known until its events are stored), with
+ * the reason, and with no supervisor, so `pmagent runs reconcile` (in any process) takes it over
+ * and reads on from that position, re-attaching to the sprite if it still runs.
+ */
+async function leaveForReconcile(ctx: SupervisorContext, run: RunRecord, err: PmagentError): Promise<void> {
+  const reason = ctx.redactor.redact(err.message);
+  ctx.log.error({ run: run.id, err: reason }, "the run's events could not be stored; the run is left for `pmagent runs reconcile`");
+  // The store may still be faulty: without this, a dead supervisor's pid lets reconcile take the run over all the same.
+  await retryStoreFaults(() => ctx.runs.update(run.id, { reason, supervisor_pid: null }, UNFINISHED_RUN_STATES)).catch((e: unknown) =>
+    ctx.log.error({ run: run.id, err: (e as Error).message }, "the reason of a run left for reconcile could not be saved"),
+  );
 }
 
 /** A worker's run keeps its entry's claim alive; a claim lost to a takeover stops the sprite. */

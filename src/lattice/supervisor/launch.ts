@@ -142,6 +142,7 @@ async function spawnAndSupervise(ctx: SupervisorContext, run: RunRecord, argv: s
   }, timeoutS * 1000);
   try {
     const exit = await follow(ctx, await ctx.runs.get(run.id), exited, redactor);
+    if (exit === null) return; // left for reconcile
     if (timedOut) exit.error = `timed out after ${timeoutS} s (runner.timeout_s); the sprite was stopped`;
     await settle(ctx, run.id, exit);
   } finally {

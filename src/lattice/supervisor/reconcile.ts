@@ -47,7 +47,8 @@ export async function reconcile(ctx: SupervisorContext): Promise<RunRecord[]> {
           return;
         }
         const exit = await follow(ctx, run, exited, redactor);
-        await settle(ctx, run.id, exit, { workerDied: true });
+        // null: the store failed again; the run is left for the next reconcile.
+        if (exit !== null) await settle(ctx, run.id, exit, { workerDied: true });
       } finally {
         active.attempt = null;
       }
