@@ -44,7 +44,8 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   } else if (storage.driver === "postgres") {
     throw new UsageError("store_missing_url", "storage.driver is \"postgres\" but no URL is set: set PMAGENT_DATABASE_URL=postgres://…");
   } else {
-    store = new SqliteStore(resolve(options.root, env.PMAGENT_SQLITE_PATH || storage.path || DEFAULT_SQLITE_PATH));
+    const source = env.PMAGENT_SQLITE_PATH ? "PMAGENT_SQLITE_PATH" : storage.path ? "storage.path" : "the default path";
+    store = new SqliteStore(resolve(options.root, env.PMAGENT_SQLITE_PATH || storage.path || DEFAULT_SQLITE_PATH), { source });
   }
   try {
     await migrate(store, options.migrations ?? allMigrations);

@@ -4,6 +4,7 @@ import { dirname } from "node:path";
 import { EventEmitter } from "node:events";
 import type { Worker } from "node:worker_threads";
 import { startThread, UnavailableError } from "../core/index.js";
+import { assertUsableSqlitePath } from "./sqlite-path.js";
 import type { Queryable, RunResult, SqlParam, Store, TransactionOptions, Unlisten } from "./types.js";
 
 type Statement = Database.Statement<unknown[]>;
@@ -27,10 +28,14 @@ export class SqliteStore implements Store {
   private closed = false;
   private checkpointer: Checkpointer | undefined;
 
-  constructor(file: string, options: { busyTimeoutMs?: number } = {}) {
-    if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+  /**
+   * @param options.source where `file` came from, named when the path is refused (e.g. `PMAGENT_SQLITE_PATH`)
+   */
+  constructor(file: string, options: { busyTimeoutMs?: number; source?: string } = {}) {
     this.location = file;
+    if (file !== ":memory:") assertUsableSqlitePath(file, options.source);
     try {
+      if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
       this.db = new Database(file, { timeout: options.busyTimeoutMs ?? 30_000 });
       this.db.pragma("journal_mode = WAL");
       this.db.pragma("synchronous = NORMAL");
