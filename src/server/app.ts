@@ -59,11 +59,18 @@ export function buildServer(options: ServerOptions): PmagentServer {
   const logger = options.logger ?? createLogger("pmagent-serve");
   const ctx = serverContext(options.project, options.store, { env, tokens: tokens.keys(), logger, supervisor: options.supervisor });
   let port = options.port ?? DEFAULT_PORT;
-  const hosts = new HostPolicy(host, options.project.config.server.allowed_hosts, () => port);
+  const limits = options.project.config.server;
+  const hosts = new HostPolicy(host, limits.allowed_hosts, () => port);
   const app = Fastify({
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     logger: false,
     return503OnClosing: true,
+    // A client that sends its request slowly (or not at all) is cut off with 408, and an idle
+    // keep-alive connection closed, so slow clients cannot hold connections (file descriptors) open.
+    // Node checks the headers and request timeouts every connectionsCheckingInterval.
+    requestTimeout: limits.request_timeout_ms,
+    keepAliveTimeout: limits.keep_alive_timeout_ms,
+    http: { headersTimeout: limits.headers_timeout_ms, connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headers_timeout_ms / 4))) },
     // A path the router cannot even decode gets no route and no hooks: refuse a foreign Host here
     // too, and answer in the API's error shape.
     frameworkErrors: (err, req, reply) => {
@@ -77,6 +84,8 @@ export function buildServer(options: ServerOptions): PmagentServer {
       void (reply as FastifyReply).code(status).send(body);
     },
   });
+  // Beyond this many connections a new one is closed at once, before it costs more than its socket.
+  app.server.maxConnections = limits.max_connections;
   const routes = apiRoutes(ctx);
   const openapi = openApiDocument(routes, { title: "pmagent API", version: pkg.version });
   const endpoints: Array<{ method: string; url: string; public: boolean }> = [];
