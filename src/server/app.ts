@@ -189,6 +189,8 @@ export function buildServer(options: ServerOptions): PmagentServer {
       return address.replace("[::1]", "127.0.0.1");
     },
     async close() {
+      // Live board streams end first: an open stream would hold its connection through the close.
+      ctx.boardFeed.close();
       await app.close();
       await Promise.all([...ctx.inFlight]);
     },
