@@ -2,9 +2,9 @@ import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { EventEmitter } from "node:events";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Worker } from "node:worker_threads";
 import { startThread, UnavailableError } from "../core/index.js";
-import { setTimeout as sleep } from "node:timers/promises";
 import { busyWaitMs, isBusy, storeBusy } from "./busy.js";
 import { assertUsableSqlitePath } from "./sqlite-path.js";
 import type { Queryable, RunResult, SqlParam, Store, TransactionOptions, Unlisten } from "./types.js";
@@ -133,6 +133,7 @@ export class SqliteStore implements Store {
     return this.statement((q) => q.run(sql, params));
   }
   exec(sql: string): Promise<void> {
+    // Several statements: one may have run before another found the lock taken, so never retried.
     return this.exclusive(() => this.direct().exec(sql));
   }
 
