@@ -1,6 +1,6 @@
 import { Keyset, Where, limitClause, type Page, type PageRequest, type Queryable } from "../store/index.js";
 import type { BoardContext, Stamp } from "./context.js";
-import { getEntry } from "./queries.js";
+import { chunked, getEntry, ID_CHUNK } from "./queries.js";
 import type { HistoryRecord, Status } from "./schema.js";
 
 /** The head of every history insert; PostgreSQL writes complete it with a SELECT (see PgWrite). */
@@ -61,4 +61,40 @@ function toRecord(r: HistoryRow): HistoryRecord {
     to_status: r.to_status,
     changes: JSON.parse(r.changes_json) as Record<string, unknown>,
   };
+}
+
+/** A record's place in the store's history: which entry of which project it moved to which version. */
+export interface HistoryMark {
+  seq: number;
+  project_id: string;
+  entry_id: string;
+  version: number;
+}
+
+const MARK_COLS = "seq, project_id, entry_id, version";
+const toMark = (r: HistoryMark): HistoryMark => ({ seq: Number(r.seq), project_id: r.project_id, entry_id: r.entry_id, version: Number(r.version) });
+
+/** The last `seq` of the store's history, every project's (0 when empty): one seek in its key. */
+export async function historyHead(q: Queryable): Promise<number> {
+  const row = await q.get<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM bb_history");
+  return Number(row?.seq ?? 0);
+}
+
+/**
+ * The marks of every project's records after `afterSeq`, in seq order, at most `limit`, by the
+ * history's key: what a reader of changes needs, at a cost that follows the changes, not the board.
+ */
+export async function historyMarksAfter(q: Queryable, afterSeq: number, limit: number): Promise<HistoryMark[]> {
+  const rows = await q.all<HistoryMark>(`SELECT ${MARK_COLS} FROM bb_history WHERE seq > ? ORDER BY seq${limitClause(limit)}`, [afterSeq]);
+  return rows.map(toMark);
+}
+
+/** The marks of these records (those that exist). */
+export async function historyMarksAt(q: Queryable, seqs: readonly number[]): Promise<HistoryMark[]> {
+  const out: HistoryMark[] = [];
+  for (const chunk of chunked(seqs, ID_CHUNK)) {
+    const where = new Where().in("seq", chunk);
+    out.push(...(await q.all<HistoryMark>(`SELECT ${MARK_COLS} FROM bb_history WHERE ${where}`, where.params)).map(toMark));
+  }
+  return out;
 }

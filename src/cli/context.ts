@@ -16,9 +16,9 @@ export function project(cmd: Command): Project {
 }
 
 /** Run `fn` with the project and its open store, closing the store afterwards. */
-export async function withStore<T>(cmd: Command, fn: (p: Project, store: Store) => Promise<T>): Promise<T> {
+export async function withStore<T>(cmd: Command, fn: (p: Project, store: Store) => Promise<T>, options: { yieldWhileBusy?: boolean } = {}): Promise<T> {
   const p = project(cmd);
-  const store = await openStore({ root: p.root, storage: p.config.storage });
+  const store = await openStore({ root: p.root, storage: p.config.storage, ...options });
   try {
     return await fn(p, store);
   } finally {

@@ -31,6 +31,7 @@ export function registerServe(program: Command): void {
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .addOption(formatOption())
     .action(async (opts: { port?: number; host: string; format: Format }, cmd: Command) => {
+      // Every route must go on answering while a worker or run holds the SQLite write lock.
       await withStore(cmd, async (project, store) => {
         const port = opts.port ?? DEFAULT_PORT;
         const server = buildServer({ project, store, host: opts.host, port });
@@ -53,6 +54,6 @@ export function registerServe(program: Command): void {
         print(opts.format, where, () => `pmagent serve: listening on ${url} (console ${where.console}, API ${where.openapi}, MCP ${where.mcp})`);
         await stopped;
         await server.close();
-      });
+      }, { yieldWhileBusy: true });
     });
 }

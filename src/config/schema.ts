@@ -166,6 +166,9 @@ export const NotifySchema = z
   })
   .strict();
 
+/** Milliseconds, at most a day (Node's socket timers overflow past 2^31 - 1 ms). */
+const timeoutMs = z.number().int().positive().max(86_400_000);
+
 export const ServerSchema = z
   .object({
     /** Bearer token → actor. Prefer PMAGENT_TOKENS so tokens stay out of the repository. */
@@ -177,8 +180,17 @@ export const ServerSchema = z
     allowed_hosts: z
       .array(z.string().regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(:\d{1,5})?$/, "expected a host name with an optional port, e.g. pmagent.lan or pmagent.lan:7420"))
       .default([]),
+    /** Milliseconds a client has to send a request's headers; a slower one gets 408 and is cut off. */
+    headers_timeout_ms: timeoutMs.default(10_000),
+    /** Milliseconds a client has to send a whole request, body included (a live stream's response is not bounded). */
+    request_timeout_ms: timeoutMs.default(30_000),
+    /** Milliseconds an idle keep-alive connection stays open between requests. */
+    keep_alive_timeout_ms: timeoutMs.default(5_000),
+    /** Connections served at once (each holds a file descriptor); more are closed at once until some end. */
+    max_connections: z.number().int().positive().default(512),
   })
-  .strict();
+  .strict()
+  .refine((s) => s.headers_timeout_ms <= s.request_timeout_ms, { message: "must not exceed request_timeout_ms (the headers are part of the request)", path: ["headers_timeout_ms"] });
 
 export const ConfigSchema = z
   .object({
@@ -198,7 +210,7 @@ export const ConfigSchema = z
     oa: OaSchema.default({ surfaces_dir: "share", guards: {}, gate: true }),
     secrets: SecretsSchema.default({}),
     notify: NotifySchema.default({}),
-    server: ServerSchema.default({ tokens: {}, allowed_hosts: [] }),
+    server: ServerSchema.prefault({}),
     /**
      * Run sprites in a bubblewrap sandbox: "required" refuses to start a run without it, "auto"
      * uses it where installed (with a loud warning where not), "off" runs them unsandboxed.

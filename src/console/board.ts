@@ -98,6 +98,8 @@ async function inboxTile(): Promise<HTMLElement> {
 
 export async function boardPage(who: WhoAmI): Promise<void> {
   const roles = who.lanes.flatMap((l) => l.roles);
+  // The board as the stream sent it: whole on connect (`entries`), then the entries that changed.
+  const byId = new Map<string, StoredEntry>();
   let list: StoredEntry[] = [];
   let kind = "";
   const holder = h("div", {}, boardTable([], roles, kind));
@@ -109,14 +111,23 @@ export async function boardPage(who: WhoAmI): Promise<void> {
   const status = h("span", { class: "live", id: "board-live", role: "status" });
   const tiles = h("div", { class: "tiles" });
   main().replaceChildren(h("h1", {}, `Lane board · ${who.project_id} `, status), tiles, h("form", { class: "filters", role: "search" }, h("label", { for: "board-kind" }, "kind "), kinds), holder);
+  const show = () => {
+    list = [...byId.values()];
+    const known = new Set(Array.from(kinds.options).map((o) => o.value));
+    for (const k of new Set(list.map((s) => s.entry.kind))) if (!known.has(k)) kinds.append(h("option", { value: k }, k));
+    holder.replaceChildren(boardTable(list, roles, kind));
+  };
   listen(
     "/v1/entries/stream",
     {
       entries: (data) => {
-        list = data as unknown as StoredEntry[];
-        const known = new Set(Array.from(kinds.options).map((o) => o.value));
-        for (const k of new Set(list.map((s) => s.entry.kind))) if (!known.has(k)) kinds.append(h("option", { value: k }, k));
-        holder.replaceChildren(boardTable(list, roles, kind));
+        byId.clear();
+        for (const s of data as unknown as StoredEntry[]) byId.set(s.entry.id, s);
+        show();
+      },
+      changes: (data) => {
+        for (const s of data as unknown as StoredEntry[]) if ((byId.get(s.entry.id)?.version ?? 0) < s.version) byId.set(s.entry.id, s);
+        show();
       },
     },
     status,

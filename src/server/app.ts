@@ -4,7 +4,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import type { Project } from "../config/index.js";
 import { createLogger, type Logger } from "../core/index.js";
 import type { ProjectSupervisorOptions } from "../app/index.js";
-import type { Store } from "../store/index.js";
+import { waitingAtMost, type Store } from "../store/index.js";
 import { authorize, HostPolicy, PUBLIC, SESSION_COOKIE } from "./access.js";
 import { Auth, assertMayListen, tokenTable } from "./auth.js";
 import { serverContext, type ServerContext } from "./context.js";
@@ -20,6 +20,12 @@ const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.ur
 
 export const DEFAULT_PORT = 7420;
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+/**
+ * How long a request's write waits for another process's SQLite write lock before it is answered
+ * 503 store_busy with Retry-After (a store opened with yieldWhileBusy: other requests are served
+ * meanwhile). Writes of work a request started that outlive it wait the store's own timeout.
+ */
+export const STORE_BUSY_WAIT_MS = 1_000;
 
 export interface ServerOptions {
   project: Project;
@@ -59,11 +65,18 @@ export function buildServer(options: ServerOptions): PmagentServer {
   const logger = options.logger ?? createLogger("pmagent-serve");
   const ctx = serverContext(options.project, options.store, { env, tokens: tokens.keys(), logger, supervisor: options.supervisor });
   let port = options.port ?? DEFAULT_PORT;
-  const hosts = new HostPolicy(host, options.project.config.server.allowed_hosts, () => port);
+  const limits = options.project.config.server;
+  const hosts = new HostPolicy(host, limits.allowed_hosts, () => port);
   const app = Fastify({
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     logger: false,
     return503OnClosing: true,
+    // A client that sends its request slowly (or not at all) is cut off with 408, and an idle
+    // keep-alive connection closed, so slow clients cannot hold connections (file descriptors) open.
+    // Node checks the headers and request timeouts every connectionsCheckingInterval.
+    requestTimeout: limits.request_timeout_ms,
+    keepAliveTimeout: limits.keep_alive_timeout_ms,
+    http: { headersTimeout: limits.headers_timeout_ms, connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headers_timeout_ms / 4))) },
     // A path the router cannot even decode gets no route and no hooks: refuse a foreign Host here
     // too, and answer in the API's error shape.
     frameworkErrors: (err, req, reply) => {
@@ -73,19 +86,21 @@ export function buildServer(options: ServerOptions): PmagentServer {
       } catch (refusal) {
         failure = refusal;
       }
-      const { status, body } = httpError(failure);
-      void (reply as FastifyReply).code(status).send(body);
+      const { status, body, headers } = httpError(failure);
+      void (reply as FastifyReply).code(status).headers(headers ?? {}).send(body);
     },
   });
+  // Beyond this many connections a new one is closed at once, before it costs more than its socket.
+  app.server.maxConnections = limits.max_connections;
   const routes = apiRoutes(ctx);
   const openapi = openApiDocument(routes, { title: "pmagent API", version: pkg.version });
   const endpoints: Array<{ method: string; url: string; public: boolean }> = [];
 
   app.decorateRequest("actor", "");
   app.setErrorHandler((err, _req, reply) => {
-    const { status, body } = httpError(err);
+    const { status, body, headers } = httpError(err);
     if (status >= 500) logger.error({ err: (err as Error).message }, "request failed");
-    void reply.code(status).send(body);
+    void reply.code(status).headers(headers ?? {}).send(body);
   });
   app.setNotFoundHandler((req, reply) => {
     void reply.code(404).send({ error: { code: "route_not_found", message: `no route ${req.method} ${req.url.split("?")[0]}: see /openapi.json` } });
@@ -107,7 +122,7 @@ export function buildServer(options: ServerOptions): PmagentServer {
       url: r.url,
       handler: async (req: FastifyRequest, reply: FastifyReply) => {
         const input = validate(r, { params: req.params, query: req.query, body: req.body });
-        const result = await r.handler({ actor: req.actor, ...input });
+        const result = await waitingAtMost(STORE_BUSY_WAIT_MS, () => r.handler({ actor: req.actor, ...input }));
         return reply.code(r.status ?? 200).send(result);
       },
     });
@@ -146,7 +161,7 @@ export function buildServer(options: ServerOptions): PmagentServer {
       void server.close();
     });
     await server.connect(transport);
-    await transport.handleRequest(req.raw, reply.raw, req.body);
+    await waitingAtMost(STORE_BUSY_WAIT_MS, () => transport.handleRequest(req.raw, reply.raw, req.body));
   };
   app.post("/mcp", mcp);
   app.get("/mcp", mcp);
@@ -174,6 +189,8 @@ export function buildServer(options: ServerOptions): PmagentServer {
       return address.replace("[::1]", "127.0.0.1");
     },
     async close() {
+      // Live board streams end first: an open stream would hold its connection through the close.
+      ctx.boardFeed.close();
       await app.close();
       await Promise.all([...ctx.inFlight]);
     },

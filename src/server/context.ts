@@ -1,4 +1,4 @@
-import { Blackboard } from "../blackboard/index.js";
+import { Blackboard, BoardFeed } from "../blackboard/index.js";
 import type { Project } from "../config/index.js";
 import type { Logger, Redactor } from "../core/index.js";
 import { projectKaiSources, type KaiSources } from "../kai/index.js";
@@ -12,6 +12,8 @@ export interface ServerContext {
   project: Project;
   store: Store;
   board: Blackboard;
+  /** The live board every `/v1/entries/stream` client watches, from one poller. */
+  boardFeed: BoardFeed;
   supervisor: Supervisor;
   proposals: ProposalStore;
   /** Accepting a proposal applies it here (installs its tools); changes are undone here. */
@@ -36,6 +38,7 @@ export function serverContext(project: Project, store: Store, options: { env?: N
     project,
     store,
     board,
+    boardFeed: new BoardFeed(board),
     // The same supervisor as the CLI's: actions, proposals, role environments and the OA gate wired in.
     supervisor: projectSupervisor({ store, project, env, redactor, ...(options.logger ? { logger: options.logger } : {}), ...options.supervisor }),
     proposals,

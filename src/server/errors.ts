@@ -11,14 +11,16 @@ export interface ErrorBody {
   error: { code: string; message: string; details?: Record<string, unknown> };
 }
 
-/** HTTP status and `{error: {code, message}}` body of any error a handler throws. */
-export function httpError(err: unknown): { status: number; body: ErrorBody } {
+/** HTTP status, headers and `{error: {code, message}}` body of any error a handler throws. */
+export function httpError(err: unknown): { status: number; body: ErrorBody; headers?: Record<string, string> } {
   if (err instanceof UnauthorizedError) return { status: 401, body: { error: { code: err.code, message: err.message } } };
   if (isPmagentError(err)) {
     const status = UNAVAILABLE.has(err.code)
       ? 503
       : err.kind === "usage" ? 400 : err.kind === "not_found" ? 404 : err.kind === "conflict" ? 409 : err.kind === "refused" ? (STATE_CONFLICTS.has(err.code) ? 409 : 403) : err.kind === "unavailable" ? 503 : 500;
-    return { status, body: { error: err.toJSON() } };
+    // A failure that passes by itself (store_busy: another process's write holds the lock) says when to retry.
+    const retry = err.details?.retry_after_s;
+    return { status, body: { error: err.toJSON() }, ...(typeof retry === "number" ? { headers: { "retry-after": String(retry) } } : {}) };
   }
   // Fastify's own errors (body too large, bad JSON, unsupported media type) carry a statusCode.
   const e = err as { statusCode?: number; code?: string; message?: string };

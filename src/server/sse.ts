@@ -1,24 +1,57 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { contentHash, UsageError } from "../core/index.js";
+import type { StoredEntry } from "../blackboard/index.js";
+import { UsageError } from "../core/index.js";
 import { isTerminalRunState } from "../lattice/index.js";
 import type { ServerContext } from "./context.js";
 
 export const SSE_POLL_MS = 250;
 /** Events read per poll of a run's stream; a full page is followed at once by the next. */
 const SSE_PAGE = 500;
+/** A comment line this often keeps an idle stream open through proxies and finds a client gone. */
+export const SSE_KEEPALIVE_MS = 15_000;
+/** A client this far behind in reading (bytes queued for it) is cut off: its EventSource reconnects. */
+const SSE_MAX_QUEUED = 8 * 1024 * 1024;
 
-function open(request: FastifyRequest, reply: FastifyReply, extraHeaders: Record<string, string>): { send(event: string, data: unknown, id?: number): void; closed(): boolean } {
+interface EventStream {
+  send(event: string, data: unknown, id?: number): void;
+  /** `send` with `data` already JSON (one serialization for many clients). */
+  sendJson(event: string, json: string, id?: number): void;
+  closed(): boolean;
+  /** Resolves when the client has gone. */
+  gone: Promise<void>;
+}
+
+function open(request: FastifyRequest, reply: FastifyReply, extraHeaders: Record<string, string>): EventStream {
   reply.hijack();
   const res = reply.raw;
   res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no", ...extraHeaders });
   let closed = false;
-  request.raw.on("close", () => (closed = true));
-  res.write("retry: 1000\n\n");
+  let left!: () => void;
+  const gone = new Promise<void>((resolve) => (left = resolve));
+  const keepAlive = setInterval(() => write(": keep-alive\n\n"), SSE_KEEPALIVE_MS);
+  const stop = () => {
+    closed = true;
+    clearInterval(keepAlive);
+    left();
+  };
+  // The client went away, or the response was ended here.
+  request.raw.on("close", stop);
+  res.on("close", stop);
+  const write = (text: string) => {
+    if (closed || res.destroyed) return;
+    if (res.writableLength > SSE_MAX_QUEUED) {
+      res.destroy();
+      return;
+    }
+    res.write(text);
+  };
+  write("retry: 1000\n\n");
+  const sendJson = (event: string, json: string, id?: number) => write(`${id !== undefined ? `id: ${id}\n` : ""}event: ${event}\ndata: ${json}\n\n`);
   return {
-    send(event, data, id) {
-      if (!closed) res.write(`${id !== undefined ? `id: ${id}\n` : ""}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-    },
+    send: (event, data, id) => sendJson(event, JSON.stringify(data), id),
+    sendJson,
     closed: () => closed || res.destroyed,
+    gone,
   };
 }
 
@@ -89,20 +122,33 @@ export async function streamRunEvents(ctx: ServerContext, request: FastifyReques
   });
 }
 
-/** Live board: every entry of the project, sent again whenever one changes (a new version). */
+/** Entries as sent, redacted and serialized once for every client (a feed hands them all the same array). */
+const sentJson = new WeakMap<readonly StoredEntry[], string>();
+function entriesJson(ctx: ServerContext, entries: readonly StoredEntry[]): string {
+  let json = sentJson.get(entries);
+  if (json === undefined) sentJson.set(entries, (json = JSON.stringify(ctx.redactor.redactValue(entries))));
+  return json;
+}
+
+/**
+ * Live board: `entries` (every entry of the project, in creation order) on connect, then `changes`
+ * (the entries that changed, whole, each with its new version) as they happen, with the board's
+ * history position as the event id. Served from the server's one BoardFeed: an idle board costs
+ * one indexed read per poll whatever its size and however many watch, and each change is sent once
+ * to each client. A reconnecting client gets the whole board again.
+ */
 export async function streamEntries(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, headers: Record<string, string>): Promise<void> {
   const sse = open(request, reply, headers);
-  let last = "";
-  let n = 0;
   await untilError(sse, reply, async () => {
-    while (!sse.closed()) {
-      const list = await ctx.board.list();
-      const hash = contentHash(list.map((s) => [s.entry.id, s.version]));
-      if (hash !== last) {
-        sse.send("entries", ctx.redactor.redactValue(list), ++n);
-        last = hash;
-      }
-      await sleep(SSE_POLL_MS * 2);
+    // The feed ends a watch when it closes (the server stops) or fails (the stream then says so).
+    let end!: (err: unknown) => void;
+    const ended = new Promise<void>((resolve, reject) => (end = (err) => (err === undefined ? resolve() : reject(err))));
+    const watch = await ctx.boardFeed.watch({ changed: (entries, seq) => sse.sendJson("changes", entriesJson(ctx, entries), seq), ended: (err) => end(err) });
+    try {
+      sse.sendJson("entries", entriesJson(ctx, watch.entries), watch.seq);
+      await Promise.race([sse.gone, ended]);
+    } finally {
+      watch.stop();
     }
   });
 }

@@ -1,5 +1,6 @@
 export type { Dialect, Queryable, RunResult, SqlParam, Store, TransactionOptions, Unlisten } from "./types.js";
-export { SqliteStore } from "./sqlite.js";
+export { SqliteStore, type SqliteOptions } from "./sqlite.js";
+export { waitingAtMost } from "./busy.js";
 export { PostgresStore, toPgPlaceholders, type PostgresOptions } from "./postgres.js";
 export { migrate, type Migration } from "./migrate.js";
 export { migrations } from "./migrations/index.js";

@@ -25,6 +25,8 @@ export interface OpenStoreOptions {
   storage?: StorageConfig;
   env?: NodeJS.ProcessEnv;
   migrations?: readonly Migration[];
+  /** SQLite: wait for another process's write lock without blocking the event loop (a server). */
+  yieldWhileBusy?: boolean;
 }
 
 /**
@@ -44,7 +46,8 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   } else if (storage.driver === "postgres") {
     throw new UsageError("store_missing_url", "storage.driver is \"postgres\" but no URL is set: set PMAGENT_DATABASE_URL=postgres://…");
   } else {
-    store = new SqliteStore(resolve(options.root, env.PMAGENT_SQLITE_PATH || storage.path || DEFAULT_SQLITE_PATH));
+    const source = env.PMAGENT_SQLITE_PATH ? "PMAGENT_SQLITE_PATH" : storage.path ? "storage.path" : "the default path";
+    store = new SqliteStore(resolve(options.root, env.PMAGENT_SQLITE_PATH || storage.path || DEFAULT_SQLITE_PATH), { source, yieldWhileBusy: options.yieldWhileBusy });
   }
   try {
     await migrate(store, options.migrations ?? allMigrations);

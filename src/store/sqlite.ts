@@ -2,8 +2,11 @@ import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { EventEmitter } from "node:events";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Worker } from "node:worker_threads";
 import { startThread, UnavailableError } from "../core/index.js";
+import { busyWaitMs, isBusy, storeBusy } from "./busy.js";
+import { assertUsableSqlitePath } from "./sqlite-path.js";
 import type { Queryable, RunResult, SqlParam, Store, TransactionOptions, Unlisten } from "./types.js";
 
 type Statement = Database.Statement<unknown[]>;
@@ -26,12 +29,17 @@ export class SqliteStore implements Store {
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
   private checkpointer: Checkpointer | undefined;
+  private readonly busyTimeoutMs: number;
+  private readonly yieldWhileBusy: boolean;
 
-  constructor(file: string, options: { busyTimeoutMs?: number } = {}) {
-    if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+  constructor(file: string, options: SqliteOptions = {}) {
     this.location = file;
+    this.busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+    this.yieldWhileBusy = options.yieldWhileBusy ?? false;
+    if (file !== ":memory:") assertUsableSqlitePath(file, options.source);
     try {
-      this.db = new Database(file, { timeout: options.busyTimeoutMs ?? 30_000 });
+      if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+      this.db = new Database(file, { timeout: this.busyTimeoutMs });
       this.db.pragma("journal_mode = WAL");
       this.db.pragma("synchronous = NORMAL");
       this.db.pragma("foreign_keys = ON");
@@ -44,6 +52,9 @@ export class SqliteStore implements Store {
       // quarter more page writes and twice the page reads on a bulk insert (measured with strace).
       // The cache grows only as pages are used.
       this.db.pragma(`cache_size = -${CACHE_KIB}`);
+      // SQLite waits for a lock by sleeping on this thread: a yielding store waits a slice of it
+      // and then tries again from a timer (see whenFree), so the event loop goes on meanwhile.
+      if (this.yieldWhileBusy) this.db.pragma(`busy_timeout = ${BUSY_SLICE_MS}`);
     } catch (err) {
       throw new UnavailableError("store_open_failed", `cannot open SQLite database ${file}: ${(err as Error).message}`, { cause: err });
     }
@@ -65,6 +76,37 @@ export class SqliteStore implements Store {
     return next;
   }
 
+  /**
+   * Run one attempt of a statement or of a transaction's BEGIN in the queue. When it finds the
+   * write lock taken (Busy), a yielding store lets the queue go on, so this process's reads and
+   * other work are served while another process writes, and tries again after a pause, until it
+   * has waited as long as it may (busyWaitMs: an HTTP request less than the store's timeout);
+   * a blocking store has already waited its busy timeout inside SQLite. Then: store_busy.
+   */
+  private whenFree<T>(attempt: () => Promise<T>): Promise<T> {
+    return attempt().catch(async (err: unknown) => {
+      if (!(err instanceof Busy)) throw err;
+      if (!this.yieldWhileBusy) throw storeBusy(this.location, this.busyTimeoutMs, err.cause);
+      const limit = busyWaitMs(this.busyTimeoutMs);
+      const started = Date.now() - BUSY_SLICE_MS;
+      for (let pause = 1; ; pause = Math.min(pause * 2, MAX_BUSY_PAUSE_MS)) {
+        const waited = Date.now() - started;
+        if (waited + pause > limit) throw storeBusy(this.location, waited, err.cause);
+        await sleep(pause);
+        try {
+          return await attempt();
+        } catch (again) {
+          if (!(again instanceof Busy)) throw again;
+        }
+      }
+    });
+  }
+
+  /** A statement on its own, in the queue; tried again while busy (it changed nothing). */
+  private statement<T>(run: (q: Queryable) => Promise<T>): Promise<T> {
+    return this.whenFree(() => this.exclusive(() => run(this.direct()).catch(markBusy)));
+  }
+
   private direct(): Queryable {
     return {
       dialect: "sqlite",
@@ -82,21 +124,27 @@ export class SqliteStore implements Store {
   }
 
   all<T = Record<string, unknown>>(sql: string, params?: readonly SqlParam[]): Promise<T[]> {
-    return this.exclusive(() => this.direct().all<T>(sql, params));
+    return this.statement((q) => q.all<T>(sql, params));
   }
   get<T = Record<string, unknown>>(sql: string, params?: readonly SqlParam[]): Promise<T | undefined> {
-    return this.exclusive(() => this.direct().get<T>(sql, params));
+    return this.statement((q) => q.get<T>(sql, params));
   }
   run(sql: string, params?: readonly SqlParam[]): Promise<RunResult> {
-    return this.exclusive(() => this.direct().run(sql, params));
+    return this.statement((q) => q.run(sql, params));
   }
   exec(sql: string): Promise<void> {
+    // Several statements: one may have run before another found the lock taken, so never retried.
     return this.exclusive(() => this.direct().exec(sql));
   }
 
   transaction<T>(fn: (tx: Queryable) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
-    return this.exclusive(async () => {
-      this.db.exec(options.immediate === false ? "BEGIN" : "BEGIN IMMEDIATE");
+    return this.whenFree(() => this.exclusive(async () => {
+      // The lock is taken here, before `fn` runs: only this step is tried again while busy.
+      try {
+        this.db.exec(options.immediate === false ? "BEGIN" : "BEGIN IMMEDIATE");
+      } catch (err) {
+        markBusy(err);
+      }
       try {
         const result = await fn(this.direct());
         this.db.exec("COMMIT");
@@ -107,7 +155,7 @@ export class SqliteStore implements Store {
         if (this.db.inTransaction) this.db.exec("ROLLBACK");
         throw err;
       }
-    });
+    }));
   }
 
   channelName(channel: string): string {
@@ -160,6 +208,30 @@ export class SqliteStore implements Store {
     // A safety net only: the thread checkpoints after every commit, long before this.
     this.db.pragma(`wal_autocheckpoint = ${SAFETY_AUTOCHECKPOINT_PAGES}`);
   }
+}
+
+export interface SqliteOptions {
+  /** How long a write waits for another connection's write lock before store_busy (default 30 s). */
+  busyTimeoutMs?: number;
+  /**
+   * Wait for that lock without blocking the event loop (see whenFree): for a server, whose other
+   * requests must be answered meanwhile. Otherwise SQLite sleeps on the thread until it is free.
+   */
+  yieldWhileBusy?: boolean;
+  /** Where the file's path came from, named when it is refused (e.g. `PMAGENT_SQLITE_PATH`). */
+  source?: string;
+}
+
+export const DEFAULT_BUSY_TIMEOUT_MS = 30_000;
+/** A yielding store's wait inside SQLite per try, and its longest pause between tries. */
+const BUSY_SLICE_MS = 10;
+const MAX_BUSY_PAUSE_MS = 50;
+
+/** A lock that was taken where trying again is safe: nothing had been done yet. */
+class Busy extends Error {}
+
+function markBusy(err: unknown): never {
+  throw isBusy(err) ? new Busy("SQLITE_BUSY", { cause: err }) : err;
 }
 
 /** The connection's page cache, in KiB. */

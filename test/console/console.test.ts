@@ -97,6 +97,20 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     await shot("board");
   });
 
+  it("keeps the board live: a posted entry appears and moves with its status, from the stream's changes", async () => {
+    await page.locator('#board-live[data-live="live"]').waitFor();
+    const cell = (status: string) => page.locator(`#board tr[data-role="Reviewer"] td[data-status="${status}"]`);
+    await board.post("Human", { id: "live-1", to: "Reviewer", kind: "review_request" });
+    await cell("open").locator('[data-entry="live-1"]').waitFor();
+    expect(await page.locator('#board-kind option[value="review_request"]').count()).toBe(1);
+    await board.claim("w-live", "Reviewer", ["review_request"], 60_000);
+    await cell("in_progress").locator('[data-entry="live-1"]').waitFor();
+    expect(await cell("open").locator('[data-entry="live-1"]').count()).toBe(0);
+    expect(await cell("in_progress").locator('[data-entry="live-1"]').textContent()).toContain("v2");
+    // One stream the whole time: the changes came on it, nothing reloaded the board.
+    expect(await page.evaluate(() => (window as unknown as { __sources: EventSource[] }).__sources.filter((e) => e.url.endsWith("/v1/entries/stream")).length)).toBe(1);
+  });
+
   it("renders Markdown without letting markup or script URLs through", async () => {
     // A string, so the test runner does not rewrite the import() the page runs.
     const source = ["# Title <img src=x onerror=alert(1)>", "", "- **bold** and `code` and *em*", "- [ok](https://example.org/a) [bad](javascript:alert(1))", "", "<script>alert(1)</script>", "", "| a | b |", "|---|---|", "| 1 | <i>2</i> |", "", "```", "<b>kept as text</b>", "```"].join("\n");

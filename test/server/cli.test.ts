@@ -1,9 +1,10 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CLI, runCli } from "../helpers/proc.js";
+import { holdWriteLock } from "../helpers/sqlite-lock.js";
 
 describe("pmagent serve and pmagent mcp (CLI)", () => {
   let dir: string;
@@ -31,17 +32,23 @@ describe("pmagent serve and pmagent mcp (CLI)", () => {
     expect(as.stderr).toContain("--as needs an actor name");
   });
 
-  it("serves until SIGTERM, then exits 0", async () => {
+  /** `pmagent serve --port 0`, once it has said where it listens. */
+  async function serve(): Promise<{ child: ChildProcess; url: string }> {
     const child = spawn(process.execPath, [CLI, "serve", "--port", "0"], { cwd: dir, env: env() });
     let out = "";
     const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.on("data", (d: Buffer) => {
+      child.stdout!.on("data", (d: Buffer) => {
         out += d.toString();
         const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
         if (m) resolve(m[1]!);
       });
       child.on("exit", (code) => reject(new Error(`exited ${code}: ${out}`)));
     });
+    return { child, url };
+  }
+
+  it("serves until SIGTERM, then exits 0", async () => {
+    const { child, url } = await serve();
     const who = (await (await fetch(`${url}/v1/whoami`)).json()) as { actor: string };
     expect(who.actor).toBe("Human");
     expect((await fetch(`${url}/`)).headers.get("content-type")).toBe("text/html; charset=utf-8");
@@ -54,5 +61,22 @@ describe("pmagent serve and pmagent mcp (CLI)", () => {
       child.kill("SIGTERM");
     });
     expect(code).toBe(0);
+  });
+
+  it("answers reads while another process holds the SQLite write lock, and a write 503 store_busy", async () => {
+    const { child, url } = await serve();
+    const lock = await holdWriteLock(join(dir, ".pmagent/pmagent.db"));
+    try {
+      let written = false;
+      const write = fetch(`${url}/v1/entries`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ to: "Aya", kind: "doc_update_proposal_request" }) }).finally(() => (written = true));
+      // Reads one after another, all answered while the write still waits for the lock.
+      for (let i = 0; i < 3; i++) expect((await fetch(`${url}/v1/entries`)).status).toBe(200);
+      expect(written).toBe(false);
+      const refused = await write;
+      expect([refused.status, refused.headers.get("retry-after"), ((await refused.json()) as { error: { code: string } }).error.code]).toEqual([503, "1", "store_busy"]);
+    } finally {
+      await lock.release();
+      child.kill("SIGTERM");
+    }
   });
 });

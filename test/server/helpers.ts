@@ -62,37 +62,81 @@ export interface SseFrame {
 
 /** Read server-sent events until `until(frames)` holds (or the server ends the stream). */
 export async function readSse(url: string, headers: Record<string, string>, until: (frames: SseFrame[]) => boolean): Promise<SseFrame[]> {
+  const stream = await watchSse(url, headers);
+  try {
+    return (await stream.until(until)).map(({ id, event, data }) => (id === undefined ? { event, data } : { id, event, data }));
+  } finally {
+    stream.close();
+  }
+}
+
+export interface SseWatch {
+  /** Every event so far, with the bytes of each as received. */
+  frames: Array<SseFrame & { bytes: number }>;
+  /** Bytes of comment blocks (`: keep-alive`) so far. */
+  commentBytes(): number;
+  /** Resolve once `until(frames)` holds (checked as events arrive), or when the server ends the stream. */
+  until(until: (frames: SseFrame[]) => boolean): Promise<SseFrame[]>;
+  close(): void;
+}
+
+/** An open stream of server-sent events, read as they come for as long as it is open. */
+export async function watchSse(url: string, headers: Record<string, string>): Promise<SseWatch> {
   const ac = new AbortController();
   const res = await fetch(url, { headers, signal: ac.signal });
   if (!res.ok) throw new Error(`SSE ${url}: ${res.status} ${await res.text()}`);
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
-  const frames: SseFrame[] = [];
-  let buffer = "";
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return frames;
-      buffer += decoder.decode(value, { stream: true });
-      let cut: number;
-      while ((cut = buffer.indexOf("\n\n")) >= 0) {
-        const block = buffer.slice(0, cut);
-        buffer = buffer.slice(cut + 2);
-        const frame: Partial<SseFrame> = {};
-        for (const line of block.split("\n")) {
-          const [k, ...rest] = line.split(": ");
-          const v = rest.join(": ");
-          if (k === "id") frame.id = v;
-          else if (k === "event") frame.event = v;
-          else if (k === "data") frame.data = JSON.parse(v);
+  const frames: Array<SseFrame & { bytes: number }> = [];
+  let comments = 0;
+  let ended = false;
+  const waiters = new Set<() => void>();
+  void (async () => {
+    let buffer = "";
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let cut: number;
+        while ((cut = buffer.indexOf("\n\n")) >= 0) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const frame: Partial<SseFrame> = {};
+          for (const line of block.split("\n")) {
+            const [k, ...rest] = line.split(": ");
+            const v = rest.join(": ");
+            if (k === "id") frame.id = v;
+            else if (k === "event") frame.event = v;
+            else if (k === "data") frame.data = JSON.parse(v);
+          }
+          if (frame.event) frames.push({ ...(frame as SseFrame), bytes: Buffer.byteLength(block) + 2 });
+          else if (block.startsWith(":")) comments += Buffer.byteLength(block) + 2;
+          for (const wake of waiters) wake();
         }
-        if (frame.event) frames.push(frame as SseFrame);
-        if (until(frames)) return frames;
       }
+    } catch {
+      // Aborted by close().
+    } finally {
+      ended = true;
+      for (const wake of waiters) wake();
     }
-  } finally {
-    ac.abort();
-  }
+  })();
+  return {
+    frames,
+    commentBytes: () => comments,
+    until: (until) =>
+      new Promise((resolve) => {
+        const check = () => {
+          if (!until(frames) && !ended) return;
+          waiters.delete(check);
+          resolve(frames);
+        };
+        waiters.add(check);
+        check();
+      }),
+    close: () => ac.abort(),
+  };
 }
 
 export interface RawResponse {
