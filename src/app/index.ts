@@ -5,6 +5,6 @@
  * interfaces and imports neither oa nor prompt. The CLI, the server, the worker and the lane's
  * demo call it.
  */
-export { projectActionExecutor, projectForge, projectHandlers, projectNotifiers, workspaceSandbox, GITHUB_GIT_URL_ENV, type ProjectActionsOptions } from "./actions.js";
+export { projectActionExecutor, projectCycles, projectForge, projectHandlers, projectNotifiers, workspaceSandbox, GITHUB_GIT_URL_ENV, type ProjectActionsOptions } from "./actions.js";
 export { oaRunGate } from "./oa-gate.js";
 export { actionSink, proposalSink, environmentProvider, projectEnvironmentChanges, projectSupervisor, type ProjectSupervisorOptions } from "./supervisor.js";

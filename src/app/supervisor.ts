@@ -5,7 +5,7 @@
  */
 import { PmagentError, createLogger, type Logger } from "../core/index.js";
 import { type ActionExecutor, type ActionResume, type ActionSink, type ProposalSink, type RunEnvironmentProvider, type Notifier, EnvironmentChanges, ProposalStore, hiddenFromSprites, roleEnvironment, projectRedactor, ActionRequestPayload, EnvironmentProposalPayload, Supervisor, type SupervisorOptions, type RunRecord } from "../lattice/index.js";
-import { projectActionExecutor, projectNotifiers } from "./actions.js";
+import { projectActionExecutor, projectCycles, projectNotifiers } from "./actions.js";
 import { oaRunGate } from "./oa-gate.js";
 import type { Project } from "../config/index.js";
 import type { Store } from "../store/index.js";
@@ -145,6 +145,8 @@ export function projectSupervisor(options: ProjectSupervisorOptions): Supervisor
   const executor = projectActionExecutor({ project, store, env, logger: log, consoleWrite: options.consoleWrite, resume: (runId, payload) => resumeBlocked(supervisor, runId, payload, log, notifiers) });
   const changes = projectEnvironmentChanges(project, store, proposals, env);
   const supervisor: Supervisor = new Supervisor({
+    // Lane cycles are branches of the project's forge repository (the local forge's bare one).
+    cycles: projectCycles(project, store, env),
     ...options,
     // The same redactor (the secrets file's values too) and log as its sinks'.
     redactor,

@@ -25,6 +25,8 @@ export function docUpdateLane(): ConfigInput["lanes"][number] {
     name: "doc_update",
     allowed_paths: ["STATE/", "docs/"],
     state_file: "STATE/current_state.md",
+    // Tsugu applies the reviewed updates: the cycle's pull request opens with his commit.
+    open_pull_request: "Tsugu",
     roles: [
       { name: "Aya", runner: sprite("aya"), allowed_kinds: ["doc_update_proposal_request"], credentials: [MODEL_KEY], next: { to: "Sho", kind: "doc_update_review_request", id_suffix: "-review" } },
       { name: "Sho", runner: sprite("sho"), allowed_kinds: ["doc_update_review_request"], credentials: [MODEL_KEY], next: { to: "Tsugu", kind: "doc_update_apply_request", id_suffix: "-apply" } },

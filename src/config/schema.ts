@@ -92,8 +92,19 @@ export const LaneSchema = z
     state_file: z.string().min(1).default("STATE/current_state.md"),
     /** The gate of the lane's model-backed review (Sho with `model` configured); hard_gate when absent. */
     review_level: z.enum(["feedback", "soft_gate", "hard_gate"]).optional(),
+    /**
+     * When the cycle's pull request opens: with the cycle's first change (`first_change`), after
+     * a run of the named role, or `never`. Each later role's commit updates it.
+     */
+    open_pull_request: z.string().min(1).default("first_change"),
   })
-  .strict();
+  .strict()
+  .superRefine((lane, ctx) => {
+    const when = lane.open_pull_request;
+    if (when !== "first_change" && when !== "never" && !lane.roles.some((r) => r.name === when)) {
+      ctx.addIssue({ code: "custom", path: ["open_pull_request"], message: `"${when}" is neither first_change, never nor a role of the lane (${lane.roles.map((r) => r.name).join(", ")})` });
+    }
+  });
 
 export const StorageSchema = z
   .object({

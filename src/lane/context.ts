@@ -35,6 +35,15 @@ export interface LaneRunContext {
   entry: LaneEntry;
   /** Id of the cycle's root request (the entry id without the lane's suffixes). */
   cycleId: string;
+  /** The cycle's branch: the supervisor's (PMAGENT_CYCLE_BRANCH), else the lane's own name for it. */
+  branch: string;
+  /** The cycle's pull request base (PMAGENT_CYCLE_BASE), when the supervisor put the run on the cycle's branch. */
+  base: string | undefined;
+  /**
+   * True when the supervisor started the workspace on the cycle's branch: the previous roles' work
+   * is here already, and what this run leaves is committed onto the branch when it succeeds.
+   */
+  onCycleBranch: boolean;
   /** The file the entry was read from. */
   entryFile: string;
 }
@@ -52,7 +61,9 @@ export function laneContext(env: NodeJS.ProcessEnv = process.env, options: { ent
   const raw = parseJsonText(readFileSync(entryFile, "utf8"), entryFile) as Partial<LaneEntry>;
   if (typeof raw.id !== "string" || typeof raw.kind !== "string") throw new UsageError("invalid_entry", `${entryFile} is not a blackboard entry (no id or kind)`);
   const entry: LaneEntry = { id: raw.id, kind: raw.kind, payload: raw.payload ?? {}, target_docs: raw.target_docs ?? [] };
-  return { sprite: new Sprite({ env }), role, workspace, project, lane, entry, cycleId: cycleRootId(lane, entry.id), entryFile };
+  const cycleId = cycleRootId(lane, entry.id);
+  const onCycleBranch = Boolean(env.PMAGENT_CYCLE_BRANCH);
+  return { sprite: new Sprite({ env }), role, workspace, project, lane, entry, cycleId, branch: env.PMAGENT_CYCLE_BRANCH || cycleBranch(cycleId), base: env.PMAGENT_CYCLE_BASE || undefined, onCycleBranch, entryFile };
 }
 
 /**
@@ -78,17 +89,17 @@ export function findArtifact(entry: LaneEntry, kind: string): ArtifactRef | unde
  * reference's `url` names (the previous role's workspace) and checked out here; an absolute one
  * (entries posted before) is read where it is.
  */
-export function readArtifact<S extends z.ZodType>(ctx: Pick<LaneRunContext, "entry" | "workspace" | "cycleId">, kind: string, schema: S): { data: z.output<S>; path: string } {
+export function readArtifact<S extends z.ZodType>(ctx: Pick<LaneRunContext, "entry" | "workspace" | "branch" | "onCycleBranch">, kind: string, schema: S): { data: z.output<S>; path: string } {
   const { entry, workspace } = ctx;
   const artifact = findArtifact(entry, kind);
   const ref = artifact?.ref;
   if (!ref) throw new NotFoundError("artifact_missing", `entry ${entry.id} references no ${kind} artifact: the previous role did not produce one`);
   let file = ref;
   if (!isAbsolute(ref)) {
-    const branch = cycleBranch(ctx.cycleId);
-    if (artifact.url?.startsWith("file:")) {
+    // On the cycle's branch, the previous roles' commits are here already.
+    if (!ctx.onCycleBranch && artifact.url?.startsWith("file:")) {
       const repo = fileURLToPath(artifact.url);
-      if (resolve(repo) !== resolve(workspace)) checkoutBranchFrom(workspace, repo, branch);
+      if (resolve(repo) !== resolve(workspace)) checkoutBranchFrom(workspace, repo, ctx.branch);
     }
     file = confinePath(workspace, ref, `${kind} artifact path`);
   }
@@ -102,8 +113,7 @@ export function readArtifact<S extends z.ZodType>(ctx: Pick<LaneRunContext, "ent
  * workspace (where the branch can be fetched from) as its url.
  */
 export function saveRepoArtifact(ctx: LaneRunContext, kind: string, rel: string, value: unknown, metadata: Record<string, unknown> = {}): string {
-  const { workspace } = ctx;
-  const branch = cycleBranch(ctx.cycleId);
+  const { workspace, branch } = ctx;
   if (git(workspace, ["rev-parse", "--abbrev-ref", "HEAD"]) !== branch) git(workspace, ["checkout", "--quiet", "-B", branch]);
   writeFileAtomic(confinePath(workspace, rel, `${kind} artifact path`), `${JSON.stringify(value, null, 2)}\n`);
   git(workspace, ["add", "--", rel]);

@@ -72,7 +72,7 @@ export function runGen(ctx: LaneRunContext, now = new Date()): void {
 function snapshot(ctx: LaneRunContext, now: Date): void {
   const { sprite, entry, workspace } = ctx;
   sprite.phaseStarted("pm_snapshot");
-  const base = defaultBranch(workspace);
+  const base = ctx.base ?? defaultBranch(workspace);
   const { data: review } = readArtifact(ctx, REVIEW_VERSION, DocUpdateReviewSchema);
   const date = now.toISOString().slice(0, 10);
   const pr = findArtifact(entry, "pull_request");
@@ -103,7 +103,8 @@ function snapshot(ctx: LaneRunContext, now: Date): void {
     sprite.completed("success", `PM snapshot of ${ctx.cycleId}: ${rel} (no branch to put it on: it stays in this run's workspace)`);
     return;
   }
-  checkoutBranchFrom(workspace, onBranch.repo, onBranch.name);
+  // On the cycle's branch, Tsugu's commit is here already.
+  if (!ctx.onCycleBranch) checkoutBranchFrom(workspace, onBranch.repo, onBranch.name);
   write();
   git(workspace, ["add", "--", rel]);
   git(workspace, ["-c", "user.name=Gen", "-c", "user.email=gen@pmagent.invalid", "commit", "--quiet", "-m", `reports: PM snapshot of ${ctx.cycleId}`]);

@@ -10,18 +10,18 @@ import { RefusedError, confinePath } from "../core/index.js";
 import { DocUpdateReviewSchema, REVIEW_VERSION } from "./schema.js";
 import { guardUpdate } from "./guard.js";
 import { PULL_REQUEST_INPUTS, findArtifact, pullRequestOutcome, readArtifact, readDoc, type LaneRunContext } from "./context.js";
-import { cycleBranch, defaultBranch, git } from "./git.js";
+import { defaultBranch, git } from "./git.js";
 
 export { BRANCH_PREFIX } from "./git.js";
 
 function apply(ctx: LaneRunContext): void {
   const { sprite, workspace } = ctx;
   sprite.phaseStarted("apply");
-  const base = defaultBranch(workspace);
+  const base = ctx.base ?? defaultBranch(workspace);
   // On the cycle's branch, which holds the proposal and the review at the contract's paths.
   const { data: review, path: reviewPath } = readArtifact(ctx, REVIEW_VERSION, DocUpdateReviewSchema);
   if (review.accepted.length === 0) throw new RefusedError("nothing_to_apply", `the review of ${ctx.cycleId} accepted no update: nothing to apply`);
-  const branch = cycleBranch(ctx.cycleId);
+  const { branch } = ctx;
   if (git(workspace, ["rev-parse", "--abbrev-ref", "HEAD"]) !== branch) git(workspace, ["checkout", "--quiet", "-B", branch]);
   for (const u of review.accepted) {
     // The guard again, on this workspace: the review may be older than the document.

@@ -49,3 +49,19 @@ describe("a router's routes (Hana, roles contract §3.6.4)", () => {
     expect(() => parseConfig(JSON.stringify(config), "cfg.json")).toThrow('cfg.json is invalid:\n  $.lanes[0].roles[4].routes[0].on: "doc_update_error" is not one of the role\'s allowed_kinds (hana_task, pm_snapshot_done, hana_analysis_result)');
   });
 });
+
+describe("a lane's open_pull_request", () => {
+  it("defaults to the cycle's first change, and the doc_update lane opens it with Tsugu", () => {
+    const config = parseConfig(JSON.stringify(defaultConfig("p")), "cfg.json");
+    expect(config.lanes[0]!.open_pull_request).toBe("Tsugu");
+    const lane = { ...defaultConfig("p").lanes[0]! } as Record<string, unknown>;
+    delete lane.open_pull_request;
+    expect(parseConfig(JSON.stringify({ ...defaultConfig("p"), lanes: [lane] }), "cfg.json").lanes[0]!.open_pull_request).toBe("first_change");
+  });
+
+  it("is refused when it is neither first_change, never nor a role of the lane", () => {
+    const config = defaultConfig("p");
+    config.lanes[0] = { ...config.lanes[0]!, open_pull_request: "Tsgu" };
+    expect(() => parseConfig(JSON.stringify(config), "cfg.json")).toThrow('cfg.json is invalid:\n  $.lanes[0].open_pull_request: "Tsgu" is neither first_change, never nor a role of the lane (Aya, Sho, Tsugu, Gen, Hana)');
+  });
+});

@@ -365,7 +365,7 @@ describe("Sho's outcome at each level (the task alone, without a model call)", (
     const events: Array<{ event_type: string; payload: Record<string, unknown> }> = [];
     const sprite = new Sprite({ spriteId: "s-1", workItemId: "req-1-review", workspace, write: (line) => void events.push(JSON.parse(line.slice(line.indexOf("{"))) as never) });
     const entry = { id: "req-1-review", kind: "doc_update_review_request", payload: { refs: [{ type: "artifact", kind: "doc_update_proposal_v1", ref }] }, target_docs: [] };
-    return { ctx: { sprite, role: "Sho", workspace, project: { root: workspace, configPath: "", config: parseConfig(JSON.stringify(exampleLaneConfig("demo")), "x") }, lane, entry, cycleId: "req-1", entryFile: "" }, events };
+    return { ctx: { sprite, role: "Sho", workspace, project: { root: workspace, configPath: "", config: parseConfig(JSON.stringify(exampleLaneConfig("demo")), "x") }, lane, entry, cycleId: "req-1", branch: "doc-update/req-1", base: undefined, onCycleBranch: false, entryFile: "" }, events };
   }
 
   const answer = (level: string, decision: string, second: "accept" | "reject") => ({

@@ -117,7 +117,7 @@ describe("Gen: PM snapshot", () => {
       const events: Array<{ event_type: string; payload: Record<string, unknown> }> = [];
       const sprite = new Sprite({ spriteId: "s-1", workItemId: "req-1-pm_snapshot", workspace, write: (line) => void events.push(JSON.parse(line.slice(line.indexOf("{"))) as never) });
       const genEntry = { id: "req-1-pm_snapshot", kind: "pm_snapshot_request", payload: { refs: [{ type: "artifact", kind: "doc_update_review_v1", ref }] }, target_docs: [] };
-      LANE_SPRITES.gen!({ sprite, role: "Gen", workspace, project: { root: workspace, configPath: "", config }, lane, entry: genEntry, cycleId: "req-1", entryFile: "" });
+      LANE_SPRITES.gen!({ sprite, role: "Gen", workspace, project: { root: workspace, configPath: "", config }, lane, entry: genEntry, cycleId: "req-1", branch: "doc-update/req-1", base: undefined, onCycleBranch: false, entryFile: "" });
       expect(events.map((e) => e.event_type)).toEqual(["PHASE_STARTED", "ARTIFACT", "PHASE_FINISHED", "COMPLETED"]);
       const rel = (events[1]!.payload.metadata as { path: string }).path;
       // Referenced by its repository-relative path, with the workspace it can be fetched from.
@@ -187,7 +187,7 @@ describe("Hana: the router of the roles contract (§3.6)", () => {
     const sprite = new Sprite({ spriteId: "s-1", workItemId: id, workspace: tmpdir(), write: (line) => void events.push(JSON.parse(line.slice(line.indexOf("{"))) as never) });
     let error: (Error & { code?: string }) | undefined;
     try {
-      LANE_SPRITES.hana!({ sprite, role: "Hana", workspace: tmpdir(), project: { root: tmpdir(), configPath: "", config }, lane, entry: { id, kind, payload, target_docs: [] }, cycleId: cycleRootId(lane, id), entryFile: "" });
+      LANE_SPRITES.hana!({ sprite, role: "Hana", workspace: tmpdir(), project: { root: tmpdir(), configPath: "", config }, lane, entry: { id, kind, payload, target_docs: [] }, cycleId: cycleRootId(lane, id), branch: "doc-update/x", base: undefined, onCycleBranch: false, entryFile: "" });
     } catch (err) {
       error = err as Error & { code?: string };
     }
@@ -243,7 +243,7 @@ describe("Tsugu and Gen resumed after a failed OPEN_PR", () => {
       writeResume(workspace, { work_item_id: "req-1-x", checkpoint_id: "chk_1", inputs: {}, context: { error: { action: "OPEN_PR", message: "push refused by the forge" } } });
       const events: Array<{ event_type: string; payload: Record<string, unknown> }> = [];
       const sprite = new Sprite({ spriteId: "s-1", workItemId: "req-1-x", workspace, write: (line) => void events.push(JSON.parse(line.slice(line.indexOf("{"))) as never) });
-      LANE_SPRITES[name]!({ sprite, role, workspace, project: { root: workspace, configPath: "", config }, lane, entry: { id: "req-1-x", kind: "k", payload: {}, target_docs: [] }, cycleId: "req-1", entryFile: "" });
+      LANE_SPRITES[name]!({ sprite, role, workspace, project: { root: workspace, configPath: "", config }, lane, entry: { id: "req-1-x", kind: "k", payload: {}, target_docs: [] }, cycleId: "req-1", branch: "doc-update/req-1", base: undefined, onCycleBranch: false, entryFile: "" });
       expect(events.map((e) => [e.event_type, e.payload.status, e.payload.summary])).toEqual([["COMPLETED", "failure", summary]]);
     } finally {
       rmSync(workspace, { recursive: true, force: true });

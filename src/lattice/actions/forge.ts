@@ -27,10 +27,22 @@ export interface PullRequest {
   created: boolean;
 }
 
+/** A pull request whose head is a branch of a supervisor-owned repository (a lane cycle's branch). */
+export interface BranchPullRequest {
+  title: string;
+  body: string;
+  base: string;
+  head: string;
+  /** The repository holding `head`: the local forge's own bare repository. */
+  repo: string;
+}
+
 /** Where OPEN_PR pushes and opens pull requests: the local forge or GitHub. */
 export interface Forge {
   readonly kind: "local" | "github";
   openPullRequest(request: PullRequestRequest): Promise<PullRequest>;
+  /** Open (or update) the pull request of a branch the supervisor already holds: a cycle's. */
+  openBranchPullRequest(request: BranchPullRequest): Promise<PullRequest>;
 }
 
 /**
@@ -180,16 +192,29 @@ export class LocalForge implements Forge {
   async openPullRequest(request: PullRequestRequest): Promise<PullRequest> {
     await validate(request, this.options.root);
     await ensureBareRepo(this.bareRepo);
-    if (!(await branchSha(this.bareRepo, request.base))) {
-      // A new forge has no base yet: seed it from the project's own repository, never the sprite's.
-      if (!(await branchSha(this.options.root, request.base))) {
-        throw new UsageError("base_not_found", `OPEN_PR: base branch "${request.base}" exists neither in the forge ${this.bareRepo} nor in the project repository ${this.options.root}`);
-      }
-      await git(["fetch", "--quiet", "--no-tags", this.options.root, `refs/heads/${request.base}:refs/heads/${request.base}`], { cwd: this.bareRepo });
-    }
+    await this.seedBase(request.base);
     const sha = await fetchIncoming(this.bareRepo, request, this.options.root, this.options.sandbox);
     await updateBranch(this.bareRepo, request.head, sha, `the forge ${this.bareRepo}`, async () => (await this.openFor(request.head))?.number ?? null);
     return this.record(request, sha);
+  }
+
+  async openBranchPullRequest(request: BranchPullRequest): Promise<PullRequest> {
+    await ensureBareRepo(this.bareRepo);
+    await this.seedBase(request.base);
+    // The branch is already here (the cycle's hand-on moved it): the pull request records its head.
+    const sha = await branchSha(request.repo, request.head);
+    if (!sha) throw new UsageError("branch_not_found", `branch "${request.head}" does not exist in ${request.repo}`);
+    if (request.repo !== this.bareRepo) await git(["fetch", "--quiet", "--no-tags", request.repo, `+refs/heads/${request.head}:refs/heads/${request.head}`], { cwd: this.bareRepo });
+    return this.record(request, sha);
+  }
+
+  /** A new forge has no base yet: seed it from the project's own repository, never the sprite's. */
+  private async seedBase(base: string): Promise<void> {
+    if (await branchSha(this.bareRepo, base)) return;
+    if (!(await branchSha(this.options.root, base))) {
+      throw new UsageError("base_not_found", `OPEN_PR: base branch "${base}" exists neither in the forge ${this.bareRepo} nor in the project repository ${this.options.root}`);
+    }
+    await git(["fetch", "--quiet", "--no-tags", this.options.root, `refs/heads/${base}:refs/heads/${base}`], { cwd: this.bareRepo });
   }
 
   private async openFor(head: string): Promise<{ number: number } | undefined> {
@@ -197,7 +222,7 @@ export class LocalForge implements Forge {
     return row ? { number: Number(row.number) } : undefined;
   }
 
-  private async record(request: PullRequestRequest, sha: string): Promise<PullRequest> {
+  private async record(request: Omit<PullRequestRequest, "workspace">, sha: string): Promise<PullRequest> {
     const ms = (this.options.clock ?? Date.now)();
     return this.options.store.transaction(async (tx) => {
       const existing = await tx.get<PullRow>("SELECT * FROM lattice_forge_pulls WHERE project_id = ? AND head = ? AND state = 'open'", [this.options.projectId, request.head]);
@@ -281,6 +306,19 @@ export class GitHubForge implements Forge {
     await validate(request, this.options.root);
     await ensureBareRepo(this.staging);
     const sha = await fetchIncoming(this.staging, request, this.options.root, this.options.sandbox);
+    return this.publish(request, sha);
+  }
+
+  async openBranchPullRequest(request: BranchPullRequest): Promise<PullRequest> {
+    await assertBranchName(request.head, "head", this.options.root);
+    await ensureBareRepo(this.staging);
+    // A repository of the supervisor's own: fetched as it is.
+    await git(["fetch", "--quiet", "--no-tags", "--force", request.repo, `+refs/heads/${request.head}:${incomingRef(request.head)}`], { cwd: this.staging, timeoutMs: 600_000 });
+    return this.publish(request, await git(["rev-parse", "--verify", `${incomingRef(request.head)}^{commit}`], { cwd: this.staging }));
+  }
+
+  /** Push `sha` to GitHub as `request.head` and open its pull request (or find the one it has). */
+  private async publish(request: Omit<PullRequestRequest, "workspace">, sha: string): Promise<PullRequest> {
     // The staging repository only mirrors what is pushed: GitHub's branch is the one that counts.
     await git(["update-ref", `refs/heads/${request.head}`, sha], { cwd: this.staging });
     const { octokit, owner, repo, token } = this.options.client();

@@ -11,11 +11,20 @@ export interface GitOptions {
   timeoutMs?: number;
 }
 
+export interface GitResult {
+  /** Null when git was stopped (timeout) or could not start. */
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  killed: boolean;
+}
+
 /**
  * Run git with a scrubbed environment: PATH and HOME only, no prompts, plus what the caller adds.
- * Nothing of the sprite's environment (or the supervisor's other secrets) reaches git.
+ * Nothing of the sprite's environment (or the supervisor's other secrets) reaches git. Resolves
+ * however git exits: for commands whose exit code is an answer (`merge-tree`: 1 is a conflict).
  */
-export function git(args: string[], options: GitOptions): Promise<string> {
+export function gitResult(args: string[], options: GitOptions): Promise<GitResult> {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: process.env.HOME ?? "/tmp",
@@ -24,18 +33,24 @@ export function git(args: string[], options: GitOptions): Promise<string> {
     LC_ALL: "C",
     ...options.env,
   };
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve) => {
     const argv = options.wrap ? options.wrap(["git", ...args]) : ["git", ...args];
     execFile(argv[0]!, argv.slice(1), { cwd: options.cwd, env, maxBuffer: 16 * 1024 * 1024, ...(options.timeoutMs ? { timeout: options.timeoutMs, killSignal: "SIGKILL" as const } : {}) }, (err, stdout, stderr) => {
-      if (err) {
-        // git's advice ("hint: …") would push the reason out of the last lines; a failure that says
-        // nothing on stderr is named by its exit code.
-        const said = String(stderr).split("\n").map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("hint:"));
-        const reason = said.slice(-3).join(" ") || (err.killed ? `stopped after ${options.timeoutMs} ms` : `exit code ${err.code ?? "unknown"}, nothing on stderr`);
-        reject(new UnavailableError("git_failed", `git ${args[0]} in ${options.cwd} failed: ${reason}`));
-      } else resolve(String(stdout).trim());
+      const code = err ? (typeof err.code === "number" ? err.code : null) : 0;
+      resolve({ code, stdout: String(stdout), stderr: String(stderr), killed: err?.killed === true });
     });
   });
+}
+
+/** Run git (see gitResult); its trimmed stdout, or git_failed with the last lines it said. */
+export async function git(args: string[], options: GitOptions): Promise<string> {
+  const r = await gitResult(args, options);
+  if (r.code === 0) return r.stdout.trim();
+  // git's advice ("hint: …") would push the reason out of the last lines; a failure that says
+  // nothing on stderr is named by its exit code.
+  const said = r.stderr.split("\n").map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("hint:"));
+  const reason = said.slice(-3).join(" ") || (r.killed ? `stopped after ${options.timeoutMs} ms` : `exit code ${r.code ?? "unknown"}, nothing on stderr`);
+  throw new UnavailableError("git_failed", `git ${args[0]} in ${options.cwd} failed: ${reason}`);
 }
 
 /** Refuse a branch name git would not accept (also keeps option-like names away from argv). */

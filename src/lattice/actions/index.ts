@@ -11,3 +11,4 @@ export * from "./secrets.js";
 export * from "./types.js";
 export * from "./forge-diff.js";
 export * from "./workspace-git.js";
+export * from "./cycle-branch.js";

@@ -23,6 +23,22 @@ export interface GateDecision {
   conditions: string[];
 }
 
+/**
+ * A run's place in its lane cycle: the cycle's branch in the forge, the branch the cycle's pull
+ * request goes to, the commit the run started from, and (once it succeeded) the commit it handed
+ * on and the cycle's pull request.
+ */
+export interface RunCycle {
+  /** The cycle's root request id. */
+  id: string;
+  branch: string;
+  base: string;
+  start: string;
+  /** The branch's head after this run's work was committed onto it; null when the run changed nothing. */
+  commit?: string | null;
+  pull_request?: { number: number; url: string } | null;
+}
+
 export interface RunRecord {
   id: string;
   project_id: string;
@@ -51,6 +67,8 @@ export interface RunRecord {
   entry_synced: boolean;
   waiting: RunWaiting | null;
   gate: GateDecision | null;
+  /** The lane cycle the run works on (its branch), or null. */
+  cycle: RunCycle | null;
   exit_code: number | null;
   exit_signal: string | null;
   /** Why the run failed or was canceled. */
@@ -134,6 +152,7 @@ export interface RunPatch {
   sprite_started?: string | null;
   attempt?: number;
   waiting?: RunWaiting | null;
+  cycle?: RunCycle | null;
   exit_code?: number | null;
   exit_signal?: string | null;
   reason?: string | null;

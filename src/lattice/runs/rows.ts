@@ -1,5 +1,5 @@
 /** A `lattice_runs` row as stored, and its mapping to a RunRecord. */
-import type { GateDecision, RunRecord, RunWaiting } from "./records.js";
+import type { GateDecision, RunCycle, RunRecord, RunWaiting } from "./records.js";
 import type { RunState } from "./states.js";
 
 export interface RunRow {
@@ -27,6 +27,7 @@ export interface RunRow {
   entry_synced: number;
   waiting_json: string | null;
   gate_json: string | null;
+  cycle_json?: string | null;
   exit_code: number | null;
   exit_signal: string | null;
   reason: string | null;
@@ -67,6 +68,7 @@ export function toRecord(r: RunRow): RunRecord {
     entry_synced: Number(r.entry_synced) === 1,
     waiting: r.waiting_json ? (JSON.parse(r.waiting_json) as RunWaiting) : null,
     gate: r.gate_json ? (JSON.parse(r.gate_json) as GateDecision) : null,
+    cycle: r.cycle_json ? (JSON.parse(r.cycle_json) as RunCycle) : null,
     exit_code: num(r.exit_code),
     exit_signal: r.exit_signal,
     reason: r.reason,

@@ -15,6 +15,7 @@ import type {
   RunListFilter,
   RunLogLine,
   RunPatch,
+  RunCycle,
   RunRecord,
   RunWindowFilter,
   StoredEvent,
@@ -62,6 +63,23 @@ export class RunStore {
   async find(id: string, q: Queryable = this.store, counted = true): Promise<RunRecord | undefined> {
     const row = await q.get<RunRow>(`SELECT ${counted ? RUN_COLUMNS : "r.*"} FROM lattice_runs r WHERE r.id = ? AND r.project_id = ?`, [id, this.projectId]);
     return row ? toRecord(row) : undefined;
+  }
+
+  /**
+   * The pull request an earlier run of the cycle on `branch` recorded, newest first. A scan of the
+   * project's runs with a cycle (rare next to their events); an index would need a JSON column.
+   */
+  async cyclePullRequest(branch: string): Promise<{ number: number; url: string } | null> {
+    const needle = `%${JSON.stringify({ branch }).slice(1, -1)}%`;
+    const rows = await this.store.all<{ cycle_json: string }>(
+      "SELECT cycle_json FROM lattice_runs WHERE project_id = ? AND cycle_json LIKE ? ORDER BY created_ms DESC",
+      [this.projectId, needle],
+    );
+    for (const r of rows) {
+      const cycle = JSON.parse(r.cycle_json) as RunCycle;
+      if (cycle.branch === branch && cycle.pull_request) return cycle.pull_request;
+    }
+    return null;
   }
 
   async get(id: string, q: Queryable = this.store, counted = true): Promise<RunRecord> {
@@ -130,6 +148,7 @@ export class RunStore {
     if (patch.sprite_started !== undefined) put("sprite_started", patch.sprite_started);
     if (patch.attempt !== undefined) put("attempt", patch.attempt);
     if (patch.waiting !== undefined) put("waiting_json", patch.waiting ? JSON.stringify(patch.waiting) : null);
+    if (patch.cycle !== undefined) put("cycle_json", patch.cycle ? JSON.stringify(patch.cycle) : null);
     if (patch.exit_code !== undefined) put("exit_code", patch.exit_code);
     if (patch.exit_signal !== undefined) put("exit_signal", patch.exit_signal);
     if (patch.reason !== undefined) put("reason", patch.reason);

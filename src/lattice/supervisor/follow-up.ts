@@ -38,6 +38,9 @@ export function followUpRefs(run: RunRecord, entry: Entry, artifacts: readonly A
   const refs: Record<string, unknown> = { source_board_id: entry.id, run_id: run.id, ...(entry.source_run_id !== undefined ? { source_run_id: entry.source_run_id } : {}) };
   const reserved = new Set([...Object.keys(refs), "source_run_id", "artifacts"]);
   for (const a of artifacts) if (a.ref !== null && !reserved.has(a.kind)) refs[a.kind] = a.ref;
+  // The cycle's branch, the commit the run handed on and the cycle's pull request: where the next role starts.
+  const cycle = run.cycle;
+  if (cycle?.commit) Object.assign(refs, { branch: cycle.branch, commit: cycle.commit, ...(cycle.pull_request ? { pull_request: String(cycle.pull_request.number) } : {}) });
   return { ...refs, artifacts };
 }
 

@@ -13,6 +13,7 @@ import { latticeDir, outboxPath, resumePath } from "../protocol/index.js";
 import { UNFINISHED_RUN_STATES, type RunRecord } from "../runs/index.js";
 import { checkExtraEnv, dieWithParent, findExecutable, prepareRunDir, processStartTime, runSandbox, sandboxArgv, selfCommand, spriteEnv } from "../sandbox/index.js";
 import { role as roleOf, sandboxTool, streamFiles, track, type ActiveRun, type Exit, type SupervisorContext } from "./context.js";
+import { cycleEnv, startOnCycle } from "./cycle.js";
 import { syncEntry } from "./entry-sync.js";
 import { follow } from "./follow.js";
 import { NO_ADJUSTMENTS, type EnvironmentAdjustments } from "./hooks.js";
@@ -33,6 +34,8 @@ export async function launch(ctx: SupervisorContext, run: RunRecord, opts: Launc
   try {
     const role = roleOf(ctx, run.role);
     if (opts.fresh) prepareWorkspace(ctx, run, opts.entry, opts.userWorkspace === true);
+    // A fresh clone starts on its lane cycle's branch; a resumed run is on it already.
+    const cycle = opts.fresh && opts.userWorkspace !== true && existsSync(join(run.workspace, ".git")) ? await startOnCycle(ctx, run, opts.entry) : run.cycle;
     const runnerEnv = role.runner?.env ?? {};
     checkExtraEnv(runnerEnv, `lanes[].roles[${role.name}].runner.env`);
     const adj = await adjustments(ctx, run, opts.entry);
@@ -50,6 +53,7 @@ export async function launch(ctx: SupervisorContext, run: RunRecord, opts: Launc
       LATTICE_CHECKPOINT_DIR: run.checkpoint_dir,
       LATTICE_RUN_ID: run.id,
       LATTICE_ROLE: run.role,
+      ...cycleEnv(cycle),
     };
     if (run.entry_id) lattice.PMAGENT_ENTRY_FILE = join(latticeDir(run.workspace), "entry.json");
     if (run.gate?.decision === "CONDITIONAL") lattice.LATTICE_RUN_CONDITIONS = JSON.stringify(run.gate.conditions);

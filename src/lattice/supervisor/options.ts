@@ -4,6 +4,7 @@ import type { Project } from "../../config/index.js";
 import type { Store } from "../../store/index.js";
 import type { SupervisorHooks } from "./hooks.js";
 import type { GateDecision, RunRecord, StoredEvent } from "../runs/index.js";
+import type { CycleRepoOptions, Forge } from "../actions/index.js";
 
 export interface SupervisorOptions {
   store: Store;
@@ -23,6 +24,11 @@ export interface SupervisorOptions {
   logger?: Logger;
   /** Live view of newly stored events (console, SSE). */
   onEvents?: (run: RunRecord, events: StoredEvent[]) => void;
+  /**
+   * Lane cycles as branches: where they live and the forge their pull requests open on. Without
+   * it, each run's workspace is a clone of the project and its changes stay there.
+   */
+  cycles?: CycleRepoOptions & { forge: Forge };
 }
 
 export interface StartRunOptions {

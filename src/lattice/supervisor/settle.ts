@@ -9,6 +9,7 @@ import { outboxPath, removeResume } from "../protocol/index.js";
 import { SANDBOX_WORKSPACE } from "../sandbox/index.js";
 import { UNFINISHED_RUN_STATES, isTerminalRunState, type RunRecord, type RunState, type RunWaiting } from "../runs/index.js";
 import { PARKED_LEASE_MS, sandboxTool, streamFiles, type Exit, type SupervisorContext } from "./context.js";
+import { handOn } from "./cycle.js";
 import { WORKER_DIED, syncEntry } from "./entry-sync.js";
 import { roleFetches } from "./redaction.js";
 
@@ -55,6 +56,14 @@ export async function settle(ctx: SupervisorContext, runId: string, exit: Exit, 
   if (state === "succeeded" && exit.code !== null && exit.code !== 0) {
     state = "failed";
     reason = `COMPLETED with status success, but the sprite then exited with code ${exit.code}`;
+  }
+  if (state === "succeeded") {
+    // The run's work goes onto its cycle's branch before the next role is asked to start from it.
+    const problem = await handOn(ctx, run, run.entry_id);
+    if (problem !== null) {
+      state = "failed";
+      reason = ctx.redactor.redact(problem);
+    }
   }
   await ctx.runs.update(
     runId,

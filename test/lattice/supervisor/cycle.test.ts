@@ -1,0 +1,148 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { projectCycles } from "../../../src/app/index.js";
+import { Blackboard } from "../../../src/blackboard/index.js";
+import { LocalForge } from "../../../src/lattice/index.js";
+import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
+import { gitInit, testProject, type TestProject } from "../helpers.js";
+
+const kinds = await availableStoreKinds();
+
+const git = (cwd: string, ...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.invalid", ...args], { cwd, encoding: "utf8" }).trim();
+
+describe.each(kinds)("lane cycles as branches on $name", (kind) => {
+  let ts: TestStore;
+  let tp: TestProject;
+  let board: Blackboard;
+  let bare: string;
+  const supervisor = () => tp.supervisor(undefined, { cycles: projectCycles(tp.project, ts.store) });
+  const forge = () => new LocalForge({ store: ts.store, projectId: "demo", root: tp.root, bareRepo: ".pmagent/forge.git" });
+
+  beforeEach(async () => {
+    ts = await kind.open();
+    tp = testProject(ts);
+    gitInit(tp.root);
+    bare = join(tp.root, ".pmagent", "forge.git");
+    board = new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] });
+  });
+  afterEach(async () => {
+    await ts.cleanup();
+    tp.cleanup();
+  });
+
+  it("each role starts from the one before: one commit per role on the cycle's branch, one pull request, no .lattice", async () => {
+    await board.post("Human", { id: "c-1", to: "Builder", kind: "build_request" });
+    const builder = tp.sprite("builder", {
+      steps: [
+        { sh: "mkdir -p src && printf 'built\\n' > src/x" },
+        // The sprite's own commit, .lattice forced in: the hand-on takes the files, not the commit.
+        { sh: "git add -A -f && git -c user.name=s -c user.email=s@x commit -q -m 'sprite commit'" },
+        { emit: "COMPLETED", payload: { status: "success", summary: "built src/x" } },
+      ],
+    });
+    const first = await supervisor().startRun({ role: "Builder", entryId: "c-1", command: builder });
+    expect(first.reason).toBeNull();
+    expect(first.state).toBe("succeeded");
+    const branch = "pmagent/test/build/c-1";
+    expect(first.cycle).toMatchObject({ id: "c-1", branch, base: "main", commit: git(bare, "rev-parse", branch) });
+    expect(first.cycle?.pull_request?.number).toBe(1);
+    const review = await board.get("c-1-review");
+    expect(review.entry.payload.refs).toMatchObject({ branch, commit: first.cycle!.commit, pull_request: "1" });
+
+    const reviewer = tp.sprite("reviewer", { steps: [{ sh: "cat src/x > seen || exit 3" }, { emit: "COMPLETED", payload: { status: "success", summary: "read it" } }] });
+    const second = await supervisor().startRun({ role: "Reviewer", entryId: "c-1-review", command: reviewer });
+    expect(second.state).toBe("succeeded");
+    expect(git(bare, "show", `${branch}:seen`)).toBe("built");
+    expect(git(bare, "log", "--format=%an|%s", `main..${branch}`).split("\n")).toEqual(["Reviewer|Reviewer: c-1-review", "Builder|Builder: c-1"]);
+    expect(git(bare, "log", "-1", "--format=%b", branch)).toContain(`Run: ${second.id}`);
+    expect(git(bare, "ls-tree", "-r", "--name-only", branch).split("\n").filter((f) => f.startsWith(".lattice") || f.startsWith(".pmagent"))).toEqual([]);
+    const pulls = await forge().list();
+    expect(pulls.map((p) => ({ number: p.number, head: p.head, base: p.base, head_sha: p.head_sha }))).toEqual([{ number: 1, head: branch, base: "main", head_sha: second.cycle!.commit }]);
+  });
+
+  it("a run that changes nothing hands on no commit, and open_pull_request names when the pull request opens", async () => {
+    tp = testProject(ts, { lanes: [{ layer: "test", name: "build", open_pull_request: "Reviewer", roles: [{ name: "Builder", allowed_kinds: ["build_request"], next: { to: "Reviewer", kind: "review_request", id_suffix: "-review" } }, { name: "Reviewer", allowed_kinds: ["review_request"] }] }] });
+    gitInit(tp.root);
+    await board.post("Human", { id: "c-2", to: "Builder", kind: "build_request" });
+    await board.post("Human", { id: "c-6", to: "Builder", kind: "build_request" });
+    const idle = await supervisor().startRun({ role: "Builder", entryId: "c-6", command: tp.sprite("idle", { steps: [{ emit: "COMPLETED", payload: { status: "success" } }] }) });
+    expect(idle.cycle).toMatchObject({ commit: null, pull_request: null });
+    expect((await board.get("c-6-review")).entry.payload.refs).not.toHaveProperty("commit");
+    const writes = await supervisor().startRun({ role: "Builder", entryId: "c-2", command: tp.sprite("w", { steps: [{ file: { path: "a.txt", text: "a" } }, { emit: "COMPLETED", payload: { status: "success" } }] }) });
+    expect(writes.cycle?.pull_request ?? null).toBeNull();
+    const reviewer = await supervisor().startRun({ role: "Reviewer", entryId: "c-2-review", command: tp.sprite("r", { steps: [{ file: { path: "b.txt", text: "b" } }, { emit: "COMPLETED", payload: { status: "success" } }] }) });
+    expect(reviewer.cycle?.pull_request?.number).toBe(1);
+  });
+
+  it("the branch moved while a run waited: merged when the changes do not touch, a conflict fails the run with the files", async () => {
+    await board.post("Human", { id: "c-3", to: "Builder", kind: "build_request" });
+    const base = await supervisor().startRun({ role: "Builder", entryId: "c-3", command: tp.sprite("b", { steps: [{ file: { path: "a.txt", text: "one\n" } }, { emit: "COMPLETED", payload: { status: "success" } }] }) });
+    const branch = base.cycle!.branch;
+    const moveBranch = (file: string, text: string) => {
+      const clone = mkdtempSync(join(tmpdir(), "pmagent-move-"));
+      try {
+        git(clone, "clone", "-q", "-b", branch, bare, ".");
+        execFileSync("sh", ["-c", `printf '${text}' > ${file}`], { cwd: clone });
+        git(clone, "add", file);
+        git(clone, "commit", "-qm", `someone else: ${file}`);
+        git(clone, "push", "-q", "origin", branch);
+      } finally {
+        rmSync(clone, { recursive: true, force: true });
+      }
+    };
+    const waitThenWrite = (text: string) => tp.sprite(`wait-${text}`, { steps: [{ file: { path: "a.txt", text } }, { waiting: { reason: "PR_REVIEW", expected_inputs: { ok: "boolean" } } }], on_resume: [{ emit: "COMPLETED", payload: { status: "success" } }] });
+
+    // Not touching: b.txt moved meanwhile, the run changed a.txt.
+    const s = supervisor();
+    const clean = await s.startRun({ role: "Reviewer", entryId: "c-3-review", command: waitThenWrite("two\n") });
+    expect(clean.state).toBe("waiting");
+    moveBranch("b.txt", "other\\n");
+    const cleanDone = await (await s.resumeRun(clean.id, { inputs: { ok: true } })).finished;
+    expect(cleanDone.reason).toBeNull();
+    expect(cleanDone.state).toBe("succeeded");
+    expect(git(bare, "show", `${branch}:a.txt`)).toBe("two");
+    expect(git(bare, "show", `${branch}:b.txt`)).toBe("other");
+    expect(git(bare, "log", "-1", "--format=%p", branch).split(" ")).toHaveLength(2);
+
+    // Touching the same lines: refused, nothing merged, the branch left as it was.
+    await board.post("Human", { id: "c-4", to: "Reviewer", kind: "review_request" });
+    const run = await s.startRun({ role: "Reviewer", entryId: "c-4", command: waitThenWrite("mine\n") });
+    const cycle4 = run.cycle!;
+    const c4 = "pmagent/test/build/c-4";
+    expect(cycle4.branch).toBe(c4);
+    // The c-4 cycle's branch exists once its first change is handed on: make it, then move it.
+    git(tp.root, "push", "-q", bare, `HEAD:refs/heads/${c4}`);
+    const moved = () => {
+      const clone = mkdtempSync(join(tmpdir(), "pmagent-move-"));
+      try {
+        git(clone, "clone", "-q", "-b", c4, bare, ".");
+        execFileSync("sh", ["-c", "printf 'theirs\\n' > a.txt"], { cwd: clone });
+        git(clone, "add", "a.txt");
+        git(clone, "commit", "-qm", "theirs");
+        git(clone, "push", "-q", "origin", c4);
+        return git(clone, "rev-parse", "HEAD");
+      } finally {
+        rmSync(clone, { recursive: true, force: true });
+      }
+    };
+    const theirs = moved();
+    const done = await (await s.resumeRun(run.id, { inputs: { ok: true } })).finished;
+    expect(done.state).toBe("failed");
+    expect(done.reason).toContain(`could not be handed on to the cycle's branch ${c4}`);
+    expect(done.reason).toContain("conflict with the run's in a.txt");
+    expect(git(bare, "rev-parse", c4)).toBe(theirs);
+    const error = await board.get("c-4-error");
+    expect(error.entry.payload.summary).toContain("conflict");
+  });
+
+  it("without a repository on a branch, the run works outside a cycle", async () => {
+    tp = testProject(ts);
+    await board.post("Human", { id: "c-5", to: "Builder", kind: "build_request" });
+    const run = await supervisor().startRun({ role: "Builder", entryId: "c-5", command: tp.sprite("x", { steps: [{ emit: "COMPLETED", payload: { status: "success" } }] }) });
+    expect(run.state).toBe("succeeded");
+    expect(run.cycle).toBeNull();
+  });
+});
