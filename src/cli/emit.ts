@@ -29,6 +29,7 @@ const FLAGS: FieldFlag[] = [
   { flag: "--expect", key: "expect", paths: { WAITING: ["expected_inputs"] } },
   { flag: "--status", key: "status", paths: { COMPLETED: ["status"] } },
   { flag: "--summary", key: "summary", paths: { COMPLETED: ["summary"] } },
+  { flag: "--outcome", key: "outcome", paths: { COMPLETED: ["outcome"] } },
   { flag: "--details-json", key: "detailsJson", paths: { ERROR: ["details"], ENVIRONMENT_PROPOSAL: ["suggested_adjustment", "details"] } },
   { flag: "--exit-code", key: "exitCode", paths: { ENVIRONMENT_PROPOSAL: ["observed_failure", "exit_code"] } },
   { flag: "--stderr-hint", key: "stderrHint", paths: { ENVIRONMENT_PROPOSAL: ["observed_failure", "stderr_hint"] } },
@@ -163,6 +164,7 @@ export function registerEmit(program: Command): void {
     .option("--expect <key=type>", "WAITING: an expected input, type string|integer|boolean|map|array<T> (repeatable)", collect, [])
     .option("--status <status>", "COMPLETED: success or failure")
     .option("--summary <text>", "COMPLETED: summary")
+    .option("--outcome <name>", "COMPLETED: the outcome the lane routes on (e.g. approved, changes_requested; config on_outcome)")
     .option("--details-json <json>", "ERROR: details object; ENVIRONMENT_PROPOSAL: the adjustment's details")
     .option("--exit-code <n>", "ENVIRONMENT_PROPOSAL: exit code of the failure", intOption("--exit-code"))
     .option("--stderr-hint <text>", "ENVIRONMENT_PROPOSAL: the telling stderr line")

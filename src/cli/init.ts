@@ -1,6 +1,6 @@
 import type { Command } from "commander";
-import { ignorePmagentDir, initProject, GITIGNORE_LINE } from "../config/index.js";
-import { PmagentError } from "../core/index.js";
+import { ignorePmagentDir, initProject, GITIGNORE_LINE, LANE_TEMPLATES, type LaneTemplate } from "../config/index.js";
+import { PmagentError, UsageError } from "../core/index.js";
 import { findSandboxTool, type SandboxMode } from "../lattice/index.js";
 import { openStore } from "../store/index.js";
 import { formatOption, print } from "./output.js";
@@ -10,10 +10,12 @@ export function registerInit(program: Command): void {
     .command("init")
     .description("write pmagent.config.json (the doc_update lane by default) in the current directory, create the store and add .pmagent/ to .gitignore")
     .option("--project-id <id>", "project id (default: the directory name)")
+    .option("--lane <name>", `the lane to start with: ${Object.keys(LANE_TEMPLATES).join(" or ")} (Developer → Reviewer → Developer fixes → merge)`, "doc_update")
     .option("--force", "overwrite an existing pmagent.config.json")
     .addOption(formatOption())
-    .action(async (opts: { projectId?: string; force?: boolean; format: "json" | "text" }) => {
-      const p = initProject(process.cwd(), { projectId: opts.projectId, force: opts.force });
+    .action(async (opts: { projectId?: string; force?: boolean; lane: string; format: "json" | "text" }) => {
+      if (!Object.hasOwn(LANE_TEMPLATES, opts.lane)) throw new UsageError("unknown_lane", `--lane ${opts.lane}: there is no such lane template (expected ${Object.keys(LANE_TEMPLATES).join(" or ")})`);
+      const p = initProject(process.cwd(), { projectId: opts.projectId, force: opts.force, lane: opts.lane as LaneTemplate });
       const store = await openStore({ root: p.root, storage: p.config.storage });
       const location = store.location;
       await store.close();

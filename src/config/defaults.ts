@@ -48,12 +48,51 @@ export function docUpdateLane(): ConfigInput["lanes"][number] {
   };
 }
 
-export function defaultConfig(projectId: string): ConfigInput {
+/** The kinds of the code lane: a change asked for, its review, a fix the review asked for, and the cycle's end. */
+export const CODE_KINDS = { request: "code_request", review: "code_review_request", fix: "code_fix_request", done: "code_cycle_done" } as const;
+
+/**
+ * The code lane: Human → Developer → Reviewer, who approves (the cycle's pull request is merged and
+ * Human told) or sends the work back with `changes_requested` (Developer fixes on the same branch,
+ * then Reviewer again). Developer runs Codex, Reviewer Claude Code: each needs its model key in the
+ * secrets file (see the README); any agent or command can take either role.
+ */
+export function codeLane(): ConfigInput["lanes"][number] {
+  return {
+    layer: "code",
+    name: "code",
+    open_pull_request: "first_change",
+    merge_pull_request: "Reviewer",
+    roles: [
+      {
+        name: "Developer",
+        allowed_kinds: [CODE_KINDS.request, CODE_KINDS.fix],
+        runner: { agent: "codex", timeout_s: 1800 },
+        credentials: ["OPENAI_API_KEY"],
+        next: { to: "Reviewer", kind: CODE_KINDS.review, id_suffix: "-review" },
+      },
+      {
+        name: "Reviewer",
+        allowed_kinds: [CODE_KINDS.review],
+        runner: { agent: "claude", timeout_s: 900 },
+        credentials: ["ANTHROPIC_API_KEY"],
+        next: { to: "Human", kind: CODE_KINDS.done, id_suffix: "-done" },
+        on_outcome: { changes_requested: { to: "Developer", kind: CODE_KINDS.fix, id_suffix: "-fix" } },
+      },
+    ],
+  };
+}
+
+/** The lanes `pmagent init --lane` can start a project with. */
+export const LANE_TEMPLATES = { doc_update: docUpdateLane, code: codeLane } as const;
+export type LaneTemplate = keyof typeof LANE_TEMPLATES;
+
+export function defaultConfig(projectId: string, lane: LaneTemplate = "doc_update"): ConfigInput {
   return {
     $schema: "./node_modules/pmagent/schemas/config.schema.json",
     project_id: projectId,
     humans: ["Human"],
-    lanes: [docUpdateLane()],
+    lanes: [LANE_TEMPLATES[lane]()],
     storage: { driver: "sqlite", path: ".pmagent/pmagent.db" },
     forge: { bare_repo: ".pmagent/forge.git" },
     // Sprites run in bubblewrap where it is installed (apt-get install bubblewrap); "required" refuses runs without it.

@@ -2,7 +2,7 @@ import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { NotFoundError, UnavailableError, UsageError, parseJsonText, parseWith, writeFileAtomic, ConflictError } from "../core/index.js";
 import { ConfigSchema, type Config, type LaneConfig, type NextStep, type RoleConfig } from "./schema.js";
-import { defaultConfig } from "./defaults.js";
+import { defaultConfig, type LaneTemplate } from "./defaults.js";
 
 export const CONFIG_FILE = "pmagent.config.json";
 
@@ -58,13 +58,13 @@ export function loadProject(options: { cwd?: string; configPath?: string } = {})
 }
 
 /** Write the default config into `dir`; refuses to overwrite an existing one unless `force`. */
-export function initProject(dir: string, options: { projectId?: string; force?: boolean } = {}): Project {
+export function initProject(dir: string, options: { projectId?: string; force?: boolean; lane?: LaneTemplate } = {}): Project {
   const configPath = join(resolve(dir), CONFIG_FILE);
   if (existsSync(configPath) && !options.force) {
     throw new ConflictError("config_exists", `${configPath} already exists (use --force to overwrite it)`);
   }
   const projectId = options.projectId ?? (basename(resolve(dir)).replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "project");
-  const text = `${JSON.stringify(defaultConfig(projectId), null, 2)}\n`;
+  const text = `${JSON.stringify(defaultConfig(projectId, options.lane), null, 2)}\n`;
   const config = parseConfig(text, configPath);
   writeFileAtomic(configPath, text);
   return { root: dirname(configPath), configPath, config };
@@ -139,7 +139,7 @@ export function cycleRootId(lane: LaneConfig, entryId: string): string {
   for (let stripped = true; stripped; ) {
     stripped = false;
     for (const role of lane.roles) {
-      for (const suffix of [role.next?.id_suffix, ...(role.routes ?? []).map((r) => r.id_suffix)]) {
+      for (const suffix of [role.next?.id_suffix, ...(role.routes ?? []).map((r) => r.id_suffix), ...Object.values(role.on_outcome ?? {}).map((r) => r.id_suffix)]) {
         if (suffix && id.endsWith(suffix) && id.length > suffix.length) {
           id = id.slice(0, -suffix.length);
           stripped = true;
@@ -151,12 +151,15 @@ export function cycleRootId(lane: LaneConfig, entryId: string): string {
 }
 
 /**
- * The step a successful run of `role` on `entry` posts: the route for the entry's kind whose
+ * The step a successful run of `role` on `entry` posts: the one for the run's `outcome` in
+ * `on_outcome`, else the route for the entry's kind whose
  * `target` is the entry's `payload.target` (or that names none), else the role's `next` when no
  * route is given for that kind. Undefined when the kind's routes take no such target: a router
  * does not guess where an entry goes.
  */
-export function nextStep(role: RoleConfig, entry: { kind: string; payload: Record<string, unknown> }): NextStep | undefined {
+export function nextStep(role: RoleConfig, entry: { kind: string; payload: Record<string, unknown> }, outcome?: string): NextStep | undefined {
+  const byOutcome = outcome === undefined ? undefined : role.on_outcome?.[outcome];
+  if (byOutcome) return byOutcome;
   const routes = (role.routes ?? []).filter((r) => r.on === entry.kind);
   if (routes.length === 0) return role.next;
   const target = entry.payload.target;

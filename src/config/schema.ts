@@ -71,11 +71,17 @@ export const RoleSchema = z
     next: NextStepSchema.optional(),
     /** Per picked kind (and target), the entry posted when this role's run succeeds; before `next`. */
     routes: z.array(RouteSchema).optional(),
+    /**
+     * Per outcome the run's COMPLETED names (`outcome`, e.g. a reviewer's `changes_requested`), the
+     * entry posted instead of `next`/`routes`: work sent back carries the review with it.
+     */
+    on_outcome: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/, "an outcome is a lowercase name, e.g. changes_requested"), NextStepSchema).optional(),
     /** Secrets this role may receive through FETCH_CREDENTIAL. */
     credentials: z.array(z.string().min(1)).default([]),
   })
   .strict()
   .superRefine((r, ctx) => {
+    if (r.on_outcome && !r.next && !r.routes) ctx.addIssue({ code: "custom", path: ["on_outcome"], message: "on_outcome routes some outcomes elsewhere: give the role a next (or routes) for the others" });
     r.routes?.forEach((route, i) => {
       if (!r.allowed_kinds.includes(route.on)) ctx.addIssue({ code: "custom", path: ["routes", i, "on"], message: `"${route.on}" is not one of the role's allowed_kinds (${r.allowed_kinds.join(", ")})` });
     });
@@ -92,6 +98,8 @@ export const LaneSchema = z
     state_file: z.string().min(1).default("STATE/current_state.md"),
     /** The gate of the lane's model-backed review (Sho with `model` configured); hard_gate when absent. */
     review_level: z.enum(["feedback", "soft_gate", "hard_gate"]).optional(),
+    /** The role whose approving run (an outcome on_outcome does not route elsewhere) merges the cycle's pull request. */
+    merge_pull_request: name.optional(),
     /**
      * When the cycle's pull request opens: with the cycle's first change (`first_change`), after
      * a run of the named role, or `never`. Each later role's commit updates it.
@@ -103,6 +111,10 @@ export const LaneSchema = z
     const when = lane.open_pull_request;
     if (when !== "first_change" && when !== "never" && !lane.roles.some((r) => r.name === when)) {
       ctx.addIssue({ code: "custom", path: ["open_pull_request"], message: `"${when}" is neither first_change, never nor a role of the lane (${lane.roles.map((r) => r.name).join(", ")})` });
+    }
+    const merger = lane.merge_pull_request;
+    if (merger !== undefined && !lane.roles.some((r) => r.name === merger)) {
+      ctx.addIssue({ code: "custom", path: ["merge_pull_request"], message: `"${merger}" is not a role of the lane (${lane.roles.map((r) => r.name).join(", ")})` });
     }
   });
 

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, existsSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigSchema } from "../../src/config/index.js";
-import { runCli } from "../helpers/proc.js";
+import { REPO_ROOT, runCli } from "../helpers/proc.js";
 
 function tempDir(name = "repo"): string {
   const d = join(mkdtempSync(join(tmpdir(), "pmagent-cli-")), name);
@@ -40,6 +40,29 @@ describe("pmagent init and configuration", () => {
     expect(again.stderr).toContain(`${join(dir, "pmagent.config.json")} already exists (use --force to overwrite it)`);
     expect((await runCli(["init", "--force", "--project-id", "vpm-mini"], { cwd: dir, env })).code).toBe(0);
     expect(JSON.parse(readFileSync(join(dir, "pmagent.config.json"), "utf8")).project_id).toBe("vpm-mini");
+  });
+
+  it("init --lane code writes the code lane (the example's config): Developer → Reviewer, changes_requested back to Developer, the approval merges", async () => {
+    const dir = tempDir("code-repo");
+    const r = await runCli(["init", "--lane", "code", "--project-id", "demo"], { cwd: dir, env });
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toContain("lane code/code");
+    const written = JSON.parse(readFileSync(join(dir, "pmagent.config.json"), "utf8"));
+    expect(written).toEqual(JSON.parse(readFileSync(join(REPO_ROOT, "examples/code-lane/pmagent.config.json"), "utf8")));
+    const lane = ConfigSchema.parse(written).lanes[0]!;
+    expect(lane).toMatchObject({ open_pull_request: "first_change", merge_pull_request: "Reviewer" });
+    expect(lane.roles.map((x) => [x.name, x.runner?.agent, x.next?.to, Object.keys(x.on_outcome ?? {})])).toEqual([
+      ["Developer", "codex", "Reviewer", []],
+      ["Reviewer", "claude", "Human", ["changes_requested"]],
+    ]);
+  });
+
+  it("init --lane with no such template says which there are (exit 2) and writes nothing", async () => {
+    const dir = tempDir();
+    const r = await runCli(["init", "--lane", "docs"], { cwd: dir, env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--lane docs: there is no such lane template (expected doc_update or code)");
+    expect(existsSync(join(dir, "pmagent.config.json"))).toBe(false);
   });
 
   it("init adds .pmagent/ to the project's .gitignore once, and only warns when it cannot", async () => {

@@ -64,7 +64,7 @@ describe("the doc_update lane with Codex as Aya", () => {
       expect(ayaRun.command.slice(0, 3)).toEqual(["pmagent", "agent-run", "codex"]);
       expect(JSON.stringify(fake.requests[0]!.body)).toContain("Lattice sprite protocol (v1)");
       const bare = join(dir, ".pmagent", "forge.git");
-      expect(execFileSync("git", ["show", "doc-update/req-1:STATE/current_state.md"], { cwd: bare, encoding: "utf8" })).toContain(APPENDED);
+      expect(execFileSync("git", ["show", "pmagent/layer_b/doc_update/req-1:STATE/current_state.md"], { cwd: bare, encoding: "utf8" })).toContain(APPENDED);
     } finally {
       await store.close();
       await fake.close();

@@ -109,9 +109,15 @@ describe("the doc_update lane under a worker", () => {
 
     // …and they are in the repository: on the cycle's branch the forge holds, with the updated document.
     const gitDir = join(dir, ".pmagent/forge.git");
-    const files = execFileSync("git", ["--git-dir", gitDir, "ls-tree", "-r", "--name-only", "doc-update/task-1"], { encoding: "utf8" }).trim().split("\n");
+    const branch = "pmagent/layer_b/doc_update/task-1";
+    const files = execFileSync("git", ["--git-dir", gitDir, "ls-tree", "-r", "--name-only", branch], { encoding: "utf8" }).trim().split("\n");
     expect(files).toEqual(expect.arrayContaining([proposal, review, snapshot, "STATE/current_state.md"]));
-    const show = (path: string) => execFileSync("git", ["--git-dir", gitDir, "show", `doc-update/task-1:${path}`], { encoding: "utf8" });
+    expect(files.filter((f) => f.startsWith(".lattice/") || f.startsWith(".pmagent/"))).toEqual([]);
+    // One commit per role that changed something, each starting from the one before.
+    const authors = execFileSync("git", ["--git-dir", gitDir, "log", "--first-parent", "--format=%an", `main..${branch}`], { encoding: "utf8" }).trim().split("\n");
+    expect([...new Set(authors)]).toEqual(["Gen", "Tsugu", "Sho", "Aya"]);
+    expect(refs("task-1-proposal-review-apply-pm_snapshot")).toMatchObject({ branch, pull_request: "1" });
+    const show = (path: string) => execFileSync("git", ["--git-dir", gitDir, "show", `${branch}:${path}`], { encoding: "utf8" });
     expect(JSON.parse(show(proposal))).toMatchObject({ version: "doc_update_proposal_v1", cycle_id: "task-1", request_entry_id: "task-1-proposal", summary: "Record the routed cycle in STATE" });
     expect(JSON.parse(show(review))).toMatchObject({ version: "doc_update_review_v1", cycle_id: "task-1" });
     expect(show("STATE/current_state.md")).toContain("Note that Hana routed this cycle.");

@@ -36,8 +36,8 @@ export interface CycleStart {
   start: string;
 }
 
-/** pmagent's own paths, never committed onto a cycle branch. */
-export const UNCOMMITTED_PATHS = [".lattice/", ".pmagent/"];
+/** pmagent's own paths (its protocol files, its store, a role agent's run artifacts), never committed onto a cycle branch. */
+export const UNCOMMITTED_PATHS = [".lattice/", ".pmagent/", ".pmagent-artifacts/"];
 
 /** A branch-name-safe form of an entry id. */
 export function branchSlug(id: string): string {
@@ -125,7 +125,11 @@ export async function handOnCycleBranch(options: CycleRepoOptions, request: Hand
   const startTree = await ws.git(["rev-parse", `${cycle.start}^{tree}`]);
   if (tree === startTree) return { commit: null, merged: false };
   const identity = ["-c", `user.name=${request.author.name}`, "-c", `user.email=${request.author.email}`];
-  const work = await ws.git([...identity, "commit-tree", tree, "-p", cycle.start, "-m", request.message]);
+  // The sprite's own words for its work when it committed (its last commit's message), else ours; our trailers either way.
+  const own = (await ws.git(["rev-parse", "HEAD"]).catch(() => cycle.start)) !== cycle.start ? (await ws.git(["log", "-1", "--format=%B", "HEAD"]).catch(() => "")).trim() : "";
+  const trailers = request.message.split("\n\n").slice(1).join("\n\n");
+  const message = own !== "" ? `${own.slice(0, 4000)}\n\n${trailers}` : request.message;
+  const work = await ws.git([...identity, "commit-tree", tree, "-p", cycle.start, "-m", message]);
   const handoff = `refs/pmagent/handoff/${request.runId}`;
   await ws.git(["update-ref", handoff, work]);
   // Fetched by the forge's repository from the checked workspace (upload-pack --strict), never pushed by it.

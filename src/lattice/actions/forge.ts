@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { ConflictError, UsageError, confinePath } from "../../core/index.js";
+import { ConflictError, NotFoundError, UnavailableError, UsageError, confinePath } from "../../core/index.js";
 import { Keyset, Where, type Page, type PageRequest, type SqlParam, type Store } from "../../store/index.js";
-import { assertBranchName, branchSha, git } from "./git.js";
+import { assertBranchName, branchSha, git, gitResult } from "./git.js";
 import { WorkspaceRepo, type WorkspaceSandbox } from "./workspace-git.js";
 import { callGitHub, type GitHubClient } from "./github.js";
 import { inChunks, marks } from "../runs/index.js";
@@ -43,6 +43,8 @@ export interface Forge {
   openPullRequest(request: PullRequestRequest): Promise<PullRequest>;
   /** Open (or update) the pull request of a branch the supervisor already holds: a cycle's. */
   openBranchPullRequest(request: BranchPullRequest): Promise<PullRequest>;
+  /** Merge an open pull request into its base; the base's new commit. */
+  mergePullRequest(number: number, message: string): Promise<{ sha: string }>;
 }
 
 /**
@@ -208,6 +210,29 @@ export class LocalForge implements Forge {
     return this.record(request, sha);
   }
 
+  async mergePullRequest(number: number, message: string): Promise<{ sha: string }> {
+    const row = await this.options.store.get<PullRow>("SELECT * FROM lattice_forge_pulls WHERE project_id = ? AND number = ?", [this.options.projectId, number]);
+    if (!row) throw new NotFoundError("pull_request_not_found", `pull request #${number} does not exist in the local forge (see \`pmagent prs\`)`);
+    if (row.state !== "open") throw new ConflictError("pull_request_not_open", `pull request #${number} is ${row.state}: only an open one can be merged`);
+    const base = await branchSha(this.bareRepo, row.base);
+    const head = await branchSha(this.bareRepo, row.head);
+    if (!base || !head) throw new NotFoundError("branch_not_found", `pull request #${number}: branch ${!base ? row.base : row.head} is not in the forge ${this.bareRepo}`);
+    let sha = head;
+    if (!(await descends(this.bareRepo, head, base))) {
+      const r = await gitResult(["merge-tree", "--write-tree", "--name-only", "--no-messages", base, head], { cwd: this.bareRepo, timeoutMs: 600_000 });
+      if (r.code !== 0 && r.code !== 1) throw new UnavailableError("git_failed", `git merge-tree in ${this.bareRepo} failed: ${r.stderr.trim().split("\n").slice(-2).join(" ") || `exit code ${r.code}`}`);
+      if (r.code === 1) {
+        const files = r.stdout.split("\n").slice(1).filter((l) => l.trim() !== "");
+        throw new ConflictError("merge_conflict", `pull request #${number} (${row.head}) conflicts with ${row.base}${files.length ? ` in ${files.slice(0, 20).join(", ")}` : ""}: nothing was merged`, { files });
+      }
+      sha = await git(["-c", "user.name=pmagent", "-c", "user.email=pmagent@pmagent.invalid", "commit-tree", r.stdout.split("\n")[0]!, "-p", base, "-p", head, "-m", message], { cwd: this.bareRepo });
+    }
+    // Compare-and-swap on the base, then the record: a merge that lost the race changes nothing.
+    await git(["update-ref", `refs/heads/${row.base}`, sha, base], { cwd: this.bareRepo });
+    await this.options.store.run("UPDATE lattice_forge_pulls SET state = 'merged', head_sha = ? WHERE project_id = ? AND number = ? AND state = 'open'", [head, this.options.projectId, number]);
+    return { sha };
+  }
+
   /** A new forge has no base yet: seed it from the project's own repository, never the sprite's. */
   private async seedBase(base: string): Promise<void> {
     if (await branchSha(this.bareRepo, base)) return;
@@ -315,6 +340,12 @@ export class GitHubForge implements Forge {
     // A repository of the supervisor's own: fetched as it is.
     await git(["fetch", "--quiet", "--no-tags", "--force", request.repo, `+refs/heads/${request.head}:${incomingRef(request.head)}`], { cwd: this.staging, timeoutMs: 600_000 });
     return this.publish(request, await git(["rev-parse", "--verify", `${incomingRef(request.head)}^{commit}`], { cwd: this.staging }));
+  }
+
+  async mergePullRequest(number: number, message: string): Promise<{ sha: string }> {
+    const { octokit, owner, repo } = this.options.client();
+    const merged = await callGitHub(`merge pull request #${number} of ${owner}/${repo}`, this.options.tokenEnv, () => octokit.rest.pulls.merge({ owner, repo, pull_number: number, commit_title: message.split("\n")[0] }));
+    return { sha: merged.data.sha };
   }
 
   /** Push `sha` to GitHub as `request.head` and open its pull request (or find the one it has). */

@@ -162,7 +162,9 @@ export async function runAgent(o: AgentRunOptions): Promise<number> {
   const { resume, key } = readResume(workspace, { mark: false });
   const saved = readSession(home, o.agent);
   const sessionId = resume && saved ? saved : null;
-  const task = resume ? (saved ? resumeText(resume) : `${taskText(o.prompt, readEntry(env))}\n\n${resumeText(resume)}`) : taskText(o.prompt, readEntry(env));
+  // The outcomes the role routes on (config on_outcome), as the supervisor passed them.
+  const outcomes = (env.PMAGENT_OUTCOMES ?? "").split(",").filter((x) => x !== "");
+  const task = resume ? (saved ? resumeText(resume) : `${taskText(o.prompt, readEntry(env), outcomes)}\n\n${resumeText(resume)}`) : taskText(o.prompt, readEntry(env), outcomes);
   if (resume && key) markResumed(workspace, key);
 
   const before = gitSnapshot(workspace);

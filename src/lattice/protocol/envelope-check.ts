@@ -29,7 +29,8 @@ const PAYLOAD_CHECKS: Record<string, (p: Obj) => boolean> = {
   // A URL is zod's to judge.
   ARTIFACT: (p) => text(p.kind) && (p.ref === undefined || p.ref === null || typeof p.ref === "string") && (p.url === undefined || p.url === null) && optRecord(p.metadata),
   WAITING: (p) => text(p.reason) && typeof p.checkpoint_id === "string" && CHECKPOINT_ID.test(p.checkpoint_id) && p.expected_inputs === undefined,
-  COMPLETED: (p) => (p.status === "success" || p.status === "failure") && optString(p.summary),
+  // An outcome is zod's to judge (its pattern).
+  COMPLETED: (p) => (p.status === "success" || p.status === "failure") && optString(p.summary) && p.outcome === undefined,
   ERROR: (p) => text(p.message) && optRecord(p.details),
 };
 

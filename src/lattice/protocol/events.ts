@@ -102,6 +102,8 @@ export const WaitingPayload = z.looseObject({
 export const CompletedPayload = z.looseObject({
   status: z.enum(["success", "failure"]),
   summary: z.string().optional(),
+  /** pmagent's extension: the outcome a lane routes on (config `on_outcome`), e.g. `changes_requested`. */
+  outcome: z.string().regex(/^[a-z][a-z0-9_]*$/, "an outcome is a lowercase name, e.g. changes_requested").optional(),
 });
 
 export const ErrorPayload = z.looseObject({ message: text, details: record.optional() });

@@ -37,6 +37,8 @@ export interface RunCycle {
   /** The branch's head after this run's work was committed onto it; null when the run changed nothing. */
   commit?: string | null;
   pull_request?: { number: number; url: string } | null;
+  /** The base's commit when this run's approval merged the cycle's pull request (lane `merge_pull_request`). */
+  merged?: string | null;
 }
 
 export interface RunRecord {

@@ -131,8 +131,9 @@ export class Sprite {
     return this.emit("WAITING", expectedInputs === undefined ? { reason, checkpoint_id: checkpointId } : { reason, checkpoint_id: checkpointId, expected_inputs: expectedInputs });
   }
 
-  completed(status: "success" | "failure", summary?: string): EventOf<"COMPLETED"> {
-    return this.emit("COMPLETED", summary === undefined ? { status } : { status, summary });
+  /** `outcome` (e.g. `approved`, `changes_requested`) picks the lane's next step when the role routes on it (config `on_outcome`). */
+  completed(status: "success" | "failure", summary?: string, outcome?: string): EventOf<"COMPLETED"> {
+    return this.emit("COMPLETED", { status, ...(summary === undefined ? {} : { summary }), ...(outcome === undefined ? {} : { outcome }) });
   }
 
   error(message: string, details?: Record<string, unknown>): EventOf<"ERROR"> {

@@ -20,7 +20,7 @@ export async function startOnCycle(ctx: SupervisorContext, run: RunRecord, entry
   const id = cycleRootId(lane, entry.id);
   const start = await startCycleBranch(cycles, run.workspace, cycleBranchName(lane.layer, lane.name, id));
   if (start === null) {
-    ctx.log.warn({ run: run.id, root: ctx.o.project.root }, "the project repository is not on a branch with a commit: the run works outside a cycle branch");
+    ctx.log.info({ run: run.id, root: ctx.o.project.root }, "the project repository is not on a branch with a commit: the run works outside a cycle branch");
     return null;
   }
   const cycle: RunCycle = { id, ...start };
@@ -37,11 +37,11 @@ export function cycleEnv(cycle: RunCycle | null): Record<string, string> {
  * Hand a succeeded run's work on: its commit onto the cycle's branch, then the cycle's pull
  * request when due. Returns the reason when it cannot (the run then fails).
  */
-export async function handOn(ctx: SupervisorContext, run: RunRecord, entryId: string | null): Promise<string | null> {
+export async function handOn(ctx: SupervisorContext, run: RunRecord, entryId: string | null, outcome: string | undefined): Promise<string | null> {
   const cycles = ctx.o.cycles;
   const cycle = run.cycle;
   if (!cycles || !cycle) return null;
-  const { lane } = findRole(ctx.o.project.config, run.role);
+  const { lane, role } = findRole(ctx.o.project.config, run.role);
   try {
     const { commit } = await handOnCycleBranch(cycles, {
       workspace: run.workspace,
@@ -58,7 +58,10 @@ export async function handOn(ctx: SupervisorContext, run: RunRecord, entryId: st
       const pr = await cycles.forge.openBranchPullRequest({ title: `${lane.name}: ${cycle.id}`, body: `Lane cycle ${cycle.id} (${lane.layer}/${lane.name}), one commit per role.`, base: cycle.base, head: cycle.branch, repo: cycles.repo });
       pull = { number: pr.number, url: pr.url };
     } else if (pull === null) pull = await previousPull(ctx, cycle);
-    await ctx.runs.update(run.id, { cycle: { ...cycle, commit, pull_request: pull } });
+    // The merging role's approval (an outcome that does not send the work elsewhere) merges the cycle.
+    const approves = lane.merge_pull_request === run.role && (outcome === undefined || role.on_outcome?.[outcome] === undefined);
+    const merged = approves && pull !== null ? (await cycles.forge.mergePullRequest(pull.number, `Merge ${cycle.branch}: ${lane.name} cycle ${cycle.id}`)).sha : null;
+    await ctx.runs.update(run.id, { cycle: { ...cycle, commit, pull_request: pull, merged } });
     return null;
   } catch (err) {
     const why = err instanceof PmagentError ? err.message : (err as Error).message;

@@ -47,16 +47,19 @@ export async function syncEntry(ctx: SupervisorContext, run: RunRecord): Promise
 
 async function postNext(ctx: SupervisorContext, run: RunRecord, entry: Entry): Promise<void> {
   const { lane, role } = findRole(ctx.o.project.config, run.role);
-  const next = nextStep(role, entry);
-  if (!next) return;
-  const routed = (role.routes ?? []).some((r) => r.on === entry.kind);
   const events = await ctx.runs.events(run.id, { types: ["ARTIFACT", "COMPLETED"] });
-  const artifacts = artifactItems(run, events);
   const completed = [...events].reverse().find((e) => e.event_type === "COMPLETED");
-  const summary = (completed?.event.payload as { summary?: string } | undefined)?.summary;
-  const revision = revisionRequest(completed?.event.payload as Record<string, unknown> | undefined);
-  // A route passes the entry's details on as they came (a router does not rewrite, §3.6.1).
-  const details = revision ?? (routed && entry.payload.details !== undefined ? entry.payload.details : undefined);
+  const payload = completed?.event.payload as Record<string, unknown> | undefined;
+  const outcome = typeof payload?.outcome === "string" ? payload.outcome : undefined;
+  const next = nextStep(role, entry, outcome);
+  if (!next) return;
+  const sentBack = outcome !== undefined && role.on_outcome?.[outcome] !== undefined;
+  const routed = !sentBack && (role.routes ?? []).some((r) => r.on === entry.kind);
+  const artifacts = artifactItems(run, events);
+  const summary = typeof payload?.summary === "string" ? payload.summary : undefined;
+  const revision = revisionRequest(payload);
+  // Work sent back on an outcome carries the review; a route passes the entry's details on as they came (a router does not rewrite, §3.6.1).
+  const details = sentBack ? { outcome, from_role: run.role, ...(summary ? { review: summary } : {}), ...(revision ? { requested_changes: revision.requested_changes } : {}) } : (revision ?? (routed && entry.payload.details !== undefined ? entry.payload.details : undefined));
   await ctx.board.post(run.role, {
     id: followUpId(lane, entry.id, next.id_suffix),
     to: next.to,

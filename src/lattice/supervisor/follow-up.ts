@@ -40,7 +40,9 @@ export function followUpRefs(run: RunRecord, entry: Entry, artifacts: readonly A
   for (const a of artifacts) if (a.ref !== null && !reserved.has(a.kind)) refs[a.kind] = a.ref;
   // The cycle's branch, the commit the run handed on and the cycle's pull request: where the next role starts.
   const cycle = run.cycle;
-  if (cycle?.commit) Object.assign(refs, { branch: cycle.branch, commit: cycle.commit, ...(cycle.pull_request ? { pull_request: String(cycle.pull_request.number) } : {}) });
+  if (cycle && (cycle.commit || cycle.pull_request)) {
+    Object.assign(refs, { branch: cycle.branch, ...(cycle.commit ? { commit: cycle.commit } : {}), ...(cycle.pull_request ? { pull_request: String(cycle.pull_request.number) } : {}), ...(cycle.merged ? { merged: cycle.merged } : {}) });
+  }
   return { ...refs, artifacts };
 }
 

@@ -54,6 +54,7 @@ export async function launch(ctx: SupervisorContext, run: RunRecord, opts: Launc
       LATTICE_RUN_ID: run.id,
       LATTICE_ROLE: run.role,
       ...cycleEnv(cycle),
+      ...(role.on_outcome ? { PMAGENT_OUTCOMES: Object.keys(role.on_outcome).join(",") } : {}),
     };
     if (run.entry_id) lattice.PMAGENT_ENTRY_FILE = join(latticeDir(run.workspace), "entry.json");
     if (run.gate?.decision === "CONDITIONAL") lattice.LATTICE_RUN_CONDITIONS = JSON.stringify(run.gate.conditions);

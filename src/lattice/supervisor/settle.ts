@@ -59,7 +59,7 @@ export async function settle(ctx: SupervisorContext, runId: string, exit: Exit, 
   }
   if (state === "succeeded") {
     // The run's work goes onto its cycle's branch before the next role is asked to start from it.
-    const problem = await handOn(ctx, run, run.entry_id);
+    const problem = await handOn(ctx, run, run.entry_id, typeof payload.outcome === "string" ? payload.outcome : undefined);
     if (problem !== null) {
       state = "failed";
       reason = ctx.redactor.redact(problem);

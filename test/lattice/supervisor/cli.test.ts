@@ -53,6 +53,7 @@ describe("pmagent emit", () => {
 
   it("takes the whole payload from --payload-json or --payload-file", async () => {
     expect(payloadOf((await emit("COMPLETED", "--payload-json", '{"status":"failure","summary":"x"}')).stdout)).toEqual({ status: "failure", summary: "x" });
+    expect(payloadOf((await emit("COMPLETED", "--status", "success", "--outcome", "changes_requested", "--summary", "rename it")).stdout)).toEqual({ status: "success", outcome: "changes_requested", summary: "rename it" });
     const file = join(root, "payload.json");
     writeFileSync(file, '{"phase":"review"}');
     expect(payloadOf((await emit("PHASE_STARTED", "--payload-file", file)).stdout)).toEqual({ phase: "review" });
@@ -68,6 +69,7 @@ describe("pmagent emit", () => {
     ["--success with --failure", ["PHASE_FINISHED", "--phase", "x", "--success", "--failure"], "give --success or --failure, not both"],
     ["a flag of another type", ["INFO", "--message", "m", "--phase", "x"], "--phase does not apply to INFO (it is for PHASE_STARTED, PHASE_FINISHED, ENVIRONMENT_PROPOSAL)"],
     ["a bad status", ["COMPLETED", "--status", "ok"], 'payload.status (--status): Invalid option: expected one of "success"|"failure"'],
+    ["an outcome that is no lowercase name", ["COMPLETED", "--status", "success", "--outcome", "Approved!"], "payload.outcome (--outcome): an outcome is a lowercase name, e.g. changes_requested"],
     ["a bad --param", ["ACTION_REQUEST", "--action", "A", "--param", "novalue"], '--param expects KEY=VALUE, got "novalue"'],
     ["--param with --params-json", ["ACTION_REQUEST", "--action", "A", "--param", "a=1", "--params-json", "{}"], "give --param or --params-json, not both"],
     ["bad JSON", ["ERROR", "--message", "m", "--details-json", "{nope"], "--details-json is not valid JSON"],

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { projectCycles } from "../../../src/app/index.js";
 import { Blackboard } from "../../../src/blackboard/index.js";
+import { codeLane } from "../../../src/config/index.js";
 import { LocalForge } from "../../../src/lattice/index.js";
 import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
 import { gitInit, testProject, type TestProject } from "../helpers.js";
@@ -56,7 +57,7 @@ describe.each(kinds)("lane cycles as branches on $name", (kind) => {
     const second = await supervisor().startRun({ role: "Reviewer", entryId: "c-1-review", command: reviewer });
     expect(second.state).toBe("succeeded");
     expect(git(bare, "show", `${branch}:seen`)).toBe("built");
-    expect(git(bare, "log", "--format=%an|%s", `main..${branch}`).split("\n")).toEqual(["Reviewer|Reviewer: c-1-review", "Builder|Builder: c-1"]);
+    expect(git(bare, "log", "--format=%an|%s", `main..${branch}`).split("\n")).toEqual(["Reviewer|Reviewer: c-1-review", "Builder|sprite commit"]);
     expect(git(bare, "log", "-1", "--format=%b", branch)).toContain(`Run: ${second.id}`);
     expect(git(bare, "ls-tree", "-r", "--name-only", branch).split("\n").filter((f) => f.startsWith(".lattice") || f.startsWith(".pmagent"))).toEqual([]);
     const pulls = await forge().list();
@@ -144,5 +145,62 @@ describe.each(kinds)("lane cycles as branches on $name", (kind) => {
     const run = await supervisor().startRun({ role: "Builder", entryId: "c-5", command: tp.sprite("x", { steps: [{ emit: "COMPLETED", payload: { status: "success" } }] }) });
     expect(run.state).toBe("succeeded");
     expect(run.cycle).toBeNull();
+  });
+});
+
+describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) => {
+  let ts: TestStore;
+  let tp: TestProject;
+  let board: Blackboard;
+  beforeEach(async () => {
+    ts = await kind.open();
+    // The shipped code lane, its agents swapped for scripted sprites (startRun's command).
+    tp = testProject(ts, { lanes: [codeLane()] });
+    gitInit(tp.root);
+    board = new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] });
+  });
+  afterEach(async () => {
+    await ts.cleanup();
+    tp.cleanup();
+  });
+
+  it("Developer → Reviewer (changes_requested, the review goes back) → Developer fixes → Reviewer approves: the cycle's pull request is merged", async () => {
+    const s = tp.supervisor(undefined, { cycles: projectCycles(tp.project, ts.store) });
+    const bare = join(tp.root, ".pmagent", "forge.git");
+    await board.post("Human", { id: "feat-1", to: "Developer", kind: "code_request", payload: { summary: "add greet()" } });
+    const dev = await s.startRun({ role: "Developer", entryId: "feat-1", command: tp.sprite("dev", { steps: [{ file: { path: "greet.js", text: "export const greet = () => 'hi';\n" } }, { emit: "COMPLETED", payload: { status: "success", summary: "greet()" } }] }) });
+    expect(dev.state).toBe("succeeded");
+    const review = await s.startRun({
+      role: "Reviewer",
+      entryId: "feat-1-review",
+      command: tp.sprite("rev1", { steps: [{ sh: "grep -q hi greet.js || exit 1" }, { emit: "COMPLETED", payload: { status: "success", outcome: "changes_requested", summary: "say hello, not hi" } }] }),
+    });
+    expect(review.state).toBe("succeeded");
+    const fix = await board.get("feat-1-review-fix");
+    expect(fix.entry).toMatchObject({ to: "Developer", kind: "code_fix_request" });
+    expect(fix.entry.payload.details).toEqual({ outcome: "changes_requested", from_role: "Reviewer", review: "say hello, not hi" });
+    const fixed = await s.startRun({ role: "Developer", entryId: "feat-1-review-fix", command: tp.sprite("dev2", { steps: [{ sh: "sed -i s/hi/hello/ greet.js" }, { emit: "COMPLETED", payload: { status: "success" } }] }) });
+    expect(fixed.cycle?.branch).toBe("pmagent/code/code/feat-1");
+    const approved = await s.startRun({ role: "Reviewer", entryId: "feat-1-review-fix-review", command: tp.sprite("rev2", { steps: [{ emit: "COMPLETED", payload: { status: "success", outcome: "approved" } }] }) });
+    expect(approved.state).toBe("succeeded");
+    expect(approved.cycle?.merged).toBe(git(bare, "rev-parse", "main"));
+    expect(git(bare, "show", "main:greet.js")).toBe("export const greet = () => 'hello';");
+    expect(git(bare, "log", "--format=%an", "main").split("\n")).toEqual(["Developer", "Developer", "t"]);
+    const done = await board.get("feat-1-review-fix-review-done");
+    expect(done.entry).toMatchObject({ to: "Human", kind: "code_cycle_done" });
+    expect(done.entry.payload.refs).toMatchObject({ branch: "pmagent/code/code/feat-1", pull_request: "1" });
+    const [pr] = await new LocalForge({ store: ts.store, projectId: "demo", root: tp.root, bareRepo: ".pmagent/forge.git" }).list();
+    expect(pr).toMatchObject({ number: 1, state: "merged" });
+  });
+
+  it("an outcome that is no lowercase name is a protocol error, not a route", async () => {
+    const s = tp.supervisor(undefined, { cycles: projectCycles(tp.project, ts.store) });
+    await board.post("Human", { id: "feat-2", to: "Reviewer", kind: "code_review_request" });
+    const run = await s.startRun({ role: "Reviewer", entryId: "feat-2", command: tp.sprite("bad", { steps: [{ emit: "COMPLETED", payload: { status: "success", outcome: "Changes Requested" } }] }) });
+    expect(run.state).toBe("failed");
+    const errors = await s.runs.protocolErrors(run.id);
+    expect(errors.map((e) => e.source).sort()).toEqual(["outbox", "stdout"]);
+    for (const e of errors) expect(e.reason).toBe("schema violation: $.payload.outcome: an outcome is a lowercase name, e.g. changes_requested");
+    expect(await board.find("feat-2-review-fix")).toBeUndefined();
   });
 });
