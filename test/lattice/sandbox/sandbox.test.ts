@@ -12,7 +12,7 @@ import { pathToFileURL } from "node:url";
 import pino from "pino";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseConfig } from "../../../src/config/index.js";
-import { artifactPaths, findSandboxTool, prepareRunDir, readViolations, runSandbox, sandboxArgv, SANDBOX_WORKSPACE } from "../../../src/lattice/sandbox/index.js";
+import { artifactPaths, findSandboxTool, prepareRunDir, readViolations, runSandbox, sandboxArgv, SANDBOX_WORKSPACE, spriteEnv } from "../../../src/lattice/sandbox/index.js";
 import { CLI, REPO_ROOT, runCli } from "../../helpers/proc.js";
 import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
 import { testProject, type TestProject } from "../helpers.js";
@@ -230,6 +230,33 @@ describe("selfCommand", () => {
     const command = JSON.parse(out) as string[];
     expect(command).toEqual([process.execPath, CLI]);
     expect(existsSync(command[1]!)).toBe(true);
+  });
+});
+
+describe("the sprite's environment", () => {
+  it("passes the agents' endpoint variables (README: an agent's endpoint falls back to them), not one with a user or password, nor the keys", () => {
+    const env = spriteEnv({
+      base: {
+        PATH: "/usr/bin",
+        OPENAI_BASE_URL: "http://127.0.0.1:4000/v1",
+        GOOGLE_GEMINI_BASE_URL: "http://127.0.0.1:4001",
+        ANTHROPIC_BASE_URL: "https://user:pass@gateway.example/",
+        OPENAI_API_KEY: "sk-abcdefghijklmnopqrstuvwx",
+        ANTHROPIC_API_KEY: "plain-key",
+        SOME_OTHER_URL: "http://127.0.0.1:5000",
+      },
+      shimDir: "/shims",
+      toolDir: "/tools",
+      home: "/home/sprite",
+      lattice: {},
+      extra: {},
+    });
+    expect(env.OPENAI_BASE_URL).toBe("http://127.0.0.1:4000/v1");
+    expect(env.GOOGLE_GEMINI_BASE_URL).toBe("http://127.0.0.1:4001");
+    expect(env).not.toHaveProperty("ANTHROPIC_BASE_URL");
+    expect(env).not.toHaveProperty("OPENAI_API_KEY");
+    expect(env).not.toHaveProperty("ANTHROPIC_API_KEY");
+    expect(env).not.toHaveProperty("SOME_OTHER_URL");
   });
 });
 
