@@ -171,7 +171,7 @@ export async function runAgent(o: AgentRunOptions): Promise<number> {
   const state = newStreamState();
   state.sessionId = sessionId;
 
-  const child = spawn(cli[0]!, [...cli.slice(1), ...driver.argv(settings, sessionId)], { cwd: workspace, env: { ...env, ...agentEnv }, stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(cli[0]!, [...cli.slice(1), ...driver.argv(settings, sessionId)], { cwd: workspace, env: { ...driver.envDefaults, ...env, ...agentEnv }, stdio: ["pipe", "pipe", "inherit"] });
   // The task goes on stdin: no argument list (visible to every process) carries resume inputs.
   child.stdin.on("error", () => undefined);
   child.stdin.end(task);
