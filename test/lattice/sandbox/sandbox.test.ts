@@ -284,6 +284,15 @@ describe("artifactPaths", () => {
     expect(artifactPaths({ refs }, root)).toEqual([artifact, join(ws, ".git")]);
     // The roles contract's object form: the list under `artifacts`.
     expect(artifactPaths({ refs: { source_board_id: "req-1", run_id: "run_1", artifacts: refs } }, root)).toEqual([artifact, join(ws, ".git")]);
+    // A repository path, read from the workspace of the run that made it; never out of the workspaces.
+    const relative = [
+      { type: "artifact", kind: "proposal", ref: ".pmagent/lane/proposal.json", run_id: "run_a" },
+      { type: "artifact", kind: "resume", ref: ".lattice/resume.json", run_id: "run_a" },
+      { type: "artifact", kind: "secrets", ref: "../../../secrets.json", run_id: "run_a" },
+      { type: "artifact", kind: "no run", ref: ".pmagent/lane/proposal.json" },
+      { type: "artifact", kind: "odd run", ref: "proposal.json", run_id: "../run_a/.pmagent/lane" },
+    ];
+    expect(artifactPaths({ refs: relative }, root)).toEqual([artifact]);
     expect(artifactPaths({ refs: "nope" }, root)).toEqual([]);
     expect(artifactPaths(null, root)).toEqual([]);
   });
