@@ -32,6 +32,8 @@ export const RunnerSchema = z
     /** Extra environment variables for the sprite (not secrets: those go through FETCH_CREDENTIAL). */
     env: z.record(z.string(), z.string()).default({}),
     timeout_s: z.number().int().positive().default(3600),
+    /** The progress watchdog: no output and no event from the sprite for this long fails the run (default 300; 0: off). */
+    idle_timeout_s: z.number().int().nonnegative().optional(),
   })
   .strict()
   .superRefine((r, ctx) => {

@@ -48,7 +48,23 @@ describe("pmagent run / runs / resume", () => {
   it("exits 1 for a failed run and names the reason", async () => {
     const r = await cli(["run", "--role", "Builder", "--", ...sprite("bad", { steps: [{ exit: 4 }] })]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain("failed  Builder  0 events: the sprite ended (exit code 4) without COMPLETED, ERROR or WAITING");
+    expect(r.stdout).toContain("failed  Builder  0 events: the sprite exited with code 4 and sent no Lattice events, so its exit status decides; ");
+    // A sprite that spoke Lattice and then ended without a word crashed mid-protocol, whatever its exit status.
+    const crashed = await cli(["run", "--role", "Builder", "--", ...sprite("crashed", { steps: [{ emit: "INFO", payload: { message: "half way" } }, { exit: 0 }] })]);
+    expect(crashed.code).toBe(1);
+    expect(crashed.stdout).toContain("failed  Builder  1 event: the sprite ended (exit code 0) without COMPLETED, ERROR or WAITING; ");
+  });
+
+  it("runs any program: one that never speaks Lattice ends by its exit status, with a note that it sent no events", async () => {
+    const ok = await cli(["run", "--role", "Builder", "--format", "json", "--", "sh", "-c", "echo hi"]);
+    expect(ok.code, ok.stderr).toBe(0);
+    const run = JSON.parse(ok.stdout) as { id: string; state: string; reason: string; event_count: number };
+    expect(run).toMatchObject({ state: "succeeded", event_count: 0 });
+    expect(run.reason).toMatch(/^the sprite exited with code 0 and sent no Lattice events, so its exit status decides; /);
+    expect((await cli(["runs", "logs", run.id])).stdout).toBe("hi\n");
+    const bad = await cli(["run", "--role", "Builder", "--", "sh", "-c", "echo oops >&2; exit 3"]);
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toContain("failed  Builder  0 events: the sprite exited with code 3 and sent no Lattice events, so its exit status decides; ");
   });
 
   it("resumes with --input values parsed per expected type; the same resume again is a no-op", async () => {

@@ -12,7 +12,8 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
-export type FakeAnthropicReply = { text: string } | { tool: { name: string; input: Record<string, unknown> } } | { status: number; message?: string };
+/** `stall`: message_start, then nothing, the connection kept open; `malformed`: a 200 stream whose event is not JSON. */
+export type FakeAnthropicReply = { text: string } | { tool: { name: string; input: Record<string, unknown> } } | { status: number; message?: string } | { stall: true } | { malformed: true };
 
 export interface RecordedAnthropicRequest {
   method: string;
@@ -34,6 +35,7 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
   const queue: FakeAnthropicReply[] = [];
   const requests: RecordedAnthropicRequest[] = [];
   let counter = 0;
+  const hanging = new Set<ServerResponse>();
   const server = createServer((req, res) => void handle(req, res));
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -48,8 +50,13 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
     if ("status" in reply) return sendError(res, reply.status, reply.status === 400 ? "invalid_request_error" : "api_error", reply.message ?? `status ${reply.status}`);
     counter += 1;
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", "request-id": `req_fake${counter}` });
+    if ("malformed" in reply) return void res.end("event: message_start\ndata: {this is not json\n\n");
     const send = (type: string, data: Record<string, unknown>) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
     send("message_start", { message: { id: `msg_fake${counter}`, type: "message", role: "assistant", model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 25, output_tokens: 1 } } });
+    if ("stall" in reply) {
+      hanging.add(res);
+      return;
+    }
     if ("text" in reply) {
       send("content_block_start", { index: 0, content_block: { type: "text", text: "" } });
       for (let i = 0; i < reply.text.length; i += 7) send("content_block_delta", { index: 0, delta: { type: "text_delta", text: reply.text.slice(i, i + 7) } });
@@ -71,6 +78,7 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
     requests,
     reply: (...replies) => void queue.push(...replies),
     close: async () => {
+      for (const res of hanging) res.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

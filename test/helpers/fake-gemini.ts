@@ -8,7 +8,8 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
-export type FakeGeminiReply = { text: string } | { call: { name: string; args: Record<string, unknown> } } | { status: number; message?: string };
+/** `stall`: the first chunk of this text, then nothing, the connection kept open; `malformed`: a 200 stream whose chunk is not JSON. */
+export type FakeGeminiReply = { text: string; stall?: true } | { call: { name: string; args: Record<string, unknown> } } | { status: number; message?: string } | { malformed: true };
 
 export interface FakeGemini {
   baseURL: string;
@@ -21,6 +22,7 @@ export interface FakeGemini {
 export async function startFakeGemini(): Promise<FakeGemini> {
   const queue: FakeGeminiReply[] = [];
   const requests: FakeGemini["requests"] = [];
+  const hanging = new Set<ServerResponse>();
   const server = createServer((req, res) => void handle(req, res));
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -35,10 +37,16 @@ export async function startFakeGemini(): Promise<FakeGemini> {
     if (!reply) return sendJson(res, 500, { error: { code: 500, message: "fake-gemini: no scripted reply left for this request", status: "INTERNAL" } });
     if ("status" in reply) return sendJson(res, reply.status, { error: { code: reply.status, message: reply.message ?? `status ${reply.status}`, status: reply.status === 400 ? "INVALID_ARGUMENT" : "INTERNAL" } });
     res.writeHead(200, { "content-type": "text/event-stream" });
+    if ("malformed" in reply) return void res.end("data: {this is not json\r\n\r\n");
     const send = (parts: unknown[], last: boolean) =>
       res.write(`data: ${JSON.stringify({ candidates: [{ content: { role: "model", parts }, index: 0, ...(last ? { finishReason: "STOP" } : {}) }], ...(last ? { usageMetadata: { promptTokenCount: 30, candidatesTokenCount: 7, totalTokenCount: 37 } } : {}), modelVersion: "fake" })}\r\n\r\n`);
     if ("text" in reply) {
       const pieces = reply.text.match(/.{1,9}/gs) ?? [""];
+      if (reply.stall) {
+        send([{ text: pieces[0] }], false);
+        hanging.add(res);
+        return;
+      }
       pieces.forEach((p, i) => send([{ text: p }], i === pieces.length - 1));
     } else {
       send([{ functionCall: { name: reply.call.name, args: reply.call.args } }], true);
@@ -53,6 +61,7 @@ export async function startFakeGemini(): Promise<FakeGemini> {
     requests,
     reply: (...replies) => void queue.push(...replies),
     close: async () => {
+      for (const res of hanging) res.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -14,7 +14,7 @@
  * response.completed (with usage). A `calls` reply answers with function calls instead
  * (response.output_item.added, response.function_call_arguments.delta…/done,
  * response.output_item.done per call). Failures are scripted too: HTTP errors, a failed or incomplete
- * response, an `error` event mid-stream, a connection dropped before the end.
+ * response, an `error` event mid-stream, a connection dropped before the end, a stream that is not JSON.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -54,7 +54,9 @@ export type FakeReply =
   /** An HTTP error with the API's error body; `retryAfter` (seconds) sets the Retry-After header. */
   | { status: number; message?: string; retryAfter?: number }
   /** Accept the request and never answer (client timeouts). */
-  | { hang: true };
+  | { hang: true }
+  /** A 200 event stream whose only event is not JSON. */
+  | { malformed: true };
 
 export interface RecordedRequest {
   method: string;
@@ -102,6 +104,10 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     if ("hang" in reply) {
       hanging.add(res);
       return;
+    }
+    if ("malformed" in reply) {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      return void res.end("event: response.created\ndata: {this is not json\n\n");
     }
     if ("status" in reply) {
       const headers: Record<string, string> = reply.retryAfter === undefined ? {} : { "retry-after": String(reply.retryAfter) };

@@ -72,6 +72,8 @@ export const claude: AgentDriver = {
   defaultKeyCredential: "ANTHROPIC_API_KEY",
   baseUrlEnv: "ANTHROPIC_BASE_URL",
   openaiEndpoint: false,
+  // One retry of a failed API request (its default is 10, minutes of backoff); runner.env may set more.
+  envDefaults: { CLAUDE_CODE_MAX_RETRIES: "1" },
 
   prepare(settings, instructions) {
     const dir = join(settings.home, ".claude");

@@ -14,6 +14,15 @@ import type { AgentDriver, AgentSettings, LineResult, MappedEvent, StreamState }
 
 const KEY_ENV = "PMAGENT_CODEX_API_KEY";
 const DEFAULT_BASE_URL = "https://api.openai.com/v1";
+/** Codex's own retries of a failed model request (its default is 4 and 5, and endless for a refused connection). */
+const RETRIES = 1;
+/** Codex's text for an HTTP 500 (and an overloaded server): it drops the server's own message. */
+const HIGH_DEMAND = /currently experiencing high demand/;
+
+/** Codex's error message, saying what its HTTP 500 text hides. */
+function codexError(message: string): string {
+  return HIGH_DEMAND.test(message) ? `${message} (Codex's text for an HTTP 500 or an overloaded server; it does not pass the server's own message on)` : message;
+}
 
 const toml = (s: string) => JSON.stringify(s);
 
@@ -31,6 +40,13 @@ function configToml(settings: AgentSettings): string {
     `base_url = ${toml(settings.baseUrl ?? DEFAULT_BASE_URL)}`,
     `wire_api = "responses"`,
     `env_key = ${toml(KEY_ENV)}`,
+    // One retry, then the turn fails with Codex's own error (runner.args "-c model_providers.pmagent.request_max_retries=N" for more).
+    `request_max_retries = ${RETRIES}`,
+    `stream_max_retries = ${RETRIES}`,
+    ``,
+    // Without this, an unreachable endpoint is retried forever ("Reconnecting... waiting for network").
+    `[features]`,
+    `unbounded_connection_retries = false`,
     ``,
     // The key stays out of the agent's commands (Codex also drops *KEY* names by default).
     `[shell_environment_policy]`,
@@ -123,11 +139,11 @@ export const codex: AgentDriver = {
         return { events: [usageEvent("codex", (line.usage as Record<string, unknown> | undefined) ?? {}), { type: "PHASE_FINISHED", payload: { phase: "agent_turn", success: true } }], passthrough: [] };
       case "turn.failed": {
         state.turnFinished = true;
-        state.failure = String((line.error as { message?: unknown } | undefined)?.message ?? "the turn failed");
+        state.failure = codexError(String((line.error as { message?: unknown } | undefined)?.message ?? "the turn failed"));
         return { events: [{ type: "PHASE_FINISHED", payload: { phase: "agent_turn", success: false } }], passthrough: [] };
       }
       case "error":
-        state.failure = String(line.message ?? "error");
+        state.failure = codexError(String(line.message ?? "error"));
         return { events: [{ type: "INFO", payload: { message: state.failure, kind: "agent_error", metadata: { agent: "codex" } } }], passthrough: [] };
       case "item.completed":
         return mapItem((line.item as Item | undefined) ?? {}, state);

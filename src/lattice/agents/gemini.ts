@@ -34,7 +34,8 @@ export const gemini: AgentDriver = {
     const dir = join(settings.home, ".gemini");
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     // The key is redacted from the environment of the commands it runs.
-    const config = { security: { auth: { selectedType: "gemini-api-key" }, folderTrust: { enabled: false }, environmentVariableRedaction: { enabled: true, blocked: ["GEMINI_API_KEY", "GOOGLE_API_KEY"] } }, privacy: { usageStatisticsEnabled: false }, telemetry: { enabled: false } };
+    // general.maxAttempts: one retry of a failed request (its default is 10, with growing backoff).
+    const config = { general: { maxAttempts: 2 }, security: { auth: { selectedType: "gemini-api-key" }, folderTrust: { enabled: false }, environmentVariableRedaction: { enabled: true, blocked: ["GEMINI_API_KEY", "GOOGLE_API_KEY"] } }, privacy: { usageStatisticsEnabled: false }, telemetry: { enabled: false } };
     writeFileSync(join(dir, "settings.json"), `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
     writeFileSync(join(dir, "GEMINI.md"), instructions, { mode: 0o600 });
     return {

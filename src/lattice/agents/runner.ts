@@ -13,7 +13,7 @@ import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { UsageError, writeFileAtomic, type Redactor } from "../../core/index.js";
 import { outboxPath } from "../protocol/index.js";
-import { findExecutable } from "../sandbox/index.js";
+import { findExecutable, SANDBOX_WORKSPACE } from "../sandbox/index.js";
 import { markResumed, readResume, Sprite } from "../sprite/index.js";
 import { clip, MESSAGE_CHARS } from "./events.js";
 import { protocolInstructions, resumeText, taskText } from "./instructions.js";
@@ -77,9 +77,11 @@ function fileSize(path: string): number {
   }
 }
 
-/** Event types the agent wrote to the outbox itself since `offset` (it may end the run on its own). */
-function outboxTypesSince(path: string, offset: number, spriteId: string): Set<string> {
-  const out = new Set<string>();
+/** What the agent wrote to the outbox itself since `offset`: its event types (it may end the run on its own) and the files it declared (ARTIFACT kind file). */
+function outboxSince(path: string, offset: number, spriteId: string, workspace: string): { types: Set<string>; files: Set<string> } {
+  const types = new Set<string>();
+  const files = new Set<string>();
+  const out = { types, files };
   let fd: number;
   try {
     fd = openSync(path, "r");
@@ -93,8 +95,10 @@ function outboxTypesSince(path: string, offset: number, spriteId: string): Set<s
     readSync(fd, buf, 0, buf.length, offset);
     for (const line of buf.toString("utf8").split("\n")) {
       try {
-        const e = JSON.parse(line) as { event_type?: string; sprite_id?: string };
-        if (e.sprite_id === spriteId && e.event_type) out.add(e.event_type);
+        const e = JSON.parse(line) as { event_type?: string; sprite_id?: string; payload?: { kind?: unknown; ref?: unknown } };
+        if (e.sprite_id !== spriteId || !e.event_type) continue;
+        types.add(e.event_type);
+        if (e.event_type === "ARTIFACT" && e.payload?.kind === "file" && typeof e.payload.ref === "string") files.add(workspacePath(e.payload.ref, workspace));
       } catch {
         // not an event line: the supervisor reports it
       }
@@ -103,6 +107,12 @@ function outboxTypesSince(path: string, offset: number, spriteId: string): Set<s
     closeSync(fd);
   }
   return out;
+}
+
+/** A path as the repository knows it: relative to the workspace (or to /workspace, its sandbox mount). */
+function workspacePath(ref: string, workspace: string): string {
+  for (const root of [workspace, SANDBOX_WORKSPACE]) if (ref.startsWith(`${root}/`)) return ref.slice(root.length + 1);
+  return ref;
 }
 
 /** Files larger than this in the agent's HOME are not scrubbed (caches, not transcripts). */
@@ -173,7 +183,7 @@ export async function runAgent(o: AgentRunOptions): Promise<number> {
   const state = newStreamState();
   state.sessionId = sessionId;
 
-  const child = spawn(cli[0]!, [...cli.slice(1), ...driver.argv(settings, sessionId)], { cwd: workspace, env: { ...env, ...agentEnv }, stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(cli[0]!, [...cli.slice(1), ...driver.argv(settings, sessionId)], { cwd: workspace, env: { ...driver.envDefaults, ...env, ...agentEnv }, stdio: ["pipe", "pipe", "inherit"] });
   // The task goes on stdin: no argument list (visible to every process) carries resume inputs.
   child.stdin.on("error", () => undefined);
   child.stdin.end(task);
@@ -203,12 +213,13 @@ export async function runAgent(o: AgentRunOptions): Promise<number> {
   // Text still streaming when the CLI ended.
   for (const e of driver.mapLine({ type: "end" }, state).events) sprite.emit(e.type, e.payload as never);
 
+  const own = outboxSince(outbox, outboxStart, sprite.spriteId, workspace);
+  // Each changed file once: not again when the agent declared it itself.
   for (const c of changedSince(workspace, before, state.changedFiles)) {
     if (c.kind === "commit") sprite.artifact("commit", { ref: c.ref, metadata: { agent: o.agent } });
-    else sprite.artifact("file", { ref: c.ref, metadata: { agent: o.agent, path: c.path } });
+    else if (!own.files.has(c.path)) sprite.artifact("file", { ref: c.ref, metadata: { agent: o.agent, path: c.path } });
   }
-  const own = outboxTypesSince(outbox, outboxStart, sprite.spriteId);
-  if (own.has("WAITING") || own.has("COMPLETED") || own.has("ERROR")) return exit.code ?? 1;
+  if (own.types.has("WAITING") || own.types.has("COMPLETED") || own.types.has("ERROR")) return exit.code ?? 1;
   if (exit.code === 0 && !state.failure) {
     sprite.completed("success", clip(state.lastMessage ?? `${o.agent} finished`, MESSAGE_CHARS));
     return 0;

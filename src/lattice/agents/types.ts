@@ -65,6 +65,8 @@ export interface AgentDriver {
   baseUrlEnv: string;
   /** Whether config `model.base_url` (an OpenAI-compatible endpoint) is its default endpoint. */
   openaiEndpoint: boolean;
+  /** Variables its process gets unless the sprite's environment (config `runner.env`) sets them. */
+  envDefaults?: Record<string, string>;
   /**
    * Write its configuration and the protocol instructions under `settings.home`; return the
    * variables its process needs (its home, the key in the variable its config names).

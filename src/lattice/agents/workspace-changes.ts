@@ -4,7 +4,7 @@
  * report edits made through their own edit tools, but not what a shell command wrote; git sees both.
  */
 import { spawnSync } from "node:child_process";
-import { isAbsolute, join, relative } from "node:path";
+import { isAbsolute, relative } from "node:path";
 import { LATTICE_DIR } from "../protocol/index.js";
 
 export interface GitSnapshot {
@@ -72,5 +72,6 @@ export function changedSince(workspace: string, before: GitSnapshot | null, repo
       for (const p of names?.split("\0").filter(Boolean) ?? []) if (!p.startsWith(`${LATTICE_DIR}/`)) files.add(p);
     }
   }
-  return [...[...files].sort().map((path) => ({ kind: "file" as const, path, ref: join(workspace, path) })), ...commits.map((ref) => ({ kind: "commit" as const, ref }))];
+  // Repository-relative: the path the next role (and a pull request) knows the file by.
+  return [...[...files].sort().map((path) => ({ kind: "file" as const, path, ref: path })), ...commits.map((ref) => ({ kind: "commit" as const, ref }))];
 }

@@ -9,6 +9,13 @@ import { UsageError, isSecretEnvName } from "../../core/index.js";
 export const ENV_ALLOW_LIST = ["PATH", "LANG", "LANGUAGE", "TZ", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR", "NODE_OPTIONS"] as const;
 const ALLOW_PREFIXES = ["LC_"];
 
+/**
+ * The coding agents' own endpoint variables (README: an agent's endpoint falls back to its CLI's
+ * variable). Passed to sprites only, never with a user or password in the URL; the keys that go
+ * with them are credentials a role must be given.
+ */
+export const ENDPOINT_VARS = ["OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "GOOGLE_GEMINI_BASE_URL"] as const;
+
 /** Token-shaped values are never passed, whatever their name. */
 function looksLikeToken(value: string): boolean {
   return /\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_|sk-[A-Za-z0-9_-]{20,}|xox[abposr]-|AKIA[0-9A-Z]{16})/.test(value);
@@ -52,6 +59,9 @@ function allowed(base: NodeJS.ProcessEnv, more: readonly string[] = []): Record<
 /** A proxy is passed to installers, unless its URL carries a user or password. */
 const PROXY_VARS = ["HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy"];
 
+/** A URL with a user or password in it carries a credential. */
+const hasUserInfo = (url: string) => /\/\/[^/]*@/.test(url);
+
 /**
  * The environment of a program the supervisor runs on what a sprite made (an installer, git
  * reading a workspace): the sprites' allow-list and the proxies (without credentials), a HOME of
@@ -59,12 +69,13 @@ const PROXY_VARS = ["HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "http
  */
 export function helperEnv(base: NodeJS.ProcessEnv, home: string): Record<string, string> {
   const env = allowed(base, PROXY_VARS);
-  for (const v of PROXY_VARS) if (env[v] !== undefined && /\/\/[^/]*@/.test(env[v])) delete env[v];
+  for (const v of PROXY_VARS) if (env[v] !== undefined && hasUserInfo(env[v])) delete env[v];
   return { ...env, PATH: env.PATH ?? "/usr/local/bin:/usr/bin:/bin", HOME: home, GIT_TERMINAL_PROMPT: "0", GIT_CONFIG_NOSYSTEM: "1", LC_ALL: "C" };
 }
 
 export function spriteEnv(input: SpriteEnvInput): Record<string, string> {
-  const env = allowed(input.base);
+  const env = allowed(input.base, ENDPOINT_VARS);
+  for (const v of ENDPOINT_VARS) if (env[v] !== undefined && hasUserInfo(env[v])) delete env[v];
   const first = input.pathFirst ?? [];
   const rest = (env.PATH ?? "/usr/local/bin:/usr/bin:/bin").split(delimiter).filter((d) => d !== "" && resolve(d) !== resolve(input.shimDir) && !first.includes(d));
   Object.assign(env, input.extra, input.lattice, {

@@ -52,11 +52,13 @@ export function artifactPaths(payload: unknown, root: string): string[] {
   if (!Array.isArray(refs)) return [];
   const workspaces = realpathOr(join(root, ".pmagent", "workspaces"));
   const out: string[] = [];
-  for (const r of refs as Array<{ type?: unknown; ref?: unknown; url?: unknown } | null>) {
+  for (const r of refs as Array<{ type?: unknown; ref?: unknown; url?: unknown; run_id?: unknown } | null>) {
     if (r?.type !== "artifact") continue;
     try {
-      if (typeof r.ref === "string" && isAbsolute(r.ref)) {
-        const file = realpathOr(r.ref);
+      // A repository-relative file is read from the workspace of the run that made it.
+      const path = typeof r.ref !== "string" ? null : isAbsolute(r.ref) ? r.ref : typeof r.run_id === "string" && /^[\w.-]+$/.test(r.run_id) ? join(workspaces, r.run_id, r.ref) : null;
+      if (path !== null) {
+        const file = realpathOr(path);
         if (file.startsWith(`${workspaces}/`) && !file.split("/").includes(".lattice") && statSync(file).isFile()) out.push(file);
       }
       if (typeof r.url === "string" && r.url.startsWith("file:")) {

@@ -6,6 +6,7 @@
  */
 import type { Entry, EntryInput } from "../../blackboard/index.js";
 import type { RunRecord, StoredEvent } from "../runs/index.js";
+import { SANDBOX_WORKSPACE } from "../sandbox/index.js";
 
 /** The kind of the entry a failed step posts (roles contract §2.3). */
 export const ERROR_KIND = "doc_update_error";
@@ -21,13 +22,29 @@ export interface ArtifactRefItem {
   url: string | null;
 }
 
+/**
+ * The run's ARTIFACT events as references, once each (kind, ref and url): a file under the run's
+ * workspace (or /workspace, its sandbox mount) by its repository path, as the next role and a
+ * pull request know it.
+ */
 export function artifactItems(run: RunRecord, events: readonly StoredEvent[]): ArtifactRefItem[] {
-  return events
-    .filter((e) => e.event_type === "ARTIFACT")
-    .map((e) => {
-      const p = e.event.payload as { kind: string; ref?: string | null; url?: string | null };
-      return { type: "artifact", run_id: run.id, event_id: e.id, kind: p.kind, ref: p.ref ?? null, url: p.url ?? null };
-    });
+  const seen = new Set<string>();
+  const items: ArtifactRefItem[] = [];
+  for (const e of events) {
+    if (e.event_type !== "ARTIFACT") continue;
+    const p = e.event.payload as { kind: string; ref?: string | null; url?: string | null };
+    const ref = typeof p.ref === "string" ? repositoryPath(p.ref, run.workspace) : null;
+    const key = JSON.stringify([p.kind, ref, p.url ?? null]);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    items.push({ type: "artifact", run_id: run.id, event_id: e.id, kind: p.kind, ref, url: p.url ?? null });
+  }
+  return items;
+}
+
+function repositoryPath(ref: string, workspace: string): string {
+  for (const root of [workspace, SANDBOX_WORKSPACE]) if (ref.startsWith(`${root}/`)) return ref.slice(root.length + 1);
+  return ref;
 }
 
 /**

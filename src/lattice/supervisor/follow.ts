@@ -4,7 +4,7 @@
  * heartbeated; once it exits, everything left is drained. A store fault the ingestor's tries do
  * not outlast (they go on while the sprite runs) leaves the run for `pmagent runs reconcile`.
  */
-import { closeSync, fstatSync, readSync, watch, type FSWatcher } from "node:fs";
+import { closeSync, fstatSync, readSync, statSync, watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
 import type { PmagentError, Redactor } from "../../core/index.js";
 import { retryStoreFaults } from "../../store/index.js";
@@ -17,14 +17,22 @@ import { stopGroup } from "./processes.js";
 
 const READ_CHUNK = 1024 * 1024;
 
+/** The progress watchdog (config `runner.idle_timeout_s`): `onIdle` once no output and no event came for `ms`. */
+export interface IdleWatch {
+  ms: number;
+  onIdle: () => void;
+}
+
 /**
  * Store the run's output while the sprite runs and drain it all once `exited` resolves:
  * stdout/stderr files and the outbox from the run's stored offsets. Null when a store fault
  * stopped the storing: the run is left unfinished for reconcile (see leaveForReconcile), not settled.
  */
-export async function follow(ctx: SupervisorContext, run: RunRecord, exited: Promise<Exit>, redactor: Redactor): Promise<Exit | null> {
+export async function follow(ctx: SupervisorContext, run: RunRecord, exited: Promise<Exit>, redactor: Redactor, idle?: IdleWatch): Promise<Exit | null> {
   const files = streamFiles(run);
   let running = true;
+  const now = ctx.o.clock ?? Date.now;
+  let lastProgress = now();
   const ingestor = new RunIngestor({
     store: ctx.o.store,
     runId: run.id,
@@ -59,8 +67,18 @@ export async function follow(ctx: SupervisorContext, run: RunRecord, exited: Pro
       const b = readFrom(files.stderr, offsets.stderr, (c) => ingestor.pushStderr(c));
       if (!a && !b) return any;
       any = true;
+      lastProgress = now();
     }
   };
+  // The outbox grows without stdout when a sprite writes only there (pmagent emit writes both).
+  let outboxSize = -1;
+  const outboxGrew = () => {
+    const size = statSync(outboxPath(run.workspace), { throwIfNoEntry: false })?.size ?? -1;
+    const grew = size !== outboxSize;
+    outboxSize = size;
+    return grew;
+  };
+  let idleFired = false;
   let watcher: FSWatcher | undefined;
   try {
     watcher = watch(run.run_dir, () => pump());
@@ -74,6 +92,11 @@ export async function follow(ctx: SupervisorContext, run: RunRecord, exited: Pro
   let dropResume = run.attempt > 1 && ctx.runSecrets.has(run.id);
   const timer = setInterval(() => {
     pump();
+    if (outboxGrew()) lastProgress = now();
+    if (idle && !idleFired && now() - lastProgress >= idle.ms) {
+      idleFired = true;
+      idle.onIdle();
+    }
     if (dropResume && ingestor.stored > 0) {
       dropResume = false;
       removeResume(run.workspace);

@@ -20,6 +20,7 @@ import { NO_ADJUSTMENTS, type EnvironmentAdjustments } from "./hooks.js";
 import { stopGroup } from "./processes.js";
 import { runRedactor, secrets } from "./redaction.js";
 import { settle } from "./settle.js";
+import { DEFAULT_IDLE_TIMEOUT_S, idleReason } from "./watchdog.js";
 
 export interface LaunchOptions {
   fresh: boolean;
@@ -74,11 +75,12 @@ export async function launch(ctx: SupervisorContext, run: RunRecord, opts: Launc
     }
     if (spec && !findExecutable(run.command[0]!, env.PATH ?? "", { cwd: run.workspace })) throw new PmagentError("sprite_not_found", `cannot start ${run.command[0]}: command not found`);
     const timeoutS = opts.timeoutS ?? role.runner?.timeout_s ?? 3600;
+    const idleS = role.runner?.idle_timeout_s ?? DEFAULT_IDLE_TIMEOUT_S;
     // Before the sprite starts: a run whose output could not be redacted never starts.
     const redactor = runRedactor(ctx, run);
     // An agent run gets its model key on stdin (never in its argv, environment or a file).
     const stdin = agentStdin(run.command, role, (name) => secrets(ctx).get(name));
-    return await spawnAndSupervise(ctx, run, wrap(run.command), env, files, timeoutS, active, redactor, stdin);
+    return await spawnAndSupervise(ctx, run, wrap(run.command), env, files, { timeoutS, idleS }, active, redactor, stdin);
   } catch (err) {
     // Once the sprite runs, a failure is in supervising it (storing its output), not in starting it.
     const stage = active.child ? "supervising the sprite failed" : "cannot start the sprite";
@@ -112,7 +114,8 @@ async function adjustments(ctx: SupervisorContext, run: RunRecord, entry: Entry 
   return result;
 }
 
-async function spawnAndSupervise(ctx: SupervisorContext, run: RunRecord, argv: string[], env: Record<string, string>, files: { stdout: string; stderr: string }, timeoutS: number, active: ActiveRun, redactor: Redactor, stdin: string | null = null): Promise<void> {
+async function spawnAndSupervise(ctx: SupervisorContext, run: RunRecord, argv: string[], env: Record<string, string>, files: { stdout: string; stderr: string }, limits: { timeoutS: number; idleS: number }, active: ActiveRun, redactor: Redactor, stdin: string | null = null): Promise<void> {
+  const { timeoutS, idleS } = limits;
   const out = openSync(files.stdout, "a", 0o600);
   const err = openSync(files.stderr, "a", 0o600);
   let child;
@@ -145,10 +148,13 @@ async function spawnAndSupervise(ctx: SupervisorContext, run: RunRecord, argv: s
     timedOut = true;
     if (pid !== undefined) stopGroup(pid);
   }, timeoutS * 1000);
+  let idled = false;
+  const idle = idleS > 0 && pid !== undefined ? { ms: idleS * 1000, onIdle: () => ((idled = true), stopGroup(pid)) } : undefined;
   try {
-    const exit = await follow(ctx, await ctx.runs.get(run.id), exited, redactor);
+    const exit = await follow(ctx, await ctx.runs.get(run.id), exited, redactor, idle);
     if (exit === null) return; // left for reconcile
     if (timedOut) exit.error = `timed out after ${timeoutS} s (runner.timeout_s); the sprite was stopped`;
+    else if (idled) exit.error = await idleReason(ctx, run, idleS);
     await settle(ctx, run.id, exit);
   } finally {
     clearTimeout(timer);

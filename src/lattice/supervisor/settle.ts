@@ -5,7 +5,7 @@
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { PmagentError } from "../../core/index.js";
-import { outboxPath, removeResume } from "../protocol/index.js";
+import { EVENT_TYPES, outboxPath, removeResume } from "../protocol/index.js";
 import { SANDBOX_WORKSPACE } from "../sandbox/index.js";
 import { UNFINISHED_RUN_STATES, isTerminalRunState, type RunRecord, type RunState, type RunWaiting } from "../runs/index.js";
 import { PARKED_LEASE_MS, sandboxTool, streamFiles, type Exit, type SupervisorContext } from "./context.js";
@@ -49,6 +49,10 @@ export async function settle(ctx: SupervisorContext, runId: string, exit: Exit, 
     // It died with its worker (parent-death signal): the entry is another worker's to take over.
     state = "canceled";
     reason = WORKER_DIED;
+  } else if (exit.code !== null && !exit.signal && (await spokeNoLattice(ctx, run))) {
+    // Any program may be a sprite (README): one that never spoke Lattice ends by its exit status.
+    state = exit.code === 0 ? "succeeded" : "failed";
+    reason = `the sprite exited with code ${exit.code} and sent no Lattice events, so its exit status decides; ${whereEventsGo(ctx, run)}`;
   } else {
     state = "failed";
     reason = `the sprite ended (${exitText}) without COMPLETED, ERROR or WAITING; ${whereEventsGo(ctx, run)}`;
@@ -74,6 +78,16 @@ export async function settle(ctx: SupervisorContext, runId: string, exit: Exit, 
   const settled = await ctx.runs.get(runId, ctx.store, false);
   if (settled.state === "waiting") await parkClaim(ctx, settled);
   else await syncEntry(ctx, settled);
+}
+
+/**
+ * Whether the run's sprite never spoke Lattice: its first attempt, no event stored and no line
+ * refused as a bad event. A sprite that spoke and then ended without a word crashed mid-protocol.
+ */
+async function spokeNoLattice(ctx: SupervisorContext, run: RunRecord): Promise<boolean> {
+  if (run.attempt !== 1) return false;
+  if (await ctx.runs.lastEventOfTypes(run.id, run.attempt, EVENT_TYPES)) return false;
+  return (await ctx.runs.protocolErrors(run.id)).length === 0;
 }
 
 /**

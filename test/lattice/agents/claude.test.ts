@@ -44,7 +44,7 @@ describe.each(kinds)("Claude Code as a sprite, on $name", (kind) => {
       expect(infos.find((p) => p.kind === "token_usage")?.metadata).toMatchObject({ agent: "claude" });
       expect(payloads(events, "PHASE_STARTED")).toEqual([{ phase: "agent_turn" }]);
       expect(payloads(events, "PHASE_FINISHED")).toEqual([{ phase: "agent_turn", success: true }]);
-      expect(payloads(events, "ARTIFACT")).toEqual([{ kind: "file", ref: join(run.workspace, "notes.md"), metadata: { agent: "claude", path: "notes.md" } }]);
+      expect(payloads(events, "ARTIFACT")).toEqual([{ kind: "file", ref: "notes.md", metadata: { agent: "claude", path: "notes.md" } }]);
       expect(payloads(events, "COMPLETED")).toEqual([{ status: "success", summary: "Wrote notes.md." }]);
       expect(readFileSync(join(run.workspace, "notes.md"), "utf8")).toBe("claude was here\n");
       expect((await sup.board.get("e-1")).entry.status).toBe("done");

@@ -47,7 +47,7 @@ describe.each(kinds)("Codex as a sprite, on $name", (kind) => {
     const tp = agentProject(ts, fake.baseURL);
     try {
       fake.reply(
-        { calls: [{ name: "exec_command", arguments: { cmd: "pmagent emit INFO --message 'hello from the agent' --kind progress && printf 'agent was here\\n' > notes.md" } }] },
+        { calls: [{ name: "exec_command", arguments: { cmd: "pmagent emit INFO --message 'hello from the agent' --kind progress && printf 'agent was here\\n' > notes.md && pmagent emit ARTIFACT --kind file --ref \"$LATTICE_WORKSPACE/notes.md\"" } }] },
         { text: "Wrote notes.md." },
       );
       const sup = tp.supervisor(undefined, { env: { ...process.env, OPENAI_API_KEY: KEY } });
@@ -71,14 +71,18 @@ describe.each(kinds)("Codex as a sprite, on $name", (kind) => {
       expect(infos.find((p) => p.kind === "agent_message")?.message).toBe("Wrote notes.md.");
       expect(infos.find((p) => p.kind === "token_usage")?.metadata).toMatchObject({ agent: "codex", input_tokens: expect.any(Number), output_tokens: expect.any(Number) });
       expect(payloads(events, "PHASE_FINISHED")).toEqual([{ phase: "agent_turn", success: true }]);
-      expect(payloads(events, "ARTIFACT")).toEqual([{ kind: "file", ref: join(run.workspace, "notes.md"), metadata: { agent: "codex", path: "notes.md" } }]);
+      // The file once: the agent declared it itself (an absolute path), so the detected change is not listed again.
+      expect(payloads(events, "ARTIFACT")).toEqual([{ kind: "file", ref: join(run.workspace, "notes.md") }]);
       expect(payloads(events, "COMPLETED")).toEqual([{ status: "success", summary: "Wrote notes.md." }]);
       expect(readFileSync(join(run.workspace, "notes.md"), "utf8")).toBe("agent was here\n");
 
       // The entry is done and the next role's entry references the file.
       expect((await sup.board.get("e-1")).entry.status).toBe("done");
       const next = await sup.board.get("e-1-review");
-      expect(JSON.stringify(next.entry.payload)).toContain(join(run.workspace, "notes.md"));
+      // By its repository path, once.
+      expect((next.entry.payload.refs as { file: string }).file).toBe("notes.md");
+      expect((next.entry.payload.refs as { artifacts: Array<{ ref: string }> }).artifacts.map((a) => a.ref)).toEqual(["notes.md"]);
+      expect(JSON.stringify(next.entry.payload)).not.toContain(run.workspace);
 
       // What Codex sent: the protocol in its instructions, the entry as the task, the key only as the bearer token.
       expect(fake.requests.length).toBe(2);

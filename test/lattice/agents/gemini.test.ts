@@ -34,7 +34,7 @@ describe.each(kinds)("Gemini CLI as a sprite, on $name", (kind) => {
       expect(infos.filter((p) => p.kind === "agent_message").map((p) => p.message)).toEqual(["Wrote notes.md for you."]);
       expect(infos.find((p) => p.kind === "token_usage")?.metadata).toMatchObject({ agent: "gemini" });
       expect(payloads(events, "PHASE_FINISHED")).toEqual([{ phase: "agent_turn", success: true }]);
-      expect(payloads(events, "ARTIFACT")).toEqual([{ kind: "file", ref: join(run.workspace, "notes.md"), metadata: { agent: "gemini", path: "notes.md" } }]);
+      expect(payloads(events, "ARTIFACT")).toEqual([{ kind: "file", ref: "notes.md", metadata: { agent: "gemini", path: "notes.md" } }]);
       expect(payloads(events, "COMPLETED")).toEqual([{ status: "success", summary: "Wrote notes.md for you." }]);
       expect(readFileSync(join(run.workspace, "notes.md"), "utf8")).toBe("gemini was here\n");
 

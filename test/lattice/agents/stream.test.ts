@@ -66,11 +66,11 @@ describe("what the agent changed in a git workspace", () => {
       execFileSync("sh", ["-c", "mkdir -p .lattice && echo {} > .lattice/outbox.jsonl && echo c > committed.md && git add committed.md && git -c user.name=t -c user.email=t@example.invalid commit -qm c"], { cwd: ws });
       const head = execFileSync("git", ["rev-parse", "HEAD"], { cwd: ws, encoding: "utf8" }).trim();
       expect(changedSince(ws, before, ["reported.md", join(ws, "abs.md"), "/elsewhere/x.md"])).toEqual([
-        { kind: "file", path: "abs.md", ref: join(ws, "abs.md") },
-        { kind: "file", path: "committed.md", ref: join(ws, "committed.md") },
-        { kind: "file", path: "edited.md", ref: join(ws, "edited.md") },
-        { kind: "file", path: "new.md", ref: join(ws, "new.md") },
-        { kind: "file", path: "reported.md", ref: join(ws, "reported.md") },
+        { kind: "file", path: "abs.md", ref: "abs.md" },
+        { kind: "file", path: "committed.md", ref: "committed.md" },
+        { kind: "file", path: "edited.md", ref: "edited.md" },
+        { kind: "file", path: "new.md", ref: "new.md" },
+        { kind: "file", path: "reported.md", ref: "reported.md" },
         { kind: "commit", ref: head },
       ]);
       expect(gitSnapshot(tmpdir())).toBeNull();

@@ -12,7 +12,7 @@ import { pathToFileURL } from "node:url";
 import pino from "pino";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseConfig } from "../../../src/config/index.js";
-import { artifactPaths, findSandboxTool, prepareRunDir, readViolations, runSandbox, sandboxArgv, SANDBOX_WORKSPACE } from "../../../src/lattice/sandbox/index.js";
+import { artifactPaths, findSandboxTool, prepareRunDir, readViolations, runSandbox, sandboxArgv, SANDBOX_WORKSPACE, spriteEnv } from "../../../src/lattice/sandbox/index.js";
 import { CLI, REPO_ROOT, runCli } from "../../helpers/proc.js";
 import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
 import { testProject, type TestProject } from "../helpers.js";
@@ -233,6 +233,33 @@ describe("selfCommand", () => {
   });
 });
 
+describe("the sprite's environment", () => {
+  it("passes the agents' endpoint variables (README: an agent's endpoint falls back to them), not one with a user or password, nor the keys", () => {
+    const env = spriteEnv({
+      base: {
+        PATH: "/usr/bin",
+        OPENAI_BASE_URL: "http://127.0.0.1:4000/v1",
+        GOOGLE_GEMINI_BASE_URL: "http://127.0.0.1:4001",
+        ANTHROPIC_BASE_URL: "https://user:pass@gateway.example/",
+        OPENAI_API_KEY: "sk-abcdefghijklmnopqrstuvwx",
+        ANTHROPIC_API_KEY: "plain-key",
+        SOME_OTHER_URL: "http://127.0.0.1:5000",
+      },
+      shimDir: "/shims",
+      toolDir: "/tools",
+      home: "/home/sprite",
+      lattice: {},
+      extra: {},
+    });
+    expect(env.OPENAI_BASE_URL).toBe("http://127.0.0.1:4000/v1");
+    expect(env.GOOGLE_GEMINI_BASE_URL).toBe("http://127.0.0.1:4001");
+    expect(env).not.toHaveProperty("ANTHROPIC_BASE_URL");
+    expect(env).not.toHaveProperty("OPENAI_API_KEY");
+    expect(env).not.toHaveProperty("ANTHROPIC_API_KEY");
+    expect(env).not.toHaveProperty("SOME_OTHER_URL");
+  });
+});
+
 describe("artifactPaths", () => {
   it("shows an entry's artifact files and a referenced workspace's .git, never anything else it names", () => {
     const root = mkdtempSync(join(scratch, "project-"));
@@ -257,6 +284,15 @@ describe("artifactPaths", () => {
     expect(artifactPaths({ refs }, root)).toEqual([artifact, join(ws, ".git")]);
     // The roles contract's object form: the list under `artifacts`.
     expect(artifactPaths({ refs: { source_board_id: "req-1", run_id: "run_1", artifacts: refs } }, root)).toEqual([artifact, join(ws, ".git")]);
+    // A repository path, read from the workspace of the run that made it; never out of the workspaces.
+    const relative = [
+      { type: "artifact", kind: "proposal", ref: ".pmagent/lane/proposal.json", run_id: "run_a" },
+      { type: "artifact", kind: "resume", ref: ".lattice/resume.json", run_id: "run_a" },
+      { type: "artifact", kind: "secrets", ref: "../../../secrets.json", run_id: "run_a" },
+      { type: "artifact", kind: "no run", ref: ".pmagent/lane/proposal.json" },
+      { type: "artifact", kind: "odd run", ref: "proposal.json", run_id: "../run_a/.pmagent/lane" },
+    ];
+    expect(artifactPaths({ refs: relative }, root)).toEqual([artifact]);
     expect(artifactPaths({ refs: "nope" }, root)).toEqual([]);
     expect(artifactPaths(null, root)).toEqual([]);
   });

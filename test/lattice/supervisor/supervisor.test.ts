@@ -134,10 +134,12 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     expect((await board.get("e-fail-error")).entry.payload).toMatchObject({ details: { reason: "COMPLETED with status failure: tests red", run_id: failed.id } });
   });
 
-  it("fails a run whose sprite exits without COMPLETED, and one whose command does not exist", async () => {
+  it("fails a run whose sprite exits non-zero without a word or ends mid-protocol, and one whose command does not exist", async () => {
     const sup = tp.supervisor();
     const silent = await sup.startRun({ role: "Builder", command: tp.sprite("s", { steps: [{ log: "bye" }, { exit: 3 }] }) });
-    expect(silent).toMatchObject({ state: "failed", exit_code: 3, reason: expect.stringMatching(/^the sprite ended \(exit code 3\) without COMPLETED, ERROR or WAITING; .*\/\.lattice\/outbox\.jsonl/) });
+    expect(silent).toMatchObject({ state: "failed", exit_code: 3, reason: expect.stringMatching(/^the sprite exited with code 3 and sent no Lattice events, so its exit status decides; .*\/\.lattice\/outbox\.jsonl/) });
+    const crashed = await sup.startRun({ role: "Builder", command: tp.sprite("c", { steps: [{ event: SPEC_EVENTS.info }, { exit: 0 }] }) });
+    expect(crashed).toMatchObject({ state: "failed", exit_code: 0, reason: expect.stringMatching(/^the sprite ended \(exit code 0\) without COMPLETED, ERROR or WAITING; /) });
     const missing = await sup.startRun({ role: "Builder", command: ["/nonexistent/sprite-binary"] });
     expect(missing).toMatchObject({ state: "failed", reason: "cannot start /nonexistent/sprite-binary: command not found" });
   });
