@@ -57,6 +57,10 @@ describe("Aya: request → doc_update_proposal_v1", () => {
 
   it("falls back to the lane's STATE file when the request names no document", () => {
     expect(proposalFor({ lane, cycleId: "req-1", entry: entry({ summary: "s" }) }, NOW).updates.map((u) => u.path)).toEqual(["STATE/current_state.md"]);
+    // A fresh repository (pmagent init) has no STATE document yet: Aya proposes to create it, which Sho accepts.
+    const fresh = proposalFor({ lane, cycleId: "req-1", entry: entry({ summary: "Refresh the Layer B section" }, ["STATE/current_state.md"]) }, NOW, () => false);
+    expect(fresh.updates).toEqual([expect.objectContaining({ path: "STATE/current_state.md", change_type: "create", suggested_markdown: "# Current state\n\n## Update req-1 (2026-11-20)\n\nRefresh the Layer B section." })]);
+    expect(reviewProposal(fresh, () => null, lane.allowed_paths, NOW).accepted.map((u) => u.id)).toEqual(["u1"]);
   });
 
   it.each([
