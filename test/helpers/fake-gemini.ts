@@ -8,7 +8,16 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
-export type FakeGeminiReply = { text: string } | { call: { name: string; args: Record<string, unknown> } } | { status: number; message?: string };
+/** A reply's usageMetadata (default 30 prompt, 7 candidates, 37 total tokens). */
+export interface FakeGeminiUsage {
+  promptTokenCount: number;
+  candidatesTokenCount: number;
+  totalTokenCount: number;
+  cachedContentTokenCount?: number;
+  thoughtsTokenCount?: number;
+}
+
+export type FakeGeminiReply = ({ text: string } | { call: { name: string; args: Record<string, unknown> } }) & { usage?: FakeGeminiUsage } | { status: number; message?: string };
 
 export interface FakeGemini {
   baseURL: string;
@@ -36,7 +45,7 @@ export async function startFakeGemini(): Promise<FakeGemini> {
     if ("status" in reply) return sendJson(res, reply.status, { error: { code: reply.status, message: reply.message ?? `status ${reply.status}`, status: reply.status === 400 ? "INVALID_ARGUMENT" : "INTERNAL" } });
     res.writeHead(200, { "content-type": "text/event-stream" });
     const send = (parts: unknown[], last: boolean) =>
-      res.write(`data: ${JSON.stringify({ candidates: [{ content: { role: "model", parts }, index: 0, ...(last ? { finishReason: "STOP" } : {}) }], ...(last ? { usageMetadata: { promptTokenCount: 30, candidatesTokenCount: 7, totalTokenCount: 37 } } : {}), modelVersion: "fake" })}\r\n\r\n`);
+      res.write(`data: ${JSON.stringify({ candidates: [{ content: { role: "model", parts }, index: 0, ...(last ? { finishReason: "STOP" } : {}) }], ...(last ? { usageMetadata: reply.usage ?? { promptTokenCount: 30, candidatesTokenCount: 7, totalTokenCount: 37 } } : {}), modelVersion: "fake" })}\r\n\r\n`);
     if ("text" in reply) {
       const pieces = reply.text.match(/.{1,9}/gs) ?? [""];
       pieces.forEach((p, i) => send([{ text: p }], i === pieces.length - 1));
