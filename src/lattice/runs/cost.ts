@@ -26,6 +26,8 @@ export function tokenCost(t: TokenCounts, price: PriceConfig): number {
 }
 
 export function costOf(usage: Iterable<ModelUsage>, prices: PriceTable): Cost {
+  // No price table: no cost, and nothing to say about it.
+  if (Object.keys(prices).length === 0) return { cost: null, unpriced: [] };
   let cost = 0;
   const unpriced = new Set<string>();
   for (const u of usage) {
