@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { AGENT_NAMES, agentCommand, defaultEndpoint, isAgentName, type RunRecord, type Supervisor } from "../lattice/index.js";
+import { AGENT_NAMES, agentCommand, defaultEndpoint, isAgentName, summarizeUsage, usageText, type RunBudget, type RunRecord, type Supervisor } from "../lattice/index.js";
 import { projectSupervisor } from "../app/index.js";
 import { findRole, type Project } from "../config/index.js";
 import { UsageError } from "../core/index.js";
@@ -13,13 +13,14 @@ export function supervisorFor(p: Project, store: Store): Supervisor {
   return projectSupervisor({ store, project: p });
 }
 
-/** One line for a run; its state in colour when `stream` (where the line goes) takes colour. */
-export function runLine(r: RunRecord, stream?: NodeJS.WriteStream): string {
+/** One line for a run; its state in colour when `stream` (where the line goes) takes colour; its tokens when known. */
+export function runLine(r: RunRecord, stream?: NodeJS.WriteStream, tokens = 0): string {
   const entry = r.entry_id ? `, entry ${r.entry_id}` : "";
   const why = r.reason ? `: ${r.reason}` : r.state === "waiting" && r.waiting ? `: ${r.waiting.reason} (checkpoint ${r.waiting.checkpoint_id})` : "";
   const style = stateStyle(r.state);
   const state = stream && style ? paint(stream, style, r.state) : r.state;
-  return `${r.id}  ${state}  ${r.role}${entry}  ${plural(r.event_count, "event")}${why}`;
+  const spent = tokens > 0 ? `, ${tokens.toLocaleString("en-US")} tokens` : "";
+  return `${r.id}  ${state}  ${r.role}${entry}  ${plural(r.event_count, "event")}${spent}${why}`;
 }
 
 /** Stop the run when the user interrupts the CLI: the sprite's process group gets SIGTERM. */
@@ -45,6 +46,13 @@ function agentArgv(p: Project, roleName: string, agent: string, prompt: string |
   return agentCommand({ agent, prompt, model: same?.model, baseUrl: same?.base_url ?? defaultEndpoint(agent, p.config), keyCredential: same?.key_credential, args: same?.args });
 }
 
+/** `--max-cost X`: a positive amount in the price table's currency. */
+function costOption(value: string): number {
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !(n > 0)) throw new UsageError("invalid_option", `--max-cost expects a positive amount (e.g. 2.50), got "${value}"`);
+  return n;
+}
+
 export function registerRun(program: Command): void {
   program
     .command("run")
@@ -55,9 +63,11 @@ export function registerRun(program: Command): void {
     .option("--timeout <s>", "stop the sprite after S seconds (default: runner.timeout_s)", intOption("--timeout", 1))
     .option("--agent <agent>", `run a coding agent's CLI as the sprite: ${AGENT_NAMES.join(", ")} (model and key: the role's runner, else the agent's defaults)`)
     .option("--prompt <text>", "with --agent: the task (before the entry's, with --entry)")
+    .option("--max-tokens <n>", "fail the run, its sprite stopped, once it reports more tokens than N (in place of the role's budget.max_tokens)", intOption("--max-tokens", 1))
+    .option("--max-cost <amount>", "fail the run once its tokens cost more than AMOUNT by the config's prices (in place of the role's budget.max_cost)", costOption)
     .argument("[command...]", "the sprite's argv, after --")
     .addOption(formatOption())
-    .action(async (command: string[], opts: { role: string; entry?: string; workspace?: string; timeout?: number; agent?: string; prompt?: string; format: Format }, cmd: Command) => {
+    .action(async (command: string[], opts: { role: string; entry?: string; workspace?: string; timeout?: number; agent?: string; prompt?: string; maxTokens?: number; maxCost?: number; format: Format }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
         if (opts.agent !== undefined) command = agentArgv(p, opts.role, opts.agent, opts.prompt, command);
         else if (opts.prompt !== undefined) throw new UsageError("invalid_option", "--prompt goes with --agent: give the agent to run");
@@ -65,8 +75,11 @@ export function registerRun(program: Command): void {
         let current: string | null = null;
         const release = cancelOnSignals(sup, () => current);
         try {
-          const run = await sup.startRun({ role: opts.role, entryId: opts.entry, command, workspace: opts.workspace, timeoutS: opts.timeout, onStarted: (id) => (current = id) });
-          print(opts.format, run, () => runLine(run));
+          const budget: RunBudget | undefined =
+            opts.maxTokens !== undefined || opts.maxCost !== undefined ? { ...(opts.maxTokens !== undefined ? { max_tokens: opts.maxTokens } : {}), ...(opts.maxCost !== undefined ? { max_cost: opts.maxCost } : {}) } : undefined;
+          const run = await sup.startRun({ role: opts.role, entryId: opts.entry, command, workspace: opts.workspace, timeoutS: opts.timeout, budget, onStarted: (id) => (current = id) });
+          const usage = summarizeUsage(await sup.runs.usage(run.id), p.config.prices);
+          print(opts.format, { ...run, usage }, () => (usage.total_tokens > 0 ? `${runLine(run)}\nusage: ${usageText(usage)}` : runLine(run)));
           if (run.state !== "succeeded" && run.state !== "waiting") process.exitCode = 1;
         } finally {
           release();

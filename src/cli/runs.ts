@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import { RUN_STATES, UNFINISHED_RUN_STATES, type RunState, type StoredEvent } from "../lattice/index.js";
+import { RUN_STATES, UNFINISHED_RUN_STATES, USAGE_GROUPINGS, groupUsage, sumTokens, summarizeUsage, usageText, type RunState, type StoredEvent, type UsageGrouping } from "../lattice/index.js";
 import { withStore } from "./context.js";
 import { formatOption, pageOptions, print, printPage, type Format, type PageOpts } from "./output.js";
 import { runLine, supervisorFor } from "./run.js";
@@ -11,7 +11,7 @@ function eventLine(e: StoredEvent): string {
 }
 
 export function registerRuns(program: Command): void {
-  const runs = program.command("runs").description("runs of sprites: list, show, events, logs, cancel, reconcile");
+  const runs = program.command("runs").description("runs of sprites: list, show, usage, events, logs, cancel, reconcile");
 
   pageOptions(runs.command("list"), "oldest")
     .description("list runs in creation order, a page at a time")
@@ -21,21 +21,24 @@ export function registerRuns(program: Command): void {
     .addOption(formatOption())
     .action(async (opts: PageOpts & { state?: RunState; role?: string; entry?: string; format: Format }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
-        const page = await supervisorFor(p, store).runs.page({ state: opts.state, role: opts.role, entryId: opts.entry }, { limit: opts.limit, order: opts.order, cursor: opts.cursor });
-        printPage(opts.format, page, (r) => runLine(r, process.stdout), "no runs");
+        const rs = supervisorFor(p, store).runs;
+        const page = await rs.page({ state: opts.state, role: opts.role, entryId: opts.entry }, { limit: opts.limit, order: opts.order, cursor: opts.cursor });
+        const usage = await rs.usageOf(page.items.map((r) => r.id));
+        printPage(opts.format, page, (r) => runLine(r, process.stdout, sumTokens(usage.get(r.id) ?? []).total_tokens), "no runs");
       });
     });
 
   runs
     .command("show")
-    .description("one run: its record, protocol errors and hard-rule violations")
+    .description("one run: its record, token usage and cost, protocol errors and hard-rule violations")
     .argument("<run>", "run id")
     .addOption(formatOption())
     .action(async (id: string, opts: { format: Format }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
         const rs = supervisorFor(p, store).runs;
         const run = await rs.get(id);
-        const detail = { ...run, protocol_errors: await rs.protocolErrors(id), protocol_warnings: await rs.protocolWarnings(id), violations: await rs.violations(id) };
+        const usage = summarizeUsage(await rs.usage(id), p.config.prices);
+        const detail = { ...run, usage, protocol_errors: await rs.protocolErrors(id), protocol_warnings: await rs.protocolWarnings(id), violations: await rs.violations(id) };
         print(opts.format, detail, () =>
           [
             runLine(run),
@@ -46,10 +49,34 @@ export function registerRuns(program: Command): void {
             ...(run.waiting ? [`waiting:    ${run.waiting.reason}; expected inputs ${JSON.stringify(run.waiting.expected_inputs)}`] : []),
             ...(run.waiting?.context && run.state === "waiting" ? [`held:       ${JSON.stringify(run.waiting.context)} (goes with the resume's context)`] : []),
             `created:    ${run.created_at}${run.finished_at ? `, finished ${run.finished_at}` : ""}`,
+            `usage:      ${usageText(usage)}`,
+            ...(usage.models.length > 1 ? usage.models.map((m) => `  ${m.model || "(model not reported)"}: ${usageText({ ...m, unpriced: m.cost === null && Object.keys(p.config.prices).length > 0 ? [m.model || "(model not reported)"] : [] })}`) : []),
             ...detail.protocol_errors.map((e) => `protocol error (${e.source}${e.line_no !== null ? ` line ${e.line_no}` : ""}): ${e.reason}`),
             ...detail.protocol_warnings.map((e) => `protocol warning (${e.source}${e.line_no !== null ? ` line ${e.line_no}` : ""}): ${e.reason}`),
             ...detail.violations.map((v) => `hard-rule violation ${v.rule}: ${v.detail}`),
           ].join("\n"),
+        );
+      });
+    });
+
+  runs
+    .command("usage")
+    .description("token usage and cost of runs, grouped by role, cycle, day or model")
+    .addOption(new Option("--by <grouping>", "what to group by").choices([...USAGE_GROUPINGS]).default("role"))
+    .option("--role <role>", "only runs of this role")
+    .addOption(formatOption())
+    .action(async (opts: { by: UsageGrouping; role?: string; format: Format }, cmd: Command) => {
+      await withStore(cmd, async (p, store) => {
+        const rs = supervisorFor(p, store).runs;
+        const all = await rs.list({ role: opts.role });
+        const usage = await rs.usageOf(all.map((r) => r.id));
+        const groups = groupUsage(p.config, all, usage, opts.by);
+        const total = summarizeUsage([...usage.values()].flat(), p.config.prices);
+        const { models: _models, ...totals } = total;
+        print(opts.format, { by: opts.by, groups, total: totals }, () =>
+          groups.length === 0
+            ? "no usage reported"
+            : [...groups.map((g) => `${g.key}  ${g.runs} run${g.runs === 1 ? "" : "s"}  ${usageText(g)}`), `total  ${usageText(total)}`].join("\n"),
         );
       });
     });

@@ -63,6 +63,26 @@ export const RouteSchema = NextStepSchema.extend({
   target: z.string().min(1).optional(),
 }).strict();
 
+/** What one model's tokens cost, in the price table's currency per million tokens. */
+export const PriceSchema = z
+  .object({
+    input_per_mtok: z.number().nonnegative(),
+    output_per_mtok: z.number().nonnegative(),
+    /** Cached input tokens; default the input price. */
+    cached_input_per_mtok: z.number().nonnegative().optional(),
+  })
+  .strict();
+
+/** A run's limits: the run fails, its sprite stopped, once its reported usage goes past either. */
+export const BudgetSchema = z
+  .object({
+    max_tokens: z.number().int().positive().optional(),
+    /** In the price table's currency; needs a price for every model the run uses. */
+    max_cost: z.number().positive().optional(),
+  })
+  .strict()
+  .refine((b) => b.max_tokens !== undefined || b.max_cost !== undefined, { message: "give max_tokens, max_cost or both" });
+
 export const RoleSchema = z
   .object({
     name,
@@ -80,6 +100,8 @@ export const RoleSchema = z
     on_outcome: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/, "an outcome is a lowercase name, e.g. changes_requested"), NextStepSchema).optional(),
     /** Secrets this role may receive through FETCH_CREDENTIAL. */
     credentials: z.array(z.string().min(1)).default([]),
+    /** Limits of each run of this role (`pmagent run --max-tokens/--max-cost` overrides them for one run). */
+    budget: BudgetSchema.optional(),
   })
   .strict()
   .superRefine((r, ctx) => {
@@ -236,6 +258,8 @@ export const ConfigSchema = z
     secrets: SecretsSchema.default({}),
     notify: NotifySchema.default({}),
     server: ServerSchema.prefault({}),
+    /** Model name → its prices per million tokens ("*": any model not named), for the cost of runs and cost budgets. */
+    prices: z.record(z.string().min(1), PriceSchema).default({}),
     /**
      * Run sprites in a bubblewrap sandbox: "required" refuses to start a run without it, "auto"
      * uses it where installed (with a loud warning where not), "off" runs them unsandboxed.
@@ -248,7 +272,18 @@ export const ConfigSchema = z
      */
     sandbox_network: z.enum(["host", "none"]).default("host"),
   })
-  .strict();
+  .strict()
+  .superRefine((c, ctx) => {
+    // A cost budget with no price to count it by would never stop anything.
+    if (Object.keys(c.prices).length > 0) return;
+    c.lanes.forEach((lane, l) =>
+      lane.roles.forEach((role, r) => {
+        if (role.budget?.max_cost !== undefined) {
+          ctx.addIssue({ code: "custom", path: ["lanes", l, "roles", r, "budget", "max_cost"], message: `role ${role.name} has a cost budget but the config has no prices: add "prices": { "<model>": { "input_per_mtok": …, "output_per_mtok": … } }` });
+        }
+      }),
+    );
+  });
 
 export type Config = z.output<typeof ConfigSchema>;
 export type ConfigInput = z.input<typeof ConfigSchema>;
@@ -257,3 +292,5 @@ export type RouteConfig = z.output<typeof RouteSchema>;
 export type NextStep = z.output<typeof NextStepSchema>;
 export type RoleConfig = z.output<typeof RoleSchema>;
 export type RunnerConfig = z.output<typeof RunnerSchema>;
+export type PriceConfig = z.output<typeof PriceSchema>;
+export type BudgetConfig = z.output<typeof BudgetSchema>;

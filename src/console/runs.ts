@@ -88,9 +88,34 @@ function outcomeOf(a: ActionRecord): HTMLElement {
   return h("span", { class: "outcome", "data-action-state": a.state }, "→ ", stateBadge(a.state), detail ? ` ${detail}` : "");
 }
 
+/** A run's usage as the API gives it (GET /v1/runs/:id `usage`). */
+interface RunUsage {
+  total_tokens: number;
+  input_tokens: number;
+  cached_input_tokens: number;
+  output_tokens: number;
+  reasoning_tokens: number;
+  cost: number | null;
+  unpriced: string[];
+  models: Array<{ model: string; total_tokens: number; cost: number | null }>;
+}
+
+const int = (n: number) => n.toLocaleString("en-US");
+const money = (c: number) => (c < 1 ? c.toFixed(4) : c.toFixed(2));
+
+/** The same words as `pmagent runs show`: tokens in and out, then the cost (or why it is unknown), then each model when several. */
+function usageText(u: RunUsage | undefined): string {
+  if (!u || u.total_tokens === 0) return "no usage reported";
+  const input = `${int(u.input_tokens)} in${u.cached_input_tokens ? `, ${int(u.cached_input_tokens)} cached` : ""}`;
+  const output = `${int(u.output_tokens)} out${u.reasoning_tokens ? `, ${int(u.reasoning_tokens)} reasoning` : ""}`;
+  const cost = u.cost !== null ? `, cost ${money(u.cost)}` : u.unpriced.length ? `, cost unknown (no price for ${u.unpriced.join(", ")})` : "";
+  const models = u.models.length > 1 ? ` — ${u.models.map((m) => `${m.model || "(model not reported)"}: ${int(m.total_tokens)}${m.cost !== null ? ` (${money(m.cost)})` : ""}`).join("; ")}` : "";
+  return `${int(u.total_tokens)} tokens (${input}; ${output})${cost}${models}`;
+}
+
 export async function runPage(id: string): Promise<void> {
   const path = `/v1/runs/${encodeURIComponent(id)}`;
-  const run = await api<Run & { protocol_errors: Array<{ reason: string; at: string }>; violations: Array<{ rule: string; detail: string; at: string }> }>("GET", path);
+  const run = await api<Run & { usage?: RunUsage; protocol_errors: Array<{ reason: string; at: string }>; violations: Array<{ rule: string; detail: string; at: string }> }>("GET", path);
   const state = h("span", { id: "run-state", class: "badge" }, run.state);
   const setState = (s: string) => {
     state.textContent = s;
@@ -103,6 +128,7 @@ export async function runPage(id: string): Promise<void> {
   const checkpoints = h("ul", { id: "checkpoints" });
   const logs = h("pre", { id: "logs" });
   const prs = h("div", { id: "run-prs" });
+  const usage = h("p", { id: "run-usage" }, usageText(run.usage));
   const error = h("p", { class: "error", role: "alert" });
   const actions = new Map<string, ActionRecord>();
   const outcomeSlots = new Map<string, HTMLElement>();
@@ -124,7 +150,10 @@ export async function runPage(id: string): Promise<void> {
     const lines = await api<Array<{ stream: string; text: string }>>("GET", `${path}/logs`);
     logs.textContent = lines.map((l) => (l.stream === "stdout" ? l.text : `[${l.stream}] ${l.text}`)).join("\n");
   };
-  const refresh = () => void Promise.all([refreshLogs(), refreshActions()]).catch((err: unknown) => (error.textContent = errorText(err)));
+  const refreshUsage = async () => {
+    usage.textContent = usageText((await api<{ usage?: RunUsage }>("GET", path)).usage);
+  };
+  const refresh = () => void Promise.all([refreshLogs(), refreshActions(), refreshUsage()]).catch((err: unknown) => (error.textContent = errorText(err)));
 
   // The resume notice lives in the holder (not the form) and stays until the run waits again: the
   // run's live state may leave `waiting` before the resume request returns.
@@ -190,6 +219,7 @@ export async function runPage(id: string): Promise<void> {
         {},
         h("section", { class: "tile", "aria-labelledby": "artifacts-h" }, h("h2", { id: "artifacts-h" }, "Artifacts"), artifacts),
         h("section", { class: "tile", "aria-labelledby": "checkpoints-h" }, h("h2", { id: "checkpoints-h" }, "Checkpoints"), checkpoints),
+        h("section", { class: "tile", "aria-labelledby": "usage-h" }, h("h2", { id: "usage-h" }, "Usage"), usage),
         run.protocol_errors.length || run.violations.length
           ? h(
               "section",
@@ -229,6 +259,7 @@ export async function runPage(id: string): Promise<void> {
         if (e.event_type === "ARTIFACT") artifacts.append(h("li", {}, `${String(p.kind)} ${String(p.ref ?? p.url ?? "")}`));
         if (e.event_type === "WAITING") checkpoints.append(h("li", { "data-checkpoint": String(p.checkpoint_id) }, h("code", {}, String(p.checkpoint_id)), ` · ${String(p.reason)} · `, time(e.event.timestamp ?? e.received_at)));
         if (e.event_type === "ACTION_REQUEST") refresh();
+        else if (e.event_type === "INFO" && (p.kind === "token_usage" || p.kind === "usage")) void refreshUsage().catch(() => undefined);
       },
       run: (data) => {
         const next = data as unknown as Run;

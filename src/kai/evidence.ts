@@ -4,6 +4,7 @@
  * collector can be added or replaced without touching them.
  */
 
+import type { ModelUsage } from "../lattice/index.js";
 import type { RepoCycle } from "./repo-cycles.js";
 
 export type FileChangeKind = "added" | "modified" | "deleted" | "renamed" | "copied" | "type_changed";
@@ -99,6 +100,8 @@ export interface RunEvidence {
    */
   actions: Array<{ id: string; type: string; status: string; pr_number: number | null; url: string | null; title?: string | null; pr_state?: "open" | "closed" | "merged" | null }>;
   events: number;
+  /** Tokens the run reported, per model (absent: not read). */
+  usage?: ModelUsage[];
   environment_proposals: Array<{ id: string; status: "pending" | "accepted" | "rejected"; summary: string; count: number }>;
 }
 

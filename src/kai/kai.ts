@@ -117,7 +117,7 @@ export async function answerRequest(request: KaiRequest, options: KaiOptions): P
   const base = { version: "kai_response_v1", request_id: request.request_id, status: "ok", meta: { generated_at: now.toISOString(), kai_version: KAI_VERSION } } as const;
   const notes = evidenceNotes(request, ev, window, zone);
   if (request.type === "lane_status") {
-    const data = buildLaneStatus({ project_id: options.config.project_id, lane, humans: options.config.humans, as_of: until }, ev);
+    const data = buildLaneStatus({ project_id: options.config.project_id, lane, humans: options.config.humans, as_of: until, prices: options.config.prices, zone }, ev);
     if (data.cycle.latest_cycle_id === null) notes.push(`No cycle of ${lane.layer}/${lane.name} was found up to ${until.toISOString()} on the blackboard, in git or in the STATE document: cycle.latest_cycle_id and cycle.status are null`);
     return { ...base, payload: { kind: "lane_status_v1", data }, summary_md: laneStatusSummary(data), notes };
   }

@@ -1,4 +1,7 @@
 import type { LaneConfig } from "../config/index.js";
+import type { PriceTable } from "../lattice/index.js";
+import { laneUsage } from "./usage.js";
+import { UTC, type Zone } from "./zone.js";
 import type { BoardEntryEvidence, GithubEvidence, KaiEvidence, RunEvidence } from "./evidence.js";
 import { laneCycles, latestRunByEntry, type Cycle } from "./cycles.js";
 import type { RepoCycle } from "./repo-cycles.js";
@@ -10,6 +13,10 @@ export interface LaneContext {
   lane: LaneConfig;
   humans: string[];
   as_of: Date;
+  /** The config's price table, for the lane's usage (absent: no cost). */
+  prices?: PriceTable;
+  /** The zone the usage's days are counted in (default UTC). */
+  zone?: Zone;
 }
 
 const ENTRY_STEP_STATUS: Record<string, StepStatus> = { open: "pending", in_progress: "in_progress", done: "completed", error: "error", canceled: "skipped" };
@@ -298,5 +305,6 @@ export function buildLaneStatus(ctx: LaneContext, evidence: KaiEvidence): LaneSt
         },
     state_view: view,
     next_suggested_actions: suggestActions(ctx, cycles, steps, runs, view, evidence.github, fromRepo),
+    ...(evidence.runs ? { usage: laneUsage(evidence.runs, ctx.lane, ctx.prices ?? {}, ctx.zone ?? UTC) } : {}),
   };
 }

@@ -111,12 +111,13 @@ export async function collectRuns(readers: RunReaders, lane: LaneConfig, window:
   const runs = [...byId.values()].sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at) || a.id.localeCompare(b.id));
   if (runs.length === 0) return [];
   const ids = runs.map((r) => r.id);
-  const [counts, events, resumes, actions, sightings] = await Promise.all([
+  const [counts, events, resumes, actions, sightings, usage] = await Promise.all([
     readers.runs.eventCounts(ids, cut),
     readers.runs.eventsOfTypes(ids, ["ARTIFACT", "WAITING"], cut),
     readers.runs.lastResumes(ids, cut),
     readers.actions.forRuns(ids, cut),
     readers.proposals.sightedIn(ids, cut),
+    readers.runs.usageOf(ids),
   ]);
   const localNumbers = actions.flatMap((a) => (a.action === "OPEN_PR" && a.result?.forge === "local" && typeof a.result.number === "number" ? [a.result.number] : []));
   const pulls = new Map((readers.forge && localNumbers.length > 0 ? await readers.forge.byNumbers([...new Set(localNumbers)], cut) : []).map((p) => [p.number, p]));
@@ -135,6 +136,7 @@ export async function collectRuns(readers: RunReaders, lane: LaneConfig, window:
       artifacts: own.flatMap((e) => (e.event_type === "ARTIFACT" ? (artifactOf(e) ?? []) : [])),
       actions: (actionsOf.get(run.id) ?? []).map((a) => actionOf(a, cut, pulls)),
       events: counts.get(run.id) ?? 0,
+      usage: usage.get(run.id) ?? [],
       environment_proposals: (proposalsOf.get(run.id) ?? []).map(({ proposal: p }) => ({ id: p.id, status: p.status, summary: proposalSummary(p), count: p.count })),
     };
   });

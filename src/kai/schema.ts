@@ -134,6 +134,36 @@ export const SuggestedActionSchema = z
   .strict();
 export type SuggestedAction = z.output<typeof SuggestedActionSchema>;
 
+const tokenCount = z.number().int().min(0);
+
+/** Reported tokens of a set of runs and their cost by the config's prices (null: no prices, or a model without one, named in `unpriced`). */
+export const UsageTotalsSchema = z
+  .object({
+    runs: z.number().int().min(0),
+    input_tokens: tokenCount,
+    cached_input_tokens: tokenCount,
+    output_tokens: tokenCount,
+    reasoning_tokens: tokenCount,
+    total_tokens: tokenCount,
+    cost: z.number().min(0).nullable(),
+    unpriced: z.array(z.string()),
+  })
+  .strict();
+
+export const LaneUsageGroupSchema = UsageTotalsSchema.extend({ key: z.string() }).strict();
+export type LaneUsageGroup = z.output<typeof LaneUsageGroupSchema>;
+
+/** The lane's runs' usage in total and per role, cycle (root entry id) and day (in the answer's zone). */
+export const LaneUsageSchema = z
+  .object({
+    total: UsageTotalsSchema,
+    by_role: z.array(LaneUsageGroupSchema),
+    by_cycle: z.array(LaneUsageGroupSchema),
+    by_day: z.array(LaneUsageGroupSchema),
+  })
+  .strict();
+export type LaneUsage = z.output<typeof LaneUsageSchema>;
+
 export const LaneStatusSchema = z
   .object({
     kind: z.literal("lane_status_v1"),
@@ -170,6 +200,8 @@ export const LaneStatusSchema = z
       })
       .strict(),
     next_suggested_actions: z.array(SuggestedActionSchema),
+    /** What the lane's runs (those Kai read) spent: tokens they reported, and cost. Absent when runs were not read. */
+    usage: LaneUsageSchema.optional(),
   })
   .strict();
 export type LaneStatus = z.output<typeof LaneStatusSchema>;

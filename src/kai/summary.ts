@@ -1,4 +1,5 @@
 import { plural } from "../core/index.js";
+import { formatCost, usageText } from "../lattice/index.js";
 import type { LaneStatus, WhatChanged } from "./schema.js";
 
 /**
@@ -22,6 +23,11 @@ export function laneStatusSummary(data: LaneStatus): string {
   lines.push(`- State: ${data.state_view.digest}${data.state_view.known_gaps.length > 0 ? ` (${plural(data.state_view.known_gaps.length, "known gap")})` : ""}`);
   const next = data.next_suggested_actions[0];
   lines.push(next ? `- Next (${next.priority}): ${next.title}` : "- No action suggested");
+  const u = data.usage;
+  if (u && u.total.total_tokens > 0) {
+    const roles = u.by_role.map((g) => `${g.key} ${g.total_tokens.toLocaleString("en-US")}${g.cost !== null ? ` (${formatCost(g.cost)})` : ""}`);
+    lines.push(`- Usage: ${usageText(u.total)} over ${plural(u.total.runs, "run")}; by role: ${roles.join(", ")}`);
+  }
   return lines.join("\n");
 }
 

@@ -1,6 +1,6 @@
 import type { Page } from "../store/index.js";
 import { z } from "zod";
-import { ACTION_STATES, RUN_STATES, type ActionRecord, type RunLogLine, type RunRecord, type StoredEvent } from "../lattice/index.js";
+import { ACTION_STATES, RUN_STATES, usageText, type ActionRecord, type RunLogLine, type RunRecord, type StoredEvent, type UsageSummary } from "../lattice/index.js";
 import { Cursor, Detail, Id, Limit, PageFields, READ, clip, pageLine, tool, type ToolDef } from "./mcp-tool.js";
 
 export const RunDigestSchema = z.object({
@@ -55,6 +55,18 @@ export function runLine(r: RunRecord): string {
 }
 
 const RunId = Id("run", "run_20261125T022531_98c24f5d");
+
+const UsageSchema = z
+  .object({
+    total_tokens: z.number().int(),
+    input_tokens: z.number().int().describe("cached input included"),
+    cached_input_tokens: z.number().int(),
+    output_tokens: z.number().int().describe("reasoning included"),
+    reasoning_tokens: z.number().int(),
+    cost: z.number().nullable().describe("by the config's prices; null when there are none, or a model has no price (see unpriced)"),
+    unpriced: z.array(z.string()).describe("models the config's prices do not cover"),
+  })
+  .describe("the tokens the run's agents reported, and their cost");
 
 const EventSchema = z.object({
   seq: z.number().int().describe("pass the last seq you saw as `after` to read on"),
@@ -114,21 +126,23 @@ export const RUN_TOOLS: ToolDef[] = [
   tool({
     name: "runs_show",
     title: "Show a run",
-    description: 'One run: state, attempt, what it waits for, why it failed, and counts of protocol errors and hard-rule violations. detail "full" adds the whole record (command, workspace, gate decision, the errors and violations).',
+    description: 'One run: state, attempt, what it waits for, why it failed, its token usage and cost, and counts of protocol errors and hard-rule violations. detail "full" adds the whole record (command, workspace, gate decision, usage per model, the errors and violations).',
     input: z.object({ id: RunId, detail: Detail }).strict(),
     output: z.object({
       run: RunDigestSchema,
+      usage: UsageSchema,
       protocol_errors: z.number().int(),
       violations: z.number().int(),
       full: z.record(z.string(), z.unknown()).optional().describe('the API\'s whole answer (only with detail: "full")'),
     }),
     hints: READ,
     async run(a, env) {
-      const r = (await env.route("GET /v1/runs/:id", { params: { id: a.id } })) as RunRecord & { protocol_errors: unknown[]; violations: unknown[] };
-      const counts = `${r.protocol_errors.length} protocol errors, ${r.violations.length} violations`;
+      const r = (await env.route("GET /v1/runs/:id", { params: { id: a.id } })) as RunRecord & { usage: UsageSummary; protocol_errors: unknown[]; violations: unknown[] };
+      const counts = `${r.protocol_errors.length} protocol errors, ${r.violations.length} violations; usage: ${usageText(r.usage)}`;
       const full = a.detail === "full" ? (r as unknown as Record<string, unknown>) : undefined;
+      const { models: _models, ...usage } = r.usage;
       return {
-        structured: { run: runDigest(r), protocol_errors: r.protocol_errors.length, violations: r.violations.length, full },
+        structured: { run: runDigest(r), usage, protocol_errors: r.protocol_errors.length, violations: r.violations.length, full },
         text: full ? `${runLine(r)}; ${counts}\n${JSON.stringify(full)}` : `${runLine(r)}; ${counts}`,
       };
     },

@@ -1,5 +1,6 @@
 import { EntryInputSchema, type StoredEntry } from "../blackboard/index.js";
 import { UsageError } from "../core/index.js";
+import { summarizeUsage } from "../lattice/index.js";
 import { KaiRequestSchema, KaiResponseSchema, answer } from "../kai/index.js";
 import { BootEnvelopeSchema, OAGuardOutputSchema, OAStateSchema, bootEnvelope, buildState, loadSurfaces, runOaGuard } from "../oa/index.js";
 import { consoleRoutes } from "./console-routes.js";
@@ -65,9 +66,10 @@ function runs(ctx: ServerContext): Route[] {
       handler: async ({ query }) => rs.page({ state: query.state, role: query.role, entryId: query.entry }, pageRequest(query)),
     }),
     route({
-      method: "GET", url: "/v1/runs/:id", tag: "runs", summary: "one run with its protocol errors and warnings and hard-rule violations", params: IdParams, query: EmptyQuery, errors: [404],
+      method: "GET", url: "/v1/runs/:id", tag: "runs", summary: "one run with its token usage and cost, protocol errors and warnings and hard-rule violations", params: IdParams, query: EmptyQuery, errors: [404],
       handler: async ({ params }) => ({
         ...(await rs.get(params.id)),
+        usage: summarizeUsage(await rs.usage(params.id), ctx.supervisor.project.config.prices),
         protocol_errors: await rs.protocolErrors(params.id),
         protocol_warnings: await rs.protocolWarnings(params.id),
         violations: await rs.violations(params.id),

@@ -397,6 +397,17 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     expect((await ps.get(a.id)).decided_by).toBe("Human");
     expect((await ps.get(b.id)).status).toBe("rejected");
   });
+
+  it("shows a run's token usage and its cost on the run's page", async () => {
+    s.tp.project.config.prices = { m: { input_per_mtok: 4, output_per_mtok: 20 } };
+    const usage = { emit: "INFO", payload: { message: "usage", kind: "token_usage", metadata: { model: "m", input_tokens: 2000, output_tokens: 500 } } };
+    const command = s.tp.sprite("usage", { steps: [usage, { emit: "COMPLETED", payload: { status: "success" } }] });
+    const run = await s.tp.supervisor().startRun({ role: "Builder", command });
+    await page.goto(`${s.url}/#/runs/${run.id}`);
+    await page.locator("#run-usage", { hasText: "2,500 tokens" }).waitFor();
+    // 2000 in at 4, 500 out at 20 (per million).
+    expect(await page.locator("#run-usage").textContent()).toBe("2,500 tokens (2,000 in; 500 out), cost 0.0180");
+  });
 });
 
 /** EventSource.CLOSED (the Node test process has no EventSource). */

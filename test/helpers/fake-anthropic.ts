@@ -12,8 +12,16 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
+/** The usage a reply reports (default 25 input, 12 output tokens): message_start carries the input side, message_delta the output. */
+export interface FakeAnthropicUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens?: number;
+  cache_creation_input_tokens?: number;
+}
+
 /** `stall`: message_start, then nothing, the connection kept open; `malformed`: a 200 stream whose event is not JSON. */
-export type FakeAnthropicReply = { text: string } | { tool: { name: string; input: Record<string, unknown> } } | { status: number; message?: string } | { stall: true } | { malformed: true };
+export type FakeAnthropicReply = (({ text: string } | { tool: { name: string; input: Record<string, unknown> } }) & { usage?: FakeAnthropicUsage }) | { status: number; message?: string } | { stall: true } | { malformed: true };
 
 export interface RecordedAnthropicRequest {
   method: string;
@@ -52,7 +60,8 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", "request-id": `req_fake${counter}` });
     if ("malformed" in reply) return void res.end("event: message_start\ndata: {this is not json\n\n");
     const send = (type: string, data: Record<string, unknown>) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
-    send("message_start", { message: { id: `msg_fake${counter}`, type: "message", role: "assistant", model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 25, output_tokens: 1 } } });
+    const { output_tokens: outputTokens, ...inputSide } = ("usage" in reply ? reply.usage : undefined) ?? { input_tokens: 25, output_tokens: 12 };
+    send("message_start", { message: { id: `msg_fake${counter}`, type: "message", role: "assistant", model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...inputSide, output_tokens: 1 } } });
     if ("stall" in reply) {
       hanging.add(res);
       return;
@@ -66,7 +75,7 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
       for (let i = 0; i < json.length; i += 11) send("content_block_delta", { index: 0, delta: { type: "input_json_delta", partial_json: json.slice(i, i + 11) } });
     }
     send("content_block_stop", { index: 0 });
-    send("message_delta", { delta: { stop_reason: "text" in reply ? "end_turn" : "tool_use", stop_sequence: null }, usage: { output_tokens: 12 } });
+    send("message_delta", { delta: { stop_reason: "text" in reply ? "end_turn" : "tool_use", stop_sequence: null }, usage: { output_tokens: outputTokens } });
     send("message_stop", {});
     res.end();
   }

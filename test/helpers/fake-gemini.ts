@@ -8,8 +8,17 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
+/** A reply's usageMetadata (default 30 prompt, 7 candidates, 37 total tokens). */
+export interface FakeGeminiUsage {
+  promptTokenCount: number;
+  candidatesTokenCount: number;
+  totalTokenCount: number;
+  cachedContentTokenCount?: number;
+  thoughtsTokenCount?: number;
+}
+
 /** `stall`: the first chunk of this text, then nothing, the connection kept open; `malformed`: a 200 stream whose chunk is not JSON. */
-export type FakeGeminiReply = { text: string; stall?: true } | { call: { name: string; args: Record<string, unknown> } } | { status: number; message?: string } | { malformed: true };
+export type FakeGeminiReply = (({ text: string; stall?: true } | { call: { name: string; args: Record<string, unknown> } }) & { usage?: FakeGeminiUsage }) | { status: number; message?: string } | { malformed: true };
 
 export interface FakeGemini {
   baseURL: string;
@@ -39,7 +48,7 @@ export async function startFakeGemini(): Promise<FakeGemini> {
     res.writeHead(200, { "content-type": "text/event-stream" });
     if ("malformed" in reply) return void res.end("data: {this is not json\r\n\r\n");
     const send = (parts: unknown[], last: boolean) =>
-      res.write(`data: ${JSON.stringify({ candidates: [{ content: { role: "model", parts }, index: 0, ...(last ? { finishReason: "STOP" } : {}) }], ...(last ? { usageMetadata: { promptTokenCount: 30, candidatesTokenCount: 7, totalTokenCount: 37 } } : {}), modelVersion: "fake" })}\r\n\r\n`);
+      res.write(`data: ${JSON.stringify({ candidates: [{ content: { role: "model", parts }, index: 0, ...(last ? { finishReason: "STOP" } : {}) }], ...(last ? { usageMetadata: reply.usage ?? { promptTokenCount: 30, candidatesTokenCount: 7, totalTokenCount: 37 } } : {}), modelVersion: "fake" })}\r\n\r\n`);
     if ("text" in reply) {
       const pieces = reply.text.match(/.{1,9}/gs) ?? [""];
       if (reply.stall) {

@@ -22,6 +22,10 @@ import type { AddressInfo } from "node:net";
 export interface FakeUsage {
   input_tokens: number;
   output_tokens: number;
+  /** Of the input, cached (input_tokens_details.cached_tokens; default 0). */
+  cached_tokens?: number;
+  /** Of the output, reasoning (output_tokens_details.reasoning_tokens; default 0). */
+  reasoning_tokens?: number;
 }
 
 /**
@@ -207,9 +211,9 @@ function messageItem(id: string, status: "in_progress" | "completed" | "incomple
 function usageObject(usage: FakeUsage): Record<string, unknown> {
   return {
     input_tokens: usage.input_tokens,
-    input_tokens_details: { cached_tokens: 0 },
+    input_tokens_details: { cached_tokens: usage.cached_tokens ?? 0 },
     output_tokens: usage.output_tokens,
-    output_tokens_details: { reasoning_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: usage.reasoning_tokens ?? 0 },
     total_tokens: usage.input_tokens + usage.output_tokens,
   };
 }

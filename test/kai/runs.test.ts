@@ -237,6 +237,7 @@ describe.each(kinds)("a run's state at the cutoff, from its recorded times ($nam
         artifacts: [],
         actions: [],
         events: 2,
+        usage: [],
         environment_proposals: [],
       },
     ]);

@@ -37,6 +37,15 @@ describe("MCP server: runs, resources and prompts over streamable HTTP", () => {
     await ts.cleanup();
   });
 
+  it("runs_show gives the run's token usage and cost", async () => {
+    s.tp.project.config.prices = { m: { input_per_mtok: 4, output_per_mtok: 20, cached_input_per_mtok: 1 } };
+    const command = s.tp.sprite("usage", { steps: [{ emit: "INFO", payload: { message: "usage", kind: "token_usage", metadata: { model: "m", input_tokens: 2000, cached_input_tokens: 1000, output_tokens: 500, reasoning_tokens: 100 } } }, { emit: "COMPLETED", payload: { status: "success" } }] });
+    const run = await s.tp.supervisor().startRun({ role: "Builder", command });
+    const shown = await ok(builder, "runs_show", { id: run.id });
+    expect(shown.structuredContent.usage).toEqual({ input_tokens: 2000, cached_input_tokens: 1000, output_tokens: 500, reasoning_tokens: 100, total_tokens: 2500, cost: 0.015, unpriced: [] });
+    expect(text(shown)).toContain("usage: 2,500 tokens (2,000 in, 1,000 cached; 500 out, 100 reasoning), cost 0.0150");
+  });
+
   it("lists and shows runs as digests, pages through events and logs", async () => {
     expect(waiting.state).toBe("waiting");
     const listed = await ok(builder, "runs_list", { state: "waiting" });

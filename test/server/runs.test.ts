@@ -51,6 +51,19 @@ describe("runs over HTTP: list, show, live events, resume, cancel", () => {
     expect((await s.call("GET", `/v1/runs/${waiting.id}`)).body.protocol_warnings).toEqual([]);
   });
 
+  it("shows a run's token usage and its cost by the config's prices", async () => {
+    s.tp.project.config.prices = { m: { input_per_mtok: 4, output_per_mtok: 20, cached_input_per_mtok: 1 } };
+    const command = s.tp.sprite("usage", { steps: [{ emit: "INFO", payload: { message: "usage", kind: "token_usage", metadata: { model: "m", input_tokens: 2000, cached_input_tokens: 1000, output_tokens: 500, reasoning_tokens: 100 } } }, { emit: "COMPLETED", payload: { status: "success" } }] });
+    const run = await s.tp.supervisor().startRun({ role: "Builder", command });
+    const shown = await s.call("GET", `/v1/runs/${run.id}`);
+    // 1000 uncached at 4, 1000 cached at 1, 500 out at 20 (per million).
+    expect(shown.body.usage).toEqual({
+      input_tokens: 2000, cached_input_tokens: 1000, output_tokens: 500, reasoning_tokens: 100, total_tokens: 2500, cost: 0.015, unpriced: [],
+      models: [{ model: "m", input_tokens: 2000, cached_input_tokens: 1000, output_tokens: 500, reasoning_tokens: 100, total_tokens: 2500, reports: 1, cost: 0.015 }],
+    });
+    expect((await s.call("GET", `/v1/runs/${waiting.id}`)).body.usage).toMatchObject({ total_tokens: 0, cost: 0, models: [] });
+  });
+
   it("lists and shows runs, their events and logs", async () => {
     expect(waiting.state).toBe("waiting");
     expect((await s.call("GET", "/v1/runs?state=waiting")).body.items.map((r: { id: string }) => r.id)).toEqual([waiting.id]);

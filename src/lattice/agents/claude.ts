@@ -14,7 +14,8 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { agentMessage, clip, commandEvents, MESSAGE_CHARS, usageEvent } from "./events.js";
+import { agentMessage, clip, commandEvents, MESSAGE_CHARS } from "./events.js";
+import { claudeUsage } from "./usage.js";
 import type { AgentDriver, LineResult, MappedEvent, StreamState } from "./types.js";
 
 type Block = Record<string, unknown> & { type?: string };
@@ -100,6 +101,7 @@ export const claude: AgentDriver = {
       case "system":
         if (line.subtype !== "init") return none();
         state.sessionId = String(line.session_id ?? "") || null;
+        if (typeof line.model === "string" && line.model) state.model = line.model;
         return {
           events: [
             { type: "INFO", payload: { message: `claude session ${state.sessionId}`, kind: "agent_session", metadata: { agent: "claude", session_id: state.sessionId, model: line.model ?? null } } },
@@ -116,7 +118,7 @@ export const claude: AgentDriver = {
         const ok = line.is_error !== true && line.subtype === "success";
         if (typeof line.result === "string" && line.result) state.lastMessage = line.result;
         if (!ok) state.failure = String(line.result || line.subtype || "the turn failed");
-        return { events: [usageEvent("claude", (line.usage as Record<string, unknown> | undefined) ?? {}), { type: "PHASE_FINISHED", payload: { phase: "agent_turn", success: ok } }], passthrough: [] };
+        return { events: [...claudeUsage(line, state), { type: "PHASE_FINISHED", payload: { phase: "agent_turn", success: ok } }], passthrough: [] };
       }
       default:
         return none();

@@ -9,7 +9,8 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { agentMessage, commandEvents, usageEvent } from "./events.js";
+import { agentMessage, commandEvents } from "./events.js";
+import { codexUsage } from "./usage.js";
 import type { AgentDriver, AgentSettings, LineResult, MappedEvent, StreamState } from "./types.js";
 
 const KEY_ENV = "PMAGENT_CODEX_API_KEY";
@@ -136,7 +137,7 @@ export const codex: AgentDriver = {
         return { events: [{ type: "PHASE_STARTED", payload: { phase: "agent_turn" } }], passthrough: [] };
       case "turn.completed":
         state.turnFinished = true;
-        return { events: [usageEvent("codex", (line.usage as Record<string, unknown> | undefined) ?? {}), { type: "PHASE_FINISHED", payload: { phase: "agent_turn", success: true } }], passthrough: [] };
+        return { events: [codexUsage((line.usage as Record<string, unknown> | undefined) ?? {}, state), { type: "PHASE_FINISHED", payload: { phase: "agent_turn", success: true } }], passthrough: [] };
       case "turn.failed": {
         state.turnFinished = true;
         state.failure = codexError(String((line.error as { message?: unknown } | undefined)?.message ?? "the turn failed"));

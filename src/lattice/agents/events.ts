@@ -34,8 +34,3 @@ export function commandEvents(agent: AgentName, command: string, exitCode: numbe
   };
   return { events: [event], passthrough };
 }
-
-export function usageEvent(agent: AgentName, usage: Record<string, unknown>): MappedEvent<"INFO"> {
-  const n = (k: string) => (typeof usage[k] === "number" ? (usage[k] as number) : 0);
-  return { type: "INFO", payload: { message: `tokens: ${n("input_tokens")} in, ${n("output_tokens")} out`, kind: "token_usage", metadata: { agent, ...usage } } };
-}

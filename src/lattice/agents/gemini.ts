@@ -8,7 +8,8 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { agentMessage, clip, commandEvents, MESSAGE_CHARS, usageEvent } from "./events.js";
+import { agentMessage, clip, commandEvents, MESSAGE_CHARS } from "./events.js";
+import { geminiUsage } from "./usage.js";
 import type { AgentDriver, LineResult, MappedEvent, StreamState } from "./types.js";
 
 const SHELL_TOOL = "run_shell_command";
@@ -57,6 +58,7 @@ export const gemini: AgentDriver = {
     switch (line.type) {
       case "init":
         state.sessionId = String(line.session_id ?? "") || null;
+        if (typeof line.model === "string" && line.model) state.model = line.model;
         events.push({ type: "INFO", payload: { message: `gemini session ${state.sessionId}`, kind: "agent_session", metadata: { agent: "gemini", session_id: state.sessionId, model: line.model ?? null } } });
         events.push({ type: "PHASE_STARTED", payload: { phase: "agent_turn" } });
         break;
@@ -87,9 +89,7 @@ export const gemini: AgentDriver = {
         state.turnFinished = true;
         const ok = line.status === "success";
         if (!ok) state.failure = String((line.error as { message?: string } | undefined)?.message ?? "the turn failed");
-        const stats = (line.stats ?? {}) as Record<string, unknown>;
-        const { models: _models, ...usage } = stats;
-        events.push(usageEvent("gemini", usage), { type: "PHASE_FINISHED", payload: { phase: "agent_turn", success: ok } });
+        events.push(...geminiUsage((line.stats ?? {}) as Record<string, unknown>, state), { type: "PHASE_FINISHED", payload: { phase: "agent_turn", success: ok } });
         break;
       }
       default:

@@ -182,6 +182,7 @@ export async function runAgent(o: AgentRunOptions): Promise<number> {
   const outboxStart = fileSize(outbox);
   const state = newStreamState();
   state.sessionId = sessionId;
+  state.model = settings.model ?? null;
 
   const child = spawn(cli[0]!, [...cli.slice(1), ...driver.argv(settings, sessionId)], { cwd: workspace, env: { ...driver.envDefaults, ...env, ...agentEnv }, stdio: ["pipe", "pipe", "inherit"] });
   // The task goes on stdin: no argument list (visible to every process) carries resume inputs.

@@ -18,6 +18,8 @@ export interface MappedEvent<T extends EventType = EventType> {
 /** What the stream said so far (the runner decides the run's last event from it). */
 export interface StreamState {
   sessionId: string | null;
+  /** The model the stream says it uses (else the configured one): what its usage reports are priced by. */
+  model: string | null;
   lastMessage: string | null;
   /** The turn or the CLI reported a failure: its message. */
   failure: string | null;
@@ -31,7 +33,7 @@ export interface StreamState {
 }
 
 export function newStreamState(): StreamState {
-  return { sessionId: null, lastMessage: null, failure: null, changedFiles: new Set(), turnFinished: false, text: "", tools: new Map() };
+  return { sessionId: null, model: null, lastMessage: null, failure: null, changedFiles: new Set(), turnFinished: false, text: "", tools: new Map() };
 }
 
 /** What one stdout line of the CLI becomes. `passthrough`: LATTICE_EVENT lines found in command output, printed as they are. */

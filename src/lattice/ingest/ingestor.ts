@@ -27,6 +27,7 @@ import { RUN_NOT_FENCED, type StoredEvent } from "../runs/index.js";
 import { CopyMatcher, PREFIX } from "./copy-matcher.js";
 import { candidatesOf, insertEvents, text, type Candidate } from "./event-insert.js";
 import { chunks, rows } from "./sql.js";
+import { UsageTally } from "./usage-tally.js";
 
 export const DEFAULT_LOG_CAP_BYTES = 1024 * 1024;
 /** Outbox lines remembered to recognize their stdout copies; beyond this the oldest are forgotten (the slow path still dedupes). */
@@ -72,6 +73,8 @@ export interface IngestOptions {
   threadBytes?: number;
   /** Called after each commit with the events it stored for the first time. */
   onNewEvents?: (events: StoredEvent[]) => void | Promise<void>;
+  /** Called after each commit that stored a usage report (the run's usage rows moved with it). */
+  onUsage?: () => void | Promise<void>;
   /** The run's sprite_id and work_item_id: an event claiming others is stored with a protocol warning naming both values. */
   identity?: EventIdentity;
   /**
@@ -118,11 +121,12 @@ interface FlushWrite {
   large: boolean;
 }
 
-/** What a flush's transaction did: the counters after it, its new events (those handed on), how many were new. */
+/** What a flush's transaction did: the counters after it, its new events (those handed on), how many were new, whether usage was among them. */
 interface Written {
   counters: Counters;
   fresh: StoredEvent[];
   added: number;
+  usage: boolean;
 }
 
 
@@ -146,7 +150,7 @@ function hasPrefix(bytes: Buffer, at: number): boolean {
 }
 
 export class RunIngestor {
-  private readonly o: Required<Omit<IngestOptions, "onNewEvents" | "keep" | "threadBytes" | "identity" | "onRoom" | "retries">> & Pick<IngestOptions, "onNewEvents" | "keep" | "identity" | "onRoom" | "retries">;
+  private readonly o: Required<Omit<IngestOptions, "onNewEvents" | "onUsage" | "keep" | "threadBytes" | "identity" | "onRoom" | "retries">> & Pick<IngestOptions, "onNewEvents" | "onUsage" | "keep" | "identity" | "onRoom" | "retries">;
   private readonly outboxReader: OutboxReader;
   private readonly stdoutLines: LineSplitter;
   private readonly stderrLines: LineSplitter;
@@ -425,14 +429,14 @@ export class RunIngestor {
    * is read, a failure to store it stops the ingestor (see commit).
    */
   private async flush(opts: { outbox: boolean; final?: boolean }): Promise<void> {
-    let stored: { fresh: StoredEvent[]; batches: OutboxBatch[] };
+    let stored: { fresh: StoredEvent[]; batches: OutboxBatch[]; usage: boolean };
     try {
       stored = await this.readAndStore(opts);
     } catch (err) {
       this.stop(this.faultError(err, "storing events"));
       throw this.stopped;
     }
-    const { fresh, batches } = stored;
+    const { fresh, batches, usage } = stored;
     if (!this.full) this.o.onRoom?.();
     // More of the outbox waits: catch up without waiting for the next poll.
     if (this.outboxMore && !this.outboxBroken) this.schedule();
@@ -447,6 +451,15 @@ export class RunIngestor {
         throw failed;
       }
     }
+    if (usage && this.o.onUsage) {
+      try {
+        await this.o.onUsage();
+      } catch (err) {
+        const failed = this.faultError(err, "checking the run's usage");
+        if (failed !== err) this.stop(failed);
+        throw failed;
+      }
+    }
     // Stored, and the new events handed on as strings: a batch's bytes are now used only by its
     // outbox lines still waiting for their stdout copies. Batches with none are released.
     for (const b of batches) this.held.push({ batch: b, end: this.copies.added });
@@ -454,7 +467,7 @@ export class RunIngestor {
   }
 
   /** Read the outbox and take the streams' waiting lines, and store them: the new events, and the batches read. */
-  private async readAndStore(opts: { outbox: boolean; final?: boolean }): Promise<{ fresh: StoredEvent[]; batches: OutboxBatch[] }> {
+  private async readAndStore(opts: { outbox: boolean; final?: boolean }): Promise<{ fresh: StoredEvent[]; batches: OutboxBatch[]; usage: boolean }> {
     /** Outbox batches read by this flush: their events are stored, then their bytes released. */
     const batches: OutboxBatch[] = [];
     /** Events only stdout delivered. */
@@ -515,8 +528,8 @@ export class RunIngestor {
     };
     let count = fromStdout.length;
     for (const b of batches) count += b.n;
-    const fresh = await this.commit({ batches, fromStdout, logs, errors, violations, target, now: this.o.clock(), large: count >= LARGE_BATCH_EVENTS });
-    return { fresh, batches };
+    const { fresh, usage } = await this.commit({ batches, fromStdout, logs, errors, violations, target, now: this.o.clock(), large: count >= LARGE_BATCH_EVENTS });
+    return { fresh, batches, usage };
   }
 
   /**
@@ -525,7 +538,7 @@ export class RunIngestor {
    * with the commit. If the fault outlasts the tries, or the flush fails otherwise, the ingestor
    * stops: a later flush would save a position past this one's events.
    */
-  private async commit(w: FlushWrite): Promise<StoredEvent[]> {
+  private async commit(w: FlushWrite): Promise<Pick<Written, "fresh" | "usage">> {
     const moved = !sameSaved(w.target, this.committed);
     /** The last try whose statements all ran: if its COMMIT's answer was lost, the row tells whether it took. */
     let ran: Written | undefined;
@@ -543,7 +556,7 @@ export class RunIngestor {
     this.nextLogSeq = done.counters.logSeq;
     this.violationsSeen = done.counters.violationsSeen;
     this.newCount += done.added;
-    return done.fresh;
+    return done;
   }
 
   /** The run's row holds `saved` (a try whose COMMIT's answer was lost did commit). */
@@ -569,11 +582,15 @@ export class RunIngestor {
     const fresh: StoredEvent[] = [];
     let added = 0;
     const seq = { next: c.seq };
+    const usage = new UsageTally();
     await insertEvents(q, { runId: this.o.runId, attempt: this.o.attempt, now: w.now, seq }, candidatesOf(w.batches, w.fromStdout), (cand, s) => {
       added++;
+      usage.add(cand);
       const e = this.stored_(cand, s, w.now);
       if (e) fresh.push(e);
     });
+    // Counted with the events: a report is in the totals exactly when it is stored.
+    if (usage.any) await usage.store(q, this.o.runId);
     let logSeq = c.logSeq;
     for (const chunk of chunks(w.logs, INSERT_CHUNK)) {
       const params: SqlParam[] = [];
@@ -612,7 +629,7 @@ export class RunIngestor {
     if (saved.changes !== 1 && (await q.get("SELECT 1 AS one FROM lattice_runs WHERE id = ?", [this.o.runId])) !== undefined) {
       throw new RefusedError("run_fenced", `run ${this.o.runId}: its entry was taken over by another worker; the run's late output is refused`, { run: this.o.runId });
     }
-    return { counters: { seq: seq.next, logSeq, violationsSeen: seen }, fresh, added };
+    return { counters: { seq: seq.next, logSeq, violationsSeen: seen }, fresh, added, usage: usage.any };
   }
 
   /** No flush runs after this one. */

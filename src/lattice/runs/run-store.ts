@@ -25,6 +25,8 @@ import { RUN_COLUMNS, iso, num, toRecord, type RunRow } from "./rows.js";
 import { eventTypeFilter } from "./sql.js";
 import type { RunState } from "./states.js";
 import * as asOf from "./window.js";
+import { usageOfRuns } from "./usage-store.js";
+import type { ModelUsage } from "./usage.js";
 
 /** `where` narrowed to events of these types (see eventTypeFilter). */
 function byTypes(dialect: Dialect, where: Where, types: readonly string[]): Where {
@@ -86,6 +88,16 @@ export class RunStore {
     const run = await this.find(id, q, counted);
     if (!run) throw new NotFoundError("run_not_found", `run ${id} does not exist in project ${this.projectId} (see \`pmagent runs list\`)`, { run: id });
     return run;
+  }
+
+  /** The run's reported token usage, per model (see usage.ts); empty when it reported none. */
+  async usage(runId: string): Promise<ModelUsage[]> {
+    return (await usageOfRuns(this.store, [runId])).get(runId) ?? [];
+  }
+
+  /** Several runs' usage, per run and model. */
+  usageOf(runIds: readonly string[]): Promise<Map<string, ModelUsage[]>> {
+    return usageOfRuns(this.store, runIds);
   }
 
   async list(filter: RunListFilter = {}): Promise<RunRecord[]> {

@@ -12,6 +12,7 @@ import { INGEST_STORE_FAULT, RunIngestor } from "../ingest/index.js";
 import { outboxPath, openRegularFile, removeResume } from "../protocol/index.js";
 import { UNFINISHED_RUN_STATES, type RunRecord } from "../runs/index.js";
 import { streamFiles, type Exit, type SupervisorContext } from "./context.js";
+import { enforceBudget } from "./budget.js";
 import { acted, onNewEvents } from "./dispatch.js";
 import { stopGroup } from "./processes.js";
 
@@ -50,6 +51,7 @@ export async function follow(ctx: SupervisorContext, run: RunRecord, exited: Pro
     identity: { sprite_id: run.sprite_id, work_item_id: run.work_item_id },
     keep: acted(ctx, run),
     onNewEvents: (events) => onNewEvents(ctx, run.id, events),
+    onUsage: () => enforceBudget(ctx, run.id),
     onRoom: () => pump(),
     retries: {
       // While the sprite runs the tries go on: what it writes is kept in its outbox and stdout.

@@ -3,7 +3,7 @@ import type { Redactor, Logger } from "../../core/index.js";
 import type { Project } from "../../config/index.js";
 import type { Store } from "../../store/index.js";
 import type { SupervisorHooks } from "./hooks.js";
-import type { GateDecision, RunRecord, StoredEvent } from "../runs/index.js";
+import type { GateDecision, RunBudget, RunRecord, StoredEvent } from "../runs/index.js";
 import type { CycleRepoOptions, Forge } from "../actions/index.js";
 
 export interface SupervisorOptions {
@@ -43,6 +43,8 @@ export interface StartRunOptions {
   /** A gate decision already made for this entry (the worker asks before claiming). */
   decided?: GateDecision;
   timeoutS?: number;
+  /** This run's own limits, in place of its role's budget where given. */
+  budget?: RunBudget;
   /** Called with the run id as soon as the run is recorded. */
   onStarted?: (runId: string) => void;
 }

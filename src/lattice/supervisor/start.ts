@@ -8,7 +8,7 @@ import { isTerminal, type StoredEntry } from "../../blackboard/index.js";
 import type { RoleConfig } from "../../config/index.js";
 import { PmagentError, RefusedError, UsageError, confinePath } from "../../core/index.js";
 import { runnerArgv } from "../agents/index.js";
-import type { GateDecision, RunRecord } from "../runs/index.js";
+import { setRunBudget, type GateDecision, type RunBudget, type RunRecord } from "../runs/index.js";
 import { role as roleOf, sandboxTool, track, whenIdle, type SupervisorContext } from "./context.js";
 import { launch } from "./launch.js";
 import type { StartRunOptions } from "./options.js";
@@ -37,6 +37,19 @@ function commandFor(ctx: SupervisorContext, role: RoleConfig, given: string[] | 
   return command;
 }
 
+/** A run's own budget: positive limits, and a cost limit only with prices to count it by. */
+function checkBudget(ctx: SupervisorContext, budget: RunBudget): void {
+  for (const [name, flag] of [["max_tokens", "--max-tokens"], ["max_cost", "--max-cost"]] as const) {
+    const v = budget[name];
+    if (v !== undefined && !(Number.isFinite(v) && v > 0 && (name === "max_cost" || Number.isInteger(v)))) {
+      throw new UsageError("invalid_budget", `${flag} must be a positive ${name === "max_cost" ? "number" : "whole number"}, got ${v}`);
+    }
+  }
+  if (budget.max_cost !== undefined && Object.keys(ctx.o.project.config.prices).length === 0) {
+    throw new UsageError("no_prices", `--max-cost needs a price table: add "prices": { "<model>": { "input_per_mtok": …, "output_per_mtok": … } } to pmagent.config.json`);
+  }
+}
+
 /**
  * Start one run and supervise it until nothing more happens here: it finished, or it waits for
  * input with no action of this supervisor still under way. Refused (no run) when the gate denies.
@@ -44,6 +57,7 @@ function commandFor(ctx: SupervisorContext, role: RoleConfig, given: string[] | 
 export async function startRun(ctx: SupervisorContext, options: StartRunOptions): Promise<RunRecord> {
   const role = roleOf(ctx, options.role);
   const command = commandFor(ctx, role, options.command);
+  if (options.budget) checkBudget(ctx, options.budget);
   sandboxTool(ctx);
   let entry: StoredEntry | null = null;
   if (options.entryId !== undefined) {
@@ -78,6 +92,7 @@ export async function startRun(ctx: SupervisorContext, options: StartRunOptions)
     supervisor_pid: process.pid,
     gate,
   });
+  if (options.budget) await setRunBudget(ctx.store, run.id, options.budget);
   options.onStarted?.(run.id);
   const active = track(ctx, run.id);
   active.attempt = launch(ctx, run, { fresh: true, entry: entry?.entry ?? null, timeoutS: options.timeoutS, userWorkspace: options.workspace !== undefined });

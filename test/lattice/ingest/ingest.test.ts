@@ -113,6 +113,30 @@ describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode
     expect(ing.stored).toBe(2);
   });
 
+  it("adds usage reports to the run's totals in the flush that stores them: a stdout copy and a re-read from the start after a crash count nothing again", async () => {
+    const path = join(dir, "outbox.jsonl");
+    const report = (i: number, input: number) => ({ ...SPEC_EVENTS.info, timestamp: `2026-01-15T10:3${i}:00Z`, payload: { message: "usage", kind: "token_usage", metadata: { model: "m", input_tokens: input, output_tokens: 1 } } });
+    const totals = async () => (await ts.store.all<{ total_tokens: number | string; reports: number | string }>("SELECT total_tokens, reports FROM lattice_run_usage WHERE run_id = 'run-1'")).map((r) => [Number(r.total_tokens), Number(r.reports)]);
+    let heard = 0;
+    const first = new RunIngestor({ ...ingestorOptions(), onUsage: () => void heard++ });
+    first.pushStdout(line(report(1, 100)));
+    await first.poll();
+    await first.settle();
+    expect(await totals()).toEqual([[101, 1]]);
+    appendOutbox(path, report(1, 100));
+    appendOutbox(path, report(2, 50));
+    appendOutbox(path, SPEC_EVENTS.info);
+    first.pushStdout(line(report(2, 50)));
+    await first.finish();
+    expect(await totals()).toEqual([[152, 2]]);
+    expect(heard).toBe(2);
+    // A supervisor that crashed before saving its position reads the whole outbox again.
+    const again = new RunIngestor({ ...ingestorOptions(), onUsage: () => void heard++ });
+    await again.finish();
+    expect(await totals()).toEqual([[152, 2]]);
+    expect(heard).toBe(2);
+  });
+
   it("stores many events from both sources once each, in outbox order, redacted, across several outbox batches", async () => {
     const path = join(dir, "outbox.jsonl");
     const events = Array.from({ length: 3000 }, (_, i) => ({
