@@ -102,6 +102,8 @@ export interface RunEvidence {
   events: number;
   /** Tokens the run reported, per model (absent: not read). */
   usage?: ModelUsage[];
+  /** The run's lane cycle branch: the commit it handed on, the cycle's pull request, the base commit its approval merged. */
+  cycle?: { branch: string; commit: string | null; pull_request: number | null; merged: string | null } | null;
   environment_proposals: Array<{ id: string; status: "pending" | "accepted" | "rejected"; summary: string; count: number }>;
 }
 

@@ -275,6 +275,26 @@ export function stepsByRole(steps: Step[]): Record<string, Step> {
   return out;
 }
 
+/** Where a board cycle's work stands on its branch: the runs of its entries that handed on a commit, the latest. */
+function cycleCommit(cycle: Cycle, runs: RunEvidence[]): { branch?: string; commit?: string; merged?: boolean; pull_request?: number | null } {
+  const ids = new Set(cycle.entries.map((e) => e.id));
+  const onBranch = runs.filter((r) => ids.has(r.entry_id) && r.cycle && (r.cycle.commit !== null || r.cycle.merged !== null));
+  const last = onBranch.sort((a, b) => a.started_at.localeCompare(b.started_at)).at(-1)?.cycle;
+  if (!last) return {};
+  return { branch: last.branch, commit: last.merged ?? last.commit ?? undefined, merged: last.merged !== null, pull_request: last.pull_request };
+}
+
+const cycleFields = (c: ReturnType<typeof cycleCommit>) => (c.commit ? { branch: c.branch ?? null, commit: c.commit, merged: c.merged === true } : {});
+
+function cycleCommitEvidence(cycle: Cycle, runs: RunEvidence[]): Evidence[] {
+  const c = cycleCommit(cycle, runs);
+  if (!c.commit) return [];
+  return [
+    { type: "commit", id: c.commit, title: c.merged ? `merged ${c.branch} into its base` : `head of ${c.branch}` },
+    ...(c.pull_request ? [{ type: "pr" as const, id: String(c.pull_request) }] : []),
+  ];
+}
+
 /** lane_status_v1 from the collected evidence (already cut at `ctx.as_of`). */
 export function buildLaneStatus(ctx: LaneContext, evidence: KaiEvidence): LaneStatus {
   const runs = evidence.runs ?? [];
@@ -301,7 +321,8 @@ export function buildLaneStatus(ctx: LaneContext, evidence: KaiEvidence): LaneSt
           started_at: latest?.started_at ?? null,
           completed_at: latest?.completed_at ?? null,
           found_in: latest ? "blackboard" : null,
-          evidence: latest ? [entryEvidence(latest.root)] : [],
+          evidence: latest ? [entryEvidence(latest.root), ...cycleCommitEvidence(latest, runs)] : [],
+          ...(latest ? cycleFields(cycleCommit(latest, runs)) : {}),
         },
     state_view: view,
     next_suggested_actions: suggestActions(ctx, cycles, steps, runs, view, evidence.github, fromRepo),

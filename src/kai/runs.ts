@@ -137,6 +137,7 @@ export async function collectRuns(readers: RunReaders, lane: LaneConfig, window:
       actions: (actionsOf.get(run.id) ?? []).map((a) => actionOf(a, cut, pulls)),
       events: counts.get(run.id) ?? 0,
       usage: usage.get(run.id) ?? [],
+      cycle: run.cycle ? { branch: run.cycle.branch, commit: run.cycle.commit ?? null, pull_request: run.cycle.pull_request?.number ?? null, merged: run.cycle.merged ?? null } : null,
       environment_proposals: (proposalsOf.get(run.id) ?? []).map(({ proposal: p }) => ({ id: p.id, status: p.status, summary: proposalSummary(p), count: p.count })),
     };
   });

@@ -188,6 +188,12 @@ export const LaneStatusSchema = z
         found_in: z.enum(["blackboard", "git", "state_doc"]).nullable(),
         /** The cycle's root entry, or the PR, commit and STATE file that record it. */
         evidence: z.array(EvidenceSchema),
+        /** The cycle's branch (pmagent's extension), when its runs worked on one. */
+        branch: z.string().nullable().optional(),
+        /** The cycle's latest commit: the base's merge commit once merged, else the branch's head its last run handed on. */
+        commit: z.string().nullable().optional(),
+        /** True once the cycle's pull request was merged. */
+        merged: z.boolean().optional(),
       })
       .strict(),
     state_view: z

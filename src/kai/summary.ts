@@ -18,7 +18,8 @@ export function laneStatusSummary(data: LaneStatus): string {
   } else {
     const when = c.status === "completed" ? `completed ${c.completed_at}` : `started ${c.started_at}`;
     const active = Object.values(data.steps).filter((s) => s.status !== "not_started").map((s) => `${s.role} ${s.status}`);
-    lines.push(`- ${c.latest_cycle_id} ${c.status} (${when})${active.length > 0 ? `; steps: ${active.join(", ")}` : ""}`);
+    const commit = c.commit ? `; ${c.merged ? "merged as" : `branch ${c.branch} at`} ${c.commit.slice(0, 12)}` : "";
+    lines.push(`- ${c.latest_cycle_id} ${c.status} (${when})${commit}${active.length > 0 ? `; steps: ${active.join(", ")}` : ""}`);
   }
   lines.push(`- State: ${data.state_view.digest}${data.state_view.known_gaps.length > 0 ? ` (${plural(data.state_view.known_gaps.length, "known gap")})` : ""}`);
   const next = data.next_suggested_actions[0];

@@ -238,6 +238,7 @@ describe.each(kinds)("a run's state at the cutoff, from its recorded times ($nam
         actions: [],
         events: 2,
         usage: [],
+        cycle: null,
         environment_proposals: [],
       },
     ]);

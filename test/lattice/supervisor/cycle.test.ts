@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { projectCycles } from "../../../src/app/index.js";
 import { Blackboard } from "../../../src/blackboard/index.js";
 import { codeLane } from "../../../src/config/index.js";
+import { answer, projectKaiSources, type LaneStatus } from "../../../src/kai/index.js";
 import { LocalForge } from "../../../src/lattice/index.js";
 import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
 import { gitInit, testProject, type TestProject } from "../helpers.js";
@@ -191,6 +192,13 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
     expect(done.entry.payload.refs).toMatchObject({ branch: "pmagent/code/code/feat-1", pull_request: "1" });
     const [pr] = await new LocalForge({ store: ts.store, projectId: "demo", root: tp.root, bareRepo: ".pmagent/forge.git" }).list();
     expect(pr).toMatchObject({ number: 1, state: "merged" });
+    // Kai's lane status names the cycle's commit: the merge into main.
+    const res = await answer({ version: "kai_request_v1", request_id: "t-cycle", from: { actor_type: "human" }, project_id: "demo", type: "lane_status", lane: { layer: "code", name: "code" }, params: {} }, { config: tp.project.config, sources: projectKaiSources(tp.project, ts.store) });
+    if (res.status !== "ok" || res.payload.kind !== "lane_status_v1") throw new Error(JSON.stringify(res));
+    const status = res.payload.data as LaneStatus;
+    expect(status.cycle).toMatchObject({ branch: "pmagent/code/code/feat-1", commit: approved.cycle!.merged, merged: true });
+    expect(status.cycle.evidence).toContainEqual({ type: "commit", id: approved.cycle!.merged, title: "merged pmagent/code/code/feat-1 into its base" });
+    expect(res.summary_md).toContain(`merged as ${approved.cycle!.merged!.slice(0, 12)}`);
   });
 
   it("an outcome that is no lowercase name is a protocol error, not a route", async () => {
