@@ -15,7 +15,7 @@ import { UsageError, writeFileAtomic, type Redactor } from "../../core/index.js"
 import { outboxPath } from "../protocol/index.js";
 import { findExecutable, SANDBOX_WORKSPACE } from "../sandbox/index.js";
 import { markResumed, readResume, Sprite } from "../sprite/index.js";
-import { clip, MESSAGE_CHARS } from "./events.js";
+import { clip, MESSAGE_CHARS, refusalReason } from "./events.js";
 import { protocolInstructions, resumeText, taskText } from "./instructions.js";
 import { driverFor } from "./registry.js";
 import { changedSince, gitSnapshot } from "./workspace-changes.js";
@@ -215,12 +215,19 @@ export async function runAgent(o: AgentRunOptions): Promise<number> {
   for (const e of driver.mapLine({ type: "end" }, state).events) sprite.emit(e.type, e.payload as never);
 
   const own = outboxSince(outbox, outboxStart, sprite.spriteId, workspace);
+  const changes = changedSince(workspace, before, state.changedFiles);
   // Each changed file once: not again when the agent declared it itself.
-  for (const c of changedSince(workspace, before, state.changedFiles)) {
+  for (const c of changes) {
     if (c.kind === "commit") sprite.artifact("commit", { ref: c.ref, metadata: { agent: o.agent } });
     else if (!own.files.has(c.path)) sprite.artifact("file", { ref: c.ref, metadata: { agent: o.agent, path: c.path } });
   }
   if (own.types.has("WAITING") || own.types.has("COMPLETED") || own.types.has("ERROR")) return exit.code ?? 1;
+  // The CLI refused the agent's work and nothing else came of it (no change, no artifact or action of its own): not a success.
+  const workDone = changes.length > 0 || own.types.has("ARTIFACT") || own.types.has("ACTION_REQUEST");
+  if (exit.code === 0 && !state.failure && state.refused.length > 0 && !workDone) {
+    sprite.error(clip(refusalReason(o.agent, state.refused, state.lastMessage), MESSAGE_CHARS), { agent: o.agent, refused: state.refused.map((r) => ({ tool: r.tool, command: r.command === null ? null : clip(r.command, MESSAGE_CHARS), reason: clip(r.reason, MESSAGE_CHARS) })) });
+    return 1;
+  }
   if (exit.code === 0 && !state.failure) {
     sprite.completed("success", clip(state.lastMessage ?? `${o.agent} finished`, MESSAGE_CHARS));
     return 0;
