@@ -42,6 +42,8 @@ export interface Refusal {
   command: string | null;
   /** The CLI's own words. */
   reason: string;
+  /** The tool call's id, when the CLI gives one. */
+  callId?: string;
 }
 
 export function newStreamState(): StreamState {
