@@ -184,13 +184,28 @@ export async function runAgent(o: AgentRunOptions): Promise<number> {
   state.sessionId = sessionId;
   state.model = settings.model ?? null;
 
-  const child = spawn(cli[0]!, [...cli.slice(1), ...driver.argv(settings, sessionId)], { cwd: workspace, env: { ...driver.envDefaults, ...env, ...agentEnv }, stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(cli[0]!, [...cli.slice(1), ...driver.argv(settings, sessionId)], { cwd: workspace, env: { ...driver.envDefaults, ...env, ...agentEnv }, stdio: ["pipe", "pipe", "pipe"] });
   // The task goes on stdin: no argument list (visible to every process) carries resume inputs.
   child.stdin.on("error", () => undefined);
   child.stdin.end(task);
   const exited = new Promise<{ code: number | null; error?: string }>((done) => {
     child.once("error", (e) => done({ code: null, error: e.message }));
     child.once("close", (code, signal) => done({ code: code ?? (signal ? 128 : 1) }));
+  });
+  // Its stderr is passed on as it is; a driver that finds events there reads it line by line.
+  const mapStderr = driver.mapStderr?.bind(driver);
+  const stderrDone = new Promise<void>((done) => {
+    if (!mapStderr) {
+      child.stderr.pipe(process.stderr, { end: false });
+      child.stderr.once("close", () => done());
+      return;
+    }
+    const errLines = createInterface({ input: child.stderr, crlfDelay: Infinity });
+    errLines.on("line", (line) => {
+      process.stderr.write(`${line}\n`);
+      for (const e of mapStderr(line, state)) sprite.emit(e.type, e.payload as never);
+    });
+    errLines.once("close", () => done());
   });
   const lines = createInterface({ input: child.stdout, crlfDelay: Infinity });
   for await (const line of lines) {
@@ -209,6 +224,7 @@ export async function runAgent(o: AgentRunOptions): Promise<number> {
     for (const l of result.passthrough) process.stdout.write(`${l}\n`);
   }
   const exit = await exited;
+  if (!exit.error) await stderrDone;
   // The agent's own session files (its transcript holds its commands' output) keep no key.
   if (sprite.redactor) scrubFiles(home, sprite.redactor);
   // Text still streaming when the CLI ended.

@@ -92,4 +92,6 @@ export interface AgentDriver {
   argv(settings: AgentSettings, sessionId: string | null): string[];
   /** Map one stdout line (already parsed JSON) onto events, updating `state`. */
   mapLine(line: Record<string, unknown>, state: StreamState): LineResult;
+  /** Events in one line of its stderr (passed on as it is): what its JSON stream leaves out. */
+  mapStderr?(line: string, state: StreamState): MappedEvent[];
 }

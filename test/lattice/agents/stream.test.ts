@@ -40,6 +40,20 @@ describe("the Codex stream mapping", () => {
     expect(state.failure).toBe("stream disconnected");
   });
 
+  it("a declined command and a command its policy rejected (a line of its log) are refused, with Codex's reason", () => {
+    const state = newStreamState();
+    expect(codex.mapLine({ type: "item.completed", item: { id: "i1", type: "command_execution", command: "git push", aggregated_output: "", exit_code: null, status: "declined" } }, state).events).toEqual([
+      { type: "INFO", payload: { message: "codex refused $ git push: declined by Codex", kind: "refused", metadata: { agent: "codex", tool: "command_execution", command: "git push", reason: "declined by Codex" } } },
+    ]);
+    // Codex's log quotes the error, which quotes the command: a command with quotes and a backslash.
+    const log = String.raw`2026-11-28T01:04:50.740910Z ERROR codex_core::tools::router: error=exec_command failed: CreateProcess { message: "Rejected(\"` + "`" + String.raw`/bin/bash -c 'rm -f \\\"a b\\\" c\\\\d'` + "`" + String.raw` rejected: policy forbids commands starting with ` + "`rm`" + String.raw`\")" }`;
+    expect(codex.mapStderr!(log, state)).toEqual([
+      { type: "INFO", payload: { message: 'codex refused $ rm -f "a b" c\\d: policy forbids commands starting with `rm`', kind: "refused", metadata: { agent: "codex", tool: "exec_command", command: 'rm -f "a b" c\\d', reason: "policy forbids commands starting with `rm`" } } },
+    ]);
+    expect(codex.mapStderr!("2026-11-28T01:04:50Z WARN codex_core: something else", state)).toEqual([]);
+    expect(state.refused.map((r) => r.command)).toEqual(["git push", 'rm -f "a b" c\\d']);
+  });
+
   it("keeps a long message's start and a long output's end", () => {
     const state = newStreamState();
     const text = "m".repeat(5000);
