@@ -202,7 +202,7 @@ export async function runAgent(o: AgentRunOptions): Promise<number> {
     }
     const errLines = createInterface({ input: child.stderr, crlfDelay: Infinity });
     errLines.on("line", (line) => {
-      process.stderr.write(`${line}\n`);
+      process.stderr.write(`${sprite.redactor ? sprite.redactor.redact(line) : line}\n`);
       for (const e of mapStderr(line, state)) sprite.emit(e.type, e.payload as never);
     });
     errLines.once("close", () => done());
