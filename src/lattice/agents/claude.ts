@@ -14,7 +14,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { agentMessage, clip, commandEvents, MESSAGE_CHARS } from "./events.js";
+import { agentMessage, clip, commandEvents, MESSAGE_CHARS, refusedEvent } from "./events.js";
 import { claudeUsage } from "./usage.js";
 import type { AgentDriver, LineResult, MappedEvent, StreamState } from "./types.js";
 
@@ -43,7 +43,6 @@ function assistant(blocks: Block[], state: StreamState): LineResult {
       const name = String(b.name ?? "");
       const input = (b.input ?? {}) as Record<string, unknown>;
       state.tools.set(String(b.id), { name, input });
-      if (FILE_TOOLS.has(name) && typeof (input.file_path ?? input.notebook_path) === "string") state.changedFiles.add(String(input.file_path ?? input.notebook_path));
       // Bash is reported with its result (command, output); other tools as they are called.
       if (name !== "Bash") events.push({ type: "INFO", payload: { message: `tool ${name}`, kind: "tool_call", metadata: { agent: "claude", tool: name, input: clip(JSON.stringify(input), MESSAGE_CHARS) } } });
     }
@@ -51,12 +50,49 @@ function assistant(blocks: Block[], state: StreamState): LineResult {
   return { events, passthrough: [] };
 }
 
+/**
+ * A tool result that is a refusal, in Claude Code's words: a permission rule's denial ("Permission
+ * to use Bash with command … has been denied."; deny rules hold even with
+ * --dangerously-skip-permissions), or a file tool's path a deny rule names ("File is in a
+ * directory that is denied by your permission settings.").
+ */
+const DENIED = /^Permission to use .+ has been denied|denied by your permission settings/;
+const TOOL_ERROR_TAGS = /<\/?tool_use_error>/g;
+
+/**
+ * The result event's `permission_denials` ({tool_name, tool_use_id, tool_input}) not reported
+ * with their tool result: refused too, with the text their result gave the model.
+ */
+function denials(line: Record<string, unknown>, state: StreamState): MappedEvent[] {
+  const list = Array.isArray(line.permission_denials) ? (line.permission_denials as Array<{ tool_name?: unknown; tool_use_id?: unknown; tool_input?: Record<string, unknown> }>) : [];
+  const reported = new Set(state.refused.map((r) => r.callId));
+  return list
+    .filter((d) => !reported.has(String(d.tool_use_id ?? "")))
+    .map((d) => {
+      const tool = String(d.tool_name ?? "");
+      const id = String(d.tool_use_id ?? "");
+      return refusedEvent("claude", state, { tool, command: tool === "Bash" ? String(d.tool_input?.command ?? "") : null, reason: state.toolErrors.get(id) || `permission to use ${tool} denied`, callId: id });
+    });
+}
+
 function toolResults(blocks: Block[], state: StreamState): LineResult {
   const out: LineResult = { events: [], passthrough: [] };
   for (const b of blocks) {
     if (b.type !== "tool_result") continue;
-    const call = state.tools.get(String(b.tool_use_id));
-    state.tools.delete(String(b.tool_use_id));
+    const id = String(b.tool_use_id);
+    const call = state.tools.get(id);
+    state.tools.delete(id);
+    if (b.is_error === true) {
+      const text = resultText(b.content).replace(TOOL_ERROR_TAGS, "").trim();
+      if (call && DENIED.test(text)) {
+        out.events.push(refusedEvent("claude", state, { tool: call.name, command: call.name === "Bash" ? String(call.input.command ?? "") : null, reason: text, callId: id }));
+        continue;
+      }
+      state.toolErrors.set(id, text);
+    }
+    // A file tool's path counts once the write went through (not when it was denied or failed).
+    const path = call?.input.file_path ?? call?.input.notebook_path;
+    if (call && FILE_TOOLS.has(call.name) && b.is_error !== true && typeof path === "string") state.changedFiles.add(path);
     if (call?.name !== "Bash") continue;
     // Claude Code reports no exit code: a failed command is a result with is_error.
     const mapped = commandEvents("claude", String(call.input.command ?? ""), null, b.is_error === true ? "failed" : "completed", resultText(b.content));
@@ -118,7 +154,9 @@ export const claude: AgentDriver = {
         const ok = line.is_error !== true && line.subtype === "success";
         if (typeof line.result === "string" && line.result) state.lastMessage = line.result;
         if (!ok) state.failure = String(line.result || line.subtype || "the turn failed");
-        return { events: [...claudeUsage(line, state), { type: "PHASE_FINISHED", payload: { phase: "agent_turn", success: ok } }], passthrough: [] };
+        const refused = denials(line, state);
+        state.toolErrors.clear();
+        return { events: [...refused, ...claudeUsage(line, state), { type: "PHASE_FINISHED", payload: { phase: "agent_turn", success: ok } }], passthrough: [] };
       }
       default:
         return none();

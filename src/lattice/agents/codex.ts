@@ -9,7 +9,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { agentMessage, commandEvents } from "./events.js";
+import { agentMessage, commandEvents, refusedEvent } from "./events.js";
 import { codexUsage } from "./usage.js";
 import type { AgentDriver, AgentSettings, LineResult, MappedEvent, StreamState } from "./types.js";
 
@@ -59,6 +59,17 @@ function configToml(settings: AgentSettings): string {
   return `${lines.join("\n")}\n`;
 }
 
+/**
+ * A command Codex's execution policy refused (its rules, default ones included: `rm -f` is
+ * refused): `codex exec --json` prints no item for it, only this line of its log on stderr:
+ * …error=exec_command failed: CreateProcess { message: "Rejected(\"`/bin/bash -c 'rm -f x'` rejected: <reason>\")" }
+ */
+const REJECTED = /Rejected\(\\"`(.*?)` rejected: (.*?)\\"\)/;
+/** Undo one level of Rust's Debug quoting (the log quotes the error, which quotes the command). */
+const unquote = (s: string) => s.replace(/\\(.)/gs, (_, c: string) => (c === "n" ? "\n" : c));
+/** The command as the agent gave it, when Codex shows it wrapped in its shell (`/bin/bash -c '…'`). */
+const SHELL_WRAPPED = /^\S*\/(?:ba|z)?sh -l?c '([^']*)'$/s;
+
 type Item = Record<string, unknown> & { type?: string; id?: string };
 
 function mapItem(item: Item, state: StreamState): LineResult {
@@ -75,6 +86,11 @@ function mapItem(item: Item, state: StreamState): LineResult {
       events.push({ type: "INFO", payload: { message: String(item.text ?? ""), kind: "reasoning", metadata: { agent: "codex" } } });
       break;
     case "command_execution": {
+      // "declined": Codex did not run it (an approval it declined); not a command that ran and failed.
+      if (item.status === "declined") {
+        events.push(refusedEvent("codex", state, { tool: "command_execution", command: String(item.command ?? ""), reason: String(item.aggregated_output ?? "") || "declined by Codex" }));
+        break;
+      }
       const mapped = commandEvents("codex", String(item.command ?? ""), typeof item.exit_code === "number" ? item.exit_code : null, String(item.status ?? ""), String(item.aggregated_output ?? ""));
       events.push(...mapped.events);
       passthrough.push(...mapped.passthrough);
@@ -125,6 +141,13 @@ export const codex: AgentDriver = {
     // `-`: the prompt is read from stdin. `exec resume` takes no --cd: it runs in its working directory, the workspace.
     if (sessionId) return ["exec", "resume", ...common, sessionId, "-"];
     return ["exec", ...common, "-C", settings.workspace, "-"];
+  },
+
+  mapStderr(line, state) {
+    const m = REJECTED.exec(line);
+    if (!m) return [];
+    const shown = unquote(unquote(m[1]!));
+    return [refusedEvent("codex", state, { tool: "exec_command", command: SHELL_WRAPPED.exec(shown)?.[1] ?? shown, reason: unquote(unquote(m[2]!)) })];
   },
 
   mapLine(line, state) {

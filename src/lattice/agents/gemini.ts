@@ -8,12 +8,30 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { agentMessage, clip, commandEvents, MESSAGE_CHARS } from "./events.js";
+import { agentMessage, clip, commandEvents, MESSAGE_CHARS, refusedEvent } from "./events.js";
 import { geminiUsage } from "./usage.js";
 import type { AgentDriver, LineResult, MappedEvent, StreamState } from "./types.js";
 
 const SHELL_TOOL = "run_shell_command";
 const FILE_TOOLS = new Set(["write_file", "replace"]);
+/**
+ * Gemini CLI refuses a shell command with `$(…)`, backticks, `<()` or `>()` as command injection,
+ * yet reports it as a tool_result of status "success" whose output is this text (the model is
+ * told "Command injection detected…").
+ */
+const SUBSTITUTION_BLOCKED = /^Blocked: command substitution detected/;
+/** A tool call its policy engine (or a hook) refused: an error of this type. */
+const POLICY_VIOLATION = "policy_violation";
+
+/** The CLI's reason when it refused this tool result, else null. */
+function refusal(name: string, line: Record<string, unknown>): string | null {
+  const error = line.error as { type?: unknown; message?: unknown } | undefined;
+  if (line.status === "error" && error?.type === POLICY_VIOLATION) return String(error.message ?? "denied by policy");
+  if (name === SHELL_TOOL && typeof line.output === "string" && SUBSTITUTION_BLOCKED.test(line.output)) {
+    return `${line.output} (Gemini CLI refuses $(…), backticks, <() and >() in shell commands as command injection)`;
+  }
+  return null;
+}
 
 /** Assistant text arrives in deltas: one message event once the text is whole (the next event or the end). */
 function flush(state: StreamState, events: MappedEvent[]): void {
@@ -69,14 +87,21 @@ export const gemini: AgentDriver = {
         const name = String(line.tool_name ?? "");
         const input = (line.parameters ?? {}) as Record<string, unknown>;
         state.tools.set(String(line.tool_id), { name, input });
-        if (FILE_TOOLS.has(name) && typeof input.file_path === "string") state.changedFiles.add(input.file_path);
         if (name !== SHELL_TOOL) events.push({ type: "INFO", payload: { message: `tool ${name}`, kind: "tool_call", metadata: { agent: "gemini", tool: name, input: clip(JSON.stringify(input), MESSAGE_CHARS) } } });
         break;
       }
       case "tool_result": {
         const call = state.tools.get(String(line.tool_id));
         state.tools.delete(String(line.tool_id));
-        if (call?.name !== SHELL_TOOL) break;
+        if (!call) break;
+        const why = refusal(call.name, line);
+        if (why !== null) {
+          events.push(refusedEvent("gemini", state, { tool: call.name, command: call.name === SHELL_TOOL ? String(call.input.command ?? "") : null, reason: why }));
+          break;
+        }
+        // A file tool's path counts once the write went through (not when it was refused or failed).
+        if (FILE_TOOLS.has(call.name) && line.status === "success" && typeof call.input.file_path === "string") state.changedFiles.add(call.input.file_path);
+        if (call.name !== SHELL_TOOL) break;
         const mapped = commandEvents("gemini", String(call.input.command ?? ""), null, line.status === "success" ? "completed" : "failed", String(line.output ?? (line.error as { message?: string } | undefined)?.message ?? ""));
         events.push(...mapped.events);
         passthrough.push(...mapped.passthrough);

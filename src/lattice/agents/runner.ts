@@ -15,7 +15,7 @@ import { UsageError, writeFileAtomic, type Redactor } from "../../core/index.js"
 import { outboxPath } from "../protocol/index.js";
 import { findExecutable, SANDBOX_WORKSPACE } from "../sandbox/index.js";
 import { markResumed, readResume, Sprite } from "../sprite/index.js";
-import { clip, MESSAGE_CHARS } from "./events.js";
+import { clip, MESSAGE_CHARS, refusalReason } from "./events.js";
 import { protocolInstructions, resumeText, taskText } from "./instructions.js";
 import { driverFor } from "./registry.js";
 import { changedSince, gitSnapshot } from "./workspace-changes.js";
@@ -184,13 +184,28 @@ export async function runAgent(o: AgentRunOptions): Promise<number> {
   state.sessionId = sessionId;
   state.model = settings.model ?? null;
 
-  const child = spawn(cli[0]!, [...cli.slice(1), ...driver.argv(settings, sessionId)], { cwd: workspace, env: { ...driver.envDefaults, ...env, ...agentEnv }, stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(cli[0]!, [...cli.slice(1), ...driver.argv(settings, sessionId)], { cwd: workspace, env: { ...driver.envDefaults, ...env, ...agentEnv }, stdio: ["pipe", "pipe", "pipe"] });
   // The task goes on stdin: no argument list (visible to every process) carries resume inputs.
   child.stdin.on("error", () => undefined);
   child.stdin.end(task);
   const exited = new Promise<{ code: number | null; error?: string }>((done) => {
     child.once("error", (e) => done({ code: null, error: e.message }));
     child.once("close", (code, signal) => done({ code: code ?? (signal ? 128 : 1) }));
+  });
+  // Its stderr is passed on as it is; a driver that finds events there reads it line by line.
+  const mapStderr = driver.mapStderr?.bind(driver);
+  const stderrDone = new Promise<void>((done) => {
+    if (!mapStderr) {
+      child.stderr.pipe(process.stderr, { end: false });
+      child.stderr.once("close", () => done());
+      return;
+    }
+    const errLines = createInterface({ input: child.stderr, crlfDelay: Infinity });
+    errLines.on("line", (line) => {
+      process.stderr.write(`${sprite.redactor ? sprite.redactor.redact(line) : line}\n`);
+      for (const e of mapStderr(line, state)) sprite.emit(e.type, e.payload as never);
+    });
+    errLines.once("close", () => done());
   });
   const lines = createInterface({ input: child.stdout, crlfDelay: Infinity });
   for await (const line of lines) {
@@ -209,18 +224,26 @@ export async function runAgent(o: AgentRunOptions): Promise<number> {
     for (const l of result.passthrough) process.stdout.write(`${l}\n`);
   }
   const exit = await exited;
+  if (!exit.error) await stderrDone;
   // The agent's own session files (its transcript holds its commands' output) keep no key.
   if (sprite.redactor) scrubFiles(home, sprite.redactor);
   // Text still streaming when the CLI ended.
   for (const e of driver.mapLine({ type: "end" }, state).events) sprite.emit(e.type, e.payload as never);
 
   const own = outboxSince(outbox, outboxStart, sprite.spriteId, workspace);
+  const changes = changedSince(workspace, before, state.changedFiles);
   // Each changed file once: not again when the agent declared it itself.
-  for (const c of changedSince(workspace, before, state.changedFiles)) {
+  for (const c of changes) {
     if (c.kind === "commit") sprite.artifact("commit", { ref: c.ref, metadata: { agent: o.agent } });
     else if (!own.files.has(c.path)) sprite.artifact("file", { ref: c.ref, metadata: { agent: o.agent, path: c.path } });
   }
   if (own.types.has("WAITING") || own.types.has("COMPLETED") || own.types.has("ERROR")) return exit.code ?? 1;
+  // The CLI refused the agent's work and nothing else came of it (no change, no artifact or action of its own): not a success.
+  const workDone = changes.length > 0 || own.types.has("ARTIFACT") || own.types.has("ACTION_REQUEST");
+  if (exit.code === 0 && !state.failure && state.refused.length > 0 && !workDone) {
+    sprite.error(clip(refusalReason(o.agent, state.refused, state.lastMessage), MESSAGE_CHARS), { agent: o.agent, refused: state.refused.map((r) => ({ tool: r.tool, command: r.command === null ? null : clip(r.command, MESSAGE_CHARS), reason: clip(r.reason, MESSAGE_CHARS) })) });
+    return 1;
+  }
   if (exit.code === 0 && !state.failure) {
     sprite.completed("success", clip(state.lastMessage ?? `${o.agent} finished`, MESSAGE_CHARS));
     return 0;

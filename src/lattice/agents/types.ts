@@ -30,10 +30,24 @@ export interface StreamState {
   text: string;
   /** Tool calls seen, by id, until their result comes (agents that report the two apart). */
   tools: Map<string, { name: string; input: Record<string, unknown> }>;
+  /** Error results by tool call id (Claude names its permission denials only at the end of the turn). */
+  toolErrors: Map<string, string>;
+  /** Tool calls the agent CLI itself refused (its policy, a permission rule, its command-injection check), with its reason. */
+  refused: Refusal[];
+}
+
+export interface Refusal {
+  tool: string;
+  /** The shell command, for a refused command. */
+  command: string | null;
+  /** The CLI's own words. */
+  reason: string;
+  /** The tool call's id, when the CLI gives one. */
+  callId?: string;
 }
 
 export function newStreamState(): StreamState {
-  return { sessionId: null, model: null, lastMessage: null, failure: null, changedFiles: new Set(), turnFinished: false, text: "", tools: new Map() };
+  return { sessionId: null, model: null, lastMessage: null, failure: null, changedFiles: new Set(), turnFinished: false, text: "", tools: new Map(), toolErrors: new Map(), refused: [] };
 }
 
 /** What one stdout line of the CLI becomes. `passthrough`: LATTICE_EVENT lines found in command output, printed as they are. */
@@ -78,4 +92,6 @@ export interface AgentDriver {
   argv(settings: AgentSettings, sessionId: string | null): string[];
   /** Map one stdout line (already parsed JSON) onto events, updating `state`. */
   mapLine(line: Record<string, unknown>, state: StreamState): LineResult;
+  /** Events in one line of its stderr (passed on as it is): what its JSON stream leaves out. */
+  mapStderr?(line: string, state: StreamState): MappedEvent[];
 }
