@@ -1,36 +1,75 @@
-// CLI start-up: wall time of `pmagent --version`, `pmagent --help` and `pmagent emit --help` (one
-// group), beside the same process loading every command group first (what each of them cost
-// before groups were listed without loading) and a bare `node` start, all in the same run,
-// interleaved. Run: `npm run build && node bench/cli/run.mjs` (CLI_BENCH_REPEAT overrides 15).
-import { spawnSync } from "node:child_process";
+// bench/cli: the wall time of whole `pmagent` processes a person or a sprite waits for, beside a
+// bare `node -e 0` started in the same run (the baseline of issue 38): `--version`, `--help`,
+// `bb list` (5 entries), `runs list` and `kai status` on the embedded store, and `emit INFO` in a
+// sprite's environment (LATTICE_* set, the outbox's directory there). Several rounds; in each the
+// commands take turns (A B C … A B C …) and each command's figure is its median over the round;
+// the ratio to node is taken per round, and the medians over the rounds are printed.
+// Usage: npm run build && node bench/cli/run.mjs   (env: CLI_BENCH_ROUNDS=5, CLI_BENCH_REPEAT=9)
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
 
-const REPEAT = Number(process.env.CLI_BENCH_REPEAT ?? 15);
+const ROUNDS = Number(process.env.CLI_BENCH_ROUNDS ?? 5);
+const REPEAT = Number(process.env.CLI_BENCH_REPEAT ?? 9);
 const root = join(fileURLToPath(import.meta.url), "..", "..", "..");
 const cli = join(root, "dist/cli/main.js");
-const program = pathToFileURL(join(root, "dist/cli/program.js")).href;
-// Every group loaded, then `--version` parsed: the old start-up path of `pmagent --version`.
-const allGroups = `const m = await import(${JSON.stringify(program)}); await Promise.all(Object.values(m.groups).map((g) => g.load())); process.exitCode = await m.main(["--version"]);`;
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-const cases = {
-  "node (bare start)": [process.execPath, "-e", ""],
-  "pmagent --version": [process.execPath, cli, "--version"],
-  "pmagent --help": [process.execPath, cli, "--help"],
-  "pmagent emit --help": [process.execPath, cli, "emit", "--help"],
-  "all groups loaded + --version (baseline)": [process.execPath, "--input-type=module", "-e", allGroups],
-};
-const times = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
-for (let i = 0; i < REPEAT; i++) {
-  for (const [name, [cmd, ...args]] of Object.entries(cases)) {
-    const t0 = performance.now();
-    const r = spawnSync(cmd, args, { stdio: ["ignore", "ignore", "pipe"] });
-    times[name].push(performance.now() - t0);
-    if (r.status !== 0) throw new Error(`${name} exited with ${r.status}: ${r.stderr}`);
+const dir = mkdtempSync(join(tmpdir(), "pmagent-bench-cli-"));
+const project = join(dir, "project");
+const workspace = join(dir, "workspace");
+mkdirSync(project);
+mkdirSync(join(workspace, ".lattice"), { recursive: true });
+// The project's own environment, without a store chosen elsewhere (PMAGENT_SQLITE_PATH, DATABASE_URL).
+const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("PMAGENT_") && !k.startsWith("LATTICE_") && k !== "DATABASE_URL"));
+const sprite = { ...env, LATTICE_SPRITE_ID: "bench-sprite", LATTICE_WORK_ITEM_ID: "bench-item", LATTICE_WORKSPACE: workspace };
+const pmagent = (args, input) => execFileSync(process.execPath, [cli, ...args], { cwd: project, env, input, stdio: ["pipe", "pipe", "pipe"] });
+try {
+  execFileSync("git", ["init", "-q", "-b", "main"], { cwd: project });
+  pmagent(["init"]);
+  for (let i = 1; i <= 5; i++) pmagent(["bb", "post", "-"], JSON.stringify({ id: `bench-${i}`, to: "Aya", kind: "doc_update_proposal_request", payload: { summary: `entry ${i}` } }));
+
+  const BASE = "node -e 0";
+  const cases = [
+    { name: BASE, argv: ["-e", "0"] },
+    { name: "pmagent --version", argv: [cli, "--version"] },
+    { name: "pmagent --help", argv: [cli, "--help"] },
+    { name: "pmagent bb list (5 entries)", argv: [cli, "bb", "list"], goal: 2 },
+    { name: "pmagent runs list", argv: [cli, "runs", "list"], goal: 2 },
+    { name: "pmagent kai status", argv: [cli, "kai", "status"], goal: 2 },
+    { name: "pmagent emit INFO --message …", argv: [cli, "emit", "INFO", "--message", "bench event", "--kind", "progress"], env: sprite, goal: 1.5 },
+  ];
+  const perRound = new Map(cases.map((c) => [c.name, { ms: [], ratio: [] }]));
+  const load = [loadavg()[0]];
+  for (let round = 0; round < ROUNDS; round++) {
+    const times = new Map(cases.map((c) => [c.name, []]));
+    for (let i = 0; i < REPEAT; i++) {
+      for (const c of cases) {
+        const t0 = performance.now();
+        const r = spawnSync(process.execPath, c.argv, { cwd: project, env: c.env ?? env, stdio: ["ignore", "ignore", "pipe"] });
+        times.get(c.name).push(performance.now() - t0);
+        if (r.status !== 0) throw new Error(`${c.name} exited with ${r.status}: ${r.stderr}`);
+      }
+    }
+    const base = median(times.get(BASE));
+    for (const c of cases) {
+      const ms = median(times.get(c.name));
+      perRound.get(c.name).ms.push(ms);
+      perRound.get(c.name).ratio.push(ms / base);
+    }
+    load.push(loadavg()[0]);
   }
+  console.log(`CLI start-up: wall ms per process, median of ${REPEAT} runs per round, ${ROUNDS} rounds (commands taking turns); ratio to \`${BASE}\` of the same round, median over rounds`);
+  console.log(`load average (1 min) during the run: ${Math.min(...load).toFixed(2)}–${Math.max(...load).toFixed(2)} on ${spawnSync("nproc").stdout?.toString().trim() || "?"} cores`);
+  for (const c of cases) {
+    const { ms, ratio } = perRound.get(c.name);
+    const r = median(ratio);
+    const goal = c.goal === undefined ? "" : `   goal ≤ ${c.goal}× ${r <= c.goal ? "met" : "missed"}`;
+    console.log(`  ${c.name.padEnd(32)} ${median(ms).toFixed(1).padStart(7)} ms   ×${r.toFixed(2)} (rounds ${Math.min(...ratio).toFixed(2)}–${Math.max(...ratio).toFixed(2)})${goal}`);
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
 }
-const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
-const base = median(times["all groups loaded + --version (baseline)"]);
-console.log(`CLI start-up, median of ${REPEAT} runs each (interleaved), ratio to the all-groups baseline`);
-for (const [name, v] of Object.entries(times)) console.log(`  ${name.padEnd(42)} ${median(v).toFixed(1).padStart(7)} ms   ×${(median(v) / base).toFixed(2)}`);

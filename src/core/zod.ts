@@ -1,4 +1,6 @@
-import { z } from "zod";
+// Types only: core is imported by commands that never parse with zod (`pmagent emit`), and zod
+// costs more to load than node takes to start.
+import type { z } from "zod";
 import { UsageError } from "./errors.js";
 import { jsonTooDeep, tooDeepMessage } from "./json-limits.js";
 
@@ -38,5 +40,5 @@ export function parseJsonText(text: string, source: string, code = "invalid_json
 
 /** JSON Schema (draft 2020-12) of a zod schema, as published in `schemas/`. */
 export function toJsonSchema(schema: z.ZodType, options: { io?: "input" | "output" } = {}): Record<string, unknown> {
-  return z.toJSONSchema(schema, { io: options.io ?? "output", unrepresentable: "any" }) as Record<string, unknown>;
+  return schema.toJSONSchema({ io: options.io ?? "output", unrepresentable: "any" }) as Record<string, unknown>;
 }

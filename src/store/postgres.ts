@@ -1,9 +1,20 @@
-import pg from "pg";
+import { createRequire } from "node:module";
+import type pgTypes from "pg";
 import { UnavailableError, redactUrl } from "../core/index.js";
 import type { Queryable, RunResult, SqlParam, Store, Unlisten } from "./types.js";
 
 // BIGINT columns hold millisecond times and counters, all well inside 2^53.
-pg.types.setTypeParser(20, (v: string) => Number(v));
+// pg (CommonJS) is required when the first PostgreSQL store is made, not when the store module is
+// imported: the CLI on the embedded SQLite store never loads it.
+const requireCjs = createRequire(import.meta.url);
+let pgModule: typeof pgTypes | undefined;
+function loadPg(): typeof pgTypes {
+  if (!pgModule) {
+    pgModule = requireCjs("pg") as typeof pgTypes;
+    pgModule.types.setTypeParser(20, (v: string) => Number(v));
+  }
+  return pgModule;
+}
 
 /** `?` placeholders to `$1, $2, …` (statements never contain a literal `?`). */
 export function toPgPlaceholders(sql: string): string {
@@ -29,19 +40,19 @@ function convert(sql: string): { text: string; name: string | undefined } {
  * A statement prepared before a table changed shape ("cached plan must not change result type",
  * 0A000) is re-run unnamed outside a transaction (inside one, the failure already aborted it).
  */
-async function query(client: pg.Pool | pg.PoolClient, sql: string, params: readonly SqlParam[] | undefined): Promise<pg.QueryResult> {
+async function query(client: pgTypes.Pool | pgTypes.PoolClient, sql: string, params: readonly SqlParam[] | undefined): Promise<pgTypes.QueryResult> {
   const { text, name } = convert(sql);
   const values = params as unknown[] | undefined;
   if (values === undefined || name === undefined) return client.query(text, values);
   try {
     return await client.query({ name, text, values });
   } catch (err) {
-    if ((err as { code?: string }).code !== "0A000" || !(client instanceof pg.Pool)) throw err;
+    if ((err as { code?: string }).code !== "0A000" || !(client instanceof loadPg().Pool)) throw err;
     return client.query(text, values);
   }
 }
 
-function queryable(client: pg.Pool | pg.PoolClient, channelName: (channel: string) => string): Queryable {
+function queryable(client: pgTypes.Pool | pgTypes.PoolClient, channelName: (channel: string) => string): Queryable {
   return {
     dialect: "postgres",
     all: async <T>(sql: string, params?: readonly SqlParam[]) => (await query(client, sql, params)).rows as T[],
@@ -70,19 +81,19 @@ export const IDLE_IN_TRANSACTION_MS = 15_000;
 export class PostgresStore implements Store {
   readonly dialect = "postgres" as const;
   readonly location: string;
-  private readonly pool: pg.Pool;
+  private readonly pool: pgTypes.Pool;
   private readonly url: string;
   private readonly schema: string | undefined;
   private readonly q: Queryable;
-  private listener: pg.Client | undefined;
-  private listenerReady: Promise<pg.Client> | undefined;
+  private listener: pgTypes.Client | undefined;
+  private listenerReady: Promise<pgTypes.Client> | undefined;
   private readonly handlers = new Map<string, Set<(payload: string) => void>>();
 
   private constructor(url: string, options: PostgresOptions) {
     this.url = url;
     this.schema = options.schema;
     this.location = redactUrl(url) + (options.schema ? ` (schema ${options.schema})` : "");
-    this.pool = new pg.Pool({
+    this.pool = new (loadPg().Pool)({
       connectionString: url,
       max: options.max ?? 10,
       options: options.schema ? `-c search_path=${options.schema}` : undefined,
@@ -104,7 +115,7 @@ export class PostgresStore implements Store {
     const store = new PostgresStore(url, options);
     try {
       if (options.schema) {
-        const admin = new pg.Client({ connectionString: url });
+        const admin = new (loadPg().Client)({ connectionString: url });
         await admin.connect();
         try {
           await admin.query(`CREATE SCHEMA IF NOT EXISTS ${options.schema}`);
@@ -163,10 +174,10 @@ export class PostgresStore implements Store {
     return `${this.schema ?? "public"}_${channel}`.replace(/[^a-z0-9_]/gi, "_").toLowerCase();
   }
 
-  private async ensureListener(): Promise<pg.Client> {
+  private async ensureListener(): Promise<pgTypes.Client> {
     if (!this.listenerReady) {
       this.listenerReady = (async () => {
-        const client = new pg.Client({ connectionString: this.url });
+        const client = new (loadPg().Client)({ connectionString: this.url });
         client.on("error", () => undefined);
         await client.connect();
         client.on("notification", (msg) => {

@@ -10,23 +10,10 @@
 import { z } from "zod";
 import { ISO_WITH_ZONE, isIsoWithZone } from "../../core/index.js";
 import { INPUT_TYPE_HINT, parseInputType } from "./inputs.js";
+// The zod-free part of the wire format (constants, the envelope check) lives in lattice/wire, so
+// `pmagent emit` can load it without zod; protocol/index.ts re-exports it.
+import { CHECKPOINT_ID, PROTOCOL_VERSION, type EventType } from "../wire/index.js";
 
-export const PROTOCOL_VERSION = "v1";
-/** Prefix of an event line on stdout (the space is part of it). */
-export const EVENT_PREFIX = "LATTICE_EVENT ";
-
-export const EVENT_TYPES = [
-  "INFO",
-  "PHASE_STARTED",
-  "PHASE_FINISHED",
-  "ACTION_REQUEST",
-  "ARTIFACT",
-  "WAITING",
-  "COMPLETED",
-  "ERROR",
-  "ENVIRONMENT_PROPOSAL",
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
 
 /** Actions the spec names; the schema accepts any action name, the supervisor refuses unknown ones. */
 export const KNOWN_ACTIONS = ["OPEN_PR", "POST_COMMENT", "LABEL_ISSUE", "NOTIFY_USER", "FETCH_CREDENTIAL"] as const;
@@ -45,8 +32,6 @@ export type AdjustmentType = (typeof ADJUSTMENT_TYPES)[number];
 
 export const PROPOSAL_SCOPES = ["repo_specific", "global_candidate"] as const;
 
-/** Checkpoint ids are file names in the checkpoint directory, so their alphabet is closed. */
-export const CHECKPOINT_ID = /^chk_[A-Za-z0-9_-]{1,128}$/;
 
 const text = z.string().min(1, "must be a non-empty string");
 const record = z.record(z.string(), z.unknown());
@@ -185,7 +170,3 @@ export const ResumeSchema = z.looseObject({
 });
 export type Resume = z.output<typeof ResumeSchema>;
 export type ResumeInput = z.input<typeof ResumeSchema>;
-
-export function isEventType(value: string): value is EventType {
-  return (EVENT_TYPES as readonly string[]).includes(value);
-}

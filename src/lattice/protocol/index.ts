@@ -1,6 +1,6 @@
-// The protocol sub-module of lattice: its public surface.
+// The protocol sub-module of lattice: its public surface (with lattice/wire, its zod-free core).
+export * from "../wire/index.js";
 export * from "./events.js";
-export * from "./envelope-check.js";
 export * from "./identity.js";
 export * from "./inputs.js";
 export * from "./lines.js";

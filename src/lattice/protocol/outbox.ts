@@ -4,44 +4,11 @@
  * recover events the stdout stream lost. A last line without its newline is a write in progress
  * (or torn by a crash): it is reported as torn and not consumed, so the next read sees it whole.
  */
-import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, openSync, readSync, writeSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { closeSync, fstatSync, readSync } from "node:fs";
 import { ConflictError } from "../../core/index.js";
 import { DEFAULT_MAX_LINE_BYTES, EXCERPT_BYTES, LineSplitter, type RawLine } from "./lines.js";
 import { openRegularFile } from "./regular-file.js";
 import { excerpt, identity, type LineBytes, notUtf8, parseEventJson, type ParsedEvent, type ProtocolError } from "./parser.js";
-
-export const LATTICE_DIR = ".lattice";
-export const OUTBOX_FILE = "outbox.jsonl";
-
-export function latticeDir(workspace: string): string {
-  return join(workspace, LATTICE_DIR);
-}
-
-export function outboxPath(workspace: string): string {
-  return join(workspace, LATTICE_DIR, OUTBOX_FILE);
-}
-
-/** Append one event as a line, creating the directory and file, and fsync before returning. */
-export function appendOutbox(path: string, event: unknown): void {
-  const line = `${JSON.stringify(event)}\n`;
-  mkdirSync(dirname(path), { recursive: true });
-  let fd: number;
-  try {
-    // Never through a symbolic link: an outbox pointed at another file (the secrets file) must not append to it.
-    fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ELOOP") throw new ConflictError("outbox_symlink", `the outbox ${path} is a symbolic link: it must be a plain file in the workspace; nothing was written`, { path });
-    throw err;
-  }
-  try {
-    // One write call per line: concurrent appenders (O_APPEND) never interleave inside a line.
-    writeSync(fd, line);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 /** Where the next read starts: a byte offset just after a newline, and that line's number. */
 export interface OutboxPosition {

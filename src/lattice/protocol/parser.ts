@@ -7,8 +7,8 @@
 import { isUtf8 } from "node:buffer";
 import { contentHash, contentHashOfJson, formatZodIssues, jsonTooDeep, nulMessage, nulPath, storableText, tooDeepMessage, type Redactor } from "../../core/index.js";
 import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type RawLine } from "./lines.js";
-import { EVENT_PREFIX, LatticeEventSchema, type LatticeEvent } from "./events.js";
-import { envelopeValid } from "./envelope-check.js";
+import { EVENT_PREFIX, envelopeValid } from "../wire/index.js";
+import { LatticeEventSchema, type LatticeEvent } from "./events.js";
 
 /** How much of a bad line a protocol error shows. */
 export const EXCERPT_CHARS = 200;

@@ -6,7 +6,7 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { contentHash, jsonTooDeep, parseWith, PmagentError, tooDeepMessage, UsageError, writeFileAtomic } from "../../core/index.js";
-import { LATTICE_DIR } from "./outbox.js";
+import { LATTICE_DIR } from "../wire/index.js";
 import { jsonErrorMessage } from "./parser.js";
 import { ResumeSchema, type Resume, type ResumeInput } from "./events.js";
 import { assertRealDirectory, openRegularFile } from "./regular-file.js";

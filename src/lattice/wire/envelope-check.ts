@@ -9,7 +9,7 @@
  * events, valid and not, and requires that this never says true where zod refuses.
  */
 import { isIsoWithZone } from "../../core/index.js";
-import { CHECKPOINT_ID, PROTOCOL_VERSION } from "./events.js";
+import { CHECKPOINT_ID, PROTOCOL_VERSION } from "./constants.js";
 
 const ENVELOPE_KEYS = new Set(["protocol_version", "event_type", "sprite_id", "work_item_id", "timestamp", "payload"]);
 
