@@ -249,7 +249,7 @@ describe("the doc_update lane with Codex as Aya, Claude Code as Sho and Gemini C
           ["Gen", "req-1-review-apply-pm_snapshot", "succeeded", null, "pmagent lane-sprite gen"],
           ["Hana", "req-1-review-apply-pm_snapshot-done", "succeeded", null, "pmagent lane-sprite hana"],
         ]);
-        const entries = (JSON.parse(await pmagent(dir, home, ["bb", "list", "--order", "oldest", "--format", "json"])) as { items: Array<{ id: string; to: string; status: string }> }).items;
+        const entries = (JSON.parse(await pmagent(dir, home, ["bb", "list", "--order", "oldest", "--format", "json"])) as { items: Array<{ id: string; to: string; status: string; payload: { summary?: string } }> }).items;
         expect(entries.map((e) => [e.id, e.to, e.status])).toEqual([
           ["req-1", "Aya", "done"],
           ["req-1-review", "Sho", "done"],
@@ -273,7 +273,10 @@ describe("the doc_update lane with Codex as Aya, Claude Code as Sho and Gemini C
           { author: "Gen", subject: "Gen: req-1-review-apply-pm_snapshot", files: [snapshot] },
         ]);
         expect(git(bare, "show", `${branch}:STATE/current_state.md`)).toBe(`${STATE_DOC}\n${update.suggested_markdown}`);
+        // Gen and Hana learn of the cycle's pull request from the supervisor's refs (the agent as Tsugu reported none).
         expect(git(bare, "show", `${branch}:${snapshot}`)).toContain("1 update(s) accepted and applied");
+        expect(git(bare, "show", `${branch}:${snapshot}`)).toContain("- Pull request #1 is open for review.");
+        expect(entries.at(-1)!.payload.summary).toBe(`doc_update cycle req-1 is done: pull request #1 to review, PM snapshot ${snapshot}`);
 
         // One pull request (opened with Tsugu's change, following Gen's), its diff every role's work.
         const head = git(bare, "rev-parse", branch);
