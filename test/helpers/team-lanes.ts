@@ -196,7 +196,8 @@ export interface RunRow {
   state: string;
   reason: string | null;
   command: string[];
-  started_at: string;
+  /** When the run started. */
+  created_at: string;
   finished_at: string | null;
   cycle?: { branch: string; commit?: string | null; pull_request?: { number: number } | null; merged?: string | null };
 }
