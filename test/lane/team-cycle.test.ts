@@ -9,7 +9,10 @@
  * own cycle tests (test/lattice/supervisor/cycle.test.ts).
  */
 import { describe, expect, it } from "vitest";
+import { rmSync } from "node:fs";
+import { dirname } from "node:path";
 import {
+  type Repo,
   APPENDED,
   CODE_BRANCH,
   DOC_BRANCH,
@@ -50,8 +53,11 @@ describe("the code lane with Codex, Claude Code and Gemini CLI", () => {
     { timeout: 600_000 },
     async () => {
       const servers = await startAgentServers();
+      let repo: Repo | undefined;
       try {
-        const { repo, start } = await codeLaneCycle(servers, { developer: "codex", reviewer: "claude", fixer: "gemini", approver: "claude" });
+        const cycle = await codeLaneCycle(servers, { developer: "codex", reviewer: "claude", fixer: "gemini", approver: "claude" });
+        repo = cycle.repo;
+        const start = cycle.start;
 
         const runs = await runsOf(repo);
         expect(runs.map((r) => [r.role, r.entry_id, r.state, r.reason, r.command.slice(0, 3).join(" ")])).toEqual([
@@ -107,6 +113,7 @@ describe("the code lane with Codex, Claude Code and Gemini CLI", () => {
         expect(status.payload.data.usage.by_cycle.map((c) => [c.key, c.runs])).toEqual([["greet", 4]]);
       } finally {
         await servers.close();
+        if (repo) rmSync(dirname(repo.dir), { recursive: true, force: true });
       }
     },
   );
@@ -118,8 +125,11 @@ describe("the doc_update lane with Codex as Aya, Claude Code as Sho and Gemini C
     { timeout: 600_000 },
     async () => {
       const servers = await startAgentServers();
+      let repo: Repo | undefined;
       try {
-        const { repo, start } = await docLaneCycle(servers, { aya: "codex", sho: "claude", tsugu: "gemini" });
+        const cycle = await docLaneCycle(servers, { aya: "codex", sho: "claude", tsugu: "gemini" });
+        repo = cycle.repo;
+        const start = cycle.start;
 
         const runs = await runsOf(repo);
         expect(runs.map((r) => [r.role, r.entry_id, r.state, r.reason, r.command.slice(0, 3).join(" ")])).toEqual([
@@ -169,6 +179,7 @@ describe("the doc_update lane with Codex as Aya, Claude Code as Sho and Gemini C
         expect(status.payload.data.usage.by_cycle.map((c) => [c.key, c.runs])).toEqual([["req-1", 3]]);
       } finally {
         await servers.close();
+        if (repo) rmSync(dirname(repo.dir), { recursive: true, force: true });
       }
     },
   );
