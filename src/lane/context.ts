@@ -84,6 +84,17 @@ export function findArtifact(entry: LaneEntry, kind: string): ArtifactRef | unde
 }
 
 /**
+ * What the supervisor put in `payload.refs` about the cycle (its branch, the commit the role before
+ * handed on, its pull request's number), or null: how a lane sprite learns of a pull request the
+ * supervisor opened, when the role before (an agent, say) reported none itself.
+ */
+export function cycleRef(entry: LaneEntry, key: "branch" | "commit" | "pull_request"): string | null {
+  const refs = entry.payload.refs;
+  const value = refs !== null && typeof refs === "object" && !Array.isArray(refs) ? (refs as Record<string, unknown>)[key] : undefined;
+  return typeof value === "string" && value !== "" ? value : null;
+}
+
+/**
  * Read and validate the JSON artifact of `kind` the previous role referenced. A repository-relative
  * reference (the contract's form) is read from the cycle's branch, fetched from the repository the
  * reference's `url` names (the previous role's workspace) and checked out here; an absolute one

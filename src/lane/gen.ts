@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { confinePath, writeFileAtomic } from "../core/index.js";
 import { listItems, parseSections } from "../kai/index.js";
 import { DocUpdateReviewSchema, REVIEW_VERSION, type DocUpdateReview } from "./schema.js";
-import { PULL_REQUEST_INPUTS, findArtifact, pullRequestOutcome, readArtifact, readDoc, type ArtifactRef, type LaneRunContext } from "./context.js";
+import { PULL_REQUEST_INPUTS, cycleRef, findArtifact, pullRequestOutcome, readArtifact, readDoc, type ArtifactRef, type LaneRunContext } from "./context.js";
 import { branchSlug, checkoutBranchFrom, defaultBranch, git } from "./git.js";
 
 export const SNAPSHOT_DIR = "reports/pm_snapshots";
@@ -84,9 +84,10 @@ function snapshot(ctx: LaneRunContext, now: Date): void {
     stateFile: ctx.lane.state_file,
     stateText: readDoc(workspace, ctx.lane.state_file),
     review,
-    branch: refOf(branch),
-    commit: refOf(findArtifact(entry, "commit")),
-    pullRequest: refOf(pr),
+    // The artifacts of the role before (built-in Tsugu), else the supervisor's record of the cycle.
+    branch: refOf(branch) ?? cycleRef(entry, "branch"),
+    commit: refOf(findArtifact(entry, "commit")) ?? cycleRef(entry, "commit"),
+    pullRequest: refOf(pr) ?? cycleRef(entry, "pull_request"),
   });
   const rel = `${SNAPSHOT_DIR}/${date}-${branchSlug(ctx.cycleId)}.md`;
   const file = confinePath(workspace, rel, "snapshot path");
@@ -100,7 +101,9 @@ function snapshot(ctx: LaneRunContext, now: Date): void {
     write();
     if (pr?.ref) sprite.artifact("pull_request", { ref: pr.ref });
     sprite.phaseFinished("pm_snapshot", true);
-    sprite.completed("success", `PM snapshot of ${ctx.cycleId}: ${rel} (no branch to put it on: it stays in this run's workspace)`);
+    // On the cycle's branch, the supervisor commits the snapshot onto it when this run succeeds.
+    const where = ctx.onCycleBranch ? `committed onto the cycle's branch ${ctx.branch} with this run` : "no branch to put it on: it stays in this run's workspace";
+    sprite.completed("success", `PM snapshot of ${ctx.cycleId}: ${rel} (${where})`);
     return;
   }
   // On the cycle's branch, Tsugu's commit is here already.

@@ -9,7 +9,7 @@
  */
 import { RefusedError, UsageError } from "../core/index.js";
 import { HANA_KINDS, findRole, nextStep } from "../config/index.js";
-import { artifactRefs, findArtifact, type LaneRunContext } from "./context.js";
+import { artifactRefs, cycleRef, findArtifact, type LaneRunContext } from "./context.js";
 
 const text = (v: unknown): string | undefined => (typeof v === "string" && v.trim() !== "" ? v.trim() : undefined);
 
@@ -36,10 +36,10 @@ function routeTask(ctx: LaneRunContext): void {
 function routeSnapshot(ctx: LaneRunContext): void {
   const { sprite, entry } = ctx;
   const snapshot = findArtifact(entry, "pm_snapshot");
-  const pr = findArtifact(entry, "pull_request");
+  const pr = findArtifact(entry, "pull_request")?.ref ?? cycleRef(entry, "pull_request");
   sprite.info(`routing cycle ${ctx.cycleId} back to Human`, { kind: "route" });
   passArtifactsOn(ctx);
-  const parts = [pr?.ref ? `pull request #${pr.ref} to review` : "no pull request", snapshot?.ref ? `PM snapshot ${snapshot.ref}` : "no PM snapshot"];
+  const parts = [pr ? `pull request #${pr} to review` : "no pull request", snapshot?.ref ? `PM snapshot ${snapshot.ref}` : "no PM snapshot"];
   sprite.completed("success", `doc_update cycle ${ctx.cycleId} is done: ${parts.join(", ")}`);
 }
 

@@ -135,6 +135,30 @@ describe("Gen: PM snapshot", () => {
   });
 
 
+  it("on the cycle's branch after a role that reported no pull request (an agent as Tsugu): the supervisor's refs name the branch, commit and pull request; the snapshot is left for the hand-on to commit", () => {
+    const workspace = mkdtempSync(join(tmpdir(), "pmagent-gen-"));
+    try {
+      execFileSync("git", ["init", "--quiet", "-b", "pmagent/layer_b/doc_update/req-1", workspace]);
+      const review = { version: "doc_update_review_v1", cycle_id: "req-1", proposal_summary: "s", created_at: NOW.toISOString(), decisions: [{ update_id: "u1", path: "STATE/current_state.md", decision: "accept", reasons: [], lines_before: 3, lines_after: 5 }], accepted: [{ id: "u1", path: "STATE/current_state.md", reason: "r", change_type: "append", suggested_markdown: "Four." }] };
+      writeFileSync(join(workspace, "review.json"), JSON.stringify(review));
+      const events: Array<{ event_type: string; payload: Record<string, unknown> }> = [];
+      const sprite = new Sprite({ spriteId: "s-1", workItemId: "req-1-pm_snapshot", workspace, write: (line) => void events.push(JSON.parse(line.slice(line.indexOf("{"))) as never) });
+      const branch = "pmagent/layer_b/doc_update/req-1";
+      const refs = { branch, commit: "0123456789abcdef0123", pull_request: "3", artifacts: [{ type: "artifact", kind: "doc_update_review_v1", ref: "review.json", url: null }] };
+      LANE_SPRITES.gen!({ sprite, role: "Gen", workspace, project: { root: workspace, configPath: "", config }, lane, entry: { id: "req-1-pm_snapshot", kind: "pm_snapshot_request", payload: { refs }, target_docs: [] }, cycleId: "req-1", branch, base: "main", onCycleBranch: true, entryFile: "" });
+      expect(events.map((e) => e.event_type)).toEqual(["PHASE_STARTED", "ARTIFACT", "PHASE_FINISHED", "COMPLETED"]);
+      const rel = (events[1]!.payload.metadata as { path: string }).path;
+      const text = readFileSync(join(workspace, rel), "utf8");
+      expect(text).toContain(`1 update(s) accepted and applied on branch \`${branch}\` (commit 0123456789ab)`);
+      expect(text).toContain("- Pull request #3 is open for review.");
+      expect(events[3]!.payload).toMatchObject({ status: "success", summary: `PM snapshot of req-1: ${rel} (committed onto the cycle's branch ${branch} with this run)` });
+      // Gen commits nothing itself here: the run's hand-on does.
+      expect(execFileSync("git", ["status", "--porcelain"], { cwd: workspace, encoding: "utf8" })).toContain("?? reports/");
+    } finally {
+      rmSync(workspace, { recursive: true, force: true });
+    }
+  });
+
   it("has current state, goals, gaps (with rejected updates) and next actions", () => {
     const review = DocUpdateReviewSchema.parse({
       version: "doc_update_review_v1",
@@ -216,6 +240,12 @@ describe("Hana: the router of the roles contract (§3.6)", () => {
     const { completed, events } = hana("pm_snapshot_done", { refs }, "req-1-review-apply-pm_snapshot-done");
     expect(completed).toMatchObject({ status: "success", summary: "doc_update cycle req-1 is done: pull request #7 to review, PM snapshot reports/pm_snapshots/2026-11-20-req-1.md" });
     expect(events.filter((e) => e.event_type === "ARTIFACT").map((e) => e.payload.kind)).toEqual(["pm_snapshot", "pull_request"]);
+  });
+
+  it("pm_snapshot_done with the pull request only in the supervisor's refs (the cycle's): names it", () => {
+    const refs = { branch: "pmagent/layer_b/doc_update/req-1", pull_request: "4", artifacts: [{ type: "artifact", kind: "pm_snapshot", ref: "reports/pm_snapshots/2026-11-20-req-1.md" }] };
+    const { completed } = hana("pm_snapshot_done", { refs }, "req-1-review-apply-pm_snapshot-done");
+    expect(completed).toMatchObject({ status: "success", summary: "doc_update cycle req-1 is done: pull request #4 to review, PM snapshot reports/pm_snapshots/2026-11-20-req-1.md" });
   });
 
   it("hana_analysis_result: passes Kai's result on to Human without rewriting it", () => {
