@@ -54,7 +54,9 @@ export function laneCycles(board: BoardEntryEvidence[], lane: LaneConfig, humans
   const lastRun = latestRunByEntry(runs);
   return roots.map((root, i) => {
     const entries = members.get(root.id)!.sort(byCreated);
-    const finished = entries.find((e) => finalKindsOf.get(e.to)?.has(e.kind) && e.status === "done");
+    // A final step done ends the cycle only when nothing but word to a human came after it: a
+    // reviewer's sent-back outcome (on_outcome) posts the work on to a role, and the cycle goes on.
+    const finished = entries.findLast((e, i) => finalKindsOf.get(e.to)?.has(e.kind) && e.status === "done" && entries.slice(i + 1).every((later) => humans.includes(later.to)));
     const failed = entries.some((e) => e.status === "error" || ["failed", "waiting"].includes(lastRun.get(e.id)?.state ?? ""));
     // Every entry terminal but the lane's end not reached: nothing will move this cycle on.
     const stalled = entries.every((e) => TERMINAL.has(e.status));

@@ -165,6 +165,14 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
     tp.cleanup();
   });
 
+  const kaiAnswer = () =>
+    answer({ version: "kai_request_v1", request_id: "t-cycle", from: { actor_type: "human" }, project_id: "demo", type: "lane_status", lane: { layer: "code", name: "code" }, params: {} }, { config: tp.project.config, sources: projectKaiSources(tp.project, ts.store) });
+  const laneStatus = async () => {
+    const res = await kaiAnswer();
+    if (res.status !== "ok" || res.payload.kind !== "lane_status_v1") throw new Error(JSON.stringify(res));
+    return res.payload.data as LaneStatus;
+  };
+
   it("Developer → Reviewer (changes_requested, the review goes back) → Developer fixes → Reviewer approves: the cycle's pull request is merged", async () => {
     const s = tp.supervisor(undefined, { cycles: projectCycles(tp.project, ts.store) });
     const bare = join(tp.root, ".pmagent", "forge.git");
@@ -180,6 +188,9 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
     const fix = await board.get("feat-1-review-fix");
     expect(fix.entry).toMatchObject({ to: "Developer", kind: "code_fix_request" });
     expect(fix.entry.payload.details).toEqual({ outcome: "changes_requested", from_role: "Reviewer", review: "say hello, not hi" });
+    // Sent back, the cycle goes on: Kai does not call it completed at the first review.
+    const during = await laneStatus();
+    expect(during.cycle.status).toBe("in_progress");
     const fixed = await s.startRun({ role: "Developer", entryId: "feat-1-review-fix", command: tp.sprite("dev2", { steps: [{ sh: "sed -i s/hi/hello/ greet.js" }, { emit: "COMPLETED", payload: { status: "success" } }] }) });
     expect(fixed.cycle?.branch).toBe("pmagent/code/code/feat-1");
     const approved = await s.startRun({ role: "Reviewer", entryId: "feat-1-review-fix-review", command: tp.sprite("rev2", { steps: [{ emit: "COMPLETED", payload: { status: "success", outcome: "approved" } }] }) });
@@ -193,9 +204,10 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
     const [pr] = await new LocalForge({ store: ts.store, projectId: "demo", root: tp.root, bareRepo: ".pmagent/forge.git" }).list();
     expect(pr).toMatchObject({ number: 1, state: "merged" });
     // Kai's lane status names the cycle's commit: the merge into main.
-    const res = await answer({ version: "kai_request_v1", request_id: "t-cycle", from: { actor_type: "human" }, project_id: "demo", type: "lane_status", lane: { layer: "code", name: "code" }, params: {} }, { config: tp.project.config, sources: projectKaiSources(tp.project, ts.store) });
+    const res = await kaiAnswer();
     if (res.status !== "ok" || res.payload.kind !== "lane_status_v1") throw new Error(JSON.stringify(res));
     const status = res.payload.data as LaneStatus;
+    expect(status.cycle).toMatchObject({ status: "completed", completed_at: (await board.get("feat-1-review-fix-review")).entry.updated_at });
     expect(status.cycle).toMatchObject({ branch: "pmagent/code/code/feat-1", commit: approved.cycle!.merged, merged: true });
     expect(status.cycle.evidence).toContainEqual({ type: "commit", id: approved.cycle!.merged, title: "merged pmagent/code/code/feat-1 into its base" });
     expect(res.summary_md).toContain(`merged as ${approved.cycle!.merged!.slice(0, 12)}`);
