@@ -1,5 +1,5 @@
 import { NotFoundError } from "../../core/index.js";
-import type { LocalForge, LocalPullRequest } from "./forge.js";
+import { mergedBaseRef, type LocalForge, type LocalPullRequest } from "./forge.js";
 import { branchSha, git } from "./git.js";
 
 /** The most of a diff the API returns; a longer one is cut and marked truncated. */
@@ -19,7 +19,8 @@ export async function localPullRequestDiff(forge: LocalForge, number: number): P
   const [pull] = await forge.byNumbers([number], Number.MAX_SAFE_INTEGER);
   if (!pull) throw new NotFoundError("pr_not_found", `no pull request #${number} in the local forge: see GET /v1/prs`);
   const cwd = forge.bareRepo;
-  const base = await branchSha(cwd, pull.base);
+  // Merged: against the base as it was before the merge (kept by the merge), not the base that now holds it.
+  const base = (pull.state === "merged" ? await git(["rev-parse", "--verify", "--quiet", `${mergedBaseRef(number)}^{commit}`], { cwd }).catch(() => undefined) : undefined) ?? (await branchSha(cwd, pull.base));
   if (!base) throw new NotFoundError("pr_base_missing", `pull request #${number}: its base branch "${pull.base}" is not in the forge ${cwd}`);
   const range = `${base}...${pull.head_sha}`;
   const stat = await git(["diff", "--stat", "--no-color", range], { cwd });

@@ -69,6 +69,9 @@ export async function ensureBareRepo(path: string): Promise<void> {
   }
 }
 
+/** Where the local forge keeps the commit a pull request's base was at when it was merged. */
+export const mergedBaseRef = (number: number) => `refs/pmagent/pulls/${number}/merged-base`;
+
 /** Where a workspace's branch is fetched to before it is checked against the branch it would update. */
 const incomingRef = (head: string) => `refs/pmagent/incoming/${head}`;
 
@@ -227,6 +230,8 @@ export class LocalForge implements Forge {
       }
       sha = await git(["-c", "user.name=pmagent", "-c", "user.email=pmagent@pmagent.invalid", "commit-tree", r.stdout.split("\n")[0]!, "-p", base, "-p", head, "-m", message], { cwd: this.bareRepo });
     }
+    // The base it was merged into, kept: a merged pull request's diff is against it (a fast-forward leaves base = head).
+    await git(["update-ref", mergedBaseRef(number), base], { cwd: this.bareRepo });
     // Compare-and-swap on the base, then the record: a merge that lost the race changes nothing.
     await git(["update-ref", `refs/heads/${row.base}`, sha, base], { cwd: this.bareRepo });
     await this.options.store.run("UPDATE lattice_forge_pulls SET state = 'merged', head_sha = ? WHERE project_id = ? AND number = ? AND state = 'open'", [head, this.options.projectId, number]);

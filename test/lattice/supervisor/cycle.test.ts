@@ -7,7 +7,7 @@ import { projectCycles } from "../../../src/app/index.js";
 import { Blackboard } from "../../../src/blackboard/index.js";
 import { codeLane } from "../../../src/config/index.js";
 import { answer, projectKaiSources, type LaneStatus } from "../../../src/kai/index.js";
-import { LocalForge } from "../../../src/lattice/index.js";
+import { LocalForge, localPullRequestDiff } from "../../../src/lattice/index.js";
 import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
 import { gitInit, testProject, type TestProject } from "../helpers.js";
 
@@ -201,8 +201,13 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
     const done = await board.get("feat-1-review-fix-review-done");
     expect(done.entry).toMatchObject({ to: "Human", kind: "code_cycle_done" });
     expect(done.entry.payload.refs).toMatchObject({ branch: "pmagent/code/code/feat-1", pull_request: "1" });
-    const [pr] = await new LocalForge({ store: ts.store, projectId: "demo", root: tp.root, bareRepo: ".pmagent/forge.git" }).list();
+    const forge = new LocalForge({ store: ts.store, projectId: "demo", root: tp.root, bareRepo: ".pmagent/forge.git" });
+    const [pr] = await forge.list();
     expect(pr).toMatchObject({ number: 1, state: "merged" });
+    // Merged by a fast-forward, its diff is still the cycle's work against the base it was merged into.
+    const diff = await localPullRequestDiff(forge, 1);
+    expect(diff.stat).toContain("greet.js");
+    expect(diff.diff).toContain("+export const greet = () => 'hello';");
     // Kai's lane status names the cycle's commit: the merge into main.
     const res = await kaiAnswer();
     if (res.status !== "ok" || res.payload.kind !== "lane_status_v1") throw new Error(JSON.stringify(res));
