@@ -1,6 +1,5 @@
 import type { Command } from "commander";
 import { UsageError, isIsoWithZone, parseDateInput } from "../core/index.js";
-import { ModelClient } from "../prompt/index.js";
 import { answerText, polishSummary, projectKaiSources, type KaiResponse } from "../kai/index.js";
 import type { Project } from "../config/index.js";
 import { formatOption, intOption, readInput, type Format } from "./output.js";
@@ -63,7 +62,8 @@ function cliRequest(p: Project, type: "lane_status" | "what_changed", lane: { la
 
 async function run(cmd: Command, text: string, flags: KaiFlags): Promise<void> {
   // The model settings are checked first: --polish without a key is a usage error, not a late surprise.
-  const model = flags.polish ? ModelClient.fromConfig(project(cmd).config.model) : undefined;
+  // The model client (openai) only when asked to polish.
+  const model = flags.polish ? (await import("../prompt/index.js")).ModelClient.fromConfig(project(cmd).config.model) : undefined;
   const response = await withStore(cmd, (p, store) => answerText(text, { config: p.config, sources: projectKaiSources(p, store, flags.repo === undefined ? {} : { repo: flags.repo }) }));
   emit(model ? await polishSummary(model, response) : response, flags.format);
 }

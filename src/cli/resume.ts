@@ -3,7 +3,8 @@ import { UsageError, parseJsonText } from "../core/index.js";
 import { formatInputType, parseInputType } from "../lattice/index.js";
 import { withStore } from "./context.js";
 import { formatOption, print, readInput, type Format } from "./output.js";
-import { cancelOnSignals, runLine, supervisorFor } from "./run.js";
+import { cancelOnSignals, supervisorFor } from "./run.js";
+import { runLine } from "./run-line.js";
 
 /** `--input key=value` values, parsed per the WAITING event's expected type (integer, boolean, map/array as JSON). */
 export function parseInputFlags(pairs: string[], expected: Record<string, string>): Record<string, unknown> {

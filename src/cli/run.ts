@@ -5,22 +5,12 @@ import { findRole, type Project } from "../config/index.js";
 import { UsageError } from "../core/index.js";
 import type { Store } from "../store/index.js";
 import { withStore } from "./context.js";
-import { plural } from "../core/index.js";
-import { formatOption, intOption, paint, print, stateStyle, type Format } from "./output.js";
+import { formatOption, intOption, print, type Format } from "./output.js";
+import { runLine } from "./run-line.js";
 
 /** The supervisor of a CLI process, with the actions, proposals and role environments wired in. */
 export function supervisorFor(p: Project, store: Store): Supervisor {
   return projectSupervisor({ store, project: p });
-}
-
-/** One line for a run; its state in colour when `stream` (where the line goes) takes colour; its tokens when known. */
-export function runLine(r: RunRecord, stream?: NodeJS.WriteStream, tokens = 0): string {
-  const entry = r.entry_id ? `, entry ${r.entry_id}` : "";
-  const why = r.reason ? `: ${r.reason}` : r.state === "waiting" && r.waiting ? `: ${r.waiting.reason} (checkpoint ${r.waiting.checkpoint_id})` : "";
-  const style = stateStyle(r.state);
-  const state = stream && style ? paint(stream, style, r.state) : r.state;
-  const spent = tokens > 0 ? `, ${tokens.toLocaleString("en-US")} tokens` : "";
-  return `${r.id}  ${state}  ${r.role}${entry}  ${plural(r.event_count, "event")}${spent}${why}`;
 }
 
 /** Stop the run when the user interrupts the CLI: the sprite's process group gets SIGTERM. */

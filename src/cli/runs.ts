@@ -1,8 +1,16 @@
 import { Option, type Command } from "commander";
-import { RUN_STATES, UNFINISHED_RUN_STATES, USAGE_GROUPINGS, groupUsage, sumTokens, summarizeUsage, usageText, type RunState, type StoredEvent, type UsageGrouping } from "../lattice/index.js";
+import { RUN_STATES, RunStore, UNFINISHED_RUN_STATES, USAGE_GROUPINGS, groupUsage, sumTokens, summarizeUsage, usageText, type RunState, type StoredEvent, type UsageGrouping } from "../lattice/index.js";
 import { withStore } from "./context.js";
 import { formatOption, pageOptions, print, printPage, type Format, type PageOpts } from "./output.js";
-import { runLine, supervisorFor } from "./run.js";
+import { runLine } from "./run-line.js";
+import type { Project } from "../config/index.js";
+import type { Store } from "../store/index.js";
+
+/** The runs of the project: reading them needs the run store only, not a supervisor (and the app it wires). */
+const runsOf = (p: Project, store: Store) => new RunStore(store, p.config.project_id);
+
+/** A supervisor, for the commands that act on runs (loaded only by them: it pulls in the app, OA and the model client). */
+const supervisorFor = async (p: Project, store: Store) => (await import("./run.js")).supervisorFor(p, store);
 
 function eventLine(e: StoredEvent): string {
   const p = e.event.payload as Record<string, unknown>;
@@ -21,7 +29,7 @@ export function registerRuns(program: Command): void {
     .addOption(formatOption())
     .action(async (opts: PageOpts & { state?: RunState; role?: string; entry?: string; format: Format }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
-        const rs = supervisorFor(p, store).runs;
+        const rs = runsOf(p, store);
         const page = await rs.page({ state: opts.state, role: opts.role, entryId: opts.entry }, { limit: opts.limit, order: opts.order, cursor: opts.cursor });
         const usage = await rs.usageOf(page.items.map((r) => r.id));
         printPage(opts.format, page, (r) => runLine(r, process.stdout, sumTokens(usage.get(r.id) ?? []).total_tokens), "no runs");
@@ -35,7 +43,7 @@ export function registerRuns(program: Command): void {
     .addOption(formatOption())
     .action(async (id: string, opts: { format: Format }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
-        const rs = supervisorFor(p, store).runs;
+        const rs = runsOf(p, store);
         const run = await rs.get(id);
         const usage = summarizeUsage(await rs.usage(id), p.config.prices);
         const detail = { ...run, usage, protocol_errors: await rs.protocolErrors(id), protocol_warnings: await rs.protocolWarnings(id), violations: await rs.violations(id) };
@@ -67,7 +75,7 @@ export function registerRuns(program: Command): void {
     .addOption(formatOption())
     .action(async (opts: { by: UsageGrouping; role?: string; format: Format }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
-        const rs = supervisorFor(p, store).runs;
+        const rs = runsOf(p, store);
         const all = await rs.list({ role: opts.role });
         const usage = await rs.usageOf(all.map((r) => r.id));
         const groups = groupUsage(p.config, all, usage, opts.by);
@@ -88,7 +96,7 @@ export function registerRuns(program: Command): void {
     .addOption(formatOption())
     .action(async (id: string, opts: PageOpts & { type?: string; format: Format }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
-        const page = await supervisorFor(p, store).runs.eventsPage(id, { type: opts.type }, { limit: opts.limit, order: opts.order, cursor: opts.cursor });
+        const page = await runsOf(p, store).eventsPage(id, { type: opts.type }, { limit: opts.limit, order: opts.order, cursor: opts.cursor });
         printPage(opts.format, page, eventLine, "no events");
       });
     });
@@ -101,7 +109,7 @@ export function registerRuns(program: Command): void {
     .addOption(formatOption())
     .action(async (id: string, opts: { stream?: string; format: Format }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
-        const logs = await supervisorFor(p, store).runs.logs(id, { stream: opts.stream });
+        const logs = await runsOf(p, store).logs(id, { stream: opts.stream });
         print(opts.format, logs, () => logs.map((l) => (l.stream === "stdout" ? l.text : `[${l.stream}] ${l.text}`)).join("\n"));
       });
     });
@@ -114,7 +122,7 @@ export function registerRuns(program: Command): void {
     .addOption(formatOption())
     .action(async (id: string, opts: { reason: string; format: Format }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
-        const run = await supervisorFor(p, store).cancel(id, opts.reason);
+        const run = await (await supervisorFor(p, store)).cancel(id, opts.reason);
         print(opts.format, run, () => `canceled: ${runLine(run)}`);
       });
     });
@@ -125,7 +133,7 @@ export function registerRuns(program: Command): void {
     .addOption(formatOption())
     .action(async (opts: { format: Format }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
-        const settled = await supervisorFor(p, store).reconcile();
+        const settled = await (await supervisorFor(p, store)).reconcile();
         print(opts.format, settled, () => (settled.length ? settled.map((r) => runLine(r, process.stdout)).join("\n") : "no unfinished runs to reconcile"));
         // A run still unfinished was left again (its events could not be stored: the reason says why).
         if (settled.some((r) => UNFINISHED_RUN_STATES.includes(r.state))) process.exitCode = 1;

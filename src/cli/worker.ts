@@ -4,7 +4,8 @@ import type { Config } from "../config/index.js";
 import { Worker, type RunRecord } from "../lattice/index.js";
 import { project, withStore } from "./context.js";
 import { formatOption, intOption, paint, type Format } from "./output.js";
-import { runLine, supervisorFor } from "./run.js";
+import { supervisorFor } from "./run.js";
+import { runLine } from "./run-line.js";
 import { StatusLine } from "./status-line.js";
 
 interface WorkerFlags {
