@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { AGENT_NAMES, agentCommand, defaultEndpoint, isAgentName, summarizeUsage, usageText, type RunBudget, type RunRecord, type Supervisor } from "../lattice/index.js";
+import { AGENT_NAMES, agentCommand, defaultEndpoint, isAgentName, summarizeUsage, usageText, type RunBudget, type Supervisor } from "../lattice/index.js";
 import { projectSupervisor } from "../app/index.js";
 import { findRole, type Project } from "../config/index.js";
 import { UsageError } from "../core/index.js";
