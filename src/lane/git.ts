@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { UnavailableError } from "../core/index.js";
+import { branchSlug } from "../lattice/index.js";
 
 /** Run git in `cwd` (inside a sprite this is the supervisor's shim, which refuses push). */
 export function git(cwd: string, args: string[]): string {
@@ -9,11 +10,6 @@ export function git(cwd: string, args: string[]): string {
     const e = err as { stderr?: string; message: string };
     throw new UnavailableError("git_failed", `git ${args[0]} failed in ${cwd}: ${(e.stderr ?? e.message).trim().slice(0, 500)}`);
   }
-}
-
-/** A branch-name-safe form of an entry id. */
-export function branchSlug(id: string): string {
-  return id.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/\.{2,}/g, ".").replace(/^[-.]+|[-.]+$/g, "") || "cycle";
 }
 
 /** Prefix of the branch a cycle's artifacts and document updates are committed on. */

@@ -15,8 +15,8 @@
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ConflictError, UnavailableError } from "../../core/index.js";
-import { branchSha, git, gitResult } from "./git.js";
+import { ConflictError } from "../../core/index.js";
+import { branchSha, git, mergeCommits } from "./git.js";
 import { ensureBareRepo } from "./forge.js";
 import { WorkspaceRepo, type WorkspaceSandbox } from "./workspace-git.js";
 
@@ -154,17 +154,12 @@ export async function handOnCycleBranch(options: CycleRepoOptions, request: Hand
 
 /** Merge `work` into the branch at `current` (both from the cycle); a conflict is reported, not resolved. */
 async function mergeOnto(repo: string, branch: string, current: string, work: string, message: string): Promise<string> {
-  const r = await gitResult(["merge-tree", "--write-tree", "--name-only", "--no-messages", current, work], { cwd: repo, timeoutMs: 600_000 });
-  if (r.code === 1) {
-    const files = r.stdout.split("\n").slice(1).map((l) => l.trim()).filter((l) => l !== "");
-    throw new ConflictError(
-      "cycle_conflict",
-      `the cycle's branch ${branch} moved to ${current.slice(0, 12)} while this run worked, and its changes conflict with the run's in ${files.slice(0, 20).join(", ") || "some files"}: nothing was merged. Resolve it on the branch, or run the role again from the branch's head`,
-      { branch, current, work, files },
-    );
-  }
-  if (r.code !== 0) throw new UnavailableError("git_failed", `git merge-tree in ${repo} failed: ${r.stderr.trim().split("\n").slice(-2).join(" ") || `exit code ${r.code}`}`);
-  const out = r.stdout;
-  const tree = out.split("\n")[0]!;
-  return git(["-c", "user.name=pmagent", "-c", "user.email=pmagent@pmagent.invalid", "commit-tree", tree, "-p", current, "-p", work, "-m", `Merge ${message.split("\n")[0]}`], { cwd: repo });
+  const merged = await mergeCommits(repo, current, work, `Merge ${message.split("\n")[0]}`);
+  if ("sha" in merged) return merged.sha;
+  const files = merged.conflicts;
+  throw new ConflictError(
+    "cycle_conflict",
+    `the cycle's branch ${branch} moved to ${current.slice(0, 12)} while this run worked, and its changes conflict with the run's in ${files.slice(0, 20).join(", ") || "some files"}: nothing was merged. Resolve it on the branch, or run the role again from the branch's head`,
+    { branch, current, work, files },
+  );
 }

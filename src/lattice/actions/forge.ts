@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { ConflictError, NotFoundError, UnavailableError, UsageError, confinePath } from "../../core/index.js";
+import { ConflictError, NotFoundError, UsageError, confinePath } from "../../core/index.js";
 import { Keyset, Where, type Page, type PageRequest, type SqlParam, type Store } from "../../store/index.js";
-import { assertBranchName, branchSha, git, gitResult } from "./git.js";
+import { assertBranchName, branchSha, git, mergeCommits } from "./git.js";
 import { WorkspaceRepo, type WorkspaceSandbox } from "./workspace-git.js";
 import { callGitHub, type GitHubClient } from "./github.js";
 import { inChunks, marks } from "../runs/index.js";
@@ -222,13 +222,12 @@ export class LocalForge implements Forge {
     if (!base || !head) throw new NotFoundError("branch_not_found", `pull request #${number}: branch ${!base ? row.base : row.head} is not in the forge ${this.bareRepo}`);
     let sha = head;
     if (!(await descends(this.bareRepo, head, base))) {
-      const r = await gitResult(["merge-tree", "--write-tree", "--name-only", "--no-messages", base, head], { cwd: this.bareRepo, timeoutMs: 600_000 });
-      if (r.code !== 0 && r.code !== 1) throw new UnavailableError("git_failed", `git merge-tree in ${this.bareRepo} failed: ${r.stderr.trim().split("\n").slice(-2).join(" ") || `exit code ${r.code}`}`);
-      if (r.code === 1) {
-        const files = r.stdout.split("\n").slice(1).filter((l) => l.trim() !== "");
+      const merged = await mergeCommits(this.bareRepo, base, head, message);
+      if ("conflicts" in merged) {
+        const files = merged.conflicts;
         throw new ConflictError("merge_conflict", `pull request #${number} (${row.head}) conflicts with ${row.base}${files.length ? ` in ${files.slice(0, 20).join(", ")}` : ""}: nothing was merged`, { files });
       }
-      sha = await git(["-c", "user.name=pmagent", "-c", "user.email=pmagent@pmagent.invalid", "commit-tree", r.stdout.split("\n")[0]!, "-p", base, "-p", head, "-m", message], { cwd: this.bareRepo });
+      sha = merged.sha;
     }
     // The base it was merged into, kept: a merged pull request's diff is against it (a fast-forward leaves base = head).
     await git(["update-ref", mergedBaseRef(number), base], { cwd: this.bareRepo });

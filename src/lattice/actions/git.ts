@@ -53,6 +53,20 @@ export async function git(args: string[], options: GitOptions): Promise<string> 
   throw new UnavailableError("git_failed", `git ${args[0]} in ${options.cwd} failed: ${reason}`);
 }
 
+/**
+ * Merge commit `theirs` into `ours` in `repo` without a work tree (`git merge-tree`): the merge
+ * commit (by pmagent, parents ours then theirs), or the files that conflict; nothing is written
+ * to a branch either way.
+ */
+export async function mergeCommits(repo: string, ours: string, theirs: string, message: string): Promise<{ sha: string } | { conflicts: string[] }> {
+  const r = await gitResult(["merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs], { cwd: repo, timeoutMs: 600_000 });
+  // Exit 1 is merge-tree's answer "conflicts": the tree, then the conflicting files.
+  if (r.code === 1) return { conflicts: r.stdout.split("\n").slice(1).map((l) => l.trim()).filter((l) => l !== "") };
+  if (r.code !== 0) throw new UnavailableError("git_failed", `git merge-tree in ${repo} failed: ${r.stderr.trim().split("\n").slice(-2).join(" ") || `exit code ${r.code}`}`);
+  const tree = r.stdout.split("\n")[0]!;
+  return { sha: await git(["-c", "user.name=pmagent", "-c", "user.email=pmagent@pmagent.invalid", "commit-tree", tree, "-p", ours, "-p", theirs, "-m", message], { cwd: repo }) };
+}
+
 /** Refuse a branch name git would not accept (also keeps option-like names away from argv). */
 export async function assertBranchName(name: string, what: string, cwd: string): Promise<void> {
   if (name.startsWith("-") || name.length > 255) throw new UsageError("invalid_branch", `${what} "${name.slice(0, 80)}" is not a valid branch name`);

@@ -50,14 +50,16 @@ export async function handOn(ctx: SupervisorContext, run: RunRecord, entryId: st
       author: { name: run.role, email: `${run.role.toLowerCase().replace(/[^a-z0-9._-]+/g, "-")}@pmagent.invalid` },
       message: `${run.role}: ${entryId ?? cycle.id}\n\nLane: ${lane.layer}/${lane.name}\nCycle: ${cycle.id}\nEntry: ${entryId ?? "-"}\nRun: ${run.id}\n`,
     });
-    let pull = cycle.pull_request ?? null;
+    // The pull request an earlier run of the cycle opened: once open, every later change follows it.
+    const earlier = await ctx.runs.cyclePullRequest(cycle.branch);
     const when = lane.open_pull_request;
     const due = when !== "never" && (when === "first_change" || when === run.role);
-    // Opened when due and the cycle has a change; once open, every later change follows it.
-    if (commit !== null && (due || (await previousPull(ctx, cycle)) !== null)) {
+    let pull = earlier;
+    // Opened when due and the cycle has a change.
+    if (commit !== null && (due || earlier !== null)) {
       const pr = await cycles.forge.openBranchPullRequest({ title: `${lane.name}: ${cycle.id}`, body: `Lane cycle ${cycle.id} (${lane.layer}/${lane.name}), one commit per role.`, base: cycle.base, head: cycle.branch, repo: cycles.repo });
       pull = { number: pr.number, url: pr.url };
-    } else if (pull === null) pull = await previousPull(ctx, cycle);
+    }
     // The merging role's approval (an outcome that does not send the work elsewhere) merges the cycle.
     const approves = lane.merge_pull_request === run.role && (outcome === undefined || role.on_outcome?.[outcome] === undefined);
     const merged = approves && pull !== null ? (await cycles.forge.mergePullRequest(pull.number, `Merge ${cycle.branch}: ${lane.name} cycle ${cycle.id}`)).sha : null;
@@ -67,9 +69,4 @@ export async function handOn(ctx: SupervisorContext, run: RunRecord, entryId: st
     const why = err instanceof PmagentError ? err.message : (err as Error).message;
     return `the run succeeded, but its work could not be handed on to the cycle's branch ${cycle.branch}: ${why}`;
   }
-}
-
-/** The cycle's pull request as an earlier run of it recorded it. */
-async function previousPull(ctx: SupervisorContext, cycle: RunCycle): Promise<{ number: number; url: string } | null> {
-  return ctx.runs.cyclePullRequest(cycle.branch);
 }
