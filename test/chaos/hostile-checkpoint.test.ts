@@ -14,7 +14,7 @@ import { parseConfig, type Project } from "../../src/config/index.js";
 import { CheckpointVault, Supervisor, type RunRecord } from "../../src/lattice/index.js";
 import { migrate, migrations, SqliteStore } from "../../src/store/index.js";
 import { CLI, REPO_ROOT, runCli } from "../helpers/proc.js";
-import { DIST, gitInit, PMAGENT, SCENARIO_SPRITE } from "../lattice/helpers.js";
+import { gitInit, PMAGENT, scenarioSprite } from "../lattice/helpers.js";
 
 const FORGE_SPRITE = join(REPO_ROOT, "test/chaos/sprites/forge-checkpoint.mjs");
 const bwrapHere = existsSync("/usr/bin/bwrap");
@@ -48,11 +48,7 @@ async function setup(sandbox: "required" | "auto"): Promise<Setup> {
     root,
     store,
     project: { root, configPath: join(root, "pmagent.config.json"), config: parseConfig(text, "pmagent.config.json") },
-    sprite(name, scenario) {
-      const file = join(root, `${name}.scenario.json`);
-      writeFileSync(file, JSON.stringify(scenario));
-      return [process.execPath, SCENARIO_SPRITE, DIST, file];
-    },
+    sprite: (name, scenario) => scenarioSprite(root, name, scenario),
   };
 }
 

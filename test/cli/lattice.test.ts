@@ -4,17 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "../helpers/proc.js";
 import { openSqliteTestStore, type TestStore } from "../helpers/stores.js";
-import { DIST, SCENARIO_SPRITE } from "../lattice/helpers.js";
+import { scenarioSprite } from "../lattice/helpers.js";
 
 describe("pmagent run / runs / resume", () => {
   let ts: TestStore;
   let root: string;
   let env: NodeJS.ProcessEnv;
-  const sprite = (name: string, scenario: unknown) => {
-    const file = join(root, `${name}.json`);
-    writeFileSync(file, JSON.stringify(scenario));
-    return [process.execPath, SCENARIO_SPRITE, DIST, file];
-  };
+  const sprite = (name: string, scenario: unknown) => scenarioSprite(root, name, scenario);
   const cli = (args: string[]) => runCli(args, { cwd: root, env });
 
   beforeAll(async () => {

@@ -12,6 +12,13 @@ export const SCENARIO_SPRITE = join(REPO_ROOT, "test/lattice/sprites/scenario.mj
 export const PMAGENT = [process.execPath, join(DIST, "cli/main.js")];
 /** The sprite that asks for an action (scenario in its workspace) and reports the outcome. */
 export const ACTION_SPRITE = join(REPO_ROOT, "test/lattice/sprites/action-sprite.mjs");
+/** Write a scenario into `dir` and return the sprite command that plays it (test/lattice/sprites/scenario.mjs). */
+export function scenarioSprite(dir: string, name: string, scenario: unknown): string[] {
+  const file = join(dir, `${name}.scenario.json`);
+  writeFileSync(file, JSON.stringify(scenario));
+  return [process.execPath, SCENARIO_SPRITE, DIST, file];
+}
+
 /** What a blocking OPEN_PR waits for. */
 export const PR_INPUTS = { number: "integer", url: "string", head: "string", base: "string" };
 
@@ -72,11 +79,7 @@ export function testProject(ts: Pick<TestStore, "store"> | null, extraConfig: Re
   return {
     project,
     root,
-    sprite(name, scenario) {
-      const file = join(root, `${name}.scenario.json`);
-      writeFileSync(file, JSON.stringify(scenario));
-      return [process.execPath, SCENARIO_SPRITE, DIST, file];
-    },
+    sprite: (name, scenario) => scenarioSprite(root, name, scenario),
     supervisor(hooks, more = {}) {
       if (!ts) throw new Error("testProject(null) has no store to supervise with");
       return new Supervisor({ store: ts.store, project, hooks, pmagentCommand: PMAGENT, pollMs: 20, ...more });
