@@ -1,8 +1,8 @@
-import type { Page } from "../store/index.js";
+import type { Page } from "../../store/index.js";
 import { z } from "zod";
-import { EntryInputSchema, StatusSchema, type HistoryRecord, type StoredEntry } from "../blackboard/index.js";
-import { StoredEntrySchema } from "./schemas.js";
-import { Cursor, Detail, Id, Limit, PageFields, READ, clip, pageLine, tool, type ToolDef } from "./mcp-tool.js";
+import { EntryInputSchema, StatusSchema, type HistoryRecord, type StoredEntry } from "../../blackboard/index.js";
+import { StoredEntrySchema } from "../schemas.js";
+import { Cursor, Detail, Id, Limit, PageFields, READ, clip, pageLine, tool, type ToolDef } from "./tool.js";
 
 export const EntryDigestSchema = z.object({
   id: z.string(),

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { KaiRequestSchema, MAX_HIGHLIGHTS, StepStatusSchema, TIME_WINDOW_DAYS, type KaiResponse, type LaneStatus, type WhatChanged } from "../kai/index.js";
-import type { ServerContext } from "./context.js";
-import { Detail, tool, type Hints, type ToolDef, type ToolEnv } from "./mcp-tool.js";
+import { KaiRequestSchema, MAX_HIGHLIGHTS, StepStatusSchema, TIME_WINDOW_DAYS, type KaiResponse, type LaneStatus, type WhatChanged } from "../../kai/index.js";
+import type { ServerContext } from "../context.js";
+import { Detail, tool, type Hints, type ToolDef, type ToolEnv } from "./tool.js";
 
 const LaneArg = z
   .string()

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { BootEnvelopeSchema, KernelModeSchema, OAGuardOutputSchema, type BootEnvelope, type OAGuardOutput, type OAState } from "../oa/index.js";
-import { Detail, READ, tool, type ToolDef } from "./mcp-tool.js";
+import { BootEnvelopeSchema, KernelModeSchema, OAGuardOutputSchema, type BootEnvelope, type OAGuardOutput, type OAState } from "../../oa/index.js";
+import { Detail, READ, tool, type ToolDef } from "./tool.js";
 
 const list = (xs: readonly string[]) => (xs.length > 0 ? xs.join(", ") : "none");
 

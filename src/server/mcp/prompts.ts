@@ -1,15 +1,15 @@
-import { MAX_PAGE_LIMIT, type Page } from "../store/index.js";
+import { MAX_PAGE_LIMIT, type Page } from "../../store/index.js";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { GetPromptResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import type { StoredEntry } from "../blackboard/index.js";
-import type { EnvironmentProposal, RunRecord } from "../lattice/index.js";
-import { assertMayActOnRun } from "./permissions.js";
-import { entryLine } from "./mcp-entries.js";
-import { proposalLine } from "./mcp-forge.js";
-import { askKai, kaiAnswer, kaiRequest } from "./mcp-kai.js";
-import { runLine } from "./mcp-runs.js";
-import { orMcpError, type ToolEnv } from "./mcp-tool.js";
+import type { StoredEntry } from "../../blackboard/index.js";
+import type { EnvironmentProposal, RunRecord } from "../../lattice/index.js";
+import { assertMayActOnRun } from "../permissions.js";
+import { entryLine } from "./entries.js";
+import { proposalLine } from "./forge.js";
+import { askKai, kaiAnswer, kaiRequest } from "./kai.js";
+import { runLine } from "./runs.js";
+import { orMcpError, type ToolEnv } from "./tool.js";
 
 const LaneArg = z.string().regex(/^[^/\s]+\/[^/\s]+$/, "expected LAYER/NAME, e.g. layer_b/doc_update").optional().describe("the lane as LAYER/NAME (default: the project's first lane)");
 

@@ -1,10 +1,10 @@
 import { ResourceTemplate, type ListResourcesCallback, type McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
-import type { StoredEntry } from "../blackboard/index.js";
-import type { RunRecord } from "../lattice/index.js";
-import { MAX_PAGE_LIMIT, type Page } from "../store/index.js";
-import { askKai, kaiRequest } from "./mcp-kai.js";
-import { orMcpError, type ToolEnv } from "./mcp-tool.js";
+import type { StoredEntry } from "../../blackboard/index.js";
+import type { RunRecord } from "../../lattice/index.js";
+import { MAX_PAGE_LIMIT, type Page } from "../../store/index.js";
+import { askKai, kaiRequest } from "./kai.js";
+import { orMcpError, type ToolEnv } from "./tool.js";
 
 /** How many entries or runs a resource listing offers (newest first); the tools page through all. */
 const LISTED = 50;

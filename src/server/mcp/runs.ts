@@ -1,7 +1,7 @@
-import type { Page } from "../store/index.js";
+import type { Page } from "../../store/index.js";
 import { z } from "zod";
-import { ACTION_STATES, RUN_STATES, usageText, type ActionRecord, type RunLogLine, type RunRecord, type StoredEvent, type UsageSummary } from "../lattice/index.js";
-import { Cursor, Detail, Id, Limit, PageFields, READ, clip, pageLine, tool, type ToolDef } from "./mcp-tool.js";
+import { ACTION_STATES, RUN_STATES, usageText, type ActionRecord, type RunLogLine, type RunRecord, type StoredEvent, type UsageSummary } from "../../lattice/index.js";
+import { Cursor, Detail, Id, Limit, PageFields, READ, clip, pageLine, tool, type ToolDef } from "./tool.js";
 
 export const RunDigestSchema = z.object({
   id: z.string(),

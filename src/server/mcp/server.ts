@@ -5,16 +5,16 @@
  * `pmagent mcp` and over streamable HTTP at /mcp, acting as the authenticated actor.
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { localActor } from "../config/index.js";
-import type { ServerContext } from "./context.js";
-import { ENTRY_TOOLS } from "./mcp-entries.js";
-import { FORGE_TOOLS } from "./mcp-forge.js";
-import { KAI_TOOLS } from "./mcp-kai.js";
-import { OA_TOOLS } from "./mcp-oa.js";
-import { registerPrompts } from "./mcp-prompts.js";
-import { registerResources } from "./mcp-resources.js";
-import { RUN_TOOLS } from "./mcp-runs.js";
-import { registerTools, toolEnv } from "./mcp-tool.js";
+import { localActor } from "../../config/index.js";
+import type { ServerContext } from "../context.js";
+import { ENTRY_TOOLS } from "./entries.js";
+import { FORGE_TOOLS } from "./forge.js";
+import { KAI_TOOLS } from "./kai.js";
+import { OA_TOOLS } from "./oa.js";
+import { registerPrompts } from "./prompts.js";
+import { registerResources } from "./resources.js";
+import { RUN_TOOLS } from "./runs.js";
+import { registerTools, toolEnv } from "./tool.js";
 
 const TOOLS = [...KAI_TOOLS, ...ENTRY_TOOLS, ...RUN_TOOLS, ...FORGE_TOOLS, ...OA_TOOLS];
 

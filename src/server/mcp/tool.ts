@@ -1,10 +1,10 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { isPmagentError } from "../core/index.js";
-import type { ServerContext } from "./context.js";
-import { validate, type Route } from "./route.js";
-import { apiRoutes } from "./routes.js";
+import { isPmagentError } from "../../core/index.js";
+import type { ServerContext } from "../context.js";
+import { validate, type Route } from "../route.js";
+import { apiRoutes } from "../routes.js";
 
 /** What a tool call reaches: the context, the authenticated actor, and the API's own routes. */
 export interface ToolEnv {
