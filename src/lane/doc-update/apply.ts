@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { pathToFileURL } from "node:url";
-import { RefusedError, confinePath } from "../core/index.js";
+import { RefusedError, confinePath } from "../../core/index.js";
 import { DocUpdateReviewSchema, REVIEW_VERSION } from "./schema.js";
 import { guardUpdate } from "./guard.js";
 import { PULL_REQUEST_INPUTS, findArtifact, pullRequestOutcome, readArtifact, readDoc, type LaneRunContext } from "./context.js";

@@ -6,9 +6,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { z } from "zod";
-import { NotFoundError, UsageError, confinePath, parseJsonText, parseWith, writeFileAtomic } from "../core/index.js";
-import { cycleRootId, findRole, loadProject, type LaneConfig, type Project } from "../config/index.js";
-import { Sprite, branchSlug } from "../lattice/index.js";
+import { NotFoundError, UsageError, confinePath, parseJsonText, parseWith, writeFileAtomic } from "../../core/index.js";
+import { cycleRootId, findRole, loadProject, type LaneConfig, type Project } from "../../config/index.js";
+import { Sprite, branchSlug } from "../../lattice/index.js";
 import { checkoutBranchFrom, cycleBranch, git } from "./git.js";
 
 /** The parts of a blackboard entry a sprite reads. */

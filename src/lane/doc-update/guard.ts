@@ -3,7 +3,7 @@
  * would shrink its document below 70% of its lines, leave it ending mid-sentence, or touch a path
  * outside the lane's `allowed_paths`. Pure: the caller reads the current text.
  */
-import { pathRefusal } from "../config/index.js";
+import { pathRefusal } from "../../config/index.js";
 import type { DocUpdate } from "./schema.js";
 
 /** A document may not lose more than 30% of its lines in one update. */

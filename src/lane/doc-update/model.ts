@@ -6,7 +6,7 @@
  * gate; the deterministic guard still decides what Sho may accept.
  */
 import { z } from "zod";
-import { UsageError, parseWith } from "../core/index.js";
+import { UsageError, parseWith } from "../../core/index.js";
 import {
   DEFAULT_REVIEW_LEVEL,
   outputSchemaFromZod,
@@ -15,7 +15,7 @@ import {
   type RoleAgentReport,
   type RoleAgentTask,
   type ReviewLevel,
-} from "../prompt/index.js";
+} from "../../prompt/index.js";
 import {
   CHANGE_TYPES,
   DocUpdateProposalSchema,

@@ -3,7 +3,7 @@
  * the updates the request lists (`payload.details.updates`), else one appended section per target
  * document with the request's text.
  */
-import { parseWith } from "../core/index.js";
+import { parseWith } from "../../core/index.js";
 import { DocUpdateProposalSchema, DocUpdateRequestDetailsSchema, PROPOSAL_VERSION, type DocUpdate, type DocUpdateProposal } from "./schema.js";
 import { PROPOSAL_DIR, artifactPath, readDoc, saveRepoArtifact, type LaneRunContext } from "./context.js";
 

@@ -7,8 +7,8 @@
  * passes the entry's `payload.details` on as they came. A task whose target no route takes fails
  * her run (and so reaches a human as a doc_update_error) instead of going somewhere guessed.
  */
-import { RefusedError, UsageError } from "../core/index.js";
-import { HANA_KINDS, findRole, nextStep } from "../config/index.js";
+import { RefusedError, UsageError } from "../../core/index.js";
+import { HANA_KINDS, findRole, nextStep } from "../../config/index.js";
 import { artifactRefs, cycleRef, findArtifact, type LaneRunContext } from "./context.js";
 
 const text = (v: unknown): string | undefined => (typeof v === "string" && v.trim() !== "" ? v.trim() : undefined);

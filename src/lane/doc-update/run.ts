@@ -1,10 +1,10 @@
-import { PmagentError, UsageError } from "../core/index.js";
+import { PmagentError, UsageError } from "../../core/index.js";
 import { laneContext, type LaneRunContext } from "./context.js";
-import { runAya } from "./aya.js";
-import { runSho } from "./sho.js";
-import { runTsugu } from "./tsugu.js";
-import { runGen } from "./gen.js";
-import { runHana } from "./hana.js";
+import { runAya } from "./propose.js";
+import { runSho } from "./review.js";
+import { runTsugu } from "./apply.js";
+import { runGen } from "./snapshot.js";
+import { runHana } from "./route.js";
 import { runLaneAgent, type LaneAgentArtifact } from "./model.js";
 import { PROPOSAL_VERSION, REVIEW_VERSION } from "./schema.js";
 

@@ -6,12 +6,12 @@
  * documents it describes; resumed with the pull request, Gen completes.
  */
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { confinePath, writeFileAtomic } from "../core/index.js";
-import { listItems, parseSections } from "../kai/index.js";
+import { confinePath, writeFileAtomic } from "../../core/index.js";
+import { listItems, parseSections } from "../../kai/index.js";
 import { DocUpdateReviewSchema, REVIEW_VERSION, type DocUpdateReview } from "./schema.js";
 import { PULL_REQUEST_INPUTS, cycleRef, findArtifact, pullRequestOutcome, readArtifact, readDoc, type ArtifactRef, type LaneRunContext } from "./context.js";
 import { checkoutBranchFrom, defaultBranch, git } from "./git.js";
-import { branchSlug } from "../lattice/index.js";
+import { branchSlug } from "../../lattice/index.js";
 
 export const SNAPSHOT_DIR = "reports/pm_snapshots";
 
