@@ -11,7 +11,7 @@ import { Octokit } from "@octokit/rest";
 import { retry } from "@octokit/plugin-retry";
 import { throttling } from "@octokit/plugin-throttling";
 import { randomBytes } from "node:crypto";
-import { NotFoundError, PmagentError, RefusedError, UnavailableError, UsageError } from "../core/index.js";
+import { NotFoundError, PmagentError, RefusedError, UnavailableError, UsageError } from "../../core/index.js";
 
 export interface GithubClientOptions {
   /** API base URL, e.g. https://api.github.com or a GitHub Enterprise /api/v3 URL. */

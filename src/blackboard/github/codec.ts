@@ -9,10 +9,10 @@
  * Writers emit exactly that. Readers also accept a fenced ```json block (the original workflows
  * wrote both), CRLF line endings, and leading whitespace or a BOM, and return the marker's type.
  */
-import { UsageError, formatZodIssues } from "../core/index.js";
-import { EntrySchema, type Entry } from "./schema.js";
+import { UsageError, formatZodIssues } from "../../core/index.js";
+import { EntrySchema, type Entry } from "../schema.js";
 import { findJsonSyntaxError } from "./json-syntax.js";
-import { withCompatDefaults } from "./shapes.js";
+import { withCompatDefaults } from "../shapes.js";
 
 export interface DecodedComment {
   /** The blackboard type named in the marker, e.g. "doc_update_v1". */

@@ -4,7 +4,7 @@
  * A comment body that is not a valid entry is reported as sync reports a bad comment, and the
  * rest is read.
  */
-import { UsageError, parseJsonText } from "../core/index.js";
+import { UsageError, parseJsonText } from "../../core/index.js";
 import { BlackboardCommentError, parseComment, splitComments } from "./codec.js";
 
 export interface ImportBadComment {

@@ -1,7 +1,7 @@
-import { sha256Hex } from "../core/index.js";
+import { sha256Hex } from "../../core/index.js";
 import { parseComment, BlackboardCommentError, type DecodedComment } from "./codec.js";
-import type { SyncLink } from "./sync-state.js";
-import type { SyncReport } from "./sync-report.js";
+import type { SyncLink } from "./state.js";
+import type { SyncReport } from "./report.js";
 
 export interface RemoteComment {
   id: number;

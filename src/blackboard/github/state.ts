@@ -1,5 +1,5 @@
-import { ConflictError } from "../core/index.js";
-import type { Queryable } from "../store/index.js";
+import { ConflictError } from "../../core/index.js";
+import type { Queryable } from "../../store/index.js";
 
 /** One entry ↔ comment link (a row of bb_sync). */
 export interface SyncLink {

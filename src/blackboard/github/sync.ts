@@ -21,15 +21,15 @@
  */
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
-import { PmagentError, UsageError, contentHash, sha256Hex } from "../core/index.js";
-import { Blackboard } from "./blackboard.js";
-import { canTransition } from "./lifecycle.js";
+import { PmagentError, UsageError, contentHash, sha256Hex } from "../../core/index.js";
+import { Blackboard } from "../blackboard.js";
+import { canTransition } from "../lifecycle.js";
 import { parseComment, renderComment, assertBlackboardType, DEFAULT_BLACKBOARD_TYPE } from "./codec.js";
-import { readBoard, type RemoteComment } from "./sync-read.js";
-import { createGithubClient, githubError, type GithubClient } from "./github-client.js";
-import type { Entry, StoredEntry } from "./schema.js";
-import { clearPendingPost, loadLinks, loadPendingPosts, releaseSyncLock, saveLink, savePendingPost, takeSyncLock, type SyncLink } from "./sync-state.js";
-import type { SyncReport } from "./sync-report.js";
+import { readBoard, type RemoteComment } from "./read.js";
+import { createGithubClient, githubError, type GithubClient } from "./client.js";
+import type { Entry, StoredEntry } from "../schema.js";
+import { clearPendingPost, loadLinks, loadPendingPosts, releaseSyncLock, saveLink, savePendingPost, takeSyncLock, type SyncLink } from "./state.js";
+import type { SyncReport } from "./report.js";
 
 /** The actor imports from GitHub are recorded as in the blackboard's history. */
 export const SYNC_ACTOR = "github-sync";
