@@ -3,10 +3,8 @@ import { Blackboard } from "../blackboard/index.js";
 import type { Project } from "../config/index.js";
 import { ActionStore, LocalForge, ProposalStore, RunStore } from "../lattice/index.js";
 import type { Store } from "../store/index.js";
-import { collectLaneBoard } from "./board.js";
-import { githubSource } from "./github.js";
+import { collectLaneBoard, collectRuns, githubSource } from "./evidence/index.js";
 import type { KaiSources } from "./kai.js";
-import { collectRuns } from "./runs.js";
 
 export interface ProjectSourcesOptions {
   /** The repository to read git history and the STATE document from (default: the project's root). */

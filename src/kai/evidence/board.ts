@@ -1,6 +1,6 @@
-import type { Blackboard, Entry, EntryOutline, HistoryRecord } from "../blackboard/index.js";
-import { finalKinds, type LaneConfig } from "../config/index.js";
-import type { BoardEntryEvidence } from "./evidence.js";
+import type { Blackboard, Entry, EntryOutline, HistoryRecord } from "../../blackboard/index.js";
+import { finalKinds, type LaneConfig } from "../../config/index.js";
+import type { BoardEntryEvidence } from "./types.js";
 
 function issueNumber(ref: number | string | undefined): number | null {
   if (typeof ref === "number") return Number.isInteger(ref) ? ref : null;

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
-import { UnavailableError, UsageError } from "../core/index.js";
-import type { FileChangeKind, GitCommit, GitEvidence, GitFileChange } from "./evidence.js";
+import { UnavailableError, UsageError } from "../../core/index.js";
+import type { FileChangeKind, GitCommit, GitEvidence, GitFileChange } from "./types.js";
 
 export interface GitResult {
   code: number;

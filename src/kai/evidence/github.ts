@@ -1,8 +1,7 @@
 import { Octokit } from "@octokit/rest";
-import { UnavailableError, UsageError } from "../core/index.js";
-import type { Config } from "../config/index.js";
-import type { GithubEvidence, GithubIssue, GithubPull, GithubWorkflowRun } from "./evidence.js";
-import type { EvidenceWindow } from "./kai.js";
+import { UnavailableError, UsageError } from "../../core/index.js";
+import type { Config } from "../../config/index.js";
+import type { GithubEvidence, GithubIssue, GithubPull, GithubWorkflowRun, EvidenceWindow } from "./types.js";
 
 const before = (at: string | null | undefined, cutoff: Date) => typeof at === "string" && Date.parse(at) <= cutoff.getTime();
 /** GitHub's search date syntax takes second precision. */

@@ -1,4 +1,4 @@
-import type { StateSection } from "./evidence.js";
+import type { StateSection } from "./types.js";
 
 /**
  * The anchor GitHub gives a heading: the rendered text lowercased, everything but word characters

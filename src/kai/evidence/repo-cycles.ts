@@ -1,28 +1,8 @@
-import type { LaneConfig } from "../config/index.js";
-import type { GitCommit, StateDocEvidence } from "./evidence.js";
+import type { LaneConfig } from "../../config/index.js";
+import type { RepoCycle, StateDocEvidence } from "./types.js";
 import { LOG_FORMAT, parseGitLog, runGit } from "./git.js";
 import { subtree } from "./markdown.js";
 import { laneSectionIndex } from "./state-doc.js";
-
-/**
- * A cycle of a lane found in the repository rather than on the blackboard: a merged pull request
- * (or commit) that applied the lane's proposal to the STATE document, or a cycle the STATE
- * document's lane section says is completed.
- */
-export interface RepoCycle {
-  /** `cycle-N`: the number the PR or the STATE section gives, else the apply's rank, oldest first. */
-  id: string;
-  status: "completed";
-  /** The earliest commit naming the cycle, else the apply itself. */
-  started_at: string;
-  /** The apply's commit time; null for a cycle known only from the STATE section's text. */
-  completed_at: string | null;
-  found_in: "git" | "state_doc";
-  /** The commit that applied it (absent for one known only from the STATE section). */
-  apply: GitCommit | null;
-  /** The STATE document's path and the anchor of the lane section naming the cycle. */
-  state_path: string;
-}
 
 const squash = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]/gu, "");
 const CYCLE_NUMBER = /\bcycle[-_ ]?(\d+)\b/i;

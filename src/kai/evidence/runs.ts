@@ -22,10 +22,9 @@
  * request only once opened by then (its state is the stored one: the local forge keeps no history
  * of state changes). A proposal decided after the cutoff is `pending`, its count the sightings by then.
  */
-import type { LaneConfig } from "../config/index.js";
-import type { ActionRecord, ActionStore, EnvironmentProposal, LocalForge, LocalPullRequest, ProposalStore, RunEventAt, RunRecord, RunStore } from "../lattice/index.js";
-import type { RunEvidence, RunState } from "./evidence.js";
-import type { EvidenceWindow } from "./kai.js";
+import type { LaneConfig } from "../../config/index.js";
+import type { ActionRecord, ActionStore, EnvironmentProposal, LocalForge, LocalPullRequest, ProposalStore, RunEventAt, RunRecord, RunStore } from "../../lattice/index.js";
+import type { RunEvidence, RunState, EvidenceWindow } from "./types.js";
 
 /** What the collector reads runs with (the lattice module's stores of one project). */
 export interface RunReaders {

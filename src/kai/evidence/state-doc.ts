@@ -1,6 +1,6 @@
-import { confinePath } from "../core/index.js";
-import type { LaneConfig } from "../config/index.js";
-import type { StateDocEvidence, StateSection } from "./evidence.js";
+import { confinePath } from "../../core/index.js";
+import type { LaneConfig } from "../../config/index.js";
+import type { StateDocEvidence, StateSection } from "./types.js";
 import { assertRepository, existsAt, lastVersionBefore } from "./git.js";
 import { firstLine, listItems, parseSections, subtree } from "./markdown.js";
 

@@ -4,8 +4,13 @@
  * collector can be added or replaced without touching them.
  */
 
-import type { ModelUsage } from "../lattice/index.js";
-import type { RepoCycle } from "./repo-cycles.js";
+import type { ModelUsage } from "../../lattice/index.js";
+
+/** The time span evidence is read for: (since, until], until being the cutoff (`as_of` or now). */
+export interface EvidenceWindow {
+  since: Date;
+  until: Date;
+}
 
 export type FileChangeKind = "added" | "modified" | "deleted" | "renamed" | "copied" | "type_changed";
 
@@ -169,4 +174,24 @@ export function pathCategory(path: string): "state_doc" | "docs" | "reports" | "
   if (path.startsWith("reports/")) return "reports";
   if (path.startsWith(".github/workflows/")) return "workflow";
   return "code";
+}
+
+/**
+ * A cycle of a lane found in the repository rather than on the blackboard: a merged pull request
+ * (or commit) that applied the lane's proposal to the STATE document, or a cycle the STATE
+ * document's lane section says is completed.
+ */
+export interface RepoCycle {
+  /** `cycle-N`: the number the PR or the STATE section gives, else the apply's rank, oldest first. */
+  id: string;
+  status: "completed";
+  /** The earliest commit naming the cycle, else the apply itself. */
+  started_at: string;
+  /** The apply's commit time; null for a cycle known only from the STATE section's text. */
+  completed_at: string | null;
+  found_in: "git" | "state_doc";
+  /** The commit that applied it (absent for one known only from the STATE section). */
+  apply: GitCommit | null;
+  /** The STATE document's path and the anchor of the lane section naming the cycle. */
+  state_path: string;
 }

@@ -1,5 +1,5 @@
-import { finalKinds, type LaneConfig } from "../config/index.js";
-import type { BoardEntryEvidence, RunEvidence } from "./evidence.js";
+import { finalKinds, type LaneConfig } from "../../config/index.js";
+import type { BoardEntryEvidence, RunEvidence } from "../evidence/index.js";
 
 export type CycleStatus = "completed" | "in_progress" | "blocked";
 

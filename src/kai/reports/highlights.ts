@@ -1,10 +1,7 @@
-import { plural } from "../core/index.js";
-import type { LaneConfig } from "../config/index.js";
-import { pathCategory, type GitCommit, type StateDocEvidence, type StateSection } from "./evidence.js";
-import { subtree } from "./markdown.js";
-import { isLaneApply } from "./repo-cycles.js";
+import { plural } from "../../core/index.js";
+import type { LaneConfig } from "../../config/index.js";
+import { pathCategory, type GitCommit, type StateDocEvidence, type StateSection, subtree, isLaneApply, laneSectionIndex } from "../evidence/index.js";
 import type { Evidence, Highlight } from "./schema.js";
-import { laneSectionIndex } from "./state-doc.js";
 
 /** A highlight before ranking: `impact` is what it changes for the lane (higher first). */
 export type Candidate = Omit<Highlight, "rank"> & { impact: number; at: string };

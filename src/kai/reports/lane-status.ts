@@ -1,11 +1,9 @@
-import type { LaneConfig } from "../config/index.js";
-import type { PriceTable } from "../lattice/index.js";
+import type { LaneConfig } from "../../config/index.js";
+import type { PriceTable } from "../../lattice/index.js";
 import { laneUsage } from "./usage.js";
 import { UTC, type Zone } from "./zone.js";
-import type { BoardEntryEvidence, GithubEvidence, KaiEvidence, RunEvidence } from "./evidence.js";
+import { type BoardEntryEvidence, type GithubEvidence, type KaiEvidence, type RunEvidence, type RepoCycle, stateView, type StateView } from "../evidence/index.js";
 import { laneCycles, latestRunByEntry, type Cycle } from "./cycles.js";
-import type { RepoCycle } from "./repo-cycles.js";
-import { stateView, type StateView } from "./state-doc.js";
 import type { Evidence, LaneStatus, Step, StepStatus, SuggestedAction } from "./schema.js";
 
 export interface LaneContext {

@@ -1,5 +1,5 @@
-import { isPmagentError } from "../core/index.js";
-import type { ModelClient } from "../prompt/index.js";
+import { isPmagentError } from "../../core/index.js";
+import type { ModelClient } from "../../prompt/index.js";
 import type { KaiResponse } from "./schema.js";
 
 const INSTRUCTIONS = [

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isIsoWithZone } from "../core/index.js";
+import { isIsoWithZone } from "../../core/index.js";
 
 /**
  * Wire formats of the Kai-0 I/O spec v1 (`kai_request_v1`, `kai_response_v1`, and the payloads

@@ -4,9 +4,9 @@
  * runs.ts); their usage is as stored now (usage rows keep no time, so an `as_of` answer counts
  * a run's later reports too).
  */
-import { cycleRootId, type LaneConfig } from "../config/index.js";
-import { addTokens, costOf, noTokens, type ModelUsage, type PriceTable } from "../lattice/index.js";
-import type { RunEvidence } from "./evidence.js";
+import { cycleRootId, type LaneConfig } from "../../config/index.js";
+import { addTokens, costOf, noTokens, type ModelUsage, type PriceTable } from "../../lattice/index.js";
+import type { RunEvidence } from "../evidence/index.js";
 import type { LaneUsage, LaneUsageGroup } from "./schema.js";
 import { localDate, type Zone } from "./zone.js";
 

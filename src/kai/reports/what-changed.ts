@@ -1,13 +1,11 @@
-import { plural } from "../core/index.js";
-import type { LaneConfig } from "../config/index.js";
+import { plural } from "../../core/index.js";
+import type { LaneConfig } from "../../config/index.js";
 import { laneCycles, latestRunByEntry, type Cycle } from "./cycles.js";
-import { pathCategory, type GitCommit, type KaiEvidence, type RunEvidence } from "./evidence.js";
+import { pathCategory, type GitCommit, type KaiEvidence, type RunEvidence, stateView, isLaneApply } from "../evidence/index.js";
 import { entryEvidence } from "./lane-status.js";
 import type { Evidence, Highlight, Risk, WhatChanged } from "./schema.js";
-import { stateView } from "./state-doc.js";
 import { localDate, UTC, type Zone } from "./zone.js";
 import { changeUnits, firstSentence, gitCandidates, IMPACT, unitEvidence, type Candidate, type ChangeUnit } from "./highlights.js";
-import { isLaneApply } from "./repo-cycles.js";
 
 export interface ChangesContext {
   project_id: string;
