@@ -69,7 +69,7 @@ export async function changeIn(ctx: BoardContext, q: Queryable, actor: string, i
   // A claim ends when the entry leaves in_progress.
   const claim = to === "in_progress" ? { claimed_by: current.claimed_by, lease_expires_ms: row.lease_expires_ms } : { claimed_by: null, lease_expires_ms: null };
   const written = await writeRow(ctx, q, row, next, claim);
-  await recordHistory(ctx, q, id, written.version, now, actor, patch.status !== undefined ? "status" : "update", entry.status, to, changes);
+  await recordHistory(ctx, q, { entryId: id, version: written.version, at: now, actor, action: patch.status !== undefined ? "status" : "update", from: entry.status, to, changes });
   if (written.entry.status === "open") await q.notify(OPEN_CHANNEL, openPayload(written.entry.to, written.entry.kind));
   return written;
 }

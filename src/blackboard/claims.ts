@@ -41,7 +41,7 @@ export async function claimIn(ctx: BoardContext, q: Queryable, worker: string, r
   const takeover = current.entry.status === "in_progress";
   const next: Entry = { ...current.entry, status: "in_progress", updated_at: now.iso };
   const written = await writeRow(ctx, q, row, next, { claimed_by: worker, lease_expires_ms: now.ms + leaseMs });
-  await recordHistory(ctx, q, next.id, written.version, now, role, takeover ? "takeover" : "claim", current.entry.status, "in_progress", claimChanges(current.entry.status, current.claimed_by, worker));
+  await recordHistory(ctx, q, { entryId: next.id, version: written.version, at: now, actor: role, action: takeover ? "takeover" : "claim", from: current.entry.status, to: "in_progress", changes: claimChanges(current.entry.status, current.claimed_by, worker) });
   return written;
 }
 

@@ -6,7 +6,7 @@ import { renderComment } from "./codec.js";
 import type { BoardIssue } from "./issue.js";
 import { readBoard, type RemoteComment } from "./read.js";
 import type { SyncReport } from "./report.js";
-import { clearPendingPost, loadLinks, loadPendingPosts, saveLink, savePendingPost, takeSyncLock, type SyncLink } from "./state.js";
+import { clearPendingPost, loadLinks, loadPendingPosts, saveLink, savePendingPost, takeSyncLock, type SyncKey, type SyncLink } from "./state.js";
 
 /** The actor imports from GitHub are recorded as in the blackboard's history. */
 export const SYNC_ACTOR = "github-sync";
@@ -40,6 +40,7 @@ export interface PassOptions {
 export class ProjectPass {
   private readonly projectId: string;
   private readonly issue: number;
+  private readonly key: SyncKey;
   private linkByComment = new Map<number, SyncLink>();
   private linkByEntry = new Map<string, SyncLink>();
   private pending = new Map<string, string>();
@@ -47,6 +48,7 @@ export class ProjectPass {
   constructor(private readonly o: PassOptions) {
     this.projectId = o.board.projectId;
     this.issue = o.remote.issue;
+    this.key = { projectId: this.projectId, repo: o.repo, issue: this.issue };
   }
 
   async run(comments: readonly RemoteComment[]): Promise<void> {
@@ -55,9 +57,9 @@ export class ProjectPass {
     const links = await loadLinks(store, this.projectId);
     this.linkByComment = new Map(links.filter((l) => l.repo === this.o.repo && l.issue === this.issue).map((l) => [l.comment_id, l]));
     this.linkByEntry = new Map(links.map((l) => [l.entry_id, l]));
-    this.pending = await loadPendingPosts(store, this.projectId, this.o.repo, this.issue);
+    this.pending = await loadPendingPosts(store, this.key);
 
-    const { decoded, seen } = readBoard(comments, this.linkByComment, this.linkByEntry, this.projectId, this.o.report, this.o.own);
+    const { decoded, seen } = readBoard(comments, { byComment: this.linkByComment, byEntry: this.linkByEntry }, this.projectId, this.o.report, this.o.own);
     for (const comment of comments) {
       const d = decoded.get(comment.id);
       const known = this.linkByComment.get(comment.id);
@@ -145,7 +147,7 @@ export class ProjectPass {
     const l: SyncLink = { entry_id: entryId, repo: this.o.repo, issue: this.issue, comment_id: comment.id, bb_type: bbType, entry_hash: entryHash, body_hash: sha256Hex(comment.body), remote_updated_at: comment.updated_at };
     await saveLink(store, this.projectId, l, new Date(this.o.clockMs()));
     if (this.pending.delete(entryId)) await clearPendingPost(store, this.projectId, entryId);
-    await takeSyncLock(store, this.projectId, this.o.repo, this.issue, this.o.holder, this.o.clockMs());
+    await takeSyncLock(store, this.key, this.o.holder, this.o.clockMs());
     // An entry whose old comment is gone may be relinked to a copy: forget the old comment.
     const previous = this.linkByEntry.get(entryId);
     if (previous && previous.comment_id !== comment.id) this.linkByComment.delete(previous.comment_id);
@@ -194,7 +196,7 @@ export class ProjectPass {
   /** Post an entry on no board yet; it is recorded as being posted first, so a crash before the link is not posted twice. */
   private async post(entry: Entry): Promise<void> {
     const { store } = this.o.board;
-    await savePendingPost(store, this.projectId, this.o.repo, this.issue, entry.id, contentHash(entry), this.o.clockMs());
+    await savePendingPost(store, this.key, entry.id, contentHash(entry), this.o.clockMs());
     this.pending.set(entry.id, contentHash(entry));
     let posted: RemoteComment;
     try {

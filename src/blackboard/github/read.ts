@@ -24,13 +24,14 @@ export interface BoardReading {
  */
 export function readBoard(
   comments: readonly RemoteComment[],
-  linkByComment: ReadonlyMap<number, SyncLink>,
-  linkByEntry: ReadonlyMap<string, SyncLink>,
+  /** The project's links as they stand, by comment id and by entry id. */
+  links: { byComment: ReadonlyMap<number, SyncLink>; byEntry: ReadonlyMap<string, SyncLink> },
   projectId: string,
   report: SyncReport,
   /** Report comments that hold no valid entry (once per sync: in this project's pass only). */
   reportBad = true,
 ): BoardReading {
+  const { byComment: linkByComment, byEntry: linkByEntry } = links;
   const issue = report.issue;
   const decoded = new Map<number, DecodedComment>();
   const seen = new Map<string, number>();

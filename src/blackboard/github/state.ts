@@ -34,17 +34,27 @@ export async function saveLink(db: Queryable, projectId: string, link: SyncLink,
   );
 }
 
+/** A project's side of one board issue: what its pending posts and its sync lock are kept by. */
+export interface SyncKey {
+  projectId: string;
+  /** "owner/name" in lower case. */
+  repo: string;
+  issue: number;
+}
+
 /**
  * Posts under way on a board (bb_sync_posting): entry id → hash of the entry as sent. A row left
  * by a sync that died between creating the comment and linking it names that comment's content.
  */
-export async function loadPendingPosts(db: Queryable, projectId: string, repo: string, issue: number): Promise<Map<string, string>> {
+export async function loadPendingPosts(db: Queryable, key: SyncKey): Promise<Map<string, string>> {
+  const { projectId, repo, issue } = key;
   const rows = await db.all<{ entry_id: string; entry_hash: string }>("SELECT entry_id, entry_hash FROM bb_sync_posting WHERE project_id = ? AND repo = ? AND issue = ?", [projectId, repo, issue]);
   return new Map(rows.map((r) => [r.entry_id, r.entry_hash]));
 }
 
 /** Record a post before its comment is created (replacing an earlier one of the entry). */
-export async function savePendingPost(db: Queryable, projectId: string, repo: string, issue: number, entryId: string, entryHash: string, nowMs: number): Promise<void> {
+export async function savePendingPost(db: Queryable, key: SyncKey, entryId: string, entryHash: string, nowMs: number): Promise<void> {
+  const { projectId, repo, issue } = key;
   await db.run(
     `INSERT INTO bb_sync_posting (project_id, entry_id, repo, issue, entry_hash, at_ms) VALUES (?, ?, ?, ?, ?, ?)
      ON CONFLICT (project_id, entry_id) DO UPDATE SET repo = excluded.repo, issue = excluded.issue, entry_hash = excluded.entry_hash, at_ms = excluded.at_ms`,
@@ -63,7 +73,8 @@ export const SYNC_LOCK_MS = 5 * 60_000;
  * Take (or renew) the board's sync lock for `holder`; a lock of another holder that has not
  * expired refuses the sync. Two syncs at once would post the same new entry twice.
  */
-export async function takeSyncLock(db: Queryable, projectId: string, repo: string, issue: number, holder: string, nowMs: number): Promise<void> {
+export async function takeSyncLock(db: Queryable, key: SyncKey, holder: string, nowMs: number): Promise<void> {
+  const { projectId, repo, issue } = key;
   const r = await db.run(
     `INSERT INTO bb_sync_lock (project_id, repo, issue, holder, expires_ms) VALUES (?, ?, ?, ?, ?)
      ON CONFLICT (project_id, repo, issue) DO UPDATE SET holder = excluded.holder, expires_ms = excluded.expires_ms
@@ -78,6 +89,7 @@ export async function takeSyncLock(db: Queryable, projectId: string, repo: strin
   );
 }
 
-export async function releaseSyncLock(db: Queryable, projectId: string, repo: string, issue: number, holder: string): Promise<void> {
+export async function releaseSyncLock(db: Queryable, key: SyncKey, holder: string): Promise<void> {
+  const { projectId, repo, issue } = key;
   await db.run("DELETE FROM bb_sync_lock WHERE project_id = ? AND repo = ? AND issue = ? AND holder = ?", [projectId, repo, issue, holder]);
 }

@@ -71,7 +71,7 @@ export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
   const repo = options.repo.toLowerCase();
   const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
   const clockMs = options.clock ?? Date.now;
-  await takeSyncLock(store, options.board.projectId, repo, issue, holder, clockMs());
+  await takeSyncLock(store, { projectId: options.board.projectId, repo, issue }, holder, clockMs());
   try {
     const postType = options.type ?? DEFAULT_BLACKBOARD_TYPE;
     const report: SyncReport = { repo: options.repo, projects: [], issue, comments: 0, imported: [], updated_locally: [], written_back: [], posted: [], unchanged: 0, conflicts: [], bad_comments: [], refused: [], rate_limit_waits: 0, not_modified: 0 };
@@ -87,11 +87,11 @@ export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
     for (const projectId of projects) {
       const board = projectId === own.projectId ? own : new Blackboard(store, { projectId, humans: own.humans });
       const marks = itemCounts(report);
-      if (board !== own) await takeSyncLock(store, projectId, repo, issue, holder, clockMs());
+      if (board !== own) await takeSyncLock(store, { projectId, repo, issue }, holder, clockMs());
       try {
         await new ProjectPass({ board, own: board === own, remote, repo, report, holder, clockMs, postType }).run(comments);
       } finally {
-        if (board !== own) await releaseSyncLock(store, projectId, repo, issue, holder);
+        if (board !== own) await releaseSyncLock(store, { projectId, repo, issue }, holder);
         if (board !== own) tagProject(report, marks, projectId);
       }
     }
@@ -99,7 +99,7 @@ export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
     report.not_modified = client.notModified - notModifiedBefore;
     return report;
   } finally {
-    await releaseSyncLock(store, options.board.projectId, repo, issue, holder);
+    await releaseSyncLock(store, { projectId: options.board.projectId, repo, issue }, holder);
   }
 }
 
