@@ -103,8 +103,20 @@ function buildSteps(ctx: LaneContext, cycle: Cycle | undefined, runs: RunEvidenc
 const PRIORITY = { high: 0, medium: 1, low: 2 } as const;
 const MAX_GAP_ACTIONS = 3;
 
+/** What lane_status found, that the suggested actions are derived from. */
+export interface LaneFindings {
+  cycles: Cycle[];
+  steps: Step[];
+  runs: RunEvidence[];
+  view: StateView;
+  github: GithubEvidence | null;
+  /** The latest cycle as the repository shows it, when the board has none. */
+  fromRepo?: RepoCycle | undefined;
+}
+
 /** What to do next, derived only from what was found; most urgent first. */
-export function suggestActions(ctx: LaneContext, cycles: Cycle[], steps: Step[], runs: RunEvidence[], view: StateView, github: GithubEvidence | null, fromRepo?: RepoCycle): SuggestedAction[] {
+export function suggestActions(ctx: LaneContext, found: LaneFindings): SuggestedAction[] {
+  const { cycles, steps, runs, view, github, fromRepo } = found;
   const actions: SuggestedAction[] = [];
   const latest = cycles.at(-1);
   const roleNames = new Set(ctx.lane.roles.map((r) => r.name));
@@ -323,7 +335,7 @@ export function buildLaneStatus(ctx: LaneContext, evidence: KaiEvidence): LaneSt
           ...(latest ? cycleFields(cycleCommit(latest, runs)) : {}),
         },
     state_view: view,
-    next_suggested_actions: suggestActions(ctx, cycles, steps, runs, view, evidence.github, fromRepo),
+    next_suggested_actions: suggestActions(ctx, { cycles, steps, runs, view, github: evidence.github, fromRepo }),
     ...(evidence.runs ? { usage: laneUsage(evidence.runs, ctx.lane, ctx.prices ?? {}, ctx.zone ?? UTC) } : {}),
   };
 }
