@@ -167,6 +167,7 @@ export class RunStore {
     if (patch.entry_synced !== undefined) put("entry_synced", patch.entry_synced ? 1 : 0);
     if (patch.worker !== undefined) put("worker", patch.worker);
     if (patch.finished) put("finished_ms", now);
+    if (patch.place) for (const col of ["host", "workspace", "checkpoint_dir", "run_dir"] as const) put(col, patch.place[col]);
     if (patch.resetStreams) {
       put("stdout_offset", 0);
       put("stderr_offset", 0);

@@ -19,7 +19,8 @@ import { Blackboard, type StoredEntry } from "../../blackboard/index.js";
 import { Redactor, createLogger, secretsFromEnv } from "../../core/index.js";
 import type { Project } from "../../config/index.js";
 import type { Store } from "../../store/index.js";
-import { CheckpointVault } from "../checkpoint/index.js";
+import { CheckpointVault, SharedCheckpoints } from "../checkpoint/index.js";
+import { machineName } from "./machine.js";
 import { RunStore, type GateDecision, type RunRecord } from "../runs/index.js";
 import { cancel } from "./cancel.js";
 import { DEFAULT_POLL_MS, whenIdle, type SupervisorContext } from "./context.js";
@@ -43,7 +44,7 @@ export class Supervisor {
   constructor(options: SupervisorOptions) {
     const env = options.env ?? process.env;
     const redactor = options.redactor ?? new Redactor(secretsFromEnv(env));
-    this.host = options.host ?? hostname();
+    this.host = options.host ?? machineName(env);
     const config = options.project.config;
     this.runs = new RunStore(options.store, config.project_id, options.clock);
     this.board = new Blackboard(options.store, { projectId: config.project_id, humans: config.humans, clock: options.clock, leaseMs: options.leaseMs });
@@ -60,6 +61,7 @@ export class Supervisor {
       runSecrets: new Map(),
       active: new Map(),
       checkpoints: new CheckpointVault(join(options.project.root, ".pmagent", "checkpoint-store")),
+      shared: options.store.dialect === "postgres" ? new SharedCheckpoints(options.store) : null,
       secretStore: undefined,
       bwrap: undefined,
       resumeRun: (runId, o) => this.resumeRun(runId, o),

@@ -7,7 +7,6 @@
  * With `concurrency` N the worker runs up to N sprites at once in this one process: N slots, each
  * claiming and running on its own, so one slow sprite never holds the others' entries back.
  */
-import { hostname } from "node:os";
 import type { Status, StoredEntry } from "../../blackboard/index.js";
 import { findRole, type Config } from "../../config/index.js";
 import { UsageError } from "../../core/index.js";
@@ -21,7 +20,7 @@ const CANDIDATE_PAGE = 32;
 export interface WorkerOptions {
   supervisor: Supervisor;
   roles: string[];
-  /** Claimer identity; default `worker@host:pid`. */
+  /** Claimer identity; default `worker@<machine>:pid` (the supervisor's machine name). */
   id?: string;
   /** How long to sleep when nothing is open (a notification wakes it sooner). */
   pollMs?: number;
@@ -46,7 +45,7 @@ export class Worker {
 
   constructor(options: WorkerOptions) {
     this.o = options;
-    this.id = options.id ?? `worker@${hostname()}:${process.pid}`;
+    this.id = options.id ?? `worker@${options.supervisor.host}:${process.pid}`;
     this.concurrency = options.concurrency ?? 1;
     if (!Number.isInteger(this.concurrency) || this.concurrency < 1) {
       throw new UsageError("invalid_concurrency", `a worker's concurrency must be a whole number of at least 1, got ${options.concurrency}`);
