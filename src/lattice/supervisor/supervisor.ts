@@ -13,7 +13,6 @@
  * (sinks), settle, entry-sync, resume, cancel, takeover (fencing) and reconcile — each a function
  * of the shared SupervisorContext (context.ts).
  */
-import { hostname } from "node:os";
 import { join } from "node:path";
 import { Blackboard, type StoredEntry } from "../../blackboard/index.js";
 import { Redactor, createLogger, secretsFromEnv } from "../../core/index.js";
