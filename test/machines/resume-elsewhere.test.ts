@@ -71,5 +71,8 @@ describe.skipIf(!ready)("a run across machines", () => {
     const lines = (await runs.logs(waiting.id, { stream: "stdout" })).map((l) => l.text);
     // The file A's sprite made, the repository's history through B's own objects, and nothing of A.
     expect(lines).toEqual(expect.arrayContaining(["made on machine A", "the project's first commit", "other root entries: 0"]));
+    // Either machine says where the run is now.
+    const shown = await a.run([process.execPath, CLI, "runs", "show", waiting.id]);
+    expect(shown.stdout).toMatch(/^machine: {4}B$/m);
   });
 });
