@@ -75,4 +75,18 @@ describe.skipIf(!ready)("a run across machines", () => {
     const shown = await a.run([process.execPath, CLI, "runs", "show", waiting.id]);
     expect(shown.stdout).toMatch(/^machine: {4}B$/m);
   });
+
+  it("a resume queued on A is carried out by a worker on B, which A's files never reach", async () => {
+    const started = await a.run([process.execPath, CLI, "run", "--role", "Builder", "--format", "json", "--", ...sprite]);
+    expect(started.code, started.stderr).toBe(0);
+    const waiting = JSON.parse(started.stdout) as { id: string };
+    const queued = await a.run([process.execPath, CLI, "resume", waiting.id, "--queue", "--input", "ok=true"]);
+    expect(queued.code, queued.stderr).toBe(0);
+    expect(queued.stdout).toMatch(/^queued: a worker of Builder resumes it \(pmagent worker --role Builder, on any machine\)$/m);
+    const worker = await b.run([process.execPath, CLI, "worker", "--role", "Builder", "--once", "--format", "json"]);
+    expect(worker.code, worker.stderr).toBe(0);
+    expect(JSON.parse(worker.stdout.trim())).toMatchObject({ id: waiting.id, state: "succeeded", host: "B", attempt: 2 });
+    const lines = (await new RunStore(ts.store, "machines").logs(waiting.id, { stream: "stdout" })).map((l) => l.text);
+    expect(lines).toEqual(expect.arrayContaining(["made on machine A", "the project's first commit", "other root entries: 0"]));
+  });
 });

@@ -60,6 +60,8 @@ async function resume(ctx: SupervisorContext, runId: string, options: ResumeOpti
       }
       // Another resume (other inputs) took the run first: this one's record is rolled back with
       // the transaction, so it is never mistaken for a resume that happened.
+      // A queued resume for the run is carried out by this one (or, queued, was taken by another worker).
+      if (!(await ctx.runs.dropQueuedResume(runId, q)) && options.queued) throw new ResumeLost();
       const patch = { state: "starting" as const, attempt, supervisor_pid: process.pid, resetStreams: true, reason: null, ...(moved ? { place: moved.place } : {}) };
       if (!(await ctx.runs.update(runId, patch, ["waiting"], q))) throw new ResumeLost();
     });

@@ -26,6 +26,7 @@ import { DEFAULT_POLL_MS, whenIdle, type SupervisorContext } from "./context.js"
 import { syncEntry } from "./entry-sync.js";
 import type { ResumeOptions, ResumeResult, StartRunOptions, SupervisorOptions } from "./options.js";
 import { reconcile } from "./reconcile.js";
+import { queueResume, takeQueuedResume, type QueueResumeOptions } from "./queue.js";
 import { resumeRun } from "./resume.js";
 import { askGate, startRun } from "./start.js";
 import { fenceEntry } from "./takeover.js";
@@ -33,6 +34,7 @@ import { fenceEntry } from "./takeover.js";
 export { DEFAULT_POLL_MS, PARKED_LEASE_MS } from "./context.js";
 export { WORKER_DIED, WORKER_STOPPED } from "./entry-sync.js";
 export type { ResumeOptions, ResumeResult, StartRunOptions, SupervisorOptions } from "./options.js";
+export type { QueueResumeOptions } from "./queue.js";
 
 export class Supervisor {
   readonly runs: RunStore;
@@ -116,6 +118,16 @@ export class Supervisor {
   resumeRun(runId: string, options: ResumeOptions): Promise<ResumeResult> {
     return resumeRun(this.ctx, runId, options);
   }
+  /** Leave a resume for any worker of the run's role, on any machine (`pmagent resume --queue`). */
+  queueResume(runId: string, options: QueueResumeOptions): Promise<{ run: RunRecord; noop: boolean }> {
+    return queueResume(this.ctx, runId, options);
+  }
+
+  /** Carry out the oldest queued resume of `roles` this supervisor wins; undefined when none is queued. */
+  takeQueuedResume(roles: readonly string[]): Promise<ResumeResult | undefined> {
+    return takeQueuedResume(this.ctx, roles, (runId, o) => this.resumeRun(runId, o));
+  }
+
 
   /** Cancel a run: stop its sprite (its whole process group) and record why. */
   cancel(runId: string, reason = "canceled by a user"): Promise<RunRecord> {

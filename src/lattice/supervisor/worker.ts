@@ -120,7 +120,8 @@ export class Worker {
   private async slot(signal: AbortSignal): Promise<void> {
     const sup = this.o.supervisor;
     while (!signal.aborted) {
-      let worked = false;
+      // A queued resume first: its person is waiting on it, and its run holds its entry already.
+      let worked = await this.resumeQueued();
       for (const role of this.o.roles) {
         if (signal.aborted) break;
         const next = await this.claimNext(role);
@@ -148,6 +149,21 @@ export class Worker {
       this.o.onIdle?.();
       await this.waitForWork(signal);
     }
+  }
+
+  /** Carry out one queued resume of this worker's roles, if there is one; whether there was. */
+  private async resumeQueued(): Promise<boolean> {
+    const r = await this.o.supervisor.takeQueuedResume(this.o.roles);
+    if (!r) return false;
+    const { id, role, entry_id } = r.run;
+    this.current.add(id);
+    this.o.onStarted?.(id, role, entry_id ?? id);
+    try {
+      this.o.onRun?.(await r.finished);
+    } finally {
+      this.current.delete(id);
+    }
+    return true;
   }
 
   private async waitForWork(signal: AbortSignal): Promise<void> {
