@@ -163,6 +163,16 @@ export interface RunPatch {
   finished?: boolean;
   /** A new attempt reads its own stdout/stderr files from the start. */
   resetStreams?: boolean;
+  /** The run moved to another machine (a resume there). */
+  place?: RunPlace;
+}
+
+/** Where a run lives: its machine and that machine's paths for it. */
+export interface RunPlace {
+  host: string;
+  workspace: string;
+  checkpoint_dir: string;
+  run_dir: string;
 }
 
 /** Runs of some roles whose life overlaps a time span, for reading runs as they stood at `untilMs`. */

@@ -36,7 +36,7 @@ export async function settle(ctx: SupervisorContext, runId: string, exit: Exit, 
     reason = `ERROR: ${String(payload.message)}`;
   } else if (last?.event_type === "WAITING") {
     const checkpoint = String(payload.checkpoint_id);
-    const problem = keepCheckpoint(ctx, run, checkpoint);
+    const problem = await keepCheckpoint(ctx, run, checkpoint);
     if (problem === undefined) {
       state = "waiting";
       waiting = { event_id: last.event_id, reason: String(payload.reason), checkpoint_id: checkpoint, expected_inputs: (payload.expected_inputs as Record<string, string> | undefined) ?? {} };
@@ -92,18 +92,21 @@ async function spokeNoLattice(ctx: SupervisorContext, run: RunRecord): Promise<b
 
 /**
  * Take the checkpoint a WAITING names into the supervisor's vault, now that the sprite has
- * exited and cannot change it: the resume restores from there. Returns why it cannot, if so.
+ * exited and cannot change it: the resume restores from there (on another machine, from its copy
+ * in the shared store). Returns why it cannot, if so.
  */
-function keepCheckpoint(ctx: SupervisorContext, run: RunRecord, checkpoint: string): string | undefined {
+async function keepCheckpoint(ctx: SupervisorContext, run: RunRecord, checkpoint: string): Promise<string | undefined> {
   try {
     ctx.checkpoints.adopt(run.id, run.checkpoint_dir, checkpoint);
-    return undefined;
   } catch (err) {
     if ((err as PmagentError).code === "checkpoint_not_found") {
       return `WAITING named checkpoint ${checkpoint}, which does not exist: create it (Sprite.checkpoint() or \`pmagent checkpoint create\`) before emitting WAITING`;
     }
     return `WAITING named checkpoint ${checkpoint}, which cannot be kept for the resume: ${(err as Error).message}`;
   }
+  // Shared (PostgreSQL), so any machine can resume the run.
+  await ctx.shared?.push(ctx.checkpoints, run.id, checkpoint);
+  return undefined;
 }
 
 /**

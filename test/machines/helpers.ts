@@ -1,0 +1,42 @@
+/**
+ * Machines simulated on this one: each runs its commands in a mount namespace of its own where a
+ * tmpfs covers the other machines' directories, so it cannot read or write their files. They share
+ * only what real machines would: the PostgreSQL store (over loopback), and what is installed
+ * (node, git, pmagent's dist, the test sprites).
+ */
+import { spawnSync } from "node:child_process";
+import { runProcess, type ProcResult } from "../helpers/proc.js";
+
+/** Whether this process may make mount namespaces (root, unshare present). */
+export const canUnshare = spawnSync("unshare", ["-m", "--propagation", "private", "true"]).status === 0;
+
+export interface Machine {
+  name: string;
+  root: string;
+  /** Run argv on this machine (cwd its root unless given), the other machines' roots hidden. */
+  run(argv: string[], options?: { cwd?: string; env?: Record<string, string> }): Promise<ProcResult>;
+}
+
+/** Machines named `names`, each with its own root directory; `env` (the store's) reaches them all. */
+export function machines(roots: Record<string, string>, env: Record<string, string>): Record<string, Machine> {
+  const out: Record<string, Machine> = {};
+  for (const [name, root] of Object.entries(roots)) {
+    const hidden = Object.entries(roots)
+      .filter(([other]) => other !== name)
+      .map(([, r]) => r);
+    out[name] = {
+      name,
+      root,
+      run(argv, options = {}) {
+        // `mount` each hidden root over with an empty tmpfs, then exec the command in that view.
+        const script = `${hidden.map((_, i) => `mount -t tmpfs -o size=1m none "$H${i}" || exit 97;`).join(" ")} exec "$@"`;
+        const hide = Object.fromEntries(hidden.map((h, i) => [`H${i}`, h]));
+        return runProcess("unshare", ["-m", "--propagation", "private", "sh", "-c", script, "sh", ...argv], {
+          cwd: options.cwd ?? root,
+          env: { ...process.env, ...env, ...hide, PMAGENT_MACHINE: name, ...options.env },
+        });
+      },
+    };
+  }
+  return out;
+}
