@@ -1,7 +1,8 @@
 import { confinePath, createLogger, type Logger, type Redactor } from "../core/index.js";
 import { allRoles, type Project } from "../config/index.js";
 import type { Store } from "../store/index.js";
-import { GitHubForge, LocalForge, type Forge, type WorkspaceSandbox, findSandboxTool, helperSandbox, hiddenFromSprites, sandboxArgv, gitHubClient, gitHubRemoteUrl, ConsoleNotifier, WebhookNotifier, type Notifier, SecretStore, projectRedactor, ActionExecutor, type RetryPolicy, fetchCredentialHandler, labelIssueHandler, notifyUserHandler, openPrHandler, postCommentHandler, type GitHubTarget, type ActionHandler, type ResumeFn, type SupervisorOptions } from "../lattice/index.js";
+import { findSandboxTool, helperSandbox, hiddenFromSprites, sandboxArgv, ConsoleNotifier, WebhookNotifier, type Notifier, SecretStore, projectRedactor, ActionExecutor, type RetryPolicy, fetchCredentialHandler, labelIssueHandler, notifyUserHandler, openPrHandler, postCommentHandler, type GitHubTarget, type ActionHandler, type ResumeFn, type SupervisorOptions } from "../lattice/index.js";
+import { GitHubForge, LocalForge, type Forge, type WorkspaceSandbox, gitHubClient, gitHubRemoteUrl } from "../forge/index.js";
 
 /** Environment variable that overrides the git URL OPEN_PR pushes to when GitHub is configured. */
 export const GITHUB_GIT_URL_ENV = "PMAGENT_GITHUB_GIT_URL";

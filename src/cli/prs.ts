@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import { LocalForge, type LocalPullRequest } from "../lattice/index.js";
+import { LocalForge, type LocalPullRequest } from "../forge/index.js";
 import { withStore } from "./context.js";
 import { formatOption, pageOptions, printPage, type Format, type PageOpts } from "./output.js";
 

@@ -1,7 +1,8 @@
 import { resolve } from "node:path";
 import { Blackboard } from "../blackboard/index.js";
 import type { Project } from "../config/index.js";
-import { ActionStore, LocalForge, ProposalStore, RunStore } from "../lattice/index.js";
+import { ActionStore, ProposalStore, RunStore } from "../lattice/index.js";
+import { LocalForge } from "../forge/index.js";
 import type { Store } from "../store/index.js";
 import { collectLaneBoard } from "./board.js";
 import { githubSource } from "./github.js";

@@ -4,7 +4,8 @@
  */
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { VIOLATIONS_FILE, ghShim, gitPrograms, gitShim, sh } from "./git-guard.js";
+import { sh } from "../../core/index.js";
+import { VIOLATIONS_FILE, ghShim, gitPrograms, gitShim } from "./git-guard.js";
 import { realpathOr } from "./paths.js";
 import { findExecutable } from "./processes.js";
 

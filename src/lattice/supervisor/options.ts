@@ -4,7 +4,7 @@ import type { Project } from "../../config/index.js";
 import type { Store } from "../../store/index.js";
 import type { SupervisorHooks } from "./hooks.js";
 import type { GateDecision, RunBudget, RunRecord, StoredEvent } from "../runs/index.js";
-import type { CycleRepoOptions, Forge } from "../actions/index.js";
+import type { CycleRepoOptions, Forge } from "../../forge/index.js";
 
 export interface SupervisorOptions {
   store: Store;

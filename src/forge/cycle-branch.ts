@@ -15,7 +15,7 @@
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ConflictError } from "../../core/index.js";
+import { ConflictError } from "../core/index.js";
 import { branchSha, git, mergeCommits } from "./git.js";
 import { ensureBareRepo } from "./forge.js";
 import { WorkspaceRepo, type WorkspaceSandbox } from "./workspace-git.js";

@@ -1,4 +1,4 @@
-import { NotFoundError } from "../../core/index.js";
+import { NotFoundError } from "../core/index.js";
 import { mergedBaseRef, type LocalForge, type LocalPullRequest } from "./forge.js";
 import { branchSha, git } from "./git.js";
 

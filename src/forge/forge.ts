@@ -1,12 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { ConflictError, NotFoundError, UsageError, confinePath } from "../../core/index.js";
-import { Keyset, Where, type Page, type PageRequest, type SqlParam, type Store } from "../../store/index.js";
+import { ConflictError, NotFoundError, UsageError, confinePath } from "../core/index.js";
+import { Keyset, Where, inChunks, marks, type Page, type PageRequest, type SqlParam, type Store } from "../store/index.js";
 import { assertBranchName, branchSha, git, mergeCommits } from "./git.js";
 import { WorkspaceRepo, type WorkspaceSandbox } from "./workspace-git.js";
 import { callGitHub, type GitHubClient } from "./github.js";
-import { inChunks, marks } from "../runs/index.js";
 
 export interface PullRequestRequest {
   title: string;
