@@ -43,8 +43,8 @@ describe.skipIf(!ready)("a run across machines", () => {
     writeFileSync(
       scenario,
       JSON.stringify({
-        steps: [{ file: { path: "work.txt", text: "made on machine A\n" } }, { waiting: { reason: "review", expected_inputs: { ok: "boolean" } } }],
-        on_resume: [{ sh: `cat work.txt; git log --format=%s -1; ls -A ${rootA} | wc -l | sed 's/^/other root entries: /'` }, { emit: "COMPLETED", payload: { status: "success" } }],
+        steps: [{ file: { path: "work.txt", text: "made on machine A\n" } }, { sh: "echo the agent session from A > $HOME/session.txt" }, { waiting: { reason: "review", expected_inputs: { ok: "boolean" } } }],
+        on_resume: [{ sh: `cat work.txt; cat $HOME/session.txt; git log --format=%s -1; ls -A ${rootA} | wc -l | sed 's/^/other root entries: /'` }, { emit: "COMPLETED", payload: { status: "success" } }],
       }),
     );
     sprite = [process.execPath, SCENARIO_SPRITE, DIST, scenario];
@@ -69,8 +69,8 @@ describe.skipIf(!ready)("a run across machines", () => {
     const done = await runs.get(waiting.id);
     expect(done).toMatchObject({ state: "succeeded", host: "B", attempt: 2, workspace: join(b.root, ".pmagent", "workspaces", waiting.id) });
     const lines = (await runs.logs(waiting.id, { stream: "stdout" })).map((l) => l.text);
-    // The file A's sprite made, the repository's history through B's own objects, and nothing of A.
-    expect(lines).toEqual(expect.arrayContaining(["made on machine A", "the project's first commit", "other root entries: 0"]));
+    // The file A's sprite made, its HOME (an agent's session), the repository's history through B's own objects, and nothing of A.
+    expect(lines).toEqual(expect.arrayContaining(["made on machine A", "the agent session from A", "the project's first commit", "other root entries: 0"]));
     // Either machine says where the run is now.
     const shown = await a.run([process.execPath, CLI, "runs", "show", waiting.id]);
     expect(shown.stdout).toMatch(/^machine: {4}B$/m);
@@ -87,6 +87,6 @@ describe.skipIf(!ready)("a run across machines", () => {
     expect(worker.code, worker.stderr).toBe(0);
     expect(JSON.parse(worker.stdout.trim())).toMatchObject({ id: waiting.id, state: "succeeded", host: "B", attempt: 2 });
     const lines = (await new RunStore(ts.store, "machines").logs(waiting.id, { stream: "stdout" })).map((l) => l.text);
-    expect(lines).toEqual(expect.arrayContaining(["made on machine A", "the project's first commit", "other root entries: 0"]));
+    expect(lines).toEqual(expect.arrayContaining(["made on machine A", "the agent session from A", "the project's first commit", "other root entries: 0"]));
   });
 });

@@ -8,6 +8,11 @@ export interface RunWaiting {
   checkpoint_id: string;
   expected_inputs: Record<string, string>;
   /**
+   * The sprite's HOME (an agent's session) as it was at the WAITING, kept beside the checkpoint
+   * where checkpoints are shared, so a resume on another machine continues the same conversation.
+   */
+  home_checkpoint_id?: string;
+  /**
    * What the supervisor holds for the person who resumes the run: the result of a blocking action
    * that did not itself satisfy `expected_inputs` (a PR_REVIEW after OPEN_PR). It is handed over in
    * the resume's `context`.

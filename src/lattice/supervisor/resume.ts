@@ -6,7 +6,7 @@
 import { mkdirSync } from "node:fs";
 import { RefusedError, UsageError, contentHash, writeFileAtomic, type PmagentError } from "../../core/index.js";
 import { isAbsolute, relative, resolve, sep } from "node:path";
-import { hiddenFromSprites } from "../sandbox/index.js";
+import { hiddenFromSprites, runHome } from "../sandbox/index.js";
 import { assertInputs, assertRealDirectory, checkInputs, latticeDir, resumePath } from "../protocol/index.js";
 import { track, whenAttemptDone, whenIdle, type SupervisorContext } from "./context.js";
 import { syncEntry } from "./entry-sync.js";
@@ -50,6 +50,9 @@ async function resume(ctx: SupervisorContext, runId: string, options: ResumeOpti
   // Waited on another machine: resumed here, in this machine's places for it.
   const moved = relocation(ctx, run);
   if (!ctx.checkpoints.has(runId, waiting.checkpoint_id)) await fetchCheckpoint(ctx, run, waiting.checkpoint_id, moved !== null);
+  // The agent's session goes with it (its HOME, kept beside the checkpoint).
+  const home = moved ? waiting.home_checkpoint_id : undefined;
+  if (home && !ctx.checkpoints.has(runId, home)) await fetchCheckpoint(ctx, run, home, true);
   const attempt = run.attempt + 1;
   let claimed = true;
   try {
@@ -82,6 +85,10 @@ async function resume(ctx: SupervisorContext, runId: string, options: ResumeOpti
       if (moved) mkdirSync(run.workspace, { recursive: true });
       ctx.checkpoints.restore(runId, waiting.checkpoint_id, run.workspace, ownPathsIn(ctx, run.workspace));
       if (moved) reborrowObjects(run.workspace, moved.from, ctx.o.project.root);
+      if (home) {
+        mkdirSync(runHome(run.run_dir), { recursive: true });
+        ctx.checkpoints.restore(runId, home, runHome(run.run_dir));
+      }
       const body = { work_item_id: run.work_item_id, checkpoint_id: waiting.checkpoint_id, inputs: { ...inputs, ...secret }, context };
       // Through a `.lattice` the sprite made a link, the file (with its secret inputs) would land elsewhere.
       assertRealDirectory(latticeDir(run.workspace), "the workspace's .lattice directory");

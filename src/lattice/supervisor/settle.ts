@@ -6,7 +6,8 @@ import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { PmagentError } from "../../core/index.js";
 import { EVENT_TYPES, outboxPath, removeResume } from "../protocol/index.js";
-import { SANDBOX_WORKSPACE } from "../sandbox/index.js";
+import { SANDBOX_WORKSPACE, runHome } from "../sandbox/index.js";
+import { createCheckpoint } from "../checkpoint/index.js";
 import { UNFINISHED_RUN_STATES, isTerminalRunState, type RunRecord, type RunState, type RunWaiting } from "../runs/index.js";
 import { PARKED_LEASE_MS, sandboxTool, streamFiles, type Exit, type SupervisorContext } from "./context.js";
 import { handOn } from "./cycle.js";
@@ -39,7 +40,14 @@ export async function settle(ctx: SupervisorContext, runId: string, exit: Exit, 
     const problem = await keepCheckpoint(ctx, run, checkpoint);
     if (problem === undefined) {
       state = "waiting";
-      waiting = { event_id: last.event_id, reason: String(payload.reason), checkpoint_id: checkpoint, expected_inputs: (payload.expected_inputs as Record<string, string> | undefined) ?? {} };
+      const home = await keepHome(ctx, run);
+      waiting = {
+        event_id: last.event_id,
+        reason: String(payload.reason),
+        checkpoint_id: checkpoint,
+        expected_inputs: (payload.expected_inputs as Record<string, string> | undefined) ?? {},
+        ...(home ? { home_checkpoint_id: home } : {}),
+      };
     } else {
       state = "failed";
       reason = problem;
@@ -107,6 +115,21 @@ async function keepCheckpoint(ctx: SupervisorContext, run: RunRecord, checkpoint
   // Shared (PostgreSQL), so any machine can resume the run.
   await ctx.shared?.push(ctx.checkpoints, run.id, checkpoint);
   return undefined;
+}
+
+/**
+ * Where checkpoints are shared (PostgreSQL), the sprite's HOME is kept with its checkpoint: an
+ * agent's session lives there, and a resume on another machine continues it. Taken by the
+ * supervisor (links stored as links, never followed) now that the sprite has exited.
+ */
+async function keepHome(ctx: SupervisorContext, run: RunRecord): Promise<string | undefined> {
+  const home = runHome(run.run_dir);
+  if (!ctx.shared || !existsSync(home)) return undefined;
+  const dir = join(run.run_dir, "home-checkpoints");
+  const { id } = createCheckpoint(home, dir);
+  ctx.checkpoints.adopt(run.id, dir, id);
+  await ctx.shared.push(ctx.checkpoints, run.id, id);
+  return id;
 }
 
 /**

@@ -45,7 +45,8 @@ describe.each(kinds)("a run resumed on another machine, on $name", (kind) => {
       const waiting = await waitOnA();
       expect(waiting).toMatchObject({ state: "waiting", host: "machine-a" });
       const shared = await ts.store.all<{ checkpoint_id: string }>("SELECT checkpoint_id FROM lattice_checkpoint_manifests WHERE run_id = ?", [waiting.id]);
-      expect(shared.map((r) => r.checkpoint_id)).toEqual([waiting.waiting!.checkpoint_id]);
+      // The workspace's checkpoint and the sprite's HOME (where an agent keeps its session).
+      expect(shared.map((r) => r.checkpoint_id).sort()).toEqual([waiting.waiting!.checkpoint_id, waiting.waiting!.home_checkpoint_id].sort());
       // The resume on B reads nothing of A's: its vault is empty, A's checkpoint directory unused.
       rmSync(waiting.checkpoint_dir, { recursive: true, force: true });
       const sup = machineB();
