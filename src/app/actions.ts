@@ -41,12 +41,12 @@ export function projectForge(project: Project, store: Store, env: NodeJS.Process
     const settings = { repo: gh.repo, tokenEnv: gh.token_env, apiUrl: gh.api_url };
     return new GitHubForge({ client: () => gitHubClient(settings, env), tokenEnv: gh.token_env, remoteUrl: env[GITHUB_GIT_URL_ENV] ?? gitHubRemoteUrl(gh.api_url, gh.repo), root: project.root, sandbox });
   }
-  return new LocalForge({ store, projectId: project.config.project_id, root: project.root, bareRepo: project.config.forge.bare_repo, sandbox });
+  return new LocalForge({ store, projectId: project.config.project_id, root: project.root, bareRepo: project.config.forge.bare_repo, sandbox, remote: project.config.forge.remote });
 }
 
 /** Where a project's lane cycles live (the forge's bare repository) and the forge their pull requests open on. */
 export function projectCycles(project: Project, store: Store, env: NodeJS.ProcessEnv = process.env): NonNullable<SupervisorOptions["cycles"]> {
-  return { repo: confinePath(project.root, project.config.forge.bare_repo, "forge.bare_repo"), root: project.root, sandbox: workspaceSandbox(project, store, env), forge: projectForge(project, store, env) };
+  return { repo: confinePath(project.root, project.config.forge.bare_repo, "forge.bare_repo"), remote: project.config.forge.remote, root: project.root, sandbox: workspaceSandbox(project, store, env), forge: projectForge(project, store, env) };
 }
 
 /** The notifiers of a project: the webhook when configured, then the console. */

@@ -29,7 +29,7 @@ export function projectKaiSources(project: Project, store: Store, options: Proje
     runs: new RunStore(store, c.project_id),
     actions: new ActionStore(store),
     proposals: new ProposalStore({ store, projectId: c.project_id, humans: c.humans }),
-    forge: new LocalForge({ store, projectId: c.project_id, root: project.root, bareRepo: c.forge.bare_repo }),
+    forge: new LocalForge({ store, projectId: c.project_id, root: project.root, bareRepo: c.forge.bare_repo, remote: c.forge.remote }),
   };
   return {
     repo: resolve(options.repo ?? project.root),

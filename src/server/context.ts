@@ -44,7 +44,7 @@ export function serverContext(project: Project, store: Store, options: { env?: N
     supervisor: projectSupervisor({ store, project, env, redactor, ...(options.logger ? { logger: options.logger } : {}), ...options.supervisor }),
     proposals,
     envChanges: projectEnvironmentChanges(project, store, proposals, env),
-    forge: new LocalForge({ store, projectId: c.project_id, root: project.root, bareRepo: c.forge.bare_repo }),
+    forge: new LocalForge({ store, projectId: c.project_id, root: project.root, bareRepo: c.forge.bare_repo, remote: c.forge.remote }),
     actions: new ActionStore(store, redactor),
     oa: oaWorkspace(project.root, c.oa),
     kai: projectKaiSources(project, store),

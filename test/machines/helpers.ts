@@ -17,13 +17,19 @@ export interface Machine {
   run(argv: string[], options?: { cwd?: string; env?: Record<string, string> }): Promise<ProcResult>;
 }
 
-/** Machines named `names`, each with its own root directory; `env` (the store's) reaches them all. */
-export function machines(roots: Record<string, string>, env: Record<string, string>): Record<string, Machine> {
+/**
+ * Machines named `names`, each with its own root directory; `env` (the store's) reaches them all.
+ * `elsewhere`: directories no machine sees (another host's, such as the forge's server).
+ */
+export function machines(roots: Record<string, string>, env: Record<string, string>, elsewhere: string[] = []): Record<string, Machine> {
   const out: Record<string, Machine> = {};
   for (const [name, root] of Object.entries(roots)) {
-    const hidden = Object.entries(roots)
-      .filter(([other]) => other !== name)
-      .map(([, r]) => r);
+    const hidden = [
+      ...Object.entries(roots)
+        .filter(([other]) => other !== name)
+        .map(([, r]) => r),
+      ...elsewhere,
+    ];
     out[name] = {
       name,
       root,
@@ -39,4 +45,36 @@ export function machines(roots: Record<string, string>, env: Record<string, stri
     };
   }
   return out;
+}
+
+/** A free TCP port on loopback (for a server that cannot be told to pick one itself). */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import("node:net");
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * The team's forge on its own "host": `git daemon` serving the bare repositories under `dir` over
+ * git's protocol on loopback, pushes allowed. Resolves once it is ready (its own word for it).
+ */
+export async function gitDaemon(dir: string): Promise<{ url: (repo: string) => string; stop: () => void }> {
+  const { spawn } = await import("node:child_process");
+  const port = await freePort();
+  const child = spawn("git", ["daemon", "--verbose", "--reuseaddr", "--export-all", "--enable=receive-pack", `--base-path=${dir}`, "--listen=127.0.0.1", `--port=${port}`, dir], { stdio: ["ignore", "ignore", "pipe"] });
+  await new Promise<void>((resolve, reject) => {
+    let said = "";
+    child.stderr.on("data", (d: Buffer) => {
+      said += d.toString();
+      if (said.includes("Ready to rumble")) resolve();
+    });
+    child.once("exit", (code) => reject(new Error(`git daemon exited ${code}: ${said}`)));
+  });
+  return { url: (repo) => `git://127.0.0.1:${port}/${repo}`, stop: () => child.kill("SIGTERM") };
 }
