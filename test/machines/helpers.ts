@@ -4,7 +4,7 @@
  * only what real machines would: the PostgreSQL store (over loopback), and what is installed
  * (node, git, pmagent's dist, the test sprites).
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { runProcess, type ProcResult } from "../helpers/proc.js";
 
 /** Whether this process may make mount namespaces (root, unshare present). */
@@ -15,6 +15,8 @@ export interface Machine {
   root: string;
   /** Run argv on this machine (cwd its root unless given), the other machines' roots hidden. */
   run(argv: string[], options?: { cwd?: string; env?: Record<string, string> }): Promise<ProcResult>;
+  /** Start argv on this machine and return at once: the process is argv itself (exec'd), to kill as a machine dies. */
+  start(argv: string[]): ChildProcess;
 }
 
 /**
@@ -30,17 +32,18 @@ export function machines(roots: Record<string, string>, env: Record<string, stri
         .map(([, r]) => r),
       ...elsewhere,
     ];
+    // `mount` each hidden root over with an empty tmpfs, then exec the command in that view.
+    const script = `${hidden.map((_, i) => `mount -t tmpfs -o size=1m none "$H${i}" || exit 97;`).join(" ")} exec "$@"`;
+    const hide = Object.fromEntries(hidden.map((h, i) => [`H${i}`, h]));
+    const unshareArgs = ["-m", "--propagation", "private", "sh", "-c", script, "sh"];
     out[name] = {
       name,
       root,
       run(argv, options = {}) {
-        // `mount` each hidden root over with an empty tmpfs, then exec the command in that view.
-        const script = `${hidden.map((_, i) => `mount -t tmpfs -o size=1m none "$H${i}" || exit 97;`).join(" ")} exec "$@"`;
-        const hide = Object.fromEntries(hidden.map((h, i) => [`H${i}`, h]));
-        return runProcess("unshare", ["-m", "--propagation", "private", "sh", "-c", script, "sh", ...argv], {
-          cwd: options.cwd ?? root,
-          env: { ...process.env, ...env, ...hide, PMAGENT_MACHINE: name, ...options.env },
-        });
+        return runProcess("unshare", [...unshareArgs, ...argv], { cwd: options.cwd ?? root, env: { ...process.env, ...env, ...hide, PMAGENT_MACHINE: name, ...options.env } });
+      },
+      start(argv) {
+        return spawn("unshare", [...unshareArgs, ...argv], { cwd: root, env: { ...process.env, ...env, ...hide, PMAGENT_MACHINE: name }, stdio: ["ignore", "pipe", "pipe"] });
       },
     };
   }
