@@ -53,7 +53,7 @@ export async function putEntry(ctx: BoardContext, actor: string, input: unknown,
     for (const key of new Set([...Object.keys(current.entry), ...Object.keys(entry)]) as Set<keyof Entry>) {
       if (contentHash(current.entry[key] ?? null) !== contentHash(entry[key] ?? null)) changes[key] = { from: current.entry[key] ?? null, to: entry[key] ?? null };
     }
-    await recordHistory(ctx, q, entry.id, written.version, now, actor, "import", current.entry.status, entry.status, changes);
+    await recordHistory(ctx, q, { entryId: entry.id, version: written.version, at: now, actor, action: "import", from: current.entry.status, to: entry.status, changes });
     return { stored: written, outcome: "replaced" as const };
   });
 }

@@ -64,7 +64,7 @@ export async function insertEntry(ctx: BoardContext, q: Queryable, entry: Entry,
      VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [ctx.projectId, entry.id, entry.status, entry.from, entry.to, entry.kind, Date.parse(entry.created_at), Date.parse(entry.updated_at), entry.updated_at, storedJson(entry), contentHash(entryContent(entry))],
   );
-  await recordHistory(ctx, q, entry.id, 1, at, actor, action, null, entry.status, { entry });
+  await recordHistory(ctx, q, { entryId: entry.id, version: 1, at, actor, action, from: null, to: entry.status, changes: { entry } });
 }
 
 /**

@@ -4,10 +4,8 @@ import type { Project } from "../config/index.js";
 import { ActionStore, ProposalStore, RunStore } from "../lattice/index.js";
 import { LocalForge } from "../forge/index.js";
 import type { Store } from "../store/index.js";
-import { collectLaneBoard } from "./board.js";
-import { githubSource } from "./github.js";
+import { collectLaneBoard, collectRuns, githubSource } from "./evidence/index.js";
 import type { KaiSources } from "./kai.js";
-import { collectRuns } from "./runs.js";
 
 export interface ProjectSourcesOptions {
   /** The repository to read git history and the STATE document from (default: the project's root). */

@@ -80,7 +80,7 @@ export async function launch(ctx: SupervisorContext, run: RunRecord, opts: Launc
     const redactor = runRedactor(ctx, run);
     // An agent run gets its model key on stdin (never in its argv, environment or a file).
     const stdin = agentStdin(run.command, role, (name) => secrets(ctx).get(name));
-    return await spawnAndSupervise(ctx, run, wrap(run.command), env, files, { timeoutS, idleS }, active, redactor, stdin);
+    return await spawnAndSupervise(ctx, run, active, { argv: wrap(run.command), env, files, timeoutS, idleS, redactor, stdin });
   } catch (err) {
     // Once the sprite runs, a failure is in supervising it (storing its output), not in starting it.
     const stage = active.child ? "supervising the sprite failed" : "cannot start the sprite";
@@ -115,8 +115,21 @@ async function adjustments(ctx: SupervisorContext, run: RunRecord, entry: Entry 
   return result;
 }
 
-async function spawnAndSupervise(ctx: SupervisorContext, run: RunRecord, argv: string[], env: Record<string, string>, files: { stdout: string; stderr: string }, limits: { timeoutS: number; idleS: number }, active: ActiveRun, redactor: Redactor, stdin: string | null = null): Promise<void> {
-  const { timeoutS, idleS } = limits;
+/** How a run's sprite is started and watched: its command line, environment, output files and limits. */
+interface SpawnSpec {
+  argv: string[];
+  env: Record<string, string>;
+  files: { stdout: string; stderr: string };
+  timeoutS: number;
+  idleS: number;
+  /** Redacts what the sprite writes before it is stored. */
+  redactor: Redactor;
+  /** Written to the sprite's stdin (an agent's model key), or null for none. */
+  stdin: string | null;
+}
+
+async function spawnAndSupervise(ctx: SupervisorContext, run: RunRecord, active: ActiveRun, spec: SpawnSpec): Promise<void> {
+  const { argv, env, files, timeoutS, idleS, redactor, stdin } = spec;
   const out = openSync(files.stdout, "a", 0o600);
   const err = openSync(files.stderr, "a", 0o600);
   let child;
