@@ -6,6 +6,7 @@ export * from "./blackboard/index.js";
 export * from "./prompt/index.js";
 export * from "./oa/index.js";
 export * from "./kai/index.js";
+export * from "./forge/index.js";
 export * from "./lattice/index.js";
 export * from "./app/index.js";
 export * from "./lane/index.js";

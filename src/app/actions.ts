@@ -1,7 +1,8 @@
 import { confinePath, createLogger, type Logger, type Redactor } from "../core/index.js";
 import { allRoles, type Project } from "../config/index.js";
 import type { Store } from "../store/index.js";
-import { GitHubForge, LocalForge, type Forge, type WorkspaceSandbox, findSandboxTool, helperSandbox, hiddenFromSprites, sandboxArgv, gitHubClient, gitHubRemoteUrl, ConsoleNotifier, WebhookNotifier, type Notifier, SecretStore, projectRedactor, ActionExecutor, type RetryPolicy, fetchCredentialHandler, labelIssueHandler, notifyUserHandler, openPrHandler, postCommentHandler, type GitHubTarget, type ActionHandler, type ResumeFn, type SupervisorOptions } from "../lattice/index.js";
+import { findSandboxTool, helperSandbox, hiddenFromSprites, sandboxArgv, ConsoleNotifier, WebhookNotifier, type Notifier, SecretStore, projectRedactor, ActionExecutor, type RetryPolicy, fetchCredentialHandler, labelIssueHandler, notifyUserHandler, openPrHandler, postCommentHandler, type GitHubTarget, type ActionHandler, type ResumeFn, type SupervisorOptions } from "../lattice/index.js";
+import { GitHubForge, LocalForge, type Forge, type WorkspaceSandbox, gitHubClient, gitHubRemoteUrl } from "../forge/index.js";
 
 /** Environment variable that overrides the git URL OPEN_PR pushes to when GitHub is configured. */
 export const GITHUB_GIT_URL_ENV = "PMAGENT_GITHUB_GIT_URL";
@@ -40,12 +41,12 @@ export function projectForge(project: Project, store: Store, env: NodeJS.Process
     const settings = { repo: gh.repo, tokenEnv: gh.token_env, apiUrl: gh.api_url };
     return new GitHubForge({ client: () => gitHubClient(settings, env), tokenEnv: gh.token_env, remoteUrl: env[GITHUB_GIT_URL_ENV] ?? gitHubRemoteUrl(gh.api_url, gh.repo), root: project.root, sandbox });
   }
-  return new LocalForge({ store, projectId: project.config.project_id, root: project.root, bareRepo: project.config.forge.bare_repo, sandbox });
+  return new LocalForge({ store, projectId: project.config.project_id, root: project.root, bareRepo: project.config.forge.bare_repo, sandbox, remote: project.config.forge.remote });
 }
 
 /** Where a project's lane cycles live (the forge's bare repository) and the forge their pull requests open on. */
 export function projectCycles(project: Project, store: Store, env: NodeJS.ProcessEnv = process.env): NonNullable<SupervisorOptions["cycles"]> {
-  return { repo: confinePath(project.root, project.config.forge.bare_repo, "forge.bare_repo"), root: project.root, sandbox: workspaceSandbox(project, store, env), forge: projectForge(project, store, env) };
+  return { repo: confinePath(project.root, project.config.forge.bare_repo, "forge.bare_repo"), remote: project.config.forge.remote, root: project.root, sandbox: workspaceSandbox(project, store, env), forge: projectForge(project, store, env) };
 }
 
 /** The notifiers of a project: the webhook when configured, then the console. */

@@ -8,3 +8,4 @@ export * from "./log.js";
 export * from "./zod.js";
 export * from "./thread.js";
 export * from "./plural.js";
+export * from "./shell.js";

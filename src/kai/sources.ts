@@ -1,7 +1,8 @@
 import { resolve } from "node:path";
 import { Blackboard } from "../blackboard/index.js";
 import type { Project } from "../config/index.js";
-import { ActionStore, LocalForge, ProposalStore, RunStore } from "../lattice/index.js";
+import { ActionStore, ProposalStore, RunStore } from "../lattice/index.js";
+import { LocalForge } from "../forge/index.js";
 import type { Store } from "../store/index.js";
 import { collectLaneBoard, collectRuns, githubSource } from "./evidence/index.js";
 import type { KaiSources } from "./kai.js";
@@ -26,7 +27,7 @@ export function projectKaiSources(project: Project, store: Store, options: Proje
     runs: new RunStore(store, c.project_id),
     actions: new ActionStore(store),
     proposals: new ProposalStore({ store, projectId: c.project_id, humans: c.humans }),
-    forge: new LocalForge({ store, projectId: c.project_id, root: project.root, bareRepo: c.forge.bare_repo }),
+    forge: new LocalForge({ store, projectId: c.project_id, root: project.root, bareRepo: c.forge.bare_repo, remote: c.forge.remote }),
   };
   return {
     repo: resolve(options.repo ?? project.root),

@@ -10,7 +10,8 @@ import { plural, UnavailableError, UsageError, writeFileAtomic } from "../core/i
 import { Blackboard, type StoredEntry } from "../blackboard/index.js";
 import { CONFIG_FILE, loadProject } from "../config/index.js";
 import { openStore } from "../store/index.js";
-import { LocalForge, Worker, type RunRecord } from "../lattice/index.js";
+import { Worker, type RunRecord } from "../lattice/index.js";
+import { LocalForge } from "../forge/index.js";
 import { projectSupervisor } from "../app/index.js";
 import { answerText, projectKaiSources, type KaiResponse } from "../kai/index.js";
 import { exampleLaneConfig } from "./example.js";

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { byCreation, isTerminal } from "../blackboard/index.js";
-import { localPullRequestDiff, standingGateDenials } from "../lattice/index.js";
+import { standingGateDenials } from "../lattice/index.js";
+import { localPullRequestDiff } from "../forge/index.js";
 import { withPlan, type ServerContext } from "./context.js";
 import { route, type Route } from "./route.js";
 import { PageQuery } from "./schemas.js";

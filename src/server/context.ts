@@ -2,7 +2,8 @@ import { Blackboard, BoardFeed } from "../blackboard/index.js";
 import type { Project } from "../config/index.js";
 import type { Logger, Redactor } from "../core/index.js";
 import { projectKaiSources, type KaiSources } from "../kai/index.js";
-import { ActionStore, LocalForge, ProposalStore, projectRedactor, type EnvironmentChanges, type EnvironmentProposal, type InstallPlan, type Supervisor } from "../lattice/index.js";
+import { ActionStore, ProposalStore, projectRedactor, type EnvironmentChanges, type EnvironmentProposal, type InstallPlan, type Supervisor } from "../lattice/index.js";
+import { LocalForge } from "../forge/index.js";
 import { projectEnvironmentChanges, projectSupervisor, type ProjectSupervisorOptions } from "../app/index.js";
 import { oaWorkspace, type OAWorkspace } from "../oa/index.js";
 import type { Store } from "../store/index.js";
@@ -43,7 +44,7 @@ export function serverContext(project: Project, store: Store, options: { env?: N
     supervisor: projectSupervisor({ store, project, env, redactor, ...(options.logger ? { logger: options.logger } : {}), ...options.supervisor }),
     proposals,
     envChanges: projectEnvironmentChanges(project, store, proposals, env),
-    forge: new LocalForge({ store, projectId: c.project_id, root: project.root, bareRepo: c.forge.bare_repo }),
+    forge: new LocalForge({ store, projectId: c.project_id, root: project.root, bareRepo: c.forge.bare_repo, remote: c.forge.remote }),
     actions: new ActionStore(store, redactor),
     oa: oaWorkspace(project.root, c.oa),
     kai: projectKaiSources(project, store),

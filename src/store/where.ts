@@ -30,6 +30,19 @@ export class Where {
   }
 }
 
+/** IN lists stay well under SQLite's and PostgreSQL's parameter limits. */
+const IN_CHUNK = 500;
+
+/** Run `f` over `values` in chunks of at most 500 (one `IN (…)` query each) and concatenate the rows. */
+export async function inChunks<T, R>(values: readonly T[], f: (chunk: T[]) => Promise<R[]>): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < values.length; i += IN_CHUNK) out.push(...(await f(values.slice(i, i + IN_CHUNK))));
+  return out;
+}
+
+/** `?, ?, …` for n parameters. */
+export const marks = (n: number): string => Array.from({ length: n }, () => "?").join(", ");
+
 /** ` LIMIT n` for a given limit (a whole number, never a parameter), else "". */
 export function limitClause(limit: number | undefined): string {
   return limit === undefined ? "" : ` LIMIT ${Math.max(0, Math.floor(limit))}`;

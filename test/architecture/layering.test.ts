@@ -26,6 +26,13 @@ describe("layering lint", () => {
     expect(messages.map((m) => m.message).join("\n")).toMatch(/src\/lattice is below .*oa.*: a lower module never imports a higher one/);
   });
 
+  it("refuses the forge importing a module above it (forge → lattice, forge → blackboard)", async () => {
+    const up = await messagesFor("src/forge/forge.ts", 'import { RunStore } from "../lattice/index.js";');
+    expect(up.map((m) => m.message).join("\n")).toMatch(/src\/forge is below .*lattice.*: a lower module never imports a higher one/);
+    const side = await messagesFor("src/forge/forge.ts", 'import { Blackboard } from "../blackboard/index.js";');
+    expect(side.map((m) => m.message).join("\n")).toMatch(/src\/forge is below blackboard/);
+  });
+
   it("refuses a lattice sub-module importing one above it (protocol → supervisor)", async () => {
     const messages = await messagesFor("src/lattice/protocol/lines.ts", 'import type { Supervisor } from "../supervisor/index.js";');
     expect(messages.map((m) => m.message).join("\n")).toMatch(/lattice\/protocol is below .*supervisor/);

@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { projectSupervisor, workspaceSandbox } from "../../src/app/index.js";
-import { LocalForge } from "../../src/lattice/index.js";
+import { LocalForge } from "../../src/forge/index.js";
 import { openSqliteTestStore, type TestStore } from "../helpers/stores.js";
 import { ACTION_SPRITE, DIST, gitInit, PMAGENT, PR_INPUTS, testProject, type TestProject } from "../lattice/helpers.js";
 

@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Blackboard } from "../../src/blackboard/index.js";
 import { SqliteStore } from "../../src/store/index.js";
-import { LocalForge, RunStore } from "../../src/lattice/index.js";
+import { RunStore } from "../../src/lattice/index.js";
+import { LocalForge } from "../../src/forge/index.js";
 import { DocUpdateReviewSchema } from "../../src/lane/index.js";
 import { runCli } from "../helpers/proc.js";
 

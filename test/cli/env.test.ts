@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { migrate, migrations, SqliteStore } from "../../src/store/index.js";
-import { LocalForge, ProposalStore } from "../../src/lattice/index.js";
+import { ProposalStore } from "../../src/lattice/index.js";
+import { LocalForge } from "../../src/forge/index.js";
 import { runCli } from "../helpers/proc.js";
 import { makeProject, makeWorkspace, type TestProject } from "../lattice/fixtures.js";
 

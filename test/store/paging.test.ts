@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Blackboard } from "../../src/blackboard/index.js";
 import { PmagentError } from "../../src/core/index.js";
-import { ActionStore, LocalForge, ProposalStore, RunStore } from "../../src/lattice/index.js";
+import { ActionStore, ProposalStore, RunStore } from "../../src/lattice/index.js";
+import { LocalForge } from "../../src/forge/index.js";
 import { Redactor } from "../../src/core/index.js";
 import type { Page, PageRequest, SqlParam, Store } from "../../src/store/index.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";

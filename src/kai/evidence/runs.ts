@@ -23,7 +23,8 @@
  * of state changes). A proposal decided after the cutoff is `pending`, its count the sightings by then.
  */
 import type { LaneConfig } from "../../config/index.js";
-import type { ActionRecord, ActionStore, EnvironmentProposal, LocalForge, LocalPullRequest, ProposalStore, RunEventAt, RunRecord, RunStore } from "../../lattice/index.js";
+import type { ActionRecord, ActionStore, EnvironmentProposal, ProposalStore, RunEventAt, RunRecord, RunStore } from "../../lattice/index.js";
+import type { LocalForge, LocalPullRequest } from "../../forge/index.js";
 import type { RunEvidence, RunState, EvidenceWindow } from "./types.js";
 
 /** What the collector reads runs with (the lattice module's stores of one project). */

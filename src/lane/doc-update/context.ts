@@ -8,7 +8,8 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import type { z } from "zod";
 import { NotFoundError, UsageError, confinePath, parseJsonText, parseWith, writeFileAtomic } from "../../core/index.js";
 import { cycleRootId, findRole, loadProject, type LaneConfig, type Project } from "../../config/index.js";
-import { Sprite, branchSlug } from "../../lattice/index.js";
+import { Sprite } from "../../lattice/index.js";
+import { branchSlug } from "../../forge/index.js";
 import { checkoutBranchFrom, cycleBranch, git } from "./git.js";
 
 /** The parts of a blackboard entry a sprite reads. */

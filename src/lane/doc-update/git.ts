@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { UnavailableError } from "../../core/index.js";
-import { branchSlug } from "../../lattice/index.js";
+import { branchSlug } from "../../forge/index.js";
 
 /** Run git in `cwd` (inside a sprite this is the supervisor's shim, which refuses push). */
 export function git(cwd: string, args: string[]): string {

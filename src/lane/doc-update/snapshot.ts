@@ -11,7 +11,7 @@ import { listItems, parseSections } from "../../kai/index.js";
 import { DocUpdateReviewSchema, REVIEW_VERSION, type DocUpdateReview } from "./schema.js";
 import { PULL_REQUEST_INPUTS, cycleRef, findArtifact, pullRequestOutcome, readArtifact, readDoc, type ArtifactRef, type LaneRunContext } from "./context.js";
 import { checkoutBranchFrom, defaultBranch, git } from "./git.js";
-import { branchSlug } from "../../lattice/index.js";
+import { branchSlug } from "../../forge/index.js";
 
 export const SNAPSHOT_DIR = "reports/pm_snapshots";
 

@@ -1,9 +1,8 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import { Redactor, canonicalJson } from "../../core/index.js";
-import { Keyset, Where, type Page, type PageRequest, type Queryable, type SqlParam, type Store } from "../../store/index.js";
+import { Keyset, Where, inChunks, marks, type Page, type PageRequest, type Queryable, type SqlParam, type Store } from "../../store/index.js";
 import type { ActionRecord, ActionRequest, ActionState } from "./types.js";
-import { inChunks, marks } from "../runs/index.js";
 
 interface Row {
   idempotency_key: string;

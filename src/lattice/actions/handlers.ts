@@ -1,6 +1,5 @@
 import { RefusedError, parseWith } from "../../core/index.js";
-import type { Forge } from "./forge.js";
-import { callGitHub, type GitHubClient } from "./github.js";
+import { callGitHub, type Forge, type GitHubClient } from "../../forge/index.js";
 import type { Notifier } from "./notify.js";
 import { assertCredentialAllowed, type SecretStore } from "./secrets.js";
 import { FetchCredentialParameters, LabelIssueParameters, NotifyUserParameters, OpenPrParameters, PostCommentParameters, targetIssue } from "./params.js";

@@ -1,8 +1,7 @@
 import { ConflictError, NotFoundError, RefusedError, UsageError, contentHash } from "../../core/index.js";
-import { Keyset, Where, type Page, type PageRequest, type SqlParam, type Store } from "../../store/index.js";
+import { Keyset, Where, inChunks, marks, type Page, type PageRequest, type SqlParam, type Store } from "../../store/index.js";
 import { applyAdjustment, emptyRoleEnvironment } from "./adjustments.js";
 import { namesProblem, unsafeProposal } from "./names.js";
-import { inChunks, marks } from "../runs/index.js";
 
 export const PROPOSAL_STATUSES = ["pending", "accepted", "rejected"] as const;
 export type ProposalStatus = (typeof PROPOSAL_STATUSES)[number];

@@ -1,4 +1,4 @@
-import { marks } from "../runs/index.js";
+import { marks } from "../../store/index.js";
 
 /** `(?, …), (?, …)`: the VALUES of `n` rows of `cols` parameters. */
 export function rows(n: number, cols: number): string {

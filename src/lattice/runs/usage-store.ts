@@ -1,6 +1,5 @@
 /** Reads of runs' token usage (written by ingest with the events) and writes of a run's own budget. */
-import type { Queryable } from "../../store/index.js";
-import { inChunks, marks } from "./sql.js";
+import { inChunks, marks, type Queryable } from "../../store/index.js";
 import type { ModelUsage } from "./usage.js";
 
 /** A run's own limits (`pmagent run --max-tokens/--max-cost`), beside its role's. */

@@ -3,10 +3,10 @@
  * events and resumes by then. Each query goes through an index (see the comments); RunStore
  * exposes them as its methods.
  */
-import type { Store } from "../../store/index.js";
+import { inChunks, marks, type Store } from "../../store/index.js";
 import type { RunEventAt, RunRecord, RunWindowFilter } from "./records.js";
 import { iso, toRecord, type RunRow } from "./rows.js";
-import { eventTypeFilter, inChunks, marks } from "./sql.js";
+import { eventTypeFilter } from "./sql.js";
 import { UNFINISHED_OR_WAITING } from "./states.js";
 
 /**

@@ -6,13 +6,12 @@
 import { spawnSync } from "node:child_process";
 import { closeSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { sh } from "../../core/index.js";
 import { openRegularFile } from "../protocol/index.js";
 import { realpathOr } from "./paths.js";
 
 export const VIOLATIONS_FILE = "violations.log";
 
-/** Single-quote `s` for sh. */
-export const sh = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 function refuseFn(violations: string): string {
   return `refuse() {

@@ -1,5 +1,5 @@
 /**
- * A run's part in its lane cycle (see actions/cycle-branch.ts): a fresh workspace starts on the
+ * A run's part in its lane cycle (see forge/cycle-branch.ts): a fresh workspace starts on the
  * cycle's branch; a run that succeeded hands its work on as one commit of its role, and the cycle's
  * pull request opens or follows when the lane says. A hand-on that fails (a conflict with another
  * run of the cycle, the forge unreachable) fails the run with the reason: the work is not lost (it
@@ -8,7 +8,7 @@
 import type { Entry } from "../../blackboard/index.js";
 import { cycleRootId, findRole } from "../../config/index.js";
 import { PmagentError } from "../../core/index.js";
-import { cycleBranchName, handOnCycleBranch, startCycleBranch } from "../actions/index.js";
+import { cycleBranchName, handOnCycleBranch, startCycleBranch } from "../../forge/index.js";
 import type { RunCycle, RunRecord } from "../runs/index.js";
 import type { SupervisorContext } from "./context.js";
 

@@ -4,7 +4,7 @@ import type { Project } from "../../config/index.js";
 import type { Store } from "../../store/index.js";
 import type { SupervisorHooks } from "./hooks.js";
 import type { GateDecision, RunBudget, RunRecord, StoredEvent } from "../runs/index.js";
-import type { CycleRepoOptions, Forge } from "../actions/index.js";
+import type { CycleRepoOptions, Forge } from "../../forge/index.js";
 
 export interface SupervisorOptions {
   store: Store;
@@ -62,6 +62,8 @@ export interface ResumeOptions {
    * the spec's PR_REVIEW) the run keeps waiting and `context` is held for the person's resume.
    */
   fromAction?: boolean;
+  /** Carrying out a queued resume (`queueResume`): its row goes in the claim, or another worker had it. */
+  queued?: boolean;
 }
 
 export interface ResumeResult {

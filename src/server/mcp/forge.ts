@@ -1,6 +1,7 @@
 import type { Page } from "../../store/index.js";
 import { z } from "zod";
-import { PROPOSAL_STATUSES, type EnvironmentProposal, type LocalPullRequest } from "../../lattice/index.js";
+import { PROPOSAL_STATUSES, type EnvironmentProposal } from "../../lattice/index.js";
+import { type LocalPullRequest } from "../../forge/index.js";
 import { Cursor, Detail, Id, Limit, PageFields, READ, pageLine, tool, type ToolDef } from "./tool.js";
 
 const PrSchema = z.object({

@@ -251,12 +251,14 @@ export const RUN_TOOLS: ToolDef[] = [
         id: RunId,
         inputs: z.record(z.string(), z.unknown()).describe('the inputs the run waits for, e.g. {"approved": true, "comments": []}'),
         context: z.record(z.string(), z.unknown()).optional().describe("extra context handed to the sprite"),
+        queue: z.boolean().optional().describe("true: leave the resume to any worker of the run's role, on any machine (pmagent worker), instead of running it under this server"),
       })
       .strict(),
-    output: z.object({ noop: z.boolean().describe("true when this exact resume was already done"), run: RunDigestSchema }),
+    output: z.object({ noop: z.boolean().describe("true when this exact resume was already done"), queued: z.boolean().optional().describe("true when left to a worker"), run: RunDigestSchema }),
     hints: { readOnly: false, destructive: false, idempotent: true },
     async run({ id, ...body }, env) {
-      const r = (await env.route("POST /v1/runs/:id/resume", { params: { id }, body })) as { noop: boolean; run: RunRecord };
+      const r = (await env.route("POST /v1/runs/:id/resume", { params: { id }, body })) as { noop: boolean; queued?: boolean; run: RunRecord };
+      if (r.queued) return { structured: { noop: r.noop, queued: true, run: runDigest(r.run) }, text: `${r.noop ? "queued already: " : "queued for a worker of its role: "}${runLine(r.run)}` };
       return { structured: { noop: r.noop, run: runDigest(r.run) }, text: `${r.noop ? "already resumed: " : "resumed: "}${runLine(r.run)}` };
     },
   }),

@@ -20,9 +20,11 @@ import { m0160 } from "./0160_lattice_env_changes.js";
 import { m0170 } from "./0170_lattice_protocol_warnings.js";
 import { m0180 } from "./0180_lattice_run_cycle.js";
 import { m0190 } from "./0190_lattice_run_usage.js";
+import { m0230 } from "./0230_lattice_shared_checkpoints.js";
+import { m0240 } from "./0240_lattice_resume_queue.js";
 import { m0400 } from "./0400_kai_addressed_index.js";
 import { m0410 } from "./0410_kai_addressed_no_dedup.js";
 import { m0420 } from "./0420_bb_entry_state.js";
 
 /** Every migration pmagent knows, in one list (one file per migration beside this one). */
-export const migrations: readonly Migration[] = [m0001, m0002, m0020, m0021, m0030, m0031, m0040, m0050, m0060, m0070, m0080, m0100, m0110, m0120, m0130, m0140, m0150, m0160, m0170, m0180, m0190, m0400, m0410, m0420];
+export const migrations: readonly Migration[] = [m0001, m0002, m0020, m0021, m0030, m0031, m0040, m0050, m0060, m0070, m0080, m0100, m0110, m0120, m0130, m0140, m0150, m0160, m0170, m0180, m0190, m0230, m0240, m0400, m0410, m0420];

@@ -5,7 +5,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
-import { LocalForge, ProposalStore, type RunRecord } from "../../../src/lattice/index.js";
+import { ProposalStore, type RunRecord } from "../../../src/lattice/index.js";
+import { LocalForge } from "../../../src/forge/index.js";
 import { projectSupervisor } from "../../../src/app/index.js";
 import { FakeGitHub } from "../../helpers/fake-github.js";
 import { openSqliteTestStore, type TestStore } from "../../helpers/stores.js";

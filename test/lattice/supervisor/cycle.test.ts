@@ -7,7 +7,7 @@ import { projectCycles } from "../../../src/app/index.js";
 import { Blackboard } from "../../../src/blackboard/index.js";
 import { codeLane } from "../../../src/config/index.js";
 import { answer, projectKaiSources, type LaneStatus } from "../../../src/kai/index.js";
-import { LocalForge, localPullRequestDiff } from "../../../src/lattice/index.js";
+import { LocalForge, localPullRequestDiff } from "../../../src/forge/index.js";
 import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
 import { gitInit, testProject, type TestProject } from "../helpers.js";
 

@@ -1,5 +1,5 @@
 import { Octokit } from "@octokit/rest";
-import { NotFoundError, PmagentError, RefusedError, UnavailableError, UsageError } from "../../core/index.js";
+import { NotFoundError, PmagentError, RefusedError, UnavailableError, UsageError } from "../core/index.js";
 
 export interface GitHubSettings {
   /** OWNER/NAME. */

@@ -26,8 +26,7 @@
  */
 import { lstatSync, readFileSync, readdirSync, readlinkSync, realpathSync, type Dirent } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
-import { RefusedError } from "../../core/index.js";
-import { sh } from "../sandbox/index.js";
+import { RefusedError, sh } from "../core/index.js";
 import { git } from "./git.js";
 
 /** Bound on every git that reads a workspace. */

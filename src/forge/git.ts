@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { UnavailableError, UsageError } from "../../core/index.js";
+import { UnavailableError, UsageError } from "../core/index.js";
 
 export interface GitOptions {
   cwd: string;

@@ -3,10 +3,11 @@ import { execFileSync } from "node:child_process";
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ActionExecutor, GitHubForge, LocalForge, ensureBareRepo, gitHubClient, gitHubRemoteUrl, openPrHandler } from "../../../src/lattice/index.js";
-import { FakeGitHub } from "../../helpers/fake-github.js";
-import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
-import { actionRequest, makeProject, makeWorkspace, sh, type TestProject } from "../fixtures.js";
+import { ActionExecutor, openPrHandler } from "../../src/lattice/index.js";
+import { GitHubForge, LocalForge, ensureBareRepo, gitHubClient, gitHubRemoteUrl } from "../../src/forge/index.js";
+import { FakeGitHub } from "../helpers/fake-github.js";
+import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
+import { actionRequest, makeProject, makeWorkspace, sh, type TestProject } from "../lattice/fixtures.js";
 
 const commit = (ws: string, message: string) => sh(ws, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "--quiet", "--allow-empty", "-m", message);
 /** Rewrite the workspace's branch: its last commit replaced by another (what a rebase or amend does). */
