@@ -125,13 +125,15 @@ function claimHistory(ctx: BoardContext, worker: string, role: string, now: Stam
  * when the simple case does not apply, and the caller takes the general path for the reason.
  */
 export async function finishClaimPg(ctx: BoardContext, actor: string, id: string, to: Status, worker: string): Promise<StoredEntry | undefined> {
-  const finish = finishCtes(ctx, actor, id, to, worker, ctx.now());
+  const finish = finishCtes(ctx, { actor, id, to, worker });
   const row = await ctx.store.get<Row>(`WITH ${finish.sql}, hist AS (${HISTORY_INSERT} ${finish.history.sql}) SELECT ${COLS} FROM fin`, [...finish.params, ...finish.history.params]);
   return row ? toStored(row) : undefined;
 }
 
 /** The CTE `fin` of `finishClaimPg`, the SELECT of its history record, and their parameters. */
-function finishCtes(ctx: BoardContext, actor: string, id: string, to: Status, worker: string, now: Stamp): PgWrite {
+function finishCtes(ctx: BoardContext, finish: { actor: string; id: string; to: Status; worker: string }): PgWrite {
+  const { actor, id, to, worker } = finish;
+  const now = ctx.now();
   // The status is a parameter, not a literal: with a literal the planner may look the entry up
   // through the in_progress partial index, scanning its dead items (one per claim until a
   // vacuum) instead of using the primary key. Measured: 8–12% more entries/s draining 20,000 entries.

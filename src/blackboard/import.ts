@@ -40,7 +40,7 @@ export async function putEntry(ctx: BoardContext, actor: string, input: unknown,
   return ctx.store.transaction(async (q) => {
     const existing = await readRow(ctx, q, entry.id, true);
     if (!existing) {
-      await insertEntry(ctx, q, entry, actor, "import", now);
+      await insertEntry(ctx, q, entry, { actor, action: "import", at: now });
       return { stored: { entry, version: 1, claimed_by: null, lease_expires_at: null }, outcome: "created" as const };
     }
     // Board sync replaces only the version it compared against (a stale import is refused).

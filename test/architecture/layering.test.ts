@@ -58,8 +58,8 @@ describe("layering lint", () => {
     expect(messages.map((m) => m.message).join("\n")).toMatch(/src\/blackboard is below .*lattice/);
   });
 
-  it("refuses an import that closes a circle inside a folder (lines → parser → lines)", async () => {
-    const messages = await messagesFor("src/lattice/protocol/lines.ts", 'import { classifyStdoutLine } from "./parser.js";\nvoid classifyStdoutLine;');
+  it("refuses an import that closes a circle inside a folder (parser → outbox → parser)", async () => {
+    const messages = await messagesFor("src/lattice/protocol/parser.ts", 'import { readOutbox } from "./outbox.js";\nvoid readOutbox;');
     expect(messages.some((m) => m.ruleId === "import-x/no-cycle"), JSON.stringify(messages)).toBe(true);
   });
 });
