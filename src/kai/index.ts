@@ -14,5 +14,5 @@ export { collectBoard, collectLaneBoard } from "./board.js";
 export { polishSummary, rewriteProblem } from "./polish.js";
 export { collectGithub, githubSource } from "./github.js";
 export { collectRuns, type RunReaders } from "./runs.js";
-export { projectKaiSources, type ProjectSourcesOptions } from "./sources.js";
+export { kaiSources, type KaiSourcesInput } from "./sources.js";
 export { answer, answerText, answerRequest, collectEvidence, type KaiOptions, type KaiSources, type EvidenceWindow } from "./kai.js";
