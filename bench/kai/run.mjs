@@ -219,13 +219,16 @@ console.log(
 
 const config = parseConfig(JSON.stringify({ project_id: "bench", lanes: [docUpdateLane()] }), "bench");
 /**
- * The sources the CLI and server use. The Kai runs collector is being added beside this bench
- * (src/kai/runs.ts, sources.ts): when the kai module exports `projectKaiSources`, its sources are
- * used (blackboard, runs with their events, actions, proposals, local forge); until then the
+ * The sources the CLI and server use: the opened project's (blackboard, runs with their events,
+ * actions, proposals, local forge); with an older build, `projectKaiSources`; before that the
  * blackboard alone, and the runs are stored but not read.
  */
 let sources;
-if (typeof pmagent.projectKaiSources === "function") {
+if (typeof pmagent.openProject === "function") {
+  const opened = await pmagent.openProject({ project: { root: REPO, configPath: join(REPO, "pmagent.config.json"), config }, store, env: {} });
+  sources = await opened.kaiSources({ repo: REPO });
+  console.log("sources: openProject().kaiSources() (blackboard, runs)");
+} else if (typeof pmagent.projectKaiSources === "function") {
   sources = pmagent.projectKaiSources({ root: REPO, configPath: join(REPO, "pmagent.config.json"), config }, store, { repo: REPO, env: {} });
   console.log("sources: projectKaiSources (blackboard, runs)");
 } else {

@@ -61,7 +61,7 @@ for (const size of SIZES) {
     const store = new SqliteStore(join(root, ".pmagent", "pmagent.db"));
     await migrate(store, migrations);
     await seed(store, size);
-    const server = buildServer({ project, store, port: 0, env: { PMAGENT_TOKENS: `${TOKEN}=Human` } });
+    const server = await buildServer({ project, store, port: 0, env: { PMAGENT_TOKENS: `${TOKEN}=Human` } });
     const url = await server.listen();
     const page = await (await fetch(`${url}/v1/entries?limit=${LIMIT}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json();
     if (page.items?.length !== Math.min(LIMIT, size)) throw new Error(`GET /v1/entries gave ${page.items?.length} items, expected ${Math.min(LIMIT, size)}`);

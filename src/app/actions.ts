@@ -17,6 +17,10 @@ export interface ProjectActionsOptions {
   consoleWrite?: (line: string) => void;
   retry?: Partial<RetryPolicy>;
   leaseMs?: number;
+  /** The forge OPEN_PR opens on (default: the project's, built here). */
+  forge?: Forge;
+  /** Default: the project's (its secrets redacted). */
+  redactor?: Redactor;
 }
 
 /**
@@ -33,20 +37,24 @@ export function workspaceSandbox(project: Project, store: Store, env: NodeJS.Pro
   };
 }
 
+/** The local forge of a project (its bare repository and pull requests table), whatever forge OPEN_PR uses. */
+export function localForge(project: Project, store: Store, env: NodeJS.ProcessEnv = process.env): LocalForge {
+  return new LocalForge({ store, projectId: project.config.project_id, root: project.root, bareRepo: project.config.forge.bare_repo, sandbox: workspaceSandbox(project, store, env), remote: project.config.forge.remote });
+}
+
 /** The forge of a project: GitHub when `github.repo` is configured, else the local forge. */
 export function projectForge(project: Project, store: Store, env: NodeJS.ProcessEnv = process.env): Forge {
   const gh = project.config.github;
-  const sandbox = workspaceSandbox(project, store, env);
   if (gh?.repo) {
     const settings = { repo: gh.repo, tokenEnv: gh.token_env, apiUrl: gh.api_url };
-    return new GitHubForge({ client: () => gitHubClient(settings, env), tokenEnv: gh.token_env, remoteUrl: env[GITHUB_GIT_URL_ENV] ?? gitHubRemoteUrl(gh.api_url, gh.repo), root: project.root, sandbox });
+    return new GitHubForge({ client: () => gitHubClient(settings, env), tokenEnv: gh.token_env, remoteUrl: env[GITHUB_GIT_URL_ENV] ?? gitHubRemoteUrl(gh.api_url, gh.repo), root: project.root, sandbox: workspaceSandbox(project, store, env) });
   }
-  return new LocalForge({ store, projectId: project.config.project_id, root: project.root, bareRepo: project.config.forge.bare_repo, sandbox, remote: project.config.forge.remote });
+  return localForge(project, store, env);
 }
 
 /** Where a project's lane cycles live (the forge's bare repository) and the forge their pull requests open on. */
-export function projectCycles(project: Project, store: Store, env: NodeJS.ProcessEnv = process.env): NonNullable<SupervisorOptions["cycles"]> {
-  return { repo: confinePath(project.root, project.config.forge.bare_repo, "forge.bare_repo"), remote: project.config.forge.remote, root: project.root, sandbox: workspaceSandbox(project, store, env), forge: projectForge(project, store, env) };
+export function projectCycles(project: Project, store: Store, env: NodeJS.ProcessEnv = process.env, forge: Forge = projectForge(project, store, env)): NonNullable<SupervisorOptions["cycles"]> {
+  return { repo: confinePath(project.root, project.config.forge.bare_repo, "forge.bare_repo"), remote: project.config.forge.remote, root: project.root, sandbox: workspaceSandbox(project, store, env), forge };
 }
 
 /** The notifiers of a project: the webhook when configured, then the console. */
@@ -67,7 +75,7 @@ export function projectHandlers(options: ProjectActionsOptions, redactor: Redact
     : undefined;
   const roles = new Map(allRoles(project.config).map(({ role }) => [role.name, role.credentials]));
   return {
-    OPEN_PR: openPrHandler(projectForge(project, store, env)),
+    OPEN_PR: openPrHandler(options.forge ?? projectForge(project, store, env)),
     POST_COMMENT: postCommentHandler(github),
     LABEL_ISSUE: labelIssueHandler(github),
     NOTIFY_USER: notifyUserHandler(projectNotifiers(project, redactor, options.consoleWrite)),
@@ -81,7 +89,7 @@ export function projectHandlers(options: ProjectActionsOptions, redactor: Redact
 /** An ActionExecutor for a project: its forge, GitHub, notifiers and secret store. */
 export function projectActionExecutor(options: ProjectActionsOptions): ActionExecutor {
   const env = options.env ?? process.env;
-  const redactor = projectRedactor(options.project, env);
+  const redactor = options.redactor ?? projectRedactor(options.project, env);
   return new ActionExecutor({
     store: options.store,
     handlers: projectHandlers(options, redactor),

@@ -5,7 +5,8 @@
  */
 import { PmagentError, createLogger, type Logger } from "../core/index.js";
 import { type ActionExecutor, type ActionResume, type ActionSink, type ProposalSink, type RunEnvironmentProvider, type Notifier, EnvironmentChanges, ProposalStore, hiddenFromSprites, roleEnvironment, projectRedactor, ActionRequestPayload, EnvironmentProposalPayload, Supervisor, type SupervisorOptions, type RunRecord } from "../lattice/index.js";
-import { projectActionExecutor, projectCycles, projectNotifiers } from "./actions.js";
+import { projectActionExecutor, projectCycles, projectForge, projectNotifiers } from "./actions.js";
+import type { Forge } from "../forge/index.js";
 import { oaRunGate } from "./oa-gate.js";
 import type { Project } from "../config/index.js";
 import type { Store } from "../store/index.js";
@@ -131,6 +132,9 @@ export interface ProjectSupervisorOptions extends Omit<SupervisorOptions, "hooks
   consoleWrite?: (line: string) => void;
   /** Default: OA's SafeOPSDecision (when the project has OA surfaces). */
   gate?: NonNullable<SupervisorOptions["hooks"]>["gate"];
+  /** The project's proposal store and forge (default: built here); openProject passes its own. */
+  proposals?: ProposalStore;
+  forge?: Forge;
 }
 
 /** A supervisor whose actions, proposals and role environments are this module's. */
@@ -139,15 +143,18 @@ export function projectSupervisor(options: ProjectSupervisorOptions): Supervisor
   const env = options.env ?? process.env;
   const redactor = options.redactor ?? projectRedactor(project, env);
   const log = options.logger ?? createLogger("pmagent-lattice", redactor);
-  const proposals = new ProposalStore({ store, projectId: project.config.project_id, humans: project.config.humans });
+  const { proposals: given, forge: givenForge, ...supervisorOptions } = options;
+  const proposals = given ?? new ProposalStore({ store, projectId: project.config.project_id, humans: project.config.humans });
+  // One forge for OPEN_PR and the lane cycles.
+  const forge = givenForge ?? projectForge(project, store, env);
   // The executor resumes through the supervisor it is a hook of (called only once both exist).
   const notifiers = projectNotifiers(project, redactor, options.consoleWrite);
-  const executor = projectActionExecutor({ project, store, env, logger: log, consoleWrite: options.consoleWrite, resume: (runId, payload) => resumeBlocked(supervisor, runId, payload, log, notifiers) });
+  const executor = projectActionExecutor({ project, store, env, logger: log, redactor, forge, consoleWrite: options.consoleWrite, resume: (runId, payload) => resumeBlocked(supervisor, runId, payload, log, notifiers) });
   const changes = projectEnvironmentChanges(project, store, proposals, env);
   const supervisor: Supervisor = new Supervisor({
     // Lane cycles are branches of the project's forge repository (the local forge's bare one).
-    cycles: projectCycles(project, store, env),
-    ...options,
+    cycles: projectCycles(project, store, env, forge),
+    ...supervisorOptions,
     // The same redactor (the secrets file's values too) and log as its sinks'.
     redactor,
     logger: log,

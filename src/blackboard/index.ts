@@ -3,6 +3,7 @@ export type { Entry, EntryInput, Status, StoredEntry, HistoryRecord } from "./sc
 export { TRANSITIONS, canTransition, isTerminal, mayChange } from "./lifecycle.js";
 export { Blackboard, storedProjects, DEFAULT_LEASE_MS, type BlackboardOptions } from "./blackboard.js";
 export { OPEN_CHANNEL } from "./wake.js";
+export { claimedByAnother } from "./claims.js";
 export { BoardFeed, type BoardFeedOptions, type BoardWatch, type BoardWatcher } from "./feed.js";
 export type { ListFilter, EntryPageFilter } from "./queries.js";
 export { byCreation } from "./queries.js";

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { Blackboard, DEFAULT_BLACKBOARD_TYPE, createGithubClient, githubToken, syncBoard, type SyncOptions, type SyncReport } from "../blackboard/index.js";
+import { DEFAULT_BLACKBOARD_TYPE, createGithubClient, githubToken, syncBoard, type SyncOptions, type SyncReport } from "../blackboard/index.js";
 import { PmagentError, UsageError } from "../core/index.js";
 import { withStore } from "./context.js";
 import { formatOption, intOption, print, type Format } from "./output.js";
@@ -87,7 +87,7 @@ export function registerBbSync(bb: Command): void {
     .option("--interval <seconds>", "seconds between two rounds of --watch", intOption("--interval", 1), 60)
     .addOption(formatOption())
     .action(async (opts: SyncOpts, cmd: Command) => {
-      await withStore(cmd, async (p, store) => {
+      await withStore(cmd, async (p, _store, o) => {
         const github = p.config.github;
         const repo = opts.repo ?? github?.repo;
         if (repo === undefined) throw new UsageError("missing_option", "bb sync needs --repo OWNER/NAME (or github.repo in pmagent.config.json)");
@@ -95,7 +95,7 @@ export function registerBbSync(bb: Command): void {
         if (issue === undefined) throw new UsageError("missing_option", "bb sync needs --issue N (or github.board_issue in pmagent.config.json)");
         const tokenEnv = github?.token_env ?? "GITHUB_TOKEN";
         const options: SyncOptions = {
-          board: new Blackboard(store, { projectId: p.config.project_id, humans: p.config.humans }),
+          board: await o.board(),
           repo,
           issue,
           apiUrl: opts.apiUrl ?? github?.api_url ?? "https://api.github.com",

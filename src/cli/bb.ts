@@ -1,9 +1,11 @@
 import { Option, type Command } from "commander";
 import { hostname } from "node:os";
-import { Blackboard, readImportText, storedProjects, STATUSES, type EntryInput, type HistoryRecord, type Status, type StoredEntry } from "../blackboard/index.js";
+import { readImportText, storedProjects, STATUSES, type EntryInput, type HistoryRecord, type Status, type StoredEntry } from "../blackboard/index.js";
 import { findRole, localActor, type Project } from "../config/index.js";
 import { UsageError, parseJsonText } from "../core/index.js";
-import { DEFAULT_PAGE_LIMIT, type Store } from "../store/index.js";
+import { DEFAULT_PAGE_LIMIT } from "../store/index.js";
+import type { Blackboard } from "../blackboard/index.js";
+import type { OpenProject } from "../app/project/index.js";
 import { withStore } from "./context.js";
 import { registerBbSync } from "./bb-sync.js";
 import { formatOption, intOption, pageOptions, print, printPage, readInput, type Format, type PageOpts } from "./output.js";
@@ -17,10 +19,6 @@ function actorOf(p: Project, opts: { as?: string }): string {
   return localActor(p.config, opts.as);
 }
 
-function board(p: Project, store: Store, projectId = p.config.project_id): Blackboard {
-  return new Blackboard(store, { projectId, humans: p.config.humans });
-}
-
 interface ProjectOpts {
   project?: string;
   allProjects?: boolean;
@@ -32,9 +30,9 @@ const projectOptions = (cmd: Command): Command =>
     .option("--all-projects", "the entries of every project in the store");
 
 /** The blackboards `--project` / `--all-projects` select: this project's by default. */
-async function selectedBoards(p: Project, store: Store, opts: ProjectOpts): Promise<Blackboard[]> {
-  if (opts.allProjects) return (await storedProjects(store)).map((id) => board(p, store, id));
-  return [board(p, store, opts.project)];
+async function selectedBoards(o: OpenProject, opts: ProjectOpts): Promise<Blackboard[]> {
+  if (opts.allProjects) return Promise.all((await storedProjects(o.store)).map((id) => o.board(id)));
+  return [await o.board(opts.project)];
 }
 
 export function entryLine(s: StoredEntry): string {
@@ -124,8 +122,8 @@ export function registerBb(program: Command): void {
         }
         input = e;
       }
-      await withStore(cmd, async (p, store) => {
-        const { stored, created } = await board(p, store).post(actorOf(p, opts), input, file ?? "entry");
+      await withStore(cmd, async (p, _store, o) => {
+        const { stored, created } = await (await o.board()).post(actorOf(p, opts), input, file ?? "entry");
         print(opts.format, stored.entry, () => `${created ? "posted" : "already posted (same content, nothing changed)"}: ${entryLine(stored)}`);
       });
     });
@@ -138,17 +136,17 @@ export function registerBb(program: Command): void {
     .option("--kind <kind>", "only this kind")
     .addOption(formatOption())
     .action(async (opts: ProjectOpts & PageOpts & { status?: Status; to?: string; from?: string; kind?: string; format: Format }, cmd: Command) => {
-      await withStore(cmd, async (p, store) => {
+      await withStore(cmd, async (p, _store, o) => {
         const filter = { status: opts.status, to: opts.to, from: opts.from, kind: opts.kind };
         const request = { limit: opts.limit, order: opts.order, cursor: opts.cursor };
         if (!opts.allProjects) {
-          const page = await board(p, store, opts.project).page(filter, request);
+          const page = await (await o.board(opts.project)).page(filter, request);
           printPage(opts.format, page, entryLine, "no entries", (s) => s.entry);
           return;
         }
         // Every project's board: the first page of each; a cursor belongs to one project's list.
         if (opts.cursor !== undefined) throw new UsageError("invalid_option", "--cursor pages one project's entries: pass --project ID with it instead of --all-projects");
-        const boards = await selectedBoards(p, store, opts);
+        const boards = await selectedBoards(o, opts);
         const pages = await Promise.all(boards.map((b) => b.page(filter, { ...request, limit: request.limit ?? DEFAULT_PAGE_LIMIT })));
         const entries = pages.flatMap((pg) => pg.items);
         const more = pages.flatMap((pg, i) => (pg.next === null ? [] : [{ project: boards[i]!.projectId, next: pg.next }]));
@@ -163,11 +161,10 @@ export function registerBb(program: Command): void {
     .argument("<id>", "entry id")
     .addOption(formatOption())
     .action(async (id: string, opts: { format: Format }, cmd: Command) => {
-      await withStore(cmd, async (p, store) => {
-        const s = await board(p, store).get(id);
+      await withStore(cmd, async (p, _store, o) => {
+        const s = await (await o.board()).get(id);
         // A run the gate denied never started: its last DENY is shown here, with how to lift it.
-        const { projectSupervisor } = await import("../app/index.js");
-        const gate = await projectSupervisor({ store, project: p }).runs.lastGateDecision(id);
+        const gate = await (await o.runs()).lastGateDecision(id);
         const denied = gate?.decision === "DENY" ? `\ngate:        DENY at ${gate.at} (entry version ${gate.entry_version}): ${gate.reasoning}` : "";
         print(opts.format, s.entry, () => entryText(s) + denied);
       });
@@ -180,10 +177,10 @@ export function registerBb(program: Command): void {
     .option("--lease-ms <ms>", "lease length", intOption("--lease-ms", 1000))
     .addOption(formatOption())
     .action(async (opts: { role: string; worker?: string; leaseMs?: number; format: Format }, cmd: Command) => {
-      await withStore(cmd, async (p, store) => {
+      await withStore(cmd, async (p, _store, o) => {
         const { role } = findRole(p.config, opts.role);
         const worker = opts.worker ?? `${role.name}@${hostname()}:${process.pid}`;
-        const s = await board(p, store).claim(worker, role.name, role.allowed_kinds, opts.leaseMs);
+        const s = await (await o.board()).claim(worker, role.name, role.allowed_kinds, opts.leaseMs);
         print(opts.format, s ? { entry: s.entry, claimed_by: s.claimed_by, lease_expires_at: s.lease_expires_at, version: s.version } : null, () =>
           s ? `claimed by ${worker} until ${s.lease_expires_at}: ${entryLine(s)}` : `no open entry for ${role.name}`,
         );
@@ -197,8 +194,8 @@ export function registerBb(program: Command): void {
     .option("--lease-ms <ms>", "lease length", intOption("--lease-ms", 1000))
     .addOption(formatOption())
     .action(async (id: string, opts: { worker: string; leaseMs?: number; format: Format }, cmd: Command) => {
-      await withStore(cmd, async (p, store) => {
-        const s = await board(p, store).heartbeat(opts.worker, id, opts.leaseMs);
+      await withStore(cmd, async (p, _store, o) => {
+        const s = await (await o.board()).heartbeat(opts.worker, id, opts.leaseMs);
         print(opts.format, { entry: s.entry, claimed_by: s.claimed_by, lease_expires_at: s.lease_expires_at, version: s.version }, () => `lease of ${id} extended until ${s.lease_expires_at}`);
       });
     });
@@ -216,8 +213,8 @@ export function registerBb(program: Command): void {
     .action(async (id: string, opts: ActorOpts & { status?: Status; to?: string; payloadJson?: Record<string, unknown>; note?: string; expectVersion?: number }, cmd: Command) => {
       const patch = { ...(opts.status ? { status: opts.status } : {}), ...(opts.to ? { to: opts.to } : {}), ...(opts.payloadJson ? { payload: opts.payloadJson } : {}), ...(opts.note !== undefined ? { note: opts.note } : {}) };
       if (Object.keys(patch).length === 0) throw new UsageError("missing_option", "bb update needs at least one of --status, --to, --payload-json, --note");
-      await withStore(cmd, async (p, store) => {
-        const s = await board(p, store).change(actorOf(p, opts), id, patch, { expectedVersion: opts.expectVersion });
+      await withStore(cmd, async (p, _store, o) => {
+        const s = await (await o.board()).change(actorOf(p, opts), id, patch, { expectedVersion: opts.expectVersion });
         print(opts.format, s.entry, () => `updated: ${entryLine(s)}`);
       });
     });
@@ -232,8 +229,8 @@ export function registerBb(program: Command): void {
       .addOption(versionOption())
       .addOption(formatOption())
       .action(async (id: string, opts: ActorOpts & { note?: string; worker?: string; expectVersion?: number }, cmd: Command) => {
-        await withStore(cmd, async (p, store) => {
-          const s = await board(p, store).transition(actorOf(p, opts), id, status, { note: opts.note, worker: opts.worker, expectedVersion: opts.expectVersion });
+        await withStore(cmd, async (p, _store, o) => {
+          const s = await (await o.board()).transition(actorOf(p, opts), id, status, { note: opts.note, worker: opts.worker, expectedVersion: opts.expectVersion });
           print(opts.format, s.entry, () => `${status}: ${entryLine(s)}`);
         });
       });
@@ -244,8 +241,8 @@ export function registerBb(program: Command): void {
     .argument("[id]", "entry id")
     .addOption(formatOption())
     .action(async (id: string | undefined, opts: PageOpts & { format: Format }, cmd: Command) => {
-      await withStore(cmd, async (p, store) => {
-        const h = await board(p, store).historyPage(id, { limit: opts.limit, order: opts.order, cursor: opts.cursor });
+      await withStore(cmd, async (p, _store, o) => {
+        const h = await (await o.board()).historyPage(id, { limit: opts.limit, order: opts.order, cursor: opts.cursor });
         printPage(opts.format, h, historyLine, "no history");
       });
     });
@@ -254,8 +251,8 @@ export function registerBb(program: Command): void {
     .description("write every entry as JSON lines (the spec's form, every field kept)")
     .addOption(new Option("--status <status>", "only this status").choices([...STATUSES]))
     .action(async (opts: ProjectOpts & { status?: Status }, cmd: Command) => {
-      await withStore(cmd, async (p, store) => {
-        for (const b of await selectedBoards(p, store, opts)) for (const s of await b.list({ status: opts.status })) process.stdout.write(`${JSON.stringify(s.entry)}\n`);
+      await withStore(cmd, async (p, _store, o) => {
+        for (const b of await selectedBoards(o, opts)) for (const s of await b.list({ status: opts.status })) process.stdout.write(`${JSON.stringify(s.entry)}\n`);
       });
     });
 
@@ -269,18 +266,16 @@ export function registerBb(program: Command): void {
     .action(async (file: string, opts: ActorOpts, cmd: Command) => {
       const source = file === "-" ? "standard input" : file;
       const read = readImportText(await readInput(file), source);
-      await withStore(cmd, async (p, store) => {
-        const boards = new Map<string, Blackboard>();
+      await withStore(cmd, async (p, _store, o) => {
         // An entry of another project (one board issue may hold several) goes to that project's blackboard.
-        const boardOf = (item: unknown): Blackboard => {
+        const boardOf = (item: unknown): Promise<Blackboard> => {
           const id = item && typeof item === "object" && typeof (item as { project_id?: unknown }).project_id === "string" ? (item as { project_id: string }).project_id : p.config.project_id;
-          if (!boards.has(id)) boards.set(id, board(p, store, id));
-          return boards.get(id)!;
+          return o.board(id);
         };
         const report = { created: [] as string[], unchanged: [] as string[], refused: [] as Array<{ index: number; id?: string; reason: string }>, ...(read.form === "comments" ? { bad_comments: read.bad_comments } : {}) };
         for (const [index, item] of read.items.entries()) {
           try {
-            const { stored, outcome } = await boardOf(item).import(actorOf(p, opts), item, { source: `${source} entry ${index + 1}` });
+            const { stored, outcome } = await (await boardOf(item)).import(actorOf(p, opts), item, { source: `${source} entry ${index + 1}` });
             (outcome === "created" ? report.created : report.unchanged).push(stored.entry.id);
           } catch (err) {
             const id = item && typeof item === "object" && typeof (item as { id?: unknown }).id === "string" ? (item as { id: string }).id : undefined;

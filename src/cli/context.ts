@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { loadProject, type Project } from "../config/index.js";
-import { openStore, type Store } from "../store/index.js";
+import type { Store } from "../store/index.js";
+import { withProject as withOpenProject, type OpenProject } from "../app/project/index.js";
 
 /** Global options every command sees (declared on the root program). */
 export interface GlobalOptions {
@@ -15,13 +16,12 @@ export function project(cmd: Command): Project {
   return loadProject({ configPath: globalOptions(cmd).config });
 }
 
+/** Run `fn` with the project open (its store, and each of its objects built on first use), closing it afterwards. */
+export function withProject<T>(cmd: Command, fn: (p: OpenProject) => Promise<T>, options: { yieldWhileBusy?: boolean } = {}): Promise<T> {
+  return withOpenProject({ project: project(cmd), storeOptions: options }, fn);
+}
+
 /** Run `fn` with the project and its open store, closing the store afterwards. */
-export async function withStore<T>(cmd: Command, fn: (p: Project, store: Store) => Promise<T>, options: { yieldWhileBusy?: boolean } = {}): Promise<T> {
-  const p = project(cmd);
-  const store = await openStore({ root: p.root, storage: p.config.storage, ...options });
-  try {
-    return await fn(p, store);
-  } finally {
-    await store.close();
-  }
+export function withStore<T>(cmd: Command, fn: (p: Project, store: Store, opened: OpenProject) => Promise<T>, options: { yieldWhileBusy?: boolean } = {}): Promise<T> {
+  return withProject(cmd, (p) => fn(p.project, p.store, p), options);
 }

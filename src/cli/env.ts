@@ -1,16 +1,9 @@
 import { Option, type Command } from "commander";
-import type { Project } from "../config/index.js";
 import { findRole } from "../config/index.js";
 import { PmagentError, UsageError } from "../core/index.js";
-import { projectEnvironmentChanges } from "../app/index.js";
-import { PROPOSAL_STATUSES, ProposalStore, roleEnvironment, type EnvironmentChange, type EnvironmentProposal, type InstallPlan, type ProposalStatus } from "../lattice/index.js";
-import type { Store } from "../store/index.js";
-import { withStore } from "./context.js";
+import { PROPOSAL_STATUSES, roleEnvironment, type EnvironmentChange, type EnvironmentProposal, type InstallPlan, type ProposalStatus } from "../lattice/index.js";
+import { withProject, withStore } from "./context.js";
 import { formatOption, pageOptions, print, printPage, type Format, type PageOpts } from "./output.js";
-
-function proposals(p: Project, store: Store): ProposalStore {
-  return new ProposalStore({ store, projectId: p.config.project_id, humans: p.config.humans });
-}
 
 function line(e: EnvironmentProposal): string {
   const decided = e.decided_by ? `  (${e.status} by ${e.decided_by} at ${e.decided_at})` : "";
@@ -54,8 +47,8 @@ export function registerEnv(program: Command): void {
     .option("--role <role>", "only proposals from this role's runs")
     .addOption(formatOption())
     .action(async (opts: PageOpts & { status?: ProposalStatus; role?: string; format: Format }, cmd: Command) => {
-      await withStore(cmd, async (p, store) => {
-        const page = await proposals(p, store).page({ status: opts.status, role: opts.role }, { limit: opts.limit, order: opts.order, cursor: opts.cursor });
+      await withProject(cmd, async (o) => {
+        const page = await (await o.proposals()).page({ status: opts.status, role: opts.role }, { limit: opts.limit, order: opts.order, cursor: opts.cursor });
         printPage(opts.format, page, line, "no environment proposals");
       });
     });
@@ -68,8 +61,8 @@ export function registerEnv(program: Command): void {
     .addOption(formatOption())
     .action(async (id: string, opts: { as?: string; format: Format }, cmd: Command) => {
       const actor = decider(opts);
-      await withStore(cmd, async (p, store) => {
-        const { proposal: d, change } = await projectEnvironmentChanges(p, store, proposals(p, store)).accept(id, actor);
+      await withProject(cmd, async (o) => {
+        const { proposal: d, change } = await (await o.environmentChanges()).accept(id, actor);
         print(opts.format, { ...d, change }, () => `${decidedLine(d)}\n  change ${changeLine(change)}`);
         if (change.status === "failed") {
           throw new PmagentError("install_failed", `environment proposal ${d.id} is accepted but applying it failed, so later runs do not get it (change ${change.id}): ${change.reason ?? "no reason"}`, { kind: "unavailable" });
@@ -85,8 +78,8 @@ export function registerEnv(program: Command): void {
     .addOption(formatOption())
     .action(async (id: string, opts: { as?: string; format: Format }, cmd: Command) => {
       const actor = decider(opts);
-      await withStore(cmd, async (p, store) => {
-        const d = await proposals(p, store).reject(id, actor);
+      await withProject(cmd, async (o) => {
+        const d = await (await o.proposals()).reject(id, actor);
         print(opts.format, d, () => decidedLine(d));
       });
     });
@@ -99,8 +92,8 @@ export function registerEnv(program: Command): void {
     .addOption(formatOption())
     .action(async (id: string, opts: { as?: string; format: Format }, cmd: Command) => {
       const actor = decider(opts);
-      await withStore(cmd, async (p, store) => {
-        const c = await projectEnvironmentChanges(p, store, proposals(p, store)).undo(id, actor);
+      await withProject(cmd, async (o) => {
+        const c = await (await o.environmentChanges()).undo(id, actor);
         print(opts.format, c, () => changeLine(c));
       });
     });
@@ -111,10 +104,10 @@ export function registerEnv(program: Command): void {
     .argument("<role>", "a configured role")
     .addOption(formatOption())
     .action(async (role: string, opts: { format: Format }, cmd: Command) => {
-      await withStore(cmd, async (p, store) => {
+      await withStore(cmd, async (p, _store, o) => {
         findRole(p.config, role);
-        const ps = proposals(p, store);
-        const changes = projectEnvironmentChanges(p, store, ps);
+        const ps = await o.proposals();
+        const changes = await o.environmentChanges();
         const e = await roleEnvironment(ps, role, changes);
         const list = await changes.list(role);
         const pending = (await ps.list({ status: "pending" })).filter((x) => x.role === role || x.scope === "global_candidate").map((x) => changes.plan(x));

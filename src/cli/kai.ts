@@ -1,9 +1,9 @@
 import type { Command } from "commander";
 import { UsageError, isIsoWithZone, parseDateInput } from "../core/index.js";
-import { answerText, polishSummary, projectKaiSources, type KaiResponse } from "../kai/index.js";
+import { answerText, polishSummary, type KaiResponse } from "../kai/index.js";
 import type { Project } from "../config/index.js";
 import { formatOption, intOption, readInput, type Format } from "./output.js";
-import { project, withStore } from "./context.js";
+import { project, withProject } from "./context.js";
 
 interface KaiFlags {
   polish?: boolean;
@@ -64,7 +64,7 @@ async function run(cmd: Command, text: string, flags: KaiFlags): Promise<void> {
   // The model settings are checked first: --polish without a key is a usage error, not a late surprise.
   // The model client (openai) only when asked to polish.
   const model = flags.polish ? (await import("../prompt/index.js")).ModelClient.fromConfig(project(cmd).config.model) : undefined;
-  const response = await withStore(cmd, (p, store) => answerText(text, { config: p.config, sources: projectKaiSources(p, store, flags.repo === undefined ? {} : { repo: flags.repo }) }));
+  const response = await withProject(cmd, async (o) => answerText(text, { config: o.config, sources: await o.kaiSources({ repo: flags.repo }) }));
   emit(model ? await polishSummary(model, response) : response, flags.format);
 }
 

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { readFileSync } from "node:fs";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { mcpServer, serverContext, stdioActor } from "../server/index.js";
-import { withStore } from "./context.js";
+import { withProject } from "./context.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
@@ -12,8 +12,8 @@ export function registerMcp(program: Command): void {
     .description("Model Context Protocol server on stdio: tools for the blackboard, runs, PRs, environment proposals, Kai and OA; entries, runs and Kai answers as resources; prompts; acting as --as (default $PMAGENT_ACTOR, else the first human)")
     .option("--as <actor>", "the actor the tools act as")
     .action(async (opts: { as?: string }, cmd: Command) => {
-      await withStore(cmd, async (project, store) => {
-        const ctx = serverContext(project, store);
+      await withProject(cmd, async (opened) => {
+        const ctx = await serverContext(opened);
         const server = mcpServer(ctx, stdioActor(ctx, opts.as), pkg.version);
         const transport = new StdioServerTransport();
         const closed = new Promise<void>((resolve) => (transport.onclose = resolve));

@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import { LocalForge, type LocalPullRequest } from "../forge/index.js";
+import type { LocalPullRequest } from "../forge/index.js";
 import { withStore } from "./context.js";
 import { formatOption, pageOptions, printPage, type Format, type PageOpts } from "./output.js";
 
@@ -11,8 +11,8 @@ export function registerPrs(program: Command): void {
     .addOption(new Option("--state <state>", "only this state").choices([...STATES]).default("all"))
     .addOption(formatOption())
     .action(async (opts: PageOpts & { state: (typeof STATES)[number]; format: Format }, cmd: Command) => {
-      await withStore(cmd, async (p, store) => {
-        const forge = new LocalForge({ store, projectId: p.config.project_id, root: p.root, bareRepo: p.config.forge.bare_repo, remote: p.config.forge.remote });
+      await withStore(cmd, async (p, _store, o) => {
+        const forge = await o.localForge();
         const page = await forge.page(opts.state === "all" ? {} : { state: opts.state as LocalPullRequest["state"] }, { limit: opts.limit, order: opts.order, cursor: opts.cursor });
         const none = p.config.github?.repo ? `no local pull requests (this project opens them on GitHub: ${p.config.github.repo})` : "no pull requests";
         printPage(opts.format, page, (r) => `#${r.number}  ${r.state}  ${r.head} → ${r.base}  ${r.head_sha.slice(0, 12)}  ${r.title}`, none);

@@ -1,9 +1,9 @@
 import type { Command } from "commander";
 import { UsageError, parseJsonText } from "../core/index.js";
 import { formatInputType, parseInputType } from "../lattice/index.js";
-import { withStore } from "./context.js";
+import { withProject } from "./context.js";
 import { formatOption, print, readInput, type Format } from "./output.js";
-import { cancelOnSignals, supervisorFor } from "./run.js";
+import { cancelOnSignals } from "./run.js";
 import { runLine } from "./run-line.js";
 
 /** `--input key=value` values, parsed per the WAITING event's expected type (integer, boolean, map/array as JSON). */
@@ -57,8 +57,8 @@ export function registerResume(program: Command): void {
         if (v === null || typeof v !== "object" || Array.isArray(v)) throw new UsageError("invalid_input", `${source} must hold one JSON object of inputs`);
         fileInputs = v as Record<string, unknown>;
       }
-      await withStore(cmd, async (p, store) => {
-        const sup = supervisorFor(p, store);
+      await withProject(cmd, async (o) => {
+        const sup = await o.supervisor();
         const run = await sup.runs.get(id);
         const inputs = fileInputs ?? parseInputFlags(opts.input, run.waiting?.expected_inputs ?? {});
         if (opts.queue) {

@@ -1,17 +1,10 @@
 import type { Command } from "commander";
 import { AGENT_NAMES, agentCommand, defaultEndpoint, isAgentName, summarizeUsage, usageText, type RunBudget, type Supervisor } from "../lattice/index.js";
-import { projectSupervisor } from "../app/index.js";
 import { findRole, type Project } from "../config/index.js";
 import { UsageError } from "../core/index.js";
-import type { Store } from "../store/index.js";
 import { withStore } from "./context.js";
 import { formatOption, intOption, print, type Format } from "./output.js";
 import { runLine } from "./run-line.js";
-
-/** The supervisor of a CLI process, with the actions, proposals and role environments wired in. */
-export function supervisorFor(p: Project, store: Store): Supervisor {
-  return projectSupervisor({ store, project: p });
-}
 
 /** Stop the run when the user interrupts the CLI: the sprite's process group gets SIGTERM. */
 export function cancelOnSignals(sup: Supervisor, runId: () => string | null): () => void {
@@ -58,10 +51,10 @@ export function registerRun(program: Command): void {
     .argument("[command...]", "the sprite's argv, after --")
     .addOption(formatOption())
     .action(async (command: string[], opts: { role: string; entry?: string; workspace?: string; timeout?: number; agent?: string; prompt?: string; maxTokens?: number; maxCost?: number; format: Format }, cmd: Command) => {
-      await withStore(cmd, async (p, store) => {
+      await withStore(cmd, async (p, _store, o) => {
         if (opts.agent !== undefined) command = agentArgv(p, opts.role, opts.agent, opts.prompt, command);
         else if (opts.prompt !== undefined) throw new UsageError("invalid_option", "--prompt goes with --agent: give the agent to run");
-        const sup = supervisorFor(p, store);
+        const sup = await o.supervisor();
         let current: string | null = null;
         const release = cancelOnSignals(sup, () => current);
         try {

@@ -1,6 +1,6 @@
 import { Option, type Command } from "commander";
 import { RUN_STATES, RunStore, UNFINISHED_RUN_STATES, USAGE_GROUPINGS, groupUsage, sumTokens, summarizeUsage, usageText, type RunState, type StoredEvent, type UsageGrouping } from "../lattice/index.js";
-import { withStore } from "./context.js";
+import { withProject, withStore } from "./context.js";
 import { formatOption, pageOptions, print, printPage, type Format, type PageOpts } from "./output.js";
 import { runLine } from "./run-line.js";
 import type { Project } from "../config/index.js";
@@ -10,7 +10,6 @@ import type { Store } from "../store/index.js";
 const runsOf = (p: Project, store: Store) => new RunStore(store, p.config.project_id);
 
 /** A supervisor, for the commands that act on runs (loaded only by them: it pulls in the app, OA and the model client). */
-const supervisorFor = async (p: Project, store: Store) => (await import("./run.js")).supervisorFor(p, store);
 
 function eventLine(e: StoredEvent): string {
   const p = e.event.payload as Record<string, unknown>;
@@ -122,8 +121,8 @@ export function registerRuns(program: Command): void {
     .option("--reason <text>", "why (kept on the run)", "canceled by a user")
     .addOption(formatOption())
     .action(async (id: string, opts: { reason: string; format: Format }, cmd: Command) => {
-      await withStore(cmd, async (p, store) => {
-        const run = await (await supervisorFor(p, store)).cancel(id, opts.reason);
+      await withProject(cmd, async (o) => {
+        const run = await (await o.supervisor()).cancel(id, opts.reason);
         print(opts.format, run, () => `canceled: ${runLine(run)}`);
       });
     });
@@ -133,8 +132,8 @@ export function registerRuns(program: Command): void {
     .description("after a supervisor crash or a store fault: take over this host's unfinished runs (re-attach live sprites, store what their outboxes hold) and wait for them; exits 1 if one is left unfinished again")
     .addOption(formatOption())
     .action(async (opts: { format: Format }, cmd: Command) => {
-      await withStore(cmd, async (p, store) => {
-        const settled = await (await supervisorFor(p, store)).reconcile();
+      await withProject(cmd, async (o) => {
+        const settled = await (await o.supervisor()).reconcile();
         print(opts.format, settled, () => (settled.length ? settled.map((r) => runLine(r, process.stdout)).join("\n") : "no unfinished runs to reconcile"));
         // A run still unfinished was left again (its events could not be stored: the reason says why).
         if (settled.some((r) => UNFINISHED_RUN_STATES.includes(r.state))) process.exitCode = 1;

@@ -34,7 +34,7 @@ export function registerServe(program: Command): void {
       // Every route must go on answering while a worker or run holds the SQLite write lock.
       await withStore(cmd, async (project, store) => {
         const port = opts.port ?? DEFAULT_PORT;
-        const server = buildServer({ project, store, host: opts.host, port });
+        const server = await buildServer({ project, store, host: opts.host, port });
         // The handlers go in before the URL is printed: a script that stops the server as soon as
         // it reads the URL must not find the default action (an abrupt exit) still in place.
         let stop = () => {};

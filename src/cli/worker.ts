@@ -4,7 +4,6 @@ import type { Config } from "../config/index.js";
 import { Worker, type RunRecord } from "../lattice/index.js";
 import { project, withStore } from "./context.js";
 import { formatOption, intOption, paint, type Format } from "./output.js";
-import { supervisorFor } from "./run.js";
 import { runLine } from "./run-line.js";
 import { StatusLine } from "./status-line.js";
 
@@ -54,7 +53,7 @@ export function registerWorker(program: Command): void {
             : `worker needs at least one --role ROLE (repeatable); the configured roles are ${roles.join(", ")}: e.g. pmagent worker --role ${roles[0]}`,
         );
       }
-      await withStore(cmd, async (p, store) => {
+      await withStore(cmd, async (p, store, o) => {
         const err = process.stderr;
         const done = new Map<string, number>();
         // What each slot is doing, by the entry it claimed.
@@ -73,7 +72,7 @@ export function registerWorker(program: Command): void {
           else status.line(runLine(run, process.stdout), process.stdout);
         };
         const worker = new Worker({
-          supervisor: supervisorFor(p, store),
+          supervisor: await o.supervisor(),
           roles: opts.role,
           id: opts.workerId,
           pollMs: opts.pollMs,

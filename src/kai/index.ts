@@ -2,5 +2,5 @@
 export * from "./reports/index.js";
 export * from "./evidence/index.js";
 export { checkRequest, checkRequestText, type RequestCheck } from "./request.js";
-export { projectKaiSources, type ProjectSourcesOptions } from "./sources.js";
+export { kaiSources, type KaiSourcesInput } from "./sources.js";
 export { answer, answerText, answerRequest, collectEvidence, type KaiOptions, type KaiSources } from "./kai.js";

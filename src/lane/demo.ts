@@ -7,13 +7,11 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { plural, UnavailableError, UsageError, writeFileAtomic } from "../core/index.js";
-import { Blackboard, type StoredEntry } from "../blackboard/index.js";
-import { CONFIG_FILE, loadProject } from "../config/index.js";
-import { openStore } from "../store/index.js";
+import type { StoredEntry } from "../blackboard/index.js";
+import { CONFIG_FILE } from "../config/index.js";
 import { Worker, type RunRecord } from "../lattice/index.js";
-import { LocalForge } from "../forge/index.js";
-import { projectSupervisor } from "../app/index.js";
-import { answerText, projectKaiSources, type KaiResponse } from "../kai/index.js";
+import { openProject } from "../app/index.js";
+import { answerText, type KaiResponse } from "../kai/index.js";
 import { exampleLaneConfig } from "./example.js";
 
 export const DEMO_REQUEST_ID = "demo-docupdate-1";
@@ -116,12 +114,13 @@ const pad = (s: string, n: number) => s.padEnd(n);
 
 export async function runDemo(o: DemoOptions): Promise<DemoResult> {
   createDemoRepository(o.dir);
-  const project = loadProject({ cwd: o.dir });
+  // The demo's store is the repository's own SQLite file, whatever PMAGENT_DATABASE_URL says.
+  const opened = await openProject({ cwd: o.dir, env: o.env, storeOptions: { env: {} } });
+  const { project, store } = opened;
   const lane = project.config.lanes[0]!;
-  const store = await openStore({ root: project.root, storage: project.config.storage, env: {} });
   const { out } = o;
   try {
-    const board = new Blackboard(store, { projectId: project.config.project_id, humans: project.config.humans });
+    const board = await opened.board();
     out(`pmagent demo — repository ${project.root} (project "${project.config.project_id}", SQLite ${store.location})`);
     out(`lane ${lane.layer}/${lane.name}: Human → ${lane.roles.map((r) => r.name).join(" → ")} → Human`);
     out();
@@ -129,7 +128,7 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
     await board.post("Human", { id: DEMO_REQUEST_ID, to: lane.roles[0]!.name, kind: lane.roles[0]!.allowed_kinds[0]!, payload: { ...request, refs: {} }, target_docs: [lane.state_file, "docs/guide.md"] });
     out(`Human  posts  ${DEMO_REQUEST_ID}: ${request.summary} (3 updates)`);
 
-    const supervisor = projectSupervisor({ store, project, env: o.env, pmagentCommand: o.pmagentCommand, consoleWrite: (line: string) => out(`  notify: ${line}`) });
+    const supervisor = await opened.supervisor({ pmagentCommand: o.pmagentCommand, consoleWrite: (line: string) => out(`  notify: ${line}`) });
     const runs: RunRecord[] = [];
     const worker = new Worker({
       supervisor,
@@ -162,7 +161,7 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
         if (e.event_type === "INFO" && p.kind === "review_decision") out(`  ${p.message}`);
       }
     }
-    const forge = new LocalForge({ store, projectId: project.config.project_id, root: project.root, bareRepo: project.config.forge.bare_repo });
+    const forge = await opened.localForge();
     out();
     out("pull requests in the local forge:");
     for (const pr of await forge.list()) out(`  #${pr.number} ${pr.state} ${pr.head} → ${pr.base}: ${pr.title}`);
@@ -171,7 +170,7 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
     const kai = async (type: "lane_status" | "what_changed") =>
       answerText(
         JSON.stringify({ version: "kai_request_v1", request_id: `demo-${type}`, from: { actor_type: "human", actor_id: "pmagent-demo" }, project_id: project.config.project_id, type, lane: { layer: lane.layer, name: lane.name }, params: {} }),
-        { config: project.config, sources: projectKaiSources(project, store) },
+        { config: project.config, sources: await opened.kaiSources() },
       );
     const laneStatus = await kai("lane_status");
     const whatChanged = await kai("what_changed");
@@ -188,6 +187,6 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
     out(`  ${cli} bb list · ${cli} runs list · ${cli} prs · git --git-dir .pmagent/forge.git log --stat --all`);
     return { entries: final, runs, laneStatus, whatChanged };
   } finally {
-    await store.close();
+    await opened.close();
   }
 }

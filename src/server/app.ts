@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Project } from "../config/index.js";
 import { createLogger, type Logger } from "../core/index.js";
-import type { ProjectSupervisorOptions } from "../app/index.js";
+import { openProject, type ProjectSupervisorOptions } from "../app/index.js";
 import { waitingAtMost, type Store } from "../store/index.js";
 import { authorize, HostPolicy, PUBLIC, SESSION_COOKIE } from "./access.js";
 import { Auth, assertMayListen, tokenTable } from "./auth.js";
@@ -56,14 +56,15 @@ export interface PmagentServer {
 }
 
 /** Build (not start) the HTTP server: API, SSE, OpenAPI, MCP at /mcp and the console at /. */
-export function buildServer(options: ServerOptions): PmagentServer {
+export async function buildServer(options: ServerOptions): Promise<PmagentServer> {
   const env = options.env ?? process.env;
   const host = options.host ?? "127.0.0.1";
   const tokens = tokenTable(options.project.config, env);
   assertMayListen(host, tokens);
   const auth = new Auth(tokens, options.project.config.humans[0]!);
   const logger = options.logger ?? createLogger("pmagent-serve");
-  const ctx = serverContext(options.project, options.store, { env, tokens: tokens.keys(), logger, supervisor: options.supervisor });
+  const opened = await openProject({ project: options.project, store: options.store, env, secrets: tokens.keys(), logger });
+  const ctx = await serverContext(opened, { supervisor: options.supervisor });
   let port = options.port ?? DEFAULT_PORT;
   const limits = options.project.config.server;
   const hosts = new HostPolicy(host, limits.allowed_hosts, () => port);

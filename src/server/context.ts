@@ -1,10 +1,10 @@
-import { Blackboard, BoardFeed } from "../blackboard/index.js";
+import { BoardFeed, type Blackboard } from "../blackboard/index.js";
 import type { Project } from "../config/index.js";
-import type { Logger, Redactor } from "../core/index.js";
-import { projectKaiSources, type KaiSources } from "../kai/index.js";
-import { ActionStore, ProposalStore, projectRedactor, type EnvironmentChanges, type EnvironmentProposal, type InstallPlan, type Supervisor } from "../lattice/index.js";
-import { LocalForge } from "../forge/index.js";
-import { projectEnvironmentChanges, projectSupervisor, type ProjectSupervisorOptions } from "../app/index.js";
+import type { Redactor } from "../core/index.js";
+import type { KaiSources } from "../kai/index.js";
+import type { ActionStore, ProposalStore, EnvironmentChanges, EnvironmentProposal, InstallPlan, Supervisor } from "../lattice/index.js";
+import type { LocalForge } from "../forge/index.js";
+import type { OpenProject, ProjectSupervisorOptions } from "../app/index.js";
 import { oaWorkspace, type OAWorkspace } from "../oa/index.js";
 import type { Store } from "../store/index.js";
 
@@ -29,26 +29,26 @@ export interface ServerContext {
   inFlight: Set<Promise<unknown>>;
 }
 
-export function serverContext(project: Project, store: Store, options: { env?: NodeJS.ProcessEnv; tokens?: Iterable<string>; logger?: Logger; supervisor?: Partial<ProjectSupervisorOptions> } = {}): ServerContext {
-  const env = options.env ?? process.env;
-  const c = project.config;
-  const board = new Blackboard(store, { projectId: c.project_id, humans: c.humans });
-  const redactor = projectRedactor(project, env, options.tokens ?? []);
-  const proposals = new ProposalStore({ store, projectId: c.project_id, humans: c.humans });
+/**
+ * The server's objects, taken from the opened project (open it with the server's bearer tokens as
+ * secrets, so they are redacted too).
+ */
+export async function serverContext(opened: OpenProject, options: { supervisor?: Partial<ProjectSupervisorOptions> } = {}): Promise<ServerContext> {
+  const board = await opened.board();
   return {
-    project,
-    store,
+    project: opened.project,
+    store: opened.store,
     board,
     boardFeed: new BoardFeed(board),
     // The same supervisor as the CLI's: actions, proposals, role environments and the OA gate wired in.
-    supervisor: projectSupervisor({ store, project, env, redactor, ...(options.logger ? { logger: options.logger } : {}), ...options.supervisor }),
-    proposals,
-    envChanges: projectEnvironmentChanges(project, store, proposals, env),
-    forge: new LocalForge({ store, projectId: c.project_id, root: project.root, bareRepo: c.forge.bare_repo, remote: c.forge.remote }),
-    actions: new ActionStore(store, redactor),
-    oa: oaWorkspace(project.root, c.oa),
-    kai: projectKaiSources(project, store),
-    redactor,
+    supervisor: await opened.supervisor(options.supervisor),
+    proposals: await opened.proposals(),
+    envChanges: await opened.environmentChanges(),
+    forge: await opened.localForge(),
+    actions: await opened.actions(),
+    oa: oaWorkspace(opened.root, opened.config.oa),
+    kai: await opened.kaiSources(),
+    redactor: await opened.redactor(),
     inFlight: new Set(),
   };
 }

@@ -58,6 +58,13 @@ describe("layering lint", () => {
     expect(messages.map((m) => m.message).join("\n")).toMatch(/src\/blackboard is below .*lattice/);
   });
 
+  it("lets the CLI open a project through app/project, the composition root's light entry, and nothing else of app's inside", async () => {
+    const light = await messagesFor("src/cli/kai.ts", 'import { openProject } from "../app/project/index.js";\nvoid openProject;');
+    expect(light.filter((m) => /index\.ts/.test(m.message))).toEqual([]);
+    const inner = await messagesFor("src/cli/kai.ts", 'import { projectSupervisor } from "../app/supervisor.js";\nvoid projectSupervisor;');
+    expect(inner.map((m) => m.message).join("\n")).toMatch(/talk through each other's index\.ts/);
+  });
+
   it("refuses an import that closes a circle inside a folder (parser → outbox → parser)", async () => {
     const messages = await messagesFor("src/lattice/protocol/parser.ts", 'import { readOutbox } from "./outbox.js";\nvoid readOutbox;');
     expect(messages.some((m) => m.ruleId === "import-x/no-cycle"), JSON.stringify(messages)).toBe(true);

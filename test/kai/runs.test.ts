@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Blackboard } from "../../src/blackboard/index.js";
-import { answer, collectRuns, projectKaiSources, type KaiResponse, type LaneStatus, type WhatChanged } from "../../src/kai/index.js";
+import { answer, collectRuns, type KaiResponse, type LaneStatus, type WhatChanged } from "../../src/kai/index.js";
 import { ActionStore, ProposalStore, RunStore, type RunRecord } from "../../src/lattice/index.js";
 import { LocalForge } from "../../src/forge/index.js";
-import { projectSupervisor } from "../../src/app/index.js";
+import { openProject, projectSupervisor } from "../../src/app/index.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 import { ACTION_SPRITE, DIST, gitInit, PMAGENT, PR_INPUTS, SPEC_EVENTS, testProject, type TestProject } from "../lattice/helpers.js";
 
@@ -30,8 +30,8 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
   let waiting: RunRecord; // Builder of req-2: waiting for input
   let cut1: number; // after the first cycle's runs, before req-2
   let proposalId: string;
-  const ask = (type: "lane_status" | "what_changed", params: Record<string, unknown> = {}) =>
-    answer({ version: "kai_request_v1", request_id: `t-${type}`, from: { actor_type: "human" }, project_id: "demo", type, lane: { layer: "test", name: "build" }, params }, { config: tp.project.config, sources: projectKaiSources(tp.project, ts.store) });
+  const ask = async (type: "lane_status" | "what_changed", params: Record<string, unknown> = {}) =>
+    answer({ version: "kai_request_v1", request_id: `t-${type}`, from: { actor_type: "human" }, project_id: "demo", type, lane: { layer: "test", name: "build" }, params }, { config: tp.project.config, sources: await (await openProject({ project: tp.project, store: ts.store })).kaiSources() });
 
   beforeAll(async () => {
     ts = await kind.open();

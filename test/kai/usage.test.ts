@@ -1,7 +1,8 @@
 /** Kai's lane_status: the lane's runs' reported tokens and cost, in total and per role, cycle and day, and one line of the digest. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openProject } from "../../src/app/index.js";
 import { Blackboard } from "../../src/blackboard/index.js";
-import { answer, projectKaiSources, type LaneStatus } from "../../src/kai/index.js";
+import { answer, type LaneStatus } from "../../src/kai/index.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 import { gitInit, testProject, type TestProject } from "../lattice/helpers.js";
 
@@ -13,8 +14,8 @@ const completed = { emit: "COMPLETED", payload: { status: "success" } };
 describe.each(kinds)("Kai's lane status counts the lane's usage ($name)", (kind) => {
   let ts: TestStore;
   let tp: TestProject;
-  const ask = () =>
-    answer({ version: "kai_request_v1", request_id: "t-usage", from: { actor_type: "human" }, project_id: "demo", type: "lane_status", lane: { layer: "test", name: "build" }, params: {} }, { config: tp.project.config, sources: projectKaiSources(tp.project, ts.store) });
+  const ask = async () =>
+    answer({ version: "kai_request_v1", request_id: "t-usage", from: { actor_type: "human" }, project_id: "demo", type: "lane_status", lane: { layer: "test", name: "build" }, params: {} }, { config: tp.project.config, sources: await (await openProject({ project: tp.project, store: ts.store })).kaiSources() });
 
   beforeAll(async () => {
     ts = await kind.open();

@@ -221,12 +221,12 @@ describe("serve without tokens", () => {
     const { testProject } = await import("../lattice/helpers.js");
     const tp = testProject(ts);
     try {
-      expect(() => buildServer({ project: tp.project, store: ts.store, host: "0.0.0.0", env: {} })).toThrow(
+      await expect(buildServer({ project: tp.project, store: ts.store, host: "0.0.0.0", env: {} })).rejects.toThrow(
         'refusing to listen on 0.0.0.0 without bearer tokens: set PMAGENT_TOKENS="TOKEN=Actor" or server.tokens in the config, or listen on 127.0.0.1',
       );
-      expect(() => buildServer({ project: tp.project, store: ts.store, env: { PMAGENT_TOKENS: "short=Human" } })).toThrow("PMAGENT_TOKENS: the token for Human is shorter than 16 characters");
-      expect(() => buildServer({ project: tp.project, store: ts.store, env: { PMAGENT_TOKENS: "novalue" } })).toThrow("PMAGENT_TOKENS: each item must be TOKEN=Actor (item 1 is not)");
-      const server = buildServer({ project: tp.project, store: ts.store, port: 0, env: {} });
+      await expect(buildServer({ project: tp.project, store: ts.store, env: { PMAGENT_TOKENS: "short=Human" } })).rejects.toThrow("PMAGENT_TOKENS: the token for Human is shorter than 16 characters");
+      await expect(buildServer({ project: tp.project, store: ts.store, env: { PMAGENT_TOKENS: "novalue" } })).rejects.toThrow("PMAGENT_TOKENS: each item must be TOKEN=Actor (item 1 is not)");
+      const server = await buildServer({ project: tp.project, store: ts.store, port: 0, env: {} });
       const url = await server.listen();
       const who = (await (await fetch(`${url}/v1/whoami`)).json()) as { actor: string; auth_required: boolean };
       expect(who).toMatchObject({ actor: "Human", auth_required: false });

@@ -30,7 +30,7 @@ export async function startServer(ts: TestStore, options: { bodyLimit?: number; 
   const git = (...args: string[]) => execFileSync("git", args, { cwd: tp.root, stdio: "ignore" });
   git("init", "-q", "-b", "main");
   git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "init");
-  const server = buildServer({ project: tp.project, store: ts.store, port: 0, bodyLimit: options.bodyLimit, consoleDir: options.consoleDir, env: { PMAGENT_TOKENS: TOKEN_ENV, ...options.env }, supervisor: { pmagentCommand: PMAGENT, pollMs: 20 } });
+  const server = await buildServer({ project: tp.project, store: ts.store, port: 0, bodyLimit: options.bodyLimit, consoleDir: options.consoleDir, env: { PMAGENT_TOKENS: TOKEN_ENV, ...options.env }, supervisor: { pmagentCommand: PMAGENT, pollMs: 20 } });
   const url = await server.listen();
   return {
     tp,

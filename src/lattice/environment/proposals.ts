@@ -1,5 +1,6 @@
 import { ConflictError, NotFoundError, RefusedError, UsageError, contentHash } from "../../core/index.js";
 import { Keyset, Where, inChunks, marks, type Page, type PageRequest, type SqlParam, type Store } from "../../store/index.js";
+import { joinRunEvent } from "../runs/index.js";
 import { applyAdjustment, emptyRoleEnvironment } from "./adjustments.js";
 import { namesProblem, unsafeProposal } from "./names.js";
 
@@ -196,7 +197,7 @@ export class ProposalStore {
       this.options.store.all<Row & { sighted_run_id: string; received_ms: number | string }>(
         `SELECT s.run_id AS sighted_run_id, e.received_ms, p.* FROM lattice_env_proposal_sightings s
          JOIN lattice_env_proposals p ON p.id = s.proposal_id
-         JOIN lattice_run_events e ON e.run_id = s.run_id AND e.event_id = s.event_id
+         ${joinRunEvent("e", "s.run_id", "s.event_id")}
          WHERE s.run_id IN (${marks(ids.length)}) AND e.received_ms <= ? AND p.project_id = ?`,
         [...ids, untilMs, this.options.projectId],
       ),
@@ -206,7 +207,7 @@ export class ProposalStore {
       (
         await inChunks(proposalIds, (ids) =>
           this.options.store.all<{ proposal_id: string; n: number | string }>(
-            `SELECT s.proposal_id, COUNT(*) AS n FROM lattice_env_proposal_sightings s JOIN lattice_run_events e ON e.run_id = s.run_id AND e.event_id = s.event_id
+            `SELECT s.proposal_id, COUNT(*) AS n FROM lattice_env_proposal_sightings s ${joinRunEvent("e", "s.run_id", "s.event_id")}
              WHERE s.proposal_id IN (${marks(ids.length)}) AND e.received_ms <= ? GROUP BY s.proposal_id`,
             [...ids, untilMs],
           ),

@@ -1,5 +1,14 @@
 import { type Dialect, EVENT_TYPE_INDEX_TERM, UNINDEXED_EVENT_TYPES, marks } from "../../store/index.js";
 
+/**
+ * A JOIN of the stored event a row names (its run and event id, as SQL expressions), as `alias`
+ * (its \`received_ms\` is when the supervisor stored it): for readers outside this sub-module, so
+ * that only the runs sub-module names its tables.
+ */
+export function joinRunEvent(alias: string, runId: string, eventId: string): string {
+  return `JOIN lattice_run_events ${alias} ON ${alias}.run_id = ${runId} AND ${alias}.event_id = ${eventId}`;
+}
+
 const UNINDEXED: ReadonlySet<string> = new Set(UNINDEXED_EVENT_TYPES);
 
 /**

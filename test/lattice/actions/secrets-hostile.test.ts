@@ -135,7 +135,7 @@ describe.each(kinds)("a hostile sprite leaking a secret in any spelling, on $nam
         found.push(...leaks(`pmagent ${args.join(" ")}`, out.stdout + out.stderr));
       }
 
-      const server = buildServer({ project: tp.project, store: ts.store, port: 0, env: { PMAGENT_TOKENS: `${HUMAN_TOKEN}=Human` }, supervisor: { pmagentCommand: PMAGENT, pollMs: 20 } });
+      const server = await buildServer({ project: tp.project, store: ts.store, port: 0, env: { PMAGENT_TOKENS: `${HUMAN_TOKEN}=Human` }, supervisor: { pmagentCommand: PMAGENT, pollMs: 20 } });
       const url = await server.listen();
       try {
         const headers = { authorization: `Bearer ${HUMAN_TOKEN}` };

@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { projectCycles } from "../../../src/app/index.js";
+import { openProject, projectCycles } from "../../../src/app/index.js";
 import { Blackboard } from "../../../src/blackboard/index.js";
 import { codeLane } from "../../../src/config/index.js";
-import { answer, projectKaiSources, type LaneStatus } from "../../../src/kai/index.js";
+import { answer, type LaneStatus } from "../../../src/kai/index.js";
 import { LocalForge, localPullRequestDiff } from "../../../src/forge/index.js";
 import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
 import { gitInit, testProject, type TestProject } from "../helpers.js";
@@ -165,8 +165,8 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
     tp.cleanup();
   });
 
-  const kaiAnswer = () =>
-    answer({ version: "kai_request_v1", request_id: "t-cycle", from: { actor_type: "human" }, project_id: "demo", type: "lane_status", lane: { layer: "code", name: "code" }, params: {} }, { config: tp.project.config, sources: projectKaiSources(tp.project, ts.store) });
+  const kaiAnswer = async () =>
+    answer({ version: "kai_request_v1", request_id: "t-cycle", from: { actor_type: "human" }, project_id: "demo", type: "lane_status", lane: { layer: "code", name: "code" }, params: {} }, { config: tp.project.config, sources: await (await openProject({ project: tp.project, store: ts.store })).kaiSources() });
   const laneStatus = async () => {
     const res = await kaiAnswer();
     if (res.status !== "ok" || res.payload.kind !== "lane_status_v1") throw new Error(JSON.stringify(res));
