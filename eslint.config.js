@@ -13,9 +13,10 @@ const LATTICE_LAYERS = [["wire"], ["protocol"], ["runs"], ["sandbox"], ["ingest"
 
 // Leaving the folder is allowed only to another folder's index.js (the sprite SDK is a
 // sub-module other modules may name: it is the package's `pmagent/sprite`; so is lattice/wire,
-// the zod-free protocol core `pmagent emit` loads without the rest of lattice).
+// the zod-free protocol core `pmagent emit` loads without the rest of lattice; and lattice/runs,
+// the run records `pmagent runs list` and `kai status` read without the supervisor's code).
 const THROUGH_INDEX = {
-  regex: "^(\\.\\./)+(?!\\.\\./)(?=[^/]+/)(?![^/.][^/]*/index\\.js$)(?!lattice/(sprite|wire)/index\\.js$)",
+  regex: "^(\\.\\./)+(?!\\.\\./)(?=[^/]+/)(?![^/.][^/]*/index\\.js$)(?!lattice/(sprite|wire|runs)/index\\.js$)",
   message: "Modules (and lattice's sub-modules) talk through each other's index.ts, never their internals.",
 };
 
