@@ -4,7 +4,7 @@
  * collector can be added or replaced without touching them.
  */
 
-import type { ModelUsage } from "../lattice/index.js";
+import type { ModelUsage } from "../lattice/runs/index.js";
 import type { RepoCycle } from "./repo-cycles.js";
 
 export type FileChangeKind = "added" | "modified" | "deleted" | "renamed" | "copied" | "type_changed";
