@@ -47,14 +47,15 @@ describe("the CLI loads only the command group it runs", () => {
     expect(emit.stdout).toContain("Usage: pmagent emit");
   });
 
-  it("bb list, runs list and kai status load neither the GitHub client, the server nor the model client; the list commands not the lattice facade either", async () => {
+  it("bb list, runs list and kai status load neither the GitHub client, the server, the supervisor's composition nor the model client; the list commands not the lattice facade either", async () => {
     const dir = mkdtempSync(join(tmpdir(), "pmagent-lean-"));
     expect((await runProcess("git", ["init", "-q", "-b", "main"], { cwd: dir })).code).toBe(0);
     expect((await runProcess(process.execPath, [CLI, "init"], { cwd: dir })).code).toBe(0);
     for (const args of [["bb", "list"], ["runs", "list"], ["kai", "status"]]) {
       const r = await loadedGroups(args, dir);
       expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(0);
-      const heavy = r.urls.filter((u) => /\/node_modules\/(@octokit|openai|fastify|pg|pino)\/|\/dist\/(server|app|prompt)\//.test(u));
+      // app/project opens the project and builds each object on first use; the supervisor's composition (with OA's gate) is not loaded.
+      const heavy = r.urls.filter((u) => /\/node_modules\/(@octokit|openai|fastify|pg|pino)\/|\/dist\/(server|prompt|oa)\/|\/dist\/app\/(supervisor|oa-gate)\.js/.test(u));
       expect(heavy, args.join(" ")).toEqual([]);
       // Kai reads runs, actions, proposals and the local forge through the facade (still loaded).
       if (args[0] !== "kai") expect(r.dist.filter((f) => f === "lattice/index.js" || f.startsWith("lattice/supervisor/")), args.join(" ")).toEqual([]);
