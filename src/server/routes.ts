@@ -1,9 +1,9 @@
 import { EntryInputSchema, type StoredEntry } from "../blackboard/index.js";
 import { UsageError } from "../core/index.js";
-import { summarizeUsage } from "../lattice/index.js";
+import { decidePullRequest, summarizeUsage } from "../lattice/index.js";
 import { KaiRequestSchema, KaiResponseSchema, answer } from "../kai/index.js";
 import { BootEnvelopeSchema, OAGuardOutputSchema, OAStateSchema, bootEnvelope, buildState, loadSurfaces, runOaGuard } from "../oa/index.js";
-import { consoleRoutes } from "./console-routes.js";
+import { PrParams, consoleRoutes } from "./console-routes.js";
 import { withPlan, type ServerContext } from "./context.js";
 import { assertMayActOnRun } from "./permissions.js";
 import { route, type Route } from "./route.js";
@@ -120,6 +120,20 @@ function forgeAndEnv(ctx: ServerContext): Route[] {
       method: "GET", url: "/v1/prs", tag: "forge", summary: `pull requests of the local forge by number, oldest first by default (filter: state); ${PAGED}`, query: PrListQuery,
       handler: async ({ query }) => ctx.forge.page({ state: query.state }, pageRequest(query)),
     }),
+    route({
+      method: "GET", url: "/v1/prs/:number", tag: "forge", summary: "one pull request of the local forge", params: PrParams, query: EmptyQuery, errors: [404],
+      handler: async ({ params }) => ctx.forge.get(params.number),
+    }),
+    ...(["merge", "close"] as const).map((decision) =>
+      route({
+        method: "POST", url: `/v1/prs/:number/${decision}`, tag: "forge",
+        summary: decision === "merge"
+          ? "merge an open pull request of the local forge into its base branch in the forge's repository, as the caller (humans only; the merge commit names them): the pull request and the base's new head (409 merge_conflict with the files when it cannot, nothing merged)"
+          : "close an open pull request of the local forge without merging it, as the caller (humans only)",
+        params: PrParams, errors: [403, 404, 409],
+        handler: async ({ actor, params }) => decidePullRequest(ctx.forge, ctx.project.config.humans, actor, params.number, decision),
+      }),
+    ),
     route({
       method: "GET", url: "/v1/env/proposals", tag: "environment", summary: `environment proposals by when last seen, newest first by default (filters: status, role), a pending one with its plan: what accepting it runs, where and how, or why it is refused; ${PAGED}`, query: ProposalListQuery,
       handler: async ({ query }) => {

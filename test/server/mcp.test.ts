@@ -46,7 +46,7 @@ describe("MCP server: tools", () => {
     expect(hints.runs_resume).toEqual([false, false, true]);
     expect(hints.env_proposal_accept).toEqual([false, false, false]);
     // The surface of the API: events, logs, cancel, resume, proposals, PRs and history are all there.
-    expect(MCP_TOOL_NAMES).toEqual(expect.arrayContaining(["runs_events", "runs_logs", "runs_cancel", "runs_resume", "env_proposals_list", "env_proposal_accept", "env_proposal_reject", "prs_list", "bb_history", "runs_actions"]));
+    expect(MCP_TOOL_NAMES).toEqual(expect.arrayContaining(["runs_events", "runs_logs", "runs_cancel", "runs_resume", "env_proposals_list", "env_proposal_accept", "env_proposal_reject", "prs_list", "prs_merge", "prs_close", "bb_history", "runs_actions"]));
     // The listing goes into a model's context: whole Kai and OA payloads are not spelled out in it.
     expect(JSON.stringify(tools).length).toBeLessThan(64_000);
     const change = tools.find((t) => t.name === "bb_change_status")!;
@@ -168,6 +168,20 @@ describe("MCP server: tools", () => {
     expect(prs.structuredContent.prs[0]).not.toHaveProperty("body");
     expect((await ok(client, "prs_list", { detail: "full", cursor: prs.structuredContent.next_cursor })).structuredContent.prs).toEqual([expect.objectContaining({ number: 1, body: "the first" })]);
     expect((await ok(client, "prs_list", { state: "merged" })).structuredContent.prs).toEqual([]);
+    // Merging and closing: humans only, as the authenticated actor.
+    expect(await refused(client, "prs_merge", { number: 1 })).toContain("Builder may not merge pull request #1: only a human (Human) may");
+    expect(await refused(client, "prs_merge", { number: 0 })).toContain("Input validation error");
+    const human = await httpClient(s, "Human");
+    try {
+      const merged = await ok(human, "prs_merge", { number: 1 });
+      expect(merged.structuredContent).toMatchObject({ pr: { number: 1, state: "merged" }, sha: expect.stringMatching(/^[0-9a-f]{40}$/) });
+      expect(text(merged)).toMatch(/^merged #1 \(sprite\/a → main\); main is now [0-9a-f]{40}$/);
+      expect(await refused(human, "prs_close", { number: 1 })).toContain("pull request #1 is merged: only an open one can be closed");
+      expect((await ok(human, "prs_close", { number: 2 })).structuredContent).toMatchObject({ pr: { number: 2, state: "closed" } });
+      expect(await refused(human, "prs_close", { number: 9 })).toContain("pull request #9 does not exist in the local forge");
+    } finally {
+      await human.close();
+    }
   });
 });
 

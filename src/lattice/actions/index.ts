@@ -10,5 +10,6 @@ export * from "./params.js";
 export * from "./secrets.js";
 export * from "./types.js";
 export * from "./forge-diff.js";
+export * from "./forge-decide.js";
 export * from "./workspace-git.js";
 export * from "./cycle-branch.js";
