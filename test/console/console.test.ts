@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -283,6 +284,26 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     }, `/v1/runs/${encodeURIComponent(waiting.id)}/events/stream`);
     expect(seen).toEqual({ opens: 1, ends: 1, lastId: EventSourceClosed });
     expect(streamRequests.get(waiting.id)! - before).toBe(3);
+  });
+
+  it("merges the pull request from its page: the diff folded per file, Merge, the forge's base then holds the change", async () => {
+    await page.goto(`${s.url}/#/prs/1`);
+    const file = page.locator('[data-pr="1"] details.diff-file[data-file="GUIDE.md"]');
+    await file.waitFor();
+    expect(await file.getAttribute("open")).toBe("");
+    expect(await file.locator("summary").textContent()).toBe("GUIDE.md +3 −0");
+    await file.locator("summary").click();
+    expect(await file.getAttribute("open")).toBeNull();
+    await file.locator("summary").click();
+    await shot("pr-open");
+    await page.click("#pr-merge-1");
+    await page.locator("#pr-merged-1").waitFor();
+    expect(await page.locator('[data-pr="1"] h2').textContent()).toBe("PR #1 merged Add a guide");
+    expect(await page.locator("#pr-close-1").count()).toBe(0);
+    expect(execFileSync("git", ["show", "main:GUIDE.md"], { cwd: join(s.tp.root, ".pmagent", "forge.git"), encoding: "utf8" })).toBe("# Guide\n\nhello from the sprite\n");
+    // The merged diff stays the one it merged.
+    expect(await page.locator('[data-pr="1"] pre.diff .add').allTextContents()).toEqual(["+# Guide", "+", "+hello from the sprite"]);
+    await shot("pr-merged");
   });
 
   it("shows an entry's payload, history, runs and PR; cancels one entry and re-opens a finished one as a new entry", async () => {
