@@ -74,7 +74,8 @@ export function registerRuns(program: Command): void {
             `workspace:  ${run.workspace}`,
             `attempts:   ${run.attempt}${run.exit_code !== null ? `, last exit code ${run.exit_code}` : ""}`,
             ...(run.gate ? [`gate:       ${run.gate.decision}${run.gate.reasoning ? ` (${run.gate.reasoning})` : ""}${run.gate.conditions.length ? `; conditions: ${run.gate.conditions.join("; ")}` : ""}`] : []),
-            ...(run.waiting ? [`waiting:    ${run.waiting.reason}; expected inputs ${JSON.stringify(run.waiting.expected_inputs)}`] : []),
+            // A finished run keeps the wait it was resumed from in its record: only a waiting one shows it.
+            ...(run.waiting && run.state === "waiting" ? [`waiting:    ${run.waiting.reason}; expected inputs ${JSON.stringify(run.waiting.expected_inputs)}`] : []),
             ...(run.waiting?.context && run.state === "waiting" ? [`held:       ${JSON.stringify(run.waiting.context)} (goes with the resume's context)`] : []),
             `created:    ${run.created_at}${run.finished_at ? `, finished ${run.finished_at}` : ""}`,
             `usage:      ${usageText(usage)}`,

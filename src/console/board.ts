@@ -12,6 +12,7 @@ export interface WhoAmI {
   humans: string[];
   project_id: string;
   lanes: Array<{ layer: string; name: string; roles: string[] }>;
+  auth_required: boolean;
 }
 
 function boardTable(list: StoredEntry[], roles: string[], kind: string): HTMLElement {

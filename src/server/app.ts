@@ -19,6 +19,7 @@ import { consoleFile } from "./static.js";
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
 export const DEFAULT_PORT = 7420;
+const FAVICON = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#1f2430"/><path d="M4 12V4h4a2.5 2.5 0 0 1 0 5H4" stroke="#fff" stroke-width="2" fill="none"/></svg>';
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 /**
  * How long a request's write waits for another process's SQLite write lock before it is answered
@@ -144,7 +145,14 @@ export function buildServer(options: ServerOptions): PmagentServer {
     void reply.header("set-cookie", `${SESSION_COOKIE}=${encodeURIComponent(String(token ?? ""))}; HttpOnly; SameSite=Strict; Path=/`);
     return { actor };
   });
+  // Signing out forgets the cookie (the token itself stays valid: it is the config's to revoke).
+  app.delete("/v1/session", { config: PUBLIC }, async (_req, reply) => {
+    void reply.header("set-cookie", `${SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`);
+    return { signed_out: true };
+  });
   app.get("/openapi.json", { config: PUBLIC }, async () => openapi);
+  // Browsers ask for it on every page: a small mark instead of a 404 in every console session.
+  app.get("/favicon.ico", { config: PUBLIC }, async (_req, reply) => reply.type("image/svg+xml").header("cache-control", "max-age=86400").send(FAVICON));
 
   // MCP over streamable HTTP, stateless: one server per request, acting as the token's actor.
   const mcp = async (req: FastifyRequest, reply: FastifyReply) => {

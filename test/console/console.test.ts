@@ -429,6 +429,22 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     // 2000 in at 4, 500 out at 20 (per million).
     expect(await page.locator("#run-usage").textContent()).toBe("2,500 tokens (2,000 in; 500 out), cost 0.0180");
   });
+
+  it("serves /favicon.ico, and signs out: the cookie is forgotten and the sign-in form comes back", async () => {
+    const icon = await fetch(`${s.url}/favicon.ico`);
+    expect([icon.status, icon.headers.get("content-type")]).toEqual([200, "image/svg+xml"]);
+    await page.goto(`${s.url}/#/`);
+    await page.locator("#board").waitFor();
+    await page.click("#signout");
+    await page.locator("#signin").waitFor();
+    expect(await page.locator("#signout").isHidden()).toBe(true);
+    expect((await page.context().cookies()).filter((c) => c.name === "pmagent_token")).toEqual([]);
+    await shot("signed-out");
+    await page.fill("input[name=token]", TOKENS.Human);
+    await page.click("#signin button");
+    await page.locator("#board").waitFor();
+    expect(await page.locator("#signout").isVisible()).toBe(true);
+  });
 });
 
 /** EventSource.CLOSED (the Node test process has no EventSource). */
