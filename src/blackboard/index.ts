@@ -14,3 +14,4 @@ export { syncBoard, withBoardLink, SYNC_ACTOR, type SyncOptions } from "./github
 export { createGithubClient, githubToken, githubError, type GithubClient, type GithubClientOptions } from "./github-client.js";
 export { SyncReportSchema, type SyncReport } from "./sync-report.js";
 export { readImportText, parseEntriesText, type ImportText, type ImportBadComment } from "./import-text.js";
+export { entrySummary } from "./title.js";

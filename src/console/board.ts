@@ -3,7 +3,7 @@
 import { api, ApiError, errorText, h, main } from "./dom.js";
 import { listen } from "./live.js";
 import { renderMarkdown } from "./markdown.js";
-import type { StoredEntry } from "./widgets.js";
+import { entrySummary, type StoredEntry } from "./widgets.js";
 
 export const STATUSES = ["open", "in_progress", "done", "error", "canceled"];
 
@@ -15,7 +15,7 @@ export interface WhoAmI {
   auth_required: boolean;
 }
 
-function boardTable(list: StoredEntry[], roles: string[], kind: string): HTMLElement {
+function boardTable(list: StoredEntry[], roles: string[], kind: string, viewer: string): HTMLElement {
   const shown = kind ? list.filter((s) => s.entry.kind === kind) : list;
   const actors = [...new Set([...roles, ...shown.map((s) => s.entry.to)])];
   const head = h("tr", {}, h("th", { scope: "col" }, "role"), ...STATUSES.map((s) => h("th", { scope: "col" }, s)));
@@ -31,7 +31,16 @@ function boardTable(list: StoredEntry[], roles: string[], kind: string): HTMLEle
           ...shown
             .filter((s) => s.entry.to === actor && s.entry.status === status)
             .sort((a, b) => (a.entry.updated_at < b.entry.updated_at ? 1 : -1))
-            .map((s) => h("a", { class: "entry", href: `#/entries/${encodeURIComponent(s.entry.id)}`, "data-entry": s.entry.id }, s.entry.kind, h("small", {}, `${s.entry.id} · ${s.entry.from} → ${s.entry.to} · v${s.version}`))),
+            .map((s) =>
+              h(
+                "a",
+                { class: "entry", href: `#/entries/${encodeURIComponent(s.entry.id)}`, "data-entry": s.entry.id },
+                entrySummary(s.entry) ?? s.entry.kind,
+                // Open and addressed to the person looking: theirs to act on.
+                s.entry.to === viewer && s.entry.status === "open" ? h("span", { class: "badge amber waiting-you" }, "waiting on you") : "",
+                h("small", {}, `${entrySummary(s.entry) ? `${s.entry.kind} · ` : ""}${s.entry.id} · ${s.entry.from} → ${s.entry.to} · v${s.version}`),
+              ),
+            ),
         ),
       ),
     ),
@@ -103,11 +112,11 @@ export async function boardPage(who: WhoAmI): Promise<void> {
   const byId = new Map<string, StoredEntry>();
   let list: StoredEntry[] = [];
   let kind = "";
-  const holder = h("div", {}, boardTable([], roles, kind));
+  const holder = h("div", {}, boardTable([], roles, kind, who.actor));
   const kinds = h("select", { id: "board-kind" }, h("option", { value: "" }, "any")) as HTMLSelectElement;
   kinds.addEventListener("change", () => {
     kind = kinds.value;
-    holder.replaceChildren(boardTable(list, roles, kind));
+    holder.replaceChildren(boardTable(list, roles, kind, who.actor));
   });
   const status = h("span", { class: "live", id: "board-live", role: "status" });
   const tiles = h("div", { class: "tiles" });
@@ -116,7 +125,7 @@ export async function boardPage(who: WhoAmI): Promise<void> {
     list = [...byId.values()];
     const known = new Set(Array.from(kinds.options).map((o) => o.value));
     for (const k of new Set(list.map((s) => s.entry.kind))) if (!known.has(k)) kinds.append(h("option", { value: k }, k));
-    holder.replaceChildren(boardTable(list, roles, kind));
+    holder.replaceChildren(boardTable(list, roles, kind, who.actor));
   };
   listen(
     "/v1/entries/stream",

@@ -4,7 +4,7 @@ import { api, button, errorText, h, jsonDetails, main, stateBadge, time, type Js
 import { STATUSES, type WhoAmI } from "./board.js";
 import type { Page } from "./list.js";
 import { pullWithDiff } from "./prs.js";
-import { filterBar, pagedTable, type Run, type StoredEntry } from "./widgets.js";
+import { entryTitle, filterBar, pagedTable, type Run, type StoredEntry } from "./widgets.js";
 
 const TERMINAL = ["done", "error", "canceled"];
 const RUN_TERMINAL = ["succeeded", "failed", "canceled"];
@@ -26,7 +26,7 @@ export function entriesPage(who: WhoAmI): void {
             "tr",
             { "data-entry-row": s.entry.id },
             h("td", {}, h("a", { href: `#/entries/${encodeURIComponent(s.entry.id)}` }, s.entry.id)),
-            h("td", {}, s.entry.kind),
+            h("td", {}, entryTitle(s.entry)),
             h("td", {}, `${s.entry.from} → ${s.entry.to}`),
             h("td", {}, stateBadge(s.entry.status)),
             h("td", {}, time(s.entry.updated_at)),

@@ -430,6 +430,21 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     expect(await page.locator("#run-usage").textContent()).toBe("2,500 tokens (2,000 in; 500 out), cost 0.0180");
   });
 
+  it("titles entries by their summary on the board, the entry list and the inbox; marks what waits on the viewer", async () => {
+    await board.post("Builder", { id: "ask-you", to: "Human", kind: "question", payload: { summary: "Which branch should the guide go to?\nDetails follow." } });
+    await page.goto(`${s.url}/#/`);
+    const card = page.locator('[data-entry="ask-you"]');
+    await card.locator(".waiting-you").waitFor();
+    expect(await card.textContent()).toMatch(/^Which branch should the guide go to\?waiting on youquestion · ask-you · Builder → Human · v1$/);
+    // Not the viewer's: no mark.
+    expect(await page.locator('[data-entry="e2e-1"] .waiting-you').count()).toBe(0);
+    await shot("board-titles");
+    await page.goto(`${s.url}/#/inbox`);
+    await page.locator('[data-inbox-entry="ask-you"] .summary', { hasText: "Which branch should the guide go to?" }).waitFor();
+    await page.goto(`${s.url}/#/entries`);
+    await page.locator('[data-entry-row="ask-you"] .summary', { hasText: "Which branch should the guide go to?" }).waitFor();
+  });
+
   it("serves /favicon.ico, and signs out: the cookie is forgotten and the sign-in form comes back", async () => {
     const icon = await fetch(`${s.url}/favicon.ico`);
     expect([icon.status, icon.headers.get("content-type")]).toEqual([200, "image/svg+xml"]);

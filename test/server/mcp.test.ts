@@ -60,12 +60,16 @@ describe("MCP server: tools", () => {
     expect(text(posted).split("\n")[0]).toMatch(/^m-1 \[open\] review_request Builder → Reviewer \(v1, updated /);
     expect(await refused(client, "bb_post", { entry: { id: "m-2", from: "Human", to: "Reviewer", kind: "review_request" } })).toMatch(/^permission_refused: /);
     await ok(client, "bb_post", { entry: { id: "m-2", to: "Reviewer", kind: "review_request" } });
-    await ok(client, "bb_post", { entry: { id: "m-3", to: "Human", kind: "question" } });
+    await ok(client, "bb_post", { entry: { id: "m-3", to: "Human", kind: "question", payload: { summary: "Which branch?\nmore below" } } });
 
     const first = await ok(client, "bb_list", { limit: 2 });
     expect(first.structuredContent.entries.map((e: { id: string }) => e.id)).toEqual(["m-3", "m-2"]);
     expect(first.structuredContent.next_cursor).toEqual(expect.any(String));
     expect(first.structuredContent.entries[0]).not.toHaveProperty("payload");
+    // Titled by the summary's first line, the kind beside it; an entry without one by its kind.
+    expect(first.structuredContent.entries[0]).toMatchObject({ id: "m-3", summary: "Which branch?", kind: "question" });
+    expect(first.structuredContent.entries[1]).not.toHaveProperty("summary");
+    expect(text(first).split("\n")[0]).toMatch(/^m-3 \[open\] "Which branch\?" \(question\) Builder → Human \(v1, /);
     expect(text(first)).toContain(`2 entries shown; more with cursor "${first.structuredContent.next_cursor}"`);
     const second = await ok(client, "bb_list", { limit: 2, cursor: first.structuredContent.next_cursor });
     expect(second.structuredContent).toMatchObject({ entries: [{ id: "m-1" }], next_cursor: null });
