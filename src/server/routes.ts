@@ -6,6 +6,7 @@ import { BootEnvelopeSchema, OAGuardOutputSchema, OAStateSchema, bootEnvelope, b
 import { PrParams, consoleRoutes } from "./console-routes.js";
 import { withPlan, type ServerContext } from "./context.js";
 import { assertMayActOnRun } from "./permissions.js";
+import { startRunFor } from "./start-run.js";
 import { route, type Route } from "./route.js";
 import {
   ActionListQuery,
@@ -86,6 +87,12 @@ function runs(ctx: ServerContext): Route[] {
         await rs.get(params.id);
         return rs.logs(params.id, { stream: query.stream });
       },
+    }),
+    route({
+      method: "POST", url: "/v1/entries/:id/runs", tag: "runs",
+      summary: "start a run for an open entry, as the caller (humans only): the entry is claimed for the run and its addressee's role runs its runner (the OA gate asked first); 202 with the run once recorded, its progress on /v1/runs/{id}/events/stream",
+      params: IdParams, status: 202, errors: [403, 404, 409],
+      handler: async ({ actor, params }) => startRunFor(ctx, actor, params.id),
     }),
     route({
       method: "POST", url: "/v1/runs/:id/cancel", tag: "runs", summary: "cancel a run: its sprite is stopped and its entry canceled", params: IdParams, body: CancelBody, errors: [403, 404, 409],
