@@ -11,7 +11,7 @@ export interface WhoAmI {
   actor: string;
   humans: string[];
   project_id: string;
-  lanes: Array<{ layer: string; name: string; roles: string[] }>;
+  lanes: Array<{ layer: string; name: string; roles: string[]; kinds?: Record<string, string[]> }>;
   auth_required: boolean;
 }
 
@@ -106,6 +106,40 @@ async function inboxTile(): Promise<HTMLElement> {
   return tile;
 }
 
+/** A form to post an entry to a lane's role: the kinds the role takes, a summary and details. */
+function newEntryForm(who: WhoAmI): HTMLElement {
+  const kindsOf = new Map<string, string[]>();
+  for (const l of who.lanes) for (const r of l.roles) kindsOf.set(r, l.kinds?.[r] ?? []);
+  const to = h("select", { id: "new-to", name: "to" }, ...[...kindsOf.keys()].map((r) => h("option", { value: r }, r))) as HTMLSelectElement;
+  const kind = h("select", { id: "new-kind", name: "kind" }) as HTMLSelectElement;
+  const fillKinds = () => kind.replaceChildren(...(kindsOf.get(to.value) ?? []).map((k) => h("option", { value: k }, k)));
+  to.addEventListener("change", fillKinds);
+  fillKinds();
+  const summary = h("input", { type: "text", id: "new-summary", name: "summary", required: "", maxlength: "300" }) as HTMLInputElement;
+  const details = h("textarea", { id: "new-details", name: "details", rows: "3" }) as HTMLTextAreaElement;
+  const error = h("p", { class: "error", role: "alert", id: "new-error" });
+  const form = h(
+    "form",
+    { id: "new-entry", class: "tile" },
+    h("h2", {}, "New entry"),
+    h("label", { for: "new-to" }, "to "), to, " ",
+    h("label", { for: "new-kind" }, "kind "), kind, " ",
+    h("label", { for: "new-summary" }, "summary "), summary,
+    h("label", { for: "new-details" }, " details "), details, " ",
+    h("button", { type: "submit" }, "Post"),
+    error,
+  );
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const payload: Record<string, string> = { summary: summary.value };
+    if (details.value.trim() !== "") payload.details = details.value;
+    api<StoredEntry>("POST", "/v1/entries", { to: to.value, kind: kind.value, payload })
+      .then((created) => (location.hash = `#/entries/${encodeURIComponent(created.entry.id)}`))
+      .catch((err: unknown) => (error.textContent = errorText(err)));
+  });
+  return form;
+}
+
 export async function boardPage(who: WhoAmI): Promise<void> {
   const roles = who.lanes.flatMap((l) => l.roles);
   // The board as the stream sent it: whole on connect (`entries`), then the entries that changed.
@@ -120,7 +154,8 @@ export async function boardPage(who: WhoAmI): Promise<void> {
   });
   const status = h("span", { class: "live", id: "board-live", role: "status" });
   const tiles = h("div", { class: "tiles" });
-  main().replaceChildren(h("h1", {}, `Lane board · ${who.project_id} `, status), tiles, h("form", { class: "filters", role: "search" }, h("label", { for: "board-kind" }, "kind "), kinds), holder);
+  const newEntry = h("details", { id: "new-entry-holder" }, h("summary", {}, "New entry…"), newEntryForm(who));
+  main().replaceChildren(h("h1", {}, `Lane board · ${who.project_id} `, status), tiles, newEntry, h("form", { class: "filters", role: "search" }, h("label", { for: "board-kind" }, "kind "), kinds), holder);
   const show = () => {
     list = [...byId.values()];
     const known = new Set(Array.from(kinds.options).map((o) => o.value));

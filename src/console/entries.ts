@@ -125,6 +125,20 @@ export async function entryPage(id: string, refresh: () => void): Promise<void> 
       }, { id: "reopen-entry" }),
     );
   }
+  // An open entry with no run: start its role's run here (the server asks the OA gate and claims it).
+  if (e.status === "open" && !active) {
+    actions.append(
+      " ",
+      button("Run", async () => {
+        try {
+          const run = await api<{ id: string }>("POST", `${path}/runs`);
+          location.hash = `#/runs/${encodeURIComponent(run.id)}`;
+        } catch (err) {
+          fail(err);
+        }
+      }, { id: "run-entry" }),
+    );
+  }
   if (active?.state === "waiting") actions.append(" ", h("a", { href: `#/runs/${encodeURIComponent(active.id)}`, class: "button" }, "Resume the waiting run…"));
 
   const prs = h("div", { id: "entry-prs" });

@@ -137,7 +137,7 @@ export function buildServer(options: ServerOptions): PmagentServer {
   app.get("/v1/entries/stream", { exposeHeadRoute: false }, async (req, reply) => {
     await streamEntries(ctx, req, reply, sseHeaders());
   });
-  app.get("/v1/whoami", async (req) => ({ actor: req.actor, humans: options.project.config.humans, project_id: options.project.config.project_id, lanes: options.project.config.lanes.map((l) => ({ layer: l.layer, name: l.name, roles: l.roles.map((x) => x.name) })), auth_required: auth.required }));
+  app.get("/v1/whoami", async (req) => ({ actor: req.actor, humans: options.project.config.humans, project_id: options.project.config.project_id, lanes: options.project.config.lanes.map((l) => ({ layer: l.layer, name: l.name, roles: l.roles.map((x) => x.name), kinds: Object.fromEntries(l.roles.map((x) => [x.name, x.allowed_kinds])) })), auth_required: auth.required }));
   // The console's sign-in: the token goes into an HttpOnly cookie so EventSource can authenticate.
   app.post("/v1/session", { config: PUBLIC }, async (req, reply) => {
     const token = (req.body as { token?: unknown } | undefined)?.token;

@@ -445,6 +445,24 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     await page.locator('[data-entry-row="ask-you"] .summary', { hasText: "Which branch should the guide go to?" }).waitFor();
   });
 
+  it("posts a new entry from the board's form and starts its run from the entry page (the gate's refusal shown)", async () => {
+    await page.goto(`${s.url}/#/`);
+    await page.locator("#new-entry-holder summary").click();
+    await page.selectOption("#new-to", "Builder");
+    expect(await page.locator("#new-kind option").allTextContents()).toEqual(["build_request"]);
+    await page.fill("#new-summary", "Write the install guide");
+    await page.fill("#new-details", "for new users");
+    await shot("new-entry");
+    await page.click("#new-entry button[type=submit]");
+    await page.locator("#entry-payload").waitFor();
+    const id = decodeURIComponent(new URL(page.url()).hash.replace("#/entries/", ""));
+    expect((await s.call("GET", `/v1/entries/${encodeURIComponent(id)}`)).body.entry).toMatchObject({ from: "Human", to: "Builder", kind: "build_request", status: "open", payload: { summary: "Write the install guide", details: "for new users" } });
+    // This project's kernel is DEGRADED: the OA gate refuses the run, and the page says why.
+    await page.click("#run-entry");
+    await page.locator(".error", { hasText: "the run gate denied a run of Builder" }).waitFor();
+    await shot("run-denied");
+  });
+
   it("serves /favicon.ico, and signs out: the cookie is forgotten and the sign-in form comes back", async () => {
     const icon = await fetch(`${s.url}/favicon.ico`);
     expect([icon.status, icon.headers.get("content-type")]).toEqual([200, "image/svg+xml"]);
