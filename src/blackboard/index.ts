@@ -10,3 +10,4 @@ export { byCreation } from "./queries.js";
 export type { EntryOutline, OutlineFilter } from "./outline.js";
 export type { ChangeOptions, EntryPatch } from "./change.js";
 export * from "./github/index.js";
+export { entrySummary } from "./title.js";

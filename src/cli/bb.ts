@@ -1,6 +1,6 @@
 import { Option, type Command } from "commander";
 import { hostname } from "node:os";
-import { readImportText, storedProjects, STATUSES, type EntryInput, type HistoryRecord, type Status, type StoredEntry } from "../blackboard/index.js";
+import { entrySummary, readImportText, storedProjects, STATUSES, type EntryInput, type HistoryRecord, type Status, type StoredEntry } from "../blackboard/index.js";
 import { findRole, localActor, type Project } from "../config/index.js";
 import { UsageError, parseJsonText } from "../core/index.js";
 import { DEFAULT_PAGE_LIMIT } from "../store/index.js";
@@ -37,7 +37,8 @@ async function selectedBoards(o: OpenProject, opts: ProjectOpts): Promise<Blackb
 
 export function entryLine(s: StoredEntry): string {
   const e = s.entry;
-  const summary = typeof e.payload.summary === "string" ? `  ${e.payload.summary}` : "";
+  const title = entrySummary(e);
+  const summary = title !== null ? `  ${title}` : "";
   return `${e.id}  ${e.status}  ${e.from} → ${e.to}  ${e.kind}${summary}`;
 }
 

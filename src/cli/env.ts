@@ -1,7 +1,8 @@
 import { Option, type Command } from "commander";
 import { findRole } from "../config/index.js";
-import { PmagentError, UsageError } from "../core/index.js";
+import { PmagentError } from "../core/index.js";
 import { PROPOSAL_STATUSES, roleEnvironment, type EnvironmentChange, type EnvironmentProposal, type InstallPlan, type ProposalStatus } from "../lattice/index.js";
+import { decider } from "./actor.js";
 import { withProject, withStore } from "./context.js";
 import { formatOption, pageOptions, print, printPage, type Format, type PageOpts } from "./output.js";
 
@@ -31,12 +32,6 @@ export function planLines(plan: InstallPlan): string[] {
   return [`${head}: runs ${plan.isolation}:`, ...plan.steps.map((s) => `      ${s.when ? `${s.when}: ` : ""}${s.command ?? s.what}`)];
 }
 
-/** Deciding needs an explicit identity: defaulting to a human would make the check meaningless. */
-function decider(opts: { as?: string }): string {
-  const actor = opts.as ?? process.env.PMAGENT_ACTOR;
-  if (!actor) throw new UsageError("actor_required", "say who decides: pass --as NAME (a human listed in the config's humans) or set PMAGENT_ACTOR");
-  return actor;
-}
 
 export function registerEnv(program: Command): void {
   const env = program.command("env").description("environment proposals from sprites: list them, accept (apply) or reject them, show a role's environment, undo a change (humans decide)");

@@ -1,5 +1,6 @@
 import { Option, type Command } from "commander";
-import { RUN_STATES, RunStore, UNFINISHED_RUN_STATES, USAGE_GROUPINGS, groupUsage, sumTokens, summarizeUsage, usageText, type RunState, type StoredEvent, type UsageGrouping } from "../lattice/runs/index.js";
+import { RUN_STATES, RunStore, followRunEvents, followRunLogs, type RunLogLine, UNFINISHED_RUN_STATES, USAGE_GROUPINGS, groupUsage, sumTokens, summarizeUsage, usageText, type RunState, type StoredEvent, type UsageGrouping } from "../lattice/runs/index.js";
+import { UsageError } from "../core/index.js";
 import { withProject, withStore } from "./context.js";
 import { formatOption, pageOptions, print, printPage, type Format, type PageOpts } from "./output.js";
 import { runLine } from "./run-line.js";
@@ -15,6 +16,25 @@ function eventLine(e: StoredEvent): string {
   const p = e.event.payload as Record<string, unknown>;
   const what = p.message ?? p.phase ?? p.action ?? p.kind ?? p.reason ?? p.status ?? "";
   return `${String(e.seq).padStart(5)}  ${e.event_type.padEnd(20)} ${String(what)}  [${e.source}${e.outbox_line !== null ? ` line ${e.outbox_line}` : ""}]`;
+}
+
+function logLine(l: RunLogLine): string {
+  return l.stream === "stdout" ? l.text : `[${l.stream}] ${l.text}`;
+}
+
+/** `--follow` reads forward from the start: paging flags that say otherwise are refused. */
+function followable(opts: { order?: string; cursor?: string; limit?: number }): void {
+  if (opts.limit !== undefined) throw new UsageError("invalid_option", "--follow prints every event: it takes no --limit");
+  if (opts.cursor !== undefined) throw new UsageError("invalid_option", "--follow reads from the start: it takes no --cursor");
+  if (opts.order === "newest") throw new UsageError("invalid_option", "--follow reads oldest first: it takes no --order newest");
+}
+
+/** Print what a follower yields as it comes: a line each in text, one JSON object a line (NDJSON) in json. */
+async function printFollowing<T>(format: Format, batches: AsyncIterable<T[]>, line: (item: T) => string): Promise<void> {
+  for await (const batch of batches) {
+    const text = batch.map((item) => (format === "json" ? JSON.stringify(item) : line(item))).join("\n");
+    process.stdout.write(`${text}\n`);
+  }
 }
 
 export function registerRuns(program: Command): void {
@@ -54,7 +74,8 @@ export function registerRuns(program: Command): void {
             `machine:    ${run.host}${run.worker ? `, worker ${run.worker}` : ""}`,
             `attempts:   ${run.attempt}${run.exit_code !== null ? `, last exit code ${run.exit_code}` : ""}`,
             ...(run.gate ? [`gate:       ${run.gate.decision}${run.gate.reasoning ? ` (${run.gate.reasoning})` : ""}${run.gate.conditions.length ? `; conditions: ${run.gate.conditions.join("; ")}` : ""}`] : []),
-            ...(run.waiting ? [`waiting:    ${run.waiting.reason}; expected inputs ${JSON.stringify(run.waiting.expected_inputs)}`] : []),
+            // A finished run keeps the wait it was resumed from in its record: only a waiting one shows it.
+            ...(run.waiting && run.state === "waiting" ? [`waiting:    ${run.waiting.reason}; expected inputs ${JSON.stringify(run.waiting.expected_inputs)}`] : []),
             ...(run.waiting?.context && run.state === "waiting" ? [`held:       ${JSON.stringify(run.waiting.context)} (goes with the resume's context)`] : []),
             `created:    ${run.created_at}${run.finished_at ? `, finished ${run.finished_at}` : ""}`,
             `usage:      ${usageText(usage)}`,
@@ -93,9 +114,12 @@ export function registerRuns(program: Command): void {
     .description("a run's events, each once, in the order they were stored, a page at a time")
     .argument("<run>", "run id")
     .option("--type <type>", "only this event type")
+    .option("--follow", "print every event, then new ones as they are stored, until the run ends (json: one event a line)")
     .addOption(formatOption())
-    .action(async (id: string, opts: PageOpts & { type?: string; format: Format }, cmd: Command) => {
+    .action(async (id: string, opts: PageOpts & { type?: string; follow?: boolean; format: Format }, cmd: Command) => {
+      if (opts.follow) followable(opts);
       await withStore(cmd, async (p, store) => {
+        if (opts.follow) return printFollowing(opts.format, followRunEvents(runsOf(p, store), id, { type: opts.type }), eventLine);
         const page = await runsOf(p, store).eventsPage(id, { type: opts.type }, { limit: opts.limit, order: opts.order, cursor: opts.cursor });
         printPage(opts.format, page, eventLine, "no events");
       });
@@ -106,11 +130,13 @@ export function registerRuns(program: Command): void {
     .description("a run's non-event output (stdout and stderr, capped, secrets redacted)")
     .argument("<run>", "run id")
     .addOption(new Option("--stream <stream>", "only this stream").choices(["stdout", "stderr", "supervisor"]))
+    .option("--follow", "print the log, then new lines as they are stored, until the run ends (json: one line object a line)")
     .addOption(formatOption())
-    .action(async (id: string, opts: { stream?: string; format: Format }, cmd: Command) => {
+    .action(async (id: string, opts: { stream?: string; follow?: boolean; format: Format }, cmd: Command) => {
       await withStore(cmd, async (p, store) => {
+        if (opts.follow) return printFollowing(opts.format, followRunLogs(runsOf(p, store), id, { stream: opts.stream }), logLine);
         const logs = await runsOf(p, store).logs(id, { stream: opts.stream });
-        print(opts.format, logs, () => logs.map((l) => (l.stream === "stdout" ? l.text : `[${l.stream}] ${l.text}`)).join("\n"));
+        print(opts.format, logs, () => logs.map(logLine).join("\n"));
       });
     });
 

@@ -55,6 +55,8 @@ async function route(): Promise<void> {
   try {
     const who = await api<WhoAmI>("GET", "/v1/whoami");
     document.getElementById("who")!.textContent = `as ${who.actor}`;
+    // Without tokens (loopback) everyone is the first human: there is nothing to sign out of.
+    document.getElementById("signout")!.hidden = !who.auth_required;
     const hash = location.hash.replace(/^#/, "") || "/";
     markNav(hash);
     void inboxCount();
@@ -77,6 +79,16 @@ async function route(): Promise<void> {
     else main().replaceChildren(h("p", { class: "error", role: "alert" }, errorText(err)));
   }
 }
+
+document.getElementById("signout")!.addEventListener("click", () => {
+  void api("DELETE", "/v1/session")
+    .catch(() => undefined)
+    .then(() => {
+      document.getElementById("who")!.textContent = "";
+      document.getElementById("signout")!.hidden = true;
+      return route();
+    });
+});
 
 window.addEventListener("hashchange", () => void route());
 void route();

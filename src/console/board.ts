@@ -3,7 +3,7 @@
 import { api, ApiError, errorText, h, main } from "./dom.js";
 import { listen } from "./live.js";
 import { renderMarkdown } from "./markdown.js";
-import type { StoredEntry } from "./widgets.js";
+import { entrySummary, type StoredEntry } from "./widgets.js";
 
 export const STATUSES = ["open", "in_progress", "done", "error", "canceled"];
 
@@ -11,10 +11,11 @@ export interface WhoAmI {
   actor: string;
   humans: string[];
   project_id: string;
-  lanes: Array<{ layer: string; name: string; roles: string[] }>;
+  lanes: Array<{ layer: string; name: string; roles: string[]; kinds?: Record<string, string[]> }>;
+  auth_required: boolean;
 }
 
-function boardTable(list: StoredEntry[], roles: string[], kind: string): HTMLElement {
+function boardTable(list: StoredEntry[], roles: string[], kind: string, viewer: string): HTMLElement {
   const shown = kind ? list.filter((s) => s.entry.kind === kind) : list;
   const actors = [...new Set([...roles, ...shown.map((s) => s.entry.to)])];
   const head = h("tr", {}, h("th", { scope: "col" }, "role"), ...STATUSES.map((s) => h("th", { scope: "col" }, s)));
@@ -30,7 +31,16 @@ function boardTable(list: StoredEntry[], roles: string[], kind: string): HTMLEle
           ...shown
             .filter((s) => s.entry.to === actor && s.entry.status === status)
             .sort((a, b) => (a.entry.updated_at < b.entry.updated_at ? 1 : -1))
-            .map((s) => h("a", { class: "entry", href: `#/entries/${encodeURIComponent(s.entry.id)}`, "data-entry": s.entry.id }, s.entry.kind, h("small", {}, `${s.entry.id} · ${s.entry.from} → ${s.entry.to} · v${s.version}`))),
+            .map((s) =>
+              h(
+                "a",
+                { class: "entry", href: `#/entries/${encodeURIComponent(s.entry.id)}`, "data-entry": s.entry.id },
+                entrySummary(s.entry) ?? s.entry.kind,
+                // Open and addressed to the person looking: theirs to act on.
+                s.entry.to === viewer && s.entry.status === "open" ? h("span", { class: "badge amber waiting-you" }, "waiting on you") : "",
+                h("small", {}, `${entrySummary(s.entry) ? `${s.entry.kind} · ` : ""}${s.entry.id} · ${s.entry.from} → ${s.entry.to} · v${s.version}`),
+              ),
+            ),
         ),
       ),
     ),
@@ -96,26 +106,61 @@ async function inboxTile(): Promise<HTMLElement> {
   return tile;
 }
 
+/** A form to post an entry to a lane's role: the kinds the role takes, a summary and details. */
+function newEntryForm(who: WhoAmI): HTMLElement {
+  const kindsOf = new Map<string, string[]>();
+  for (const l of who.lanes) for (const r of l.roles) kindsOf.set(r, l.kinds?.[r] ?? []);
+  const to = h("select", { id: "new-to", name: "to" }, ...[...kindsOf.keys()].map((r) => h("option", { value: r }, r))) as HTMLSelectElement;
+  const kind = h("select", { id: "new-kind", name: "kind" }) as HTMLSelectElement;
+  const fillKinds = () => kind.replaceChildren(...(kindsOf.get(to.value) ?? []).map((k) => h("option", { value: k }, k)));
+  to.addEventListener("change", fillKinds);
+  fillKinds();
+  const summary = h("input", { type: "text", id: "new-summary", name: "summary", required: "", maxlength: "300" }) as HTMLInputElement;
+  const details = h("textarea", { id: "new-details", name: "details", rows: "3" }) as HTMLTextAreaElement;
+  const error = h("p", { class: "error", role: "alert", id: "new-error" });
+  const form = h(
+    "form",
+    { id: "new-entry", class: "tile" },
+    h("h2", {}, "New entry"),
+    h("label", { for: "new-to" }, "to "), to, " ",
+    h("label", { for: "new-kind" }, "kind "), kind, " ",
+    h("label", { for: "new-summary" }, "summary "), summary,
+    h("label", { for: "new-details" }, " details "), details, " ",
+    h("button", { type: "submit" }, "Post"),
+    error,
+  );
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const payload: Record<string, string> = { summary: summary.value };
+    if (details.value.trim() !== "") payload.details = details.value;
+    api<StoredEntry>("POST", "/v1/entries", { to: to.value, kind: kind.value, payload })
+      .then((created) => (location.hash = `#/entries/${encodeURIComponent(created.entry.id)}`))
+      .catch((err: unknown) => (error.textContent = errorText(err)));
+  });
+  return form;
+}
+
 export async function boardPage(who: WhoAmI): Promise<void> {
   const roles = who.lanes.flatMap((l) => l.roles);
   // The board as the stream sent it: whole on connect (`entries`), then the entries that changed.
   const byId = new Map<string, StoredEntry>();
   let list: StoredEntry[] = [];
   let kind = "";
-  const holder = h("div", {}, boardTable([], roles, kind));
+  const holder = h("div", {}, boardTable([], roles, kind, who.actor));
   const kinds = h("select", { id: "board-kind" }, h("option", { value: "" }, "any")) as HTMLSelectElement;
   kinds.addEventListener("change", () => {
     kind = kinds.value;
-    holder.replaceChildren(boardTable(list, roles, kind));
+    holder.replaceChildren(boardTable(list, roles, kind, who.actor));
   });
   const status = h("span", { class: "live", id: "board-live", role: "status" });
   const tiles = h("div", { class: "tiles" });
-  main().replaceChildren(h("h1", {}, `Lane board · ${who.project_id} `, status), tiles, h("form", { class: "filters", role: "search" }, h("label", { for: "board-kind" }, "kind "), kinds), holder);
+  const newEntry = h("details", { id: "new-entry-holder" }, h("summary", {}, "New entry…"), newEntryForm(who));
+  main().replaceChildren(h("h1", {}, `Lane board · ${who.project_id} `, status), tiles, newEntry, h("form", { class: "filters", role: "search" }, h("label", { for: "board-kind" }, "kind "), kinds), holder);
   const show = () => {
     list = [...byId.values()];
     const known = new Set(Array.from(kinds.options).map((o) => o.value));
     for (const k of new Set(list.map((s) => s.entry.kind))) if (!known.has(k)) kinds.append(h("option", { value: k }, k));
-    holder.replaceChildren(boardTable(list, roles, kind));
+    holder.replaceChildren(boardTable(list, roles, kind, who.actor));
   };
   listen(
     "/v1/entries/stream",

@@ -4,7 +4,7 @@ import { api, button, errorText, h, jsonDetails, main, stateBadge, time, type Js
 import { STATUSES, type WhoAmI } from "./board.js";
 import type { Page } from "./list.js";
 import { pullWithDiff } from "./prs.js";
-import { filterBar, pagedTable, type Run, type StoredEntry } from "./widgets.js";
+import { entryTitle, filterBar, pagedTable, type Run, type StoredEntry } from "./widgets.js";
 
 const TERMINAL = ["done", "error", "canceled"];
 const RUN_TERMINAL = ["succeeded", "failed", "canceled"];
@@ -26,7 +26,7 @@ export function entriesPage(who: WhoAmI): void {
             "tr",
             { "data-entry-row": s.entry.id },
             h("td", {}, h("a", { href: `#/entries/${encodeURIComponent(s.entry.id)}` }, s.entry.id)),
-            h("td", {}, s.entry.kind),
+            h("td", {}, entryTitle(s.entry)),
             h("td", {}, `${s.entry.from} → ${s.entry.to}`),
             h("td", {}, stateBadge(s.entry.status)),
             h("td", {}, time(s.entry.updated_at)),
@@ -123,6 +123,20 @@ export async function entryPage(id: string, refresh: () => void): Promise<void> 
           fail(err);
         }
       }, { id: "reopen-entry" }),
+    );
+  }
+  // An open entry with no run: start its role's run here (the server asks the OA gate and claims it).
+  if (e.status === "open" && !active) {
+    actions.append(
+      " ",
+      button("Run", async () => {
+        try {
+          const run = await api<{ id: string }>("POST", `${path}/runs`);
+          location.hash = `#/runs/${encodeURIComponent(run.id)}`;
+        } catch (err) {
+          fail(err);
+        }
+      }, { id: "run-entry" }),
     );
   }
   if (active?.state === "waiting") actions.append(" ", h("a", { href: `#/runs/${encodeURIComponent(active.id)}`, class: "button" }, "Resume the waiting run…"));

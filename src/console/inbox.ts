@@ -2,7 +2,7 @@
 /** What waits for a person: waiting runs (with their resume forms), proposals, entries for a human, OA denials. */
 import { api, h, main, stateBadge, time } from "./dom.js";
 import { proposalRow, type Proposal } from "./proposals.js";
-import { resumeForm, type Run, type StoredEntry } from "./widgets.js";
+import { entryTitle, resumeForm, type Run, type StoredEntry } from "./widgets.js";
 
 interface Inbox {
   waiting_runs: Run[];
@@ -30,7 +30,7 @@ export async function inboxPage(refresh: () => void): Promise<void> {
   );
   const proposals = i.proposals.map((p) => proposalRow(p, error));
   const entries = i.entries.map((s) =>
-    h("li", { "data-inbox-entry": s.entry.id }, entryLink(s.entry.id), ` ${s.entry.kind} · from ${s.entry.from} to ${s.entry.to} · `, stateBadge(s.entry.status), " · ", time(s.entry.updated_at)),
+    h("li", { "data-inbox-entry": s.entry.id }, entryLink(s.entry.id), " ", entryTitle(s.entry), ` · from ${s.entry.from} to ${s.entry.to} · `, stateBadge(s.entry.status), " · ", time(s.entry.updated_at)),
   );
   const denials = i.denials.map((d) =>
     h(

@@ -1,6 +1,6 @@
 /// <reference lib="dom" />
 /** Pull requests of the local forge and their diffs. */
-import { api, errorText, h, main, stateBadge, time } from "./dom.js";
+import { api, button, errorText, h, main, stateBadge, time } from "./dom.js";
 import { pagedTable } from "./widgets.js";
 
 export interface PullRequest {
@@ -32,24 +32,83 @@ export function diffBlock(diff: string): HTMLElement {
   return pre;
 }
 
-/** One pull request with its diff, fetched from GET /v1/prs/{number}/diff. */
+/** A diff taken apart per file (at its `diff --git` lines): each file's path and its lines added and removed. */
+export function fileDiffs(diff: string): Array<{ path: string; text: string; added: number; removed: number }> {
+  const files: Array<{ path: string; text: string; added: number; removed: number }> = [];
+  let lines: string[] = [];
+  const flush = () => {
+    if (lines.length === 0) return;
+    const head = lines[0]!;
+    const plus = lines.find((l) => l.startsWith("+++ "));
+    const path = plus && plus !== "+++ /dev/null" ? plus.slice(6) : (/^diff --git a\/(.*) b\//.exec(head)?.[1] ?? head);
+    const body = lines.filter((l) => !l.startsWith("+++ ") && !l.startsWith("--- "));
+    files.push({ path, text: lines.join("\n"), added: body.filter((l) => l.startsWith("+")).length, removed: body.filter((l) => l.startsWith("-")).length });
+    lines = [];
+  };
+  for (const line of diff.split("\n")) {
+    if (line.startsWith("diff --git ")) flush();
+    if (line !== "" || lines.length > 0) lines.push(line);
+  }
+  flush();
+  return files;
+}
+
+/** Files folded one by one (each open unless the diff is long), or the diff as one block when it names no file. */
+const OPEN_LINES = 400;
+export function diffView(diff: string): HTMLElement {
+  const files = fileDiffs(diff);
+  if (files.length === 0 || !files[0]!.text.startsWith("diff --git ")) return diffBlock(diff);
+  const long = diff.split("\n").length > OPEN_LINES;
+  return h(
+    "div",
+    { class: "diff-files" },
+    ...files.map((f) => {
+      const d = h("details", { class: "diff-file", "data-file": f.path }, h("summary", {}, h("code", {}, f.path), " ", h("span", { class: "add-count" }, `+${f.added}`), " ", h("span", { class: "del-count" }, `−${f.removed}`)), diffBlock(f.text));
+      if (!long) d.setAttribute("open", "");
+      return d;
+    }),
+  );
+}
+
+/** One pull request with its diff, fetched from GET /v1/prs/{number}/diff; an open one with Merge and Close. */
 export async function pullWithDiff(number: number): Promise<HTMLElement> {
   const box = h("section", { class: "tile pr", "data-pr": String(number), "aria-labelledby": `pr-${number}-h` });
+  await fillPull(box, number);
+  return box;
+}
+
+async function fillPull(box: HTMLElement, number: number): Promise<void> {
   try {
     const d = await api<PullDiff>("GET", `/v1/prs/${number}/diff`);
     const p = d.pull;
-    box.append(
+    const error = h("p", { class: "error", role: "alert" });
+    // Merging or closing as the signed-in person (the server refuses anyone not among the humans).
+    const decide = (verb: "merge" | "close") => async () => {
+      try {
+        await api("POST", `/v1/prs/${number}/${verb}`);
+        box.replaceChildren();
+        await fillPull(box, number);
+      } catch (err) {
+        error.textContent = errorText(err);
+      }
+    };
+    box.replaceChildren(
       h("h2", { id: `pr-${number}-h` }, `PR #${p.number} `, stateBadge(p.state), ` ${p.title}`),
       h("p", { class: "muted" }, h("code", {}, p.head), " → ", h("code", {}, p.base), ` · ${p.head_sha.slice(0, 12)} · opened `, time(p.created_at), ` · ${p.url}`),
+      p.state === "open"
+        ? h("div", { class: "actions" }, button("Merge", decide("merge"), { id: `pr-merge-${number}` }), " ", button("Close", decide("close"), { id: `pr-close-${number}` }))
+        : p.state === "merged"
+          ? h("p", { class: "muted", id: `pr-merged-${number}` }, "Merged into ", h("code", {}, p.base), " in the forge's repository.")
+          : "",
+      error,
       p.body ? h("p", {}, p.body) : "",
       h("pre", { class: "stat" }, d.stat || "(no changes)"),
       d.truncated ? h("p", { class: "muted" }, "The diff is long: only its first 512 KiB are shown.") : "",
-      diffBlock(d.diff),
+      diffView(d.diff),
     );
   } catch (err) {
-    box.append(h("h2", { id: `pr-${number}-h` }, `PR #${number}`), h("p", { class: "error" }, errorText(err)));
+    box.replaceChildren(h("h2", { id: `pr-${number}-h` }, `PR #${number}`), h("p", { class: "error" }, errorText(err)));
   }
-  return box;
 }
 
 export function prsPage(): void {

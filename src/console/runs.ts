@@ -146,14 +146,20 @@ export async function runPage(id: string): Promise<void> {
       prs.append(await pullWithDiff(n));
     }
   };
-  const refreshLogs = async () => {
-    const lines = await api<Array<{ stream: string; text: string }>>("GET", `${path}/logs`);
-    logs.textContent = lines.map((l) => (l.stream === "stdout" ? l.text : `[${l.stream}] ${l.text}`)).join("\n");
+  // Log lines come with the live stream as they are stored; a reconnect sends them again, so each
+  // is shown once by its seq.
+  let logSeq = 0;
+  const appendLogs = (lines: Array<{ seq: number; stream: string; text: string }>) => {
+    const fresh = lines.filter((l) => l.seq > logSeq);
+    if (fresh.length === 0) return;
+    logSeq = fresh[fresh.length - 1]!.seq;
+    const text = fresh.map((l) => (l.stream === "stdout" ? l.text : `[${l.stream}] ${l.text}`)).join("\n");
+    logs.append(logs.textContent ? `\n${text}` : text);
   };
   const refreshUsage = async () => {
     usage.textContent = usageText((await api<{ usage?: RunUsage }>("GET", path)).usage);
   };
-  const refresh = () => void Promise.all([refreshLogs(), refreshActions(), refreshUsage()]).catch((err: unknown) => (error.textContent = errorText(err)));
+  const refresh = () => void Promise.all([refreshActions(), refreshUsage()]).catch((err: unknown) => (error.textContent = errorText(err)));
 
   // The resume notice lives in the holder (not the form) and stays until the run waits again: the
   // run's live state may leave `waiting` before the resume request returns.
@@ -236,8 +242,9 @@ export async function runPage(id: string): Promise<void> {
 
   let shown = run.state;
   listen(
-    `${path}/events/stream`,
+    `${path}/events/stream?logs=1`,
     {
+      logs: (data) => appendLogs(data as unknown as Array<{ seq: number; stream: string; text: string }>),
       lattice_event: (data) => {
         const e = data as unknown as StoredEvent;
         const p = e.event.payload ?? {};

@@ -25,6 +25,20 @@ export interface StoredEntry {
   claimed_by?: string | null;
 }
 
+/** An entry's summary (payload.summary, its first line, clipped), the title it is shown by; null without one. */
+export function entrySummary(e: StoredEntry["entry"]): string | null {
+  const raw = e.payload.summary;
+  if (typeof raw !== "string" || raw.trim() === "") return null;
+  const line = raw.trim().split("\n")[0]!;
+  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
+}
+
+/** An entry's title: its summary with its kind beside it, or the kind alone. */
+export function entryTitle(e: StoredEntry["entry"]): HTMLElement {
+  const summary = entrySummary(e);
+  return summary ? h("span", { class: "title" }, h("span", { class: "summary" }, summary), " ", h("span", { class: "kind muted" }, e.kind)) : h("span", { class: "title" }, h("span", { class: "kind" }, e.kind));
+}
+
 function inputField(name: string, type: string, id: string): HTMLElement {
   if (type === "boolean") return h("input", { type: "checkbox", name, id, "data-type": type });
   if (type === "integer") return h("input", { type: "number", step: "1", name, id, "data-type": type, required: "" });

@@ -263,6 +263,23 @@ export class LocalForge implements Forge {
     return { sha };
   }
 
+  /** One pull request by number. */
+  async get(number: number): Promise<LocalPullRequest> {
+    const row = await this.options.store.get<PullRow>("SELECT * FROM lattice_forge_pulls WHERE project_id = ? AND number = ?", [this.options.projectId, number]);
+    if (!row) throw new NotFoundError("pull_request_not_found", `pull request #${number} does not exist in the local forge (see \`pmagent prs\`)`, { number });
+    return { ...row, number: Number(row.number), url: this.url(Number(row.number)) };
+  }
+
+  /** Close an open pull request without merging it (its branch stays in the forge). */
+  async closePullRequest(number: number): Promise<LocalPullRequest> {
+    const pull = await this.get(number);
+    if (pull.state !== "open") throw new ConflictError("pull_request_not_open", `pull request #${number} is ${pull.state}: only an open one can be closed`, { number, state: pull.state });
+    const r = await this.options.store.run("UPDATE lattice_forge_pulls SET state = 'closed' WHERE project_id = ? AND number = ? AND state = 'open'", [this.options.projectId, number]);
+    // Merged or closed meanwhile: say what it is now.
+    if (r.changes !== 1) return this.closePullRequest(number);
+    return this.get(number);
+  }
+
   /** A new forge has no base yet: seed it from the project's own repository, never the sprite's. */
   private async seedBase(base: string): Promise<void> {
     if (await branchSha(this.bareRepo, base)) return;

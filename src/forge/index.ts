@@ -7,3 +7,4 @@ export * from "./github.js";
 export * from "./workspace-git.js";
 export * from "./cycle-branch.js";
 export * from "./remote.js";
+export * from "./decide.js";

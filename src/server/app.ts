@@ -19,6 +19,7 @@ import { consoleFile } from "./static.js";
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
 export const DEFAULT_PORT = 7420;
+const FAVICON = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#1f2430"/><path d="M4 12V4h4a2.5 2.5 0 0 1 0 5H4" stroke="#fff" stroke-width="2" fill="none"/></svg>';
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 /**
  * How long a request's write waits for another process's SQLite write lock before it is answered
@@ -137,7 +138,7 @@ export async function buildServer(options: ServerOptions): Promise<PmagentServer
   app.get("/v1/entries/stream", { exposeHeadRoute: false }, async (req, reply) => {
     await streamEntries(ctx, req, reply, sseHeaders());
   });
-  app.get("/v1/whoami", async (req) => ({ actor: req.actor, humans: options.project.config.humans, project_id: options.project.config.project_id, lanes: options.project.config.lanes.map((l) => ({ layer: l.layer, name: l.name, roles: l.roles.map((x) => x.name) })), auth_required: auth.required }));
+  app.get("/v1/whoami", async (req) => ({ actor: req.actor, humans: options.project.config.humans, project_id: options.project.config.project_id, lanes: options.project.config.lanes.map((l) => ({ layer: l.layer, name: l.name, roles: l.roles.map((x) => x.name), kinds: Object.fromEntries(l.roles.map((x) => [x.name, x.allowed_kinds])) })), auth_required: auth.required }));
   // The console's sign-in: the token goes into an HttpOnly cookie so EventSource can authenticate.
   app.post("/v1/session", { config: PUBLIC }, async (req, reply) => {
     const token = (req.body as { token?: unknown } | undefined)?.token;
@@ -145,7 +146,14 @@ export async function buildServer(options: ServerOptions): Promise<PmagentServer
     void reply.header("set-cookie", `${SESSION_COOKIE}=${encodeURIComponent(String(token ?? ""))}; HttpOnly; SameSite=Strict; Path=/`);
     return { actor };
   });
+  // Signing out forgets the cookie (the token itself stays valid: it is the config's to revoke).
+  app.delete("/v1/session", { config: PUBLIC }, async (_req, reply) => {
+    void reply.header("set-cookie", `${SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`);
+    return { signed_out: true };
+  });
   app.get("/openapi.json", { config: PUBLIC }, async () => openapi);
+  // Browsers ask for it on every page: a small mark instead of a 404 in every console session.
+  app.get("/favicon.ico", { config: PUBLIC }, async (_req, reply) => reply.type("image/svg+xml").header("cache-control", "max-age=86400").send(FAVICON));
 
   // MCP over streamable HTTP, stateless: one server per request, acting as the token's actor.
   const mcp = async (req: FastifyRequest, reply: FastifyReply) => {

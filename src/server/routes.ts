@@ -1,11 +1,13 @@
 import { EntryInputSchema, type StoredEntry } from "../blackboard/index.js";
 import { UsageError } from "../core/index.js";
 import { summarizeUsage } from "../lattice/index.js";
+import { decidePullRequest } from "../forge/index.js";
 import { KaiRequestSchema, KaiResponseSchema, answer } from "../kai/index.js";
 import { BootEnvelopeSchema, OAGuardOutputSchema, OAStateSchema, bootEnvelope, buildState, loadSurfaces, runOaGuard } from "../oa/index.js";
-import { consoleRoutes } from "./console-routes.js";
+import { PrParams, consoleRoutes } from "./console-routes.js";
 import { withPlan, type ServerContext } from "./context.js";
 import { assertMayActOnRun } from "./permissions.js";
+import { startRunFor } from "./start-run.js";
 import { route, type Route } from "./route.js";
 import {
   ActionListQuery,
@@ -88,6 +90,12 @@ function runs(ctx: ServerContext): Route[] {
       },
     }),
     route({
+      method: "POST", url: "/v1/entries/:id/runs", tag: "runs",
+      summary: "start a run for an open entry, as the caller (humans only): the entry is claimed for the run and its addressee's role runs its runner (the OA gate asked first); 202 with the run once recorded, its progress on /v1/runs/{id}/events/stream",
+      params: IdParams, status: 202, errors: [403, 404, 409],
+      handler: async ({ actor, params }) => startRunFor(ctx, actor, params.id),
+    }),
+    route({
       method: "POST", url: "/v1/runs/:id/cancel", tag: "runs", summary: "cancel a run: its sprite is stopped and its entry canceled", params: IdParams, body: CancelBody, errors: [403, 404, 409],
       handler: async ({ actor, params, body }) => {
         await assertMayActOnRun(ctx, actor, await rs.get(params.id), "cancel");
@@ -124,6 +132,20 @@ function forgeAndEnv(ctx: ServerContext): Route[] {
       method: "GET", url: "/v1/prs", tag: "forge", summary: `pull requests of the local forge by number, oldest first by default (filter: state); ${PAGED}`, query: PrListQuery,
       handler: async ({ query }) => ctx.forge.page({ state: query.state }, pageRequest(query)),
     }),
+    route({
+      method: "GET", url: "/v1/prs/:number", tag: "forge", summary: "one pull request of the local forge", params: PrParams, query: EmptyQuery, errors: [404],
+      handler: async ({ params }) => ctx.forge.get(params.number),
+    }),
+    ...(["merge", "close"] as const).map((decision) =>
+      route({
+        method: "POST", url: `/v1/prs/:number/${decision}`, tag: "forge",
+        summary: decision === "merge"
+          ? "merge an open pull request of the local forge into its base branch in the forge's repository, as the caller (humans only; the merge commit names them): the pull request and the base's new head (409 merge_conflict with the files when it cannot, nothing merged)"
+          : "close an open pull request of the local forge without merging it, as the caller (humans only)",
+        params: PrParams, errors: [403, 404, 409],
+        handler: async ({ actor, params }) => decidePullRequest(ctx.forge, ctx.project.config.humans, actor, params.number, decision),
+      }),
+    ),
     route({
       method: "GET", url: "/v1/env/proposals", tag: "environment", summary: `environment proposals by when last seen, newest first by default (filters: status, role), a pending one with its plan: what accepting it runs, where and how, or why it is refused; ${PAGED}`, query: ProposalListQuery,
       handler: async ({ query }) => {

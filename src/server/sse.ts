@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { StoredEntry } from "../blackboard/index.js";
 import { UsageError } from "../core/index.js";
-import { isTerminalRunState } from "../lattice/index.js";
+import { isTerminalRunState, runProgressWaker } from "../lattice/index.js";
 import type { ServerContext } from "./context.js";
 
 export const SSE_POLL_MS = 250;
@@ -69,8 +69,6 @@ async function untilError(sse: { send(event: string, data: unknown): void }, rep
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** `Last-Event-ID` (a reconnecting EventSource) or `?after=`: the last event seq the client has. */
 export function lastSeq(request: FastifyRequest): number {
   const header = request.headers["last-event-id"];
@@ -83,43 +81,59 @@ export function lastSeq(request: FastifyRequest): number {
 /**
  * Live events of a run: every stored event after the client's last one, each with `id: seq`, then
  * new ones as they are stored, until the run has finished (`end`, whose id is the last seq sent).
- * Polls the store, so events stored by any worker process are seen. An EventSource reconnects when a
- * response ends: a reconnect (Last-Event-ID) to a finished run with nothing new is answered 204 No
- * Content, which tells the browser to stop, so a client that missed `end` does not loop forever.
+ * With `?logs=1`, its log lines too (`logs`: an array of lines, each with its own seq; a client
+ * that reconnects gets them all again and skips those it has). Woken by the store's notifications
+ * of the run's writes (every process on PostgreSQL, this one on SQLite), and reads every
+ * SSE_POLL_MS besides, so a worker process writing to SQLite is seen too. An EventSource
+ * reconnects when a response ends: a reconnect (Last-Event-ID) to a finished run with nothing new
+ * is answered 204 No Content, which tells the browser to stop, so a client that missed `end` does
+ * not loop forever.
  */
 export async function streamRunEvents(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, runId: string, headers: Record<string, string>): Promise<void> {
   let after = lastSeq(request);
+  const withLogs = (request.query as { logs?: string }).logs === "1";
   const reconnect = typeof request.headers["last-event-id"] === "string" && request.headers["last-event-id"] !== "";
-  const first = await ctx.supervisor.runs.get(runId);
-  if (reconnect && isTerminalRunState(first.state) && (await ctx.supervisor.runs.events(runId, { afterSeq: after, order: "seq", limit: 1 })).length === 0) {
+  const runs = ctx.supervisor.runs;
+  const first = await runs.get(runId);
+  if (reconnect && isTerminalRunState(first.state) && (await runs.events(runId, { afterSeq: after, order: "seq", limit: 1 })).length === 0) {
     await reply.code(204).send();
     return;
   }
+  const waker = await runProgressWaker(ctx.store, runId);
   const sse = open(request, reply, headers);
   let lastState = "";
+  let logSeq = 0;
+  void sse.gone.then(() => waker.close());
   await untilError(sse, reply, async () => {
     while (!sse.closed()) {
       // In stored order, a page at a time: the cursor (`after`, the client's Last-Event-ID) then
       // moves forward only, so no event is sent twice, and a long run's backlog is never read whole.
-      const events = await ctx.supervisor.runs.events(runId, { afterSeq: after, order: "seq", limit: SSE_PAGE });
+      const run = await runs.get(runId);
+      const events = await runs.events(runId, { afterSeq: after, order: "seq", limit: SSE_PAGE });
       for (const e of events) {
         sse.send("lattice_event", ctx.redactor.redactValue(e), e.seq);
         after = e.seq;
       }
-      if (events.length === SSE_PAGE) continue;
-      const run = await ctx.supervisor.runs.get(runId);
+      const logs = withLogs ? await runs.logs(runId, { afterSeq: logSeq, limit: SSE_PAGE }) : [];
+      if (logs.length > 0) {
+        sse.send("logs", ctx.redactor.redactValue(logs));
+        logSeq = logs[logs.length - 1]!.seq;
+      }
+      if (events.length === SSE_PAGE || logs.length === SSE_PAGE) continue;
+      // The run was read before its events: one stored just before it finished is never missed.
       const state = `${run.state}/${run.updated_at}`;
       if (state !== lastState) {
         sse.send("run", ctx.redactor.redactValue(run));
         lastState = state;
       }
-      if (isTerminalRunState(run.state) && events.length === 0) {
+      if (isTerminalRunState(run.state)) {
         sse.send("end", { state: run.state }, after);
         break;
       }
-      await sleep(SSE_POLL_MS);
+      await waker.wait(SSE_POLL_MS);
     }
   });
+  await waker.close();
 }
 
 /** Entries as sent, redacted and serialized once for every client (a feed hands them all the same array). */

@@ -91,6 +91,10 @@ describe("pmagent run / runs / resume", () => {
     expect(ok.stderr).toBe("");
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain(`${id}  succeeded`);
+    // Waiting is shown while the run waits, not once it has finished.
+    const show = await cli(["runs", "show", id]);
+    expect(show.stdout).toContain("succeeded");
+    expect(show.stdout).not.toContain("waiting:");
     const again = await cli(["resume", id, ...args]);
     expect(again.code).toBe(0);
     expect(again.stdout).toContain("already resumed with this checkpoint and payload: nothing done");

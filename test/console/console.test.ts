@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -285,6 +286,26 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     expect(streamRequests.get(waiting.id)! - before).toBe(3);
   });
 
+  it("merges the pull request from its page: the diff folded per file, Merge, the forge's base then holds the change", async () => {
+    await page.goto(`${s.url}/#/prs/1`);
+    const file = page.locator('[data-pr="1"] details.diff-file[data-file="GUIDE.md"]');
+    await file.waitFor();
+    expect(await file.getAttribute("open")).toBe("");
+    expect(await file.locator("summary").textContent()).toBe("GUIDE.md +3 −0");
+    await file.locator("summary").click();
+    expect(await file.getAttribute("open")).toBeNull();
+    await file.locator("summary").click();
+    await shot("pr-open");
+    await page.click("#pr-merge-1");
+    await page.locator("#pr-merged-1").waitFor();
+    expect(await page.locator('[data-pr="1"] h2').textContent()).toBe("PR #1 merged Add a guide");
+    expect(await page.locator("#pr-close-1").count()).toBe(0);
+    expect(execFileSync("git", ["show", "main:GUIDE.md"], { cwd: join(s.tp.root, ".pmagent", "forge.git"), encoding: "utf8" })).toBe("# Guide\n\nhello from the sprite\n");
+    // The merged diff stays the one it merged.
+    expect(await page.locator('[data-pr="1"] pre.diff .add').allTextContents()).toEqual(["+# Guide", "+", "+hello from the sprite"]);
+    await shot("pr-merged");
+  });
+
   it("shows an entry's payload, history, runs and PR; cancels one entry and re-opens a finished one as a new entry", async () => {
     await page.goto(`${s.url}/#/`);
     const card = page.locator('[data-entry="e2e-1"]');
@@ -407,6 +428,55 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     await page.locator("#run-usage", { hasText: "2,500 tokens" }).waitFor();
     // 2000 in at 4, 500 out at 20 (per million).
     expect(await page.locator("#run-usage").textContent()).toBe("2,500 tokens (2,000 in; 500 out), cost 0.0180");
+  });
+
+  it("titles entries by their summary on the board, the entry list and the inbox; marks what waits on the viewer", async () => {
+    await board.post("Builder", { id: "ask-you", to: "Human", kind: "question", payload: { summary: "Which branch should the guide go to?\nDetails follow." } });
+    await page.goto(`${s.url}/#/`);
+    const card = page.locator('[data-entry="ask-you"]');
+    await card.locator(".waiting-you").waitFor();
+    expect(await card.textContent()).toMatch(/^Which branch should the guide go to\?waiting on youquestion · ask-you · Builder → Human · v1$/);
+    // Not the viewer's: no mark.
+    expect(await page.locator('[data-entry="e2e-1"] .waiting-you').count()).toBe(0);
+    await shot("board-titles");
+    await page.goto(`${s.url}/#/inbox`);
+    await page.locator('[data-inbox-entry="ask-you"] .summary', { hasText: "Which branch should the guide go to?" }).waitFor();
+    await page.goto(`${s.url}/#/entries`);
+    await page.locator('[data-entry-row="ask-you"] .summary', { hasText: "Which branch should the guide go to?" }).waitFor();
+  });
+
+  it("posts a new entry from the board's form and starts its run from the entry page (the gate's refusal shown)", async () => {
+    await page.goto(`${s.url}/#/`);
+    await page.locator("#new-entry-holder summary").click();
+    await page.selectOption("#new-to", "Builder");
+    expect(await page.locator("#new-kind option").allTextContents()).toEqual(["build_request"]);
+    await page.fill("#new-summary", "Write the install guide");
+    await page.fill("#new-details", "for new users");
+    await shot("new-entry");
+    await page.click("#new-entry button[type=submit]");
+    await page.locator("#entry-payload").waitFor();
+    const id = decodeURIComponent(new URL(page.url()).hash.replace("#/entries/", ""));
+    expect((await s.call("GET", `/v1/entries/${encodeURIComponent(id)}`)).body.entry).toMatchObject({ from: "Human", to: "Builder", kind: "build_request", status: "open", payload: { summary: "Write the install guide", details: "for new users" } });
+    // This project's kernel is DEGRADED: the OA gate refuses the run, and the page says why.
+    await page.click("#run-entry");
+    await page.locator(".error", { hasText: "the run gate denied a run of Builder" }).waitFor();
+    await shot("run-denied");
+  });
+
+  it("serves /favicon.ico, and signs out: the cookie is forgotten and the sign-in form comes back", async () => {
+    const icon = await fetch(`${s.url}/favicon.ico`);
+    expect([icon.status, icon.headers.get("content-type")]).toEqual([200, "image/svg+xml"]);
+    await page.goto(`${s.url}/#/`);
+    await page.locator("#board").waitFor();
+    await page.click("#signout");
+    await page.locator("#signin").waitFor();
+    expect(await page.locator("#signout").isHidden()).toBe(true);
+    expect((await page.context().cookies()).filter((c) => c.name === "pmagent_token")).toEqual([]);
+    await shot("signed-out");
+    await page.fill("input[name=token]", TOKENS.Human);
+    await page.click("#signin button");
+    await page.locator("#board").waitFor();
+    expect(await page.locator("#signout").isVisible()).toBe(true);
   });
 });
 

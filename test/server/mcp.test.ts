@@ -46,7 +46,7 @@ describe("MCP server: tools", () => {
     expect(hints.runs_resume).toEqual([false, false, true]);
     expect(hints.env_proposal_accept).toEqual([false, false, false]);
     // The surface of the API: events, logs, cancel, resume, proposals, PRs and history are all there.
-    expect(MCP_TOOL_NAMES).toEqual(expect.arrayContaining(["runs_events", "runs_logs", "runs_cancel", "runs_resume", "env_proposals_list", "env_proposal_accept", "env_proposal_reject", "prs_list", "bb_history", "runs_actions"]));
+    expect(MCP_TOOL_NAMES).toEqual(expect.arrayContaining(["runs_events", "runs_logs", "runs_cancel", "runs_resume", "env_proposals_list", "env_proposal_accept", "env_proposal_reject", "prs_list", "prs_merge", "prs_close", "bb_history", "runs_actions"]));
     // The listing goes into a model's context: whole Kai and OA payloads are not spelled out in it.
     expect(JSON.stringify(tools).length).toBeLessThan(64_000);
     const change = tools.find((t) => t.name === "bb_change_status")!;
@@ -60,12 +60,16 @@ describe("MCP server: tools", () => {
     expect(text(posted).split("\n")[0]).toMatch(/^m-1 \[open\] review_request Builder → Reviewer \(v1, updated /);
     expect(await refused(client, "bb_post", { entry: { id: "m-2", from: "Human", to: "Reviewer", kind: "review_request" } })).toMatch(/^permission_refused: /);
     await ok(client, "bb_post", { entry: { id: "m-2", to: "Reviewer", kind: "review_request" } });
-    await ok(client, "bb_post", { entry: { id: "m-3", to: "Human", kind: "question" } });
+    await ok(client, "bb_post", { entry: { id: "m-3", to: "Human", kind: "question", payload: { summary: "Which branch?\nmore below" } } });
 
     const first = await ok(client, "bb_list", { limit: 2 });
     expect(first.structuredContent.entries.map((e: { id: string }) => e.id)).toEqual(["m-3", "m-2"]);
     expect(first.structuredContent.next_cursor).toEqual(expect.any(String));
     expect(first.structuredContent.entries[0]).not.toHaveProperty("payload");
+    // Titled by the summary's first line, the kind beside it; an entry without one by its kind.
+    expect(first.structuredContent.entries[0]).toMatchObject({ id: "m-3", summary: "Which branch?", kind: "question" });
+    expect(first.structuredContent.entries[1]).not.toHaveProperty("summary");
+    expect(text(first).split("\n")[0]).toMatch(/^m-3 \[open\] "Which branch\?" \(question\) Builder → Human \(v1, /);
     expect(text(first)).toContain(`2 entries shown; more with cursor "${first.structuredContent.next_cursor}"`);
     const second = await ok(client, "bb_list", { limit: 2, cursor: first.structuredContent.next_cursor });
     expect(second.structuredContent).toMatchObject({ entries: [{ id: "m-1" }], next_cursor: null });
@@ -168,6 +172,20 @@ describe("MCP server: tools", () => {
     expect(prs.structuredContent.prs[0]).not.toHaveProperty("body");
     expect((await ok(client, "prs_list", { detail: "full", cursor: prs.structuredContent.next_cursor })).structuredContent.prs).toEqual([expect.objectContaining({ number: 1, body: "the first" })]);
     expect((await ok(client, "prs_list", { state: "merged" })).structuredContent.prs).toEqual([]);
+    // Merging and closing: humans only, as the authenticated actor.
+    expect(await refused(client, "prs_merge", { number: 1 })).toContain("Builder may not merge pull request #1: only a human (Human) may");
+    expect(await refused(client, "prs_merge", { number: 0 })).toContain("Input validation error");
+    const human = await httpClient(s, "Human");
+    try {
+      const merged = await ok(human, "prs_merge", { number: 1 });
+      expect(merged.structuredContent).toMatchObject({ pr: { number: 1, state: "merged" }, sha: expect.stringMatching(/^[0-9a-f]{40}$/) });
+      expect(text(merged)).toMatch(/^merged #1 \(sprite\/a → main\); main is now [0-9a-f]{40}$/);
+      expect(await refused(human, "prs_close", { number: 1 })).toContain("pull request #1 is merged: only an open one can be closed");
+      expect((await ok(human, "prs_close", { number: 2 })).structuredContent).toMatchObject({ pr: { number: 2, state: "closed" } });
+      expect(await refused(human, "prs_close", { number: 9 })).toContain("pull request #9 does not exist in the local forge");
+    } finally {
+      await human.close();
+    }
   });
 });
 

@@ -73,9 +73,9 @@ describe("routes with bearer tokens", () => {
     expect(r.body.items[0].entry.id).toBe("secret-plan");
   });
 
-  it("only the console's files, the OpenAPI document and sign-in are public, each by its route's mark", async () => {
+  it("only the console's files, the favicon, the OpenAPI document, sign-in and sign-out are public, each by its route's mark", async () => {
     const pub = s.server.endpoints.filter((e) => e.public).map((e) => `${e.method} ${e.url}`);
-    expect(pub.sort()).toEqual(["GET /", "GET /console/*", "GET /openapi.json", "HEAD /", "HEAD /console/*", "HEAD /openapi.json", "POST /v1/session"]);
+    expect(pub.sort()).toEqual(["DELETE /v1/session", "GET /", "GET /console/*", "GET /favicon.ico", "GET /openapi.json", "HEAD /", "HEAD /console/*", "HEAD /favicon.ico", "HEAD /openapi.json", "POST /v1/session"]);
     expect((await rawRequest(s.url, { method: "GET", path: "/openapi.json" })).status).toBe(200);
     // Unmatched paths are not public: no token, no answer about them.
     const unknown = await rawRequest(s.url, { method: "GET", path: "/v2/anything" });

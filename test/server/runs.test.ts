@@ -104,6 +104,15 @@ describe("runs over HTTP: list, show, live events, resume, cancel", () => {
     expect((await fetch(`${s.url}/v1/runs/nope/events/stream`, { headers: auth("Human") })).status).toBe(404);
   });
 
+  it("streams the run's log lines with ?logs=1 (not without), each with its seq", async () => {
+    const url = `${s.url}/v1/runs/${waiting.id}/events/stream`;
+    const withLogs = await readSse(`${url}?logs=1`, auth("Human"), (f) => f.some((x) => x.event === "logs"));
+    const lines = withLogs.filter((f) => f.event === "logs").flatMap((f) => f.data as unknown as Array<{ seq: number; stream: string; text: string }>);
+    expect(lines.map((l) => [l.seq, l.stream, l.text])).toEqual([[1, "stdout", "working on it"]]);
+    const without = await readSse(url, auth("Human"), (f) => f.some((x) => x.event === "run"));
+    expect(without.some((f) => f.event === "logs")).toBe(false);
+  });
+
   /**
    * A finished run whose events `feed` stores through a real ingestor (its outbox path given), in
    * a directory removed afterwards.

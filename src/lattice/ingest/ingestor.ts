@@ -23,7 +23,7 @@ import { describeStoreFault, type FaultRetryOptions, type Queryable, retryStoreF
 import { DEFAULT_MAX_LINE_BYTES, EXCERPT_BYTES, LineSplitter, type OutboxPosition, classifyStdoutLine, EXCERPT_CHARS, redactEvent, identityWarnings, type EventIdentity } from "../protocol/index.js";
 import { BatchCursor, type OutboxBatch, OutboxReader } from "./outbox-reader.js";
 import { readViolations } from "../sandbox/index.js";
-import { RUN_NOT_FENCED, type StoredEvent } from "../runs/index.js";
+import { RUN_NOT_FENCED, notifyRunProgress, type StoredEvent } from "../runs/index.js";
 import { CopyMatcher, PREFIX } from "./copy-matcher.js";
 import { candidatesOf, insertEvents, text, type Candidate } from "./event-insert.js";
 import { chunks, rows } from "./sql.js";
@@ -629,6 +629,8 @@ export class RunIngestor {
     if (saved.changes !== 1 && (await q.get("SELECT 1 AS one FROM lattice_runs WHERE id = ?", [this.o.runId])) !== undefined) {
       throw new RefusedError("run_fenced", `run ${this.o.runId}: its entry was taken over by another worker; the run's late output is refused`, { run: this.o.runId });
     }
+    // Followers (`runs logs --follow`, the live streams) read what this flush stored once it commits.
+    if (added > 0 || w.logs.length > 0) await notifyRunProgress(q, this.o.runId);
     return { counters: { seq: seq.next, logSeq, violationsSeen: seen }, fresh, added, usage: usage.any };
   }
 

@@ -10,3 +10,4 @@ export { costOf, tokenCost, priceOf, roundCost, summarizeUsage, budgetBreach, fo
 export { usageOfRuns, setRunBudget, runBudget, type RunBudget } from "./usage-store.js";
 export { USAGE_GROUPINGS, cycleOfRun, dayOf, groupUsage, usageText, type UsageGrouping, type UsageGroup } from "./usage-report.js";
 export type { QueuedResume } from "./resume-queue.js";
+export { RUN_PROGRESS_CHANNEL, followPollMs, followRunEvents, followRunLogs, notifyRunProgress, runProgressWaker, type FollowOptions, type RunProgressWaker } from "./progress.js";

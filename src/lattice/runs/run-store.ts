@@ -24,6 +24,7 @@ import type {
   ViolationRecord,
 } from "./records.js";
 import { RUN_COLUMNS, iso, num, toRecord, type RunRow } from "./rows.js";
+import { notifyRunProgress } from "./progress.js";
 import { eventTypeFilter } from "./sql.js";
 import type { RunState } from "./states.js";
 import * as asOf from "./window.js";
@@ -181,7 +182,9 @@ export class RunStore {
       params.push(...from);
     }
     const r = await q.run(`UPDATE lattice_runs SET ${sets.join(", ")} WHERE id = ? AND project_id = ?${guard}`, params);
-    return r.changes === 1;
+    if (r.changes !== 1) return false;
+    await notifyRunProgress(q, id);
+    return true;
   }
 
   /** Runs whose terminal entry change (done/error/next entry) has not been made yet. */

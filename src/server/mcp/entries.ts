@@ -1,6 +1,6 @@
 import type { Page } from "../../store/index.js";
 import { z } from "zod";
-import { EntryInputSchema, StatusSchema, type HistoryRecord, type StoredEntry } from "../../blackboard/index.js";
+import { EntryInputSchema, StatusSchema, entrySummary, type HistoryRecord, type StoredEntry } from "../../blackboard/index.js";
 import { StoredEntrySchema } from "../schemas.js";
 import { Cursor, Detail, Id, Limit, PageFields, READ, clip, pageLine, tool, type ToolDef } from "./tool.js";
 
@@ -14,16 +14,19 @@ export const EntryDigestSchema = z.object({
   claimed_by: z.string().nullable(),
   updated_at: z.string(),
   note: z.string().optional(),
+  summary: z.string().optional().describe("payload.summary's first line: the entry's title"),
 });
 
 export function entryDigest(s: StoredEntry): z.output<typeof EntryDigestSchema> {
   const e = s.entry;
-  return { id: e.id, from: e.from, to: e.to, kind: e.kind, status: e.status, version: s.version, claimed_by: s.claimed_by, updated_at: e.updated_at, ...(e.note !== undefined ? { note: e.note } : {}) };
+  const summary = entrySummary(e);
+  return { id: e.id, from: e.from, to: e.to, kind: e.kind, status: e.status, version: s.version, claimed_by: s.claimed_by, updated_at: e.updated_at, ...(e.note !== undefined ? { note: e.note } : {}), ...(summary !== null ? { summary } : {}) };
 }
 
 export function entryLine(s: StoredEntry): string {
   const e = s.entry;
-  return `${e.id} [${e.status}] ${e.kind} ${e.from} → ${e.to} (v${s.version}, updated ${e.updated_at}${s.claimed_by ? `, claimed by ${s.claimed_by}` : ""})${e.note ? `: ${clip(e.note, 80)}` : ""}`;
+  const summary = entrySummary(e);
+  return `${e.id} [${e.status}] ${summary !== null ? `"${summary}" (${e.kind})` : e.kind} ${e.from} → ${e.to} (v${s.version}, updated ${e.updated_at}${s.claimed_by ? `, claimed by ${s.claimed_by}` : ""})${e.note ? `: ${clip(e.note, 80)}` : ""}`;
 }
 
 const HistorySchema = z.object({

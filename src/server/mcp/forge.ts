@@ -70,6 +70,26 @@ const decide = (verb: "accept" | "reject") =>
     },
   });
 
+const decidePr = (decision: "merge" | "close") =>
+  tool({
+    name: `prs_${decision}`,
+    title: `${decision === "merge" ? "Merge" : "Close"} a pull request`,
+    description:
+      decision === "merge"
+        ? "Merge an open pull request of the local forge into its base branch in the forge's repository, as yourself (fast-forward, else a merge commit naming you). Only a human (the config's humans) may; a pull request not open is refused (pull_request_not_open), a conflict merges nothing (merge_conflict, with the files)."
+        : "Close an open pull request of the local forge without merging it, as yourself. Only a human (the config's humans) may; a pull request not open is refused (pull_request_not_open).",
+    input: z.object({ number: z.number().int().min(1).describe("the pull request number, e.g. 3") }).strict(),
+    output: z.object({ pr: PrSchema, sha: z.string().optional().describe("merge: the base branch's new head") }),
+    hints: { readOnly: false, destructive: decision === "close", idempotent: false },
+    async run(a, env) {
+      // The decider is the authenticated actor; the API's rule (humans only) applies unchanged.
+      const d = (await env.route(`POST /v1/prs/:number/${decision}`, { params: { number: a.number } })) as { pull: LocalPullRequest; sha?: string };
+      const p = d.pull;
+      const pr = { number: p.number, title: p.title, state: p.state, head: p.head, base: p.base, head_sha: p.head_sha, created_at: p.created_at, url: p.url };
+      return { structured: { pr, sha: d.sha }, text: decision === "merge" ? `merged #${p.number} (${p.head} → ${p.base}); ${p.base} is now ${d.sha ?? "?"}` : `closed #${p.number} (${p.head} → ${p.base})` };
+    },
+  });
+
 export const FORGE_TOOLS: ToolDef[] = [
   tool({
     name: "prs_list",
@@ -123,4 +143,6 @@ export const FORGE_TOOLS: ToolDef[] = [
   }),
   decide("accept"),
   decide("reject"),
+  decidePr("merge"),
+  decidePr("close"),
 ];

@@ -1,0 +1,140 @@
+import { execFileSync, spawn } from "node:child_process";
+import { openSync, closeSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { followRunLogs, type Supervisor } from "../../src/lattice/index.js";
+import { CLI, runCli } from "../helpers/proc.js";
+import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
+import { testProject, type TestProject } from "../lattice/helpers.js";
+
+const kinds = await availableStoreKinds();
+
+/** A `pmagent` child whose output is read as it comes; `until(text)` resolves once stdout holds it. */
+function follower(args: string[], cwd: string, env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  const waiting: Array<{ text: string; resolve: () => void }> = [];
+  child.stdout.on("data", (d: Buffer) => {
+    stdout += d.toString();
+    for (const w of waiting.filter((x) => stdout.includes(x.text))) w.resolve();
+  });
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+  return {
+    until: (text: string) => (stdout.includes(text) ? Promise.resolve() : new Promise<void>((resolve) => waiting.push({ text, resolve }))),
+    exited,
+    out: () => stdout,
+    err: () => stderr,
+  };
+}
+
+describe.each(kinds)("runs logs/events --follow on $name", (kind) => {
+  let ts: TestStore;
+  let tp: TestProject;
+  let sup: Supervisor;
+  let env: NodeJS.ProcessEnv;
+  let gate: string;
+
+  beforeEach(async () => {
+    ts = await kind.open();
+    tp = testProject(ts);
+    sup = tp.supervisor();
+    env = { ...process.env, ...ts.env };
+    // The sprite stops at a FIFO until the test opens it: the follower must show what came before, live.
+    gate = join(tp.root, "gate.fifo");
+    execFileSync("mkfifo", [gate]);
+  });
+  afterEach(async () => {
+    await ts.cleanup();
+    tp.cleanup();
+  });
+
+  /** Start a run that logs and emits, waits at the gate, then logs and emits again and completes; its id once recorded. */
+  async function gatedRun(): Promise<{ id: string; finished: Promise<unknown> }> {
+    let started!: (id: string) => void;
+    const id = new Promise<string>((resolve) => (started = resolve));
+    const command = tp.sprite("gated", {
+      steps: [
+        { log: "before the gate" },
+        { stderr: "a warning" },
+        { emit: "INFO", payload: { message: "first event" } },
+        { sh: `read line < ${gate}` },
+        { log: "after the gate" },
+        { emit: "INFO", payload: { message: "second event" } },
+        { emit: "COMPLETED", payload: { status: "success" } },
+      ],
+    });
+    const finished = sup.startRun({ role: "Builder", command, onStarted: started });
+    return { id: await id, finished };
+  }
+
+  const openGate = () => {
+    const fd = openSync(gate, "w");
+    writeSync(fd, "go\n");
+    closeSync(fd);
+  };
+
+  it("prints the log as it is stored while the sprite runs, then the rest, and exits when the run ends", async () => {
+    const run = await gatedRun();
+    const logs = follower(["runs", "logs", run.id, "--follow"], tp.root, env);
+    const events = follower(["runs", "events", run.id, "--follow"], tp.root, env);
+    // Shown while the sprite still waits at the gate: stored as it came, not when the run ended.
+    await logs.until("before the gate");
+    await events.until("first event");
+    expect(logs.out()).not.toContain("after the gate");
+    expect((await sup.runs.get(run.id)).state).toBe("running");
+    openGate();
+    await run.finished;
+    expect(await logs.exited).toBe(0);
+    expect(await events.exited).toBe(0);
+    expect(logs.out()).toBe("before the gate\n[stderr] a warning\nafter the gate\n");
+    expect(events.out()).toMatch(/1 {2}INFO +first event[^\n]*\n +2 {2}INFO +second event[^\n]*\n +3 {2}COMPLETED/);
+    expect(logs.err() + events.err()).toBe("");
+  });
+
+  it("json: one object a line; a finished run prints everything and exits at once", async () => {
+    const run = await gatedRun();
+    openGate();
+    await run.finished;
+    const r = await runCli(["runs", "logs", run.id, "--follow", "--format", "json", "--stream", "stdout"], { cwd: tp.root, env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim().split("\n").map((l) => (JSON.parse(l) as { text: string }).text)).toEqual(["before the gate", "after the gate"]);
+    const e = await runCli(["runs", "events", run.id, "--follow", "--type", "COMPLETED"], { cwd: tp.root, env });
+    expect(e.stdout).toMatch(/^ +3 {2}COMPLETED/);
+  });
+
+  it("follows in process too, woken by the store's notifications", async () => {
+    const run = await gatedRun();
+    const seen: string[] = [];
+    let first!: () => void;
+    const firstSeen = new Promise<void>((resolve) => (first = resolve));
+    const done = (async () => {
+      // A long poll: only a notification wakes this follower in time.
+      for await (const batch of followRunLogs(sup.runs, run.id, { pollMs: 60_000 })) {
+        seen.push(...batch.map((l) => l.text));
+        if (seen.includes("before the gate")) first();
+      }
+    })();
+    await firstSeen;
+    openGate();
+    await run.finished;
+    await done;
+    expect(seen).toEqual(["before the gate", "a warning", "after the gate"]);
+  });
+
+  it("refuses an unknown run and paging flags with --follow", async () => {
+    for (const sub of ["logs", "events"]) {
+      const r = await runCli(["runs", sub, "nope", "--follow"], { cwd: tp.root, env });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain("run nope does not exist in project demo");
+    }
+    const cursor = await runCli(["runs", "events", "nope", "--follow", "--cursor", "x"], { cwd: tp.root, env });
+    expect(cursor.code).toBe(2);
+    expect(cursor.stderr).toContain("--follow reads from the start: it takes no --cursor");
+    const newest = await runCli(["runs", "events", "nope", "--follow", "--order", "newest"], { cwd: tp.root, env });
+    expect(newest.stderr).toContain("--follow reads oldest first: it takes no --order newest");
+    const limit = await runCli(["runs", "events", "nope", "--follow", "--limit", "3"], { cwd: tp.root, env });
+    expect(limit.stderr).toContain("--follow prints every event: it takes no --limit");
+  });
+});
