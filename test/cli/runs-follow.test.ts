@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
-import { openSync, closeSync, writeSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { followRunLogs, type Supervisor } from "../../src/lattice/index.js";
@@ -69,10 +69,12 @@ describe.each(kinds)("runs logs/events --follow on $name", (kind) => {
     return { id: await id, finished };
   }
 
-  const openGate = () => {
-    const fd = openSync(gate, "w");
-    writeSync(fd, "go\n");
-    closeSync(fd);
+  // Opened off the event loop: the FIFO's open waits for the sprite to read it, and the supervisor
+  // that starts the sprite runs on this event loop.
+  const openGate = async () => {
+    const fh = await open(gate, "w");
+    await fh.write("go\n");
+    await fh.close();
   };
 
   it("prints the log as it is stored while the sprite runs, then the rest, and exits when the run ends", async () => {
@@ -84,7 +86,7 @@ describe.each(kinds)("runs logs/events --follow on $name", (kind) => {
     await events.until("first event");
     expect(logs.out()).not.toContain("after the gate");
     expect((await sup.runs.get(run.id)).state).toBe("running");
-    openGate();
+    await openGate();
     await run.finished;
     expect(await logs.exited).toBe(0);
     expect(await events.exited).toBe(0);
@@ -95,7 +97,7 @@ describe.each(kinds)("runs logs/events --follow on $name", (kind) => {
 
   it("json: one object a line; a finished run prints everything and exits at once", async () => {
     const run = await gatedRun();
-    openGate();
+    await openGate();
     await run.finished;
     const r = await runCli(["runs", "logs", run.id, "--follow", "--format", "json", "--stream", "stdout"], { cwd: tp.root, env });
     expect(r.code, r.stderr).toBe(0);
@@ -117,7 +119,7 @@ describe.each(kinds)("runs logs/events --follow on $name", (kind) => {
       }
     })();
     await firstSeen;
-    openGate();
+    await openGate();
     await run.finished;
     await done;
     expect(seen).toEqual(["before the gate", "a warning", "after the gate"]);
