@@ -10,6 +10,17 @@ import { createTypeScriptImportResolver } from "eslint-import-resolver-typescrip
  */
 const LAYERS = [["core"], ["config", "store"], ["forge"], ["blackboard"], ["lattice"], ["prompt"], ["oa"], ["kai"], ["app"], ["lane", "server", "console"], ["cli"]];
 const LATTICE_LAYERS = [["migrations"], ["wire"], ["protocol"], ["runs"], ["sandbox"], ["ingest", "checkpoint"], ["sprite"], ["actions", "environment", "agents"], ["supervisor"]];
+/*
+ * Second concerns as sub-folders of a module, layered the same way (lowest first). A sub-module is
+ * entered through its index.ts, by its parent's files as by everyone else; it may use its parent's
+ * core files (blackboard/github builds on Blackboard), which never import it back (no-cycle).
+ */
+const SUB_MODULES = {
+  blackboard: [["github"]],
+  kai: [["evidence"], ["reports"]],
+  server: [["mcp"]],
+  lane: [["doc-update"]],
+};
 
 // Leaving the folder is allowed only to another folder's index.js (the sprite SDK is a
 // sub-module other modules may name: it is the package's `pmagent/sprite`; so is lattice/wire,
@@ -27,14 +38,44 @@ function above(layers, index, prefix, message) {
   return higher.length === 0 ? [] : [{ regex: `^${prefix}(${higher.join("|")})/`, message }];
 }
 
+/** The module-level patterns for src/NAME (and any folder inside it). */
+function modulePatterns(name, i) {
+  return [THROUGH_INDEX, ...above(LAYERS, i, "(\\.\\./)+", `src/${name} is below ${LAYERS.slice(i + 1).flat().join(", ")}: a lower module never imports a higher one (wire them in src/app).`)];
+}
+
+/** A parent's files reach a sub-module only through its index.ts. */
+function intoSubModules(name) {
+  const subs = (SUB_MODULES[name] ?? []).flat();
+  return subs.length === 0 ? [] : [{ regex: `^\\./(${subs.join("|")})/(?!index\\.js$)`, message: `src/${name}'s sub-modules (${subs.join(", ")}) are entered through their index.ts, never their internals.` }];
+}
+
 const layerRules = LAYERS.flatMap((names, i) =>
   names.map((name) => ({
     files: [`src/${name}/*.ts`, `src/${name}/**/*.ts`],
-    ignores: name === "lattice" ? ["src/lattice/*/**"] : [],
+    ignores: name === "lattice" ? ["src/lattice/*/**"] : (SUB_MODULES[name] ?? []).flat().map((sub) => `src/${name}/${sub}/**`),
     rules: {
-      "no-restricted-imports": ["error", { patterns: [THROUGH_INDEX, ...above(LAYERS, i, "(\\.\\./)+", `src/${name} is below ${LAYERS.slice(i + 1).flat().join(", ")}: a lower module never imports a higher one (wire them in src/app).`)] }],
+      "no-restricted-imports": ["error", { patterns: [...modulePatterns(name, i), ...intoSubModules(name)] }],
     },
   })),
+);
+
+const subModuleRules = Object.entries(SUB_MODULES).flatMap(([name, subLayers]) =>
+  subLayers.flatMap((subs, j) =>
+    subs.map((sub) => ({
+      files: [`src/${name}/${sub}/**/*.ts`],
+      rules: {
+        "no-restricted-imports": [
+          "error",
+          {
+            patterns: [
+              ...modulePatterns(name, LAYERS.findIndex((l) => l.includes(name))),
+              ...above(subLayers, j, "\\.\\./", `${name}/${sub} is below ${subLayers.slice(j + 1).flat().join(", ")} in the ${name} module.`),
+            ],
+          },
+        ],
+      },
+    })),
+  ),
 );
 
 const latticeRules = LATTICE_LAYERS.flatMap((names, i) =>
@@ -70,6 +111,7 @@ export default tseslint.config(
     },
   },
   ...layerRules,
+  ...subModuleRules,
   ...latticeRules,
   {
     files: ["src/**/*.ts"],

@@ -39,7 +39,7 @@ export function workspaceSandbox(project: Project, store: Store, env: NodeJS.Pro
 
 /** The local forge of a project (its bare repository and pull requests table), whatever forge OPEN_PR uses. */
 export function localForge(project: Project, store: Store, env: NodeJS.ProcessEnv = process.env): LocalForge {
-  return new LocalForge({ store, projectId: project.config.project_id, root: project.root, bareRepo: project.config.forge.bare_repo, sandbox: workspaceSandbox(project, store, env) });
+  return new LocalForge({ store, projectId: project.config.project_id, root: project.root, bareRepo: project.config.forge.bare_repo, sandbox: workspaceSandbox(project, store, env), remote: project.config.forge.remote });
 }
 
 /** The forge of a project: GitHub when `github.repo` is configured, else the local forge. */
@@ -54,7 +54,7 @@ export function projectForge(project: Project, store: Store, env: NodeJS.Process
 
 /** Where a project's lane cycles live (the forge's bare repository) and the forge their pull requests open on. */
 export function projectCycles(project: Project, store: Store, env: NodeJS.ProcessEnv = process.env, forge: Forge = projectForge(project, store, env)): NonNullable<SupervisorOptions["cycles"]> {
-  return { repo: confinePath(project.root, project.config.forge.bare_repo, "forge.bare_repo"), root: project.root, sandbox: workspaceSandbox(project, store, env), forge };
+  return { repo: confinePath(project.root, project.config.forge.bare_repo, "forge.bare_repo"), remote: project.config.forge.remote, root: project.root, sandbox: workspaceSandbox(project, store, env), forge };
 }
 
 /** The notifiers of a project: the webhook when configured, then the console. */

@@ -41,11 +41,21 @@ export async function transition(ctx: BoardContext, actor: string, id: string, t
 /** Change fields and/or the status of an entry as `actor`. */
 export async function change(ctx: BoardContext, actor: string, id: string, patch: EntryPatch, options: ChangeOptions = {}): Promise<StoredEntry> {
   const now = ctx.now();
-  return ctx.store.transaction((q) => changeIn(ctx, q, actor, id, patch, options, now));
+  return ctx.store.transaction((q) => changeIn(ctx, q, { actor, id, patch, options, now }));
+}
+
+/** One change of `change`: `actor` patches entry `id` at `now`. */
+export interface ChangeRequest {
+  actor: string;
+  id: string;
+  patch: EntryPatch;
+  options: ChangeOptions;
+  now: Stamp;
 }
 
 /** `change` inside the caller's transaction. */
-export async function changeIn(ctx: BoardContext, q: Queryable, actor: string, id: string, patch: EntryPatch, options: ChangeOptions, now: Stamp): Promise<StoredEntry> {
+export async function changeIn(ctx: BoardContext, q: Queryable, request: ChangeRequest): Promise<StoredEntry> {
+  const { actor, id, patch, options, now } = request;
   const row = await requireRow(ctx, q, id, true);
   checkVersion(row, options.expectedVersion);
   const current = toStored(row);
@@ -69,7 +79,7 @@ export async function changeIn(ctx: BoardContext, q: Queryable, actor: string, i
   // A claim ends when the entry leaves in_progress.
   const claim = to === "in_progress" ? { claimed_by: current.claimed_by, lease_expires_ms: row.lease_expires_ms } : { claimed_by: null, lease_expires_ms: null };
   const written = await writeRow(ctx, q, row, next, claim);
-  await recordHistory(ctx, q, id, written.version, now, actor, patch.status !== undefined ? "status" : "update", entry.status, to, changes);
+  await recordHistory(ctx, q, { entryId: id, version: written.version, at: now, actor, action: patch.status !== undefined ? "status" : "update", from: entry.status, to, changes });
   if (written.entry.status === "open") await q.notify(OPEN_CHANNEL, openPayload(written.entry.to, written.entry.kind));
   return written;
 }

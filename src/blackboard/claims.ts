@@ -20,21 +20,33 @@ export function claimChanges(fromStatus: Status, fromClaimer: string | null, wor
   return fromStatus === "open" ? { claimed_by: { from: fromClaimer, to: worker }, status: { from: "open", to: "in_progress" } } : { claimed_by: { from: fromClaimer, to: worker } };
 }
 
+/** One claim: `worker` claims for `role` an entry of one of `kinds`, leased `leaseMs` from `now`. */
+export interface ClaimRequest {
+  worker: string;
+  role: string;
+  kinds: readonly string[];
+  leaseMs: number;
+  now: Stamp;
+  /** A gated worker claims the one entry its gate allowed. */
+  entryId?: string;
+}
+
 /**
  * Claim the oldest open entry addressed to `role` with a kind in `kinds` (the pick rule), or take
  * over an in_progress one whose lease has expired. Atomic: no two claimers get the same entry.
  */
 export async function claim(ctx: BoardContext, worker: string, role: string, kinds: readonly string[], leaseMs = ctx.leaseMs, options: { entryId?: string } = {}): Promise<StoredEntry | undefined> {
   if (kinds.length === 0) return undefined;
-  const now = ctx.now();
+  const request: ClaimRequest = { worker, role, kinds, leaseMs, now: ctx.now(), ...(options.entryId === undefined ? {} : { entryId: options.entryId }) };
   if (ctx.store.dialect === "postgres") {
-    return (await claimPg(ctx, worker, role, kinds, leaseMs, now, false, options.entryId)) ?? (await claimPg(ctx, worker, role, kinds, leaseMs, now, true, options.entryId));
+    return (await claimPg(ctx, request, false)) ?? (await claimPg(ctx, request, true));
   }
-  return ctx.store.transaction((q) => claimIn(ctx, q, worker, role, kinds, leaseMs, now, options.entryId));
+  return ctx.store.transaction((q) => claimIn(ctx, q, request));
 }
 
 /** The claim of `claim` inside the caller's transaction (SQLite: its writes are serialized). */
-export async function claimIn(ctx: BoardContext, q: Queryable, worker: string, role: string, kinds: readonly string[], leaseMs: number, now: Stamp, entryId?: string): Promise<StoredEntry | undefined> {
+export async function claimIn(ctx: BoardContext, q: Queryable, request: ClaimRequest): Promise<StoredEntry | undefined> {
+  const { worker, role, kinds, leaseMs, now, entryId } = request;
   // A gated worker claims the one entry its gate allowed.
   const only = entryId === undefined ? "" : " AND id = ?";
   const onlyParams = entryId === undefined ? [] : [entryId];
@@ -50,7 +62,7 @@ export async function claimIn(ctx: BoardContext, q: Queryable, worker: string, r
   const takeover = current.entry.status === "in_progress";
   const next: Entry = { ...current.entry, status: "in_progress", updated_at: now.iso };
   const written = await writeRow(ctx, q, row, next, { claimed_by: worker, lease_expires_ms: now.ms + leaseMs });
-  await recordHistory(ctx, q, next.id, written.version, now, role, takeover ? "takeover" : "claim", current.entry.status, "in_progress", claimChanges(current.entry.status, current.claimed_by, worker));
+  await recordHistory(ctx, q, { entryId: next.id, version: written.version, at: now, actor: role, action: takeover ? "takeover" : "claim", from: current.entry.status, to: "in_progress", changes: claimChanges(current.entry.status, current.claimed_by, worker) });
   return written;
 }
 
@@ -76,8 +88,8 @@ export async function claimNext(ctx: BoardContext, worker: string, role: string,
  * PostgreSQL claim in one statement (pick with SKIP LOCKED, update, history): one round trip,
  * so eight workers do not queue behind each other's transactions.
  */
-export async function claimPg(ctx: BoardContext, worker: string, role: string, kinds: readonly string[], leaseMs: number, now: Stamp, takeover: boolean, entryId?: string): Promise<StoredEntry | undefined> {
-  const claim = claimCtes(ctx, worker, role, kinds, leaseMs, now, takeover, entryId);
+export async function claimPg(ctx: BoardContext, request: ClaimRequest, takeover: boolean): Promise<StoredEntry | undefined> {
+  const claim = claimCtes(ctx, request, takeover);
   const row = await ctx.store.get<Row>(`WITH ${claim.sql}, hist AS (${HISTORY_INSERT} ${claim.history.sql}) SELECT ${COLS} FROM upd`, [...claim.params, ...claim.history.params]);
   return row ? toStored(row) : undefined;
 }
@@ -86,7 +98,8 @@ export async function claimPg(ctx: BoardContext, worker: string, role: string, k
  * The CTEs `picked` and `upd` of a PostgreSQL claim, the SELECT of its history record, and their
  * parameters. (`bb_finish_claim_batch`, migrations 50 to 420, claims an open entry the same way.)
  */
-function claimCtes(ctx: BoardContext, worker: string, role: string, kinds: readonly string[], leaseMs: number, now: Stamp, takeover: boolean, entryId?: string): PgWrite {
+function claimCtes(ctx: BoardContext, request: ClaimRequest, takeover: boolean): PgWrite {
+  const { worker, role, kinds, leaseMs, now, entryId } = request;
   const kindList = kinds.map(() => "?").join(", ");
   const condition = (takeover ? "status = 'in_progress' AND claimed_by IS NOT NULL AND lease_expires_ms < ?" : "status = 'open'") + (entryId === undefined ? "" : " AND id = ?");
   return {
@@ -121,13 +134,15 @@ function claimHistory(ctx: BoardContext, worker: string, role: string, now: Stam
  * when the simple case does not apply, and the caller takes the general path for the reason.
  */
 export async function finishClaimPg(ctx: BoardContext, actor: string, id: string, to: Status, worker: string): Promise<StoredEntry | undefined> {
-  const finish = finishCtes(ctx, actor, id, to, worker, ctx.now());
+  const finish = finishCtes(ctx, { actor, id, to, worker });
   const row = await ctx.store.get<Row>(`WITH ${finish.sql}, hist AS (${HISTORY_INSERT} ${finish.history.sql}) SELECT ${COLS} FROM fin`, [...finish.params, ...finish.history.params]);
   return row ? toStored(row) : undefined;
 }
 
 /** The CTE `fin` of `finishClaimPg`, the SELECT of its history record, and their parameters. */
-function finishCtes(ctx: BoardContext, actor: string, id: string, to: Status, worker: string, now: Stamp): PgWrite {
+function finishCtes(ctx: BoardContext, finish: { actor: string; id: string; to: Status; worker: string }): PgWrite {
+  const { actor, id, to, worker } = finish;
+  const now = ctx.now();
   // The status is a parameter, not a literal: with a literal the planner may look the entry up
   // through the in_progress partial index, scanning its dead items (one per claim until a
   // vacuum) instead of using the primary key. Measured: 8–12% more entries/s draining 20,000 entries.

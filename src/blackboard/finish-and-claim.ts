@@ -23,8 +23,8 @@ export async function finishAndClaim(ctx: BoardContext, actor: string, id: strin
   if (ctx.store.dialect !== "postgres") {
     const now = ctx.now();
     return ctx.store.transaction(async (q) => {
-      const finished = await changeIn(ctx, q, actor, id, patch, options, now);
-      return { finished, next: next.kinds.length === 0 ? undefined : await claimIn(ctx, q, next.worker, role, next.kinds, leaseMs, now) };
+      const finished = await changeIn(ctx, q, { actor, id, patch, options, now });
+      return { finished, next: next.kinds.length === 0 ? undefined : await claimIn(ctx, q, { worker: next.worker, role, kinds: next.kinds, leaseMs, now }) };
     });
   }
   if (next.note === undefined && next.kinds.length > 0 && canTransition("in_progress", to)) {
@@ -45,7 +45,7 @@ export async function finishAndClaim(ctx: BoardContext, actor: string, id: strin
       claim_changes: JSON.stringify(claimChanges("open", null, next.worker)),
     });
     if (finished) {
-      return { finished: toStored(finished), next: claimed ? toStored(claimed) : await claimPg(ctx, next.worker, role, next.kinds, leaseMs, ctx.now(), true) };
+      return { finished: toStored(finished), next: claimed ? toStored(claimed) : await claimPg(ctx, { worker: next.worker, role, kinds: next.kinds, leaseMs, now: ctx.now() }, true) };
     }
     // Not finished (claim lost, refused, unknown entry): the general path says why.
   }

@@ -6,8 +6,23 @@ import type { HistoryRecord, Status } from "./schema.js";
 /** The head of every history insert; PostgreSQL writes complete it with a SELECT (see PgWrite). */
 export const HISTORY_INSERT = "INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json)";
 
+/** One history record as a write appends it. */
+export interface HistoryWrite {
+  entryId: string;
+  /** The entry's version this write made. */
+  version: number;
+  at: Stamp;
+  actor: string;
+  action: string;
+  /** The status before (null for a new entry) and after. */
+  from: Status | null;
+  to: Status;
+  changes: Record<string, unknown>;
+}
+
 /** Append one record to the history, inside the caller's write. */
-export async function recordHistory(ctx: BoardContext, q: Queryable, entryId: string, version: number, at: Stamp, actor: string, action: string, from: Status | null, to: Status, changes: Record<string, unknown>): Promise<void> {
+export async function recordHistory(ctx: BoardContext, q: Queryable, record: HistoryWrite): Promise<void> {
+  const { entryId, version, at, actor, action, from, to, changes } = record;
   await q.run(
     `INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [ctx.projectId, entryId, version, at.iso, at.ms, actor, action, from, to, JSON.stringify(changes)],

@@ -40,7 +40,7 @@ export async function putEntry(ctx: BoardContext, actor: string, input: unknown,
   return ctx.store.transaction(async (q) => {
     const existing = await readRow(ctx, q, entry.id, true);
     if (!existing) {
-      await insertEntry(ctx, q, entry, actor, "import", now);
+      await insertEntry(ctx, q, entry, { actor, action: "import", at: now });
       return { stored: { entry, version: 1, claimed_by: null, lease_expires_at: null }, outcome: "created" as const };
     }
     // Board sync replaces only the version it compared against (a stale import is refused).
@@ -53,7 +53,7 @@ export async function putEntry(ctx: BoardContext, actor: string, input: unknown,
     for (const key of new Set([...Object.keys(current.entry), ...Object.keys(entry)]) as Set<keyof Entry>) {
       if (contentHash(current.entry[key] ?? null) !== contentHash(entry[key] ?? null)) changes[key] = { from: current.entry[key] ?? null, to: entry[key] ?? null };
     }
-    await recordHistory(ctx, q, entry.id, written.version, now, actor, "import", current.entry.status, entry.status, changes);
+    await recordHistory(ctx, q, { entryId: entry.id, version: written.version, at: now, actor, action: "import", from: current.entry.status, to: entry.status, changes });
     return { stored: written, outcome: "replaced" as const };
   });
 }

@@ -50,7 +50,7 @@ export async function post(ctx: BoardContext, actor: string, input: EntryInput |
   const result = await ctx.store.transaction(async (q) => {
     const existing = await readRow(ctx, q, entry.id, true);
     if (existing) return { stored: sameOrRefuse(existing, entry), created: false };
-    await insertEntry(ctx, q, entry, actor, "post", now);
+    await insertEntry(ctx, q, entry, { actor, action: "post", at: now });
     if (entry.status === "open") await q.notify(OPEN_CHANNEL, openPayload(entry.to, entry.kind));
     return { stored: { entry, version: 1, claimed_by: null, lease_expires_at: null }, created: true };
   });
@@ -58,13 +58,14 @@ export async function post(ctx: BoardContext, actor: string, input: EntryInput |
 }
 
 /** Insert a new entry at version 1 and its first history record, inside the caller's transaction. */
-export async function insertEntry(ctx: BoardContext, q: Queryable, entry: Entry, actor: string, action: string, at: Stamp): Promise<void> {
+export async function insertEntry(ctx: BoardContext, q: Queryable, entry: Entry, by: { actor: string; action: string; at: Stamp }): Promise<void> {
+  const { actor, action, at } = by;
   await q.run(
     `INSERT INTO bb_entries (project_id, id, version, status, from_actor, to_actor, kind, created_ms, updated_ms, updated_at, entry_json, content_hash)
      VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [ctx.projectId, entry.id, entry.status, entry.from, entry.to, entry.kind, Date.parse(entry.created_at), Date.parse(entry.updated_at), entry.updated_at, storedJson(entry), contentHash(entryContent(entry))],
   );
-  await recordHistory(ctx, q, entry.id, 1, at, actor, action, null, entry.status, { entry });
+  await recordHistory(ctx, q, { entryId: entry.id, version: 1, at, actor, action, from: null, to: entry.status, changes: { entry } });
 }
 
 /**

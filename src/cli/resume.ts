@@ -40,8 +40,9 @@ export function registerResume(program: Command): void {
     .option("--input <key=value>", "one input (repeatable); parsed per its expected type", (v: string, acc: string[]) => [...acc, v], [] as string[])
     .option("--inputs-file <file>", "all inputs as one JSON object (- for standard input)")
     .option("--context-json <json>", "the resume context, a JSON object")
+    .option("--queue", "check the inputs and leave the resume to a worker of the run's role, on any machine (pmagent worker), instead of running the sprite here")
     .addOption(formatOption())
-    .action(async (id: string, opts: { input: string[]; inputsFile?: string; contextJson?: string; format: Format }, cmd: Command) => {
+    .action(async (id: string, opts: { input: string[]; inputsFile?: string; contextJson?: string; queue?: boolean; format: Format }, cmd: Command) => {
       if (opts.input.length > 0 && opts.inputsFile) throw new UsageError("invalid_option", "give the inputs either with --input or with --inputs-file, not both");
       let context: Record<string, unknown> | undefined;
       if (opts.contextJson !== undefined) {
@@ -60,6 +61,13 @@ export function registerResume(program: Command): void {
         const sup = await o.supervisor();
         const run = await sup.runs.get(id);
         const inputs = fileInputs ?? parseInputFlags(opts.input, run.waiting?.expected_inputs ?? {});
+        if (opts.queue) {
+          const queued = await sup.queueResume(id, { inputs, context });
+          print(opts.format, { queued: true, noop: queued.noop, run: queued.run }, () =>
+            `${queued.noop ? "queued already with these inputs" : "queued"}: a worker of ${queued.run.role} resumes it (pmagent worker --role ${queued.run.role}, on any machine)\n${runLine(queued.run)}`,
+          );
+          return;
+        }
         const release = cancelOnSignals(sup, () => id);
         try {
           const result = await sup.resumeRun(id, { inputs, context });

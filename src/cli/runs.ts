@@ -51,6 +51,7 @@ export function registerRuns(program: Command): void {
             runLine(run),
             `command:    ${run.command.join(" ")}`,
             `workspace:  ${run.workspace}`,
+            `machine:    ${run.host}${run.worker ? `, worker ${run.worker}` : ""}`,
             `attempts:   ${run.attempt}${run.exit_code !== null ? `, last exit code ${run.exit_code}` : ""}`,
             ...(run.gate ? [`gate:       ${run.gate.decision}${run.gate.reasoning ? ` (${run.gate.reasoning})` : ""}${run.gate.conditions.length ? `; conditions: ${run.gate.conditions.join("; ")}` : ""}`] : []),
             ...(run.waiting ? [`waiting:    ${run.waiting.reason}; expected inputs ${JSON.stringify(run.waiting.expected_inputs)}`] : []),

@@ -12,6 +12,7 @@ interface WorkerFlags {
   workerId?: string;
   pollMs?: number;
   once?: boolean;
+  concurrency: number;
   format: Format;
 }
 
@@ -40,6 +41,7 @@ export function registerWorker(program: Command): void {
     .option("--worker-id <id>", "claimer identity (default worker@host:pid)")
     .option("--poll-ms <ms>", "how often to look for work when nothing wakes the worker", intOption("--poll-ms", 10))
     .option("--once", "stop when no entry is open instead of waiting for more")
+    .option("--concurrency <n>", "how many runs at once in this one process (each claims on its own)", intOption("--concurrency", 1, 64), 1)
     .addOption(formatOption())
     .action(async (opts: WorkerFlags, cmd: Command) => {
       if (opts.role.length === 0) {
@@ -54,13 +56,18 @@ export function registerWorker(program: Command): void {
       await withStore(cmd, async (p, store, o) => {
         const err = process.stderr;
         const done = new Map<string, number>();
-        let doing: { text: string; since: number } | undefined;
+        // What each slot is doing, by the entry it claimed.
+        const doing = new Map<string, { text: string; since: number }>();
         let idle = false;
-        const status = new StatusLine(() => (doing ? `${doing.text} · ${seconds(doing.since)}` : `waiting for open entries for ${opts.role.join(", ")} · ${tally(done)}`));
+        const status = new StatusLine(() => {
+          if (doing.size === 0) return `waiting for open entries for ${opts.role.join(", ")} · ${tally(done)}`;
+          const [first] = doing.values();
+          return doing.size === 1 ? `${first!.text} · ${seconds(first!.since)}` : `${doing.size} runs under way (${first!.text} · ${seconds(first!.since)}, …) · ${tally(done)}`;
+        });
         const say = (text: string) => status.line(`${clock()} ${text}`);
         const finished = (run: RunRecord) => {
           done.set(run.state, (done.get(run.state) ?? 0) + 1);
-          doing = undefined;
+          if (run.entry_id !== null) doing.delete(run.entry_id);
           if (opts.format === "json") status.line(JSON.stringify(run), process.stdout);
           else status.line(runLine(run, process.stdout), process.stdout);
         };
@@ -70,13 +77,14 @@ export function registerWorker(program: Command): void {
           id: opts.workerId,
           pollMs: opts.pollMs,
           once: opts.once,
+          concurrency: opts.concurrency,
           onClaimed: (role, s) => {
             idle = false;
-            doing = { text: `${role}: claimed ${s.entry.id}`, since: Date.now() };
+            doing.set(s.entry.id, { text: `${role}: claimed ${s.entry.id}`, since: Date.now() });
             say(`claimed ${s.entry.id} (${s.entry.kind}) for ${role}`);
           },
           onStarted: (id, role, entryId) => {
-            doing = { text: `${role}: running ${id} on ${entryId}`, since: Date.now() };
+            doing.set(entryId, { text: `${role}: running ${id} on ${entryId}`, since: Date.now() });
             say(`${paint(err, "cyan", "running")} ${id}: ${role} on ${entryId}`);
           },
           onIdle: () => {
@@ -94,7 +102,7 @@ export function registerWorker(program: Command): void {
         };
         process.once("SIGINT", onSignal);
         process.once("SIGTERM", onSignal);
-        say(`worker ${worker.id} serves ${opts.role.join(", ")} (store ${store.location})${opts.once ? "; it stops when nothing is open" : "; SIGINT (Ctrl-C) or SIGTERM stops it"}`);
+        say(`worker ${worker.id} serves ${opts.role.join(", ")}${opts.concurrency > 1 ? `, ${opts.concurrency} runs at once` : ""} (store ${store.location})${opts.once ? "; it stops when nothing is open" : "; SIGINT (Ctrl-C) or SIGTERM stops it"}`);
         try {
           await worker.run(stop.signal);
         } finally {

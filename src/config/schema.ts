@@ -178,6 +178,16 @@ export const ForgeSchema = z
   .object({
     /** Bare repository the local forge pushes branches to (relative to the project root). */
     bare_repo: z.string().min(1).default(".pmagent/forge.git"),
+    /**
+     * The forge every machine of the team reaches (a git URL: git://, http(s)://, ssh, or a path):
+     * cycle branches, merges and pull request bases live there; `bare_repo` is then each machine's
+     * mirror of it. Unset: the forge is `bare_repo` alone, on one machine.
+     */
+    remote: z
+      .string()
+      .min(1)
+      .refine((v) => !v.startsWith("-") && !/[\s\0]/.test(v), "a git URL or path, without spaces, not starting with '-'")
+      .optional(),
   })
   .strict();
 

@@ -18,12 +18,15 @@ import { join } from "node:path";
 import { ConflictError } from "../core/index.js";
 import { branchSha, git, mergeCommits } from "./git.js";
 import { ensureBareRepo } from "./forge.js";
+import { pullRemote, pushRemote } from "./remote.js";
 import { WorkspaceRepo, type WorkspaceSandbox } from "./workspace-git.js";
 
 /** Where a project's cycle branches live, and how the git that reads a workspace runs. */
 export interface CycleRepoOptions {
-  /** The forge's bare repository (config `forge.bare_repo`). */
+  /** The forge's bare repository (config `forge.bare_repo`): with `remote`, this machine's mirror of it. */
   repo: string;
+  /** The forge every machine reaches (config `forge.remote`), see remote.ts. */
+  remote?: string;
   /** The project root: a new cycle starts from its current branch. */
   root: string;
   sandbox?: WorkspaceSandbox;
@@ -70,6 +73,8 @@ const baseKey = (branch: string) => `pmagent-cycle.${branch}.base`;
  */
 export async function startCycleBranch(options: CycleRepoOptions, workspace: string, branch: string): Promise<CycleStart | null> {
   await ensureBareRepo(options.repo);
+  // The cycle may have moved on another machine: its branch as the team's forge has it.
+  if (options.remote) await pullRemote(options.repo, options.remote);
   const inWs = (args: string[]) => git(args, { cwd: workspace });
   let base: string | null;
   if (await branchSha(options.repo, branch)) {
@@ -135,6 +140,24 @@ export async function handOnCycleBranch(options: CycleRepoOptions, request: Hand
   // Fetched by the forge's repository from the checked workspace (upload-pack --strict), never pushed by it.
   const incoming = `refs/pmagent/incoming/${request.runId}`;
   await git(["fetch", "--quiet", "--no-tags", "--force", ...ws.fetchSource(), `+${handoff}:${incoming}`], { cwd: options.repo, timeoutMs: 600_000 });
+  // With a remote, another machine may move the branch between our read and our push: read again and redo.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const result = await moveBranch(options, cycle, work, tree, request.message);
+      await git(["update-ref", "-d", incoming], { cwd: options.repo });
+      return result;
+    } catch (err) {
+      if ((err as { code?: string }).code !== "forge_moved" || attempt >= REMOTE_TRIES) throw err;
+    }
+  }
+}
+
+/** Tries at moving a cycle's branch on a remote forge that other machines move too. */
+const REMOTE_TRIES = 3;
+
+/** Put `work` on the cycle's branch: as its new head, or merged with what another run put there. */
+async function moveBranch(options: CycleRepoOptions, cycle: CycleStart, work: string, tree: string, message: string): Promise<HandOnResult> {
+  if (options.remote) await pullRemote(options.repo, options.remote);
   const current = await branchSha(options.repo, cycle.branch);
   let head = work;
   let merged = false;
@@ -143,12 +166,13 @@ export async function handOnCycleBranch(options: CycleRepoOptions, request: Hand
     // hand-on ran before a crash): nothing to add.
     head = current;
   } else if (current !== undefined && current !== cycle.start) {
-    head = await mergeOnto(options.repo, cycle.branch, current, work, request.message);
+    head = await mergeOnto(options.repo, cycle.branch, current, work, message);
     merged = true;
   }
+  if (head === current) return { commit: head, merged };
   // Compare-and-swap: a run that moved the branch since makes this one fail rather than be lost.
-  if (head !== current) await git(["update-ref", "-m", request.message.split("\n")[0]!, `refs/heads/${cycle.branch}`, head, current ?? ""], { cwd: options.repo });
-  await git(["update-ref", "-d", incoming], { cwd: options.repo });
+  await git(["update-ref", "-m", message.split("\n")[0]!, `refs/heads/${cycle.branch}`, head, current ?? ""], { cwd: options.repo });
+  if (options.remote) await pushRemote(options.repo, options.remote, [{ ref: `refs/heads/${cycle.branch}`, sha: head, expect: current ?? null }]);
   return { commit: head, merged };
 }
 

@@ -18,6 +18,8 @@ export interface PullRequestDiff {
 export async function localPullRequestDiff(forge: LocalForge, number: number): Promise<PullRequestDiff> {
   const [pull] = await forge.byNumbers([number], Number.MAX_SAFE_INTEGER);
   if (!pull) throw new NotFoundError("pr_not_found", `no pull request #${number} in the local forge: see GET /v1/prs`);
+  // On another machine than the one that merged or pushed it: the team's forge first.
+  await forge.sync();
   const cwd = forge.bareRepo;
   // Merged: against the base as it was before the merge (kept by the merge), not the base that now holds it.
   const base = (pull.state === "merged" ? await git(["rev-parse", "--verify", "--quiet", `${mergedBaseRef(number)}^{commit}`], { cwd }).catch(() => undefined) : undefined) ?? (await branchSha(cwd, pull.base));

@@ -5,6 +5,7 @@ import { ConflictError, NotFoundError, UsageError, confinePath } from "../core/i
 import { Keyset, Where, inChunks, marks, type Page, type PageRequest, type SqlParam, type Store } from "../store/index.js";
 import { assertBranchName, branchSha, git, mergeCommits } from "./git.js";
 import { WorkspaceRepo, type WorkspaceSandbox } from "./workspace-git.js";
+import { pullRemote, pushRemote, type RemoteUpdate } from "./remote.js";
 import { callGitHub, type GitHubClient } from "./github.js";
 
 export interface PullRequestRequest {
@@ -172,6 +173,8 @@ export interface LocalForgeOptions {
   /** The git that reads a sprite's workspace runs in a sandbox like the sprite's (see workspace-git.ts). */
   sandbox?: WorkspaceSandbox;
   clock?: () => number;
+  /** Config `forge.remote`: the forge every machine reaches; `bareRepo` is then this machine's mirror of it (remote.ts). */
+  remote?: string;
 }
 
 /**
@@ -193,17 +196,36 @@ export class LocalForge implements Forge {
     return `pmagent-forge://${this.options.projectId}/pulls/${number}`;
   }
 
+  /** The remote forge this one mirrors, if any. */
+  get remote(): string | undefined {
+    return this.options.remote;
+  }
+
+  /** With a remote: the mirror brought up to date with it (before it is read). */
+  async sync(): Promise<void> {
+    await ensureBareRepo(this.bareRepo);
+    if (this.options.remote) await pullRemote(this.bareRepo, this.options.remote);
+  }
+
   async openPullRequest(request: PullRequestRequest): Promise<PullRequest> {
     await validate(request, this.options.root);
-    await ensureBareRepo(this.bareRepo);
+    await this.sync();
     await this.seedBase(request.base);
     const sha = await fetchIncoming(this.bareRepo, request, this.options.root, this.options.sandbox);
+    const before = await branchSha(this.bareRepo, request.head);
     await updateBranch(this.bareRepo, request.head, sha, `the forge ${this.bareRepo}`, async () => (await this.openFor(request.head))?.number ?? null);
+    await this.publish([{ ref: `refs/heads/${request.head}`, sha, expect: before ?? null }]);
     return this.record(request, sha);
   }
 
+  /** With a remote: what was moved in the mirror, pushed (each ref leased on what was read). */
+  private async publish(updates: RemoteUpdate[]): Promise<void> {
+    const moved = updates.filter((u) => u.sha !== u.expect);
+    if (this.options.remote && moved.length > 0) await pushRemote(this.bareRepo, this.options.remote, moved);
+  }
+
   async openBranchPullRequest(request: BranchPullRequest): Promise<PullRequest> {
-    await ensureBareRepo(this.bareRepo);
+    await this.sync();
     await this.seedBase(request.base);
     // The branch is already here (the cycle's hand-on moved it): the pull request records its head.
     const sha = await branchSha(request.repo, request.head);
@@ -213,6 +235,7 @@ export class LocalForge implements Forge {
   }
 
   async mergePullRequest(number: number, message: string): Promise<{ sha: string }> {
+    await this.sync();
     const row = await this.options.store.get<PullRow>("SELECT * FROM lattice_forge_pulls WHERE project_id = ? AND number = ?", [this.options.projectId, number]);
     if (!row) throw new NotFoundError("pull_request_not_found", `pull request #${number} does not exist in the local forge (see \`pmagent prs\`)`);
     if (row.state !== "open") throw new ConflictError("pull_request_not_open", `pull request #${number} is ${row.state}: only an open one can be merged`);
@@ -232,6 +255,10 @@ export class LocalForge implements Forge {
     await git(["update-ref", mergedBaseRef(number), base], { cwd: this.bareRepo });
     // Compare-and-swap on the base, then the record: a merge that lost the race changes nothing.
     await git(["update-ref", `refs/heads/${row.base}`, sha, base], { cwd: this.bareRepo });
+    await this.publish([
+      { ref: `refs/heads/${row.base}`, sha, expect: base },
+      { ref: mergedBaseRef(number), sha: base, expect: null },
+    ]);
     await this.options.store.run("UPDATE lattice_forge_pulls SET state = 'merged', head_sha = ? WHERE project_id = ? AND number = ? AND state = 'open'", [head, this.options.projectId, number]);
     return { sha };
   }

@@ -6,3 +6,4 @@ export * from "./git.js";
 export * from "./github.js";
 export * from "./workspace-git.js";
 export * from "./cycle-branch.js";
+export * from "./remote.js";

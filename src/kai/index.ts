@@ -1,18 +1,6 @@
-export * from "./schema.js";
-export type * from "./evidence.js";
-export { pathCategory } from "./evidence.js";
+// Kai: lane_status and what_changed, from evidence (evidence/) to answers (reports/).
+export * from "./reports/index.js";
+export * from "./evidence/index.js";
 export { checkRequest, checkRequestText, type RequestCheck } from "./request.js";
-export { collectGit, parseGitLog, prNumberOf, lastChangeBefore, lastVersionBefore, newSideOfDiff, assertRepository } from "./git.js";
-export { githubSlug, Slugger, parseSections, listItems } from "./markdown.js";
-export { collectStateDoc, findStateDoc, DEFAULT_STATE_FILE, stateView, laneSectionIndex, type StateView } from "./state-doc.js";
-export { laneCycles, type Cycle, type CycleStatus } from "./cycles.js";
-export { repoCycles, isLaneApply, completedInStateDoc, type RepoCycle } from "./repo-cycles.js";
-export { buildLaneStatus, type LaneContext } from "./lane-status.js";
-export { buildWhatChanged, type ChangesContext } from "./what-changed.js";
-export { laneStatusSummary, whatChangedSummary } from "./summary.js";
-export { collectBoard, collectLaneBoard } from "./board.js";
-export { polishSummary, rewriteProblem } from "./polish.js";
-export { collectGithub, githubSource } from "./github.js";
-export { collectRuns, type RunReaders } from "./runs.js";
 export { kaiSources, type KaiSourcesInput } from "./sources.js";
-export { answer, answerText, answerRequest, collectEvidence, type KaiOptions, type KaiSources, type EvidenceWindow } from "./kai.js";
+export { answer, answerText, answerRequest, collectEvidence, type KaiOptions, type KaiSources } from "./kai.js";

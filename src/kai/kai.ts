@@ -1,22 +1,8 @@
 import { isPmagentError, plural } from "../core/index.js";
 import { findLane, type Config, type LaneConfig } from "../config/index.js";
-import type { BoardEntryEvidence, GithubEvidence, KaiEvidence, RunEvidence } from "./evidence.js";
-import { collectGit } from "./git.js";
-import { buildLaneStatus } from "./lane-status.js";
+import { collectGit, collectStateDoc, findStateDoc, repoCycles, type BoardEntryEvidence, type EvidenceWindow, type GithubEvidence, type KaiEvidence, type RunEvidence } from "./evidence/index.js";
+import { KAI_VERSION, answerZone, buildLaneStatus, buildWhatChanged, daysBefore, errorSummary, laneCycles, laneStatusSummary, whatChangedSummary, type KaiRequest, type KaiResponse, type Zone } from "./reports/index.js";
 import { checkRequest, checkRequestText } from "./request.js";
-import { KAI_VERSION, type KaiRequest, type KaiResponse } from "./schema.js";
-import { collectStateDoc, findStateDoc } from "./state-doc.js";
-import { repoCycles } from "./repo-cycles.js";
-import { laneCycles } from "./cycles.js";
-import { errorSummary, laneStatusSummary, whatChangedSummary } from "./summary.js";
-import { buildWhatChanged } from "./what-changed.js";
-import { answerZone, daysBefore, type Zone } from "./zone.js";
-
-/** The time span evidence is read for: (since, until], until being the cutoff (`as_of` or now). */
-export interface EvidenceWindow {
-  since: Date;
-  until: Date;
-}
 
 /** A source of evidence other than the repository; each returns only what existed at `until`. */
 export interface KaiSources {

@@ -1,10 +1,8 @@
 import { resolve } from "node:path";
 import type { Blackboard } from "../blackboard/index.js";
 import type { Config } from "../config/index.js";
-import { collectLaneBoard } from "./board.js";
-import { githubSource } from "./github.js";
+import { collectLaneBoard, collectRuns, githubSource, type RunReaders } from "./evidence/index.js";
 import type { KaiSources } from "./kai.js";
-import { collectRuns, type RunReaders } from "./runs.js";
 
 export interface KaiSourcesInput {
   config: Config;

@@ -15,14 +15,14 @@
  *   assertInputs(…) throws UsageError code "invalid_resume_inputs"
  *
  * Parsing stdout (protocol/parser.ts)
- *   new EventStreamParser({maxLineBytes?, redact?}); .push(Buffer|string) / .end() → ParsedLine[]
+ *   new LineSplitter(maxLineBytes?).push(Buffer) / .end() → RawLine[] (protocol/lines.ts);
+ *   classifyStdoutLine(rawLine, maxLineBytes, redact?) → ParsedLine
  *   ParsedLine = {kind:"event", line_no, id, event, raw} | {kind:"log", line_no, text}
  *              | {kind:"protocol_error", line_no, reason, excerpt}
  *   eventId(rawEvent) = sha256 of canonical JSON (identical for the stdout and outbox copies)
  *   redactEvent(redactor, json, ts, id) → {json, timestamp, id}: as stored; a redacted event's id is
  *     eventId of its redacted form (an id never confirms a guessed secret)
  *   parseEventJson(text) → {ok, id, event, raw} | {ok:false, reason}
- *   mergeEventStreams(outboxItems, stdoutItems) → each id once, outbox order (protocol/merge.ts)
  *
  * Outbox (protocol/outbox.ts)
  *   outboxPath(ws), latticeDir(ws), appendOutbox(path, event) (fsync'd line append)

@@ -9,7 +9,7 @@ import { authorize, HostPolicy, PUBLIC, SESSION_COOKIE } from "./access.js";
 import { Auth, assertMayListen, tokenTable } from "./auth.js";
 import { serverContext, type ServerContext } from "./context.js";
 import { httpError } from "./errors.js";
-import { mcpServer } from "./mcp.js";
+import { mcpServer } from "./mcp/index.js";
 import { openApiDocument } from "./openapi.js";
 import { validate, type Route } from "./route.js";
 import { apiRoutes } from "./routes.js";

@@ -4,7 +4,7 @@ export { SESSION_COOKIE, HostPolicy } from "./access.js";
 export { Auth, UnauthorizedError, parseTokenList, tokenTable, isLoopback, assertMayListen } from "./auth.js";
 export { serverContext, type ServerContext } from "./context.js";
 export { httpError, type ErrorBody } from "./errors.js";
-export { mcpServer, stdioActor, MCP_TOOL_NAMES } from "./mcp.js";
+export { mcpServer, stdioActor, MCP_TOOL_NAMES } from "./mcp/index.js";
 export { openApiDocument } from "./openapi.js";
 export { apiRoutes } from "./routes.js";
 export type { Route, Call } from "./route.js";

@@ -50,8 +50,23 @@ describe("layering lint", () => {
     expect(inner.map((m) => m.message).join("\n")).toMatch(/talk through each other's index\.ts/);
   });
 
-  it("refuses an import that closes a circle inside a folder (lines → parser → lines)", async () => {
-    const messages = await messagesFor("src/lattice/protocol/lines.ts", 'import { classifyStdoutLine } from "./parser.js";\nvoid classifyStdoutLine;');
+  it("refuses a module's sub-module importing one above it (kai/evidence → kai/reports)", async () => {
+    const messages = await messagesFor("src/kai/evidence/git.ts", 'import type { LaneStatus } from "../reports/index.js";');
+    expect(messages.map((m) => m.message).join("\n")).toMatch(/kai\/evidence is below reports in the kai module/);
+  });
+
+  it("refuses a parent's file reaching into its sub-module instead of the sub-module's index", async () => {
+    const messages = await messagesFor("src/server/app.ts", 'import { registerTools } from "./mcp/tool.js";');
+    expect(messages.map((m) => m.message).join("\n")).toMatch(/src\/server's sub-modules \(mcp\) are entered through their index\.ts/);
+  });
+
+  it("keeps a sub-module under its module's layer (blackboard/github → lattice)", async () => {
+    const messages = await messagesFor("src/blackboard/github/sync.ts", 'import { RunStore } from "../../lattice/index.js";');
+    expect(messages.map((m) => m.message).join("\n")).toMatch(/src\/blackboard is below .*lattice/);
+  });
+
+  it("refuses an import that closes a circle inside a folder (parser → outbox → parser)", async () => {
+    const messages = await messagesFor("src/lattice/protocol/parser.ts", 'import { readOutbox } from "./outbox.js";\nvoid readOutbox;');
     expect(messages.some((m) => m.ruleId === "import-x/no-cycle"), JSON.stringify(messages)).toBe(true);
   });
 });

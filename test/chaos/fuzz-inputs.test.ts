@@ -12,7 +12,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EntryInputSchema, EntrySchema, parseComment, renderComment, type Entry } from "../../src/blackboard/index.js";
 import { canonicalJson, MAX_JSON_DEPTH, PmagentError } from "../../src/core/index.js";
-import { EVENT_PREFIX, EventStreamParser, eventId, readOutbox, type ParsedLine } from "../../src/lattice/index.js";
+import { EVENT_PREFIX, eventId, readOutbox, type ParsedLine } from "../../src/lattice/index.js";
+import { stdoutLines } from "../helpers/stdout-lines.js";
 import { SPEC_EVENTS } from "../lattice/helpers.js";
 
 const RUNS = Number(process.env.PMAGENT_CHAOS_RUNS ?? 100);
@@ -67,7 +68,7 @@ describe("chaos: the stdout parser", () => {
     fc.assert(
       fc.property(fc.array(nastyBytes, { maxLength: 6 }), fc.array(fc.nat(), { maxLength: 8 }), (garbage, cuts) => {
         const stream = Buffer.concat([...garbage.map((g) => Buffer.from(g)), Buffer.from(`\n${EVENT_PREFIX}${completedLine}\n`)]);
-        const parser = new EventStreamParser({ maxLineBytes: 4096 });
+        const parser = stdoutLines({ maxLineBytes: 4096 });
         const items: ParsedLine[] = [];
         for (const chunk of split(stream, cuts)) items.push(...parser.push(chunk));
         items.push(...parser.end());
@@ -83,7 +84,7 @@ describe("chaos: the stdout parser", () => {
     fc.assert(
       fc.property(anyJsonText, nastyString, (json, message) => {
         const asEvent = JSON.stringify({ ...SPEC_EVENTS.info, payload: { message: `m${message}`, metadata: { x: 1 } } }).replace('{"x":1}', () => (json.startsWith("{") ? json : `{"v":${json}}`));
-        const items = new EventStreamParser().push(`${EVENT_PREFIX}${json}\n${EVENT_PREFIX}${asEvent}\n`);
+        const items = stdoutLines().push(`${EVENT_PREFIX}${json}\n${EVENT_PREFIX}${asEvent}\n`);
         expect(items).toHaveLength(2);
         checkStorable(items);
         for (const item of items) {
@@ -104,7 +105,7 @@ describe("chaos: the stdout parser", () => {
       fc.property(fc.integer({ min: 1, max: 2 * MAX_JSON_DEPTH }), (depth) => {
         // The envelope, the payload and metadata are three levels; `depth` more inside.
         const text = JSON.stringify({ ...SPEC_EVENTS.info, payload: { message: "m", metadata: { d: 0 } } }).replace('"d":0', () => `"d":${nestedJson(depth)}`);
-        const [item] = new EventStreamParser().push(`${EVENT_PREFIX}${text}\n`);
+        const [item] = stdoutLines().push(`${EVENT_PREFIX}${text}\n`);
         if (depth + 3 > MAX_JSON_DEPTH) expect(item).toMatchObject({ kind: "protocol_error", reason: `invalid JSON: the event nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays (MAX_JSON_DEPTH); flatten it` });
         else expect(item).toMatchObject({ kind: "event" });
       }),

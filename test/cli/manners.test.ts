@@ -45,6 +45,17 @@ describe("a CLI with manners: usage errors, JSON errors, worker progress, colour
     expect(JSON.parse(json.stderr)).toEqual({ error: { code: "missing_role", message: expect.stringContaining("the configured roles are Builder, Checker") } });
   });
 
+  it("worker --concurrency takes a whole number from 1 to 64, and says so", async () => {
+    for (const [given, message] of [
+      ["0", "--concurrency must be between 1 and 64, got 0"],
+      ["two", '--concurrency expects a whole number, got "two"'],
+    ]) {
+      const r = await cli(["worker", "--role", "Builder", "--concurrency", given!]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(`pmagent: ${message} [invalid_option]\n`);
+    }
+  });
+
   it("worker says what it serves, claims, runs and finishes: plain lines on stderr, the run on stdout", async () => {
     expect((await post("job-1")).code).toBe(0);
     const r = await cli(["worker", "--role", "Builder", "--once"]);

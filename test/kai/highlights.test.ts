@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { docUpdateLane, parseConfig } from "../../src/config/index.js";
 import { completedInStateDoc, isLaneApply, parseSections, type StateDocEvidence } from "../../src/kai/index.js";
-import { changedSections, firstSentence, titleScope } from "../../src/kai/highlights.js";
+import { changedSections, firstSentence, titleScope } from "../../src/kai/reports/highlights.js";
 
 const lane = parseConfig(JSON.stringify({ project_id: "vpm-mini", lanes: [docUpdateLane()] }), "t").lanes[0]!;
 

@@ -121,6 +121,23 @@ describe("MCP server: runs, resources and prompts over streamable HTTP", () => {
     expect(text(again)).toMatch(/^already resumed: /);
   });
 
+  it("resume with queue: the inputs checked and left to a worker of the role; the run waits until one takes it", async () => {
+    const wrong = await s.call("POST", `/v1/runs/${waiting.id}/resume`, { as: "Builder", body: { inputs: { approved: "yes", comments: [] }, queue: true } });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.error).toMatchObject({ code: "invalid_resume_inputs", message: "resume inputs do not match the WAITING event's expected_inputs:\n  inputs.approved: expected boolean, got string" });
+    const api = await s.call("POST", `/v1/runs/${waiting.id}/resume`, { as: "Builder", body: { inputs: { approved: true, comments: [] }, queue: true } });
+    expect(api.status).toBe(202);
+    expect(api.body).toMatchObject({ noop: false, queued: true, run: { id: waiting.id, state: "waiting" } });
+    const again = await ok(builder, "runs_resume", { id: waiting.id, inputs: { approved: true, comments: [] }, queue: true });
+    expect(again.structuredContent).toMatchObject({ noop: true, queued: true, run: { state: "waiting" } });
+    expect(text(again)).toMatch(/^queued already: /);
+    const other = await refused(builder, "runs_resume", { id: waiting.id, inputs: { approved: false, comments: [] }, queue: true });
+    expect(other).toBe(`resume_queued: run ${waiting.id} has a resume queued already, with other inputs ({"approved":true,"comments":[]}): a worker of Builder will carry it out`);
+    // A worker of the role takes it.
+    const taken = await s.tp.supervisor().takeQueuedResume(["Builder"]);
+    expect((await taken!.finished).state).toBe("succeeded");
+  });
+
   it("cancel: refused to others, done by a human, refused once finished", async () => {
     const reviewer = await httpClient(s, "Reviewer");
     const human = await httpClient(s, "Human");

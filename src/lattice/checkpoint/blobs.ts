@@ -21,7 +21,8 @@ import { openRegularFileBeneath } from "../protocol/index.js";
 
 /** Files up to this size are read into memory once (hash and write from the same bytes). */
 const IN_MEMORY_MAX = 16 * 1024 * 1024;
-const CHUNK = 1024 * 1024;
+/** The unit blobs are read, copied and shared in (a row of the shared store each). */
+export const BLOB_CHUNK_BYTES = 1024 * 1024;
 
 export interface PutResult {
   sha256: string;
@@ -167,6 +168,70 @@ export class BlobStore {
     return true;
   }
 
+  /** Whether this store holds blob `sha256` whole (by its size; its bytes are checked when read). */
+  holds(sha256: string, size: number): boolean {
+    return this.has(sha256, size);
+  }
+
+  /**
+   * Blob `sha256` of `size` bytes in chunks of at most BLOB_CHUNK_BYTES bytes (a zero-size blob is no chunk),
+   * hashed as read: the last chunk is given only when the whole blob hashed to its name.
+   */
+  *chunks(sha256: string, size: number): Generator<Buffer> {
+    const fd = this.open(sha256, size);
+    try {
+      const hash = createHash("sha256");
+      let off = 0;
+      let held: Buffer | null = null;
+      while (off < size) {
+        const buf = Buffer.allocUnsafe(Math.min(BLOB_CHUNK_BYTES, size - off));
+        const n = readSync(fd, buf, 0, buf.length, off);
+        if (n === 0) throw new BlobDamagedError(sha256, `ended after ${off} of ${size} bytes`);
+        const chunk = buf.subarray(0, n);
+        hash.update(chunk);
+        off += n;
+        if (held) yield held;
+        held = chunk;
+      }
+      verify(hash, sha256);
+      if (held) yield held;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /**
+   * Store blob `sha256` of `size` bytes from `chunks` (another machine's copy, read from the
+   * shared store) unless this store has it: written to a temporary file while hashed, kept only
+   * when its bytes are `size` and hash to the name. One chunk is in memory at a time.
+   */
+  async receive(sha256: string, size: number, chunks: AsyncIterable<Buffer>): Promise<boolean> {
+    if (this.has(sha256, size)) return false;
+    const tmp = this.tmpPath();
+    try {
+      const out = openSync(tmp, "wx", 0o444);
+      const hash = createHash("sha256");
+      let got = 0;
+      try {
+        for await (const chunk of chunks) {
+          got += chunk.length;
+          if (got > size) throw new BlobDamagedError(sha256, `has more than the ${size} bytes its manifest says`);
+          hash.update(chunk);
+          writeAll(out, chunk);
+        }
+      } finally {
+        closeSync(out);
+      }
+      if (got !== size) throw new BlobDamagedError(sha256, `ended after ${got} of ${size} bytes`);
+      verify(hash, sha256);
+      this.place(tmp, sha256);
+    } catch (err) {
+      rmSync(tmp, { force: true });
+      throw err;
+    }
+    return true;
+  }
+
   /** Open blob `sha256` for reading: a regular file (no link followed on the way) of `size` bytes. */
   private open(sha256: string, size: number): number {
     let fd: number | null;
@@ -209,7 +274,7 @@ function writeAll(fd: number, data: Buffer): void {
 /** Copy `size` bytes from `fd` to `out` in chunks, hashing them; returns the hash. */
 function copyHashing(fd: number, size: number, sha256: string, out: number): Hash {
   const hash = createHash("sha256");
-  const buf = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(size, 1)));
+  const buf = Buffer.allocUnsafe(Math.min(BLOB_CHUNK_BYTES, Math.max(size, 1)));
   let off = 0;
   while (off < size) {
     const n = readSync(fd, buf, 0, Math.min(buf.length, size - off), off);
@@ -224,7 +289,7 @@ function copyHashing(fd: number, size: number, sha256: string, out: number): Has
 /** sha256 and size of a file's content, read in chunks. */
 export function hashFile(abs: string): { sha256: string; size: number } {
   const hash = createHash("sha256");
-  const buf = Buffer.allocUnsafe(CHUNK);
+  const buf = Buffer.allocUnsafe(BLOB_CHUNK_BYTES);
   const fd = openSync(abs, "r");
   let size = 0;
   try {

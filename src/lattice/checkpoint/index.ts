@@ -8,3 +8,4 @@ export * from "./restore.js";
 export * from "./statcache.js";
 export * from "./vault.js";
 export * from "./walk.js";
+export * from "./shared.js";

@@ -17,7 +17,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { UsageError, writeFileAtomic } from "../../core/index.js";
 import { BlobStore } from "./blobs.js";
-import { checkId, manifestPath, readManifest, type Manifest } from "./manifest.js";
+import { checkId, checkManifest, manifestPath, readManifest, type Manifest } from "./manifest.js";
 import { restoreInto, type RestoreResult } from "./restore.js";
 import { LATTICE_DIR } from "../protocol/index.js";
 import { workspaceRoot } from "./walk.js";
@@ -34,7 +34,8 @@ export interface AdoptResult {
 }
 
 export class CheckpointVault {
-  private readonly blobs: BlobStore;
+  /** The project's blobs (shared through the store by `SharedCheckpoints`). */
+  readonly blobs: BlobStore;
 
   constructor(readonly dir: string) {
     this.blobs = new BlobStore(dir);
@@ -84,6 +85,25 @@ export class CheckpointVault {
     const kept: Manifest = { ...manifest, files: files.length, bytes: files.reduce((n, e) => n + e.size, 0) };
     writeFileAtomic(manifestPath(runDir, id), JSON.stringify(kept));
     return { id, files: kept.files, bytes: kept.bytes, new_blobs: newBlobs, new_bytes: newBytes };
+  }
+
+  /**
+   * Keep checkpoint `id` of run `runId` as `raw` names it (a manifest another machine's supervisor
+   * stored), after the same checks as a sprite's; its blobs must be here before it is restored.
+   */
+  keep(runId: string, id: string, raw: unknown): Manifest {
+    const manifest = this.checkShared(id, raw);
+    writeFileAtomic(manifestPath(this.runDir(runId), id), JSON.stringify(manifest));
+    return manifest;
+  }
+
+  /** `raw` as the manifest of checkpoint `id`, checked as a sprite's is; nothing is written. */
+  checkShared(id: string, raw: unknown): Manifest {
+    checkId(id);
+    const checked = checkManifest(raw);
+    if (!checked.ok) throw new UsageError("checkpoint_damaged", `the shared manifest of checkpoint ${id} is damaged: ${checked.problem}`);
+    if (checked.manifest.id !== id) throw new UsageError("checkpoint_damaged", `the shared manifest of checkpoint ${id} names ${checked.manifest.id}`);
+    return checked.manifest;
   }
 
   /**

@@ -4,7 +4,6 @@ export * from "./events.js";
 export * from "./identity.js";
 export * from "./inputs.js";
 export * from "./lines.js";
-export * from "./merge.js";
 export * from "./outbox.js";
 export * from "./parser.js";
 export * from "./regular-file.js";

@@ -52,11 +52,13 @@ function classify(raw: RawLine, maxLineBytes: number, redact: (t: string) => str
       excerpt: excerpt(raw.head.toString("utf8"), redact),
     };
   }
-  return classifyText(raw.bytes.toString("utf8"), raw.line_no, redact, raw.bytes, 0, raw.bytes.length);
+  return classifyText(raw.bytes.toString("utf8"), raw.line_no, redact, { buffer: raw.bytes, start: 0, end: raw.bytes.length });
 }
 
-/** `buffer` from `start` to `end`: the line's bytes (its identity is hashed from them). */
-function classifyText(text: string, lineNo: number, redact: (t: string) => string, buffer: Buffer, start: number, end: number): OutboxEvent | ProtocolError | null {
+/** `line`: where the line's bytes are (its identity is hashed from them). */
+function classifyText(text: string, lineNo: number, redact: (t: string) => string, line: { buffer: Buffer; start: number; end: number }): OutboxEvent | ProtocolError | null {
+  const { buffer, start } = line;
+  let { end } = line;
   if (text.endsWith("\r")) {
     text = text.slice(0, -1);
     end--;
@@ -134,7 +136,7 @@ export function readOutbox(
         const line = splitter.countLine();
         const bytes = nl - start;
         if (bytes > maxLineBytes) take(classify({ kind: "overlong", line_no: line, size: bytes, head: Buffer.from(chunk.subarray(start, start + EXCERPT_BYTES)) }, maxLineBytes, redact));
-        else take(classifyText(chunk.toString("utf8", start, nl), line, redact, chunk, start, nl));
+        else take(classifyText(chunk.toString("utf8", start, nl), line, redact, { buffer: chunk, start, end: nl }));
         start = nl + 1;
       }
       if (start < n) splitter.push(chunk.subarray(start));

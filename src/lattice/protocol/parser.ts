@@ -1,12 +1,12 @@
 /**
- * Turning a sprite's output into events. stdout is fed as Buffer chunks of any size; each complete
- * line becomes an event (a valid `LATTICE_EVENT ` line), a plain log line, or a protocol error
+ * Turning a sprite's output into events. Each complete line (split by lines.ts, so chunks of any
+ * size) becomes an event (a valid `LATTICE_EVENT ` line), a plain log line, or a protocol error
  * (bad JSON, a schema violation with its JSON path, a line over the size limit). A bad line never
  * stops the stream.
  */
 import { isUtf8 } from "node:buffer";
 import { contentHash, contentHashOfJson, formatZodIssues, jsonTooDeep, nulMessage, nulPath, storableText, tooDeepMessage, type Redactor } from "../../core/index.js";
-import { DEFAULT_MAX_LINE_BYTES, LineSplitter, type RawLine } from "./lines.js";
+import type { RawLine } from "./lines.js";
 import { EVENT_PREFIX, envelopeValid } from "../wire/index.js";
 import { LatticeEventSchema, type LatticeEvent } from "./events.js";
 
@@ -40,12 +40,6 @@ export interface ProtocolError {
 }
 
 export type ParsedLine = ParsedEvent | LogLine | ProtocolError;
-
-export interface ParseOptions {
-  maxLineBytes?: number;
-  /** Applied to log text and error excerpts (e.g. a Redactor's `redact`), so no secret is kept. */
-  redact?: (text: string) => string;
-}
 
 /** Identity of an event: the hash of its canonical JSON (key order and whitespace do not matter). */
 export function eventId(event: unknown): string {
@@ -164,36 +158,4 @@ export function classifyStdoutLine(raw: RawLine, maxLineBytes: number, redact: (
   const parsed = parseEventJson(line.slice(EVENT_PREFIX.length), { buffer: raw.bytes, start: EVENT_PREFIX.length, end });
   if (!parsed.ok) return { kind: "protocol_error", line_no: raw.line_no, reason: redact(parsed.reason), excerpt: excerpt(line, redact) };
   return { kind: "event", line_no: raw.line_no, id: parsed.id, event: parsed.event, raw: parsed.raw };
-}
-
-/**
- * Parser for a sprite's stdout. Feed it chunks with `push`, call `end` when the stream closes
- * (a last line without a newline is still parsed). Memory stays bounded by `maxLineBytes`.
- */
-export class EventStreamParser {
-  private readonly splitter: LineSplitter;
-  private readonly redact: (t: string) => string;
-
-  constructor(options: ParseOptions = {}) {
-    this.splitter = new LineSplitter(options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
-    this.redact = options.redact ?? identity;
-  }
-
-  get maxLineBytes(): number {
-    return this.splitter.maxLineBytes;
-  }
-
-  /** Bytes held for the current incomplete line. */
-  get bufferedBytes(): number {
-    return this.splitter.bufferedBytes;
-  }
-
-  push(chunk: Buffer | string): ParsedLine[] {
-    const buf = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
-    return this.splitter.push(buf).map((l) => classifyStdoutLine(l, this.maxLineBytes, this.redact));
-  }
-
-  end(): ParsedLine[] {
-    return this.splitter.end().map((l) => classifyStdoutLine(l, this.maxLineBytes, this.redact));
-  }
 }

@@ -9,3 +9,4 @@ export { USAGE_KINDS, usageOfEvent, addTokens, sumTokens, noTokens, type TokenCo
 export { costOf, tokenCost, priceOf, roundCost, summarizeUsage, budgetBreach, formatCost, type Cost, type PriceTable, type UsageSummary, type BudgetLimits } from "./cost.js";
 export { usageOfRuns, setRunBudget, runBudget, type RunBudget } from "./usage-store.js";
 export { USAGE_GROUPINGS, cycleOfRun, dayOf, groupUsage, usageText, type UsageGrouping, type UsageGroup } from "./usage-report.js";
+export type { QueuedResume } from "./resume-queue.js";

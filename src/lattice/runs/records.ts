@@ -8,6 +8,11 @@ export interface RunWaiting {
   checkpoint_id: string;
   expected_inputs: Record<string, string>;
   /**
+   * The sprite's HOME (an agent's session) as it was at the WAITING, kept beside the checkpoint
+   * where checkpoints are shared, so a resume on another machine continues the same conversation.
+   */
+  home_checkpoint_id?: string;
+  /**
    * What the supervisor holds for the person who resumes the run: the result of a blocking action
    * that did not itself satisfy `expected_inputs` (a PR_REVIEW after OPEN_PR). It is handed over in
    * the resume's `context`.
@@ -163,6 +168,16 @@ export interface RunPatch {
   finished?: boolean;
   /** A new attempt reads its own stdout/stderr files from the start. */
   resetStreams?: boolean;
+  /** The run moved to another machine (a resume there). */
+  place?: RunPlace;
+}
+
+/** Where a run lives: its machine and that machine's paths for it. */
+export interface RunPlace {
+  host: string;
+  workspace: string;
+  checkpoint_dir: string;
+  run_dir: string;
 }
 
 /** Runs of some roles whose life overlaps a time span, for reading runs as they stood at `untilMs`. */

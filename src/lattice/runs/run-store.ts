@@ -5,6 +5,8 @@
  * The record types are in records.ts, the row mapping in rows.ts, the reads as of a cutoff in window.ts.
  */
 import { NotFoundError } from "../../core/index.js";
+import * as queue from "./resume-queue.js";
+import type { QueuedResume } from "./resume-queue.js";
 import { Keyset, Where, limitClause, type Dialect, type Page, type PageRequest, type Queryable, type SqlParam, type Store } from "../../store/index.js";
 import type {
   GateDecision,
@@ -167,6 +169,7 @@ export class RunStore {
     if (patch.entry_synced !== undefined) put("entry_synced", patch.entry_synced ? 1 : 0);
     if (patch.worker !== undefined) put("worker", patch.worker);
     if (patch.finished) put("finished_ms", now);
+    if (patch.place) for (const col of ["host", "workspace", "checkpoint_dir", "run_dir"] as const) put(col, patch.place[col]);
     if (patch.resetStreams) {
       put("stdout_offset", 0);
       put("stderr_offset", 0);
@@ -308,6 +311,23 @@ export class RunStore {
       [runId, key, checkpointId, attempt, this.clock()],
     );
     return r.changes === 1;
+  }
+
+  /** Leave a resume for any worker of `role`; false when one is queued for the run already. */
+  queueResume(runId: string, role: string, inputs: Record<string, unknown>, context: Record<string, unknown>, q: Queryable = this.store): Promise<boolean> {
+    return queue.queueResume(q, this.projectId, { run_id: runId, role, inputs, context, queued_ms: this.clock() });
+  }
+
+  queuedResumes(roles: readonly string[], limit: number): Promise<QueuedResume[]> {
+    return queue.queuedResumes(this.store, this.projectId, roles, limit);
+  }
+
+  queuedResume(runId: string): Promise<QueuedResume | undefined> {
+    return queue.queuedResume(this.store, this.projectId, runId);
+  }
+
+  dropQueuedResume(runId: string, q: Queryable = this.store): Promise<boolean> {
+    return queue.dropQueuedResume(q, this.projectId, runId);
   }
 
   async hasResume(runId: string, key: string): Promise<boolean> {

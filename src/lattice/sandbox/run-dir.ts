@@ -30,6 +30,11 @@ export interface RunDirs {
   overlays: Array<{ source: string; dest: string }>;
 }
 
+/** The sprite's HOME in a run's directory: where an agent CLI keeps its session. */
+export function runHome(runDir: string): string {
+  return join(runDir, "home");
+}
+
 /** The real git's path inside the sandbox: a placeholder in the run's `bin/` the real binary is bound over. */
 const REAL_GIT_IN_SANDBOX = ".real-git";
 
@@ -40,7 +45,7 @@ const REAL_GIT_IN_SANDBOX = ".real-git";
  * and the wrappers are bound over every real git and gh program (see `overlays`).
  */
 export function prepareRunDir(runDir: string, pmagentCommand: readonly string[], supervisorPath: string, options: { sandboxed?: boolean } = {}): RunDirs {
-  const dirs: RunDirs = { shimDir: join(runDir, "bin"), toolDir: join(runDir, "tools"), home: join(runDir, "home"), violations: join(runDir, VIOLATIONS_FILE), overlays: [] };
+  const dirs: RunDirs = { shimDir: join(runDir, "bin"), toolDir: join(runDir, "tools"), home: runHome(runDir), violations: join(runDir, VIOLATIONS_FILE), overlays: [] };
   for (const d of [dirs.shimDir, dirs.toolDir, dirs.home]) mkdirSync(d, { recursive: true });
   const realGit = findExecutable("git", supervisorPath, { skip: [dirs.shimDir] });
   const gitShimPath = join(dirs.shimDir, "git");

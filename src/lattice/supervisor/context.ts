@@ -9,7 +9,7 @@ import { findRole, type RoleConfig } from "../../config/index.js";
 import type { Logger, Redactor } from "../../core/index.js";
 import type { Store } from "../../store/index.js";
 import type { SecretStore } from "../actions/index.js";
-import type { CheckpointVault } from "../checkpoint/index.js";
+import type { CheckpointVault, SharedCheckpoints } from "../checkpoint/index.js";
 import type { RunRecord, RunStore } from "../runs/index.js";
 import { findSandboxTool } from "../sandbox/index.js";
 import type { ResumeOptions, ResumeResult, SupervisorOptions } from "./options.js";
@@ -47,6 +47,8 @@ export interface SupervisorContext {
   readonly active: Map<string, ActiveRun>;
   /** Where WAITING checkpoints are kept, out of the sprites' reach, and restored from. */
   readonly checkpoints: CheckpointVault;
+  /** The same checkpoints shared with every machine on the store (PostgreSQL only; null on SQLite, one machine). */
+  readonly shared: SharedCheckpoints | null;
   /** Made on first use: a bad secrets.file (outside the root) fails its user, not the supervisor. */
   secretStore: SecretStore | undefined;
   /** The bwrap binary sprites run in (null: unsandboxed), once known. */

@@ -3,7 +3,7 @@
  * environment adjustments and preinstall steps, the sandbox, the sprite spawned in its own
  * process group with its output going to files, then followed and settled.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import type { Entry } from "../../blackboard/index.js";
@@ -34,7 +34,7 @@ export async function launch(ctx: SupervisorContext, run: RunRecord, opts: Launc
   const active = track(ctx, run.id);
   try {
     const role = roleOf(ctx, run.role);
-    if (opts.fresh) prepareWorkspace(ctx, run, opts.entry, opts.userWorkspace === true);
+    if (opts.fresh) await prepareWorkspace(ctx, run, opts.entry, opts.userWorkspace === true);
     // A fresh clone starts on its lane cycle's branch; a resumed run is on it already.
     const cycle = opts.fresh && opts.userWorkspace !== true && existsSync(join(run.workspace, ".git")) ? await startOnCycle(ctx, run, opts.entry) : run.cycle;
     const runnerEnv = role.runner?.env ?? {};
@@ -80,7 +80,7 @@ export async function launch(ctx: SupervisorContext, run: RunRecord, opts: Launc
     const redactor = runRedactor(ctx, run);
     // An agent run gets its model key on stdin (never in its argv, environment or a file).
     const stdin = agentStdin(run.command, role, (name) => secrets(ctx).get(name));
-    return await spawnAndSupervise(ctx, run, wrap(run.command), env, files, { timeoutS, idleS }, active, redactor, stdin);
+    return await spawnAndSupervise(ctx, run, active, { argv: wrap(run.command), env, files, timeoutS, idleS, redactor, stdin });
   } catch (err) {
     // Once the sprite runs, a failure is in supervising it (storing its output), not in starting it.
     const stage = active.child ? "supervising the sprite failed" : "cannot start the sprite";
@@ -93,12 +93,13 @@ export async function launch(ctx: SupervisorContext, run: RunRecord, opts: Launc
   }
 }
 
-function prepareWorkspace(ctx: SupervisorContext, run: RunRecord, entry: Entry | null, userWorkspace: boolean): void {
+async function prepareWorkspace(ctx: SupervisorContext, run: RunRecord, entry: Entry | null, userWorkspace: boolean): Promise<void> {
   const root = ctx.o.project.root;
   if (!existsSync(run.workspace) && !userWorkspace && existsSync(join(root, ".git"))) {
     // A cheap clone of the project repository (objects shared): the sprite works on a copy.
     mkdirSync(join(run.workspace, ".."), { recursive: true });
-    const r = spawnSyncGit(["clone", "--quiet", "--shared", root, run.workspace], root, ctx.env);
+    // Not spawnSync: a worker with several runs at once keeps following the others meanwhile.
+    const r = await runGit(["clone", "--quiet", "--shared", root, run.workspace], root, ctx.env);
     if (r !== null) throw new PmagentError("workspace_failed", `cannot clone ${root} into the run's workspace ${run.workspace}: ${r}`, { kind: "unavailable" });
   }
   mkdirSync(latticeDir(run.workspace), { recursive: true });
@@ -114,8 +115,21 @@ async function adjustments(ctx: SupervisorContext, run: RunRecord, entry: Entry 
   return result;
 }
 
-async function spawnAndSupervise(ctx: SupervisorContext, run: RunRecord, argv: string[], env: Record<string, string>, files: { stdout: string; stderr: string }, limits: { timeoutS: number; idleS: number }, active: ActiveRun, redactor: Redactor, stdin: string | null = null): Promise<void> {
-  const { timeoutS, idleS } = limits;
+/** How a run's sprite is started and watched: its command line, environment, output files and limits. */
+interface SpawnSpec {
+  argv: string[];
+  env: Record<string, string>;
+  files: { stdout: string; stderr: string };
+  timeoutS: number;
+  idleS: number;
+  /** Redacts what the sprite writes before it is stored. */
+  redactor: Redactor;
+  /** Written to the sprite's stdin (an agent's model key), or null for none. */
+  stdin: string | null;
+}
+
+async function spawnAndSupervise(ctx: SupervisorContext, run: RunRecord, active: ActiveRun, spec: SpawnSpec): Promise<void> {
+  const { argv, env, files, timeoutS, idleS, redactor, stdin } = spec;
   const out = openSync(files.stdout, "a", 0o600);
   const err = openSync(files.stderr, "a", 0o600);
   let child;
@@ -174,8 +188,11 @@ function runStep(argv: string[], cwd: string, env: Record<string, string>, logFi
   }
 }
 
-function spawnSyncGit(args: string[], cwd: string, env: NodeJS.ProcessEnv): string | null {
-  const r = spawnSync("git", args, { cwd, env, encoding: "utf8" });
-  if (r.error) return r.error.message;
-  return r.status === 0 ? null : (r.stderr || `git exited with ${r.status}`).trim();
+function runGit(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<string | null> {
+  return new Promise((resolve) => {
+    execFile("git", args, { cwd, env, encoding: "utf8" }, (err, _stdout, stderr) => {
+      if (!err) return resolve(null);
+      resolve(typeof err.code === "number" ? (stderr || `git exited with ${err.code}`).trim() : err.message);
+    });
+  });
 }

@@ -62,6 +62,8 @@ export interface ResumeOptions {
    * the spec's PR_REVIEW) the run keeps waiting and `context` is held for the person's resume.
    */
   fromAction?: boolean;
+  /** Carrying out a queued resume (`queueResume`): its row goes in the claim, or another worker had it. */
+  queued?: boolean;
 }
 
 export interface ResumeResult {

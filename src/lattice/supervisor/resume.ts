@@ -3,13 +3,15 @@
  * once (the same resume again is a no-op), the WAITING checkpoint restored, `.lattice/resume.json`
  * written (0600) and the sprite relaunched.
  */
-import { NotFoundError, RefusedError, UsageError, contentHash, writeFileAtomic } from "../../core/index.js";
+import { mkdirSync } from "node:fs";
+import { RefusedError, UsageError, contentHash, writeFileAtomic, type PmagentError } from "../../core/index.js";
 import { isAbsolute, relative, resolve, sep } from "node:path";
-import { hiddenFromSprites } from "../sandbox/index.js";
+import { hiddenFromSprites, runHome } from "../sandbox/index.js";
 import { assertInputs, assertRealDirectory, checkInputs, latticeDir, resumePath } from "../protocol/index.js";
 import { track, whenAttemptDone, whenIdle, type SupervisorContext } from "./context.js";
 import { syncEntry } from "./entry-sync.js";
 import { launch } from "./launch.js";
+import { checkpointGone, reborrowObjects, relocation } from "./relocate.js";
 import type { ResumeOptions, ResumeResult } from "./options.js";
 import type { RunRecord } from "../runs/index.js";
 
@@ -45,14 +47,12 @@ async function resume(ctx: SupervisorContext, runId: string, options: ResumeOpti
   // An action's result held for this resume comes first; what the caller gives wins over it.
   const context = { ...(run.waiting.context ?? {}), ...given };
   const waiting = run.waiting;
-  // A run that waited before checkpoints were kept by the supervisor: its checkpoint is taken now.
-  if (!ctx.checkpoints.has(runId, waiting.checkpoint_id)) {
-    try {
-      ctx.checkpoints.adopt(runId, run.checkpoint_dir, waiting.checkpoint_id);
-    } catch (err) {
-      throw new NotFoundError("checkpoint_not_found", `checkpoint ${waiting.checkpoint_id} of run ${runId} cannot be restored (${(err as Error).message}): the run cannot be resumed; cancel it with pmagent runs cancel ${runId}`);
-    }
-  }
+  // Waited on another machine: resumed here, in this machine's places for it.
+  const moved = relocation(ctx, run);
+  if (!ctx.checkpoints.has(runId, waiting.checkpoint_id)) await fetchCheckpoint(ctx, run, waiting.checkpoint_id, moved !== null);
+  // The agent's session goes with it (its HOME, kept beside the checkpoint).
+  const home = moved ? waiting.home_checkpoint_id : undefined;
+  if (home && !ctx.checkpoints.has(runId, home)) await fetchCheckpoint(ctx, run, home, true);
   const attempt = run.attempt + 1;
   let claimed = true;
   try {
@@ -63,7 +63,10 @@ async function resume(ctx: SupervisorContext, runId: string, options: ResumeOpti
       }
       // Another resume (other inputs) took the run first: this one's record is rolled back with
       // the transaction, so it is never mistaken for a resume that happened.
-      if (!(await ctx.runs.update(runId, { state: "starting", attempt, supervisor_pid: process.pid, resetStreams: true, reason: null }, ["waiting"], q))) throw new ResumeLost();
+      // A queued resume for the run is carried out by this one (or, queued, was taken by another worker).
+      if (!(await ctx.runs.dropQueuedResume(runId, q)) && options.queued) throw new ResumeLost();
+      const patch = { state: "starting" as const, attempt, supervisor_pid: process.pid, resetStreams: true, reason: null, ...(moved ? { place: moved.place } : {}) };
+      if (!(await ctx.runs.update(runId, patch, ["waiting"], q))) throw new ResumeLost();
     });
   } catch (err) {
     if (!(err instanceof ResumeLost)) throw err;
@@ -79,7 +82,13 @@ async function resume(ctx: SupervisorContext, runId: string, options: ResumeOpti
   const active = track(ctx, runId);
   const started = (async () => {
     try {
+      if (moved) mkdirSync(run.workspace, { recursive: true });
       ctx.checkpoints.restore(runId, waiting.checkpoint_id, run.workspace, ownPathsIn(ctx, run.workspace));
+      if (moved) reborrowObjects(run.workspace, moved.from, ctx.o.project.root);
+      if (home) {
+        mkdirSync(runHome(run.run_dir), { recursive: true });
+        ctx.checkpoints.restore(runId, home, runHome(run.run_dir));
+      }
       const body = { work_item_id: run.work_item_id, checkpoint_id: waiting.checkpoint_id, inputs: { ...inputs, ...secret }, context };
       // Through a `.lattice` the sprite made a link, the file (with its secret inputs) would land elsewhere.
       assertRealDirectory(latticeDir(run.workspace), "the workspace's .lattice directory");
@@ -99,6 +108,29 @@ async function resume(ctx: SupervisorContext, runId: string, options: ResumeOpti
     if (active.attempt === started) active.attempt = null;
   });
   return { run, noop: false, finished: started.then(() => whenIdle(ctx, runId)) };
+}
+
+/**
+ * Bring the waiting checkpoint into this machine's vault: from the shared store (PostgreSQL) when
+ * it is there, else (a run that waited before checkpoints were kept by the supervisor, on this
+ * machine) from the sprite's own checkpoint directory.
+ */
+async function fetchCheckpoint(ctx: SupervisorContext, run: RunRecord, id: string, elsewhere: boolean): Promise<void> {
+  if (ctx.shared) {
+    try {
+      await ctx.shared.pull(ctx.checkpoints, run.id, id);
+      return;
+    } catch (err) {
+      if ((err as PmagentError).code !== "checkpoint_not_found" || elsewhere) throw checkpointGone(run.id, id, (err as Error).message);
+    }
+  } else if (elsewhere) {
+    throw checkpointGone(run.id, id, `it was kept on ${run.host}, and this store (${ctx.store.dialect}) does not share checkpoints between machines: resume it on ${run.host}, or use PostgreSQL`);
+  }
+  try {
+    ctx.checkpoints.adopt(run.id, run.checkpoint_dir, id);
+  } catch (err) {
+    throw checkpointGone(run.id, id, (err as Error).message);
+  }
 }
 
 /** Thrown inside the resume's transaction to roll it back when another resume won the run. */

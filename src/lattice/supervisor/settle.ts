@@ -6,7 +6,8 @@ import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { PmagentError } from "../../core/index.js";
 import { EVENT_TYPES, outboxPath, removeResume } from "../protocol/index.js";
-import { SANDBOX_WORKSPACE } from "../sandbox/index.js";
+import { SANDBOX_WORKSPACE, runHome } from "../sandbox/index.js";
+import { createCheckpoint } from "../checkpoint/index.js";
 import { UNFINISHED_RUN_STATES, isTerminalRunState, type RunRecord, type RunState, type RunWaiting } from "../runs/index.js";
 import { PARKED_LEASE_MS, sandboxTool, streamFiles, type Exit, type SupervisorContext } from "./context.js";
 import { handOn } from "./cycle.js";
@@ -36,10 +37,17 @@ export async function settle(ctx: SupervisorContext, runId: string, exit: Exit, 
     reason = `ERROR: ${String(payload.message)}`;
   } else if (last?.event_type === "WAITING") {
     const checkpoint = String(payload.checkpoint_id);
-    const problem = keepCheckpoint(ctx, run, checkpoint);
+    const problem = await keepCheckpoint(ctx, run, checkpoint);
     if (problem === undefined) {
       state = "waiting";
-      waiting = { event_id: last.event_id, reason: String(payload.reason), checkpoint_id: checkpoint, expected_inputs: (payload.expected_inputs as Record<string, string> | undefined) ?? {} };
+      const home = await keepHome(ctx, run);
+      waiting = {
+        event_id: last.event_id,
+        reason: String(payload.reason),
+        checkpoint_id: checkpoint,
+        expected_inputs: (payload.expected_inputs as Record<string, string> | undefined) ?? {},
+        ...(home ? { home_checkpoint_id: home } : {}),
+      };
     } else {
       state = "failed";
       reason = problem;
@@ -92,18 +100,36 @@ async function spokeNoLattice(ctx: SupervisorContext, run: RunRecord): Promise<b
 
 /**
  * Take the checkpoint a WAITING names into the supervisor's vault, now that the sprite has
- * exited and cannot change it: the resume restores from there. Returns why it cannot, if so.
+ * exited and cannot change it: the resume restores from there (on another machine, from its copy
+ * in the shared store). Returns why it cannot, if so.
  */
-function keepCheckpoint(ctx: SupervisorContext, run: RunRecord, checkpoint: string): string | undefined {
+async function keepCheckpoint(ctx: SupervisorContext, run: RunRecord, checkpoint: string): Promise<string | undefined> {
   try {
     ctx.checkpoints.adopt(run.id, run.checkpoint_dir, checkpoint);
-    return undefined;
   } catch (err) {
     if ((err as PmagentError).code === "checkpoint_not_found") {
       return `WAITING named checkpoint ${checkpoint}, which does not exist: create it (Sprite.checkpoint() or \`pmagent checkpoint create\`) before emitting WAITING`;
     }
     return `WAITING named checkpoint ${checkpoint}, which cannot be kept for the resume: ${(err as Error).message}`;
   }
+  // Shared (PostgreSQL), so any machine can resume the run.
+  await ctx.shared?.push(ctx.checkpoints, run.id, checkpoint);
+  return undefined;
+}
+
+/**
+ * Where checkpoints are shared (PostgreSQL), the sprite's HOME is kept with its checkpoint: an
+ * agent's session lives there, and a resume on another machine continues it. Taken by the
+ * supervisor (links stored as links, never followed) now that the sprite has exited.
+ */
+async function keepHome(ctx: SupervisorContext, run: RunRecord): Promise<string | undefined> {
+  const home = runHome(run.run_dir);
+  if (!ctx.shared || !existsSync(home)) return undefined;
+  const dir = join(run.run_dir, "home-checkpoints");
+  const { id } = createCheckpoint(home, dir);
+  ctx.checkpoints.adopt(run.id, dir, id);
+  await ctx.shared.push(ctx.checkpoints, run.id, id);
+  return id;
 }
 
 /**

@@ -13,19 +13,20 @@
  * (sinks), settle, entry-sync, resume, cancel, takeover (fencing) and reconcile — each a function
  * of the shared SupervisorContext (context.ts).
  */
-import { hostname } from "node:os";
 import { join } from "node:path";
 import { Blackboard, type StoredEntry } from "../../blackboard/index.js";
 import { Redactor, createLogger, secretsFromEnv } from "../../core/index.js";
 import type { Project } from "../../config/index.js";
 import type { Store } from "../../store/index.js";
-import { CheckpointVault } from "../checkpoint/index.js";
+import { CheckpointVault, SharedCheckpoints } from "../checkpoint/index.js";
+import { machineName } from "./machine.js";
 import { RunStore, type GateDecision, type RunRecord } from "../runs/index.js";
 import { cancel } from "./cancel.js";
 import { DEFAULT_POLL_MS, whenIdle, type SupervisorContext } from "./context.js";
 import { syncEntry } from "./entry-sync.js";
 import type { ResumeOptions, ResumeResult, StartRunOptions, SupervisorOptions } from "./options.js";
 import { reconcile } from "./reconcile.js";
+import { queueResume, takeQueuedResume, type QueueResumeOptions } from "./queue.js";
 import { resumeRun } from "./resume.js";
 import { askGate, startRun } from "./start.js";
 import { fenceEntry } from "./takeover.js";
@@ -33,6 +34,7 @@ import { fenceEntry } from "./takeover.js";
 export { DEFAULT_POLL_MS, PARKED_LEASE_MS } from "./context.js";
 export { WORKER_DIED, WORKER_STOPPED } from "./entry-sync.js";
 export type { ResumeOptions, ResumeResult, StartRunOptions, SupervisorOptions } from "./options.js";
+export type { QueueResumeOptions } from "./queue.js";
 
 export class Supervisor {
   readonly runs: RunStore;
@@ -43,7 +45,7 @@ export class Supervisor {
   constructor(options: SupervisorOptions) {
     const env = options.env ?? process.env;
     const redactor = options.redactor ?? new Redactor(secretsFromEnv(env));
-    this.host = options.host ?? hostname();
+    this.host = options.host ?? machineName(env);
     const config = options.project.config;
     this.runs = new RunStore(options.store, config.project_id, options.clock);
     this.board = new Blackboard(options.store, { projectId: config.project_id, humans: config.humans, clock: options.clock, leaseMs: options.leaseMs });
@@ -60,6 +62,7 @@ export class Supervisor {
       runSecrets: new Map(),
       active: new Map(),
       checkpoints: new CheckpointVault(join(options.project.root, ".pmagent", "checkpoint-store")),
+      shared: options.store.dialect === "postgres" ? new SharedCheckpoints(options.store) : null,
       secretStore: undefined,
       bwrap: undefined,
       resumeRun: (runId, o) => this.resumeRun(runId, o),
@@ -115,6 +118,16 @@ export class Supervisor {
   resumeRun(runId: string, options: ResumeOptions): Promise<ResumeResult> {
     return resumeRun(this.ctx, runId, options);
   }
+  /** Leave a resume for any worker of the run's role, on any machine (`pmagent resume --queue`). */
+  queueResume(runId: string, options: QueueResumeOptions): Promise<{ run: RunRecord; noop: boolean }> {
+    return queueResume(this.ctx, runId, options);
+  }
+
+  /** Carry out the oldest queued resume of `roles` this supervisor wins; undefined when none is queued. */
+  takeQueuedResume(roles: readonly string[]): Promise<ResumeResult | undefined> {
+    return takeQueuedResume(this.ctx, roles, (runId, o) => this.resumeRun(runId, o));
+  }
+
 
   /** Cancel a run: stop its sprite (its whole process group) and record why. */
   cancel(runId: string, reason = "canceled by a user"): Promise<RunRecord> {

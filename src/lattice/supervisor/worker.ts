@@ -3,10 +3,13 @@
  * the role's configured command, until stopped. Without a gate the store picks and claims in one
  * step. With a gate, each candidate is asked before it is claimed: a DENY leaves the entry open
  * (the reason is recorded) and is asked again only when the entry changes or after `gateRecheckMs`.
+ *
+ * With `concurrency` N the worker runs up to N sprites at once in this one process: N slots, each
+ * claiming and running on its own, so one slow sprite never holds the others' entries back.
  */
-import { hostname } from "node:os";
 import type { Status, StoredEntry } from "../../blackboard/index.js";
 import { findRole, type Config } from "../../config/index.js";
+import { UsageError } from "../../core/index.js";
 import { runnerArgv } from "../agents/index.js";
 import type { GateDecision, RunRecord } from "../runs/index.js";
 import { WORKER_STOPPED, type Supervisor } from "./supervisor.js";
@@ -17,13 +20,15 @@ const CANDIDATE_PAGE = 32;
 export interface WorkerOptions {
   supervisor: Supervisor;
   roles: string[];
-  /** Claimer identity; default `worker@host:pid`. */
+  /** Claimer identity; default `worker@<machine>:pid` (the supervisor's machine name). */
   id?: string;
   /** How long to sleep when nothing is open (a notification wakes it sooner). */
   pollMs?: number;
   gateRecheckMs?: number;
   /** Stop when no entry is open instead of waiting for more. */
   once?: boolean;
+  /** How many runs at once (default 1). */
+  concurrency?: number;
   /** Progress, for a person watching: an entry claimed, its run started, nothing open for now. */
   onClaimed?: (role: string, entry: StoredEntry) => void;
   onStarted?: (runId: string, role: string, entryId: string) => void;
@@ -34,11 +39,17 @@ export interface WorkerOptions {
 export class Worker {
   readonly id: string;
   private readonly o: WorkerOptions;
-  private current: string | null = null;
+  /** Runs under way in this worker's slots. */
+  private readonly current = new Set<string>();
+  readonly concurrency: number;
 
   constructor(options: WorkerOptions) {
     this.o = options;
-    this.id = options.id ?? `worker@${hostname()}:${process.pid}`;
+    this.id = options.id ?? `worker@${options.supervisor.host}:${process.pid}`;
+    this.concurrency = options.concurrency ?? 1;
+    if (!Number.isInteger(this.concurrency) || this.concurrency < 1) {
+      throw new UsageError("invalid_concurrency", `a worker's concurrency must be a whole number of at least 1, got ${options.concurrency}`);
+    }
     // Unknown roles are refused up front, naming the configured ones.
     for (const role of options.roles) findRole(this.config, role);
   }
@@ -94,38 +105,65 @@ export class Worker {
   async run(signal: AbortSignal): Promise<void> {
     const sup = this.o.supervisor;
     const onAbort = () => {
-      if (this.current) void sup.cancel(this.current, WORKER_STOPPED).catch(() => undefined);
+      for (const id of this.current) void sup.cancel(id, WORKER_STOPPED).catch(() => undefined);
     };
     signal.addEventListener("abort", onAbort);
     try {
       await sup.reconcile();
-      while (!signal.aborted) {
-        let worked = false;
-        for (const role of this.o.roles) {
-          if (signal.aborted) break;
-          const next = await this.claimNext(role);
-          if (!next) continue;
-          worked = true;
-          const entryId = next.entry.entry.id;
-          this.o.onClaimed?.(role, next.entry);
-          // A takeover: the previous claimer's run, if any is left, must not run on beside ours.
-          await sup.fenceEntry(entryId, this.id);
-          const onStarted = (id: string) => {
-            this.current = id;
-            this.o.onStarted?.(id, role, entryId);
-          };
-          const run = await sup.startRun({ role, entryId, worker: this.id, decided: next.decided ?? undefined, onStarted });
-          this.current = null;
-          this.o.onRun?.(run);
-        }
-        if (worked || signal.aborted) continue;
-        if (this.o.once) break;
-        this.o.onIdle?.();
-        await this.waitForWork(signal);
-      }
+      await Promise.all(Array.from({ length: this.concurrency }, () => this.slot(signal)));
     } finally {
       signal.removeEventListener("abort", onAbort);
     }
+  }
+
+  /** One slot: claim an entry of any of the roles, run it, again; wait when nothing is open. */
+  private async slot(signal: AbortSignal): Promise<void> {
+    const sup = this.o.supervisor;
+    while (!signal.aborted) {
+      // A queued resume first: its person is waiting on it, and its run holds its entry already.
+      let worked = await this.resumeQueued();
+      for (const role of this.o.roles) {
+        if (signal.aborted) break;
+        const next = await this.claimNext(role);
+        if (!next) continue;
+        worked = true;
+        const entryId = next.entry.entry.id;
+        this.o.onClaimed?.(role, next.entry);
+        // A takeover: the previous claimer's run, if any is left, must not run on beside ours.
+        await sup.fenceEntry(entryId, this.id);
+        let runId: string | undefined;
+        const onStarted = (id: string) => {
+          runId = id;
+          this.current.add(id);
+          this.o.onStarted?.(id, role, entryId);
+        };
+        try {
+          const run = await sup.startRun({ role, entryId, worker: this.id, decided: next.decided ?? undefined, onStarted });
+          this.o.onRun?.(run);
+        } finally {
+          if (runId !== undefined) this.current.delete(runId);
+        }
+      }
+      if (worked || signal.aborted) continue;
+      if (this.o.once) break;
+      this.o.onIdle?.();
+      await this.waitForWork(signal);
+    }
+  }
+
+  /** Carry out one queued resume of this worker's roles, if there is one; whether there was. */
+  private async resumeQueued(): Promise<boolean> {
+    const r = await this.o.supervisor.takeQueuedResume(this.o.roles);
+    if (!r) return false;
+    const { id, role, entry_id } = r.run;
+    this.current.add(id);
+    this.o.onStarted?.(id, role, entry_id ?? id);
+    try {
+      this.o.onRun?.(await r.finished);
+    } finally {
+      this.current.delete(id);
+    }
+    return true;
   }
 
   private async waitForWork(signal: AbortSignal): Promise<void> {

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, truncateSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { appendOutbox, eventId, mergeEventStreams, OUTBOX_START, outboxPath, readOutbox } from "../../../src/lattice/index.js";
+import { appendOutbox, eventId, OUTBOX_START, outboxPath, readOutbox } from "../../../src/lattice/index.js";
 import { SPEC_EVENTS } from "../fixtures/spec-examples.js";
 
 let ws: string;
@@ -173,20 +173,5 @@ describe("outbox", () => {
     expect(r.items).toHaveLength(12_000);
     expect(r.items.every((i) => i.kind === "event")).toBe(true);
     expect(new Set(r.items.map((i) => (i as { id: string }).id)).size).toBe(12_000);
-  });
-});
-
-describe("mergeEventStreams", () => {
-  const ev = (id: string) => ({ id });
-
-  it("holds each event once, in outbox order, with stdout-only events after their stdout predecessor", () => {
-    const outbox = [ev("a"), ev("b"), ev("c"), ev("b")];
-    const stdout = [ev("x"), ev("a"), ev("c"), ev("y"), ev("z"), ev("b"), ev("y")];
-    expect(mergeEventStreams(outbox, stdout).map((e) => e.id)).toEqual(["x", "a", "b", "c", "y", "z"]);
-  });
-
-  it("keeps everything when one side is empty", () => {
-    expect(mergeEventStreams([ev("a"), ev("b")], []).map((e) => e.id)).toEqual(["a", "b"]);
-    expect(mergeEventStreams([], [ev("a"), ev("b"), ev("a")]).map((e) => e.id)).toEqual(["a", "b"]);
   });
 });

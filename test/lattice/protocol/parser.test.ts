@@ -1,12 +1,13 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { EventStreamParser, eventId, type ParsedLine } from "../../../src/lattice/index.js";
+import { eventId, type ParsedLine } from "../../../src/lattice/index.js";
+import { stdoutLines } from "../../helpers/stdout-lines.js";
 import { SPEC_EVENTS, SPEC_STDOUT_LINE } from "../fixtures/spec-examples.js";
 
 const compact = (text: string) => JSON.stringify(JSON.parse(text));
 
 function parseAll(input: Buffer, chunkSizes: number[] | "whole", maxLineBytes?: number): ParsedLine[] {
-  const parser = new EventStreamParser({ maxLineBytes });
+  const parser = stdoutLines({ maxLineBytes });
   const out: ParsedLine[] = [];
   if (chunkSizes === "whole") out.push(...parser.push(input));
   else {
@@ -39,7 +40,7 @@ const STREAM = Buffer.from(
   ].join("\n"),
 );
 
-describe("EventStreamParser", () => {
+describe("reading stdout (LineSplitter, classifyStdoutLine)", () => {
   it("classifies events, log lines and protocol errors with line numbers and reasons", () => {
     const out = parseAll(STREAM, "whole");
     const kinds = out.map((l) => l.kind);
@@ -77,7 +78,7 @@ describe("EventStreamParser", () => {
   it("identifies an event by its canonical JSON, whatever the key order or spacing", () => {
     const spec = JSON.parse(SPEC_EVENTS[6]!.text) as Record<string, unknown>;
     const reordered = Object.fromEntries(Object.entries(spec).reverse());
-    const parser = new EventStreamParser();
+    const parser = stdoutLines();
     const [a, b] = parser.push(`LATTICE_EVENT ${JSON.stringify(spec)}\nLATTICE_EVENT ${JSON.stringify(reordered, null, 0)}\n`);
     expect(a!.kind).toBe("event");
     expect(a).toMatchObject({ id: eventId(spec) });
@@ -87,7 +88,7 @@ describe("EventStreamParser", () => {
 
   it("discards a line over the limit without buffering it, then carries on", () => {
     const limit = 64 * 1024;
-    const parser = new EventStreamParser({ maxLineBytes: limit });
+    const parser = stdoutLines({ maxLineBytes: limit });
     const out: ParsedLine[] = [];
     out.push(...parser.push("before\nLATTICE_EVENT {\"payload\":\""));
     const block = Buffer.alloc(16 * 1024, "x");
@@ -116,7 +117,7 @@ describe("EventStreamParser", () => {
   });
 
   it("redacts log text and excerpts when given a redactor", () => {
-    const parser = new EventStreamParser({ redact: (t) => t.replaceAll("hunter2-secret", "[REDACTED]") });
+    const parser = stdoutLines({ redact: (t) => t.replaceAll("hunter2-secret", "[REDACTED]") });
     const out = parser.push("token is hunter2-secret\nLATTICE_EVENT {bad hunter2-secret\n");
     expect(out[0]).toMatchObject({ text: "token is [REDACTED]" });
     expect(out[1]).toMatchObject({ excerpt: "LATTICE_EVENT {bad [REDACTED]" });
@@ -124,12 +125,12 @@ describe("EventStreamParser", () => {
 
   it("never copies the bad text into the reason (V8's JSON errors quote the input)", () => {
     const secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
-    const [err] = new EventStreamParser({ redact: (t) => t.replaceAll(secret, "[REDACTED]") }).push(`LATTICE_EVENT {"token": ${secret}}\n`);
+    const [err] = stdoutLines({ redact: (t) => t.replaceAll(secret, "[REDACTED]") }).push(`LATTICE_EVENT {"token": ${secret}}\n`);
     expect(err).toMatchObject({ kind: "protocol_error", excerpt: 'LATTICE_EVENT {"token": [REDACTED]}' });
     expect((err as { reason: string }).reason).toBe("invalid JSON: Unexpected token 'g'");
   });
 
   it("refuses a non-positive limit", () => {
-    expect(() => new EventStreamParser({ maxLineBytes: 0 })).toThrow("maxLineBytes must be a positive integer, got 0");
+    expect(() => stdoutLines({ maxLineBytes: 0 })).toThrow("maxLineBytes must be a positive integer, got 0");
   });
 });

@@ -1,4 +1,7 @@
 import { describe, expect, it, beforeEach, afterEach } from "vitest";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Blackboard } from "../../../src/blackboard/index.js";
 import { Worker, WORKER_STOPPED, gateFrom, type RunRecord } from "../../../src/lattice/index.js";
 import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
@@ -113,6 +116,36 @@ describe.each(kinds)("worker on $name", (kind) => {
     const [run] = await sup.runs.list();
     expect(run).toMatchObject({ state: "canceled", reason: WORKER_STOPPED });
     expect((await board.get("long")).entry.status).toBe("in_progress");
+  });
+
+  it("with concurrency N runs N entries at once in one process, each claimed once", async () => {
+    // A barrier the sprites share (unsandboxed): each marks itself and waits for the other two,
+    // so the runs can all succeed only when all three run at the same time.
+    const barrier = mkdtempSync(join(tmpdir(), "pmagent-barrier-"));
+    tp.project.config.sandbox = "off";
+    const wait = `touch ${barrier}/$LATTICE_RUN_ID; i=0; while [ "$(ls ${barrier} | wc -l)" -lt 3 ]; do i=$((i+1)); [ $i -gt 600 ] && exit 1; sleep 0.05; done`;
+    useRunner({ steps: [{ sh: wait }, { emit: "COMPLETED", payload: { status: "success" } }] });
+    for (const id of ["c1", "c2", "c3"]) await board.post("Human", { id, to: "Builder", kind: "build_request" });
+    const runs: RunRecord[] = [];
+    const worker = new Worker({ supervisor: tp.supervisor(), roles: ["Builder"], id: "wide", once: true, concurrency: 3, onRun: (r) => runs.push(r) });
+    expect(worker.concurrency).toBe(3);
+    try {
+      await worker.run(new AbortController().signal);
+    } finally {
+      rmSync(barrier, { recursive: true, force: true });
+    }
+    expect(runs.map((r) => [r.entry_id, r.state]).sort()).toEqual([
+      ["c1", "succeeded"],
+      ["c2", "succeeded"],
+      ["c3", "succeeded"],
+    ]);
+    for (const id of ["c1", "c2", "c3"]) expect((await board.history(id)).filter((h) => h.action === "claim")).toHaveLength(1);
+  });
+
+  it("refuses a concurrency that is not a whole number of at least 1", () => {
+    for (const concurrency of [0, -2, 1.5]) {
+      expect(() => new Worker({ supervisor: tp.supervisor(), roles: ["Builder"], concurrency })).toThrow(`a worker's concurrency must be a whole number of at least 1, got ${concurrency}`);
+    }
   });
 
   it("refuses an unknown role up front", () => {

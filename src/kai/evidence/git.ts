@@ -1,0 +1,220 @@
+import { spawn } from "node:child_process";
+import { existsSync, statSync } from "node:fs";
+import { UnavailableError, UsageError } from "../../core/index.js";
+import type { FileChangeKind, GitCommit, GitEvidence, GitFileChange } from "./types.js";
+
+export interface GitResult {
+  code: number;
+  stdout: Buffer;
+  stderr: string;
+}
+
+/** Run git in `repo` with a fixed, non-interactive environment; output is collected as bytes. */
+export function runGit(repo: string, args: string[]): Promise<GitResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("git", ["-C", repo, "-c", "log.showSignature=false", "-c", "core.quotepath=off", ...args], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" },
+    });
+    const out: Buffer[] = [];
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => out.push(d));
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    child.on("error", (e) => reject(new UnavailableError("kai_git_unavailable", `cannot run git: ${e.message} (is git installed?)`, { cause: e })));
+    child.on("close", (code) => resolve({ code: code ?? 1, stdout: Buffer.concat(out), stderr: err.trim() }));
+  });
+}
+
+/** Check that `repo` is a directory; git itself says whether it is a repository (see `gitError`). */
+export function assertRepository(repo: string): void {
+  if (!existsSync(repo) || !statSync(repo).isDirectory()) {
+    throw new UsageError("kai_repo_not_found", `repository directory ${repo} does not exist (pass --repo DIR)`);
+  }
+}
+
+/** A fresh `git init` has no HEAD yet: git's answer then means "no history", not a failure. */
+const NO_HISTORY = /does not have any commits yet|unknown revision or path not in the working tree|bad default revision 'HEAD'|bad revision 'HEAD'|ambiguous argument 'HEAD'/;
+
+/** The error for a failed git command: not a repository (the user's to fix) or git failing. */
+function gitError(repo: string, what: string, res: GitResult): Error {
+  if (/not a git repository/i.test(res.stderr)) {
+    return new UsageError("kai_not_a_repository", `${repo} is not a git repository (pass --repo DIR with the project's repository)`);
+  }
+  return new UnavailableError("kai_git_failed", `${what} failed in ${repo}: ${res.stderr}`);
+}
+
+const RECORD = "\x1e";
+const FIELD = "\x1f";
+/** The `git log --format` `parseGitLog` reads. */
+export const LOG_FORMAT = `${RECORD}%H${FIELD}%P${FIELD}%cI${FIELD}%an${FIELD}%s${FIELD}%b${FIELD}`;
+
+const CHANGE_KINDS: Record<string, FileChangeKind> = { A: "added", M: "modified", D: "deleted", R: "renamed", C: "copied", T: "type_changed" };
+
+/** PR number of a merge (`Merge pull request #N from …`) or squash (`Title (#N)`) commit. */
+export function prNumberOf(subject: string): number | null {
+  const m = /^Merge pull request #(\d+)\b/.exec(subject) ?? /\(#(\d+)\)\s*$/.exec(subject);
+  return m ? Number(m[1]) : null;
+}
+
+function parseFiles(raw: string): GitFileChange[] {
+  const tokens = raw.replace(/^[\0\n]+/, "").split("\0");
+  const files: GitFileChange[] = [];
+  for (let i = 0; i < tokens.length; ) {
+    const status = tokens[i++] ?? "";
+    if (status === "") continue;
+    const change = CHANGE_KINDS[status[0] ?? ""] ?? "modified";
+    if (change === "renamed" || change === "copied") {
+      const old_path = tokens[i++] ?? "";
+      files.push({ change, path: tokens[i++] ?? "", old_path });
+    } else {
+      files.push({ change, path: tokens[i++] ?? "", old_path: null });
+    }
+  }
+  return files;
+}
+
+/** Parse `git log -z --name-status --format=FORMAT` output. */
+export function parseGitLog(text: string): GitCommit[] {
+  const commits: GitCommit[] = [];
+  for (const record of text.split(RECORD)) {
+    if (record.trim() === "" || record === "\0") continue;
+    const [sha = "", parents = "", committed_at = "", author = "", subject = "", body = "", rest = ""] = record.split(FIELD);
+    const parentList = parents.split(" ").filter(Boolean);
+    commits.push({
+      sha,
+      parents: parentList,
+      committed_at: new Date(committed_at).toISOString(),
+      author,
+      subject,
+      body: body.trim(),
+      is_merge: parentList.length > 1,
+      pr_number: prNumberOf(subject),
+      files: parseFiles(rest),
+    });
+  }
+  return commits;
+}
+
+/**
+ * Commits of HEAD committed in (since, until], with their changed files (`--name-status -M`, so
+ * renames are one change with the old path). A merge commit lists what it brought in (its diff
+ * against the first parent), so a pull request's paths are known without one git call per merge.
+ */
+export async function collectGit(repo: string, window: { since: Date; until: Date }): Promise<GitEvidence> {
+  assertRepository(repo);
+  const evidence: GitEvidence = { repo, since: window.since.toISOString(), until: window.until.toISOString(), commits: [] };
+  const res = await runGit(repo, [
+    "log",
+    "-z",
+    "--name-status",
+    "-M",
+    "--diff-merges=first-parent",
+    "--no-color",
+    `--format=${LOG_FORMAT}`,
+    `--since=${evidence.since}`,
+    `--until=${evidence.until}`,
+    "HEAD",
+  ]);
+  if (res.code !== 0) {
+    if (NO_HISTORY.test(res.stderr)) return evidence;
+    throw gitError(repo, "git log", res);
+  }
+  // --since is inclusive in git; the window is (since, until], so a commit exactly at `since` belongs to the previous window.
+  evidence.commits = parseGitLog(res.stdout.toString("utf8")).filter((c) => Date.parse(c.committed_at) > window.since.getTime());
+  return evidence;
+}
+
+/** The last commit at or before `cutoff` that touched `path` (the commit its text at the cutoff comes from), or null. */
+export async function lastChangeBefore(repo: string, cutoff: Date, path: string): Promise<{ sha: string; at: string } | null> {
+  const res = await runGit(repo, ["log", "-1", "--format=%H %cI", `--until=${cutoff.toISOString()}`, "HEAD", "--", path]);
+  if (res.code !== 0) {
+    if (NO_HISTORY.test(res.stderr)) return null;
+    throw gitError(repo, "git log", res);
+  }
+  const [sha, at] = res.stdout.toString("utf8").trim().split(" ");
+  return sha && at ? { sha, at: new Date(at).toISOString() } : null;
+}
+
+/**
+ * The new side of a one-file `git log -p` diff whose context is the whole file: its text, null when
+ * the commit deleted the file, or undefined when the diff does not give it (no hunk: a merge, a
+ * mode change alone, an empty file; binary content; anything unexpected).
+ */
+export function newSideOfDiff(diff: string): string | null | undefined {
+  const lines = diff.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  const hunk = lines.findIndex((l) => l.startsWith("@@ "));
+  if (hunk < 0) return undefined;
+  const header = lines.slice(0, hunk);
+  if (header.includes("+++ /dev/null")) return null;
+  const m = /^@@ -\d+(?:,\d+)? \+\d+(?:,(\d+))? @@/.exec(lines[hunk]!);
+  if (!m) return undefined;
+  const expected = m[1] === undefined ? 1 : Number(m[1]);
+  const out: string[] = [];
+  let newSide = false;
+  for (const line of lines.slice(hunk + 1)) {
+    const mark = line[0];
+    if (mark === "\\") {
+      // "\ No newline at end of file" after a line of the new side: that line ends the file bare.
+      if (newSide && out.length > 0) out[out.length - 1] = out.at(-1)!.slice(0, -1);
+      continue;
+    }
+    // An empty line is an empty context line (diff.suppressBlankEmpty); another @@ would be a second hunk.
+    if (mark === "@") return undefined;
+    newSide = mark !== "-";
+    if (newSide) out.push(`${line.slice(1)}\n`);
+  }
+  return out.length === expected ? out.join("") : undefined;
+}
+
+/**
+ * The last commit at or before `cutoff` that touched `path`, with the file's text there (null when
+ * that commit deleted it), or null when no commit touched it. One `git log -p` whose diff has the
+ * whole file as context, so the text is the diff's new side; a commit whose diff does not give the
+ * text (see `newSideOfDiff`) has it read with `git show`.
+ */
+export async function lastVersionBefore(repo: string, cutoff: Date, path: string): Promise<{ sha: string; at: string; text: string | null } | null> {
+  const res = await runGit(repo, [
+    "log",
+    "-1",
+    "-p",
+    "--no-color",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-renames",
+    `--unified=${2 ** 31 - 1}`,
+    `--format=${RECORD}%H %cI`,
+    `--until=${cutoff.toISOString()}`,
+    "HEAD",
+    "--",
+    path,
+  ]);
+  if (res.code !== 0) {
+    if (NO_HISTORY.test(res.stderr)) return null;
+    throw gitError(repo, "git log", res);
+  }
+  const out = res.stdout.toString("utf8");
+  if (!out.startsWith(RECORD)) return null;
+  const eol = out.indexOf("\n");
+  const [sha, at] = out.slice(1, eol < 0 ? undefined : eol).split(" ");
+  if (!sha || !at) return null;
+  const text = eol < 0 ? undefined : newSideOfDiff(out.slice(eol + 1));
+  return { sha, at: new Date(at).toISOString(), text: text === undefined ? await readAtRevision(repo, sha, path) : text };
+}
+
+/** A file's text at a revision, or null when the file does not exist there (deleted by it). */
+export async function readAtRevision(repo: string, revision: string, path: string): Promise<string | null> {
+  const res = await runGit(repo, ["show", `${revision}:${path}`]);
+  return res.code === 0 ? res.stdout.toString("utf8") : null;
+}
+
+/**
+ * Whether `path` exists in the tree of the last commit at or before `cutoff`: two lookups, where
+ * asking `git log -- path` about a path that never existed walks the whole history.
+ */
+export async function existsAt(repo: string, cutoff: Date, path: string): Promise<boolean> {
+  const head = await runGit(repo, ["rev-list", "-1", `--until=${cutoff.toISOString()}`, "HEAD"]);
+  const sha = head.code === 0 ? head.stdout.toString("utf8").trim() : "";
+  if (sha === "") return false;
+  return (await runGit(repo, ["cat-file", "-e", `${sha}:${path}`])).code === 0;
+}

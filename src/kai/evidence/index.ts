@@ -1,0 +1,13 @@
+/**
+ * Kai's evidence collectors: each reads one source (the board, the runs, git history, the STATE
+ * document, GitHub) cut at the window's end, and hands the report builders plain data (types.ts).
+ */
+export type * from "./types.js";
+export { pathCategory } from "./types.js";
+export { collectGit, parseGitLog, prNumberOf, lastChangeBefore, lastVersionBefore, newSideOfDiff, assertRepository } from "./git.js";
+export { githubSlug, Slugger, parseSections, listItems, subtree } from "./markdown.js";
+export { collectStateDoc, findStateDoc, DEFAULT_STATE_FILE, stateView, laneSectionIndex, type StateView } from "./state-doc.js";
+export { repoCycles, isLaneApply, completedInStateDoc } from "./repo-cycles.js";
+export { collectBoard, collectLaneBoard } from "./board.js";
+export { collectGithub, githubSource } from "./github.js";
+export { collectRuns, type RunReaders } from "./runs.js";

@@ -1,0 +1,83 @@
+import { confinePath } from "../../core/index.js";
+import type { LaneConfig } from "../../config/index.js";
+import type { StateDocEvidence, StateSection } from "./types.js";
+import { assertRepository, existsAt, lastVersionBefore } from "./git.js";
+import { firstLine, listItems, parseSections, subtree } from "./markdown.js";
+
+/**
+ * The lane's STATE document as it was committed at the cutoff: its sections with GitHub anchors
+ * and when it last changed. Read from git (not the working tree) so that `as_of` sees the past:
+ * the text at the cutoff is the text of the last commit before it that touched the file.
+ */
+export async function collectStateDoc(repo: string, path: string, cutoff: Date): Promise<StateDocEvidence> {
+  confinePath(repo, path, "state_file");
+  assertRepository(repo);
+  const last = await lastVersionBefore(repo, cutoff, path);
+  if (last === null) return { path, exists: false, revision: null, updated_at: null, sections: [] };
+  if (last.text === null) return { path, exists: false, revision: last.sha, updated_at: last.at, sections: [] };
+  return { path, exists: true, revision: last.sha, updated_at: last.at, sections: parseSections(last.text) };
+}
+
+/** The config's default `state_file`: a lane that leaves it so is read from the project's own document first. */
+export const DEFAULT_STATE_FILE = "STATE/current_state.md";
+
+/**
+ * The lane's STATE document: the path the lane configures; else, the lane keeping the default,
+ * `STATE/<project_id>/current_state.md` when the repository has it at the cutoff, else
+ * `STATE/current_state.md`. `found_by` says which rule chose it, for the answer's notes.
+ */
+export async function findStateDoc(repo: string, projectId: string, lane: Pick<LaneConfig, "state_file">, cutoff: Date): Promise<StateDocEvidence & { found_by: string }> {
+  if (lane.state_file !== DEFAULT_STATE_FILE) return { ...(await collectStateDoc(repo, lane.state_file, cutoff)), found_by: "the lane's configured state_file" };
+  const own = `STATE/${projectId}/current_state.md`;
+  confinePath(repo, own, "state_file");
+  assertRepository(repo);
+  if (await existsAt(repo, cutoff, own)) return { ...(await collectStateDoc(repo, own, cutoff)), found_by: `the project's own STATE document (${own})` };
+  return { ...(await collectStateDoc(repo, DEFAULT_STATE_FILE, cutoff)), found_by: `the default state_file (${own} does not exist at the cutoff)` };
+}
+
+const squash = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]/gu, "");
+
+/** The section about the lane: one naming both layer and lane name, else the layer, else the lane name. */
+export function laneSectionIndex(sections: StateSection[], lane: Pick<LaneConfig, "layer" | "name">): number | null {
+  const layer = squash(lane.layer);
+  const name = squash(lane.name);
+  const titles = sections.map((s) => squash(s.title));
+  for (const test of [(t: string) => t.includes(layer) && t.includes(name), (t: string) => t.includes(layer), (t: string) => t.includes(name)]) {
+    const i = titles.findIndex(test);
+    if (i >= 0) return i;
+  }
+  return null;
+}
+
+const isGapTitle = (title: string) => /gap|ギャップ/i.test(title);
+
+export interface StateView {
+  state_file: string;
+  section_anchor: string | null;
+  digest: string;
+  known_gaps: string[];
+  updated_at: string | null;
+}
+
+/** `state_view` of lane_status_v1: the lane section's anchor, a one-line digest, its Gap list. */
+export function stateView(doc: StateDocEvidence, lane: Pick<LaneConfig, "layer" | "name">): StateView {
+  const base = { state_file: doc.path, updated_at: doc.updated_at };
+  if (!doc.exists) {
+    return { ...base, section_anchor: null, digest: `${doc.path} does not exist${doc.revision ? ` at ${doc.revision.slice(0, 12)}` : " (no commit touched it up to the cutoff)"}`, known_gaps: [] };
+  }
+  const index = laneSectionIndex(doc.sections, lane);
+  const scope = index === null ? doc.sections.map((_, i) => i) : subtree(doc.sections, index);
+  // Gap list: under the lane's section first, else anywhere in the document.
+  const gapIndex = scope.find((i) => isGapTitle(doc.sections[i]!.title)) ?? doc.sections.findIndex((s) => isGapTitle(s.title));
+  const known_gaps = gapIndex !== undefined && gapIndex >= 0 ? listItems(doc.sections[gapIndex]!.body) : [];
+  if (index === null) {
+    return { ...base, section_anchor: null, digest: `no section about ${lane.layer}/${lane.name} in ${doc.path}`, known_gaps };
+  }
+  const section = doc.sections[index]!;
+  const digest =
+    scope
+      .filter((i) => !isGapTitle(doc.sections[i]!.title))
+      .map((i) => firstLine(doc.sections[i]!.body))
+      .find((l) => l !== "") ?? section.title;
+  return { ...base, section_anchor: `#${section.anchor}`, digest, known_gaps };
+}
