@@ -24,11 +24,12 @@ const SUB_MODULES = {
 
 // Leaving the folder is allowed only to another folder's index.js (the sprite SDK is a
 // sub-module other modules may name: it is the package's `pmagent/sprite`; so is lattice/wire,
-// the zod-free protocol core `pmagent emit` loads without the rest of lattice; and app/project,
+// the zod-free protocol core `pmagent emit` loads without the rest of lattice; lattice/runs, the
+// run records `pmagent runs list` and `kai status` read without the supervisor's code; app/project,
 // the composition root's light entry the CLI opens a project with, without the supervisor or OA;
 // and each module's migrations/, which the composition root gathers without loading the modules).
 const THROUGH_INDEX = {
-  regex: "^(\\.\\./)+(?!\\.\\./)(?=[^/]+/)(?![^/.][^/]*/index\\.js$)(?!(lattice/(sprite|wire)|app/project|[^/.][^/]*/migrations)/index\\.js$)",
+  regex: "^(\\.\\./)+(?!\\.\\./)(?=[^/]+/)(?![^/.][^/]*/index\\.js$)(?!(lattice/(sprite|wire|runs)|app/project|[^/.][^/]*/migrations)/index\\.js$)",
   message: "Modules (and lattice's sub-modules) talk through each other's index.ts, never their internals.",
 };
 

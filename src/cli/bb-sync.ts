@@ -41,7 +41,7 @@ async function watch(options: SyncOptions, intervalS: number, format: Format): P
   const onSignal = () => stop.abort();
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
-  const client = createGithubClient(options);
+  const client = await createGithubClient(options);
   try {
     while (!stop.signal.aborted) {
       try {

@@ -1,4 +1,4 @@
-import type { RunRecord } from "../lattice/index.js";
+import type { RunRecord } from "../lattice/runs/index.js";
 import { plural } from "../core/index.js";
 import { paint, stateStyle } from "./output.js";
 

@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import { RUN_STATES, RunStore, UNFINISHED_RUN_STATES, USAGE_GROUPINGS, groupUsage, sumTokens, summarizeUsage, usageText, type RunState, type StoredEvent, type UsageGrouping } from "../lattice/index.js";
+import { RUN_STATES, RunStore, UNFINISHED_RUN_STATES, USAGE_GROUPINGS, groupUsage, sumTokens, summarizeUsage, usageText, type RunState, type StoredEvent, type UsageGrouping } from "../lattice/runs/index.js";
 import { withProject, withStore } from "./context.js";
 import { formatOption, pageOptions, print, printPage, type Format, type PageOpts } from "./output.js";
 import { runLine } from "./run-line.js";

@@ -1,5 +1,8 @@
-import { Octokit } from "@octokit/rest";
+import { createRequire } from "node:module";
+import type { Octokit } from "@octokit/rest";
 import { NotFoundError, PmagentError, RefusedError, UnavailableError, UsageError } from "../core/index.js";
+
+type OctokitClass = typeof Octokit;
 
 export interface GitHubSettings {
   /** OWNER/NAME. */
@@ -22,7 +25,10 @@ export function gitHubClient(settings: GitHubSettings, env: NodeJS.ProcessEnv = 
   if (!token) throw new RefusedError("github_token_missing", `no GitHub token: set the environment variable ${settings.tokenEnv} (config github.token_env) for the supervisor`);
   const [owner, repo] = settings.repo.split("/") as [string, string];
   // No retry plugin: the action executor retries transient failures itself, with its own backoff.
-  const octokit = new Octokit({ auth: token, baseUrl: settings.apiUrl.replace(/\/$/, ""), userAgent: "pmagent", log: { debug() {}, info() {}, warn() {}, error() {} } });
+  // Octokit is loaded with the first client, not with lattice (that every command's import of the
+  // facade would pay for): require() of the ES module, synchronous as this function is.
+  const { Octokit: OctokitRest } = createRequire(import.meta.url)("@octokit/rest") as { Octokit: OctokitClass };
+  const octokit = new OctokitRest({ auth: token, baseUrl: settings.apiUrl.replace(/\/$/, ""), userAgent: "pmagent", log: { debug() {}, info() {}, warn() {}, error() {} } });
   return { octokit, owner, repo, token };
 }
 

@@ -43,13 +43,6 @@ describe("layering lint", () => {
     expect(messages.map((m) => m.message).join("\n")).toMatch(/talk through each other's index\.ts/);
   });
 
-  it("lets the CLI open a project through app/project, the composition root's light entry, and nothing else of app's inside", async () => {
-    const light = await messagesFor("src/cli/kai.ts", 'import { openProject } from "../app/project/index.js";\nvoid openProject;');
-    expect(light.filter((m) => /index\.ts/.test(m.message))).toEqual([]);
-    const inner = await messagesFor("src/cli/kai.ts", 'import { projectSupervisor } from "../app/supervisor.js";\nvoid projectSupervisor;');
-    expect(inner.map((m) => m.message).join("\n")).toMatch(/talk through each other's index\.ts/);
-  });
-
   it("refuses a module's sub-module importing one above it (kai/evidence → kai/reports)", async () => {
     const messages = await messagesFor("src/kai/evidence/git.ts", 'import type { LaneStatus } from "../reports/index.js";');
     expect(messages.map((m) => m.message).join("\n")).toMatch(/kai\/evidence is below reports in the kai module/);
@@ -63,6 +56,13 @@ describe("layering lint", () => {
   it("keeps a sub-module under its module's layer (blackboard/github → lattice)", async () => {
     const messages = await messagesFor("src/blackboard/github/sync.ts", 'import { RunStore } from "../../lattice/index.js";');
     expect(messages.map((m) => m.message).join("\n")).toMatch(/src\/blackboard is below .*lattice/);
+  });
+
+  it("lets the CLI open a project through app/project, the composition root's light entry, and nothing else of app's inside", async () => {
+    const light = await messagesFor("src/cli/kai.ts", 'import { openProject } from "../app/project/index.js";\nvoid openProject;');
+    expect(light.filter((m) => /index\.ts/.test(m.message))).toEqual([]);
+    const inner = await messagesFor("src/cli/kai.ts", 'import { projectSupervisor } from "../app/supervisor.js";\nvoid projectSupervisor;');
+    expect(inner.map((m) => m.message).join("\n")).toMatch(/talk through each other's index\.ts/);
   });
 
   it("refuses an import that closes a circle inside a folder (parser → outbox → parser)", async () => {

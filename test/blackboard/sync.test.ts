@@ -390,7 +390,7 @@ describe.each(kinds)("bb sync ($name)", (kind) => {
 
   it("an unchanged board costs no rate limit: a reused client's GETs are answered 304 Not Modified", async () => {
     fake.addComment(REPO, 1, renderComment(entry("c1")));
-    const client = createGithubClient({ apiUrl: fake.url, token: "test-token", tokenEnv: "GITHUB_TOKEN", retryAfterBaseMs: 1, writeSpacingMs: 0 });
+    const client = await createGithubClient({ apiUrl: fake.url, token: "test-token", tokenEnv: "GITHUB_TOKEN", retryAfterBaseMs: 1, writeSpacingMs: 0 });
     expect(await sync({ client })).toMatchObject({ imported: [{ entry_id: "c1" }], not_modified: 0 });
     const charged = fake.charged;
     expect(await sync({ client })).toMatchObject({ imported: [], unchanged: 1, not_modified: 1 });

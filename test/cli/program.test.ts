@@ -12,14 +12,14 @@ const TRACE = pathToFileURL(join(REPO_ROOT, "test/cli/fixtures/trace-imports.mjs
 const GROUP_FILES = ["init", "demo", "bb", "bb-sync", "prompt", "agent", "oa", "kai", "emit", "checkpoint", "resume-info", "run", "runs", "resume", "worker", "env", "prs", "lane", "serve", "mcp", "completion"];
 
 /** Run the built CLI and return which group files it loaded. */
-async function loadedGroups(args: string[]): Promise<{ code: number | null; stdout: string; groups: string[]; dist: string[] }> {
+async function loadedGroups(args: string[], cwd?: string): Promise<{ code: number | null; stdout: string; stderr: string; groups: string[]; dist: string[]; urls: string[] }> {
   const trace = join(mkdtempSync(join(tmpdir(), "pmagent-trace-")), "imports.txt");
-  const r = await runProcess(process.execPath, ["--import", TRACE, CLI, ...args], { env: { ...process.env, PMAGENT_TRACE_IMPORTS: trace } });
+  const r = await runProcess(process.execPath, ["--import", TRACE, CLI, ...args], { cwd, env: { ...process.env, PMAGENT_TRACE_IMPORTS: trace } });
   const urls = readFileSync(trace, "utf8").split("\n");
   expect(urls.some((u) => u.endsWith("/dist/cli/program.js")), "the trace saw the CLI load").toBe(true);
   const loaded = GROUP_FILES.filter((g) => urls.some((u) => u.endsWith(`/dist/cli/${g}.js`)));
   const dist = urls.filter((u) => u.includes("/dist/")).map((u) => u.slice(u.lastIndexOf("/dist/") + 6)).sort();
-  return { code: r.code, stdout: r.stdout, groups: loaded, dist };
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr, groups: loaded, dist, urls };
 }
 
 describe("the CLI loads only the command group it runs", () => {
@@ -45,6 +45,20 @@ describe("the CLI loads only the command group it runs", () => {
     const emit = await loadedGroups(["--config", "pmagent.config.json", "emit", "--help"]);
     expect(emit).toMatchObject({ code: 0, groups: ["emit"] });
     expect(emit.stdout).toContain("Usage: pmagent emit");
+  });
+
+  it("bb list, runs list and kai status load neither the GitHub client, the server nor the model client; the list commands not the lattice facade either", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "pmagent-lean-"));
+    expect((await runProcess("git", ["init", "-q", "-b", "main"], { cwd: dir })).code).toBe(0);
+    expect((await runProcess(process.execPath, [CLI, "init"], { cwd: dir })).code).toBe(0);
+    for (const args of [["bb", "list"], ["runs", "list"], ["kai", "status"]]) {
+      const r = await loadedGroups(args, dir);
+      expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(0);
+      const heavy = r.urls.filter((u) => /\/node_modules\/(@octokit|openai|fastify|pg|pino)\/|\/dist\/(server|app|prompt)\//.test(u));
+      expect(heavy, args.join(" ")).toEqual([]);
+      // Kai reads runs, actions, proposals and the local forge through the facade (still loaded).
+      if (args[0] !== "kai") expect(r.dist.filter((f) => f === "lattice/index.js" || f.startsWith("lattice/supervisor/")), args.join(" ")).toEqual([]);
+    }
   });
 
   it("every command of the table is the one its group registers", async () => {

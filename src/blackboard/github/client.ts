@@ -7,9 +7,9 @@
  * that); and GitHub's failures mapped to typed errors whose messages say what to fix and never
  * contain the token.
  */
-import { Octokit } from "@octokit/rest";
-import { retry } from "@octokit/plugin-retry";
-import { throttling } from "@octokit/plugin-throttling";
+// Types only: Octokit and its plugins load when a client is made (createGithubClient), not with
+// the blackboard module, which `pmagent bb list` and every other command import.
+import type { Octokit } from "@octokit/rest";
 import { randomBytes } from "node:crypto";
 import { NotFoundError, PmagentError, RefusedError, UnavailableError, UsageError } from "../../core/index.js";
 
@@ -54,7 +54,12 @@ function isHttpFailure(err: unknown): err is HttpFailure {
 
 const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
-const ThrottledOctokit = Octokit.plugin(throttling, retry);
+/** Octokit with the throttling and retry plugins, loaded once on the first client. */
+let throttledOctokit: Promise<new (options: ConstructorParameters<typeof Octokit>[0]) => Octokit> | undefined;
+function loadOctokit(): NonNullable<typeof throttledOctokit> {
+  throttledOctokit ??= Promise.all([import("@octokit/rest"), import("@octokit/plugin-retry"), import("@octokit/plugin-throttling")]).then(([rest, r, t]) => rest.Octokit.plugin(t.throttling, r.retry));
+  return throttledOctokit;
+}
 
 /** Read the token from the configured environment variable, or explain how to set it. */
 export function githubToken(tokenEnv: string, env: NodeJS.ProcessEnv = process.env): string {
@@ -78,7 +83,7 @@ function writeSpacer(spacingMs: number): { key: () => { schedule: <T>(options: u
   return { key: () => ({ schedule }) };
 }
 
-export function createGithubClient(options: GithubClientOptions): GithubClient {
+export async function createGithubClient(options: GithubClientOptions): Promise<GithubClient> {
   const clock = options.clock ?? Date.now;
   const maxRetries = options.maxRetries ?? 3;
   const maxWaitMs = options.maxWaitMs ?? 60_000;
@@ -106,6 +111,7 @@ export function createGithubClient(options: GithubClientOptions): GithubClient {
   };
   // A server that accepts the connection and never answers must not hang the sync.
   const timedFetch: typeof fetch = (input, init) => fetch(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(timeoutMs) });
+  const ThrottledOctokit = await loadOctokit();
   const octokit = new ThrottledOctokit({
     auth: options.token,
     baseUrl: apiUrl.toString().replace(/\/$/, ""),

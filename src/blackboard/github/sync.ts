@@ -64,7 +64,7 @@ export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
   if (!/^[^/\s]+\/[^/\s]+$/.test(options.repo)) throw new UsageError("bb_sync_bad_repo", `repository "${options.repo}" is not OWNER/NAME (e.g. acme/widgets)`);
   if (!Number.isInteger(issue) || issue < 1) throw new UsageError("bb_sync_bad_issue", `issue "${issue}" is not an issue number (a whole number from 1)`);
   assertBlackboardType(options.type ?? DEFAULT_BLACKBOARD_TYPE);
-  const client = options.client ?? createGithubClient(options);
+  const client = options.client ?? (await createGithubClient(options));
   const waitsBefore = client.waits.length;
   const notModifiedBefore = client.notModified;
   const remote = new BoardIssue(client, options.repo, issue, { tokenEnv: options.tokenEnv, apiUrl: options.apiUrl });

@@ -1,4 +1,5 @@
-import { Octokit } from "@octokit/rest";
+// Types only: Octokit loads when GitHub is consulted, not with Kai (`pmagent kai status` without a token needs none of it).
+import type { Octokit } from "@octokit/rest";
 import { UnavailableError, UsageError } from "../../core/index.js";
 import type { Config } from "../../config/index.js";
 import type { GithubEvidence, GithubIssue, GithubPull, GithubWorkflowRun, EvidenceWindow } from "./types.js";
@@ -86,7 +87,8 @@ export function githubSource(config: Config, env: NodeJS.ProcessEnv = process.en
   const token = env[gh.token_env];
   if (!token) return { note: `GitHub was not consulted: ${gh.token_env} is not set` };
   if (!/^[^/\s]+\/[^/\s]+$/.test(gh.repo)) throw new UsageError("kai_bad_github_repo", `github.repo "${gh.repo}" must be OWNER/NAME`);
-  const octokit = new Octokit({ auth: token, baseUrl: gh.api_url.replace(/\/$/, ""), request: { retries: 0 } });
   const repo = gh.repo;
-  return { source: (w) => collectGithub(octokit, repo, w) };
+  let octokit: Promise<Octokit> | undefined;
+  const client = () => (octokit ??= import("@octokit/rest").then(({ Octokit }) => new Octokit({ auth: token, baseUrl: gh.api_url.replace(/\/$/, ""), request: { retries: 0 } })));
+  return { source: async (w) => collectGithub(await client(), repo, w) };
 }

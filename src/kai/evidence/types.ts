@@ -4,7 +4,7 @@
  * collector can be added or replaced without touching them.
  */
 
-import type { ModelUsage } from "../../lattice/index.js";
+import type { ModelUsage } from "../../lattice/runs/index.js";
 
 /** The time span evidence is read for: (since, until], until being the cutoff (`as_of` or now). */
 export interface EvidenceWindow {

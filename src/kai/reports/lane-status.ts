@@ -1,5 +1,5 @@
 import type { LaneConfig } from "../../config/index.js";
-import type { PriceTable } from "../../lattice/index.js";
+import type { PriceTable } from "../../lattice/runs/index.js";
 import { laneUsage } from "./usage.js";
 import { UTC, type Zone } from "./zone.js";
 import { type BoardEntryEvidence, type GithubEvidence, type KaiEvidence, type RunEvidence, type RepoCycle, stateView, type StateView } from "../evidence/index.js";

@@ -1,5 +1,5 @@
 import { plural } from "../../core/index.js";
-import { formatCost, usageText } from "../../lattice/index.js";
+import { formatCost, usageText } from "../../lattice/runs/index.js";
 import type { LaneStatus, WhatChanged } from "./schema.js";
 
 /**

@@ -5,7 +5,7 @@
  * a run's later reports too).
  */
 import { cycleRootId, type LaneConfig } from "../../config/index.js";
-import { addTokens, costOf, noTokens, type ModelUsage, type PriceTable } from "../../lattice/index.js";
+import { addTokens, costOf, noTokens, type ModelUsage, type PriceTable } from "../../lattice/runs/index.js";
 import type { RunEvidence } from "../evidence/index.js";
 import type { LaneUsage, LaneUsageGroup } from "./schema.js";
 import { localDate, type Zone } from "./zone.js";
