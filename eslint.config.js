@@ -9,7 +9,7 @@ import { createTypeScriptImportResolver } from "eslint-import-resolver-typescrip
  * sub-modules below it. import-x/no-cycle catches what the layers do not: a circle of files.
  */
 const LAYERS = [["core"], ["config", "store"], ["forge"], ["blackboard"], ["lattice"], ["prompt"], ["oa"], ["kai"], ["app"], ["lane", "server", "console"], ["cli"]];
-const LATTICE_LAYERS = [["wire"], ["protocol"], ["runs"], ["sandbox"], ["ingest", "checkpoint"], ["sprite"], ["actions", "environment", "agents"], ["supervisor"]];
+const LATTICE_LAYERS = [["migrations"], ["wire"], ["protocol"], ["runs"], ["sandbox"], ["ingest", "checkpoint"], ["sprite"], ["actions", "environment", "agents"], ["supervisor"]];
 /*
  * Second concerns as sub-folders of a module, layered the same way (lowest first). A sub-module is
  * entered through its index.ts, by its parent's files as by everyone else; it may use its parent's
@@ -25,10 +25,11 @@ const SUB_MODULES = {
 // Leaving the folder is allowed only to another folder's index.js (the sprite SDK is a
 // sub-module other modules may name: it is the package's `pmagent/sprite`; so is lattice/wire,
 // the zod-free protocol core `pmagent emit` loads without the rest of lattice; lattice/runs, the
-// run records `pmagent runs list` and `kai status` read without the supervisor's code; and
-// app/project, the composition root's light entry the CLI opens a project with, without the supervisor or OA).
+// run records `pmagent runs list` and `kai status` read without the supervisor's code; app/project,
+// the composition root's light entry the CLI opens a project with, without the supervisor or OA;
+// and each module's migrations/, which the composition root gathers without loading the modules).
 const THROUGH_INDEX = {
-  regex: "^(\\.\\./)+(?!\\.\\./)(?=[^/]+/)(?![^/.][^/]*/index\\.js$)(?!(lattice/(sprite|wire|runs)|app/project)/index\\.js$)",
+  regex: "^(\\.\\./)+(?!\\.\\./)(?=[^/]+/)(?![^/.][^/]*/index\\.js$)(?!(lattice/(sprite|wire|runs)|app/project|[^/.][^/]*/migrations)/index\\.js$)",
   message: "Modules (and lattice's sub-modules) talk through each other's index.ts, never their internals.",
 };
 

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { ignorePmagentDir, initProject, GITIGNORE_LINE, LANE_TEMPLATES, type LaneTemplate } from "../config/index.js";
 import { PmagentError, UsageError } from "../core/index.js";
 import { findSandboxTool, type SandboxMode } from "../lattice/index.js";
-import { openStore } from "../store/index.js";
+import { openProject } from "../app/project/index.js";
 import { formatOption, print } from "./output.js";
 
 export function registerInit(program: Command): void {
@@ -16,9 +16,9 @@ export function registerInit(program: Command): void {
     .action(async (opts: { projectId?: string; force?: boolean; lane: string; format: "json" | "text" }) => {
       if (!Object.hasOwn(LANE_TEMPLATES, opts.lane)) throw new UsageError("unknown_lane", `--lane ${opts.lane}: there is no such lane template (expected ${Object.keys(LANE_TEMPLATES).join(" or ")})`);
       const p = initProject(process.cwd(), { projectId: opts.projectId, force: opts.force, lane: opts.lane as LaneTemplate });
-      const store = await openStore({ root: p.root, storage: p.config.storage });
-      const location = store.location;
-      await store.close();
+      const opened = await openProject({ project: p });
+      const location = opened.store.location;
+      await opened.close();
       // The project is set up by now: a .gitignore that cannot be updated is a warning, not a failure.
       let gitignore: ReturnType<typeof ignorePmagentDir> | null = null;
       try {

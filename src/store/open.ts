@@ -1,7 +1,6 @@
 import { join, resolve } from "node:path";
 import { UsageError } from "../core/index.js";
 import { migrate, type Migration } from "./migrate.js";
-import { migrations as allMigrations } from "./migrations/index.js";
 import { PostgresStore } from "./postgres.js";
 import { SqliteStore } from "./sqlite.js";
 import type { Store } from "./types.js";
@@ -24,7 +23,8 @@ export interface OpenStoreOptions {
   root: string;
   storage?: StorageConfig;
   env?: NodeJS.ProcessEnv;
-  migrations?: readonly Migration[];
+  /** The schema (each module's migrations, gathered by the composition root: src/app). */
+  migrations: readonly Migration[];
   /** SQLite: wait for another process's write lock without blocking the event loop (a server). */
   yieldWhileBusy?: boolean;
 }
@@ -50,7 +50,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     store = new SqliteStore(resolve(options.root, env.PMAGENT_SQLITE_PATH || storage.path || DEFAULT_SQLITE_PATH), { source, yieldWhileBusy: options.yieldWhileBusy });
   }
   try {
-    await migrate(store, options.migrations ?? allMigrations);
+    await migrate(store, options.migrations);
   } catch (err) {
     await store.close();
     throw err;

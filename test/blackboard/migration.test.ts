@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Blackboard } from "../../src/blackboard/index.js";
-import { migrate, migrations, type SqlParam, type Store } from "../../src/store/index.js";
+import { migrate, type SqlParam, type Store } from "../../src/store/index.js";
+import { migrations } from "../../src/app/index.js";
 import { availableStoreKinds } from "../helpers/stores.js";
 
 const kinds = await availableStoreKinds();

@@ -12,7 +12,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig, type Project } from "../../src/config/index.js";
 import { CheckpointVault, Supervisor, type RunRecord } from "../../src/lattice/index.js";
-import { migrate, migrations, SqliteStore } from "../../src/store/index.js";
+import { migrate, SqliteStore } from "../../src/store/index.js";
+import { migrations } from "../../src/app/index.js";
 import { CLI, REPO_ROOT, runCli } from "../helpers/proc.js";
 import { gitInit, PMAGENT, scenarioSprite } from "../lattice/helpers.js";
 

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { migrate, migrations, SqliteStore } from "../../src/store/index.js";
+import { migrate, SqliteStore } from "../../src/store/index.js";
+import { migrations } from "../../src/app/index.js";
 import { ProposalStore } from "../../src/lattice/index.js";
 import { LocalForge } from "../../src/forge/index.js";
 import { runCli } from "../helpers/proc.js";

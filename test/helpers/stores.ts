@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { migrate, migrations, PostgresStore, SqliteStore, type Store } from "../../src/store/index.js";
+import { migrate, PostgresStore, SqliteStore, type Store } from "../../src/store/index.js";
+import { migrations } from "../../src/app/index.js";
 
 export const PG_URL = process.env.PMAGENT_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { Blackboard } from "../../src/blackboard/index.js";
 import { loadProject } from "../../src/config/index.js";
 import { openStore } from "../../src/store/index.js";
+import { migrations } from "../../src/app/index.js";
 import { Worker } from "../../src/lattice/index.js";
 import { projectSupervisor } from "../../src/app/index.js";
 import { createDemoRepository } from "../../src/lane/index.js";
@@ -32,7 +33,7 @@ describe("the doc_update lane with Codex as Aya", () => {
     aya.runner = { agent: "codex", model: "gpt-test", base_url: fake.baseURL, timeout_s: 120 };
     writeFileSync(configFile, JSON.stringify(config, null, 2));
     const project = loadProject({ cwd: dir });
-    const store = await openStore({ root: project.root, storage: project.config.storage, env: {} });
+    const store = await openStore({ migrations, root: project.root, storage: project.config.storage, env: {} });
     try {
       const proposal = {
         version: "doc_update_proposal_v1",

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { Blackboard, type EntryInput } from "../../src/blackboard/index.js";
 import { loadProject } from "../../src/config/index.js";
 import { openStore } from "../../src/store/index.js";
+import { migrations } from "../../src/app/index.js";
 import { Worker } from "../../src/lattice/index.js";
 import { projectSupervisor } from "../../src/app/index.js";
 import { createDemoRepository } from "../../src/lane/index.js";
@@ -18,7 +19,7 @@ async function cycle(payload: Record<string, unknown>, posts: Post[] = [{ from: 
   const dir = join(mkdtempSync(join(tmpdir(), "pmagent-lane-test-")), "repo");
   createDemoRepository(dir);
   const project = loadProject({ cwd: dir });
-  const store = await openStore({ root: project.root, storage: project.config.storage, env: {} });
+  const store = await openStore({ migrations, root: project.root, storage: project.config.storage, env: {} });
   try {
     const board = new Blackboard(store, { projectId: "demo", humans: ["Human"] });
     for (const p of posts) await board.post(p.from, p.entry);

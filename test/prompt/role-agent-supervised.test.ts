@@ -6,6 +6,7 @@ import { Blackboard } from "../../src/blackboard/index.js";
 import { loadProject } from "../../src/config/index.js";
 import { RunStore, type RunRecord } from "../../src/lattice/index.js";
 import { openStore } from "../../src/store/index.js";
+import { migrations } from "../../src/app/index.js";
 import { runCli } from "../helpers/proc.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
 
@@ -48,7 +49,7 @@ afterAll(async () => {
 /** The project's own store, opened beside the CLI processes. */
 async function withProject<T>(fn: (board: Blackboard, runs: RunStore) => Promise<T>): Promise<T> {
   const p = loadProject({ configPath: join(root, "pmagent.config.json") });
-  const store = await openStore({ root: p.root, storage: p.config.storage });
+  const store = await openStore({ migrations, root: p.root, storage: p.config.storage });
   try {
     return await fn(new Blackboard(store, { projectId: "vpm-mini", humans: ["Human"] }), new RunStore(store, "vpm-mini"));
   } finally {

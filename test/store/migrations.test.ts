@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { migrate, migrations } from "../../src/store/index.js";
+import { migrate } from "../../src/store/index.js";
+import { migrations } from "../../src/app/index.js";
 import { availableStoreKinds } from "../helpers/stores.js";
 
 const available = await availableStoreKinds();

@@ -3,7 +3,8 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { limitClause, migrate, migrations, PostgresStore, SqliteStore, toPgPlaceholders, openStore, Where } from "../../src/store/index.js";
+import { limitClause, migrate, PostgresStore, SqliteStore, toPgPlaceholders, openStore, Where } from "../../src/store/index.js";
+import { migrations } from "../../src/app/index.js";
 import { TSX_IMPORT } from "../helpers/proc.js";
 import { PG_URL, postgresAvailable, storeKinds, uniqueSchema } from "../helpers/stores.js";
 
@@ -88,7 +89,7 @@ describe("store selection", () => {
   it("uses the SQLite file under .pmagent by default, with WAL", async () => {
     const root = mkdtempSync(join(tmpdir(), "pmagent-open-"));
     try {
-      const store = await openStore({ root, env: {} });
+      const store = await openStore({ migrations, root, env: {} });
       expect(store.location).toBe(join(root, ".pmagent/pmagent.db"));
       const mode = await store.get<{ journal_mode: string }>("PRAGMA journal_mode");
       expect(mode?.journal_mode).toBe("wal");
@@ -101,14 +102,14 @@ describe("store selection", () => {
   it("SQLite: closing gathers planner statistics for the tables it queried, so large boards get good plans", async () => {
     const root = mkdtempSync(join(tmpdir(), "pmagent-open-"));
     try {
-      let store = await openStore({ root, env: {} });
+      let store = await openStore({ migrations, root, env: {} });
       await store.exec("CREATE TABLE t (a INTEGER, b INTEGER); CREATE INDEX t_a ON t (a)");
       await store.transaction(async (tx) => {
         for (let i = 0; i < 2000; i++) await tx.run("INSERT INTO t (a, b) VALUES (?, ?)", [i % 20, i]);
       });
       await store.all("SELECT b FROM t WHERE a = ?", [3]);
       await store.close();
-      store = await openStore({ root, env: {} });
+      store = await openStore({ migrations, root, env: {} });
       expect(await store.all("SELECT tbl, idx FROM sqlite_stat1 WHERE tbl = 't'")).toEqual([{ tbl: "t", idx: "t_a" }]);
       await store.close();
     } finally {
@@ -117,11 +118,11 @@ describe("store selection", () => {
   });
 
   it("refuses a non-postgres database URL with a clear message", async () => {
-    await expect(openStore({ root: tmpdir(), env: { PMAGENT_DATABASE_URL: "mysql://x" } })).rejects.toThrow(/postgres:\/\/ or postgresql:\/\//);
+    await expect(openStore({ migrations, root: tmpdir(), env: { PMAGENT_DATABASE_URL: "mysql://x" } })).rejects.toThrow(/postgres:\/\/ or postgresql:\/\//);
   });
 
   it("says which server it could not reach, without the password", async () => {
-    const err = await openStore({ root: tmpdir(), env: { PMAGENT_DATABASE_URL: "postgres://u:hunter22@127.0.0.1:1/db" } }).catch((e: Error) => e);
+    const err = await openStore({ migrations, root: tmpdir(), env: { PMAGENT_DATABASE_URL: "postgres://u:hunter22@127.0.0.1:1/db" } }).catch((e: Error) => e);
     expect(String(err)).toMatch(/cannot connect to PostgreSQL at postgres:\/\/u:\*\*\*@127\.0\.0\.1:1\/db/);
     expect(String(err)).not.toContain("hunter22");
   });
@@ -135,7 +136,8 @@ describe("store selection", () => {
 async function concurrentMigrations(count: number, env: Record<string, string>, cwd = process.cwd()): Promise<number[]> {
   const script = `
     import { openStore } from ${JSON.stringify(new URL("../../src/store/index.ts", import.meta.url).pathname)};
-    const s = await openStore({ root: process.cwd(), env: process.env });
+    import { migrations } from ${JSON.stringify(new URL("../../src/app/project/migrations.ts", import.meta.url).pathname)};
+    const s = await openStore({ migrations, root: process.cwd(), env: process.env });
     const rows = await s.all("SELECT version FROM schema_migrations");
     console.log(rows.length);
     await s.close();`;

@@ -13,6 +13,7 @@ import type { KaiSources } from "../../kai/index.js";
 import type { ActionStore, EnvironmentChanges, ProposalStore, RunStore, Supervisor } from "../../lattice/index.js";
 import { openStore, type OpenStoreOptions, type Store } from "../../store/index.js";
 import type { ProjectSupervisorOptions } from "../supervisor.js";
+import { migrations } from "./migrations.js";
 
 export interface OpenProjectOptions {
   /** The project, already loaded (default: the config found from `cwd`, or `configPath`). */
@@ -132,7 +133,7 @@ export class OpenProject {
 export async function openProject(options: OpenProjectOptions = {}): Promise<OpenProject> {
   const project = options.project ?? loadProject({ cwd: options.cwd, configPath: options.configPath });
   const env = options.env ?? process.env;
-  const store = options.store ?? (await openStore({ root: project.root, storage: project.config.storage, ...options.storeOptions }));
+  const store = options.store ?? (await openStore({ root: project.root, storage: project.config.storage, migrations, ...options.storeOptions }));
   return new OpenProject(project, store, env, { ownsStore: options.store === undefined, secrets: [...(options.secrets ?? [])], logger: options.logger });
 }
 

@@ -1,4 +1,5 @@
-import { type Dialect, EVENT_TYPE_INDEX_TERM, UNINDEXED_EVENT_TYPES, marks } from "../../store/index.js";
+import { type Dialect, marks } from "../../store/index.js";
+import { EVENT_TYPE_INDEX_TERM, UNINDEXED_EVENT_TYPES } from "../migrations/index.js";
 
 /**
  * A JOIN of the stored event a row names (its run and event id, as SQL expressions), as `alias`

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { ActionStore, commentMarker, type ActionRequest } from "../../../src/lattice/index.js";
 import { LocalForge } from "../../../src/forge/index.js";
 import { openStore, type Store } from "../../../src/store/index.js";
+import { migrations } from "../../../src/app/index.js";
 import { FakeGitHub } from "../../helpers/fake-github.js";
 import { REPO_ROOT } from "../../helpers/proc.js";
 import { makeProject, makeWorkspace, type TestProject } from "../fixtures.js";
@@ -62,7 +63,7 @@ describe("actions across supervisor crashes (SIGKILL at random points, then rest
     await new Promise<void>((r) => hook.listen(0, "127.0.0.1", () => r()));
     const hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
     p = makeProject({ notify: { webhook_url: hookUrl }, secrets: { file: "secrets.json" } });
-    store = await openStore({ root: p.project.root, storage: p.project.config.storage });
+    store = await openStore({ migrations, root: p.project.root, storage: p.project.config.storage });
   });
   afterAll(async () => {
     await store?.close();

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { EVENT_TYPES, RunStore } from "../../../src/lattice/index.js";
-import { EVENT_TYPE_INDEX_TERM, UNINDEXED_EVENT_TYPES } from "../../../src/store/index.js";
+import { EVENT_TYPE_INDEX_TERM, UNINDEXED_EVENT_TYPES } from "../../../src/lattice/migrations/index.js";
 import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
 
 const kinds = await availableStoreKinds();

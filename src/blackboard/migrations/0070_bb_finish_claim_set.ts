@@ -1,4 +1,4 @@
-import type { Migration } from "../migrate.js";
+import type { Migration } from "../../store/index.js";
 
 /**
  * PostgreSQL: `bb_finish_claim_batch` (migration 50) as a few set statements instead of two per

@@ -1,4 +1,4 @@
-import type { Migration } from "../migrate.js";
+import type { Migration } from "../../store/index.js";
 
 const common = (serial: string) => `
 CREATE TABLE bb_entries (

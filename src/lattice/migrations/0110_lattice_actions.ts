@@ -1,4 +1,4 @@
-import type { Migration } from "../migrate.js";
+import type { Migration } from "../../store/index.js";
 
 /**
  * Lattice actions (one row per ACTION_REQUEST, keyed by run id + event hash so a request seen

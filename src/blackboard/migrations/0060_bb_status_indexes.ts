@@ -1,4 +1,4 @@
-import type { Migration } from "../migrate.js";
+import type { Migration } from "../../store/index.js";
 
 /**
  * PostgreSQL: the entry list by status is served by partial indexes, one per open, in_progress

@@ -1,4 +1,4 @@
-import type { Migration } from "../migrate.js";
+import type { Migration } from "../../store/index.js";
 
 /**
  * Indexes for reading runs as of a time (Kai's runs collector): runs of a role by when they

@@ -1,4 +1,4 @@
-import type { Migration } from "../migrate.js";
+import type { Migration } from "../../store/index.js";
 
 /**
  * PostgreSQL: the finishes and next claims of several workers (`finishAndClaim`) in one call, one

@@ -1,4 +1,4 @@
-import type { Migration } from "../migrate.js";
+import type { Migration } from "../../store/index.js";
 
 /**
  * PostgreSQL: an entry's claim state in a narrow table of its own, `bb_entry_state`, beside the

@@ -1,5 +1,5 @@
-import type { Dialect } from "../types.js";
-import type { Migration } from "../migrate.js";
+import type { Dialect } from "../../store/index.js";
+import type { Migration } from "../../store/index.js";
 import { EVENT_TYPE_INDEX_TERM } from "./0140_lattice_event_type_index.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { Migration } from "../migrate.js";
+import type { Migration } from "../../store/index.js";
 
 /**
  * Resumes left for any worker (issue 33): `pmagent resume --queue` records the inputs; a worker of

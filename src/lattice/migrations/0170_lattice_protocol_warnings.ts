@@ -1,4 +1,4 @@
-import type { Migration } from "../migrate.js";
+import type { Migration } from "../../store/index.js";
 
 /**
  * Protocol warnings beside protocol errors: an event stored as it is but worth telling the

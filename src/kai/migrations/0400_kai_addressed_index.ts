@@ -1,4 +1,4 @@
-import type { Migration } from "../migrate.js";
+import type { Migration } from "../../store/index.js";
 
 /**
  * A covering index for `Blackboard.outline({ addressed })` in creation order: the entries to one

@@ -1,4 +1,4 @@
-import type { Migration } from "../migrate.js";
+import type { Migration } from "../../store/index.js";
 
 /**
  * Checkpoints every machine can restore (issue 33): the WAITING checkpoints a supervisor kept,

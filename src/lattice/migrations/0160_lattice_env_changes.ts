@@ -1,4 +1,4 @@
-import type { Migration } from "../migrate.js";
+import type { Migration } from "../../store/index.js";
 
 /**
  * What accepting an environment proposal did (one row per accepted proposal): applied (with its

@@ -1,5 +1,5 @@
-import type { Dialect } from "../types.js";
-import type { Migration } from "../migrate.js";
+import type { Dialect } from "../../store/index.js";
+import type { Migration } from "../../store/index.js";
 
 /**
  * The types the event type index leaves out: the narration every run is mostly made of. The types

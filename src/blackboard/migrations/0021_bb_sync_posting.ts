@@ -1,4 +1,4 @@
-import type { Migration } from "../migrate.js";
+import type { Migration } from "../../store/index.js";
 
 /**
  * Posts of `pmagent bb sync` under way: the entry (its hash, as sent) is recorded before its new

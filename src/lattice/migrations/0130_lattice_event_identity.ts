@@ -1,4 +1,4 @@
-import type { Migration } from "../migrate.js";
+import type { Migration } from "../../store/index.js";
 
 /**
  * An event's uniqueness in its run, keyed in time order: (run_id, event_ts, event_id) instead of

@@ -1,4 +1,4 @@
-import type { Migration } from "../migrate.js";
+import type { Migration } from "../../store/index.js";
 
 /**
  * The claim loop touches only real columns. `status` and `updated_at` — the two entry fields a

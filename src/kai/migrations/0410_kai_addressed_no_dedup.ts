@@ -1,4 +1,4 @@
-import type { Migration } from "../migrate.js";
+import type { Migration } from "../../store/index.js";
 
 /** PostgreSQL: Kai's index on bb_entries without deduplication, as the blackboard's own (migration 80 says why). */
 export const m0410: Migration = {

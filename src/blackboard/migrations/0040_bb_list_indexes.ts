@@ -1,4 +1,4 @@
-import type { Migration } from "../migrate.js";
+import type { Migration } from "../../store/index.js";
 
 /**
  * The entry list pages by keyset in creation order (`created_ms, id`): one index in that order for

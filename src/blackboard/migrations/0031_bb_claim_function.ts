@@ -1,4 +1,4 @@
-import type { Migration } from "../migrate.js";
+import type { Migration } from "../../store/index.js";
 
 /**
  * PostgreSQL: claim the oldest open entry of a role for a worker (the pick rule, SKIP LOCKED), as

@@ -1,4 +1,4 @@
-import type { Migration } from "../migrate.js";
+import type { Migration } from "../../store/index.js";
 
 /**
  * A run's place in its lane cycle: the cycle's branch, where the run started on it, the commit it

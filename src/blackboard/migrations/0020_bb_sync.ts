@@ -1,4 +1,4 @@
-import type { Migration } from "../migrate.js";
+import type { Migration } from "../../store/index.js";
 
 /**
  * Links between blackboard entries and the GitHub comments that hold them (`pmagent bb sync`).

@@ -1,4 +1,4 @@
-import type { Migration } from "../migrate.js";
+import type { Migration } from "../../store/index.js";
 
 /**
  * Token usage per run and model, added to in the transaction that stores the usage events (so a

@@ -1,4 +1,4 @@
-import type { Migration } from "../migrate.js";
+import type { Migration } from "../../store/index.js";
 
 /** The blackboard's indexes on bb_entries (migrations 1 to 60); Kai's own goes the same way in migration 410. */
 const INDEXES = [
