@@ -100,7 +100,11 @@ async function round(setup) {
     for (let i = 0; i < N; i++) await board.post("Human", { id: `e-${String(i).padStart(4, "0")}`, to: "Builder", kind: "build_request", payload: { summary: `entry ${i}` } });
     const t0 = performance.now();
     const workers = roots.flatMap((root) => Array.from({ length: setup.workers }, (_, i) => startWorker(root, roots.filter((r) => r !== root), schema, setup.concurrency, `${root.slice(-1)}${i}`)));
-    const results = await Promise.all(workers);
+    // Every worker ends before anything is judged (a failed one must not leave the others writing to a dropped schema).
+    const settled = await Promise.allSettled(workers);
+    const failed = settled.find((r) => r.status === "rejected");
+    if (failed) throw failed.reason;
+    const results = settled.map((r) => r.value);
     const seconds = (performance.now() - t0) / 1000;
     const runs = results.flatMap((r) => r.runs);
     const bad = runs.filter((r) => r.state !== "succeeded");

@@ -19,6 +19,19 @@ export const WORKER_DIED = "the worker died and its sprite with it; the entry is
  * canceled → canceled.
  */
 export async function syncEntry(ctx: SupervisorContext, run: RunRecord): Promise<void> {
+  try {
+    await syncOnce(ctx, run);
+  } catch (err) {
+    // Two processes syncing the same run (a reconcile beside the run's own supervisor): the second
+    // finds the entry finished by the first. Nothing is left to do but to say so.
+    if ((err as { code?: string }).code !== "transition_refused" || !run.entry_id) throw err;
+    const entry = await ctx.board.find(run.entry_id);
+    if (!entry || !isTerminal(entry.entry.status)) throw err;
+    await ctx.runs.update(run.id, { entry_synced: true });
+  }
+}
+
+async function syncOnce(ctx: SupervisorContext, run: RunRecord): Promise<void> {
   if (!isTerminalRunState(run.state) || run.entry_synced) return;
   if (!run.entry_id) {
     await ctx.runs.update(run.id, { entry_synced: true });

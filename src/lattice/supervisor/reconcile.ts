@@ -57,7 +57,11 @@ export async function reconcile(ctx: SupervisorContext): Promise<RunRecord[]> {
     takenIds.add(run.id);
     taken.push(attempt.then(() => whenIdle(ctx, run.id)));
   }
-  for (const run of await ctx.runs.unsynced()) await syncEntry(ctx, run);
+  for (const run of await ctx.runs.unsynced()) {
+    // Settled by another live supervisor of this host (another worker): it syncs the entry itself.
+    if (run.host === ctx.host && run.supervisor_pid !== null && run.supervisor_pid !== process.pid && processAlive(run.supervisor_pid)) continue;
+    await syncEntry(ctx, run);
+  }
   // A run whose actions are handed over again is listed too, whatever its state, once they are
   // done (not a sprite a blocking action's result relaunched: that one runs on).
   const again = await redispatch(ctx);

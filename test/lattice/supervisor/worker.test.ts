@@ -142,6 +142,21 @@ describe.each(kinds)("worker on $name", (kind) => {
     for (const id of ["c1", "c2", "c3"]) expect((await board.history(id)).filter((h) => h.action === "claim")).toHaveLength(1);
   });
 
+  it("two supervisors syncing one finished run at once (a worker's reconcile beside another's): the entry is moved once, neither fails", async () => {
+    useRunner({ steps: [{ emit: "COMPLETED", payload: { status: "success" } }] });
+    await board.post("Human", { id: "twice", to: "Builder", kind: "build_request" });
+    expect(await board.claim("w", "Builder", ["build_request"])).toMatchObject({ claimed_by: "w" });
+    const run = await tp.supervisor().startRun({ role: "Builder", entryId: "twice", worker: "w" });
+    expect(run.state).toBe("succeeded");
+    // As the run stood before its supervisor synced its entry.
+    await ts.store.run("UPDATE lattice_runs SET entry_synced = 0 WHERE id = ?", [run.id]);
+    await ts.store.run("UPDATE bb_entries SET status = 'in_progress', claimed_by = 'w' WHERE project_id = 'demo' AND id = 'twice'");
+    await Promise.all([tp.supervisor().reconcile(), tp.supervisor().reconcile()]);
+    expect((await board.get("twice")).entry.status).toBe("done");
+    expect((await board.history("twice")).filter((h) => h.to_status === "done")).toHaveLength(2);
+    expect((await tp.supervisor().runs.get(run.id)).entry_synced).toBe(true);
+  });
+
   it("refuses a concurrency that is not a whole number of at least 1", () => {
     for (const concurrency of [0, -2, 1.5]) {
       expect(() => new Worker({ supervisor: tp.supervisor(), roles: ["Builder"], concurrency })).toThrow(`a worker's concurrency must be a whole number of at least 1, got ${concurrency}`);
