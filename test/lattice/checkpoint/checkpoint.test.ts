@@ -171,11 +171,19 @@ describe("checkpoints", () => {
   });
 
   it("list checkpoints oldest first with their figures, and prune old ones with the blobs only they used", () => {
+    // "Oldest" is by creation time (ms): checkpoints of the same millisecond are ordered by id, so
+    // each is made in a millisecond of its own (the clock read until it moves; no timer).
+    const nextMs = () => {
+      const t = Date.now();
+      while (Date.now() === t);
+    };
     write("keep.txt", "shared");
     write("v.txt", "one");
     const a = createCheckpoint(ws, dir);
+    nextMs();
     write("v.txt", "two!");
     const b = createCheckpoint(ws, dir);
+    nextMs();
     write("v.txt", "three");
     const c = createCheckpoint(ws, dir);
     const list = listCheckpoints(dir);
