@@ -27,6 +27,8 @@ export function runProcess(command: string, args: string[], options: SpawnOption
     child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
     child.on("error", reject);
     child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
+    // A child that exits without reading its input (most do) closes the pipe: that is not an error.
+    child.stdin!.on("error", () => undefined);
     child.stdin!.end(options.input ?? "");
   });
 }

@@ -43,9 +43,12 @@ describe.each(kinds)("resumes queued for any worker, on $name", (kind) => {
 
     const runs: RunRecord[] = [];
     const started: string[] = [];
-    // Two workers of the role look at once: one resumes the run, the other finds nothing.
+    // Two workers of the role look at once: one resumes the run, the other finds nothing. (They
+    // share this process's supervisor, as workers of one process do; workers of two processes are
+    // in test/machines.)
+    const shared = tp.supervisor();
     await Promise.all(
-      ["w-1", "w-2"].map((id) => new Worker({ supervisor: tp.supervisor(), roles: ["Builder"], id, once: true, onStarted: (run) => started.push(run), onRun: (r) => runs.push(r) }).run(new AbortController().signal)),
+      ["w-1", "w-2"].map((id) => new Worker({ supervisor: shared, roles: ["Builder"], id, once: true, onStarted: (run) => started.push(run), onRun: (r) => runs.push(r) }).run(new AbortController().signal)),
     );
     expect(started).toEqual([waiting.id]);
     expect(runs.map((r) => [r.id, r.state, r.attempt])).toEqual([[waiting.id, "succeeded", 2]]);
