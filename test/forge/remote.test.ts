@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseConfig } from "../../src/config/index.js";
 import { ensureBareRepo, pullRemote, pushRemote } from "../../src/forge/index.js";
+import { sh as git } from "../lattice/fixtures.js";
 
-const git = (cwd: string, ...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.invalid", ...args], { cwd, stdio: "pipe" }).toString().trim();
 
 /** Two machines' mirrors of one team forge (here a path: the protocol is git's either way; test/machines serves it over git://). */
 describe("a forge remote and its mirrors", () => {

@@ -23,12 +23,12 @@ export function scenarioSprite(dir: string, name: string, scenario: unknown): st
 export const PR_INPUTS = { number: "integer", url: "string", head: "string", base: "string" };
 
 /** A git repository at `root` with everything in it committed on main (run state and scenarios ignored). */
-export function gitInit(root: string): void {
+export function gitInit(root: string, message = "initial"): void {
   const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.invalid", ...args], { cwd: root, stdio: "ignore" });
   git("init", "-q", "-b", "main");
   writeFileSync(join(root, ".gitignore"), ".pmagent/\n*.scenario.json\n*.plan.json\n");
   git("add", ".");
-  git("commit", "-q", "-m", "initial");
+  git("commit", "-q", "-m", message);
 }
 
 /** The spec's own example events, verbatim. */

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RunStore } from "../../src/lattice/index.js";
 import { CLI } from "../helpers/proc.js";
 import { openPostgresTestStore, postgresAvailable, type TestStore } from "../helpers/stores.js";
-import { DIST, SCENARIO_SPRITE } from "../lattice/helpers.js";
+import { sh as git } from "../lattice/fixtures.js";
+import { gitInit, scenarioSprite } from "../lattice/helpers.js";
 import { canUnshare, machines, type Machine } from "./helpers.js";
 
 const ready = canUnshare && (await postgresAvailable());
@@ -29,25 +29,16 @@ describe.skipIf(!ready)("a run across machines", () => {
     mkdirSync(shared);
     const rootA = join(base, "A");
     mkdirSync(rootA);
-    const git = (cwd: string, ...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.invalid", ...args], { cwd, stdio: "pipe" }).toString();
     const config = { project_id: "machines", humans: ["Human"], lanes: [{ layer: "t", name: "build", roles: [{ name: "Builder", allowed_kinds: ["build_request"] }] }] };
     writeFileSync(join(rootA, "pmagent.config.json"), JSON.stringify(config, null, 2));
-    writeFileSync(join(rootA, ".gitignore"), ".pmagent/\n");
     writeFileSync(join(rootA, "README.md"), "# the project\n");
-    git(rootA, "init", "-q", "-b", "main");
-    git(rootA, "add", ".");
-    git(rootA, "commit", "-q", "-m", "the project's first commit");
+    gitInit(rootA, "the project's first commit");
     // B is a clone of the same repository, as a second machine's checkout would be.
     git(base, "clone", "-q", rootA, join(base, "B"));
-    const scenario = join(shared, "resume.scenario.json");
-    writeFileSync(
-      scenario,
-      JSON.stringify({
-        steps: [{ file: { path: "work.txt", text: "made on machine A\n" } }, { sh: "echo the agent session from A > $HOME/session.txt" }, { waiting: { reason: "review", expected_inputs: { ok: "boolean" } } }],
-        on_resume: [{ sh: `cat work.txt; cat $HOME/session.txt; git log --format=%s -1; ls -A ${rootA} | wc -l | sed 's/^/other root entries: /'` }, { emit: "COMPLETED", payload: { status: "success" } }],
-      }),
-    );
-    sprite = [process.execPath, SCENARIO_SPRITE, DIST, scenario];
+    sprite = scenarioSprite(shared, "resume", {
+      steps: [{ file: { path: "work.txt", text: "made on machine A\n" } }, { sh: "echo the agent session from A > $HOME/session.txt" }, { waiting: { reason: "review", expected_inputs: { ok: "boolean" } } }],
+      on_resume: [{ sh: `cat work.txt; cat $HOME/session.txt; git log --format=%s -1; ls -A ${rootA} | wc -l | sed 's/^/other root entries: /'` }, { emit: "COMPLETED", payload: { status: "success" } }],
+    });
     ({ A: a, B: b } = machines({ A: rootA, B: join(base, "B") }, ts.env) as { A: Machine; B: Machine });
   });
   afterAll(async () => {

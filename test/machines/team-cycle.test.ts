@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { codeLane } from "../../src/config/index.js";
 import { CLI } from "../helpers/proc.js";
 import { openPostgresTestStore, postgresAvailable, type TestStore } from "../helpers/stores.js";
-import { DIST, SCENARIO_SPRITE } from "../lattice/helpers.js";
+import { sh as git } from "../lattice/fixtures.js";
+import { gitInit, scenarioSprite } from "../lattice/helpers.js";
 import { canUnshare, gitDaemon, machines, type Machine } from "./helpers.js";
 
 const ready = canUnshare && (await postgresAvailable());
@@ -25,7 +25,6 @@ describe.skipIf(!ready)("a lane cycle across machines", () => {
   let a: Machine;
   let b: Machine;
   let hold: string;
-  const git = (cwd: string, ...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.invalid", ...args], { cwd, stdio: "pipe" }).toString().trim();
 
   beforeAll(async () => {
     ts = await openPostgresTestStore();
@@ -36,11 +35,7 @@ describe.skipIf(!ready)("a lane cycle across machines", () => {
     forgeDir = join(base, "forge-host");
     mkdirSync(forgeDir);
     daemon = await gitDaemon(forgeDir);
-    const sprite = (name: string, scenario: unknown) => {
-      const file = join(installed, `${name}.scenario.json`);
-      writeFileSync(file, JSON.stringify(scenario));
-      return [process.execPath, SCENARIO_SPRITE, DIST, file];
-    };
+    const sprite = (name: string, scenario: unknown) => scenarioSprite(installed, name, scenario);
     const lane = codeLane();
     const commands: Record<string, string[]> = {
       // While the HOLD file exists, the Developer of entry "slow" stops halfway (a worker killed then dies mid-run).
@@ -65,11 +60,8 @@ describe.skipIf(!ready)("a lane cycle across machines", () => {
     const rootA = join(base, "A");
     mkdirSync(rootA);
     writeFileSync(join(rootA, "pmagent.config.json"), JSON.stringify(config, null, 2));
-    writeFileSync(join(rootA, ".gitignore"), ".pmagent/\n");
     writeFileSync(join(rootA, "README.md"), "# greet\n");
-    git(rootA, "init", "-q", "-b", "main");
-    git(rootA, "add", ".");
-    git(rootA, "commit", "-q", "-m", "start");
+    gitInit(rootA, "start");
     git(base, "clone", "-q", "--bare", rootA, join(forgeDir, "forge.git"));
     // B's checkout comes from the team's forge, over its protocol.
     git(base, "clone", "-q", daemon.url("forge.git"), join(base, "B"));
