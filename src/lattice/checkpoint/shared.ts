@@ -7,7 +7,7 @@
  * machine wrote is restored unchecked.
  */
 import { NotFoundError, UsageError } from "../../core/index.js";
-import type { Queryable, Store } from "../../store/index.js";
+import type { Store } from "../../store/index.js";
 import type { Manifest } from "./manifest.js";
 import type { CheckpointVault } from "./vault.js";
 
@@ -30,7 +30,7 @@ export class SharedCheckpoints {
     if (shared) return { new_blobs: 0, new_bytes: 0 };
     let newBlobs = 0;
     let newBytes = 0;
-    for (const [sha256, size] of await this.missing(this.store, distinctBlobs(manifest))) {
+    for (const [sha256, size] of await this.missing(distinctBlobs(manifest))) {
       // One transaction per blob: its head appears with all its chunks or not at all.
       await this.store.transaction(async (tx) => {
         let seq = 0;
@@ -87,13 +87,13 @@ export class SharedCheckpoints {
   }
 
   /** Of `blobs`, those the store has no head for. */
-  private async missing(q: Queryable, blobs: Map<string, number>): Promise<Array<[string, number]>> {
+  private async missing(blobs: Map<string, number>): Promise<Array<[string, number]>> {
     const all = [...blobs];
     const out: Array<[string, number]> = [];
     for (let i = 0; i < all.length; i += HEADS_PER_QUERY) {
       const part = all.slice(i, i + HEADS_PER_QUERY);
       const held = new Set(
-        (await q.all<{ sha256: string }>(`SELECT sha256 FROM lattice_checkpoint_blobs WHERE sha256 IN (${part.map(() => "?").join(", ")})`, part.map(([sha]) => sha))).map((r) => r.sha256),
+        (await this.store.all<{ sha256: string }>(`SELECT sha256 FROM lattice_checkpoint_blobs WHERE sha256 IN (${part.map(() => "?").join(", ")})`, part.map(([sha]) => sha))).map((r) => r.sha256),
       );
       for (const blob of part) if (!held.has(blob[0])) out.push(blob);
     }

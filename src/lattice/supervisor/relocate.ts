@@ -6,7 +6,7 @@
  */
 import { lstatSync, readFileSync } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
-import { NotFoundError, PmagentError, writeFileAtomic } from "../../core/index.js";
+import { PmagentError, writeFileAtomic } from "../../core/index.js";
 import type { RunPlace, RunRecord } from "../runs/index.js";
 import type { SupervisorContext } from "./context.js";
 
@@ -62,8 +62,4 @@ export function reborrowObjects(workspace: string, fromRoot: string, toRoot: str
   const before = join(fromRoot, ".git", "objects");
   if (readFileSync(file, "utf8").trim() !== before) return;
   writeFileAtomic(file, `${join(toRoot, ".git", "objects")}\n`);
-}
-
-export function checkpointGone(runId: string, id: string, why: string): NotFoundError {
-  return new NotFoundError("checkpoint_not_found", `checkpoint ${id} of run ${runId} cannot be restored (${why}): the run cannot be resumed; cancel it with pmagent runs cancel ${runId}`);
 }

@@ -4,14 +4,14 @@
  * written (0600) and the sprite relaunched.
  */
 import { mkdirSync } from "node:fs";
-import { RefusedError, UsageError, contentHash, writeFileAtomic, type PmagentError } from "../../core/index.js";
+import { NotFoundError, RefusedError, UsageError, contentHash, writeFileAtomic, type PmagentError } from "../../core/index.js";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { hiddenFromSprites, runHome } from "../sandbox/index.js";
 import { assertInputs, assertRealDirectory, checkInputs, latticeDir, resumePath } from "../protocol/index.js";
 import { track, whenAttemptDone, whenIdle, type SupervisorContext } from "./context.js";
 import { syncEntry } from "./entry-sync.js";
 import { launch } from "./launch.js";
-import { checkpointGone, reborrowObjects, relocation } from "./relocate.js";
+import { reborrowObjects, relocation } from "./relocate.js";
 import type { ResumeOptions, ResumeResult } from "./options.js";
 import type { RunRecord } from "../runs/index.js";
 
@@ -131,6 +131,10 @@ async function fetchCheckpoint(ctx: SupervisorContext, run: RunRecord, id: strin
   } catch (err) {
     throw checkpointGone(run.id, id, (err as Error).message);
   }
+}
+
+function checkpointGone(runId: string, id: string, why: string): NotFoundError {
+  return new NotFoundError("checkpoint_not_found", `checkpoint ${id} of run ${runId} cannot be restored (${why}): the run cannot be resumed; cancel it with pmagent runs cancel ${runId}`);
 }
 
 /** Thrown inside the resume's transaction to roll it back when another resume won the run. */
