@@ -15,7 +15,37 @@ export interface WhoAmI {
   auth_required: boolean;
 }
 
-function boardTable(list: StoredEntry[], roles: string[], kind: string, viewer: string): HTMLElement {
+/** A card dragged onto another status of its row asks the board for that transition (its version expected). */
+const DRAG_TYPE = "application/x-pmagent-entry";
+
+function dropTarget(cell: HTMLElement, role: string, status: string, error: HTMLElement): void {
+  const carried = (ev: DragEvent): { id: string; to: string; version: number; status: string } | null => {
+    const raw = ev.dataTransfer?.getData(DRAG_TYPE);
+    return raw ? (JSON.parse(raw) as { id: string; to: string; version: number; status: string }) : null;
+  };
+  // Only cards of this row may land here; dragover must be cancelled for a drop to happen.
+  cell.addEventListener("dragover", (ev) => {
+    if (!ev.dataTransfer?.types.includes(DRAG_TYPE)) return;
+    ev.preventDefault();
+    cell.classList.add("drop-target");
+  });
+  cell.addEventListener("dragleave", () => cell.classList.remove("drop-target"));
+  cell.addEventListener("drop", (ev) => {
+    ev.preventDefault();
+    cell.classList.remove("drop-target");
+    const card = carried(ev);
+    if (!card || card.status === status) return;
+    if (card.to !== role) {
+      error.textContent = `${card.id} is addressed to ${card.to}: drop it in its own row (a status change does not re-address an entry)`;
+      return;
+    }
+    error.textContent = "";
+    // The live stream moves the card once the board accepts; a refusal (lifecycle, permission, a newer version) is shown.
+    api("POST", `/v1/entries/${encodeURIComponent(card.id)}/status`, { status, expected_version: card.version, note: "moved on the board" }).catch((err: unknown) => (error.textContent = errorText(err)));
+  });
+}
+
+function boardTable(list: StoredEntry[], roles: string[], kind: string, viewer: string, error: HTMLElement): HTMLElement {
   const shown = kind ? list.filter((s) => s.entry.kind === kind) : list;
   const actors = [...new Set([...roles, ...shown.map((s) => s.entry.to)])];
   const head = h("tr", {}, h("th", { scope: "col" }, "role"), ...STATUSES.map((s) => h("th", { scope: "col" }, s)));
@@ -24,25 +54,32 @@ function boardTable(list: StoredEntry[], roles: string[], kind: string, viewer: 
       "tr",
       { "data-role": actor },
       h("th", { scope: "row" }, actor),
-      ...STATUSES.map((status) =>
-        h(
+      ...STATUSES.map((status) => {
+        const cell = h(
           "td",
           { "data-status": status },
           ...shown
             .filter((s) => s.entry.to === actor && s.entry.status === status)
             .sort((a, b) => (a.entry.updated_at < b.entry.updated_at ? 1 : -1))
-            .map((s) =>
-              h(
+            .map((s) => {
+              const card = h(
                 "a",
-                { class: "entry", href: `#/entries/${encodeURIComponent(s.entry.id)}`, "data-entry": s.entry.id },
+                { class: "entry", href: `#/entries/${encodeURIComponent(s.entry.id)}`, "data-entry": s.entry.id, draggable: "true" },
                 entrySummary(s.entry) ?? s.entry.kind,
                 // Open and addressed to the person looking: theirs to act on.
                 s.entry.to === viewer && s.entry.status === "open" ? h("span", { class: "badge amber waiting-you" }, "waiting on you") : "",
                 h("small", {}, `${entrySummary(s.entry) ? `${s.entry.kind} · ` : ""}${s.entry.id} · ${s.entry.from} → ${s.entry.to} · v${s.version}`),
-              ),
-            ),
-        ),
-      ),
+              );
+              card.addEventListener("dragstart", (ev) => {
+                ev.dataTransfer?.setData(DRAG_TYPE, JSON.stringify({ id: s.entry.id, to: s.entry.to, version: s.version, status: s.entry.status }));
+                if (ev.dataTransfer) ev.dataTransfer.effectAllowed = "move";
+              });
+              return card;
+            }),
+        );
+        dropTarget(cell, actor, status, error);
+        return cell;
+      }),
     ),
   );
   return h("table", { class: "board", id: "board" }, h("caption", { class: "sr-only" }, "entries by role and status"), h("thead", {}, head), h("tbody", {}, ...rows));
@@ -146,21 +183,34 @@ export async function boardPage(who: WhoAmI): Promise<void> {
   const byId = new Map<string, StoredEntry>();
   let list: StoredEntry[] = [];
   let kind = "";
-  const holder = h("div", {}, boardTable([], roles, kind, who.actor));
+  // Why a card dropped on another status did not move (the board's refusal).
+  const moveError = h("p", { class: "error", role: "alert", id: "board-error" });
+  const holder = h("div", {}, boardTable([], roles, kind, who.actor, moveError));
   const kinds = h("select", { id: "board-kind" }, h("option", { value: "" }, "any")) as HTMLSelectElement;
   kinds.addEventListener("change", () => {
     kind = kinds.value;
-    holder.replaceChildren(boardTable(list, roles, kind, who.actor));
+    holder.replaceChildren(boardTable(list, roles, kind, who.actor, moveError));
   });
   const status = h("span", { class: "live", id: "board-live", role: "status" });
   const tiles = h("div", { class: "tiles" });
   const newEntry = h("details", { id: "new-entry-holder" }, h("summary", {}, "New entry…"), newEntryForm(who));
-  main().replaceChildren(h("h1", {}, `Lane board · ${who.project_id} `, status), tiles, newEntry, h("form", { class: "filters", role: "search" }, h("label", { for: "board-kind" }, "kind "), kinds), holder);
+  main().replaceChildren(h("h1", {}, `Lane board · ${who.project_id} `, status), tiles, newEntry, h("form", { class: "filters", role: "search" }, h("label", { for: "board-kind" }, "kind "), kinds), moveError, holder);
+  // A change that comes while a card is being dragged waits for the drop: redrawing the board
+  // under the pointer would take the card out of the person's hand (the browser ends the drag).
+  let dragging = false;
+  let stale = false;
+  holder.addEventListener("dragstart", () => (dragging = true));
+  holder.addEventListener("dragend", () => {
+    dragging = false;
+    if (stale) show();
+  });
   const show = () => {
+    stale = dragging;
+    if (dragging) return;
     list = [...byId.values()];
     const known = new Set(Array.from(kinds.options).map((o) => o.value));
     for (const k of new Set(list.map((s) => s.entry.kind))) if (!known.has(k)) kinds.append(h("option", { value: k }, k));
-    holder.replaceChildren(boardTable(list, roles, kind, who.actor));
+    holder.replaceChildren(boardTable(list, roles, kind, who.actor, moveError));
   };
   listen(
     "/v1/entries/stream",

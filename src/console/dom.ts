@@ -63,7 +63,7 @@ export function badge(text: string, tone = ""): HTMLElement {
   return h("span", { class: `badge ${tone}`.trim() }, text);
 }
 
-const TONES: Record<string, string> = { succeeded: "green", done: "green", accepted: "green", running: "blue", in_progress: "blue", starting: "blue", waiting: "amber", open: "", pending: "amber", failed: "red", error: "red", rejected: "red", canceled: "grey", merged: "green", closed: "grey" };
+const TONES: Record<string, string> = { succeeded: "green", done: "green", accepted: "green", running: "blue", in_progress: "blue", starting: "blue", waiting: "amber", open: "", pending: "amber", failed: "red", error: "red", rejected: "red", canceled: "grey", merged: "green", closed: "grey", applied: "green", undone: "grey" };
 export const stateBadge = (state: string): HTMLElement => badge(state, TONES[state] ?? "");
 
 export const main = (): HTMLElement => document.getElementById("main")!;

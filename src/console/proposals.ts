@@ -11,8 +11,24 @@ export interface Proposal {
   details: Json;
   count: number;
   last_seen_at?: string;
+  /** The sprite's own confidence (0–1) and what it saw. */
+  confidence?: number;
+  evidence?: string[];
+  observed_failure?: { phase: string; exit_code: number; stderr_hint: string };
+  first_run_id?: string;
+  last_run_id?: string;
+  decided_by?: string | null;
   /** What accepting it runs, where and how, or why it is refused (pending ones). */
   plan?: Plan | null;
+  /** The change accepting it made (accepted ones). */
+  change?: Change | null;
+}
+
+export interface Change {
+  id: string;
+  status: string;
+  reason: string | null;
+  undone_by?: string | null;
 }
 
 export interface Plan {
@@ -33,8 +49,37 @@ function planBlock(plan: Plan): HTMLElement {
   );
 }
 
+/** Why a sprite proposed it: the failure it saw, its confidence, its evidence and the runs. */
+function evidenceBlock(p: Proposal): HTMLElement {
+  const f = p.observed_failure;
+  const runs = [...new Set([p.first_run_id, p.last_run_id].filter((r): r is string => Boolean(r)))];
+  return h(
+    "details",
+    { class: "evidence" },
+    h("summary", {}, "evidence", p.confidence === undefined ? "" : ` · confidence ${Math.round(p.confidence * 100)} %`),
+    f ? h("p", {}, `Failed in ${f.phase} with exit code ${f.exit_code}: `, h("code", {}, f.stderr_hint)) : "",
+    p.evidence?.length ? h("ul", {}, ...p.evidence.map((e) => h("li", {}, h("code", {}, e)))) : "",
+    runs.length ? h("p", {}, "Seen in ", ...runs.flatMap((r, i) => [i ? ", " : "", h("a", { href: `#/runs/${encodeURIComponent(r)}` }, r)])) : "",
+  );
+}
+
+/** The applied change of an accepted proposal, and Undo while it is applied. */
+function changeLine(p: Proposal, change: Change, error: HTMLElement): HTMLElement {
+  const line = h("p", { class: "change", "data-change": change.id }, `change ${change.id}: `, h("strong", { class: stateBadge(change.status).className }, change.status), change.reason ? ` (${change.reason})` : "");
+  if (change.status === "applied")
+    line.append(
+      " ",
+      button("undo", () =>
+        api<Change>("POST", `/v1/env/changes/${encodeURIComponent(change.id)}/undo`)
+          .then((undone) => line.replaceWith(changeLine(p, undone, error)))
+          .catch((err: Error) => (error.textContent = err.message)),
+      ),
+    );
+  return line;
+}
+
 export function proposalRow(p: Proposal, error: HTMLElement): HTMLElement {
-  const li = h("li", { "data-proposal": p.id }, `${p.id} · ${p.role} · ${p.adjustment_type} `, h("code", {}, JSON.stringify(p.details)), ` ×${p.count} · `, h("strong", { class: stateBadge(p.status).className }, p.status), p.last_seen_at ? " · " : "", p.last_seen_at ? time(p.last_seen_at) : "");
+  const li = h("li", { "data-proposal": p.id }, `${p.id} · ${p.role} · ${p.adjustment_type} `, h("code", {}, JSON.stringify(p.details)), ` ×${p.count} · `, h("strong", { class: stateBadge(p.status).className }, p.status), p.decided_by ? ` by ${p.decided_by}` : "", p.last_seen_at ? " · " : "", p.last_seen_at ? time(p.last_seen_at) : "");
   if (p.status === "pending") {
     const refused = Boolean(p.plan?.refused);
     // A refused proposal can only be rejected.
@@ -50,6 +95,8 @@ export function proposalRow(p: Proposal, error: HTMLElement): HTMLElement {
     }
     if (p.plan) li.append(planBlock(p.plan));
   }
+  if (p.change) li.append(changeLine(p, p.change, error));
+  li.append(evidenceBlock(p));
   return li;
 }
 

@@ -53,21 +53,94 @@ export function fileDiffs(diff: string): Array<{ path: string; text: string; add
   return files;
 }
 
+/** One row of a side-by-side diff: the old line (number, text) beside the new one; either may be absent. */
+export interface SideRow {
+  kind: "hunk" | "same" | "change";
+  old: { n: number; text: string } | null;
+  new: { n: number; text: string } | null;
+}
+
+/**
+ * A file's unified diff as side-by-side rows: context on both sides, each run of removed lines
+ * paired with the run of added lines after it (the longer run's extra lines face a gap).
+ */
+export function sideBySide(text: string): SideRow[] {
+  const rows: SideRow[] = [];
+  let oldN = 0;
+  let newN = 0;
+  let dels: string[] = [];
+  let adds: string[] = [];
+  const flush = () => {
+    for (let i = 0; i < Math.max(dels.length, adds.length); i++) {
+      rows.push({ kind: "change", old: i < dels.length ? { n: oldN++, text: dels[i]! } : null, new: i < adds.length ? { n: newN++, text: adds[i]! } : null });
+    }
+    dels = [];
+    adds = [];
+  };
+  let inHunk = false;
+  for (const line of text.split("\n")) {
+    const hunk = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(line);
+    if (hunk) {
+      flush();
+      oldN = Number(hunk[1]);
+      newN = Number(hunk[2]);
+      inHunk = true;
+      rows.push({ kind: "hunk", old: null, new: { n: 0, text: line } });
+    } else if (!inHunk) continue;
+    else if (line.startsWith("-")) dels.push(line.slice(1));
+    else if (line.startsWith("+")) adds.push(line.slice(1));
+    else if (line.startsWith("\\")) continue;
+    else {
+      flush();
+      rows.push({ kind: "same", old: { n: oldN++, text: line.slice(1) }, new: { n: newN++, text: line.slice(1) } });
+    }
+  }
+  flush();
+  return rows;
+}
+
+function sideTable(text: string): HTMLElement {
+  const cell = (side: SideRow["old"], cls: string) => [h("td", { class: "n" }, side ? String(side.n) : ""), h("td", { class: side ? cls : "gap" }, side?.text ?? "")];
+  return h(
+    "table",
+    { class: "diff-side" },
+    // Fixed layout takes its widths from here (the first row is a hunk header spanning all four).
+    h("colgroup", {}, h("col", { class: "n" }), h("col", {}), h("col", { class: "n" }), h("col", {})),
+    h("tbody", {}, ...sideBySide(text).map((r) => (r.kind === "hunk" ? h("tr", { class: "hunk" }, h("td", { colspan: "4" }, r.new!.text)) : h("tr", { class: r.kind }, ...cell(r.old, r.kind === "change" ? "del" : ""), ...cell(r.new, r.kind === "change" ? "add" : ""))))),
+  );
+}
+
+export type DiffLayout = "unified" | "side";
+const LAYOUT_KEY = "pmagent.diff.layout";
+const savedLayout = (): DiffLayout => (localStorage.getItem(LAYOUT_KEY) === "side" ? "side" : "unified");
+
 /** Files folded one by one (each open unless the diff is long), or the diff as one block when it names no file. */
 const OPEN_LINES = 400;
-export function diffView(diff: string): HTMLElement {
+export function diffView(diff: string, layout: DiffLayout = savedLayout()): HTMLElement {
   const files = fileDiffs(diff);
   if (files.length === 0 || !files[0]!.text.startsWith("diff --git ")) return diffBlock(diff);
   const long = diff.split("\n").length > OPEN_LINES;
-  return h(
+  const view = h(
     "div",
-    { class: "diff-files" },
+    { class: "diff-files", "data-layout": layout },
     ...files.map((f) => {
-      const d = h("details", { class: "diff-file", "data-file": f.path }, h("summary", {}, h("code", {}, f.path), " ", h("span", { class: "add-count" }, `+${f.added}`), " ", h("span", { class: "del-count" }, `−${f.removed}`)), diffBlock(f.text));
+      const d = h("details", { class: "diff-file", "data-file": f.path }, h("summary", {}, h("code", {}, f.path), " ", h("span", { class: "add-count" }, `+${f.added}`), " ", h("span", { class: "del-count" }, `−${f.removed}`)), layout === "side" ? sideTable(f.text) : diffBlock(f.text));
       if (!long) d.setAttribute("open", "");
       return d;
     }),
   );
+  // The layout a person picks is kept for the next diff they open.
+  const pick = (next: DiffLayout) => () => {
+    localStorage.setItem(LAYOUT_KEY, next);
+    holder.replaceWith(diffView(diff, next));
+  };
+  const toggle = (label: string, value: DiffLayout) => h("button", { type: "button", class: "layout", "aria-pressed": String(layout === value), "data-layout-pick": value }, label);
+  const unified = toggle("Unified", "unified");
+  const side = toggle("Side by side", "side");
+  unified.addEventListener("click", pick("unified"));
+  side.addEventListener("click", pick("side"));
+  const holder = h("div", { class: "diff-holder" }, h("div", { class: "actions", role: "group", "aria-label": "diff layout" }, unified, " ", side), view);
+  return holder;
 }
 
 /** One pull request with its diff, fetched from GET /v1/prs/{number}/diff; an open one with Merge and Close. */

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { byCreation, isTerminal } from "../blackboard/index.js";
 import { standingGateDenials } from "../lattice/index.js";
 import { localPullRequestDiff } from "../forge/index.js";
-import { withPlan, type ServerContext } from "./context.js";
+import { describeProposals, type ServerContext } from "./context.js";
 import { route, type Route } from "./route.js";
 import { PageQuery } from "./schemas.js";
 
@@ -32,7 +32,7 @@ async function inbox(ctx: ServerContext, max: number) {
   }
   return {
     waiting_runs: waiting.items.filter((r) => r.waiting !== null),
-    proposals: proposals.items.map((p) => withPlan(ctx, p)),
+    proposals: await describeProposals(ctx, proposals.items),
     entries: addressed.flatMap((p) => p.items).sort((a, b) => byCreation(b, a)).slice(0, max),
     denials: denied,
   };

@@ -2,7 +2,7 @@ import { BoardFeed, type Blackboard } from "../blackboard/index.js";
 import type { Project } from "../config/index.js";
 import type { Redactor } from "../core/index.js";
 import type { KaiSources } from "../kai/index.js";
-import type { ActionStore, ProposalStore, EnvironmentChanges, EnvironmentProposal, InstallPlan, Supervisor } from "../lattice/index.js";
+import type { ActionStore, ProposalStore, EnvironmentChange, EnvironmentChanges, EnvironmentProposal, InstallPlan, Supervisor } from "../lattice/index.js";
 import type { LocalForge } from "../forge/index.js";
 import type { OpenProject, ProjectSupervisorOptions } from "../app/index.js";
 import { oaWorkspace, type OAWorkspace } from "../oa/index.js";
@@ -53,7 +53,11 @@ export async function serverContext(opened: OpenProject, options: { supervisor?:
   };
 }
 
-/** A proposal with what accepting it runs, where and how, or why it is refused (pending ones; null once decided). */
-export function withPlan(ctx: ServerContext, p: EnvironmentProposal): EnvironmentProposal & { plan: InstallPlan | null } {
-  return { ...p, plan: p.status === "pending" ? ctx.envChanges.plan(p) : null };
+/**
+ * Proposals as a person decides them: a pending one with what accepting it runs, where and how, or
+ * why it is refused; an accepted one with the change it made (applied, failed or undone), so it can be undone.
+ */
+export async function describeProposals(ctx: ServerContext, proposals: readonly EnvironmentProposal[]): Promise<Array<EnvironmentProposal & { plan: InstallPlan | null; change: EnvironmentChange | null }>> {
+  const changes = await ctx.envChanges.forProposals(proposals.filter((p) => p.status === "accepted").map((p) => p.id));
+  return proposals.map((p) => ({ ...p, plan: p.status === "pending" ? ctx.envChanges.plan(p) : null, change: changes.get(p.id) ?? null }));
 }

@@ -5,7 +5,7 @@ import { decidePullRequest } from "../forge/index.js";
 import { KaiRequestSchema, KaiResponseSchema, answer } from "../kai/index.js";
 import { BootEnvelopeSchema, OAGuardOutputSchema, OAStateSchema, bootEnvelope, buildState, loadSurfaces, runOaGuard } from "../oa/index.js";
 import { PrParams, consoleRoutes } from "./console-routes.js";
-import { withPlan, type ServerContext } from "./context.js";
+import { describeProposals, type ServerContext } from "./context.js";
 import { assertMayActOnRun } from "./permissions.js";
 import { startRunFor } from "./start-run.js";
 import { route, type Route } from "./route.js";
@@ -147,10 +147,10 @@ function forgeAndEnv(ctx: ServerContext): Route[] {
       }),
     ),
     route({
-      method: "GET", url: "/v1/env/proposals", tag: "environment", summary: `environment proposals by when last seen, newest first by default (filters: status, role), a pending one with its plan: what accepting it runs, where and how, or why it is refused; ${PAGED}`, query: ProposalListQuery,
+      method: "GET", url: "/v1/env/proposals", tag: "environment", summary: `environment proposals by when last seen, newest first by default (filters: status, role), a pending one with its plan: what accepting it runs, where and how, or why it is refused; an accepted one with its change (applied, failed or undone); ${PAGED}`, query: ProposalListQuery,
       handler: async ({ query }) => {
         const page = await ctx.proposals.page({ status: query.status, role: query.role }, pageRequest(query));
-        return { ...page, items: page.items.map((p) => withPlan(ctx, p)) };
+        return { ...page, items: await describeProposals(ctx, page.items) };
       },
     }),
     ...(["accept", "reject"] as const).map((verb) =>

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { chromium, type Browser, type Locator, type Page } from "playwright-core";
 import { Blackboard } from "../../src/blackboard/index.js";
 import { ProposalStore, RunStore, type RunRecord } from "../../src/lattice/index.js";
 import { REPO_ROOT } from "../helpers/proc.js";
@@ -66,6 +66,7 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
       if (stream) streamRequests.set(stream[1]!, (streamRequests.get(stream[1]!) ?? 0) + 1);
     });
     page.on("close", () => expect(offOrigin).toEqual([]));
+
   });
   afterAll(async () => {
     await browser?.close();
@@ -306,6 +307,24 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     await shot("pr-merged");
   });
 
+  it("lays a diff out side by side on request: removed lines beside added ones, numbered, the choice kept for the next diff", async () => {
+    await page.goto(`${s.url}/#/prs/1`);
+    await page.locator('[data-pr="1"] [data-layout-pick="side"]').click();
+    const table = page.locator('[data-pr="1"] details.diff-file[data-file="GUIDE.md"] table.diff-side');
+    await table.waitFor();
+    // A new file: every row an added line facing a gap on the old side, numbered 1..3 on the new side.
+    expect(await table.locator("tr.change td.add").allTextContents()).toEqual(["# Guide", "", "hello from the sprite"]);
+    expect(await table.locator("tr.change td.gap").count()).toBe(3);
+    expect(await table.locator("tr.change td.n").allTextContents()).toEqual(["", "1", "", "2", "", "3"]);
+    expect(await page.locator('[data-pr="1"] [data-layout-pick="side"]').getAttribute("aria-pressed")).toBe("true");
+    await shot("pr-side-by-side");
+    await page.reload();
+    await page.locator('[data-pr="1"] table.diff-side').waitFor();
+    await page.locator('[data-pr="1"] [data-layout-pick="unified"]').click();
+    await page.locator('[data-pr="1"] pre.diff').waitFor();
+    expect(await page.locator('[data-pr="1"] table.diff-side').count()).toBe(0);
+  });
+
   it("shows an entry's payload, history, runs and PR; cancels one entry and re-opens a finished one as a new entry", async () => {
     await page.goto(`${s.url}/#/`);
     const card = page.locator('[data-entry="e2e-1"]');
@@ -417,6 +436,59 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     await page.locator(`[data-proposal="${b.id}"] strong:text("rejected")`).waitFor();
     expect((await ps.get(a.id)).decided_by).toBe("Human");
     expect((await ps.get(b.id)).status).toBe("rejected");
+  });
+
+  it("shows a proposal's failure, confidence and evidence, and undoes an accepted one's change", async () => {
+    const ps = new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] });
+    const evidence = { ...adjust("make check"), confidence: 0.65, evidence: ["npm ERR! missing script: smoke", "exit 1 after 0.4 s"] };
+    const p = (await ps.record("Builder", "run-ev1", "ev-1", evidence as never)).proposal;
+    await page.goto(`${s.url}/#/proposals`);
+    // The page may be showing the proposals already (the same address does not load them again).
+    await page.reload();
+    const row = page.locator(`[data-proposal="${p.id}"]`);
+    await row.locator("details.evidence summary").click();
+    expect(await row.locator("details.evidence summary").textContent()).toBe("evidence · confidence 65 %");
+    expect(await row.locator("details.evidence p").first().textContent()).toBe("Failed in smoke with exit code 1: no such script");
+    expect(await row.locator("details.evidence li").allTextContents()).toEqual(["npm ERR! missing script: smoke", "exit 1 after 0.4 s"]);
+    expect(await row.locator('details.evidence a[href="#/runs/run-ev1"]').count()).toBe(1);
+    await row.locator('button:text("accept")').click();
+    await row.locator(".change strong", { hasText: "applied" }).waitFor();
+    await shot("proposal-applied");
+    await row.locator('.change button:text("undo")').click();
+    await page.locator(`[data-proposal="${p.id}"] .change strong`, { hasText: "undone" }).waitFor();
+    expect(await page.locator(`[data-proposal="${p.id}"] .change button`).count()).toBe(0);
+    const change = (await s.call("GET", "/v1/env/proposals?status=accepted")).body.items.find((i: { id: string }) => i.id === p.id).change;
+    expect(change).toMatchObject({ status: "undone", undone_by: "Human" });
+    // Reloaded, the page says the same.
+    await page.reload();
+    await page.locator(`[data-proposal="${p.id}"] .change strong`, { hasText: "undone" }).waitFor();
+  });
+
+  it("moves a card to another status by drag and drop, and says why when the board refuses the move", async () => {
+    await board.post("Human", { id: "drag-1", to: "Reviewer", kind: "review_request", payload: { summary: "Drag me to canceled" } });
+    await page.goto(`${s.url}/#/`);
+    await page.locator('#board-live[data-live="live"]').waitFor();
+    const cell = (role: string, status: string) => page.locator(`#board tr[data-role="${role}"] td[data-status="${status}"]`);
+    // Dropped beside where the card was picked up: a busy row's cells are taller than the window.
+    const drag = async (from: Locator, to: Locator) => {
+      await from.scrollIntoViewIfNeeded();
+      const [a, b] = [(await from.boundingBox())!, (await to.boundingBox())!];
+      await from.dragTo(to, { targetPosition: { x: b.width / 2, y: Math.min(Math.max(a.y + a.height / 2 - b.y, 1), b.height - 1) } });
+    };
+    await drag(cell("Reviewer", "open").locator('[data-entry="drag-1"]'), cell("Reviewer", "canceled"));
+    await cell("Reviewer", "canceled").locator('[data-entry="drag-1"]').waitFor();
+    expect((await s.call("GET", "/v1/entries/drag-1")).body).toMatchObject({ entry: { status: "canceled" }, version: 2 });
+    await shot("board-dragged");
+    // A canceled entry is final: dragged back, it stays and the board says why.
+    await drag(cell("Reviewer", "canceled").locator('[data-entry="drag-1"]'), cell("Reviewer", "open"));
+    await page.locator("#board-error", { hasText: "canceled" }).waitFor();
+    expect(await cell("Reviewer", "canceled").locator('[data-entry="drag-1"]').count()).toBe(1);
+    // Another row is another addressee: not a status change.
+    await board.post("Human", { id: "drag-2", to: "Reviewer", kind: "review_request" });
+    await cell("Reviewer", "open").locator('[data-entry="drag-2"]').waitFor();
+    await cell("Reviewer", "open").locator('[data-entry="drag-2"]').dragTo(cell("Builder", "done"));
+    expect(await page.locator("#board-error").textContent()).toBe("drag-2 is addressed to Reviewer: drop it in its own row (a status change does not re-address an entry)");
+    expect((await s.call("GET", "/v1/entries/drag-2")).body.entry.status).toBe("open");
   });
 
   it("shows a run's token usage and its cost on the run's page", async () => {

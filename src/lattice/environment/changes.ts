@@ -7,7 +7,7 @@
 import { realpathSync, rmSync, statSync } from "node:fs";
 import { delimiter, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { ConflictError, NotFoundError, PmagentError, UsageError, contentHash } from "../../core/index.js";
-import type { Store } from "../../store/index.js";
+import { inChunks, marks, type Store } from "../../store/index.js";
 import { findExecutable, findSandboxTool, type SandboxMode } from "../sandbox/index.js";
 import { applyAdjustment, emptyRoleEnvironment, shellQuote, type RoleEnvironment } from "./adjustments.js";
 import { InstallFailed, Installer, aptDownloadArgv, aptKnows, aptShowArgv, debExtractArgv, debInstall, findRuntime, npmInstall, npmInstallArgv, runtimeNames, selectRuntime, type InstalledTool, type ToolSource } from "./install.js";
@@ -343,6 +343,14 @@ export class EnvironmentChanges {
     const row = await this.o.store.get<Row>("SELECT * FROM lattice_env_changes WHERE project_id = ? AND (id = ? OR proposal_id = ?)", [this.o.projectId, id, id]);
     if (!row) throw new NotFoundError("change_not_found", `no environment change "${id}" in project ${this.o.projectId}: see \`pmagent env show ROLE\` (a change is made when a proposal is accepted)`);
     return toChange(row);
+  }
+
+  /** The change each of these proposals made (accepted ones; none for a proposal never applied). */
+  async forProposals(proposalIds: readonly string[]): Promise<Map<string, EnvironmentChange>> {
+    const rows = await inChunks(proposalIds, (chunk) =>
+      this.o.store.all<Row>(`SELECT * FROM lattice_env_changes WHERE project_id = ? AND proposal_id IN (${marks(chunk.length)})`, [this.o.projectId, ...chunk]),
+    );
+    return new Map(rows.map((r) => [r.proposal_id, toChange(r)]));
   }
 
   /** The changes of a role's environment (its own and every role's), oldest first; all of them without a role. */
