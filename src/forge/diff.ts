@@ -17,7 +17,7 @@ export interface PullRequestDiff {
 /** One pull request of the local forge with its diff against its base, read from the forge's bare repository. */
 export async function localPullRequestDiff(forge: LocalForge, number: number): Promise<PullRequestDiff> {
   const [pull] = await forge.byNumbers([number], Number.MAX_SAFE_INTEGER);
-  if (!pull) throw new NotFoundError("pr_not_found", `no pull request #${number} in the local forge: see GET /v1/prs`);
+  if (!pull) throw new NotFoundError("pull_request_not_found", `pull request #${number} does not exist in the local forge (see GET /v1/prs or \`pmagent prs\`)`);
   // On another machine than the one that merged or pushed it: the team's forge first.
   await forge.sync();
   const cwd = forge.bareRepo;

@@ -5,7 +5,7 @@
  * that run only: `pmagent serve` goes on answering and obeys SIGTERM, whatever the sprite left in
  * its checkpoint directory (a FIFO or a foreign pid as its lock).
  */
-import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,7 +14,7 @@ import { parseConfig, type Project } from "../../src/config/index.js";
 import { CheckpointVault, Supervisor, type RunRecord } from "../../src/lattice/index.js";
 import { migrate, SqliteStore } from "../../src/store/index.js";
 import { migrations } from "../../src/app/index.js";
-import { CLI, REPO_ROOT, runCli } from "../helpers/proc.js";
+import { REPO_ROOT, runCli, serveCli, type Served } from "../helpers/proc.js";
 import { gitInit, PMAGENT, scenarioSprite } from "../lattice/helpers.js";
 
 const FORGE_SPRITE = join(REPO_ROOT, "test/chaos/sprites/forge-checkpoint.mjs");
@@ -106,25 +106,9 @@ describe.runIf(bwrapHere)("a sandboxed sprite that forges its checkpoint", () =>
   });
 });
 
-/** `pmagent serve` in its own process, its URL once it listens. */
-async function serve(root: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [CLI, "serve", "--port", "0"], { cwd: root, env: { ...process.env, PMAGENT_TOKENS: `${HUMAN_TOKEN}=Human` }, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  child.stderr!.resume();
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on("data", (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`serve exited ${code}: ${out}`)));
-  });
-  return { child, url };
-}
-
 describe("a resume whose restore fails, under pmagent serve", () => {
   let s: Setup;
-  let server: { child: ChildProcess; url: string };
+  let server: Served;
   const call = async (method: string, path: string, body?: unknown) => {
     // A bound on every request: a wedged server fails the test instead of hanging it.
     const res = await fetch(`${server.url}${path}`, {
@@ -147,7 +131,7 @@ describe("a resume whose restore fails, under pmagent serve", () => {
   beforeAll(async () => {
     s = await setup("auto");
     await s.store.close();
-    server = await serve(s.root);
+    server = await serveCli({ cwd: s.root, env: { ...process.env, PMAGENT_TOKENS: `${HUMAN_TOKEN}=Human` } });
   });
   afterAll(() => {
     if (server.child.exitCode === null) server.child.kill("SIGKILL");
@@ -195,10 +179,6 @@ describe("a resume whose restore fails, under pmagent serve", () => {
   });
 
   it("then exits on SIGTERM", async () => {
-    const code = await new Promise<number | null>((resolve) => {
-      server.child.once("exit", resolve);
-      server.child.kill("SIGTERM");
-    });
-    expect(code).toBe(0);
+    expect(await server.stop()).toBe(0);
   });
 });

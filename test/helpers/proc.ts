@@ -1,4 +1,4 @@
-import { spawn, type SpawnOptions } from "node:child_process";
+import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { dirname, join } from "node:path";
 
@@ -36,4 +36,39 @@ export function runProcess(command: string, args: string[], options: SpawnOption
 /** Run `pmagent ARGS…` from the build. */
 export function runCli(args: string[], options: SpawnOptions & { input?: string } = {}): Promise<ProcResult> {
   return runProcess(process.execPath, [CLI, ...args], options);
+}
+
+export interface Served {
+  child: ChildProcess;
+  url: string;
+  /** Everything it printed on stderr so far (for a failure's message). */
+  stderr(): string;
+  /** SIGTERM, and its exit code once it has exited. */
+  stop(): Promise<number | null>;
+}
+
+/** `pmagent serve --port 0` from the build, once it has said where it listens. */
+export async function serveCli(options: SpawnOptions & { args?: string[] } = {}): Promise<Served> {
+  const child = spawn(process.execPath, [CLI, "serve", "--port", "0", ...(options.args ?? [])], { ...options, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on("data", (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    void exited.then((code) => reject(new Error(`pmagent serve exited ${code}: ${out}${err}`)));
+  });
+  return {
+    child,
+    url,
+    stderr: () => err,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      return exited;
+    },
+  };
 }

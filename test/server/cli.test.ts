@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CLI, runCli } from "../helpers/proc.js";
+import { runCli, serveCli } from "../helpers/proc.js";
 import { holdWriteLock } from "../helpers/sqlite-lock.js";
 
 describe("pmagent serve and pmagent mcp (CLI)", () => {
@@ -32,23 +31,10 @@ describe("pmagent serve and pmagent mcp (CLI)", () => {
     expect(as.stderr).toContain("--as needs an actor name");
   });
 
-  /** `pmagent serve --port 0`, once it has said where it listens. */
-  async function serve(): Promise<{ child: ChildProcess; url: string }> {
-    const child = spawn(process.execPath, [CLI, "serve", "--port", "0"], { cwd: dir, env: env() });
-    let out = "";
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout!.on("data", (d: Buffer) => {
-        out += d.toString();
-        const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-        if (m) resolve(m[1]!);
-      });
-      child.on("exit", (code) => reject(new Error(`exited ${code}: ${out}`)));
-    });
-    return { child, url };
-  }
+  const serve = () => serveCli({ cwd: dir, env: env() });
 
   it("serves until SIGTERM, then exits 0", async () => {
-    const { child, url } = await serve();
+    const { stop, url } = await serve();
     const who = (await (await fetch(`${url}/v1/whoami`)).json()) as { actor: string };
     expect(who.actor).toBe("Human");
     expect((await fetch(`${url}/`)).headers.get("content-type")).toBe("text/html; charset=utf-8");
@@ -56,15 +42,11 @@ describe("pmagent serve and pmagent mcp (CLI)", () => {
     const escape = await fetch(`${url}/console/..%2f..%2f..%2fpackage.json`);
     expect([403, 404]).toContain(escape.status);
     expect(await escape.text()).not.toContain("\"dependencies\"");
-    const code = await new Promise<number | null>((resolve) => {
-      child.on("exit", resolve);
-      child.kill("SIGTERM");
-    });
-    expect(code).toBe(0);
+    expect(await stop()).toBe(0);
   });
 
   it("answers reads while another process holds the SQLite write lock, and a write 503 store_busy", async () => {
-    const { child, url } = await serve();
+    const { stop, url } = await serve();
     const lock = await holdWriteLock(join(dir, ".pmagent/pmagent.db"));
     try {
       let written = false;
@@ -76,7 +58,7 @@ describe("pmagent serve and pmagent mcp (CLI)", () => {
       expect([refused.status, refused.headers.get("retry-after"), ((await refused.json()) as { error: { code: string } }).error.code]).toEqual([503, "1", "store_busy"]);
     } finally {
       await lock.release();
-      child.kill("SIGTERM");
+      await stop();
     }
   });
 });

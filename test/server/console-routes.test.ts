@@ -79,7 +79,7 @@ describe.each(kinds)("routes the console reads on $name: the inbox and a pull re
     expect(res.body.truncated).toBe(false);
     const missing = await s.call("GET", "/v1/prs/99/diff");
     expect(missing.status).toBe(404);
-    expect(missing.body.error).toEqual({ code: "pr_not_found", message: "no pull request #99 in the local forge: see GET /v1/prs" });
+    expect(missing.body.error).toEqual({ code: "pull_request_not_found", message: "pull request #99 does not exist in the local forge (see GET /v1/prs or `pmagent prs`)" });
     const bad = await s.call("GET", "/v1/prs/abc/diff");
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toContain("$.number: expected a pull request number");
