@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mkdtempSync, readFileSync, readdirSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import semver from "semver";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -44,6 +44,11 @@ describe("npm package", () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("Usage: pmagent [options] [command]");
     expect(help.stdout).toContain("Exit codes:");
+    // The subpaths a user's code imports resolve in the installed package.
+    const probe = join(prefix, "lib", "probe.mjs");
+    writeFileSync(probe, 'const t = await import("pmagent/testing"); const s = await import("pmagent/sprite"); console.log(typeof t.runSprite, typeof t.startFakeOpenAI, typeof s.Sprite);\n');
+    const subpaths = await runProcess(process.execPath, [probe], { cwd: elsewhere });
+    expect([subpaths.stdout.trim(), subpaths.stderr]).toEqual(["function function function", ""]);
     const version = await runProcess(bin, ["--version"], { cwd: elsewhere });
     expect(version.stdout.trim()).toBe(JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")).version);
 
