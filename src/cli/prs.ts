@@ -1,9 +1,9 @@
 import { Option, type Command } from "commander";
-import { decidePullRequest, localPullRequestDiff, type LocalPullRequest, type PullRequestDecision } from "../forge/index.js";
+import { decidePullRequest, localPullRequestDiff, type LocalPullRequest, type PullComment, type PullRequestDecision } from "../forge/index.js";
 import { UsageError } from "../core/index.js";
 import { decider } from "./actor.js";
 import { withStore } from "./context.js";
-import { formatOption, pageOptions, print, printPage, type Format, type PageOpts } from "./output.js";
+import { formatOption, intOption, pageOptions, print, printPage, type Format, type PageOpts } from "./output.js";
 
 const STATES = ["open", "closed", "merged", "all"] as const;
 
@@ -15,6 +15,7 @@ function numberArg(value: string): number {
 /** The subcommands print in the `--format` of `prs` (commander gives a flag the parent knows to the parent, wherever it stands). */
 const formatOf = (cmd: Command) => ({ format: cmd.optsWithGlobals<{ format: Format }>().format });
 
+const commentLine = (c: PullComment) => `  ${c.created_at} ${c.author}${c.path ? ` on ${c.path}${c.line ? `:${c.line}` : ""}` : ""}: ${c.body}`;
 const line = (r: LocalPullRequest) => `#${r.number}  ${r.state}  ${r.head} → ${r.base}  ${r.head_sha.slice(0, 12)}  ${r.title}`;
 
 export function registerPrs(program: Command): void {
@@ -38,7 +39,10 @@ export function registerPrs(program: Command): void {
       const opts = formatOf(cmd);
       await withStore(cmd, async (p, _store, o) => {
         const d = await localPullRequestDiff((await o.localForge()), number);
-        print(opts.format, { ...d.pull, stat: d.stat }, () => [line(d.pull), `opened:  ${d.pull.created_at}`, ...(d.pull.body ? ["", d.pull.body] : []), "", d.stat.trimEnd() || "(no changes)"].join("\n"));
+        const comments = await (await o.pullComments()).list(number);
+        print(opts.format, { ...d.pull, stat: d.stat, comments }, () =>
+          [line(d.pull), `opened:  ${d.pull.created_at}`, ...(d.pull.body ? ["", d.pull.body] : []), "", d.stat.trimEnd() || "(no changes)", ...(comments.length ? ["", `comments (${comments.length}):`, ...comments.map(commentLine)] : [])].join("\n"),
+        );
       });
     });
 
@@ -51,6 +55,24 @@ export function registerPrs(program: Command): void {
       await withStore(cmd, async (p, _store, o) => {
         const d = await localPullRequestDiff((await o.localForge()), number);
         print(opts.format, d, () => `${d.diff}${d.truncated ? "\n[diff cut at 512 KiB]" : ""}`);
+      });
+    });
+
+  prs
+    .command("comment")
+    .description("add a review comment to a pull request: on the whole change, or with --path (and --line) on one file's line")
+    .argument("<number>", "pull request number", numberArg)
+    .requiredOption("--body <text>", "what the comment says")
+    .option("--path <file>", "the file of the change it is about (relative to the repository)")
+    .option("--line <n>", "the line of that file in the change's new version", intOption("--line", 1))
+    .option("--as <actor>", "who comments (default $PMAGENT_ACTOR)")
+    .action(async (number: number, own: { body: string; path?: string; line?: number; as?: string }, cmd: Command) => {
+      const actor = own.as ?? process.env.PMAGENT_ACTOR;
+      if (!actor) throw new UsageError("actor_required", "say who comments: pass --as NAME or set PMAGENT_ACTOR");
+      const opts = formatOf(cmd);
+      await withStore(cmd, async (_p, _store, o) => {
+        const c = await (await o.pullComments()).add(actor, number, { body: own.body, path: own.path ?? null, line: own.line ?? null });
+        print(opts.format, c, () => `commented on #${number} (${c.id})`);
       });
     });
 

@@ -1,6 +1,7 @@
 /// <reference lib="dom" />
 /** Pull requests of the local forge and their diffs. */
 import { api, button, errorText, h, main, stateBadge, time } from "./dom.js";
+import { renderMarkdown } from "./markdown.js";
 import { pagedTable } from "./widgets.js";
 
 export interface PullRequest {
@@ -143,6 +144,45 @@ export function diffView(diff: string, layout: DiffLayout = savedLayout()): HTML
   return holder;
 }
 
+interface PullComment {
+  id: string;
+  author: string;
+  body: string;
+  path: string | null;
+  line: number | null;
+  created_at: string;
+}
+
+/** A pull request's review comments (safe Markdown), and a form to add one on the change or on a file's line. */
+function commentsSection(number: number, files: string[]): HTMLElement {
+  const list = h("ol", { class: "plain comments", id: `pr-comments-${number}` });
+  const error = h("p", { class: "error", role: "alert" });
+  const show = (c: PullComment) =>
+    h("li", { "data-comment": c.id }, h("p", { class: "muted" }, h("strong", {}, c.author), c.path ? " on " : "", c.path ? h("code", {}, `${c.path}${c.line ? `:${c.line}` : ""}`) : "", " · ", time(c.created_at)), renderMarkdown(c.body));
+  const load = () =>
+    api<{ items: PullComment[] }>("GET", `/v1/prs/${number}/comments`)
+      .then((d) => list.replaceChildren(...(d.items.length ? d.items.map(show) : [h("li", { class: "muted" }, "no review comments yet")])))
+      .catch((err: unknown) => (error.textContent = errorText(err)));
+  const body = h("textarea", { name: "body", rows: "3", required: "", "aria-label": "review comment" }) as HTMLTextAreaElement;
+  const path = h("select", { name: "path", "aria-label": "the comment is about" }, h("option", { value: "" }, "the whole change"), ...files.map((f) => h("option", { value: f }, f))) as HTMLSelectElement;
+  const line = h("input", { type: "number", name: "line", min: "1", step: "1", placeholder: "line", "aria-label": "line", class: "narrow" }) as HTMLInputElement;
+  const form = h("form", { class: "comment", id: `pr-comment-${number}` }, body, h("div", { class: "actions" }, path, " ", line, " ", h("button", { type: "submit" }, "Comment")), error);
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const comment = { body: body.value, path: path.value || null, line: line.value ? Number(line.value) : null };
+    api<PullComment>("POST", `/v1/prs/${number}/comments`, comment)
+      .then(() => {
+        body.value = "";
+        line.value = "";
+        error.textContent = "";
+        return load();
+      })
+      .catch((err: unknown) => (error.textContent = errorText(err)));
+  });
+  void load();
+  return h("section", { class: "pr-comments" }, h("h3", {}, "Review comments"), list, form);
+}
+
 /** One pull request with its diff, fetched from GET /v1/prs/{number}/diff; an open one with Merge and Close. */
 export async function pullWithDiff(number: number): Promise<HTMLElement> {
   const box = h("section", { class: "tile pr", "data-pr": String(number), "aria-labelledby": `pr-${number}-h` });
@@ -178,6 +218,7 @@ async function fillPull(box: HTMLElement, number: number): Promise<void> {
       h("pre", { class: "stat" }, d.stat || "(no changes)"),
       d.truncated ? h("p", { class: "muted" }, "The diff is long: only its first 512 KiB are shown.") : "",
       diffView(d.diff),
+      commentsSection(number, fileDiffs(d.diff).map((f) => f.path)),
     );
   } catch (err) {
     box.replaceChildren(h("h2", { id: `pr-${number}-h` }, `PR #${number}`), h("p", { class: "error" }, errorText(err)));

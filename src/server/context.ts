@@ -3,7 +3,7 @@ import type { Project } from "../config/index.js";
 import type { Redactor } from "../core/index.js";
 import type { KaiSources } from "../kai/index.js";
 import type { ActionStore, ProposalStore, EnvironmentChange, EnvironmentChanges, EnvironmentProposal, InstallPlan, Supervisor } from "../lattice/index.js";
-import type { LocalForge } from "../forge/index.js";
+import type { LocalForge, PullComments } from "../forge/index.js";
 import type { OpenProject, ProjectSupervisorOptions } from "../app/index.js";
 import { oaWorkspace, type OAWorkspace } from "../oa/index.js";
 import type { Store } from "../store/index.js";
@@ -20,6 +20,8 @@ export interface ServerContext {
   /** Accepting a proposal applies it here (installs its tools); changes are undone here. */
   envChanges: EnvironmentChanges;
   forge: LocalForge;
+  /** Review comments on the local forge's pull requests. */
+  pullComments: PullComments;
   actions: ActionStore;
   oa: OAWorkspace;
   kai: KaiSources;
@@ -45,6 +47,7 @@ export async function serverContext(opened: OpenProject, options: { supervisor?:
     proposals: await opened.proposals(),
     envChanges: await opened.environmentChanges(),
     forge: await opened.localForge(),
+    pullComments: await opened.pullComments(),
     actions: await opened.actions(),
     oa: oaWorkspace(opened.root, opened.config.oa),
     kai: await opened.kaiSources(),

@@ -18,6 +18,7 @@ import {
   HistoryQuery,
   IdParams,
   PrListQuery,
+  PullCommentBody,
   ProposalListQuery,
   ResumeBody,
   RunEventsQuery,
@@ -135,6 +136,15 @@ function forgeAndEnv(ctx: ServerContext): Route[] {
     route({
       method: "GET", url: "/v1/prs/:number", tag: "forge", summary: "one pull request of the local forge", params: PrParams, query: EmptyQuery, errors: [404],
       handler: async ({ params }) => ctx.forge.get(params.number),
+    }),
+    route({
+      method: "GET", url: "/v1/prs/:number/comments", tag: "forge", summary: "a pull request's review comments, oldest first (on the whole change, or on one file's line)", params: PrParams, query: EmptyQuery, errors: [404],
+      handler: async ({ params }) => ({ items: await ctx.pullComments.list(params.number) }),
+    }),
+    route({
+      method: "POST", url: "/v1/prs/:number/comments", tag: "forge", summary: "add a review comment to a pull request as the caller: `body`, and `path` (and `line`) for a comment on a file (400 invalid_comment says what is wrong)",
+      params: PrParams, body: PullCommentBody, status: 201, errors: [400, 404],
+      handler: async ({ actor, params, body }) => ctx.pullComments.add(actor, params.number, body),
     }),
     ...(["merge", "close"] as const).map((decision) =>
       route({

@@ -74,6 +74,7 @@ export const ResumeBody = z
 
 export const ActionListQuery = z.object({ run: z.string().min(1).optional(), state: z.enum(ACTION_STATES).optional(), ...PageQuery }).strict();
 
+export const PullCommentBody = z.object({ body: z.string().min(1), path: z.string().min(1).nullable().optional(), line: z.number().int().min(1).nullable().optional() }).strict();
 export const PrListQuery = z.object({ state: z.enum(["open", "closed", "merged"]).optional(), ...PageQuery }).strict();
 
 export const ProposalListQuery = z.object({ status: z.enum(PROPOSAL_STATUSES).optional(), role: z.string().min(1).optional(), ...PageQuery }).strict();

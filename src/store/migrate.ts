@@ -2,7 +2,7 @@ import { PmagentError } from "../core/index.js";
 import type { Dialect, Queryable, Store } from "./types.js";
 
 export interface Migration {
-  /** Unique, never reused. Ranges per module: blackboard 1–99, lattice 100–199, prompt 200–299, oa 300–399, kai 400–499, server 500–599. */
+  /** Unique, never reused. Ranges per module: blackboard 1–99, lattice 100–199, prompt 200–299, oa 300–399, kai 400–499, server 500–599, forge 600–699. */
   version: number;
   name: string;
   /** One SQL text for both dialects, or one per dialect. */

@@ -323,6 +323,19 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     await page.locator('[data-pr="1"] [data-layout-pick="unified"]').click();
     await page.locator('[data-pr="1"] pre.diff').waitFor();
     expect(await page.locator('[data-pr="1"] table.diff-side').count()).toBe(0);
+
+    // A review comment on one file's line, rendered as Markdown (markup stays text).
+    const form = page.locator("#pr-comment-1");
+    await form.locator("textarea").fill("Say **who** the guide is for <img src=x onerror=alert(1)>");
+    await form.locator('select[name="path"]').selectOption("GUIDE.md");
+    await form.locator('input[name="line"]').fill("1");
+    await form.locator("button").click();
+    const comment = page.locator("#pr-comments-1 li[data-comment]").first();
+    await comment.waitFor();
+    expect(await comment.locator("p.muted").textContent()).toMatch(/^Human on GUIDE\.md:1 · \d{4}-/);
+    expect(await comment.locator("strong", { hasText: "who" }).count()).toBe(1);
+    expect(await comment.locator("img").count()).toBe(0);
+    await shot("pr-comment");
   });
 
   it("shows an entry's payload, history, runs and PR; cancels one entry and re-opens a finished one as a new entry", async () => {

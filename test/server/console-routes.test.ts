@@ -85,4 +85,32 @@ describe.each(kinds)("routes the console reads on $name: the inbox and a pull re
     expect(bad.body.error.message).toContain("$.number: expected a pull request number");
     expect((await s.call("GET", "/v1/prs/0/diff")).body.error.message).toBe("path is invalid:\n  $.number: expected a pull request number (1 or more)");
   });
+
+  it("keeps review comments on a pull request, by the authenticated caller, on the change or a file's line; bad comments say why", async () => {
+    const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.invalid", ...args], { cwd: s.tp.root, stdio: "ignore" });
+    git("checkout", "-q", "-b", "sprite/notes");
+    writeFileSync(join(s.tp.root, "NOTES.md"), "# Notes\n");
+    git("add", "NOTES.md");
+    git("commit", "-q", "-m", "docs: notes");
+    git("checkout", "-q", "main");
+    const pr = await s.server.ctx.forge.openPullRequest({ title: "Add notes", body: "", base: "main", head: "sprite/notes", workspace: s.tp.root });
+    const first = await s.call("POST", `/v1/prs/${pr.number}/comments`, { body: { body: "Looks right **overall**." } });
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    expect(first.body).toMatchObject({ number: pr.number, author: "Human", body: "Looks right **overall**.", path: null, line: null });
+    // The author is who authenticated, whatever the body says.
+    const spoof = await s.call("POST", `/v1/prs/${pr.number}/comments`, { as: "Builder", body: { body: "the title should say notes", path: "NOTES.md", line: 1, author: "Human" } });
+    expect([spoof.status, spoof.body.error?.message]).toEqual([400, expect.stringContaining('Unrecognized key: "author"')]);
+    const onLine = await s.call("POST", `/v1/prs/${pr.number}/comments`, { as: "Builder", body: { body: "the title should say notes", path: "NOTES.md", line: 1 } });
+    expect(onLine.body).toMatchObject({ author: "Builder", path: "NOTES.md", line: 1 });
+    const list = await s.call("GET", `/v1/prs/${pr.number}/comments`);
+    expect(list.body.items.map((c: { author: string; body: string }) => [c.author, c.body])).toEqual([["Human", "Looks right **overall**."], ["Builder", "the title should say notes"]]);
+
+    const refused = async (body: unknown) => (await s.call("POST", `/v1/prs/${pr.number}/comments`, { body })).body.error;
+    expect(await refused({ body: "   " })).toEqual({ code: "invalid_comment", message: "a review comment needs a body: say what should change, or why it is fine" });
+    expect(await refused({ body: "x", line: 3 })).toEqual({ code: "invalid_comment", message: "a comment on a line names its file too: give the path of one of the change's files" });
+    expect(await refused({ body: "x", path: "../etc/passwd" })).toEqual({ code: "invalid_comment", message: '"../etc/passwd" is not a path of the change: give it relative to the repository, without .. (e.g. src/greet.py)' });
+    expect((await refused({ body: "x", path: "a", line: 0 })).message).toContain("$.line");
+    expect((await s.call("POST", "/v1/prs/99/comments", { body: { body: "x" } })).body.error.code).toBe("pull_request_not_found");
+    expect((await s.call("GET", "/v1/prs/99/comments")).status).toBe(404);
+  });
 });

@@ -81,6 +81,13 @@ describe.each(kinds)("pull requests of the local forge finished on $name: show, 
     expect(show.stdout).toContain(`#${n}  open  sprite/cli → main`);
     expect(show.stdout).toMatch(/CLI\.md \| 1 \+/);
     expect((await cli(["prs", "diff", `#${n}`])).stdout).toContain("+++ b/CLI.md\n@@ -0,0 +1 @@\n+# CLI.md");
+    const noActor = await cli(["prs", "comment", String(n), "--body", "fine"]);
+    expect([noActor.code, noActor.stderr]).toEqual([2, expect.stringContaining("say who comments: pass --as NAME or set PMAGENT_ACTOR")]);
+    const badLine = await cli(["prs", "comment", String(n), "--body", "fine", "--line", "0", "--as", "Reviewer"]);
+    expect([badLine.code, badLine.stderr]).toEqual([2, expect.stringContaining("--line must be between 1 and ∞, got 0")]);
+    const commented = await cli(["prs", "comment", String(n), "--body", "heading level is right", "--path", "CLI.md", "--line", "1", "--as", "Reviewer"]);
+    expect(commented.stdout).toMatch(new RegExp(`^commented on #${n} \\(prc_[0-9a-f]{12}\\)`));
+    expect((await cli(["prs", "show", String(n)])).stdout).toMatch(/comments \(1\):\n {2}\d{4}-\S+ Reviewer on CLI\.md:1: heading level is right/);
     const nobody = await cli(["prs", "merge", String(n)]);
     expect([nobody.code, nobody.stderr]).toEqual([2, expect.stringContaining("say who decides: pass --as NAME")]);
     const builder = await cli(["prs", "merge", String(n), "--as", "Builder"]);

@@ -8,7 +8,7 @@
 import type { Blackboard } from "../../blackboard/index.js";
 import { loadProject, type Config, type Project } from "../../config/index.js";
 import type { Logger, Redactor } from "../../core/index.js";
-import type { Forge, LocalForge } from "../../forge/index.js";
+import type { Forge, LocalForge, PullComments } from "../../forge/index.js";
 import type { KaiSources } from "../../kai/index.js";
 import type { ActionStore, EnvironmentChanges, ProposalStore, RunStore, Supervisor } from "../../lattice/index.js";
 import { openStore, type OpenStoreOptions, type Store } from "../../store/index.js";
@@ -86,6 +86,11 @@ export class OpenProject {
   /** The local forge (its pull requests table and bare repository), whatever forge OPEN_PR uses. */
   localForge(): Promise<LocalForge> {
     return this.once("localForge", async () => (await import("../actions.js")).localForge(this.project, this.store, this.env));
+  }
+
+  /** Review comments on the local forge's pull requests. */
+  pullComments(): Promise<PullComments> {
+    return this.once("pullComments", async () => new (await import("../../forge/index.js")).PullComments({ store: this.store, projectId: this.config.project_id, forge: await this.localForge() }));
   }
 
   /** The forge OPEN_PR and the lane cycles use: GitHub when `github.repo` is configured, else the local forge. */
