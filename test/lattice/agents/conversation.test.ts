@@ -107,6 +107,8 @@ describe.each(kinds)("an agent's conversation, on $name", (kind) => {
       expect(third).toContain("Waiting for the colour.");
       expect(third).toContain("A person answered you with this message:\\n\\nWrite the colour in capitals, please.");
       expect(third).toContain('\\"colour\\": \\"blue\\"');
+      // The message is in the conversation, as the agent heard it.
+      expect(payloads(await sup.runs.events(run.id), "INFO").filter((p) => p.kind === "follow_up")).toEqual([{ message: "Write the colour in capitals, please.", kind: "follow_up", metadata: { agent: "codex" } }]);
       const sessions = payloads(await sup.runs.events(run.id), "INFO").filter((p) => p.kind === "agent_session");
       expect(new Set(sessions.map((p) => (p.metadata as { session_id: string }).session_id)).size).toBe(1);
 
