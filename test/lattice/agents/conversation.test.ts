@@ -95,6 +95,9 @@ describe.each(kinds)("an agent's conversation, on $name", (kind) => {
       await expect(sup.resumeRun(run.id, { inputs: { colour: "blue" }, message: "  \n" })).rejects.toThrow("the follow-up message is empty: write what the agent should be told, or give no message");
       await expect(sup.resumeRun(run.id, { inputs: { colour: "blue" }, message: "x", context: { message: "y" } })).rejects.toThrow("the follow-up message is given both as the message and as context.message: give it once");
       await expect(sup.queueResume(run.id, { inputs: { colour: "blue" }, message: "" })).rejects.toThrow("the follow-up message is empty");
+      await expect(sup.resumeRun(run.id, { inputs: { colour: "blue" }, message: "x".repeat(20_001) })).rejects.toThrow(
+        "the follow-up message has 20001 characters, over the limit of 20000: shorten it, or put the long text in a file of the workspace and say where",
+      );
       expect((await sup.runs.get(run.id)).state).toBe("waiting");
 
       fake.reply({ calls: [{ name: "exec_command", arguments: { cmd: "printf BLUE > colour.txt" } }] }, { text: "Painted it BLUE, in capitals as asked." });
