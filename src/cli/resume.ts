@@ -40,9 +40,10 @@ export function registerResume(program: Command): void {
     .option("--input <key=value>", "one input (repeatable); parsed per its expected type", (v: string, acc: string[]) => [...acc, v], [] as string[])
     .option("--inputs-file <file>", "all inputs as one JSON object (- for standard input)")
     .option("--context-json <json>", "the resume context, a JSON object")
+    .option("--message <text>", "a follow-up message to the agent, beside the inputs: it reaches the agent's resumed session (resume.json context.message)")
     .option("--queue", "check the inputs and leave the resume to a worker of the run's role, on any machine (pmagent worker), instead of running the sprite here")
     .addOption(formatOption())
-    .action(async (id: string, opts: { input: string[]; inputsFile?: string; contextJson?: string; queue?: boolean; format: Format }, cmd: Command) => {
+    .action(async (id: string, opts: { input: string[]; inputsFile?: string; contextJson?: string; message?: string; queue?: boolean; format: Format }, cmd: Command) => {
       if (opts.input.length > 0 && opts.inputsFile) throw new UsageError("invalid_option", "give the inputs either with --input or with --inputs-file, not both");
       let context: Record<string, unknown> | undefined;
       if (opts.contextJson !== undefined) {
@@ -62,7 +63,7 @@ export function registerResume(program: Command): void {
         const run = await sup.runs.get(id);
         const inputs = fileInputs ?? parseInputFlags(opts.input, run.waiting?.expected_inputs ?? {});
         if (opts.queue) {
-          const queued = await sup.queueResume(id, { inputs, context });
+          const queued = await sup.queueResume(id, { inputs, context, message: opts.message });
           print(opts.format, { queued: true, noop: queued.noop, run: queued.run }, () =>
             `${queued.noop ? "queued already with these inputs" : "queued"}: a worker of ${queued.run.role} resumes it (pmagent worker --role ${queued.run.role}, on any machine)\n${runLine(queued.run)}`,
           );
@@ -70,7 +71,7 @@ export function registerResume(program: Command): void {
         }
         const release = cancelOnSignals(sup, () => id);
         try {
-          const result = await sup.resumeRun(id, { inputs, context });
+          const result = await sup.resumeRun(id, { inputs, context, message: opts.message });
           if (result.noop) {
             print(opts.format, { noop: true, run: result.run }, () => `already resumed with this checkpoint and payload: nothing done (${runLine(result.run)})`);
             return;

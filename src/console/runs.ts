@@ -2,6 +2,7 @@
 /** Runs: the list (newest first, filtered) and one run's view with its live timeline. */
 import { api, button, errorText, h, jsonDetails, main, stateBadge, time, type Json } from "./dom.js";
 import type { WhoAmI } from "./board.js";
+import { conversationView } from "./conversation.js";
 import { pullNumbers } from "./entries.js";
 import type { Page } from "./list.js";
 import { listen } from "./live.js";
@@ -124,6 +125,7 @@ export async function runPage(id: string): Promise<void> {
   setState(run.state);
   const live = h("span", { class: "live", id: "run-live", role: "status" });
   const timeline = h("ol", { class: "timeline", id: "timeline", "aria-live": "polite" });
+  const conversation = conversationView();
   const artifacts = h("ul", { id: "artifacts" });
   const checkpoints = h("ul", { id: "checkpoints" });
   const logs = h("pre", { id: "logs" });
@@ -219,7 +221,12 @@ export async function runPage(id: string): Promise<void> {
     h(
       "div",
       { class: "cols" },
-      h("section", { class: "tile wide", "aria-labelledby": "timeline-h" }, h("h2", { id: "timeline-h" }, "Timeline"), timeline),
+      h(
+        "div",
+        {},
+        h("section", { class: "tile wide", "aria-labelledby": "conversation-h" }, h("h2", { id: "conversation-h" }, "Conversation"), conversation.element),
+        h("section", { class: "tile wide", "aria-labelledby": "timeline-h" }, h("h2", { id: "timeline-h" }, "Timeline"), timeline),
+      ),
       h(
         "div",
         {},
@@ -263,6 +270,7 @@ export async function runPage(id: string): Promise<void> {
           else slot.replaceChildren(h("span", { class: "outcome muted" }, "→ pending"));
         } else if (e.dispatch) slot.replaceChildren(h("span", { class: "outcome" }, `→ ${String(e.dispatch.status ?? JSON.stringify(e.dispatch))}`));
         timeline.append(li);
+        conversation.add(e);
         if (e.event_type === "ARTIFACT") artifacts.append(h("li", {}, `${String(p.kind)} ${String(p.ref ?? p.url ?? "")}`));
         if (e.event_type === "WAITING") checkpoints.append(h("li", { "data-checkpoint": String(p.checkpoint_id) }, h("code", {}, String(p.checkpoint_id)), ` · ${String(p.reason)} · `, time(e.event.timestamp ?? e.received_at)));
         if (e.event_type === "ACTION_REQUEST") refresh();

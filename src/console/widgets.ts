@@ -1,6 +1,7 @@
 /// <reference lib="dom" />
 /** Pieces several pages share: the resume form, filter bars and a paged table with "Load more". */
 import { api, errorText, h, type Json } from "./dom.js";
+import { InputInvalid, inputControl } from "./inputs.js";
 import { fetchList, type ListRequest } from "./list.js";
 
 export interface Run {
@@ -39,29 +40,24 @@ export function entryTitle(e: StoredEntry["entry"]): HTMLElement {
   return summary ? h("span", { class: "title" }, h("span", { class: "summary" }, summary), " ", h("span", { class: "kind muted" }, e.kind)) : h("span", { class: "title" }, h("span", { class: "kind" }, e.kind));
 }
 
-function inputField(name: string, type: string, id: string): HTMLElement {
-  if (type === "boolean") return h("input", { type: "checkbox", name, id, "data-type": type });
-  if (type === "integer") return h("input", { type: "number", step: "1", name, id, "data-type": type, required: "" });
-  if (type === "string") return h("input", { type: "text", name, id, "data-type": type, required: "" });
-  return h("textarea", { name, id, "data-type": type, placeholder: `${type} as JSON`, required: "", rows: "2" });
-}
-
 /**
- * A form built from the WAITING event's expected_inputs; values typed as the run expects them.
- * `onResumed` is told once the server accepted the inputs.
+ * A form built from the WAITING event's expected_inputs (controls typed as the run expects them,
+ * rows to add for arrays and maps) and a follow-up message to the agent. `onResumed` is told once
+ * the server accepted them.
  */
 export function resumeForm(run: Run, onResumed: () => void): HTMLElement {
   const expected = run.waiting!.expected_inputs;
   const error = h("p", { class: "error", role: "alert", "data-resume-error": run.id });
-  const fields = Object.entries(expected).map(([name, type]) => {
-    const id = `resume-${run.id}-${name}`;
-    return h("div", { class: "field" }, h("label", { for: id }, `${name} `, h("small", {}, type)), inputField(name, type, id));
-  });
+  const controls = Object.entries(expected).map(([name, type]) => ({ name, control: inputControl(name, type, `resume-${run.id}-${name}`) }));
+  const fields = controls.map(({ name, control }) => h("div", { class: "field" }, h("label", { for: `resume-${run.id}-${name}` }, `${name} `, h("small", {}, expected[name]!)), control.element));
+  const messageId = `resume-${run.id}-message`;
+  const message = h("textarea", { id: messageId, name: "message", "data-follow-up": "", rows: "3", placeholder: "a follow-up message to the agent (optional): it is resumed into the same session" }) as HTMLTextAreaElement;
   const form = h(
     "form",
     { class: "resume", "data-resume": run.id, "aria-label": `resume run ${run.id}` },
     h("p", {}, "waiting: ", h("strong", {}, run.waiting!.reason), " · checkpoint ", h("code", {}, run.waiting!.checkpoint_id)),
     ...fields,
+    h("div", { class: "field" }, h("label", { for: messageId }, "message ", h("small", {}, "to the agent")), message),
     h("button", { type: "submit" }, "Resume run"),
     error,
   ) as HTMLFormElement;
@@ -69,15 +65,14 @@ export function resumeForm(run: Run, onResumed: () => void): HTMLElement {
     e.preventDefault();
     const inputs: Json = {};
     try {
-      for (const el of Array.from(form.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>("[data-type]"))) {
-        const type = el.dataset.type!;
-        inputs[el.name] = type === "boolean" ? (el as HTMLInputElement).checked : type === "integer" ? Number(el.value) : type === "string" ? el.value : (JSON.parse(el.value) as unknown);
-      }
+      for (const { name, control } of controls) inputs[name] = control.read(name);
     } catch (err) {
-      error.textContent = `not valid JSON: ${errorText(err)}`;
+      if (!(err instanceof InputInvalid)) throw err;
+      error.textContent = err.message;
       return;
     }
-    api("POST", `/v1/runs/${encodeURIComponent(run.id)}/resume`, { inputs })
+    error.textContent = "";
+    api("POST", `/v1/runs/${encodeURIComponent(run.id)}/resume`, { inputs, ...(message.value === "" ? {} : { message: message.value }) })
       .then(onResumed)
       .catch((err: Error) => (error.textContent = err.message));
   });

@@ -104,15 +104,15 @@ function runs(ctx: ServerContext): Route[] {
       },
     }),
     route({
-      method: "POST", url: "/v1/runs/:id/resume", tag: "runs", summary: "resume a waiting run with inputs checked against its expected_inputs (the same resume twice is a no-op); `queue: true` leaves it to any worker of its role, on any machine",
+      method: "POST", url: "/v1/runs/:id/resume", tag: "runs", summary: "resume a waiting run with inputs checked against its expected_inputs and an optional follow-up `message` to its agent (the same resume twice is a no-op); `queue: true` leaves it to any worker of its role, on any machine",
       params: IdParams, body: ResumeBody, status: 202, errors: [403, 404, 409],
       handler: async ({ actor, params, body }) => {
         await assertMayActOnRun(ctx, actor, await rs.get(params.id), "resume");
         if (body.queue) {
-          const queued = await ctx.supervisor.queueResume(params.id, { inputs: body.inputs, context: body.context });
+          const queued = await ctx.supervisor.queueResume(params.id, { inputs: body.inputs, context: body.context, message: body.message });
           return { noop: queued.noop, queued: true, run: queued.run };
         }
-        const result = await ctx.supervisor.resumeRun(params.id, { inputs: body.inputs, context: body.context });
+        const result = await ctx.supervisor.resumeRun(params.id, { inputs: body.inputs, context: body.context, message: body.message });
         // The relaunched sprite runs under this server; its outcome is in the run record and events.
         const finished = result.finished.catch(() => undefined);
         ctx.inFlight.add(finished);

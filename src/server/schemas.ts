@@ -67,6 +67,8 @@ export const ResumeBody = z
     /** Checked against the WAITING event's expected_inputs. */
     inputs: z.record(z.string(), z.unknown()),
     context: z.record(z.string(), z.unknown()).optional(),
+    /** A follow-up message to the agent, beside the inputs: resumed into the same agent session (in the resume's context.message). */
+    message: z.string().optional(),
     /** Leave the resume to any worker of the run's role (any machine) instead of relaunching the sprite under this server. */
     queue: z.boolean().optional(),
   })

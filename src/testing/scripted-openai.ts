@@ -45,10 +45,11 @@ export type FakeReply =
   | ({ json: unknown } & FakeAnswerEnd)
   /**
    * Function calls (`function_call` output items); `arguments` that is not a string is sent as JSON
-   * text. `bareCompleted`: streaming, response.completed has an empty `output`, as some compatible
-   * servers send it (the items came in response.output_item.done).
+   * text; `namespace`: the call is to a tool of a namespace tool (as MCP servers' tools are offered). `bareCompleted`: streaming, response.completed has an empty `output`, as some compatible
+   * servers send it (the items came in response.output_item.done). `text`: an assistant message
+   * before the calls (the model saying what it is about to do).
    */
-  | ({ calls: Array<{ name: string; arguments: unknown; call_id?: string }>; bareCompleted?: boolean } & FakeAnswerEnd)
+  | ({ calls: Array<{ name: string; arguments: unknown; call_id?: string; namespace?: string }>; bareCompleted?: boolean; text?: string } & FakeAnswerEnd)
   /** The model refuses (an output `refusal` part). */
   | ({ refusal: string } & FakeAnswerEnd)
   /** The response fails (`status: "failed"`, `response.failed` when streaming). */
@@ -59,6 +60,8 @@ export type FakeReply =
   | { status: number; message?: string; retryAfter?: number }
   /** Accept the request and never answer (client timeouts). */
   | { hang: true }
+  /** Hold the request until `until` settles, then answer it with `then` (a test sees the agent mid-turn). */
+  | { until: Promise<unknown>; then: FakeReply }
   /** A 200 event stream whose only event is not JSON. */
   | { malformed: true };
 
@@ -103,8 +106,12 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     }
     requests.push({ method: req.method ?? "", path: req.url ?? "", headers: req.headers, body });
     if (req.method !== "POST" || req.url !== "/v1/responses") return sendError(res, 404, `Invalid URL (${req.method} ${req.url})`);
-    const reply = queue.shift();
+    let reply = queue.shift();
     if (reply === undefined) return sendError(res, 500, "fake-openai: no scripted reply left for this request");
+    while ("until" in reply) {
+      await reply.until;
+      reply = reply.then;
+    }
     if ("hang" in reply) {
       hanging.add(res);
       return;
@@ -136,20 +143,33 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       return void res.end();
     }
     if ("calls" in reply) {
-      const items = reply.calls.map((c, i) => ({
+      const calls = reply.calls.map((c, i) => ({
         id: `fc_fake${counter}_${i}`,
         type: "function_call",
         status: "completed",
         call_id: c.call_id ?? `call_fake${counter}_${i}`,
         name: c.name,
+        ...(c.namespace === undefined ? {} : { namespace: c.namespace }),
         arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments),
       }));
-      const usage = reply.usage ?? { input_tokens: Math.ceil(raw.length / 4), output_tokens: items.reduce((n, it) => n + Math.ceil(it.arguments.length / 4), 0) };
+      const said = reply.text === undefined ? [] : [messageItem(ids.message, "completed", [{ type: "output_text", text: reply.text, annotations: [], logprobs: [] }])];
+      const items: Array<Record<string, unknown>> = [...said, ...calls];
+      const usage = reply.usage ?? { input_tokens: Math.ceil(raw.length / 4), output_tokens: calls.reduce((n, it) => n + Math.ceil(it.arguments.length / 4), 0) };
       if (!stream) return sendJson(res, 200, responseObject(body, ids.response, "completed", items, usage));
       const send = openStream(res);
       send("response.created", { response: responseObject(body, ids.response, "in_progress", [], null) });
       send("response.in_progress", { response: responseObject(body, ids.response, "in_progress", [], null) });
-      items.forEach((item, output_index) => {
+      if (said[0]) {
+        const part = (said[0].content as unknown[])[0];
+        send("response.output_item.added", { output_index: 0, item: messageItem(ids.message, "in_progress", []) });
+        send("response.content_part.added", { output_index: 0, item_id: ids.message, content_index: 0, part: { type: "output_text", text: "", annotations: [], logprobs: [] } });
+        send("response.output_text.delta", { output_index: 0, item_id: ids.message, content_index: 0, delta: reply.text, logprobs: [] });
+        send("response.output_text.done", { output_index: 0, item_id: ids.message, content_index: 0, text: reply.text, logprobs: [] });
+        send("response.content_part.done", { output_index: 0, item_id: ids.message, content_index: 0, part });
+        send("response.output_item.done", { output_index: 0, item: said[0] });
+      }
+      calls.forEach((item, i) => {
+        const output_index = said.length + i;
         send("response.output_item.added", { output_index, item: { ...item, status: "in_progress", arguments: "" } });
         for (let k = 0; k < item.arguments.length; k += 11) send("response.function_call_arguments.delta", { output_index, item_id: item.id, delta: item.arguments.slice(k, k + 11) });
         send("response.function_call_arguments.done", { output_index, item_id: item.id, name: item.name, arguments: item.arguments });

@@ -197,7 +197,7 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
         { emit: "ARTIFACT", payload: { kind: "branch", ref: "sprite/e2e-1" } },
         { emit: "ACTION_REQUEST", payload: { action: "OPEN_PR", parameters: { title: "Add a guide", body: "for e2e-1", base: "main", head: "sprite/e2e-1" }, blocking: false } },
         { log: "hello from the sprite" },
-        { waiting: { reason: "PR_REVIEW", expected_inputs: { approved: "boolean", comments: "array<string>", attempts: "integer" } } },
+        { waiting: { reason: "PR_REVIEW", expected_inputs: { approved: "boolean", comments: "array<string>", attempts: "integer", labels: "map" } } },
       ],
       on_resume: [{ emit: "COMPLETED", payload: { status: "success", summary: "done" } }],
     });
@@ -244,18 +244,33 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
 
     const form = page.locator(`[data-resume="${prRun.id}"]`);
     await form.locator('input[name="approved"]').check();
-    await form.locator('textarea[name="comments"]').fill("[1]");
+    // An array is rows to add and remove, not JSON to type.
+    const comments = form.locator('[data-input="comments"]');
+    await comments.getByRole("button", { name: "Add item" }).click();
+    await comments.getByRole("button", { name: "Add item" }).click();
+    await comments.locator("li[data-row] input").nth(0).fill("lgtm");
+    await comments.locator("li[data-row] input").nth(1).fill("drop me");
+    await comments.getByRole("button", { name: "remove this item" }).nth(1).click();
     await form.locator('input[name="attempts"]').fill("2");
-    await form.locator("button").click();
-    await page.locator(`[data-resume-error="${prRun.id}"]`, { hasText: "inputs.comments[0]: expected string" }).waitFor();
-    await form.locator('textarea[name="comments"]').fill('["lgtm"]');
-    await form.locator("button").click();
+    // A map is rows of key and value; a row without a key is refused before anything is sent.
+    const labels = form.locator('[data-input="labels"]');
+    await labels.getByRole("button", { name: "Add entry" }).click();
+    await labels.getByRole("button", { name: "Add entry" }).click();
+    await labels.locator("li[data-row] input.key").nth(0).fill("area");
+    await labels.locator("li[data-row] input.value").nth(0).fill("docs");
+    await labels.locator("li[data-row] input.value").nth(1).fill("7");
+    await form.locator('button[type="submit"]').click();
+    await page.locator(`[data-resume-error="${prRun.id}"]`, { hasText: "labels: an entry has no key: give it one, or remove it" }).waitFor();
+    await labels.locator("li[data-row] input.key").nth(1).fill("priority");
+    await form.locator('button[type="submit"]').click();
     await page.locator("#resumed").waitFor();
     await page.waitForFunction(() => document.getElementById("run-state")?.textContent === "succeeded");
     await page.locator('#timeline li[data-seq="6"]').waitFor();
     await page.locator("#run-meta", { hasText: "attempt 2" }).waitFor();
     expect(await page.locator("#run-meta").textContent()).toMatch(/ · finished \d{4}-\d\d-\d\d /);
     expect((await page.locator("#timeline li strong").allTextContents()).slice(4)).toEqual(["INFO", "COMPLETED"]);
+    const ack = (await s.call("GET", `/v1/runs/${prRun.id}/events?type=INFO`)).body.items[0].event.payload;
+    expect(ack.metadata.inputs).toEqual({ approved: true, comments: ["lgtm"], attempts: 2, labels: { area: "docs", priority: 7 } });
     expect((await s.call("GET", `/v1/runs/${prRun.id}`)).body.state).toBe("succeeded");
     await shot("run-succeeded");
   });

@@ -109,6 +109,9 @@ describe("MCP server: runs, resources and prompts over streamable HTTP", () => {
     const api = await s.call("POST", `/v1/runs/${waiting.id}/resume`, { as: "Builder", body: { inputs: { approved: "yes", comments: [] } } });
     expect(wrong).toBe(`${api.body.error.code}: ${api.body.error.message}`);
     expect(wrong).toContain("approved");
+    expect(await refused(builder, "runs_resume", { id: waiting.id, inputs: { approved: true, comments: [] }, message: "" })).toBe(
+      "resume_message_empty: the follow-up message is empty: write what the agent should be told, or give no message",
+    );
     expect(await refused(builder, "runs_resume", { id: waiting.id })).toMatch(/^MCP error -32602: Input validation error: Invalid arguments for tool runs_resume: .* at inputs$/);
 
     const resumed = await ok(builder, "runs_resume", { id: waiting.id, inputs: { approved: true, comments: ["ok"] } });

@@ -196,20 +196,28 @@ describe("runs over HTTP: list, show, live events, resume, cancel", () => {
     const bad = await s.call("POST", path, { as: "Builder", body: { inputs: { approved: "yes" } } });
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toContain("inputs.approved: expected boolean, got string");
-    const ok = await s.call("POST", path, { as: "Builder", body: { inputs: { approved: true, comments: ["lgtm"] } } });
+    const empty = await s.call("POST", path, { as: "Builder", body: { inputs: { approved: true, comments: ["lgtm"] }, message: " " } });
+    expect([empty.status, empty.body.error]).toEqual([400, { code: "resume_message_empty", message: "the follow-up message is empty: write what the agent should be told, or give no message" }]);
+    const ok = await s.call("POST", path, { as: "Builder", body: { inputs: { approved: true, comments: ["lgtm"] }, message: "ship it" } });
     expect(ok.status).toBe(202);
     expect(ok.body.noop).toBe(false);
     const frames = await readSse(`${s.url}/v1/runs/${waiting.id}/events/stream`, auth("Human"), (f) => f.some((x) => x.event === "end"));
     expect(types(frames)).toEqual(["PHASE_STARTED", "ARTIFACT", "WAITING", "INFO", "COMPLETED"]);
     expect(frames.at(-1)).toEqual({ id: "5", event: "end", data: { state: "succeeded" } });
+    // The follow-up message reached the sprite in its resume's context.
+    const ack = (await s.call("GET", `/v1/runs/${waiting.id}/events?type=INFO`)).body.items[0].event.payload;
+    expect(ack.metadata).toEqual({ inputs: { approved: true, comments: ["lgtm"] }, context: { message: "ship it" } });
     // A reconnect (Last-Event-ID = the end's id) to the finished run: 204 tells EventSource to stop.
     const url = `${s.url}/v1/runs/${waiting.id}/events/stream`;
     const reconnect = await fetch(url, { headers: { ...auth("Human"), "last-event-id": "5" } });
     expect([reconnect.status, await reconnect.text()]).toEqual([204, ""]);
     // A client that is behind still gets what it missed, then the end.
     expect(types(await readSse(url, { ...auth("Human"), "last-event-id": "3" }, (f) => f.some((x) => x.event === "end")))).toEqual(["INFO", "COMPLETED"]);
-    const again = await s.call("POST", path, { as: "Builder", body: { inputs: { approved: true, comments: ["lgtm"] } } });
+    const again = await s.call("POST", path, { as: "Builder", body: { inputs: { approved: true, comments: ["lgtm"] }, message: "ship it" } });
     expect(again.body.noop).toBe(true);
+    const told = await s.call("POST", path, { body: { inputs: {}, message: "one more thing" } });
+    expect([told.status, told.body.error.code]).toEqual([409, "run_not_waiting"]);
+    expect(told.body.error.message).toBe(`run ${waiting.id} is succeeded, not waiting: only a waiting run can be resumed`);
     const later = await s.call("POST", path, { body: { inputs: { approved: false, comments: [] } } });
     expect(later.status).toBe(409);
     expect(later.body.error.code).toBe("run_not_waiting");

@@ -9,7 +9,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { agentMessage, commandEvents, refusedEvent } from "./events.js";
+import { agentMessage, clip, commandEvents, MESSAGE_CHARS, OUTPUT_CHARS, refusedEvent } from "./events.js";
 import { codexUsage } from "./usage.js";
 import type { AgentDriver, AgentSettings, LineResult, MappedEvent, StreamState } from "./types.js";
 
@@ -67,8 +67,25 @@ function configToml(settings: AgentSettings): string {
 const REJECTED = /Rejected\(\\"`(.*?)` rejected: (.*?)\\"\)/;
 /** Undo one level of Rust's Debug quoting (the log quotes the error, which quotes the command). */
 const unquote = (s: string) => s.replace(/\\(.)/gs, (_, c: string) => (c === "n" ? "\n" : c));
-/** The command as the agent gave it, when Codex shows it wrapped in its shell (`/bin/bash -c '…'`). */
-const SHELL_WRAPPED = /^\S*\/(?:ba|z)?sh -l?c '([^']*)'$/s;
+/** A command as Codex shows it, wrapped in its shell: `/bin/bash -c '…'`, or `-c "…"` when it holds a single quote. */
+const SHELL_WRAPPED = /^\S*\/(?:ba|z)?sh -l?c (?:'([^']*)'|"((?:[^"\\]|\\.)*)")$/s;
+
+/** The command as the agent gave it (Codex's shell wrapper taken off). */
+function agentCommand(shown: string): string {
+  const m = SHELL_WRAPPED.exec(shown);
+  if (!m) return shown;
+  // In double quotes the shell takes a backslash off only before $ ` " \ and a newline.
+  return m[1] ?? m[2]!.replace(/\\([$`"\\\n])/g, "$1");
+}
+
+/** What an MCP tool call answered: the text of its content blocks, else its structured content as JSON. */
+function toolResult(result: unknown): string {
+  if (result === null || typeof result !== "object") return "";
+  const r = result as { content?: unknown; structured_content?: unknown };
+  const texts = Array.isArray(r.content) ? r.content.map((c: { text?: unknown }) => (typeof c?.text === "string" ? c.text : "")).filter((t) => t !== "") : [];
+  if (texts.length > 0) return texts.join("\n");
+  return r.structured_content === undefined || r.structured_content === null ? "" : JSON.stringify(r.structured_content);
+}
 
 type Item = Record<string, unknown> & { type?: string; id?: string };
 
@@ -91,7 +108,7 @@ function mapItem(item: Item, state: StreamState): LineResult {
         events.push(refusedEvent("codex", state, { tool: "command_execution", command: String(item.command ?? ""), reason: String(item.aggregated_output ?? "") || "declined by Codex" }));
         break;
       }
-      const mapped = commandEvents("codex", String(item.command ?? ""), typeof item.exit_code === "number" ? item.exit_code : null, String(item.status ?? ""), String(item.aggregated_output ?? ""));
+      const mapped = commandEvents("codex", agentCommand(String(item.command ?? "")), typeof item.exit_code === "number" ? item.exit_code : null, String(item.status ?? ""), String(item.aggregated_output ?? ""));
       events.push(...mapped.events);
       passthrough.push(...mapped.passthrough);
       break;
@@ -102,9 +119,26 @@ function mapItem(item: Item, state: StreamState): LineResult {
       }
       events.push({ type: "INFO", payload: { message: `files changed: ${((item.changes as Array<{ path?: string }> | undefined) ?? []).map((c) => c.path).join(", ")}`, kind: "file_change", metadata: { agent: "codex", status: item.status ?? null, changes: item.changes ?? [] } } });
       break;
-    case "mcp_tool_call":
-      events.push({ type: "INFO", payload: { message: `tool ${String(item.server)}.${String(item.tool)}: ${String(item.status)}`, kind: "tool_call", metadata: { agent: "codex", server: item.server ?? null, tool: item.tool ?? null, status: item.status ?? null, error: item.error ?? null } } });
+    case "mcp_tool_call": {
+      const error = (item.error as { message?: unknown } | null | undefined)?.message;
+      events.push({
+        type: "INFO",
+        payload: {
+          message: `tool ${String(item.server)}.${String(item.tool)}: ${String(item.status)}`,
+          kind: "tool_call",
+          metadata: {
+            agent: "codex",
+            server: item.server ?? null,
+            tool: item.tool ?? null,
+            status: item.status ?? null,
+            input: clip(JSON.stringify(item.arguments ?? {}), MESSAGE_CHARS),
+            output: clip(toolResult(item.result), OUTPUT_CHARS),
+            error: error === undefined || error === null ? null : clip(String(error), MESSAGE_CHARS),
+          },
+        },
+      });
       break;
+    }
     case "web_search":
       events.push({ type: "INFO", payload: { message: `web search: ${String(item.query ?? "")}`, kind: "web_search", metadata: { agent: "codex" } } });
       break;
@@ -147,7 +181,7 @@ export const codex: AgentDriver = {
     const m = REJECTED.exec(line);
     if (!m) return [];
     const shown = unquote(unquote(m[1]!));
-    return [refusedEvent("codex", state, { tool: "exec_command", command: SHELL_WRAPPED.exec(shown)?.[1] ?? shown, reason: unquote(unquote(m[2]!)) })];
+    return [refusedEvent("codex", state, { tool: "exec_command", command: agentCommand(shown), reason: unquote(unquote(m[2]!)) })];
   },
 
   mapLine(line, state) {

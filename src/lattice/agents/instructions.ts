@@ -4,6 +4,8 @@
  * create` as the commands, and the real paths of this run. In the sandbox the workspace is also
  * mounted at /workspace (the spec's path); outside it only the real path exists.
  */
+import { followUpOf } from "../protocol/index.js";
+
 export interface InstructionsInput {
   spriteId: string;
   workItemId: string;
@@ -93,7 +95,14 @@ export function taskText(prompt: string | undefined, entry: Record<string, unkno
   return parts.join("\n\n");
 }
 
-/** The message that resumes the agent's session after WAITING. */
+/**
+ * The message that resumes the agent's session after WAITING: a person's follow-up message first
+ * (the resume's `context.message`), then the inputs and the rest of the context.
+ */
 export function resumeText(resume: Record<string, unknown>): string {
-  return `Lattice resumed you from checkpoint ${String(resume.checkpoint_id)}. The inputs you waited for:\n\n${JSON.stringify(resume.inputs ?? {}, null, 2)}\n\nContext: ${JSON.stringify(resume.context ?? {})}\n\nEmit an INFO acknowledging the resume, then continue the work item.`;
+  const context = (resume.context ?? {}) as Record<string, unknown>;
+  const message = followUpOf({ context });
+  const { message: _message, ...rest } = context;
+  const said = message === null ? "" : `\n\nA person answered you with this message:\n\n${message}`;
+  return `Lattice resumed you from checkpoint ${String(resume.checkpoint_id)}.${said}\n\nThe inputs you waited for:\n\n${JSON.stringify(resume.inputs ?? {}, null, 2)}\n\nContext: ${JSON.stringify(message === null ? context : rest)}\n\nEmit an INFO acknowledging the resume, then continue the work item.`;
 }

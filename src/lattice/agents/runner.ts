@@ -12,7 +12,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { UsageError, writeFileAtomic, type Redactor } from "../../core/index.js";
-import { outboxPath } from "../protocol/index.js";
+import { followUpOf, outboxPath } from "../protocol/index.js";
 import { findExecutable, SANDBOX_WORKSPACE } from "../sandbox/index.js";
 import { markResumed, readResume, Sprite } from "../sprite/index.js";
 import { clip, MESSAGE_CHARS, refusalReason } from "./events.js";
@@ -169,13 +169,16 @@ export async function runAgent(o: AgentRunOptions): Promise<number> {
   const instructions = protocolInstructions({ spriteId: sprite.spriteId, workItemId: sprite.workItemId, workspace, sandboxed: env.LATTICE_SANDBOX === "bwrap" });
   const agentEnv = driver.prepare(settings, instructions);
 
-  const { resume, key } = readResume(workspace, { mark: false });
+  const { resume, key, replayed } = readResume(workspace, { mark: false });
   const saved = readSession(home, o.agent);
   const sessionId = resume && saved ? saved : null;
   // The outcomes the role routes on (config on_outcome), as the supervisor passed them.
   const outcomes = (env.PMAGENT_OUTCOMES ?? "").split(",").filter((x) => x !== "");
   const task = resume ? (saved ? resumeText(resume) : `${taskText(o.prompt, readEntry(env), outcomes)}\n\n${resumeText(resume)}`) : taskText(o.prompt, readEntry(env), outcomes);
   if (resume && key) markResumed(workspace, key);
+  // A person's follow-up message is part of the conversation: recorded as the agent hears it.
+  const followUp = resume && !replayed ? followUpOf(resume) : null;
+  if (followUp !== null) sprite.info(clip(followUp, MESSAGE_CHARS), { kind: "follow_up", metadata: { agent: o.agent } });
 
   const before = gitSnapshot(workspace);
   const outbox = outboxPath(workspace);

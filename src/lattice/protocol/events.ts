@@ -166,7 +166,8 @@ export const ResumeSchema = z.looseObject({
   work_item_id: text,
   checkpoint_id: CheckpointId,
   inputs: record.default({}),
-  context: record.default({}),
+  /** Free-form; pmagent's extension: a person's follow-up message to the sprite in `message` (see withFollowUp). */
+  context: record.default({}).describe("free-form context; `message`, when present, is a person's follow-up message to the sprite, given with the resume"),
 });
 export type Resume = z.output<typeof ResumeSchema>;
 export type ResumeInput = z.input<typeof ResumeSchema>;

@@ -107,3 +107,28 @@ export function writeResume(workspace: string, resume: ResumeInput): string {
 export function removeResume(workspace: string): void {
   rmSync(resumePath(workspace), { force: true });
 }
+
+/** The longest follow-up message a resume carries. */
+export const FOLLOW_UP_MAX_CHARS = 20_000;
+
+/**
+ * pmagent's extension of the resume payload: a person's follow-up message to a waiting sprite
+ * travels in the resume's `context.message` (the spec's free-form context), beside the typed
+ * inputs. Returns the context with the message in it; refuses an empty or overlong message, and
+ * a message given twice (as the message and in the context).
+ */
+export function withFollowUp(context: Record<string, unknown> | undefined, message: string | undefined): Record<string, unknown> | undefined {
+  if (message === undefined) return context;
+  if (message.trim() === "") throw new UsageError("resume_message_empty", "the follow-up message is empty: write what the agent should be told, or give no message");
+  if (message.length > FOLLOW_UP_MAX_CHARS) {
+    throw new UsageError("resume_message_too_long", `the follow-up message has ${message.length} characters, over the limit of ${FOLLOW_UP_MAX_CHARS}: shorten it, or put the long text in a file of the workspace and say where`);
+  }
+  if (context && "message" in context) throw new UsageError("resume_message_twice", "the follow-up message is given both as the message and as context.message: give it once");
+  return { ...context, message };
+}
+
+/** The follow-up message a resume carries (see withFollowUp), or null. */
+export function followUpOf(resume: { context?: Record<string, unknown> }): string | null {
+  const m = resume.context?.message;
+  return typeof m === "string" && m.trim() !== "" ? m : null;
+}

@@ -52,6 +52,8 @@ export interface StartRunOptions {
 export interface ResumeOptions {
   inputs: Record<string, unknown>;
   context?: Record<string, unknown>;
+  /** A person's follow-up message to the sprite, beside the inputs: it goes in the resume's `context.message`. */
+  message?: string;
   /** Written into resume.json's `inputs` (mode 0600) but never stored in the database or logs. */
   secretInputs?: Record<string, string>;
   /** A blocking action failed: resume with the error in `context.error`, inputs unchecked. */

@@ -7,7 +7,7 @@
  */
 import { OPEN_CHANNEL } from "../../blackboard/index.js";
 import { ConflictError, RefusedError, contentHash } from "../../core/index.js";
-import { assertInputs } from "../protocol/index.js";
+import { assertInputs, withFollowUp } from "../protocol/index.js";
 import type { SupervisorContext } from "./context.js";
 import type { ResumeResult } from "./options.js";
 import type { RunRecord } from "../runs/index.js";
@@ -18,16 +18,18 @@ const QUEUE_PAGE = 8;
 export interface QueueResumeOptions {
   inputs: Record<string, unknown>;
   context?: Record<string, unknown>;
+  /** A follow-up message to the sprite (see ResumeOptions.message); queued in the context. */
+  message?: string;
 }
 
 /** Record a resume for any worker of the run's role; the same one again is a no-op. */
 export async function queueResume(ctx: SupervisorContext, runId: string, options: QueueResumeOptions): Promise<{ run: RunRecord; noop: boolean }> {
+  const context = withFollowUp(options.context, options.message) ?? {};
   const run = await ctx.runs.get(runId);
   if (run.state !== "waiting" || !run.waiting) {
     throw new RefusedError("run_not_waiting", `run ${runId} is ${run.state}, not waiting: only a waiting run can be resumed`, { run: runId, state: run.state });
   }
   const inputs = options.inputs;
-  const context = options.context ?? {};
   assertInputs(inputs, run.waiting.expected_inputs);
   if (await ctx.runs.queueResume(runId, run.role, inputs, context)) {
     // A worker of the role waiting for work wakes as for a posted entry.

@@ -7,7 +7,7 @@ import { mkdirSync } from "node:fs";
 import { NotFoundError, RefusedError, UsageError, contentHash, writeFileAtomic, type PmagentError } from "../../core/index.js";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { hiddenFromSprites, runHome } from "../sandbox/index.js";
-import { assertInputs, assertRealDirectory, checkInputs, latticeDir, resumePath } from "../protocol/index.js";
+import { assertInputs, assertRealDirectory, checkInputs, latticeDir, resumePath, withFollowUp } from "../protocol/index.js";
 import { track, whenAttemptDone, whenIdle, type SupervisorContext } from "./context.js";
 import { syncEntry } from "./entry-sync.js";
 import { launch } from "./launch.js";
@@ -28,7 +28,7 @@ async function resume(ctx: SupervisorContext, runId: string, options: ResumeOpti
   let run = await whenAttemptDone(ctx, runId);
   const secret = options.secretInputs ?? {};
   const inputs = options.inputs ?? {};
-  const given = { ...(options.context ?? {}), ...(options.failure ? { error: { action: options.failure.action, message: options.failure.message } } : {}) };
+  const given = { ...(withFollowUp(options.context, options.message) ?? {}), ...(options.failure ? { error: { action: options.failure.action, message: options.failure.message } } : {}) };
   const checkpointId = run.waiting?.checkpoint_id ?? null;
   // Secret values stay out of the key (it is stored); their names are part of it. The key is the
   // caller's payload: what the run holds for the resume (below) is not part of it.

@@ -245,12 +245,13 @@ export const RUN_TOOLS: ToolDef[] = [
     name: "runs_resume",
     title: "Resume a waiting run",
     description:
-      "Resume a run in state waiting with inputs matching its expected_inputs (see runs_show: name → type, e.g. approved: boolean). The run goes on under this server; follow it with runs_show or runs_events. The same resume twice changes nothing (noop: true).",
+      "Resume a run in state waiting with inputs matching its expected_inputs (see runs_show: name → type, e.g. approved: boolean), and optionally a follow-up message to its agent (resumed into the same agent session). The run goes on under this server; follow it with runs_show or runs_events. The same resume twice changes nothing (noop: true).",
     input: z
       .object({
         id: RunId,
-        inputs: z.record(z.string(), z.unknown()).describe('the inputs the run waits for, e.g. {"approved": true, "comments": []}'),
+        inputs: z.record(z.string(), z.unknown()).describe('the inputs the run waits for, e.g. {"approved": true, "comments": []}; {} when it waits for none'),
         context: z.record(z.string(), z.unknown()).optional().describe("extra context handed to the sprite"),
+        message: z.string().optional().describe("a follow-up message to the agent, e.g. \"use the blue theme, and keep the README short\"; it reaches the agent's resumed session (in the resume's context.message)"),
         queue: z.boolean().optional().describe("true: leave the resume to any worker of the run's role, on any machine (pmagent worker), instead of running it under this server"),
       })
       .strict(),
