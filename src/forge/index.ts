@@ -8,3 +8,4 @@ export * from "./workspace-git.js";
 export * from "./cycle-branch.js";
 export * from "./remote.js";
 export * from "./decide.js";
+export * from "./artifacts.js";
