@@ -23,7 +23,8 @@ export async function downloadActionsArtifact(client: GitHubClient, ref: Actions
   const { octokit, owner, repo } = client;
   const what = `fetch the artifact "${ref.name}" of workflow run ${ref.runId} in ${owner}/${repo}`;
   const listed = await callGitHub(`list the artifacts of workflow run ${ref.runId} in ${owner}/${repo}`, tokenEnv, () =>
-    octokit.paginate(octokit.rest.actions.listWorkflowRunArtifacts, { owner, repo, run_id: ref.runId, name: ref.name, per_page: 100 }),
+    // All of them (not filtered by name): when the name is not there, the message lists what is.
+    octokit.paginate(octokit.rest.actions.listWorkflowRunArtifacts, { owner, repo, run_id: ref.runId, per_page: 100 }),
   );
   const found = listed.filter((a) => a.name === ref.name);
   if (found.length === 0) {

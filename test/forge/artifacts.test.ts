@@ -33,7 +33,7 @@ describe("GitHub Actions artifacts through Octokit", () => {
       ["GET", "/repos/HirakuArai/vpm-mini/actions/artifacts/N/zip", 302],
       ["GET", "/_blobs/artifact-N.zip", 200],
     ]);
-    expect(gh.requests[before]!.query).toMatchObject({ name: `doc_update_review_v1_${runId}` });
+    expect(gh.requests[before]!.query).toMatchObject({ per_page: "100" });
   });
 
   it.each([
