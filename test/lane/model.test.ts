@@ -181,7 +181,7 @@ describe.each(kinds)("the doc_update lane with a model configured ($name)", (kin
       const prs = await forge.list();
       expect(prs).toMatchObject([{ number: 1, head: "pmagent/layer_b/doc_update/req-1", base: "main", state: "open" }]);
       const bare = join(dir, ".pmagent/forge.git");
-      expect(git(bare, "diff", "--name-only", "main", "pmagent/layer_b/doc_update/req-1")).toMatch(/^STATE\/current_state\.md\nreports\/doc_update_proposals\/\d{4}-\d{2}-\d{2}-req-1\.json\nreports\/doc_update_reviews\/\d{4}-\d{2}-\d{2}-req-1\.json\nreports\/pm_snapshots\/\d{4}-\d{2}-\d{2}-req-1\.md$/);
+      expect(git(bare, "diff", "--name-only", "main", "pmagent/layer_b/doc_update/req-1")).toMatch(/^STATE\/current_state\.md\nreports\/doc_update_proposals\/\d{4}-\d{2}-\d{2}-req-1\/doc_update_proposal_v1\.json\nreports\/doc_update_reviews\/\d{4}-\d{2}-\d{2}-req-1\/doc_update_review_v1\.json\nreports\/pm_snapshots\/\d{4}-\d{2}-\d{2}_demo\.md$/);
       expect(git(bare, "show", "pmagent/layer_b/doc_update/req-1:STATE/current_state.md")).toContain(APPENDED);
     } finally {
       await ts.cleanup();

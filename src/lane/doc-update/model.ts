@@ -158,7 +158,7 @@ export function shoTask(ctx: LaneRunContext, level: ReviewLevel, now: () => Date
     prepare() {
       read = readProposalArtifact(ctx);
       guarded = guardedUpdates(read.proposal, docReader(ctx.workspace, ctx.lane.allowed_paths), ctx.lane.allowed_paths);
-      const guards = guarded.map((g) => `- ${g.update.id} (${g.update.path}, ${g.update.change_type}): ${g.reasons.length === 0 ? "passes" : `refused — ${g.reasons.join("; ")}`}`);
+      const guards = guarded.map((g) => `- ${g.update.id} (${g.update.path}): ${g.reasons.length === 0 ? "passes" : `refused — ${g.reasons.join("; ")}`}`);
       return {
         outputSchema: outputSchemaFromZod("doc_update_review", reviewAnswerSchema(guarded.map((g) => g.update), level)),
         turnContext: [
