@@ -208,6 +208,23 @@ describe("what pmagent refuses, and says why", () => {
     expect(git(dir, "status", "--porcelain", "--", "STATE")).toBe(""); // nothing written
   });
 
+  it("pmagent's earlier review format (accepted updates, no final_content) is still applied, from the document as it is", async () => {
+    const appended = "### 1.3 Notes\n\nThe earlier review format still applies.";
+    const legacy = {
+      version: "doc_update_review_v1",
+      cycle_id: "old-1",
+      proposal_summary: "Note the earlier format",
+      created_at: "2026-01-15T10:31:00Z",
+      decisions: [{ update_id: "u1", path: "STATE/current_state.md", decision: "accept", reasons: [], lines_before: 24, lines_after: 28 }],
+      accepted: [{ id: "u1", path: "STATE/current_state.md", reason: "r", change_type: "append", suggested_markdown: appended }],
+    };
+    const { code, error, events, dir } = await tsuguOn(legacy);
+    expect(error).toBeUndefined();
+    expect(code).toBe(0);
+    const commit = artifactOf(events, "commit")!.ref;
+    expect(git(dir, "show", `${commit}:STATE/current_state.md`) + "\n").toBe(`${fixture("current_state.md").trimEnd()}\n\n${appended}\n`);
+  });
+
   it("a target file reached through a symbolic link", async () => {
     const outside = mkdtempSync(join(tmpdir(), "pmagent-outside-"));
     const review = { ...base(), target_files: [{ target: { path: "docs/linked/notes.md" }, change_type: "replace_whole_file", final_content: "# Notes\n\nText.\n", risk: "low" }] };
