@@ -90,7 +90,8 @@ export function readReview(value: unknown, source: string, projectId: string, re
     return {
       schema_version: REVIEW_VERSION,
       project_id: projectId,
-      proposal_ref: `(${old.cycle_id})`,
+      // The earlier format named no proposal path: the cycle stands in for it.
+      proposal_ref: `cycle ${old.cycle_id}`,
       generated_at: old.created_at,
       review_mode: AUTO_ACCEPT_MODE,
       overall_assessment: { summary: old.proposal_summary, risk_level: riskOf(old.accepted.length, rejected.length) },
