@@ -23,7 +23,7 @@ export function docUpdateLane(): ConfigInput["lanes"][number] {
   return {
     layer: "layer_b",
     name: "doc_update",
-    allowed_paths: ["STATE/", "docs/"],
+    allowed_paths: ["STATE/", "docs/", "reports/"],
     state_file: "STATE/current_state.md",
     // Tsugu applies the reviewed updates: the cycle's pull request opens with his commit.
     open_pull_request: "Tsugu",

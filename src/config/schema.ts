@@ -117,7 +117,7 @@ export const LaneSchema = z
     name,
     roles: z.array(RoleSchema).min(1),
     /** Paths (prefixes) the lane may edit; anything else is refused. */
-    allowed_paths: z.array(z.string().min(1)).default(["STATE/", "docs/"]),
+    allowed_paths: z.array(z.string().min(1)).default(["STATE/", "docs/", "reports/"]),
     /** Where the lane's STATE document lives, relative to the repository. */
     state_file: z.string().min(1).default("STATE/current_state.md"),
     /** The gate of the lane's model-backed review (Sho with `model` configured); hard_gate when absent. */

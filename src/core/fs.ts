@@ -1,5 +1,5 @@
-import { mkdirSync, renameSync, writeFileSync, openSync, fsyncSync, closeSync } from "node:fs";
-import { dirname, resolve, relative, isAbsolute, sep } from "node:path";
+import { mkdirSync, renameSync, writeFileSync, openSync, fsyncSync, closeSync, lstatSync } from "node:fs";
+import { dirname, resolve, relative, isAbsolute, sep, join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { RefusedError } from "./errors.js";
 
@@ -28,6 +28,27 @@ export function confinePath(root: string, input: string, what = "path"): string 
   if (rel === "" ) return target;
   if (rel.startsWith("..") || isAbsolute(rel) || rel.split(sep).includes("..")) {
     throw new RefusedError("path_outside_root", `${what} "${input}" is outside ${base}`);
+  }
+  return target;
+}
+
+/**
+ * `confinePath`, and refused when the path, or a directory on the way to it, is a symbolic link:
+ * for writes a file's contents decide (a link inside the root may lead anywhere).
+ */
+export function confinePathNoLinks(root: string, input: string, what = "path"): string {
+  const target = confinePath(root, input, what);
+  const base = resolve(root);
+  let at = base;
+  for (const part of relative(base, target).split(sep).filter(Boolean)) {
+    at = join(at, part);
+    let link: boolean;
+    try {
+      link = lstatSync(at).isSymbolicLink();
+    } catch {
+      break; // Not there yet: nothing further to follow.
+    }
+    if (link) throw new RefusedError("path_is_link", `${what} "${input}" goes through the symbolic link ${relative(base, at)}: links are not followed; replace it with the file itself`);
   }
   return target;
 }

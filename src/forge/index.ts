@@ -9,3 +9,4 @@ export * from "./cycle-branch.js";
 export * from "./remote.js";
 export * from "./decide.js";
 export * from "./comments.js";
+export * from "./artifacts.js";

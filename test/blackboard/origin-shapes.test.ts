@@ -29,6 +29,14 @@ describe("entries in the origin's shapes (codec)", () => {
     expect(parseComment(renderComment(entry))!.entry).toEqual(entry);
   });
 
+  it("reads the origin Sho workflow's comment: fenced, payload_ref naming a GitHub Actions artifact, no payload/target_docs/updated_at", () => {
+    const sho = { id: "2025-11-30T05:12:09.511Z_vpm-mini_shotoaya_19793359086", from: "Sho", to: "Aya", project_id: "vpm-mini", kind: "doc_update_review_result", payload_ref: { type: "actions_artifact", workflow_run_id: 19793359086, artifact_name: "doc_update_review_v1_19793359086" }, in_reply_to: "vpm-mini-docupdate-review-issue571-1", status: "done", created_at: "2025-11-30T05:12:09.511Z" };
+    const { entry } = parseComment(`<!-- blackboard:doc_update_v1 -->\n\`\`\`json\n${JSON.stringify(sho, null, 2)}\n\`\`\``)!;
+    expect(entry).toEqual({ ...sho, payload: {}, target_docs: [], updated_at: sho.created_at });
+    // A payload_ref of another form fills nothing in.
+    expect(() => parseComment(`<!-- blackboard:doc_update_v1 -->\n\njson\n${JSON.stringify({ ...sho, payload_ref: { type: "actions_artifact" } })}`)).toThrow(/\$\.payload: Invalid input/);
+  });
+
   it("without payload_ref, a missing payload is still refused", () => {
     const { payload_ref: _ref, ...plain } = compat;
     expect(() => parseComment(`<!-- blackboard:doc_update_v1 -->\n\njson\n${JSON.stringify(plain)}`)).toThrow(BlackboardCommentError);

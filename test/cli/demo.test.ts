@@ -22,7 +22,7 @@ describe("pmagent demo: one whole doc_update cycle", () => {
     expect(r.stdout).toContain("lane layer_b/doc_update: Human → Aya → Sho → Tsugu → Gen → Hana → Human");
     for (const role of ["Aya", "Sho", "Tsugu", "Gen", "Hana"]) expect(r.stdout).toMatch(new RegExp(`${role} +succeeded`));
     expect(r.stdout).toContain("rejected u2 (docs/guide.md): would shrink docs/guide.md from 15 to 3 lines");
-    expect(r.stdout).toContain('rejected u3 (README.md): path "README.md" is outside the allowed paths (STATE/, docs/)');
+    expect(r.stdout).toContain('rejected u3 (README.md): path "README.md" is outside the allowed paths (STATE/, docs/, reports/)');
     expect(r.stdout).toContain("#1 open pmagent/layer_b/doc_update/demo-docupdate-1 → main");
     expect(r.stdout).toMatch(/Kai — lane status:\n## layer_b \/ doc_update status/);
     expect(r.stdout).toContain("cycle-1 completed");
@@ -61,12 +61,12 @@ describe("pmagent demo: one whole doc_update cycle", () => {
       // The updated document, and the proposal, review and snapshot at the roles contract's paths.
       expect(changed).toHaveLength(4);
       expect(changed[0]).toBe("STATE/current_state.md");
-      expect(changed[1]).toMatch(/^reports\/doc_update_proposals\/\d{4}-\d{2}-\d{2}-demo-docupdate-1\.json$/);
-      expect(changed[2]).toMatch(/^reports\/doc_update_reviews\/\d{4}-\d{2}-\d{2}-demo-docupdate-1\.json$/);
-      expect(changed[3]).toMatch(/^reports\/pm_snapshots\/\d{4}-\d{2}-\d{2}-demo-docupdate-1\.md$/);
+      expect(changed[1]).toMatch(/^reports\/doc_update_proposals\/\d{4}-\d{2}-\d{2}-demo-docupdate-1\/doc_update_proposal_v1\.json$/);
+      expect(changed[2]).toMatch(/^reports\/doc_update_reviews\/\d{4}-\d{2}-\d{2}-demo-docupdate-1\/doc_update_review_v1\.json$/);
+      expect(changed[3]).toMatch(/^reports\/pm_snapshots\/\d{4}-\d{2}-\d{2}_demo\.md$/);
       expect(git(bare, "log", "--format=%an %s", "main..pmagent/layer_b/doc_update/demo-docupdate-1").split("\n")).toEqual([
         "Gen reports: PM snapshot of demo-docupdate-1",
-        expect.stringMatching(/^Tsugu docs: /),
+        "Tsugu docs(state): apply doc_update_review_v1 demo-docupdate-1",
         "Sho reports: doc_update_review_v1 of demo-docupdate-1",
         "Aya reports: doc_update_proposal_v1 of demo-docupdate-1",
       ]);
@@ -77,13 +77,13 @@ describe("pmagent demo: one whole doc_update cycle", () => {
 
       // Sho's review artifact: the truncation guard refused the truncating update.
       const review = DocUpdateReviewSchema.parse(JSON.parse(git(bare, "show", `pmagent/layer_b/doc_update/demo-docupdate-1:${changed[2]}`)));
-      expect(review.decisions.map((d) => [d.update_id, d.decision])).toEqual([["u1", "accept"], ["u2", "reject"], ["u3", "reject"]]);
-      expect(review.decisions[1]!.reasons.join(" ")).toMatch(/from 15 to 3 lines.*ending mid-sentence/);
+      expect(review.update_judgements.map((d) => [d.update_id, d.decision])).toEqual([["u1", "accept"], ["u2", "reject"], ["u3", "reject"]]);
+      expect(review.update_judgements[1]!.reason).toMatch(/from 15 to 3 lines.*ending mid-sentence/);
 
       // Gen's PM snapshot, as the pull request carries it.
       const snapshot = git(bare, "show", `pmagent/layer_b/doc_update/demo-docupdate-1:${changed[3]}`);
-      for (const heading of ["## Current", "## Goals", "## Gaps", "## Next actions"]) expect(snapshot).toContain(heading);
-      expect(snapshot).toContain("- Review and merge pull request #1.");
+      for (const heading of ["## 1. Current", "## 2. Goals", "## 3. Gap", "## 4. Next 3"]) expect(snapshot).toContain(heading);
+      expect(snapshot).toContain("1. Review and merge pull request #1");
       expect(snapshot).toContain("- The guide does not describe the review guard yet.");
     } finally {
       await store.close();

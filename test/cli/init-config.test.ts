@@ -23,6 +23,8 @@ describe("pmagent init and configuration", () => {
     expect(config.project_id).toBe("my-repo");
     expect(config.humans).toEqual(["Human"]);
     expect(config.storage).toEqual({ driver: "sqlite", path: ".pmagent/pmagent.db" });
+    // The origin's lane also applies weekly reports under reports/.
+    expect(config.lanes[0]!.allowed_paths).toEqual(["STATE/", "docs/", "reports/"]);
     expect(config.lanes[0]!.roles.map((r) => [r.name, r.allowed_kinds])).toEqual([
       ["Aya", ["doc_update_proposal_request"]],
       ["Sho", ["doc_update_review_request"]],

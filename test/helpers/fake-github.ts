@@ -19,10 +19,13 @@
  *   GET    /repos/{o}/{r}/pulls                        (state, head, base, sort, direction, per_page, page)
  *   POST   /repos/{o}/{r}/pulls                        {title, head, base, body?, draft?}
  *   GET    /repos/{o}/{r}/actions/runs                 (branch, status, event, created, per_page, page)
+ *   GET    /repos/{o}/{r}/actions/runs/{id}/artifacts  (name, per_page, page)
+ *   GET    /repos/{o}/{r}/actions/artifacts/{id}/zip   302 to a short-lived URL serving the zip; 410 when expired
  */
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { zipSync } from "fflate";
 
 export interface GitHubUser {
   login: string;
@@ -112,6 +115,21 @@ export interface GitHubWorkflowRun {
   updated_at: string;
 }
 
+/** An artifact as GitHub's Actions artifacts API lists it. */
+export interface GitHubArtifact {
+  id: number;
+  node_id: string;
+  name: string;
+  size_in_bytes: number;
+  url: string;
+  archive_download_url: string;
+  expired: boolean;
+  created_at: string;
+  updated_at: string;
+  expires_at: string;
+  workflow_run: { id: number; repository_id: number; head_repository_id: number; head_branch: string; head_sha: string };
+}
+
 export interface RecordedRequest {
   method: string;
   /** Path without the query string. */
@@ -146,6 +164,7 @@ interface RepoState {
   comments: Map<number, { issue: number; comment: GitHubComment }>;
   labels: Map<string, GitHubLabel>;
   runs: GitHubWorkflowRun[];
+  artifacts: Array<{ artifact: GitHubArtifact; zip: Uint8Array }>;
   nextNumber: number;
 }
 
@@ -261,7 +280,7 @@ export class FakeGitHub {
     const [owner, name] = fullName.split("/");
     if (!owner || !name) throw new Error(`addRepo: "${fullName}" is not owner/name`);
     if (!this.repos.has(fullName.toLowerCase())) {
-      this.repos.set(fullName.toLowerCase(), { owner, name, id: this.id(), issues: new Map(), pulls: new Map(), comments: new Map(), labels: new Map(), runs: [], nextNumber: 1 });
+      this.repos.set(fullName.toLowerCase(), { owner, name, id: this.id(), issues: new Map(), pulls: new Map(), comments: new Map(), labels: new Map(), runs: [], artifacts: [], nextNumber: 1 });
     }
   }
 
@@ -374,6 +393,38 @@ export class FakeGitHub {
     return structuredClone(run);
   }
 
+  /**
+   * Upload an artifact to a workflow run (as actions/upload-artifact does): `files` by their path
+   * inside the zip. `expired` makes it one past its retention period.
+   */
+  addArtifact(fullName: string, runId: number, name: string, files: Record<string, string | Uint8Array>, options: { expired?: boolean } = {}): GitHubArtifact {
+    const repo = this.repoOrThrow(fullName);
+    const run = repo.runs.find((r) => r.id === runId);
+    if (!run) throw new Error(`addArtifact: ${fullName} has no workflow run ${runId}`);
+    const zip = zipSync(Object.fromEntries(Object.entries(files).map(([path, data]) => [path, typeof data === "string" ? new TextEncoder().encode(data) : data])));
+    const id = this.id();
+    const now = this.clock();
+    const api = `${this.baseUrl}/repos/${repo.owner}/${repo.name}/actions/artifacts/${id}`;
+    const artifact: GitHubArtifact = {
+      id,
+      node_id: nodeId("MDg6QXJ0aWZhY3Q", id),
+      name,
+      size_in_bytes: zip.length,
+      url: api,
+      archive_download_url: `${api}/zip`,
+      expired: options.expired ?? false,
+      created_at: githubTime(now),
+      updated_at: githubTime(now),
+      expires_at: githubTime(now + (options.expired ? -1 : 90) * 86_400_000),
+      workflow_run: { id: run.id, repository_id: repo.id, head_repository_id: repo.id, head_branch: run.head_branch, head_sha: run.head_sha },
+    };
+    repo.artifacts.push({ artifact, zip });
+    return structuredClone(artifact);
+  }
+
+  /** Zips served at the short-lived URLs the download endpoint redirects to, by path. */
+  private blobs = new Map<string, Uint8Array>();
+
   /** Refuse the next `requests` authenticated requests with a rate-limit answer. */
   rateLimitNext(script: RateLimitScript): void {
     this.rateLimit = { resetInSeconds: 1, retryAfterSeconds: 1, status: 429, ...script };
@@ -427,6 +478,19 @@ export class FakeGitHub {
         }
       }
       record.body = body;
+      // The signed URL a download redirects to needs no token (it is the credential itself).
+      const blob = req.method === "GET" ? this.blobs.get(url.pathname + url.search) : undefined;
+      if (url.pathname.startsWith("/_blobs/")) {
+        record.status = blob ? 200 : 403;
+        if (!blob) {
+          res.writeHead(403, { "content-type": "application/xml" });
+          res.end("<Error><Code>AuthenticationFailed</Code></Error>");
+          return;
+        }
+        res.writeHead(200, { "content-type": "application/zip", "content-length": blob.length });
+        res.end(Buffer.from(blob));
+        return;
+      }
       const login = this.authenticate(req.headers.authorization);
       this.checkRateLimit();
       this.checkServerError();
@@ -564,6 +628,21 @@ export class FakeGitHub {
         const runs = this.listRuns(repo, url.searchParams);
         const { json, headers } = this.page(url, runs);
         return { status: 200, json: { total_count: runs.length, workflow_runs: json }, headers };
+      }
+      case "GET actions/runs/:n/artifacts": {
+        if (!repo.runs.some((r) => r.id === num(2))) throw notFound();
+        const name = url.searchParams.get("name");
+        const artifacts = repo.artifacts.filter((a) => a.artifact.workflow_run.id === num(2) && (name === null || a.artifact.name === name)).map((a) => a.artifact);
+        const { json, headers } = this.page(url, artifacts);
+        return { status: 200, json: { total_count: artifacts.length, artifacts: json }, headers };
+      }
+      case "GET actions/artifacts/:n/zip": {
+        const found = repo.artifacts.find((a) => a.artifact.id === num(2));
+        if (!found) throw notFound();
+        if (found.artifact.expired) throw new HttpError(410, { message: "Artifact has expired", documentation_url: DOCS, status: "410" });
+        const path = `/_blobs/artifact-${found.artifact.id}.zip?sig=${createHash("sha1").update(String(this.clock()) + found.artifact.id).digest("hex")}`;
+        this.blobs.set(path, found.zip);
+        return { status: 302, json: undefined, headers: { location: `${this.baseUrl.replace(/\/$/, "")}${path}` } };
       }
       default:
         throw notFound();

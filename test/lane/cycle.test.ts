@@ -100,9 +100,9 @@ describe("the doc_update lane under a worker", () => {
     // Every artifact other roles read is referenced by its repository-relative path at the contract's place.
     const refs = (id: string) => byId.get(id)!.payload.refs as Record<string, unknown>;
     const date = String(byId.get("task-1-proposal-review")!.created_at).slice(0, 10);
-    const proposal = `reports/doc_update_proposals/${date}-task-1.json`;
-    const review = `reports/doc_update_reviews/${date}-task-1.json`;
-    const snapshot = `reports/pm_snapshots/${date}-task-1.md`;
+    const proposal = `reports/doc_update_proposals/${date}-task-1/doc_update_proposal_v1.json`;
+    const review = `reports/doc_update_reviews/${date}-task-1/doc_update_review_v1.json`;
+    const snapshot = `reports/pm_snapshots/${date}_demo.md`;
     expect(refs("task-1-proposal-review").doc_update_proposal_v1).toBe(proposal);
     expect(refs("task-1-proposal-review-apply").doc_update_review_v1).toBe(review);
     expect(refs("task-1-proposal-review-apply-pm_snapshot-done").pm_snapshot).toBe(snapshot);
@@ -119,8 +119,9 @@ describe("the doc_update lane under a worker", () => {
     expect([...new Set(authors)]).toEqual(["Gen", "Tsugu", "Sho", "Aya"]);
     expect(refs("task-1-proposal-review-apply-pm_snapshot")).toMatchObject({ branch, pull_request: "1" });
     const show = (path: string) => execFileSync("git", ["--git-dir", gitDir, "show", `${branch}:${path}`], { encoding: "utf8" });
-    expect(JSON.parse(show(proposal))).toMatchObject({ version: "doc_update_proposal_v1", cycle_id: "task-1", request_entry_id: "task-1-proposal", summary: "Record the routed cycle in STATE" });
-    expect(JSON.parse(show(review))).toMatchObject({ version: "doc_update_review_v1", cycle_id: "task-1" });
+    expect(JSON.parse(show(proposal))).toMatchObject({ schema_version: "doc_update_proposal_v1", project_id: "demo", cycle_id: "task-1", request_entry_id: "task-1-proposal", summary: "Record the routed cycle in STATE" });
+    expect(JSON.parse(show(review))).toMatchObject({ schema_version: "doc_update_review_v1", project_id: "demo", proposal_ref: proposal, cycle_id: "task-1", overall_assessment: { risk_level: "low" } });
+    expect(JSON.parse(show(snapshot).split("\n---\n")[0]!)).toMatchObject({ schema_version: "pm_snapshot_v1", project_id: "demo" });
     expect(show("STATE/current_state.md")).toContain("Note that Hana routed this cycle.");
   }, 300_000);
 });

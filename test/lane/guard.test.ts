@@ -97,3 +97,26 @@ describe("change types", () => {
     expect(g).toEqual({ reasons: [], after: "# New\n\nHello.\n", linesBefore: null, linesAfter: 3 });
   });
 });
+
+describe("a section edit (the origin's edit_paragraph)", () => {
+  const state = "# State\n\n## Current\n\nOld one.\nOld two.\n\n### Detail\n\nKept? No: inside Current.\n\n## Goals\n\n- Ship.\n";
+
+  it("replaces the named section to the next heading of its level, keeping the heading when the suggestion has none", () => {
+    const g = guardUpdate(update({ change_type: "section", section_hint: "Current", suggested_markdown: "New one.\nNew two.\nNew three." }), state, ALLOWED);
+    expect(g.reasons).toEqual([]);
+    expect(g.after).toBe("# State\n\n## Current\n\nNew one.\nNew two.\nNew three.\n\n## Goals\n\n- Ship.\n");
+  });
+
+  it("replaces the heading too when the suggestion starts with one; a code fence's '#' lines are no headings", () => {
+    const fenced = "# State\n\n## Current\n\n```sh\n# Goals\n```\n\n## Goals\n\n- Ship.\n";
+    const g = guardUpdate(update({ change_type: "section", section_hint: "Goals", suggested_markdown: "## Goals (G)\n\n- Ship v2." }), fenced, ALLOWED);
+    expect(g.after).toBe("# State\n\n## Current\n\n```sh\n# Goals\n```\n\n## Goals (G)\n\n- Ship v2.\n");
+  });
+
+  it.each([
+    [{ section_hint: undefined }, "an edit of STATE/current_state.md names no section (section_hint): say which heading it replaces, or append"],
+    [{ section_hint: "Risks" }, 'STATE/current_state.md has no section "Risks": name one of its headings in section_hint'],
+  ])("refuses %j, saying what to fix", (fields, reason) => {
+    expect(guardUpdate(update({ change_type: "section", suggested_markdown: "Text.", ...fields }), state, ALLOWED).reasons).toEqual([reason]);
+  });
+});

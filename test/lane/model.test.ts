@@ -29,7 +29,7 @@ import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 
 /** The one file a run left in `dir` of its workspace (an artifact at the contract's path). */
 function onlyFile(workspace: string, dir: string): string {
-  const files = readdirSync(join(workspace, dir));
+  const files = readdirSync(join(workspace, dir), { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".json"));
   expect(files).toHaveLength(1);
   return join(workspace, dir, files[0]!);
 }
@@ -155,9 +155,9 @@ describe.each(kinds)("the doc_update lane with a model configured ($name)", (kin
       expect(inputOf(aya).at(-1)!.content).toContain("Blackboard entry req-1 (doc_update_proposal_request)");
       expect(a.text).toMatchObject({ format: { type: "json_schema", strict: true, name: "doc_update_proposal" } });
       expect(block(sho, "developer_instructions")).toContain("Review level: `hard_gate`.");
-      expect(block(sho, "developer_instructions")).toMatch(/<ledger>\nentry_id: req-1-review\nlane: layer_b\/doc_update\nrole: Sho\ncycle: 1\nrefs:\n- source_board_id: req-1\n- run_id: \S+\n- doc_update_proposal_v1: reports\/doc_update_proposals\/\d{4}-\d\d-\d\d-req-1\.json/);
+      expect(block(sho, "developer_instructions")).toMatch(/<ledger>\nentry_id: req-1-review\nlane: layer_b\/doc_update\nrole: Sho\ncycle: 1\nrefs:\n- source_board_id: req-1\n- run_id: \S+\n- doc_update_proposal_v1: reports\/doc_update_proposals\/\d{4}-\d\d-\d\d-req-1\/doc_update_proposal_v1\.json/);
       expect(block(sho, "turn_context")).toContain("- u2 (docs/guide.md): refused — would shrink docs/guide.md from 15 to 3 lines");
-      expect(block(sho, "environment_context")).toContain('"suggested_markdown": "# Guide\\n\\nShort."');
+      expect(block(sho, "environment_context")).toContain('"suggestion_markdown": "# Guide\\n\\nShort."');
       const reviewFormat = (s.text as { format: { name: string; schema: { properties: { updates: { items: { properties: { update_id: unknown } } } } } } }).format;
       expect(reviewFormat.name).toBe("doc_update_review");
       expect(reviewFormat.schema.properties.updates.items.properties.update_id).toMatchObject({ enum: ["u1", "u2"] });
@@ -165,12 +165,13 @@ describe.each(kinds)("the doc_update lane with a model configured ($name)", (kin
       // The artifacts the next roles read.
       const ayaRun = runs.find((r) => r.role === "Aya")!;
       const proposal = DocUpdateProposalSchema.parse(JSON.parse(readFileSync(onlyFile(ayaRun.workspace, "reports/doc_update_proposals"), "utf8")));
-      expect(proposal).toMatchObject({ cycle_id: "req-1", request_entry_id: "req-1", summary: "Record the model-backed cycle in STATE" });
-      expect(proposal.updates.map((u) => [u.id, u.path, u.change_type])).toEqual([["u1", "STATE/current_state.md", "append"], ["u2", "docs/guide.md", "replace"]]);
+      expect(proposal).toMatchObject({ schema_version: "doc_update_proposal_v1", cycle_id: "req-1", request_entry_id: "req-1", summary: "Record the model-backed cycle in STATE" });
+      expect(proposal.updates.map((u) => [u.id, u.target.path, u.apply_as])).toEqual([["u1", "STATE/current_state.md", "append"], ["u2", "docs/guide.md", "replace"]]);
       const shoRun = runs.find((r) => r.role === "Sho")!;
       const review = DocUpdateReviewSchema.parse(JSON.parse(readFileSync(onlyFile(shoRun.workspace, "reports/doc_update_reviews"), "utf8")));
-      expect(review.decisions.map((d) => [d.update_id, d.decision])).toEqual([["u1", "accept"], ["u2", "reject"]]);
-      expect(review.decisions[1]!.reasons[0]).toBe("would shrink docs/guide.md from 15 to 3 lines (below 70% of its lines): a truncated document");
+      expect(review.update_judgements.map((d) => [d.update_id, d.decision])).toEqual([["u1", "accept"], ["u2", "reject"]]);
+      expect(review.update_judgements[1]!.reason).toMatch(/^would shrink docs\/guide.md from 15 to 3 lines \(below 70% of its lines\): a truncated document/);
+      expect(review.target_files!.map((f) => f.target.path)).toEqual(["STATE/current_state.md"]);
       const shoEvents = await supervisor.runs.events(shoRun.id);
       const override = shoEvents.find((e) => (e.event.payload as { kind?: string }).kind === "guard_override");
       expect((override?.event.payload as { message: string }).message).toContain("the guard overrides the reviewer's accept of u2 (docs/guide.md): would shrink");
@@ -180,7 +181,7 @@ describe.each(kinds)("the doc_update lane with a model configured ($name)", (kin
       const prs = await forge.list();
       expect(prs).toMatchObject([{ number: 1, head: "pmagent/layer_b/doc_update/req-1", base: "main", state: "open" }]);
       const bare = join(dir, ".pmagent/forge.git");
-      expect(git(bare, "diff", "--name-only", "main", "pmagent/layer_b/doc_update/req-1")).toMatch(/^STATE\/current_state\.md\nreports\/doc_update_proposals\/\d{4}-\d{2}-\d{2}-req-1\.json\nreports\/doc_update_reviews\/\d{4}-\d{2}-\d{2}-req-1\.json\nreports\/pm_snapshots\/\d{4}-\d{2}-\d{2}-req-1\.md$/);
+      expect(git(bare, "diff", "--name-only", "main", "pmagent/layer_b/doc_update/req-1")).toMatch(/^STATE\/current_state\.md\nreports\/doc_update_proposals\/\d{4}-\d{2}-\d{2}-req-1\/doc_update_proposal_v1\.json\nreports\/doc_update_reviews\/\d{4}-\d{2}-\d{2}-req-1\/doc_update_review_v1\.json\nreports\/pm_snapshots\/\d{4}-\d{2}-\d{2}_demo\.md$/);
       expect(git(bare, "show", "pmagent/layer_b/doc_update/req-1:STATE/current_state.md")).toContain(APPENDED);
     } finally {
       await ts.cleanup();
@@ -246,7 +247,7 @@ describe.each(sqlite)("the model-backed lane refuses ($name)", (kind) => {
       ]);
       const sho = runs.find((r) => r.role === "Sho")!;
       expect(sho.reason).toBe("COMPLETED with status failure: review of req-1 blocks the lane (1 accepted, 1 rejected); review block at hard_gate: the proposal must not go on");
-      expect(JSON.parse(readFileSync(onlyFile(sho.workspace, "reports/doc_update_reviews"), "utf8"))).toMatchObject({ version: "doc_update_review_v1" });
+      expect(JSON.parse(readFileSync(onlyFile(sho.workspace, "reports/doc_update_reviews"), "utf8"))).toMatchObject({ schema_version: "doc_update_review_v1", overall_assessment: { risk_level: "medium" } });
     } finally {
       await ts.cleanup();
     }
@@ -272,18 +273,7 @@ describe("Sho's decision per update", () => {
     expect(decideUpdate(guard as typeof guardOk, model, level)).toEqual({ decision, reasons, lines_before: guard.linesBefore, lines_after: guard.linesAfter });
   });
 
-  const proposal = DocUpdateProposalSchema.parse({
-    version: "doc_update_proposal_v1",
-    cycle_id: "req-1",
-    request_entry_id: "req-1",
-    summary: "s",
-    created_at: "2026-11-20T10:00:00Z",
-    updates: [
-      { id: "u1", path: "STATE/a.md", reason: "r", change_type: "append", suggested_markdown: "A." },
-      { id: "u2", path: "STATE/b.md", reason: "r", change_type: "append", suggested_markdown: "B." },
-    ],
-  });
-  const schema = outputSchemaFromZod("doc_update_review", reviewAnswerSchema(proposal, "soft_gate"));
+  const schema = outputSchemaFromZod("doc_update_review", reviewAnswerSchema([{ id: "u1" }, { id: "u2" }], "soft_gate"));
   const answer = (updates: unknown[], level = "soft_gate") => JSON.stringify({ level, decision: "approve", summary: "ok", updates });
 
   it.each([
@@ -385,13 +375,13 @@ describe("Sho's outcome at each level (the task alone, without a model call)", (
     expect(checkAnswer(prepared.outputSchema, JSON.stringify(a)).ok).toBe(true);
     const step = { answer: a, review: reviewOutcome(level, a), request: { model: "gpt-test" } } as unknown as RoleStepResult;
     const outcome = task.finish(step);
-    const review = DocUpdateReviewSchema.parse(JSON.parse(readFileSync(join(ctx.workspace, "reports/doc_update_reviews/2026-11-20-req-1.json"), "utf8")));
+    const review = DocUpdateReviewSchema.parse(JSON.parse(readFileSync(join(ctx.workspace, "reports/doc_update_reviews/2026-11-20-req-1/doc_update_review_v1.json"), "utf8")));
     return { outcome, review, events };
   };
 
   it("soft_gate: the model's reject binds, the lane goes on and asks for a revision of the rejected update", () => {
     const { outcome, review, events } = run("soft_gate", answer("soft_gate", "revise", "reject"));
-    expect(review.accepted.map((u) => u.id)).toEqual(["u1"]);
+    expect(review.target_files!.map((f) => f.target.path)).toEqual(["STATE/a.md"]);
     expect(outcome).toEqual({
       status: "success",
       summary: "review of req-1: 1 accepted, 1 rejected; review revise at soft_gate: u2 says too little",
@@ -403,7 +393,7 @@ describe("Sho's outcome at each level (the task alone, without a model call)", (
 
   it("feedback: the model's reject is advice; both updates are accepted and nothing blocks", () => {
     const { outcome, review, events } = run("feedback", answer("feedback", "block", "reject"));
-    expect(review.accepted.map((u) => u.id)).toEqual(["u1", "u2"]);
+    expect(review.target_files!.map((f) => f.target.path)).toEqual(["STATE/a.md", "STATE/b.md"]);
     expect(outcome).toMatchObject({ status: "success", revision_requested: false });
     expect(events.some((e) => e.payload.kind === "review_advice" && String(e.payload.message).includes("reviewer advice on u2 (STATE/b.md) at feedback level, not binding: says too little"))).toBe(true);
   });
@@ -419,12 +409,12 @@ describe("Sho's outcome at each level (the task alone, without a model call)", (
     writeFileSync(join(ctx.workspace, "STATE/long.md"), "x".repeat(MAX_DOC_CONTEXT_CHARS + 10));
     writeFileSync(join(ctx.workspace, "secret.md"), "do not show");
     const text = documentsContext(ctx, ["STATE/a.md", "STATE/a.md", "STATE/new.md", "STATE/long.md", "secret.md"]);
-    expect(text).toContain("Lane layer_b/doc_update. Allowed paths: STATE/, docs/. STATE document: STATE/current_state.md.");
+    expect(text).toContain("Lane layer_b/doc_update. Allowed paths: STATE/, docs/, reports/. STATE document: STATE/current_state.md.");
     expect(text.match(/## STATE\/a\.md/g)).toHaveLength(1);
     expect(text).toContain("## STATE/a.md (current text)\n\n````markdown\n# A\n\nOne.\n````");
     expect(text).toContain("## STATE/new.md\n\nThe file does not exist yet (use change_type create).");
     expect(text).toContain(`## STATE/long.md (current text, the first ${MAX_DOC_CONTEXT_CHARS} of ${MAX_DOC_CONTEXT_CHARS + 10} characters)`);
-    expect(text).toContain('## secret.md\n\nNot shown: path "secret.md" is outside the allowed paths (STATE/, docs/).');
+    expect(text).toContain('## secret.md\n\nNot shown: path "secret.md" is outside the allowed paths (STATE/, docs/, reports/).');
     expect(text).not.toContain("do not show");
   });
 });

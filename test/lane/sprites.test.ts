@@ -13,6 +13,7 @@ import {
   proposalFor,
   LANE_SPRITES,
   reviewProposal,
+  snapshotFor,
   snapshotMarkdown,
   type LaneEntry,
 } from "../../src/lane/index.js";
@@ -22,6 +23,7 @@ const config = parseConfig(JSON.stringify(exampleLaneConfig("demo")), "example")
 const lane = config.lanes[0]!;
 const NOW = new Date("2026-11-20T10:00:00Z");
 const entry = (payload: Record<string, unknown>, target_docs: string[] = []): LaneEntry => ({ id: "req-1", kind: "doc_update_proposal_request", payload, target_docs });
+const project = { root: "/nowhere", configPath: "", config };
 
 describe("the example lane config", () => {
   it("is the file under examples/doc-update-lane and valid", () => {
@@ -40,27 +42,31 @@ describe("the example lane config", () => {
 
 describe("Aya: request → doc_update_proposal_v1", () => {
   it("takes the updates the request lists, numbering those without an id", () => {
-    const p = proposalFor({ lane, cycleId: "req-1", entry: entry({ summary: "Refresh STATE", details: { updates: [{ path: "STATE/current_state.md", reason: "new cycle", change_type: "append", suggested_markdown: "Done." }, { id: "x", path: "docs/a.md", reason: "new", change_type: "create", suggested_markdown: "# A" }] } }) }, NOW);
+    const p = proposalFor({ lane, project, cycleId: "req-1", entry: entry({ summary: "Refresh STATE", details: { updates: [{ path: "STATE/current_state.md", reason: "new cycle", change_type: "append", suggested_markdown: "Done." }, { id: "x", path: "docs/a.md", reason: "new", change_type: "create", suggested_markdown: "# A" }] } }) }, NOW);
     expect(DocUpdateProposalSchema.parse(p)).toEqual(p);
-    expect(p).toMatchObject({ version: "doc_update_proposal_v1", cycle_id: "req-1", request_entry_id: "req-1", summary: "Refresh STATE", created_at: "2026-11-20T10:00:00.000Z" });
-    expect(p.updates.map((u) => u.id)).toEqual(["u1", "x"]);
+    expect(p).toMatchObject({ schema_version: "doc_update_proposal_v1", project_id: "demo", cycle_id: "req-1", request_entry_id: "req-1", summary: "Refresh STATE", generated_at: "2026-11-20T10:00:00.000Z" });
+    expect(p.updates.map((u) => [u.id, u.target.path, u.change_type, u.apply_as])).toEqual([
+      ["u1", "STATE/current_state.md", "add", "append"],
+      ["x", "docs/a.md", "add", "create"],
+    ]);
   });
 
   it("without listed updates, appends a section with the request to each target document", () => {
-    const p = proposalFor({ lane, cycleId: "req-1", entry: entry({ details: { request: "Record the release" } }, ["STATE/current_state.md", "docs/release.md"]) }, NOW);
+    const p = proposalFor({ lane, project, cycleId: "req-1", entry: entry({ details: { request: "Record the release" } }, ["STATE/current_state.md", "docs/release.md"]) }, NOW);
     expect(p.summary).toBe("Record the release");
     expect(p.updates).toEqual([
-      { id: "u1", path: "STATE/current_state.md", reason: "requested in req-1", change_type: "append", suggested_markdown: "## Update req-1 (2026-11-20)\n\nRecord the release." },
-      { id: "u2", path: "docs/release.md", reason: "requested in req-1", change_type: "append", suggested_markdown: "## Update req-1 (2026-11-20)\n\nRecord the release." },
+      { id: "u1", target: { path: "STATE/current_state.md" }, reason: "requested in req-1", change_type: "add", apply_as: "append", suggestion_markdown: "## Update req-1 (2026-11-20)\n\nRecord the release." },
+      { id: "u2", target: { path: "docs/release.md" }, reason: "requested in req-1", change_type: "add", apply_as: "append", suggestion_markdown: "## Update req-1 (2026-11-20)\n\nRecord the release." },
     ]);
   });
 
   it("falls back to the lane's STATE file when the request names no document", () => {
-    expect(proposalFor({ lane, cycleId: "req-1", entry: entry({ summary: "s" }) }, NOW).updates.map((u) => u.path)).toEqual(["STATE/current_state.md"]);
+    expect(proposalFor({ lane, project, cycleId: "req-1", entry: entry({ summary: "s" }) }, NOW).updates.map((u) => u.target.path)).toEqual(["STATE/current_state.md"]);
     // A fresh repository (pmagent init) has no STATE document yet: Aya proposes to create it, which Sho accepts.
-    const fresh = proposalFor({ lane, cycleId: "req-1", entry: entry({ summary: "Refresh the Layer B section" }, ["STATE/current_state.md"]) }, NOW, () => false);
-    expect(fresh.updates).toEqual([expect.objectContaining({ path: "STATE/current_state.md", change_type: "create", suggested_markdown: "# Current state\n\n## Update req-1 (2026-11-20)\n\nRefresh the Layer B section." })]);
-    expect(reviewProposal(fresh, () => null, lane.allowed_paths, NOW).accepted.map((u) => u.id)).toEqual(["u1"]);
+    const fresh = proposalFor({ lane, project, cycleId: "req-1", entry: entry({ summary: "Refresh the Layer B section" }, ["STATE/current_state.md"]) }, NOW, () => false);
+    expect(fresh.updates).toEqual([expect.objectContaining({ target: { path: "STATE/current_state.md" }, apply_as: "create", suggestion_markdown: "# Current state\n\n## Update req-1 (2026-11-20)\n\nRefresh the Layer B section." })]);
+    const review = reviewProposal({ proposal: fresh, proposalRef: "p.json", read: () => null, allowedPaths: lane.allowed_paths, cycleId: "req-1", now: NOW });
+    expect(review.target_files).toEqual([{ target: { path: "STATE/current_state.md" }, change_type: "replace_whole_file", final_content: "# Current state\n\n## Update req-1 (2026-11-20)\n\nRefresh the Layer B section.\n", risk: "low", reviewer_comment: "u1: requested in req-1; STATE/current_state.md does not exist yet" }]);
   });
 
   it.each([
@@ -70,7 +76,7 @@ describe("Aya: request → doc_update_proposal_v1", () => {
   ])("refuses bad request details %j", (details, message) => {
     let error: Error | undefined;
     try {
-      proposalFor({ lane, cycleId: "req-1", entry: entry({ details }) }, NOW);
+      proposalFor({ lane, project, cycleId: "req-1", entry: entry({ details }) }, NOW);
     } catch (err) {
       error = err as Error;
     }
@@ -83,31 +89,54 @@ describe("Aya: request → doc_update_proposal_v1", () => {
 describe("Sho: doc_update_review_v1", () => {
   const docs: Record<string, string> = { "STATE/current_state.md": "# State\n\nOne.\nTwo.\nThree.\n", "docs/guide.md": `${"Sentence.\n".repeat(10)}` };
   const proposal = DocUpdateProposalSchema.parse({
-    version: "doc_update_proposal_v1",
-    cycle_id: "req-1",
-    request_entry_id: "req-1",
+    schema_version: "doc_update_proposal_v1",
+    project_id: "demo",
+    generated_at: NOW.toISOString(),
     summary: "s",
-    created_at: NOW.toISOString(),
     updates: [
-      { id: "u1", path: "STATE/current_state.md", reason: "r", change_type: "append", suggested_markdown: "Four." },
-      { id: "u2", path: "docs/guide.md", reason: "r", change_type: "replace", suggested_markdown: "Sentence.\nSentence." },
-      { id: "u3", path: "src/index.ts", reason: "r", change_type: "append", suggested_markdown: "x;" },
+      { id: "u1", target: { path: "STATE/current_state.md" }, reason: "r", change_type: "add", suggestion_markdown: "Four." },
+      { id: "u2", target: { path: "docs/guide.md" }, reason: "r", change_type: "other", apply_as: "replace", suggestion_markdown: "Sentence.\nSentence." },
+      { id: "u3", target: { path: "src/index.ts" }, reason: "r", change_type: "add", suggestion_markdown: "x;" },
     ],
   });
 
   it("accepts the good update, refuses the truncating one and the one outside the allowed paths (without reading it)", () => {
     const read: string[] = [];
-    const review = reviewProposal(proposal, (p) => (read.push(p), docs[p] ?? null), lane.allowed_paths, NOW);
+    const review = reviewProposal({ proposal, proposalRef: "reports/p.json", read: (p) => (read.push(p), docs[p] ?? null), allowedPaths: lane.allowed_paths, cycleId: "req-1", now: NOW });
     expect(DocUpdateReviewSchema.parse(review)).toEqual(review);
     expect(read).toEqual(["STATE/current_state.md", "docs/guide.md"]);
-    expect(review.decisions.map((d) => [d.update_id, d.decision, d.lines_before, d.lines_after])).toEqual([
-      ["u1", "accept", 5, 7],
-      ["u2", "reject", 10, 2],
-      ["u3", "reject", null, null],
+    expect(review.update_judgements.map((d) => [d.update_id, d.target_path, d.decision, d.lines_before, d.lines_after])).toEqual([
+      ["u1", "STATE/current_state.md", "accept", 5, 7],
+      ["u2", "docs/guide.md", "reject", 10, 2],
+      ["u3", "src/index.ts", "reject", null, null],
     ]);
-    expect(review.decisions[1]!.reasons).toEqual(["would shrink docs/guide.md from 10 to 2 lines (below 70% of its lines): a truncated document"]);
-    expect(review.decisions[2]!.reasons).toEqual(['path "src/index.ts" is outside the allowed paths (STATE/, docs/)']);
-    expect(review.accepted.map((u) => u.id)).toEqual(["u1"]);
+    expect(review.update_judgements[1]!.reason).toBe("would shrink docs/guide.md from 10 to 2 lines (below 70% of its lines): a truncated document");
+    expect(review.update_judgements[2]!.reason).toBe('path "src/index.ts" is outside the allowed paths (STATE/, docs/, reports/)');
+    // The accepted update, as the whole new file; the proposal's risk is medium (some updates were refused).
+    expect(review).toMatchObject({ schema_version: "doc_update_review_v1", project_id: "demo", proposal_ref: "reports/p.json", review_mode: "auto_accept_v1", overall_assessment: { risk_level: "medium" } });
+    expect(review.target_files).toEqual([{ target: { path: "STATE/current_state.md" }, change_type: "replace_whole_file", final_content: "# State\n\nOne.\nTwo.\nThree.\n\nFour.\n", risk: "low", reviewer_comment: "u1: r" }]);
+  });
+
+  it("places the origin's change types: add appends, edit_paragraph replaces the section its section_hint names", () => {
+    const state = "# 現在地\n\n## 1.1 Current（C）\n\n- old point.\n\n## 2. Goals\n\n- keep going.\n";
+    const origin = DocUpdateProposalSchema.parse({
+      schema_version: "doc_update_proposal_v1",
+      project_id: "vpm-mini",
+      generated_at: "2025-11-30T02:40:00+09:00",
+      updates: [
+        { target: { path: "STATE/current_state.md", doc_type: "state", section_hint: "1.1 Current（C）" }, reason: "Phase 2 に合わせる", change_type: "edit_paragraph", suggestion_markdown: "- new point one.\n- new point two.", confidence: "high" },
+        { target: { path: "docs/new.md" }, change_type: "add", suggestion_markdown: "# New\n\nText." },
+      ],
+    });
+    const review = reviewProposal({ proposal: origin, proposalRef: "x.json", read: (p) => (p === "STATE/current_state.md" ? state : null), allowedPaths: lane.allowed_paths, cycleId: "c", now: NOW });
+    expect(review.target_files!.map((f) => [f.target.path, f.final_content])).toEqual([
+      ["STATE/current_state.md", "# 現在地\n\n## 1.1 Current（C）\n\n- new point one.\n- new point two.\n\n## 2. Goals\n\n- keep going.\n"],
+      ["docs/new.md", "# New\n\nText.\n"],
+    ]);
+    const missing = DocUpdateProposalSchema.parse({ ...origin, updates: [{ ...origin.updates[0]!, target: { path: "STATE/current_state.md", section_hint: "9. Nowhere" } }] });
+    const refused = reviewProposal({ proposal: missing, proposalRef: "x.json", read: () => state, allowedPaths: lane.allowed_paths, cycleId: "c", now: NOW });
+    expect(refused.update_judgements[0]!.reason).toBe('STATE/current_state.md has no section "9. Nowhere": name one of its headings in section_hint');
+    expect(refused.overall_assessment.risk_level).toBe("high");
   });
 });
 
@@ -126,7 +155,11 @@ describe("Gen: PM snapshot", () => {
       const rel = (events[1]!.payload.metadata as { path: string }).path;
       // Referenced by its repository-relative path, with the workspace it can be fetched from.
       expect(events[1]!.payload).toMatchObject({ kind: "pm_snapshot", ref: rel, url: pathToFileURL(workspace).href });
-      expect(rel).toMatch(/^reports\/pm_snapshots\/\d{4}-\d\d-\d\d-req-1\.md$/);
+      // The origin's path and form (PM snapshot spec §5): the JSON, one "---" line, the Markdown view.
+      expect(rel).toMatch(/^reports\/pm_snapshots\/\d{4}-\d\d-\d\d_demo\.md$/);
+      const [json, view] = readFileSync(join(workspace, rel), "utf8").split("\n---\n");
+      expect(JSON.parse(json!)).toMatchObject({ schema_version: "pm_snapshot_v1", project_id: "demo", gaps: ["Update u1 to STATE/current_state.md was rejected: too short."] });
+      expect(view).toMatch(/^# PM Snapshot: demo \(\d{4}-\d\d-\d\d\)\n/);
       expect(readFileSync(join(workspace, rel), "utf8")).toContain("- No pull request was opened.");
       expect(events[3]!.payload).toMatchObject({ status: "success", summary: `PM snapshot of req-1: ${rel} (no branch to put it on: it stays in this run's workspace)` });
     } finally {
@@ -159,52 +192,53 @@ describe("Gen: PM snapshot", () => {
     }
   });
 
-  it("has current state, goals, gaps (with rejected updates) and next actions", () => {
+  it("has current state, goals, gaps (with rejected updates), next actions and evidence, and the spec's Markdown view", () => {
     const review = DocUpdateReviewSchema.parse({
-      version: "doc_update_review_v1",
-      cycle_id: "req-1",
-      proposal_summary: "s",
-      created_at: NOW.toISOString(),
-      decisions: [
-        { update_id: "u1", path: "STATE/current_state.md", decision: "accept", reasons: [], lines_before: 3, lines_after: 5 },
-        { update_id: "u2", path: "docs/guide.md", decision: "reject", reasons: ["too short"], lines_before: 9, lines_after: 2 },
+      schema_version: "doc_update_review_v1",
+      project_id: "demo",
+      proposal_ref: "reports/doc_update_proposals/2026-11-20-req-1/doc_update_proposal_v1.json",
+      generated_at: NOW.toISOString(),
+      review_mode: "auto_accept_v1",
+      overall_assessment: { summary: "s", risk_level: "medium" },
+      update_judgements: [
+        { target_path: "STATE/current_state.md", decision: "accept", reason: "passes", update_id: "u1" },
+        { target_path: "docs/guide.md", decision: "reject", reason: "too short", update_id: "u2" },
       ],
-      accepted: [{ id: "u1", path: "STATE/current_state.md", reason: "r", change_type: "append", suggested_markdown: "x." }],
+      target_files: [{ target: { path: "STATE/current_state.md" }, change_type: "replace_whole_file", final_content: "x.", risk: "low" }],
     });
-    const md = snapshotMarkdown({
+    const snap = snapshotFor({
+      projectId: "demo",
       cycleId: "req-1",
-      date: "2026-11-20",
+      now: NOW,
       lane: "layer_b/doc_update",
       stateFile: "STATE/current_state.md",
       stateText: "# State\n\n## Layer B\n\nThe lane works.\n\n### Goals\n\n- Ship v1\n\n### Gaps\n\n- No guide\n- [x] Closed gap\n",
       review,
+      reviewPath: "reports/doc_update_reviews/2026-11-20-req-1/doc_update_review_v1.json",
       branch: "doc-update/req-1",
       commit: "0123456789abcdef0123",
       pullRequest: "7",
     });
-    expect(md).toBe(`# PM snapshot — req-1 (2026-11-20)
-
-## Current
-
-- Lane layer_b/doc_update: 1 update(s) accepted and applied on branch \`doc-update/req-1\` (commit 0123456789ab), 1 rejected.
-- Pull request #7 is open for review.
-- STATE/current_state.md, Layer B: The lane works.
-
-## Goals
-
-- Ship v1
-
-## Gaps
-
-- No guide
-- Update u2 to docs/guide.md was rejected: too short.
-
-## Next actions
-
-- Review and merge pull request #7.
-- Rework update u2 (docs/guide.md) and send a new request.
-- Close the first open gap: No guide.
-`);
+    expect(snap.current.bullets.slice(0, 3)).toEqual([
+      "Lane layer_b/doc_update: 1 update(s) accepted and applied on branch `doc-update/req-1` (commit 0123456789ab), 1 rejected.",
+      "Pull request #7 is open for review.",
+      "STATE/current_state.md, Layer B: The lane works.",
+    ]);
+    expect(snap.goals).toEqual({ short_term: ["Ship v1"], mid_term: [] });
+    expect(snap.gaps).toEqual(["No guide", "Update u2 to docs/guide.md was rejected: too short."]);
+    expect(snap.next_actions.map((a) => [a.title, a.links, a.status])).toEqual([
+      ["Review and merge pull request #7", ["#7"], "todo"],
+      ["Rework the update of docs/guide.md", [], "todo"],
+      ["Close the first open gap", [], "todo"],
+    ]);
+    expect(snap.evidence.map((e) => [e.kind, e.path])).toEqual([
+      ["state", "STATE/current_state.md"],
+      ["report", "reports/doc_update_reviews/2026-11-20-req-1/doc_update_review_v1.json"],
+    ]);
+    const md = snapshotMarkdown(snap);
+    // The spec's six sections, in order.
+    expect(md.split("\n").filter((l) => l.startsWith("## "))).toEqual(["## 1. Current（C: 現在地）", "## 2. Goals（G: ゴール）", "## 3. Gap（δ: ギャップ）", "## 4. Next 3（この1〜2週間でやるべきこと）", "## 5. Evidence（このスナップショットの根拠）", "## 6. Notes（補足）"]);
+    expect(md).toContain("1. Review and merge pull request #7\n   - It applies STATE/current_state.md.\n   - 関連: STATE/current_state.md, reports/doc_update_reviews/2026-11-20-req-1/doc_update_review_v1.json, #7\n");
   });
 });
 

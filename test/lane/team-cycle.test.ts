@@ -153,7 +153,7 @@ describe("the doc_update lane with Codex as Aya, Claude Code as Sho and Gemini C
         expect(JSON.stringify(servers.gemini.requests[0]!.body)).toContain(REVIEW_FILE);
 
         const snapshot = git(repo.bare, "ls-tree", "-r", "--name-only", DOC_BRANCH, "reports/pm_snapshots/");
-        expect(snapshot).toMatch(/^reports\/pm_snapshots\/\d{4}-\d\d-\d\d-req-1\.md$/);
+        expect(snapshot).toMatch(/^reports\/pm_snapshots\/\d{4}-\d\d-\d\d_demo\.md$/);
         expect(commitsOf(repo, `${start}..${DOC_BRANCH}`)).toEqual([
           { author: "Aya", subject: "Aya: req-1", files: [PROPOSAL_FILE] },
           { author: "Sho", subject: "Sho: req-1-review", files: [REVIEW_FILE] },

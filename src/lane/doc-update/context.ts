@@ -5,8 +5,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import type { z } from "zod";
-import { NotFoundError, UsageError, confinePath, parseJsonText, parseWith, writeFileAtomic } from "../../core/index.js";
+import { NotFoundError, UsageError, confinePath, parseJsonText, writeFileAtomic } from "../../core/index.js";
 import { cycleRootId, findRole, loadProject, type LaneConfig, type Project } from "../../config/index.js";
 import { Sprite } from "../../lattice/index.js";
 import { branchSlug } from "../../forge/index.js";
@@ -18,6 +17,8 @@ export interface LaneEntry {
   kind: string;
   payload: Record<string, unknown>;
   target_docs: string[];
+  /** The origin's reference to the entry's input (core spec §6.1): a path, or a GitHub Actions artifact. */
+  payload_ref?: unknown;
 }
 
 /** An artifact reference the supervisor put in `payload.refs` when it posted this entry. */
@@ -47,6 +48,8 @@ export interface LaneRunContext {
   onCycleBranch: boolean;
   /** The file the entry was read from. */
   entryFile: string;
+  /** Artifacts fetched from GitHub Actions for this run: kind → repository-relative path in the workspace. */
+  fetched?: Map<string, string>;
 }
 
 export function laneContext(env: NodeJS.ProcessEnv = process.env, options: { entryFile?: string } = {}): LaneRunContext {
@@ -61,7 +64,7 @@ export function laneContext(env: NodeJS.ProcessEnv = process.env, options: { ent
   const { lane } = findRole(project.config, role);
   const raw = parseJsonText(readFileSync(entryFile, "utf8"), entryFile) as Partial<LaneEntry>;
   if (typeof raw.id !== "string" || typeof raw.kind !== "string") throw new UsageError("invalid_entry", `${entryFile} is not a blackboard entry (no id or kind)`);
-  const entry: LaneEntry = { id: raw.id, kind: raw.kind, payload: raw.payload ?? {}, target_docs: raw.target_docs ?? [] };
+  const entry: LaneEntry = { id: raw.id, kind: raw.kind, payload: raw.payload ?? {}, target_docs: raw.target_docs ?? [], ...(raw.payload_ref !== undefined ? { payload_ref: raw.payload_ref } : {}) };
   const cycleId = cycleRootId(lane, entry.id);
   const onCycleBranch = Boolean(env.PMAGENT_CYCLE_BRANCH);
   return { sprite: new Sprite({ env }), role, workspace, project, lane, entry, cycleId, branch: env.PMAGENT_CYCLE_BRANCH || cycleBranch(cycleId), base: env.PMAGENT_CYCLE_BASE || undefined, onCycleBranch, entryFile };
@@ -95,28 +98,36 @@ export function cycleRef(entry: LaneEntry, key: "branch" | "commit" | "pull_requ
   return typeof value === "string" && value !== "" ? value : null;
 }
 
+/** Where the origin's entries name an artifact by its repository path (roles contract §3.2.3, §3.3.3). */
+const DETAIL_PATH_KEYS: Record<string, string> = { doc_update_proposal_v1: "proposal_path", doc_update_review_v1: "review_path" };
+
 /**
- * Read and validate the JSON artifact of `kind` the previous role referenced. A repository-relative
- * reference (the contract's form) is read from the cycle's branch, fetched from the repository the
- * reference's `url` names (the previous role's workspace) and checked out here; an absolute one
- * (entries posted before) is read where it is.
+ * Read the JSON artifact of `kind` the previous role left, as it is (the caller validates it):
+ * one fetched from GitHub Actions for this run; else pmagent's reference — a repository-relative
+ * one (the contract's form) read from the cycle's branch, fetched from the repository the
+ * reference's `url` names (the previous role's workspace) and checked out here, an absolute one
+ * (entries posted before) read where it is; else the origin's `payload.details.proposal_path` /
+ * `review_path`, read in the workspace.
  */
-export function readArtifact<S extends z.ZodType>(ctx: Pick<LaneRunContext, "entry" | "workspace" | "branch" | "onCycleBranch">, kind: string, schema: S): { data: z.output<S>; path: string } {
+export function readArtifactJson(ctx: Pick<LaneRunContext, "entry" | "workspace" | "branch" | "onCycleBranch" | "fetched">, kind: string): { value: unknown; path: string } {
   const { entry, workspace } = ctx;
+  const fetched = ctx.fetched?.get(kind);
   const artifact = findArtifact(entry, kind);
-  const ref = artifact?.ref;
-  if (!ref) throw new NotFoundError("artifact_missing", `entry ${entry.id} references no ${kind} artifact: the previous role did not produce one`);
+  const details = entry.payload.details;
+  const detailPath = details !== null && typeof details === "object" && DETAIL_PATH_KEYS[kind] ? (details as Record<string, unknown>)[DETAIL_PATH_KEYS[kind]!] : undefined;
+  const ref = fetched ?? artifact?.ref ?? (typeof detailPath === "string" && detailPath !== "" ? detailPath : undefined);
+  if (!ref) throw new NotFoundError("artifact_missing", `entry ${entry.id} references no ${kind} artifact (no payload.refs artifact, payload.details.${DETAIL_PATH_KEYS[kind] ?? "path"} or payload_ref naming a GitHub Actions artifact): the previous role did not produce one`);
   let file = ref;
   if (!isAbsolute(ref)) {
     // On the cycle's branch, the previous roles' commits are here already.
-    if (!ctx.onCycleBranch && artifact.url?.startsWith("file:")) {
+    if (fetched === undefined && !ctx.onCycleBranch && artifact?.url?.startsWith("file:")) {
       const repo = fileURLToPath(artifact.url);
       if (resolve(repo) !== resolve(workspace)) checkoutBranchFrom(workspace, repo, ctx.branch);
     }
     file = confinePath(workspace, ref, `${kind} artifact path`);
   }
   if (!existsSync(file)) throw new NotFoundError("artifact_missing", `the ${kind} artifact of entry ${entry.id} is gone (${ref})`);
-  return { data: parseWith(schema, parseJsonText(readFileSync(file, "utf8"), ref), ref, "invalid_artifact"), path: ref };
+  return { value: parseJsonText(readFileSync(file, "utf8"), ref), path: ref };
 }
 
 /**
@@ -134,9 +145,13 @@ export function saveRepoArtifact(ctx: LaneRunContext, kind: string, rel: string,
   return rel;
 }
 
-/** The contract's path of a cycle's artifact: `<dir>/<date>-<cycle>.<ext>`. */
-export function artifactPath(dir: string, cycleId: string, now: Date, ext = "json"): string {
-  return `${dir}/${now.toISOString().slice(0, 10)}-${branchSlug(cycleId)}.${ext}`;
+/**
+ * The contract's path of a cycle's artifact (roles contract §3.2.3:
+ * `reports/doc_update_proposals/.../doc_update_proposal_v1.json`): `<dir>/<date>-<cycle>/<kind>.json`,
+ * the file named as in the origin's Actions artifacts.
+ */
+export function artifactPath(dir: string, cycleId: string, now: Date, kind: string): string {
+  return `${dir}/${now.toISOString().slice(0, 10)}-${branchSlug(cycleId)}/${kind}.json`;
 }
 
 /** Where Aya's proposals and Sho's reviews are kept in the repository (roles contract §3.2.3, review spec §3.1). */

@@ -16,21 +16,17 @@ import {
   type RoleAgentTask,
   type ReviewLevel,
 } from "../../prompt/index.js";
-import {
-  CHANGE_TYPES,
-  DocUpdateProposalSchema,
-  DocUpdateRequestDetailsSchema,
-  PROPOSAL_VERSION,
-  REVIEW_VERSION,
-  type DocUpdateProposal,
-  type DocUpdateReview,
-  type ReviewDecision,
-} from "./schema.js";
-import { guardUpdate, pathRefusal } from "./guard.js";
-import { PROPOSAL_DIR, REVIEW_DIR, artifactPath, readArtifact, readDoc, saveRepoArtifact, type LaneRunContext } from "./context.js";
+import { CHANGE_TYPES, DocUpdateRequestDetailsSchema, PROPOSAL_VERSION, REVIEW_VERSION, type DocUpdateProposal } from "./schema.js";
+import { pathRefusal } from "./guard.js";
+import { buildProposal, buildReview, type ReviewDecisionInput } from "./formats.js";
+import { docReader, guardedUpdates, readProposalArtifact } from "./review.js";
+import { PROPOSAL_DIR, REVIEW_DIR, artifactPath, readDoc, saveRepoArtifact, type LaneRunContext } from "./context.js";
 
 /** A document longer than this is cut in the model's context (and the model is told so). */
 export const MAX_DOC_CONTEXT_CHARS = 60_000;
+
+/** The placements the model chooses from (a section edit needs a heading the model would have to copy exactly). */
+const MODEL_CHANGE_TYPES = CHANGE_TYPES.filter((c) => c !== "section") as ["append", "replace", "create"];
 
 const filled = (what: string) => z.string().refine((s) => s.trim() !== "", `${what} must not be empty`);
 
@@ -42,7 +38,7 @@ export const ProposalAnswerSchema = z.strictObject({
       z.strictObject({
         path: filled("path").describe("repository-relative path of the document, inside the lane's allowed paths"),
         reason: filled("reason").describe("why this document needs the change"),
-        change_type: z.enum(CHANGE_TYPES).describe("append: add the Markdown at the end; replace: the Markdown is the whole new document; create: a new file"),
+        change_type: z.enum(MODEL_CHANGE_TYPES).describe("append: add the Markdown at the end; replace: the Markdown is the whole new document; create: a new file"),
         suggested_markdown: filled("suggested_markdown").describe("the Markdown to append, the whole new document (replace), or the new file's text (create)"),
       }),
     )
@@ -51,9 +47,9 @@ export const ProposalAnswerSchema = z.strictObject({
 });
 export type ProposalAnswer = z.output<typeof ProposalAnswerSchema>;
 
-/** Sho's answer for one proposal: one decision per update, naming the update by its id. */
-export function reviewAnswerSchema(proposal: DocUpdateProposal, level: ReviewLevel) {
-  const ids = proposal.updates.map((u) => u.id) as [string, ...string[]];
+/** Sho's answer for one proposal's updates: one decision per update, naming the update by its id. */
+export function reviewAnswerSchema(updates: readonly { id: string }[], level: ReviewLevel) {
+  const ids = updates.map((u) => u.id) as [string, ...string[]];
   return z
     .strictObject({
       level: z.enum([level]).describe("the review level stated in your instructions"),
@@ -122,21 +118,16 @@ export function ayaTask(ctx: LaneRunContext, now: () => Date = () => new Date())
     },
     finish(step) {
       const answer = step.answer as ProposalAnswer;
-      const proposal = parseWith(
-        DocUpdateProposalSchema,
-        {
-          version: PROPOSAL_VERSION,
-          cycle_id: ctx.cycleId,
-          request_entry_id: ctx.entry.id,
-          summary: answer.summary.trim(),
-          created_at: now().toISOString(),
-          updates: answer.updates.map((u, i) => ({ id: `u${i + 1}`, ...u })),
-        },
-        "the model's proposal",
-        "invalid_proposal",
-      );
-      saveRepoArtifact(ctx, PROPOSAL_VERSION, artifactPath(PROPOSAL_DIR, ctx.cycleId, now()), proposal, { updates: proposal.updates.length, model: step.request.model });
-      const paths = [...new Set(proposal.updates.map((u) => u.path))].join(", ");
+      const proposal = buildProposal({
+        projectId: ctx.project.config.project_id,
+        cycleId: ctx.cycleId,
+        requestEntryId: ctx.entry.id,
+        summary: answer.summary.trim(),
+        now: now(),
+        updates: answer.updates.map((u, i) => ({ id: `u${i + 1}`, ...u })),
+      });
+      saveRepoArtifact(ctx, PROPOSAL_VERSION, artifactPath(PROPOSAL_DIR, ctx.cycleId, now(), PROPOSAL_VERSION), proposal, { updates: proposal.updates.length, model: step.request.model });
+      const paths = [...new Set(proposal.updates.map((u) => u.target.path))].join(", ");
       return { status: "success", summary: `proposal for ${ctx.cycleId}: ${proposal.updates.length} update(s) to ${paths}`, revision_requested: false, requested_changes: [] };
     },
   };
@@ -150,7 +141,7 @@ export function decideUpdate(
   guard: { reasons: readonly string[]; linesBefore: number | null; linesAfter: number | null },
   model: { decision: "accept" | "reject"; reasons: readonly string[] },
   level: ReviewLevel,
-): Pick<ReviewDecision, "decision" | "reasons" | "lines_before" | "lines_after"> {
+): { decision: "accept" | "reject"; reasons: string[]; lines_before: number | null; lines_after: number | null } {
   const lines = { lines_before: guard.linesBefore, lines_after: guard.linesAfter };
   const said = model.reasons.map((r) => r.trim()).filter((r) => r !== "");
   if (guard.reasons.length > 0) return { decision: "reject", reasons: [...guard.reasons, ...(model.decision === "reject" ? said.map((r) => `reviewer: ${r}`) : [])], ...lines };
@@ -160,57 +151,49 @@ export function decideUpdate(
 
 /** Sho as the reviewer at the lane's gate: the proposal → doc_update_review_v1. */
 export function shoTask(ctx: LaneRunContext, level: ReviewLevel, now: () => Date = () => new Date()): RoleAgentTask {
-  let proposal: DocUpdateProposal | undefined;
+  let read: { proposal: DocUpdateProposal; path: string } | undefined;
+  let guarded: ReviewDecisionInput[] = [];
   return {
     name: REVIEW_VERSION,
     prepare() {
-      proposal = readArtifact(ctx, PROPOSAL_VERSION, DocUpdateProposalSchema).data;
-      const guards = proposal.updates.map((u) => {
-        const g = guardUpdate(u, pathRefusal(u.path, ctx.lane.allowed_paths) === null ? readDoc(ctx.workspace, u.path) : null, ctx.lane.allowed_paths);
-        return `- ${u.id} (${u.path}): ${g.reasons.length === 0 ? "passes" : `refused — ${g.reasons.join("; ")}`}`;
-      });
+      read = readProposalArtifact(ctx);
+      guarded = guardedUpdates(read.proposal, docReader(ctx.workspace, ctx.lane.allowed_paths), ctx.lane.allowed_paths);
+      const guards = guarded.map((g) => `- ${g.update.id} (${g.update.path}): ${g.reasons.length === 0 ? "passes" : `refused — ${g.reasons.join("; ")}`}`);
       return {
-        outputSchema: outputSchemaFromZod("doc_update_review", reviewAnswerSchema(proposal, level)),
+        outputSchema: outputSchemaFromZod("doc_update_review", reviewAnswerSchema(guarded.map((g) => g.update), level)),
         turnContext: [
           `You are ${ctx.role}, the review step of the doc_update lane. Review Aya's proposal below update by update: accept or reject each one, with reasons for a rejection.`,
           `A deterministic guard also checks every update (${GUARD_RULES}); an update it refuses is rejected whatever you decide. Its verdicts:`,
           ...guards,
         ].join("\n"),
-        environmentContext: `${documentsContext(ctx, proposal.updates.map((u) => u.path))}\n\n## The proposal (${PROPOSAL_VERSION})\n\n\`\`\`json\n${JSON.stringify(proposal, null, 2)}\n\`\`\``,
+        environmentContext: `${documentsContext(ctx, guarded.map((g) => g.update.path))}\n\n## The proposal (${PROPOSAL_VERSION}, ${read.path}; each update's id is given in the verdicts above, in order)\n\n\`\`\`json\n${JSON.stringify(read.proposal, null, 2)}\n\`\`\``,
       };
     },
     finish(step) {
-      const p = proposal!;
+      const { proposal, path } = read!;
       const answer = step.answer as ReviewAnswer;
       const { sprite } = ctx;
-      const decisions: ReviewDecision[] = p.updates.map((u) => {
-        const before = pathRefusal(u.path, ctx.lane.allowed_paths) === null ? readDoc(ctx.workspace, u.path) : null;
-        const g = guardUpdate(u, before, ctx.lane.allowed_paths);
+      const decisions: ReviewDecisionInput[] = guarded.map((g) => {
+        const u = g.update;
         const m = answer.updates.find((a) => a.update_id === u.id)!;
-        const d = decideUpdate(g, m, level);
+        const d = decideUpdate({ reasons: g.reasons, linesBefore: g.linesBefore, linesAfter: g.linesAfter }, m, level);
         if (m.decision === "accept" && d.decision === "reject") sprite.info(`the guard overrides the reviewer's accept of ${u.id} (${u.path}): ${g.reasons.join("; ")}`, { kind: "guard_override" });
         if (m.decision === "reject" && d.decision === "accept") sprite.info(`reviewer advice on ${u.id} (${u.path}) at feedback level, not binding: ${m.reasons.join("; ") || "no reason given"}`, { kind: "review_advice" });
-        return { update_id: u.id, path: u.path, ...d };
+        return { ...g, decision: d.decision, reasons: d.reasons };
       });
-      for (const d of decisions) sprite.info(`${d.decision === "accept" ? "accepted" : "rejected"} ${d.update_id} (${d.path})${d.reasons.length ? `: ${d.reasons.join("; ")}` : ""}`, { kind: "review_decision" });
-      const review: DocUpdateReview = {
-        version: REVIEW_VERSION,
-        cycle_id: p.cycle_id,
-        proposal_summary: p.summary,
-        created_at: now().toISOString(),
-        decisions,
-        accepted: p.updates.filter((_, i) => decisions[i]!.decision === "accept"),
-      };
-      const rejected = decisions.length - review.accepted.length;
+      for (const d of decisions) sprite.info(`${d.decision === "accept" ? "accepted" : "rejected"} ${d.update.id} (${d.update.path})${d.reasons.length ? `: ${d.reasons.join("; ")}` : ""}`, { kind: "review_decision" });
       const gate = step.review!;
-      saveRepoArtifact(ctx, REVIEW_VERSION, artifactPath(REVIEW_DIR, ctx.cycleId, now()), review, { accepted: review.accepted.length, rejected, level: gate.level, decision: gate.decision });
-      const counts = `${review.accepted.length} accepted, ${rejected} rejected`;
+      const review = buildReview({ proposal, proposalRef: path, decisions, now: now(), cycleId: ctx.cycleId, notes: [`Reviewer (${gate.level}): ${gate.decision} — ${answer.summary.trim()}`] });
+      const accepted = review.update_judgements.filter((d) => d.decision === "accept").length;
+      const rejected = decisions.length - accepted;
+      saveRepoArtifact(ctx, REVIEW_VERSION, artifactPath(REVIEW_DIR, ctx.cycleId, now(), REVIEW_VERSION), review, { accepted, rejected, level: gate.level, decision: gate.decision, risk_level: review.overall_assessment.risk_level });
+      const counts = `${accepted} accepted, ${rejected} rejected`;
       const verdict = `review ${gate.decision} at ${gate.level}: ${gate.reason}`;
       if (gate.result === "failure") return { status: "failure", summary: `review of ${ctx.cycleId} blocks the lane (${counts}); ${verdict}`, revision_requested: false, requested_changes: [] };
-      if (review.accepted.length === 0) {
+      if (accepted === 0) {
         return { status: "failure", summary: `review of ${ctx.cycleId}: every update was rejected (${decisions.map((d) => d.reasons.join("; ")).join(" | ")})`, revision_requested: false, requested_changes: [] };
       }
-      const changes = gate.revision_requested ? [...decisions.filter((d) => d.decision === "reject").map((d) => `${d.update_id} (${d.path}): ${d.reasons.join("; ")}`), ...(rejected === 0 ? [gate.reason] : [])] : [];
+      const changes = gate.revision_requested ? [...decisions.filter((d) => d.decision === "reject").map((d) => `${d.update.id} (${d.update.path}): ${d.reasons.join("; ")}`), ...(rejected === 0 ? [gate.reason] : [])] : [];
       return { status: "success", summary: `review of ${ctx.cycleId}: ${counts}; ${verdict}`, revision_requested: gate.revision_requested, requested_changes: changes };
     },
   };

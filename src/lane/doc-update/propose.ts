@@ -1,17 +1,18 @@
 /**
- * Aya (proposal): turns the Human request into a doc_update_proposal_v1 artifact. Deterministic:
- * the updates the request lists (`payload.details.updates`), else one appended section per target
- * document with the request's text.
+ * Aya (proposal): turns the Human request into the origin's doc_update_proposal_v1, saved at the
+ * contract's path. Deterministic: the updates the request lists (`payload.details.updates`), else
+ * one appended section per target document with the request's text.
  */
 import { parseWith } from "../../core/index.js";
-import { DocUpdateProposalSchema, DocUpdateRequestDetailsSchema, PROPOSAL_VERSION, type DocUpdate, type DocUpdateProposal } from "./schema.js";
+import { DocUpdateRequestDetailsSchema, PROPOSAL_VERSION, type DocUpdate, type DocUpdateProposal } from "./schema.js";
 import { PROPOSAL_DIR, artifactPath, readDoc, saveRepoArtifact, type LaneRunContext } from "./context.js";
+import { buildProposal } from "./formats.js";
 
 /**
  * `exists` says whether a target document is in the repository: one that is not yet is proposed
  * as `create` (with a title), so a fresh repository's first request ends in an update Sho accepts.
  */
-export function proposalFor(ctx: Pick<LaneRunContext, "entry" | "lane" | "cycleId">, now = new Date(), exists: (path: string) => boolean = () => true): DocUpdateProposal {
+export function proposalFor(ctx: Pick<LaneRunContext, "entry" | "lane" | "cycleId" | "project">, now = new Date(), exists: (path: string) => boolean = () => true): DocUpdateProposal {
   const { entry, lane } = ctx;
   const details = parseWith(DocUpdateRequestDetailsSchema, entry.payload.details ?? {}, `payload.details of entry ${entry.id}`, "invalid_request");
   const summary = typeof entry.payload.summary === "string" && entry.payload.summary.trim() !== "" ? entry.payload.summary.trim() : (details.request?.trim() || `Documentation update ${ctx.cycleId}`);
@@ -28,12 +29,7 @@ export function proposalFor(ctx: Pick<LaneRunContext, "entry" | "lane" | "cycleI
           suggested_markdown: create ? `# ${titleOf(path)}\n\n${section}` : section,
         };
       });
-  return parseWith(
-    DocUpdateProposalSchema,
-    { version: PROPOSAL_VERSION, cycle_id: ctx.cycleId, request_entry_id: entry.id, summary, created_at: now.toISOString(), updates },
-    "the proposal",
-    "invalid_proposal",
-  );
+  return buildProposal({ projectId: ctx.project.config.project_id, cycleId: ctx.cycleId, requestEntryId: entry.id, summary, updates, now });
 }
 
 /** A document's title from its file name: `STATE/current_state.md` → "Current state". */
@@ -55,7 +51,7 @@ export function runAya(ctx: LaneRunContext, now = new Date()): void {
   const { sprite } = ctx;
   sprite.phaseStarted("proposal");
   const proposal = proposalFor(ctx, now, (path) => inWorkspace(ctx.workspace, path));
-  saveRepoArtifact(ctx, PROPOSAL_VERSION, artifactPath(PROPOSAL_DIR, ctx.cycleId, now), proposal, { updates: proposal.updates.length });
+  saveRepoArtifact(ctx, PROPOSAL_VERSION, artifactPath(PROPOSAL_DIR, ctx.cycleId, now, PROPOSAL_VERSION), proposal, { updates: proposal.updates.length });
   sprite.phaseFinished("proposal", true);
-  sprite.completed("success", `proposal for ${ctx.cycleId}: ${proposal.updates.length} update(s) to ${[...new Set(proposal.updates.map((u) => u.path))].join(", ")}`);
+  sprite.completed("success", `proposal for ${ctx.cycleId}: ${proposal.updates.length} update(s) to ${[...new Set(proposal.updates.map((u) => u.target.path))].join(", ")}`);
 }
