@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { docUpdateLane, parseConfig } from "../../src/config/index.js";
 import { completedInStateDoc, isLaneApply, parseSections, type StateDocEvidence } from "../../src/kai/index.js";
-import { changedSections, firstSentence, titleScope } from "../../src/kai/reports/highlights.js";
+import { changedSections } from "../../src/kai/reports/highlights.js";
+import { firstSentence, titleScope } from "../../src/kai/reports/units.js";
 
 const lane = parseConfig(JSON.stringify({ project_id: "vpm-mini", lanes: [docUpdateLane()] }), "t").lanes[0]!;
 
