@@ -237,7 +237,7 @@ export function themeHighlight(t: Theme): { category: string; title: string; sum
       return {
         category: tests ? "test" : paths.every((p) => pathCategory(p) === "docs") ? "docs" : "code",
         title: tests ? `Tests only: ${plural(n, "change")} to ${plural(paths.length, "test file")}` : `${name}: ${plural(n, "small change")}`,
-        summary: `${plural(n, "change")} touched ${name}${sized}; the latest was ${quoted(last)}.`,
+        summary: `${plural(n, "small change")} touched ${name}${sized}, from ${quoted(first)} to ${quoted(last)}.${why(t.units) || " None of them added a file."}`,
         evidence: prs.slice(-5),
       };
     }

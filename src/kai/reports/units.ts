@@ -39,9 +39,10 @@ export function firstSentence(text: string, max = 220): string {
     .map((l) => l.replace(/^\s*(?:[-*+]|#+|\d+\.)\s*/, "").trim())
     .find((l) => l !== "" && !/^(?:co-authored-by|signed-off-by):/i.test(l));
   if (!line) return "";
-  const sentence = (/^(.+?[.!?])(?:\s|$)/.exec(line)?.[1] ?? line).trim();
+  // A Japanese sentence ends at 。 with no space after it.
+  const sentence = (/^(.+?(?:[.!?](?=\s|$)|。))/.exec(line)?.[1] ?? line).trim();
   const cut = sentence.length > max ? `${sentence.slice(0, max - 1).trimEnd()}…` : sentence;
-  return /[.!?…]$/.test(cut) ? cut : `${cut}.`;
+  return /[.!?…。]$/.test(cut) ? cut : `${cut}.`;
 }
 
 /** Scope of a PR title: `feat(kai): …` → kai, `kai: …` → kai, else null (no group). */

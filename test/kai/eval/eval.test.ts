@@ -59,6 +59,12 @@ describe("the evaluation set: eleven weeks of three projects", () => {
     const lines = answered.map((a) => `  ${a.score.points}/${a.score.max}  ${a.project}: ${a.week}\n${a.highlights.map((h, i) => `        ${i + 1}. [${a.score.told[i] ?? "-"}] ${h.title}`).join("\n")}`);
     console.log(`Kai highlights on the evaluation set: ${points}/${max} (${((100 * points) / max).toFixed(1)}%)\n${lines.join("\n")}`);
     for (const a of answered) {
+      // Each story's summary says what changed and why in 2–3 sentences.
+      a.highlights.forEach((h, i) => {
+        if (a.score.told[i] === null) return;
+        const sentences = h.summary.split(/(?<=[.!?…])\s+(?=[A-Z"\p{Script=Han}\p{Script=Katakana}\p{Script=Hiragana}])|(?<=。)(?=.)/u).length;
+        expect(sentences >= 2 && sentences <= 3, `${a.project}: ${a.week}: "${h.summary}" has ${sentences} sentences`).toBe(true);
+      });
       const stories = a.score.told.filter((s) => s !== null);
       expect(new Set(stories).size, `${a.project}: ${a.week} tells a story twice`).toBe(stories.length);
       expect(a.fixtures, `${a.project}: ${a.week} leads with test fixtures`).toBe(false);
