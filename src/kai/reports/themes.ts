@@ -52,6 +52,9 @@ function words(text: string): string[] {
     .filter((w) => w.length >= 3 && !/^\d+$/.test(w) && !STOP.has(w));
 }
 
+/** The name shared by changes to tests alone (no word or directory gives it). */
+const TESTS_ONLY = "(tests)";
+
 interface Keys {
   /** The names a unit is about: its title's scope and words, its directories' names, its workflow files. */
   all: Set<string>;
@@ -67,15 +70,28 @@ function keysOf(u: ChangeUnit, bookkeeping: Set<string>): Keys {
   if (scope !== null) for (const k of [scope, ...words(scope)]) names.add(k);
   const title = u.title.replace(/^[A-Za-z][\w.-]*(?:\([^)]*\))?!?:\s*/, "").replace(/^revert\s+/i, "");
   for (const w of words(title)) all.add(w);
+  // The directories a change is mostly in, or the one its title names: a capability's PR that also
+  // touches shared code is not thereby part of every small fix to that code.
+  const dirs = new Map<string, number>();
   for (const f of u.commit.files) {
     if (bookkeeping.has(f.path)) continue;
     if (isWorkflow(f.path)) names.add(`file:${f.path}`);
     const parts = f.path.split("/");
-    for (const dir of parts.slice(0, -1)) if (!GENERIC_DIRS.has(dir.toLowerCase()) && !dir.startsWith(".")) for (const w of words(dir)) names.add(w);
+    const here = new Set(parts.slice(0, -1).filter((d) => !GENERIC_DIRS.has(d.toLowerCase()) && !d.startsWith(".")).flatMap(words));
+    for (const w of here) dirs.set(w, (dirs.get(w) ?? 0) + 1);
   }
+  const titled = [...dirs.keys()].filter((d) => all.has(d) || names.has(d));
+  const most = Math.max(0, ...dirs.values());
+  for (const d of titled.length > 0 ? titled : [...dirs].filter(([, n]) => n === most).map(([d]) => d)) names.add(d);
   for (const k of names) all.add(k);
   const paths = u.commit.files.map((f) => f.path);
-  return { all, names, testOnly: paths.length > 0 && paths.every(isTestPath) };
+  const testOnly = paths.length > 0 && paths.every(isTestPath);
+  // Changes to tests alone are one story together (told low), whatever they are named after.
+  if (testOnly) {
+    names.add(TESTS_ONLY);
+    all.add(TESTS_ONLY);
+  }
+  return { all, names, testOnly };
 }
 
 const lines = (us: ChangeUnit[]) => us.reduce((n, u) => n + (u.commit.lines_changed ?? 0), 0);
@@ -131,6 +147,8 @@ export function findThemes(units: ChangeUnit[]): { themes: Theme[]; rest: Change
     let best: Theme | null = null;
     for (const [key, group] of [...byKey].sort(([a], [b]) => a.localeCompare(b))) {
       if (group.length < 2) continue;
+      // A word two titles share ("empty", "retry") is no story; a name most of them are about is.
+      if (group.filter((u) => keys.get(u)!.names.has(key)).length * 2 < group.length) continue;
       const members = expand(key, group, open, keys);
       const { kind, significance } = scoreTheme(members);
       // Small changes that only share a word of their titles ("clarify", "broken") are no story.
@@ -155,10 +173,10 @@ export function findThemes(units: ChangeUnit[]): { themes: Theme[]; rest: Change
 /** A key's units, and the open units sharing a name most of them share (one capability, not two halves); work on tests alone stays out of other work. */
 function expand(key: string, group: ChangeUnit[], open: ChangeUnit[], keys: Map<ChangeUnit, Keys>): ChangeUnit[] {
   const counts = new Map<string, number>();
-  for (const u of group) for (const k of keys.get(u)!.all) if (k !== key) counts.set(k, (counts.get(k) ?? 0) + 1);
+  for (const u of group) for (const k of keys.get(u)!.names) if (k !== key) counts.set(k, (counts.get(k) ?? 0) + 1);
   const common = new Set([...counts].filter(([, n]) => n >= 2 && n * 2 >= group.length).map(([k]) => k));
   const members = new Set(group);
-  if (common.size > 0) for (const u of open) if (!members.has(u) && [...keys.get(u)!.all].some((k) => common.has(k))) members.add(u);
+  if (common.size > 0) for (const u of open) if (!members.has(u) && [...keys.get(u)!.names].some((k) => common.has(k))) members.add(u);
   const all = open.filter((u) => members.has(u));
   const work = all.filter((u) => !keys.get(u)!.testOnly);
   return work.length > 0 ? work : all;

@@ -119,6 +119,7 @@ export function generateProject(project: ProjectSpec): GeneratedProject {
   for (let i = 0; i < 6; i++) initial[`docs/guide/g${i}.md`] = files.create(`docs/guide/g${i}.md`, 40, "text");
   for (const wf of ["ci", "review", "deploy"]) initial[`.github/workflows/${wf}.yml`] = files.create(`.github/workflows/${wf}.yml`, 50, "#");
   initial["package.json"] = files.create("package.json", 30, "  ");
+  initial["CHANGELOG.md"] = files.create("CHANGELOG.md", 20, "-");
   initial["package-lock.json"] = files.create("package-lock.json", 300, "  ");
   const prs: HistoryPr[] = [];
   const stories: Array<Map<string, string[]>> = [];
@@ -159,6 +160,9 @@ export function generateProject(project: ProjectSpec): GeneratedProject {
             } else {
               f[`${s.dir}/index.ts`] = files.edit(`${s.dir}/index.ts`, between(10, 40));
             }
+            // Real capabilities touch shared code now and then, and the changelog.
+            if (i % 3 === 2) f["src/core/mod0.ts"] = files.edit("src/core/mod0.ts", between(2, 6));
+            f["CHANGELOG.md"] = files.edit("CHANGELOG.md", 1, "-");
             const test = `test/${s.name}/part${i}.test.ts`;
             f[test] = files.text.has(test) ? files.edit(test, between(5, 20)) : files.create(test, between(20, 50));
             const body = i === 0 ? `${s.why}\n\n## What\n\n- ${thing}\n- tests for it\n\nFirst of ${s.prs}.` : `${thing[0]!.toUpperCase()}${thing.slice(1)}.\n\nPart of the ${s.name} work (${i + 1}/${s.prs}).`;
@@ -238,7 +242,8 @@ export function generateProject(project: ProjectSpec): GeneratedProject {
         add(null, { at: when, title: pick(TYPO_TITLES).replace("{g}", g.split("/").pop()!.replace(".md", "")), files: { [g]: files.edit(g, 1, "text") } });
       } else if (r < 0.75) {
         const f = `src/core/mod${between(0, 11)}.ts`;
-        add(null, { at: when, title: pick(TWEAK_TITLES).replace("{f}", f.split("/").pop()!.replace(".ts", "")), body: "Small fix found while reading the code.", files: { [f]: files.edit(f, between(1, 4)) } });
+        const changelog: Record<string, string> = rnd() < 0.5 ? { "CHANGELOG.md": files.edit("CHANGELOG.md", 1, "-") } : {};
+        add(null, { at: when, title: pick(TWEAK_TITLES).replace("{f}", f.split("/").pop()!.replace(".ts", "")), body: "Small fix found while reading the code.", files: { [f]: files.edit(f, between(1, 4)), ...changelog } });
       } else if (r < 0.9) {
         add(null, { at: when, title: pick(CI_TITLES).replace("{n}", String(between(1, 19))), body: "Keeps CI fast.", files: { ".github/workflows/ci.yml": files.edit(".github/workflows/ci.yml", 1, "#") } });
       } else {
