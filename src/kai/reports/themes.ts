@@ -119,7 +119,7 @@ export function scoreTheme(us: ChangeUnit[]): { kind: ThemeKind; significance: n
     score = 40 + 6 * Math.min(n, 8) + sizeScore + Math.min(8, newCode.length);
   } else if (workflows.length * 2 >= paths.length && substantial) {
     kind = "workflow_reworked";
-    score = 30 + 4 * Math.min(n, 12) + sizeScore;
+    score = 30 + 3 * Math.min(n, 12) + sizeScore;
   } else {
     kind = "maintenance";
     score = 15 + Math.min(n, 6) + sizeScore / 2;

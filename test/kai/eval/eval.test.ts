@@ -9,9 +9,10 @@ import { PROJECTS } from "./weeks.js";
 /**
  * The evaluation set (weeks.ts) built as real repositories, answered by Kai week by week, and
  * scored against the themes a person would name. A ranking rule that lowers the score fails here:
- * raise FLOOR when a change raises it.
+ * raise FLOOR when a change raises it. Recorded: 48/48. (The ranking was tuned on this set, so the
+ * floor guards against regressions; it does not measure how well Kai reads a history it never saw.)
  */
-const FLOOR = 0.97;
+const FLOOR = 1;
 const WEEK = 7 * 86_400_000;
 
 interface Answered {
