@@ -6,16 +6,16 @@ import { firstSentence, ref, titleScope, unitEvidence, type ChangeUnit } from ".
 /**
  * Themes: the window's merged changes grouped into the stories a person would name (a capability
  * built across several PRs, a workflow introduced then fixed, a workflow rebuilt, a run of small
- * fixes) by the names they share — title scopes, title words, directory names, workflow files —
- * and scored by what they did: files added, lines changed, PRs, and whether they touched more than
- * tests.
+ * fixes) by the names they share — title scopes, the directories they are mostly in, workflow
+ * files; a word two titles happen to share is not enough — and scored by what they did: files
+ * added, lines changed, PRs, and whether they touched more than tests.
  */
 
 export type ThemeKind = "capability" | "workflow_introduced" | "workflow_reworked" | "maintenance";
 
 export interface Theme {
   kind: ThemeKind;
-  /** The name the units share (a scope, word, directory or workflow file). */
+  /** What the theme is called: the name most of its units share (a scope, directory or `file:` workflow path). */
   name: string;
   /** Oldest first. */
   units: ChangeUnit[];
