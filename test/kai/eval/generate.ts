@@ -9,7 +9,7 @@ import type { HistoryPr } from "../history.js";
 
 export type Story =
   /** A capability built across `prs` PRs under `dir`, titled with its name (`scoped`: `name: …`). */
-  | { id: string; kind: "capability"; name: string; dir: string; prs: number; scoped: boolean; why: string; things: string[] }
+  | { id: string; kind: "capability"; name: string; dir: string; prs: number; scoped: boolean; why: string; things: string[]; titles?: string[] }
   /** A workflow added, then fixed by `fixes` PRs. */
   | { id: string; kind: "workflow_new"; name: string; fixes: number; why: string }
   /** An existing workflow rebuilt over `prs` PRs. */
@@ -148,7 +148,8 @@ export function generateProject(project: ProjectSpec): GeneratedProject {
           const Name = s.name[0]!.toUpperCase() + s.name.slice(1);
           for (let i = 0; i < s.prs; i++) {
             const thing = s.things[i % s.things.length]!;
-            const title = s.scoped ? `${s.name}: ${thing}` : i % 2 === 0 ? `${thing[0]!.toUpperCase()}${thing.slice(1)} for ${Name}` : `${Name}: ${thing}`;
+            // `titles`: as people write them, not always naming what they build.
+            const title = s.titles?.[i] ?? (s.scoped ? `${s.name}: ${thing}` : i % 2 === 0 ? `${thing[0]!.toUpperCase()}${thing.slice(1)} for ${Name}` : `${Name}: ${thing}`);
             const f: Record<string, string> = {};
             if (i === 0) {
               f[`${s.dir}/index.ts`] = files.create(`${s.dir}/index.ts`, between(40, 90));

@@ -1,7 +1,7 @@
 import type { ProjectSpec } from "./generate.js";
 
 /**
- * The evaluation set: eleven weeks of three projects, each week with the themes a person reading
+ * The evaluation set: twelve weeks of three projects, each week with the themes a person reading
  * it would name, in order. Shapes from the origin: weeks of several cycles, of one large
  * capability, quiet weeks, reverts, workflows introduced and fixed or rebuilt, STATE documents
  * with English and Japanese headings, test fixtures that must not lead.
@@ -123,6 +123,25 @@ export const PROJECTS: ProjectSpec[] = [
         ],
         noise: 18,
         expected: ["cycle", "webhooks", "state"],
+      },
+      {
+        name: "notifications, titled every which way",
+        stories: [
+          {
+            id: "notify",
+            kind: "capability",
+            name: "notify",
+            dir: "src/notify",
+            prs: 5,
+            scoped: false,
+            why: "Teams asked to hear when a cycle ends without watching the board.",
+            things: ["post to Slack", "retry on 429", "email channel", "per-team settings", "document notifications"],
+            titles: ["Send a Slack message when a cycle ends", "Retry Slack posts on 429", "Add an email channel beside Slack", "notify: per-team channel settings", "Document how teams get told"],
+          },
+          { id: "deps", kind: "deps", prs: 2 },
+        ],
+        noise: 16,
+        expected: ["notify"],
       },
       {
         name: "a quiet week with the operator guide",
