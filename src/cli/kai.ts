@@ -1,12 +1,13 @@
 import type { Command } from "commander";
 import { UsageError, isIsoWithZone, parseDateInput } from "../core/index.js";
-import { answerText, polishSummary, type KaiResponse } from "../kai/index.js";
+import { answerText, modelDigest, polishSummary, type KaiResponse } from "../kai/index.js";
 import type { Project } from "../config/index.js";
 import { formatOption, intOption, readInput, type Format } from "./output.js";
 import { project, withProject } from "./context.js";
 
 interface KaiFlags {
   polish?: boolean;
+  modelDigest?: boolean;
   repo?: string;
   asOf?: string;
   format: Format;
@@ -17,6 +18,7 @@ function commonOptions(cmd: Command): Command {
     .option("--repo <dir>", "repository to read git history and the STATE document from (default: the project's)")
     .option("--as-of <date>", "answer as of this time (ISO 8601; a bare date means 00:00 UTC): later evidence is ignored")
     .option("--polish", "let the configured model reword summary_md (the payload never changes)")
+    .option("--model-digest", "changes: let the configured model write the highlights from Kai's themes, each citing its evidence (Kai's own stay on any failure)")
     // json by default: the answer is a document (kai_response_v1); text is its summary_md.
     .addOption(formatOption("json", { markdown: true }));
 }
@@ -61,11 +63,14 @@ function cliRequest(p: Project, type: "lane_status" | "what_changed", lane: { la
 }
 
 async function run(cmd: Command, text: string, flags: KaiFlags): Promise<void> {
-  // The model settings are checked first: --polish without a key is a usage error, not a late surprise.
-  // The model client (openai) only when asked to polish.
-  const model = flags.polish ? (await import("../prompt/index.js")).ModelClient.fromConfig(project(cmd).config.model) : undefined;
-  const response = await withProject(cmd, async (o) => answerText(text, { config: o.config, sources: await o.kaiSources({ repo: flags.repo }) }));
-  emit(model ? await polishSummary(model, response) : response, flags.format);
+  // The model settings are checked first: --polish or --model-digest without a key is a usage error, not a late surprise.
+  // The model client (openai) only when asked for one of them.
+  const model = flags.polish || flags.modelDigest ? (await import("../prompt/index.js")).ModelClient.fromConfig(project(cmd).config.model) : undefined;
+  let response = await withProject(cmd, async (o) => answerText(text, { config: o.config, sources: await o.kaiSources({ repo: flags.repo }) }));
+  // The model writes the highlights first, so that a polish rewords the digest they end up in.
+  if (model && flags.modelDigest) response = await modelDigest(model, response);
+  if (model && flags.polish) response = await polishSummary(model, response);
+  emit(response, flags.format);
 }
 
 export function registerKai(program: Command): void {

@@ -133,10 +133,10 @@ describe("pmagent kai", () => {
     expect(r.stderr.trim()).toBe(message);
   });
 
-  it("--polish without a model key is a usage error naming what to set", async () => {
+  it.each([["status", "--polish"], ["changes", "--model-digest"]])("kai %s %s without a model key is a usage error naming what to set", async (command, flag) => {
     const env: NodeJS.ProcessEnv = { ...process.env, ...t.env };
     delete env.OPENAI_API_KEY;
-    const r = await runCli(["kai", "status", "--polish"], { cwd: repo.dir, env });
+    const r = await runCli(["kai", command, flag], { cwd: repo.dir, env });
     expect(r.code).toBe(2);
     expect(r.stderr.trim()).toBe("pmagent: no model API key: set OPENAI_API_KEY or model.api_key_env in pmagent.config.json [no_model_api_key]");
   });

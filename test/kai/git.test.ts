@@ -36,6 +36,19 @@ describe("git collector", () => {
     expect(state).toMatchObject({ sha: shas.state, pr_number: 41, author: "Kai Test", files: [{ change: "modified", path: "STATE/current_state.md", old_path: null }] });
   });
 
+  it("counts each change's lines added plus deleted (a merge: what it brought in)", async () => {
+    const ev = await collectGit(repo.dir, { since: new Date("2026-01-05T00:00:00Z"), until: new Date("2026-01-15T00:00:00Z") });
+    const expected = ev.commits.map((c) =>
+      repo
+        .git("diff", "--numstat", "-M", c.parents[0]!, c.sha)
+        .split("\n")
+        .filter(Boolean)
+        .reduce((n, l) => n + l.split("\t").slice(0, 2).reduce((a, x) => a + (x === "-" ? 0 : Number(x)), 0), 0),
+    );
+    expect(ev.commits.map((c) => c.lines_changed)).toEqual(expected);
+    expect(ev.commits.some((c) => (c.lines_changed ?? 0) > 0)).toBe(true);
+  });
+
   it("excludes a commit exactly at the window's start and includes one exactly at its end", async () => {
     const ev = await collectGit(repo.dir, { since: new Date("2026-01-10T10:00:00Z"), until: new Date("2026-01-11T09:00:00Z") });
     expect(ev.commits.map((c) => c.sha)).toEqual([shas.rename]);

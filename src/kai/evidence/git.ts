@@ -103,6 +103,9 @@ export function parseGitLog(text: string): GitCommit[] {
 export async function collectGit(repo: string, window: { since: Date; until: Date }): Promise<GitEvidence> {
   assertRepository(repo);
   const evidence: GitEvidence = { repo, since: window.since.toISOString(), until: window.until.toISOString(), commits: [] };
+  // The size of each change (what a highlight says about it) comes from a second log of the same commits, run alongside.
+  const range = [`--since=${evidence.since}`, `--until=${evidence.until}`, "HEAD"];
+  const sizesRead = runGit(repo, ["log", "-z", "--numstat", "-M", "--diff-merges=first-parent", "--no-color", `--format=${RECORD}%H`, ...range]);
   const res = await runGit(repo, [
     "log",
     "-z",
@@ -111,17 +114,36 @@ export async function collectGit(repo: string, window: { since: Date; until: Dat
     "--diff-merges=first-parent",
     "--no-color",
     `--format=${LOG_FORMAT}`,
-    `--since=${evidence.since}`,
-    `--until=${evidence.until}`,
-    "HEAD",
+    ...range,
   ]);
+  const sizes = await sizesRead;
   if (res.code !== 0) {
     if (NO_HISTORY.test(res.stderr)) return evidence;
     throw gitError(repo, "git log", res);
   }
   // --since is inclusive in git; the window is (since, until], so a commit exactly at `since` belongs to the previous window.
   evidence.commits = parseGitLog(res.stdout.toString("utf8")).filter((c) => Date.parse(c.committed_at) > window.since.getTime());
+  if (sizes.code === 0) {
+    const lines = parseNumstat(sizes.stdout.toString("utf8"));
+    for (const c of evidence.commits) c.lines_changed = lines.get(c.sha) ?? 0;
+  }
   return evidence;
+}
+
+/** Lines added plus deleted per commit from `git log -z --numstat --format=RECORD%H`. */
+export function parseNumstat(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const record of text.split(RECORD)) {
+    const [sha = "", ...rest] = record.split(/[\n\0]/);
+    if (sha === "") continue;
+    let total = 0;
+    for (const token of rest) {
+      const m = /^(\d+|-)\t(\d+|-)\t/.exec(token);
+      if (m) total += (m[1] === "-" ? 0 : Number(m[1])) + (m[2] === "-" ? 0 : Number(m[2]));
+    }
+    out.set(sha, total);
+  }
+  return out;
 }
 
 /** The last commit at or before `cutoff` that touched `path` (the commit its text at the cutoff comes from), or null. */

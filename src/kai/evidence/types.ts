@@ -33,6 +33,8 @@ export interface GitCommit {
   pr_number: number | null;
   /** A merge's files are its changes against its first parent: what the merged branch brought in. */
   files: GitFileChange[];
+  /** Lines added plus lines deleted (`--numstat`; binary files count 0); absent when not read. */
+  lines_changed?: number;
 }
 
 export interface GitEvidence {

@@ -1,78 +1,27 @@
 import { plural } from "../../core/index.js";
 import type { LaneConfig } from "../../config/index.js";
-import { pathCategory, type GitCommit, type StateDocEvidence, type StateSection, subtree, isLaneApply, laneSectionIndex } from "../evidence/index.js";
-import type { Evidence, Highlight } from "./schema.js";
+import { type StateDocEvidence, type StateSection, subtree, isLaneApply, laneSectionIndex } from "../evidence/index.js";
+import type { Highlight } from "./schema.js";
+import { findThemes, themeHighlight } from "./themes.js";
+import { firstSentence, ref, unitEvidence, type ChangeUnit } from "./units.js";
 
 /** A highlight before ranking: `impact` is what it changes for the lane (higher first). */
 export type Candidate = Omit<Highlight, "rank"> & { impact: number; at: string };
 
 /**
  * Significance of what a window's changes did, highest first. A cycle's completion moves the lane;
- * a change to the lane's STATE section changes what everyone reads; a capability built across
- * several PRs, reverts, new workflows and specs follow; a PR that only touches a workflow is noise.
+ * a change to the lane's STATE section changes what everyone reads; themes (themes.ts) score
+ * themselves between 6 and 98 by what they did; a PR in no theme is background.
  */
 export const IMPACT = {
   cycle_completed: 100,
-  state_lane_section: 90,
-  capability: 80,
+  state_lane_section: 78,
   revert: 70,
   state_other_sections: 60,
-  new_workflow: 55,
-  new_spec: 50,
-  workflow_changed: 30,
   single_pr: 20,
 } as const;
 
-/** One merged change: a PR (squash or merge commit) or a direct commit, with what it touched. */
-export interface ChangeUnit {
-  pr: number | null;
-  title: string;
-  body: string;
-  commit: GitCommit;
-  at: string;
-}
-
-const CONVENTIONAL = new Set(["feat", "fix", "chore", "docs", "ci", "refactor", "test", "perf", "build", "style"]);
 const CYCLE = /\bcycle[-_ ]?(\d+)\b/i;
-
-/** The merged changes of the window, newest first: merge commits stand for their branch's commits. */
-export function changeUnits(commits: GitCommit[]): ChangeUnit[] {
-  const merged = new Set(commits.filter((c) => c.is_merge).flatMap((c) => c.parents.slice(1)));
-  return commits
-    .filter((c) => c.is_merge || !merged.has(c.sha))
-    .map((c) => {
-      const [head = "", ...rest] = c.is_merge ? c.body.split("\n") : [c.subject];
-      // GitHub writes a merge's PR title as the first line of its body; a squash keeps it in the subject.
-      const title = (c.is_merge ? head || c.subject : c.subject).replace(/\s*\(#\d+\)\s*$/, "");
-      return { pr: c.pr_number, title, body: (c.is_merge ? rest.join("\n") : c.body).trim(), commit: c, at: c.committed_at };
-    });
-}
-
-const ref = (u: ChangeUnit) => (u.pr !== null ? `PR #${u.pr}` : `commit ${u.commit.sha.slice(0, 7)}`);
-export function unitEvidence(u: ChangeUnit): Evidence {
-  return u.pr !== null ? { type: "pr", id: String(u.pr), title: u.title, at: u.at } : { type: "commit", id: u.commit.sha, title: u.title, at: u.at };
-}
-
-/** The first sentence of a PR body or commit message (its "why"), without Markdown markup; "" when there is none. */
-export function firstSentence(text: string, max = 220): string {
-  const line = text
-    .split("\n")
-    .map((l) => l.replace(/^\s*(?:[-*+]|#+|\d+\.)\s*/, "").trim())
-    .find((l) => l !== "" && !/^(?:co-authored-by|signed-off-by):/i.test(l));
-  if (!line) return "";
-  const sentence = (/^(.+?[.!?])(?:\s|$)/.exec(line)?.[1] ?? line).trim();
-  const cut = sentence.length > max ? `${sentence.slice(0, max - 1).trimEnd()}…` : sentence;
-  return /[.!?…]$/.test(cut) ? cut : `${cut}.`;
-}
-
-/** Scope of a PR title: `feat(kai): …` → kai, `kai: …` → kai, else null (no group). */
-export function titleScope(title: string): string | null {
-  const m = /^([A-Za-z][\w.-]*)(?:\(([\w./-]+)\))?!?:\s/.exec(title);
-  if (!m) return null;
-  const type = m[1]!.toLowerCase();
-  if (m[2]) return m[2].toLowerCase();
-  return CONVENTIONAL.has(type) ? null : type;
-}
 
 /** Sections whose text differs between two versions of a document (added, removed or changed), by title. */
 export function changedSections(before: StateSection[], after: StateSection[]): Array<{ title: string; anchor: string; change: "added" | "removed" | "changed"; index: number | null }> {
@@ -98,122 +47,127 @@ export interface GitHighlightContext {
   boardCompleted: Set<string>;
 }
 
-/**
- * Highlights from the window's merged changes, grouped: a cycle's proposal, review and apply PRs
- * are one; PRs sharing a title scope are one capability; the STATE sections the window changed
- * are one; workflows and specs added are one each. Every unit lands in at most one group.
- */
-export function gitCandidates(units: ChangeUnit[], ctx: GitHighlightContext): { candidates: Candidate[]; used: Set<ChangeUnit> } {
-  const lane = `${ctx.lane.layer}/${ctx.lane.name}`;
-  const statePath = ctx.state?.path ?? null;
-  const out: Candidate[] = [];
-  const used = new Set<ChangeUnit>();
-  const touches = (u: ChangeUnit, test: (path: string) => boolean) => u.commit.files.some((f) => test(f.path));
-  const oldestFirst = [...units].reverse();
+/** `A`, `A and B`, `A, B and C`. */
+export function listText(items: string[]): string {
+  return items.length <= 1 ? (items[0] ?? "") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
+}
 
-  // A cycle applied to STATE by a merged PR, with the PRs naming the same cycle (its proposal, review).
-  for (const apply of oldestFirst.filter((u) => statePath !== null && touches(u, (p) => p === statePath) && isLaneApply(`${u.title}\n${u.body}`, ctx.lane))) {
+/**
+ * The cycles applied to STATE by merged PRs, each with the PRs naming the same cycle (its proposal,
+ * review): one highlight however many cycles the window completed.
+ */
+function cycleCandidate(units: ChangeUnit[], ctx: GitHighlightContext, used: Set<ChangeUnit>): Candidate | null {
+  const statePath = ctx.state?.path ?? null;
+  if (statePath === null) return null;
+  const lane = `${ctx.lane.layer}/${ctx.lane.name}`;
+  const oldestFirst = [...units].reverse();
+  const cycles: Array<{ id: string | null; apply: ChangeUnit; related: ChangeUnit[] }> = [];
+  for (const apply of oldestFirst.filter((u) => u.commit.files.some((f) => f.path === statePath) && isLaneApply(`${u.title}\n${u.body}`, ctx.lane))) {
     if (used.has(apply)) continue;
     const n = CYCLE.exec(`${apply.title}\n${apply.body}`)?.[1];
     const id = n !== undefined ? `cycle-${n}` : null;
     if (id !== null && ctx.boardCompleted.has(id)) continue;
     const related = id === null ? [] : oldestFirst.filter((u) => u !== apply && !used.has(u) && CYCLE.exec(`${u.title}\n${u.body}`)?.[1] === n);
     for (const u of [apply, ...related]) used.add(u);
+    cycles.push({ id, apply, related });
+  }
+  if (cycles.length === 0) return null;
+  const latest = cycles.at(-1)!;
+  const evidence = [...cycles.flatMap((c) => [...c.related, c.apply].map(unitEvidence)), { type: "file", id: statePath, path: statePath } as const];
+  if (cycles.length === 1) {
+    const { id, apply, related } = latest;
     const before = related.length > 0 ? ` It followed ${related.map((u) => `${ref(u)} (${u.title})`).join(", ")}.` : "";
     const why = firstSentence(apply.body);
-    out.push({
+    return {
       impact: IMPACT.cycle_completed,
       at: apply.at,
       category: ctx.lane.layer,
       title: `${lane} ${id ?? "cycle"} completed: applied to STATE by ${ref(apply)}`,
       summary: `${ref(apply)} "${apply.title}" applied the lane's proposal to ${statePath}, completing ${id ?? "a cycle"}.${before}${why ? ` ${why}` : ""}`,
-      evidence: [...[...related, apply].map(unitEvidence), { type: "file", id: statePath!, path: statePath! }],
-    });
+      evidence,
+    };
   }
+  const names = cycles.map((c) => c.id ?? `a cycle (${ref(c.apply)})`);
+  const others = cycles.reduce((n, c) => n + c.related.length, 0);
+  const why = firstSentence(latest.apply.body);
+  return {
+    impact: IMPACT.cycle_completed + Math.min(cycles.length, 9),
+    at: latest.apply.at,
+    category: ctx.lane.layer,
+    title: `${lane}: ${cycles.length} cycles completed (${listText(names)})`,
+    summary:
+      `${listText(cycles.map((c) => `${ref(c.apply)} applied ${c.id ?? "a cycle"}`))} to ${statePath}.` +
+      `${others > 0 ? ` ${plural(others, "more change")} proposed and reviewed them.` : ""}${why ? ` The latest: ${why}` : ""}`,
+    evidence,
+  };
+}
 
-  // The STATE sections this window changed: the lane's own section first.
-  if (ctx.state?.exists && statePath !== null) {
-    const changed = changedSections(ctx.stateBefore?.exists ? ctx.stateBefore.sections : [], ctx.state.sections);
-    const laneIndex = laneSectionIndex(ctx.state.sections, ctx.lane);
-    const laneScope = new Set(laneIndex === null ? [] : subtree(ctx.state.sections, laneIndex));
-    const byPr = units.filter((u) => touches(u, (p) => p === statePath));
-    if (changed.length > 0 && byPr.length > 0) {
-      const inLane = changed.filter((c) => c.index !== null && laneScope.has(c.index));
-      const names = changed.slice(0, 4).map((c) => `${c.title} (${c.change})`).join(", ") + (changed.length > 4 ? `, and ${changed.length - 4} more` : "");
-      const section = laneIndex === null ? null : ctx.state.sections[laneIndex]!;
-      const now = section ? firstSentence(subtree(ctx.state.sections, laneIndex!).map((i) => ctx.state!.sections[i]!.body).join("\n")) : "";
-      out.push({
-        impact: inLane.length > 0 ? IMPACT.state_lane_section : IMPACT.state_other_sections,
-        at: byPr[0]!.at,
-        category: "state_doc",
-        title: inLane.length > 0 ? `STATE: the ${section!.title} section changed` : `STATE: ${plural(changed.length, "section")} changed`,
-        summary: `${plural(byPr.length, "change")} (${byPr.slice(0, 4).map(ref).join(", ")}) edited ${statePath}: ${names}.${now ? ` The lane section now reads: ${now}` : ""}`,
-        evidence: [{ type: "file", id: statePath, path: section ? `${statePath}#${section.anchor}` : statePath }, ...byPr.slice(0, 5).map(unitEvidence)],
-      });
-    }
-  }
+/** The STATE sections this window changed, by changes in no cycle: the lane's own section first. */
+function stateCandidate(units: ChangeUnit[], ctx: GitHighlightContext, used: Set<ChangeUnit>, cyclesApplied: boolean): Candidate | null {
+  const statePath = ctx.state?.path ?? null;
+  if (!ctx.state?.exists || statePath === null) return null;
+  const byPr = units.filter((u) => !used.has(u) && u.commit.files.some((f) => f.path === statePath));
+  let changed = changedSections(ctx.stateBefore?.exists ? ctx.stateBefore.sections : [], ctx.state.sections);
+  if (changed.length === 0 || byPr.length === 0) return null;
+  for (const u of byPr) used.add(u);
+  const laneIndex = laneSectionIndex(ctx.state.sections, ctx.lane);
+  const laneScope = new Set(laneIndex === null ? [] : subtree(ctx.state.sections, laneIndex));
+  // The lane section's change belongs to the cycles applied this window, when there were any.
+  const outside = changed.filter((c) => c.index === null || !laneScope.has(c.index));
+  if (cyclesApplied && outside.length > 0) changed = outside;
+  const inLane = changed.filter((c) => c.index !== null && laneScope.has(c.index));
+  const names = changed.slice(0, 4).map((c) => `${c.title} (${c.change})`).join(", ") + (changed.length > 4 ? `, and ${changed.length - 4} more` : "");
+  const section = laneIndex === null ? null : ctx.state.sections[laneIndex]!;
+  const now = section ? firstSentence(subtree(ctx.state.sections, laneIndex!).map((i) => ctx.state!.sections[i]!.body).join("\n")) : "";
+  const why = firstSentence(byPr[0]!.body);
+  return {
+    impact: inLane.length > 0 ? IMPACT.state_lane_section : IMPACT.state_other_sections,
+    at: byPr[0]!.at,
+    category: "state_doc",
+    title: inLane.length > 0 ? `STATE: the ${section!.title} section changed` : `STATE: ${plural(changed.length, "section")} changed`,
+    summary: `${plural(byPr.length, "change")} (${byPr.slice(0, 4).map(ref).join(", ")}) edited ${statePath}: ${names}.${why ? ` ${why}` : ""}${now && inLane.length > 0 ? ` The lane section now reads: ${now}` : ""}`,
+    evidence: [{ type: "file", id: statePath, path: section ? `${statePath}#${section.anchor}` : statePath }, ...byPr.slice(0, 5).map(unitEvidence)],
+  };
+}
 
-  // A capability built across several PRs: the same title scope, at least one adding files.
-  const groups = new Map<string, ChangeUnit[]>();
-  for (const u of oldestFirst) {
-    const scope = used.has(u) ? null : titleScope(u.title);
-    if (scope !== null) groups.set(scope, [...(groups.get(scope) ?? []), u]);
-  }
-  for (const [scope, list] of groups) {
-    const adds = list.some((u) => u.commit.files.some((f) => f.change === "added" && pathCategory(f.path) !== "workflow"));
-    if (list.length < 3 || !adds) continue;
-    for (const u of list) used.add(u);
-    const first = list[0]!;
-    const last = list.at(-1)!;
-    const why = firstSentence(first.body);
-    out.push({
-      impact: IMPACT.capability + Math.min(list.length, 8),
-      at: last.at,
-      category: "capability",
-      title: `${scope}: ${first.title.replace(/^[^:]*:\s*/, "")} (${plural(list.length, "PR")})`,
-      summary: `${plural(list.length, "change")} built ${scope}, from ${ref(first)} "${first.title}" to ${ref(last)} "${last.title}".${why ? ` ${why}` : ""}`,
-      evidence: list.map(unitEvidence),
-    });
-  }
-
-  // Reverts undo something the team relied on.
+/** A revert, with the change it undid when that was merged in the window too. */
+function revertCandidates(units: ChangeUnit[], used: Set<ChangeUnit>): Candidate[] {
+  const out: Candidate[] = [];
   for (const u of units.filter((u) => !used.has(u) && /^revert\b/i.test(u.title))) {
     used.add(u);
-    out.push({ impact: IMPACT.revert, at: u.at, category: "revert", title: `Reverted: ${u.title.replace(/^revert:?\s*/i, "").replace(/^"|"$/g, "")}`, summary: `${ref(u)} reverted an earlier change.${firstSentence(u.body) ? ` ${firstSentence(u.body)}` : ""}`, evidence: [unitEvidence(u)] });
-  }
-
-  // Workflows added (a new automation) and specs added.
-  const added = (u: ChangeUnit, test: (p: string) => boolean) => u.commit.files.filter((f) => f.change === "added" && test(f.path)).map((f) => f.path);
-  const isWorkflow = (p: string) => pathCategory(p) === "workflow";
-  const isSpec = (p: string) => /(^|\/)specs?(\/|[-_.])/i.test(p) && !isWorkflow(p);
-  for (const [test, impact, label, category] of [[isWorkflow, IMPACT.new_workflow, "New workflow", "workflow"], [isSpec, IMPACT.new_spec, "New spec", "docs"]] as const) {
-    const list = units.filter((u) => !used.has(u) && added(u, test).length > 0);
-    if (list.length === 0) continue;
-    for (const u of list) used.add(u);
-    const paths = list.flatMap((u) => added(u, test));
+    const what = u.title.replace(/^revert:?\s*/i, "").replace(/^"|"$/g, "");
+    const undone = units.find((o) => o !== u && !used.has(o) && o.title === what && Date.parse(o.at) <= Date.parse(u.at));
+    if (undone) used.add(undone);
+    const why = firstSentence(u.body);
     out.push({
-      impact,
-      at: list[0]!.at,
-      category,
-      title: `${label}${paths.length > 1 ? "s" : ""}: ${paths.slice(0, 3).join(", ")}${paths.length > 3 ? ", …" : ""}`,
-      summary: `${list.map((u) => `${ref(u)} "${u.title}"`).join("; ")} added ${paths.length > 1 ? "them" : "it"}.${firstSentence(list[0]!.body) ? ` ${firstSentence(list[0]!.body)}` : ""}`,
-      evidence: [...paths.slice(0, 5).map((p): Evidence => ({ type: "file", id: p, path: p })), ...list.slice(0, 5).map(unitEvidence)],
+      impact: IMPACT.revert,
+      at: u.at,
+      category: "revert",
+      title: `Reverted: ${what}`,
+      summary: `${ref(u)} reverted ${undone ? `${ref(undone)}, merged earlier in this window` : "an earlier change"}.${why ? ` ${why}` : ""}`,
+      evidence: [...(undone ? [unitEvidence(undone)] : []), unitEvidence(u)],
     });
   }
+  return out;
+}
 
-  // Changes to existing workflows: one line for all of them, low.
-  const wf = units.filter((u) => !used.has(u) && touches(u, isWorkflow));
-  if (wf.length > 0) {
-    for (const u of wf) used.add(u);
-    const files = [...new Set(wf.flatMap((u) => u.commit.files.filter((f) => isWorkflow(f.path)).map((f) => f.path)))].sort();
-    out.push({
-      impact: IMPACT.workflow_changed,
-      at: wf[0]!.at,
-      category: "workflow",
-      title: `Workflows changed: ${files.slice(0, 3).join(", ")}${files.length > 3 ? ", …" : ""}`,
-      summary: `${plural(wf.length, "change")} edited ${plural(files.length, "workflow")}; the latest was ${ref(wf[0]!)} "${wf[0]!.title}".`,
-      evidence: [...files.slice(0, 5).map((p): Evidence => ({ type: "file", id: p, path: p })), ...wf.slice(0, 3).map(unitEvidence)],
-    });
+/**
+ * Highlights from the window's merged changes, one per story: the cycles completed (however
+ * many), the STATE edits outside them, reverts, then the themes the rest forms (themes.ts). Every
+ * unit lands in at most one; the units in none are left to the caller.
+ */
+export function gitCandidates(units: ChangeUnit[], ctx: GitHighlightContext): { candidates: Candidate[]; used: Set<ChangeUnit> } {
+  const used = new Set<ChangeUnit>();
+  const out: Candidate[] = [];
+  const cycle = cycleCandidate(units, ctx, used);
+  if (cycle) out.push(cycle);
+  const state = stateCandidate(units, ctx, used, cycle !== null);
+  if (state) out.push(state);
+  out.push(...revertCandidates(units, used));
+  const { themes } = findThemes(units.filter((u) => !used.has(u)));
+  for (const t of themes) {
+    for (const u of t.units) used.add(u);
+    out.push({ impact: t.significance, at: t.units.at(-1)!.at, ...themeHighlight(t) });
   }
   return { candidates: out, used };
 }

@@ -5,7 +5,8 @@ import { pathCategory, type GitCommit, type KaiEvidence, type RunEvidence, state
 import { entryEvidence } from "./lane-status.js";
 import type { Evidence, Highlight, Risk, WhatChanged } from "./schema.js";
 import { localDate, UTC, type Zone } from "./zone.js";
-import { changeUnits, firstSentence, gitCandidates, IMPACT, unitEvidence, type Candidate, type ChangeUnit } from "./highlights.js";
+import { gitCandidates, IMPACT, listText, type Candidate } from "./highlights.js";
+import { changeUnits, firstSentence, unitEvidence, type ChangeUnit } from "./units.js";
 
 export interface ChangesContext {
   project_id: string;
@@ -122,9 +123,23 @@ function cycleCandidates(cycles: Cycle[], ctx: ChangesContext, runs: RunEvidence
   const lane = `${ctx.lane.layer}/${ctx.lane.name}`;
   const lastRun = latestRunByEntry(runs);
   const out: Candidate[] = [];
+  const completed = cycles.filter((c) => c.status === "completed" && inWindow(c.completed_at, ctx));
+  if (completed.length > 1) {
+    // Several cycles completed are one story: the lane kept going.
+    const last = completed.at(-1)!;
+    out.push({
+      impact: IMPACT.cycle_completed + Math.min(completed.length, 9),
+      at: last.completed_at!,
+      category: ctx.lane.layer,
+      title: `${lane}: ${completed.length} cycles completed (${listText(completed.map((c) => c.id))})`,
+      summary: `${listText(completed.map((c) => `${c.id} (root entry ${c.root.id}: ${c.root.summary || c.root.kind})`))} went through the lane's roles to the end. The last, ${last.id}, completed at ${last.completed_at} with ${last.entries.at(-1)!.to}'s ${last.entries.at(-1)!.kind}.`,
+      evidence: completed.flatMap((c) => c.entries.map(entryEvidence)),
+    });
+  }
   for (const c of cycles) {
     const last = c.entries.at(-1)!;
     if (c.status === "completed" && inWindow(c.completed_at, ctx)) {
+      if (completed.length > 1) continue;
       out.push({
         impact: 100,
         at: c.completed_at!,
@@ -205,6 +220,11 @@ export function buildWhatChanged(ctx: ChangesContext, ev: KaiEvidence): WhatChan
   candidates.push(...git.candidates);
   const grouped = new Set([...git.used].flatMap((u) => (u.pr === null ? [] : [u.pr])));
   const openedBy = new Map(laneRuns.flatMap((r) => r.actions.flatMap((a) => (a.pr_number === null ? [] : [[a.pr_number, r] as const]))));
+  // A merged PR that only touched docs or reports is told by the Docs or Reports line below, not again on its own.
+  for (const u of units) {
+    const cats = u.commit.files.map((f) => pathCategory(f.path));
+    if (u.pr !== null && !openedBy.has(u.pr) && cats.length > 0 && cats.every((c) => c === "docs" || c === "reports")) grouped.add(u.pr);
+  }
   for (const pr of prs.filter((p) => !grouped.has(p.number))) {
     const unit = units.find((u) => u.pr === pr.number);
     const run = openedBy.get(pr.number);
