@@ -3,8 +3,8 @@ import type { RepoCycle, StateDocEvidence } from "./types.js";
 import { LOG_FORMAT, parseGitLog, runGit } from "./git.js";
 import { subtree } from "./markdown.js";
 import { laneSectionIndex } from "./state-doc.js";
+import { laneNameMatcher } from "./lane-names.js";
 
-const squash = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]/gu, "");
 const CYCLE_NUMBER = /\bcycle[-_ ]?(\d+)\b/i;
 const APPLY_WORD = /\bappl(?:y|ies|ied|ying)\b/i;
 const COMPLETED_CYCLE = /\bcycle[-_ ]?(\d+)\b[^.\n]{0,80}?\b(?:completed?|applied|done|finished|closed)\b/gi;
@@ -12,8 +12,8 @@ const COMPLETED_CYCLE = /\bcycle[-_ ]?(\d+)\b[^.\n]{0,80}?\b(?:completed?|applie
 /** Whether a commit message says it applies this lane's proposal (a lane's apply PR). */
 export function isLaneApply(text: string, lane: Pick<LaneConfig, "layer" | "name">): boolean {
   if (!APPLY_WORD.test(text)) return false;
-  const flat = squash(text);
-  return /proposal/i.test(text) || flat.includes(squash(lane.name)) || flat.includes(squash(lane.layer));
+  const is = laneNameMatcher(lane);
+  return /proposal|提案/i.test(text) || is.name(text) || is.layer(text);
 }
 
 /** Cycle numbers the lane section of the STATE document calls completed or applied. */

@@ -3,6 +3,7 @@ import type { LaneConfig } from "../../config/index.js";
 import type { StateDocEvidence, StateSection } from "./types.js";
 import { assertRepository, existsAt, lastVersionBefore } from "./git.js";
 import { firstLine, listItems, parseSections, subtree } from "./markdown.js";
+import { laneNameMatcher } from "./lane-names.js";
 
 /**
  * The lane's STATE document as it was committed at the cutoff: its sections with GitHub anchors
@@ -35,21 +36,31 @@ export async function findStateDoc(repo: string, projectId: string, lane: Pick<L
   return { ...(await collectStateDoc(repo, DEFAULT_STATE_FILE, cutoff)), found_by: `the default state_file (${own} does not exist at the cutoff)` };
 }
 
-const squash = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]/gu, "");
-
-/** The section about the lane: one naming both layer and lane name, else the layer, else the lane name. */
+/**
+ * The section about the lane, its heading in any language the document uses (lane-names.ts): one
+ * naming both layer and lane name, else one naming the lane under a section naming the layer,
+ * else the layer, else the lane name.
+ */
 export function laneSectionIndex(sections: StateSection[], lane: Pick<LaneConfig, "layer" | "name">): number | null {
-  const layer = squash(lane.layer);
-  const name = squash(lane.name);
-  const titles = sections.map((s) => squash(s.title));
-  for (const test of [(t: string) => t.includes(layer) && t.includes(name), (t: string) => t.includes(layer), (t: string) => t.includes(name)]) {
-    const i = titles.findIndex(test);
+  const is = laneNameMatcher(lane);
+  const underLayer = (i: number): boolean => {
+    for (let p = sections[i]!.parent; p !== null; p = sections[p]!.parent) if (is.layer(sections[p]!.title)) return true;
+    return false;
+  };
+  const tests = [
+    (i: number) => is.layer(sections[i]!.title) && is.name(sections[i]!.title),
+    (i: number) => is.name(sections[i]!.title) && underLayer(i),
+    (i: number) => is.layer(sections[i]!.title),
+    (i: number) => is.name(sections[i]!.title),
+  ];
+  for (const test of tests) {
+    const i = sections.findIndex((_, j) => test(j));
     if (i >= 0) return i;
   }
   return null;
 }
 
-const isGapTitle = (title: string) => /gap|ギャップ/i.test(title);
+const isGapTitle = (title: string) => /gap|ギャップ|残課題|未解決|known issues/i.test(title);
 
 export interface StateView {
   state_file: string;
