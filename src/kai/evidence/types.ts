@@ -82,6 +82,10 @@ export interface BoardEntryEvidence {
   summary: string;
   refs: Record<string, unknown>;
   target_docs: string[];
+  /** `payload.details` (the origin's roles name their files there: `proposal_path`, `review_path`). */
+  details?: Record<string, unknown>;
+  /** The entry's top-level `payload_ref` as the origin writes it (`{kind: "path", value}`, `{type: "actions_artifact", workflow_run_id, artifact_name}`). */
+  payload_ref?: unknown;
   /** On a lane's root entry read by `collectLaneBoard`: its cycle's number (its place among the lane's roots, oldest first). */
   cycle?: number;
 }
