@@ -11,3 +11,5 @@ export { repoCycles, isLaneApply, completedInStateDoc } from "./repo-cycles.js";
 export { collectBoard, collectLaneBoard } from "./board.js";
 export { collectGithub, githubSource } from "./github.js";
 export { collectRuns, type RunReaders } from "./runs.js";
+export { entryLinks, type EntryLinks } from "./entry-links.js";
+export { laneNameMatcher, type LaneNameMatcher } from "./lane-names.js";

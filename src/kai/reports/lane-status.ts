@@ -2,7 +2,7 @@ import type { LaneConfig } from "../../config/index.js";
 import type { PriceTable } from "../../lattice/runs/index.js";
 import { laneUsage } from "./usage.js";
 import { UTC, type Zone } from "./zone.js";
-import { type BoardEntryEvidence, type GithubEvidence, type KaiEvidence, type RunEvidence, type RepoCycle, stateView, type StateView } from "../evidence/index.js";
+import { entryLinks, type BoardEntryEvidence, type GithubEvidence, type KaiEvidence, type RunEvidence, type RepoCycle, stateView, type StateView } from "../evidence/index.js";
 import { laneCycles, latestRunByEntry, type Cycle } from "./cycles.js";
 import type { Evidence, LaneStatus, Step, StepStatus, SuggestedAction } from "./schema.js";
 
@@ -29,28 +29,26 @@ function stepStatus(entry: BoardEntryEvidence | undefined, run: RunEvidence | un
   return ENTRY_STEP_STATUS[entry.status] ?? "pending";
 }
 
-const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : typeof v === "number" ? String(v) : null);
-
-/** The step's main artifact: the run's first JSON artifact, else what the entry's refs name. */
-function artifactPath(entry: BoardEntryEvidence, run: RunEvidence | undefined): string | null {
+/**
+ * The step's main artifact: the run's first JSON artifact, else what the entries name — the one
+ * the role wrote (its output) before the one sent to it (its input).
+ */
+function artifactPath(entries: BoardEntryEvidence[], run: RunEvidence | undefined): string | null {
   const artifacts = run?.artifacts.map((a) => a.path) ?? [];
   const fromRun = artifacts.find((p) => p.endsWith(".json")) ?? artifacts[0];
-  if (fromRun) return fromRun;
-  const refs = entry.refs;
-  const listed = Array.isArray(refs.artifacts) ? refs.artifacts.map(str).find((p) => p !== null) : undefined;
-  return str(refs.artifact_path) ?? str(refs.artifact) ?? listed ?? null;
+  return fromRun ?? entries.map((e) => entryLinks(e).artifact_path).find((p) => p !== null) ?? null;
 }
 
-/** The Actions run the entry names (its source, else its refs); else the supervisor run that carried it. */
-function runId(entry: BoardEntryEvidence, run: RunEvidence | undefined): string | null {
-  return entry.source_run_id ?? str(entry.refs.actions_run_id) ?? str(entry.refs.run_id) ?? run?.run_id ?? null;
+/** The Actions run the entries name (the one sent to the role, else the one it wrote); else the supervisor run that carried it. */
+function runId(entries: BoardEntryEvidence[], run: RunEvidence | undefined): string | null {
+  return entries.map((e) => entryLinks(e).run_id).find((id) => id !== null) ?? run?.run_id ?? null;
 }
 
-/** The workflow of that run: GitHub's name for it, else the entry's refs, else the lane role's (as what_changed names it). */
-function workflowName(ctx: LaneContext, entry: BoardEntryEvidence, run: RunEvidence | undefined, github: GithubEvidence | null): string | null {
-  const id = entry.source_run_id ?? str(entry.refs.actions_run_id) ?? str(entry.refs.run_id);
-  const actions = id === null ? undefined : github?.workflow_runs.find((r) => r.id === id);
-  const named = actions?.name ?? str(entry.refs.actions_workflow) ?? str(entry.refs.workflow);
+/** The workflow of that run: GitHub's name for it, else the entries', else the lane role's (as what_changed names it). */
+function workflowName(ctx: LaneContext, entries: BoardEntryEvidence[], run: RunEvidence | undefined, github: GithubEvidence | null): string | null {
+  const ids = entries.map((e) => entryLinks(e).run_id).filter((id) => id !== null);
+  const actions = github?.workflow_runs.find((r) => ids.includes(r.id));
+  const named = actions?.name ?? entries.map((e) => entryLinks(e).workflow).find((w) => w !== null);
   return named ?? (run ? `${ctx.lane.layer}/${ctx.lane.name}:${run.role}` : null);
 }
 
@@ -67,6 +65,10 @@ function buildSteps(ctx: LaneContext, cycle: Cycle | undefined, runs: RunEvidenc
   return ctx.lane.roles.map((role) => {
     const entry = cycle?.entries.filter((e) => e.to === role.name).at(-1);
     const run = entry ? lastRun.get(entry.id) : undefined;
+    // What the role wrote after taking its entry carries its output (the origin's roles name their artifact and run there).
+    const written = entry ? cycle!.entries.filter((e) => e.from === role.name && Date.parse(e.created_at) >= Date.parse(entry.created_at)).at(-1) : undefined;
+    const forRun = [entry, written].filter((e) => e !== undefined);
+    const forArtifact = [written, entry].filter((e) => e !== undefined);
     return {
       role: role.name,
       status: stepStatus(entry, run),
@@ -77,9 +79,9 @@ function buildSteps(ctx: LaneContext, cycle: Cycle | undefined, runs: RunEvidenc
             entry_status: entry.status,
             blackboard_issue: entry.source_issue,
             blackboard_comment_id: entry.source_comment_id,
-            actions_workflow: workflowName(ctx, entry, run, github),
-            actions_run_id: runId(entry, run),
-            artifact_path: artifactPath(entry, run),
+            actions_workflow: workflowName(ctx, forRun, run, github),
+            actions_run_id: runId(forRun, run),
+            artifact_path: artifactPath(forArtifact, run),
             updated_at: entry.updated_at,
             summary: entry.summary,
           }
