@@ -167,6 +167,10 @@ export interface KaiEvidence {
   state_doc_before?: StateDocEvidence | null;
   /** The lane's cycles as git and the STATE document record them (applies merged to STATE). */
   repo_cycles?: RepoCycle[] | null;
+  /** Commit messages up to the cutoff that name a cycle (`cycle-1`), for cycles named as the project names them. */
+  cycle_mentions?: CycleMention[] | null;
+  /** The repository's web address on GitHub (`https://github.com/owner/name`), for evidence URLs; null when unknown. */
+  web_url?: string | null;
   /** Caveats from collecting (a source not configured, a source that failed), for `notes`. */
   notes: string[];
 }
@@ -198,4 +202,11 @@ export interface RepoCycle {
   apply: GitCommit | null;
   /** The STATE document's path and the anchor of the lane section naming the cycle. */
   state_path: string;
+}
+
+/** A commit (a squash-merged PR, usually) whose message names a cycle of the project's own numbering. */
+export interface CycleMention {
+  pr_number: number | null;
+  /** Subject and body. */
+  text: string;
 }
