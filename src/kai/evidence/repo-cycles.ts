@@ -1,5 +1,5 @@
 import type { LaneConfig } from "../../config/index.js";
-import type { RepoCycle, StateDocEvidence } from "./types.js";
+import type { CycleMention, RepoCycle, StateDocEvidence } from "./types.js";
 import { LOG_FORMAT, parseGitLog, runGit } from "./git.js";
 import { subtree } from "./markdown.js";
 import { laneSectionIndex } from "./state-doc.js";
@@ -33,6 +33,12 @@ async function firstMentions(repo: string, cutoff: Date): Promise<Map<number, st
     for (const m of `${c.subject}\n${c.body}`.matchAll(/\bcycle[-_ ]?(\d+)\b/gi)) out.set(Number(m[1]), c.committed_at);
   }
   return out;
+}
+
+/** Commit messages on the first-parent history up to `cutoff` that name a cycle (one `git log --grep`). */
+export async function cycleMentions(repo: string, cutoff: Date): Promise<CycleMention[]> {
+  const res = await runGit(repo, ["log", "--first-parent", "-E", "-i", "--grep=cycle[-_ ]?[0-9]", `--format=${LOG_FORMAT}`, `--until=${cutoff.toISOString()}`, "HEAD"]);
+  return (res.code === 0 ? parseGitLog(res.stdout.toString("utf8")) : []).map((c) => ({ pr_number: c.pr_number, text: `${c.subject}\n${c.body}` }));
 }
 
 /**
