@@ -183,12 +183,13 @@ describe.each(kinds)("lane-scoped collector: the last completed cycle ($name)", 
   const lane = parseConfig(
     JSON.stringify({
       project_id: "vpm-mini",
-      lanes: [{ layer: "layer_b", name: "doc_update", roles: [{ name: "Aya", allowed_kinds: ["doc_update_proposal_request"], next: { to: "Sho", kind: "doc_update_review_request", id_suffix: "-review" } }, { name: "Sho", allowed_kinds: ["doc_update_review_request"] }] }],
+      lanes: [{ layer: "layer_b", name: "doc_update", roles: [{ name: "Aya", allowed_kinds: ["doc_update_proposal_request"], next: { to: "Sho", kind: "doc_update_review_request", id_suffix: "-review" } }, { name: "Sho", allowed_kinds: ["doc_update_review_request", "doc_update_apply_request"] }] }],
     }),
     "t",
   ).lanes[0]!;
   afterAll(async () => t.cleanup());
 
+  // Sho also picks an apply kind: the lane ends in its STATE document, so a lagging document is advised on.
   it("is the newest cycle by its root that completed, even when an older one completed after it", async () => {
     t = await kind.open();
     const { board, clock } = testBoard(t.store, T0);

@@ -1,7 +1,7 @@
 import { confinePath } from "../../core/index.js";
 import type { LaneConfig } from "../../config/index.js";
 import type { StateDocEvidence, StateSection } from "./types.js";
-import { assertRepository, existsAt, lastVersionBefore } from "./git.js";
+import { assertRepository, existsAt, lastVersionBefore, runGit } from "./git.js";
 import { firstLine, listItems, parseSections, subtree } from "./markdown.js";
 import { laneNameMatcher } from "./lane-names.js";
 
@@ -17,6 +17,21 @@ export async function collectStateDoc(repo: string, path: string, cutoff: Date):
   if (last === null) return { path, exists: false, revision: null, updated_at: null, sections: [] };
   if (last.text === null) return { path, exists: false, revision: last.sha, updated_at: last.at, sections: [] };
   return { path, exists: true, revision: last.sha, updated_at: last.at, sections: parseSections(last.text) };
+}
+
+/**
+ * The projects living in the repository besides the configured one: each `STATE/<id>/current_state.md`
+ * committed on HEAD (the origin keeps one STATE document per project). Empty for a repository
+ * without commits.
+ */
+export async function repoProjects(repo: string): Promise<string[]> {
+  const res = await runGit(repo, ["ls-tree", "-r", "--name-only", "HEAD", "--", "STATE/"]);
+  if (res.code !== 0) return [];
+  return res.stdout
+    .toString("utf8")
+    .split("\n")
+    .flatMap((p) => /^STATE\/([^/]+)\/current_state\.md$/.exec(p)?.[1] ?? [])
+    .sort();
 }
 
 /** The config's default `state_file`: a lane that leaves it so is read from the project's own document first. */

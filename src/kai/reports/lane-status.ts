@@ -102,8 +102,20 @@ function buildSteps(ctx: LaneContext, cycle: Cycle | undefined, runs: RunEvidenc
   });
 }
 
+/**
+ * Whether the lane's work ends in its STATE document: one of its roles picks an apply kind (the
+ * doc_update lane's Tsugu). Only such a lane is told its STATE document lags a completed cycle.
+ */
+export function appliesToState(lane: Pick<LaneConfig, "roles">): boolean {
+  return lane.roles.some((r) => r.allowed_kinds.some((k) => /apply/i.test(k)));
+}
+
+const DAY_MS = 86_400_000;
+
 const PRIORITY = { high: 0, medium: 1, low: 2 } as const;
 const MAX_GAP_ACTIONS = 3;
+/** A Gap list the STATE document has not changed for this long is asked to be confirmed. */
+const STALE_GAP_DAYS = 14;
 
 /** What lane_status found, that the suggested actions are derived from. */
 export interface LaneFindings {
@@ -171,7 +183,7 @@ export function suggestActions(ctx: LaneContext, found: LaneFindings): Suggested
     }
   }
   const lastCompleted = [...cycles].reverse().find((c) => c.status === "completed");
-  if (lastCompleted?.completed_at && (view.updated_at === null || Date.parse(view.updated_at) < Date.parse(lastCompleted.completed_at))) {
+  if (appliesToState(ctx.lane) && lastCompleted?.completed_at && (view.updated_at === null || Date.parse(view.updated_at) < Date.parse(lastCompleted.completed_at))) {
     actions.push({
       id: "update-state-doc",
       title: `Update ${view.state_file} with the outcome of ${lastCompleted.id}`,
@@ -225,14 +237,17 @@ export function suggestActions(ctx: LaneContext, found: LaneFindings): Suggested
       evidence: latest ? [entryEvidence(latest.root)] : [],
     });
   }
+  // Gaps are dated by the document's last change: a list nobody touched for weeks is asked about, not repeated.
+  const unchangedDays = view.updated_at === null ? null : Math.floor((ctx.as_of.getTime() - Date.parse(view.updated_at)) / DAY_MS);
   view.known_gaps.slice(0, MAX_GAP_ACTIONS).forEach((gap, i) => {
+    const stale = unchangedDays !== null && unchangedDays >= STALE_GAP_DAYS;
     actions.push({
       id: `gap-${i + 1}`,
-      title: `Close known gap: ${gap}`,
+      title: stale ? `Confirm or close known gap (listed unchanged for ${unchangedDays} days): ${gap}` : `Close known gap: ${gap}`,
       owner: ctx.humans[0] ?? "Human",
       priority: "low",
-      reason: `listed under the Gap list of ${view.state_file}${view.section_anchor ?? ""}`,
-      evidence: [{ type: "file", id: view.state_file, path: view.state_file }],
+      reason: `listed under the Gap list of ${view.state_file}${view.section_anchor ?? ""}${view.updated_at ? ` as of its last change ${view.updated_at.slice(0, 10)}` : ""}`,
+      evidence: [{ type: "file", id: view.state_file, path: view.state_file, ...(view.updated_at ? { at: view.updated_at } : {}) }],
     });
   });
   return actions.map((a, i) => ({ a, i })).sort((x, y) => PRIORITY[x.a.priority] - PRIORITY[y.a.priority] || x.i - y.i).map((x) => x.a);
@@ -310,7 +325,7 @@ function cycleCommitEvidence(cycle: Cycle, runs: RunEvidence[]): Evidence[] {
 /** lane_status_v1 from the collected evidence (already cut at `ctx.as_of`). */
 export function buildLaneStatus(ctx: LaneContext, evidence: KaiEvidence): LaneStatus {
   const runs = evidence.runs ?? [];
-  const cycles = laneCycles(evidence.board ?? [], ctx.lane, ctx.humans, runs);
+  const cycles = laneCycles(evidence.board ?? [], ctx.lane, ctx.humans, runs, evidence.cycle_mentions ?? []);
   const latest = cycles.at(-1);
   // No cycle on the board: the repository's record of one (an apply merged to STATE) is the latest.
   const fromRepo = latest ? undefined : evidence.repo_cycles?.at(-1);
