@@ -22,9 +22,10 @@ export function evidenceUrl(e: Pick<Evidence, "type" | "id" | "path">, base: Lin
     case "workflow_run":
       return /^\d+$/.test(e.id) ? `${root}/actions/runs/${e.id}` : null;
     case "file": {
-      const path = e.path ?? e.id;
+      // A path may point into the file (`STATE/x.md#section`): the anchor stays the URL's fragment.
+      const [path = "", anchor] = (e.path ?? e.id).split(/#(.*)/s);
       const rev = base.file_revisions?.[path] ?? base.revision ?? "HEAD";
-      return `${root}/blob/${rev}/${path.split("/").map(encodeURIComponent).join("/")}`;
+      return `${root}/blob/${rev}/${path.split("/").map(encodeURIComponent).join("/")}${anchor ? `#${anchor}` : ""}`;
     }
     default:
       return null;
