@@ -75,13 +75,15 @@ export async function collectEvidence(request: KaiRequest, config: Config, sourc
   // has none. Read only then: it walks the STATE document's whole history.
   const onBoard = laneCycles(board ?? [], lane, config.humans, []).length > 0;
   const repo_cycles = request.type === "lane_status" && !onBoard ? await repoCycles(sources.repo, lane, state_doc, window.until) : null;
+  // A cycle known from the repository: its later roles' progress is read from the window's commits.
+  const gitRead = git ?? (repo_cycles && repo_cycles.length > 0 ? await collectGit(sources.repo, window) : null);
   if (!sources.board) notes.push("the blackboard was not read (no blackboard source)");
   if (!sources.runs) notes.push("runs were not read (no run records available)");
   // what_changed compares the STATE document's sections with how they stood at the window's start.
   const state_doc_before = request.type === "what_changed" ? await collectStateDoc(sources.repo, state_doc.path, window.since) : null;
   if (!github && !runs) notes.push("Workflow runs were not consulted (no GitHub token and no run records): by_category.workflows is empty for that reason, not because nothing ran");
   else if (!github) notes.push("GitHub Actions runs were not consulted (no GitHub token): by_category.workflows lists pmagent runs only");
-  return { git, state_doc, state_doc_before, board, runs, github, repo_cycles, web_url, cycle_mentions, notes };
+  return { git: gitRead, state_doc, state_doc_before, board, runs, github, repo_cycles, web_url, cycle_mentions, notes };
 }
 
 function evidenceNotes(request: KaiRequest, ev: KaiEvidence, window: EvidenceWindow, zone: Zone): string[] {

@@ -2,7 +2,7 @@ import type { LaneConfig } from "../../config/index.js";
 import type { PriceTable } from "../../lattice/runs/index.js";
 import { laneUsage } from "./usage.js";
 import { UTC, type Zone } from "./zone.js";
-import { entryLinks, type BoardEntryEvidence, type GithubEvidence, type KaiEvidence, type RunEvidence, type RepoCycle, stateView, type StateView } from "../evidence/index.js";
+import { entryLinks, type BoardEntryEvidence, type GitCommit, type GithubEvidence, type KaiEvidence, type RunEvidence, type RepoCycle, stateView, type StateView } from "../evidence/index.js";
 import { laneCycles, latestRunByEntry, type Cycle } from "./cycles.js";
 import type { Evidence, LaneStatus, Step, StepStatus, SuggestedAction } from "./schema.js";
 
@@ -280,13 +280,25 @@ export function repoCycleEvidence(c: RepoCycle): Evidence[] {
 
 /**
  * Steps of a cycle the repository records: the roles up to the one that applies (a kind naming
- * "apply"; the last role when none does) did their part, since the apply reached STATE; the roles
- * after it left no trace in git, so they show as not started. No blackboard entry or run backs them.
+ * "apply"; the last role when none does) did their part, since the apply reached STATE. A role
+ * after it is `in_progress` when the window's commits show work on it (a commit naming the role
+ * in its message or a path, e.g. its workflow wired), else not started. No blackboard entry or run
+ * backs them.
  */
-function repoCycleSteps(ctx: LaneContext, cycle: RepoCycle): Step[] {
+function repoCycleSteps(ctx: LaneContext, cycle: RepoCycle, commits: readonly GitCommit[]): Step[] {
   const applier = ctx.lane.roles.findIndex((r) => r.allowed_kinds.some((k) => /apply/i.test(k)));
   const last = applier >= 0 ? applier : ctx.lane.roles.length - 1;
-  return ctx.lane.roles.map((role, i) => ({ role: role.name, status: i <= last && cycle.status === "completed" ? "completed" : "not_started", latest_entry: null, run: null }));
+  return ctx.lane.roles.map((role, i) => {
+    const done = i <= last && cycle.status === "completed";
+    return { role: role.name, status: done ? "completed" : commits.some((c) => namesRole(c, role.name)) ? "in_progress" : "not_started", latest_entry: null, run: null };
+  });
+}
+
+/** Whether a commit is about a role: its name as a word of the message, or a part of a changed path (`gen_pm_snapshot.yml`). */
+function namesRole(commit: GitCommit, role: string): boolean {
+  const name = role.toLowerCase();
+  const word = new RegExp(`(?<![\\p{L}\\p{N}])${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\\p{L}\\p{N}])`, "iu");
+  return word.test(`${commit.subject}\n${commit.body}`) || commit.files.some((f) => f.path.toLowerCase().split(/[/_.-]+/).includes(name));
 }
 
 /**
@@ -329,7 +341,7 @@ export function buildLaneStatus(ctx: LaneContext, evidence: KaiEvidence): LaneSt
   const latest = cycles.at(-1);
   // No cycle on the board: the repository's record of one (an apply merged to STATE) is the latest.
   const fromRepo = latest ? undefined : evidence.repo_cycles?.at(-1);
-  const steps = fromRepo ? repoCycleSteps(ctx, fromRepo) : buildSteps(ctx, latest, runs, evidence.github);
+  const steps = fromRepo ? repoCycleSteps(ctx, fromRepo, evidence.git?.commits ?? []) : buildSteps(ctx, latest, runs, evidence.github);
   const view: StateView = evidence.state_doc
     ? stateView(evidence.state_doc, ctx.lane)
     : { state_file: ctx.lane.state_file, section_anchor: null, digest: `${ctx.lane.state_file} was not read`, known_gaps: [], updated_at: null };
