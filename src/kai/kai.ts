@@ -74,7 +74,7 @@ export async function collectEvidence(request: KaiRequest, config: Config, sourc
   // Cycles the repository records (applies merged to STATE): what lane_status shows where the board
   // has none. Read only then: it walks the STATE document's whole history.
   const onBoard = laneCycles(board ?? [], lane, config.humans, []).length > 0;
-  const repo_cycles = request.type === "lane_status" && !onBoard ? await repoCycles(sources.repo, lane, state_doc, window.until) : null;
+  const repo_cycles = request.type === "lane_status" && !onBoard ? await repoCycles(sources.repo, lane, state_doc, window.until, cycle_mentions) : null;
   // A cycle known from the repository: its later roles' progress is read from the window's commits.
   const gitRead = git ?? (repo_cycles && repo_cycles.length > 0 ? await collectGit(sources.repo, window) : null);
   if (!sources.board) notes.push("the blackboard was not read (no blackboard source)");

@@ -209,4 +209,5 @@ export interface CycleMention {
   pr_number: number | null;
   /** Subject and body. */
   text: string;
+  committed_at: string;
 }
