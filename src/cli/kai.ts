@@ -49,13 +49,13 @@ function parseLane(value: string): { layer: string; name: string } {
 }
 
 /** A request as the CLI sends it; the same checks as any other request apply. */
-function cliRequest(p: Project, type: "lane_status" | "what_changed", lane: { layer: string; name: string } | undefined, params: Record<string, unknown>): string {
+function cliRequest(p: Project, type: "lane_status" | "what_changed", lane: { layer: string; name: string } | undefined, params: Record<string, unknown>, projectId?: string): string {
   const first = p.config.lanes[0]!;
   return JSON.stringify({
     version: "kai_request_v1",
     request_id: `cli-${new Date().toISOString()}`,
     from: { actor_type: "human", actor_id: "pmagent-cli" },
-    project_id: p.config.project_id,
+    project_id: projectId ?? p.config.project_id,
     type,
     lane: lane ?? { layer: first.layer, name: first.name },
     params,
@@ -72,6 +72,8 @@ async function run(cmd: Command, text: string, flags: KaiFlags): Promise<void> {
   if (model && flags.polish) response = await polishSummary(model, response);
   emit(response, flags.format);
 }
+
+const PROJECT_HELP = "project to answer about: the configured one (default) or another living in the repository (with its own STATE/<id>/current_state.md)";
 
 export function registerKai(program: Command): void {
   const kai = program.command("kai").description("Kai: lane status and what changed, as kai_response_v1 JSON with a short Markdown digest");
@@ -98,20 +100,22 @@ export function registerKai(program: Command): void {
 
   commonOptions(kai.command("status").description("lane_status_v1: the latest cycle, each role's step, the STATE view and what to do next"))
     .option("--lane <layer/name>", "lane to report on (default: the first configured lane)")
-    .action(async (flags: KaiFlags & { lane?: string }, cmd: Command) => {
+    .option("--project <id>", PROJECT_HELP)
+    .action(async (flags: KaiFlags & { lane?: string; project?: string }, cmd: Command) => {
       const p = project(cmd);
       const at = asOf(flags);
-      await run(cmd, cliRequest(p, "lane_status", flags.lane === undefined ? undefined : parseLane(flags.lane), at === undefined ? {} : { as_of: at }), flags);
+      await run(cmd, cliRequest(p, "lane_status", flags.lane === undefined ? undefined : parseLane(flags.lane), at === undefined ? {} : { as_of: at }, flags.project), flags);
     });
 
   commonOptions(kai.command("changes").description("what_changed_v1: highlights, workflows, PRs, STATE/docs changes, risks and open questions"))
     .option("--lane <layer/name>", "lane whose cycles and runs count (default: the first configured lane)")
     .option("--days <n>", "time window in days (default 7)", intOption("--days", 1, 365))
     .option("--max <n>", "highlights at most (default 5)", intOption("--max", 1, 50))
-    .action(async (flags: KaiFlags & { lane?: string; days?: number; max?: number }, cmd: Command) => {
+    .option("--project <id>", PROJECT_HELP)
+    .action(async (flags: KaiFlags & { lane?: string; days?: number; max?: number; project?: string }, cmd: Command) => {
       const p = project(cmd);
       const at = asOf(flags);
       const params = { ...(flags.days === undefined ? {} : { time_window_days: flags.days }), ...(flags.max === undefined ? {} : { max_highlights: flags.max }), ...(at === undefined ? {} : { as_of: at }) };
-      await run(cmd, cliRequest(p, "what_changed", flags.lane === undefined ? undefined : parseLane(flags.lane), params), flags);
+      await run(cmd, cliRequest(p, "what_changed", flags.lane === undefined ? undefined : parseLane(flags.lane), params, flags.project), flags);
     });
 }

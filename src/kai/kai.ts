@@ -1,7 +1,7 @@
 import { isPmagentError, plural } from "../core/index.js";
 import { findLane, type Config, type LaneConfig } from "../config/index.js";
-import { collectGit, collectStateDoc, findStateDoc, repoCycles, type BoardEntryEvidence, type EvidenceWindow, type GithubEvidence, type KaiEvidence, type RunEvidence } from "./evidence/index.js";
-import { KAI_VERSION, answerZone, buildLaneStatus, buildWhatChanged, daysBefore, errorSummary, laneCycles, laneStatusSummary, whatChangedSummary, type KaiRequest, type KaiResponse, type Zone } from "./reports/index.js";
+import { collectGit, collectStateDoc, cycleMentions, findStateDoc, githubWebUrl, repoCycles, repoProjects, type BoardEntryEvidence, type EvidenceWindow, type GithubEvidence, type KaiEvidence, type RunEvidence } from "./evidence/index.js";
+import { KAI_VERSION, answerZone, buildLaneStatus, buildWhatChanged, daysBefore, errorSummary, laneCycles, laneStatusSummary, whatChangedSummary, withUrls, type KaiRequest, type KaiResponse, type Zone } from "./reports/index.js";
 import { checkRequest, checkRequestText } from "./request.js";
 
 /** A source of evidence other than the repository; each returns only what existed at `until`. */
@@ -14,10 +14,15 @@ export interface KaiSources {
    * Runs of the lane's roles as they stood at the window's end; given the ids of the lane's
    * blackboard entries read (so each step can show its latest run, even one older than the window).
    */
-  runs?: (window: EvidenceWindow, lane: LaneConfig, entryIds: readonly string[]) => Promise<RunEvidence[]>;
+  runs?: (window: EvidenceWindow, lane: LaneConfig, entryIds: readonly string[], type: KaiRequest["type"]) => Promise<RunEvidence[]>;
   github?: (window: EvidenceWindow) => Promise<GithubEvidence>;
   /** Why a source is absent (e.g. no GitHub token), reported in `notes`. */
   notes?: string[];
+  /**
+   * The blackboard and runs of another project living in the same repository (its entries and runs
+   * are kept under its own project id); absent, such a project is answered from the repository alone.
+   */
+  project?: (projectId: string) => Promise<Pick<KaiSources, "board" | "runs">>;
 }
 
 export interface KaiOptions {
@@ -52,28 +57,33 @@ export async function collectEvidence(request: KaiRequest, config: Config, sourc
   const roles = new Set(lane.roles.map((r) => r.name));
   // Runs follow the board: the lane's entries name the runs its steps show.
   const runsRead = runSource
-    ? boardRead.then((b) => optional("runs", (w, l) => runSource(w, l, (b ?? []).filter((e) => roles.has(e.to)).map((e) => e.id)), window, lane, notes))
+    ? boardRead.then((b) => optional("runs", (w, l) => runSource(w, l, (b ?? []).filter((e) => roles.has(e.to)).map((e) => e.id), request.type), window, lane, notes))
     : Promise.resolve(null);
-  const [git, found, board, runs, github] = await Promise.all([
+  const [git, found, board, runs, github, web_url, cycle_mentions] = await Promise.all([
     request.type === "what_changed" ? collectGit(sources.repo, window) : Promise.resolve(null),
     findStateDoc(sources.repo, config.project_id, lane, window.until),
     boardRead,
     runsRead,
     optional("GitHub", sources.github, window, lane, notes),
+    githubWebUrl(sources.repo, config),
+    // Both answers name the board's cycles as the project's commits do (the same names in each).
+    cycleMentions(sources.repo, window.until),
   ]);
   const { found_by, ...state_doc } = found;
   notes.unshift(`STATE document read: ${state_doc.path}, ${found_by}`);
   // Cycles the repository records (applies merged to STATE): what lane_status shows where the board
   // has none. Read only then: it walks the STATE document's whole history.
   const onBoard = laneCycles(board ?? [], lane, config.humans, []).length > 0;
-  const repo_cycles = request.type === "lane_status" && !onBoard ? await repoCycles(sources.repo, lane, state_doc, window.until) : null;
+  const repo_cycles = request.type === "lane_status" && !onBoard ? await repoCycles(sources.repo, lane, state_doc, window.until, cycle_mentions) : null;
+  // A cycle known from the repository: its later roles' progress is read from the window's commits.
+  const gitRead = git ?? (repo_cycles && repo_cycles.length > 0 ? await collectGit(sources.repo, window) : null);
   if (!sources.board) notes.push("the blackboard was not read (no blackboard source)");
   if (!sources.runs) notes.push("runs were not read (no run records available)");
   // what_changed compares the STATE document's sections with how they stood at the window's start.
   const state_doc_before = request.type === "what_changed" ? await collectStateDoc(sources.repo, state_doc.path, window.since) : null;
   if (!github && !runs) notes.push("Workflow runs were not consulted (no GitHub token and no run records): by_category.workflows is empty for that reason, not because nothing ran");
   else if (!github) notes.push("GitHub Actions runs were not consulted (no GitHub token): by_category.workflows lists pmagent runs only");
-  return { git, state_doc, state_doc_before, board, runs, github, repo_cycles, notes };
+  return { git: gitRead, state_doc, state_doc_before, board, runs, github, repo_cycles, web_url, cycle_mentions, notes };
 }
 
 function evidenceNotes(request: KaiRequest, ev: KaiEvidence, window: EvidenceWindow, zone: Zone): string[] {
@@ -91,8 +101,23 @@ function evidenceNotes(request: KaiRequest, ev: KaiEvidence, window: EvidenceWin
   return [...notes, ...ev.notes];
 }
 
+/**
+ * The config and sources a request about another project of the repository is answered from: the
+ * same lanes and people, its own id (so its STATE document is `STATE/<id>/…`: a lane's state_file
+ * naming the configured project names this one instead), its own blackboard and runs.
+ */
+async function forProject(projectId: string, options: KaiOptions): Promise<KaiOptions> {
+  const { config, sources } = options;
+  if (projectId === config.project_id) return options;
+  const lanes = config.lanes.map((l) => ({ ...l, state_file: l.state_file.split("/").map((seg) => (seg === config.project_id ? projectId : seg)).join("/") }));
+  const own = sources.project ? await sources.project(projectId) : {};
+  const { board: _board, runs: _runs, project: _project, ...shared } = sources;
+  return { ...options, config: { ...config, project_id: projectId, lanes }, sources: { ...shared, ...own, notes: [...(sources.notes ?? []), `Answered for ${projectId}, a project living in ${config.project_id}'s repository`] } };
+}
+
 /** Answer a checked request. Problems with the repository or store are thrown, not answered. */
-export async function answerRequest(request: KaiRequest, options: KaiOptions): Promise<KaiResponse> {
+export async function answerRequest(request: KaiRequest, given: KaiOptions): Promise<KaiResponse> {
+  const options = await forProject(request.project_id, given);
   const now = new Date((options.clock ?? Date.now)());
   const until = request.params.as_of !== undefined ? new Date(request.params.as_of) : now;
   // Days are counted on the calendar of the answer's zone, so a window keeps its wall-clock bounds across DST.
@@ -102,14 +127,20 @@ export async function answerRequest(request: KaiRequest, options: KaiOptions): P
   const ev = await collectEvidence(request, options.config, options.sources, window);
   const base = { version: "kai_response_v1", request_id: request.request_id, status: "ok", meta: { generated_at: now.toISOString(), kai_version: KAI_VERSION } } as const;
   const notes = evidenceNotes(request, ev, window, zone);
+  // Evidence GitHub shows links to its page when the repository's GitHub address is known.
+  const web_url = ev.web_url;
+  const link = <T>(data: T): T =>
+    web_url ? withUrls(data, { web_url, revision: ev.git?.commits[0]?.sha ?? null, file_revisions: ev.state_doc ? { [ev.state_doc.path]: ev.state_doc.revision } : {} }) : data;
   if (request.type === "lane_status") {
-    const data = buildLaneStatus({ project_id: options.config.project_id, lane, humans: options.config.humans, as_of: until, prices: options.config.prices, zone }, ev);
+    const data = link(buildLaneStatus({ project_id: options.config.project_id, lane, humans: options.config.humans, as_of: until, prices: options.config.prices, zone }, ev));
     if (data.cycle.latest_cycle_id === null) notes.push(`No cycle of ${lane.layer}/${lane.name} was found up to ${until.toISOString()} on the blackboard, in git or in the STATE document: cycle.latest_cycle_id and cycle.status are null`);
     return { ...base, payload: { kind: "lane_status_v1", data }, summary_md: laneStatusSummary(data), notes };
   }
-  const data = buildWhatChanged(
-    { project_id: options.config.project_id, lane, humans: options.config.humans, since: window.since, until, max_highlights: request.params.max_highlights, zone },
-    ev,
+  const data = link(
+    buildWhatChanged(
+      { project_id: options.config.project_id, lane, lanes: options.config.lanes, humans: options.config.humans, since: window.since, until, max_highlights: request.params.max_highlights, zone },
+      ev,
+    ),
   );
   return { ...base, payload: { kind: "what_changed_v1", data }, summary_md: whatChangedSummary(data, { github: ev.github !== null, runs: ev.runs !== null }), notes };
 }
@@ -117,13 +148,13 @@ export async function answerRequest(request: KaiRequest, options: KaiOptions): P
 /** Answer a request given as a value: invalid requests get a `status: "error"` response. */
 export async function answer(value: unknown, options: KaiOptions): Promise<KaiResponse> {
   const now = new Date((options.clock ?? Date.now)());
-  const check = checkRequest(value, options.config, now);
+  const check = checkRequest(value, options.config, now, await repoProjects(options.sources.repo));
   return check.ok ? answerRequest(check.request, options) : errorResponse(check.request_id, check.notes, now);
 }
 
 /** Answer a request given as JSON text (a file, stdin, an HTTP body). */
 export async function answerText(text: string, options: KaiOptions): Promise<KaiResponse> {
   const now = new Date((options.clock ?? Date.now)());
-  const check = checkRequestText(text, options.config, now);
+  const check = checkRequestText(text, options.config, now, await repoProjects(options.sources.repo));
   return check.ok ? answerRequest(check.request, options) : errorResponse(check.request_id, check.notes, now);
 }

@@ -25,10 +25,11 @@ function requestIdOf(value: unknown): string | null {
 }
 
 /**
- * Check a request against kai_request_v1 and against the project it is sent to: the project id
- * and lane must be the configured ones (the config is the truth, not the spec's v1 example).
+ * Check a request against kai_request_v1 and against the repository it is sent to: the project
+ * must be one living there (`projects`: the configured one, and those with a STATE document of
+ * their own) and the lane a configured one (the config is the truth, not the spec's v1 example).
  */
-export function checkRequest(value: unknown, config: Config, now: Date = new Date()): RequestCheck {
+export function checkRequest(value: unknown, config: Config, now: Date = new Date(), projects: readonly string[] = [config.project_id]): RequestCheck {
   const request_id = requestIdOf(value);
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     return { ok: false, request_id, notes: [`$: expected a kai_request_v1 JSON object, got ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}`] };
@@ -39,8 +40,13 @@ export function checkRequest(value: unknown, config: Config, now: Date = new Dat
   }
   const request = parsed.data;
   const notes: string[] = [];
-  if (request.project_id !== config.project_id) {
-    notes.push(`$.project_id: unknown project "${request.project_id}"; this project is "${config.project_id}"`);
+  const known = [...new Set([config.project_id, ...projects])];
+  if (!known.includes(request.project_id)) {
+    notes.push(
+      known.length > 1
+        ? `$.project_id: unknown project "${request.project_id}"; projects in this repository: ${known.map((p) => `"${p}"`).join(", ")}`
+        : `$.project_id: unknown project "${request.project_id}"; this project is "${config.project_id}" (another project needs its STATE/<project_id>/current_state.md committed)`,
+    );
   }
   if (!findLane(config, request.lane.layer, request.lane.name)) {
     const known = config.lanes.map((l) => `${l.layer}/${l.name}`).join(", ");
@@ -53,12 +59,12 @@ export function checkRequest(value: unknown, config: Config, now: Date = new Dat
 }
 
 /** Parse request text (a file or stdin) and check it; invalid JSON is reported like any other error. */
-export function checkRequestText(text: string, config: Config, now: Date = new Date()): RequestCheck {
+export function checkRequestText(text: string, config: Config, now: Date = new Date(), projects: readonly string[] = [config.project_id]): RequestCheck {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
     return { ok: false, request_id: null, notes: [`the request is not valid JSON: ${(err as Error).message}`] };
   }
-  return checkRequest(value, config, now);
+  return checkRequest(value, config, now, projects);
 }

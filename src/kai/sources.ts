@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import type { Blackboard } from "../blackboard/index.js";
-import type { Config } from "../config/index.js";
+import { allRoles, type Config } from "../config/index.js";
 import { collectLaneBoard, collectRuns, githubSource, type RunReaders } from "./evidence/index.js";
 import type { KaiSources } from "./kai.js";
 
@@ -13,6 +13,8 @@ export interface KaiSourcesInput {
   readers: RunReaders;
   /** Where the GitHub token is read from (default: process.env). */
   env?: NodeJS.ProcessEnv;
+  /** The blackboard and run readers of another project living in the same repository (and store). */
+  projectReaders?: (projectId: string) => Promise<{ board: Blackboard; readers: RunReaders }>;
 }
 
 /**
@@ -23,12 +25,21 @@ export interface KaiSourcesInput {
 export function kaiSources(input: KaiSourcesInput): KaiSources {
   const c = input.config;
   const gh = githubSource(c, input.env);
+  const readersOf = input.projectReaders;
   return {
     repo: resolve(input.repo),
-    // lane_status shows the latest and last completed cycles only: the window's other cycles are what_changed's.
-    board: (w, lane, type) => collectLaneBoard(input.board, lane, c.humans, w, { windowed: type === "what_changed" }),
-    runs: (w, lane, entryIds) => collectRuns(input.readers, lane, w, entryIds),
+    ...boardAndRuns(c, input.board, input.readers),
     github: gh.source,
     notes: gh.note ? [gh.note] : [],
+    ...(readersOf ? { project: async (id: string) => { const r = await readersOf(id); return boardAndRuns(c, r.board, r.readers); } } : {}),
+  };
+}
+
+function boardAndRuns(c: Config, board: Blackboard, readers: RunReaders): Pick<KaiSources, "board" | "runs"> {
+  return {
+    // lane_status shows the latest and last completed cycles only: the window's other cycles are what_changed's.
+    board: (w, lane, type) => collectLaneBoard(board, lane, c.humans, w, { windowed: type === "what_changed" }),
+    // what_changed counts every run of the project in the window, whatever its lane.
+    runs: (w, lane, entryIds, type) => collectRuns(readers, lane, w, entryIds, type === "what_changed" ? allRoles(c).map((r) => r.role.name) : undefined),
   };
 }

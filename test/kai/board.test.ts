@@ -22,7 +22,7 @@ describe.each(kinds)("blackboard collector ($name)", (kind) => {
     await board.transition("Aya", "req-1", "in_progress");
     clock.advance(HOUR);
     await board.transition("Aya", "req-1", "done");
-    await board.post("Aya", request("req-1-review", { to: "Sho", kind: "doc_update_review_request", source_issue: 841, source_run_id: 555, payload: { summary: "review p1", refs: { artifact_path: "reports/p1.json" } } }));
+    await board.post("Aya", request("req-1-review", { to: "Sho", kind: "doc_update_review_request", source_issue: 841, source_run_id: 555, payload: { summary: "review p1", details: { proposal_path: "reports/p1.json" }, refs: { artifact_path: "reports/p1.json" } }, payload_ref: { kind: "path", value: "reports/p1.json" } }));
     clock.advance(HOUR);
     await board.transition("Sho", "req-1-review", "in_progress");
     clock.advance(HOUR);
@@ -53,8 +53,10 @@ describe.each(kinds)("blackboard collector ($name)", (kind) => {
       summary: "request req-1",
       refs: {},
       target_docs: ["STATE/current_state.md"],
+      details: {},
     });
-    expect(now[2]).toMatchObject({ source_issue: 841, source_run_id: "555", summary: "review p1", refs: { artifact_path: "reports/p1.json" } });
+    // The origin's roles name their files in payload.details and the top-level payload_ref: both are handed over.
+    expect(now[2]).toMatchObject({ source_issue: 841, source_run_id: "555", summary: "review p1", refs: { artifact_path: "reports/p1.json" }, details: { proposal_path: "reports/p1.json" }, payload_ref: { kind: "path", value: "reports/p1.json" } });
     expect(now[0]!.target_docs).toEqual(["docs/a.md"]);
   });
 
@@ -181,12 +183,13 @@ describe.each(kinds)("lane-scoped collector: the last completed cycle ($name)", 
   const lane = parseConfig(
     JSON.stringify({
       project_id: "vpm-mini",
-      lanes: [{ layer: "layer_b", name: "doc_update", roles: [{ name: "Aya", allowed_kinds: ["doc_update_proposal_request"], next: { to: "Sho", kind: "doc_update_review_request", id_suffix: "-review" } }, { name: "Sho", allowed_kinds: ["doc_update_review_request"] }] }],
+      lanes: [{ layer: "layer_b", name: "doc_update", roles: [{ name: "Aya", allowed_kinds: ["doc_update_proposal_request"], next: { to: "Sho", kind: "doc_update_review_request", id_suffix: "-review" } }, { name: "Sho", allowed_kinds: ["doc_update_review_request", "doc_update_apply_request"] }] }],
     }),
     "t",
   ).lanes[0]!;
   afterAll(async () => t.cleanup());
 
+  // Sho also picks an apply kind: the lane ends in its STATE document, so a lagging document is advised on.
   it("is the newest cycle by its root that completed, even when an older one completed after it", async () => {
     t = await kind.open();
     const { board, clock } = testBoard(t.store, T0);

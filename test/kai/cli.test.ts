@@ -149,4 +149,11 @@ describe("pmagent kai", () => {
     expect(future.code).toBe(2);
     expect(JSON.parse(future.stdout).notes[0]).toMatch(/^\$\.params\.as_of: 2999-01-01T00:00:00\.000Z is in the future/);
   });
+
+  it("--project names another project of the repository; one without its STATE document is refused, saying what it needs", async () => {
+    const res = await cli(["status", "--project", "hakone-e2", "--format", "md"]);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('pmagent: $.project_id: unknown project "hakone-e2"; this project is');
+    expect(res.stderr).toContain("(another project needs its STATE/<project_id>/current_state.md committed)");
+  });
 });

@@ -59,6 +59,22 @@ describe("lane_status finds the STATE document and the lane's cycles in the repo
     expect(data.next_suggested_actions[0]).toMatchObject({ id: "start-cycle", reason: "cycle-1 completed at 2026-01-08T00:00:00.000Z (recorded by PR #849); the blackboard has no cycle of layer_b/doc_update" });
   });
 
+  it("a role after the apply with work in the window (its workflow wired) is in progress, not not_started", async () => {
+    const other = new TestRepo();
+    try {
+      other.commit("2026-01-01T00:00:00Z", "initial", { [OWN]: section("Cycle-1 under review.") });
+      other.commit("2026-01-08T00:00:00Z", "Apply doc_update proposal cycle-1 to STATE (#849)", { [OWN]: section("Cycle-1 applied.") });
+      // Named in a message long before the window: no progress in this window.
+      other.commit("2026-01-09T00:00:00Z", "Plan Hana's notifications (#850)", { "docs/hana.md": "# Hana\n" });
+      other.commit("2026-02-25T00:00:00Z", "Wire the PM snapshot workflow (#852)", { ".github/workflows/gen_pm_snapshot.yml": "on: workflow_dispatch\n" });
+      const res = KaiResponseSchema.parse(await answer(request(), { config: configWith(), sources: { repo: other.dir, board: async () => [] }, clock: () => NOW }));
+      if (res.status !== "ok" || res.payload.kind !== "lane_status_v1") throw new Error(JSON.stringify(res.notes));
+      expect(Object.fromEntries(Object.entries(res.payload.data.steps).map(([k, s]) => [k, s.status]))).toEqual({ aya: "completed", sho: "completed", tsugu: "completed", gen: "in_progress", hana: "not_started" });
+    } finally {
+      other.cleanup();
+    }
+  });
+
   it("as of before the apply: no cycle yet, said in a note and with a null status", async () => {
     const { res, data } = await ask(configWith(), { as_of: "2026-01-06T00:00:00Z" });
     expect(data.cycle).toMatchObject({ latest_cycle_id: null, status: null, found_in: null });

@@ -31,7 +31,7 @@ describe("kai_request_v1", () => {
   it.each([
     ["a wrong version", { ...valid, version: "kai_request_v2" }, ['$.version: expected "kai_request_v1", got "kai_request_v2"']],
     ["an unknown type", { ...valid, type: "forecast" }, ['$.type: unknown type "forecast": expected "lane_status" or "what_changed"']],
-    ["an unknown project", { ...valid, project_id: "hakone-e2" }, ['$.project_id: unknown project "hakone-e2"; this project is "vpm-mini"']],
+    ["an unknown project", { ...valid, project_id: "hakone-e2" }, ['$.project_id: unknown project "hakone-e2"; this project is "vpm-mini" (another project needs its STATE/<project_id>/current_state.md committed)']],
     ["an unknown lane", { ...valid, lane: { layer: "layer_a", name: "doc_update" } }, ["$.lane: unknown lane layer_a/doc_update; configured lanes: layer_b/doc_update"]],
     ["time_window_days 0", { ...valid, params: { time_window_days: 0 } }, ["$.params.time_window_days: time_window_days must be a whole number from 1 to 365, got 0"]],
     ["time_window_days 366", { ...valid, params: { time_window_days: 366 } }, ["$.params.time_window_days: time_window_days must be a whole number from 1 to 365, got 366"]],
@@ -80,8 +80,8 @@ describe("error responses", () => {
       status: "error",
       meta: { generated_at: "2026-01-10T00:00:00.000Z", kai_version: "0.1.0" },
       payload: null,
-      summary_md: '## Kai could not answer this request\n- $.project_id: unknown project "other"; this project is "vpm-mini"\n- Fix the request and send it again (1 problem listed in notes)',
-      notes: ['$.project_id: unknown project "other"; this project is "vpm-mini"'],
+      summary_md: '## Kai could not answer this request\n- $.project_id: unknown project "other"; this project is "vpm-mini" (another project needs its STATE/<project_id>/current_state.md committed)\n- Fix the request and send it again (1 problem listed in notes)',
+      notes: ['$.project_id: unknown project "other"; this project is "vpm-mini" (another project needs its STATE/<project_id>/current_state.md committed)'],
     });
     repo.cleanup();
   });

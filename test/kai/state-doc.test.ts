@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collectStateDoc, stateView } from "../../src/kai/index.js";
+import { collectStateDoc, laneSectionIndex, parseSections, stateView } from "../../src/kai/index.js";
 import { TestRepo } from "./repo.js";
 
 const lane = { layer: "layer_b", name: "doc_update" };
@@ -60,5 +60,31 @@ describe("STATE document collector", () => {
 
   it("refuses a state_file outside the repository", async () => {
     await expect(collectStateDoc(repo.dir, "../../etc/passwd", new Date())).rejects.toThrow(`state_file "../../etc/passwd" is outside ${repo.dir}`);
+  });
+});
+
+describe("the lane's section, as the project writes its headings", () => {
+  const doc = (markdown: string) => ({ path: "STATE/vpm-mini/current_state.md", exists: true, revision: "abc", updated_at: "2026-01-01T00:00:00Z", sections: parseSections(markdown) });
+
+  it("finds a Japanese heading for the layer and the lane (レイヤーB, ドキュメント更新) and its 残課題 list", () => {
+    const view = stateView(doc("# 現在の状態\n\n## プレイヤー基盤\n\n- 関係なし\n\n## レイヤーＢ ドキュメント更新レーン\n\n- cycle-1 を適用済み\n\n### 残課題\n\n- PM Snapshot 未反映\n- [x] Sho のレビュー\n"), lane);
+    expect(view).toMatchObject({ section_anchor: "#レイヤーｂ-ドキュメント更新レーン", digest: "cycle-1 を適用済み", known_gaps: ["PM Snapshot 未反映"] });
+  });
+
+  it("prefers the lane named under its layer's section over the layer alone", () => {
+    const sections = parseSections("# State\n\n## B層\n\n概要のみ\n\n### 文書更新\n\n- Aya→Sho→Tsugu が稼働\n\n## Layer A\n\n- nothing\n");
+    expect(laneSectionIndex(sections, lane)).toBe(2);
+    expect(stateView(doc("# State\n\n## B層\n\n概要のみ\n\n### 文書更新\n\n- Aya→Sho→Tsugu が稼働\n"), lane).digest).toBe("Aya→Sho→Tsugu が稼働");
+  });
+
+  it("reads English spellings (Layer B / Doc Update) and does not take a longer word for the layer", () => {
+    expect(laneSectionIndex(parseSections("# S\n\n## Player Base\n\n## Doc-Update lane (Layer B)\n"), lane)).toBe(2);
+    expect(laneSectionIndex(parseSections("# S\n\n## Player base\n\n## Layer BC\n"), lane)).toBeNull();
+    expect(stateView(doc("# S\n\n## Layer C\n\n- other\n"), lane).digest).toBe("no section about layer_b/doc_update in STATE/vpm-mini/current_state.md");
+  });
+
+  it("finds a custom lane by its own words (weekly_report as 週次レポート)", () => {
+    const sections = parseSections("# 状態\n\n## レイヤーB\n\n## 週次レポート\n\n- 毎週月曜に生成\n");
+    expect(laneSectionIndex(sections, { layer: "ops", name: "weekly_report" })).toBe(2);
   });
 });

@@ -95,7 +95,8 @@ describe("what_changed_v1 against a repository built by the test", () => {
         "## What changed in vpm-mini (2026-01-03 – 2026-01-10)",
         "- 2 PRs merged, 2 STATE/docs files changed, 2 pmagent runs (GitHub Actions not consulted)",
         "- Top: layer_b/doc_update cycle-1 completed; layer_b/doc_update cycle-2 is blocked at Sho",
-        "- Risks (5): cycle-2 of layer_b/doc_update is blocked",
+        // Every risk counted is listed, most severe first.
+        "- Risks (5): cycle-2 of layer_b/doc_update is blocked; STATE/current_state.md does not reflect cycle-1 yet: last changed 202…; 1 run waiting for input: Sho run-sho-2; 1 environment proposal pending a decision: Aya: install pandoc; 1 gap added to STATE/current_state.md this window: PM snapshot lags L…",
       ].join("\n"),
     );
     expect(res.notes).toContain("Answered as of 2026-01-10T00:00:00Z: later evidence is ignored");

@@ -125,7 +125,15 @@ export class OpenProject {
   /** Kai's evidence sources: the repository, the board, the runs (with actions, proposals, local pull requests), GitHub. */
   async kaiSources(options: KaiSourcesOptions = {}): Promise<KaiSources> {
     const [{ kaiSources }, board, runs, actions, proposals, forge] = await Promise.all([import("../../kai/index.js"), this.board(), this.runs(), this.actions(), this.proposals(), this.localForge()]);
-    return kaiSources({ config: this.config, repo: options.repo ?? this.root, board, readers: { runs, actions, proposals, forge }, env: this.env });
+    // Another project of the repository: its own board and runs, in the same store.
+    const projectReaders = async (projectId: string) => {
+      const lattice = await import("../../lattice/index.js");
+      return {
+        board: await this.board(projectId),
+        readers: { runs: new lattice.RunStore(this.store, projectId), actions, proposals: new lattice.ProposalStore({ store: this.store, projectId, humans: this.config.humans }), forge },
+      };
+    };
+    return kaiSources({ config: this.config, repo: options.repo ?? this.root, board, readers: { runs, actions, proposals, forge }, env: this.env, projectReaders });
   }
 
   /** Closes the store when it was opened here. */

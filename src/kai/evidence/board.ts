@@ -27,6 +27,8 @@ function toEvidence(entry: Entry, status: string, updated_at: string): BoardEntr
     summary: typeof payload.summary === "string" ? payload.summary : "",
     refs,
     target_docs: entry.target_docs.map((d) => (typeof d === "string" ? d : d.path)),
+    ...(payload.details !== null && typeof payload.details === "object" && !Array.isArray(payload.details) ? { details: payload.details as Record<string, unknown> } : {}),
+    ...(entry.payload_ref !== undefined ? { payload_ref: entry.payload_ref } : {}),
   };
 }
 

@@ -1,10 +1,10 @@
 import type { LaneConfig } from "../../config/index.js";
-import type { RepoCycle, StateDocEvidence } from "./types.js";
+import type { CycleMention, RepoCycle, StateDocEvidence } from "./types.js";
 import { LOG_FORMAT, parseGitLog, runGit } from "./git.js";
 import { subtree } from "./markdown.js";
 import { laneSectionIndex } from "./state-doc.js";
+import { laneNameMatcher } from "./lane-names.js";
 
-const squash = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]/gu, "");
 const CYCLE_NUMBER = /\bcycle[-_ ]?(\d+)\b/i;
 const APPLY_WORD = /\bappl(?:y|ies|ied|ying)\b/i;
 const COMPLETED_CYCLE = /\bcycle[-_ ]?(\d+)\b[^.\n]{0,80}?\b(?:completed?|applied|done|finished|closed)\b/gi;
@@ -12,8 +12,8 @@ const COMPLETED_CYCLE = /\bcycle[-_ ]?(\d+)\b[^.\n]{0,80}?\b(?:completed?|applie
 /** Whether a commit message says it applies this lane's proposal (a lane's apply PR). */
 export function isLaneApply(text: string, lane: Pick<LaneConfig, "layer" | "name">): boolean {
   if (!APPLY_WORD.test(text)) return false;
-  const flat = squash(text);
-  return /proposal/i.test(text) || flat.includes(squash(lane.name)) || flat.includes(squash(lane.layer));
+  const is = laneNameMatcher(lane);
+  return /proposal|提案/i.test(text) || is.name(text) || is.layer(text);
 }
 
 /** Cycle numbers the lane section of the STATE document calls completed or applied. */
@@ -24,15 +24,18 @@ export function completedInStateDoc(doc: StateDocEvidence, lane: Pick<LaneConfig
   return [...new Set([...text.matchAll(COMPLETED_CYCLE)].map((m) => Number(m[1])))].sort((a, b) => a - b);
 }
 
-/** When each cycle number was first named in a commit message up to `cutoff` (one walk of the history). */
-async function firstMentions(repo: string, cutoff: Date): Promise<Map<number, string>> {
-  const res = await runGit(repo, ["log", "--first-parent", "-E", "-i", "--grep=cycle[-_ ]?[0-9]", `--format=${LOG_FORMAT}`, `--until=${cutoff.toISOString()}`, "HEAD"]);
+/** When each cycle number was first named in a commit message (mentions newest first, as `git log` gives them). */
+function firstMentions(mentions: readonly CycleMention[]): Map<number, string> {
   const out = new Map<number, string>();
   // Newest first: the last date seen for a number is its first mention.
-  for (const c of res.code === 0 ? parseGitLog(res.stdout.toString("utf8")) : []) {
-    for (const m of `${c.subject}\n${c.body}`.matchAll(/\bcycle[-_ ]?(\d+)\b/gi)) out.set(Number(m[1]), c.committed_at);
-  }
+  for (const c of mentions) for (const m of c.text.matchAll(/\bcycle[-_ ]?(\d+)\b/gi)) out.set(Number(m[1]), c.committed_at);
   return out;
+}
+
+/** Commit messages on the first-parent history up to `cutoff` that name a cycle (one `git log --grep`). */
+export async function cycleMentions(repo: string, cutoff: Date): Promise<CycleMention[]> {
+  const res = await runGit(repo, ["log", "--first-parent", "-E", "-i", "--grep=cycle[-_ ]?[0-9]", `--format=${LOG_FORMAT}`, `--until=${cutoff.toISOString()}`, "HEAD"]);
+  return (res.code === 0 ? parseGitLog(res.stdout.toString("utf8")) : []).map((c) => ({ pr_number: c.pr_number, text: `${c.subject}\n${c.body}`, committed_at: c.committed_at }));
 }
 
 /**
@@ -41,14 +44,15 @@ async function firstMentions(repo: string, cutoff: Date): Promise<Map<number, st
  * lane's proposal, and each cycle the lane section calls completed that no such commit names.
  * Reads only the STATE document's own history (one `git log` on its path).
  */
-export async function repoCycles(repo: string, lane: Pick<LaneConfig, "layer" | "name">, doc: StateDocEvidence, cutoff: Date): Promise<RepoCycle[]> {
+export async function repoCycles(repo: string, lane: Pick<LaneConfig, "layer" | "name">, doc: StateDocEvidence, cutoff: Date, mentions?: readonly CycleMention[]): Promise<RepoCycle[]> {
   const res = await runGit(repo, ["log", "--first-parent", "--no-color", `--format=${LOG_FORMAT}`, `--until=${cutoff.toISOString()}`, "HEAD", "--", doc.path]);
   const commits = res.code === 0 ? parseGitLog(res.stdout.toString("utf8")).reverse() : [];
   const applies = commits.filter((c) => isLaneApply(`${c.subject}\n${c.body}`, lane));
   const out: RepoCycle[] = [];
   const taken = new Set<number>();
   const stated = completedInStateDoc(doc, lane);
-  const mentioned = applies.length > 0 || stated.length > 0 ? await firstMentions(repo, cutoff) : new Map<number, string>();
+  // The mentions already read (`cycleMentions`, same cutoff) are reused: one walk of the history.
+  const mentioned = applies.length > 0 || stated.length > 0 ? firstMentions(mentions ?? (await cycleMentions(repo, cutoff))) : new Map<number, string>();
   for (const [i, c] of applies.entries()) {
     const named = CYCLE_NUMBER.exec(`${c.subject}\n${c.body}`);
     let n = named ? Number(named[1]) : i + 1;

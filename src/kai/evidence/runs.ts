@@ -100,9 +100,10 @@ function proposalSummary(p: EnvironmentProposal): string {
 }
 
 /** The lane's runs at the window's end, oldest first (see the module comment for which, and how). */
-export async function collectRuns(readers: RunReaders, lane: LaneConfig, window: EvidenceWindow, entryIds: readonly string[]): Promise<RunEvidence[]> {
+export async function collectRuns(readers: RunReaders, lane: LaneConfig, window: EvidenceWindow, entryIds: readonly string[], roleNames?: readonly string[]): Promise<RunEvidence[]> {
   const cut = window.until.getTime();
-  const roles = new Set(lane.roles.map((r) => r.name));
+  // The lane's roles by default; what_changed reads every configured role's (the project's runs).
+  const roles = new Set([...lane.roles.map((r) => r.name), ...(roleNames ?? [])]);
   const [overlapping, ofEntries] = await Promise.all([
     readers.runs.overlapping({ roles: [...roles], sinceMs: window.since.getTime(), untilMs: cut }),
     readers.runs.latestOfEntries(entryIds, cut),

@@ -1,8 +1,9 @@
 import { confinePath } from "../../core/index.js";
 import type { LaneConfig } from "../../config/index.js";
 import type { StateDocEvidence, StateSection } from "./types.js";
-import { assertRepository, existsAt, lastVersionBefore } from "./git.js";
+import { assertRepository, existsAt, lastVersionBefore, runGit } from "./git.js";
 import { firstLine, listItems, parseSections, subtree } from "./markdown.js";
+import { laneNameMatcher } from "./lane-names.js";
 
 /**
  * The lane's STATE document as it was committed at the cutoff: its sections with GitHub anchors
@@ -16,6 +17,21 @@ export async function collectStateDoc(repo: string, path: string, cutoff: Date):
   if (last === null) return { path, exists: false, revision: null, updated_at: null, sections: [] };
   if (last.text === null) return { path, exists: false, revision: last.sha, updated_at: last.at, sections: [] };
   return { path, exists: true, revision: last.sha, updated_at: last.at, sections: parseSections(last.text) };
+}
+
+/**
+ * The projects living in the repository besides the configured one: each `STATE/<id>/current_state.md`
+ * committed on HEAD (the origin keeps one STATE document per project). Empty for a repository
+ * without commits.
+ */
+export async function repoProjects(repo: string): Promise<string[]> {
+  const res = await runGit(repo, ["ls-tree", "-r", "--name-only", "HEAD", "--", "STATE/"]);
+  if (res.code !== 0) return [];
+  return res.stdout
+    .toString("utf8")
+    .split("\n")
+    .flatMap((p) => /^STATE\/([^/]+)\/current_state\.md$/.exec(p)?.[1] ?? [])
+    .sort();
 }
 
 /** The config's default `state_file`: a lane that leaves it so is read from the project's own document first. */
@@ -35,21 +51,31 @@ export async function findStateDoc(repo: string, projectId: string, lane: Pick<L
   return { ...(await collectStateDoc(repo, DEFAULT_STATE_FILE, cutoff)), found_by: `the default state_file (${own} does not exist at the cutoff)` };
 }
 
-const squash = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]/gu, "");
-
-/** The section about the lane: one naming both layer and lane name, else the layer, else the lane name. */
+/**
+ * The section about the lane, its heading in any language the document uses (lane-names.ts): one
+ * naming both layer and lane name, else one naming the lane under a section naming the layer,
+ * else the layer, else the lane name.
+ */
 export function laneSectionIndex(sections: StateSection[], lane: Pick<LaneConfig, "layer" | "name">): number | null {
-  const layer = squash(lane.layer);
-  const name = squash(lane.name);
-  const titles = sections.map((s) => squash(s.title));
-  for (const test of [(t: string) => t.includes(layer) && t.includes(name), (t: string) => t.includes(layer), (t: string) => t.includes(name)]) {
-    const i = titles.findIndex(test);
+  const is = laneNameMatcher(lane);
+  const underLayer = (i: number): boolean => {
+    for (let p = sections[i]!.parent; p !== null; p = sections[p]!.parent) if (is.layer(sections[p]!.title)) return true;
+    return false;
+  };
+  const tests = [
+    (i: number) => is.layer(sections[i]!.title) && is.name(sections[i]!.title),
+    (i: number) => is.name(sections[i]!.title) && underLayer(i),
+    (i: number) => is.layer(sections[i]!.title),
+    (i: number) => is.name(sections[i]!.title),
+  ];
+  for (const test of tests) {
+    const i = sections.findIndex((_, j) => test(j));
     if (i >= 0) return i;
   }
   return null;
 }
 
-const isGapTitle = (title: string) => /gap|ギャップ/i.test(title);
+const isGapTitle = (title: string) => /gap|ギャップ|残課題|未解決|known issues/i.test(title);
 
 export interface StateView {
   state_file: string;

@@ -84,6 +84,10 @@ export interface BoardEntryEvidence {
   summary: string;
   refs: Record<string, unknown>;
   target_docs: string[];
+  /** `payload.details` (the origin's roles name their files there: `proposal_path`, `review_path`). */
+  details?: Record<string, unknown>;
+  /** The entry's top-level `payload_ref` as the origin writes it (`{kind: "path", value}`, `{type: "actions_artifact", workflow_run_id, artifact_name}`). */
+  payload_ref?: unknown;
   /** On a lane's root entry read by `collectLaneBoard`: its cycle's number (its place among the lane's roots, oldest first). */
   cycle?: number;
 }
@@ -165,6 +169,10 @@ export interface KaiEvidence {
   state_doc_before?: StateDocEvidence | null;
   /** The lane's cycles as git and the STATE document record them (applies merged to STATE). */
   repo_cycles?: RepoCycle[] | null;
+  /** Commit messages up to the cutoff that name a cycle (`cycle-1`), for cycles named as the project names them. */
+  cycle_mentions?: CycleMention[] | null;
+  /** The repository's web address on GitHub (`https://github.com/owner/name`), for evidence URLs; null when unknown. */
+  web_url?: string | null;
   /** Caveats from collecting (a source not configured, a source that failed), for `notes`. */
   notes: string[];
 }
@@ -196,4 +204,12 @@ export interface RepoCycle {
   apply: GitCommit | null;
   /** The STATE document's path and the anchor of the lane section naming the cycle. */
   state_path: string;
+}
+
+/** A commit (a squash-merged PR, usually) whose message names a cycle of the project's own numbering. */
+export interface CycleMention {
+  pr_number: number | null;
+  /** Subject and body. */
+  text: string;
+  committed_at: string;
 }

@@ -10,4 +10,5 @@ export { buildWhatChanged, type ChangesContext } from "./what-changed.js";
 export { laneStatusSummary, whatChangedSummary, errorSummary } from "./summary.js";
 export { polishSummary, rewriteProblem } from "./polish.js";
 export { modelDigest, checkDigest, digestInput, evidenceKey, ModelDigestSchema, type ModelDigest } from "./model-digest.js";
+export { withUrls, evidenceUrl, type LinkBase } from "./links.js";
 export { answerZone, daysBefore, type Zone } from "./zone.js";

@@ -2,7 +2,7 @@ import type { LaneConfig } from "../../config/index.js";
 import type { PriceTable } from "../../lattice/runs/index.js";
 import { laneUsage } from "./usage.js";
 import { UTC, type Zone } from "./zone.js";
-import { type BoardEntryEvidence, type GithubEvidence, type KaiEvidence, type RunEvidence, type RepoCycle, stateView, type StateView } from "../evidence/index.js";
+import { entryLinks, type BoardEntryEvidence, type GitCommit, type GithubEvidence, type KaiEvidence, type RunEvidence, type RepoCycle, stateView, type StateView } from "../evidence/index.js";
 import { laneCycles, latestRunByEntry, type Cycle } from "./cycles.js";
 import type { Evidence, LaneStatus, Step, StepStatus, SuggestedAction } from "./schema.js";
 
@@ -29,28 +29,26 @@ function stepStatus(entry: BoardEntryEvidence | undefined, run: RunEvidence | un
   return ENTRY_STEP_STATUS[entry.status] ?? "pending";
 }
 
-const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : typeof v === "number" ? String(v) : null);
-
-/** The step's main artifact: the run's first JSON artifact, else what the entry's refs name. */
-function artifactPath(entry: BoardEntryEvidence, run: RunEvidence | undefined): string | null {
+/**
+ * The step's main artifact: the run's first JSON artifact, else what the entries name — the one
+ * the role wrote (its output) before the one sent to it (its input).
+ */
+function artifactPath(entries: BoardEntryEvidence[], run: RunEvidence | undefined): string | null {
   const artifacts = run?.artifacts.map((a) => a.path) ?? [];
   const fromRun = artifacts.find((p) => p.endsWith(".json")) ?? artifacts[0];
-  if (fromRun) return fromRun;
-  const refs = entry.refs;
-  const listed = Array.isArray(refs.artifacts) ? refs.artifacts.map(str).find((p) => p !== null) : undefined;
-  return str(refs.artifact_path) ?? str(refs.artifact) ?? listed ?? null;
+  return fromRun ?? entries.map((e) => entryLinks(e).artifact_path).find((p) => p !== null) ?? null;
 }
 
-/** The Actions run the entry names (its source, else its refs); else the supervisor run that carried it. */
-function runId(entry: BoardEntryEvidence, run: RunEvidence | undefined): string | null {
-  return entry.source_run_id ?? str(entry.refs.actions_run_id) ?? str(entry.refs.run_id) ?? run?.run_id ?? null;
+/** The Actions run the entries name (the one sent to the role, else the one it wrote); else the supervisor run that carried it. */
+function runId(entries: BoardEntryEvidence[], run: RunEvidence | undefined): string | null {
+  return entries.map((e) => entryLinks(e).run_id).find((id) => id !== null) ?? run?.run_id ?? null;
 }
 
-/** The workflow of that run: GitHub's name for it, else the entry's refs, else the lane role's (as what_changed names it). */
-function workflowName(ctx: LaneContext, entry: BoardEntryEvidence, run: RunEvidence | undefined, github: GithubEvidence | null): string | null {
-  const id = entry.source_run_id ?? str(entry.refs.actions_run_id) ?? str(entry.refs.run_id);
-  const actions = id === null ? undefined : github?.workflow_runs.find((r) => r.id === id);
-  const named = actions?.name ?? str(entry.refs.actions_workflow) ?? str(entry.refs.workflow);
+/** The workflow of that run: GitHub's name for it, else the entries', else the lane role's (as what_changed names it). */
+function workflowName(ctx: LaneContext, entries: BoardEntryEvidence[], run: RunEvidence | undefined, github: GithubEvidence | null): string | null {
+  const ids = entries.map((e) => entryLinks(e).run_id).filter((id) => id !== null);
+  const actions = github?.workflow_runs.find((r) => ids.includes(r.id));
+  const named = actions?.name ?? entries.map((e) => entryLinks(e).workflow).find((w) => w !== null);
   return named ?? (run ? `${ctx.lane.layer}/${ctx.lane.name}:${run.role}` : null);
 }
 
@@ -67,6 +65,10 @@ function buildSteps(ctx: LaneContext, cycle: Cycle | undefined, runs: RunEvidenc
   return ctx.lane.roles.map((role) => {
     const entry = cycle?.entries.filter((e) => e.to === role.name).at(-1);
     const run = entry ? lastRun.get(entry.id) : undefined;
+    // What the role wrote after taking its entry carries its output (the origin's roles name their artifact and run there).
+    const written = entry ? cycle!.entries.filter((e) => e.from === role.name && Date.parse(e.created_at) >= Date.parse(entry.created_at)).at(-1) : undefined;
+    const forRun = [entry, written].filter((e) => e !== undefined);
+    const forArtifact = [written, entry].filter((e) => e !== undefined);
     return {
       role: role.name,
       status: stepStatus(entry, run),
@@ -77,9 +79,9 @@ function buildSteps(ctx: LaneContext, cycle: Cycle | undefined, runs: RunEvidenc
             entry_status: entry.status,
             blackboard_issue: entry.source_issue,
             blackboard_comment_id: entry.source_comment_id,
-            actions_workflow: workflowName(ctx, entry, run, github),
-            actions_run_id: runId(entry, run),
-            artifact_path: artifactPath(entry, run),
+            actions_workflow: workflowName(ctx, forRun, run, github),
+            actions_run_id: runId(forRun, run),
+            artifact_path: artifactPath(forArtifact, run),
             updated_at: entry.updated_at,
             summary: entry.summary,
           }
@@ -100,8 +102,20 @@ function buildSteps(ctx: LaneContext, cycle: Cycle | undefined, runs: RunEvidenc
   });
 }
 
+/**
+ * Whether the lane's work ends in its STATE document: one of its roles picks an apply kind (the
+ * doc_update lane's Tsugu). Only such a lane is told its STATE document lags a completed cycle.
+ */
+export function appliesToState(lane: Pick<LaneConfig, "roles">): boolean {
+  return lane.roles.some((r) => r.allowed_kinds.some((k) => /apply/i.test(k)));
+}
+
+const DAY_MS = 86_400_000;
+
 const PRIORITY = { high: 0, medium: 1, low: 2 } as const;
 const MAX_GAP_ACTIONS = 3;
+/** A Gap list the STATE document has not changed for this long is asked to be confirmed. */
+const STALE_GAP_DAYS = 14;
 
 /** What lane_status found, that the suggested actions are derived from. */
 export interface LaneFindings {
@@ -169,7 +183,7 @@ export function suggestActions(ctx: LaneContext, found: LaneFindings): Suggested
     }
   }
   const lastCompleted = [...cycles].reverse().find((c) => c.status === "completed");
-  if (lastCompleted?.completed_at && (view.updated_at === null || Date.parse(view.updated_at) < Date.parse(lastCompleted.completed_at))) {
+  if (appliesToState(ctx.lane) && lastCompleted?.completed_at && (view.updated_at === null || Date.parse(view.updated_at) < Date.parse(lastCompleted.completed_at))) {
     actions.push({
       id: "update-state-doc",
       title: `Update ${view.state_file} with the outcome of ${lastCompleted.id}`,
@@ -223,14 +237,17 @@ export function suggestActions(ctx: LaneContext, found: LaneFindings): Suggested
       evidence: latest ? [entryEvidence(latest.root)] : [],
     });
   }
+  // Gaps are dated by the document's last change: a list nobody touched for weeks is asked about, not repeated.
+  const unchangedDays = view.updated_at === null ? null : Math.floor((ctx.as_of.getTime() - Date.parse(view.updated_at)) / DAY_MS);
   view.known_gaps.slice(0, MAX_GAP_ACTIONS).forEach((gap, i) => {
+    const stale = unchangedDays !== null && unchangedDays >= STALE_GAP_DAYS;
     actions.push({
       id: `gap-${i + 1}`,
-      title: `Close known gap: ${gap}`,
+      title: stale ? `Confirm or close known gap (listed unchanged for ${unchangedDays} days): ${gap}` : `Close known gap: ${gap}`,
       owner: ctx.humans[0] ?? "Human",
       priority: "low",
-      reason: `listed under the Gap list of ${view.state_file}${view.section_anchor ?? ""}`,
-      evidence: [{ type: "file", id: view.state_file, path: view.state_file }],
+      reason: `listed under the Gap list of ${view.state_file}${view.section_anchor ?? ""}${view.updated_at ? ` as of its last change ${view.updated_at.slice(0, 10)}` : ""}`,
+      evidence: [{ type: "file", id: view.state_file, path: view.state_file, ...(view.updated_at ? { at: view.updated_at } : {}) }],
     });
   });
   return actions.map((a, i) => ({ a, i })).sort((x, y) => PRIORITY[x.a.priority] - PRIORITY[y.a.priority] || x.i - y.i).map((x) => x.a);
@@ -263,13 +280,25 @@ export function repoCycleEvidence(c: RepoCycle): Evidence[] {
 
 /**
  * Steps of a cycle the repository records: the roles up to the one that applies (a kind naming
- * "apply"; the last role when none does) did their part, since the apply reached STATE; the roles
- * after it left no trace in git, so they show as not started. No blackboard entry or run backs them.
+ * "apply"; the last role when none does) did their part, since the apply reached STATE. A role
+ * after it is `in_progress` when the window's commits show work on it (a commit naming the role
+ * in its message or a path, e.g. its workflow wired), else not started. No blackboard entry or run
+ * backs them.
  */
-function repoCycleSteps(ctx: LaneContext, cycle: RepoCycle): Step[] {
+function repoCycleSteps(ctx: LaneContext, cycle: RepoCycle, commits: readonly GitCommit[]): Step[] {
   const applier = ctx.lane.roles.findIndex((r) => r.allowed_kinds.some((k) => /apply/i.test(k)));
   const last = applier >= 0 ? applier : ctx.lane.roles.length - 1;
-  return ctx.lane.roles.map((role, i) => ({ role: role.name, status: i <= last && cycle.status === "completed" ? "completed" : "not_started", latest_entry: null, run: null }));
+  return ctx.lane.roles.map((role, i) => {
+    const done = i <= last && cycle.status === "completed";
+    return { role: role.name, status: done ? "completed" : commits.some((c) => namesRole(c, role.name)) ? "in_progress" : "not_started", latest_entry: null, run: null };
+  });
+}
+
+/** Whether a commit is about a role: its name as a word of the message, or a part of a changed path (`gen_pm_snapshot.yml`). */
+function namesRole(commit: GitCommit, role: string): boolean {
+  const name = role.toLowerCase();
+  const word = new RegExp(`(?<![\\p{L}\\p{N}])${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\\p{L}\\p{N}])`, "iu");
+  return word.test(`${commit.subject}\n${commit.body}`) || commit.files.some((f) => f.path.toLowerCase().split(/[/_.-]+/).includes(name));
 }
 
 /**
@@ -308,11 +337,11 @@ function cycleCommitEvidence(cycle: Cycle, runs: RunEvidence[]): Evidence[] {
 /** lane_status_v1 from the collected evidence (already cut at `ctx.as_of`). */
 export function buildLaneStatus(ctx: LaneContext, evidence: KaiEvidence): LaneStatus {
   const runs = evidence.runs ?? [];
-  const cycles = laneCycles(evidence.board ?? [], ctx.lane, ctx.humans, runs);
+  const cycles = laneCycles(evidence.board ?? [], ctx.lane, ctx.humans, runs, evidence.cycle_mentions ?? []);
   const latest = cycles.at(-1);
   // No cycle on the board: the repository's record of one (an apply merged to STATE) is the latest.
   const fromRepo = latest ? undefined : evidence.repo_cycles?.at(-1);
-  const steps = fromRepo ? repoCycleSteps(ctx, fromRepo) : buildSteps(ctx, latest, runs, evidence.github);
+  const steps = fromRepo ? repoCycleSteps(ctx, fromRepo, evidence.git?.commits ?? []) : buildSteps(ctx, latest, runs, evidence.github);
   const view: StateView = evidence.state_doc
     ? stateView(evidence.state_doc, ctx.lane)
     : { state_file: ctx.lane.state_file, section_anchor: null, digest: `${ctx.lane.state_file} was not read`, known_gaps: [], updated_at: null };

@@ -41,10 +41,14 @@ export function whatChangedSummary(data: WhatChanged, consulted: { github: boole
   lines.push(`- ${plural(merged, "PR")} merged, ${plural(data.by_category.state_docs.length, "STATE/docs file")} changed, ${runText}`);
   const top = data.highlights.slice(0, 2);
   lines.push(top.length > 0 ? `- Top: ${top.map((h) => h.title).join("; ")}` : "- Nothing notable in this window");
-  const risk = data.risks[0];
-  lines.push(risk ? `- Risks (${data.risks.length}): ${risk.summary}` : "- No risks found");
+  // Every risk counted is shown (most severe first), each cut short so the digest stays one line a point.
+  const severity = { high: 0, medium: 1, low: 2 } as const;
+  const risks = data.risks.map((r, i) => ({ r, i })).sort((a, b) => severity[a.r.severity] - severity[b.r.severity] || a.i - b.i).map(({ r }) => short(r.summary, 70));
+  lines.push(risks.length > 0 ? `- Risks (${risks.length}): ${risks.join("; ")}` : "- No risks found");
   return lines.join("\n");
 }
+
+const short = (text: string, max = 120) => (text.length > max ? `${text.slice(0, max - 1).trimEnd()}…` : text);
 
 export function errorSummary(notes: string[]): string {
   return [`## Kai could not answer this request`, `- ${notes[0] ?? "the request is invalid"}`, `- Fix the request and send it again (${notes.length} problem${notes.length === 1 ? "" : "s"} listed in notes)`].join("\n");

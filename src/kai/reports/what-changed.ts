@@ -2,7 +2,7 @@ import { plural } from "../../core/index.js";
 import type { LaneConfig } from "../../config/index.js";
 import { laneCycles, latestRunByEntry, type Cycle } from "./cycles.js";
 import { pathCategory, type GitCommit, type KaiEvidence, type RunEvidence, stateView, isLaneApply } from "../evidence/index.js";
-import { entryEvidence } from "./lane-status.js";
+import { appliesToState, entryEvidence } from "./lane-status.js";
 import type { Evidence, Highlight, Risk, WhatChanged } from "./schema.js";
 import { localDate, UTC, type Zone } from "./zone.js";
 import { gitCandidates, IMPACT, listText, type Candidate } from "./highlights.js";
@@ -11,6 +11,8 @@ import { changeUnits, firstSentence, unitEvidence, type ChangeUnit } from "./uni
 export interface ChangesContext {
   project_id: string;
   lane: LaneConfig;
+  /** Every configured lane, to name each run's workflow by its own lane (default: the lane alone). */
+  lanes?: LaneConfig[];
   humans: string[];
   since: Date;
   until: Date;
@@ -108,8 +110,11 @@ function workflows(ev: KaiEvidence, ctx: ChangesContext, runs: RunEvidence[]): W
   for (const r of ev.github?.workflow_runs ?? []) {
     if (inWindow(r.created_at, ctx)) add(`github_actions\0${r.name}`, { id: r.id, status: r.conclusion ?? r.status, failed: FAILED_CONCLUSIONS.has(r.conclusion ?? ""), at: r.created_at });
   }
+  // The lane asked about names its roles' runs when another lane has a role of the same name.
+  const laneOf = new Map([...(ctx.lanes ?? []), ctx.lane].flatMap((l) => l.roles.map((r) => [r.name, `${l.layer}/${l.name}`] as const)));
   for (const r of runs) {
-    if (inWindow(r.started_at, ctx)) add(`pmagent\0${ctx.lane.layer}/${ctx.lane.name}:${r.role}`, { id: r.run_id, status: r.state, failed: r.state === "failed", at: r.started_at });
+    // A run counts in the window it started or finished in (one started before and still going is the previous window's).
+    if (inWindow(r.started_at, ctx) || inWindow(r.finished_at, ctx)) add(`pmagent\0${laneOf.get(r.role) ?? ctx.lane.layer + "/" + ctx.lane.name}:${r.role}`, { id: r.run_id, status: r.state, failed: r.state === "failed", at: r.started_at });
   }
   for (const [key, list] of groups) {
     const [source, name] = key.split("\0") as ["github_actions" | "pmagent", string];
@@ -210,9 +215,10 @@ export function buildWhatChanged(ctx: ChangesContext, ev: KaiEvidence): WhatChan
   const laneRoles = new Set(ctx.lane.roles.map((r) => r.name));
   const laneRuns = runs.filter((r) => laneRoles.has(r.role));
   const commits = ev.git?.commits ?? [];
-  const cycles = laneCycles(ev.board ?? [], ctx.lane, ctx.humans, laneRuns);
+  const cycles = laneCycles(ev.board ?? [], ctx.lane, ctx.humans, laneRuns, ev.cycle_mentions ?? []);
   const prs = pullRequests(ev, ctx, laneRuns);
-  const wf = workflows(ev, ctx, laneRuns);
+  // Every run of the project in the window counts; the lane's own drive its cycles, risks and questions.
+  const wf = workflows(ev, ctx, runs);
   const candidates: Candidate[] = [...cycleCandidates(cycles, ctx, laneRuns)];
   const units = changeUnits(commits);
   const boardCompleted = new Set(cycles.filter((c) => c.status === "completed" && inWindow(c.completed_at, ctx)).map((c) => c.id));
@@ -300,7 +306,7 @@ function risks(ctx: ChangesContext, ev: KaiEvidence, cycles: Cycle[], runs: RunE
   }
   const doc = ev.state_doc;
   const lastCompleted = [...cycles].reverse().find((c) => c.status === "completed");
-  if (doc && lastCompleted?.completed_at && (doc.updated_at === null || Date.parse(doc.updated_at) < Date.parse(lastCompleted.completed_at))) {
+  if (doc && appliesToState(ctx.lane) && lastCompleted?.completed_at && (doc.updated_at === null || Date.parse(doc.updated_at) < Date.parse(lastCompleted.completed_at))) {
     out.push({
       id: "state-doc-not-updated",
       severity: "medium",
