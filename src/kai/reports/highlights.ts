@@ -73,7 +73,10 @@ function cycleCandidate(units: ChangeUnit[], ctx: GitHighlightContext, used: Set
   }
   if (cycles.length === 0) return null;
   const latest = cycles.at(-1)!;
-  const evidence = [...cycles.flatMap((c) => [...c.related, c.apply].map(unitEvidence)), { type: "file", id: statePath, path: statePath } as const];
+  // The lane's own section of STATE is what the applies changed: the evidence points into it.
+  const laneIndex = ctx.state ? laneSectionIndex(ctx.state.sections, ctx.lane) : null;
+  const sectionPath = laneIndex === null ? statePath : `${statePath}#${ctx.state!.sections[laneIndex]!.anchor}`;
+  const evidence = [...cycles.flatMap((c) => [...c.related, c.apply].map(unitEvidence)), { type: "file", id: statePath, path: sectionPath } as const];
   if (cycles.length === 1) {
     const { id, apply, related } = latest;
     const before = related.length > 0 ? ` It followed ${related.map((u) => `${ref(u)} (${u.title})`).join(", ")}.` : "";
