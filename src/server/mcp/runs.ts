@@ -266,9 +266,9 @@ export const RUN_TOOLS: ToolDef[] = [
     name: "runs_retry",
     title: "Run a finished run's entry again",
     description:
-      "Run a finished run's entry again under this server (humans only): with the same command (a retry), or with another agent the config's roles run (codex, claude, gemini; an unknown one is refused naming the configured ones). An entry already finished is re-opened as a new entry (reopened_from names the old one). Follow the new run with runs_show or runs_events.",
-    input: z.object({ id: RunId, agent: z.string().min(1).optional().describe("another configured agent (default: the same command as the run had)") }).strict(),
-    output: z.object({ run: RunDigestSchema, entry_id: z.string(), reopened_from: z.string().nullable().describe("the finished entry re-opened for this run, or null") }),
+      "Run a finished run's entry again here (humans only): the same command, or another agent a role of the config runs. A finished entry is re-opened as a new one for it.",
+    input: z.object({ id: RunId, agent: z.string().min(1).optional().describe("e.g. codex (default: the run's command)") }).strict(),
+    output: z.object({ run: RunDigestSchema, entry_id: z.string(), reopened_from: z.string().nullable() }),
     hints: { readOnly: false, destructive: false, idempotent: false },
     async run({ id, agent }, env) {
       const r = (await env.route("POST /v1/runs/:id/retry", { params: { id }, body: agent === undefined ? {} : { agent } })) as { run: RunRecord; entry_id: string; reopened_from: string | null };
