@@ -4,7 +4,7 @@ import { UsageError } from "../core/index.js";
 import { withProject, withStore } from "./context.js";
 import { formatOption, pageOptions, print, printPage, type Format, type PageOpts } from "./output.js";
 import { runLine } from "./run-line.js";
-import type { Project } from "../config/index.js";
+import { localActor, type Project } from "../config/index.js";
 import type { Store } from "../store/index.js";
 
 /** The runs of the project: reading them needs the run store only, not a supervisor (and the app it wires). */
@@ -38,7 +38,7 @@ async function printFollowing<T>(format: Format, batches: AsyncIterable<T[]>, li
 }
 
 export function registerRuns(program: Command): void {
-  const runs = program.command("runs").description("runs of sprites: list, show, usage, events, logs, cancel, reconcile");
+  const runs = program.command("runs").description("runs of sprites: list, show, usage, events, logs, cancel, retry, reconcile");
 
   pageOptions(runs.command("list"), "oldest")
     .description("list runs in creation order, a page at a time")
@@ -150,6 +150,26 @@ export function registerRuns(program: Command): void {
       await withProject(cmd, async (o) => {
         const run = await (await o.supervisor()).cancel(id, opts.reason);
         print(opts.format, run, () => `canceled: ${runLine(run)}`);
+      });
+    });
+
+  runs
+    .command("retry")
+    .description("run a finished run's entry again and wait for the new run: with the same command, or --agent another agent a role of the config runs; an entry already finished is re-opened as a new entry first")
+    .argument("<run>", "the finished run's id")
+    .option("--agent <name>", "another configured agent (codex, claude or gemini as a role of the config runs it; default: the run's own command)")
+    .option("--as <actor>", "who asks (a human of the config; default: $PMAGENT_ACTOR, else the first configured human)")
+    .addOption(formatOption())
+    .action(async (id: string, opts: { agent?: string; as?: string; format: Format }, cmd: Command) => {
+      await withProject(cmd, async (o) => {
+        const sup = await o.supervisor();
+        const { rerun } = await import("../lattice/index.js");
+        const again = await rerun(sup, id, { actor: localActor(o.config, opts.as), agent: opts.agent, where: "cli" });
+        const runId = await again.recorded;
+        process.stderr.write(`running ${runId} on entry ${again.entryId}${again.reopenedFrom ? ` (re-opened from ${again.reopenedFrom})` : ""}\n`);
+        const run = await again.finished;
+        print(opts.format, { run, entry_id: again.entryId, reopened_from: again.reopenedFrom }, () => runLine(run, process.stdout));
+        if (run.state !== "succeeded") process.exitCode = 1;
       });
     });
 

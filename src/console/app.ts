@@ -2,7 +2,7 @@
 /**
  * The pmagent web console: plain ES modules, no framework, no external network. Data comes from the
  * HTTP API of `pmagent serve` (same origin); live views use EventSource and close when a run ends.
- * Pages: board (#/), inbox, entries and one entry, runs and one run, pull requests, proposals.
+ * Pages: board (#/), inbox, entries and one entry, runs and one run, workers, pull requests, proposals.
  */
 import { api, ApiError, errorText, h, main } from "./dom.js";
 import { boardPage, type WhoAmI } from "./board.js";
@@ -12,6 +12,7 @@ import { stopLive } from "./live.js";
 import { prPage, prsPage } from "./prs.js";
 import { proposalsPage } from "./proposals.js";
 import { runPage, runsPage } from "./runs.js";
+import { workersPage } from "./workers.js";
 
 function signIn(message: string): void {
   const input = h("input", { type: "password", id: "token", name: "token", placeholder: "bearer token", autocomplete: "off" }) as HTMLInputElement;
@@ -73,6 +74,7 @@ async function route(): Promise<void> {
     else if (hash === "/entries") entriesPage(who);
     else if (hash === "/prs") prsPage();
     else if (hash === "/proposals") await proposalsPage();
+    else if (hash === "/workers") await workersPage(who);
     else await boardPage(who);
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) signIn(err.message);

@@ -7,6 +7,7 @@ import { pullNumbers } from "./entries.js";
 import type { Page } from "./list.js";
 import { listen } from "./live.js";
 import { pullWithDiff } from "./prs.js";
+import { runAgainControls } from "./run-again.js";
 import { filterBar, pagedTable, resumeForm, type Run } from "./widgets.js";
 
 const RUN_STATES = ["starting", "running", "waiting", "succeeded", "failed", "canceled"];
@@ -181,7 +182,7 @@ export async function runPage(id: string): Promise<void> {
     } else if (!resumed) formHolder.replaceChildren();
     controls.replaceChildren(
       ...(TERMINAL.includes(r.state)
-        ? []
+        ? [runAgainControls(r, error)]
         : [
             button(
               "Cancel run",

@@ -102,4 +102,4 @@ export { ENV_ALLOW_LIST, spriteEnv, checkExtraEnv, prepareRunDir, selfCommand, r
 // Actions, credentials and environment proposals (supervisor side); the forge is its own module (src/forge).
 export * from "./actions/index.js";
 export * from "./environment/index.js";
-export { AGENT_NAMES, agentCommand, agentOfCommand, defaultEndpoint, agentStdin, driverFor, findAgentCli, isAgentName, protocolInstructions, runAgent, runnerArgv, taskText, type AgentName, type AgentRunOptions } from "./agents/index.js";
+export { AGENT_NAMES, agentArgv, configuredAgents, type ConfiguredAgent, agentCommand, agentOfCommand, defaultEndpoint, agentStdin, driverFor, findAgentCli, isAgentName, protocolInstructions, runAgent, runnerArgv, taskText, type AgentName, type AgentRunOptions } from "./agents/index.js";

@@ -200,6 +200,8 @@ export async function buildServer(options: ServerOptions): Promise<PmagentServer
     async close() {
       // Live board streams end first: an open stream would hold its connection through the close.
       ctx.boardFeed.close();
+      // Hosted workers stop as a CLI worker does on SIGTERM: their runs stopped, entries left for another worker.
+      await ctx.workers.stopAll();
       await app.close();
       await Promise.all([...ctx.inFlight]);
     },

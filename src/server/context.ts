@@ -7,6 +7,7 @@ import type { LocalForge, PullComments } from "../forge/index.js";
 import type { OpenProject, ProjectSupervisorOptions } from "../app/index.js";
 import { oaWorkspace, type OAWorkspace } from "../oa/index.js";
 import type { Store } from "../store/index.js";
+import { HostedWorkers } from "./workers.js";
 
 /** Everything a route or MCP tool reaches, built once per server from the project and its store. */
 export interface ServerContext {
@@ -29,6 +30,8 @@ export interface ServerContext {
   redactor: Redactor;
   /** Sprites this server relaunched (resume): awaited on close so none outlives the store. */
   inFlight: Set<Promise<unknown>>;
+  /** The workers this server hosts, on its one supervisor: stopped on close. */
+  workers: HostedWorkers;
 }
 
 /**
@@ -37,13 +40,14 @@ export interface ServerContext {
  */
 export async function serverContext(opened: OpenProject, options: { supervisor?: Partial<ProjectSupervisorOptions> } = {}): Promise<ServerContext> {
   const board = await opened.board();
+  const supervisor = await opened.supervisor(options.supervisor);
   return {
     project: opened.project,
     store: opened.store,
     board,
     boardFeed: new BoardFeed(board),
     // The same supervisor as the CLI's: actions, proposals, role environments and the OA gate wired in.
-    supervisor: await opened.supervisor(options.supervisor),
+    supervisor,
     proposals: await opened.proposals(),
     envChanges: await opened.environmentChanges(),
     forge: await opened.localForge(),
@@ -53,6 +57,7 @@ export async function serverContext(opened: OpenProject, options: { supervisor?:
     kai: await opened.kaiSources(),
     redactor: await opened.redactor(),
     inFlight: new Set(),
+    workers: new HostedWorkers({ project: opened.project, supervisor }),
   };
 }
 

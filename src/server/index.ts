@@ -9,3 +9,4 @@ export { openApiDocument } from "./openapi.js";
 export { apiRoutes } from "./routes.js";
 export type { Route, Call } from "./route.js";
 export { CONSOLE_DIR } from "./static.js";
+export { reloadConfig, type ConfigReload } from "./config-reload.js";

@@ -12,3 +12,9 @@ export async function assertMayActOnRun(ctx: ServerContext, actor: string, run: 
   if (entry && (entry.from === actor || entry.to === actor)) return;
   throw new RefusedError("permission_refused", `${actor} may not ${what} run ${run.id}: only a human (${ctx.project.config.humans.join(", ")}), its role ${run.role}${entry ? ` or ${entry.from}/${entry.to} of entry ${entry.id}` : ""} may`, { run: run.id, actor });
 }
+
+/** Starting work (runs, workers) is a person's decision: only a configured human may. */
+export function assertHuman(ctx: ServerContext, actor: string, what: string): void {
+  const humans = ctx.project.config.humans;
+  if (!humans.includes(actor)) throw new RefusedError("permission_refused", `${actor} may not ${what}: only a human (${humans.join(", ")}) may`, { actor });
+}

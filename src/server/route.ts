@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { parseWith } from "../core/index.js";
 
-export type Method = "GET" | "POST";
+export type Method = "GET" | "POST" | "DELETE";
 
 /** What a handler sees: the caller (from the token, never the body) and the validated inputs. */
 export interface Call<P, Q, B> {

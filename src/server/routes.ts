@@ -9,6 +9,7 @@ import { describeProposals, type ServerContext } from "./context.js";
 import { assertMayActOnRun } from "./permissions.js";
 import { startRunFor } from "./start-run.js";
 import { route, type Route } from "./route.js";
+import { workRoutes } from "./work-routes.js";
 import {
   ActionListQuery,
   CancelBody,
@@ -209,5 +210,5 @@ function kaiAndOa(ctx: ServerContext): Route[] {
 
 /** Every JSON route of the API, in the order the OpenAPI document lists them. */
 export function apiRoutes(ctx: ServerContext): Route[] {
-  return [...entries(ctx), ...runs(ctx), ...forgeAndEnv(ctx), ...kaiAndOa(ctx), ...consoleRoutes(ctx)];
+  return [...entries(ctx), ...runs(ctx), ...workRoutes(ctx), ...forgeAndEnv(ctx), ...kaiAndOa(ctx), ...consoleRoutes(ctx)];
 }

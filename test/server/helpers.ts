@@ -251,3 +251,14 @@ export function pathSpellings(path: string): Array<{ kind: string; path: string 
   out.push({ kind: "trailing-slash", path: `${path}/` }, { kind: "trailing-slash", path: `${[...path].map((c) => (c === "/" ? c : hex(c, false))).join("")}/` });
   return out;
 }
+
+/** Resolve with `check()`'s first truthy answer, asked every few ms; fail after `boundMs` (a guard, not a measurement). */
+export async function eventually<T>(check: () => Promise<T | undefined | null | false>, what: string, boundMs = 30_000): Promise<T> {
+  const deadline = Date.now() + boundMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`not within ${boundMs} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

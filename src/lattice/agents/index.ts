@@ -1,2 +1,3 @@
 // The agents sub-module of lattice: coding-agent CLIs (Codex, Claude Code, Gemini CLI) as sprites.
 export * from "./agents.js";
+export * from "./choices.js";

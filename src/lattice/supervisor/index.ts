@@ -2,3 +2,4 @@
 export * from "./hooks.js";
 export * from "./supervisor.js";
 export * from "./worker.js";
+export * from "./rerun.js";

@@ -29,6 +29,8 @@ export interface WorkerOptions {
   once?: boolean;
   /** How many runs at once (default 1). */
   concurrency?: number;
+  /** The sprite argv per role, in place of its configured runner (a hosted worker's chosen agent). */
+  commands?: Readonly<Record<string, string[]>>;
   /** Progress, for a person watching: an entry claimed, its run started, nothing open for now. */
   onClaimed?: (role: string, entry: StoredEntry) => void;
   onStarted?: (runId: string, role: string, entryId: string) => void;
@@ -89,7 +91,7 @@ export class Worker {
       const claimed = await sup.board.claim(this.id, role, cfg.allowed_kinds);
       return claimed ? { entry: claimed, decided: null } : undefined;
     }
-    const command = runnerArgv(cfg.runner, this.config) ?? [];
+    const command = this.o.commands?.[role] ?? runnerArgv(cfg.runner, this.config) ?? [];
     for await (const candidate of this.candidates(role, cfg.allowed_kinds)) {
       const last = await sup.runs.lastGateDecision(candidate.entry.id);
       if (last?.decision === "DENY" && last.entry_version === candidate.version && Date.now() - Date.parse(last.at) < (this.o.gateRecheckMs ?? 300_000)) continue;
@@ -138,7 +140,7 @@ export class Worker {
           this.o.onStarted?.(id, role, entryId);
         };
         try {
-          const run = await sup.startRun({ role, entryId, worker: this.id, decided: next.decided ?? undefined, onStarted });
+          const run = await sup.startRun({ role, entryId, worker: this.id, command: this.o.commands?.[role], decided: next.decided ?? undefined, onStarted });
           this.o.onRun?.(run);
         } finally {
           if (runId !== undefined) this.current.delete(runId);

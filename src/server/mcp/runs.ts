@@ -263,4 +263,17 @@ export const RUN_TOOLS: ToolDef[] = [
       return { structured: { noop: r.noop, run: runDigest(r.run) }, text: `${r.noop ? "already resumed: " : "resumed: "}${runLine(r.run)}` };
     },
   }),
+  tool({
+    name: "runs_retry",
+    title: "Run a finished run's entry again",
+    description:
+      "Run a finished run's entry again here (humans only): the same command, or another agent a role of the config runs. A finished entry is re-opened as a new one for it.",
+    input: z.object({ id: RunId, agent: z.string().min(1).optional().describe("e.g. codex (default: the run's command)") }).strict(),
+    output: z.object({ run: RunDigestSchema, entry_id: z.string(), reopened_from: z.string().nullable() }),
+    hints: { readOnly: false, destructive: false, idempotent: false },
+    async run({ id, agent }, env) {
+      const r = (await env.route("POST /v1/runs/:id/retry", { params: { id }, body: agent === undefined ? {} : { agent } })) as { run: RunRecord; entry_id: string; reopened_from: string | null };
+      return { structured: { run: runDigest(r.run), entry_id: r.entry_id, reopened_from: r.reopened_from }, text: `started again${r.reopened_from ? ` (entry ${r.reopened_from} re-opened as ${r.entry_id})` : ""}: ${runLine(r.run)}` };
+    },
+  }),
 ];
