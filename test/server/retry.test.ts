@@ -132,7 +132,7 @@ describe("running a run again with another agent (the real Codex CLI, a scripted
     try {
       expect(await refused(builder, "runs_retry", { id: first.id })).toBe("permission_refused: Builder may not run a run again: only a human (Human) may");
       const viaMcp = await ok(human, "runs_retry", { id: first.id });
-      expect(viaMcp.structuredContent).toMatchObject({ reopened_from: "e-1", run: { role: "Builder", entry_id: expect.any(String) } });
+      expect(viaMcp.structuredContent).toMatchObject({ reopened_from: "e-1", run_id: expect.stringMatching(/^run_/), entry_id: expect.any(String) });
     } finally {
       await human.close();
       await builder.close();

@@ -269,11 +269,12 @@ export const RUN_TOOLS: ToolDef[] = [
     description:
       "Run a finished run's entry again here (humans only): the same command, or another agent a role of the config runs. A finished entry is re-opened as a new one for it.",
     input: z.object({ id: RunId, agent: z.string().min(1).optional().describe("e.g. codex (default: the run's command)") }).strict(),
-    output: z.object({ run: RunDigestSchema, entry_id: z.string(), reopened_from: z.string().nullable() }),
+    // The new run by its id and state (runs_show has the rest): the tool listing stays short.
+    output: z.object({ run_id: z.string(), state: z.string(), entry_id: z.string(), reopened_from: z.string().nullable() }),
     hints: { readOnly: false, destructive: false, idempotent: false },
     async run({ id, agent }, env) {
       const r = (await env.route("POST /v1/runs/:id/retry", { params: { id }, body: agent === undefined ? {} : { agent } })) as { run: RunRecord; entry_id: string; reopened_from: string | null };
-      return { structured: { run: runDigest(r.run), entry_id: r.entry_id, reopened_from: r.reopened_from }, text: `started again${r.reopened_from ? ` (entry ${r.reopened_from} re-opened as ${r.entry_id})` : ""}: ${runLine(r.run)}` };
+      return { structured: { run_id: r.run.id, state: r.run.state, entry_id: r.entry_id, reopened_from: r.reopened_from }, text: `started again${r.reopened_from ? ` (entry ${r.reopened_from} re-opened as ${r.entry_id})` : ""}: ${runLine(r.run)}` };
     },
   }),
 ];
