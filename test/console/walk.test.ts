@@ -2,9 +2,10 @@
  * A person runs a one-role team from the console, end to end, as a user would: `pmagent init
  * --lane code` in a fresh repository, the Developer role given the real Codex CLI (against the
  * scripted local Responses server), `pmagent serve` in its own process, and headless Chromium:
- * sign in, post an entry, start its run, watch the agent's command and message appear, answer its
- * WAITING, review the pull request's per-file diff and merge it; the repository's branch then
- * holds the change. Screenshots of each step are kept in test-artifacts/console-walk.
+ * sign in, post an entry, start a worker in the server with the Codex agent, watch the agent's
+ * command and message appear in its conversation, answer its WAITING with a follow-up message,
+ * review the pull request's per-file diff and merge it; the repository's branch then holds the
+ * change. Screenshots of each step are kept in test-artifacts/console-walk.
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -46,7 +47,7 @@ describe.skipIf(!haveChromium)("a person runs the team from the console (real Co
     await servers?.close();
   });
 
-  it("signs in, posts an entry, starts the agent, watches it, answers its question, merges its pull request", { timeout: 300_000 }, async () => {
+  it("signs in, posts an entry, starts a worker with Codex, watches it work, answers its question with a follow-up, merges its pull request", { timeout: 300_000 }, async () => {
     // The agent's two turns: write the file and ask which greeting word; then use the answer.
     servers.codex.reply(
       { calls: [{ name: "exec_command", arguments: { cmd: `mkdir -p src && printf 'def greet(name):\\n    return "Hi " + name\\n' > src/greet.py && chk=$(pmagent checkpoint create) && pmagent emit WAITING --reason "Which greeting word?" --checkpoint "$chk" --expect word=string` } }] },
@@ -72,35 +73,46 @@ describe.skipIf(!haveChromium)("a person runs the team from the console (real Co
     await page.click("#new-entry button[type=submit]");
     await page.locator("#entry-payload").waitFor();
 
-    // Start its run; the page goes to the run, which streams the agent's work while it runs.
-    await page.click("#run-entry");
-    await page.locator("#timeline").waitFor();
-    const command = page.locator('#timeline [data-type="INFO"]', { hasText: "src/greet.py" }).first();
-    await command.waitFor({ timeout: 120_000 });
-    await page.locator('#run-state', { hasText: "waiting" }).waitFor({ timeout: 120_000 });
-    await shot("3-agent-waiting");
+    // A worker hosted by the server, for the Developer, running Codex: it claims the entry.
+    await page.goto(`${served.url}/#/workers`);
+    await page.selectOption("#worker-role", "Developer");
+    await page.selectOption("#worker-agent", "codex");
+    await page.click("#start-worker button[type=submit]");
+    const running = page.locator("[data-worker] td.current a").first();
+    await running.waitFor({ timeout: 120_000 });
+    await shot("3-worker-running");
+    await running.click();
 
-    // Answer the agent's question from the run page.
+    // The run page streams the agent's conversation while it runs: its command, then its message.
+    await page.locator('#conversation [data-kind="command"]', { hasText: "src/greet.py" }).waitFor({ timeout: 120_000 });
+    await page.locator('#conversation [data-kind="message"]', { hasText: "Waiting for the greeting word." }).waitFor({ timeout: 120_000 });
+    await page.locator("#run-state", { hasText: "waiting" }).waitFor({ timeout: 120_000 });
+    await shot("4-agent-waiting");
+
+    // Answer the agent's question, with a follow-up message for its session.
     const form = page.locator("#resume-holder form");
     await form.locator('input[name="word"]').fill("Hello");
-    await form.locator("button").click();
-    await page.locator('#run-state', { hasText: "succeeded" }).waitFor({ timeout: 120_000 });
-    await page.locator('#timeline [data-type="INFO"]', { hasText: "Wrote src/greet.py with the word." }).waitFor();
-    await shot("4-agent-done");
-    // The resumed turn went to the same Codex session, with the answer in it.
+    await form.locator("textarea[data-follow-up]").fill("Keep the function to one line, please.");
+    await form.locator("button[type=submit]").click();
+    await page.locator("#run-state", { hasText: "succeeded" }).waitFor({ timeout: 120_000 });
+    await page.locator('#conversation [data-kind="follow-up"]', { hasText: "Keep the function to one line" }).waitFor();
+    await page.locator('#conversation [data-kind="message"]', { hasText: "Wrote src/greet.py with the word." }).waitFor();
+    await shot("5-agent-done");
+    // The resumed turn went to the same Codex session, with the answer and the message in it.
     const resumedTurn = servers.codex.requests.map((r) => JSON.stringify(r.body)).find((b) => b.includes("Lattice resumed you from checkpoint"));
     expect(resumedTurn).toContain("Waiting for the greeting word.");
     expect(resumedTurn).toContain('\\"word\\": \\"Hello\\"');
+    expect(resumedTurn).toContain("Keep the function to one line, please.");
 
     // The cycle's pull request: its per-file diff, then Merge.
     await page.goto(`${served.url}/#/prs/1`);
     const file = page.locator('[data-pr="1"] details.diff-file[data-file="src/greet.py"]');
     await file.waitFor();
     expect(await file.locator(".add").allTextContents()).toContain('+    return "Hello " + name');
-    await shot("5-pull-request");
+    await shot("6-pull-request");
     await page.click("#pr-merge-1");
     await page.locator("#pr-merged-1").waitFor();
-    await shot("6-merged");
+    await shot("7-merged");
 
     // As the README says, the merged branch comes into the repository from the forge.
     git(repo.dir, "fetch", "-q", repo.bare, "main");
