@@ -128,6 +128,7 @@ export async function runPage(id: string): Promise<void> {
   const timeline = h("ol", { class: "timeline", id: "timeline", "aria-live": "polite" });
   const conversation = conversationView();
   const artifacts = h("ul", { id: "artifacts" });
+  const shownArtifacts = new Set<string>();
   const checkpoints = h("ul", { id: "checkpoints" });
   const logs = h("pre", { id: "logs" });
   const prs = h("div", { id: "run-prs" });
@@ -272,7 +273,12 @@ export async function runPage(id: string): Promise<void> {
         } else if (e.dispatch) slot.replaceChildren(h("span", { class: "outcome" }, `→ ${String(e.dispatch.status ?? JSON.stringify(e.dispatch))}`));
         timeline.append(li);
         conversation.add(e);
-        if (e.event_type === "ARTIFACT") artifacts.append(h("li", {}, `${String(p.kind)} ${String(p.ref ?? p.url ?? "")}`));
+        if (e.event_type === "ARTIFACT") {
+          // A file changed again by a later attempt is the same artifact: listed once.
+          const what = `${String(p.kind)} ${String(p.ref ?? p.url ?? "")}`;
+          if (!shownArtifacts.has(what)) artifacts.append(h("li", {}, what));
+          shownArtifacts.add(what);
+        }
         if (e.event_type === "WAITING") checkpoints.append(h("li", { "data-checkpoint": String(p.checkpoint_id) }, h("code", {}, String(p.checkpoint_id)), ` · ${String(p.reason)} · `, time(e.event.timestamp ?? e.received_at)));
         if (e.event_type === "ACTION_REQUEST") refresh();
         else if (e.event_type === "INFO" && (p.kind === "token_usage" || p.kind === "usage")) void refreshUsage().catch(() => undefined);

@@ -98,6 +98,8 @@ describe.skipIf(!haveChromium)("a person runs the team from the console (real Co
     await page.locator('#conversation [data-kind="follow-up"]', { hasText: "Keep the function to one line" }).waitFor();
     await page.locator('#conversation [data-kind="message"]', { hasText: "Wrote src/greet.py with the word." }).waitFor();
     await shot("5-agent-done");
+    // The file both attempts wrote is one artifact.
+    expect(await page.locator("#artifacts li").allTextContents()).toEqual(["file src/greet.py"]);
     // The resumed turn went to the same Codex session, with the answer and the message in it.
     const resumedTurn = servers.codex.requests.map((r) => JSON.stringify(r.body)).find((b) => b.includes("Lattice resumed you from checkpoint"));
     expect(resumedTurn).toContain("Waiting for the greeting word.");
