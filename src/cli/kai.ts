@@ -63,7 +63,7 @@ function cliRequest(p: Project, type: "lane_status" | "what_changed", lane: { la
 async function run(cmd: Command, text: string, flags: KaiFlags): Promise<void> {
   // The model settings are checked first: --polish without a key is a usage error, not a late surprise.
   // The model client (openai) only when asked to polish.
-  const model = flags.polish ? (await import("../prompt/index.js")).ModelClient.fromConfig(project(cmd).config.model) : undefined;
+  const model = flags.polish ? (await import("../prompt/index.js")).ModelClient.fromConfig((await project(cmd)).config.model) : undefined;
   const response = await withProject(cmd, async (o) => answerText(text, { config: o.config, sources: await o.kaiSources({ repo: flags.repo }) }));
   emit(model ? await polishSummary(model, response) : response, flags.format);
 }
@@ -94,7 +94,7 @@ export function registerKai(program: Command): void {
   commonOptions(kai.command("status").description("lane_status_v1: the latest cycle, each role's step, the STATE view and what to do next"))
     .option("--lane <layer/name>", "lane to report on (default: the first configured lane)")
     .action(async (flags: KaiFlags & { lane?: string }, cmd: Command) => {
-      const p = project(cmd);
+      const p = await project(cmd);
       const at = asOf(flags);
       await run(cmd, cliRequest(p, "lane_status", flags.lane === undefined ? undefined : parseLane(flags.lane), at === undefined ? {} : { as_of: at }), flags);
     });
@@ -104,7 +104,7 @@ export function registerKai(program: Command): void {
     .option("--days <n>", "time window in days (default 7)", intOption("--days", 1, 365))
     .option("--max <n>", "highlights at most (default 5)", intOption("--max", 1, 50))
     .action(async (flags: KaiFlags & { lane?: string; days?: number; max?: number }, cmd: Command) => {
-      const p = project(cmd);
+      const p = await project(cmd);
       const at = asOf(flags);
       const params = { ...(flags.days === undefined ? {} : { time_window_days: flags.days }), ...(flags.max === undefined ? {} : { max_highlights: flags.max }), ...(at === undefined ? {} : { as_of: at }) };
       await run(cmd, cliRequest(p, "what_changed", flags.lane === undefined ? undefined : parseLane(flags.lane), params), flags);
