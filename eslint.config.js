@@ -27,9 +27,11 @@ const SUB_MODULES = {
 // the zod-free protocol core `pmagent emit` loads without the rest of lattice; lattice/runs, the
 // run records `pmagent runs list` and `kai status` read without the supervisor's code; app/project,
 // the composition root's light entry the CLI opens a project with, without the supervisor or OA;
+// config/light and blackboard/light, the config and the board without their zod schemas (and the
+// board without its GitHub side) for commands that only read them;
 // and each module's migrations/, which the composition root gathers without loading the modules).
 const THROUGH_INDEX = {
-  regex: "^(\\.\\./)+(?!\\.\\./)(?=[^/]+/)(?![^/.][^/]*/index\\.js$)(?!(lattice/(sprite|wire|runs)|app/project|[^/.][^/]*/migrations)/index\\.js$)",
+  regex: "^(\\.\\./)+(?!\\.\\./)(?=[^/]+/)(?![^/.][^/]*/index\\.js$)(?!(lattice/(sprite|wire|runs)|app/project|config/light|blackboard/light|[^/.][^/]*/migrations)/index\\.js$)",
   message: "Modules (and lattice's sub-modules) talk through each other's index.ts, never their internals.",
 };
 

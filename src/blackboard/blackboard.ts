@@ -1,19 +1,21 @@
 import type { Page, PageRequest, Store } from "../store/index.js";
-import { change, transition, type ChangeOptions, type EntryPatch } from "./change.js";
+import type { ChangeOptions, EntryPatch } from "./change.js";
 import { claim, claimNext, heartbeat } from "./claims.js";
 import type { BoardContext, Stamp } from "./context.js";
-import { finishAndClaim } from "./finish-and-claim.js";
 import { pageHistory, readHistory } from "./history.js";
-import { importEntry, putEntry, type PutOutcome } from "./import.js";
+import type { PutOutcome } from "./import.js";
 import { outline, outlineCount, type EntryOutline, type OutlineFilter } from "./outline.js";
-import { newId, post } from "./post.js";
+import { newId } from "./entry.js";
 import { findEntry, getEntry, listEntries, pageEntries, type EntryPageFilter, type ListFilter } from "./queries.js";
-import type { EntryInput, HistoryRecord, Status, StoredEntry } from "./schema.js";
+import type { HistoryRecord, Status, StoredEntry } from "./entry.js";
+import type { EntryInput } from "./schema.js";
 import { waitForOpen } from "./wake.js";
 
 // The Blackboard's parts, one concern each: rows.ts (the stored row and its version check),
 // post.ts, import.ts, change.ts (lifecycle and permissions), claims.ts (claims, leases, takeover),
 // finish-and-claim.ts, history.ts, queries.ts and outline.ts (reads), wake.ts (open wake-ups).
+// The writers that validate with the entry's zod schema (post, import, change, finish-and-claim)
+// are loaded on their first call, so reading a board (`bb list`) loads neither them nor zod.
 
 export interface BlackboardOptions {
   projectId: string;
@@ -71,7 +73,7 @@ export class Blackboard {
    * the same content is a no-op (`created: false`); with different content it is refused.
    */
   async post(actor: string, input: EntryInput | unknown, source = "entry"): Promise<{ stored: StoredEntry; created: boolean }> {
-    return post(this.ctx, actor, input, source);
+    return (await import("./post.js")).post(this.ctx, actor, input, source);
   }
 
   async get(id: string): Promise<StoredEntry> {
@@ -103,12 +105,12 @@ export class Blackboard {
 
   /** Change an entry's status as `actor` (lifecycle and permission rules apply). */
   async transition(actor: string, id: string, to: Status, options: ChangeOptions = {}): Promise<StoredEntry> {
-    return transition(this.ctx, actor, id, to, options);
+    return (await import("./change.js")).transition(this.ctx, actor, id, to, options);
   }
 
   /** Change fields and/or the status of an entry as `actor`. */
   async change(actor: string, id: string, patch: EntryPatch, options: ChangeOptions = {}): Promise<StoredEntry> {
-    return change(this.ctx, actor, id, patch, options);
+    return (await import("./change.js")).change(this.ctx, actor, id, patch, options);
   }
 
   /**
@@ -126,7 +128,7 @@ export class Blackboard {
 
   /** A worker finishing its claim and claiming its next entry in one go (see finish-and-claim.ts). */
   async finishAndClaim(actor: string, id: string, to: Status, next: { worker: string; kinds: readonly string[]; role?: string; leaseMs?: number; note?: string }): Promise<{ finished: StoredEntry; next: StoredEntry | undefined }> {
-    return finishAndClaim(this.ctx, actor, id, to, next);
+    return (await import("./finish-and-claim.js")).finishAndClaim(this.ctx, actor, id, to, next);
   }
 
   /** Extend a claim's lease; refused when the claim was lost (taken over or finished). */
@@ -139,7 +141,7 @@ export class Blackboard {
    * a human imports an entry written by someone else, and no entry arrives in_progress.
    */
   async import(actor: string, input: unknown, options: { source?: string } = {}): Promise<{ stored: StoredEntry; outcome: PutOutcome }> {
-    return importEntry(this.ctx, actor, input, options);
+    return (await import("./import.js")).importEntry(this.ctx, actor, input, options);
   }
 
   /**
@@ -147,7 +149,7 @@ export class Blackboard {
    * Same id and content: a no-op; same id, other content: refused unless `replace`.
    */
   async put(actor: string, input: unknown, options: { source?: string; replace?: boolean; expectedVersion?: number } = {}): Promise<{ stored: StoredEntry; outcome: PutOutcome }> {
-    return putEntry(this.ctx, actor, input, options);
+    return (await import("./import.js")).putEntry(this.ctx, actor, input, options);
   }
 
   /** The append-only history, oldest first: of one entry, or of the whole project. */

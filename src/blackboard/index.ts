@@ -1,13 +1,3 @@
-export { EntrySchema, EntryInputSchema, StatusSchema, STATUSES, TargetDocsSchema, TargetDocObjectSchema, entryContent } from "./schema.js";
-export type { Entry, EntryInput, Status, StoredEntry, HistoryRecord } from "./schema.js";
-export { TRANSITIONS, canTransition, isTerminal, mayChange } from "./lifecycle.js";
-export { Blackboard, storedProjects, DEFAULT_LEASE_MS, type BlackboardOptions } from "./blackboard.js";
-export { OPEN_CHANNEL } from "./wake.js";
-export { claimedByAnother } from "./claims.js";
-export { BoardFeed, type BoardFeedOptions, type BoardWatch, type BoardWatcher } from "./feed.js";
-export type { ListFilter, EntryPageFilter } from "./queries.js";
-export { byCreation } from "./queries.js";
-export type { EntryOutline, OutlineFilter } from "./outline.js";
-export type { ChangeOptions, EntryPatch } from "./change.js";
+export { EntrySchema, EntryInputSchema, StatusSchema, TargetDocsSchema, TargetDocObjectSchema } from "./schema.js";
+export * from "./light/index.js";
 export * from "./github/index.js";
-export { entrySummary } from "./title.js";

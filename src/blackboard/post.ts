@@ -1,17 +1,11 @@
-import { randomBytes } from "node:crypto";
 import { RefusedError, UsageError, contentHash, parseWith } from "../core/index.js";
 import type { Queryable } from "../store/index.js";
 import type { BoardContext, Stamp } from "./context.js";
 import { recordHistory } from "./history.js";
 import { readRow, sameOrRefuse, storedJson } from "./rows.js";
-import { EntryInputSchema, EntrySchema, entryContent, type Entry, type EntryInput, type Status, type StoredEntry } from "./schema.js";
+import { newId, entryContent, type Status, type StoredEntry } from "./entry.js";
+import { EntryInputSchema, EntrySchema, type Entry, type EntryInput } from "./schema.js";
 import { OPEN_CHANNEL, openPayload } from "./wake.js";
-
-/** A fresh id: project, time and randomness (the spec asks ids never to collide). */
-export function newId(ctx: BoardContext, kind?: string): string {
-  const stamp = new Date(ctx.now().ms).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
-  return `${ctx.projectId}${kind ? `-${kind}` : ""}-${stamp}-${randomBytes(3).toString("hex")}`;
-}
 
 /**
  * Post an entry as `actor`. Missing id/from/status/timestamps are filled in. Re-posting an id with

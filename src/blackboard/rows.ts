@@ -1,7 +1,8 @@
 import { ConflictError, NotFoundError, contentHash } from "../core/index.js";
 import type { Queryable, SqlParam } from "../store/index.js";
 import type { BoardContext } from "./context.js";
-import { entryContent, extraFields, type Entry, type Status, type StoredEntry } from "./schema.js";
+import { entryContent, extraFields, type Status, type StoredEntry } from "./entry.js";
+import type { Entry } from "./schema.js";
 
 /** A stored entry's row in `bb_entries`, as read through COLS. */
 export interface Row {

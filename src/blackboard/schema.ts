@@ -1,9 +1,10 @@
 import { z } from "zod";
 import { isIsoWithZone, MAX_JSON_DEPTH, tooDeepMessage, valueTooDeep } from "../core/index.js";
+import { STATUSES, type SPEC_FIELDS } from "./entry.js";
 
-export const STATUSES = ["open", "in_progress", "done", "error", "canceled"] as const;
+export { STATUSES, SPEC_FIELDS, entryContent, extraFields, type Status, type StoredEntry, type HistoryRecord } from "./entry.js";
+
 export const StatusSchema = z.enum(STATUSES);
-export type Status = z.infer<typeof StatusSchema>;
 
 const Timestamp = z.string().refine(isIsoWithZone, {
   // A date-time that is fine but for its zone gets told so: the spec asks for one (§2).
@@ -42,10 +43,7 @@ const entryFields = {
   source_comment_id: Ref.optional(),
   source_run_id: Ref.optional(),
   note: Text.optional(),
-};
-
-/** The fields Blackboard Core Spec v1 §2 defines, in its order. */
-export const SPEC_FIELDS = Object.keys(entryFields) as ReadonlyArray<keyof typeof entryFields>;
+} satisfies Record<(typeof SPEC_FIELDS)[number], z.ZodType>;
 
 /**
  * A blackboard entry: the spec's fields (§2) validated strictly, and every other top-level field
@@ -73,50 +71,3 @@ export const EntryInputSchema = z
   })
   .catchall(z.unknown());
 export type EntryInput = z.infer<typeof EntryInputSchema>;
-
-/** The fields that make an entry what it is; a re-post with the same content is a no-op. */
-export function entryContent(e: Entry | EntryInput): Record<string, unknown> {
-  return {
-    ...extraFields(e),
-    from: e.from,
-    to: e.to,
-    project_id: e.project_id,
-    kind: e.kind,
-    payload: e.payload ?? {},
-    target_docs: e.target_docs ?? [],
-    source_issue: e.source_issue,
-    source_comment_id: e.source_comment_id,
-    source_run_id: e.source_run_id,
-    note: e.note,
-  };
-}
-
-/** An entry as stored: the entry plus the store's bookkeeping (never part of the entry JSON). */
-export interface StoredEntry {
-  entry: Entry;
-  /** Optimistic-concurrency version, +1 on every write. */
-  version: number;
-  /** Worker holding the claim, while the entry is in_progress under a lease. */
-  claimed_by: string | null;
-  lease_expires_at: string | null;
-}
-
-export interface HistoryRecord {
-  seq: number;
-  entry_id: string;
-  version: number;
-  at: string;
-  actor: string;
-  action: string;
-  from_status: Status | null;
-  to_status: Status;
-  /** What changed: field → {from, to}; for a post or import, the whole entry. */
-  changes: Record<string, unknown>;
-}
-
-/** The top-level fields beyond the spec's (kept as they came), e.g. `payload_ref`. */
-export function extraFields(e: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(e)) if (!(SPEC_FIELDS as readonly string[]).includes(k) && v !== undefined) out[k] = v;
-  return out;
-}

@@ -1,5 +1,7 @@
 import type { Command } from "commander";
-import { DEFAULT_BLACKBOARD_TYPE, createGithubClient, githubToken, syncBoard, type SyncOptions, type SyncReport } from "../blackboard/index.js";
+import { DEFAULT_BLACKBOARD_TYPE } from "../blackboard/light/index.js";
+// The GitHub side (client, sync, its zod report) loads only when `bb sync` runs, not for every `bb` command.
+import type { SyncOptions, SyncReport } from "../blackboard/index.js";
 import { PmagentError, UsageError } from "../core/index.js";
 import { withStore } from "./context.js";
 import { formatOption, intOption, print, type Format } from "./output.js";
@@ -41,6 +43,7 @@ async function watch(options: SyncOptions, intervalS: number, format: Format): P
   const onSignal = () => stop.abort();
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
+  const { createGithubClient, syncBoard } = await import("../blackboard/index.js");
   const client = await createGithubClient(options);
   try {
     while (!stop.signal.aborted) {
@@ -94,6 +97,7 @@ export function registerBbSync(bb: Command): void {
         const issue = opts.issue ?? github?.board_issue;
         if (issue === undefined) throw new UsageError("missing_option", "bb sync needs --issue N (or github.board_issue in pmagent.config.json)");
         const tokenEnv = github?.token_env ?? "GITHUB_TOKEN";
+        const { githubToken, syncBoard } = await import("../blackboard/index.js");
         const options: SyncOptions = {
           board: await o.board(),
           repo,

@@ -1,10 +1,9 @@
 import { Option, type Command } from "commander";
 import { hostname } from "node:os";
-import { entrySummary, readImportText, storedProjects, STATUSES, type EntryInput, type HistoryRecord, type Status, type StoredEntry } from "../blackboard/index.js";
-import { findRole, localActor, type Project } from "../config/index.js";
+import { entrySummary, storedProjects, STATUSES, type Blackboard, type EntryInput, type HistoryRecord, type Status, type StoredEntry } from "../blackboard/light/index.js";
+import { findRole, localActor, type Project } from "../config/light/index.js";
 import { UsageError, parseJsonText } from "../core/index.js";
 import { DEFAULT_PAGE_LIMIT } from "../store/index.js";
-import type { Blackboard } from "../blackboard/index.js";
 import type { OpenProject } from "../app/project/index.js";
 import { withStore } from "./context.js";
 import { registerBbSync } from "./bb-sync.js";
@@ -266,6 +265,8 @@ export function registerBb(program: Command): void {
     .addOption(formatOption())
     .action(async (file: string, opts: ActorOpts, cmd: Command) => {
       const source = file === "-" ? "standard input" : file;
+      // The comment codec (GitHub side, zod) only for an import.
+      const { readImportText } = await import("../blackboard/index.js");
       const read = readImportText(await readInput(file), source);
       await withStore(cmd, async (p, _store, o) => {
         // An entry of another project (one board issue may hold several) goes to that project's blackboard.

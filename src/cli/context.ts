@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { loadProject, type Project } from "../config/index.js";
+import { openConfig, type Project } from "../config/light/index.js";
 import type { Store } from "../store/index.js";
 import { withProject as withOpenProject, type OpenProject } from "../app/project/index.js";
 
@@ -12,13 +12,14 @@ export function globalOptions(cmd: Command): GlobalOptions {
   return cmd.optsWithGlobals<GlobalOptions>();
 }
 
-export function project(cmd: Command): Project {
-  return loadProject({ configPath: globalOptions(cmd).config });
+/** The project the command runs in (its config validated, or remembered as validated: config/light). */
+export function project(cmd: Command): Promise<Project> {
+  return openConfig({ configPath: globalOptions(cmd).config });
 }
 
 /** Run `fn` with the project open (its store, and each of its objects built on first use), closing it afterwards. */
 export function withProject<T>(cmd: Command, fn: (p: OpenProject) => Promise<T>, options: { yieldWhileBusy?: boolean } = {}): Promise<T> {
-  return withOpenProject({ project: project(cmd), storeOptions: options }, fn);
+  return withOpenProject({ configPath: globalOptions(cmd).config, storeOptions: options }, fn);
 }
 
 /** Run `fn` with the project and its open store, closing the store afterwards. */

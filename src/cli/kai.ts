@@ -65,7 +65,7 @@ function cliRequest(p: Project, type: "lane_status" | "what_changed", lane: { la
 async function run(cmd: Command, text: string, flags: KaiFlags): Promise<void> {
   // The model settings are checked first: --polish or --model-digest without a key is a usage error, not a late surprise.
   // The model client (openai) only when asked for one of them.
-  const model = flags.polish || flags.modelDigest ? (await import("../prompt/index.js")).ModelClient.fromConfig(project(cmd).config.model) : undefined;
+  const model = flags.polish || flags.modelDigest ? (await import("../prompt/index.js")).ModelClient.fromConfig((await project(cmd)).config.model) : undefined;
   let response = await withProject(cmd, async (o) => answerText(text, { config: o.config, sources: await o.kaiSources({ repo: flags.repo }) }));
   // The model writes the highlights first, so that a polish rewords the digest they end up in.
   if (model && flags.modelDigest) response = await modelDigest(model, response);
@@ -102,7 +102,7 @@ export function registerKai(program: Command): void {
     .option("--lane <layer/name>", "lane to report on (default: the first configured lane)")
     .option("--project <id>", PROJECT_HELP)
     .action(async (flags: KaiFlags & { lane?: string; project?: string }, cmd: Command) => {
-      const p = project(cmd);
+      const p = await project(cmd);
       const at = asOf(flags);
       await run(cmd, cliRequest(p, "lane_status", flags.lane === undefined ? undefined : parseLane(flags.lane), at === undefined ? {} : { as_of: at }, flags.project), flags);
     });
@@ -113,7 +113,7 @@ export function registerKai(program: Command): void {
     .option("--max <n>", "highlights at most (default 5)", intOption("--max", 1, 50))
     .option("--project <id>", PROJECT_HELP)
     .action(async (flags: KaiFlags & { lane?: string; days?: number; max?: number; project?: string }, cmd: Command) => {
-      const p = project(cmd);
+      const p = await project(cmd);
       const at = asOf(flags);
       const params = { ...(flags.days === undefined ? {} : { time_window_days: flags.days }), ...(flags.max === undefined ? {} : { max_highlights: flags.max }), ...(at === undefined ? {} : { as_of: at }) };
       await run(cmd, cliRequest(p, "what_changed", flags.lane === undefined ? undefined : parseLane(flags.lane), params, flags.project), flags);

@@ -23,8 +23,8 @@ import {
 import { project } from "./context.js";
 import { formatOption, print, readInput, type Format } from "./output.js";
 
-function workspace(cmd: Command): OAWorkspace {
-  const p = project(cmd);
+async function workspace(cmd: Command): Promise<OAWorkspace> {
+  const p = await project(cmd);
   return oaWorkspace(p.root, p.config.oa);
 }
 
@@ -39,8 +39,8 @@ function parseHint(value: string): { flow_id: string; hint: string } {
 }
 
 /** The project's OA workspace and the engine its reasoning programs run on (model or rules). */
-function reasoningSetup(cmd: Command): { ws: OAWorkspace; engine: ReasoningEngine } {
-  const p = project(cmd);
+async function reasoningSetup(cmd: Command): Promise<{ ws: OAWorkspace; engine: ReasoningEngine }> {
+  const p = await project(cmd);
   return { ws: oaWorkspace(p.root, p.config.oa), engine: reasoningEngine(p.config, p.root) };
 }
 
@@ -72,7 +72,7 @@ export function registerOa(program: Command): void {
     .option("--phase <phase>", "the phase (default: oa.phase in pmagent.config.json, else 1)")
     .addOption(formatOption())
     .action(async (opts: { branch?: string; phase?: string; format: Format }, cmd: Command) => {
-      const result = await initSurfaces(workspace(cmd), { branch: opts.branch, phase: opts.phase });
+      const result = await initSurfaces(await workspace(cmd), { branch: opts.branch, phase: opts.phase });
       print(opts.format, result, () =>
         [
           `wrote ${result.written.join(", ")} and ${result.state}`,
@@ -86,8 +86,8 @@ export function registerOa(program: Command): void {
   oa.command("snapshot")
     .description("regenerate share/orchestrator_assistant/STATE.json from the kernel surfaces (exit 1: a required surface is missing or invalid)")
     .addOption(formatOption())
-    .action((opts: { format: Format }, cmd: Command) => {
-      const result = writeSnapshot(workspace(cmd));
+    .action(async (opts: { format: Format }, cmd: Command) => {
+      const result = writeSnapshot(await workspace(cmd));
       const s = result.state;
       print(opts.format, result, () => `wrote ${result.path}: branch ${s.branch}, phase ${s.current_phase}, reality ${s.reality_green ? "green" : "red"}, mode ${s.kernel_mode}`);
     });
@@ -96,8 +96,8 @@ export function registerOa(program: Command): void {
     .description("check STATE.json against the kernel surfaces and the surfaces against each other (HINT by default: report only; exit 1 only in STRICT mode on failure)")
     .addOption(new Option("--mode <mode>", "STRICT fails (exit 1) on any error diagnostic; HINT only reports").choices(["STRICT", "HINT"]).default("HINT"))
     .addOption(formatOption())
-    .action((opts: { mode: OAGuardMode; format: Format }, cmd: Command) => {
-      const output = runOaGuard(workspace(cmd), opts.mode);
+    .action(async (opts: { mode: OAGuardMode; format: Format }, cmd: Command) => {
+      const output = runOaGuard(await workspace(cmd), opts.mode);
       print(opts.format, output, () => renderGuard(output));
       if (opts.mode === "STRICT" && !output.ok) process.exitCode = 1;
     });
@@ -107,7 +107,7 @@ export function registerOa(program: Command): void {
     .argument("<id>", "tool id")
     .argument("[arg]", "the guard name for oa.guard.run")
     .action(async (id: string, arg: string | undefined, _opts: unknown, cmd: Command) => {
-      const result = await callOATool(workspace(cmd), id, arg === undefined ? [] : [arg]);
+      const result = await callOATool(await workspace(cmd), id, arg === undefined ? [] : [arg]);
       print("json", result, () => "");
     });
 
@@ -116,7 +116,7 @@ export function registerOa(program: Command): void {
     .requiredOption("--action <text>", "the proposed action")
     .addOption(formatOption())
     .action(async (opts: { action: string; format: Format }, cmd: Command) => {
-      const { ws, engine } = reasoningSetup(cmd);
+      const { ws, engine } = await reasoningSetup(cmd);
       const result = await runReasoning(buildEnvelope("SafeOPSDecision", opts.action, { workspace: ws }), { workspace: ws, model: engine.model });
       const o = result.output as { conditions: string[]; warnings: string[] } | null;
       print(opts.format, result, () => renderResult(result, [result.rationale, ...(o?.conditions ?? []).map((c) => `condition: ${c}`), ...(o?.warnings ?? []).map((w) => `warning: ${w}`)], engine));
@@ -130,7 +130,7 @@ export function registerOa(program: Command): void {
     .option("--hint <flow=text>", "a flow hint, FLOW_ID=TEXT (repeatable)", collect, [])
     .addOption(formatOption())
     .action(async (opts: { goal: string; ref: string[]; hint: string[]; format: Format }, cmd: Command) => {
-      const { ws, engine } = reasoningSetup(cmd);
+      const { ws, engine } = await reasoningSetup(cmd);
       const inputs = { hints: opts.hint.map(parseHint), ...(opts.ref.length > 0 ? { ssot_references: opts.ref } : {}) };
       const result = await runReasoning(buildEnvelope("OPSBlockGenerator", opts.goal, { workspace: ws, inputs }), { workspace: ws, model: engine.model });
       const o = result.output as OPSBlockGeneratorOutput | null;
@@ -144,8 +144,8 @@ export function registerOa(program: Command): void {
     .description("mark a pending OPS block (from `pmagent oa generate`) done: remove it from share/oa/CONTEXT.json")
     .argument("<id>", "the block's id (the generate run's envelope_id)")
     .addOption(formatOption())
-    .action((id: string, opts: { format: Format }, cmd: Command) => {
-      const result = completeOpsBlock(workspace(cmd), id);
+    .action(async (id: string, opts: { format: Format }, cmd: Command) => {
+      const result = completeOpsBlock(await workspace(cmd), id);
       print(opts.format, result, () => `OPS block ${result.completed} done; ${result.pending} still pending`);
     });
 
@@ -159,7 +159,7 @@ export function registerOa(program: Command): void {
       const text = await readInput(file);
       if (text.trim() === "") throw new UsageError("invalid_json", `${source} is empty: pass a guard's JSON output (e.g. pmagent oa guard --mode HINT --format json | pmagent oa interpret -)`);
       const guardOutput = parseJsonText(text, source);
-      const { ws, engine } = reasoningSetup(cmd);
+      const { ws, engine } = await reasoningSetup(cmd);
       const inputs = { guard_output: guardOutput, guard_name: opts.guard ?? null };
       const result = await runReasoning(buildEnvelope("GuardFailureInterpreter", `interpret the output of ${opts.guard ?? source}`, { workspace: ws, inputs }), { workspace: ws, model: engine.model });
       const o = result.output as { remediation_plan: string[]; is_transient: boolean } | null;
@@ -174,7 +174,7 @@ export function registerOa(program: Command): void {
     .requiredOption("--to <phase>", "the target phase, e.g. 28")
     .addOption(formatOption())
     .action(async (opts: { to: string; format: Format }, cmd: Command) => {
-      const { ws, engine } = reasoningSetup(cmd);
+      const { ws, engine } = await reasoningSetup(cmd);
       const result = await runReasoning(buildEnvelope("PhaseTransitionValidator", `transition to phase ${opts.to}`, { workspace: ws, inputs: { target_phase: opts.to } }), { workspace: ws, model: engine.model });
       const o = result.output as { missing_criteria: string[] } | null;
       print(opts.format, result, () => renderResult(result, (o?.missing_criteria ?? []).map((m) => `missing: ${m}`), engine));
@@ -188,8 +188,8 @@ export function registerBoot(program: Command): void {
     .command("oa")
     .description("print the OA boot envelope: kernel phase, branch and mode, and what the mode allows (exit 3 when the kernel is BLOCKED)")
     .addOption(formatOption())
-    .action((opts: { format: Format }, cmd: Command) => {
-      const envelope = bootEnvelope(workspace(cmd));
+    .action(async (opts: { format: Format }, cmd: Command) => {
+      const envelope = bootEnvelope(await workspace(cmd));
       const e = envelope.oa_boot_envelope;
       print(opts.format, envelope, () =>
         [

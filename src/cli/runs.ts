@@ -4,7 +4,7 @@ import { UsageError } from "../core/index.js";
 import { withProject, withStore } from "./context.js";
 import { formatOption, pageOptions, print, printPage, type Format, type PageOpts } from "./output.js";
 import { runLine } from "./run-line.js";
-import { localActor, type Project } from "../config/index.js";
+import { localActor, type Project } from "../config/light/index.js";
 import type { Store } from "../store/index.js";
 
 /** The runs of the project: reading them needs the run store only, not a supervisor (and the app it wires). */

@@ -45,7 +45,7 @@ export function registerWorker(program: Command): void {
     .addOption(formatOption())
     .action(async (opts: WorkerFlags, cmd: Command) => {
       if (opts.role.length === 0) {
-        const roles = configuredRoles(project(cmd).config);
+        const roles = configuredRoles((await project(cmd)).config);
         throw new UsageError(
           "missing_role",
           roles.length === 0

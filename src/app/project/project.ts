@@ -5,8 +5,8 @@
  * and nothing of lattice, the supervisor, OA or the model client. The CLI, the server and the
  * lane's demo take what they need from it; lower modules (kai, lattice) are handed the objects.
  */
-import type { Blackboard } from "../../blackboard/index.js";
-import { loadProject, type Config, type Project } from "../../config/index.js";
+import type { Blackboard } from "../../blackboard/light/index.js";
+import { openConfig, type Config, type Project } from "../../config/light/index.js";
 import type { Logger, Redactor } from "../../core/index.js";
 import type { Forge, LocalForge, PullComments } from "../../forge/index.js";
 import type { KaiSources } from "../../kai/index.js";
@@ -63,7 +63,7 @@ export class OpenProject {
 
   /** The project's blackboard, or another project's in the same store (a board issue may hold several). */
   board(projectId: string = this.config.project_id): Promise<Blackboard> {
-    return this.once(`board:${projectId}`, async () => new (await import("../../blackboard/index.js")).Blackboard(this.store, { projectId, humans: this.config.humans }));
+    return this.once(`board:${projectId}`, async () => new (await import("../../blackboard/light/index.js")).Blackboard(this.store, { projectId, humans: this.config.humans }));
   }
 
   /** Redacts the configured secrets (env and the secrets file) and any given at open. */
@@ -144,7 +144,7 @@ export class OpenProject {
 
 /** Open a project: its config (given, or found) and its store (given, or opened and migrated). */
 export async function openProject(options: OpenProjectOptions = {}): Promise<OpenProject> {
-  const project = options.project ?? loadProject({ cwd: options.cwd, configPath: options.configPath });
+  const project = options.project ?? (await openConfig({ cwd: options.cwd, configPath: options.configPath }));
   const env = options.env ?? process.env;
   const store = options.store ?? (await openStore({ root: project.root, storage: project.config.storage, migrations, ...options.storeOptions }));
   return new OpenProject(project, store, env, { ownsStore: options.store === undefined, secrets: [...(options.secrets ?? [])], logger: options.logger });

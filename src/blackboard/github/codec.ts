@@ -10,7 +10,10 @@
  * wrote both), CRLF line endings, and leading whitespace or a BOM, and return the marker's type.
  */
 import { UsageError, formatZodIssues } from "../../core/index.js";
+import { DEFAULT_BLACKBOARD_TYPE } from "../entry.js";
 import { EntrySchema, type Entry } from "../schema.js";
+
+export { DEFAULT_BLACKBOARD_TYPE };
 import { findJsonSyntaxError } from "./json-syntax.js";
 import { withCompatDefaults } from "../shapes.js";
 
@@ -29,7 +32,6 @@ export class BlackboardCommentError extends UsageError {
   }
 }
 
-export const DEFAULT_BLACKBOARD_TYPE = "doc_update_v1";
 
 const MARKER_START = /^<!--\s*blackboard:/i;
 /** Any type round-trips through the marker as long as it has no whitespace and no angle bracket. */

@@ -3,7 +3,7 @@
  * prices, "*" for any model not named). Cost is worked out when it is read, from the tokens
  * stored per model: a corrected price table prices past runs too.
  */
-import type { PriceConfig } from "../../config/index.js";
+import type { PriceConfig } from "../../config/light/index.js";
 import { sumTokens, type ModelUsage, type TokenCounts } from "./usage.js";
 
 export type PriceTable = Record<string, PriceConfig>;

@@ -2,7 +2,7 @@
  * Runs' usage grouped (by role, cycle, day or model) with each group's cost, and the one-line text
  * the CLI, Kai and the console show for a run's or a group's usage.
  */
-import { cycleRootId, findRole, type Config } from "../../config/index.js";
+import { cycleRootId, findRole, type Config } from "../../config/light/index.js";
 import { costOf, formatCost, type PriceTable } from "./cost.js";
 import type { RunRecord } from "./records.js";
 import { addTokens, noTokens, type ModelUsage, type TokenCounts } from "./usage.js";
