@@ -84,9 +84,11 @@ export function registerPrompt(program: Command): void {
         throw new UsageError("conflicting_options", `--review-level applies to the reviewer role only, not to ${flags.role}`);
       }
       const project = currentProject(cmd);
+      const modelSection = ModelSchema.parse(project?.config.model ?? {});
       const payload = buildResponsesRequest({
         role: flags.role,
-        model: flags.model ?? ModelSchema.parse(project?.config.model ?? {}).model,
+        model: flags.model ?? modelSection.model,
+        request: modelSection.request,
         templates: loadTemplates({ projectRoot: project?.root }),
         ledger: ledgerFrom(flags),
         reviewLevel: flags.reviewLevel,

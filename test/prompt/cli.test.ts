@@ -39,9 +39,9 @@ describe("pmagent prompt build", () => {
 
   it("sends the ledger block without ledger flags, and with some of them, stating what is unknown as (none)", async () => {
     const developer = async (args: string[]) => (JSON.parse((await cli(["--role", "reviewer", ...args])).stdout) as { input: Array<{ content: string }> }).input[0]!.content;
-    expect(await developer([])).toContain("<ledger>\nentry_id: (none)\nlane: (none)\nrole: reviewer\ncycle: (none)\nrefs: none\n</ledger>");
-    expect(await developer(["--entry-id", "e"])).toContain("<ledger>\nentry_id: e\nlane: (none)\nrole: reviewer\ncycle: (none)\nrefs: none\n</ledger>");
-    expect(await developer(["--lane", "layer_b/doc_update", "--ref", "runs/7"])).toContain("<ledger>\nentry_id: (none)\nlane: layer_b/doc_update\nrole: reviewer\ncycle: (none)\nrefs:\n- runs/7\n</ledger>");
+    expect(await developer([])).toContain("[context_ledger]\nentry_id: (none)\nlane: (none)\nrole: reviewer\ncycle: (none)\nrefs: none");
+    expect(await developer(["--entry-id", "e"])).toContain("[context_ledger]\nentry_id: e\nlane: (none)\nrole: reviewer\ncycle: (none)\nrefs: none");
+    expect(await developer(["--lane", "layer_b/doc_update", "--ref", "runs/7"])).toContain("[context_ledger]\nentry_id: (none)\nlane: layer_b/doc_update\nrole: reviewer\ncycle: (none)\nrefs:\n- runs/7");
   });
 
   it("--structured uses the role default, --preset beats it, --preset none turns it off, --schema beats all", async () => {
@@ -96,7 +96,7 @@ describe("pmagent prompt build", () => {
     const r = await cli(["--role", "searcher", "--format", "text"], join(dir, "sub"));
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("model: gpt-project");
-    expect(r.stdout).toContain("== developer\n<developer_instructions>\nSearch our wiki first.\n\n<ledger>\nentry_id: (none)\nlane: (none)\nrole: searcher\ncycle: (none)\nrefs: none\n</ledger>\n</developer_instructions>");
+    expect(r.stdout).toContain("== developer\n<developer_instructions>\nSearch our wiki first.\n\n[context_ledger]\nentry_id: (none)\nlane: (none)\nrole: searcher\ncycle: (none)\nrefs: none\n</developer_instructions>");
     expect(r.stdout).toContain("== tools: none\n\n== output schema: none");
   });
 
