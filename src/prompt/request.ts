@@ -111,8 +111,8 @@ function blockText(tag: ContextTag, content: string): string {
 const UPDATABLE: ReadonlySet<ContextTag> = new Set(["turn_context", "environment_context"]);
 
 /** `text.format` for an output schema. */
-export function textFormat(output: OutputSchema): { type: "json_schema"; strict: true; name: string; schema: Record<string, unknown> } {
-  return { type: "json_schema", strict: true, name: output.name, schema: output.jsonSchema };
+export function textFormat(output: OutputSchema): { type: "json_schema"; strict: boolean; name: string; schema: Record<string, unknown> } {
+  return { type: "json_schema", strict: output.strict !== false, name: output.name, schema: output.jsonSchema };
 }
 
 /**

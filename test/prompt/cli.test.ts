@@ -168,7 +168,7 @@ describe("pmagent prompt build", () => {
     expect(r.stdout).toBe("");
   });
 
-  it("refuses schema files that are not JSON, not strict, or not schemas", async () => {
+  it("refuses schema files that are not JSON or not schemas; a loose one is sent non-strict with a note", async () => {
     const dir = tempDir();
     writeFileSync(join(dir, "broken.json"), "{ nope");
     writeFileSync(join(dir, "loose.json"), JSON.stringify({ ...strictSchema, properties: { ok: { type: "boolean" }, note: { type: "string" } } }));
@@ -176,9 +176,11 @@ describe("pmagent prompt build", () => {
     const broken = await cli(["--role", "executor", "--schema", "broken.json"], dir);
     expect(broken.code).toBe(2);
     expect(broken.stderr).toMatch(/^pmagent: broken\.json is not valid JSON: .+ \[invalid_json\]\n$/);
+    // Not strict-valid: sent non-strict, with a note on stderr (the contract's origin does not refuse it).
     const loose = await cli(["--role", "executor", "--schema", "loose.json"], dir);
-    expect(loose.code).toBe(2);
-    expect(loose.stderr).toBe("pmagent: loose.json is not a strict output schema:\n  $: every property must be required (make it nullable instead of optional): note [output_schema_not_strict]\n");
+    expect(loose.code).toBe(0);
+    expect(loose.stderr).toBe("pmagent: note: loose.json is not a strict output schema, so it is sent with strict: false:\n  $: every property must be required (make it nullable instead of optional): note\n");
+    expect(JSON.parse(loose.stdout).text.format).toMatchObject({ strict: false, name: "verdict" });
     const list = await cli(["--role", "executor", "--schema", "list.json"], dir);
     expect(list.stderr).toBe('pmagent: list.json is not a JSON Schema: expected an object with "type": "object" [invalid_output_schema]\n');
   });
