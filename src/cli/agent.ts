@@ -30,7 +30,8 @@ export function registerAgent(program: Command): void {
     .option("--lane <lane>", "ledger: the lane, layer/name (default: the lane configuring the entry's role)")
     .option("--cycle <n>", "ledger: the cycle number (default: the entry's payload.cycle, else 1)", intOption("--cycle", 1))
     .option("--entry-file <file>", "the work item (default $PMAGENT_ENTRY_FILE, else .lattice/entry.json in the workspace)")
-    .option("--stream", "receive the answer as server-sent events")
+    .option("--stream", "receive the answer as server-sent events (the default: model.request.stream)")
+    .option("--no-stream", "receive the answer in one plain JSON response")
     .action(async (flags: AgentFlags, cmd: Command) => {
       const role = flags.role ?? (flags.laneArtifact ? laneAgentRole(flags.laneArtifact) : undefined);
       if (role === undefined) throw new UsageError("missing_option", `give --role (${AGENT_ROLES.join(", ")}) or --lane-artifact (${Object.keys(LANE_AGENT_ARTIFACTS).join(", ")})`);

@@ -13,8 +13,10 @@ import {
   runOaGuard,
   writeSnapshot,
   OA_TOOL_IDS,
+  REGISTRY_GUARDS,
   type OAGuardMode,
   type OAGuardOutput,
+  type OAGuardRun,
   type OAWorkspace,
   type OPSBlockGeneratorOutput,
   type ReasoningEngine,
@@ -61,6 +63,19 @@ function renderGuard(g: OAGuardOutput): string {
   return lines.join("\n");
 }
 
+/** A tool's result for a person: a guard run as its text and verdict, any other result field by field. */
+function renderTool(id: string, result: unknown): string {
+  if (id === "oa.guard.run") {
+    const run = result as OAGuardRun;
+    const ok = (run.output as { ok?: unknown } | null)?.ok;
+    return [`guard ${run.guard}: exit ${run.exit_code}${typeof ok === "boolean" ? ` (${ok ? "PASS" : "FAIL"})` : ""}`, ...(run.text ?? []).map((l) => `  ${l}`), `JSON: ${JSON.stringify(run.output)}`].join("\n");
+  }
+  if (result === null || typeof result !== "object") return JSON.stringify(result);
+  return Object.entries(result as Record<string, unknown>)
+    .map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`)
+    .join("\n");
+}
+
 export function registerOa(program: Command): void {
   const oa = program.command("oa").description("Orchestrator Assistant: read kernel surfaces, guard their coherence, run reasoning programs (read-only)");
 
@@ -103,12 +118,13 @@ export function registerOa(program: Command): void {
     });
 
   oa.command("tool")
-    .description(`call one read-only OA tool and print its JSON (${OA_TOOL_IDS.join(", ")}); oa.guard.run takes a guard name`)
+    .description(`call one read-only OA tool and print its result, JSON by default (${OA_TOOL_IDS.join(", ")}); oa.guard.run takes a guard name (the registry's guards: ${REGISTRY_GUARDS.join(", ")})`)
     .argument("<id>", "tool id")
     .argument("[arg]", "the guard name for oa.guard.run")
-    .action(async (id: string, arg: string | undefined, _opts: unknown, cmd: Command) => {
+    .addOption(formatOption("json"))
+    .action(async (id: string, arg: string | undefined, opts: { format: Format }, cmd: Command) => {
       const result = await callOATool(await workspace(cmd), id, arg === undefined ? [] : [arg]);
-      print("json", result, () => "");
+      print(opts.format, result, () => renderTool(id, result));
     });
 
   oa.command("decision")

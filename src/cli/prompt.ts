@@ -83,10 +83,14 @@ export function registerPrompt(program: Command): void {
       if (flags.reviewLevel !== undefined && flags.role !== "reviewer") {
         throw new UsageError("conflicting_options", `--review-level applies to the reviewer role only, not to ${flags.role}`);
       }
+      const explicit = flags.schema === undefined ? undefined : await schemaFile(flags.schema);
+      if (explicit?.note !== undefined) process.stderr.write(`pmagent: note: ${explicit.note}\n`);
       const project = currentProject(cmd);
+      const modelSection = ModelSchema.parse(project?.config.model ?? {});
       const payload = buildResponsesRequest({
         role: flags.role,
-        model: flags.model ?? ModelSchema.parse(project?.config.model ?? {}).model,
+        model: flags.model ?? modelSection.model,
+        request: modelSection.request,
         templates: loadTemplates({ projectRoot: project?.root }),
         ledger: ledgerFrom(flags),
         reviewLevel: flags.reviewLevel,
@@ -95,7 +99,7 @@ export function registerPrompt(program: Command): void {
         environmentContext: flags.environmentContext,
         history: flags.history === undefined ? undefined : await historyFile(flags.history),
         input: flags.input,
-        responsesOutputSchema: flags.schema === undefined ? undefined : await schemaFile(flags.schema),
+        responsesOutputSchema: explicit,
         responsesOutputSchemaPreset: flags.preset,
         responsesStructuredOutput: flags.structured === true,
         // What the role agent offers: the orchestrator's edit tools.

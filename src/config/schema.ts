@@ -164,6 +164,28 @@ export const GithubSchema = z
   })
   .strict();
 
+/**
+ * The request settings the prompt contract's origin sends with every Responses request; on by
+ * default. `enabled: false` sends none of them (a server that refuses them, a model without
+ * reasoning); each one can be changed on its own.
+ */
+export const ModelRequestSchema = z
+  .object({
+    enabled: z.boolean().default(true),
+    /** Server-sent events (`stream: true`). */
+    stream: z.boolean().default(true),
+    /** `store`: false keeps the response off the provider's storage (then `include` asks for the encrypted reasoning). */
+    store: z.boolean().default(false),
+    reasoning_effort: z.enum(["minimal", "low", "medium", "high"]).default("medium"),
+    reasoning_summary: z.enum(["auto", "concise", "detailed"]).default("auto"),
+    /** `text.verbosity`. */
+    verbosity: z.enum(["low", "medium", "high"]).default("medium"),
+    /** Send a `prompt_cache_key` stable per lane and role, so that the role's fixed prefix is cached. */
+    prompt_cache_key: z.boolean().default(true),
+  })
+  .strict();
+export type ModelRequest = z.output<typeof ModelRequestSchema>;
+
 export const ModelSchema = z
   .object({
     model: z.string().min(1).default("gpt-4.1-mini"),
@@ -171,6 +193,7 @@ export const ModelSchema = z
     api_key_env: z.string().default("OPENAI_API_KEY"),
     timeout_ms: z.number().int().positive().default(120_000),
     max_retries: z.number().int().min(0).max(10).default(3),
+    request: ModelRequestSchema.prefault({}),
   })
   .strict();
 

@@ -2,9 +2,17 @@
  * The OA state guard (the spec's guard_oa_state.py): compares STATE.json with the kernel surfaces
  * and the kernel surfaces with each other, and reports every problem as a catalog diagnostic and,
  * for mismatches, one line in `mismatches` as the origin's guard prints them.
+ *
+ * Its verdict is the origin's, check for check. It fails on: STATE.json or a required surface
+ * missing (or unreadable); branch (STATE vs bootstrap); phase (STATE vs SSOT); reality_green (STATE
+ * vs summary); the key checks (STATE's checks_summary vs the summary's checks, where both have
+ * them); the bootstrap's agents_sync_ok / dms_alignment_ok vs the summary's checks; a legacy
+ * `meta.dms_share_alignment: "BROKEN"` while DMS Alignment passes. Everything else it finds is a
+ * note (warn) or a hint (info) and never fails it: the bootstrap's health.reality_green above all,
+ * which the origin regenerates from the summary and so is stale after any failure.
  */
 import { nowIso } from "../core/index.js";
-import { KEY_CHECKS, computeKernel, findCheck, type KernelView } from "./kernel.js";
+import { STATE_KEY_CHECKS, computeKernel, findCheck, type KernelView } from "./kernel.js";
 import type { OADiagnostic, OAGuardMode, OAGuardOutput, OAMismatch, OAStateRead, SurfaceStatus } from "./schemas.js";
 import { OA_INIT_COMMAND, REQUIRED_SURFACES, SURFACES, contextOf, loadSurfaces, noKernelSurfaces, surfaceList, type SurfaceSet } from "./surfaces.js";
 import { readState } from "./snapshot.js";
@@ -32,9 +40,12 @@ export function runOaGuard(ws: OAWorkspace, mode: OAGuardMode, clock: () => numb
   const kernelReadable = REQUIRED_SURFACES.every((n) => surfaceList(set).find((s) => s.name === n)?.status.status === "ok");
 
   surfaceDiagnostics(set, new Set(Object.keys(state?.surfaces ?? {})), out);
+  contextNotes(set, out);
   stateStatusDiagnostics(stateStatus, kernelReadable, out);
   kernelDisagreements(kernel, out);
+  kernelHints(kernel, out);
   if (state) {
+    surfaceStatusNotes(state, out);
     driftDiagnostics(ws, set, kernel, state, out);
     stateMismatches(set, state, out);
   }
@@ -110,18 +121,68 @@ function triCheck(check: string): string {
   return "health_coherence";
 }
 
-/** Kernel surfaces disagreeing with each other: DEGRADED, and a failure of the guard. */
+/** The bootstrap's health flags (or legacy DMS field) disagreeing with the summary's checks: DEGRADED, and a failure of the guard. */
 function kernelDisagreements(kernel: KernelView, out: Collector): void {
   for (const d of kernel.disagreements) {
-    const isTri = d.surfaces.every((s) => TRI.has(s));
     out.mismatches.push(mismatchLine(d));
     out.diagnostics.push({
       type: "issue",
-      category: isTri ? "tri_surface_incoherence" : "kernel_mismatch",
+      category: "tri_surface_incoherence",
       severity: "error",
-      message: `${d.check}: ${d.surfaces[0]} says ${JSON.stringify(d.expected)} but ${d.surfaces[1]} (${d.field}) says ${JSON.stringify(d.actual)}${d.check === "reality_green" ? "; reality is not proven green, so the kernel is DEGRADED" : ""}`,
-      details: { ...d, ...(isTri ? { check: triCheck(d.check), field_check: d.check } : {}) },
-      remediation: isTri ? `regenerate the stale surface (the catalog's \`make reality.green\`), then ${SNAPSHOT}` : `bring ${d.surfaces[1]} in line with ${d.surfaces[0]} (regenerate the stale one), then ${SNAPSHOT}`,
+      message: `${d.check}: ${d.surfaces[0]} says ${JSON.stringify(d.expected)} but ${d.surfaces[1]} (${d.field}) says ${JSON.stringify(d.actual)}`,
+      details: { ...d, check: triCheck(d.check), field_check: d.check },
+      remediation: `regenerate the stale surface (the catalog's \`make reality.green\`), then ${SNAPSHOT}`,
+    });
+  }
+}
+
+/**
+ * Kernel surfaces that disagree where the origin's guard does not look: said, never failing. The
+ * bootstrap's health.reality_green is a hint (info): the origin regenerates it from the summary.
+ */
+function kernelHints(kernel: KernelView, out: Collector): void {
+  for (const d of kernel.hints) {
+    const stale = d.check === "reality_green";
+    out.diagnostics.push({
+      type: "warn",
+      category: stale || d.surfaces.every((s) => TRI.has(s)) ? "tri_surface_incoherence" : "kernel_mismatch",
+      severity: stale ? "info" : "warn",
+      message: stale
+        ? `${d.surfaces[1]} ${d.field} says ${JSON.stringify(d.actual)} but ${d.surfaces[0]} says ${JSON.stringify(d.expected)}: the bootstrap's health is regenerated from the summary, so it is stale until the next run (not a failure; the summary is what counts)`
+        : `${d.check}: ${d.surfaces[0]} says ${JSON.stringify(d.expected)} but ${d.surfaces[1]} (${d.field}) says ${JSON.stringify(d.actual)} (a note: the origin's guard does not compare these)`,
+      details: { ...d, ...(stale ? { check: "health_coherence", field_check: d.check } : {}) },
+      remediation: stale ? `regenerate ${d.surfaces[1]} from the summary (the catalog's \`make reality.green\`)` : `bring ${d.surfaces[1]} in line with ${d.surfaces[0]} (regenerate the stale one)`,
+    });
+  }
+}
+
+/** The origin's context validity note: CONTEXT.json must carry `version` and `context` (an invalid one is noted by surfaceDiagnostics). */
+function contextNotes(set: SurfaceSet, out: Collector): void {
+  const ctx = set.context;
+  if (ctx.status.status !== "ok" || ctx.raw === null || typeof ctx.raw !== "object" || Array.isArray(ctx.raw)) return;
+  const absent = ["version", "context"].filter((k) => !(k in (ctx.raw as Record<string, unknown>)));
+  if (absent.length === 0) return;
+  out.diagnostics.push({
+    type: "warn",
+    category: "schema_violation",
+    severity: "warn",
+    message: `${ctx.status.path} lacks ${absent.map((k) => `"${k}"`).join(" and ")}`,
+    details: { surface: "oa_context", path: ctx.status.path, subcategory: absent.includes("version") ? "missing_version" : "missing_required", fields: absent },
+    remediation: `add ${absent.join(" and ")} to ${ctx.status.path} (the data model: {"version": 1, "context": {…}})`,
+  });
+}
+
+/** STATE.json's own surface_status: a surface it marks false is noted, not failed (the origin's guard). */
+function surfaceStatusNotes(state: OAStateRead, out: Collector): void {
+  for (const [name, ok] of Object.entries(state.surface_status ?? {})) {
+    if (ok !== false) continue;
+    out.diagnostics.push({
+      type: "warn",
+      category: "missing_surface",
+      severity: "warn",
+      message: `${STATE_FILE} marks surface ${name} as unavailable (surface_status false)`,
+      details: { surface: name, subcategory: "surface_status" },
+      remediation: `restore the surface, then ${SNAPSHOT}`,
     });
   }
 }
@@ -155,39 +216,44 @@ function driftDiagnostics(ws: OAWorkspace, set: SurfaceSet, kernel: KernelView, 
   }
 }
 
-/** The spec's guard table (branch, phase, reality) and the key-check tri-surface rule, STATE vs kernel. */
+/**
+ * The origin's guard table, STATE vs kernel: branch (bootstrap), phase (SSOT), reality_green
+ * (summary) and the key checks where both sides have them fail; the branch and phase copies in the
+ * bootstrap's meta and the summary are compared as notes only.
+ */
 function stateMismatches(set: SurfaceSet, state: OAStateRead, out: Collector): void {
   const b = set.bootstrap.data;
   const s = set.ssot.data;
   const r = set.reality.data;
-  const compare = (category: OADiagnostic["category"], check: string, field: string, expected: unknown, actual: unknown, kernelFile: string) => {
+  const compare = (failing: boolean, category: OADiagnostic["category"], check: string, field: string, expected: unknown, actual: unknown, kernelFile: string) => {
     if (expected === undefined || expected === null || expected === actual) return;
     const m: OAMismatch = { check, field, expected, actual, surfaces: [kernelFile, STATE_FILE] };
-    out.mismatches.push(mismatchLine(m));
+    if (failing) out.mismatches.push(mismatchLine(m));
     out.diagnostics.push({
-      type: "issue",
+      type: failing ? "issue" : "warn",
       category,
-      severity: "error",
-      message: `${check}: ${kernelFile} says ${JSON.stringify(expected)} but ${STATE_FILE} says ${JSON.stringify(actual)}`,
+      severity: failing ? "error" : "warn",
+      message: `${check}: ${kernelFile} says ${JSON.stringify(expected)} but ${STATE_FILE} says ${JSON.stringify(actual)}${failing ? "" : " (a note: the origin's guard does not compare these)"}`,
       details: { ...m },
       remediation: SNAPSHOT,
     });
   };
   if (b) {
-    compare("kernel_mismatch", "branch match", "branch", b.branch, state.branch, SURFACES.pm_bootstrap_state.file);
+    compare(true, "kernel_mismatch", "branch match", "branch", b.branch, state.branch, SURFACES.pm_bootstrap_state.file);
     const bootstrapPhase = b.meta?.current_phase;
-    compare("tri_surface_incoherence", "phase metadata", "meta.current_phase", bootstrapPhase === undefined ? undefined : String(bootstrapPhase), state.current_phase, SURFACES.pm_bootstrap_state.file);
+    compare(false, "tri_surface_incoherence", "phase metadata", "meta.current_phase", bootstrapPhase === undefined ? undefined : String(bootstrapPhase), state.current_phase, SURFACES.pm_bootstrap_state.file);
   }
-  if (r?.branch !== undefined) compare("tri_surface_incoherence", "branch metadata", "branch", r.branch, state.branch, SURFACES.reality_green_summary.file);
+  if (r?.branch !== undefined) compare(false, "tri_surface_incoherence", "branch metadata", "branch", r.branch, state.branch, SURFACES.reality_green_summary.file);
   if (s) {
     const phase = s.current_phase ?? s.phases?.current;
-    compare("kernel_mismatch", "phase match", "current_phase", phase === undefined ? undefined : String(phase), state.current_phase, SURFACES.ssot_surface.file);
+    compare(true, "kernel_mismatch", "phase match", "current_phase", phase === undefined ? undefined : String(phase), state.current_phase, SURFACES.ssot_surface.file);
   }
   if (r) {
-    compare("kernel_mismatch", "reality match", "reality_green", r.reality_green, state.reality_green, SURFACES.reality_green_summary.file);
-    for (const key of KEY_CHECKS) {
-      const inState = findCheck(state.checks_summary, key.name)?.passed;
-      compare("tri_surface_incoherence", key.name, `checks_summary[${key.name}].passed`, findCheck(r.checks, key.name)?.passed, inState, SURFACES.reality_green_summary.file);
+    compare(true, "kernel_mismatch", "reality match", "reality_green", r.reality_green, state.reality_green, SURFACES.reality_green_summary.file);
+    for (const name of STATE_KEY_CHECKS) {
+      const inState = findCheck(state.checks_summary, name)?.passed;
+      if (inState === undefined) continue;
+      compare(true, "tri_surface_incoherence", name, `checks_summary[${name}].passed`, findCheck(r.checks, name)?.passed, inState, SURFACES.reality_green_summary.file);
     }
   }
 }

@@ -12,6 +12,14 @@ const MAX_OUTPUT = 1024 * 1024;
 /** Where a repository ships its guards (the registry's `python scripts/guards/guard_{name}.py`). */
 export const SHIPPED_GUARDS_DIR = "scripts/guards";
 const SHIPPED_GUARD = /^guard_([a-z0-9_]+)\.py$/;
+/**
+ * The registry's allowed guard names (OA_TOOLS_REGISTRY.md, oa.guard.run): of the scripts a
+ * repository ships, only these are tools; the origin ships a hundred other guards that are not.
+ */
+export const REGISTRY_GUARDS = ["db_health", "lm_health", "oa_state", "agents_md_sync", "share_sync", "dms_alignment", "bootstrap_consistency"] as const;
+const REGISTRY_GUARD_SET: ReadonlySet<string> = new Set(REGISTRY_GUARDS);
+/** The line the origin's guards print their verdict on, after their text lines. */
+const JSON_LINE = "JSON:";
 /** A shipped guard's timeout unless oa.guards.<name> configures one. */
 export const SHIPPED_GUARD_TIMEOUT_MS = 30_000;
 
@@ -19,9 +27,11 @@ export interface OAGuardRun {
   guard: string;
   exit_code: number;
   output: unknown;
+  /** The text lines a guard printed before its `JSON: {…}` line (the origin's output form). */
+  text?: string[];
 }
 
-/** The guards the repository ships: scripts/guards/guard_<name>.py, by name. */
+/** The registry's guards the repository ships: scripts/guards/guard_<name>.py, by name. */
 export function shippedGuards(ws: OAWorkspace): Record<string, string[]> {
   let files: string[];
   try {
@@ -32,20 +42,21 @@ export function shippedGuards(ws: OAWorkspace): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   for (const f of files.sort()) {
     const m = SHIPPED_GUARD.exec(f);
-    if (m) out[m[1]!] = ["python3", `${SHIPPED_GUARDS_DIR}/${f}`];
+    if (m && REGISTRY_GUARD_SET.has(m[1]!)) out[m[1]!] = ["python3", `${SHIPPED_GUARDS_DIR}/${f}`];
   }
   return out;
 }
 
-/** Every guard oa.guard.run may run: the built-in one, the configured ones and the shipped ones. */
+/** Every guard oa.guard.run may run: the built-in one, the configured ones and the registry's shipped ones. */
 export function guardNames(ws: OAWorkspace): string[] {
   return [...new Set([BUILTIN_GUARD, ...Object.keys(ws.oa.guards), ...Object.keys(shippedGuards(ws))])];
 }
 
 /**
- * `oa.guard.run(name)`: a guard configured in `oa.guards` (argv, no shell), else one the
- * repository ships in scripts/guards/ (run with python3), else the built-in oa_state guard.
- * A guard's verdict is its JSON on stdout; a non-zero exit is a verdict too, not an error.
+ * `oa.guard.run(name)`: a guard configured in `oa.guards` (argv, no shell), else one of the
+ * registry's guards the repository ships in scripts/guards/ (run with python3), else the built-in
+ * oa_state guard. A guard's verdict is its JSON on stdout, alone or (the origin's form) on a
+ * `JSON: {…}` line after text lines; a non-zero exit is a verdict too, not an error.
  */
 export async function runRegisteredGuard(ws: OAWorkspace, name: string): Promise<OAGuardRun> {
   const configured = ws.oa.guards[name];
@@ -65,15 +76,41 @@ export async function runRegisteredGuard(ws: OAWorkspace, name: string): Promise
   const timeoutMs = configured?.timeout_ms ?? SHIPPED_GUARD_TIMEOUT_MS;
   const redactor = new Redactor(secretsFromEnv());
   const { code, stdout } = await spawnGuard(ws.root, name, command, timeoutMs);
-  const text = stdout.trim();
-  let output: unknown;
-  try {
-    output = JSON.parse(text);
-  } catch {
-    const excerpt = redactor.redact(text.slice(0, 200));
-    throw new OAToolError("oa_guard_invalid_output", `guard "${name}" did not print JSON on stdout (exit ${code}); it printed: ${excerpt === "" ? "(nothing)" : JSON.stringify(excerpt)}`, { kind: "unavailable" });
+  const { output, text } = parseGuardOutput(name, code, stdout, redactor);
+  return { guard: name, exit_code: code, output: redactor.redactValue(output), ...(text.length > 0 ? { text: text.map((l) => redactor.redact(l)) } : {}) };
+}
+
+/**
+ * A guard's stdout: one JSON value, or text lines and then one `JSON: {…}` line (the JSON may run
+ * on to the end of the output). Anything else is an OAToolError that quotes the start of it.
+ */
+export function parseGuardOutput(name: string, code: number, stdout: string, redactor: Redactor = new Redactor(secretsFromEnv())): { output: unknown; text: string[] } {
+  const whole = stdout.trim();
+  const lines = stdout.split(/\r?\n/);
+  const at = lines.findIndex((l) => l.startsWith(JSON_LINE));
+  if (at < 0) {
+    try {
+      return { output: JSON.parse(whole), text: [] };
+    } catch {
+      const excerpt = redactor.redact(whole.slice(0, 200));
+      throw new OAToolError(
+        "oa_guard_invalid_output",
+        `guard "${name}" did not print JSON on stdout (exit ${code}): expected a JSON value or a line \`${JSON_LINE} {…}\` after its text; it printed: ${excerpt === "" ? "(nothing)" : JSON.stringify(excerpt)}`,
+        { kind: "unavailable" },
+      );
+    }
   }
-  return { guard: name, exit_code: code, output: redactor.redactValue(output) };
+  const json = [lines[at]!.slice(JSON_LINE.length), ...lines.slice(at + 1)].join("\n").trim();
+  try {
+    return { output: JSON.parse(json), text: lines.slice(0, at).filter((l) => l.trim() !== "") };
+  } catch (err) {
+    const excerpt = redactor.redact(json.slice(0, 200));
+    throw new OAToolError(
+      "oa_guard_invalid_output",
+      `guard "${name}" printed a \`${JSON_LINE}\` line that is not valid JSON (exit ${code}): ${redactor.redact((err as Error).message)}; it printed: ${JSON.stringify(excerpt)}`,
+      { kind: "unavailable" },
+    );
+  }
 }
 
 function spawnGuard(cwd: string, name: string, command: string[], timeoutMs: number): Promise<{ code: number; stdout: string }> {

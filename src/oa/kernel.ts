@@ -11,6 +11,12 @@ export const KEY_CHECKS = [
   { name: "DMS Alignment", health: "dms_alignment_ok" },
 ] as const;
 
+/** The key checks the origin's guard compares between STATE.json's checks_summary and the summary's checks. */
+export const STATE_KEY_CHECKS = ["AGENTS.md Sync", "DMS Alignment", "AGENTS–DMS Contract"] as const;
+
+/** The legacy bootstrap field the origin's guard still reads: "BROKEN" while DMS Alignment passes is stale. */
+export const LEGACY_DMS_FIELD = "meta.dms_share_alignment";
+
 export interface KernelView {
   mode: KernelMode;
   /** Why the mode is not NORMAL, one line each. */
@@ -24,8 +30,17 @@ export interface KernelView {
   health: { reality_green: boolean | null; agents_sync_ok: boolean | null; dms_alignment_ok: boolean | null };
   /** The one command that fixes a BLOCKED kernel, when there is one (`pmagent oa init` on a first run). */
   fix: string | null;
-  /** Disagreements between kernel surfaces: reality is not proven (DEGRADED), never BLOCKED. */
+  /**
+   * Disagreements between kernel surfaces the origin's guard fails on (the bootstrap's health flags
+   * and legacy DMS field vs the summary's checks): reality is not proven (DEGRADED), never BLOCKED.
+   */
   disagreements: OAMismatch[];
+  /**
+   * Disagreements the origin's guard does not check, said as hints only: the bootstrap's
+   * `health.reality_green` (regenerated from the summary, so stale on the first run after a
+   * failure) and branch or phase copies in the bootstrap, summary and handoff kernel.
+   */
+  hints: OAMismatch[];
 }
 
 export function phaseString(value: string | number | null | undefined): string | null {
@@ -57,6 +72,7 @@ export function computeKernel(set: SurfaceSet): KernelView {
       dms_alignment_ok: b?.health?.dms_alignment_ok ?? null,
     },
     disagreements: [],
+    hints: [],
     fix: null,
   };
 
@@ -66,20 +82,24 @@ export function computeKernel(set: SurfaceSet): KernelView {
   }
 
   const file = (n: keyof typeof SURFACES) => SURFACES[n].file;
-  const disagree = (check: string, field: string, expected: unknown, actual: unknown, surfaces: [string, string]) => {
+  const differ = (into: OAMismatch[]) => (check: string, field: string, expected: unknown, actual: unknown, surfaces: [string, string]) => {
     if (expected === null || expected === undefined || actual === null || actual === undefined || expected === actual) return;
-    view.disagreements.push({ check, field, expected, actual, surfaces });
+    into.push({ check, field, expected, actual, surfaces });
   };
+  const disagree = differ(view.disagreements);
+  const hint = differ(view.hints);
+  const summaryAndBootstrap: [string, string] = [file("reality_green_summary"), file("pm_bootstrap_state")];
   if (b && r) {
-    disagree("reality_green", "health.reality_green", r.reality_green, b.health?.reality_green, [file("reality_green_summary"), file("pm_bootstrap_state")]);
-    for (const key of KEY_CHECKS) {
-      disagree(key.name, `health.${key.health}`, findCheck(r.checks, key.name)?.passed, b.health?.[key.health], [file("reality_green_summary"), file("pm_bootstrap_state")]);
+    for (const key of KEY_CHECKS) disagree(key.name, `health.${key.health}`, findCheck(r.checks, key.name)?.passed, b.health?.[key.health], summaryAndBootstrap);
+    if (b.meta?.dms_share_alignment === "BROKEN" && findCheck(r.checks, "DMS Alignment")?.passed === true) {
+      disagree("DMS Alignment", LEGACY_DMS_FIELD, true, "BROKEN", summaryAndBootstrap);
     }
-    disagree("branch", "branch", b.branch, r.branch, [file("pm_bootstrap_state"), file("reality_green_summary")]);
+    hint("reality_green", "health.reality_green", r.reality_green, b.health?.reality_green, summaryAndBootstrap);
+    hint("branch", "branch", b.branch, r.branch, [file("pm_bootstrap_state"), file("reality_green_summary")]);
   }
-  if (b && h) disagree("branch", "branch", b.branch, h.branch, [file("pm_bootstrap_state"), file("handoff_kernel")]);
-  if (b && s) disagree("phase", "meta.current_phase", view.phase, phaseString(b.meta?.current_phase), [file("ssot_surface"), file("pm_bootstrap_state")]);
-  if (h && s) disagree("phase", "current_phase", view.phase, phaseString(h.current_phase), [file("ssot_surface"), file("handoff_kernel")]);
+  if (b && h) hint("branch", "branch", b.branch, h.branch, [file("pm_bootstrap_state"), file("handoff_kernel")]);
+  if (b && s) hint("phase", "meta.current_phase", view.phase, phaseString(b.meta?.current_phase), [file("ssot_surface"), file("pm_bootstrap_state")]);
+  if (h && s) hint("phase", "current_phase", view.phase, phaseString(h.current_phase), [file("ssot_surface"), file("handoff_kernel")]);
 
   // BLOCKED is for what OA cannot read at all; surfaces that disagree are read fine and only
   // leave reality unproven (DEGRADED below).
@@ -103,10 +123,9 @@ export function computeKernel(set: SurfaceSet): KernelView {
   return view;
 }
 
-/** One line naming both surfaces and both values; a reality_green conflict says reality is unproven. */
+/** One line naming both surfaces and both values. */
 export function describeDisagreement(d: OAMismatch): string {
-  const line = `${d.check} disagrees: ${d.surfaces[0]} says ${JSON.stringify(d.expected)}, ${d.surfaces[1]} ${d.field} says ${JSON.stringify(d.actual)}`;
-  return d.check === "reality_green" ? `${line}; reality is not proven green` : line;
+  return `${d.check} disagrees: ${d.surfaces[0]} says ${JSON.stringify(d.expected)}, ${d.surfaces[1]} ${d.field} says ${JSON.stringify(d.actual)}`;
 }
 
 /** Actions every mode knows about; DESIGN.md §2 lists which each mode allows and forbids. */

@@ -49,6 +49,7 @@ export class PromptReasoningModel implements ReasoningModel {
       turnContext: PROGRAM_BRIEFS[programId],
       input: `${programId} input:\n\n\`\`\`json\n${JSON.stringify(input, null, 2)}\n\`\`\``,
       responsesOutputSchema: output,
+      request: this.client.settings.request,
     });
     const answer = await this.client.respond(request, { output, stream: this.options.stream });
     return answer.answer;

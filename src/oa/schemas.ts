@@ -12,7 +12,8 @@ export type KernelMode = z.output<typeof KernelModeSchema>;
 
 export const PmBootstrapStateSchema = z.looseObject({
   branch: z.string().min(1),
-  meta: z.looseObject({ current_phase: OAPhaseSchema.optional() }).optional(),
+  /** `dms_share_alignment` is a legacy field ("OK"/"BROKEN") the origin's guard still compares. */
+  meta: z.looseObject({ current_phase: OAPhaseSchema.optional(), dms_share_alignment: z.unknown().optional() }).optional(),
   health: z
     .looseObject({
       reality_green: z.boolean().optional(),

@@ -44,9 +44,12 @@ export function buildState(ws: OAWorkspace, set: SurfaceSet, clock: () => number
   const surfaceStatus: Record<string, boolean> = {};
   const surfaceDetails: Record<string, SurfaceStatus> = {};
   for (const s of surfaceList(set)) {
-    // `surfaces` lists what the state was built from: an absent optional surface is not referenced.
-    if (s.status.required || s.status.status !== "missing") surfaces[s.name] = s.status.path;
-    surfaceStatus[s.name] = s.status.status === "ok";
+    // `surfaces` lists what the state was built from: an absent optional surface is not referenced,
+    // and not marked false in surface_status either (the origin's guard notes every false one).
+    if (s.status.required || s.status.status !== "missing") {
+      surfaces[s.name] = s.status.path;
+      surfaceStatus[s.name] = s.status.status === "ok";
+    }
     surfaceDetails[s.name] = s.status;
   }
   return OAStateSchema.parse({

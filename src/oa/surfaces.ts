@@ -33,6 +33,8 @@ export interface LoadedSurface<N extends SurfaceName> {
   status: SurfaceStatus;
   /** Present only when status is "ok". */
   data: SurfaceData<N> | undefined;
+  /** The file's JSON as written, before defaults (present only when status is "ok"). */
+  raw?: unknown;
 }
 
 export interface SurfaceSet {
@@ -78,7 +80,7 @@ export function loadSurface<N extends SurfaceName>(ws: OAWorkspace, name: N): Lo
   }
   const parsed = SURFACES[name].schema.safeParse(json);
   if (!parsed.success) return fail("invalid", formatZodIssues(parsed.error).join("; "), sha256);
-  return { name, status: { ...base, status: "ok", sha256, problem: null }, data: parsed.data as SurfaceData<N> };
+  return { name, status: { ...base, status: "ok", sha256, problem: null }, data: parsed.data as SurfaceData<N>, raw: json };
 }
 
 export function loadSurfaces(ws: OAWorkspace): SurfaceSet {

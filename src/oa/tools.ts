@@ -3,7 +3,7 @@
  * state only through these; reasoning programs get a subset (see PROGRAM_TOOLS).
  */
 import { OAToolError } from "./errors.js";
-import { computeKernel, interpretation } from "./kernel.js";
+import { computeKernel, describeDisagreement, interpretation } from "./kernel.js";
 import { runRegisteredGuard, guardNames } from "./guards.js";
 import { OA_INIT_COMMAND, describeProblem, loadSurface, loadSurfaces, noKernelSurfaces, type SurfaceName } from "./surfaces.js";
 import type { OAWorkspace } from "./workspace.js";
@@ -39,6 +39,8 @@ function kernelStatus(ws: OAWorkspace): unknown {
     // The registry's `health.overall`: green when NORMAL, yellow when DEGRADED, red when BLOCKED.
     health: { overall: OVERALL[k.mode], ...k.health },
     reasons: k.reasons,
+    // Disagreements the origin's guard does not check (a stale bootstrap health, copies of branch or phase).
+    hints: k.hints.map(describeDisagreement),
     interpretation: interpretation(k),
   };
 }

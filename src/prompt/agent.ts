@@ -71,6 +71,7 @@ export async function runRoleStep(options: RoleStepOptions): Promise<RoleStepRes
     responsesOutputSchema: options.outputSchema,
     responsesStructuredOutput: true,
     tools: options.tools?.definitions,
+    request: options.client.settings.request,
   };
   const request = buildResponsesRequest(build);
   const answer = await options.client.respond(request, { output: resolveOutputSchema(build), stream: options.stream, tools: options.tools?.handler });

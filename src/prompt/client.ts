@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 import type { Response, ResponseFunctionToolCall, ResponseInputItem, ResponseOutputItem } from "openai/resources/responses/responses";
-import { ModelSchema } from "../config/index.js";
+import { ModelSchema, type ModelRequest } from "../config/index.js";
 import type { z } from "zod";
 import { PmagentError, Redactor, RefusedError, UnavailableError, UsageError, parseWith, redactUrl } from "../core/index.js";
 import { checkAnswer, type OutputSchema } from "./output-schema.js";
@@ -19,6 +19,8 @@ export interface ModelSettings {
   maxRetries: number;
   /** Where the key came from, for messages that must not show the key itself. */
   apiKeyEnv: string;
+  /** `model.request`: the settings every request built for this model carries (on by default). */
+  request?: ModelRequest;
 }
 
 export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
@@ -39,7 +41,7 @@ export function modelSettings(model: ModelSectionInput | undefined, env: NodeJS.
   if (baseURL !== undefined && !/^https?:$/.test(URL.canParse(baseURL) ? new URL(baseURL).protocol : "")) {
     throw new UsageError("invalid_base_url", `${m.base_url !== undefined ? "model.base_url" : "OPENAI_BASE_URL"} is not an http(s) URL: set it to the API's base, e.g. https://api.openai.com/v1`);
   }
-  return { model: m.model, apiKey, baseURL, timeoutMs: m.timeout_ms, maxRetries: m.max_retries, apiKeyEnv: m.api_key_env };
+  return { model: m.model, apiKey, baseURL, timeoutMs: m.timeout_ms, maxRetries: m.max_retries, apiKeyEnv: m.api_key_env, request: m.request };
 }
 
 export interface TokenUsage {
@@ -66,7 +68,7 @@ export interface ModelAnswer {
 export interface RespondOptions {
   /** Validate the answer with this schema (normally the one the payload's `text.format` came from). */
   output?: OutputSchema;
-  /** Use server-sent events (`stream: true`). */
+  /** Use server-sent events (`stream: true`); default: the payload's `stream`. */
   stream?: boolean;
   /**
    * Carries out the model's calls of the function tools the payload offers; each output goes back
@@ -111,7 +113,7 @@ export class ModelClient {
     let retried = false;
     const maxRounds = options.maxToolRounds ?? MAX_TOOL_ROUNDS;
     for (let rounds = 0; ; ) {
-      const response = await this.call({ ...payload, input }, options.stream === true);
+      const response = await this.call({ ...payload, input }, options.stream ?? payload.stream === true);
       const text = answerText(response.response, response.streamedText);
       attempts.push({ response_id: response.response.id, usage: usageOf(response.response) });
       const usage = sumUsage(attempts.map((a) => a.usage));

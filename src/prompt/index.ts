@@ -10,7 +10,7 @@ export {
   type TemplateFile,
   type PromptTemplates,
 } from "./templates.js";
-export { LedgerSchema, LEDGER_TAG, LEDGER_NONE, renderLedgerBlock, type Ledger, type LedgerInput, type KnownLedger } from "./ledger.js";
+export { LedgerSchema, LEDGER_SECTION, LEDGER_NONE, renderLedgerBlock, type Ledger, type LedgerInput, type KnownLedger } from "./ledger.js";
 export {
   OrchestratorOutputSchema,
   ReviewerOutputSchema,
@@ -41,6 +41,8 @@ export {
   HistoryMessageSchema,
   CONTEXT_BLOCKS,
   buildResponsesRequest,
+  promptCacheKey,
+  DEFAULT_MODEL_REQUEST,
   developerInstructions,
   wrapBlock,
   textFormat,

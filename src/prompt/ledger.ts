@@ -21,21 +21,25 @@ export type LedgerInput = z.input<typeof LedgerSchema>;
 /** What is known of the ledger: a request built outside a lane run may lack the entry, lane or cycle. */
 export type KnownLedger = Partial<Ledger> & { role: string };
 
-export const LEDGER_TAG = "ledger";
+/** The ledger's section header, as the origin writes it (its tests expect `[context_ledger]`). */
+export const LEDGER_SECTION = "[context_ledger]";
 
 /** Stated for a field that is not known, so that the model sees the gap instead of guessing. */
 export const LEDGER_NONE = "(none)";
 
-/** The ledger block appended to every role's developer instructions; unknown fields say `(none)`. */
+/**
+ * The ledger block appended to every role's developer instructions: a `[context_ledger]` section
+ * naming the role, one field a line; unknown fields say `(none)`. It is the last section of the
+ * developer instructions, so it needs no closing line.
+ */
 export function renderLedgerBlock(ledger: KnownLedger): string {
   const refs = ledger.refs ?? [];
   return [
-    `<${LEDGER_TAG}>`,
+    LEDGER_SECTION,
     `entry_id: ${ledger.entry_id ?? LEDGER_NONE}`,
     `lane: ${ledger.lane ?? LEDGER_NONE}`,
     `role: ${ledger.role}`,
     `cycle: ${ledger.cycle ?? LEDGER_NONE}`,
     ...(refs.length === 0 ? ["refs: none"] : ["refs:", ...refs.map((r) => `- ${r}`)]),
-    `</${LEDGER_TAG}>`,
   ].join("\n");
 }

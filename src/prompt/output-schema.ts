@@ -14,6 +14,10 @@ export interface OutputSchema {
   jsonSchema: Record<string, unknown>;
   /** Which rule of the precedence chose it. */
   source: "explicit" | "preset" | "role_default";
+  /** Sent with `strict: false` when the schema is not strict-valid (a loose `{"type": "object"}`). */
+  strict?: boolean;
+  /** Why it is not strict, for the caller to say (a warning line, a field). */
+  note?: string;
 }
 
 const FORMAT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -28,7 +32,9 @@ export function outputSchemaFromZod(name: string, schema: z.ZodType, source: Out
 
 /**
  * Build an output schema from a JSON Schema (e.g. a `--schema FILE`): checked for strict mode,
- * then turned into zod so that answers go through the same validation as the presets.
+ * then turned into zod so that answers go through the same validation as the presets. A schema
+ * strict mode would reject (e.g. a loose `{"type": "object"}`) is sent with `strict: false` and a
+ * note saying why, as the contract's origin does, rather than refused.
  */
 export function outputSchemaFromJson(name: string, json: unknown, source: string): OutputSchema {
   checkFormatName(name, `${source}: output schema name`);
@@ -39,14 +45,15 @@ export function outputSchemaFromJson(name: string, json: unknown, source: string
   if (jsonSchema.type !== "object") {
     throw new UsageError("invalid_output_schema", `${source}: the root of an output schema must have "type": "object" (OpenAI structured output answers with an object)`);
   }
-  assertStrictJsonSchema(jsonSchema, source);
+  const problems = strictProblems(jsonSchema);
   let schema: z.ZodType;
   try {
     schema = z.fromJSONSchema(jsonSchema as Parameters<typeof z.fromJSONSchema>[0]);
   } catch (err) {
     throw new UsageError("invalid_output_schema", `${source} is not a usable JSON Schema: ${(err as Error).message}`);
   }
-  return { name, schema, jsonSchema, source: "explicit" };
+  if (problems.length === 0) return { name, schema, jsonSchema, source: "explicit", strict: true };
+  return { name, schema, jsonSchema, source: "explicit", strict: false, note: `${source} is not a strict output schema, so it is sent with strict: false:\n  ${problems.join("\n  ")}` };
 }
 
 function checkFormatName(name: string, what: string): void {
@@ -60,11 +67,17 @@ function checkFormatName(name: string, what: string): void {
  * `additionalProperties: false`, at every depth. Throws a UsageError listing each violation.
  */
 export function assertStrictJsonSchema(schema: Record<string, unknown>, source: string): void {
-  const problems: string[] = [];
-  visitSchema(schema, "$", problems);
+  const problems = strictProblems(schema);
   if (problems.length > 0) {
     throw new UsageError("output_schema_not_strict", `${source} is not a strict output schema:\n  ${problems.join("\n  ")}`, { problems });
   }
+}
+
+/** What OpenAI strict mode would reject in a schema, one line each (empty: strict-valid). */
+export function strictProblems(schema: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  visitSchema(schema, "$", problems);
+  return problems;
 }
 
 function visitSchema(node: unknown, path: string, problems: string[]): void {

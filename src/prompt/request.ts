@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { FunctionTool, ResponseCreateParamsNonStreaming, ResponseInputItem } from "openai/resources/responses/responses";
+import { ModelRequestSchema, type ModelRequest } from "../config/index.js";
 import { renderLedgerBlock, type KnownLedger } from "./ledger.js";
 import { resolveOutputSchema, type OutputSchema, type OutputSchemaSelection } from "./output-schema.js";
 import { DEFAULT_REVIEW_LEVEL, type ReviewLevel, type AgentRole } from "./roles.js";
@@ -44,9 +45,37 @@ export interface BuildRequestOptions extends OutputSchemaSelection {
    * (the role agent) may offer them.
    */
   tools?: FunctionTool[];
+  /** The origin's request settings (config `model.request`); on by default. */
+  request?: ModelRequest;
 }
 
-export type ResponsesPayload = ResponseCreateParamsNonStreaming & { input: ResponseInputItem[] };
+/** The payload; `stream` says how the client sends it (it may still be overridden per call). */
+export type ResponsesPayload = Omit<ResponseCreateParamsNonStreaming, "stream"> & { input: ResponseInputItem[]; stream?: boolean };
+
+/** `model.request` when the config says nothing: every setting on. */
+export const DEFAULT_MODEL_REQUEST: ModelRequest = ModelRequestSchema.parse({});
+
+/** The `prompt_cache_key` of a role in a lane: stable across the role's requests, so its fixed prefix is cached. */
+export function promptCacheKey(role: AgentRole, ledger: Partial<KnownLedger> | undefined): string {
+  return `pmagent:${ledger?.lane ?? "no-lane"}:${ledger?.role ?? role}:${role}`;
+}
+
+/**
+ * The origin's settings on every request: stream, store, reasoning (effort, summary), include
+ * (the encrypted reasoning when the response is not stored), verbosity and prompt_cache_key.
+ */
+function requestSettings(options: BuildRequestOptions): Partial<ResponsesPayload> & { verbosity?: ModelRequest["verbosity"] } {
+  const r = options.request ?? DEFAULT_MODEL_REQUEST;
+  if (!r.enabled) return {};
+  return {
+    stream: r.stream,
+    store: r.store,
+    reasoning: { effort: r.reasoning_effort, summary: r.reasoning_summary },
+    ...(r.store ? {} : { include: ["reasoning.encrypted_content"] }),
+    ...(r.prompt_cache_key ? { prompt_cache_key: promptCacheKey(options.role, options.ledger) } : {}),
+    verbosity: r.verbosity,
+  };
+}
 
 /** The role's developer instructions: its template (reviewer: with its level) and the ledger block (always). */
 export function developerInstructions(options: Pick<BuildRequestOptions, "role" | "templates" | "ledger" | "reviewLevel">): string {
@@ -82,8 +111,8 @@ function blockText(tag: ContextTag, content: string): string {
 const UPDATABLE: ReadonlySet<ContextTag> = new Set(["turn_context", "environment_context"]);
 
 /** `text.format` for an output schema. */
-export function textFormat(output: OutputSchema): { type: "json_schema"; strict: true; name: string; schema: Record<string, unknown> } {
-  return { type: "json_schema", strict: true, name: output.name, schema: output.jsonSchema };
+export function textFormat(output: OutputSchema): { type: "json_schema"; strict: boolean; name: string; schema: Record<string, unknown> } {
+  return { type: "json_schema", strict: output.strict !== false, name: output.name, schema: output.jsonSchema };
 }
 
 /**
@@ -121,11 +150,14 @@ export function buildResponsesRequest(options: BuildRequestOptions): ResponsesPa
   if (options.input !== undefined) input.push({ type: "message", role: "user", content: options.input });
   const output = resolveOutputSchema(options);
   const tools = options.tools ?? [];
+  const { verbosity, ...settings } = requestSettings(options);
+  const text = { ...(output ? { format: textFormat(output) } : {}), ...(verbosity ? { verbosity } : {}) };
   return {
     model: options.model,
     instructions: options.templates.base.text,
     input,
     ...(tools.length > 0 ? { tools } : {}),
-    ...(output ? { text: { format: textFormat(output) } } : {}),
+    ...(Object.keys(text).length > 0 ? { text } : {}),
+    ...settings,
   };
 }

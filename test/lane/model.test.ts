@@ -148,14 +148,14 @@ describe.each(kinds)("the doc_update lane with a model configured ($name)", (kin
       const [a, s] = [fake.requests[aya]!.body, fake.requests[sho]!.body];
       expect(a.instructions).toBe(s.instructions);
       expect(block(aya, "developer_instructions")).toContain("# Role: orchestrator");
-      expect(block(aya, "developer_instructions")).toContain("<ledger>\nentry_id: req-1\nlane: layer_b/doc_update\nrole: Aya\ncycle: 1\nrefs: none\n</ledger>");
+      expect(block(aya, "developer_instructions")).toContain("[context_ledger]\nentry_id: req-1\nlane: layer_b/doc_update\nrole: Aya\ncycle: 1\nrefs: none");
       expect(block(aya, "environment_context")).toContain("## STATE/current_state.md (current text)");
       expect(block(aya, "environment_context")).toContain("The doc_update lane turns requests into reviewed documentation pull requests.");
       expect(block(aya, "environment_context")).toContain("Sho refuses any update that would truncate a document.");
       expect(inputOf(aya).at(-1)!.content).toContain("Blackboard entry req-1 (doc_update_proposal_request)");
       expect(a.text).toMatchObject({ format: { type: "json_schema", strict: true, name: "doc_update_proposal" } });
       expect(block(sho, "developer_instructions")).toContain("Review level: `hard_gate`.");
-      expect(block(sho, "developer_instructions")).toMatch(/<ledger>\nentry_id: req-1-review\nlane: layer_b\/doc_update\nrole: Sho\ncycle: 1\nrefs:\n- source_board_id: req-1\n- run_id: \S+\n- doc_update_proposal_v1: reports\/doc_update_proposals\/\d{4}-\d\d-\d\d-req-1\/doc_update_proposal_v1\.json/);
+      expect(block(sho, "developer_instructions")).toMatch(/\[context_ledger\]\nentry_id: req-1-review\nlane: layer_b\/doc_update\nrole: Sho\ncycle: 1\nrefs:\n- source_board_id: req-1\n- run_id: \S+\n- doc_update_proposal_v1: reports\/doc_update_proposals\/\d{4}-\d\d-\d\d-req-1\/doc_update_proposal_v1\.json/);
       expect(block(sho, "turn_context")).toContain("- u2 (docs/guide.md): refused — would shrink docs/guide.md from 15 to 3 lines");
       expect(block(sho, "environment_context")).toContain('"suggestion_markdown": "# Guide\\n\\nShort."');
       const reviewFormat = (s.text as { format: { name: string; schema: { properties: { updates: { items: { properties: { update_id: unknown } } } } } } }).format;

@@ -89,29 +89,35 @@ describe("oa guard", () => {
     expect(out.ok).toBe(false);
     expect(out.mismatches).toEqual([
       'branch match mismatch: PM_BOOTSTRAP_STATE.json="feat/phase28" vs orchestrator_assistant/STATE.json branch="feat/phase27e-oa-runtime"',
-      'phase metadata mismatch: PM_BOOTSTRAP_STATE.json="28" vs orchestrator_assistant/STATE.json meta.current_phase="27"',
       'phase match mismatch: SSOT_SURFACE_V17.json="28" vs orchestrator_assistant/STATE.json current_phase="27"',
       "reality match mismatch: REALITY_GREEN_SUMMARY.json=false vs orchestrator_assistant/STATE.json reality_green=true",
     ]);
+    // The bootstrap's meta.current_phase is not the origin's phase check: a note, not a failure.
+    expect(out.diagnostics).toContainEqual(
+      expect.objectContaining({ severity: "warn", message: 'phase metadata: PM_BOOTSTRAP_STATE.json says "28" but orchestrator_assistant/STATE.json says "27" (a note: the origin\'s guard does not compare these)' }),
+    );
     expect(errors(out.diagnostics)[0]).toMatchObject({
       type: "issue",
       details: { check: "branch match", field: "branch", expected: "feat/phase28", actual: "feat/phase27e-oa-runtime", surfaces: ["PM_BOOTSTRAP_STATE.json", "orchestrator_assistant/STATE.json"] },
     });
-    expect(errors(out.diagnostics).map((d) => d.category)).toEqual(["kernel_mismatch", "tri_surface_incoherence", "kernel_mismatch", "kernel_mismatch"]);
+    expect(errors(out.diagnostics).map((d) => d.category)).toEqual(["kernel_mismatch", "kernel_mismatch", "kernel_mismatch"]);
   });
 
-  it("kernel_mismatch: kernel surfaces disagree on branch (HANDOFF_KERNEL) and phase (bootstrap meta)", () => {
-    const branch = makeProject("degraded-branch-mismatch");
+  it("kernel_mismatch notes: kernel surfaces disagree on branch (HANDOFF_KERNEL) and phase (bootstrap meta), which the origin does not check (PASS)", () => {
+    const branch = makeProject("hint-branch-mismatch");
     writeSnapshot(branch.ws);
     const b = runOaGuard(branch.ws, "STRICT");
-    expect(b.ok).toBe(false);
-    expect(errors(b.diagnostics)).toEqual([expect.objectContaining({ category: "kernel_mismatch", message: 'branch: PM_BOOTSTRAP_STATE.json says "feat/phase27e-oa-runtime" but HANDOFF_KERNEL.json (branch) says "main"' })]);
-    const phase = makeProject("degraded-phase-mismatch");
+    expect(b).toMatchObject({ ok: true, kernel_mode: "NORMAL", mismatches: [] });
+    expect(b.diagnostics).toEqual([
+      expect.objectContaining({ type: "warn", severity: "warn", category: "kernel_mismatch", message: 'branch: PM_BOOTSTRAP_STATE.json says "feat/phase27e-oa-runtime" but HANDOFF_KERNEL.json (branch) says "main" (a note: the origin\'s guard does not compare these)' }),
+    ]);
+    const phase = makeProject("hint-phase-mismatch");
     writeSnapshot(phase.ws);
     const ph = runOaGuard(phase.ws, "STRICT");
-    expect(errors(ph.diagnostics)).toEqual([
-      expect.objectContaining({ category: "kernel_mismatch", message: 'phase: SSOT_SURFACE_V17.json says "27" but PM_BOOTSTRAP_STATE.json (meta.current_phase) says "26"' }),
-      expect.objectContaining({ category: "tri_surface_incoherence", message: 'phase metadata: PM_BOOTSTRAP_STATE.json says "26" but orchestrator_assistant/STATE.json says "27"' }),
+    expect(ph.ok).toBe(true);
+    expect(ph.diagnostics.map((d) => [d.severity, d.message])).toEqual([
+      ["warn", 'phase: SSOT_SURFACE_V17.json says "27" but PM_BOOTSTRAP_STATE.json (meta.current_phase) says "26" (a note: the origin\'s guard does not compare these)'],
+      ["warn", 'phase metadata: PM_BOOTSTRAP_STATE.json says "26" but orchestrator_assistant/STATE.json says "27" (a note: the origin\'s guard does not compare these)'],
     ]);
   });
 
@@ -129,14 +135,19 @@ describe("oa guard", () => {
     });
     const out = runOaGuard(p.ws, "STRICT");
     const tri = out.diagnostics.filter((d) => d.category === "tri_surface_incoherence");
-    expect(tri.map((d) => d.message)).toEqual([
-      "reality_green: REALITY_GREEN_SUMMARY.json says true but PM_BOOTSTRAP_STATE.json (health.reality_green) says false; reality is not proven green, so the kernel is DEGRADED",
-      "DMS Alignment: REALITY_GREEN_SUMMARY.json says false but PM_BOOTSTRAP_STATE.json (health.dms_alignment_ok) says true",
-      'branch: PM_BOOTSTRAP_STATE.json says "feat/phase27e-oa-runtime" but REALITY_GREEN_SUMMARY.json (branch) says "main"',
-      'branch metadata: REALITY_GREEN_SUMMARY.json says "main" but orchestrator_assistant/STATE.json says "feat/phase27e-oa-runtime"',
-      "DMS Alignment: REALITY_GREEN_SUMMARY.json says false but orchestrator_assistant/STATE.json says true",
+    expect(tri.map((d) => [d.severity, d.message])).toEqual([
+      ["error", "DMS Alignment: REALITY_GREEN_SUMMARY.json says false but PM_BOOTSTRAP_STATE.json (health.dms_alignment_ok) says true"],
+      [
+        "info",
+        "PM_BOOTSTRAP_STATE.json health.reality_green says false but REALITY_GREEN_SUMMARY.json says true: the bootstrap's health is regenerated from the summary, so it is stale until the next run (not a failure; the summary is what counts)",
+      ],
+      ["warn", 'branch: PM_BOOTSTRAP_STATE.json says "feat/phase27e-oa-runtime" but REALITY_GREEN_SUMMARY.json (branch) says "main" (a note: the origin\'s guard does not compare these)'],
+      ["warn", 'branch metadata: REALITY_GREEN_SUMMARY.json says "main" but orchestrator_assistant/STATE.json says "feat/phase27e-oa-runtime" (a note: the origin\'s guard does not compare these)'],
+      ["error", "DMS Alignment: REALITY_GREEN_SUMMARY.json says false but orchestrator_assistant/STATE.json says true"],
     ]);
-    expect(tri[0]!.details).toMatchObject({ check: "reality_green_conflict", field_check: "reality_green" });
+    expect(tri[0]!.details).toMatchObject({ check: "dms_alignment_conflict", field_check: "DMS Alignment" });
+    expect(tri[1]!.details).toMatchObject({ check: "health_coherence", field_check: "reality_green" });
+    expect(out.ok).toBe(false);
     expect(out.kernel_mode).toBe("DEGRADED");
   });
 
@@ -165,21 +176,20 @@ describe("oa guard", () => {
 });
 
 describe("oa guard on the origin's files", () => {
-  it("a bootstrap and a summary that disagree on reality_green: DEGRADED, named, the guard fails", () => {
+  it("a stale bootstrap health.reality_green (false, the summary true): NORMAL, the guard passes with a hint", () => {
     const p = makeProject("origin-reality-conflict");
     const out = runOaGuard(p.ws, "STRICT");
     expect(OAGuardOutputSchema.parse(out)).toEqual(out);
-    expect(out.kernel_mode).toBe("DEGRADED");
-    expect(out.ok).toBe(false);
-    expect(out.mismatches).toEqual(["reality_green mismatch: REALITY_GREEN_SUMMARY.json=true vs PM_BOOTSTRAP_STATE.json health.reality_green=false"]);
-    expect(errors(out.diagnostics)).toEqual([
+    expect(out).toMatchObject({ ok: true, kernel_mode: "NORMAL", mismatches: [], missing_surfaces: [] });
+    expect(out.diagnostics).toEqual([
       {
-        type: "issue",
+        type: "warn",
         category: "tri_surface_incoherence",
-        severity: "error",
-        message: "reality_green: REALITY_GREEN_SUMMARY.json says true but PM_BOOTSTRAP_STATE.json (health.reality_green) says false; reality is not proven green, so the kernel is DEGRADED",
-        details: expect.objectContaining({ check: "reality_green_conflict", expected: true, actual: false }),
-        remediation: "regenerate the stale surface (the catalog's `make reality.green`), then pmagent oa snapshot",
+        severity: "info",
+        message:
+          "PM_BOOTSTRAP_STATE.json health.reality_green says false but REALITY_GREEN_SUMMARY.json says true: the bootstrap's health is regenerated from the summary, so it is stale until the next run (not a failure; the summary is what counts)",
+        details: expect.objectContaining({ check: "health_coherence", field_check: "reality_green", expected: true, actual: false }),
+        remediation: "regenerate PM_BOOTSTRAP_STATE.json from the summary (the catalog's `make reality.green`)",
       },
     ]);
   });

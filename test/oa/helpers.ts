@@ -12,12 +12,17 @@ export type FixtureName =
   | "normal"
   | "degraded-reality-red"
   | "degraded-failing-check"
-  | "degraded-branch-mismatch"
-  | "degraded-phase-mismatch"
+  /** Copies of branch / phase disagree where the origin's guard does not look: NORMAL, with a hint. */
+  | "hint-branch-mismatch"
+  | "hint-phase-mismatch"
+  /** The bootstrap's health.dms_alignment_ok false while the summary's DMS Alignment passes. */
+  | "degraded-health-mismatch"
+  /** The bootstrap's legacy meta.dms_share_alignment "BROKEN" while the summary's DMS Alignment passes. */
+  | "degraded-legacy-dms"
   | "blocked-missing-surface"
   | "blocked-invalid-json"
   | "blocked-wrong-types"
-  /** The origin's shapes: the bootstrap says reality_green false, the summary true; STATE.json written by the origin. */
+  /** The origin's shapes: the bootstrap's (stale) health says reality_green false, the summary true; STATE.json written by the origin. NORMAL. */
   | "origin-reality-conflict";
 
 export interface TestProject {

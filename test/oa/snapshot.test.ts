@@ -56,7 +56,9 @@ describe("oa snapshot", () => {
     rmSync(join(p.share, "oa/CONTEXT.json"));
     const { state } = writeSnapshot(p.ws);
     expect(state.oa_context).toEqual({ active_goal: null, kernel_mode: null, constraints: [], pending_ops_blocks: [], session_metadata: {} });
-    expect(state.surface_status.oa_context).toBe(false);
+    // Absent and optional: not referenced, so not marked false (the origin's guard notes every false one).
+    expect(state.surface_status.oa_context).toBeUndefined();
+    expect(state.surfaces.oa_context).toBeUndefined();
     expect(state.surface_details.oa_context?.status).toBe("missing");
   });
 
@@ -131,7 +133,7 @@ describe("boot oa", () => {
   });
 
   it("exits 0 for DEGRADED and 3 for BLOCKED, with unknown fields as null", () => {
-    const degraded = bootEnvelope(makeProject("degraded-phase-mismatch").ws);
+    const degraded = bootEnvelope(makeProject("degraded-health-mismatch").ws);
     expect(degraded.oa_boot_envelope.kernel.mode).toBe("DEGRADED");
     expect(bootExitCode(degraded)).toBe(0);
     const blocked = bootEnvelope(makeProject("blocked-wrong-types").ws);

@@ -8,8 +8,11 @@ const MODES: Array<[FixtureName, "NORMAL" | "DEGRADED" | "BLOCKED", RegExp | nul
   ["normal", "NORMAL", null],
   ["degraded-reality-red", "DEGRADED", /REALITY_GREEN_SUMMARY\.json: reality_green is false/],
   ["degraded-failing-check", "DEGRADED", /check "Unit Tests" failed: 3 failed, 409 passed/],
-  ["degraded-branch-mismatch", "DEGRADED", /branch disagrees: PM_BOOTSTRAP_STATE\.json says "feat\/phase27e-oa-runtime", HANDOFF_KERNEL\.json branch says "main"/],
-  ["degraded-phase-mismatch", "DEGRADED", /phase disagrees: SSOT_SURFACE_V17\.json says "27", PM_BOOTSTRAP_STATE\.json meta\.current_phase says "26"/],
+  ["degraded-health-mismatch", "DEGRADED", /DMS Alignment disagrees: REALITY_GREEN_SUMMARY\.json says true, PM_BOOTSTRAP_STATE\.json health\.dms_alignment_ok says false/],
+  ["degraded-legacy-dms", "DEGRADED", /DMS Alignment disagrees: REALITY_GREEN_SUMMARY\.json says true, PM_BOOTSTRAP_STATE\.json meta\.dms_share_alignment says "BROKEN"/],
+  // Copies the origin's guard does not compare: NORMAL, said as hints.
+  ["hint-branch-mismatch", "NORMAL", null],
+  ["hint-phase-mismatch", "NORMAL", null],
   ["blocked-missing-surface", "BLOCKED", /required surface share\/REALITY_GREEN_SUMMARY\.json: file not found/],
   ["blocked-invalid-json", "BLOCKED", /required surface share\/SSOT_SURFACE_V17\.json: not valid JSON/],
   ["blocked-wrong-types", "BLOCKED", /share\/PM_BOOTSTRAP_STATE\.json: \$\.branch: .*expected string/],

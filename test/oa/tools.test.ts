@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { mkdirSync, readFileSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { OAToolError, OA_TOOL_IDS, callOATool, guardNames, writeSnapshot } from "../../src/oa/index.js";
+import { OAToolError, OA_TOOL_IDS, REGISTRY_GUARDS, callOATool, guardNames, parseGuardOutput, writeSnapshot } from "../../src/oa/index.js";
 import { FIXTURES, makeProject } from "./helpers.js";
 
 const guard = (script: string, extra: Record<string, unknown> = {}) => ({ command: [process.execPath, join(FIXTURES, "guards", script)], ...extra });
@@ -128,11 +128,57 @@ describe("oa.guard.run", () => {
     expect(err.message).toBe('guard "slow" did not finish within 300 ms (raise oa.guards.slow.timeout_ms if it needs longer)');
   });
 
-  it("refuses output that is not JSON", async () => {
+  it("refuses output that is neither JSON nor text then a JSON: line", async () => {
     const p = makeProject("normal", { guards: { chatty: guard("not-json.mjs") } });
     const err = await toolError(callOATool(p.ws, "oa.guard.run", ["chatty"]));
     expect(err.code).toBe("oa_guard_invalid_output");
-    expect(err.message).toBe('guard "chatty" did not print JSON on stdout (exit 0); it printed: "all good, probably"');
+    expect(err.message).toBe('guard "chatty" did not print JSON on stdout (exit 0): expected a JSON value or a line `JSON: {…}` after its text; it printed: "all good, probably"');
+  });
+
+  it("reads the origin's output form: text lines, then one `JSON: {…}` line", async () => {
+    const p = makeProject("normal", { guards: { origin: guard("origin-form.mjs") } });
+    const run = await callOATool(p.ws, "oa.guard.run", ["origin"]);
+    expect(run).toEqual({
+      guard: "origin",
+      exit_code: 1,
+      output: { ok: false, mode: "STRICT", mismatches: ["branch mismatch: OA='feature-x' vs kernel='main'"], missing_surfaces: [] },
+      text: ["[guard_oa_state] checking OA state against the kernel surfaces", "FAIL: branch mismatch: OA='feature-x' vs kernel='main'"],
+    });
+  });
+
+  it("parseGuardOutput: a JSON: line whose JSON runs on over several lines; bad input named", () => {
+    expect(parseGuardOutput("g", 0, 'ok\nJSON: {\n  "ok": true\n}\n')).toEqual({ output: { ok: true }, text: ["ok"] });
+    expect(parseGuardOutput("g", 0, '{"ok": true}\n')).toEqual({ output: { ok: true }, text: [] });
+    const empty = (() => {
+      try {
+        parseGuardOutput("g", 2, "");
+      } catch (err) {
+        return err as OAToolError;
+      }
+    })();
+    expect(empty?.message).toBe('guard "g" did not print JSON on stdout (exit 2): expected a JSON value or a line `JSON: {…}` after its text; it printed: (nothing)');
+  });
+
+  it("refuses a `JSON:` line that is not valid JSON, quoting it", async () => {
+    const p = makeProject("normal", { guards: { broken: guard("broken-json-line.mjs") } });
+    const err = await toolError(callOATool(p.ws, "oa.guard.run", ["broken"]));
+    expect(err.code).toBe("oa_guard_invalid_output");
+    expect(err.message).toMatch(/^guard "broken" printed a `JSON:` line that is not valid JSON \(exit 0\): .+; it printed: "\{\\"ok\\": true, \\"mode\\":"$/);
+  });
+
+  it("the guard list is the registry's guards, not every script the repository ships", async () => {
+    const p = makeProject("normal");
+    mkdirSync(join(p.root, "scripts/guards"), { recursive: true });
+    // The origin ships about a hundred guard scripts; the registry names seven of them as tools.
+    for (let i = 0; i < 94; i++) writeFileSync(join(p.root, `scripts/guards/guard_extra_${i}.py`), "print('{}')\n");
+    for (const name of REGISTRY_GUARDS) writeFileSync(join(p.root, `scripts/guards/guard_${name}.py`), "print('JSON: {\"ok\": true}')\n");
+    expect(readdirSync(join(p.root, "scripts/guards"))).toHaveLength(101);
+    expect(guardNames(p.ws).sort()).toEqual([...REGISTRY_GUARDS].sort());
+    expect(guardNames(p.ws)).toHaveLength(7);
+    expect(await callOATool(p.ws, "oa.guard.run", ["share_sync"])).toEqual({ guard: "share_sync", exit_code: 0, output: { ok: true } });
+    const err = await toolError(callOATool(p.ws, "oa.guard.run", ["extra_3"]));
+    expect(err.code).toBe("oa_unknown_guard");
+    expect(err.message).toMatch(/^guard "extra_3" is not registered \(registered guards: oa_state, agents_md_sync, bootstrap_consistency, db_health, dms_alignment, lm_health, share_sync\);/);
   });
 
   it("reports a guard command that cannot start", async () => {

@@ -39,9 +39,9 @@ describe("pmagent prompt build", () => {
 
   it("sends the ledger block without ledger flags, and with some of them, stating what is unknown as (none)", async () => {
     const developer = async (args: string[]) => (JSON.parse((await cli(["--role", "reviewer", ...args])).stdout) as { input: Array<{ content: string }> }).input[0]!.content;
-    expect(await developer([])).toContain("<ledger>\nentry_id: (none)\nlane: (none)\nrole: reviewer\ncycle: (none)\nrefs: none\n</ledger>");
-    expect(await developer(["--entry-id", "e"])).toContain("<ledger>\nentry_id: e\nlane: (none)\nrole: reviewer\ncycle: (none)\nrefs: none\n</ledger>");
-    expect(await developer(["--lane", "layer_b/doc_update", "--ref", "runs/7"])).toContain("<ledger>\nentry_id: (none)\nlane: layer_b/doc_update\nrole: reviewer\ncycle: (none)\nrefs:\n- runs/7\n</ledger>");
+    expect(await developer([])).toContain("[context_ledger]\nentry_id: (none)\nlane: (none)\nrole: reviewer\ncycle: (none)\nrefs: none");
+    expect(await developer(["--entry-id", "e"])).toContain("[context_ledger]\nentry_id: e\nlane: (none)\nrole: reviewer\ncycle: (none)\nrefs: none");
+    expect(await developer(["--lane", "layer_b/doc_update", "--ref", "runs/7"])).toContain("[context_ledger]\nentry_id: (none)\nlane: layer_b/doc_update\nrole: reviewer\ncycle: (none)\nrefs:\n- runs/7");
   });
 
   it("--structured uses the role default, --preset beats it, --preset none turns it off, --schema beats all", async () => {
@@ -96,7 +96,7 @@ describe("pmagent prompt build", () => {
     const r = await cli(["--role", "searcher", "--format", "text"], join(dir, "sub"));
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("model: gpt-project");
-    expect(r.stdout).toContain("== developer\n<developer_instructions>\nSearch our wiki first.\n\n<ledger>\nentry_id: (none)\nlane: (none)\nrole: searcher\ncycle: (none)\nrefs: none\n</ledger>\n</developer_instructions>");
+    expect(r.stdout).toContain("== developer\n<developer_instructions>\nSearch our wiki first.\n\n[context_ledger]\nentry_id: (none)\nlane: (none)\nrole: searcher\ncycle: (none)\nrefs: none\n</developer_instructions>");
     expect(r.stdout).toContain("== tools: none\n\n== output schema: none");
   });
 
@@ -168,7 +168,7 @@ describe("pmagent prompt build", () => {
     expect(r.stdout).toBe("");
   });
 
-  it("refuses schema files that are not JSON, not strict, or not schemas", async () => {
+  it("refuses schema files that are not JSON or not schemas; a loose one is sent non-strict with a note", async () => {
     const dir = tempDir();
     writeFileSync(join(dir, "broken.json"), "{ nope");
     writeFileSync(join(dir, "loose.json"), JSON.stringify({ ...strictSchema, properties: { ok: { type: "boolean" }, note: { type: "string" } } }));
@@ -176,9 +176,11 @@ describe("pmagent prompt build", () => {
     const broken = await cli(["--role", "executor", "--schema", "broken.json"], dir);
     expect(broken.code).toBe(2);
     expect(broken.stderr).toMatch(/^pmagent: broken\.json is not valid JSON: .+ \[invalid_json\]\n$/);
+    // Not strict-valid: sent non-strict, with a note on stderr (the contract's origin does not refuse it).
     const loose = await cli(["--role", "executor", "--schema", "loose.json"], dir);
-    expect(loose.code).toBe(2);
-    expect(loose.stderr).toBe("pmagent: loose.json is not a strict output schema:\n  $: every property must be required (make it nullable instead of optional): note [output_schema_not_strict]\n");
+    expect(loose.code).toBe(0);
+    expect(loose.stderr).toBe("pmagent: note: loose.json is not a strict output schema, so it is sent with strict: false:\n  $: every property must be required (make it nullable instead of optional): note\n");
+    expect(JSON.parse(loose.stdout).text.format).toMatchObject({ strict: false, name: "verdict" });
     const list = await cli(["--role", "executor", "--schema", "list.json"], dir);
     expect(list.stderr).toBe('pmagent: list.json is not a JSON Schema: expected an object with "type": "object" [invalid_output_schema]\n');
   });

@@ -48,6 +48,7 @@ describe("modelSettings", () => {
       baseURL: undefined,
       timeoutMs: 120000,
       maxRetries: 3,
+      request: { enabled: true, stream: true, store: false, reasoning_effort: "medium", reasoning_summary: "auto", verbosity: "medium", prompt_cache_key: true },
     });
     expect(modelSettings({}, { OPENAI_API_KEY: "k", OPENAI_BASE_URL: "http://127.0.0.1:9/v1" }).baseURL).toBe("http://127.0.0.1:9/v1");
     expect(() => modelSettings({}, { OPENAI_API_KEY: "k", OPENAI_BASE_URL: "localhost:8080" })).toThrow("OPENAI_BASE_URL is not an http(s) URL: set it to the API's base, e.g. https://api.openai.com/v1");
@@ -172,7 +173,55 @@ describe("ModelClient streams", () => {
 
   it("reports a dropped connection on a plain request", async () => {
     fake.reply({ text: "lost", truncated: true });
-    await expect(client({ max_retries: 0 }).respond(payload())).rejects.toMatchObject({ code: "model_unreachable" });
+    await expect(client({ max_retries: 0 }).respond(payload(), { stream: false })).rejects.toMatchObject({ code: "model_unreachable" });
+  });
+});
+
+describe("the origin's request settings, through the openai SDK", () => {
+  const ledger = { lane: "layer_b/doc_update", role: "Sho", entry_id: "e-1", cycle: 1 };
+  const built = (c: ModelClient, role: "reviewer" | "searcher" = "reviewer") =>
+    buildResponsesRequest({ role, model: c.model, templates, input: "review e-1", ledger, request: c.settings.request });
+
+  it("every request carries stream, store: false, reasoning, include, text.verbosity and a prompt_cache_key (on by default)", async () => {
+    fake.reply({ text: "ok" });
+    const c = client();
+    const answer = await c.respond(built(c));
+    expect(answer.text).toBe("ok");
+    const body = fake.requests[0]!.body;
+    expect(body).toMatchObject({
+      stream: true,
+      store: false,
+      reasoning: { effort: "medium", summary: "auto" },
+      include: ["reasoning.encrypted_content"],
+      text: { verbosity: "medium" },
+      prompt_cache_key: "pmagent:layer_b/doc_update:Sho:reviewer",
+    });
+    // Stable per lane and role: another request of the same role has the same key, another role another.
+    fake.reply({ text: "ok" }, { text: "ok" });
+    await c.respond(built(c));
+    await c.respond(built(c, "searcher"));
+    expect(fake.requests[1]!.body.prompt_cache_key).toBe(body.prompt_cache_key);
+    expect(fake.requests[2]!.body.prompt_cache_key).toBe("pmagent:layer_b/doc_update:Sho:searcher");
+  });
+
+  it("each setting follows model.request; store: true drops include; enabled: false sends none of them", async () => {
+    fake.reply({ text: "ok" }, { text: "ok" });
+    const tuned = client({ request: { stream: false, store: true, reasoning_effort: "high", reasoning_summary: "concise", verbosity: "low", prompt_cache_key: false } });
+    await tuned.respond(built(tuned));
+    const body = fake.requests[0]!.body;
+    expect(body).toMatchObject({ stream: false, store: true, reasoning: { effort: "high", summary: "concise" }, text: { verbosity: "low" } });
+    expect(body).not.toHaveProperty("include");
+    expect(body).not.toHaveProperty("prompt_cache_key");
+    const off = client({ request: { enabled: false } });
+    await off.respond(built(off));
+    const plain = fake.requests[1]!.body;
+    for (const key of ["store", "reasoning", "include", "text", "prompt_cache_key"]) expect(plain).not.toHaveProperty(key);
+    // The client's own default for a payload without `stream` is a plain request.
+    expect(plain.stream).toBe(false);
+  });
+
+  it("refuses a bad model.request setting naming it", () => {
+    expect(() => modelSettings({ request: { verbosity: "loud" } } as never, { OPENAI_API_KEY: "k" })).toThrow(/^model settings is invalid:\n {2}\$\.request\.verbosity: /);
   });
 });
 

@@ -10,6 +10,7 @@ import {
   outputSchemaFromZod,
   parsePresetName,
   presetOutputSchema,
+  textFormat,
   toJsonSchema,
 } from "../../src/index.js";
 
@@ -78,11 +79,22 @@ describe("explicit JSON Schema files", () => {
     expect(checkAnswer(output, '{"ok":true}').ok).toBe(false);
   });
 
-  it("refuses what is not a strict object schema, saying what to change", () => {
+  it("sends a loose schema with strict: false and a note saying why; a strict-valid one stays strict", () => {
+    const loose = outputSchemaFromJson("a", { type: "object" }, "loose.json");
+    expect(loose).toMatchObject({ strict: false, note: 'loose.json is not a strict output schema, so it is sent with strict: false:\n  $: object must set "additionalProperties": false' });
+    expect(textFormat(loose)).toEqual({ type: "json_schema", strict: false, name: "a", schema: { type: "object" } });
+    expect(checkAnswer(loose, '{"anything": 1}')).toEqual({ ok: true, value: { anything: 1 } });
+    const optional = outputSchemaFromJson("a", { ...strict, required: ["ok"] }, "s.json");
+    expect(optional.note).toBe("s.json is not a strict output schema, so it is sent with strict: false:\n  $: every property must be required (make it nullable instead of optional): note");
+    const valid = outputSchemaFromJson("a", strict, "s.json");
+    expect(valid).toMatchObject({ strict: true });
+    expect(valid.note).toBeUndefined();
+    expect(textFormat(valid).strict).toBe(true);
+  });
+
+  it("refuses what is not an object schema, saying what to change", () => {
     expect(() => outputSchemaFromJson("a", [1], "s.json")).toThrow('s.json is not a JSON Schema: expected an object with "type": "object"');
     expect(() => outputSchemaFromJson("a", { type: "string" }, "s.json")).toThrow('s.json: the root of an output schema must have "type": "object"');
-    expect(() => outputSchemaFromJson("a", { ...strict, required: ["ok"] }, "s.json")).toThrow("s.json is not a strict output schema:\n  $: every property must be required (make it nullable instead of optional): note");
-    expect(() => outputSchemaFromJson("a", { ...strict, additionalProperties: true }, "s.json")).toThrow('$: object must set "additionalProperties": false');
     expect(() => outputSchemaFromJson("a", { ...strict, properties: { ok: { type: "wat" }, note: { type: "null" } } }, "s.json")).toThrow(/^s\.json is not a usable JSON Schema: /);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { AGENT_ROLES, roleTools, buildResponsesRequest, loadTemplates, outputSchemaFromZod, presetFormatName, toJsonSchema, OUTPUT_PRESETS, type BuildRequestOptions } from "../../src/index.js";
+import { AGENT_ROLES, DEFAULT_MODEL_REQUEST, roleTools, buildResponsesRequest, loadTemplates, outputSchemaFromZod, presetFormatName, toJsonSchema, OUTPUT_PRESETS, type BuildRequestOptions } from "../../src/index.js";
 
 const templates = loadTemplates();
 const ledger = { entry_id: "e-1", lane: "layer_b/doc_update", role: "Sho", cycle: 1, refs: ["e-0"] };
@@ -26,17 +26,17 @@ describe("buildResponsesRequest", () => {
       expect(content.endsWith("\n</developer_instructions>")).toBe(true);
       expect(content).toContain(`# Role: ${role}`);
       for (const other of AGENT_ROLES.filter((r) => r !== role)) expect(content).not.toContain(`# Role: ${other}`);
-      expect(content).toContain("<ledger>\nentry_id: e-1\nlane: layer_b/doc_update\nrole: Sho\ncycle: 1\nrefs:\n- e-0\n</ledger>\n</developer_instructions>");
+      expect(content).toContain("[context_ledger]\nentry_id: e-1\nlane: layer_b/doc_update\nrole: Sho\ncycle: 1\nrefs:\n- e-0\n</developer_instructions>");
     }
   });
 
   it("sends the ledger block to every role without a ledger, stating each unknown field as (none)", () => {
     for (const role of AGENT_ROLES) {
       const content = (build({ role }).input[0] as { content: string }).content;
-      expect(content).toContain(`<ledger>\nentry_id: (none)\nlane: (none)\nrole: ${role}\ncycle: (none)\nrefs: none\n</ledger>\n</developer_instructions>`);
+      expect(content).toContain(`[context_ledger]\nentry_id: (none)\nlane: (none)\nrole: ${role}\ncycle: (none)\nrefs: none\n</developer_instructions>`);
     }
     const partial = (build({ role: "searcher", ledger: { lane: "layer_b/doc_update", cycle: 2 } }).input[0] as { content: string }).content;
-    expect(partial).toContain("<ledger>\nentry_id: (none)\nlane: layer_b/doc_update\nrole: searcher\ncycle: 2\nrefs: none\n</ledger>");
+    expect(partial).toContain("[context_ledger]\nentry_id: (none)\nlane: layer_b/doc_update\nrole: searcher\ncycle: 2\nrefs: none");
   });
 
   it("partitions context into developer and user blocks in the spec's order, then the current input", () => {
@@ -120,9 +120,10 @@ describe("buildResponsesRequest", () => {
 
   it("sets no output schema by default", () => {
     const payload = build({ input: "x" });
-    expect(payload).not.toHaveProperty("text");
-    expect(Object.keys(payload).sort()).toEqual(["input", "instructions", "model"]);
+    expect(payload.text).toEqual({ verbosity: "medium" });
+    expect(Object.keys(payload).sort()).toEqual(["include", "input", "instructions", "model", "prompt_cache_key", "reasoning", "store", "stream", "text"]);
     expect(payload.model).toBe("gpt-test");
+    expect(build({ input: "x", request: { ...DEFAULT_MODEL_REQUEST, enabled: false } })).not.toHaveProperty("text");
   });
 
   it("uses the role's default schema when structured output is on", () => {
@@ -130,7 +131,7 @@ describe("buildResponsesRequest", () => {
       const payload = build({ role, responsesStructuredOutput: true });
       expect(payload.text?.format).toEqual({ type: "json_schema", strict: true, name: presetFormatName(role), schema: stripSchemaKey(toJsonSchema(OUTPUT_PRESETS[role])) });
     }
-    expect(build({ responsesStructuredOutput: false })).not.toHaveProperty("text");
+    expect(build({ responsesStructuredOutput: false }).text?.format).toBeUndefined();
   });
 
   it("explicit schema beats preset beats role default; preset none disables", () => {
@@ -140,12 +141,13 @@ describe("buildResponsesRequest", () => {
     expect(build({ responsesOutputSchemaPreset: "searcher", responsesStructuredOutput: true }).text?.format).toMatchObject({ name: "pmagent_searcher_output" });
     expect(build({ responsesOutputSchemaPreset: "searcher" }).text?.format).toMatchObject({ name: "pmagent_searcher_output" });
     expect(build({ responsesStructuredOutput: true }).text?.format).toMatchObject({ name: "pmagent_executor_output" });
-    expect(build({ responsesOutputSchemaPreset: "none", responsesStructuredOutput: true })).not.toHaveProperty("text");
+    expect(build({ responsesOutputSchemaPreset: "none", responsesStructuredOutput: true }).text?.format).toBeUndefined();
   });
 
   it("maps an explicit zod schema to a strict JSON Schema in text.format", () => {
     const explicit = outputSchemaFromZod("verdict", z.object({ ok: z.boolean(), note: z.string().nullable(), items: z.array(z.object({ n: z.number().int() })) }));
     expect(build({ responsesOutputSchema: explicit }).text).toEqual({
+      verbosity: "medium",
       format: {
         type: "json_schema",
         strict: true,

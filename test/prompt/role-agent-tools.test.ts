@@ -91,7 +91,7 @@ async function agent(args: string[]): Promise<Agent> {
 type Item = { type?: string; role?: string; content?: string; call_id?: string; name?: string; arguments?: string; output?: string };
 
 describe.each([
-  ["plain JSON", [] as string[]],
+  ["plain JSON", ["--no-stream"] as string[]],
   ["server-sent events", ["--stream"]],
 ])("the orchestrator's apply_patch and update_plan (%s)", (_mode, streamFlag) => {
   it("carries out the calls within the allowed paths, records ARTIFACT events, feeds the outputs back until the answer", async () => {
@@ -137,7 +137,7 @@ describe.each([
     // The requests: tools offered with strict JSON-schema parameters, then each call's output fed back.
     const bodies = fake.requests.map((r) => r.body as { tools?: Array<Record<string, unknown>>; input: Item[]; stream?: boolean });
     for (const body of bodies) {
-      expect(body.stream === true).toBe(streamFlag.length > 0);
+      expect(body.stream === true).toBe(!streamFlag.includes("--no-stream"));
       expect(body.tools?.map((t) => [t.type, t.name, t.strict])).toEqual([
         ["function", "apply_patch", true],
         ["function", "update_plan", true],
@@ -145,7 +145,7 @@ describe.each([
     }
     expect(bodies[0]!.tools![0]!.parameters).toEqual({ type: "object", properties: { input: { type: "string", description: expect.any(String) as unknown } }, required: ["input"], additionalProperties: false });
     expect(bodies[0]!.tools![0]!.description).toContain("Only files under STATE/, docs/ may be changed");
-    expect(bodies[0]!.input[0]!.content).toContain("<ledger>\nentry_id: plan-7\nlane: layer_b/doc_update\nrole: Aya\ncycle: 2\nrefs: none\n</ledger>");
+    expect(bodies[0]!.input[0]!.content).toContain("[context_ledger]\nentry_id: plan-7\nlane: layer_b/doc_update\nrole: Aya\ncycle: 2\nrefs: none");
     const first = bodies[0]!.input.length;
     expect(bodies[1]!.input.slice(0, first)).toEqual(bodies[0]!.input);
     expect(bodies[1]!.input.slice(first).map((i) => [i.type, i.call_id, i.name ?? i.output])).toEqual([

@@ -85,7 +85,7 @@ const types = (a: Agent) => a.events.map((e) => e.event_type);
 const last = (a: Agent, type: string) => [...a.events].reverse().find((e) => e.event_type === type)?.payload;
 
 describe.each([
-  ["plain JSON", [] as string[]],
+  ["plain JSON", ["--no-stream"] as string[]],
   ["server-sent events", ["--stream"]],
 ])("pmagent agent against a Responses server (%s)", (_mode, streamFlag) => {
   const reviewer = (level = "hard_gate") => ["--role", "reviewer", "--review-level", level, ...streamFlag];
@@ -106,7 +106,7 @@ describe.each([
     expect(last(a, "COMPLETED")).toEqual({ status: "success", summary: "review approve at hard_gate: keeps every section" });
     // The request: the ledger carries the entry, lane, lane role and the entry's refs; the key never leaves the header.
     const body = fake.requests[0]!.body as { stream?: boolean; input: Array<{ content: string }> };
-    expect(body.stream === true).toBe(streamFlag.length > 0);
+    expect(body.stream === true).toBe(!streamFlag.includes("--no-stream"));
     expect(body.input[0]!.content).toContain("entry_id: vpm-issue571-1-review\nlane: layer_b/doc_update\nrole: Sho\ncycle: 1\nrefs:\n- run run_1 (entry vpm-issue571-1)\n- .pmagent-artifacts/orchestrator-vpm-issue571-1.json");
     expect(fake.requests[0]!.headers.authorization).toBe(`Bearer ${KEY}`);
     expect(a.stdout + a.stderr + readFileSync(outboxPath(a.ws), "utf8")).not.toContain(KEY);

@@ -86,8 +86,8 @@ describe("prompt templates", () => {
 
   it("renders the ledger block: entry id, lane, role, cycle and refs", () => {
     expect(renderLedgerBlock(ledger)).toBe(
-      ["<ledger>", "entry_id: vpm-issue571-1-review", "lane: layer_b/doc_update", "role: Sho", "cycle: 2", "refs:", "- vpm-issue571-1", "- runs/41/proposal.md", "</ledger>"].join("\n"),
+      ["[context_ledger]", "entry_id: vpm-issue571-1-review", "lane: layer_b/doc_update", "role: Sho", "cycle: 2", "refs:", "- vpm-issue571-1", "- runs/41/proposal.md"].join("\n"),
     );
-    expect(renderLedgerBlock({ ...ledger, refs: [] })).toContain("\nrefs: none\n");
+    expect(renderLedgerBlock({ ...ledger, refs: [] }).endsWith("\nrefs: none")).toBe(true);
   });
 });
