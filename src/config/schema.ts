@@ -176,6 +176,12 @@ export const ModelRequestSchema = z
     stream: z.boolean().default(true),
     /** `store`: false keeps the response off the provider's storage (then `include` asks for the encrypted reasoning). */
     store: z.boolean().default(false),
+    /**
+     * Where `reasoning`, `include` and `text.verbosity` go: `auto` to the models that take them (the
+     * gpt-5 family and the o-series; others, such as the default gpt-4.1-mini, refuse a request with
+     * them), `on` to every model, `off` to none.
+     */
+    reasoning: z.enum(["auto", "on", "off"]).default("auto"),
     reasoning_effort: z.enum(["minimal", "low", "medium", "high"]).default("medium"),
     reasoning_summary: z.enum(["auto", "concise", "detailed"]).default("auto"),
     /** `text.verbosity`. */

@@ -43,6 +43,7 @@ export {
   buildResponsesRequest,
   promptCacheKey,
   DEFAULT_MODEL_REQUEST,
+  takesReasoning,
   developerInstructions,
   wrapBlock,
   textFormat,

@@ -67,14 +67,18 @@ export function promptCacheKey(role: AgentRole, ledger: Partial<KnownLedger> | u
 function requestSettings(options: BuildRequestOptions): Partial<ResponsesPayload> & { verbosity?: ModelRequest["verbosity"] } {
   const r = options.request ?? DEFAULT_MODEL_REQUEST;
   if (!r.enabled) return {};
+  const reasons = r.reasoning === "on" || (r.reasoning === "auto" && takesReasoning(options.model));
   return {
     stream: r.stream,
     store: r.store,
-    reasoning: { effort: r.reasoning_effort, summary: r.reasoning_summary },
-    ...(r.store ? {} : { include: ["reasoning.encrypted_content"] }),
     ...(r.prompt_cache_key ? { prompt_cache_key: promptCacheKey(options.role, options.ledger) } : {}),
-    verbosity: r.verbosity,
+    ...(reasons ? { reasoning: { effort: r.reasoning_effort, summary: r.reasoning_summary }, ...(r.store ? {} : { include: ["reasoning.encrypted_content"] }), verbosity: r.verbosity } : {}),
   };
+}
+
+/** Models that take `reasoning` and `text.verbosity` (the API refuses a request with them for others). */
+export function takesReasoning(model: string): boolean {
+  return /^(gpt-5|o\d)([-.]|$)/i.test(model);
 }
 
 /** The role's developer instructions: its template (reviewer: with its level) and the ledger block (always). */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
-import { ModelClient, buildResponsesRequest, loadTemplates, modelSettings, presetOutputSchema, type ModelSectionInput, type ResponsesPayload } from "../../src/index.js";
+import { ModelClient, buildResponsesRequest, loadTemplates, modelSettings, presetOutputSchema, takesReasoning, type ModelSectionInput, type ResponsesPayload } from "../../src/index.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
 
 const KEY = "sk-test-0123456789abcdefghijklmnop";
@@ -48,7 +48,7 @@ describe("modelSettings", () => {
       baseURL: undefined,
       timeoutMs: 120000,
       maxRetries: 3,
-      request: { enabled: true, stream: true, store: false, reasoning_effort: "medium", reasoning_summary: "auto", verbosity: "medium", prompt_cache_key: true },
+      request: { enabled: true, stream: true, store: false, reasoning: "auto", reasoning_effort: "medium", reasoning_summary: "auto", verbosity: "medium", prompt_cache_key: true },
     });
     expect(modelSettings({}, { OPENAI_API_KEY: "k", OPENAI_BASE_URL: "http://127.0.0.1:9/v1" }).baseURL).toBe("http://127.0.0.1:9/v1");
     expect(() => modelSettings({}, { OPENAI_API_KEY: "k", OPENAI_BASE_URL: "localhost:8080" })).toThrow("OPENAI_BASE_URL is not an http(s) URL: set it to the API's base, e.g. https://api.openai.com/v1");
@@ -182,9 +182,9 @@ describe("the origin's request settings, through the openai SDK", () => {
   const built = (c: ModelClient, role: "reviewer" | "searcher" = "reviewer") =>
     buildResponsesRequest({ role, model: c.model, templates, input: "review e-1", ledger, request: c.settings.request });
 
-  it("every request carries stream, store: false, reasoning, include, text.verbosity and a prompt_cache_key (on by default)", async () => {
+  it("every request to a reasoning model carries stream, store: false, reasoning, include, text.verbosity and a prompt_cache_key (on by default)", async () => {
     fake.reply({ text: "ok" });
-    const c = client();
+    const c = client({ model: "gpt-5-mini" });
     const answer = await c.respond(built(c));
     expect(answer.text).toBe("ok");
     const body = fake.requests[0]!.body;
@@ -204,9 +204,24 @@ describe("the origin's request settings, through the openai SDK", () => {
     expect(fake.requests[2]!.body.prompt_cache_key).toBe("pmagent:layer_b/doc_update:Sho:searcher");
   });
 
+  it("a model that takes no reasoning (the default gpt-4.1-mini) gets stream, store and the cache key, not reasoning, include or verbosity, unless reasoning is on", async () => {
+    fake.reply({ text: "ok" }, { text: "ok" });
+    const c = client();
+    await c.respond(built(c));
+    const body = fake.requests[0]!.body;
+    expect(body).toMatchObject({ model: "gpt-4.1-mini", stream: true, store: false, prompt_cache_key: "pmagent:layer_b/doc_update:Sho:reviewer" });
+    for (const key of ["reasoning", "include", "text"]) expect(body).not.toHaveProperty(key);
+    const forced = client({ request: { reasoning: "on" } });
+    await forced.respond(built(forced));
+    expect(fake.requests[1]!.body).toMatchObject({ reasoning: { effort: "medium" }, include: ["reasoning.encrypted_content"], text: { verbosity: "medium" } });
+    expect(takesReasoning("o4-mini")).toBe(true);
+    expect(takesReasoning("gpt-5")).toBe(true);
+    expect(takesReasoning("gpt-4o")).toBe(false);
+  });
+
   it("each setting follows model.request; store: true drops include; enabled: false sends none of them", async () => {
     fake.reply({ text: "ok" }, { text: "ok" });
-    const tuned = client({ request: { stream: false, store: true, reasoning_effort: "high", reasoning_summary: "concise", verbosity: "low", prompt_cache_key: false } });
+    const tuned = client({ model: "gpt-5-mini", request: { stream: false, store: true, reasoning_effort: "high", reasoning_summary: "concise", verbosity: "low", prompt_cache_key: false } });
     await tuned.respond(built(tuned));
     const body = fake.requests[0]!.body;
     expect(body).toMatchObject({ stream: false, store: true, reasoning: { effort: "high", summary: "concise" }, text: { verbosity: "low" } });

@@ -120,9 +120,13 @@ describe("buildResponsesRequest", () => {
 
   it("sets no output schema by default", () => {
     const payload = build({ input: "x" });
-    expect(payload.text).toEqual({ verbosity: "medium" });
-    expect(Object.keys(payload).sort()).toEqual(["include", "input", "instructions", "model", "prompt_cache_key", "reasoning", "store", "stream", "text"]);
+    // gpt-test takes no reasoning settings; a gpt-5 model gets them, verbosity in text.
+    expect(payload).not.toHaveProperty("text");
+    expect(Object.keys(payload).sort()).toEqual(["input", "instructions", "model", "prompt_cache_key", "store", "stream"]);
     expect(payload.model).toBe("gpt-test");
+    const reasoning = build({ input: "x", model: "gpt-5-mini" });
+    expect(reasoning.text).toEqual({ verbosity: "medium" });
+    expect(Object.keys(reasoning).sort()).toEqual(["include", "input", "instructions", "model", "prompt_cache_key", "reasoning", "store", "stream", "text"]);
     expect(build({ input: "x", request: { ...DEFAULT_MODEL_REQUEST, enabled: false } })).not.toHaveProperty("text");
   });
 
@@ -147,7 +151,6 @@ describe("buildResponsesRequest", () => {
   it("maps an explicit zod schema to a strict JSON Schema in text.format", () => {
     const explicit = outputSchemaFromZod("verdict", z.object({ ok: z.boolean(), note: z.string().nullable(), items: z.array(z.object({ n: z.number().int() })) }));
     expect(build({ responsesOutputSchema: explicit }).text).toEqual({
-      verbosity: "medium",
       format: {
         type: "json_schema",
         strict: true,
