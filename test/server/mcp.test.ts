@@ -172,6 +172,13 @@ describe("MCP server: tools", () => {
     expect(prs.structuredContent.prs[0]).not.toHaveProperty("body");
     expect((await ok(client, "prs_list", { detail: "full", cursor: prs.structuredContent.next_cursor })).structuredContent.prs).toEqual([expect.objectContaining({ number: 1, body: "the first" })]);
     expect((await ok(client, "prs_list", { state: "merged" })).structuredContent.prs).toEqual([]);
+    // A reviewer agent comments as itself, on the change or a file's line.
+    const commented = await ok(client, "prs_comment", { number: 1, body: "the first needs a test", path: "README.md", line: 1 });
+    expect(commented.structuredContent).toEqual({ id: expect.stringMatching(/^prc_[0-9a-f]{12}$/), comments: 1 });
+    expect(text(commented)).toBe("Builder on README.md:1: the first needs a test (#1 has 1 comment)");
+    expect((await s.call("GET", "/v1/prs/1/comments")).body.items).toEqual([expect.objectContaining({ author: "Builder", path: "README.md", line: 1 })]);
+    expect(await refused(client, "prs_comment", { number: 1, body: "x", line: 2 })).toContain("a comment on a line names its file too");
+    expect(await refused(client, "prs_comment", { number: 9, body: "x" })).toContain("pull request #9 does not exist in the local forge");
     // Merging and closing: humans only, as the authenticated actor.
     expect(await refused(client, "prs_merge", { number: 1 })).toContain("Builder may not merge pull request #1: only a human (Human) may");
     expect(await refused(client, "prs_merge", { number: 0 })).toContain("Input validation error");

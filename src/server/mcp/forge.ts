@@ -1,7 +1,7 @@
 import type { Page } from "../../store/index.js";
 import { z } from "zod";
 import { PROPOSAL_STATUSES, type EnvironmentProposal } from "../../lattice/index.js";
-import { type LocalPullRequest } from "../../forge/index.js";
+import { type LocalPullRequest, type PullComment } from "../../forge/index.js";
 import { Cursor, Detail, Id, Limit, PageFields, READ, pageLine, tool, type ToolDef } from "./tool.js";
 
 const PrSchema = z.object({
@@ -115,6 +115,27 @@ export const FORGE_TOOLS: ToolDef[] = [
       }));
       const lines = p.items.map((pr) => `#${pr.number} [${pr.state}] ${pr.title} (${pr.head} → ${pr.base}, ${pr.head_sha.slice(0, 12)}, ${pr.created_at})${a.detail === "full" && pr.body ? `\n  ${pr.body}` : ""}`);
       return { structured: { prs, next_cursor: p.next }, text: [...lines, pageLine(p.items.length, p.next, "pull requests")].join("\n") };
+    },
+  }),
+  tool({
+    name: "prs_comment",
+    title: "Comment on a pull request",
+    description: "Add a review comment to a local pull request as yourself: on the change, or with path (and line) on one of its files.",
+    input: z
+      .object({
+        number: z.number().int().min(1).describe("pull request number"),
+        body: z.string().min(1).describe("Markdown"),
+        path: z.string().min(1).optional().describe("a file of the change"),
+        line: z.number().int().min(1).optional().describe("its line, new version"),
+      })
+      .strict(),
+    output: z.object({ id: z.string(), comments: z.number().int() }),
+    hints: { readOnly: false, destructive: false, idempotent: false },
+    async run(a, env) {
+      // The author is the authenticated actor; the API validates the comment.
+      const c = (await env.route("POST /v1/prs/:number/comments", { params: { number: a.number }, body: { body: a.body, path: a.path ?? null, line: a.line ?? null } })) as PullComment;
+      const { items } = (await env.route("GET /v1/prs/:number/comments", { params: { number: a.number } })) as { items: PullComment[] };
+      return { structured: { id: c.id, comments: items.length }, text: `${c.author}${c.path ? ` on ${c.path}${c.line ? `:${c.line}` : ""}` : ""}: ${c.body} (#${a.number} has ${items.length} comment${items.length === 1 ? "" : "s"})` };
     },
   }),
   tool({
