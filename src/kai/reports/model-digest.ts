@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { isPmagentError, plural } from "../../core/index.js";
-import { outputSchemaFromZod, textFormat, type ModelClient } from "../../prompt/index.js";
+import type { ModelClient, OutputSchema } from "../../prompt/index.js";
 import type { Evidence, Highlight, KaiResponse } from "./schema.js";
 
 /**
@@ -33,7 +33,12 @@ export const ModelDigestSchema = z
   .strict();
 export type ModelDigest = z.output<typeof ModelDigestSchema>;
 
-const OUTPUT = outputSchemaFromZod("kai_highlights_v1", ModelDigestSchema);
+/** The answer's strict schema, built when a digest is asked for: `kai status` loads no prompt code. */
+let output: OutputSchema | undefined;
+async function answerSchema(): Promise<OutputSchema> {
+  output ??= (await import("../../prompt/index.js")).outputSchemaFromZod("kai_highlights_v1", ModelDigestSchema);
+  return output;
+}
 
 const INSTRUCTIONS = [
   "You write the highlights of a weekly project digest for a project manager, from themes a tool grouped from the week's evidence.",
@@ -95,7 +100,8 @@ export async function modelDigest(client: ModelClient, response: KaiResponse): P
   const refuse = (why: string) => ({ ...response, notes: [...response.notes, `highlights not written by the model: ${why}; Kai's own are kept`] });
   let answer: unknown;
   try {
-    const res = await client.respond({ model: client.model, instructions: INSTRUCTIONS, input: [{ type: "message", role: "user", content: digestInput(themes) }], text: { format: textFormat(OUTPUT) } }, { output: OUTPUT });
+    const [schema, { textFormat }] = await Promise.all([answerSchema(), import("../../prompt/index.js")]);
+    const res = await client.respond({ model: client.model, instructions: INSTRUCTIONS, input: [{ type: "message", role: "user", content: digestInput(themes) }], text: { format: textFormat(schema) } }, { output: schema });
     answer = res.answer;
   } catch (err) {
     if (!isPmagentError(err)) throw err;
