@@ -41,8 +41,15 @@ describe("OA gate in the supervisor", () => {
     expect(decision?.reasoning).toMatch(/BLOCKED/);
   });
 
-  it("the origin's kernel whose surfaces disagree on reality_green is DEGRADED: feature work denied, with how to lift it", async () => {
+  it("the origin's kernel whose bootstrap's stale health disagrees on reality_green is NORMAL, as the origin's guard says: the run starts", async () => {
     cpSync(join(REPO_ROOT, "test/fixtures/oa/origin-reality-conflict/share"), join(tp.root, "share"), { recursive: true });
+    const runs = await runOnce();
+    expect(runs.map((r) => [r.entry_id, r.state])).toEqual([["job-1", "succeeded"]]);
+    expect(["ALLOW", "CONDITIONAL"]).toContain(runs[0]!.gate?.decision);
+  });
+
+  it("a kernel whose bootstrap health disagrees with the reality summary's checks is DEGRADED: feature work denied, with how to lift it", async () => {
+    cpSync(join(REPO_ROOT, "test/fixtures/oa/degraded-health-mismatch/share"), join(tp.root, "share"), { recursive: true });
     expect(await runOnce()).toEqual([]);
     expect((await board.get("job-1")).entry.status).toBe("open");
     const decision = await projectSupervisor({ store: ts.store, project: tp.project }).runs.lastGateDecision("job-1");
