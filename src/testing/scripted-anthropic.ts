@@ -10,7 +10,7 @@
  *   // ANTHROPIC_BASE_URL=fake.baseURL
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { bodyText, listenLoopback } from "./loopback.js";
 
 /** The usage a reply reports (default 25 input, 12 output tokens): message_start carries the input side, message_delta the output. */
 export interface FakeAnthropicUsage {
@@ -47,11 +47,10 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
   const server = createServer((req, res) => void handle(req, res));
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = await bodyText(req);
     const path = (req.url ?? "").split("?")[0];
     if (req.method !== "POST" || path !== "/v1/messages") return sendError(res, 404, "not_found_error", `Not found: ${req.method} ${req.url}`);
-    const body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}") as Record<string, unknown>;
+    const body = JSON.parse(raw || "{}") as Record<string, unknown>;
     requests.push({ method: req.method, path: req.url ?? "", headers: req.headers, body });
     const reply = queue.shift();
     if (!reply) return sendError(res, 500, "api_error", "fake-anthropic: no scripted reply left for this request");
@@ -80,17 +79,12 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
     res.end();
   }
 
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  const { origin, close } = await listenLoopback(server, hanging);
   return {
-    baseURL: `http://127.0.0.1:${port}`,
+    baseURL: `${origin}`,
     requests,
     reply: (...replies) => void queue.push(...replies),
-    close: async () => {
-      for (const res of hanging) res.destroy();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close,
   };
 }
 

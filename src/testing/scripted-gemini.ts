@@ -6,7 +6,7 @@
  * functionCall), the last with finishReason STOP and usageMetadata. countTokens is answered too.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { bodyText, listenLoopback } from "./loopback.js";
 
 /** A reply's usageMetadata (default 30 prompt, 7 candidates, 37 total tokens). */
 export interface FakeGeminiUsage {
@@ -35,10 +35,9 @@ export async function startFakeGemini(): Promise<FakeGemini> {
   const server = createServer((req, res) => void handle(req, res));
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = await bodyText(req);
     const url = req.url ?? "";
-    const body = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}") as Record<string, unknown>;
+    const body = JSON.parse(raw || "{}") as Record<string, unknown>;
     if (req.method === "POST" && url.includes(":countTokens")) return sendJson(res, 200, { totalTokens: 10 });
     if (req.method !== "POST" || !url.includes(":streamGenerateContent")) return sendJson(res, 404, { error: { code: 404, message: `Not found: ${req.method} ${url}`, status: "NOT_FOUND" } });
     requests.push({ path: url, headers: req.headers, body });
@@ -63,17 +62,12 @@ export async function startFakeGemini(): Promise<FakeGemini> {
     res.end();
   }
 
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  const { origin, close } = await listenLoopback(server, hanging);
   return {
-    baseURL: `http://127.0.0.1:${port}`,
+    baseURL: `${origin}`,
     requests,
     reply: (...replies) => void queue.push(...replies),
-    close: async () => {
-      for (const res of hanging) res.destroy();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close,
   };
 }
 

@@ -17,7 +17,7 @@
  * response, an `error` event mid-stream, a connection dropped before the end, a stream that is not JSON.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { bodyText, listenLoopback } from "./loopback.js";
 
 export interface FakeUsage {
   input_tokens: number;
@@ -95,9 +95,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString("utf8");
+    const raw = await bodyText(req);
     let body: Record<string, unknown>;
     try {
       body = raw === "" ? {} : (JSON.parse(raw) as Record<string, unknown>);
@@ -191,19 +189,13 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     sendJson(res, 200, reply.incomplete === undefined ? response : { ...response, incomplete_details: { reason: reply.incomplete } });
   }
 
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-
+  const { origin, close } = await listenLoopback(server, hanging);
   return {
-    baseURL: `http://127.0.0.1:${port}/v1`,
+    baseURL: `${origin}/v1`,
     requests,
     reply: (...replies) => void queue.push(...replies),
     pending: () => queue.length,
-    close: async () => {
-      for (const res of hanging) res.destroy();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close,
   };
 }
 
