@@ -52,15 +52,7 @@ export async function pageHistory(ctx: BoardContext, id: string | undefined, req
 
 const HISTORY_COLS = "seq, entry_id, version, at, actor, action, from_status, to_status, changes_json";
 
-interface HistoryRow {
-  seq: number;
-  entry_id: string;
-  version: number;
-  at: string;
-  actor: string;
-  action: string;
-  from_status: Status | null;
-  to_status: Status;
+interface HistoryRow extends Omit<HistoryRecord, "changes"> {
   changes_json: string;
 }
 
