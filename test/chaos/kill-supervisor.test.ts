@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ActionStore, RunStore, type Supervisor } from "../../src/lattice/index.js";
 import { projectSupervisor } from "../../src/app/index.js";
 import { availableStoreKinds } from "../helpers/stores.js";
-import { crashTrial, lostOrDoubled, prng } from "../lattice/harness.js";
+import { crashTrial, lostOrDoubled } from "../lattice/harness.js";
+import { prng } from "../helpers/prng.js";
 import { PMAGENT, testProject } from "../lattice/helpers.js";
 import { GH_TOKEN, GH_TOKEN_ENV, REPO, TRIALS, actionProblems, startTargets, type Targets } from "./targets.js";
 

@@ -14,7 +14,8 @@ import { ActionStore, RunStore, Worker, readOutbox, type RunRecord } from "../..
 import { projectSupervisor } from "../../src/app/index.js";
 import { processAlive } from "../../src/lattice/sandbox/processes.js";
 import { availableStoreKinds } from "../helpers/stores.js";
-import { expireLease, lostOrDoubled, prng, setRunnerOnDisk, startWorker, waitForDeath, waitForFile } from "../lattice/harness.js";
+import { expireLease, lostOrDoubled, setRunnerOnDisk, startWorker, waitForDeath, waitForFile } from "../lattice/harness.js";
+import { prng } from "../helpers/prng.js";
 import { PMAGENT, testProject } from "../lattice/helpers.js";
 import { GH_TOKEN, GH_TOKEN_ENV, REPO, TRIALS, actionProblems, startTargets, type Targets } from "./targets.js";
 

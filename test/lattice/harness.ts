@@ -135,17 +135,6 @@ export function lostOrDoubled(result: CrashTrialResult): string[] {
   return problems;
 }
 
-/** A small deterministic PRNG (mulberry32), so a failing trial can be replayed from its seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Resolve once `path` exists (watching its directory), or reject after `timeoutMs` naming it. */
 export function waitForFile(path: string, timeoutMs = 30_000): Promise<void> {

@@ -1,4 +1,5 @@
 import type { HistoryPr } from "../history.js";
+import { prng } from "../../helpers/prng.js";
 
 /**
  * Expands the evaluation set's compact description (weeks.ts) into squash-merged PRs in the
@@ -58,16 +59,6 @@ export interface GeneratedProject {
 
 const DAY = 86_400_000;
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const TYPO_TITLES = ["docs: fix typo in {g}", "Fix broken link in {g}", "docs: clarify a sentence in {g}", "Correct the example in {g}", "docs({g}): wording"];
 const TWEAK_TITLES = ["Tighten the timeout in {f}", "core: clarify the error for a missing key in {f}", "Log the retry count in {f}", "Rename a local in {f}", "core: drop an unused import from {f}", "Guard against an empty list in {f}"];
@@ -106,7 +97,7 @@ function stateDoc(project: ProjectSpec, infra: string, lane: string, gaps: strin
 }
 
 export function generateProject(project: ProjectSpec): GeneratedProject {
-  const rnd = mulberry32(project.seed);
+  const rnd = prng(project.seed);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)]!;
   const between = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
   const files = new Files(rnd);

@@ -15,7 +15,8 @@ import { ActionStore, commentMarker, type Supervisor } from "../../../src/lattic
 import { projectSupervisor } from "../../../src/app/index.js";
 import { FakeGitHub } from "../../helpers/fake-github.js";
 import { openSqliteTestStore } from "../../helpers/stores.js";
-import { crashTrial, prng } from "../harness.js";
+import { crashTrial } from "../harness.js";
+import { prng } from "../../helpers/prng.js";
 import { PMAGENT, testProject } from "../helpers.js";
 
 const TRIALS = Number(process.env.CRASH_TRIALS ?? 20);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { Blackboard } from "../../../src/blackboard/index.js";
 import { availableStoreKinds } from "../../helpers/stores.js";
-import { crashTrial, lostOrDoubled, prng } from "../harness.js";
+import { crashTrial, lostOrDoubled } from "../harness.js";
+import { prng } from "../../helpers/prng.js";
 import { testProject } from "../helpers.js";
 
 const kinds = await availableStoreKinds();
