@@ -3,19 +3,18 @@
  * worker for a role, a posted entry is run by it (the list shows it live), retries the run from its
  * page, then stops the worker. Screenshots kept in test-artifacts/console.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { type Browser, type Page } from "playwright-core";
+import { haveChromium, launchChromium } from "./browser.js";
 import { REPO_ROOT } from "../helpers/proc.js";
 import { openSqliteTestStore, type TestStore } from "../helpers/stores.js";
 import { scenarioSprite } from "../lattice/helpers.js";
 import { TOKENS, startServer, type TestServer } from "../server/helpers.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = join(REPO_ROOT, "test-artifacts/console");
-const haveChromium = existsSync(CHROMIUM);
 
 describe.skipIf(!haveChromium)("the Workers page in headless Chromium", () => {
   let ts: TestStore;
@@ -42,7 +41,7 @@ describe.skipIf(!haveChromium)("the Workers page in headless Chromium", () => {
       },
     ];
     s = await startServer(ts, { consoleDir: join(REPO_ROOT, "dist/console"), config: { lanes, oa: { gate: false } }, env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"] });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   });
   afterAll(async () => {
@@ -86,6 +85,8 @@ describe.skipIf(!haveChromium)("the Workers page in headless Chromium", () => {
     await page.locator("#retry-run").click();
     await page.waitForURL((url) => !url.hash.endsWith(run.id) && url.hash.startsWith("#/runs/"));
     await page.locator('#run-state', { hasText: "succeeded" }).waitFor();
+    // The agents to run again with arrive after the run's state (their own request): wait for them.
+    await page.locator("#run-again-agent option").first().waitFor({ state: "attached" });
     expect(await page.locator("#run-again-agent option").allTextContents()).toEqual(["codex (gpt-test, as Coder runs it)"]);
     await shot("run-retried");
     const again = (await s.call("GET", "/v1/runs?role=Builder")).body.items.map((r: { id: string }) => r.id);
