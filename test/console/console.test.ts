@@ -1,20 +1,17 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, renameSync } from "node:fs";
+import { mkdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type Browser, type Locator, type Page } from "playwright-core";
+import { type Browser, type Locator, type Page } from "playwright-core";
+import { haveChromium, launchChromium } from "./browser.js";
 import { Blackboard } from "../../src/blackboard/index.js";
 import { ProposalStore, RunStore, type RunRecord } from "../../src/lattice/index.js";
 import { REPO_ROOT } from "../helpers/proc.js";
 import { openSqliteTestStore, type TestStore } from "../helpers/stores.js";
 import { TOKENS, readSse, startServer, type TestServer } from "../server/helpers.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 /** Screenshots at 1280×800 for a person to look at. */
 const ARTIFACTS = join(REPO_ROOT, "test-artifacts/console");
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium && process.env.CI === "true") throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium for the console tests`);
-if (!haveChromium) console.warn(`${CHROMIUM} is not installed: skipping the console end-to-end tests (apt-get install -y chromium)`);
 
 const auth = { authorization: `Bearer ${TOKENS.Human}` };
 // A smoke-command change: accepting it applies it at once (a runtime_install would install one).
@@ -39,11 +36,7 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     // PATH for the server's own supervisor, whose sprites run git (its environment is what it is given).
     s = await startServer(ts, { consoleDir: join(REPO_ROOT, "dist/console"), env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
     board = new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     // Every EventSource the console opens, so a test can see whether it was closed.
     await page.addInitScript(() => {

@@ -6,23 +6,23 @@
  * form's array rows and a follow-up message resume the same session, the message shown as the
  * person's turn.
  */
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { type Browser, type Page } from "playwright-core";
+import { haveChromium, launchChromium } from "./browser.js";
 import type { RunRecord } from "../../src/lattice/index.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
 import { REPO_ROOT } from "../helpers/proc.js";
 import { openSqliteTestStore, type TestStore } from "../helpers/stores.js";
 import { TOKENS, startServer, type TestServer } from "../server/helpers.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = join(REPO_ROOT, "test-artifacts/console");
 const MCP_ECHO = fileURLToPath(new URL("../lattice/agents/fixtures/mcp-echo.mjs", import.meta.url));
 const KEY = "codex-console-key/local";
 
-describe.skipIf(!existsSync(CHROMIUM))("a run's conversation in headless Chromium", () => {
+describe.skipIf(!haveChromium)("a run's conversation in headless Chromium", () => {
   let ts: TestStore;
   let fake: FakeOpenAI;
   let s: TestServer;
@@ -40,7 +40,7 @@ describe.skipIf(!existsSync(CHROMIUM))("a run's conversation in headless Chromiu
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin", OPENAI_API_KEY: KEY },
       config: { model: { base_url: fake.baseURL }, lanes: [{ layer: "test", name: "build", roles: [{ name: "Builder", allowed_kinds: ["build_request"], runner, credentials: ["OPENAI_API_KEY"] }] }] },
     });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"] });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     await page.goto(`${s.url}/`);
     await page.fill("input[name=token]", TOKENS.Human);

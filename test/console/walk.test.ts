@@ -7,17 +7,15 @@
  * review the pull request's per-file diff and merge it; the repository's branch then holds the
  * change. Screenshots of each step are kept in test-artifacts/console-walk.
  */
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { type Browser, type Page } from "playwright-core";
+import { haveChromium, launchChromium } from "./browser.js";
 import { REPO_ROOT, serveCli, type Served } from "../helpers/proc.js";
 import { AGENT_KEYS, agentRole, freshRepository, git, pmagent, setRoles, startAgentServers, type AgentServers, type Repo } from "../helpers/team-lanes.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = join(REPO_ROOT, "test-artifacts/console-walk");
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium && process.env.CI === "true") throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium for the console tests`);
 
 const TOKEN = "walk-token-5f1c9a";
 
@@ -38,7 +36,7 @@ describe.skipIf(!haveChromium)("a person runs the team from the console (real Co
     git(repo.dir, "commit", "-q", "-m", "pmagent: the code lane");
     setRoles(repo, { Developer: agentRole(servers, "codex") });
     served = await serveCli({ cwd: repo.dir, env: { PATH: process.env.PATH, HOME: repo.home, ...AGENT_KEYS, PMAGENT_TOKENS: `${TOKEN}=Human` } });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"] });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   }, 120_000);
   afterAll(async () => {
