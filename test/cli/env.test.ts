@@ -104,7 +104,9 @@ describe("pmagent env and pmagent prs", () => {
 
   it("env show says what accepting each pending proposal runs, where and how, or why it is refused; accepting a refused one fails saying why", async () => {
     const store = new SqliteStore(db);
-    const ps = new ProposalStore({ store, projectId: "demo", humans: ["Human"] });
+    // A second apart: the list is newest first, and two proposals seen in one millisecond would fall back to id order.
+    let now = Date.now();
+    const ps = new ProposalStore({ store, projectId: "demo", humans: ["Human"], clock: () => (now += 1000) });
     const record = async (n: number, details: Record<string, unknown>) =>
       (await ps.record("Aya", "run-4", `ev-p${n}`, { observed_failure: { phase: "bootstrap", exit_code: n, stderr_hint: "" }, suggested_adjustment: { type: "runtime_install", details }, confidence: 0.8, evidence: [], scope: "repo_specific" })).proposal.id;
     const cow = await record(1, { runtime: "cowsay", version: "1.6.0" });
