@@ -8,8 +8,30 @@ import { createTypeScriptImportResolver } from "eslint-import-resolver-typescrip
  * lower layer, and only through their index.ts; inside lattice, a sub-module may import only the
  * sub-modules below it. import-x/no-cycle catches what the layers do not: a circle of files.
  */
-const LAYERS = [["core"], ["config", "store"], ["forge"], ["blackboard"], ["lattice"], ["prompt"], ["oa"], ["kai"], ["app"], ["lane", "server", "console", "testing"], ["cli"]];
-const LATTICE_LAYERS = [["migrations"], ["wire"], ["protocol"], ["runs"], ["sandbox"], ["ingest", "checkpoint"], ["sprite"], ["actions", "environment", "agents"], ["supervisor"]];
+const LAYERS = [
+  ["core"],
+  ["config", "store"],
+  ["forge"],
+  ["blackboard"],
+  ["lattice"],
+  ["prompt"],
+  ["oa"],
+  ["kai"],
+  ["app"],
+  ["lane", "server", "console", "testing"],
+  ["cli"],
+];
+const LATTICE_LAYERS = [
+  ["migrations"],
+  ["wire"],
+  ["protocol"],
+  ["runs"],
+  ["sandbox"],
+  ["ingest", "checkpoint"],
+  ["sprite"],
+  ["actions", "environment", "agents"],
+  ["supervisor"],
+];
 /*
  * Second concerns as sub-folders of a module, layered the same way (lowest first). A sub-module is
  * entered through its index.ts, by its parent's files as by everyone else; it may use its parent's
@@ -31,7 +53,8 @@ const SUB_MODULES = {
 // board without its GitHub side) for commands that only read them;
 // and each module's migrations/, which the composition root gathers without loading the modules).
 const THROUGH_INDEX = {
-  regex: "^(\\.\\./)+(?!\\.\\./)(?=[^/]+/)(?![^/.][^/]*/index\\.js$)(?!(lattice/(sprite|wire|runs)|app/project|config/light|blackboard/light|[^/.][^/]*/migrations)/index\\.js$)",
+  regex:
+    "^(\\.\\./)+(?!\\.\\./)(?=[^/]+/)(?![^/.][^/]*/index\\.js$)(?!(lattice/(sprite|wire|runs)|app/project|config/light|blackboard/light|[^/.][^/]*/migrations)/index\\.js$)",
   message: "Modules (and lattice's sub-modules) talk through each other's index.ts, never their internals.",
 };
 
@@ -43,19 +66,39 @@ function above(layers, index, prefix, message) {
 
 /** The module-level patterns for src/NAME (and any folder inside it). */
 function modulePatterns(name, i) {
-  return [THROUGH_INDEX, ...above(LAYERS, i, "(\\.\\./)+", `src/${name} is below ${LAYERS.slice(i + 1).flat().join(", ")}: a lower module never imports a higher one (wire them in src/app).`)];
+  return [
+    THROUGH_INDEX,
+    ...above(
+      LAYERS,
+      i,
+      "(\\.\\./)+",
+      `src/${name} is below ${LAYERS.slice(i + 1)
+        .flat()
+        .join(", ")}: a lower module never imports a higher one (wire them in src/app).`,
+    ),
+  ];
 }
 
 /** A parent's files reach a sub-module only through its index.ts. */
 function intoSubModules(name) {
   const subs = (SUB_MODULES[name] ?? []).flat();
-  return subs.length === 0 ? [] : [{ regex: `^\\./(${subs.join("|")})/(?!index\\.js$)`, message: `src/${name}'s sub-modules (${subs.join(", ")}) are entered through their index.ts, never their internals.` }];
+  return subs.length === 0
+    ? []
+    : [
+        {
+          regex: `^\\./(${subs.join("|")})/(?!index\\.js$)`,
+          message: `src/${name}'s sub-modules (${subs.join(", ")}) are entered through their index.ts, never their internals.`,
+        },
+      ];
 }
 
 const layerRules = LAYERS.flatMap((names, i) =>
   names.map((name) => ({
     files: [`src/${name}/*.ts`, `src/${name}/**/*.ts`],
-    ignores: name === "lattice" ? ["src/lattice/*/**"] : (SUB_MODULES[name] ?? []).flat().map((sub) => `src/${name}/${sub}/**`),
+    ignores:
+      name === "lattice"
+        ? ["src/lattice/*/**"]
+        : (SUB_MODULES[name] ?? []).flat().map((sub) => `src/${name}/${sub}/**`),
     rules: {
       "no-restricted-imports": ["error", { patterns: [...modulePatterns(name, i), ...intoSubModules(name)] }],
     },
@@ -71,8 +114,19 @@ const subModuleRules = Object.entries(SUB_MODULES).flatMap(([name, subLayers]) =
           "error",
           {
             patterns: [
-              ...modulePatterns(name, LAYERS.findIndex((l) => l.includes(name))),
-              ...above(subLayers, j, "\\.\\./", `${name}/${sub} is below ${subLayers.slice(j + 1).flat().join(", ")} in the ${name} module.`),
+              ...modulePatterns(
+                name,
+                LAYERS.findIndex((l) => l.includes(name)),
+              ),
+              ...above(
+                subLayers,
+                j,
+                "\\.\\./",
+                `${name}/${sub} is below ${subLayers
+                  .slice(j + 1)
+                  .flat()
+                  .join(", ")} in the ${name} module.`,
+              ),
             ],
           },
         ],
@@ -90,8 +144,20 @@ const latticeRules = LATTICE_LAYERS.flatMap((names, i) =>
         {
           patterns: [
             THROUGH_INDEX,
-            ...above(LATTICE_LAYERS, i, "\\.\\./", `lattice/${name} is below ${LATTICE_LAYERS.slice(i + 1).flat().join(", ")} in the lattice module.`),
-            ...above(LAYERS, LAYERS.findIndex((l) => l.includes("lattice")), "\\.\\./\\.\\./", "lattice is below prompt, oa, kai and the composition root: it knows its hooks as interfaces only."),
+            ...above(
+              LATTICE_LAYERS,
+              i,
+              "\\.\\./",
+              `lattice/${name} is below ${LATTICE_LAYERS.slice(i + 1)
+                .flat()
+                .join(", ")} in the lattice module.`,
+            ),
+            ...above(
+              LAYERS,
+              LAYERS.findIndex((l) => l.includes("lattice")),
+              "\\.\\./\\.\\./",
+              "lattice is below prompt, oa, kai and the composition root: it knows its hooks as interfaces only.",
+            ),
           ],
         },
       ],
@@ -105,10 +171,36 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     languageOptions: {
-      globals: { process: "readonly", console: "readonly", Buffer: "readonly", URL: "readonly", setTimeout: "readonly", clearTimeout: "readonly", setInterval: "readonly", clearInterval: "readonly", fetch: "readonly", AbortController: "readonly", TextEncoder: "readonly", TextDecoder: "readonly", structuredClone: "readonly", setImmediate: "readonly", AbortSignal: "readonly", Response: "readonly", Request: "readonly", Headers: "readonly", document: "readonly", window: "readonly", EventSource: "readonly", performance: "readonly" },
+      globals: {
+        process: "readonly",
+        console: "readonly",
+        Buffer: "readonly",
+        URL: "readonly",
+        setTimeout: "readonly",
+        clearTimeout: "readonly",
+        setInterval: "readonly",
+        clearInterval: "readonly",
+        fetch: "readonly",
+        AbortController: "readonly",
+        TextEncoder: "readonly",
+        TextDecoder: "readonly",
+        structuredClone: "readonly",
+        setImmediate: "readonly",
+        AbortSignal: "readonly",
+        Response: "readonly",
+        Request: "readonly",
+        Headers: "readonly",
+        document: "readonly",
+        window: "readonly",
+        EventSource: "readonly",
+        performance: "readonly",
+      },
     },
     rules: {
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" },
+      ],
       "@typescript-eslint/consistent-type-imports": "error",
       "no-restricted-imports": ["error", { patterns: [THROUGH_INDEX] }],
     },

@@ -17,16 +17,25 @@ import { SyncReportSchema } from "../src/blackboard/index.js";
 /** file name (without .schema.json) → zod schema and which side (input accepts defaults). */
 export const published: Array<{ name: string; schema: z.ZodType; io: "input" | "output" }> = [
   { name: "config", schema: ConfigSchema, io: "input" },
-  ...Object.entries(OUTPUT_PRESETS).map(([role, schema]) => ({ name: `prompt-output-${role}`, schema, io: "output" as const })),
+  ...Object.entries(OUTPUT_PRESETS).map(([role, schema]) => ({
+    name: `prompt-output-${role}`,
+    schema,
+    io: "output" as const,
+  })),
   ...OA_PUBLISHED_SCHEMAS,
-  { name: "lattice-event", schema: LatticeEventSchema, io: "input" }, { name: "lattice-resume", schema: ResumeSchema, io: "input" },
+  { name: "lattice-event", schema: LatticeEventSchema, io: "input" },
+  { name: "lattice-resume", schema: ResumeSchema, io: "input" },
   ...KAI_PUBLISHED_SCHEMAS,
   ...LANE_PUBLISHED_SCHEMAS,
   { name: "bb-sync-report", schema: SyncReportSchema, io: "output" },
 ];
 
 export function render(entry: (typeof published)[number]): string {
-  const json = { $id: `https://pmagent.dev/schemas/${entry.name}.schema.json`, title: entry.name, ...toJsonSchema(entry.schema, { io: entry.io }) };
+  const json = {
+    $id: `https://pmagent.dev/schemas/${entry.name}.schema.json`,
+    title: entry.name,
+    ...toJsonSchema(entry.schema, { io: entry.io }),
+  };
   return `${JSON.stringify(json, null, 2)}\n`;
 }
 

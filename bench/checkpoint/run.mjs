@@ -62,7 +62,9 @@ try {
   // Let the fresh files age past the stat cache's racy window, as a real workspace's files have.
   await sleep(300);
   sh("sync", []);
-  console.log(`workspace: ${FILES} files, ${((FILES * FILE_SIZE) / 1024 / 1024).toFixed(0)} MB (${FILE_SIZE} bytes each) in ${ws}`);
+  console.log(
+    `workspace: ${FILES} files, ${((FILES * FILE_SIZE) / 1024 / 1024).toFixed(0)} MB (${FILE_SIZE} bytes each) in ${ws}`,
+  );
 
   // Baselines: a full copy is what a naive snapshot (and a naive restore) costs every time.
   const cp = [];
@@ -97,21 +99,28 @@ try {
     const res = time(() => restoreCheckpoint(ws, chk, first.result.id));
     restores.push(res.ms);
     restoresCpu.push(res.cpuMs);
-    if (res.result.written !== CHANGED) throw new Error(`restore wrote ${res.result.written} files, expected ${CHANGED}`);
+    if (res.result.written !== CHANGED)
+      throw new Error(`restore wrote ${res.result.written} files, expected ${CHANGED}`);
     adoptIncremental.push(time(() => vault.adopt("run_bench", chk, inc.result.id)).ms);
     // The workspace as the incremental checkpoint had it again, then a resume's restore of the first.
     restoreCheckpoint(ws, chk, inc.result.id);
     const vres = time(() => vault.restore("run_bench", first.result.id, ws));
-    if (vres.result.written !== CHANGED) throw new Error(`vault restore wrote ${vres.result.written} files, expected ${CHANGED}`);
+    if (vres.result.written !== CHANGED)
+      throw new Error(`vault restore wrote ${vres.result.written} files, expected ${CHANGED}`);
     vaultRestores.push(vres.ms);
   }
   // As a shell sprite does it: `pmagent checkpoint create` (node start-up included).
   changeFiles(ROUNDS);
   await sleep(150);
-  const cliMs = time(() => execFileSync(process.execPath, [CLI, "checkpoint", "create", "--workspace", ws, "--dir", chk], { stdio: ["ignore", "pipe", "inherit"] })).ms;
+  const cliMs = time(() =>
+    execFileSync(process.execPath, [CLI, "checkpoint", "create", "--workspace", ws, "--dir", chk], {
+      stdio: ["ignore", "pipe", "inherit"],
+    }),
+  ).ms;
   const nodeMs = time(() => execFileSync(process.execPath, ["-e", ""])).ms;
   const cold = time(() => restoreCheckpoint(join(root, "cold"), chk, first.result.id));
-  if (cold.result.written !== FILES) throw new Error(`cold restore wrote ${cold.result.written} files, expected ${FILES}`);
+  if (cold.result.written !== FILES)
+    throw new Error(`cold restore wrote ${cold.result.written} files, expected ${FILES}`);
   rmSync(join(root, "restore-copy"), { recursive: true, force: true });
   const cpRestore = time(() => sh("cp", ["-r", ws, join(root, "restore-copy")])).ms;
 
@@ -119,21 +128,59 @@ try {
   const resMs = median(restores);
   const rows = [
     ["first checkpoint (all files hashed and stored)", first.ms, first.cpuMs, cpMs, "cp -r"],
-    [`incremental checkpoint (${CHANGED} files changed), median of ${ROUNDS}`, incMs, median(incrementalCpu), cpMs, "cp -r"],
-    [`restore of the first checkpoint (${CHANGED} files differ), median of ${ROUNDS}`, resMs, median(restoresCpu), cpMs, "cp -r"],
+    [
+      `incremental checkpoint (${CHANGED} files changed), median of ${ROUNDS}`,
+      incMs,
+      median(incrementalCpu),
+      cpMs,
+      "cp -r",
+    ],
+    [
+      `restore of the first checkpoint (${CHANGED} files differ), median of ${ROUNDS}`,
+      resMs,
+      median(restoresCpu),
+      cpMs,
+      "cp -r",
+    ],
     ["cold restore into an empty directory (all files)", cold.ms, cold.cpuMs, cpRestore, "cp -r"],
-    ["supervisor adopts the first checkpoint (every blob copied, hashed)", adoptFirst.ms, adoptFirst.cpuMs, cpMs, "cp -r"],
-    [`supervisor adopts an incremental one (${CHANGED} new blobs), median of ${ROUNDS}`, median(adoptIncremental), NaN, cpMs, "cp -r"],
-    [`resume's restore from the supervisor's store (${CHANGED} files differ), median`, median(vaultRestores), NaN, cpMs, "cp -r"],
+    [
+      "supervisor adopts the first checkpoint (every blob copied, hashed)",
+      adoptFirst.ms,
+      adoptFirst.cpuMs,
+      cpMs,
+      "cp -r",
+    ],
+    [
+      `supervisor adopts an incremental one (${CHANGED} new blobs), median of ${ROUNDS}`,
+      median(adoptIncremental),
+      NaN,
+      cpMs,
+      "cp -r",
+    ],
+    [
+      `resume's restore from the supervisor's store (${CHANGED} files differ), median`,
+      median(vaultRestores),
+      NaN,
+      cpMs,
+      "cp -r",
+    ],
   ];
   console.log(`\nbaselines (median of 3): cp -r ${fmt(cpMs)}, tar -cf ${fmt(tarMs)}\n`);
   console.log(`${"".padEnd(78)} ${"wall".padStart(10)} ${"(cpu)".padStart(12)}`);
   for (const [name, ms, cpu, base, baseName] of rows) {
-    console.log(`${name.padEnd(78)} ${fmt(ms).padStart(10)} ${(Number.isNaN(cpu) ? "" : `(${fmt(cpu)})`).padStart(12)}   ${baseName} ${fmt(base).padStart(10)}   ratio ${(ms / base).toFixed(3)} (${(base / ms).toFixed(1)}x faster)`);
+    console.log(
+      `${name.padEnd(78)} ${fmt(ms).padStart(10)} ${(Number.isNaN(cpu) ? "" : `(${fmt(cpu)})`).padStart(12)}   ${baseName} ${fmt(base).padStart(10)}   ratio ${(ms / base).toFixed(3)} (${(base / ms).toFixed(1)}x faster)`,
+    );
   }
-  console.log(`\`pmagent checkpoint create\` after ${CHANGED} changes, whole process: ${fmt(cliMs)} (bare \`node -e ""\`: ${fmt(nodeMs)})`);
-  console.log(`incremental checkpoint: hashed ${last.hashed_files} files, ${last.new_blobs} new blobs, ${(last.new_bytes / 1024).toFixed(0)} KiB written`);
-  console.log(`goal incremental < 300 ms: ${incMs < 300 ? "met" : "NOT met"} (${fmt(incMs)}); goal restore < 1 s: ${resMs < 1000 ? "met" : "NOT met"} (${fmt(resMs)}); cold restore ${fmt(cold.ms)}`);
+  console.log(
+    `\`pmagent checkpoint create\` after ${CHANGED} changes, whole process: ${fmt(cliMs)} (bare \`node -e ""\`: ${fmt(nodeMs)})`,
+  );
+  console.log(
+    `incremental checkpoint: hashed ${last.hashed_files} files, ${last.new_blobs} new blobs, ${(last.new_bytes / 1024).toFixed(0)} KiB written`,
+  );
+  console.log(
+    `goal incremental < 300 ms: ${incMs < 300 ? "met" : "NOT met"} (${fmt(incMs)}); goal restore < 1 s: ${resMs < 1000 ? "met" : "NOT met"} (${fmt(resMs)}); cold restore ${fmt(cold.ms)}`,
+  );
   const out = fileURLToPath(new URL("./out/", import.meta.url));
   mkdirSync(out, { recursive: true });
   writeFileSync(

@@ -24,13 +24,32 @@ const workspace = join(dir, "workspace");
 mkdirSync(project);
 mkdirSync(join(workspace, ".lattice"), { recursive: true });
 // The project's own environment, without a store chosen elsewhere (PMAGENT_SQLITE_PATH, DATABASE_URL).
-const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("PMAGENT_") && !k.startsWith("LATTICE_") && k !== "DATABASE_URL"));
-const sprite = { ...env, LATTICE_SPRITE_ID: "bench-sprite", LATTICE_WORK_ITEM_ID: "bench-item", LATTICE_WORKSPACE: workspace };
-const pmagent = (args, input) => execFileSync(process.execPath, [cli, ...args], { cwd: project, env, input, stdio: ["pipe", "pipe", "pipe"] });
+const env = Object.fromEntries(
+  Object.entries(process.env).filter(
+    ([k]) => !k.startsWith("PMAGENT_") && !k.startsWith("LATTICE_") && k !== "DATABASE_URL",
+  ),
+);
+const sprite = {
+  ...env,
+  LATTICE_SPRITE_ID: "bench-sprite",
+  LATTICE_WORK_ITEM_ID: "bench-item",
+  LATTICE_WORKSPACE: workspace,
+};
+const pmagent = (args, input) =>
+  execFileSync(process.execPath, [cli, ...args], { cwd: project, env, input, stdio: ["pipe", "pipe", "pipe"] });
 try {
   execFileSync("git", ["init", "-q", "-b", "main"], { cwd: project });
   pmagent(["init"]);
-  for (let i = 1; i <= 5; i++) pmagent(["bb", "post", "-"], JSON.stringify({ id: `bench-${i}`, to: "Aya", kind: "doc_update_proposal_request", payload: { summary: `entry ${i}` } }));
+  for (let i = 1; i <= 5; i++)
+    pmagent(
+      ["bb", "post", "-"],
+      JSON.stringify({
+        id: `bench-${i}`,
+        to: "Aya",
+        kind: "doc_update_proposal_request",
+        payload: { summary: `entry ${i}` },
+      }),
+    );
 
   const BASE = "node -e 0";
   const cases = [
@@ -40,7 +59,12 @@ try {
     { name: "pmagent bb list (5 entries)", argv: [cli, "bb", "list"], goal: 2 },
     { name: "pmagent runs list", argv: [cli, "runs", "list"], goal: 2 },
     { name: "pmagent kai status", argv: [cli, "kai", "status"], goal: 2 },
-    { name: "pmagent emit INFO --message …", argv: [cli, "emit", "INFO", "--message", "bench event", "--kind", "progress"], env: sprite, goal: 1.5 },
+    {
+      name: "pmagent emit INFO --message …",
+      argv: [cli, "emit", "INFO", "--message", "bench event", "--kind", "progress"],
+      env: sprite,
+      goal: 1.5,
+    },
   ];
   const perRound = new Map(cases.map((c) => [c.name, { ms: [], ratio: [] }]));
   const load = [loadavg()[0]];
@@ -49,7 +73,11 @@ try {
     for (let i = 0; i < REPEAT; i++) {
       for (const c of cases) {
         const t0 = performance.now();
-        const r = spawnSync(process.execPath, c.argv, { cwd: project, env: c.env ?? env, stdio: ["ignore", "ignore", "pipe"] });
+        const r = spawnSync(process.execPath, c.argv, {
+          cwd: project,
+          env: c.env ?? env,
+          stdio: ["ignore", "ignore", "pipe"],
+        });
         times.get(c.name).push(performance.now() - t0);
         if (r.status !== 0) throw new Error(`${c.name} exited with ${r.status}: ${r.stderr}`);
       }
@@ -62,13 +90,19 @@ try {
     }
     load.push(loadavg()[0]);
   }
-  console.log(`CLI start-up: wall ms per process, median of ${REPEAT} runs per round, ${ROUNDS} rounds (commands taking turns); ratio to \`${BASE}\` of the same round, median over rounds`);
-  console.log(`load average (1 min) during the run: ${Math.min(...load).toFixed(2)}–${Math.max(...load).toFixed(2)} on ${spawnSync("nproc").stdout?.toString().trim() || "?"} cores`);
+  console.log(
+    `CLI start-up: wall ms per process, median of ${REPEAT} runs per round, ${ROUNDS} rounds (commands taking turns); ratio to \`${BASE}\` of the same round, median over rounds`,
+  );
+  console.log(
+    `load average (1 min) during the run: ${Math.min(...load).toFixed(2)}–${Math.max(...load).toFixed(2)} on ${spawnSync("nproc").stdout?.toString().trim() || "?"} cores`,
+  );
   for (const c of cases) {
     const { ms, ratio } = perRound.get(c.name);
     const r = median(ratio);
     const goal = c.goal === undefined ? "" : `   goal ≤ ${c.goal}× ${r <= c.goal ? "met" : "missed"}`;
-    console.log(`  ${c.name.padEnd(32)} ${median(ms).toFixed(1).padStart(7)} ms   ×${r.toFixed(2)} (rounds ${Math.min(...ratio).toFixed(2)}–${Math.max(...ratio).toFixed(2)})${goal}`);
+    console.log(
+      `  ${c.name.padEnd(32)} ${median(ms).toFixed(1).padStart(7)} ms   ×${r.toFixed(2)} (rounds ${Math.min(...ratio).toFixed(2)}–${Math.max(...ratio).toFixed(2)})${goal}`,
+    );
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -23,7 +23,11 @@ const TICK = Number(spawnSync("getconf", ["CLK_TCK"]).stdout?.toString().trim() 
 const dir = mkdtempSync(join(tmpdir(), "pmagent-bench-follow-"));
 const project = join(dir, "project");
 mkdirSync(project);
-const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("PMAGENT_") && !k.startsWith("LATTICE_") && k !== "DATABASE_URL"));
+const env = Object.fromEntries(
+  Object.entries(process.env).filter(
+    ([k]) => !k.startsWith("PMAGENT_") && !k.startsWith("LATTICE_") && k !== "DATABASE_URL",
+  ),
+);
 
 /** CPU seconds (utime + stime) of a process, or undefined once it is gone. */
 function cpuOf(pid) {
@@ -54,7 +58,13 @@ try {
   const rows = [];
   for (const n of COUNTS) {
     const timeout = WINDOW_S + 10 + n;
-    const children = Array.from({ length: n }, () => spawn(process.execPath, [cli, "run", "--role", "Aya", "--timeout", String(timeout), "--", "sh", "-c", sprite], { cwd: project, env, stdio: "ignore" }));
+    const children = Array.from({ length: n }, () =>
+      spawn(process.execPath, [cli, "run", "--role", "Aya", "--timeout", String(timeout), "--", "sh", "-c", sprite], {
+        cwd: project,
+        env,
+        stdio: "ignore",
+      }),
+    );
     const done = children.map((c) => new Promise((resolve) => c.on("exit", resolve)));
     // Started: each supervisor has a sprite (a child process) and has followed it a while.
     const hasChild = (pid) => spawnSync("pgrep", ["-P", String(pid)]).status === 0;
@@ -66,17 +76,25 @@ try {
     const after = children.map((c) => cpuOf(c.pid));
     const wall = (performance.now() - t0) / 1000;
     const rss = children.map((c) => rssMbOf(c.pid)).filter((x) => x !== undefined);
-    const cpuPct = after.map((a, i) => (a === undefined || before[i] === undefined ? undefined : ((a - before[i]) / wall) * 100)).filter((x) => x !== undefined);
+    const cpuPct = after
+      .map((a, i) => (a === undefined || before[i] === undefined ? undefined : ((a - before[i]) / wall) * 100))
+      .filter((x) => x !== undefined);
     load.push(loadavg()[0]);
     for (const c of children) c.kill("SIGTERM");
     await Promise.all(done);
     rows.push({ n, rss: median(rss), rssMax: Math.max(...rss), cpu: median(cpuPct), cpuMax: Math.max(...cpuPct) });
   }
-  console.log(`supervisor per followed run: one \`pmagent run\` process per run, each sprite printing an INFO event every ${EVERY_MS} ms; sampled over ${WINDOW_S} s once all run`);
-  console.log(`load average (1 min) during the run: ${Math.min(...load).toFixed(2)}–${Math.max(...load).toFixed(2)} on ${spawnSync("nproc").stdout?.toString().trim() || "?"} cores`);
+  console.log(
+    `supervisor per followed run: one \`pmagent run\` process per run, each sprite printing an INFO event every ${EVERY_MS} ms; sampled over ${WINDOW_S} s once all run`,
+  );
+  console.log(
+    `load average (1 min) during the run: ${Math.min(...load).toFixed(2)}–${Math.max(...load).toFixed(2)} on ${spawnSync("nproc").stdout?.toString().trim() || "?"} cores`,
+  );
   for (const r of rows) {
     const goal = r.n === 16 ? `   goal ≤ 15 MB and ≤ 2 %: ${r.rss <= 15 && r.cpu <= 2 ? "met" : "missed"}` : "";
-    console.log(`  ${String(r.n).padStart(2)} at once: RSS ${r.rss.toFixed(0)} MB per run (max ${r.rssMax.toFixed(0)}), CPU ${r.cpu.toFixed(1)} % of a core per run (max ${r.cpuMax.toFixed(1)})${goal}`);
+    console.log(
+      `  ${String(r.n).padStart(2)} at once: RSS ${r.rss.toFixed(0)} MB per run (max ${r.rssMax.toFixed(0)}), CPU ${r.cpu.toFixed(1)} % of a core per run (max ${r.cpuMax.toFixed(1)})${goal}`,
+    );
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

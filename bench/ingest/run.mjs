@@ -31,22 +31,45 @@ import Database from "better-sqlite3";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const dist = join(here, "../../dist");
-const { values: args, positionals } = parseArgs({ allowPositionals: true, options: { rounds: { type: "string" }, "sqlite-only": { type: "boolean" }, old: { type: "string" } } });
+const { values: args, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { rounds: { type: "string" }, "sqlite-only": { type: "boolean" }, old: { type: "string" } },
+});
 const current = await import(join(dist, "index.js"));
 const { parseConfig, PostgresStore } = current;
 const old = args.old ? await import(join(args.old, "dist", "index.js")) : null;
 const N = Number(positionals[0] ?? 1_000_000);
 const ROUNDS = Number(args.rounds ?? 3);
-for (const [name, v] of [["N", N], ["--rounds", ROUNDS]]) {
+for (const [name, v] of [
+  ["N", N],
+  ["--rounds", ROUNDS],
+]) {
   if (!Number.isInteger(v) || v < 1) {
-    console.error(`bench/ingest: ${name} must be a positive integer, got ${JSON.stringify(name === "N" ? positionals[0] : args.rounds)}`);
+    console.error(
+      `bench/ingest: ${name} must be a positive integer, got ${JSON.stringify(name === "N" ? positionals[0] : args.rounds)}`,
+    );
     process.exit(2);
   }
 }
 const PG_URL = process.env.PMAGENT_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
 function project(root) {
-  const config = { project_id: "bench", lanes: [{ layer: "bench", name: "ingest", roles: [{ name: "Writer", allowed_kinds: ["bench"], runner: { command: [process.execPath, join(here, "sprite.mjs"), String(N)], timeout_s: 3600 } }] }] };
+  const config = {
+    project_id: "bench",
+    lanes: [
+      {
+        layer: "bench",
+        name: "ingest",
+        roles: [
+          {
+            name: "Writer",
+            allowed_kinds: ["bench"],
+            runner: { command: [process.execPath, join(here, "sprite.mjs"), String(N)], timeout_s: 3600 },
+          },
+        ],
+      },
+    ],
+  };
   const text = JSON.stringify(config);
   writeFileSync(join(root, "pmagent.config.json"), text);
   return { root, configPath: join(root, "pmagent.config.json"), config: parseConfig(text, "bench config") };
@@ -63,7 +86,10 @@ function cpu() {
   if (!existsSync(task)) return null;
   const fields = (path) => {
     const text = readFileSync(path, "utf8");
-    return text.slice(text.lastIndexOf(")") + 2).split(" ").map(Number);
+    return text
+      .slice(text.lastIndexOf(")") + 2)
+      .split(" ")
+      .map(Number);
   };
   const ticks = 100; // USER_HZ on Linux
   const threads = new Map();
@@ -95,20 +121,41 @@ async function measure(name, store, pm = current) {
   const root = mkdtempSync(join(tmpdir(), "pmagent-bench-"));
   try {
     await pm.migrate(store, pm.migrations);
-    const sup = new pm.Supervisor({ store, project: project(root), pmagentCommand: [process.execPath, join(dist, "cli/main.js")], pollMs: 50 });
+    const sup = new pm.Supervisor({
+      store,
+      project: project(root),
+      pmagentCommand: [process.execPath, join(dist, "cli/main.js")],
+      pollMs: 50,
+    });
     const c0 = cpu();
     const t0 = performance.now();
     const run = await sup.startRun({ role: "Writer" });
     const seconds = (performance.now() - t0) / 1000;
     const used = cpuDelta(c0, cpu());
-    const stored = Number((await store.get("SELECT COUNT(*) AS n FROM lattice_run_events WHERE run_id = ?", [run.id])).n);
-    if (run.state !== "succeeded" || stored !== N + 1) throw new Error(`${name}: run ${run.state} (${run.reason}), ${stored} events stored, expected ${N + 1}`);
+    const stored = Number(
+      (await store.get("SELECT COUNT(*) AS n FROM lattice_run_events WHERE run_id = ?", [run.id])).n,
+    );
+    if (run.state !== "succeeded" || stored !== N + 1)
+      throw new Error(`${name}: run ${run.state} (${run.reason}), ${stored} events stored, expected ${N + 1}`);
     // The sprite's CPU as it read it itself: a sandboxed sprite (its own PID namespace) is not a waited-for child here.
     if (used) used.sprite = JSON.parse(readFileSync(join(run.workspace, "bench-sprite-cpu.json"), "utf8")).seconds;
     // The baseline beside the round: JSON.parse of this round's own lines, now.
-    const baseline = parseRate(readFileSync(join(run.workspace, ".lattice", "outbox.jsonl"), "utf8").split("\n").filter(Boolean));
+    const baseline = parseRate(
+      readFileSync(join(run.workspace, ".lattice", "outbox.jsonl"), "utf8")
+        .split("\n")
+        .filter(Boolean),
+    );
     const ceiling = store instanceof pm.SqliteStore ? await storingCeiling(store, run.id, pm) : undefined;
-    return { name, stored, seconds, rate: stored / seconds, baseline, ratio: stored / seconds / baseline, used, ceiling };
+    return {
+      name,
+      stored,
+      seconds,
+      rate: stored / seconds,
+      baseline,
+      ratio: stored / seconds / baseline,
+      used,
+      ceiling,
+    };
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -126,7 +173,10 @@ const CEILING_INSERT_ROWS = 64;
  * writer, whatever the supervisor does around it. Events/s and ratio to this round's JSON.parse.
  */
 async function storingCeiling(source, runId, pm) {
-  const rows = await source.all("SELECT run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms, event_ts FROM lattice_run_events WHERE run_id = ? ORDER BY seq", [runId]);
+  const rows = await source.all(
+    "SELECT run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms, event_ts FROM lattice_run_events WHERE run_id = ? ORDER BY seq",
+    [runId],
+  );
   const dir = mkdtempSync(join(tmpdir(), "pmagent-bench-ceiling-"));
   try {
     const file = join(dir, "ceiling.db");
@@ -139,9 +189,23 @@ async function storingCeiling(source, runId, pm) {
     db.pragma("cache_size = -65536");
     db.pragma("wal_autocheckpoint = 0");
     const values = (n) => new Array(n).fill("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ");
-    const insert = (n) => db.prepare(`INSERT INTO lattice_run_events (run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms, event_ts) VALUES ${values(n)} ON CONFLICT (run_id, event_ts, event_id) DO NOTHING`);
+    const insert = (n) =>
+      db.prepare(
+        `INSERT INTO lattice_run_events (run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms, event_ts) VALUES ${values(n)} ON CONFLICT (run_id, event_ts, event_id) DO NOTHING`,
+      );
     const full = insert(CEILING_INSERT_ROWS);
-    const params = rows.map((r) => [r.run_id, r.seq, r.attempt, r.event_id, r.event_type, r.source, r.outbox_line, r.event_json, r.received_ms, r.event_ts]);
+    const params = rows.map((r) => [
+      r.run_id,
+      r.seq,
+      r.attempt,
+      r.event_id,
+      r.event_type,
+      r.source,
+      r.outbox_line,
+      r.event_json,
+      r.received_ms,
+      r.event_ts,
+    ]);
     const t0 = performance.now();
     for (let c = 0; c < params.length; c += CEILING_COMMIT_ROWS) {
       db.exec("BEGIN IMMEDIATE");
@@ -204,38 +268,73 @@ if (pgOk) {
     console.log(`PostgreSQL at ${PG_URL} unreachable (${err.message}): skipped`);
   }
 }
-const byStore = new Map([["SQLite", []], ...(old ? [["SQLite (old)", []]] : []), ...(pgOk ? [["PostgreSQL", []]] : [])]);
-console.log(`ingest benchmark: ${fmt(N + 1)} mixed events (INFO, PHASE_STARTED, PHASE_FINISHED, ARTIFACT, COMPLETED), each on stdout and in the outbox; ${ROUNDS} round${ROUNDS > 1 ? "s" : ""} per store, alternating; load ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
+const byStore = new Map([
+  ["SQLite", []],
+  ...(old ? [["SQLite (old)", []]] : []),
+  ...(pgOk ? [["PostgreSQL", []]] : []),
+]);
+console.log(
+  `ingest benchmark: ${fmt(N + 1)} mixed events (INFO, PHASE_STARTED, PHASE_FINISHED, ARTIFACT, COMPLETED), each on stdout and in the outbox; ${ROUNDS} round${ROUNDS > 1 ? "s" : ""} per store, alternating; load ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ")}`,
+);
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 const us = (s, n) => ((s * 1e6) / n).toFixed(1);
 function report(label, r) {
-  console.log(`${label.padEnd(20)} stored once each, durably: ${fmt(r.stored)} events in ${r.seconds.toFixed(2)} s = ${fmt(r.rate)} events/s; JSON.parse beside it: ${fmt(r.baseline)} lines/s; ratio ${r.ratio.toFixed(3)}`);
-  if (r.ceiling !== undefined) console.log(`${"".padEnd(20)} SQLite storing alone (the same rows by better-sqlite3, nothing else): ${fmt(r.ceiling)} events/s = ${(r.ceiling / r.baseline).toFixed(3)}× JSON.parse; pmagent at ${(r.rate / r.ceiling).toFixed(2)}× of it`);
-  if (r.used) console.log(`${"".padEnd(20)} CPU per event: supervisor main thread ${us(r.used.main, r.stored)} µs, its other threads ${us(r.used.others, r.stored)} µs, sprite ${us(r.used.sprite, r.stored)} µs (JSON.parse alone: ${(1e6 / r.baseline).toFixed(1)} µs)`);
+  console.log(
+    `${label.padEnd(20)} stored once each, durably: ${fmt(r.stored)} events in ${r.seconds.toFixed(2)} s = ${fmt(r.rate)} events/s; JSON.parse beside it: ${fmt(r.baseline)} lines/s; ratio ${r.ratio.toFixed(3)}`,
+  );
+  if (r.ceiling !== undefined)
+    console.log(
+      `${"".padEnd(20)} SQLite storing alone (the same rows by better-sqlite3, nothing else): ${fmt(r.ceiling)} events/s = ${(r.ceiling / r.baseline).toFixed(3)}× JSON.parse; pmagent at ${(r.rate / r.ceiling).toFixed(2)}× of it`,
+    );
+  if (r.used)
+    console.log(
+      `${"".padEnd(20)} CPU per event: supervisor main thread ${us(r.used.main, r.stored)} µs, its other threads ${us(r.used.others, r.stored)} µs, sprite ${us(r.used.sprite, r.stored)} µs (JSON.parse alone: ${(1e6 / r.baseline).toFixed(1)} µs)`,
+    );
 }
 for (let r = 0; r < ROUNDS; r++) {
   for (const [name, rounds] of byStore) {
-    const result = name === "SQLite" ? await sqliteRound() : name === "SQLite (old)" ? await sqliteRound(old, name) : await postgresRound();
+    const result =
+      name === "SQLite"
+        ? await sqliteRound()
+        : name === "SQLite (old)"
+          ? await sqliteRound(old, name)
+          : await postgresRound();
     rounds.push(result);
     report(`${name} #${r + 1}`, result);
   }
 }
-console.log(`load after: ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
+console.log(
+  `load after: ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ")}`,
+);
 for (const [name, rounds] of byStore) {
   const cpu = rounds.every((r) => r.used) ? rounds.map((r) => r.used) : null;
-  const perEvent = cpu ? `; CPU per event (median): main ${us(median(cpu.map((c) => c.main)), N + 1)}, other threads ${us(median(cpu.map((c) => c.others)), N + 1)}, sprite ${us(median(cpu.map((c) => c.sprite)), N + 1)} µs` : "";
-  console.log(`${`${name} median`.padEnd(20)} ${fmt(median(rounds.map((r) => r.rate)))} events/s, ratio to JSON.parse ${median(rounds.map((r) => r.ratio)).toFixed(3)} (over ${rounds.length} round${rounds.length > 1 ? "s" : ""})${perEvent}`);
+  const perEvent = cpu
+    ? `; CPU per event (median): main ${us(median(cpu.map((c) => c.main)), N + 1)}, other threads ${us(median(cpu.map((c) => c.others)), N + 1)}, sprite ${us(median(cpu.map((c) => c.sprite)), N + 1)} µs`
+    : "";
+  console.log(
+    `${`${name} median`.padEnd(20)} ${fmt(median(rounds.map((r) => r.rate)))} events/s, ratio to JSON.parse ${median(rounds.map((r) => r.ratio)).toFixed(3)} (over ${rounds.length} round${rounds.length > 1 ? "s" : ""})${perEvent}`,
+  );
 }
 if (old) {
   const ratios = byStore.get("SQLite").map((r, i) => r.rate / byStore.get("SQLite (old)")[i].rate);
-  console.log(`new vs old (SQLite, same rounds): ${ratios.map((x) => `${x.toFixed(2)}×`).join(", ")}; median ${median(ratios).toFixed(2)}×`);
+  console.log(
+    `new vs old (SQLite, same rounds): ${ratios.map((x) => `${x.toFixed(2)}×`).join(", ")}; median ${median(ratios).toFixed(2)}×`,
+  );
 }
 const sqlite = byStore.get("SQLite");
 const ceilings = sqlite.map((r) => r.ceiling / r.baseline);
-console.log(`SQLite storing alone, median: ${median(ceilings).toFixed(3)}× JSON.parse (over ${ceilings.length} round${ceilings.length > 1 ? "s" : ""}): the most any supervisor storing through one SQLite writer could reach on this machine`);
+console.log(
+  `SQLite storing alone, median: ${median(ceilings).toFixed(3)}× JSON.parse (over ${ceilings.length} round${ceilings.length > 1 ? "s" : ""}): the most any supervisor storing through one SQLite writer could reach on this machine`,
+);
 const rate = median(sqlite.map((r) => r.rate));
 const ratio = median(sqlite.map((r) => r.ratio));
-console.log(`goal (issue 21): ≥ 100,000 events/s stored durably on SQLite: ${rate >= 100_000 ? "met" : "NOT met"} (${fmt(rate)}/s, median); ≥ 0.3× a raw JSON.parse of the same lines on the same run: ${ratio >= 0.3 ? "met" : "NOT met"} (${ratio.toFixed(3)}×, median of the rounds' ratios)`);
+console.log(
+  `goal (issue 21): ≥ 100,000 events/s stored durably on SQLite: ${rate >= 100_000 ? "met" : "NOT met"} (${fmt(rate)}/s, median); ≥ 0.3× a raw JSON.parse of the same lines on the same run: ${ratio >= 0.3 ? "met" : "NOT met"} (${ratio.toFixed(3)}×, median of the rounds' ratios)`,
+);

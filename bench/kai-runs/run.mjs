@@ -7,7 +7,17 @@ import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { performance } from "node:perf_hooks";
-import { ActionStore, LocalForge, ProposalStore, RunStore, SqliteStore, collectRuns, docUpdateLane, migrate, migrations } from "../../dist/index.js";
+import {
+  ActionStore,
+  LocalForge,
+  ProposalStore,
+  RunStore,
+  SqliteStore,
+  collectRuns,
+  docUpdateLane,
+  migrate,
+  migrations,
+} from "../../dist/index.js";
 
 const RUNS = Number(process.env.KAI_RUNS_BENCH_RUNS ?? 2_000);
 const PER_RUN = Number(process.env.KAI_RUNS_BENCH_EVENTS_PER_RUN ?? 100);
@@ -31,14 +41,38 @@ async function seed(store) {
         `INSERT INTO lattice_runs (id, project_id, role, entry_id, sprite_id, work_item_id, state, command_json, workspace, checkpoint_dir, run_dir, worker, host, supervisor_pid, sprite_pid, sprite_started,
            attempt, outbox_offset, outbox_line, stdout_offset, stderr_offset, waiting_json, gate_json, exit_code, exit_signal, reason, log_bytes, log_truncated, entry_synced, created_at, created_ms, updated_ms, finished_ms)
          VALUES (?, 'bench', ?, ?, 's', ?, ?, '[]', '/w', '/c', '/r', NULL, 'h', NULL, NULL, NULL, 1, 0, 1, 0, 0, ?, NULL, NULL, NULL, NULL, 0, 0, 1, ?, ?, ?, ?)`,
-        [id, roles[i % roles.length], `req-${i}`, `req-${i}`, state, waiting ? JSON.stringify({ event_id: "e0", reason: "r", checkpoint_id: "chk_0", expected_inputs: { approved: "boolean" } }) : null, new Date(created).toISOString(), created, finished ?? created, finished],
+        [
+          id,
+          roles[i % roles.length],
+          `req-${i}`,
+          `req-${i}`,
+          state,
+          waiting
+            ? JSON.stringify({
+                event_id: "e0",
+                reason: "r",
+                checkpoint_id: "chk_0",
+                expected_inputs: { approved: "boolean" },
+              })
+            : null,
+          new Date(created).toISOString(),
+          created,
+          finished ?? created,
+          finished,
+        ],
       );
       for (let s = 0; s < PER_RUN; s++) {
         const type = s === PER_RUN - 1 ? (waiting ? "WAITING" : "COMPLETED") : s % 10 === 5 ? "ARTIFACT" : "INFO";
-        const payload = type === "ARTIFACT" ? { kind: "file", ref: `reports/r${i}-${s}.json` } : type === "WAITING" ? { reason: "r", checkpoint_id: "chk_0", expected_inputs: { approved: "boolean" } } : { message: `m${s}` };
-        await tx.run(`INSERT INTO lattice_run_events (run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms) VALUES (?, ?, 1, ?, ?, 'outbox', ?, ?, ?)`, [
-          id, s, `${id}-${s}`, type, s + 1, JSON.stringify({ event_type: type, payload }), created + s * 100,
-        ]);
+        const payload =
+          type === "ARTIFACT"
+            ? { kind: "file", ref: `reports/r${i}-${s}.json` }
+            : type === "WAITING"
+              ? { reason: "r", checkpoint_id: "chk_0", expected_inputs: { approved: "boolean" } }
+              : { message: `m${s}` };
+        await tx.run(
+          `INSERT INTO lattice_run_events (run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms) VALUES (?, ?, 1, ?, ?, 'outbox', ?, ?, ?)`,
+          [id, s, `${id}-${s}`, type, s + 1, JSON.stringify({ event_type: type, payload }), created + s * 100],
+        );
       }
     }
   });
@@ -54,7 +88,9 @@ async function time(label, f) {
   }
   times.sort((a, b) => a - b);
   const median = times[Math.floor(times.length / 2)];
-  console.log(`${label.padEnd(52)} median ${median.toFixed(1).padStart(8)} ms  (min ${times[0].toFixed(1)}, max ${times.at(-1).toFixed(1)})`);
+  console.log(
+    `${label.padEnd(52)} median ${median.toFixed(1).padStart(8)} ms  (min ${times[0].toFixed(1)}, max ${times.at(-1).toFixed(1)})`,
+  );
   return { median, out };
 }
 
@@ -75,10 +111,16 @@ try {
   const window = { since: new Date(NOW - 7 * DAY), until: new Date(NOW) };
   const latestEntries = Array.from({ length: 20 }, (_, i) => `req-${RUNS - 1 - i * 7}`);
   const base = await time("baseline: RunStore.list() (every run, counted)", () => readers.runs.list());
-  const kai = await time("collectRuns, 7 days + 20 entries' latest runs", () => collectRuns(readers, lane, window, latestEntries));
-  const past = await time("collectRuns, as_of 180 days ago", () => collectRuns(readers, lane, { since: new Date(NOW - 187 * DAY), until: new Date(NOW - 180 * DAY) }, latestEntries));
+  const kai = await time("collectRuns, 7 days + 20 entries' latest runs", () =>
+    collectRuns(readers, lane, window, latestEntries),
+  );
+  const past = await time("collectRuns, as_of 180 days ago", () =>
+    collectRuns(readers, lane, { since: new Date(NOW - 187 * DAY), until: new Date(NOW - 180 * DAY) }, latestEntries),
+  );
   console.log(`runs read: baseline ${base.out.length}, window ${kai.out.length}, past window ${past.out.length}`);
-  console.log(`ratio collectRuns / baseline: ${(kai.median / base.median).toFixed(3)} (as_of: ${(past.median / base.median).toFixed(3)})`);
+  console.log(
+    `ratio collectRuns / baseline: ${(kai.median / base.median).toFixed(3)} (as_of: ${(past.median / base.median).toFixed(3)})`,
+  );
 } finally {
   await store.close();
   rmSync(OUT, { recursive: true, force: true });

@@ -15,7 +15,22 @@ import { tmpdir } from "node:os";
 import { performance } from "node:perf_hooks";
 import * as pmagent from "../../dist/index.js";
 
-const { Blackboard, SqliteStore, answer, docUpdateLane, migrate, migrations, parseConfig, collectLaneBoard, RunStore, RunIngestor, Sprite, Redactor, OUTBOX_START, outboxPath } = pmagent;
+const {
+  Blackboard,
+  SqliteStore,
+  answer,
+  docUpdateLane,
+  migrate,
+  migrations,
+  parseConfig,
+  collectLaneBoard,
+  RunStore,
+  RunIngestor,
+  Sprite,
+  Redactor,
+  OUTBOX_START,
+  outboxPath,
+} = pmagent;
 
 const COMMITS = Number(process.env.KAI_BENCH_COMMITS ?? 50_000);
 const ENTRIES = Number(process.env.KAI_BENCH_ENTRIES ?? 20_000);
@@ -44,7 +59,10 @@ const CHAIN = [
 const CYCLES = Math.ceil(ENTRIES / CHAIN.length);
 // Spread over the year up to 6 hours ago, so that the latest cycle's five entries are all in the past.
 const cycleStart = (c) => NOW - 6 * HOUR - DAYS * DAY + (c * DAYS * DAY) / CYCLES;
-const entryId = (c, k) => `req-${c}${CHAIN.slice(1, k + 1).map((step) => step[3]).join("")}`;
+const entryId = (c, k) =>
+  `req-${c}${CHAIN.slice(1, k + 1)
+    .map((step) => step[3])
+    .join("")}`;
 
 /** A linear history with a merged pull request every 25 commits, written with git fast-import. */
 function buildRepo() {
@@ -52,7 +70,15 @@ function buildRepo() {
   rmSync(REPO, { recursive: true, force: true });
   mkdirSync(REPO, { recursive: true });
   spawnSync("git", ["init", "-q", "-b", "main", REPO]);
-  const dirs = ["src/core", "src/lane", "docs/pm", "docs/guide", "STATE", "reports/doc_update_proposals", ".github/workflows"];
+  const dirs = [
+    "src/core",
+    "src/lane",
+    "docs/pm",
+    "docs/guide",
+    "STATE",
+    "reports/doc_update_proposals",
+    ".github/workflows",
+  ];
   const chunks = [];
   const data = (text) => `data ${Buffer.byteLength(text)}\n${text}\n`;
   let mark = 0;
@@ -63,21 +89,33 @@ function buildRepo() {
   for (let i = 0; i < COMMITS; i++) {
     const t = Math.floor(start + i * step);
     const dir = dirs[i % dirs.length];
-    const path = dir === "STATE" ? "STATE/current_state.md" : `${dir}/f${i % 700}.${dir.startsWith("src") ? "ts" : dir.startsWith(".github") ? "yml" : "md"}`;
-    const body = dir === "STATE" ? `# State\n\n## Layer B / doc_update v1\n\nrevision ${i}\n\n### Gaps\n\n- gap ${i % 7}\n` : `content ${i}\n`;
+    const path =
+      dir === "STATE"
+        ? "STATE/current_state.md"
+        : `${dir}/f${i % 700}.${dir.startsWith("src") ? "ts" : dir.startsWith(".github") ? "yml" : "md"}`;
+    const body =
+      dir === "STATE"
+        ? `# State\n\n## Layer B / doc_update v1\n\nrevision ${i}\n\n### Gaps\n\n- gap ${i % 7}\n`
+        : `content ${i}\n`;
     if (i > 0 && i % 25 === 0) {
       // a side commit, then its merge: "Merge pull request #N"
       const side = ++mark;
-      chunks.push(`commit refs/heads/side\nmark :${side}\ncommitter Dev <dev@example.invalid> ${t - 60} +0000\n${data(`work for #${pr}`)}from :${last}\nM 100644 inline ${path}\n${data(body)}\n`);
+      chunks.push(
+        `commit refs/heads/side\nmark :${side}\ncommitter Dev <dev@example.invalid> ${t - 60} +0000\n${data(`work for #${pr}`)}from :${last}\nM 100644 inline ${path}\n${data(body)}\n`,
+      );
       const merge = ++mark;
-      chunks.push(`commit refs/heads/main\nmark :${merge}\ncommitter Dev <dev@example.invalid> ${t} +0000\n${data(`Merge pull request #${pr} from team/b${pr}\n\nPR ${pr}`)}from :${last}\nmerge :${side}\n\n`);
+      chunks.push(
+        `commit refs/heads/main\nmark :${merge}\ncommitter Dev <dev@example.invalid> ${t} +0000\n${data(`Merge pull request #${pr} from team/b${pr}\n\nPR ${pr}`)}from :${last}\nmerge :${side}\n\n`,
+      );
       pr++;
       last = merge;
       continue;
     }
     const m = ++mark;
     const subject = i % 10 === 3 ? `change ${i} (#${100_000 + i})` : `change ${i}`;
-    chunks.push(`commit refs/heads/main\nmark :${m}\ncommitter Dev <dev@example.invalid> ${t} +0000\n${data(subject)}${last ? `from :${last}\n` : ""}M 100644 inline ${path}\n${data(body)}\n`);
+    chunks.push(
+      `commit refs/heads/main\nmark :${m}\ncommitter Dev <dev@example.invalid> ${t} +0000\n${data(subject)}${last ? `from :${last}\n` : ""}M 100644 inline ${path}\n${data(body)}\n`,
+    );
     last = m;
   }
   const r = spawnSync("git", ["-C", REPO, "fast-import", "--quiet"], { input: chunks.join(""), maxBuffer: 1 << 30 });
@@ -97,9 +135,21 @@ async function buildBoard(store) {
       const at = new Date(t0 + k * HOUR).toISOString();
       const last = c === CYCLES - 1 && k === CHAIN.length - 1;
       await board.put("bench", {
-        id, from, to, project_id: "bench", kind, status: last ? "open" : "done",
-        payload: { summary: `${kind} of cycle ${c}`, details: {}, refs: { artifact_path: `reports/doc_update_proposals/${id}.json` } },
-        target_docs: ["STATE/current_state.md"], created_at: at, updated_at: new Date(t0 + (k + 1) * HOUR).toISOString(), source_issue: 841,
+        id,
+        from,
+        to,
+        project_id: "bench",
+        kind,
+        status: last ? "open" : "done",
+        payload: {
+          summary: `${kind} of cycle ${c}`,
+          details: {},
+          refs: { artifact_path: `reports/doc_update_proposals/${id}.json` },
+        },
+        target_docs: ["STATE/current_state.md"],
+        created_at: at,
+        updated_at: new Date(t0 + (k + 1) * HOUR).toISOString(),
+        source_issue: 841,
       });
     }
   }
@@ -127,19 +177,65 @@ async function buildRuns(store) {
     const entry = entryId(c, k);
     const id = `run-${c}-${k}-${attempt}`;
     clock = cycleStart(c) + k * HOUR + attempt * 10 * 60_000 + 60_000;
-    await runs.create({ id, project_id: "bench", role, entry_id: entry, sprite_id: role.toLowerCase(), work_item_id: entry, command: ["node", `examples/doc-update-lane/${role.toLowerCase()}.mjs`], workspace: ws, checkpoint_dir: join(ws, "..", "checkpoints"), run_dir: join(ws, "..", "run"), worker: `worker-${role}`, host: "bench", supervisor_pid: 1, gate: null });
+    await runs.create({
+      id,
+      project_id: "bench",
+      role,
+      entry_id: entry,
+      sprite_id: role.toLowerCase(),
+      work_item_id: entry,
+      command: ["node", `examples/doc-update-lane/${role.toLowerCase()}.mjs`],
+      workspace: ws,
+      checkpoint_dir: join(ws, "..", "checkpoints"),
+      run_dir: join(ws, "..", "run"),
+      worker: `worker-${role}`,
+      host: "bench",
+      supervisor_pid: 1,
+      gate: null,
+    });
     await runs.update(id, { state: "running", sprite_pid: 2 });
     rmSync(outboxPath(ws), { force: true });
-    const sprite = new Sprite({ spriteId: role.toLowerCase(), workItemId: entry, workspace: ws, env: {}, write: () => undefined, clock: () => clock });
+    const sprite = new Sprite({
+      spriteId: role.toLowerCase(),
+      workItemId: entry,
+      workspace: ws,
+      env: {},
+      write: () => undefined,
+      clock: () => clock,
+    });
     const tick = () => (clock += 1000);
     sprite.phaseStarted("work");
-    for (let i = 0; i < perRun - 4; i++, tick()) sprite.info(`step ${i} of ${entry}`, { kind: "progress", metadata: { i } });
-    sprite.artifact("json", { ref: `reports/doc_update_proposals/${entry}.json`, metadata: { path: `reports/doc_update_proposals/${entry}.json` } });
+    for (let i = 0; i < perRun - 4; i++, tick())
+      sprite.info(`step ${i} of ${entry}`, { kind: "progress", metadata: { i } });
+    sprite.artifact("json", {
+      ref: `reports/doc_update_proposals/${entry}.json`,
+      metadata: { path: `reports/doc_update_proposals/${entry}.json` },
+    });
     sprite.phaseFinished("work", !fail);
     sprite.completed(fail ? "failure" : "success", fail ? "model timed out" : `done ${entry}`);
-    const ingest = new RunIngestor({ store, runId: id, attempt: 1, outboxPath: outboxPath(ws), violationsPath: join(ws, "no-violations.log"), outbox: OUTBOX_START, stdoutOffset: 0, stderrOffset: 0, logBytes: 0, logTruncated: false, redactor, clock: () => clock });
+    const ingest = new RunIngestor({
+      store,
+      runId: id,
+      attempt: 1,
+      outboxPath: outboxPath(ws),
+      violationsPath: join(ws, "no-violations.log"),
+      outbox: OUTBOX_START,
+      stdoutOffset: 0,
+      stderrOffset: 0,
+      logBytes: 0,
+      logTruncated: false,
+      redactor,
+      clock: () => clock,
+    });
     await ingest.finish();
-    await runs.update(id, { state: fail ? "failed" : "succeeded", exit_code: fail ? 1 : 0, sprite_pid: null, finished: true, entry_synced: true, ...(fail ? { reason: "sprite exited 1" } : {}) });
+    await runs.update(id, {
+      state: fail ? "failed" : "succeeded",
+      exit_code: fail ? 1 : 0,
+      sprite_pid: null,
+      finished: true,
+      entry_synced: true,
+      ...(fail ? { reason: "sprite exited 1" } : {}),
+    });
     made++;
     events += perRun;
   };
@@ -206,7 +302,9 @@ async function measure(fns) {
 mkdirSync(OUT, { recursive: true });
 let t = performance.now();
 buildRepo();
-console.log(`repository: ${COMMITS} commits (${((performance.now() - t) / 1000).toFixed(1)} s to build or reuse) at ${REPO}`);
+console.log(
+  `repository: ${COMMITS} commits (${((performance.now() - t) / 1000).toFixed(1)} s to build or reuse) at ${REPO}`,
+);
 t = performance.now();
 await buildDatabase();
 const store = new SqliteStore(DB);
@@ -225,19 +323,36 @@ const config = parseConfig(JSON.stringify({ project_id: "bench", lanes: [docUpda
  */
 let sources;
 if (typeof pmagent.openProject === "function") {
-  const opened = await pmagent.openProject({ project: { root: REPO, configPath: join(REPO, "pmagent.config.json"), config }, store, env: {} });
+  const opened = await pmagent.openProject({
+    project: { root: REPO, configPath: join(REPO, "pmagent.config.json"), config },
+    store,
+    env: {},
+  });
   sources = await opened.kaiSources({ repo: REPO });
   console.log("sources: openProject().kaiSources() (blackboard, runs)");
 } else if (typeof pmagent.projectKaiSources === "function") {
-  sources = pmagent.projectKaiSources({ root: REPO, configPath: join(REPO, "pmagent.config.json"), config }, store, { repo: REPO, env: {} });
+  sources = pmagent.projectKaiSources({ root: REPO, configPath: join(REPO, "pmagent.config.json"), config }, store, {
+    repo: REPO,
+    env: {},
+  });
   console.log("sources: projectKaiSources (blackboard, runs)");
 } else {
   const board = new Blackboard(store, { projectId: "bench", humans: config.humans });
   sources = { repo: REPO, board: (w, lane) => collectLaneBoard(board, lane, config.humans, w) };
-  console.log("sources: blackboard only — this build's kai module has no runs source (projectKaiSources) yet; runs and events are stored but not read");
+  console.log(
+    "sources: blackboard only — this build's kai module has no runs source (projectKaiSources) yet; runs and events are stored but not read",
+  );
 }
 const options = { config, sources };
-const request = (type, params = {}) => ({ version: "kai_request_v1", request_id: `bench-${type}`, from: { actor_type: "workflow" }, project_id: "bench", type, lane: { layer: "layer_b", name: "doc_update" }, params });
+const request = (type, params = {}) => ({
+  version: "kai_request_v1",
+  request_id: `bench-${type}`,
+  from: { actor_type: "workflow" },
+  project_id: "bench",
+  type,
+  lane: { layer: "layer_b", name: "doc_update" },
+  params,
+});
 
 const check = await answer(request("what_changed"), options);
 if (check.status !== "ok") throw new Error(JSON.stringify(check.notes));
@@ -245,7 +360,13 @@ writeFileSync(join(OUT, "what_changed.json"), JSON.stringify(check, null, 2));
 const status = await answer(request("lane_status"), options);
 writeFileSync(join(OUT, "lane_status.json"), JSON.stringify(status, null, 2));
 console.log(`what_changed saw: ${check.notes.filter((n) => n.startsWith("Evidence")).join(" | ")}`);
-console.log(`lane_status: ${status.payload.data.cycle.latest_cycle_id} ${status.payload.data.cycle.status}, steps ${Object.values(status.payload.data.steps).map((s) => `${s.role}:${s.status}${s.run ? `(run ${s.run.state}, ${s.run.events} events)` : ""}`).join(" ")}`);
+console.log(
+  `lane_status: ${status.payload.data.cycle.latest_cycle_id} ${status.payload.data.cycle.status}, steps ${Object.values(
+    status.payload.data.steps,
+  )
+    .map((s) => `${s.role}:${s.status}${s.run ? `(run ${s.run.state}, ${s.run.events} events)` : ""}`)
+    .join(" ")}`,
+);
 
 const [baseline, changes, laneStatus, past] = await measure([
   () => time("git", ["-C", REPO, "log", "--since=7.days", "--name-status"]),
@@ -270,9 +391,17 @@ async function buildStalled(store, projectId, entries) {
     const last = c === cycles - 1;
     const put = (id, from, to, kind, status, k) =>
       board.put("bench", {
-        id, from, to, project_id: projectId, kind, status,
+        id,
+        from,
+        to,
+        project_id: projectId,
+        kind,
+        status,
         payload: { summary: `${kind} of cycle ${c}`, details: {}, refs: {} },
-        target_docs: ["STATE/current_state.md"], created_at: new Date(t0 + k * HOUR).toISOString(), updated_at: new Date(t0 + (k + 1) * HOUR).toISOString(), source_issue: 841,
+        target_docs: ["STATE/current_state.md"],
+        created_at: new Date(t0 + k * HOUR).toISOString(),
+        updated_at: new Date(t0 + (k + 1) * HOUR).toISOString(),
+        source_issue: 841,
       });
     await put(`req-${c}`, "Human", "Aya", "doc_update_proposal_request", "done", 0);
     await put(`req-${c}-review`, "Aya", "Sho", "doc_update_review_request", last ? "in_progress" : "error", 1);
@@ -295,7 +424,10 @@ await migrate(stalledStore, migrations);
 const stalled = (projectId) => {
   const cfg = parseConfig(JSON.stringify({ project_id: projectId, lanes: [docUpdateLane()] }), "bench");
   const board = new Blackboard(stalledStore, { projectId, humans: cfg.humans });
-  const src = { repo: REPO, board: (w, lane, type) => collectLaneBoard(board, lane, cfg.humans, w, { windowed: type === "what_changed" }) };
+  const src = {
+    repo: REPO,
+    board: (w, lane, type) => collectLaneBoard(board, lane, cfg.humans, w, { windowed: type === "what_changed" }),
+  };
   const req = { ...request("lane_status"), project_id: projectId };
   const lane = cfg.lanes[0];
   const window = { since: new Date(NOW - 7 * DAY), until: new Date(NOW) };
@@ -308,18 +440,27 @@ const small = stalled("small");
 const large = stalled("large");
 const smallAnswer = await small.status();
 const largeAnswer = await large.status();
-console.log(`\nstalled boards: ${STALLED_SMALL} and ${STALLED_LARGE} entries, no completed cycle; lane_status: ${largeAnswer.payload.data.cycle.latest_cycle_id} ${largeAnswer.payload.data.cycle.status} (large), ${smallAnswer.payload.data.cycle.latest_cycle_id} ${smallAnswer.payload.data.cycle.status} (small)`);
-const [smallStatus, largeStatus, smallBoard, largeBoard] = await measure([small.status, large.status, small.board, large.board]);
+console.log(
+  `\nstalled boards: ${STALLED_SMALL} and ${STALLED_LARGE} entries, no completed cycle; lane_status: ${largeAnswer.payload.data.cycle.latest_cycle_id} ${largeAnswer.payload.data.cycle.status} (large), ${smallAnswer.payload.data.cycle.latest_cycle_id} ${smallAnswer.payload.data.cycle.status} (small)`,
+);
+const [smallStatus, largeStatus, smallBoard, largeBoard] = await measure([
+  small.status,
+  large.status,
+  small.board,
+  large.board,
+]);
 await stalledStore.close();
 await store.close();
 
-const row = (name, ms) => `${name.padEnd(44)} ${ms.toFixed(1).padStart(8)} ms   ${(ms / baseline).toFixed(2).padStart(5)}× git   ${ms < 1000 ? "< 1 s" : "OVER 1 s"}${ms / baseline <= 3 ? "" : "   OVER 3× git"}`;
+const row = (name, ms) =>
+  `${name.padEnd(44)} ${ms.toFixed(1).padStart(8)} ms   ${(ms / baseline).toFixed(2).padStart(5)}× git   ${ms < 1000 ? "< 1 s" : "OVER 1 s"}${ms / baseline <= 3 ? "" : "   OVER 3× git"}`;
 console.log(`\nmedian of ${REPEAT} rounds (one of each per round), same repository, same process:`);
 console.log(`${"git log --since=7.days --name-status".padEnd(44)} ${baseline.toFixed(1).padStart(8)} ms   (baseline)`);
 console.log(row("kai what_changed (7 days)", changes));
 console.log(row("kai lane_status", laneStatus));
 console.log(row("kai lane_status as_of 30 days ago", past));
-const ratio = (name, a, b) => `${name.padEnd(44)} ${a.toFixed(1).padStart(8)} ms vs ${b.toFixed(1).padStart(8)} ms   ${(b / a).toFixed(2).padStart(5)}×${b / a <= 2 ? "" : "   OVER 2×"}`;
+const ratio = (name, a, b) =>
+  `${name.padEnd(44)} ${a.toFixed(1).padStart(8)} ms vs ${b.toFixed(1).padStart(8)} ms   ${(b / a).toFixed(2).padStart(5)}×${b / a <= 2 ? "" : "   OVER 2×"}`;
 console.log(`\nno completed cycle, ${STALLED_SMALL} vs ${STALLED_LARGE} entries (median of ${REPEAT} rounds):`);
 console.log(ratio("kai lane_status (answer, same repository)", smallStatus, largeStatus));
 console.log(ratio("its blackboard read (collectLaneBoard)", smallBoard, largeBoard));

@@ -24,7 +24,10 @@ const PG_URL = process.env.PMAGENT_BENCH_PG_URL ?? "postgres://postgres@127.0.0.
 const { values: args } = parseArgs({ options: { entries: { type: "string" }, rounds: { type: "string" } } });
 const N = Number(args.entries ?? 200);
 const ROUNDS = Number(args.rounds ?? 3);
-for (const [name, n] of [["entries", N], ["rounds", ROUNDS]]) {
+for (const [name, n] of [
+  ["entries", N],
+  ["rounds", ROUNDS],
+]) {
   if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive whole number (got ${n})`);
 }
 const canUnshare = spawnSync("unshare", ["-m", "--propagation", "private", "true"]).status === 0;
@@ -46,7 +49,15 @@ function project(root) {
   const config = {
     project_id: "bench-machines",
     humans: ["Human"],
-    lanes: [{ layer: "bench", name: "machines", roles: [{ name: "Builder", allowed_kinds: ["build_request"], runner: { command: ["sh", SPRITE], timeout_s: 120 } }] }],
+    lanes: [
+      {
+        layer: "bench",
+        name: "machines",
+        roles: [
+          { name: "Builder", allowed_kinds: ["build_request"], runner: { command: ["sh", SPRITE], timeout_s: 120 } },
+        ],
+      },
+    ],
   };
   writeFileSync(join(root, "pmagent.config.json"), JSON.stringify(config, null, 2));
 }
@@ -62,11 +73,43 @@ function sampleRss(pid, peak) {
 }
 
 function startWorker(root, others, schema, concurrency, i) {
-  const env = { ...process.env, PMAGENT_DATABASE_URL: PG_URL, PMAGENT_DATABASE_SCHEMA: schema, PMAGENT_MACHINE: root.split("/").pop(), NO_COLOR: "1" };
-  const argv = [process.execPath, CLI, "worker", "--role", "Builder", "--once", "--concurrency", String(concurrency), "--worker-id", `w${i}@${env.PMAGENT_MACHINE}`, "--format", "json"];
+  const env = {
+    ...process.env,
+    PMAGENT_DATABASE_URL: PG_URL,
+    PMAGENT_DATABASE_SCHEMA: schema,
+    PMAGENT_MACHINE: root.split("/").pop(),
+    NO_COLOR: "1",
+  };
+  const argv = [
+    process.execPath,
+    CLI,
+    "worker",
+    "--role",
+    "Builder",
+    "--once",
+    "--concurrency",
+    String(concurrency),
+    "--worker-id",
+    `w${i}@${env.PMAGENT_MACHINE}`,
+    "--format",
+    "json",
+  ];
   const hide = canUnshare && others.length > 0;
   const child = hide
-    ? spawn("unshare", ["-m", "--propagation", "private", "sh", "-c", `${others.map((o) => `mount -t tmpfs -o size=1m none ${o} &&`).join(" ")} exec "$@"`, "sh", ...argv], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+    ? spawn(
+        "unshare",
+        [
+          "-m",
+          "--propagation",
+          "private",
+          "sh",
+          "-c",
+          `${others.map((o) => `mount -t tmpfs -o size=1m none ${o} &&`).join(" ")} exec "$@"`,
+          "sh",
+          ...argv,
+        ],
+        { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] },
+      )
     : spawn(argv[0], argv.slice(1), { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
@@ -78,7 +121,15 @@ function startWorker(root, others, schema, concurrency, i) {
   const done = new Promise((resolve, reject) =>
     child.once("exit", (code) => {
       clearInterval(timer);
-      if (code === 0) resolve({ runs: out.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)), peak: peak.kb });
+      if (code === 0)
+        resolve({
+          runs: out
+            .trim()
+            .split("\n")
+            .filter(Boolean)
+            .map((l) => JSON.parse(l)),
+          peak: peak.kb,
+        });
       else reject(new Error(`worker on ${root} exited ${code}: ${err.slice(-2000)}`));
     }),
   );
@@ -94,12 +145,30 @@ async function round(setup) {
   const store = await PostgresStore.connect(PG_URL, { schema });
   try {
     await migrate(store, migrations);
-    const roots = Array.from({ length: setup.machines }, (_, m) => join(base, `machine-${String.fromCharCode(97 + m)}`));
+    const roots = Array.from({ length: setup.machines }, (_, m) =>
+      join(base, `machine-${String.fromCharCode(97 + m)}`),
+    );
     roots.forEach(project);
     const board = new Blackboard(store, { projectId: "bench-machines", humans: ["Human"] });
-    for (let i = 0; i < N; i++) await board.post("Human", { id: `e-${String(i).padStart(4, "0")}`, to: "Builder", kind: "build_request", payload: { summary: `entry ${i}` } });
+    for (let i = 0; i < N; i++)
+      await board.post("Human", {
+        id: `e-${String(i).padStart(4, "0")}`,
+        to: "Builder",
+        kind: "build_request",
+        payload: { summary: `entry ${i}` },
+      });
     const t0 = performance.now();
-    const workers = roots.flatMap((root) => Array.from({ length: setup.workers }, (_, i) => startWorker(root, roots.filter((r) => r !== root), schema, setup.concurrency, `${root.slice(-1)}${i}`)));
+    const workers = roots.flatMap((root) =>
+      Array.from({ length: setup.workers }, (_, i) =>
+        startWorker(
+          root,
+          roots.filter((r) => r !== root),
+          schema,
+          setup.concurrency,
+          `${root.slice(-1)}${i}`,
+        ),
+      ),
+    );
     // Every worker ends before anything is judged (a failed one must not leave the others writing to a dropped schema).
     const settled = await Promise.allSettled(workers);
     const failed = settled.find((r) => r.status === "rejected");
@@ -109,7 +178,9 @@ async function round(setup) {
     const runs = results.flatMap((r) => r.runs);
     const bad = runs.filter((r) => r.state !== "succeeded");
     if (bad.length > 0) throw new Error(`${bad.length} runs did not succeed: ${bad[0].reason}`);
-    const claims = await store.all("SELECT entry_id, COUNT(*) AS n FROM bb_history WHERE project_id = 'bench-machines' AND action IN ('claim', 'takeover') GROUP BY entry_id");
+    const claims = await store.all(
+      "SELECT entry_id, COUNT(*) AS n FROM bb_history WHERE project_id = 'bench-machines' AND action IN ('claim', 'takeover') GROUP BY entry_id",
+    );
     const doubles = claims.filter((c) => Number(c.n) > 1).length;
     const perEntry = await store.all(
       `SELECT h.at_ms AS claimed, (SELECT MIN(e.received_ms) FROM lattice_run_events e JOIN lattice_runs r ON r.id = e.run_id WHERE r.entry_id = h.entry_id) AS first
@@ -118,7 +189,17 @@ async function round(setup) {
     const latency = perEntry.map((r) => Number(r.first) - Number(r.claimed));
     const machinesUsed = new Set(runs.map((r) => r.host)).size;
     const rssPerRun = results.map((r) => r.peak / 1024 / setup.concurrency);
-    return { seconds, throughput: N / seconds, p50: pct(latency, 50), p99: pct(latency, 99), doubles, done: runs.length, machinesUsed, rssPerRun: median(rssPerRun), rssPeak: Math.max(...results.map((r) => r.peak / 1024)) };
+    return {
+      seconds,
+      throughput: N / seconds,
+      p50: pct(latency, 50),
+      p99: pct(latency, 99),
+      doubles,
+      done: runs.length,
+      machinesUsed,
+      rssPerRun: median(rssPerRun),
+      rssPeak: Math.max(...results.map((r) => r.peak / 1024)),
+    };
   } finally {
     await store.close();
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
@@ -127,7 +208,11 @@ async function round(setup) {
   }
 }
 
-console.log(`bench/machines: ${N} entries, ${ROUNDS} rounds (set-ups alternate which goes first); machines ${canUnshare ? "in mount namespaces of their own" : "as directories (no unshare here)"}; load ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+console.log(
+  `bench/machines: ${N} entries, ${ROUNDS} rounds (set-ups alternate which goes first); machines ${canUnshare ? "in mount namespaces of their own" : "as directories (no unshare here)"}; load ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ")}`,
+);
 const ratios = [];
 const all = { [SETUPS[0].name]: [], [SETUPS[1].name]: [] };
 for (let r = 0; r < ROUNDS; r++) {
@@ -142,12 +227,20 @@ for (let r = 0; r < ROUNDS; r++) {
     );
   }
   ratios.push(got[SETUPS[0].name].throughput / got[SETUPS[1].name].throughput);
-  console.log(`  round ${r + 1} ratio (2 machines / 1 machine throughput): ${fmt(ratios.at(-1), 2)}x; load ${loadavg()[0].toFixed(2)}`);
+  console.log(
+    `  round ${r + 1} ratio (2 machines / 1 machine throughput): ${fmt(ratios.at(-1), 2)}x; load ${loadavg()[0].toFixed(2)}`,
+  );
 }
 const m = median(ratios);
-const doubles = Object.values(all).flat().reduce((n, g) => n + g.doubles, 0);
-console.log(`median ratio ${fmt(m, 2)}x (goal >= 1.00x: spreading the team over machines costs nothing) ${m >= 1 ? "met" : "missed"}; double claims ${doubles} (goal 0) ${doubles === 0 ? "met" : "MISSED"}`);
+const doubles = Object.values(all)
+  .flat()
+  .reduce((n, g) => n + g.doubles, 0);
+console.log(
+  `median ratio ${fmt(m, 2)}x (goal >= 1.00x: spreading the team over machines costs nothing) ${m >= 1 ? "met" : "missed"}; double claims ${doubles} (goal 0) ${doubles === 0 ? "met" : "MISSED"}`,
+);
 for (const s of SETUPS) {
   const g = all[s.name];
-  console.log(`  ${s.name}: median ${fmt(median(g.map((x) => x.throughput)))} entries/s, claim→first event p50 ${median(g.map((x) => x.p50))} ms, p99 ${median(g.map((x) => x.p99))} ms, ${fmt(median(g.map((x) => x.rssPerRun)))} MB RSS per concurrent run`);
+  console.log(
+    `  ${s.name}: median ${fmt(median(g.map((x) => x.throughput)))} entries/s, claim→first event p50 ${median(g.map((x) => x.p50))} ms, p99 ${median(g.map((x) => x.p99))} ms, ${fmt(median(g.map((x) => x.rssPerRun)))} MB RSS per concurrent run`,
+  );
 }

@@ -21,11 +21,46 @@ const nowMs = () => performance.timeOrigin + performance.now();
 
 const dir = mkdtempSync(join(tmpdir(), "pmagent-bench-start-"));
 const repo = join(dir, "repo");
-const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("PMAGENT_") && !k.startsWith("LATTICE_") && k !== "DATABASE_URL"));
-const git = (args, cwd = repo) => execFileSync("git", ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid", ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"], maxBuffer: 1 << 28 });
-const pmagent = (args, input) => execFileSync(process.execPath, [cli, ...args], { cwd: repo, env, input, stdio: ["pipe", "pipe", "pipe"] });
+const env = Object.fromEntries(
+  Object.entries(process.env).filter(
+    ([k]) => !k.startsWith("PMAGENT_") && !k.startsWith("LATTICE_") && k !== "DATABASE_URL",
+  ),
+);
+const git = (args, cwd = repo) =>
+  execFileSync("git", ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid", ...args], {
+    cwd,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    maxBuffer: 1 << 28,
+  });
+const pmagent = (args, input) =>
+  execFileSync(process.execPath, [cli, ...args], { cwd: repo, env, input, stdio: ["pipe", "pipe", "pipe"] });
 // The sandbox a run gets, by hand: the machine read-only, the workspace writable.
-const bwrapTrue = (ws) => execFileSync("bwrap", ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", ws, ws, "--chdir", ws, "--unshare-pid", "--die-with-parent", "--", "true"], { env, stdio: "ignore" });
+const bwrapTrue = (ws) =>
+  execFileSync(
+    "bwrap",
+    [
+      "--ro-bind",
+      "/",
+      "/",
+      "--dev",
+      "/dev",
+      "--proc",
+      "/proc",
+      "--tmpfs",
+      "/tmp",
+      "--bind",
+      ws,
+      ws,
+      "--chdir",
+      ws,
+      "--unshare-pid",
+      "--die-with-parent",
+      "--",
+      "true",
+    ],
+    { env, stdio: "ignore" },
+  );
 
 try {
   mkdirSync(repo);
@@ -62,10 +97,19 @@ try {
     },
     "pmagent run --entry ID → first instruction": (round) => {
       const id = `bench-start-${round}`;
-      pmagent(["bb", "post", "-"], JSON.stringify({ id, to: "Aya", kind: "doc_update_proposal_request", payload: { summary: "start" } }));
-      const before = new Set(readdirSync(join(repo, ".pmagent", "workspaces"), { withFileTypes: false }).filter(Boolean));
+      pmagent(
+        ["bb", "post", "-"],
+        JSON.stringify({ id, to: "Aya", kind: "doc_update_proposal_request", payload: { summary: "start" } }),
+      );
+      const before = new Set(
+        readdirSync(join(repo, ".pmagent", "workspaces"), { withFileTypes: false }).filter(Boolean),
+      );
       const s = nowMs();
-      const r = spawnSync(process.execPath, [cli, "run", "--role", "Aya", "--entry", id, "--", "sh", "-c", "date +%s%N > first-instruction.txt"], { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] });
+      const r = spawnSync(
+        process.execPath,
+        [cli, "run", "--role", "Aya", "--entry", id, "--", "sh", "-c", "date +%s%N > first-instruction.txt"],
+        { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] },
+      );
       if (r.status !== 0) throw new Error(`pmagent run exited with ${r.status}: ${r.stderr}`);
       const ws = readdirSync(join(repo, ".pmagent", "workspaces")).find((n) => !before.has(n));
       const wsPath = join(repo, ".pmagent", "workspaces", ws);
@@ -87,12 +131,18 @@ try {
     }
     load.push(loadavg()[0]);
   }
-  console.log(`run start-up on a ${FILES}-file repository: wall ms, ${ROUNDS} rounds (the three taking turns); ratio to the by-hand worktree of the same round, median over rounds`);
-  console.log(`load average (1 min) during the run: ${Math.min(...load).toFixed(2)}–${Math.max(...load).toFixed(2)} on ${spawnSync("nproc").stdout?.toString().trim() || "?"} cores`);
+  console.log(
+    `run start-up on a ${FILES}-file repository: wall ms, ${ROUNDS} rounds (the three taking turns); ratio to the by-hand worktree of the same round, median over rounds`,
+  );
+  console.log(
+    `load average (1 min) during the run: ${Math.min(...load).toFixed(2)}–${Math.max(...load).toFixed(2)} on ${spawnSync("nproc").stdout?.toString().trim() || "?"} cores`,
+  );
   for (const [name, { ms, ratio }] of per) {
     const r = median(ratio);
     const goal = name.startsWith("pmagent") ? `   goal ≤ 1.5× ${r <= 1.5 ? "met" : "missed"}` : "";
-    console.log(`  ${name.padEnd(46)} ${median(ms).toFixed(0).padStart(7)} ms   ×${r.toFixed(2)} (rounds ${Math.min(...ratio).toFixed(2)}–${Math.max(...ratio).toFixed(2)})${goal}`);
+    console.log(
+      `  ${name.padEnd(46)} ${median(ms).toFixed(0).padStart(7)} ms   ×${r.toFixed(2)} (rounds ${Math.min(...ratio).toFixed(2)}–${Math.max(...ratio).toFixed(2)})${goal}`,
+    );
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -11,12 +11,23 @@ import { rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { performance } from "node:perf_hooks";
-import { AGENTS, CODE_BRANCH, DOC_BRANCH, codeLaneCycle, docLaneCycle, git, runsOf, startAgentServers } from "../../test/helpers/team-lanes.ts";
+import {
+  AGENTS,
+  CODE_BRANCH,
+  DOC_BRANCH,
+  codeLaneCycle,
+  docLaneCycle,
+  git,
+  runsOf,
+  startAgentServers,
+} from "../../test/helpers/team-lanes.ts";
 
 const { values } = parseArgs({ options: { lane: { type: "string" }, rounds: { type: "string", default: "1" } } });
 const rounds = Number(values.rounds);
-if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds ${values.rounds}: expected a whole number of rounds, at least 1`);
-if (values.lane !== undefined && !["code", "doc"].includes(values.lane)) throw new Error(`--lane ${values.lane}: expected code or doc`);
+if (!Number.isInteger(rounds) || rounds < 1)
+  throw new Error(`--rounds ${values.rounds}: expected a whole number of rounds, at least 1`);
+if (values.lane !== undefined && !["code", "doc"].includes(values.lane))
+  throw new Error(`--lane ${values.lane}: expected code or doc`);
 
 const same = (a) => ({ developer: a, reviewer: a, fixer: a, approver: a });
 const lanes = {
@@ -26,7 +37,11 @@ const lanes = {
     configs: [
       ["sh -c runners (baseline)", same("sh"), true],
       ...AGENTS.map((a) => [`${a} in every role`, same(a)]),
-      ["codex, claude, gemini fixes, claude", { developer: "codex", reviewer: "claude", fixer: "gemini", approver: "claude" }, true],
+      [
+        "codex, claude, gemini fixes, claude",
+        { developer: "codex", reviewer: "claude", fixer: "gemini", approver: "claude" },
+        true,
+      ],
     ],
     cycle: codeLaneCycle,
   },
@@ -48,8 +63,14 @@ function commitStats(repo, range) {
     .split("\x01")
     .filter((c) => c.trim() !== "")
     .map((c) => {
-      const [title, ...files] = c.trim().split("\n").filter((l) => l !== "");
-      return `${title} — ${files.map((f) => f.split("\t")).map(([add, del, path]) => `${path} (+${add} -${del})`).join(", ")}`;
+      const [title, ...files] = c
+        .trim()
+        .split("\n")
+        .filter((l) => l !== "");
+      return `${title} — ${files
+        .map((f) => f.split("\t"))
+        .map(([add, del, path]) => `${path} (+${add} -${del})`)
+        .join(", ")}`;
     });
 }
 
@@ -59,7 +80,9 @@ const servers = await startAgentServers();
 try {
   for (const [name, lane] of Object.entries(lanes)) {
     if (values.lane && values.lane !== name) continue;
-    console.log(`${lane.title}; wall time of the whole cycle${rounds > 1 ? ` (median of ${rounds} rounds)` : ""}, ratio to the baseline, and each run's time`);
+    console.log(
+      `${lane.title}; wall time of the whole cycle${rounds > 1 ? ` (median of ${rounds} rounds)` : ""}, ratio to the baseline, and each run's time`,
+    );
     let base;
     const stats = [];
     // `show`: list what each role's commit holds for this configuration.
@@ -73,17 +96,25 @@ try {
         times.push(performance.now() - t0);
         runs = await runsOf(repo);
         const bad = runs.filter((r) => r.state !== "succeeded");
-        if (bad.length > 0) throw new Error(`${label}: ${bad.map((r) => `${r.role} ${r.state}: ${r.reason}`).join("; ")} (repository ${repo.dir})`);
+        if (bad.length > 0)
+          throw new Error(
+            `${label}: ${bad.map((r) => `${r.role} ${r.state}: ${r.reason}`).join("; ")} (repository ${repo.dir})`,
+          );
         if (round === 0 && show) kept = { label, commits: commitStats(repo, `${start}..${lane.branch}`) };
         rmSync(dirname(repo.dir), { recursive: true, force: true });
       }
       const ms = median(times);
       base ??= ms;
-      const each = runs.map((r) => `${r.role} ${seconds(Date.parse(r.finished_at) - Date.parse(r.created_at))}`).join(", ");
+      const each = runs
+        .map((r) => `${r.role} ${seconds(Date.parse(r.finished_at) - Date.parse(r.created_at))}`)
+        .join(", ");
       console.log(`  ${label.padEnd(38)} ${seconds(ms).padStart(6)} s  ×${(ms / base).toFixed(2)}   ${each}`);
       if (kept) stats.push(kept);
     }
-    for (const { label, commits } of stats) console.log(`\n  what each role's commit holds (${label}), oldest first:\n${commits.map((c) => `    ${c}`).join("\n")}`);
+    for (const { label, commits } of stats)
+      console.log(
+        `\n  what each role's commit holds (${label}), oldest first:\n${commits.map((c) => `    ${c}`).join("\n")}`,
+      );
     console.log();
   }
 } finally {

@@ -1,8 +1,36 @@
 import { confinePath, createLogger, type Logger, type Redactor } from "../core/index.js";
 import { allRoles, type Project } from "../config/index.js";
 import type { Store } from "../store/index.js";
-import { findSandboxTool, helperSandbox, hiddenFromSprites, sandboxArgv, ConsoleNotifier, WebhookNotifier, type Notifier, SecretStore, projectRedactor, ActionExecutor, type RetryPolicy, fetchCredentialHandler, labelIssueHandler, notifyUserHandler, openPrHandler, postCommentHandler, type GitHubTarget, type ActionHandler, type ResumeFn, type SupervisorOptions } from "../lattice/index.js";
-import { GitHubForge, LocalForge, type Forge, type WorkspaceSandbox, gitHubClient, gitHubRemoteUrl } from "../forge/index.js";
+import {
+  findSandboxTool,
+  helperSandbox,
+  hiddenFromSprites,
+  sandboxArgv,
+  ConsoleNotifier,
+  WebhookNotifier,
+  type Notifier,
+  SecretStore,
+  projectRedactor,
+  ActionExecutor,
+  type RetryPolicy,
+  fetchCredentialHandler,
+  labelIssueHandler,
+  notifyUserHandler,
+  openPrHandler,
+  postCommentHandler,
+  type GitHubTarget,
+  type ActionHandler,
+  type ResumeFn,
+  type SupervisorOptions,
+} from "../lattice/index.js";
+import {
+  GitHubForge,
+  LocalForge,
+  type Forge,
+  type WorkspaceSandbox,
+  gitHubClient,
+  gitHubRemoteUrl,
+} from "../forge/index.js";
 
 /** Environment variable that overrides the git URL OPEN_PR pushes to when GitHub is configured. */
 export const GITHUB_GIT_URL_ENV = "PMAGENT_GITHUB_GIT_URL";
@@ -28,18 +56,40 @@ export interface ProjectActionsOptions {
  * hides hidden, no network), or as it is where sprites run unsandboxed. Decided at each use, as a
  * run's sandbox is ("required" without bubblewrap fails the OPEN_PR, as it fails runs).
  */
-export function workspaceSandbox(project: Project, store: Store, env: NodeJS.ProcessEnv = process.env): WorkspaceSandbox {
+export function workspaceSandbox(
+  project: Project,
+  store: Store,
+  env: NodeJS.ProcessEnv = process.env,
+): WorkspaceSandbox {
   const storeFile = store.dialect === "sqlite" ? store.location : null;
   return (argv, workspace) => {
     const { bwrap } = findSandboxTool(project.config.sandbox, env.PATH ?? "");
     if (!bwrap) return argv;
-    return sandboxArgv(argv, helperSandbox({ bwrap, hidden: hiddenFromSprites(project, storeFile, env.HOME), home: env.HOME, path: env.PATH, workspace, readable: [project.root], network: "none" }));
+    return sandboxArgv(
+      argv,
+      helperSandbox({
+        bwrap,
+        hidden: hiddenFromSprites(project, storeFile, env.HOME),
+        home: env.HOME,
+        path: env.PATH,
+        workspace,
+        readable: [project.root],
+        network: "none",
+      }),
+    );
   };
 }
 
 /** The local forge of a project (its bare repository and pull requests table), whatever forge OPEN_PR uses. */
 export function localForge(project: Project, store: Store, env: NodeJS.ProcessEnv = process.env): LocalForge {
-  return new LocalForge({ store, projectId: project.config.project_id, root: project.root, bareRepo: project.config.forge.bare_repo, sandbox: workspaceSandbox(project, store, env), remote: project.config.forge.remote });
+  return new LocalForge({
+    store,
+    projectId: project.config.project_id,
+    root: project.root,
+    bareRepo: project.config.forge.bare_repo,
+    sandbox: workspaceSandbox(project, store, env),
+    remote: project.config.forge.remote,
+  });
 }
 
 /** The forge of a project: GitHub when `github.repo` is configured, else the local forge. */
@@ -47,18 +97,39 @@ export function projectForge(project: Project, store: Store, env: NodeJS.Process
   const gh = project.config.github;
   if (gh?.repo) {
     const settings = { repo: gh.repo, tokenEnv: gh.token_env, apiUrl: gh.api_url };
-    return new GitHubForge({ client: () => gitHubClient(settings, env), tokenEnv: gh.token_env, remoteUrl: env[GITHUB_GIT_URL_ENV] ?? gitHubRemoteUrl(gh.api_url, gh.repo), root: project.root, sandbox: workspaceSandbox(project, store, env) });
+    return new GitHubForge({
+      client: () => gitHubClient(settings, env),
+      tokenEnv: gh.token_env,
+      remoteUrl: env[GITHUB_GIT_URL_ENV] ?? gitHubRemoteUrl(gh.api_url, gh.repo),
+      root: project.root,
+      sandbox: workspaceSandbox(project, store, env),
+    });
   }
   return localForge(project, store, env);
 }
 
 /** Where a project's lane cycles live (the forge's bare repository) and the forge their pull requests open on. */
-export function projectCycles(project: Project, store: Store, env: NodeJS.ProcessEnv = process.env, forge: Forge = projectForge(project, store, env)): NonNullable<SupervisorOptions["cycles"]> {
-  return { repo: confinePath(project.root, project.config.forge.bare_repo, "forge.bare_repo"), remote: project.config.forge.remote, root: project.root, sandbox: workspaceSandbox(project, store, env), forge };
+export function projectCycles(
+  project: Project,
+  store: Store,
+  env: NodeJS.ProcessEnv = process.env,
+  forge: Forge = projectForge(project, store, env),
+): NonNullable<SupervisorOptions["cycles"]> {
+  return {
+    repo: confinePath(project.root, project.config.forge.bare_repo, "forge.bare_repo"),
+    remote: project.config.forge.remote,
+    root: project.root,
+    sandbox: workspaceSandbox(project, store, env),
+    forge,
+  };
 }
 
 /** The notifiers of a project: the webhook when configured, then the console. */
-export function projectNotifiers(project: Project, redactor: Redactor, consoleWrite?: (line: string) => void): Notifier[] {
+export function projectNotifiers(
+  project: Project,
+  redactor: Redactor,
+  consoleWrite?: (line: string) => void,
+): Notifier[] {
   const out: Notifier[] = [];
   if (project.config.notify.webhook_url) out.push(new WebhookNotifier(project.config.notify.webhook_url, redactor));
   out.push(new ConsoleNotifier(redactor, consoleWrite));
@@ -71,7 +142,10 @@ export function projectHandlers(options: ProjectActionsOptions, redactor: Redact
   const env = options.env ?? process.env;
   const gh = project.config.github;
   const github: GitHubTarget | undefined = gh?.repo
-    ? { client: () => gitHubClient({ repo: gh.repo!, tokenEnv: gh.token_env, apiUrl: gh.api_url }, env), tokenEnv: gh.token_env }
+    ? {
+        client: () => gitHubClient({ repo: gh.repo!, tokenEnv: gh.token_env, apiUrl: gh.api_url }, env),
+        tokenEnv: gh.token_env,
+      }
     : undefined;
   const roles = new Map(allRoles(project.config).map(({ role }) => [role.name, role.credentials]));
   return {

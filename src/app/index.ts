@@ -5,7 +5,24 @@
  * interfaces and imports neither oa nor prompt. `openProject` (project/) opens a project and builds
  * each of its objects on first use; the CLI, the server, the worker and the lane's demo take them from it.
  */
-export { projectActionExecutor, projectCycles, projectForge, localForge, projectHandlers, projectNotifiers, workspaceSandbox, GITHUB_GIT_URL_ENV, type ProjectActionsOptions } from "./actions.js";
+export {
+  projectActionExecutor,
+  projectCycles,
+  projectForge,
+  localForge,
+  projectHandlers,
+  projectNotifiers,
+  workspaceSandbox,
+  GITHUB_GIT_URL_ENV,
+  type ProjectActionsOptions,
+} from "./actions.js";
 export { oaRunGate } from "./oa-gate.js";
-export { actionSink, proposalSink, environmentProvider, projectEnvironmentChanges, projectSupervisor, type ProjectSupervisorOptions } from "./supervisor.js";
+export {
+  actionSink,
+  proposalSink,
+  environmentProvider,
+  projectEnvironmentChanges,
+  projectSupervisor,
+  type ProjectSupervisorOptions,
+} from "./supervisor.js";
 export * from "./project/index.js";

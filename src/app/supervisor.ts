@@ -4,7 +4,24 @@
  * environment before each launch.
  */
 import { PmagentError, createLogger, type Logger } from "../core/index.js";
-import { type ActionExecutor, type ActionResume, type ActionSink, type ProposalSink, type RunEnvironmentProvider, type Notifier, EnvironmentChanges, ProposalStore, hiddenFromSprites, roleEnvironment, projectRedactor, ActionRequestPayload, EnvironmentProposalPayload, Supervisor, type SupervisorOptions, type RunRecord } from "../lattice/index.js";
+import {
+  type ActionExecutor,
+  type ActionResume,
+  type ActionSink,
+  type ProposalSink,
+  type RunEnvironmentProvider,
+  type Notifier,
+  EnvironmentChanges,
+  ProposalStore,
+  hiddenFromSprites,
+  roleEnvironment,
+  projectRedactor,
+  ActionRequestPayload,
+  EnvironmentProposalPayload,
+  Supervisor,
+  type SupervisorOptions,
+  type RunRecord,
+} from "../lattice/index.js";
 import { projectActionExecutor, projectCycles, projectForge, projectNotifiers } from "./actions.js";
 import type { Forge } from "../forge/index.js";
 import { oaRunGate } from "./oa-gate.js";
@@ -26,7 +43,12 @@ export function actionSink(executor: ActionExecutor): ActionSink {
         parameters: payload.parameters,
         blocking: payload.blocking,
       });
-      return { status: record.state, idempotency_key: record.idempotency_key, attempts: record.attempts, ...(record.error ? { error: record.error } : {}) };
+      return {
+        status: record.state,
+        idempotency_key: record.idempotency_key,
+        attempts: record.attempts,
+        ...(record.error ? { error: record.error } : {}),
+      };
     },
     async orphaned(projectId) {
       return (await executor.actions.orphaned(projectId)).map((a) => ({ run_id: a.run_id, event_id: a.event_hash }));
@@ -34,7 +56,11 @@ export function actionSink(executor: ActionExecutor): ActionSink {
   };
 }
 
-export function proposalSink(proposals: ProposalStore, notifiers: readonly Notifier[], changes: EnvironmentChanges): ProposalSink {
+export function proposalSink(
+  proposals: ProposalStore,
+  notifiers: readonly Notifier[],
+  changes: EnvironmentChanges,
+): ProposalSink {
   return {
     async onEnvironmentProposal({ run, event }) {
       const payload = EnvironmentProposalPayload.parse(event.event.payload);
@@ -57,7 +83,13 @@ export function proposalSink(proposals: ProposalStore, notifiers: readonly Notif
       }
       // Recorded either way (the humans see it, and `env show` says why), but one that cannot be accepted (a path or an option for a name, its own workspace's file) says so now.
       const refused = proposal.status === "pending" ? changes.plan(proposal).refused : null;
-      return { status: "recorded", proposal_id: proposal.id, count: proposal.count, proposal_status: proposal.status, ...(refused ? { refused } : {}) };
+      return {
+        status: "recorded",
+        proposal_id: proposal.id,
+        count: proposal.count,
+        proposal_status: proposal.status,
+        ...(refused ? { refused } : {}),
+      };
     },
   };
 }
@@ -66,7 +98,12 @@ export function environmentProvider(proposals: ProposalStore, changes?: Environm
   return {
     async adjustmentsFor(role) {
       const env = await roleEnvironment(proposals, role, changes);
-      return { preinstall: env.preinstall.map((s) => s.command), env: env.env, path: env.path, ...(env.network ? { network: env.network } : {}) };
+      return {
+        preinstall: env.preinstall.map((s) => s.command),
+        env: env.env,
+        path: env.path,
+        ...(env.network ? { network: env.network } : {}),
+      };
     },
   };
 }
@@ -75,7 +112,12 @@ export function environmentProvider(proposals: ProposalStore, changes?: Environm
  * A project's environment changes (accepting a proposal applies it), over its proposal store: its
  * installers run in the project's sandbox, seeing no more than its sprites do.
  */
-export function projectEnvironmentChanges(project: Project, store: Store, proposals?: ProposalStore, env: NodeJS.ProcessEnv = process.env): EnvironmentChanges {
+export function projectEnvironmentChanges(
+  project: Project,
+  store: Store,
+  proposals?: ProposalStore,
+  env: NodeJS.ProcessEnv = process.env,
+): EnvironmentChanges {
   const c = project.config;
   const storeFile = store.dialect === "sqlite" ? store.location : null;
   return new EnvironmentChanges({
@@ -95,14 +137,23 @@ export function projectEnvironmentChanges(project: Project, store: Store, propos
  * sprite waits for a person: the spec's PR_REVIEW after OPEN_PR) is held on the run for the
  * person's resume, and the humans are told the run waits for them.
  */
-async function resumeBlocked(supervisor: Supervisor, runId: string, payload: ActionResume, log: Logger, notifiers: readonly Notifier[]): Promise<void> {
+async function resumeBlocked(
+  supervisor: Supervisor,
+  runId: string,
+  payload: ActionResume,
+  log: Logger,
+  notifiers: readonly Notifier[],
+): Promise<void> {
   try {
     const result = await supervisor.resumeRun(runId, { ...payload, fromAction: true });
     if (result.held && result.run.waiting) await tellWaiting(result.run, payload, notifiers);
   } catch (err) {
     const code = err instanceof PmagentError ? err.code : undefined;
     if (code === "run_not_waiting") {
-      log.warn({ run: runId, action: payload.context?.action }, "action finished but its run is not waiting: nothing to resume");
+      log.warn(
+        { run: runId, action: payload.context?.action },
+        "action finished but its run is not waiting: nothing to resume",
+      );
       return;
     }
     throw err;
@@ -112,7 +163,9 @@ async function resumeBlocked(supervisor: Supervisor, runId: string, payload: Act
 async function tellWaiting(run: RunRecord, payload: ActionResume, notifiers: readonly Notifier[]): Promise<void> {
   const waiting = run.waiting!;
   const action = payload.context?.action as { action?: string; idempotency_key?: string } | undefined;
-  const needs = Object.entries(waiting.expected_inputs).map(([k, t]) => `${k}: ${t}`).join(", ");
+  const needs = Object.entries(waiting.expected_inputs)
+    .map(([k, t]) => `${k}: ${t}`)
+    .join(", ");
   for (const n of notifiers) {
     await n.notify({
       message: `run ${run.id} waits (${waiting.reason}) for inputs ${needs}; ${action?.action ?? "the action"} is done and its result goes with the resume: pmagent resume ${run.id} --input NAME=VALUE`,
@@ -144,12 +197,22 @@ export function projectSupervisor(options: ProjectSupervisorOptions): Supervisor
   const redactor = options.redactor ?? projectRedactor(project, env);
   const log = options.logger ?? createLogger("pmagent-lattice", redactor);
   const { proposals: given, forge: givenForge, ...supervisorOptions } = options;
-  const proposals = given ?? new ProposalStore({ store, projectId: project.config.project_id, humans: project.config.humans });
+  const proposals =
+    given ?? new ProposalStore({ store, projectId: project.config.project_id, humans: project.config.humans });
   // One forge for OPEN_PR and the lane cycles.
   const forge = givenForge ?? projectForge(project, store, env);
   // The executor resumes through the supervisor it is a hook of (called only once both exist).
   const notifiers = projectNotifiers(project, redactor, options.consoleWrite);
-  const executor = projectActionExecutor({ project, store, env, logger: log, redactor, forge, consoleWrite: options.consoleWrite, resume: (runId, payload) => resumeBlocked(supervisor, runId, payload, log, notifiers) });
+  const executor = projectActionExecutor({
+    project,
+    store,
+    env,
+    logger: log,
+    redactor,
+    forge,
+    consoleWrite: options.consoleWrite,
+    resume: (runId, payload) => resumeBlocked(supervisor, runId, payload, log, notifiers),
+  });
   const changes = projectEnvironmentChanges(project, store, proposals, env);
   const supervisor: Supervisor = new Supervisor({
     // Lane cycles are branches of the project's forge repository (the local forge's bare one).

@@ -31,7 +31,9 @@ export const DEFAULT_LEASE_MS = 30_000;
 
 /** The projects with entries in this store (one board issue may hold several projects' entries). */
 export async function storedProjects(store: Store): Promise<string[]> {
-  const rows = await store.all<{ project_id: string }>("SELECT DISTINCT project_id FROM bb_entries ORDER BY project_id");
+  const rows = await store.all<{ project_id: string }>(
+    "SELECT DISTINCT project_id FROM bb_entries ORDER BY project_id",
+  );
   return rows.map((r) => r.project_id);
 }
 
@@ -72,7 +74,11 @@ export class Blackboard {
    * Post an entry as `actor`. Missing id/from/status/timestamps are filled in. Re-posting an id with
    * the same content is a no-op (`created: false`); with different content it is refused.
    */
-  async post(actor: string, input: EntryInput | unknown, source = "entry"): Promise<{ stored: StoredEntry; created: boolean }> {
+  async post(
+    actor: string,
+    input: EntryInput | unknown,
+    source = "entry",
+  ): Promise<{ stored: StoredEntry; created: boolean }> {
     return (await import("./post.js")).post(this.ctx, actor, input, source);
   }
 
@@ -117,17 +123,33 @@ export class Blackboard {
    * Claim the oldest open entry addressed to `role` with a kind in `kinds` (the pick rule), or take
    * over an in_progress one whose lease has expired. Atomic: no two claimers get the same entry.
    */
-  async claim(worker: string, role: string, kinds: readonly string[], leaseMs = this.leaseMs, options: { entryId?: string } = {}): Promise<StoredEntry | undefined> {
+  async claim(
+    worker: string,
+    role: string,
+    kinds: readonly string[],
+    leaseMs = this.leaseMs,
+    options: { entryId?: string } = {},
+  ): Promise<StoredEntry | undefined> {
     return claim(this.ctx, worker, role, kinds, leaseMs, options);
   }
 
   /** Claim as `claim` does, waiting for a wake-up while nothing is there (see claims.ts). */
-  async claimNext(worker: string, role: string, kinds: readonly string[], options: { leaseMs?: number; waitMs?: number; signal?: AbortSignal } = {}): Promise<StoredEntry | undefined> {
+  async claimNext(
+    worker: string,
+    role: string,
+    kinds: readonly string[],
+    options: { leaseMs?: number; waitMs?: number; signal?: AbortSignal } = {},
+  ): Promise<StoredEntry | undefined> {
     return claimNext(this.ctx, worker, role, kinds, options);
   }
 
   /** A worker finishing its claim and claiming its next entry in one go (see finish-and-claim.ts). */
-  async finishAndClaim(actor: string, id: string, to: Status, next: { worker: string; kinds: readonly string[]; role?: string; leaseMs?: number; note?: string }): Promise<{ finished: StoredEntry; next: StoredEntry | undefined }> {
+  async finishAndClaim(
+    actor: string,
+    id: string,
+    to: Status,
+    next: { worker: string; kinds: readonly string[]; role?: string; leaseMs?: number; note?: string },
+  ): Promise<{ finished: StoredEntry; next: StoredEntry | undefined }> {
     return (await import("./finish-and-claim.js")).finishAndClaim(this.ctx, actor, id, to, next);
   }
 
@@ -140,7 +162,11 @@ export class Blackboard {
    * Import an entry as it was (status and timestamps kept), under the rules `post` applies: only
    * a human imports an entry written by someone else, and no entry arrives in_progress.
    */
-  async import(actor: string, input: unknown, options: { source?: string } = {}): Promise<{ stored: StoredEntry; outcome: PutOutcome }> {
+  async import(
+    actor: string,
+    input: unknown,
+    options: { source?: string } = {},
+  ): Promise<{ stored: StoredEntry; outcome: PutOutcome }> {
     return (await import("./import.js")).importEntry(this.ctx, actor, input, options);
   }
 
@@ -148,12 +174,19 @@ export class Blackboard {
    * Store an entry exactly as given (status and timestamps kept): for imports and board syncs.
    * Same id and content: a no-op; same id, other content: refused unless `replace`.
    */
-  async put(actor: string, input: unknown, options: { source?: string; replace?: boolean; expectedVersion?: number } = {}): Promise<{ stored: StoredEntry; outcome: PutOutcome }> {
+  async put(
+    actor: string,
+    input: unknown,
+    options: { source?: string; replace?: boolean; expectedVersion?: number } = {},
+  ): Promise<{ stored: StoredEntry; outcome: PutOutcome }> {
     return (await import("./import.js")).putEntry(this.ctx, actor, input, options);
   }
 
   /** The append-only history, oldest first: of one entry, or of the whole project. */
-  async history(id?: string, options: { sinceMs?: number; untilMs?: number; limit?: number } = {}): Promise<HistoryRecord[]> {
+  async history(
+    id?: string,
+    options: { sinceMs?: number; untilMs?: number; limit?: number } = {},
+  ): Promise<HistoryRecord[]> {
     return readHistory(this.ctx, id, options);
   }
 

@@ -8,14 +8,32 @@ export const STATUSES = ["open", "in_progress", "done", "error", "canceled"] as 
 export type Status = (typeof STATUSES)[number];
 
 /** The fields Blackboard Core Spec v1 §2 defines, in its order (schema.ts checks it names each of its fields). */
-export const SPEC_FIELDS = ["id", "from", "to", "project_id", "kind", "status", "payload", "target_docs", "created_at", "updated_at", "source_issue", "source_comment_id", "source_run_id", "note"] as const;
+export const SPEC_FIELDS = [
+  "id",
+  "from",
+  "to",
+  "project_id",
+  "kind",
+  "status",
+  "payload",
+  "target_docs",
+  "created_at",
+  "updated_at",
+  "source_issue",
+  "source_comment_id",
+  "source_run_id",
+  "note",
+] as const;
 
 /** The blackboard type in the marker of newly posted GitHub comments. */
 export const DEFAULT_BLACKBOARD_TYPE = "doc_update_v1";
 
 /** A fresh id: project, time and randomness (the spec asks ids never to collide). */
 export function newId(ctx: BoardContext, kind?: string): string {
-  const stamp = new Date(ctx.now().ms).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+  const stamp = new Date(ctx.now().ms)
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
   return `${ctx.projectId}${kind ? `-${kind}` : ""}-${stamp}-${randomBytes(3).toString("hex")}`;
 }
 
@@ -62,6 +80,7 @@ export interface HistoryRecord {
 /** The top-level fields beyond the spec's (kept as they came), e.g. `payload_ref`. */
 export function extraFields(e: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(e)) if (!(SPEC_FIELDS as readonly string[]).includes(k) && v !== undefined) out[k] = v;
+  for (const [k, v] of Object.entries(e))
+    if (!(SPEC_FIELDS as readonly string[]).includes(k) && v !== undefined) out[k] = v;
   return out;
 }

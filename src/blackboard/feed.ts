@@ -167,7 +167,9 @@ export class BoardFeed {
     for (const [seq, at] of this.gaps) if (at < since) this.gaps.delete(seq);
 
     const newer = new Set<string>();
-    for (const m of marks) if (m.project_id === this.board.projectId && m.version > (this.entries.get(m.entry_id)?.version ?? 0)) newer.add(m.entry_id);
+    for (const m of marks)
+      if (m.project_id === this.board.projectId && m.version > (this.entries.get(m.entry_id)?.version ?? 0))
+        newer.add(m.entry_id);
     if (newer.size === 0) return [];
     const list = await this.board.list({ ids: [...newer] });
     if (stale()) return undefined;

@@ -15,7 +15,13 @@ import type { Status, StoredEntry } from "./schema.js";
  * moment: one round trip and one commit for all of them (see finish-claim-batch.ts); an expired
  * claim is taken over by a second statement. On SQLite both are one transaction.
  */
-export async function finishAndClaim(ctx: BoardContext, actor: string, id: string, to: Status, next: { worker: string; kinds: readonly string[]; role?: string; leaseMs?: number; note?: string }): Promise<{ finished: StoredEntry; next: StoredEntry | undefined }> {
+export async function finishAndClaim(
+  ctx: BoardContext,
+  actor: string,
+  id: string,
+  to: Status,
+  next: { worker: string; kinds: readonly string[]; role?: string; leaseMs?: number; note?: string },
+): Promise<{ finished: StoredEntry; next: StoredEntry | undefined }> {
   const role = next.role ?? actor;
   const leaseMs = next.leaseMs ?? ctx.leaseMs;
   const options: ChangeOptions = { worker: next.worker, ...(next.note !== undefined ? { note: next.note } : {}) };
@@ -24,7 +30,13 @@ export async function finishAndClaim(ctx: BoardContext, actor: string, id: strin
     const now = ctx.now();
     return ctx.store.transaction(async (q) => {
       const finished = await changeIn(ctx, q, { actor, id, patch, options, now });
-      return { finished, next: next.kinds.length === 0 ? undefined : await claimIn(ctx, q, { worker: next.worker, role, kinds: next.kinds, leaseMs, now }) };
+      return {
+        finished,
+        next:
+          next.kinds.length === 0
+            ? undefined
+            : await claimIn(ctx, q, { worker: next.worker, role, kinds: next.kinds, leaseMs, now }),
+      };
     });
   }
   if (next.note === undefined && next.kinds.length > 0 && canTransition("in_progress", to)) {
@@ -45,7 +57,12 @@ export async function finishAndClaim(ctx: BoardContext, actor: string, id: strin
       claim_changes: JSON.stringify(claimChanges("open", null, next.worker)),
     });
     if (finished) {
-      return { finished: toStored(finished), next: claimed ? toStored(claimed) : await claimPg(ctx, { worker: next.worker, role, kinds: next.kinds, leaseMs, now: ctx.now() }, true) };
+      return {
+        finished: toStored(finished),
+        next: claimed
+          ? toStored(claimed)
+          : await claimPg(ctx, { worker: next.worker, role, kinds: next.kinds, leaseMs, now: ctx.now() }, true),
+      };
     }
     // Not finished (claim lost, refused, unknown entry): the general path says why.
   }

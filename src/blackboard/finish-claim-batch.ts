@@ -97,7 +97,10 @@ class FinishClaimBatcher {
   }
 
   private async run(requests: readonly FinishClaimRequest[]): Promise<FinishClaimResult[]> {
-    const rows = await this.store.all<Row & { req: number; claimed: boolean }>("SELECT * FROM bb_finish_claim_batch(?::jsonb)", [JSON.stringify(requests.map((r, req) => ({ ...r, req })))]);
+    const rows = await this.store.all<Row & { req: number; claimed: boolean }>(
+      "SELECT * FROM bb_finish_claim_batch(?::jsonb)",
+      [JSON.stringify(requests.map((r, req) => ({ ...r, req })))],
+    );
     const results: FinishClaimResult[] = requests.map(() => ({ finished: undefined, claimed: undefined }));
     for (const row of rows) {
       const result = results[row.req]!;

@@ -4,7 +4,8 @@ import { chunked, getEntry, ID_CHUNK } from "./queries.js";
 import type { HistoryRecord, Status } from "./schema.js";
 
 /** The head of every history insert; PostgreSQL writes complete it with a SELECT (see PgWrite). */
-export const HISTORY_INSERT = "INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json)";
+export const HISTORY_INSERT =
+  "INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json)";
 
 /** One history record as a write appends it. */
 export interface HistoryWrite {
@@ -30,11 +31,21 @@ export async function recordHistory(ctx: BoardContext, q: Queryable, record: His
 }
 
 /** The append-only history, oldest first: of one entry, or of the whole project. */
-export async function readHistory(ctx: BoardContext, id?: string, options: { sinceMs?: number; untilMs?: number; limit?: number } = {}): Promise<HistoryRecord[]> {
+export async function readHistory(
+  ctx: BoardContext,
+  id?: string,
+  options: { sinceMs?: number; untilMs?: number; limit?: number } = {},
+): Promise<HistoryRecord[]> {
   if (id !== undefined) await getEntry(ctx, id);
-  const where = new Where("project_id = ?", ctx.projectId).when("entry_id = ?", id).when("at_ms >= ?", options.sinceMs).when("at_ms <= ?", options.untilMs);
+  const where = new Where("project_id = ?", ctx.projectId)
+    .when("entry_id = ?", id)
+    .when("at_ms >= ?", options.sinceMs)
+    .when("at_ms <= ?", options.untilMs);
   const limit = limitClause(options.limit);
-  const rows = await ctx.store.all<HistoryRow>(`SELECT ${HISTORY_COLS} FROM bb_history WHERE ${where} ORDER BY seq${limit}`, where.params);
+  const rows = await ctx.store.all<HistoryRow>(
+    `SELECT ${HISTORY_COLS} FROM bb_history WHERE ${where} ORDER BY seq${limit}`,
+    where.params,
+  );
   return rows.map(toRecord);
 }
 
@@ -42,11 +53,18 @@ export async function readHistory(ctx: BoardContext, id?: string, options: { sin
 export const HISTORY_KEYS = new Keyset("history", [{ sql: "seq", type: "number" }], "oldest");
 
 /** One page of the history of one entry (or of the whole project), by keyset on `seq`. */
-export async function pageHistory(ctx: BoardContext, id: string | undefined, request: PageRequest): Promise<Page<HistoryRecord>> {
+export async function pageHistory(
+  ctx: BoardContext,
+  id: string | undefined,
+  request: PageRequest,
+): Promise<Page<HistoryRecord>> {
   if (id !== undefined) await getEntry(ctx, id);
   const where = new Where("project_id = ?", ctx.projectId).when("entry_id = ?", id);
   const plan = HISTORY_KEYS.plan(where, request);
-  const rows = await ctx.store.all<HistoryRow>(`SELECT ${HISTORY_COLS} FROM bb_history WHERE ${where}${plan.sql}`, where.params);
+  const rows = await ctx.store.all<HistoryRow>(
+    `SELECT ${HISTORY_COLS} FROM bb_history WHERE ${where}${plan.sql}`,
+    where.params,
+  );
   return HISTORY_KEYS.page(rows, plan, (r) => [r.seq], toRecord);
 }
 
@@ -79,7 +97,12 @@ export interface HistoryMark {
 }
 
 const MARK_COLS = "seq, project_id, entry_id, version";
-const toMark = (r: HistoryMark): HistoryMark => ({ seq: Number(r.seq), project_id: r.project_id, entry_id: r.entry_id, version: Number(r.version) });
+const toMark = (r: HistoryMark): HistoryMark => ({
+  seq: Number(r.seq),
+  project_id: r.project_id,
+  entry_id: r.entry_id,
+  version: Number(r.version),
+});
 
 /** The last `seq` of the store's history, every project's (0 when empty): one seek in its key. */
 export async function historyHead(q: Queryable): Promise<number> {
@@ -92,7 +115,10 @@ export async function historyHead(q: Queryable): Promise<number> {
  * history's key: what a reader of changes needs, at a cost that follows the changes, not the board.
  */
 export async function historyMarksAfter(q: Queryable, afterSeq: number, limit: number): Promise<HistoryMark[]> {
-  const rows = await q.all<HistoryMark>(`SELECT ${MARK_COLS} FROM bb_history WHERE seq > ? ORDER BY seq${limitClause(limit)}`, [afterSeq]);
+  const rows = await q.all<HistoryMark>(
+    `SELECT ${MARK_COLS} FROM bb_history WHERE seq > ? ORDER BY seq${limitClause(limit)}`,
+    [afterSeq],
+  );
   return rows.map(toMark);
 }
 
@@ -101,7 +127,9 @@ export async function historyMarksAt(q: Queryable, seqs: readonly number[]): Pro
   const out: HistoryMark[] = [];
   for (const chunk of chunked(seqs, ID_CHUNK)) {
     const where = new Where().in("seq", chunk);
-    out.push(...(await q.all<HistoryMark>(`SELECT ${MARK_COLS} FROM bb_history WHERE ${where}`, where.params)).map(toMark));
+    out.push(
+      ...(await q.all<HistoryMark>(`SELECT ${MARK_COLS} FROM bb_history WHERE ${where}`, where.params)).map(toMark),
+    );
   }
   return out;
 }

@@ -12,7 +12,12 @@ export type PutOutcome = "created" | "unchanged" | "replaced";
  * Import an entry as it was (status and timestamps kept), under the rules `post` applies: only
  * a human imports an entry written by someone else, and no entry arrives in_progress.
  */
-export async function importEntry(ctx: BoardContext, actor: string, input: unknown, options: { source?: string } = {}): Promise<{ stored: StoredEntry; outcome: PutOutcome }> {
+export async function importEntry(
+  ctx: BoardContext,
+  actor: string,
+  input: unknown,
+  options: { source?: string } = {},
+): Promise<{ stored: StoredEntry; outcome: PutOutcome }> {
   const source = options.source ?? "entry";
   const entry = parseWith(EntrySchema, withCompatDefaults(input), source, "invalid_entry");
   if (entry.from !== actor && !ctx.humans.includes(actor)) {
@@ -30,11 +35,19 @@ export async function importEntry(ctx: BoardContext, actor: string, input: unkno
  * Store an entry exactly as given (status and timestamps kept): for imports and board syncs.
  * Same id and content: a no-op; same id, other content: refused unless `replace`.
  */
-export async function putEntry(ctx: BoardContext, actor: string, input: unknown, options: { source?: string; replace?: boolean; expectedVersion?: number } = {}): Promise<{ stored: StoredEntry; outcome: PutOutcome }> {
+export async function putEntry(
+  ctx: BoardContext,
+  actor: string,
+  input: unknown,
+  options: { source?: string; replace?: boolean; expectedVersion?: number } = {},
+): Promise<{ stored: StoredEntry; outcome: PutOutcome }> {
   const source = options.source ?? "entry";
   const entry = parseWith(EntrySchema, withCompatDefaults(input), source, "invalid_entry");
   if (entry.project_id !== ctx.projectId) {
-    throw new UsageError("wrong_project", `${source}: project_id "${entry.project_id}" is not this project's ("${ctx.projectId}")`);
+    throw new UsageError(
+      "wrong_project",
+      `${source}: project_id "${entry.project_id}" is not this project's ("${ctx.projectId}")`,
+    );
   }
   const now = ctx.now();
   return ctx.store.transaction(async (q) => {
@@ -51,9 +64,19 @@ export async function putEntry(ctx: BoardContext, actor: string, input: unknown,
     const written = await writeRow(ctx, q, existing, entry, { claimed_by: null, lease_expires_ms: null });
     const changes: Record<string, unknown> = {};
     for (const key of new Set([...Object.keys(current.entry), ...Object.keys(entry)]) as Set<keyof Entry>) {
-      if (contentHash(current.entry[key] ?? null) !== contentHash(entry[key] ?? null)) changes[key] = { from: current.entry[key] ?? null, to: entry[key] ?? null };
+      if (contentHash(current.entry[key] ?? null) !== contentHash(entry[key] ?? null))
+        changes[key] = { from: current.entry[key] ?? null, to: entry[key] ?? null };
     }
-    await recordHistory(ctx, q, { entryId: entry.id, version: written.version, at: now, actor, action: "import", from: current.entry.status, to: entry.status, changes });
+    await recordHistory(ctx, q, {
+      entryId: entry.id,
+      version: written.version,
+      at: now,
+      actor,
+      action: "import",
+      from: current.entry.status,
+      to: entry.status,
+      changes,
+    });
     return { stored: written, outcome: "replaced" as const };
   });
 }

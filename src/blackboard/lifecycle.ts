@@ -23,12 +23,16 @@ export function assertTransition(entry: Entry, to: Status, actor: string): void 
   const why = isTerminal(entry.status)
     ? `${entry.status} is terminal`
     : `allowed from ${entry.status}: ${TRANSITIONS[entry.status].join(", ")}`;
-  throw new RefusedError("transition_refused", `entry ${entry.id}: ${actor} cannot move it ${entry.status} → ${to} (${why})`, {
-    entry: entry.id,
-    actor,
-    from: entry.status,
-    to,
-  });
+  throw new RefusedError(
+    "transition_refused",
+    `entry ${entry.id}: ${actor} cannot move it ${entry.status} → ${to} (${why})`,
+    {
+      entry: entry.id,
+      actor,
+      from: entry.status,
+      to,
+    },
+  );
 }
 
 /** Blackboard Core Spec §3.2: only the roles in `from` or `to`, or a human, change an entry. */

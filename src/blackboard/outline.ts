@@ -56,7 +56,9 @@ export interface OutlineFilter {
 export async function outline(ctx: BoardContext, filter: OutlineFilter = {}): Promise<EntryOutline[]> {
   if (filter.ids !== undefined && filter.ids.length > ID_CHUNK) {
     const { ids, limit, ...rest } = filter;
-    const parts = (await Promise.all(chunked(ids, ID_CHUNK).map((chunk) => outline(ctx, { ...rest, ids: chunk })))).flat();
+    const parts = (
+      await Promise.all(chunked(ids, ID_CHUNK).map((chunk) => outline(ctx, { ...rest, ids: chunk })))
+    ).flat();
     const sign = filter.newestFirst === true ? -1 : 1;
     parts.sort((a, b) => sign * (a.created_ms - b.created_ms || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)));
     return limit === undefined ? parts : parts.slice(0, Math.max(0, Math.floor(limit)));
@@ -67,22 +69,45 @@ export async function outline(ctx: BoardContext, filter: OutlineFilter = {}): Pr
   // By ids: a column outside the outline index keeps SQLite on the primary key. Without table
   // statistics it takes `project_id = ?` for selective and would scan the whole covering index.
   const extra = filter.ids !== undefined ? ", version" : "";
-  const rows = await ctx.store.all<{ id: string; from_actor: string; to_actor: string; kind: string; status: Status; created_ms: number; updated_ms: number }>(
+  const rows = await ctx.store.all<{
+    id: string;
+    from_actor: string;
+    to_actor: string;
+    kind: string;
+    status: Status;
+    created_ms: number;
+    updated_ms: number;
+  }>(
     `SELECT id, from_actor, to_actor, kind, status, created_ms, updated_ms${extra} FROM bb_entries WHERE ${where} ORDER BY ${order}${limitClause(filter.limit)}`,
     where.params,
   );
-  const out: EntryOutline[] = rows.map((r) => ({ id: r.id, from: r.from_actor, to: r.to_actor, kind: r.kind, status: r.status, created_ms: Number(r.created_ms), updated_ms: Number(r.updated_ms), basis: "stored" }));
+  const out: EntryOutline[] = rows.map((r) => ({
+    id: r.id,
+    from: r.from_actor,
+    to: r.to_actor,
+    kind: r.kind,
+    status: r.status,
+    created_ms: Number(r.created_ms),
+    updated_ms: Number(r.updated_ms),
+    basis: "stored",
+  }));
   const at = filter.at;
   if (at === undefined) return out;
   const later = out.filter((e) => e.updated_ms > at);
   if (later.length === 0) return out;
   // Changed after `at`: the last history record up to `at` tells how it stood, else it stood as first posted.
   const last = new Map<string, { to_status: Status; at_ms: number }>();
-  for (const chunk of chunked(later.map((e) => e.id), ID_CHUNK)) {
+  for (const chunk of chunked(
+    later.map((e) => e.id),
+    ID_CHUNK,
+  )) {
     // `+at_ms`: no index on the time, so SQLite looks up each entry's history (bb_history_entry)
     // instead of scanning every record up to `at` (bb_history_time). Plain arithmetic in PostgreSQL.
     const h = new Where("project_id = ?", ctx.projectId).in("entry_id", chunk).add("+at_ms <= ?", at);
-    const records = await ctx.store.all<{ entry_id: string; to_status: Status; at_ms: number }>(`SELECT entry_id, to_status, at_ms FROM bb_history WHERE ${h} ORDER BY seq`, h.params);
+    const records = await ctx.store.all<{ entry_id: string; to_status: Status; at_ms: number }>(
+      `SELECT entry_id, to_status, at_ms FROM bb_history WHERE ${h} ORDER BY seq`,
+      h.params,
+    );
     for (const r of records) last.set(r.entry_id, r);
   }
   for (const e of later) {
@@ -97,10 +122,16 @@ export async function outline(ctx: BoardContext, filter: OutlineFilter = {}): Pr
  * How many entries `outline(filter)` would give, counted in SQL (with `from`, from an index
  * alone). Every filter but `ids` and `limit` counts; the order does not matter.
  */
-export async function outlineCount(ctx: BoardContext, filter: Omit<OutlineFilter, "ids" | "limit" | "newestFirst"> = {}): Promise<number> {
+export async function outlineCount(
+  ctx: BoardContext,
+  filter: Omit<OutlineFilter, "ids" | "limit" | "newestFirst"> = {},
+): Promise<number> {
   const where = outlineWhere(ctx, filter);
   if (where === null) return 0;
-  const row = await ctx.store.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM bb_entries WHERE ${where}`, where.params);
+  const row = await ctx.store.get<{ n: number | string }>(
+    `SELECT COUNT(*) AS n FROM bb_entries WHERE ${where}`,
+    where.params,
+  );
   return Number(row?.n ?? 0);
 }
 
@@ -118,11 +149,16 @@ function outlineWhere(ctx: BoardContext, filter: OutlineFilter): Where | null {
     const pairs = filter.addressed.filter((a) => a.kinds.length > 0);
     if (pairs.length === 0) return null;
     const params = pairs.flatMap((a) => [a.to, ...a.kinds]);
-    where.add(`(${pairs.map((a) => `(to_actor = ? AND kind IN (${a.kinds.map(() => "?").join(", ")}))`).join(" OR ")})`, ...params);
+    where.add(
+      `(${pairs.map((a) => `(to_actor = ? AND kind IN (${a.kinds.map(() => "?").join(", ")}))`).join(" OR ")})`,
+      ...params,
+    );
   }
   if (filter.before !== undefined) {
     // The first term bounds the index range; the second breaks ties at the same time by id.
-    where.add("created_ms <= ?", filter.before.created_ms).add("(created_ms < ? OR id < ?)", filter.before.created_ms, filter.before.id);
+    where
+      .add("created_ms <= ?", filter.before.created_ms)
+      .add("(created_ms < ? OR id < ?)", filter.before.created_ms, filter.before.id);
   }
   return where;
 }

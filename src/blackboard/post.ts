@@ -11,14 +11,26 @@ import { OPEN_CHANNEL, openPayload } from "./wake.js";
  * Post an entry as `actor`. Missing id/from/status/timestamps are filled in. Re-posting an id with
  * the same content is a no-op (`created: false`); with different content it is refused.
  */
-export async function post(ctx: BoardContext, actor: string, input: EntryInput | unknown, source = "entry"): Promise<{ stored: StoredEntry; created: boolean }> {
+export async function post(
+  ctx: BoardContext,
+  actor: string,
+  input: EntryInput | unknown,
+  source = "entry",
+): Promise<{ stored: StoredEntry; created: boolean }> {
   const given = parseWith(EntryInputSchema, input, source, "invalid_entry");
   if (given.project_id !== undefined && given.project_id !== ctx.projectId) {
-    throw new UsageError("wrong_project", `${source}: project_id "${given.project_id}" is not this project's ("${ctx.projectId}")`);
+    throw new UsageError(
+      "wrong_project",
+      `${source}: project_id "${given.project_id}" is not this project's ("${ctx.projectId}")`,
+    );
   }
   const from = given.from ?? actor;
   if (from !== actor && !ctx.humans.includes(actor)) {
-    throw new RefusedError("permission_refused", `${actor} may not post an entry written by ${from}: the writer of an entry is the actor posting it`, { actor, from });
+    throw new RefusedError(
+      "permission_refused",
+      `${actor} may not post an entry written by ${from}: the writer of an entry is the actor posting it`,
+      { actor, from },
+    );
   }
   assertNotInProgress(given.status, given.id ?? "the entry", "posted");
   const now = ctx.now();
@@ -52,14 +64,40 @@ export async function post(ctx: BoardContext, actor: string, input: EntryInput |
 }
 
 /** Insert a new entry at version 1 and its first history record, inside the caller's transaction. */
-export async function insertEntry(ctx: BoardContext, q: Queryable, entry: Entry, by: { actor: string; action: string; at: Stamp }): Promise<void> {
+export async function insertEntry(
+  ctx: BoardContext,
+  q: Queryable,
+  entry: Entry,
+  by: { actor: string; action: string; at: Stamp },
+): Promise<void> {
   const { actor, action, at } = by;
   await q.run(
     `INSERT INTO bb_entries (project_id, id, version, status, from_actor, to_actor, kind, created_ms, updated_ms, updated_at, entry_json, content_hash)
      VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [ctx.projectId, entry.id, entry.status, entry.from, entry.to, entry.kind, Date.parse(entry.created_at), Date.parse(entry.updated_at), entry.updated_at, storedJson(entry), contentHash(entryContent(entry))],
+    [
+      ctx.projectId,
+      entry.id,
+      entry.status,
+      entry.from,
+      entry.to,
+      entry.kind,
+      Date.parse(entry.created_at),
+      Date.parse(entry.updated_at),
+      entry.updated_at,
+      storedJson(entry),
+      contentHash(entryContent(entry)),
+    ],
   );
-  await recordHistory(ctx, q, { entryId: entry.id, version: 1, at, actor, action, from: null, to: entry.status, changes: { entry } });
+  await recordHistory(ctx, q, {
+    entryId: entry.id,
+    version: 1,
+    at,
+    actor,
+    action,
+    from: null,
+    to: entry.status,
+    changes: { entry },
+  });
 }
 
 /**
@@ -81,9 +119,22 @@ async function insertPg(ctx: BoardContext, entry: Entry, actor: string, now: Sta
      )
      SELECT id, CASE WHEN status = 'open' THEN pg_notify(?, to_actor || chr(10) || kind) END AS woke FROM ins`,
     [
-      ctx.projectId, entry.id, entry.from, entry.to, entry.kind, Date.parse(entry.created_at), storedJson(entry), contentHash(entryContent(entry)),
-      entry.status, Date.parse(entry.updated_at), entry.updated_at,
-      ctx.projectId, now.iso, now.ms, actor, JSON.stringify({ entry }),
+      ctx.projectId,
+      entry.id,
+      entry.from,
+      entry.to,
+      entry.kind,
+      Date.parse(entry.created_at),
+      storedJson(entry),
+      contentHash(entryContent(entry)),
+      entry.status,
+      Date.parse(entry.updated_at),
+      entry.updated_at,
+      ctx.projectId,
+      now.iso,
+      now.ms,
+      actor,
+      JSON.stringify({ entry }),
       ctx.store.channelName(OPEN_CHANNEL),
     ],
   );
@@ -96,5 +147,9 @@ async function insertPg(ctx: BoardContext, entry: Entry, actor: string, now: Sta
  */
 export function assertNotInProgress(status: Status | undefined, id: string, how: string): void {
   if (status !== "in_progress") return;
-  throw new UsageError("invalid_status", `${id} cannot be ${how} as in_progress: an entry becomes in_progress when a worker claims it; give it status open and it will be claimed`, { entry: id });
+  throw new UsageError(
+    "invalid_status",
+    `${id} cannot be ${how} as in_progress: an entry becomes in_progress when a worker claims it; give it status open and it will be claimed`,
+    { entry: id },
+  );
 }

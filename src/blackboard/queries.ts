@@ -29,7 +29,10 @@ export function chunked<T>(items: readonly T[], size: number): T[][] {
 
 /** Entries in creation order, then by id: the order of every entry list and page (oldest first). */
 export function byCreation(a: StoredEntry, b: StoredEntry): number {
-  return Date.parse(a.entry.created_at) - Date.parse(b.entry.created_at) || (a.entry.id < b.entry.id ? -1 : a.entry.id > b.entry.id ? 1 : 0);
+  return (
+    Date.parse(a.entry.created_at) - Date.parse(b.entry.created_at) ||
+    (a.entry.id < b.entry.id ? -1 : a.entry.id > b.entry.id ? 1 : 0)
+  );
 }
 
 export async function getEntry(ctx: BoardContext, id: string): Promise<StoredEntry> {
@@ -69,13 +72,24 @@ export async function listEntries(ctx: BoardContext, filter: ListFilter = {}): P
 }
 
 /** Entries in creation order (`created_ms, id`), oldest first unless asked newest. */
-export const ENTRY_KEYS = new Keyset("entries", [{ sql: "created_ms", type: "number" }, { sql: "id", type: "string" }], "oldest");
+export const ENTRY_KEYS = new Keyset(
+  "entries",
+  [
+    { sql: "created_ms", type: "number" },
+    { sql: "id", type: "string" },
+  ],
+  "oldest",
+);
 
 /** The filters a page of entries takes (each served by an index in the list's sort order). */
 export type EntryPageFilter = Pick<ListFilter, "status" | "to" | "from" | "kind">;
 
 /** One page of entries, by keyset on `created_ms, id` (see Keyset). */
-export async function pageEntries(ctx: BoardContext, filter: EntryPageFilter, request: PageRequest): Promise<Page<StoredEntry>> {
+export async function pageEntries(
+  ctx: BoardContext,
+  filter: EntryPageFilter,
+  request: PageRequest,
+): Promise<Page<StoredEntry>> {
   const statuses = filter.status === undefined ? [] : Array.isArray(filter.status) ? filter.status : [filter.status];
   const where = new Where("project_id = ?", ctx.projectId)
     .in("status", statuses)
@@ -83,6 +97,14 @@ export async function pageEntries(ctx: BoardContext, filter: EntryPageFilter, re
     .when("from_actor = ?", filter.from)
     .when("kind = ?", filter.kind);
   const plan = ENTRY_KEYS.plan(where, request);
-  const rows = await ctx.store.all<Row & { created_ms: number }>(`SELECT ${COLS}, created_ms FROM bb_entries WHERE ${where}${plan.sql}`, where.params);
-  return ENTRY_KEYS.page(rows, plan, (r) => [r.created_ms, r.id], (r) => toStored(r));
+  const rows = await ctx.store.all<Row & { created_ms: number }>(
+    `SELECT ${COLS}, created_ms FROM bb_entries WHERE ${where}${plan.sql}`,
+    where.params,
+  );
+  return ENTRY_KEYS.page(
+    rows,
+    plan,
+    (r) => [r.created_ms, r.id],
+    (r) => toStored(r),
+  );
 }

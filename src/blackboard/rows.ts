@@ -35,7 +35,22 @@ export function storedJson(e: Entry): string {
   return JSON.stringify(rest);
 }
 
-const FIELD_ORDER = ["id", "from", "to", "project_id", "kind", "status", "payload", "target_docs", "created_at", "updated_at", "source_issue", "source_comment_id", "source_run_id", "note"] as const;
+const FIELD_ORDER = [
+  "id",
+  "from",
+  "to",
+  "project_id",
+  "kind",
+  "status",
+  "payload",
+  "target_docs",
+  "created_at",
+  "updated_at",
+  "source_issue",
+  "source_comment_id",
+  "source_run_id",
+  "note",
+] as const;
 
 /** The entry's fields in the spec's order (status and updated_at come from their columns). */
 function specOrder(e: Entry): Entry {
@@ -47,10 +62,17 @@ function specOrder(e: Entry): Entry {
 
 export function toStored(row: Row): StoredEntry {
   return {
-    entry: specOrder({ ...(JSON.parse(row.entry_json) as Record<string, unknown>), status: row.status, updated_at: row.updated_at } as Entry),
+    entry: specOrder({
+      ...(JSON.parse(row.entry_json) as Record<string, unknown>),
+      status: row.status,
+      updated_at: row.updated_at,
+    } as Entry),
     version: Number(row.version),
     claimed_by: row.claimed_by,
-    lease_expires_at: row.lease_expires_ms === null || row.lease_expires_ms === undefined ? null : new Date(Number(row.lease_expires_ms)).toISOString(),
+    lease_expires_at:
+      row.lease_expires_ms === null || row.lease_expires_ms === undefined
+        ? null
+        : new Date(Number(row.lease_expires_ms)).toISOString(),
   };
 }
 
@@ -62,27 +84,61 @@ const LOCKED_PG = `SELECT b.id, s.version, s.status, s.updated_at, b.entry_json,
   FROM bb_entry_body b JOIN bb_entry_state s ON s.project_id = b.project_id AND s.id = b.id
   WHERE b.project_id = ? AND b.id = ? FOR UPDATE`;
 
-export async function readRow(ctx: BoardContext, q: Queryable, id: string, forUpdate = false): Promise<Row | undefined> {
-  const sql = forUpdate && q.dialect === "postgres" ? LOCKED_PG : `SELECT ${COLS} FROM bb_entries WHERE project_id = ? AND id = ?`;
+export async function readRow(
+  ctx: BoardContext,
+  q: Queryable,
+  id: string,
+  forUpdate = false,
+): Promise<Row | undefined> {
+  const sql =
+    forUpdate && q.dialect === "postgres"
+      ? LOCKED_PG
+      : `SELECT ${COLS} FROM bb_entries WHERE project_id = ? AND id = ?`;
   return q.get<Row>(sql, [ctx.projectId, id]);
 }
 
 export async function requireRow(ctx: BoardContext, q: Queryable, id: string, forUpdate = false): Promise<Row> {
   const row = await readRow(ctx, q, id, forUpdate);
-  if (!row) throw new NotFoundError("entry_not_found", `entry ${id} does not exist in project ${ctx.projectId}`, { entry: id });
+  if (!row)
+    throw new NotFoundError("entry_not_found", `entry ${id} does not exist in project ${ctx.projectId}`, { entry: id });
   return row;
 }
 
 /** Write a changed entry if its version is still `version`; returns the stored result. */
-export async function writeRow(ctx: BoardContext, q: Queryable, before: Row, next: Entry, claim: { claimed_by: string | null; lease_expires_ms: number | null }): Promise<StoredEntry> {
+export async function writeRow(
+  ctx: BoardContext,
+  q: Queryable,
+  before: Row,
+  next: Entry,
+  claim: { claimed_by: string | null; lease_expires_ms: number | null },
+): Promise<StoredEntry> {
   const version = Number(before.version) + 1;
   const r = await q.run(
     `UPDATE bb_entries SET version = ?, status = ?, to_actor = ?, kind = ?, updated_ms = ?, updated_at = ?, entry_json = ?, content_hash = ?, claimed_by = ?, lease_expires_ms = ?
      WHERE project_id = ? AND id = ? AND version = ?`,
-    [version, next.status, next.to, next.kind, Date.parse(next.updated_at), next.updated_at, storedJson(next), contentHash(entryContent(next)), claim.claimed_by, claim.lease_expires_ms, ctx.projectId, next.id, Number(before.version)],
+    [
+      version,
+      next.status,
+      next.to,
+      next.kind,
+      Date.parse(next.updated_at),
+      next.updated_at,
+      storedJson(next),
+      contentHash(entryContent(next)),
+      claim.claimed_by,
+      claim.lease_expires_ms,
+      ctx.projectId,
+      next.id,
+      Number(before.version),
+    ],
   );
   if (r.changes !== 1) throw staleWrite(next.id, Number(before.version));
-  return { entry: next, version, claimed_by: claim.claimed_by, lease_expires_at: claim.lease_expires_ms === null ? null : new Date(claim.lease_expires_ms).toISOString() };
+  return {
+    entry: next,
+    version,
+    claimed_by: claim.claimed_by,
+    lease_expires_at: claim.lease_expires_ms === null ? null : new Date(claim.lease_expires_ms).toISOString(),
+  };
 }
 
 function staleWrite(id: string, had: number, current?: number): ConflictError {
@@ -94,7 +150,8 @@ function staleWrite(id: string, had: number, current?: number): ConflictError {
 }
 
 export function checkVersion(row: Row, expected: number | undefined): void {
-  if (expected !== undefined && Number(row.version) !== expected) throw staleWrite(row.id, expected, Number(row.version));
+  if (expected !== undefined && Number(row.version) !== expected)
+    throw staleWrite(row.id, expected, Number(row.version));
 }
 
 /** The stored entry when `entry` has its content; refused when the id holds other content. */
@@ -104,8 +161,12 @@ export function sameOrRefuse(existing: Row, entry: Entry): StoredEntry {
   const b = entryContent(entry);
   if (contentHash(a) === contentHash(b)) return stored;
   const differing = Object.keys(a).filter((k) => contentHash(a[k] ?? null) !== contentHash(b[k] ?? null));
-  throw new ConflictError("entry_exists", `entry ${entry.id} already exists with different content (${differing.join(", ")} differ): ids are unique, post it under a new id`, {
-    entry: entry.id,
-    differing,
-  });
+  throw new ConflictError(
+    "entry_exists",
+    `entry ${entry.id} already exists with different content (${differing.join(", ")} differ): ids are unique, post it under a new id`,
+    {
+      entry: entry.id,
+      differing,
+    },
+  );
 }

@@ -2,7 +2,15 @@ import { z } from "zod";
 import { isIsoWithZone, MAX_JSON_DEPTH, tooDeepMessage, valueTooDeep } from "../core/index.js";
 import { STATUSES, type SPEC_FIELDS } from "./entry.js";
 
-export { STATUSES, SPEC_FIELDS, entryContent, extraFields, type Status, type StoredEntry, type HistoryRecord } from "./entry.js";
+export {
+  STATUSES,
+  SPEC_FIELDS,
+  entryContent,
+  extraFields,
+  type Status,
+  type StoredEntry,
+  type HistoryRecord,
+} from "./entry.js";
 
 export const StatusSchema = z.enum(STATUSES);
 
@@ -26,7 +34,9 @@ export const TargetDocsSchema = z.union([z.array(Name), z.array(TargetDocObjectS
 });
 
 /** The entry is one level, so its payload may nest one level less than MAX_JSON_DEPTH. */
-const Payload = z.record(z.string(), z.unknown()).refine((p) => !valueTooDeep(p, MAX_JSON_DEPTH - 1), `the payload ${tooDeepMessage(MAX_JSON_DEPTH - 1)}`);
+const Payload = z
+  .record(z.string(), z.unknown())
+  .refine((p) => !valueTooDeep(p, MAX_JSON_DEPTH - 1), `the payload ${tooDeepMessage(MAX_JSON_DEPTH - 1)}`);
 
 const entryFields = {
   id: Name,

@@ -67,12 +67,21 @@ function reportText(r: SyncReport): string {
   const lines = [
     `synced ${r.repo}#${r.issue} (${r.comments} comments${r.projects.length > 1 ? `, projects ${r.projects.join(", ")}` : ""}): imported ${r.imported.length}, updated locally ${r.updated_locally.length}, written back ${r.written_back.length}, posted ${r.posted.length}, unchanged ${r.unchanged}, conflicts ${r.conflicts.length}, bad comments ${r.bad_comments.length}${r.refused.length ? `, refused by GitHub ${r.refused.length}` : ""}`,
   ];
-  for (const [what, items] of [["imported", r.imported], ["updated locally", r.updated_locally], ["written back", r.written_back], ["posted", r.posted]] as const) {
-    for (const i of items) lines.push(`  ${what}: ${i.entry_id}${i.project_id ? ` [${i.project_id}]` : ""} (comment ${i.comment_id})`);
+  for (const [what, items] of [
+    ["imported", r.imported],
+    ["updated locally", r.updated_locally],
+    ["written back", r.written_back],
+    ["posted", r.posted],
+  ] as const) {
+    for (const i of items)
+      lines.push(`  ${what}: ${i.entry_id}${i.project_id ? ` [${i.project_id}]` : ""} (comment ${i.comment_id})`);
   }
   for (const c of r.conflicts) lines.push(`  conflict: ${c.entry_id} (comment ${c.comment_id}): ${c.reason}`);
   for (const b of r.bad_comments) lines.push(`  bad comment ${b.comment_id} on #${b.issue}: ${b.reason}`);
-  for (const f of r.refused) lines.push(`  refused by GitHub: ${f.entry_id}${f.comment_id === undefined ? "" : ` (comment ${f.comment_id})`}: ${f.reason}`);
+  for (const f of r.refused)
+    lines.push(
+      `  refused by GitHub: ${f.entry_id}${f.comment_id === undefined ? "" : ` (comment ${f.comment_id})`}: ${f.reason}`,
+    );
   return lines.join("\n");
 }
 
@@ -86,16 +95,27 @@ export function registerBbSync(bb: Command): void {
     .option("--issue <n>", "the board issue number (default: config github.board_issue)", intOption("--issue", 1))
     .option("--api-url <url>", "GitHub API base URL (default: config github.api_url, else https://api.github.com)")
     .option("--type <type>", "blackboard type in the marker of newly posted comments", DEFAULT_BLACKBOARD_TYPE)
-    .option("--watch", "keep the board and the local store in step: sync every --interval seconds until SIGINT/SIGTERM (one report per round; JSON lines with --format json)")
+    .option(
+      "--watch",
+      "keep the board and the local store in step: sync every --interval seconds until SIGINT/SIGTERM (one report per round; JSON lines with --format json)",
+    )
     .option("--interval <seconds>", "seconds between two rounds of --watch", intOption("--interval", 1), 60)
     .addOption(formatOption())
     .action(async (opts: SyncOpts, cmd: Command) => {
       await withStore(cmd, async (p, _store, o) => {
         const github = p.config.github;
         const repo = opts.repo ?? github?.repo;
-        if (repo === undefined) throw new UsageError("missing_option", "bb sync needs --repo OWNER/NAME (or github.repo in pmagent.config.json)");
+        if (repo === undefined)
+          throw new UsageError(
+            "missing_option",
+            "bb sync needs --repo OWNER/NAME (or github.repo in pmagent.config.json)",
+          );
         const issue = opts.issue ?? github?.board_issue;
-        if (issue === undefined) throw new UsageError("missing_option", "bb sync needs --issue N (or github.board_issue in pmagent.config.json)");
+        if (issue === undefined)
+          throw new UsageError(
+            "missing_option",
+            "bb sync needs --issue N (or github.board_issue in pmagent.config.json)",
+          );
         const tokenEnv = github?.token_env ?? "GITHUB_TOKEN";
         const { githubToken, syncBoard } = await import("../blackboard/index.js");
         const options: SyncOptions = {
@@ -110,7 +130,8 @@ export function registerBbSync(bb: Command): void {
         if (opts.watch) return watch(options, opts.interval, opts.format);
         const report = await syncBoard(options);
         print(opts.format, report, () => reportText(report));
-        if (report.conflicts.length > 0 || report.bad_comments.length > 0 || report.refused.length > 0) process.exitCode = 1;
+        if (report.conflicts.length > 0 || report.bad_comments.length > 0 || report.refused.length > 0)
+          process.exitCode = 1;
       });
     });
 }

@@ -24,7 +24,12 @@ interface Node {
   values: string[];
 }
 
-const HELP: OptionSpec = { flags: ["-h", "--help"], description: "display help for command", takesValue: false, choices: [] };
+const HELP: OptionSpec = {
+  flags: ["-h", "--help"],
+  description: "display help for command",
+  takesValue: false,
+  choices: [],
+};
 
 function node(cmd: Command, path: string): Node {
   const options = cmd.options.map((o): OptionSpec => ({
@@ -46,7 +51,9 @@ function node(cmd: Command, path: string): Node {
 
 /** The whole program tree, every group loaded (completion is the one command that needs them all). */
 export async function programTree(groups: Groups): Promise<Node> {
-  const program = new Command("pmagent").option("--config <file>", "pmagent.config.json to use").version("0", "-V, --version", "output the version number");
+  const program = new Command("pmagent")
+    .option("--config <file>", "pmagent.config.json to use")
+    .version("0", "-V, --version", "output the version number");
   for (const group of Object.values(groups)) (await group.load())(program);
   return node(program, "");
 }
@@ -65,14 +72,37 @@ const oneLine = (s: string) => s.replace(/\s+/g, " ").trim();
  */
 function tables(root: Node, describe: boolean): string {
   const nodes = all(root);
-  const d = (name: string, description: string) => (describe ? `${name.replace(/:/g, "\\:")}:${oneLine(description)}` : name);
+  const d = (name: string, description: string) =>
+    describe ? `${name.replace(/:/g, "\\:")}:${oneLine(description)}` : name;
   const cases = (fn: string, rows: Array<[string, string[]]>, sep: string) =>
-    [`${fn}() {`, `  case "$1" in`, ...rows.filter(([, v]) => v.length > 0).map(([k, v]) => `    ${quote(k)}) printf '%s\\n' ${v.map(quote).join(" ")} ;;`), "  esac", "}"].join("\n") + sep;
-  const takes = nodes.flatMap((n) => n.options.filter((o) => o.takesValue).flatMap((o) => o.flags.map((f) => `${n.path}|${f}`)));
-  const choices = nodes.flatMap((n) => n.options.filter((o) => o.choices.length > 0).flatMap((o) => o.flags.map((f): [string, string[]] => [`${n.path}|${f}`, o.choices])));
+    [
+      `${fn}() {`,
+      `  case "$1" in`,
+      ...rows
+        .filter(([, v]) => v.length > 0)
+        .map(([k, v]) => `    ${quote(k)}) printf '%s\\n' ${v.map(quote).join(" ")} ;;`),
+      "  esac",
+      "}",
+    ].join("\n") + sep;
+  const takes = nodes.flatMap((n) =>
+    n.options.filter((o) => o.takesValue).flatMap((o) => o.flags.map((f) => `${n.path}|${f}`)),
+  );
+  const choices = nodes.flatMap((n) =>
+    n.options
+      .filter((o) => o.choices.length > 0)
+      .flatMap((o) => o.flags.map((f): [string, string[]] => [`${n.path}|${f}`, o.choices])),
+  );
   return [
-    cases("_pmagent_subs", nodes.map((n) => [n.path, n.subs.map((s) => d(s.name, s.description)).concat(n.values)]), "\n"),
-    cases("_pmagent_opts", nodes.map((n) => [n.path, n.options.flatMap((o) => o.flags.map((f) => d(f, o.description)))]), "\n"),
+    cases(
+      "_pmagent_subs",
+      nodes.map((n) => [n.path, n.subs.map((s) => d(s.name, s.description)).concat(n.values)]),
+      "\n",
+    ),
+    cases(
+      "_pmagent_opts",
+      nodes.map((n) => [n.path, n.options.flatMap((o) => o.flags.map((f) => d(f, o.description)))]),
+      "\n",
+    ),
     cases("_pmagent_choices", choices, "\n"),
     `_pmagent_takes() {\n  case "$1|$2" in\n    ${[...takes.map(quote), "*'|--config'"].join("|")}) return 0 ;;\n  esac\n  return 1\n}\n`,
     `# The command the words name: subcommands are followed, options and their values skipped.
@@ -147,7 +177,7 @@ function fish(root: Node): string {
   const lines = [
     "# pmagent completion for fish: pmagent completion fish > ~/.config/fish/completions/pmagent.fish",
     "function __pmagent_subs",
-    "  switch \"$argv[1]\"",
+    '  switch "$argv[1]"',
     ...all(root)
       .filter((n) => n.subs.length > 0)
       .map((n) => `    case ${quote(n.path)}\n      printf '%s\\n' ${n.subs.map((s) => quote(s.name)).join(" ")}`),
@@ -159,18 +189,19 @@ function fish(root: Node): string {
     "  for w in (commandline -opc)[2..-1]",
     "    test \"$w\" = '--'; and break",
     "    if contains -- $w (__pmagent_subs $p)",
-    "      set p (string trim -- \"$p $w\")",
+    '      set p (string trim -- "$p $w")',
     "    end",
     "  end",
     "  echo $p",
     "end",
     "function __pmagent_at",
-    "  test (__pmagent_path) = \"$argv[1]\"",
+    '  test (__pmagent_path) = "$argv[1]"',
     "end",
   ];
   for (const n of all(root)) {
     const at = `-n ${quote(`__pmagent_at ${quote(n.path)}`)}`;
-    for (const s of n.subs) lines.push(`complete -c pmagent ${at} -f -a ${quote(s.name)} -d ${quote(oneLine(s.description))}`);
+    for (const s of n.subs)
+      lines.push(`complete -c pmagent ${at} -f -a ${quote(s.name)} -d ${quote(oneLine(s.description))}`);
     for (const v of n.values) lines.push(`complete -c pmagent ${at} -f -a ${quote(v)}`);
     for (const o of n.options) {
       const flags = o.flags.map((f) => (f.startsWith("--") ? `-l ${f.slice(2)}` : `-s ${f.slice(1)}`)).join(" ");
@@ -186,12 +217,16 @@ export function completionScript(shell: Shell, root: Node): string {
 }
 
 /** The `completion` command, over the given groups. */
-export const registerCompletion = (groups: Groups) => (program: Command): void => {
-  program
-    .command("completion")
-    .description("print a shell completion script for pmagent's commands, subcommands and options: source <(pmagent completion bash)")
-    .addArgument(new Argument("<shell>", "the shell").choices([...SHELLS]))
-    .action(async (shell: Shell) => {
-      process.stdout.write(completionScript(shell, await programTree(groups)));
-    });
-};
+export const registerCompletion =
+  (groups: Groups) =>
+  (program: Command): void => {
+    program
+      .command("completion")
+      .description(
+        "print a shell completion script for pmagent's commands, subcommands and options: source <(pmagent completion bash)",
+      )
+      .addArgument(new Argument("<shell>", "the shell").choices([...SHELLS]))
+      .action(async (shell: Shell) => {
+        process.stdout.write(completionScript(shell, await programTree(groups)));
+      });
+  };

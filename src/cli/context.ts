@@ -18,11 +18,19 @@ export function project(cmd: Command): Promise<Project> {
 }
 
 /** Run `fn` with the project open (its store, and each of its objects built on first use), closing it afterwards. */
-export function withProject<T>(cmd: Command, fn: (p: OpenProject) => Promise<T>, options: { yieldWhileBusy?: boolean } = {}): Promise<T> {
+export function withProject<T>(
+  cmd: Command,
+  fn: (p: OpenProject) => Promise<T>,
+  options: { yieldWhileBusy?: boolean } = {},
+): Promise<T> {
   return withOpenProject({ configPath: globalOptions(cmd).config, storeOptions: options }, fn);
 }
 
 /** Run `fn` with the project and its open store, closing the store afterwards. */
-export function withStore<T>(cmd: Command, fn: (p: Project, store: Store, opened: OpenProject) => Promise<T>, options: { yieldWhileBusy?: boolean } = {}): Promise<T> {
+export function withStore<T>(
+  cmd: Command,
+  fn: (p: Project, store: Store, opened: OpenProject) => Promise<T>,
+  options: { yieldWhileBusy?: boolean } = {},
+): Promise<T> {
   return withProject(cmd, (p) => fn(p.project, p.store, p), options);
 }

@@ -13,12 +13,23 @@ import { intOption } from "./output.js";
 export function registerDemo(program: Command): void {
   program
     .command("demo")
-    .description("run one whole doc_update lane cycle (Human request → Aya → Sho → Tsugu → Gen → Hana → Human) in a fresh temporary repository on SQLite with the local forge, then print Kai's lane status and what changed; the repository is left for you to look at")
+    .description(
+      "run one whole doc_update lane cycle (Human request → Aya → Sho → Tsugu → Gen → Hana → Human) in a fresh temporary repository on SQLite with the local forge, then print Kai's lane status and what changed; the repository is left for you to look at",
+    )
     .option("--dir <dir>", "where to create the demo repository (new or empty; default: a new temporary directory)")
-    .option("--timeout <s>", "give up when the cycle has not finished after S seconds (default 120)", intOption("--timeout", 1))
+    .option(
+      "--timeout <s>",
+      "give up when the cycle has not finished after S seconds (default 120)",
+      intOption("--timeout", 1),
+    )
     .action(async (opts: { dir?: string; timeout?: number }) => {
       const dir = opts.dir ? resolve(opts.dir) : join(mkdtempSync(join(tmpdir(), "pmagent-demo-")), "repo");
-      await runDemo({ dir, out: (line = "") => process.stdout.write(`${line}\n`), invocation: invocation(), timeoutMs: opts.timeout === undefined ? undefined : opts.timeout * 1000 });
+      await runDemo({
+        dir,
+        out: (line = "") => process.stdout.write(`${line}\n`),
+        invocation: invocation(),
+        timeoutMs: opts.timeout === undefined ? undefined : opts.timeout * 1000,
+      });
     });
 }
 
@@ -30,7 +41,10 @@ export function registerDemo(program: Command): void {
  */
 function invocation(): string {
   const self = realpathSync(process.argv[1]!);
-  const path = (process.env.PATH ?? "").split(delimiter).filter((dir) => !dir.endsWith(join("node_modules", ".bin"))).join(delimiter);
+  const path = (process.env.PATH ?? "")
+    .split(delimiter)
+    .filter((dir) => !dir.endsWith(join("node_modules", ".bin")))
+    .join(delimiter);
   const onPath = findExecutable("pmagent", path);
   return onPath !== undefined && realpathSync(onPath) === self ? "pmagent" : `node ${self}`;
 }

@@ -11,7 +11,15 @@
  * before the event is known to be valid.
  */
 import { nowIso, Redactor, secretsFromEnv } from "../core/index.js";
-import { appendOutbox, envelopeValid, EVENT_PREFIX, outboxPath, PAYLOAD_KEYS, PROTOCOL_VERSION, type EventType } from "../lattice/wire/index.js";
+import {
+  appendOutbox,
+  envelopeValid,
+  EVENT_PREFIX,
+  outboxPath,
+  PAYLOAD_KEYS,
+  PROTOCOL_VERSION,
+  type EventType,
+} from "../lattice/wire/index.js";
 import { eventTypeArg, FLAGS, payloadFromFlags, type Opts } from "./emit-flags.js";
 
 const BOOLEAN_FLAGS = new Set(["--success", "--failure", "--blocking"]);
@@ -58,7 +66,10 @@ function inSchemaOrder(type: EventType, payload: Record<string, unknown>): Recor
 }
 
 /** The exit code when the fast path emitted the event; undefined: run the full command. */
-export async function emitFast(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number | undefined> {
+export async function emitFast(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number | undefined> {
   const read = readArgv(argv);
   const spriteId = env.LATTICE_SPRITE_ID;
   const workItemId = env.LATTICE_WORK_ITEM_ID;
@@ -71,7 +82,14 @@ export async function emitFast(argv: readonly string[], env: NodeJS.ProcessEnv =
   }
   const payload = inSchemaOrder(read.type, built);
   if (!payload) return undefined;
-  const event = { protocol_version: PROTOCOL_VERSION, event_type: read.type, sprite_id: spriteId, work_item_id: workItemId, timestamp: nowIso(), payload };
+  const event = {
+    protocol_version: PROTOCOL_VERSION,
+    event_type: read.type,
+    sprite_id: spriteId,
+    work_item_id: workItemId,
+    timestamp: nowIso(),
+    payload,
+  };
   if (!envelopeValid(event)) return undefined;
   // As the SDK does: the payload is checked as given, then secrets of this environment are masked.
   const secrets = secretsFromEnv(env);

@@ -17,7 +17,11 @@ export const FLAGS: FieldFlag[] = [
   { flag: "--message", key: "message", paths: { INFO: ["message"], ERROR: ["message"] } },
   { flag: "--kind", key: "kind", paths: { INFO: ["kind"], ARTIFACT: ["kind"] } },
   { flag: "--metadata-json", key: "metadataJson", paths: { INFO: ["metadata"], ARTIFACT: ["metadata"] } },
-  { flag: "--phase", key: "phase", paths: { PHASE_STARTED: ["phase"], PHASE_FINISHED: ["phase"], ENVIRONMENT_PROPOSAL: ["observed_failure", "phase"] } },
+  {
+    flag: "--phase",
+    key: "phase",
+    paths: { PHASE_STARTED: ["phase"], PHASE_FINISHED: ["phase"], ENVIRONMENT_PROPOSAL: ["observed_failure", "phase"] },
+  },
   { flag: "--success", key: "success", paths: { PHASE_FINISHED: ["success"] } },
   { flag: "--failure", key: "failure", paths: { PHASE_FINISHED: ["success"] } },
   { flag: "--action", key: "action", paths: { ACTION_REQUEST: ["action"] } },
@@ -32,7 +36,11 @@ export const FLAGS: FieldFlag[] = [
   { flag: "--status", key: "status", paths: { COMPLETED: ["status"] } },
   { flag: "--summary", key: "summary", paths: { COMPLETED: ["summary"] } },
   { flag: "--outcome", key: "outcome", paths: { COMPLETED: ["outcome"] } },
-  { flag: "--details-json", key: "detailsJson", paths: { ERROR: ["details"], ENVIRONMENT_PROPOSAL: ["suggested_adjustment", "details"] } },
+  {
+    flag: "--details-json",
+    key: "detailsJson",
+    paths: { ERROR: ["details"], ENVIRONMENT_PROPOSAL: ["suggested_adjustment", "details"] },
+  },
   { flag: "--exit-code", key: "exitCode", paths: { ENVIRONMENT_PROPOSAL: ["observed_failure", "exit_code"] } },
   { flag: "--stderr-hint", key: "stderrHint", paths: { ENVIRONMENT_PROPOSAL: ["observed_failure", "stderr_hint"] } },
   { flag: "--adjustment", key: "adjustment", paths: { ENVIRONMENT_PROPOSAL: ["suggested_adjustment", "type"] } },
@@ -53,13 +61,21 @@ export function given(opts: Opts, key: string): boolean {
 /** `TYPE` as the spec spells it; `info`, `phase-started` and `phase_started` are accepted too. */
 export function eventTypeArg(value: string): EventType {
   const t = value.toUpperCase().replace(/-/g, "_");
-  if (!isEventType(t)) throw new UsageError("invalid_event_type", `unknown event type "${value}" (expected one of ${EVENT_TYPES.join(", ")})`);
+  if (!isEventType(t))
+    throw new UsageError(
+      "invalid_event_type",
+      `unknown event type "${value}" (expected one of ${EVENT_TYPES.join(", ")})`,
+    );
   return t;
 }
 
 export function jsonObject(text: string, flag: string): Record<string, unknown> {
   const value = parseJsonText(text, flag, "invalid_option");
-  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new UsageError("invalid_option", `${flag} must be a JSON object, got ${Array.isArray(value) ? "an array" : JSON.stringify(value)}`);
+  if (value === null || typeof value !== "object" || Array.isArray(value))
+    throw new UsageError(
+      "invalid_option",
+      `${flag} must be a JSON object, got ${Array.isArray(value) ? "an array" : JSON.stringify(value)}`,
+    );
   return value as Record<string, unknown>;
 }
 
@@ -89,7 +105,8 @@ function flagValue(f: FieldFlag, opts: Opts): unknown {
       return false;
     case "--confidence": {
       const n = Number(v);
-      if ((v as string).trim() === "" || Number.isNaN(n)) throw new UsageError("invalid_option", `--confidence expects a number from 0.0 to 1.0, got "${v as string}"`);
+      if ((v as string).trim() === "" || Number.isNaN(n))
+        throw new UsageError("invalid_option", `--confidence expects a number from 0.0 to 1.0, got "${v as string}"`);
       return n;
     }
     default:
@@ -107,8 +124,10 @@ function setPath(target: Record<string, unknown>, path: string[], value: unknown
 export function payloadFromFlags(type: EventType, opts: Opts): Record<string, unknown> {
   const used = FLAGS.filter((f) => given(opts, f.key));
   const payload: Record<string, unknown> = {};
-  if (given(opts, "success") && given(opts, "failure")) throw new UsageError("invalid_option", "give --success or --failure, not both");
-  if (given(opts, "param") && given(opts, "paramsJson")) throw new UsageError("invalid_option", "give --param or --params-json, not both");
+  if (given(opts, "success") && given(opts, "failure"))
+    throw new UsageError("invalid_option", "give --success or --failure, not both");
+  if (given(opts, "param") && given(opts, "paramsJson"))
+    throw new UsageError("invalid_option", "give --param or --params-json, not both");
   for (const f of used) {
     const path = f.paths[type];
     if (!path) {

@@ -10,8 +10,13 @@ export { eventTypeArg };
 async function buildPayload(type: EventType, opts: Opts): Promise<Record<string, unknown>> {
   const used = FLAGS.filter((f) => given(opts, f.key));
   if (opts.payloadJson !== undefined || opts.payloadFile !== undefined) {
-    if (opts.payloadJson !== undefined && opts.payloadFile !== undefined) throw new UsageError("invalid_option", "give --payload-json or --payload-file, not both");
-    if (used.length > 0) throw new UsageError("invalid_option", `${used.map((f) => f.flag).join(", ")} cannot be combined with --payload-json/--payload-file (put the field in the payload)`);
+    if (opts.payloadJson !== undefined && opts.payloadFile !== undefined)
+      throw new UsageError("invalid_option", "give --payload-json or --payload-file, not both");
+    if (used.length > 0)
+      throw new UsageError(
+        "invalid_option",
+        `${used.map((f) => f.flag).join(", ")} cannot be combined with --payload-json/--payload-file (put the field in the payload)`,
+      );
     const source = opts.payloadJson !== undefined ? "--payload-json" : `--payload-file ${opts.payloadFile}`;
     const text = opts.payloadJson ?? (await readInput(opts.payloadFile!));
     return jsonObject(text, source);
@@ -24,7 +29,9 @@ function flagFor(type: EventType, path: ReadonlyArray<PropertyKey>): string | un
   const p = path.map(String).join(".");
   return FLAGS.find((f) => {
     const fp = f.paths[type]?.join(".");
-    return fp !== undefined && (p === fp || p.startsWith(`${fp}.`)) && f.flag !== "--failure" && f.flag !== "--params-json";
+    return (
+      fp !== undefined && (p === fp || p.startsWith(`${fp}.`)) && f.flag !== "--failure" && f.flag !== "--params-json"
+    );
   })?.flag;
 }
 
@@ -39,10 +46,15 @@ Examples (a shell sprite):
 export function registerEmit(program: Command): void {
   program
     .command("emit")
-    .description("emit a Lattice event from a sprite: print it on stdout with the LATTICE_EVENT prefix and append it to $LATTICE_WORKSPACE/.lattice/outbox.jsonl (uses LATTICE_SPRITE_ID, LATTICE_WORK_ITEM_ID)")
+    .description(
+      "emit a Lattice event from a sprite: print it on stdout with the LATTICE_EVENT prefix and append it to $LATTICE_WORKSPACE/.lattice/outbox.jsonl (uses LATTICE_SPRITE_ID, LATTICE_WORK_ITEM_ID)",
+    )
     .argument("<type>", `event type: ${EVENT_TYPES.join(", ")}`, eventTypeArg)
     .option("--message <text>", "INFO, ERROR: the message")
-    .option("--kind <kind>", "INFO: progress|observation|assumption|note|…; ARTIFACT: branch|commit|file|pr_url|issue_url|…")
+    .option(
+      "--kind <kind>",
+      "INFO: progress|observation|assumption|note|…; ARTIFACT: branch|commit|file|pr_url|issue_url|…",
+    )
     .option("--metadata-json <json>", "INFO, ARTIFACT: metadata object")
     .option("--phase <name>", "PHASE_STARTED, PHASE_FINISHED; ENVIRONMENT_PROPOSAL: the failing phase")
     .option("--success", "PHASE_FINISHED: the phase succeeded")
@@ -55,10 +67,18 @@ export function registerEmit(program: Command): void {
     .option("--url <url>", "ARTIFACT: URL")
     .option("--reason <text>", "WAITING: why you are waiting")
     .option("--checkpoint <id>", "WAITING: the checkpoint you created (pmagent checkpoint create)")
-    .option("--expect <key=type>", "WAITING: an expected input, type string|integer|boolean|map|array<T> (repeatable)", collect, [])
+    .option(
+      "--expect <key=type>",
+      "WAITING: an expected input, type string|integer|boolean|map|array<T> (repeatable)",
+      collect,
+      [],
+    )
     .option("--status <status>", "COMPLETED: success or failure")
     .option("--summary <text>", "COMPLETED: summary")
-    .option("--outcome <name>", "COMPLETED: the outcome the lane routes on (e.g. approved, changes_requested; config on_outcome)")
+    .option(
+      "--outcome <name>",
+      "COMPLETED: the outcome the lane routes on (e.g. approved, changes_requested; config on_outcome)",
+    )
     .option("--details-json <json>", "ERROR: details object; ENVIRONMENT_PROPOSAL: the adjustment's details")
     .option("--exit-code <n>", "ENVIRONMENT_PROPOSAL: exit code of the failure", intOption("--exit-code"))
     .option("--stderr-hint <text>", "ENVIRONMENT_PROPOSAL: the telling stderr line")
@@ -80,7 +100,9 @@ export function registerEmit(program: Command): void {
           const missing = i.code === "invalid_type" && i.message.endsWith("received undefined");
           return `${jsonPath(i.path).replace(/^\$/, "payload")}${flag ? ` (${flag})` : ""}: ${missing ? `required (${i.message.replace(/^Invalid input: (.*), received undefined$/, "$1")})` : i.message}`;
         });
-        throw new UsageError("invalid_event", `${type} event is invalid:\n  ${issues.join("\n  ")}`, { issues: formatZodIssues(checked.error) });
+        throw new UsageError("invalid_event", `${type} event is invalid:\n  ${issues.join("\n  ")}`, {
+          issues: formatZodIssues(checked.error),
+        });
       }
       new Sprite().emit(type, payload as never);
     });

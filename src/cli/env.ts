@@ -1,7 +1,14 @@
 import { Option, type Command } from "commander";
 import { findRole } from "../config/index.js";
 import { PmagentError } from "../core/index.js";
-import { PROPOSAL_STATUSES, roleEnvironment, type EnvironmentChange, type EnvironmentProposal, type InstallPlan, type ProposalStatus } from "../lattice/index.js";
+import {
+  PROPOSAL_STATUSES,
+  roleEnvironment,
+  type EnvironmentChange,
+  type EnvironmentProposal,
+  type InstallPlan,
+  type ProposalStatus,
+} from "../lattice/index.js";
 import { decider } from "./actor.js";
 import { withProject, withStore } from "./context.js";
 import { formatOption, pageOptions, print, printPage, type Format, type PageOpts } from "./output.js";
@@ -20,7 +27,12 @@ function decidedLine(d: EnvironmentProposal): string {
 export function changeLine(c: EnvironmentChange): string {
   const scope = c.applies_to === "*" ? ", every role" : "";
   const tools = c.effect.installed.map((t) => `${t.source} ${t.package} → ${t.bin.join(", ")}`).join("; ");
-  const why = c.status === "failed" ? `: ${c.reason ?? "no reason"}` : c.status === "undone" ? ` by ${c.undone_by ?? "?"} at ${c.undone_at ?? "?"}` : "";
+  const why =
+    c.status === "failed"
+      ? `: ${c.reason ?? "no reason"}`
+      : c.status === "undone"
+        ? ` by ${c.undone_by ?? "?"} at ${c.undone_at ?? "?"}`
+        : "";
   return `${c.id}  ${c.status}  ${c.adjustment_type} (proposal ${c.proposal_id}${scope})${tools ? `  ${tools}` : ""}${why}`;
 }
 
@@ -29,12 +41,18 @@ export function planLines(plan: InstallPlan): string[] {
   const head = `    ${plan.proposal_id}  ${plan.adjustment_type}`;
   if (plan.refused) return [`${head}: REFUSED: ${plan.refused}`];
   if (plan.steps.length === 0) return [`${head}: runs nothing (later runs get its variables)`];
-  return [`${head}: runs ${plan.isolation}:`, ...plan.steps.map((s) => `      ${s.when ? `${s.when}: ` : ""}${s.command ?? s.what}`)];
+  return [
+    `${head}: runs ${plan.isolation}:`,
+    ...plan.steps.map((s) => `      ${s.when ? `${s.when}: ` : ""}${s.command ?? s.what}`),
+  ];
 }
 
-
 export function registerEnv(program: Command): void {
-  const env = program.command("env").description("environment proposals from sprites: list them, accept (apply) or reject them, show a role's environment, undo a change (humans decide)");
+  const env = program
+    .command("env")
+    .description(
+      "environment proposals from sprites: list them, accept (apply) or reject them, show a role's environment, undo a change (humans decide)",
+    );
 
   pageOptions(env.command("list"), "newest")
     .description("list environment proposals by when they were last seen, a page at a time")
@@ -43,7 +61,9 @@ export function registerEnv(program: Command): void {
     .addOption(formatOption())
     .action(async (opts: PageOpts & { status?: ProposalStatus; role?: string; format: Format }, cmd: Command) => {
       await withProject(cmd, async (o) => {
-        const page = await (await o.proposals()).page({ status: opts.status, role: opts.role }, { limit: opts.limit, order: opts.order, cursor: opts.cursor });
+        const page = await (
+          await o.proposals()
+        ).page({ status: opts.status, role: opts.role }, { limit: opts.limit, order: opts.order, cursor: opts.cursor });
         printPage(opts.format, page, line, "no environment proposals");
       });
     });
@@ -60,7 +80,11 @@ export function registerEnv(program: Command): void {
         const { proposal: d, change } = await (await o.environmentChanges()).accept(id, actor);
         print(opts.format, { ...d, change }, () => `${decidedLine(d)}\n  change ${changeLine(change)}`);
         if (change.status === "failed") {
-          throw new PmagentError("install_failed", `environment proposal ${d.id} is accepted but applying it failed, so later runs do not get it (change ${change.id}): ${change.reason ?? "no reason"}`, { kind: "unavailable" });
+          throw new PmagentError(
+            "install_failed",
+            `environment proposal ${d.id} is accepted but applying it failed, so later runs do not get it (change ${change.id}): ${change.reason ?? "no reason"}`,
+            { kind: "unavailable" },
+          );
         }
       });
     });
@@ -95,7 +119,9 @@ export function registerEnv(program: Command): void {
 
   env
     .command("show")
-    .description("the environment accepted proposals give a role's later runs (pre-install steps, PATH, sandbox network, variables), the changes applied, failed or undone, and what accepting each pending proposal runs (or why it is refused)")
+    .description(
+      "the environment accepted proposals give a role's later runs (pre-install steps, PATH, sandbox network, variables), the changes applied, failed or undone, and what accepting each pending proposal runs (or why it is refused)",
+    )
     .argument("<role>", "a configured role")
     .addOption(formatOption())
     .action(async (role: string, opts: { format: Format }, cmd: Command) => {
@@ -105,7 +131,9 @@ export function registerEnv(program: Command): void {
         const changes = await o.environmentChanges();
         const e = await roleEnvironment(ps, role, changes);
         const list = await changes.list(role);
-        const pending = (await ps.list({ status: "pending" })).filter((x) => x.role === role || x.scope === "global_candidate").map((x) => changes.plan(x));
+        const pending = (await ps.list({ status: "pending" }))
+          .filter((x) => x.role === role || x.scope === "global_candidate")
+          .map((x) => changes.plan(x));
         const network = e.network ?? p.config.sandbox_network;
         print(opts.format, { ...e, network, changes: list, pending }, () =>
           [
@@ -113,9 +141,13 @@ export function registerEnv(program: Command): void {
             ...e.preinstall.map((s) => `  pre-install (${s.proposal_id}): ${s.command}`),
             ...e.path.map((d) => `  PATH first: ${d}`),
             ...(e.network ? [`  sandbox network: ${network}`] : []),
-            ...Object.entries(e.env).filter(([k]) => k !== "PMAGENT_ENVIRONMENT").map(([k, v]) => `  ${k}=${v}`),
+            ...Object.entries(e.env)
+              .filter(([k]) => k !== "PMAGENT_ENVIRONMENT")
+              .map(([k, v]) => `  ${k}=${v}`),
             ...(list.length ? ["  changes:", ...list.map((c) => `    ${changeLine(c)}`)] : []),
-            ...(pending.length ? ["  pending proposals (what accepting each runs):", ...pending.flatMap(planLines)] : []),
+            ...(pending.length
+              ? ["  pending proposals (what accepting each runs):", ...pending.flatMap(planLines)]
+              : []),
           ].join("\n"),
         );
       });

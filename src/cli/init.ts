@@ -8,14 +8,28 @@ import { formatOption, print } from "./output.js";
 export function registerInit(program: Command): void {
   program
     .command("init")
-    .description("write pmagent.config.json (the doc_update lane by default) in the current directory, create the store and add .pmagent/ to .gitignore")
+    .description(
+      "write pmagent.config.json (the doc_update lane by default) in the current directory, create the store and add .pmagent/ to .gitignore",
+    )
     .option("--project-id <id>", "project id (default: the directory name)")
-    .option("--lane <name>", `the lane to start with: ${Object.keys(LANE_TEMPLATES).join(" or ")} (Developer → Reviewer → Developer fixes → merge)`, "doc_update")
+    .option(
+      "--lane <name>",
+      `the lane to start with: ${Object.keys(LANE_TEMPLATES).join(" or ")} (Developer → Reviewer → Developer fixes → merge)`,
+      "doc_update",
+    )
     .option("--force", "overwrite an existing pmagent.config.json")
     .addOption(formatOption())
     .action(async (opts: { projectId?: string; force?: boolean; lane: string; format: "json" | "text" }) => {
-      if (!Object.hasOwn(LANE_TEMPLATES, opts.lane)) throw new UsageError("unknown_lane", `--lane ${opts.lane}: there is no such lane template (expected ${Object.keys(LANE_TEMPLATES).join(" or ")})`);
-      const p = initProject(process.cwd(), { projectId: opts.projectId, force: opts.force, lane: opts.lane as LaneTemplate });
+      if (!Object.hasOwn(LANE_TEMPLATES, opts.lane))
+        throw new UsageError(
+          "unknown_lane",
+          `--lane ${opts.lane}: there is no such lane template (expected ${Object.keys(LANE_TEMPLATES).join(" or ")})`,
+        );
+      const p = initProject(process.cwd(), {
+        projectId: opts.projectId,
+        force: opts.force,
+        lane: opts.lane as LaneTemplate,
+      });
       const opened = await openProject({ project: p });
       const location = opened.store.location;
       await opened.close();
@@ -27,15 +41,23 @@ export function registerInit(program: Command): void {
         if (!(err instanceof PmagentError)) throw err;
         process.stderr.write(`pmagent init: warning: ${err.message}\n`);
       }
-      const ignoreText = gitignore === null ? null : gitignore.change === "unchanged" ? `${gitignore.path} already has a line about .pmagent: left as it is` : `${gitignore.change} ${gitignore.path} (ignores ${GITIGNORE_LINE})`;
+      const ignoreText =
+        gitignore === null
+          ? null
+          : gitignore.change === "unchanged"
+            ? `${gitignore.path} already has a line about .pmagent: left as it is`
+            : `${gitignore.change} ${gitignore.path} (ignores ${GITIGNORE_LINE})`;
       const sandbox = sandboxStatus(p.config.sandbox);
-      print(opts.format, { config: p.configPath, project_id: p.config.project_id, store: location, gitignore, sandbox }, () =>
-        [
-          `wrote ${p.configPath} (project ${p.config.project_id}, lane ${p.config.lanes.map((l) => `${l.layer}/${l.name}`).join(", ")})`,
-          `store: ${location}`,
-          ...(ignoreText ? [ignoreText] : []),
-          sandboxLine(sandbox),
-        ].join("\n"),
+      print(
+        opts.format,
+        { config: p.configPath, project_id: p.config.project_id, store: location, gitignore, sandbox },
+        () =>
+          [
+            `wrote ${p.configPath} (project ${p.config.project_id}, lane ${p.config.lanes.map((l) => `${l.layer}/${l.name}`).join(", ")})`,
+            `store: ${location}`,
+            ...(ignoreText ? [ignoreText] : []),
+            sandboxLine(sandbox),
+          ].join("\n"),
       );
     });
 }
@@ -46,7 +68,8 @@ function sandboxStatus(mode: SandboxMode): { mode: SandboxMode; bwrap: string | 
 }
 
 function sandboxLine(s: { mode: SandboxMode; bwrap: string | null }): string {
-  if (s.mode === "off") return `sandbox: off: sprites run WITHOUT a sandbox (set "sandbox": "auto" or "required" to run them in bubblewrap)`;
+  if (s.mode === "off")
+    return `sandbox: off: sprites run WITHOUT a sandbox (set "sandbox": "auto" or "required" to run them in bubblewrap)`;
   if (s.bwrap) return `sandbox: ${s.mode}: sprites run in bubblewrap (${s.bwrap})`;
   return `sandbox: ${s.mode}: bubblewrap (bwrap) is not installed here, so sprites would run WITHOUT a sandbox (they could read your files and the supervisor's environment): install it with \`apt-get install bubblewrap\`${s.mode === "auto" ? `, then set "sandbox": "required" to refuse runs without it` : ""}`;
 }

@@ -9,7 +9,9 @@ const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.ur
 export function registerMcp(program: Command): void {
   program
     .command("mcp")
-    .description("Model Context Protocol server on stdio: tools for the blackboard, runs, PRs, environment proposals, Kai and OA; entries, runs and Kai answers as resources; prompts; acting as --as (default $PMAGENT_ACTOR, else the first human)")
+    .description(
+      "Model Context Protocol server on stdio: tools for the blackboard, runs, PRs, environment proposals, Kai and OA; entries, runs and Kai answers as resources; prompts; acting as --as (default $PMAGENT_ACTOR, else the first human)",
+    )
     .option("--as <actor>", "the actor the tools act as")
     .action(async (opts: { as?: string }, cmd: Command) => {
       await withProject(cmd, async (opened) => {

@@ -36,7 +36,11 @@ function collect(value: string, previous: string[]): string[] {
 
 function parseHint(value: string): { flow_id: string; hint: string } {
   const at = value.indexOf("=");
-  if (at <= 0 || at === value.length - 1) throw new UsageError("invalid_option", `--hint expects FLOW_ID=TEXT (e.g. docs.create="Always update AGENTS.md"), got "${value}"`);
+  if (at <= 0 || at === value.length - 1)
+    throw new UsageError(
+      "invalid_option",
+      `--hint expects FLOW_ID=TEXT (e.g. docs.create="Always update AGENTS.md"), got "${value}"`,
+    );
   return { flow_id: value.slice(0, at), hint: value.slice(at + 1) };
 }
 
@@ -58,7 +62,9 @@ function resultExit(r: ReasoningResult, extraFailure = false): void {
 }
 
 function renderGuard(g: OAGuardOutput): string {
-  const lines = [`${g.ok ? "PASS" : "FAIL"} (${g.mode}) — kernel ${g.kernel_mode}, ${plural(g.diagnostics.length, "diagnostic")}`];
+  const lines = [
+    `${g.ok ? "PASS" : "FAIL"} (${g.mode}) — kernel ${g.kernel_mode}, ${plural(g.diagnostics.length, "diagnostic")}`,
+  ];
   for (const d of g.diagnostics) lines.push(`[${d.severity}] ${d.category}: ${d.message}`, `    fix: ${d.remediation}`);
   return lines.join("\n");
 }
@@ -68,7 +74,11 @@ function renderTool(id: string, result: unknown): string {
   if (id === "oa.guard.run") {
     const run = result as OAGuardRun;
     const ok = (run.output as { ok?: unknown } | null)?.ok;
-    return [`guard ${run.guard}: exit ${run.exit_code}${typeof ok === "boolean" ? ` (${ok ? "PASS" : "FAIL"})` : ""}`, ...(run.text ?? []).map((l) => `  ${l}`), `JSON: ${JSON.stringify(run.output)}`].join("\n");
+    return [
+      `guard ${run.guard}: exit ${run.exit_code}${typeof ok === "boolean" ? ` (${ok ? "PASS" : "FAIL"})` : ""}`,
+      ...(run.text ?? []).map((l) => `  ${l}`),
+      `JSON: ${JSON.stringify(run.output)}`,
+    ].join("\n");
   }
   if (result === null || typeof result !== "object") return JSON.stringify(result);
   return Object.entries(result as Record<string, unknown>)
@@ -77,7 +87,11 @@ function renderTool(id: string, result: unknown): string {
 }
 
 export function registerOa(program: Command): void {
-  const oa = program.command("oa").description("Orchestrator Assistant: read kernel surfaces, guard their coherence, run reasoning programs (read-only)");
+  const oa = program
+    .command("oa")
+    .description(
+      "Orchestrator Assistant: read kernel surfaces, guard their coherence, run reasoning programs (read-only)",
+    );
 
   oa.command("init")
     .description(
@@ -99,17 +113,30 @@ export function registerOa(program: Command): void {
     });
 
   oa.command("snapshot")
-    .description("regenerate share/orchestrator_assistant/STATE.json from the kernel surfaces (exit 1: a required surface is missing or invalid)")
+    .description(
+      "regenerate share/orchestrator_assistant/STATE.json from the kernel surfaces (exit 1: a required surface is missing or invalid)",
+    )
     .addOption(formatOption())
     .action(async (opts: { format: Format }, cmd: Command) => {
       const result = writeSnapshot(await workspace(cmd));
       const s = result.state;
-      print(opts.format, result, () => `wrote ${result.path}: branch ${s.branch}, phase ${s.current_phase}, reality ${s.reality_green ? "green" : "red"}, mode ${s.kernel_mode}`);
+      print(
+        opts.format,
+        result,
+        () =>
+          `wrote ${result.path}: branch ${s.branch}, phase ${s.current_phase}, reality ${s.reality_green ? "green" : "red"}, mode ${s.kernel_mode}`,
+      );
     });
 
   oa.command("guard")
-    .description("check STATE.json against the kernel surfaces and the surfaces against each other (HINT by default: report only; exit 1 only in STRICT mode on failure)")
-    .addOption(new Option("--mode <mode>", "STRICT fails (exit 1) on any error diagnostic; HINT only reports").choices(["STRICT", "HINT"]).default("HINT"))
+    .description(
+      "check STATE.json against the kernel surfaces and the surfaces against each other (HINT by default: report only; exit 1 only in STRICT mode on failure)",
+    )
+    .addOption(
+      new Option("--mode <mode>", "STRICT fails (exit 1) on any error diagnostic; HINT only reports")
+        .choices(["STRICT", "HINT"])
+        .default("HINT"),
+    )
     .addOption(formatOption())
     .action(async (opts: { mode: OAGuardMode; format: Format }, cmd: Command) => {
       const output = runOaGuard(await workspace(cmd), opts.mode);
@@ -118,7 +145,9 @@ export function registerOa(program: Command): void {
     });
 
   oa.command("tool")
-    .description(`call one read-only OA tool and print its result, JSON by default (${OA_TOOL_IDS.join(", ")}); oa.guard.run takes a guard name (the registry's guards: ${REGISTRY_GUARDS.join(", ")})`)
+    .description(
+      `call one read-only OA tool and print its result, JSON by default (${OA_TOOL_IDS.join(", ")}); oa.guard.run takes a guard name (the registry's guards: ${REGISTRY_GUARDS.join(", ")})`,
+    )
     .argument("<id>", "tool id")
     .argument("[arg]", "the guard name for oa.guard.run")
     .addOption(formatOption("json"))
@@ -128,27 +157,52 @@ export function registerOa(program: Command): void {
     });
 
   oa.command("decision")
-    .description("SafeOPSDecision: may this action run now? ALLOW, DENY or CONDITIONAL (a BLOCKED kernel allows diagnosis only; exit 1 when the program failed)")
+    .description(
+      "SafeOPSDecision: may this action run now? ALLOW, DENY or CONDITIONAL (a BLOCKED kernel allows diagnosis only; exit 1 when the program failed)",
+    )
     .requiredOption("--action <text>", "the proposed action")
     .addOption(formatOption())
     .action(async (opts: { action: string; format: Format }, cmd: Command) => {
       const { ws, engine } = await reasoningSetup(cmd);
-      const result = await runReasoning(buildEnvelope("SafeOPSDecision", opts.action, { workspace: ws }), { workspace: ws, model: engine.model });
+      const result = await runReasoning(buildEnvelope("SafeOPSDecision", opts.action, { workspace: ws }), {
+        workspace: ws,
+        model: engine.model,
+      });
       const o = result.output as { conditions: string[]; warnings: string[] } | null;
-      print(opts.format, result, () => renderResult(result, [result.rationale, ...(o?.conditions ?? []).map((c) => `condition: ${c}`), ...(o?.warnings ?? []).map((w) => `warning: ${w}`)], engine));
+      print(opts.format, result, () =>
+        renderResult(
+          result,
+          [
+            result.rationale,
+            ...(o?.conditions ?? []).map((c) => `condition: ${c}`),
+            ...(o?.warnings ?? []).map((w) => `warning: ${w}`),
+          ],
+          engine,
+        ),
+      );
       resultExit(result);
     });
 
   oa.command("generate")
-    .description("OPSBlockGenerator: an OPS block (Goal, Commands, Evidence to return, Next gate) for a goal; records it in share/oa/CONTEXT.json")
+    .description(
+      "OPSBlockGenerator: an OPS block (Goal, Commands, Evidence to return, Next gate) for a goal; records it in share/oa/CONTEXT.json",
+    )
     .requiredOption("--goal <text>", "what the OPS block should achieve")
-    .option("--ref <path>", "an SSOT document the block must follow (repeatable; default: the SSOT surface's references)", collect, [])
+    .option(
+      "--ref <path>",
+      "an SSOT document the block must follow (repeatable; default: the SSOT surface's references)",
+      collect,
+      [],
+    )
     .option("--hint <flow=text>", "a flow hint, FLOW_ID=TEXT (repeatable)", collect, [])
     .addOption(formatOption())
     .action(async (opts: { goal: string; ref: string[]; hint: string[]; format: Format }, cmd: Command) => {
       const { ws, engine } = await reasoningSetup(cmd);
       const inputs = { hints: opts.hint.map(parseHint), ...(opts.ref.length > 0 ? { ssot_references: opts.ref } : {}) };
-      const result = await runReasoning(buildEnvelope("OPSBlockGenerator", opts.goal, { workspace: ws, inputs }), { workspace: ws, model: engine.model });
+      const result = await runReasoning(buildEnvelope("OPSBlockGenerator", opts.goal, { workspace: ws, inputs }), {
+        workspace: ws,
+        model: engine.model,
+      });
       const o = result.output as OPSBlockGeneratorOutput | null;
       // The block itself stays clean on stdout (it is pasted as is); the engine goes to stderr.
       if (o && opts.format === "text") process.stderr.write(`OPSBlockGenerator engine: ${engine.reason}\n`);
@@ -166,21 +220,42 @@ export function registerOa(program: Command): void {
     });
 
   oa.command("interpret")
-    .description("GuardFailureInterpreter: root cause and remediation plan of a guard's JSON output (FILE, or - for standard input)")
+    .description(
+      "GuardFailureInterpreter: root cause and remediation plan of a guard's JSON output (FILE, or - for standard input)",
+    )
     .argument("<file>", "the guard's JSON output, or - to read standard input")
     .option("--guard <name>", "the registered guard that produced it (re-run to tell transient failures)")
     .addOption(formatOption())
     .action(async (file: string, opts: { guard?: string; format: Format }, cmd: Command) => {
       const source = file === "-" ? "standard input" : file;
       const text = await readInput(file);
-      if (text.trim() === "") throw new UsageError("invalid_json", `${source} is empty: pass a guard's JSON output (e.g. pmagent oa guard --mode HINT --format json | pmagent oa interpret -)`);
+      if (text.trim() === "")
+        throw new UsageError(
+          "invalid_json",
+          `${source} is empty: pass a guard's JSON output (e.g. pmagent oa guard --mode HINT --format json | pmagent oa interpret -)`,
+        );
       const guardOutput = parseJsonText(text, source);
       const { ws, engine } = await reasoningSetup(cmd);
       const inputs = { guard_output: guardOutput, guard_name: opts.guard ?? null };
-      const result = await runReasoning(buildEnvelope("GuardFailureInterpreter", `interpret the output of ${opts.guard ?? source}`, { workspace: ws, inputs }), { workspace: ws, model: engine.model });
+      const result = await runReasoning(
+        buildEnvelope("GuardFailureInterpreter", `interpret the output of ${opts.guard ?? source}`, {
+          workspace: ws,
+          inputs,
+        }),
+        { workspace: ws, model: engine.model },
+      );
       const o = result.output as { remediation_plan: string[]; is_transient: boolean } | null;
       print(opts.format, result, () =>
-        renderResult(result, [`root cause: ${result.rationale}`, ...(o ? [`transient: ${o.is_transient ? "yes" : "no"}`, ...o.remediation_plan.map((s, i) => `${i + 1}. ${s}`)] : [])], engine),
+        renderResult(
+          result,
+          [
+            `root cause: ${result.rationale}`,
+            ...(o
+              ? [`transient: ${o.is_transient ? "yes" : "no"}`, ...o.remediation_plan.map((s, i) => `${i + 1}. ${s}`)]
+              : []),
+          ],
+          engine,
+        ),
       );
       resultExit(result);
     });
@@ -191,9 +266,21 @@ export function registerOa(program: Command): void {
     .addOption(formatOption())
     .action(async (opts: { to: string; format: Format }, cmd: Command) => {
       const { ws, engine } = await reasoningSetup(cmd);
-      const result = await runReasoning(buildEnvelope("PhaseTransitionValidator", `transition to phase ${opts.to}`, { workspace: ws, inputs: { target_phase: opts.to } }), { workspace: ws, model: engine.model });
+      const result = await runReasoning(
+        buildEnvelope("PhaseTransitionValidator", `transition to phase ${opts.to}`, {
+          workspace: ws,
+          inputs: { target_phase: opts.to },
+        }),
+        { workspace: ws, model: engine.model },
+      );
       const o = result.output as { missing_criteria: string[] } | null;
-      print(opts.format, result, () => renderResult(result, (o?.missing_criteria ?? []).map((m) => `missing: ${m}`), engine));
+      print(opts.format, result, () =>
+        renderResult(
+          result,
+          (o?.missing_criteria ?? []).map((m) => `missing: ${m}`),
+          engine,
+        ),
+      );
       resultExit(result, result.decision === "NOT_READY");
     });
 }
@@ -202,7 +289,9 @@ export function registerBoot(program: Command): void {
   const boot = program.command("boot").description("boot an assistant session");
   boot
     .command("oa")
-    .description("print the OA boot envelope: kernel phase, branch and mode, and what the mode allows (exit 3 when the kernel is BLOCKED)")
+    .description(
+      "print the OA boot envelope: kernel phase, branch and mode, and what the mode allows (exit 3 when the kernel is BLOCKED)",
+    )
     .addOption(formatOption())
     .action(async (opts: { format: Format }, cmd: Command) => {
       const envelope = bootEnvelope(await workspace(cmd));

@@ -15,13 +15,16 @@ export type Format = "json" | "text";
  */
 export function formatOption(defaultFormat: Format = "text", options: { markdown?: boolean } = {}): Option {
   const names: Record<string, Format> = { text: "text", json: "json", ...(options.markdown ? { md: "text" } : {}) };
-  const described = options.markdown ? "output format: text (Markdown; md is the same) or json" : "output format: text or json";
+  const described = options.markdown
+    ? "output format: text (Markdown; md is the same) or json"
+    : "output format: text or json";
   return new Option("--format <format>", described)
     .choices(Object.keys(names))
     .default(defaultFormat)
     .argParser((value: string) => {
       const format = names[value];
-      if (format === undefined) throw new UsageError("invalid_format", `--format expects ${orList(Object.keys(names))}, got "${value}"`);
+      if (format === undefined)
+        throw new UsageError("invalid_format", `--format expects ${orList(Object.keys(names))}, got "${value}"`);
       return format;
     });
 }
@@ -40,7 +43,8 @@ export function print(format: Format, value: unknown, text: () => string): void 
 /** Parse an integer flag or throw a usage error naming it. */
 export function intOption(flag: string, min?: number, max?: number): (value: string) => number {
   return (value: string) => {
-    if (!/^-?\d+$/.test(value)) throw new UsageError("invalid_option", `${flag} expects a whole number, got "${value}"`);
+    if (!/^-?\d+$/.test(value))
+      throw new UsageError("invalid_option", `${flag} expects a whole number, got "${value}"`);
     const n = Number(value);
     if ((min !== undefined && n < min) || (max !== undefined && n > max)) {
       throw new UsageError("invalid_option", `${flag} must be between ${min ?? "-∞"} and ${max ?? "∞"}, got ${n}`);
@@ -60,7 +64,10 @@ export async function readInput(file: string): Promise<string> {
   try {
     return await readFile(file, "utf8");
   } catch (err) {
-    throw new UsageError("input_unreadable", `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new UsageError(
+      "input_unreadable",
+      `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
   }
 }
 
@@ -101,7 +108,9 @@ export function stateStyle(state: string): Style | undefined {
  */
 export function pageOptions<C extends Command>(cmd: C, order: PageOrder): C {
   for (const option of [
-    new Option("--limit <n>", `at most N items (default ${DEFAULT_PAGE_LIMIT}, at most ${MAX_PAGE_LIMIT})`).argParser(intOption("--limit", 1, MAX_PAGE_LIMIT)),
+    new Option("--limit <n>", `at most N items (default ${DEFAULT_PAGE_LIMIT}, at most ${MAX_PAGE_LIMIT})`).argParser(
+      intOption("--limit", 1, MAX_PAGE_LIMIT),
+    ),
     new Option("--order <order>", `newest or oldest first (default ${order})`).choices([...PAGE_ORDERS]),
     new Option("--cursor <cursor>", "the next page: the cursor the previous page printed"),
   ])
@@ -116,8 +125,17 @@ export interface PageOpts {
 }
 
 /** Print a page: JSON `{items, next}`, or one line per item and, when there is more, how to get it. */
-export function printPage<T>(format: Format, page: Page<T>, line: (item: T) => string, none: string, json: (item: T) => unknown = (x) => x): void {
+export function printPage<T>(
+  format: Format,
+  page: Page<T>,
+  line: (item: T) => string,
+  none: string,
+  json: (item: T) => unknown = (x) => x,
+): void {
   print(format, { items: page.items.map(json), next: page.next }, () =>
-    [...(page.items.length ? page.items.map(line) : [none]), ...(page.next === null ? [] : [`more: --cursor ${page.next}`])].join("\n"),
+    [
+      ...(page.items.length ? page.items.map(line) : [none]),
+      ...(page.next === null ? [] : [`more: --cursor ${page.next}`]),
+    ].join("\n"),
   );
 }

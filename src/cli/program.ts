@@ -24,28 +24,86 @@ export interface Group {
  * unknown command load none (the help lists the commands from `summary`).
  */
 export const groups: Readonly<Record<string, Group>> = {
-  init: { summary: "write pmagent.config.json, create the store and add .pmagent/ to .gitignore", load: async () => (await import("./init.js")).registerInit },
-  demo: { summary: "run one whole doc_update lane cycle in a fresh temporary repository", load: async () => (await import("./demo.js")).registerDemo },
-  bb: { summary: "the blackboard: post, claim, update and inspect entries; sync with GitHub", load: async () => (await import("./bb.js")).registerBb },
-  prompt: { summary: "the chat-codex prompt contract: build a role agent's Responses API request", load: async () => (await import("./prompt.js")).registerPrompt },
-  agent: { summary: "the LLM role agent, run as a sprite: answer a work item through the model", load: async () => (await import("./agent.js")).registerAgent },
-  "agent-run": { summary: "run a coding agent's CLI (codex, claude, gemini) as a sprite, its stream mapped to Lattice events", load: async () => (await import("./agent-run.js")).registerAgentRun },
-  oa: { summary: "Orchestrator Assistant: kernel surfaces, coherence guards, reasoning programs", load: async () => (await import("./oa.js")).registerOa },
+  init: {
+    summary: "write pmagent.config.json, create the store and add .pmagent/ to .gitignore",
+    load: async () => (await import("./init.js")).registerInit,
+  },
+  demo: {
+    summary: "run one whole doc_update lane cycle in a fresh temporary repository",
+    load: async () => (await import("./demo.js")).registerDemo,
+  },
+  bb: {
+    summary: "the blackboard: post, claim, update and inspect entries; sync with GitHub",
+    load: async () => (await import("./bb.js")).registerBb,
+  },
+  prompt: {
+    summary: "the chat-codex prompt contract: build a role agent's Responses API request",
+    load: async () => (await import("./prompt.js")).registerPrompt,
+  },
+  agent: {
+    summary: "the LLM role agent, run as a sprite: answer a work item through the model",
+    load: async () => (await import("./agent.js")).registerAgent,
+  },
+  "agent-run": {
+    summary: "run a coding agent's CLI (codex, claude, gemini) as a sprite, its stream mapped to Lattice events",
+    load: async () => (await import("./agent-run.js")).registerAgentRun,
+  },
+  oa: {
+    summary: "Orchestrator Assistant: kernel surfaces, coherence guards, reasoning programs",
+    load: async () => (await import("./oa.js")).registerOa,
+  },
   boot: { summary: "boot an assistant session", load: async () => (await import("./oa.js")).registerBoot },
   kai: { summary: "Kai: lane status and what changed", load: async () => (await import("./kai.js")).registerKai },
-  emit: { summary: "emit a Lattice event from a sprite (stdout and the outbox)", load: async () => (await import("./emit.js")).registerEmit },
-  checkpoint: { summary: "content-addressed snapshots of a sprite's workspace", load: async () => (await import("./checkpoint.js")).registerCheckpoint },
-  "resume-info": { summary: "for sprites: print .lattice/resume.json and whether it is a replay", load: async () => (await import("./resume-info.js")).registerResumeInfo },
-  run: { summary: "run one sprite for a role and supervise it until it finishes or waits", load: async () => (await import("./run.js")).registerRun },
-  runs: { summary: "runs of sprites: list, show, usage, events, logs, cancel, retry, reconcile", load: async () => (await import("./runs.js")).registerRuns },
-  resume: { summary: "resume a waiting run with its inputs", load: async () => (await import("./resume.js")).registerResume },
-  worker: { summary: "claim open entries for roles and run their sprites until stopped", load: async () => (await import("./worker.js")).registerWorker },
-  env: { summary: "environment proposals from sprites: list, accept (apply), reject; show a role's environment, undo a change", load: async () => (await import("./env.js")).registerEnv },
-  prs: { summary: "pull requests of the local forge (projects without GitHub)", load: async () => (await import("./prs.js")).registerPrs },
-  "lane-sprite": { summary: "run a built-in doc_update lane sprite (aya, sho, tsugu, gen, hana)", load: async () => (await import("./lane.js")).registerLane },
-  serve: { summary: "HTTP API, live run events (SSE), MCP and the web console", load: async () => (await import("./serve.js")).registerServe },
+  emit: {
+    summary: "emit a Lattice event from a sprite (stdout and the outbox)",
+    load: async () => (await import("./emit.js")).registerEmit,
+  },
+  checkpoint: {
+    summary: "content-addressed snapshots of a sprite's workspace",
+    load: async () => (await import("./checkpoint.js")).registerCheckpoint,
+  },
+  "resume-info": {
+    summary: "for sprites: print .lattice/resume.json and whether it is a replay",
+    load: async () => (await import("./resume-info.js")).registerResumeInfo,
+  },
+  run: {
+    summary: "run one sprite for a role and supervise it until it finishes or waits",
+    load: async () => (await import("./run.js")).registerRun,
+  },
+  runs: {
+    summary: "runs of sprites: list, show, usage, events, logs, cancel, retry, reconcile",
+    load: async () => (await import("./runs.js")).registerRuns,
+  },
+  resume: {
+    summary: "resume a waiting run with its inputs",
+    load: async () => (await import("./resume.js")).registerResume,
+  },
+  worker: {
+    summary: "claim open entries for roles and run their sprites until stopped",
+    load: async () => (await import("./worker.js")).registerWorker,
+  },
+  env: {
+    summary:
+      "environment proposals from sprites: list, accept (apply), reject; show a role's environment, undo a change",
+    load: async () => (await import("./env.js")).registerEnv,
+  },
+  prs: {
+    summary: "pull requests of the local forge (projects without GitHub)",
+    load: async () => (await import("./prs.js")).registerPrs,
+  },
+  "lane-sprite": {
+    summary: "run a built-in doc_update lane sprite (aya, sho, tsugu, gen, hana)",
+    load: async () => (await import("./lane.js")).registerLane,
+  },
+  serve: {
+    summary: "HTTP API, live run events (SSE), MCP and the web console",
+    load: async () => (await import("./serve.js")).registerServe,
+  },
   mcp: { summary: "Model Context Protocol server on stdio", load: async () => (await import("./mcp.js")).registerMcp },
-  completion: { summary: "print a shell completion script: pmagent completion bash|zsh|fish", load: async () => (await import("./completion.js")).registerCompletion(groups) },
+  completion: {
+    summary: "print a shell completion script: pmagent completion bash|zsh|fish",
+    load: async () => (await import("./completion.js")).registerCompletion(groups),
+  },
 };
 
 /** The command an argv names (after global options; `help X` names X), if any. */
@@ -64,7 +122,9 @@ export function commandOf(argv: readonly string[]): string | undefined {
 
 export async function buildProgram(argv: readonly string[] = []): Promise<Command> {
   const program = new Command("pmagent")
-    .description("Control plane for teams of AI agents working on a repository: blackboard, Lattice supervisor, prompt contract, OA and Kai.")
+    .description(
+      "Control plane for teams of AI agents working on a repository: blackboard, Lattice supervisor, prompt contract, OA and Kai.",
+    )
     .version(pkg.version)
     .option("--config <file>", "pmagent.config.json to use (default: found by walking up from the working directory)")
     .showHelpAfterError()
@@ -81,7 +141,9 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
         .allowUnknownOption()
         .allowExcessArguments()
         .action(() => {
-          throw new Error(`command ${command} was parsed without its group loaded (argv: ${argv.join(" ")}); this is a bug in pmagent`);
+          throw new Error(
+            `command ${command} was parsed without its group loaded (argv: ${argv.join(" ")}); this is a bug in pmagent`,
+          );
         });
     }
   }
@@ -122,13 +184,19 @@ function commanderCode(code: string): string {
 /** Print an error (JSON on stderr under --format json) and return the exit code it maps to. */
 export async function reportError(err: unknown, argv: readonly string[] = []): Promise<number> {
   const json = jsonErrors(argv);
-  const write = (error: { code: string; message: string; details?: Record<string, unknown> }) => process.stderr.write(`${JSON.stringify({ error })}\n`);
+  const write = (error: { code: string; message: string; details?: Record<string, unknown> }) =>
+    process.stderr.write(`${JSON.stringify({ error })}\n`);
   if (err instanceof CommanderError) {
     // Help and version are not errors; commander has already printed what it had to. A command
     // given without its subcommand gets its help on stderr (exit code 1 from commander): usage.
     if (err.code === "commander.helpDisplayed" || err.code === "commander.version") return 0;
     if (err.code === "commander.help" && err.exitCode === 0) return 0;
-    if (json) write({ code: commanderCode(err.code), message: err.code === "commander.help" ? "a subcommand is required (see --help)" : err.message.replace(/^error: /, "") });
+    if (json)
+      write({
+        code: commanderCode(err.code),
+        message:
+          err.code === "commander.help" ? "a subcommand is required (see --help)" : err.message.replace(/^error: /, ""),
+      });
     return 2;
   }
   // Loaded here, not up front: `--version` and `--help` need neither core nor its zod and pino

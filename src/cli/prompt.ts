@@ -46,29 +46,50 @@ interface BuildFlags {
 }
 
 export function registerPrompt(program: Command): void {
-  const prompt = program.command("prompt").description("the chat-codex prompt contract: build the Responses API request a role agent sends");
+  const prompt = program
+    .command("prompt")
+    .description("the chat-codex prompt contract: build the Responses API request a role agent sends");
   prompt
     .command("templates")
-    .description("list the prompt templates in effect: the package's, or the project's override under .pmagent/prompts/")
+    .description(
+      "list the prompt templates in effect: the package's, or the project's override under .pmagent/prompts/",
+    )
     .addOption(formatOption())
     .action((flags: { format: Format }, cmd: Command) => {
       const t = loadTemplates({ projectRoot: currentProject(cmd)?.root });
-      const files = [t.base, ...AGENT_ROLES.map((r) => t.developer[r])].map(({ name, origin, path }) => ({ name, origin, path }));
-      print(flags.format, files, () => files.map((f) => `${f.name.padEnd(20)} ${f.origin.padEnd(8)} ${f.path}`).join("\n"));
+      const files = [t.base, ...AGENT_ROLES.map((r) => t.developer[r])].map(({ name, origin, path }) => ({
+        name,
+        origin,
+        path,
+      }));
+      print(flags.format, files, () =>
+        files.map((f) => `${f.name.padEnd(20)} ${f.origin.padEnd(8)} ${f.path}`).join("\n"),
+      );
     });
   prompt
     .command("build")
     .description("print the Responses API payload for a role (a dry run: nothing is sent)")
     .requiredOption("--role <role>", `agent role: ${AGENT_ROLES.join(", ")}`, parseAgentRole)
     .option("--input <text>", "the current user input, sent last")
-    .option("--preset <preset>", `output schema preset: ${PRESET_NAMES.join(", ")} (none turns structured output off; --schema beats it)`, parsePresetName)
+    .option(
+      "--preset <preset>",
+      `output schema preset: ${PRESET_NAMES.join(", ")} (none turns structured output off; --schema beats it)`,
+      parsePresetName,
+    )
     .option("--schema <file>", "explicit output schema: a strict JSON Schema file (beats --preset and --structured)")
     .option("--structured", "use the role's default output schema when neither --schema nor --preset is given")
-    .option("--review-level <level>", `reviewer only: ${REVIEW_LEVELS.join(", ")} (default hard_gate)`, parseReviewLevel)
+    .option(
+      "--review-level <level>",
+      `reviewer only: ${REVIEW_LEVELS.join(", ")} (default hard_gate)`,
+      parseReviewLevel,
+    )
     .option("--entry-id <id>", "ledger: the blackboard entry the agent runs for")
     .option("--lane <lane>", "ledger: the lane, layer/name")
     .option("--cycle <n>", "ledger: the cycle number (from 1)", intOption("--cycle", 1))
-    .option("--ref <ref>", "ledger: an earlier artifact (repeatable)", (value: string, previous: string[] = []) => [...previous, value])
+    .option("--ref <ref>", "ledger: an earlier artifact (repeatable)", (value: string, previous: string[] = []) => [
+      ...previous,
+      value,
+    ])
     .option("--turn-context <text>", "turn context block (developer zone)")
     .option("--user-instructions <text>", "user instructions block (user zone)")
     .option("--environment-context <text>", "environment context block (user zone)")
@@ -78,10 +99,15 @@ export function registerPrompt(program: Command): void {
     .action(async (flags: BuildFlags, cmd: Command) => {
       if (flags.preset !== undefined && flags.schema !== undefined) {
         // The contract's precedence (explicit > preset > role default) decides; say which one lost.
-        process.stderr.write(`pmagent: note: --schema ${flags.schema} takes precedence over --preset ${flags.preset} (explicit schema > preset > role default)\n`);
+        process.stderr.write(
+          `pmagent: note: --schema ${flags.schema} takes precedence over --preset ${flags.preset} (explicit schema > preset > role default)\n`,
+        );
       }
       if (flags.reviewLevel !== undefined && flags.role !== "reviewer") {
-        throw new UsageError("conflicting_options", `--review-level applies to the reviewer role only, not to ${flags.role}`);
+        throw new UsageError(
+          "conflicting_options",
+          `--review-level applies to the reviewer role only, not to ${flags.role}`,
+        );
       }
       const explicit = flags.schema === undefined ? undefined : await schemaFile(flags.schema);
       if (explicit?.note !== undefined) process.stderr.write(`pmagent: note: ${explicit.note}\n`);
@@ -129,7 +155,12 @@ async function historyFile(file: string): Promise<HistoryMessage[]> {
 async function schemaFile(file: string): Promise<OutputSchema> {
   const json = parseJsonText(await readInput(file), file);
   const title = (json as { title?: unknown } | null)?.title;
-  const name = typeof title === "string" && /^[A-Za-z0-9_-]{1,64}$/.test(title) ? title : basename(file, extname(file)).replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64) || "output";
+  const name =
+    typeof title === "string" && /^[A-Za-z0-9_-]{1,64}$/.test(title)
+      ? title
+      : basename(file, extname(file))
+          .replace(/[^A-Za-z0-9_-]/g, "_")
+          .slice(0, 64) || "output";
   return outputSchemaFromJson(name, json, file);
 }
 
@@ -137,7 +168,11 @@ function renderPayload(payload: ResponsesPayload): string {
   const lines = [`model: ${payload.model}`, "", "== instructions", payload.instructions ?? ""];
   for (const item of payload.input) {
     const m = item as { role?: string; content?: unknown };
-    lines.push("", `== ${m.role ?? "item"}`, typeof m.content === "string" ? m.content : JSON.stringify(m.content, null, 2));
+    lines.push(
+      "",
+      `== ${m.role ?? "item"}`,
+      typeof m.content === "string" ? m.content : JSON.stringify(m.content, null, 2),
+    );
   }
   const tools = (payload.tools ?? []).map((t) => ("name" in t ? t.name : t.type));
   lines.push("", `== tools: ${tools.length > 0 ? tools.join(", ") : "none"}`);

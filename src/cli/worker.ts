@@ -23,7 +23,9 @@ function configuredRoles(config: Config): string[] {
 /** "3 runs (2 succeeded, 1 failed)" */
 function tally(done: Map<string, number>): string {
   const total = [...done.values()].reduce((a, b) => a + b, 0);
-  return total === 0 ? "no runs" : `${plural(total, "run")} (${[...done].map(([state, n]) => `${n} ${state}`).join(", ")})`;
+  return total === 0
+    ? "no runs"
+    : `${plural(total, "run")} (${[...done].map(([state, n]) => `${n} ${state}`).join(", ")})`;
 }
 
 const clock = () => new Date().toTimeString().slice(0, 8);
@@ -37,11 +39,21 @@ export function registerWorker(program: Command): void {
         "Results (one line per finished run) go to stdout; what the worker does goes to stderr, with a live status line on a terminal",
     )
     // Not requiredOption: with a default of [] commander would count it as given.
-    .option("--role <role>", "a role to serve (repeatable; at least one)", (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option(
+      "--role <role>",
+      "a role to serve (repeatable; at least one)",
+      (v: string, acc: string[]) => [...acc, v],
+      [] as string[],
+    )
     .option("--worker-id <id>", "claimer identity (default worker@host:pid)")
     .option("--poll-ms <ms>", "how often to look for work when nothing wakes the worker", intOption("--poll-ms", 10))
     .option("--once", "stop when no entry is open instead of waiting for more")
-    .option("--concurrency <n>", "how many runs at once in this one process (each claims on its own)", intOption("--concurrency", 1, 64), 1)
+    .option(
+      "--concurrency <n>",
+      "how many runs at once in this one process (each claims on its own)",
+      intOption("--concurrency", 1, 64),
+      1,
+    )
     .addOption(formatOption())
     .action(async (opts: WorkerFlags, cmd: Command) => {
       if (opts.role.length === 0) {
@@ -62,7 +74,9 @@ export function registerWorker(program: Command): void {
         const status = new StatusLine(() => {
           if (doing.size === 0) return `waiting for open entries for ${opts.role.join(", ")} · ${tally(done)}`;
           const [first] = doing.values();
-          return doing.size === 1 ? `${first!.text} · ${seconds(first!.since)}` : `${doing.size} runs under way (${first!.text} · ${seconds(first!.since)}, …) · ${tally(done)}`;
+          return doing.size === 1
+            ? `${first!.text} · ${seconds(first!.since)}`
+            : `${doing.size} runs under way (${first!.text} · ${seconds(first!.since)}, …) · ${tally(done)}`;
         });
         const say = (text: string) => status.line(`${clock()} ${text}`);
         const finished = (run: RunRecord) => {
@@ -102,7 +116,9 @@ export function registerWorker(program: Command): void {
         };
         process.once("SIGINT", onSignal);
         process.once("SIGTERM", onSignal);
-        say(`worker ${worker.id} serves ${opts.role.join(", ")}${opts.concurrency > 1 ? `, ${opts.concurrency} runs at once` : ""} (store ${store.location})${opts.once ? "; it stops when nothing is open" : "; SIGINT (Ctrl-C) or SIGTERM stops it"}`);
+        say(
+          `worker ${worker.id} serves ${opts.role.join(", ")}${opts.concurrency > 1 ? `, ${opts.concurrency} runs at once` : ""} (store ${store.location})${opts.once ? "; it stops when nothing is open" : "; SIGINT (Ctrl-C) or SIGTERM stops it"}`,
+        );
         try {
           await worker.run(stop.signal);
         } finally {

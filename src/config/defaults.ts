@@ -7,7 +7,11 @@ const MODEL_KEY = "OPENAI_API_KEY";
 export const CYCLE_DONE_KIND = "doc_update_cycle_done";
 
 /** The kinds Hana picks (roles contract §3.6.2) and the one she posts to Kai and back to Human. */
-export const HANA_KINDS = { task: "hana_task", snapshotDone: "pm_snapshot_done", analysisResult: "hana_analysis_result" } as const;
+export const HANA_KINDS = {
+  task: "hana_task",
+  snapshotDone: "pm_snapshot_done",
+  analysisResult: "hana_analysis_result",
+} as const;
 export const KAI_ANALYSIS_KIND = "hana_to_kai_analysis_request";
 /** The kind of the entry Hana posts to Human with Kai's analysis result (an index, not a rewrite). */
 export const ANALYSIS_DONE_KIND = "hana_analysis_done";
@@ -28,17 +32,45 @@ export function docUpdateLane(): ConfigInput["lanes"][number] {
     // Tsugu applies the reviewed updates: the cycle's pull request opens with his commit.
     open_pull_request: "Tsugu",
     roles: [
-      { name: "Aya", runner: sprite("aya"), allowed_kinds: ["doc_update_proposal_request"], credentials: [MODEL_KEY], next: { to: "Sho", kind: "doc_update_review_request", id_suffix: "-review" } },
-      { name: "Sho", runner: sprite("sho"), allowed_kinds: ["doc_update_review_request"], credentials: [MODEL_KEY], next: { to: "Tsugu", kind: "doc_update_apply_request", id_suffix: "-apply" } },
-      { name: "Tsugu", runner: sprite("tsugu"), allowed_kinds: ["doc_update_apply_request"], next: { to: "Gen", kind: "pm_snapshot_request", id_suffix: "-pm_snapshot" } },
-      { name: "Gen", runner: sprite("gen"), allowed_kinds: ["pm_snapshot_request"], next: { to: "Hana", kind: "pm_snapshot_done", id_suffix: "-done" } },
+      {
+        name: "Aya",
+        runner: sprite("aya"),
+        allowed_kinds: ["doc_update_proposal_request"],
+        credentials: [MODEL_KEY],
+        next: { to: "Sho", kind: "doc_update_review_request", id_suffix: "-review" },
+      },
+      {
+        name: "Sho",
+        runner: sprite("sho"),
+        allowed_kinds: ["doc_update_review_request"],
+        credentials: [MODEL_KEY],
+        next: { to: "Tsugu", kind: "doc_update_apply_request", id_suffix: "-apply" },
+      },
+      {
+        name: "Tsugu",
+        runner: sprite("tsugu"),
+        allowed_kinds: ["doc_update_apply_request"],
+        next: { to: "Gen", kind: "pm_snapshot_request", id_suffix: "-pm_snapshot" },
+      },
+      {
+        name: "Gen",
+        runner: sprite("gen"),
+        allowed_kinds: ["pm_snapshot_request"],
+        next: { to: "Hana", kind: "pm_snapshot_done", id_suffix: "-done" },
+      },
       {
         name: "Hana",
         runner: sprite("hana"),
         allowed_kinds: [HANA_KINDS.task, HANA_KINDS.snapshotDone, HANA_KINDS.analysisResult],
         // Hana routes by the entry's kind and `payload.target` only (roles contract §3.6.4).
         routes: [
-          { on: HANA_KINDS.task, target: "Aya", to: "Aya", kind: "doc_update_proposal_request", id_suffix: "-proposal" },
+          {
+            on: HANA_KINDS.task,
+            target: "Aya",
+            to: "Aya",
+            kind: "doc_update_proposal_request",
+            id_suffix: "-proposal",
+          },
           { on: HANA_KINDS.task, target: "Kai", to: "Kai", kind: KAI_ANALYSIS_KIND, id_suffix: "-analysis" },
           { on: HANA_KINDS.snapshotDone, to: "Human", kind: CYCLE_DONE_KIND, id_suffix: "-cycle_done" },
           { on: HANA_KINDS.analysisResult, to: "Human", kind: ANALYSIS_DONE_KIND, id_suffix: "-to_human" },
@@ -49,7 +81,12 @@ export function docUpdateLane(): ConfigInput["lanes"][number] {
 }
 
 /** The kinds of the code lane: a change asked for, its review, a fix the review asked for, and the cycle's end. */
-export const CODE_KINDS = { request: "code_request", review: "code_review_request", fix: "code_fix_request", done: "code_cycle_done" } as const;
+export const CODE_KINDS = {
+  request: "code_request",
+  review: "code_review_request",
+  fix: "code_fix_request",
+  done: "code_cycle_done",
+} as const;
 
 /**
  * The code lane: Human → Developer → Reviewer, who approves (the cycle's pull request is merged and

@@ -1,6 +1,13 @@
 import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { UnavailableError, UsageError, parseJsonText, parseWith, writeFileAtomic, ConflictError } from "../core/index.js";
+import {
+  UnavailableError,
+  UsageError,
+  parseJsonText,
+  parseWith,
+  writeFileAtomic,
+  ConflictError,
+} from "../core/index.js";
 import { ConfigSchema, type Config } from "./schema.js";
 import { defaultConfig, type LaneTemplate } from "./defaults.js";
 import { CONFIG_FILE, readConfigText, type Project } from "./project.js";
@@ -11,11 +18,16 @@ export function parseConfig(text: string, source: string): Config {
   const seen = new Set<string>();
   config.lanes.forEach((lane, i) => {
     const key = `${lane.layer}/${lane.name}`;
-    if (seen.has(key)) throw new UsageError("config_invalid", `${source} is invalid:\n  $.lanes[${i}]: lane ${key} is defined twice`);
+    if (seen.has(key))
+      throw new UsageError("config_invalid", `${source} is invalid:\n  $.lanes[${i}]: lane ${key} is defined twice`);
     seen.add(key);
     const roles = new Set<string>();
     lane.roles.forEach((role, j) => {
-      if (roles.has(role.name)) throw new UsageError("config_invalid", `${source} is invalid:\n  $.lanes[${i}].roles[${j}].name: role ${role.name} is defined twice in lane ${key}`);
+      if (roles.has(role.name))
+        throw new UsageError(
+          "config_invalid",
+          `${source} is invalid:\n  $.lanes[${i}].roles[${j}].name: role ${role.name} is defined twice in lane ${key}`,
+        );
       roles.add(role.name);
     });
   });
@@ -28,12 +40,20 @@ export function loadProject(options: { cwd?: string; configPath?: string } = {})
 }
 
 /** Write the default config into `dir`; refuses to overwrite an existing one unless `force`. */
-export function initProject(dir: string, options: { projectId?: string; force?: boolean; lane?: LaneTemplate } = {}): Project {
+export function initProject(
+  dir: string,
+  options: { projectId?: string; force?: boolean; lane?: LaneTemplate } = {},
+): Project {
   const configPath = join(resolve(dir), CONFIG_FILE);
   if (existsSync(configPath) && !options.force) {
     throw new ConflictError("config_exists", `${configPath} already exists (use --force to overwrite it)`);
   }
-  const projectId = options.projectId ?? (basename(resolve(dir)).replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "project");
+  const projectId =
+    options.projectId ??
+    (basename(resolve(dir))
+      .replace(/[^A-Za-z0-9._-]/g, "-")
+      .replace(/^[^A-Za-z0-9]+/, "") ||
+      "project");
   const text = `${JSON.stringify(defaultConfig(projectId, options.lane), null, 2)}\n`;
   const config = parseConfig(text, configPath);
   writeFileAtomic(configPath, text);
@@ -57,7 +77,11 @@ export function ignorePmagentDir(root: string): { path: string; change: "created
     text = readFileSync(path, "utf8");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code !== "ENOENT") throw new UnavailableError("gitignore_unreadable", `cannot read ${path} (${code ?? "error"}): add the line ${GITIGNORE_LINE} to it yourself`);
+    if (code !== "ENOENT")
+      throw new UnavailableError(
+        "gitignore_unreadable",
+        `cannot read ${path} (${code ?? "error"}): add the line ${GITIGNORE_LINE} to it yourself`,
+      );
     writeFileAtomic(path, `${GITIGNORE_LINE}\n`);
     return { path, change: "created" };
   }
@@ -67,7 +91,10 @@ export function ignorePmagentDir(root: string): { path: string; change: "created
   try {
     appendFileSync(path, `${sep}${GITIGNORE_LINE}${eol}`);
   } catch (err) {
-    throw new UnavailableError("gitignore_unwritable", `cannot write ${path} (${(err as NodeJS.ErrnoException).code ?? "error"}): add the line ${GITIGNORE_LINE} to it yourself`);
+    throw new UnavailableError(
+      "gitignore_unwritable",
+      `cannot write ${path} (${(err as NodeJS.ErrnoException).code ?? "error"}): add the line ${GITIGNORE_LINE} to it yourself`,
+    );
   }
   return { path, change: "appended" };
 }

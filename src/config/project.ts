@@ -27,16 +27,25 @@ export function findConfig(from: string): string | undefined {
 }
 
 /** The config file a command uses (`configPath`, else found from `cwd`) and its text, unparsed. */
-export function readConfigText(options: { cwd?: string; configPath?: string } = {}): { configPath: string; text: string } {
+export function readConfigText(options: { cwd?: string; configPath?: string } = {}): {
+  configPath: string;
+  text: string;
+} {
   const cwd = options.cwd ?? process.cwd();
   const configPath = options.configPath ? resolve(cwd, options.configPath) : findConfig(cwd);
   if (!configPath) {
-    throw new NotFoundError("config_not_found", `no ${CONFIG_FILE} in ${resolve(cwd)} or any parent directory: run \`pmagent init\` in your repository, or pass --config FILE`);
+    throw new NotFoundError(
+      "config_not_found",
+      `no ${CONFIG_FILE} in ${resolve(cwd)} or any parent directory: run \`pmagent init\` in your repository, or pass --config FILE`,
+    );
   }
   try {
     return { configPath, text: readFileSync(configPath, "utf8") };
   } catch (err) {
-    throw new NotFoundError("config_not_found", `cannot read config file ${configPath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new NotFoundError(
+      "config_not_found",
+      `cannot read config file ${configPath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
   }
 }
 
@@ -57,8 +66,13 @@ export function allRoles(config: Config): Array<{ lane: LaneConfig; role: RoleCo
 export function findRole(config: Config, roleName: string): { lane: LaneConfig; role: RoleConfig } {
   const found = allRoles(config).find((r) => r.role.name === roleName);
   if (!found) {
-    const known = allRoles(config).map((r) => r.role.name).join(", ");
-    throw new UsageError("unknown_role", `role "${roleName}" is not configured in any lane (configured roles: ${known})`);
+    const known = allRoles(config)
+      .map((r) => r.role.name)
+      .join(", ");
+    throw new UsageError(
+      "unknown_role",
+      `role "${roleName}" is not configured in any lane (configured roles: ${known})`,
+    );
   }
   return found;
 }
@@ -74,10 +88,14 @@ export function findLane(config: Config, layer: string, name: string): LaneConfi
  */
 export function cycleRootId(lane: LaneConfig, entryId: string): string {
   let id = entryId;
-  for (let stripped = true; stripped; ) {
+  for (let stripped = true; stripped;) {
     stripped = false;
     for (const role of lane.roles) {
-      for (const suffix of [role.next?.id_suffix, ...(role.routes ?? []).map((r) => r.id_suffix), ...Object.values(role.on_outcome ?? {}).map((r) => r.id_suffix)]) {
+      for (const suffix of [
+        role.next?.id_suffix,
+        ...(role.routes ?? []).map((r) => r.id_suffix),
+        ...Object.values(role.on_outcome ?? {}).map((r) => r.id_suffix),
+      ]) {
         if (suffix && id.endsWith(suffix) && id.length > suffix.length) {
           id = id.slice(0, -suffix.length);
           stripped = true;
@@ -95,7 +113,11 @@ export function cycleRootId(lane: LaneConfig, entryId: string): string {
  * route is given for that kind. Undefined when the kind's routes take no such target: a router
  * does not guess where an entry goes.
  */
-export function nextStep(role: RoleConfig, entry: { kind: string; payload: Record<string, unknown> }, outcome?: string): NextStep | undefined {
+export function nextStep(
+  role: RoleConfig,
+  entry: { kind: string; payload: Record<string, unknown> },
+  outcome?: string,
+): NextStep | undefined {
   const byOutcome = outcome === undefined ? undefined : role.on_outcome?.[outcome];
   if (byOutcome) return byOutcome;
   const routes = (role.routes ?? []).filter((r) => r.on === entry.kind);

@@ -37,9 +37,18 @@ export const RunnerSchema = z
   })
   .strict()
   .superRefine((r, ctx) => {
-    if (r.command && r.agent) ctx.addIssue({ code: "custom", message: "give runner.command or runner.agent, not both" });
-    if (!r.command && !r.agent) ctx.addIssue({ code: "custom", message: `give runner.command (the sprite's argv) or runner.agent (one of ${AGENT_RUNNERS.join(", ")})` });
-    if (r.command && (r.model || r.args || r.base_url || r.key_credential)) ctx.addIssue({ code: "custom", message: "runner.model, args, base_url and key_credential apply to runner.agent only" });
+    if (r.command && r.agent)
+      ctx.addIssue({ code: "custom", message: "give runner.command or runner.agent, not both" });
+    if (!r.command && !r.agent)
+      ctx.addIssue({
+        code: "custom",
+        message: `give runner.command (the sprite's argv) or runner.agent (one of ${AGENT_RUNNERS.join(", ")})`,
+      });
+    if (r.command && (r.model || r.args || r.base_url || r.key_credential))
+      ctx.addIssue({
+        code: "custom",
+        message: "runner.model, args, base_url and key_credential apply to runner.agent only",
+      });
   });
 
 export const NextStepSchema = z
@@ -81,7 +90,9 @@ export const BudgetSchema = z
     max_cost: z.number().positive().optional(),
   })
   .strict()
-  .refine((b) => b.max_tokens !== undefined || b.max_cost !== undefined, { message: "give max_tokens, max_cost or both" });
+  .refine((b) => b.max_tokens !== undefined || b.max_cost !== undefined, {
+    message: "give max_tokens, max_cost or both",
+  });
 
 export const RoleSchema = z
   .object({
@@ -97,7 +108,12 @@ export const RoleSchema = z
      * Per outcome the run's COMPLETED names (`outcome`, e.g. a reviewer's `changes_requested`), the
      * entry posted instead of `next`/`routes`: work sent back carries the review with it.
      */
-    on_outcome: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/, "an outcome is a lowercase name, e.g. changes_requested"), NextStepSchema).optional(),
+    on_outcome: z
+      .record(
+        z.string().regex(/^[a-z][a-z0-9_]*$/, "an outcome is a lowercase name, e.g. changes_requested"),
+        NextStepSchema,
+      )
+      .optional(),
     /** Secrets this role may receive through FETCH_CREDENTIAL. */
     credentials: z.array(z.string().min(1)).default([]),
     /** Limits of each run of this role (`pmagent run --max-tokens/--max-cost` overrides them for one run). */
@@ -105,9 +121,19 @@ export const RoleSchema = z
   })
   .strict()
   .superRefine((r, ctx) => {
-    if (r.on_outcome && !r.next && !r.routes) ctx.addIssue({ code: "custom", path: ["on_outcome"], message: "on_outcome routes some outcomes elsewhere: give the role a next (or routes) for the others" });
+    if (r.on_outcome && !r.next && !r.routes)
+      ctx.addIssue({
+        code: "custom",
+        path: ["on_outcome"],
+        message: "on_outcome routes some outcomes elsewhere: give the role a next (or routes) for the others",
+      });
     r.routes?.forEach((route, i) => {
-      if (!r.allowed_kinds.includes(route.on)) ctx.addIssue({ code: "custom", path: ["routes", i, "on"], message: `"${route.on}" is not one of the role's allowed_kinds (${r.allowed_kinds.join(", ")})` });
+      if (!r.allowed_kinds.includes(route.on))
+        ctx.addIssue({
+          code: "custom",
+          path: ["routes", i, "on"],
+          message: `"${route.on}" is not one of the role's allowed_kinds (${r.allowed_kinds.join(", ")})`,
+        });
     });
   });
 
@@ -134,11 +160,19 @@ export const LaneSchema = z
   .superRefine((lane, ctx) => {
     const when = lane.open_pull_request;
     if (when !== "first_change" && when !== "never" && !lane.roles.some((r) => r.name === when)) {
-      ctx.addIssue({ code: "custom", path: ["open_pull_request"], message: `"${when}" is neither first_change, never nor a role of the lane (${lane.roles.map((r) => r.name).join(", ")})` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["open_pull_request"],
+        message: `"${when}" is neither first_change, never nor a role of the lane (${lane.roles.map((r) => r.name).join(", ")})`,
+      });
     }
     const merger = lane.merge_pull_request;
     if (merger !== undefined && !lane.roles.some((r) => r.name === merger)) {
-      ctx.addIssue({ code: "custom", path: ["merge_pull_request"], message: `"${merger}" is not a role of the lane (${lane.roles.map((r) => r.name).join(", ")})` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["merge_pull_request"],
+        message: `"${merger}" is not a role of the lane (${lane.roles.map((r) => r.name).join(", ")})`,
+      });
     }
   });
 
@@ -154,7 +188,10 @@ export const StorageSchema = z
 export const GithubSchema = z
   .object({
     /** OWNER/NAME of the repository pull requests and comments go to. */
-    repo: z.string().regex(/^[^/\s]+\/[^/\s]+$/, "expected OWNER/NAME").optional(),
+    repo: z
+      .string()
+      .regex(/^[^/\s]+\/[^/\s]+$/, "expected OWNER/NAME")
+      .optional(),
     /** The board issue whose comments hold the blackboard. */
     board_issue: z.number().int().positive().optional(),
     /** Environment variable holding the token (never the token itself). */
@@ -215,7 +252,10 @@ export const ForgeSchema = z
     remote: z
       .string()
       .min(1)
-      .refine((v) => !v.startsWith("-") && !/[\s\0]/.test(v), "a git URL or path, without spaces, not starting with '-'")
+      .refine(
+        (v) => !v.startsWith("-") && !/[\s\0]/.test(v),
+        "a git URL or path, without spaces, not starting with '-'",
+      )
       .optional(),
   })
   .strict();
@@ -226,7 +266,15 @@ export const OaSchema = z
     surfaces_dir: z.string().min(1).default("share"),
     /** Guards `oa.guard.run(name)` may run: argv and timeout. */
     guards: z
-      .record(z.string(), z.object({ command: z.array(z.string().min(1)).min(1), timeout_ms: z.number().int().positive().default(30_000) }).strict())
+      .record(
+        z.string(),
+        z
+          .object({
+            command: z.array(z.string().min(1)).min(1),
+            timeout_ms: z.number().int().positive().default(30_000),
+          })
+          .strict(),
+      )
       .default({}),
     /** Ask SafeOPSDecision before each run when surfaces exist. */
     gate: z.boolean().default(true),
@@ -234,7 +282,15 @@ export const OaSchema = z
     phase: z.union([z.string().min(1), z.number()]).optional(),
     /** Checks `pmagent oa init` runs for its reality summary (default: package.json's test script). */
     checks: z
-      .record(z.string().min(1), z.object({ command: z.array(z.string().min(1)).min(1), timeout_ms: z.number().int().positive().default(600_000) }).strict())
+      .record(
+        z.string().min(1),
+        z
+          .object({
+            command: z.array(z.string().min(1)).min(1),
+            timeout_ms: z.number().int().positive().default(600_000),
+          })
+          .strict(),
+      )
       .optional(),
   })
   .strict();
@@ -264,7 +320,14 @@ export const ServerSchema = z
      * [::1]: without tokens, any other Host or Origin is refused (DNS rebinding).
      */
     allowed_hosts: z
-      .array(z.string().regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(:\d{1,5})?$/, "expected a host name with an optional port, e.g. pmagent.lan or pmagent.lan:7420"))
+      .array(
+        z
+          .string()
+          .regex(
+            /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)(:\d{1,5})?$/,
+            "expected a host name with an optional port, e.g. pmagent.lan or pmagent.lan:7420",
+          ),
+      )
       .default([]),
     /** Milliseconds a client has to send a request's headers; a slower one gets 408 and is cut off. */
     headers_timeout_ms: timeoutMs.default(10_000),
@@ -276,7 +339,10 @@ export const ServerSchema = z
     max_connections: z.number().int().positive().default(512),
   })
   .strict()
-  .refine((s) => s.headers_timeout_ms <= s.request_timeout_ms, { message: "must not exceed request_timeout_ms (the headers are part of the request)", path: ["headers_timeout_ms"] });
+  .refine((s) => s.headers_timeout_ms <= s.request_timeout_ms, {
+    message: "must not exceed request_timeout_ms (the headers are part of the request)",
+    path: ["headers_timeout_ms"],
+  });
 
 export const ConfigSchema = z
   .object({
@@ -286,7 +352,10 @@ export const ConfigSchema = z
     /** IANA time zone (e.g. Asia/Tokyo) Kai counts a window's days in; absent: the zone of as_of, else UTC. */
     timezone: z
       .string()
-      .refine(isTimeZoneName, { error: (iss) => `expected an IANA time zone name (e.g. Asia/Tokyo, Europe/Berlin, UTC), got ${JSON.stringify(iss.input)}` })
+      .refine(isTimeZoneName, {
+        error: (iss) =>
+          `expected an IANA time zone name (e.g. Asia/Tokyo, Europe/Berlin, UTC), got ${JSON.stringify(iss.input)}`,
+      })
       .optional(),
     lanes: z.array(LaneSchema).min(1),
     storage: StorageSchema.default({ driver: "sqlite", path: ".pmagent/pmagent.db" }),
@@ -318,7 +387,11 @@ export const ConfigSchema = z
     c.lanes.forEach((lane, l) =>
       lane.roles.forEach((role, r) => {
         if (role.budget?.max_cost !== undefined) {
-          ctx.addIssue({ code: "custom", path: ["lanes", l, "roles", r, "budget", "max_cost"], message: `role ${role.name} has a cost budget but the config has no prices: add "prices": { "<model>": { "input_per_mtok": …, "output_per_mtok": … } }` });
+          ctx.addIssue({
+            code: "custom",
+            path: ["lanes", l, "roles", r, "budget", "max_cost"],
+            message: `role ${role.name} has a cost budget but the config has no prices: add "prices": { "<model>": { "input_per_mtok": …, "output_per_mtok": … } }`,
+          });
         }
       }),
     );

@@ -15,9 +15,23 @@ import { runPage, runsPage } from "./runs.js";
 import { workersPage } from "./workers.js";
 
 function signIn(message: string): void {
-  const input = h("input", { type: "password", id: "token", name: "token", placeholder: "bearer token", autocomplete: "off" }) as HTMLInputElement;
+  const input = h("input", {
+    type: "password",
+    id: "token",
+    name: "token",
+    placeholder: "bearer token",
+    autocomplete: "off",
+  }) as HTMLInputElement;
   const error = h("p", { class: "error", role: "alert" });
-  const form = h("form", { id: "signin" }, h("p", {}, message), h("label", { for: "token" }, "Token "), input, h("button", { type: "submit" }, "Sign in"), error);
+  const form = h(
+    "form",
+    { id: "signin" },
+    h("p", {}, message),
+    h("label", { for: "token" }, "Token "),
+    input,
+    h("button", { type: "submit" }, "Sign in"),
+    error,
+  );
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     api("POST", "/v1/session", { token: input.value })

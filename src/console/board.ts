@@ -41,11 +41,21 @@ function dropTarget(cell: HTMLElement, role: string, status: string, error: HTML
     }
     error.textContent = "";
     // The live stream moves the card once the board accepts; a refusal (lifecycle, permission, a newer version) is shown.
-    api("POST", `/v1/entries/${encodeURIComponent(card.id)}/status`, { status, expected_version: card.version, note: "moved on the board" }).catch((err: unknown) => (error.textContent = errorText(err)));
+    api("POST", `/v1/entries/${encodeURIComponent(card.id)}/status`, {
+      status,
+      expected_version: card.version,
+      note: "moved on the board",
+    }).catch((err: unknown) => (error.textContent = errorText(err)));
   });
 }
 
-function boardTable(list: StoredEntry[], roles: string[], kind: string, viewer: string, error: HTMLElement): HTMLElement {
+function boardTable(
+  list: StoredEntry[],
+  roles: string[],
+  kind: string,
+  viewer: string,
+  error: HTMLElement,
+): HTMLElement {
   const shown = kind ? list.filter((s) => s.entry.kind === kind) : list;
   const actors = [...new Set([...roles, ...shown.map((s) => s.entry.to)])];
   const head = h("tr", {}, h("th", { scope: "col" }, "role"), ...STATUSES.map((s) => h("th", { scope: "col" }, s)));
@@ -64,14 +74,28 @@ function boardTable(list: StoredEntry[], roles: string[], kind: string, viewer: 
             .map((s) => {
               const card = h(
                 "a",
-                { class: "entry", href: `#/entries/${encodeURIComponent(s.entry.id)}`, "data-entry": s.entry.id, draggable: "true" },
+                {
+                  class: "entry",
+                  href: `#/entries/${encodeURIComponent(s.entry.id)}`,
+                  "data-entry": s.entry.id,
+                  draggable: "true",
+                },
                 entrySummary(s.entry) ?? s.entry.kind,
                 // Open and addressed to the person looking: theirs to act on.
-                s.entry.to === viewer && s.entry.status === "open" ? h("span", { class: "badge amber waiting-you" }, "waiting on you") : "",
-                h("small", {}, `${entrySummary(s.entry) ? `${s.entry.kind} · ` : ""}${s.entry.id} · ${s.entry.from} → ${s.entry.to} · v${s.version}`),
+                s.entry.to === viewer && s.entry.status === "open"
+                  ? h("span", { class: "badge amber waiting-you" }, "waiting on you")
+                  : "",
+                h(
+                  "small",
+                  {},
+                  `${entrySummary(s.entry) ? `${s.entry.kind} · ` : ""}${s.entry.id} · ${s.entry.from} → ${s.entry.to} · v${s.version}`,
+                ),
               );
               card.addEventListener("dragstart", (ev) => {
-                ev.dataTransfer?.setData(DRAG_TYPE, JSON.stringify({ id: s.entry.id, to: s.entry.to, version: s.version, status: s.entry.status }));
+                ev.dataTransfer?.setData(
+                  DRAG_TYPE,
+                  JSON.stringify({ id: s.entry.id, to: s.entry.to, version: s.version, status: s.entry.status }),
+                );
                 if (ev.dataTransfer) ev.dataTransfer.effectAllowed = "move";
               });
               return card;
@@ -82,7 +106,13 @@ function boardTable(list: StoredEntry[], roles: string[], kind: string, viewer: 
       }),
     ),
   );
-  return h("table", { class: "board", id: "board" }, h("caption", { class: "sr-only" }, "entries by role and status"), h("thead", {}, head), h("tbody", {}, ...rows));
+  return h(
+    "table",
+    { class: "board", id: "board" },
+    h("caption", { class: "sr-only" }, "entries by role and status"),
+    h("thead", {}, head),
+    h("tbody", {}, ...rows),
+  );
 }
 
 /**
@@ -90,37 +120,109 @@ function boardTable(list: StoredEntry[], roles: string[], kind: string, viewer: 
  * state: the tile says what that means and how to add them, calmly, instead of an error.
  */
 async function kernelTile(): Promise<HTMLElement> {
-  const tile = h("section", { class: "tile", id: "kernel", "aria-labelledby": "kernel-h" }, h("h2", { id: "kernel-h" }, "Kernel health"));
+  const tile = h(
+    "section",
+    { class: "tile", id: "kernel", "aria-labelledby": "kernel-h" },
+    h("h2", { id: "kernel-h" }, "Kernel health"),
+  );
   try {
-    const s = await api<{ branch: string; current_phase: string; reality_green: boolean; kernel_mode: string; checks_summary: Array<{ name: string; passed: boolean }> }>("GET", "/v1/oa/snapshot");
+    const s = await api<{
+      branch: string;
+      current_phase: string;
+      reality_green: boolean;
+      kernel_mode: string;
+      checks_summary: Array<{ name: string; passed: boolean }>;
+    }>("GET", "/v1/oa/snapshot");
     const passing = s.checks_summary.filter((c) => c.passed).length;
     const failing = s.checks_summary.filter((c) => !c.passed);
     tile.append(
-      h("p", {}, "branch ", h("code", {}, s.branch), " · phase ", h("code", {}, s.current_phase), " · mode ", h("span", { class: `badge ${s.kernel_mode === "NORMAL" ? "green" : s.kernel_mode === "DEGRADED" ? "amber" : "red"}` }, s.kernel_mode)),
-      h("p", {}, "reality ", h("span", { class: `badge ${s.reality_green ? "green" : "red"}`, id: "reality" }, s.reality_green ? "green" : "red"), ` · checks passing ${passing}/${s.checks_summary.length}`),
+      h(
+        "p",
+        {},
+        "branch ",
+        h("code", {}, s.branch),
+        " · phase ",
+        h("code", {}, s.current_phase),
+        " · mode ",
+        h(
+          "span",
+          { class: `badge ${s.kernel_mode === "NORMAL" ? "green" : s.kernel_mode === "DEGRADED" ? "amber" : "red"}` },
+          s.kernel_mode,
+        ),
+      ),
+      h(
+        "p",
+        {},
+        "reality ",
+        h(
+          "span",
+          { class: `badge ${s.reality_green ? "green" : "red"}`, id: "reality" },
+          s.reality_green ? "green" : "red",
+        ),
+        ` · checks passing ${passing}/${s.checks_summary.length}`,
+      ),
     );
     if (failing.length) tile.append(h("ul", { id: "failing" }, ...failing.map((c) => h("li", {}, c.name))));
   } catch (err) {
     if (err instanceof ApiError && err.code === "oa_surface_missing" && /no kernel surfaces yet/.test(err.message)) {
       tile.append(
-        h("p", { id: "kernel-none" }, h("span", { class: "badge grey" }, "not set up"), " This project has no OA kernel surfaces yet, so there is no kernel state to show and the OA run gate lets runs through."),
-        h("p", { class: "muted" }, "To track branch, phase and reality checks here, run ", h("code", {}, "pmagent oa init"), " in the project."),
+        h(
+          "p",
+          { id: "kernel-none" },
+          h("span", { class: "badge grey" }, "not set up"),
+          " This project has no OA kernel surfaces yet, so there is no kernel state to show and the OA run gate lets runs through.",
+        ),
+        h(
+          "p",
+          { class: "muted" },
+          "To track branch, phase and reality checks here, run ",
+          h("code", {}, "pmagent oa init"),
+          " in the project.",
+        ),
       );
     } else if (err instanceof ApiError && (err.code === "oa_surface_missing" || err.code === "oa_surface_invalid")) {
-      tile.append(h("p", { id: "kernel-problem" }, h("span", { class: "badge amber" }, "needs attention"), " A kernel surface is missing or invalid:"), h("pre", {}, err.message));
+      tile.append(
+        h(
+          "p",
+          { id: "kernel-problem" },
+          h("span", { class: "badge amber" }, "needs attention"),
+          " A kernel surface is missing or invalid:",
+        ),
+        h("pre", {}, err.message),
+      );
     } else tile.append(h("p", { class: "error" }, errorText(err)));
   }
   return tile;
 }
 
 async function kaiTile(lane: { layer: string; name: string }, project: string): Promise<HTMLElement> {
-  const tile = h("section", { class: "tile", id: "kai", "aria-labelledby": "kai-h" }, h("h2", { id: "kai-h" }, `Kai · ${lane.layer}/${lane.name}`));
+  const tile = h(
+    "section",
+    { class: "tile", id: "kai", "aria-labelledby": "kai-h" },
+    h("h2", { id: "kai-h" }, `Kai · ${lane.layer}/${lane.name}`),
+  );
   for (const type of ["lane_status", "what_changed"]) {
     try {
-      const r = await api<{ summary_md: string }>("POST", "/v1/kai", { version: "kai_request_v1", request_id: `console-${Date.now()}`, from: { actor_type: "human", actor_id: "console" }, project_id: project, type, lane: { layer: lane.layer, name: lane.name }, params: {} });
+      const r = await api<{ summary_md: string }>("POST", "/v1/kai", {
+        version: "kai_request_v1",
+        request_id: `console-${Date.now()}`,
+        from: { actor_type: "human", actor_id: "console" },
+        project_id: project,
+        type,
+        lane: { layer: lane.layer, name: lane.name },
+        params: {},
+      });
       const md = renderMarkdown(r.summary_md);
       md.dataset.kai = type;
-      tile.append(md, h("details", { class: "source" }, h("summary", {}, "Markdown source"), h("pre", { "data-kai-source": type }, r.summary_md)));
+      tile.append(
+        md,
+        h(
+          "details",
+          { class: "source" },
+          h("summary", {}, "Markdown source"),
+          h("pre", { "data-kai-source": type }, r.summary_md),
+        ),
+      );
     } catch (err) {
       tile.append(h("p", { class: "error" }, `${type}: ${errorText(err)}`));
     }
@@ -129,12 +231,25 @@ async function kaiTile(lane: { layer: string; name: string }, project: string): 
 }
 
 async function inboxTile(): Promise<HTMLElement> {
-  const tile = h("section", { class: "tile", id: "inbox-tile", "aria-labelledby": "inbox-tile-h" }, h("h2", { id: "inbox-tile-h" }, "Waiting for a person"));
+  const tile = h(
+    "section",
+    { class: "tile", id: "inbox-tile", "aria-labelledby": "inbox-tile-h" },
+    h("h2", { id: "inbox-tile-h" }, "Waiting for a person"),
+  );
   try {
-    const i = await api<{ waiting_runs: unknown[]; proposals: unknown[]; entries: unknown[]; denials: unknown[] }>("GET", "/v1/inbox?limit=200");
+    const i = await api<{ waiting_runs: unknown[]; proposals: unknown[]; entries: unknown[]; denials: unknown[] }>(
+      "GET",
+      "/v1/inbox?limit=200",
+    );
     const total = i.waiting_runs.length + i.proposals.length + i.entries.length + i.denials.length;
     tile.append(
-      h("p", {}, total === 0 ? "Nothing waits for a person." : `${total} item${total === 1 ? "" : "s"}: ${i.waiting_runs.length} waiting run(s), ${i.proposals.length} proposal(s), ${i.entries.length} entr${i.entries.length === 1 ? "y" : "ies"} for a human, ${i.denials.length} OA denial(s).`),
+      h(
+        "p",
+        {},
+        total === 0
+          ? "Nothing waits for a person."
+          : `${total} item${total === 1 ? "" : "s"}: ${i.waiting_runs.length} waiting run(s), ${i.proposals.length} proposal(s), ${i.entries.length} entr${i.entries.length === 1 ? "y" : "ies"} for a human, ${i.denials.length} OA denial(s).`,
+      ),
       h("p", {}, h("a", { href: "#/inbox" }, "Open the inbox")),
     );
   } catch (err) {
@@ -147,22 +262,40 @@ async function inboxTile(): Promise<HTMLElement> {
 function newEntryForm(who: WhoAmI): HTMLElement {
   const kindsOf = new Map<string, string[]>();
   for (const l of who.lanes) for (const r of l.roles) kindsOf.set(r, l.kinds?.[r] ?? []);
-  const to = h("select", { id: "new-to", name: "to" }, ...[...kindsOf.keys()].map((r) => h("option", { value: r }, r))) as HTMLSelectElement;
+  const to = h(
+    "select",
+    { id: "new-to", name: "to" },
+    ...[...kindsOf.keys()].map((r) => h("option", { value: r }, r)),
+  ) as HTMLSelectElement;
   const kind = h("select", { id: "new-kind", name: "kind" }) as HTMLSelectElement;
-  const fillKinds = () => kind.replaceChildren(...(kindsOf.get(to.value) ?? []).map((k) => h("option", { value: k }, k)));
+  const fillKinds = () =>
+    kind.replaceChildren(...(kindsOf.get(to.value) ?? []).map((k) => h("option", { value: k }, k)));
   to.addEventListener("change", fillKinds);
   fillKinds();
-  const summary = h("input", { type: "text", id: "new-summary", name: "summary", required: "", maxlength: "300" }) as HTMLInputElement;
+  const summary = h("input", {
+    type: "text",
+    id: "new-summary",
+    name: "summary",
+    required: "",
+    maxlength: "300",
+  }) as HTMLInputElement;
   const details = h("textarea", { id: "new-details", name: "details", rows: "3" }) as HTMLTextAreaElement;
   const error = h("p", { class: "error", role: "alert", id: "new-error" });
   const form = h(
     "form",
     { id: "new-entry", class: "tile" },
     h("h2", {}, "New entry"),
-    h("label", { for: "new-to" }, "to "), to, " ",
-    h("label", { for: "new-kind" }, "kind "), kind, " ",
-    h("label", { for: "new-summary" }, "summary "), summary,
-    h("label", { for: "new-details" }, " details "), details, " ",
+    h("label", { for: "new-to" }, "to "),
+    to,
+    " ",
+    h("label", { for: "new-kind" }, "kind "),
+    kind,
+    " ",
+    h("label", { for: "new-summary" }, "summary "),
+    summary,
+    h("label", { for: "new-details" }, " details "),
+    details,
+    " ",
     h("button", { type: "submit" }, "Post"),
     error,
   );
@@ -194,7 +327,14 @@ export async function boardPage(who: WhoAmI): Promise<void> {
   const status = h("span", { class: "live", id: "board-live", role: "status" });
   const tiles = h("div", { class: "tiles" });
   const newEntry = h("details", { id: "new-entry-holder" }, h("summary", {}, "New entry…"), newEntryForm(who));
-  main().replaceChildren(h("h1", {}, `Lane board · ${who.project_id} `, status), tiles, newEntry, h("form", { class: "filters", role: "search" }, h("label", { for: "board-kind" }, "kind "), kinds), moveError, holder);
+  main().replaceChildren(
+    h("h1", {}, `Lane board · ${who.project_id} `, status),
+    tiles,
+    newEntry,
+    h("form", { class: "filters", role: "search" }, h("label", { for: "board-kind" }, "kind "), kinds),
+    moveError,
+    holder,
+  );
   // A change that comes while a card is being dragged waits for the drop: redrawing the board
   // under the pointer would take the card out of the person's hand (the browser ends the drag).
   let dragging = false;
@@ -209,7 +349,8 @@ export async function boardPage(who: WhoAmI): Promise<void> {
     if (dragging) return;
     list = [...byId.values()];
     const known = new Set(Array.from(kinds.options).map((o) => o.value));
-    for (const k of new Set(list.map((s) => s.entry.kind))) if (!known.has(k)) kinds.append(h("option", { value: k }, k));
+    for (const k of new Set(list.map((s) => s.entry.kind)))
+      if (!known.has(k)) kinds.append(h("option", { value: k }, k));
     holder.replaceChildren(boardTable(list, roles, kind, who.actor, moveError));
   };
   listen(
@@ -221,7 +362,8 @@ export async function boardPage(who: WhoAmI): Promise<void> {
         show();
       },
       changes: (data) => {
-        for (const s of data as unknown as StoredEntry[]) if ((byId.get(s.entry.id)?.version ?? 0) < s.version) byId.set(s.entry.id, s);
+        for (const s of data as unknown as StoredEntry[])
+          if ((byId.get(s.entry.id)?.version ?? 0) < s.version) byId.set(s.entry.id, s);
         show();
       },
     },

@@ -32,7 +32,8 @@ interface Tally {
 }
 
 const meta = (p: Json): Json => (p.metadata && typeof p.metadata === "object" ? (p.metadata as Json) : {});
-const str = (v: unknown): string => (typeof v === "string" ? v : v === null || v === undefined ? "" : JSON.stringify(v));
+const str = (v: unknown): string =>
+  typeof v === "string" ? v : v === null || v === undefined ? "" : JSON.stringify(v);
 
 function folded(label: string, text: string, attrs: Record<string, string> = {}): HTMLElement {
   return h("details", { class: "fold", ...attrs }, h("summary", {}, label), h("pre", {}, text));
@@ -54,7 +55,13 @@ function turn(e: ConversationEvent, tally: Tally): HTMLElement | null {
   const p = e.event.payload ?? {};
   const m = meta(p);
   const at = time(e.event.timestamp ?? e.received_at);
-  const who = (label: string, kind: string, ...body: Array<Node | string>) => h("li", { class: `turn ${kind}`, "data-kind": kind, "data-seq": String(e.seq) }, h("div", { class: "who" }, label, " ", at), ...body);
+  const who = (label: string, kind: string, ...body: Array<Node | string>) =>
+    h(
+      "li",
+      { class: `turn ${kind}`, "data-kind": kind, "data-seq": String(e.seq) },
+      h("div", { class: "who" }, label, " ", at),
+      ...body,
+    );
   const agent = str(m.agent) || "agent";
   if (e.event_type === "INFO") {
     switch (p.kind) {
@@ -73,8 +80,16 @@ function turn(e: ConversationEvent, tally: Tally): HTMLElement | null {
         return who(
           `${agent} ran`,
           "command",
-          h("div", { class: "cmd" }, h("code", {}, `$ ${str(m.command) || str(p.message)}`), " ", exitBadge(m.exit_code, str(m.status))),
-          output ? folded(`output (${lines(output)})`, output, { "data-output": "" }) : h("p", { class: "muted" }, "no output"),
+          h(
+            "div",
+            { class: "cmd" },
+            h("code", {}, `$ ${str(m.command) || str(p.message)}`),
+            " ",
+            exitBadge(m.exit_code, str(m.status)),
+          ),
+          output
+            ? folded(`output (${lines(output)})`, output, { "data-output": "" })
+            : h("p", { class: "muted" }, "no output"),
         );
       }
       case "tool_call": {
@@ -84,7 +99,13 @@ function turn(e: ConversationEvent, tally: Tally): HTMLElement | null {
         return who(
           `${agent} called a tool`,
           "tool",
-          h("div", { class: "cmd" }, h("code", {}, name || str(p.message)), status ? " " : "", status ? badge(status, status === "failed" ? "red" : status === "completed" ? "green" : "") : ""),
+          h(
+            "div",
+            { class: "cmd" },
+            h("code", {}, name || str(p.message)),
+            status ? " " : "",
+            status ? badge(status, status === "failed" ? "red" : status === "completed" ? "green" : "") : "",
+          ),
           m.input !== undefined ? folded("arguments", str(m.input)) : "",
           m.output ? folded("result", str(m.output)) : "",
           m.error ? h("p", { class: "error" }, str(m.error)) : "",
@@ -93,7 +114,15 @@ function turn(e: ConversationEvent, tally: Tally): HTMLElement | null {
       case "file_change": {
         const changes = Array.isArray(m.changes) ? (m.changes as Array<{ path?: unknown; kind?: unknown }>) : [];
         for (const c of changes) if (typeof c.path === "string") tally.files.add(c.path);
-        return who(`${agent} changed files`, "files", h("ul", {}, ...changes.map((c) => h("li", {}, h("code", {}, str(c.path)), c.kind ? ` (${str(c.kind)})` : ""))));
+        return who(
+          `${agent} changed files`,
+          "files",
+          h(
+            "ul",
+            {},
+            ...changes.map((c) => h("li", {}, h("code", {}, str(c.path)), c.kind ? ` (${str(c.kind)})` : "")),
+          ),
+        );
       }
       case "refused":
         return who(`${agent} was refused`, "refused", h("p", { class: "error" }, str(p.message)));
@@ -113,7 +142,12 @@ function turn(e: ConversationEvent, tally: Tally): HTMLElement | null {
     return who("file", "files", h("code", {}, path));
   }
   if (e.event_type === "WAITING") return who("waiting", "waiting", h("p", {}, h("strong", {}, str(p.reason))));
-  if (e.event_type === "COMPLETED") return who(`completed: ${str(p.status)}`, p.status === "success" ? "end" : "error", p.summary ? renderMarkdown(str(p.summary)) : "");
+  if (e.event_type === "COMPLETED")
+    return who(
+      `completed: ${str(p.status)}`,
+      p.status === "success" ? "end" : "error",
+      p.summary ? renderMarkdown(str(p.summary)) : "",
+    );
   if (e.event_type === "ERROR") return who("error", "error", h("p", { class: "error" }, str(p.message)));
   return null;
 }

@@ -10,7 +10,8 @@ export type Child = Node | string | null | undefined | false;
 export function h(tag: string, attrs: Record<string, string> = {}, ...children: Child[]): HTMLElement {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
-  for (const c of children) if (c !== null && c !== undefined && c !== false) el.append(typeof c === "string" ? document.createTextNode(c) : c);
+  for (const c of children)
+    if (c !== null && c !== undefined && c !== false) el.append(typeof c === "string" ? document.createTextNode(c) : c);
   return el;
 }
 
@@ -25,7 +26,12 @@ export class ApiError extends Error {
 }
 
 export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(path, { method, headers: body === undefined ? {} : { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body), credentials: "same-origin" });
+  const res = await fetch(path, {
+    method,
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: "same-origin",
+  });
   const text = await res.text();
   const data = (text === "" ? {} : JSON.parse(text)) as { error?: { code: string; message: string } };
   if (!res.ok) throw new ApiError(res.status, data.error?.code ?? "error", data.error?.message ?? res.statusText);
@@ -33,7 +39,11 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
 }
 
 /** A button that runs `action` on click (Enter and Space included, as for every <button>), disabled while it runs. */
-export function button(label: string, action: () => Promise<unknown> | void, attrs: Record<string, string> = {}): HTMLButtonElement {
+export function button(
+  label: string,
+  action: () => Promise<unknown> | void,
+  attrs: Record<string, string> = {},
+): HTMLButtonElement {
   const b = h("button", { type: "button", ...attrs }, label) as HTMLButtonElement;
   b.addEventListener("click", () => {
     b.disabled = true;
@@ -63,7 +73,25 @@ export function badge(text: string, tone = ""): HTMLElement {
   return h("span", { class: `badge ${tone}`.trim() }, text);
 }
 
-const TONES: Record<string, string> = { succeeded: "green", done: "green", accepted: "green", running: "blue", in_progress: "blue", starting: "blue", waiting: "amber", open: "", pending: "amber", failed: "red", error: "red", rejected: "red", canceled: "grey", merged: "green", closed: "grey", applied: "green", undone: "grey" };
+const TONES: Record<string, string> = {
+  succeeded: "green",
+  done: "green",
+  accepted: "green",
+  running: "blue",
+  in_progress: "blue",
+  starting: "blue",
+  waiting: "amber",
+  open: "",
+  pending: "amber",
+  failed: "red",
+  error: "red",
+  rejected: "red",
+  canceled: "grey",
+  merged: "green",
+  closed: "grey",
+  applied: "green",
+  undone: "grey",
+};
 export const stateBadge = (state: string): HTMLElement => badge(state, TONES[state] ?? "");
 
 export const main = (): HTMLElement => document.getElementById("main")!;

@@ -18,7 +18,10 @@ export function entriesPage(who: WhoAmI): void {
         id: "entries",
         path: "/v1/entries",
         params: { status: f.status, to: f.to },
-        keep: (s) => (!f.status || s.entry.status === f.status) && (!f.to || s.entry.to === f.to) && (!f.kind || s.entry.kind.includes(f.kind)),
+        keep: (s) =>
+          (!f.status || s.entry.status === f.status) &&
+          (!f.to || s.entry.to === f.to) &&
+          (!f.kind || s.entry.kind.includes(f.kind)),
         head: ["entry", "kind", "from → to", "status", "updated"],
         empty: "no entries match",
         row: (s) =>
@@ -34,7 +37,11 @@ export function entriesPage(who: WhoAmI): void {
       }),
     );
   let kind = "";
-  const kindInput = h("input", { type: "search", id: "filter-kind", placeholder: "kind contains…" }) as HTMLInputElement;
+  const kindInput = h("input", {
+    type: "search",
+    id: "filter-kind",
+    placeholder: "kind contains…",
+  }) as HTMLInputElement;
   let values: Record<string, string> = {};
   kindInput.addEventListener("change", () => {
     kind = kindInput.value.trim();
@@ -80,7 +87,8 @@ export async function pullNumbers(runIds: string[]): Promise<number[]> {
   const numbers = new Set<number>();
   for (const id of runIds) {
     const list = await api<Page<ActionRecord>>("GET", `/v1/actions?run=${encodeURIComponent(id)}&limit=500`);
-    for (const a of list.items) if (a.action === "OPEN_PR" && typeof a.result?.number === "number") numbers.add(a.result.number);
+    for (const a of list.items)
+      if (a.action === "OPEN_PR" && typeof a.result?.number === "number") numbers.add(a.result.number);
   }
   return [...numbers].sort((a, b) => b - a);
 }
@@ -102,62 +110,114 @@ export async function entryPage(id: string, refresh: () => void): Promise<void> 
   const fail = (err: unknown) => (error.textContent = errorText(err));
   if (!TERMINAL.includes(e.status)) {
     actions.append(
-      button(active ? `Cancel (stops run ${active.id})` : "Cancel entry", async () => {
-        try {
-          if (active) await api("POST", `/v1/runs/${encodeURIComponent(active.id)}/cancel`, { reason: `canceled from the console` });
-          else await api("POST", `${path}/status`, { status: "canceled", expected_version: stored.version, note: "canceled from the console" });
-          refresh();
-        } catch (err) {
-          fail(err);
-        }
-      }, { id: "cancel-entry" }),
+      button(
+        active ? `Cancel (stops run ${active.id})` : "Cancel entry",
+        async () => {
+          try {
+            if (active)
+              await api("POST", `/v1/runs/${encodeURIComponent(active.id)}/cancel`, {
+                reason: `canceled from the console`,
+              });
+            else
+              await api("POST", `${path}/status`, {
+                status: "canceled",
+                expected_version: stored.version,
+                note: "canceled from the console",
+              });
+            refresh();
+          } catch (err) {
+            fail(err);
+          }
+        },
+        { id: "cancel-entry" },
+      ),
     );
   } else {
     actions.append(
-      button("Re-open as a new entry", async () => {
-        try {
-          const body: Json = { to: e.to, kind: e.kind, payload: e.payload, note: `re-opened from ${e.id}` };
-          const created = await api<StoredEntry>("POST", "/v1/entries", body);
-          outcome.replaceChildren("posted ", h("a", { href: `#/entries/${encodeURIComponent(created.entry.id)}`, id: "reopened" }, created.entry.id));
-        } catch (err) {
-          fail(err);
-        }
-      }, { id: "reopen-entry" }),
+      button(
+        "Re-open as a new entry",
+        async () => {
+          try {
+            const body: Json = { to: e.to, kind: e.kind, payload: e.payload, note: `re-opened from ${e.id}` };
+            const created = await api<StoredEntry>("POST", "/v1/entries", body);
+            outcome.replaceChildren(
+              "posted ",
+              h("a", { href: `#/entries/${encodeURIComponent(created.entry.id)}`, id: "reopened" }, created.entry.id),
+            );
+          } catch (err) {
+            fail(err);
+          }
+        },
+        { id: "reopen-entry" },
+      ),
     );
   }
   // An open entry with no run: start its role's run here (the server asks the OA gate and claims it).
   if (e.status === "open" && !active) {
     actions.append(
       " ",
-      button("Run", async () => {
-        try {
-          const run = await api<{ id: string }>("POST", `${path}/runs`);
-          location.hash = `#/runs/${encodeURIComponent(run.id)}`;
-        } catch (err) {
-          fail(err);
-        }
-      }, { id: "run-entry" }),
+      button(
+        "Run",
+        async () => {
+          try {
+            const run = await api<{ id: string }>("POST", `${path}/runs`);
+            location.hash = `#/runs/${encodeURIComponent(run.id)}`;
+          } catch (err) {
+            fail(err);
+          }
+        },
+        { id: "run-entry" },
+      ),
     );
   }
-  if (active?.state === "waiting") actions.append(" ", h("a", { href: `#/runs/${encodeURIComponent(active.id)}`, class: "button" }, "Resume the waiting run…"));
+  if (active?.state === "waiting")
+    actions.append(
+      " ",
+      h("a", { href: `#/runs/${encodeURIComponent(active.id)}`, class: "button" }, "Resume the waiting run…"),
+    );
 
   const prs = h("div", { id: "entry-prs" });
   main().replaceChildren(
     h("h1", {}, `Entry ${e.id} `, stateBadge(e.status)),
-    h("p", { class: "muted" }, `${e.kind} · ${e.from} → ${e.to} · v${stored.version}${stored.claimed_by ? ` · claimed by ${stored.claimed_by}` : ""} · updated `, time(e.updated_at)),
+    h(
+      "p",
+      { class: "muted" },
+      `${e.kind} · ${e.from} → ${e.to} · v${stored.version}${stored.claimed_by ? ` · claimed by ${stored.claimed_by}` : ""} · updated `,
+      time(e.updated_at),
+    ),
     actions,
     outcome,
     error,
     h(
       "div",
       { class: "tiles" },
-      h("section", { class: "tile", "aria-labelledby": "payload-h" }, h("h2", { id: "payload-h" }, "Payload"), h("pre", { id: "entry-payload" }, JSON.stringify(e.payload, null, 2)), jsonDetails("whole entry", e)),
+      h(
+        "section",
+        { class: "tile", "aria-labelledby": "payload-h" },
+        h("h2", { id: "payload-h" }, "Payload"),
+        h("pre", { id: "entry-payload" }, JSON.stringify(e.payload, null, 2)),
+        jsonDetails("whole entry", e),
+      ),
       h(
         "section",
         { class: "tile", "aria-labelledby": "runs-h" },
         h("h2", { id: "runs-h" }, "Runs"),
         runs.length
-          ? h("ul", { id: "entry-runs" }, ...runs.map((r) => h("li", { "data-run": r.id }, h("a", { href: `#/runs/${encodeURIComponent(r.id)}` }, r.id), " ", stateBadge(r.state), ` ${r.role} · attempt ${r.attempt} · started `, time(r.created_at))))
+          ? h(
+              "ul",
+              { id: "entry-runs" },
+              ...runs.map((r) =>
+                h(
+                  "li",
+                  { "data-run": r.id },
+                  h("a", { href: `#/runs/${encodeURIComponent(r.id)}` }, r.id),
+                  " ",
+                  stateBadge(r.state),
+                  ` ${r.role} · attempt ${r.attempt} · started `,
+                  time(r.created_at),
+                ),
+              ),
+            )
           : h("p", { class: "muted" }, "no runs yet"),
       ),
     ),
@@ -168,7 +228,15 @@ export async function entryPage(id: string, refresh: () => void): Promise<void> 
       h(
         "ol",
         { class: "timeline", id: "entry-history" },
-        ...history.map((r) => h("li", { "data-version": String(r.version) }, time(r.at), ` v${r.version} ${r.action} by ${r.actor} · ${r.from_status ?? "—"} → ${r.to_status}`, jsonDetails("changes", r.changes))),
+        ...history.map((r) =>
+          h(
+            "li",
+            { "data-version": String(r.version) },
+            time(r.at),
+            ` v${r.version} ${r.action} by ${r.actor} · ${r.from_status ?? "—"} → ${r.to_status}`,
+            jsonDetails("changes", r.changes),
+          ),
+        ),
       ),
     ),
     prs,

@@ -8,11 +8,23 @@ interface Inbox {
   waiting_runs: Run[];
   proposals: Proposal[];
   entries: StoredEntry[];
-  denials: Array<{ entry_id: string; role: string; reasoning: string; conditions: string[]; at: string; entry: StoredEntry }>;
+  denials: Array<{
+    entry_id: string;
+    role: string;
+    reasoning: string;
+    conditions: string[];
+    at: string;
+    entry: StoredEntry;
+  }>;
 }
 
 const section = (id: string, title: string, count: number, ...body: Array<Node | string>) =>
-  h("section", { class: "tile", id, "aria-labelledby": `${id}-h` }, h("h2", { id: `${id}-h` }, `${title} `, h("span", { class: "count" }, String(count))), ...body);
+  h(
+    "section",
+    { class: "tile", id, "aria-labelledby": `${id}-h` },
+    h("h2", { id: `${id}-h` }, `${title} `, h("span", { class: "count" }, String(count))),
+    ...body,
+  );
 
 const entryLink = (id: string) => h("a", { href: `#/entries/${encodeURIComponent(id)}` }, id);
 
@@ -24,13 +36,31 @@ export async function inboxPage(refresh: () => void): Promise<void> {
       "article",
       { class: "item", "data-waiting-run": r.id },
       h("h3", {}, h("a", { href: `#/runs/${encodeURIComponent(r.id)}` }, r.id), " ", stateBadge(r.state)),
-      h("p", { class: "muted" }, `${r.role}`, r.entry_id ? " · entry " : "", r.entry_id ? entryLink(r.entry_id) : "", " · waiting since ", time(r.updated_at)),
+      h(
+        "p",
+        { class: "muted" },
+        `${r.role}`,
+        r.entry_id ? " · entry " : "",
+        r.entry_id ? entryLink(r.entry_id) : "",
+        " · waiting since ",
+        time(r.updated_at),
+      ),
       resumeForm(r, refresh),
     ),
   );
   const proposals = i.proposals.map((p) => proposalRow(p, error));
   const entries = i.entries.map((s) =>
-    h("li", { "data-inbox-entry": s.entry.id }, entryLink(s.entry.id), " ", entryTitle(s.entry), ` · from ${s.entry.from} to ${s.entry.to} · `, stateBadge(s.entry.status), " · ", time(s.entry.updated_at)),
+    h(
+      "li",
+      { "data-inbox-entry": s.entry.id },
+      entryLink(s.entry.id),
+      " ",
+      entryTitle(s.entry),
+      ` · from ${s.entry.from} to ${s.entry.to} · `,
+      stateBadge(s.entry.status),
+      " · ",
+      time(s.entry.updated_at),
+    ),
   );
   const denials = i.denials.map((d) =>
     h(
@@ -46,15 +76,43 @@ export async function inboxPage(refresh: () => void): Promise<void> {
   const total = runs.length + proposals.length + entries.length + denials.length;
   main().replaceChildren(
     h("h1", {}, "Inbox"),
-    h("p", { class: "muted", id: "inbox-summary" }, total === 0 ? "Nothing waits for a person right now." : `${total} item${total === 1 ? "" : "s"} wait for a person.`),
+    h(
+      "p",
+      { class: "muted", id: "inbox-summary" },
+      total === 0
+        ? "Nothing waits for a person right now."
+        : `${total} item${total === 1 ? "" : "s"} wait for a person.`,
+    ),
     error,
     h(
       "div",
       { class: "tiles" },
-      section("inbox-runs", "Runs waiting for input", runs.length, ...(runs.length ? runs : [h("p", { class: "muted" }, "no run waits for input")])),
-      section("inbox-proposals", "Environment proposals", proposals.length, proposals.length ? h("ul", { class: "plain" }, ...proposals) : h("p", { class: "muted" }, "no pending proposal")),
-      section("inbox-entries", "Entries addressed to a human", entries.length, entries.length ? h("ul", {}, ...entries) : h("p", { class: "muted" }, "none")),
-      section("inbox-denials", "Denied by the OA run gate", denials.length, denials.length ? h("ul", {}, ...denials) : h("p", { class: "muted" }, "none")),
+      section(
+        "inbox-runs",
+        "Runs waiting for input",
+        runs.length,
+        ...(runs.length ? runs : [h("p", { class: "muted" }, "no run waits for input")]),
+      ),
+      section(
+        "inbox-proposals",
+        "Environment proposals",
+        proposals.length,
+        proposals.length
+          ? h("ul", { class: "plain" }, ...proposals)
+          : h("p", { class: "muted" }, "no pending proposal"),
+      ),
+      section(
+        "inbox-entries",
+        "Entries addressed to a human",
+        entries.length,
+        entries.length ? h("ul", {}, ...entries) : h("p", { class: "muted" }, "none"),
+      ),
+      section(
+        "inbox-denials",
+        "Denied by the OA run gate",
+        denials.length,
+        denials.length ? h("ul", {}, ...denials) : h("p", { class: "muted" }, "none"),
+      ),
     ),
   );
 }

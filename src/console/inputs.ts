@@ -42,7 +42,11 @@ interface Row {
 }
 
 /** Rows to add and remove; `read` reads each row still there, in order, with its index. */
-function rows(add: string, label: string, row: () => Row): { element: HTMLElement; read: <T>(fn: (r: Row, at: number) => T) => T[] } {
+function rows(
+  add: string,
+  label: string,
+  row: () => Row,
+): { element: HTMLElement; read: <T>(fn: (r: Row, at: number) => T) => T[] } {
   const list = h("ol", { class: "rows" });
   const readers = new WeakMap<Element, Row>();
   const more = h("button", { type: "button", class: "add" }, add);
@@ -54,7 +58,10 @@ function rows(add: string, label: string, row: () => Row): { element: HTMLElemen
     readers.set(li, r);
     list.append(li);
   });
-  return { element: h("div", { class: "rows-editor" }, list, more), read: (fn) => Array.from(list.children).map((li, at) => fn(readers.get(li)!, at)) };
+  return {
+    element: h("div", { class: "rows-editor" }, list, more),
+    read: (fn) => Array.from(list.children).map((li, at) => fn(readers.get(li)!, at)),
+  };
 }
 
 function control(type: InputType, attrs: Record<string, string>): InputControl {
@@ -79,8 +86,18 @@ function control(type: InputType, attrs: Record<string, string>): InputControl {
     }
     case "map": {
       const editor = rows("Add entry", "entry", () => {
-        const key = h("input", { type: "text", class: "key", placeholder: "key", "aria-label": "key" }) as HTMLInputElement;
-        const value = h("input", { type: "text", class: "value", placeholder: "value (text, or JSON)", "aria-label": "value" }) as HTMLInputElement;
+        const key = h("input", {
+          type: "text",
+          class: "key",
+          placeholder: "key",
+          "aria-label": "key",
+        }) as HTMLInputElement;
+        const value = h("input", {
+          type: "text",
+          class: "value",
+          placeholder: "value (text, or JSON)",
+          "aria-label": "value",
+        }) as HTMLInputElement;
         return { element: h("span", {}, key, " = ", value), read: () => [key.value.trim(), mapValue(value.value)] };
       });
       return {
@@ -98,7 +115,10 @@ function control(type: InputType, attrs: Record<string, string>): InputControl {
     }
     case "array": {
       const editor = rows("Add item", "item", () => control(type.of, { "aria-label": "item" }));
-      return { element: h("div", { ...attrs, role: "group" }, editor.element), read: (path) => editor.read((r, at) => r.read(`${path}[${at}]`)) };
+      return {
+        element: h("div", { ...attrs, role: "group" }, editor.element),
+        read: (path) => editor.read((r, at) => r.read(`${path}[${at}]`)),
+      };
     }
   }
 }

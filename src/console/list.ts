@@ -26,6 +26,9 @@ function query(params: Record<string, string | undefined>): string {
 }
 
 export async function fetchList<T>(path: string, r: ListRequest): Promise<Page<T>> {
-  const data = await api<Page<T>>("GET", `${path}${query({ ...(r.params ?? {}), limit: String(r.limit), order: "newest", cursor: r.cursor ?? undefined })}`);
+  const data = await api<Page<T>>(
+    "GET",
+    `${path}${query({ ...(r.params ?? {}), limit: String(r.limit), order: "newest", cursor: r.cursor ?? undefined })}`,
+  );
   return { items: data.items, next: data.next ?? null };
 }

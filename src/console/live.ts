@@ -33,7 +33,9 @@ export function listen(url: string, handlers: LiveHandlers, status?: HTMLElement
   source.addEventListener("error", () => show(source.readyState === EventSource.CLOSED ? "ended" : "reconnecting…"));
   for (const [event, fn] of Object.entries(handlers)) {
     if (event === "end") continue;
-    source.addEventListener(event, (e) => fn(JSON.parse((e as MessageEvent<string>).data) as Json, (e as MessageEvent).lastEventId));
+    source.addEventListener(event, (e) =>
+      fn(JSON.parse((e as MessageEvent<string>).data) as Json, (e as MessageEvent).lastEventId),
+    );
   }
   source.addEventListener("end", (e) => {
     source.close();

@@ -12,7 +12,8 @@ const SAFE_URL = /^(https?:\/\/|mailto:|#)/i;
 /** Inline markup of one line of text. */
 export function inline(text: string): Node[] {
   const out: Node[] = [];
-  const re = /`([^`]+)`|\*\*(.+?)\*\*|__(.+?)__|\[([^\]]+)\]\(([^)\s]+)\)|(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])|(?<![\w_])_([^_\s][^_]*?)_(?![\w_])/g;
+  const re =
+    /`([^`]+)`|\*\*(.+?)\*\*|__(.+?)__|\[([^\]]+)\]\(([^)\s]+)\)|(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])|(?<![\w_])_([^_\s][^_]*?)_(?![\w_])/g;
   let last = 0;
   for (let m = re.exec(text); m; m = re.exec(text)) {
     if (m.index > last) out.push(document.createTextNode(text.slice(last, m.index)));
@@ -20,7 +21,15 @@ export function inline(text: string): Node[] {
     else if (m[2] !== undefined || m[3] !== undefined) out.push(h("strong", {}, ...inline(m[2] ?? m[3]!)));
     else if (m[4] !== undefined) {
       const url = m[5]!;
-      out.push(SAFE_URL.test(url) ? h("a", { href: url, rel: "noopener noreferrer", ...(url.startsWith("#") ? {} : { target: "_blank" }) }, ...inline(m[4])) : document.createTextNode(m[0]));
+      out.push(
+        SAFE_URL.test(url)
+          ? h(
+              "a",
+              { href: url, rel: "noopener noreferrer", ...(url.startsWith("#") ? {} : { target: "_blank" }) },
+              ...inline(m[4]),
+            )
+          : document.createTextNode(m[0]),
+      );
     } else out.push(h("em", {}, ...inline(m[6] ?? m[7]!)));
     last = m.index + m[0].length;
   }
@@ -73,17 +82,23 @@ export function renderMarkdown(source: string): HTMLElement {
       while (i < lines.length && item.test(lines[i]!)) {
         let text = lines[i]!.replace(item, "");
         // Continuation lines (indented, not a new item) belong to the item.
-        for (i++; i < lines.length && /^\s{2,}\S/.test(lines[i]!) && !item.test(lines[i]!); i++) text += ` ${lines[i]!.trim()}`;
+        for (i++; i < lines.length && /^\s{2,}\S/.test(lines[i]!) && !item.test(lines[i]!); i++)
+          text += ` ${lines[i]!.trim()}`;
         list.append(h("li", {}, ...inline(text)));
       }
       root.append(list);
       continue;
     }
-    if (line.includes("|") && i + 1 < lines.length && /^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/.test(lines[i + 1]!)) {
+    if (
+      line.includes("|") &&
+      i + 1 < lines.length &&
+      /^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/.test(lines[i + 1]!)
+    ) {
       flush();
       const head = h("tr", {}, ...cells(line).map((c) => h("th", {}, ...inline(c))));
       const body = h("tbody", {});
-      for (i += 2; i < lines.length && lines[i]!.includes("|"); i++) body.append(h("tr", {}, ...cells(lines[i]!).map((c) => h("td", {}, ...inline(c)))));
+      for (i += 2; i < lines.length && lines[i]!.includes("|"); i++)
+        body.append(h("tr", {}, ...cells(lines[i]!).map((c) => h("td", {}, ...inline(c)))));
       root.append(h("table", {}, h("thead", {}, head), body));
       continue;
     }

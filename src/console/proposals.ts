@@ -40,12 +40,17 @@ export interface Plan {
 /** The plan under a pending proposal: the exact commands and how they run, or the refusal. */
 function planBlock(plan: Plan): HTMLElement {
   if (plan.refused) return h("p", { class: "error plan" }, plan.refused);
-  if (plan.steps.length === 0) return h("p", { class: "muted plan" }, "Accepting runs nothing (later runs get its variables).");
+  if (plan.steps.length === 0)
+    return h("p", { class: "muted plan" }, "Accepting runs nothing (later runs get its variables).");
   return h(
     "div",
     { class: "plan" },
     h("p", {}, `Accepting runs ${plan.isolation ?? ""}:`),
-    h("ul", {}, ...plan.steps.map((s) => h("li", {}, s.when ? `${s.when}: ` : "", s.command ? h("code", {}, s.command) : s.what))),
+    h(
+      "ul",
+      {},
+      ...plan.steps.map((s) => h("li", {}, s.when ? `${s.when}: ` : "", s.command ? h("code", {}, s.command) : s.what)),
+    ),
   );
 }
 
@@ -59,13 +64,26 @@ function evidenceBlock(p: Proposal): HTMLElement {
     h("summary", {}, "evidence", p.confidence === undefined ? "" : ` · confidence ${Math.round(p.confidence * 100)} %`),
     f ? h("p", {}, `Failed in ${f.phase} with exit code ${f.exit_code}: `, h("code", {}, f.stderr_hint)) : "",
     p.evidence?.length ? h("ul", {}, ...p.evidence.map((e) => h("li", {}, h("code", {}, e)))) : "",
-    runs.length ? h("p", {}, "Seen in ", ...runs.flatMap((r, i) => [i ? ", " : "", h("a", { href: `#/runs/${encodeURIComponent(r)}` }, r)])) : "",
+    runs.length
+      ? h(
+          "p",
+          {},
+          "Seen in ",
+          ...runs.flatMap((r, i) => [i ? ", " : "", h("a", { href: `#/runs/${encodeURIComponent(r)}` }, r)]),
+        )
+      : "",
   );
 }
 
 /** The applied change of an accepted proposal, and Undo while it is applied. */
 function changeLine(p: Proposal, change: Change, error: HTMLElement): HTMLElement {
-  const line = h("p", { class: "change", "data-change": change.id }, `change ${change.id}: `, h("strong", { class: stateBadge(change.status).className }, change.status), change.reason ? ` (${change.reason})` : "");
+  const line = h(
+    "p",
+    { class: "change", "data-change": change.id },
+    `change ${change.id}: `,
+    h("strong", { class: stateBadge(change.status).className }, change.status),
+    change.reason ? ` (${change.reason})` : "",
+  );
   if (change.status === "applied")
     line.append(
       " ",
@@ -79,7 +97,17 @@ function changeLine(p: Proposal, change: Change, error: HTMLElement): HTMLElemen
 }
 
 export function proposalRow(p: Proposal, error: HTMLElement): HTMLElement {
-  const li = h("li", { "data-proposal": p.id }, `${p.id} · ${p.role} · ${p.adjustment_type} `, h("code", {}, JSON.stringify(p.details)), ` ×${p.count} · `, h("strong", { class: stateBadge(p.status).className }, p.status), p.decided_by ? ` by ${p.decided_by}` : "", p.last_seen_at ? " · " : "", p.last_seen_at ? time(p.last_seen_at) : "");
+  const li = h(
+    "li",
+    { "data-proposal": p.id },
+    `${p.id} · ${p.role} · ${p.adjustment_type} `,
+    h("code", {}, JSON.stringify(p.details)),
+    ` ×${p.count} · `,
+    h("strong", { class: stateBadge(p.status).className }, p.status),
+    p.decided_by ? ` by ${p.decided_by}` : "",
+    p.last_seen_at ? " · " : "",
+    p.last_seen_at ? time(p.last_seen_at) : "",
+  );
   if (p.status === "pending") {
     const refused = Boolean(p.plan?.refused);
     // A refused proposal can only be rejected.

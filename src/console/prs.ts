@@ -27,7 +27,16 @@ interface PullDiff {
 export function diffBlock(diff: string): HTMLElement {
   const pre = h("pre", { class: "diff" });
   for (const line of diff.split("\n")) {
-    const cls = line.startsWith("+++") || line.startsWith("---") || line.startsWith("diff ") ? "file" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : "";
+    const cls =
+      line.startsWith("+++") || line.startsWith("---") || line.startsWith("diff ")
+        ? "file"
+        : line.startsWith("+")
+          ? "add"
+          : line.startsWith("-")
+            ? "del"
+            : line.startsWith("@@")
+              ? "hunk"
+              : "";
     pre.append(h("span", cls ? { class: `line ${cls}` } : { class: "line" }, line));
   }
   return pre;
@@ -43,7 +52,12 @@ export function fileDiffs(diff: string): Array<{ path: string; text: string; add
     const plus = lines.find((l) => l.startsWith("+++ "));
     const path = plus && plus !== "+++ /dev/null" ? plus.slice(6) : (/^diff --git a\/(.*) b\//.exec(head)?.[1] ?? head);
     const body = lines.filter((l) => !l.startsWith("+++ ") && !l.startsWith("--- "));
-    files.push({ path, text: lines.join("\n"), added: body.filter((l) => l.startsWith("+")).length, removed: body.filter((l) => l.startsWith("-")).length });
+    files.push({
+      path,
+      text: lines.join("\n"),
+      added: body.filter((l) => l.startsWith("+")).length,
+      removed: body.filter((l) => l.startsWith("-")).length,
+    });
     lines = [];
   };
   for (const line of diff.split("\n")) {
@@ -73,7 +87,11 @@ export function sideBySide(text: string): SideRow[] {
   let adds: string[] = [];
   const flush = () => {
     for (let i = 0; i < Math.max(dels.length, adds.length); i++) {
-      rows.push({ kind: "change", old: i < dels.length ? { n: oldN++, text: dels[i]! } : null, new: i < adds.length ? { n: newN++, text: adds[i]! } : null });
+      rows.push({
+        kind: "change",
+        old: i < dels.length ? { n: oldN++, text: dels[i]! } : null,
+        new: i < adds.length ? { n: newN++, text: adds[i]! } : null,
+      });
     }
     dels = [];
     adds = [];
@@ -101,13 +119,29 @@ export function sideBySide(text: string): SideRow[] {
 }
 
 function sideTable(text: string): HTMLElement {
-  const cell = (side: SideRow["old"], cls: string) => [h("td", { class: "n" }, side ? String(side.n) : ""), h("td", { class: side ? cls : "gap" }, side?.text ?? "")];
+  const cell = (side: SideRow["old"], cls: string) => [
+    h("td", { class: "n" }, side ? String(side.n) : ""),
+    h("td", { class: side ? cls : "gap" }, side?.text ?? ""),
+  ];
   return h(
     "table",
     { class: "diff-side" },
     // Fixed layout takes its widths from here (the first row is a hunk header spanning all four).
     h("colgroup", {}, h("col", { class: "n" }), h("col", {}), h("col", { class: "n" }), h("col", {})),
-    h("tbody", {}, ...sideBySide(text).map((r) => (r.kind === "hunk" ? h("tr", { class: "hunk" }, h("td", { colspan: "4" }, r.new!.text)) : h("tr", { class: r.kind }, ...cell(r.old, r.kind === "change" ? "del" : ""), ...cell(r.new, r.kind === "change" ? "add" : ""))))),
+    h(
+      "tbody",
+      {},
+      ...sideBySide(text).map((r) =>
+        r.kind === "hunk"
+          ? h("tr", { class: "hunk" }, h("td", { colspan: "4" }, r.new!.text))
+          : h(
+              "tr",
+              { class: r.kind },
+              ...cell(r.old, r.kind === "change" ? "del" : ""),
+              ...cell(r.new, r.kind === "change" ? "add" : ""),
+            ),
+      ),
+    ),
   );
 }
 
@@ -125,7 +159,20 @@ export function diffView(diff: string, layout: DiffLayout = savedLayout()): HTML
     "div",
     { class: "diff-files", "data-layout": layout },
     ...files.map((f) => {
-      const d = h("details", { class: "diff-file", "data-file": f.path }, h("summary", {}, h("code", {}, f.path), " ", h("span", { class: "add-count" }, `+${f.added}`), " ", h("span", { class: "del-count" }, `−${f.removed}`)), layout === "side" ? sideTable(f.text) : diffBlock(f.text));
+      const d = h(
+        "details",
+        { class: "diff-file", "data-file": f.path },
+        h(
+          "summary",
+          {},
+          h("code", {}, f.path),
+          " ",
+          h("span", { class: "add-count" }, `+${f.added}`),
+          " ",
+          h("span", { class: "del-count" }, `−${f.removed}`),
+        ),
+        layout === "side" ? sideTable(f.text) : diffBlock(f.text),
+      );
       if (!long) d.setAttribute("open", "");
       return d;
     }),
@@ -135,12 +182,22 @@ export function diffView(diff: string, layout: DiffLayout = savedLayout()): HTML
     localStorage.setItem(LAYOUT_KEY, next);
     holder.replaceWith(diffView(diff, next));
   };
-  const toggle = (label: string, value: DiffLayout) => h("button", { type: "button", class: "layout", "aria-pressed": String(layout === value), "data-layout-pick": value }, label);
+  const toggle = (label: string, value: DiffLayout) =>
+    h(
+      "button",
+      { type: "button", class: "layout", "aria-pressed": String(layout === value), "data-layout-pick": value },
+      label,
+    );
   const unified = toggle("Unified", "unified");
   const side = toggle("Side by side", "side");
   unified.addEventListener("click", pick("unified"));
   side.addEventListener("click", pick("side"));
-  const holder = h("div", { class: "diff-holder" }, h("div", { class: "actions", role: "group", "aria-label": "diff layout" }, unified, " ", side), view);
+  const holder = h(
+    "div",
+    { class: "diff-holder" },
+    h("div", { class: "actions", role: "group", "aria-label": "diff layout" }, unified, " ", side),
+    view,
+  );
   return holder;
 }
 
@@ -158,15 +215,56 @@ function commentsSection(number: number, files: string[]): HTMLElement {
   const list = h("ol", { class: "plain comments", id: `pr-comments-${number}` });
   const error = h("p", { class: "error", role: "alert" });
   const show = (c: PullComment) =>
-    h("li", { "data-comment": c.id }, h("p", { class: "muted" }, h("strong", {}, c.author), c.path ? " on " : "", c.path ? h("code", {}, `${c.path}${c.line ? `:${c.line}` : ""}`) : "", " · ", time(c.created_at)), renderMarkdown(c.body));
+    h(
+      "li",
+      { "data-comment": c.id },
+      h(
+        "p",
+        { class: "muted" },
+        h("strong", {}, c.author),
+        c.path ? " on " : "",
+        c.path ? h("code", {}, `${c.path}${c.line ? `:${c.line}` : ""}`) : "",
+        " · ",
+        time(c.created_at),
+      ),
+      renderMarkdown(c.body),
+    );
   const load = () =>
     api<{ items: PullComment[] }>("GET", `/v1/prs/${number}/comments`)
-      .then((d) => list.replaceChildren(...(d.items.length ? d.items.map(show) : [h("li", { class: "muted" }, "no review comments yet")])))
+      .then((d) =>
+        list.replaceChildren(
+          ...(d.items.length ? d.items.map(show) : [h("li", { class: "muted" }, "no review comments yet")]),
+        ),
+      )
       .catch((err: unknown) => (error.textContent = errorText(err)));
-  const body = h("textarea", { name: "body", rows: "3", required: "", "aria-label": "review comment" }) as HTMLTextAreaElement;
-  const path = h("select", { name: "path", "aria-label": "the comment is about" }, h("option", { value: "" }, "the whole change"), ...files.map((f) => h("option", { value: f }, f))) as HTMLSelectElement;
-  const line = h("input", { type: "number", name: "line", min: "1", step: "1", placeholder: "line", "aria-label": "line", class: "narrow" }) as HTMLInputElement;
-  const form = h("form", { class: "comment", id: `pr-comment-${number}` }, body, h("div", { class: "actions" }, path, " ", line, " ", h("button", { type: "submit" }, "Comment")), error);
+  const body = h("textarea", {
+    name: "body",
+    rows: "3",
+    required: "",
+    "aria-label": "review comment",
+  }) as HTMLTextAreaElement;
+  const path = h(
+    "select",
+    { name: "path", "aria-label": "the comment is about" },
+    h("option", { value: "" }, "the whole change"),
+    ...files.map((f) => h("option", { value: f }, f)),
+  ) as HTMLSelectElement;
+  const line = h("input", {
+    type: "number",
+    name: "line",
+    min: "1",
+    step: "1",
+    placeholder: "line",
+    "aria-label": "line",
+    class: "narrow",
+  }) as HTMLInputElement;
+  const form = h(
+    "form",
+    { class: "comment", id: `pr-comment-${number}` },
+    body,
+    h("div", { class: "actions" }, path, " ", line, " ", h("button", { type: "submit" }, "Comment")),
+    error,
+  );
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     const comment = { body: body.value, path: path.value || null, line: line.value ? Number(line.value) : null };
@@ -207,18 +305,42 @@ async function fillPull(box: HTMLElement, number: number): Promise<void> {
     };
     box.replaceChildren(
       h("h2", { id: `pr-${number}-h` }, `PR #${p.number} `, stateBadge(p.state), ` ${p.title}`),
-      h("p", { class: "muted" }, h("code", {}, p.head), " → ", h("code", {}, p.base), ` · ${p.head_sha.slice(0, 12)} · opened `, time(p.created_at), ` · ${p.url}`),
+      h(
+        "p",
+        { class: "muted" },
+        h("code", {}, p.head),
+        " → ",
+        h("code", {}, p.base),
+        ` · ${p.head_sha.slice(0, 12)} · opened `,
+        time(p.created_at),
+        ` · ${p.url}`,
+      ),
       p.state === "open"
-        ? h("div", { class: "actions" }, button("Merge", decide("merge"), { id: `pr-merge-${number}` }), " ", button("Close", decide("close"), { id: `pr-close-${number}` }))
+        ? h(
+            "div",
+            { class: "actions" },
+            button("Merge", decide("merge"), { id: `pr-merge-${number}` }),
+            " ",
+            button("Close", decide("close"), { id: `pr-close-${number}` }),
+          )
         : p.state === "merged"
-          ? h("p", { class: "muted", id: `pr-merged-${number}` }, "Merged into ", h("code", {}, p.base), " in the forge's repository.")
+          ? h(
+              "p",
+              { class: "muted", id: `pr-merged-${number}` },
+              "Merged into ",
+              h("code", {}, p.base),
+              " in the forge's repository.",
+            )
           : "",
       error,
       p.body ? h("p", {}, p.body) : "",
       h("pre", { class: "stat" }, d.stat || "(no changes)"),
       d.truncated ? h("p", { class: "muted" }, "The diff is long: only its first 512 KiB are shown.") : "",
       diffView(d.diff),
-      commentsSection(number, fileDiffs(d.diff).map((f) => f.path)),
+      commentsSection(
+        number,
+        fileDiffs(d.diff).map((f) => f.path),
+      ),
     );
   } catch (err) {
     box.replaceChildren(h("h2", { id: `pr-${number}-h` }, `PR #${number}`), h("p", { class: "error" }, errorText(err)));
@@ -233,7 +355,16 @@ export function prsPage(): void {
       path: "/v1/prs",
       head: ["#", "title", "head → base", "state", "opened"],
       empty: "no pull requests in the local forge",
-      row: (p) => h("tr", { "data-pr-row": String(p.number) }, h("td", {}, h("a", { href: `#/prs/${p.number}` }, `#${p.number}`)), h("td", {}, p.title), h("td", {}, `${p.head} → ${p.base}`), h("td", {}, stateBadge(p.state)), h("td", {}, time(p.created_at))),
+      row: (p) =>
+        h(
+          "tr",
+          { "data-pr-row": String(p.number) },
+          h("td", {}, h("a", { href: `#/prs/${p.number}` }, `#${p.number}`)),
+          h("td", {}, p.title),
+          h("td", {}, `${p.head} → ${p.base}`),
+          h("td", {}, stateBadge(p.state)),
+          h("td", {}, time(p.created_at)),
+        ),
     }),
   );
 }

@@ -11,8 +11,14 @@ export function runAgainControls(run: Run, error: HTMLElement): HTMLElement {
       .then((r) => (location.hash = `#/runs/${encodeURIComponent(r.run.id)}`))
       .catch((err: unknown) => (error.textContent = errorText(err)));
   const agent = h("select", { id: "run-again-agent", "aria-label": "another agent" }) as HTMLSelectElement;
-  const other = button("Run again with this agent", () => (agent.value ? go({ agent: agent.value }) : undefined), { id: "run-again" });
-  const holder = h("span", { class: "run-again" }, button("Retry", () => go({}), { id: "retry-run" }));
+  const other = button("Run again with this agent", () => (agent.value ? go({ agent: agent.value }) : undefined), {
+    id: "run-again",
+  });
+  const holder = h(
+    "span",
+    { class: "run-again" },
+    button("Retry", () => go({}), { id: "retry-run" }),
+  );
   void api<{ items: Agent[] }>("GET", "/v1/agents").then(({ items }) => {
     if (items.length === 0) return;
     agent.replaceChildren(...items.map((a) => h("option", { value: a.name }, agentLabel(a))));

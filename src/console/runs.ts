@@ -85,9 +85,18 @@ function gist(type: string, p: Json): string {
 
 function outcomeOf(a: ActionRecord): HTMLElement {
   const r = a.result;
-  const pr = r && typeof r.number === "number" ? `PR #${r.number}${typeof r.head === "string" ? ` ${r.head} → ${String(r.base)}` : ""}` : null;
+  const pr =
+    r && typeof r.number === "number"
+      ? `PR #${r.number}${typeof r.head === "string" ? ` ${r.head} → ${String(r.base)}` : ""}`
+      : null;
   const detail = a.error ? `${a.error.code}: ${a.error.message}` : (pr ?? (r ? JSON.stringify(r) : ""));
-  return h("span", { class: "outcome", "data-action-state": a.state }, "→ ", stateBadge(a.state), detail ? ` ${detail}` : "");
+  return h(
+    "span",
+    { class: "outcome", "data-action-state": a.state },
+    "→ ",
+    stateBadge(a.state),
+    detail ? ` ${detail}` : "",
+  );
 }
 
 /** A run's usage as the API gives it (GET /v1/runs/:id `usage`). */
@@ -110,14 +119,28 @@ function usageText(u: RunUsage | undefined): string {
   if (!u || u.total_tokens === 0) return "no usage reported";
   const input = `${int(u.input_tokens)} in${u.cached_input_tokens ? `, ${int(u.cached_input_tokens)} cached` : ""}`;
   const output = `${int(u.output_tokens)} out${u.reasoning_tokens ? `, ${int(u.reasoning_tokens)} reasoning` : ""}`;
-  const cost = u.cost !== null ? `, cost ${money(u.cost)}` : u.unpriced.length ? `, cost unknown (no price for ${u.unpriced.join(", ")})` : "";
-  const models = u.models.length > 1 ? ` — ${u.models.map((m) => `${m.model || "(model not reported)"}: ${int(m.total_tokens)}${m.cost !== null ? ` (${money(m.cost)})` : ""}`).join("; ")}` : "";
+  const cost =
+    u.cost !== null
+      ? `, cost ${money(u.cost)}`
+      : u.unpriced.length
+        ? `, cost unknown (no price for ${u.unpriced.join(", ")})`
+        : "";
+  const models =
+    u.models.length > 1
+      ? ` — ${u.models.map((m) => `${m.model || "(model not reported)"}: ${int(m.total_tokens)}${m.cost !== null ? ` (${money(m.cost)})` : ""}`).join("; ")}`
+      : "";
   return `${int(u.total_tokens)} tokens (${input}; ${output})${cost}${models}`;
 }
 
 export async function runPage(id: string): Promise<void> {
   const path = `/v1/runs/${encodeURIComponent(id)}`;
-  const run = await api<Run & { usage?: RunUsage; protocol_errors: Array<{ reason: string; at: string }>; violations: Array<{ rule: string; detail: string; at: string }> }>("GET", path);
+  const run = await api<
+    Run & {
+      usage?: RunUsage;
+      protocol_errors: Array<{ reason: string; at: string }>;
+      violations: Array<{ rule: string; detail: string; at: string }>;
+    }
+  >("GET", path);
   const state = h("span", { id: "run-state", class: "badge" }, run.state);
   const setState = (s: string) => {
     state.textContent = s;
@@ -163,7 +186,8 @@ export async function runPage(id: string): Promise<void> {
   const refreshUsage = async () => {
     usage.textContent = usageText((await api<{ usage?: RunUsage }>("GET", path)).usage);
   };
-  const refresh = () => void Promise.all([refreshActions(), refreshUsage()]).catch((err: unknown) => (error.textContent = errorText(err)));
+  const refresh = () =>
+    void Promise.all([refreshActions(), refreshUsage()]).catch((err: unknown) => (error.textContent = errorText(err)));
 
   // The resume notice lives in the holder (not the form) and stays until the run waits again: the
   // run's live state may leave `waiting` before the resume request returns.
@@ -226,21 +250,46 @@ export async function runPage(id: string): Promise<void> {
       h(
         "div",
         {},
-        h("section", { class: "tile wide", "aria-labelledby": "conversation-h" }, h("h2", { id: "conversation-h" }, "Conversation"), conversation.element),
-        h("section", { class: "tile wide", "aria-labelledby": "timeline-h" }, h("h2", { id: "timeline-h" }, "Timeline"), timeline),
+        h(
+          "section",
+          { class: "tile wide", "aria-labelledby": "conversation-h" },
+          h("h2", { id: "conversation-h" }, "Conversation"),
+          conversation.element,
+        ),
+        h(
+          "section",
+          { class: "tile wide", "aria-labelledby": "timeline-h" },
+          h("h2", { id: "timeline-h" }, "Timeline"),
+          timeline,
+        ),
       ),
       h(
         "div",
         {},
-        h("section", { class: "tile", "aria-labelledby": "artifacts-h" }, h("h2", { id: "artifacts-h" }, "Artifacts"), artifacts),
-        h("section", { class: "tile", "aria-labelledby": "checkpoints-h" }, h("h2", { id: "checkpoints-h" }, "Checkpoints"), checkpoints),
+        h(
+          "section",
+          { class: "tile", "aria-labelledby": "artifacts-h" },
+          h("h2", { id: "artifacts-h" }, "Artifacts"),
+          artifacts,
+        ),
+        h(
+          "section",
+          { class: "tile", "aria-labelledby": "checkpoints-h" },
+          h("h2", { id: "checkpoints-h" }, "Checkpoints"),
+          checkpoints,
+        ),
         h("section", { class: "tile", "aria-labelledby": "usage-h" }, h("h2", { id: "usage-h" }, "Usage"), usage),
         run.protocol_errors.length || run.violations.length
           ? h(
               "section",
               { class: "tile", "aria-labelledby": "problems-h" },
               h("h2", { id: "problems-h" }, "Problems"),
-              h("ul", {}, ...run.protocol_errors.map((p) => h("li", {}, time(p.at), ` protocol: ${p.reason}`)), ...run.violations.map((v) => h("li", {}, time(v.at), ` ${v.rule}: ${v.detail}`))),
+              h(
+                "ul",
+                {},
+                ...run.protocol_errors.map((p) => h("li", {}, time(p.at), ` protocol: ${p.reason}`)),
+                ...run.violations.map((v) => h("li", {}, time(v.at), ` ${v.rule}: ${v.detail}`)),
+              ),
             )
           : "",
       ),
@@ -261,7 +310,17 @@ export async function runPage(id: string): Promise<void> {
         const li = h(
           "li",
           { "data-seq": String(e.seq), "data-type": e.event_type },
-          h("div", { class: "line" }, time(e.event.timestamp ?? e.received_at), " ", h("strong", {}, e.event_type), " ", h("span", { class: "what" }, gist(e.event_type, p)), " ", slot),
+          h(
+            "div",
+            { class: "line" },
+            time(e.event.timestamp ?? e.received_at),
+            " ",
+            h("strong", {}, e.event_type),
+            " ",
+            h("span", { class: "what" }, gist(e.event_type, p)),
+            " ",
+            slot,
+          ),
           jsonDetails("payload", p),
         );
         if (e.event_type === "ACTION_REQUEST") {
@@ -270,7 +329,10 @@ export async function runPage(id: string): Promise<void> {
           if (a) slot.replaceChildren(outcomeOf(a));
           else if (e.dispatch) slot.replaceChildren(h("span", { class: "outcome" }, `→ ${JSON.stringify(e.dispatch)}`));
           else slot.replaceChildren(h("span", { class: "outcome muted" }, "→ pending"));
-        } else if (e.dispatch) slot.replaceChildren(h("span", { class: "outcome" }, `→ ${String(e.dispatch.status ?? JSON.stringify(e.dispatch))}`));
+        } else if (e.dispatch)
+          slot.replaceChildren(
+            h("span", { class: "outcome" }, `→ ${String(e.dispatch.status ?? JSON.stringify(e.dispatch))}`),
+          );
         timeline.append(li);
         conversation.add(e);
         if (e.event_type === "ARTIFACT") {
@@ -279,9 +341,19 @@ export async function runPage(id: string): Promise<void> {
           if (!shownArtifacts.has(what)) artifacts.append(h("li", {}, what));
           shownArtifacts.add(what);
         }
-        if (e.event_type === "WAITING") checkpoints.append(h("li", { "data-checkpoint": String(p.checkpoint_id) }, h("code", {}, String(p.checkpoint_id)), ` · ${String(p.reason)} · `, time(e.event.timestamp ?? e.received_at)));
+        if (e.event_type === "WAITING")
+          checkpoints.append(
+            h(
+              "li",
+              { "data-checkpoint": String(p.checkpoint_id) },
+              h("code", {}, String(p.checkpoint_id)),
+              ` · ${String(p.reason)} · `,
+              time(e.event.timestamp ?? e.received_at),
+            ),
+          );
         if (e.event_type === "ACTION_REQUEST") refresh();
-        else if (e.event_type === "INFO" && (p.kind === "token_usage" || p.kind === "usage")) void refreshUsage().catch(() => undefined);
+        else if (e.event_type === "INFO" && (p.kind === "token_usage" || p.kind === "usage"))
+          void refreshUsage().catch(() => undefined);
       },
       run: (data) => {
         const next = data as unknown as Run;

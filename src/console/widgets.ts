@@ -21,7 +21,17 @@ export interface Run {
 }
 
 export interface StoredEntry {
-  entry: { id: string; from: string; to: string; kind: string; status: string; created_at?: string; updated_at: string; payload: Json; refs?: Json };
+  entry: {
+    id: string;
+    from: string;
+    to: string;
+    kind: string;
+    status: string;
+    created_at?: string;
+    updated_at: string;
+    payload: Json;
+    refs?: Json;
+  };
   version: number;
   claimed_by?: string | null;
 }
@@ -37,7 +47,15 @@ export function entrySummary(e: StoredEntry["entry"]): string | null {
 /** An entry's title: its summary with its kind beside it, or the kind alone. */
 export function entryTitle(e: StoredEntry["entry"]): HTMLElement {
   const summary = entrySummary(e);
-  return summary ? h("span", { class: "title" }, h("span", { class: "summary" }, summary), " ", h("span", { class: "kind muted" }, e.kind)) : h("span", { class: "title" }, h("span", { class: "kind" }, e.kind));
+  return summary
+    ? h(
+        "span",
+        { class: "title" },
+        h("span", { class: "summary" }, summary),
+        " ",
+        h("span", { class: "kind muted" }, e.kind),
+      )
+    : h("span", { class: "title" }, h("span", { class: "kind" }, e.kind));
 }
 
 /**
@@ -48,14 +66,37 @@ export function entryTitle(e: StoredEntry["entry"]): HTMLElement {
 export function resumeForm(run: Run, onResumed: () => void): HTMLElement {
   const expected = run.waiting!.expected_inputs;
   const error = h("p", { class: "error", role: "alert", "data-resume-error": run.id });
-  const controls = Object.entries(expected).map(([name, type]) => ({ name, control: inputControl(name, type, `resume-${run.id}-${name}`) }));
-  const fields = controls.map(({ name, control }) => h("div", { class: "field" }, h("label", { for: `resume-${run.id}-${name}` }, `${name} `, h("small", {}, expected[name]!)), control.element));
+  const controls = Object.entries(expected).map(([name, type]) => ({
+    name,
+    control: inputControl(name, type, `resume-${run.id}-${name}`),
+  }));
+  const fields = controls.map(({ name, control }) =>
+    h(
+      "div",
+      { class: "field" },
+      h("label", { for: `resume-${run.id}-${name}` }, `${name} `, h("small", {}, expected[name]!)),
+      control.element,
+    ),
+  );
   const messageId = `resume-${run.id}-message`;
-  const message = h("textarea", { id: messageId, name: "message", "data-follow-up": "", rows: "3", placeholder: "a follow-up message to the agent (optional): it is resumed into the same session" }) as HTMLTextAreaElement;
+  const message = h("textarea", {
+    id: messageId,
+    name: "message",
+    "data-follow-up": "",
+    rows: "3",
+    placeholder: "a follow-up message to the agent (optional): it is resumed into the same session",
+  }) as HTMLTextAreaElement;
   const form = h(
     "form",
     { class: "resume", "data-resume": run.id, "aria-label": `resume run ${run.id}` },
-    h("p", {}, "waiting: ", h("strong", {}, run.waiting!.reason), " · checkpoint ", h("code", {}, run.waiting!.checkpoint_id)),
+    h(
+      "p",
+      {},
+      "waiting: ",
+      h("strong", {}, run.waiting!.reason),
+      " · checkpoint ",
+      h("code", {}, run.waiting!.checkpoint_id),
+    ),
     ...fields,
     h("div", { class: "field" }, h("label", { for: messageId }, "message ", h("small", {}, "to the agent")), message),
     h("button", { type: "submit" }, "Resume run"),
@@ -72,7 +113,10 @@ export function resumeForm(run: Run, onResumed: () => void): HTMLElement {
       return;
     }
     error.textContent = "";
-    api("POST", `/v1/runs/${encodeURIComponent(run.id)}/resume`, { inputs, ...(message.value === "" ? {} : { message: message.value }) })
+    api("POST", `/v1/runs/${encodeURIComponent(run.id)}/resume`, {
+      inputs,
+      ...(message.value === "" ? {} : { message: message.value }),
+    })
       .then(onResumed)
       .catch((err: Error) => (error.textContent = err.message));
   });
@@ -92,7 +136,12 @@ export function filterBar(filters: Filter[], onChange: (values: Record<string, s
   bar.addEventListener("submit", (e) => e.preventDefault());
   for (const f of filters) {
     const id = `filter-${f.name}`;
-    const select = h("select", { id, name: f.name }, h("option", { value: "" }, "any"), ...f.options.map((o) => h("option", { value: o }, o))) as HTMLSelectElement;
+    const select = h(
+      "select",
+      { id, name: f.name },
+      h("option", { value: "" }, "any"),
+      ...f.options.map((o) => h("option", { value: o }, o)),
+    ) as HTMLSelectElement;
     select.addEventListener("change", () => {
       values[f.name] = select.value;
       onChange({ ...values });
@@ -106,9 +155,23 @@ export function filterBar(filters: Filter[], onChange: (values: Record<string, s
  * A table fed page by page (newest first) through fetchList, with a "Load more" button while the
  * API says there is a next page. `keep` filters rows client-side (for filters the API lacks).
  */
-export function pagedTable<T>(o: { path: string; head: string[]; row: (r: T) => HTMLElement; params?: Record<string, string | undefined>; keep?: (r: T) => boolean; limit?: number; empty: string; id: string }): HTMLElement {
+export function pagedTable<T>(o: {
+  path: string;
+  head: string[];
+  row: (r: T) => HTMLElement;
+  params?: Record<string, string | undefined>;
+  keep?: (r: T) => boolean;
+  limit?: number;
+  empty: string;
+  id: string;
+}): HTMLElement {
   const body = h("tbody", {});
-  const table = h("table", { class: "list", id: o.id }, h("thead", {}, h("tr", {}, ...o.head.map((c) => h("th", { scope: "col" }, c)))), body);
+  const table = h(
+    "table",
+    { class: "list", id: o.id },
+    h("thead", {}, h("tr", {}, ...o.head.map((c) => h("th", { scope: "col" }, c)))),
+    body,
+  );
   const note = h("p", { class: "muted", role: "status" });
   const more = h("button", { type: "button", class: "more", hidden: "" }, "Load more") as HTMLButtonElement;
   let cursor: string | null = null;

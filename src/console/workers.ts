@@ -31,9 +31,24 @@ interface HostedWorker {
 export const agentLabel = (a: Agent): string => `${a.name} (${a.model ? `${a.model}, ` : ""}as ${a.role} runs it)`;
 
 function workerRow(w: HostedWorker, onStop: () => Promise<unknown>): HTMLElement {
-  const done = Object.entries(w.finished).map(([state, n]) => `${n} ${state}`).join(", ") || "none yet";
+  const done =
+    Object.entries(w.finished)
+      .map(([state, n]) => `${n} ${state}`)
+      .join(", ") || "none yet";
   const running = w.current.length
-    ? h("ul", {}, ...w.current.map((c) => h("li", {}, h("a", { href: `#/runs/${encodeURIComponent(c.run_id)}` }, c.run_id), ` on ${c.entry_id} since `, time(c.since))))
+    ? h(
+        "ul",
+        {},
+        ...w.current.map((c) =>
+          h(
+            "li",
+            {},
+            h("a", { href: `#/runs/${encodeURIComponent(c.run_id)}` }, c.run_id),
+            ` on ${c.entry_id} since `,
+            time(c.since),
+          ),
+        ),
+      )
     : h("span", { class: "muted" }, w.state === "running" ? "waiting for open entries" : "—");
   return h(
     "tr",
@@ -45,7 +60,13 @@ function workerRow(w: HostedWorker, onStop: () => Promise<unknown>): HTMLElement
     h("td", {}, stateBadge(w.state), w.error ? h("span", { class: "error" }, ` ${w.error}`) : null),
     h("td", { class: "current" }, running),
     h("td", {}, done),
-    h("td", {}, w.state === "running" ? button("Stop", onStop, { class: "stop-worker", "aria-label": `Stop worker ${w.id}` }) : null),
+    h(
+      "td",
+      {},
+      w.state === "running"
+        ? button("Stop", onStop, { class: "stop-worker", "aria-label": `Stop worker ${w.id}` })
+        : null,
+    ),
   );
 }
 
@@ -53,9 +74,26 @@ export async function workersPage(who: WhoAmI): Promise<void> {
   const error = h("p", { class: "error", role: "alert", id: "workers-error" });
   const roles = who.lanes.flatMap((l) => l.roles);
   const { items: agents } = await api<{ items: Agent[] }>("GET", "/v1/agents");
-  const role = h("select", { id: "worker-role", name: "role" }, ...roles.map((r) => h("option", { value: r }, r))) as HTMLSelectElement;
-  const concurrency = h("input", { id: "worker-concurrency", name: "concurrency", type: "number", min: "1", max: "64", value: "1", required: "" }) as HTMLInputElement;
-  const agent = h("select", { id: "worker-agent", name: "agent" }, h("option", { value: "" }, "the role's own runner"), ...agents.map((a) => h("option", { value: a.name }, agentLabel(a)))) as HTMLSelectElement;
+  const role = h(
+    "select",
+    { id: "worker-role", name: "role" },
+    ...roles.map((r) => h("option", { value: r }, r)),
+  ) as HTMLSelectElement;
+  const concurrency = h("input", {
+    id: "worker-concurrency",
+    name: "concurrency",
+    type: "number",
+    min: "1",
+    max: "64",
+    value: "1",
+    required: "",
+  }) as HTMLInputElement;
+  const agent = h(
+    "select",
+    { id: "worker-agent", name: "agent" },
+    h("option", { value: "" }, "the role's own runner"),
+    ...agents.map((a) => h("option", { value: a.name }, agentLabel(a))),
+  ) as HTMLSelectElement;
   const body = h("tbody", { id: "workers" });
   const status = h("span", { class: "live", role: "status" });
 
@@ -92,7 +130,11 @@ export async function workersPage(who: WhoAmI): Promise<void> {
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     error.textContent = "";
-    const request = { role: role.value, concurrency: Number(concurrency.value), ...(agent.value ? { agent: agent.value } : {}) };
+    const request = {
+      role: role.value,
+      concurrency: Number(concurrency.value),
+      ...(agent.value ? { agent: agent.value } : {}),
+    };
     void api("POST", "/v1/workers", request)
       .then(refresh)
       .catch((err: unknown) => (error.textContent = errorText(err)));
@@ -100,10 +142,27 @@ export async function workersPage(who: WhoAmI): Promise<void> {
 
   main().replaceChildren(
     h("h1", {}, "Workers ", status),
-    h("p", { class: "muted" }, "Workers run in this pmagent serve: each claims its role's open entries and runs them; stopping one (or the server) stops its runs under way and leaves their entries for another worker."),
+    h(
+      "p",
+      { class: "muted" },
+      "Workers run in this pmagent serve: each claims its role's open entries and runs them; stopping one (or the server) stops its runs under way and leaves their entries for another worker.",
+    ),
     form,
     error,
-    h("table", { class: "list" }, h("thead", {}, h("tr", {}, ...["Worker", "Role", "Agent", "At once", "State", "Running", "Finished", ""].map((t) => h("th", {}, t)))), body),
+    h(
+      "table",
+      { class: "list" },
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          ...["Worker", "Role", "Agent", "At once", "State", "Running", "Finished", ""].map((t) => h("th", {}, t)),
+        ),
+      ),
+      body,
+    ),
   );
   await refresh();
   // Claims and finished runs change the board: read the workers again then.

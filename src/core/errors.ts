@@ -16,7 +16,11 @@ export class PmagentError extends Error {
   readonly kind: ErrorKind;
   readonly details: Record<string, unknown> | undefined;
 
-  constructor(code: string, message: string, options: { kind?: ErrorKind; details?: Record<string, unknown>; cause?: unknown } = {}) {
+  constructor(
+    code: string,
+    message: string,
+    options: { kind?: ErrorKind; details?: Record<string, unknown>; cause?: unknown } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;

@@ -25,7 +25,7 @@ export function confinePath(root: string, input: string, what = "path"): string 
   const base = resolve(root);
   const target = resolve(base, input);
   const rel = relative(base, target);
-  if (rel === "" ) return target;
+  if (rel === "") return target;
   if (rel.startsWith("..") || isAbsolute(rel) || rel.split(sep).includes("..")) {
     throw new RefusedError("path_outside_root", `${what} "${input}" is outside ${base}`);
   }
@@ -48,7 +48,11 @@ export function confinePathNoLinks(root: string, input: string, what = "path"): 
     } catch {
       break; // Not there yet: nothing further to follow.
     }
-    if (link) throw new RefusedError("path_is_link", `${what} "${input}" goes through the symbolic link ${relative(base, at)}: links are not followed; replace it with the file itself`);
+    if (link)
+      throw new RefusedError(
+        "path_is_link",
+        `${what} "${input}" goes through the symbolic link ${relative(base, at)}: links are not followed; replace it with the file itself`,
+      );
   }
   return target;
 }

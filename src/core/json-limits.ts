@@ -34,7 +34,8 @@ export function jsonTooDeep(text: string, max = MAX_JSON_DEPTH): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
@@ -49,7 +50,8 @@ export function valueTooDeep(value: unknown, max = MAX_JSON_DEPTH): boolean {
   const walk = (v: unknown, depth: number): boolean => {
     if (v === null || typeof v !== "object") return false;
     if (depth > max) return true;
-    for (const item of Array.isArray(v) ? v : Object.values(v as Record<string, unknown>)) if (walk(item, depth + 1)) return true;
+    for (const item of Array.isArray(v) ? v : Object.values(v as Record<string, unknown>))
+      if (walk(item, depth + 1)) return true;
     return false;
   };
   return walk(value, 1);

@@ -33,7 +33,8 @@ function sortKeys(value: unknown): unknown {
   for (const key of keys) {
     const v = object[key];
     // An own "__proto__" (JSON.parse makes one) is lost by a rebuild, as it always was: so here too.
-    if (v === undefined || key === "__proto__" || (v !== null && typeof v === "object" && sortKeys(v) !== v)) return rebuild(object, keys);
+    if (v === undefined || key === "__proto__" || (v !== null && typeof v === "object" && sortKeys(v) !== v))
+      return rebuild(object, keys);
   }
   return object;
 }
@@ -158,7 +159,13 @@ function canonValue(): boolean {
   } else {
     const neg = c === 0x2d ? 1 : 0;
     const digits = len - neg;
-    if (digits < 1 || digits > 15 || (src[at + neg] === 0x30 && digits > 1) || (neg === 1 && digits === 1 && src[at + 1] === 0x30)) return false;
+    if (
+      digits < 1 ||
+      digits > 15 ||
+      (src[at + neg] === 0x30 && digits > 1) ||
+      (neg === 1 && digits === 1 && src[at + 1] === 0x30)
+    )
+      return false;
     for (let k = at + neg; k < i; k++) if (src[k]! < 0x30 || src[k]! > 0x39) return false;
   }
   canon.n = n;

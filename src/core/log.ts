@@ -24,7 +24,13 @@ export function createLogger(name = "pmagent", redactor = new Redactor(secretsFr
         logMethod(args, method) {
           method.apply(
             this,
-            args.map((a) => (typeof a === "string" ? redactor.redact(a) : a !== null && typeof a === "object" ? redactor.redactValue(a) : a)) as Parameters<typeof method>,
+            args.map((a) =>
+              typeof a === "string"
+                ? redactor.redact(a)
+                : a !== null && typeof a === "object"
+                  ? redactor.redactValue(a)
+                  : a,
+            ) as Parameters<typeof method>,
           );
         },
       },

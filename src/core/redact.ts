@@ -61,7 +61,8 @@ function base64Cores(secret: Buffer): string[] {
   return out;
 }
 
-const hexClass = (digit: string): string => (/[a-f]/i.test(digit) ? `[${digit.toLowerCase()}${digit.toUpperCase()}]` : digit);
+const hexClass = (digit: string): string =>
+  /[a-f]/i.test(digit) ? `[${digit.toLowerCase()}${digit.toUpperCase()}]` : digit;
 const hexPattern = (hex: string): string => [...hex].map(hexClass).join("");
 const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
 
@@ -72,11 +73,22 @@ const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/-]/g, "
 function charPattern(char: string): string {
   const alts = [escapeRegExp(char)];
   const utf8 = Buffer.from(char, "utf8").toString("hex");
-  const pct = (prefix: string) => utf8.match(/../g)!.map((b) => `${prefix}${hexPattern(b)}`).join("");
+  const pct = (prefix: string) =>
+    utf8
+      .match(/../g)!
+      .map((b) => `${prefix}${hexPattern(b)}`)
+      .join("");
   alts.push(pct("%"), pct("%25"));
   const units = [...Array(char.length).keys()].map((i) => char.charCodeAt(i).toString(16).padStart(4, "0"));
   alts.push(units.map((u) => `\\\\{1,2}u${hexPattern(u)}`).join(""));
-  const short: Record<string, string> = { '"': '\\\\"', "\\": "\\\\\\\\", "/": "\\\\/", "\n": "\\\\n", "\r": "\\\\r", "\t": "\\\\t" };
+  const short: Record<string, string> = {
+    '"': '\\\\"',
+    "\\": "\\\\\\\\",
+    "/": "\\\\/",
+    "\n": "\\\\n",
+    "\r": "\\\\r",
+    "\t": "\\\\t",
+  };
   if (short[char]) alts.push(short[char]);
   if (char === " ") alts.push("\\+");
   return `(?:${alts.join("|")})`;
@@ -95,7 +107,9 @@ export class Redactor {
 
   constructor(secrets: Iterable<string> = []) {
     // Longest first so that a secret containing another is replaced whole.
-    this.secrets = [...new Set([...secrets].filter((s) => s.length >= MIN_SECRET_LENGTH))].sort((a, b) => b.length - a.length);
+    this.secrets = [...new Set([...secrets].filter((s) => s.length >= MIN_SECRET_LENGTH))].sort(
+      (a, b) => b.length - a.length,
+    );
     const forms = new Map<string, Form>();
     for (const s of this.secrets) {
       forms.set(s, { text: s, blob: false });
@@ -105,7 +119,9 @@ export class Redactor {
       for (const h of [hex, hex.toUpperCase()]) if (!forms.has(h)) forms.set(h, { text: h, blob: true });
     }
     this.forms = [...forms.values()].sort((a, b) => b.text.length - a.text.length);
-    this.spelled = this.forms.length ? new RegExp(this.forms.map((f) => [...f.text].map(charPattern).join("")).join("|"), "g") : null;
+    this.spelled = this.forms.length
+      ? new RegExp(this.forms.map((f) => [...f.text].map(charPattern).join("")).join("|"), "g")
+      : null;
     this.oddChars = this.secrets.some((s) => SHORT_ESCAPED.test(s) || s.includes(" "));
   }
 
@@ -136,7 +152,11 @@ export class Redactor {
       if (!out.includes(f.text)) continue;
       out = f.blob ? redactBlobs(out, f.text) : out.split(f.text).join(REDACTED);
     }
-    if (this.spelled !== null && (out.includes("%") || out.includes("\\u") || (this.oddChars && (out.includes("\\") || out.includes("+"))))) out = out.replace(this.spelled, REDACTED);
+    if (
+      this.spelled !== null &&
+      (out.includes("%") || out.includes("\\u") || (this.oddChars && (out.includes("\\") || out.includes("+"))))
+    )
+      out = out.replace(this.spelled, REDACTED);
     if (!TOKEN_HINT.test(out)) return out;
     for (const pattern of TOKEN_PATTERNS) out = out.replace(pattern, REDACTED);
     return out;

@@ -8,12 +8,23 @@ import { Worker } from "node:worker_threads";
  * `youngGenerationMb` sizes the thread's young generation (V8's default for a thread is small):
  * a thread that makes much short-lived garbage spends less on collecting it in a larger one.
  */
-export function startThread(name: string, here: string, workerData?: unknown, options: { youngGenerationMb?: number } = {}): Worker {
+export function startThread(
+  name: string,
+  here: string,
+  workerData?: unknown,
+  options: { youngGenerationMb?: number } = {},
+): Worker {
   const fromSources = new URL(here).pathname.endsWith(".ts");
   const entry = new URL(`./${name}${fromSources ? ".ts" : ".js"}`, here);
-  const settings = { workerData, ...(options.youngGenerationMb ? { resourceLimits: { maxYoungGenerationSizeMb: options.youngGenerationMb } } : {}) };
+  const settings = {
+    workerData,
+    ...(options.youngGenerationMb ? { resourceLimits: { maxYoungGenerationSizeMb: options.youngGenerationMb } } : {}),
+  };
   const worker = fromSources
-    ? new Worker(`import("tsx/esm/api").then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); })`, { eval: true, ...settings })
+    ? new Worker(
+        `import("tsx/esm/api").then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); })`,
+        { eval: true, ...settings },
+      )
     : new Worker(entry, settings);
   worker.unref();
   return worker;

@@ -25,7 +25,14 @@ function two(s: string, i: number): number {
 function utcSecondsCheck(s: string): boolean | null {
   const n = s.length;
   if (n < 20 || n > 30 || s.charCodeAt(n - 1) !== 0x5a) return null;
-  if (s.charCodeAt(4) !== 0x2d || s.charCodeAt(7) !== 0x2d || s.charCodeAt(10) !== 0x54 || s.charCodeAt(13) !== 0x3a || s.charCodeAt(16) !== 0x3a) return null;
+  if (
+    s.charCodeAt(4) !== 0x2d ||
+    s.charCodeAt(7) !== 0x2d ||
+    s.charCodeAt(10) !== 0x54 ||
+    s.charCodeAt(13) !== 0x3a ||
+    s.charCodeAt(16) !== 0x3a
+  )
+    return null;
   if (n === 20) {
     // no fraction
   } else if (s.charCodeAt(19) === 0x2e && n >= 22) {
@@ -76,8 +83,15 @@ export function parseDateInput(value: string, what: string): Date {
   const ms = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value);
   // A date in ISO form must also be a real one (Date.parse takes 2026-02-30 as March 2).
   const date = /^(\d{4})-(\d{2})-(\d{2})/.exec(value);
-  if (Number.isNaN(ms) || (date && !isRealDate(Number(date[1]), Number(date[2]), Number(date[3]))) || (FIELDS.test(value) && !isRealDateTime(value))) {
-    throw new UsageError("invalid_date", `${what}: "${value}" is not an ISO 8601 date or date-time (e.g. 2026-01-15 or 2026-01-15T10:30:00Z)`);
+  if (
+    Number.isNaN(ms) ||
+    (date && !isRealDate(Number(date[1]), Number(date[2]), Number(date[3]))) ||
+    (FIELDS.test(value) && !isRealDateTime(value))
+  ) {
+    throw new UsageError(
+      "invalid_date",
+      `${what}: "${value}" is not an ISO 8601 date or date-time (e.g. 2026-01-15 or 2026-01-15T10:30:00Z)`,
+    );
   }
   return new Date(ms);
 }

@@ -20,7 +20,12 @@ export function formatZodIssues(error: z.ZodError): string[] {
  * Validate `value` against `schema`, or throw a UsageError whose message names `source`
  * (a file, a flag, "request body"), each JSON path and what was expected.
  */
-export function parseWith<S extends z.ZodType>(schema: S, value: unknown, source: string, code = "invalid_input"): z.output<S> {
+export function parseWith<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  source: string,
+  code = "invalid_input",
+): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issues = formatZodIssues(result.error);

@@ -44,7 +44,12 @@ export const UNCOMMITTED_PATHS = [".lattice/", ".pmagent/", ".pmagent-artifacts/
 
 /** A branch-name-safe form of an entry id. */
 export function branchSlug(id: string): string {
-  return id.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/\.{2,}/g, ".").replace(/^[-.]+|[-.]+$/g, "") || "cycle";
+  return (
+    id
+      .replace(/[^A-Za-z0-9._-]+/g, "-")
+      .replace(/\.{2,}/g, ".")
+      .replace(/^[-.]+|[-.]+$/g, "") || "cycle"
+  );
 }
 
 /** The branch of a lane's cycle. */
@@ -71,7 +76,11 @@ const baseKey = (branch: string) => `pmagent-cycle.${branch}.base`;
  * cycle's branch: the forge's branch when the cycle has one, else a new branch from the project's
  * current one. Returns null when the project is not on a branch with a commit (nothing to start from).
  */
-export async function startCycleBranch(options: CycleRepoOptions, workspace: string, branch: string): Promise<CycleStart | null> {
+export async function startCycleBranch(
+  options: CycleRepoOptions,
+  workspace: string,
+  branch: string,
+): Promise<CycleStart | null> {
   await ensureBareRepo(options.repo);
   // The cycle may have moved on another machine: its branch as the team's forge has it.
   if (options.remote) await pullRemote(options.repo, options.remote);
@@ -100,7 +109,11 @@ function excludeOwnPaths(workspace: string): void {
   const file = join(info, "exclude");
   const have = existsSync(file) ? readFileSync(file, "utf8") : "";
   const missing = UNCOMMITTED_PATHS.filter((p) => !have.split("\n").includes(p));
-  if (missing.length > 0) appendFileSync(file, `${have === "" || have.endsWith("\n") ? "" : "\n"}# pmagent's own files never enter a commit\n${missing.join("\n")}\n`);
+  if (missing.length > 0)
+    appendFileSync(
+      file,
+      `${have === "" || have.endsWith("\n") ? "" : "\n"}# pmagent's own files never enter a commit\n${missing.join("\n")}\n`,
+    );
 }
 
 export interface HandOnRequest {
@@ -131,7 +144,10 @@ export async function handOnCycleBranch(options: CycleRepoOptions, request: Hand
   if (tree === startTree) return { commit: null, merged: false };
   const identity = ["-c", `user.name=${request.author.name}`, "-c", `user.email=${request.author.email}`];
   // The sprite's own words for its work when it committed (its last commit's message), else ours; our trailers either way.
-  const own = (await ws.git(["rev-parse", "HEAD"]).catch(() => cycle.start)) !== cycle.start ? (await ws.git(["log", "-1", "--format=%B", "HEAD"]).catch(() => "")).trim() : "";
+  const own =
+    (await ws.git(["rev-parse", "HEAD"]).catch(() => cycle.start)) !== cycle.start
+      ? (await ws.git(["log", "-1", "--format=%B", "HEAD"]).catch(() => "")).trim()
+      : "";
   const trailers = request.message.split("\n\n").slice(1).join("\n\n");
   const message = own !== "" ? `${own.slice(0, 4000)}\n\n${trailers}` : request.message;
   const work = await ws.git([...identity, "commit-tree", tree, "-p", cycle.start, "-m", message]);
@@ -139,7 +155,10 @@ export async function handOnCycleBranch(options: CycleRepoOptions, request: Hand
   await ws.git(["update-ref", handoff, work]);
   // Fetched by the forge's repository from the checked workspace (upload-pack --strict), never pushed by it.
   const incoming = `refs/pmagent/incoming/${request.runId}`;
-  await git(["fetch", "--quiet", "--no-tags", "--force", ...ws.fetchSource(), `+${handoff}:${incoming}`], { cwd: options.repo, timeoutMs: 600_000 });
+  await git(["fetch", "--quiet", "--no-tags", "--force", ...ws.fetchSource(), `+${handoff}:${incoming}`], {
+    cwd: options.repo,
+    timeoutMs: 600_000,
+  });
   // With a remote, another machine may move the branch between our read and our push: read again and redo.
   for (let attempt = 1; ; attempt++) {
     try {
@@ -156,12 +175,22 @@ export async function handOnCycleBranch(options: CycleRepoOptions, request: Hand
 const REMOTE_TRIES = 3;
 
 /** Put `work` on the cycle's branch: as its new head, or merged with what another run put there. */
-async function moveBranch(options: CycleRepoOptions, cycle: CycleStart, work: string, tree: string, message: string): Promise<HandOnResult> {
+async function moveBranch(
+  options: CycleRepoOptions,
+  cycle: CycleStart,
+  work: string,
+  tree: string,
+  message: string,
+): Promise<HandOnResult> {
   if (options.remote) await pullRemote(options.repo, options.remote);
   const current = await branchSha(options.repo, cycle.branch);
   let head = work;
   let merged = false;
-  if (current !== undefined && current !== cycle.start && (await git(["rev-parse", `${current}^{tree}`], { cwd: options.repo })) === tree) {
+  if (
+    current !== undefined &&
+    current !== cycle.start &&
+    (await git(["rev-parse", `${current}^{tree}`], { cwd: options.repo })) === tree
+  ) {
     // The branch holds exactly this work already (the sprite's own OPEN_PR pushed it, or this
     // hand-on ran before a crash): nothing to add.
     head = current;
@@ -171,13 +200,24 @@ async function moveBranch(options: CycleRepoOptions, cycle: CycleStart, work: st
   }
   if (head === current) return { commit: head, merged };
   // Compare-and-swap: a run that moved the branch since makes this one fail rather than be lost.
-  await git(["update-ref", "-m", message.split("\n")[0]!, `refs/heads/${cycle.branch}`, head, current ?? ""], { cwd: options.repo });
-  if (options.remote) await pushRemote(options.repo, options.remote, [{ ref: `refs/heads/${cycle.branch}`, sha: head, expect: current ?? null }]);
+  await git(["update-ref", "-m", message.split("\n")[0]!, `refs/heads/${cycle.branch}`, head, current ?? ""], {
+    cwd: options.repo,
+  });
+  if (options.remote)
+    await pushRemote(options.repo, options.remote, [
+      { ref: `refs/heads/${cycle.branch}`, sha: head, expect: current ?? null },
+    ]);
   return { commit: head, merged };
 }
 
 /** Merge `work` into the branch at `current` (both from the cycle); a conflict is reported, not resolved. */
-async function mergeOnto(repo: string, branch: string, current: string, work: string, message: string): Promise<string> {
+async function mergeOnto(
+  repo: string,
+  branch: string,
+  current: string,
+  work: string,
+  message: string,
+): Promise<string> {
   const merged = await mergeCommits(repo, current, work, `Merge ${message.split("\n")[0]}`);
   if ("sha" in merged) return merged.sha;
   const files = merged.conflicts;

@@ -13,12 +13,25 @@ export interface DecidedPullRequest {
   sha?: string;
 }
 
-export async function decidePullRequest(forge: LocalForge, humans: readonly string[], actor: string, number: number, decision: PullRequestDecision): Promise<DecidedPullRequest> {
+export async function decidePullRequest(
+  forge: LocalForge,
+  humans: readonly string[],
+  actor: string,
+  number: number,
+  decision: PullRequestDecision,
+): Promise<DecidedPullRequest> {
   if (!humans.includes(actor)) {
-    throw new RefusedError("permission_refused", `${actor} may not ${decision} pull request #${number}: only a human (${humans.join(", ")}) may`, { actor, number });
+    throw new RefusedError(
+      "permission_refused",
+      `${actor} may not ${decision} pull request #${number}: only a human (${humans.join(", ")}) may`,
+      { actor, number },
+    );
   }
   if (decision === "close") return { pull: await forge.closePullRequest(number) };
   const before = await forge.get(number);
-  const { sha } = await forge.mergePullRequest(number, `Merge pull request #${number} from ${before.head}\n\n${before.title}\n\nMerged-by: ${actor}`);
+  const { sha } = await forge.mergePullRequest(
+    number,
+    `Merge pull request #${number} from ${before.head}\n\n${before.title}\n\nMerged-by: ${actor}`,
+  );
   return { pull: await forge.get(number), sha };
 }

@@ -17,13 +17,26 @@ export interface PullRequestDiff {
 /** One pull request of the local forge with its diff against its base, read from the forge's bare repository. */
 export async function localPullRequestDiff(forge: LocalForge, number: number): Promise<PullRequestDiff> {
   const [pull] = await forge.byNumbers([number], Number.MAX_SAFE_INTEGER);
-  if (!pull) throw new NotFoundError("pull_request_not_found", `pull request #${number} does not exist in the local forge (see GET /v1/prs or \`pmagent prs\`)`);
+  if (!pull)
+    throw new NotFoundError(
+      "pull_request_not_found",
+      `pull request #${number} does not exist in the local forge (see GET /v1/prs or \`pmagent prs\`)`,
+    );
   // On another machine than the one that merged or pushed it: the team's forge first.
   await forge.sync();
   const cwd = forge.bareRepo;
   // Merged: against the base as it was before the merge (kept by the merge), not the base that now holds it.
-  const base = (pull.state === "merged" ? await git(["rev-parse", "--verify", "--quiet", `${mergedBaseRef(number)}^{commit}`], { cwd }).catch(() => undefined) : undefined) ?? (await branchSha(cwd, pull.base));
-  if (!base) throw new NotFoundError("pr_base_missing", `pull request #${number}: its base branch "${pull.base}" is not in the forge ${cwd}`);
+  const base =
+    (pull.state === "merged"
+      ? await git(["rev-parse", "--verify", "--quiet", `${mergedBaseRef(number)}^{commit}`], { cwd }).catch(
+          () => undefined,
+        )
+      : undefined) ?? (await branchSha(cwd, pull.base));
+  if (!base)
+    throw new NotFoundError(
+      "pr_base_missing",
+      `pull request #${number}: its base branch "${pull.base}" is not in the forge ${cwd}`,
+    );
   const range = `${base}...${pull.head_sha}`;
   const stat = await git(["diff", "--stat", "--no-color", range], { cwd });
   const full = await git(["diff", "--no-color", "--no-ext-diff", range], { cwd });

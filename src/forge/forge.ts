@@ -2,7 +2,16 @@ import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ConflictError, NotFoundError, UsageError, confinePath } from "../core/index.js";
-import { Keyset, Where, inChunks, marks, type Page, type PageRequest, type SqlParam, type Store } from "../store/index.js";
+import {
+  Keyset,
+  Where,
+  inChunks,
+  marks,
+  type Page,
+  type PageRequest,
+  type SqlParam,
+  type Store,
+} from "../store/index.js";
 import { assertBranchName, branchSha, git, mergeCommits } from "./git.js";
 import { WorkspaceRepo, type WorkspaceSandbox } from "./workspace-git.js";
 import { pullRemote, pushRemote, type RemoteUpdate } from "./remote.js";
@@ -82,14 +91,25 @@ const incomingRef = (head: string) => `refs/pmagent/incoming/${head}`;
  * supervisor's credentials; the workspace's repository is checked first and read alone
  * (workspace-git.ts): a `.git` that names another repository is refused.
  */
-async function fetchIncoming(repo: string, request: PullRequestRequest, root: string, sandbox: WorkspaceSandbox | undefined): Promise<string> {
+async function fetchIncoming(
+  repo: string,
+  request: PullRequestRequest,
+  root: string,
+  sandbox: WorkspaceSandbox | undefined,
+): Promise<string> {
   const { workspace, head } = request;
   const ws = await WorkspaceRepo.open(workspace, { root, sandbox });
   if (!(await ws.branchSha(head))) {
-    throw new UsageError("branch_not_found", `OPEN_PR: branch "${head}" does not exist in the run's workspace ${workspace}: commit to it before requesting the pull request`);
+    throw new UsageError(
+      "branch_not_found",
+      `OPEN_PR: branch "${head}" does not exist in the run's workspace ${workspace}: commit to it before requesting the pull request`,
+    );
   }
   const ref = incomingRef(head);
-  await git(["fetch", "--quiet", "--no-tags", "--force", ...ws.fetchSource(), `+refs/heads/${head}:${ref}`], { cwd: repo, timeoutMs: 600_000 });
+  await git(["fetch", "--quiet", "--no-tags", "--force", ...ws.fetchSource(), `+refs/heads/${head}:${ref}`], {
+    cwd: repo,
+    timeoutMs: 600_000,
+  });
   return git(["rev-parse", "--verify", `${ref}^{commit}`], { cwd: repo });
 }
 
@@ -124,7 +144,13 @@ function diverged(head: string, where: string, current: string, incoming: string
  * The forge's branch moved to `sha`: created, or fast-forwarded when `sha` descends from it (a
  * pull request's head updated with new commits); refused with the reason when it does not.
  */
-async function updateBranch(repo: string, head: string, sha: string, where: string, pr: () => Promise<number | null>): Promise<void> {
+async function updateBranch(
+  repo: string,
+  head: string,
+  sha: string,
+  where: string,
+  pr: () => Promise<number | null>,
+): Promise<void> {
   const current = await branchSha(repo, head);
   if (current === sha) return;
   if (current && !(await descends(repo, sha, current))) throw diverged(head, where, current, sha, await pr());
@@ -134,10 +160,15 @@ async function updateBranch(repo: string, head: string, sha: string, where: stri
 
 /** Branch names are checked by git outside the workspace (in the project root): nothing of the sprite's repository is read for it. */
 async function validate(request: PullRequestRequest, root: string): Promise<void> {
-  if (!request.title.trim()) throw new UsageError("invalid_parameters", "OPEN_PR: parameters.title must be a non-empty string");
+  if (!request.title.trim())
+    throw new UsageError("invalid_parameters", "OPEN_PR: parameters.title must be a non-empty string");
   await assertBranchName(request.head, "OPEN_PR: parameters.head", root);
   await assertBranchName(request.base, "OPEN_PR: parameters.base", root);
-  if (request.head === request.base) throw new UsageError("invalid_parameters", `OPEN_PR: head and base are both "${request.head}": a pull request needs two different branches`);
+  if (request.head === request.base)
+    throw new UsageError(
+      "invalid_parameters",
+      `OPEN_PR: head and base are both "${request.head}": a pull request needs two different branches`,
+    );
 }
 
 export interface LocalPullRequest {
@@ -213,7 +244,13 @@ export class LocalForge implements Forge {
     await this.seedBase(request.base);
     const sha = await fetchIncoming(this.bareRepo, request, this.options.root, this.options.sandbox);
     const before = await branchSha(this.bareRepo, request.head);
-    await updateBranch(this.bareRepo, request.head, sha, `the forge ${this.bareRepo}`, async () => (await this.openFor(request.head))?.number ?? null);
+    await updateBranch(
+      this.bareRepo,
+      request.head,
+      sha,
+      `the forge ${this.bareRepo}`,
+      async () => (await this.openFor(request.head))?.number ?? null,
+    );
     await this.publish([{ ref: `refs/heads/${request.head}`, sha, expect: before ?? null }]);
     return this.record(request, sha);
   }
@@ -230,24 +267,47 @@ export class LocalForge implements Forge {
     // The branch is already here (the cycle's hand-on moved it): the pull request records its head.
     const sha = await branchSha(request.repo, request.head);
     if (!sha) throw new UsageError("branch_not_found", `branch "${request.head}" does not exist in ${request.repo}`);
-    if (request.repo !== this.bareRepo) await git(["fetch", "--quiet", "--no-tags", request.repo, `+refs/heads/${request.head}:refs/heads/${request.head}`], { cwd: this.bareRepo });
+    if (request.repo !== this.bareRepo)
+      await git(
+        ["fetch", "--quiet", "--no-tags", request.repo, `+refs/heads/${request.head}:refs/heads/${request.head}`],
+        { cwd: this.bareRepo },
+      );
     return this.record(request, sha);
   }
 
   async mergePullRequest(number: number, message: string): Promise<{ sha: string }> {
     await this.sync();
-    const row = await this.options.store.get<PullRow>("SELECT * FROM lattice_forge_pulls WHERE project_id = ? AND number = ?", [this.options.projectId, number]);
-    if (!row) throw new NotFoundError("pull_request_not_found", `pull request #${number} does not exist in the local forge (see \`pmagent prs\`)`);
-    if (row.state !== "open") throw new ConflictError("pull_request_not_open", `pull request #${number} is ${row.state}: only an open one can be merged`);
+    const row = await this.options.store.get<PullRow>(
+      "SELECT * FROM lattice_forge_pulls WHERE project_id = ? AND number = ?",
+      [this.options.projectId, number],
+    );
+    if (!row)
+      throw new NotFoundError(
+        "pull_request_not_found",
+        `pull request #${number} does not exist in the local forge (see \`pmagent prs\`)`,
+      );
+    if (row.state !== "open")
+      throw new ConflictError(
+        "pull_request_not_open",
+        `pull request #${number} is ${row.state}: only an open one can be merged`,
+      );
     const base = await branchSha(this.bareRepo, row.base);
     const head = await branchSha(this.bareRepo, row.head);
-    if (!base || !head) throw new NotFoundError("branch_not_found", `pull request #${number}: branch ${!base ? row.base : row.head} is not in the forge ${this.bareRepo}`);
+    if (!base || !head)
+      throw new NotFoundError(
+        "branch_not_found",
+        `pull request #${number}: branch ${!base ? row.base : row.head} is not in the forge ${this.bareRepo}`,
+      );
     let sha = head;
     if (!(await descends(this.bareRepo, head, base))) {
       const merged = await mergeCommits(this.bareRepo, base, head, message);
       if ("conflicts" in merged) {
         const files = merged.conflicts;
-        throw new ConflictError("merge_conflict", `pull request #${number} (${row.head}) conflicts with ${row.base}${files.length ? ` in ${files.slice(0, 20).join(", ")}` : ""}: nothing was merged`, { files });
+        throw new ConflictError(
+          "merge_conflict",
+          `pull request #${number} (${row.head}) conflicts with ${row.base}${files.length ? ` in ${files.slice(0, 20).join(", ")}` : ""}: nothing was merged`,
+          { files },
+        );
       }
       sha = merged.sha;
     }
@@ -259,22 +319,41 @@ export class LocalForge implements Forge {
       { ref: `refs/heads/${row.base}`, sha, expect: base },
       { ref: mergedBaseRef(number), sha: base, expect: null },
     ]);
-    await this.options.store.run("UPDATE lattice_forge_pulls SET state = 'merged', head_sha = ? WHERE project_id = ? AND number = ? AND state = 'open'", [head, this.options.projectId, number]);
+    await this.options.store.run(
+      "UPDATE lattice_forge_pulls SET state = 'merged', head_sha = ? WHERE project_id = ? AND number = ? AND state = 'open'",
+      [head, this.options.projectId, number],
+    );
     return { sha };
   }
 
   /** One pull request by number. */
   async get(number: number): Promise<LocalPullRequest> {
-    const row = await this.options.store.get<PullRow>("SELECT * FROM lattice_forge_pulls WHERE project_id = ? AND number = ?", [this.options.projectId, number]);
-    if (!row) throw new NotFoundError("pull_request_not_found", `pull request #${number} does not exist in the local forge (see \`pmagent prs\`)`, { number });
+    const row = await this.options.store.get<PullRow>(
+      "SELECT * FROM lattice_forge_pulls WHERE project_id = ? AND number = ?",
+      [this.options.projectId, number],
+    );
+    if (!row)
+      throw new NotFoundError(
+        "pull_request_not_found",
+        `pull request #${number} does not exist in the local forge (see \`pmagent prs\`)`,
+        { number },
+      );
     return { ...row, number: Number(row.number), url: this.url(Number(row.number)) };
   }
 
   /** Close an open pull request without merging it (its branch stays in the forge). */
   async closePullRequest(number: number): Promise<LocalPullRequest> {
     const pull = await this.get(number);
-    if (pull.state !== "open") throw new ConflictError("pull_request_not_open", `pull request #${number} is ${pull.state}: only an open one can be closed`, { number, state: pull.state });
-    const r = await this.options.store.run("UPDATE lattice_forge_pulls SET state = 'closed' WHERE project_id = ? AND number = ? AND state = 'open'", [this.options.projectId, number]);
+    if (pull.state !== "open")
+      throw new ConflictError(
+        "pull_request_not_open",
+        `pull request #${number} is ${pull.state}: only an open one can be closed`,
+        { number, state: pull.state },
+      );
+    const r = await this.options.store.run(
+      "UPDATE lattice_forge_pulls SET state = 'closed' WHERE project_id = ? AND number = ? AND state = 'open'",
+      [this.options.projectId, number],
+    );
     // Merged or closed meanwhile: say what it is now.
     if (r.changes !== 1) return this.closePullRequest(number);
     return this.get(number);
@@ -284,39 +363,68 @@ export class LocalForge implements Forge {
   private async seedBase(base: string): Promise<void> {
     if (await branchSha(this.bareRepo, base)) return;
     if (!(await branchSha(this.options.root, base))) {
-      throw new UsageError("base_not_found", `OPEN_PR: base branch "${base}" exists neither in the forge ${this.bareRepo} nor in the project repository ${this.options.root}`);
+      throw new UsageError(
+        "base_not_found",
+        `OPEN_PR: base branch "${base}" exists neither in the forge ${this.bareRepo} nor in the project repository ${this.options.root}`,
+      );
     }
-    await git(["fetch", "--quiet", "--no-tags", this.options.root, `refs/heads/${base}:refs/heads/${base}`], { cwd: this.bareRepo });
+    await git(["fetch", "--quiet", "--no-tags", this.options.root, `refs/heads/${base}:refs/heads/${base}`], {
+      cwd: this.bareRepo,
+    });
   }
 
   private async openFor(head: string): Promise<{ number: number } | undefined> {
-    const row = await this.options.store.get<{ number: number | string }>("SELECT number FROM lattice_forge_pulls WHERE project_id = ? AND head = ? AND state = 'open'", [this.options.projectId, head]);
+    const row = await this.options.store.get<{ number: number | string }>(
+      "SELECT number FROM lattice_forge_pulls WHERE project_id = ? AND head = ? AND state = 'open'",
+      [this.options.projectId, head],
+    );
     return row ? { number: Number(row.number) } : undefined;
   }
 
   private async record(request: Omit<PullRequestRequest, "workspace">, sha: string): Promise<PullRequest> {
     const ms = (this.options.clock ?? Date.now)();
     return this.options.store.transaction(async (tx) => {
-      const existing = await tx.get<PullRow>("SELECT * FROM lattice_forge_pulls WHERE project_id = ? AND head = ? AND state = 'open'", [this.options.projectId, request.head]);
+      const existing = await tx.get<PullRow>(
+        "SELECT * FROM lattice_forge_pulls WHERE project_id = ? AND head = ? AND state = 'open'",
+        [this.options.projectId, request.head],
+      );
       if (existing) {
         const number = Number(existing.number);
-        await tx.run("UPDATE lattice_forge_pulls SET head_sha = ? WHERE project_id = ? AND number = ?", [sha, this.options.projectId, number]);
-        return { number, url: this.url(number), head: existing.head, base: existing.base, head_sha: sha, created: false };
+        await tx.run("UPDATE lattice_forge_pulls SET head_sha = ? WHERE project_id = ? AND number = ?", [
+          sha,
+          this.options.projectId,
+          number,
+        ]);
+        return {
+          number,
+          url: this.url(number),
+          head: existing.head,
+          base: existing.base,
+          head_sha: sha,
+          created: false,
+        };
       }
-      if (tx.dialect === "postgres") await tx.get("SELECT pg_advisory_xact_lock(hashtext(?))", [`forge:${this.options.projectId}`]);
-      const max = await tx.get<{ n: number | string | null }>("SELECT MAX(number) AS n FROM lattice_forge_pulls WHERE project_id = ?", [this.options.projectId]);
+      if (tx.dialect === "postgres")
+        await tx.get("SELECT pg_advisory_xact_lock(hashtext(?))", [`forge:${this.options.projectId}`]);
+      const max = await tx.get<{ n: number | string | null }>(
+        "SELECT MAX(number) AS n FROM lattice_forge_pulls WHERE project_id = ?",
+        [this.options.projectId],
+      );
       const number = Number(max?.n ?? 0) + 1;
-      await tx.run("INSERT INTO lattice_forge_pulls (project_id, number, head, base, title, body, head_sha, state, created_at, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, 'open', ?, ?)", [
-        this.options.projectId,
-        number,
-        request.head,
-        request.base,
-        request.title,
-        request.body,
-        sha,
-        new Date(ms).toISOString(),
-        ms,
-      ]);
+      await tx.run(
+        "INSERT INTO lattice_forge_pulls (project_id, number, head, base, title, body, head_sha, state, created_at, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, 'open', ?, ?)",
+        [
+          this.options.projectId,
+          number,
+          request.head,
+          request.base,
+          request.title,
+          request.body,
+          sha,
+          new Date(ms).toISOString(),
+          ms,
+        ],
+      );
       return { number, url: this.url(number), head: request.head, base: request.base, head_sha: sha, created: true };
     });
   }
@@ -333,21 +441,31 @@ export class LocalForge implements Forge {
   }
 
   /** One page of the pull requests by number (oldest first by default), by cursor. */
-  async page(filter: { state?: LocalPullRequest["state"] } = {}, request: PageRequest = {}): Promise<Page<LocalPullRequest>> {
+  async page(
+    filter: { state?: LocalPullRequest["state"] } = {},
+    request: PageRequest = {},
+  ): Promise<Page<LocalPullRequest>> {
     const where = new Where("project_id = ?", this.options.projectId).when("state = ?", filter.state);
     const plan = PULL_KEYS.plan(where, request);
-    const rows = await this.options.store.all<PullRow>(`SELECT * FROM lattice_forge_pulls WHERE ${where}${plan.sql}`, where.params);
-    return PULL_KEYS.page(rows, plan, (r) => [r.number], (r) => ({ ...r, number: Number(r.number), url: this.url(Number(r.number)) }));
+    const rows = await this.options.store.all<PullRow>(
+      `SELECT * FROM lattice_forge_pulls WHERE ${where}${plan.sql}`,
+      where.params,
+    );
+    return PULL_KEYS.page(
+      rows,
+      plan,
+      (r) => [r.number],
+      (r) => ({ ...r, number: Number(r.number), url: this.url(Number(r.number)) }),
+    );
   }
 
   /** These pull requests, if they were opened by `untilMs` (by the project/number key). */
   async byNumbers(numbers: readonly number[], untilMs: number): Promise<LocalPullRequest[]> {
     const rows = await inChunks(numbers, (chunk) =>
-      this.options.store.all<PullRow>(`SELECT * FROM lattice_forge_pulls WHERE project_id = ? AND number IN (${marks(chunk.length)}) AND created_ms <= ? ORDER BY number`, [
-        this.options.projectId,
-        ...chunk,
-        untilMs,
-      ]),
+      this.options.store.all<PullRow>(
+        `SELECT * FROM lattice_forge_pulls WHERE project_id = ? AND number IN (${marks(chunk.length)}) AND created_ms <= ? ORDER BY number`,
+        [this.options.projectId, ...chunk, untilMs],
+      ),
     );
     return rows.map((r) => ({ ...r, number: Number(r.number), url: this.url(Number(r.number)) }));
   }
@@ -385,13 +503,28 @@ export class GitHubForge implements Forge {
     await assertBranchName(request.head, "head", this.options.root);
     await ensureBareRepo(this.staging);
     // A repository of the supervisor's own: fetched as it is.
-    await git(["fetch", "--quiet", "--no-tags", "--force", request.repo, `+refs/heads/${request.head}:${incomingRef(request.head)}`], { cwd: this.staging, timeoutMs: 600_000 });
-    return this.publish(request, await git(["rev-parse", "--verify", `${incomingRef(request.head)}^{commit}`], { cwd: this.staging }));
+    await git(
+      [
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--force",
+        request.repo,
+        `+refs/heads/${request.head}:${incomingRef(request.head)}`,
+      ],
+      { cwd: this.staging, timeoutMs: 600_000 },
+    );
+    return this.publish(
+      request,
+      await git(["rev-parse", "--verify", `${incomingRef(request.head)}^{commit}`], { cwd: this.staging }),
+    );
   }
 
   async mergePullRequest(number: number, message: string): Promise<{ sha: string }> {
     const { octokit, owner, repo } = this.options.client();
-    const merged = await callGitHub(`merge pull request #${number} of ${owner}/${repo}`, this.options.tokenEnv, () => octokit.rest.pulls.merge({ owner, repo, pull_number: number, commit_title: message.split("\n")[0] }));
+    const merged = await callGitHub(`merge pull request #${number} of ${owner}/${repo}`, this.options.tokenEnv, () =>
+      octokit.rest.pulls.merge({ owner, repo, pull_number: number, commit_title: message.split("\n")[0] }),
+    );
     return { sha: merged.data.sha };
   }
 
@@ -402,7 +535,9 @@ export class GitHubForge implements Forge {
     const { octokit, owner, repo, token } = this.options.client();
     const tokenEnv = this.options.tokenEnv;
     const find = async () => {
-      const open = await callGitHub(`list pull requests of ${owner}/${repo}`, tokenEnv, () => octokit.rest.pulls.list({ owner, repo, head: `${owner}:${request.head}`, state: "open", per_page: 10 }));
+      const open = await callGitHub(`list pull requests of ${owner}/${repo}`, tokenEnv, () =>
+        octokit.rest.pulls.list({ owner, repo, head: `${owner}:${request.head}`, state: "open", per_page: 10 }),
+      );
       return open.data[0];
     };
     // The token travels in git's environment (GIT_CONFIG_*), never on a command line or in a URL.
@@ -412,35 +547,84 @@ export class GitHubForge implements Forge {
     try {
       await git(["push", "--quiet", this.options.remoteUrl, `refs/heads/${request.head}:refs/heads/${request.head}`], {
         cwd: this.staging,
-        env: { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "http.extraHeader", GIT_CONFIG_VALUE_0: `Authorization: Basic ${auth}` },
+        env: {
+          GIT_CONFIG_COUNT: "1",
+          GIT_CONFIG_KEY_0: "http.extraHeader",
+          GIT_CONFIG_VALUE_0: `Authorization: Basic ${auth}`,
+        },
       });
     } catch (err) {
       if (!/\[rejected\]|non-fast-forward|fetch first/.test((err as Error).message)) throw err;
       const remote = await lsRemoteBranch(this.staging, this.options.remoteUrl, request.head, auth);
-      throw diverged(request.head, `${owner}/${repo}`, remote ?? "an unknown commit", sha, (await find().catch(() => undefined))?.number ?? null);
+      throw diverged(
+        request.head,
+        `${owner}/${repo}`,
+        remote ?? "an unknown commit",
+        sha,
+        (await find().catch(() => undefined))?.number ?? null,
+      );
     }
     // A repeated OPEN_PR (after a crash or a retry) finds the pull request it opened before.
     const existing = await find();
-    if (existing) return { number: existing.number, url: existing.html_url, head: request.head, base: existing.base.ref, head_sha: sha, created: false };
+    if (existing)
+      return {
+        number: existing.number,
+        url: existing.html_url,
+        head: request.head,
+        base: existing.base.ref,
+        head_sha: sha,
+        created: false,
+      };
     try {
       const created = await callGitHub(`open a pull request on ${owner}/${repo}`, tokenEnv, () =>
-        octokit.rest.pulls.create({ owner, repo, title: request.title, body: request.body, head: request.head, base: request.base }),
+        octokit.rest.pulls.create({
+          owner,
+          repo,
+          title: request.title,
+          body: request.body,
+          head: request.head,
+          base: request.base,
+        }),
       );
-      return { number: created.data.number, url: created.data.html_url, head: request.head, base: request.base, head_sha: sha, created: true };
+      return {
+        number: created.data.number,
+        url: created.data.html_url,
+        head: request.head,
+        base: request.base,
+        head_sha: sha,
+        created: true,
+      };
     } catch (err) {
       const raced = await find();
-      if (raced) return { number: raced.number, url: raced.html_url, head: request.head, base: raced.base.ref, head_sha: sha, created: false };
+      if (raced)
+        return {
+          number: raced.number,
+          url: raced.html_url,
+          head: request.head,
+          base: raced.base.ref,
+          head_sha: sha,
+          created: false,
+        };
       throw err;
     }
   }
 }
 
 /** The commit a remote's branch is at (undefined when it cannot be read). */
-async function lsRemoteBranch(cwd: string, remoteUrl: string, branch: string, auth: string): Promise<string | undefined> {
+async function lsRemoteBranch(
+  cwd: string,
+  remoteUrl: string,
+  branch: string,
+  auth: string,
+): Promise<string | undefined> {
   try {
     const out = await git(["ls-remote", remoteUrl, `refs/heads/${branch}`], {
       cwd,
-      env: { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "http.extraHeader", GIT_CONFIG_VALUE_0: `Authorization: Basic ${auth}` },
+      env: {
+        GIT_CONFIG_COUNT: "1",
+        GIT_CONFIG_KEY_0: "http.extraHeader",
+        GIT_CONFIG_VALUE_0: `Authorization: Basic ${auth}`,
+      },
     });
     return out.split(/\s/)[0] || undefined;
   } catch {

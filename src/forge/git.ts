@@ -35,10 +35,20 @@ export function gitResult(args: string[], options: GitOptions): Promise<GitResul
   };
   return new Promise((resolve) => {
     const argv = options.wrap ? options.wrap(["git", ...args]) : ["git", ...args];
-    execFile(argv[0]!, argv.slice(1), { cwd: options.cwd, env, maxBuffer: 16 * 1024 * 1024, ...(options.timeoutMs ? { timeout: options.timeoutMs, killSignal: "SIGKILL" as const } : {}) }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === "number" ? err.code : null) : 0;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr), killed: err?.killed === true });
-    });
+    execFile(
+      argv[0]!,
+      argv.slice(1),
+      {
+        cwd: options.cwd,
+        env,
+        maxBuffer: 16 * 1024 * 1024,
+        ...(options.timeoutMs ? { timeout: options.timeoutMs, killSignal: "SIGKILL" as const } : {}),
+      },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === "number" ? err.code : null) : 0;
+        resolve({ code, stdout: String(stdout), stderr: String(stderr), killed: err?.killed === true });
+      },
+    );
   });
 }
 
@@ -48,8 +58,13 @@ export async function git(args: string[], options: GitOptions): Promise<string> 
   if (r.code === 0) return r.stdout.trim();
   // git's advice ("hint: …") would push the reason out of the last lines; a failure that says
   // nothing on stderr is named by its exit code.
-  const said = r.stderr.split("\n").map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("hint:"));
-  const reason = said.slice(-3).join(" ") || (r.killed ? `stopped after ${options.timeoutMs} ms` : `exit code ${r.code ?? "unknown"}, nothing on stderr`);
+  const said = r.stderr
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "" && !l.startsWith("hint:"));
+  const reason =
+    said.slice(-3).join(" ") ||
+    (r.killed ? `stopped after ${options.timeoutMs} ms` : `exit code ${r.code ?? "unknown"}, nothing on stderr`);
   throw new UnavailableError("git_failed", `git ${args[0]} in ${options.cwd} failed: ${reason}`);
 }
 
@@ -58,18 +73,56 @@ export async function git(args: string[], options: GitOptions): Promise<string> 
  * commit (by pmagent, parents ours then theirs), or the files that conflict; nothing is written
  * to a branch either way.
  */
-export async function mergeCommits(repo: string, ours: string, theirs: string, message: string): Promise<{ sha: string } | { conflicts: string[] }> {
-  const r = await gitResult(["merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs], { cwd: repo, timeoutMs: 600_000 });
+export async function mergeCommits(
+  repo: string,
+  ours: string,
+  theirs: string,
+  message: string,
+): Promise<{ sha: string } | { conflicts: string[] }> {
+  const r = await gitResult(["merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs], {
+    cwd: repo,
+    timeoutMs: 600_000,
+  });
   // Exit 1 is merge-tree's answer "conflicts": the tree, then the conflicting files.
-  if (r.code === 1) return { conflicts: r.stdout.split("\n").slice(1).map((l) => l.trim()).filter((l) => l !== "") };
-  if (r.code !== 0) throw new UnavailableError("git_failed", `git merge-tree in ${repo} failed: ${r.stderr.trim().split("\n").slice(-2).join(" ") || `exit code ${r.code}`}`);
+  if (r.code === 1)
+    return {
+      conflicts: r.stdout
+        .split("\n")
+        .slice(1)
+        .map((l) => l.trim())
+        .filter((l) => l !== ""),
+    };
+  if (r.code !== 0)
+    throw new UnavailableError(
+      "git_failed",
+      `git merge-tree in ${repo} failed: ${r.stderr.trim().split("\n").slice(-2).join(" ") || `exit code ${r.code}`}`,
+    );
   const tree = r.stdout.split("\n")[0]!;
-  return { sha: await git(["-c", "user.name=pmagent", "-c", "user.email=pmagent@pmagent.invalid", "commit-tree", tree, "-p", ours, "-p", theirs, "-m", message], { cwd: repo }) };
+  return {
+    sha: await git(
+      [
+        "-c",
+        "user.name=pmagent",
+        "-c",
+        "user.email=pmagent@pmagent.invalid",
+        "commit-tree",
+        tree,
+        "-p",
+        ours,
+        "-p",
+        theirs,
+        "-m",
+        message,
+      ],
+      { cwd: repo },
+    ),
+  };
 }
 
 /** Refuse a branch name git would not accept (also keeps option-like names away from argv). */
 export async function assertBranchName(name: string, what: string, cwd: string): Promise<void> {
-  if (name.startsWith("-") || name.length > 255) throw new UsageError("invalid_branch", `${what} "${name.slice(0, 80)}" is not a valid branch name`);
+  if (name.startsWith("-") || name.length > 255)
+    throw new UsageError("invalid_branch", `${what} "${name.slice(0, 80)}" is not a valid branch name`);
   try {
     await git(["check-ref-format", "--branch", name], { cwd });
   } catch {

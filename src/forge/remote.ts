@@ -18,7 +18,10 @@ const MIRRORED = ["+refs/heads/*:refs/heads/*", "+refs/pmagent/pulls/*:refs/pmag
 
 /** Bring the remote's branches into the mirror `repo` (the remote wins: it is where the team's work is). */
 export async function pullRemote(repo: string, remote: string): Promise<void> {
-  await git(["fetch", "--quiet", "--no-tags", "--force", remote, ...MIRRORED], { cwd: repo, timeoutMs: REMOTE_TIMEOUT_MS });
+  await git(["fetch", "--quiet", "--no-tags", "--force", remote, ...MIRRORED], {
+    cwd: repo,
+    timeoutMs: REMOTE_TIMEOUT_MS,
+  });
 }
 
 export interface RemoteUpdate {
@@ -38,12 +41,26 @@ export async function pushRemote(repo: string, remote: string, updates: readonly
   if (updates.length === 0) return;
   const leases = updates.map((u) => `--force-with-lease=${u.ref}:${u.expect ?? ""}`);
   const specs = updates.map((u) => `${u.sha}:${u.ref}`);
-  const r = await gitResult(["push", "--quiet", "--porcelain", "--atomic", ...leases, remote, ...specs], { cwd: repo, timeoutMs: REMOTE_TIMEOUT_MS });
+  const r = await gitResult(["push", "--quiet", "--porcelain", "--atomic", ...leases, remote, ...specs], {
+    cwd: repo,
+    timeoutMs: REMOTE_TIMEOUT_MS,
+  });
   if (r.code === 0) return;
   const said = `${r.stdout}\n${r.stderr}`;
   if (/\[rejected\]|stale info|atomic push failed|fetch first|non-fast-forward/.test(said)) {
-    throw new ConflictError("forge_moved", `the forge ${remote} moved ${updates.map((u) => u.ref.replace(/^refs\/heads\//, "")).join(", ")} while this machine worked: nothing was pushed`, { remote, refs: updates.map((u) => u.ref) });
+    throw new ConflictError(
+      "forge_moved",
+      `the forge ${remote} moved ${updates.map((u) => u.ref.replace(/^refs\/heads\//, "")).join(", ")} while this machine worked: nothing was pushed`,
+      { remote, refs: updates.map((u) => u.ref) },
+    );
   }
-  const lines = said.split("\n").map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("hint:") && l !== "Done");
-  throw new UnavailableError("forge_unreachable", `cannot push to the forge ${remote}: ${lines.slice(-2).join(" ") || `git exited with ${r.code}`}`, { details: { remote } });
+  const lines = said
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "" && !l.startsWith("hint:") && l !== "Done");
+  throw new UnavailableError(
+    "forge_unreachable",
+    `cannot push to the forge ${remote}: ${lines.slice(-2).join(" ") || `git exited with ${r.code}`}`,
+    { details: { remote } },
+  );
 }

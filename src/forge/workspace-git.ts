@@ -51,22 +51,34 @@ function refused(workspace: string, why: string): RefusedError {
   );
 }
 
-const kindOf = (e: Dirent) => (e.isSymbolicLink() ? "a symlink" : e.isFIFO() ? "a FIFO" : e.isSocket() ? "a socket" : "a device");
+const kindOf = (e: Dirent) =>
+  e.isSymbolicLink() ? "a symlink" : e.isFIFO() ? "a FIFO" : e.isSocket() ? "a socket" : "a device";
 
 /** The config keys that read another file or name a program git runs on content (see above). */
 function configProblem(key: string, value: string): string | null {
   const k = key.toLowerCase();
   if (k.startsWith("include.") || k.startsWith("includeif.")) return "makes git read another file";
-  if (k === "extensions.worktreeconfig" && !/^(false|no|off|0)$/i.test(value)) return "makes git read a per-worktree config";
-  if (k.startsWith("filter.") || /^diff\..*\.(textconv|command)$/.test(k) || k === "diff.external" || /^merge\..*\.driver$/.test(k)) return "names a program git would run";
-  if (k === "core.fsmonitor" && !/^(true|false|yes|no|on|off|1|0|)$/i.test(value)) return "names a program git would run";
+  if (k === "extensions.worktreeconfig" && !/^(false|no|off|0)$/i.test(value))
+    return "makes git read a per-worktree config";
+  if (
+    k.startsWith("filter.") ||
+    /^diff\..*\.(textconv|command)$/.test(k) ||
+    k === "diff.external" ||
+    /^merge\..*\.driver$/.test(k)
+  )
+    return "names a program git would run";
+  if (k === "core.fsmonitor" && !/^(true|false|yes|no|on|off|1|0|)$/i.test(value))
+    return "names a program git would run";
   return null;
 }
 
 /** The project repository's objects directory (its real path), where a shared clone's alternates point; null when the root is no repository. */
 async function projectObjects(root: string): Promise<string | null> {
   try {
-    const common = await git(["rev-parse", "--path-format=absolute", "--git-common-dir"], { cwd: root, timeoutMs: WORKSPACE_GIT_TIMEOUT_MS });
+    const common = await git(["rev-parse", "--path-format=absolute", "--git-common-dir"], {
+      cwd: root,
+      timeoutMs: WORKSPACE_GIT_TIMEOUT_MS,
+    });
     return realpathSync(join(common, "objects"));
   } catch {
     return null;
@@ -101,18 +113,26 @@ export class WorkspaceRepo {
     } catch {
       throw refused(ws, "it has no .git directory (it is not a git repository)");
     }
-    if (st.isSymbolicLink()) throw refused(ws, `its .git is a symlink (to ${readlinkSync(this.gitDir)}), not a directory of its own`);
+    if (st.isSymbolicLink())
+      throw refused(ws, `its .git is a symlink (to ${readlinkSync(this.gitDir)}), not a directory of its own`);
     if (st.isFile()) {
       const first = readFileSync(this.gitDir, "utf8").split("\n")[0]!.slice(0, 200);
-      throw refused(ws, `its .git is a file (${JSON.stringify(first)}) naming another repository, not a directory of its own`);
+      throw refused(
+        ws,
+        `its .git is a file (${JSON.stringify(first)}) naming another repository, not a directory of its own`,
+      );
     }
     if (!st.isDirectory()) throw refused(ws, "its .git is not a directory");
     for (const e of readdirSync(this.gitDir, { recursive: true, withFileTypes: true })) {
       if (e.isFile() || e.isDirectory()) continue;
       const where = relative(ws, join(e.parentPath ?? e.path, e.name));
-      throw refused(ws, `${where} is ${kindOf(e)}${e.isSymbolicLink() ? ` (to ${readlinkSync(join(e.parentPath ?? e.path, e.name))})` : ""}`);
+      throw refused(
+        ws,
+        `${where} is ${kindOf(e)}${e.isSymbolicLink() ? ` (to ${readlinkSync(join(e.parentPath ?? e.path, e.name))})` : ""}`,
+      );
     }
-    if (readdirSync(this.gitDir).includes("commondir")) throw refused(ws, ".git/commondir makes git use another repository's refs and objects");
+    if (readdirSync(this.gitDir).includes("commondir"))
+      throw refused(ws, ".git/commondir makes git use another repository's refs and objects");
   }
 
   private checkAlternates(allowed: string | null): void {
@@ -133,7 +153,10 @@ export class WorkspaceRepo {
         real = null;
       }
       if (real === null || real !== allowed) {
-        throw refused(this.workspace, `.git/objects/info/alternates names ${JSON.stringify(line.slice(0, 200))}: only the project repository's own objects${allowed ? ` (${allowed})` : ""} may be borrowed`);
+        throw refused(
+          this.workspace,
+          `.git/objects/info/alternates names ${JSON.stringify(line.slice(0, 200))}: only the project repository's own objects${allowed ? ` (${allowed})` : ""} may be borrowed`,
+        );
       }
     }
   }
@@ -142,7 +165,11 @@ export class WorkspaceRepo {
     let listed: string;
     try {
       // Only that file: no system or global config, no includes followed.
-      listed = await git(["config", "--file", join(this.gitDir, "config"), "--no-includes", "--null", "--list"], { cwd: "/", env: { GIT_CONFIG_GLOBAL: "/dev/null" }, timeoutMs: WORKSPACE_GIT_TIMEOUT_MS });
+      listed = await git(["config", "--file", join(this.gitDir, "config"), "--no-includes", "--null", "--list"], {
+        cwd: "/",
+        env: { GIT_CONFIG_GLOBAL: "/dev/null" },
+        timeoutMs: WORKSPACE_GIT_TIMEOUT_MS,
+      });
     } catch (err) {
       throw refused(this.workspace, `its .git/config cannot be read (${(err as Error).message})`);
     }
@@ -160,7 +187,11 @@ export class WorkspaceRepo {
 
   /** git on this repository only (explicit --git-dir and --work-tree, no fsmonitor, no hooks), sandboxed where sprites are. */
   git(args: string[]): Promise<string> {
-    return git([`--git-dir=${this.gitDir}`, `--work-tree=${this.workspace}`, ...OVERRIDES, ...args], { cwd: this.workspace, wrap: this.wrap, timeoutMs: WORKSPACE_GIT_TIMEOUT_MS });
+    return git([`--git-dir=${this.gitDir}`, `--work-tree=${this.workspace}`, ...OVERRIDES, ...args], {
+      cwd: this.workspace,
+      wrap: this.wrap,
+      timeoutMs: WORKSPACE_GIT_TIMEOUT_MS,
+    });
   }
 
   /** The commit `branch` points to here, or undefined. */

@@ -1,7 +1,34 @@
 import { isPmagentError, plural } from "../core/index.js";
 import { findLane, type Config, type LaneConfig } from "../config/index.js";
-import { collectGit, collectStateDoc, cycleMentions, findStateDoc, githubWebUrl, repoCycles, repoProjects, type BoardEntryEvidence, type EvidenceWindow, type GithubEvidence, type KaiEvidence, type RunEvidence } from "./evidence/index.js";
-import { KAI_VERSION, answerZone, buildLaneStatus, buildWhatChanged, daysBefore, errorSummary, laneCycles, laneStatusSummary, whatChangedSummary, withUrls, type KaiRequest, type KaiResponse, type Zone } from "./reports/index.js";
+import {
+  collectGit,
+  collectStateDoc,
+  cycleMentions,
+  findStateDoc,
+  githubWebUrl,
+  repoCycles,
+  repoProjects,
+  type BoardEntryEvidence,
+  type EvidenceWindow,
+  type GithubEvidence,
+  type KaiEvidence,
+  type RunEvidence,
+} from "./evidence/index.js";
+import {
+  KAI_VERSION,
+  answerZone,
+  buildLaneStatus,
+  buildWhatChanged,
+  daysBefore,
+  errorSummary,
+  laneCycles,
+  laneStatusSummary,
+  whatChangedSummary,
+  withUrls,
+  type KaiRequest,
+  type KaiResponse,
+  type Zone,
+} from "./reports/index.js";
 import { checkRequest, checkRequestText } from "./request.js";
 
 /** A source of evidence other than the repository; each returns only what existed at `until`. */
@@ -14,7 +41,12 @@ export interface KaiSources {
    * Runs of the lane's roles as they stood at the window's end; given the ids of the lane's
    * blackboard entries read (so each step can show its latest run, even one older than the window).
    */
-  runs?: (window: EvidenceWindow, lane: LaneConfig, entryIds: readonly string[], type: KaiRequest["type"]) => Promise<RunEvidence[]>;
+  runs?: (
+    window: EvidenceWindow,
+    lane: LaneConfig,
+    entryIds: readonly string[],
+    type: KaiRequest["type"],
+  ) => Promise<RunEvidence[]>;
   github?: (window: EvidenceWindow) => Promise<GithubEvidence>;
   /** Why a source is absent (e.g. no GitHub token), reported in `notes`. */
   notes?: string[];
@@ -32,10 +64,24 @@ export interface KaiOptions {
 }
 
 function errorResponse(request_id: string | null, notes: string[], now: Date): KaiResponse {
-  return { version: "kai_response_v1", request_id, status: "error", meta: { generated_at: now.toISOString(), kai_version: KAI_VERSION }, payload: null, summary_md: errorSummary(notes), notes };
+  return {
+    version: "kai_response_v1",
+    request_id,
+    status: "error",
+    meta: { generated_at: now.toISOString(), kai_version: KAI_VERSION },
+    payload: null,
+    summary_md: errorSummary(notes),
+    notes,
+  };
 }
 
-async function optional<T>(name: string, source: ((w: EvidenceWindow, lane: LaneConfig) => Promise<T>) | undefined, window: EvidenceWindow, lane: LaneConfig, notes: string[]): Promise<T | null> {
+async function optional<T>(
+  name: string,
+  source: ((w: EvidenceWindow, lane: LaneConfig) => Promise<T>) | undefined,
+  window: EvidenceWindow,
+  lane: LaneConfig,
+  notes: string[],
+): Promise<T | null> {
   if (!source) return null;
   try {
     return await source(window, lane);
@@ -48,16 +94,41 @@ async function optional<T>(name: string, source: ((w: EvidenceWindow, lane: Lane
 }
 
 /** Gather the evidence a request needs, every source cut at the window's end. */
-export async function collectEvidence(request: KaiRequest, config: Config, sources: KaiSources, window: EvidenceWindow): Promise<KaiEvidence> {
+export async function collectEvidence(
+  request: KaiRequest,
+  config: Config,
+  sources: KaiSources,
+  window: EvidenceWindow,
+): Promise<KaiEvidence> {
   const lane = findLane(config, request.lane.layer, request.lane.name)!;
   const notes = [...(sources.notes ?? [])];
   const boardSource = sources.board;
-  const boardRead = optional("the blackboard", boardSource && ((w, l) => boardSource(w, l, request.type)), window, lane, notes);
+  const boardRead = optional(
+    "the blackboard",
+    boardSource && ((w, l) => boardSource(w, l, request.type)),
+    window,
+    lane,
+    notes,
+  );
   const runSource = sources.runs;
   const roles = new Set(lane.roles.map((r) => r.name));
   // Runs follow the board: the lane's entries name the runs its steps show.
   const runsRead = runSource
-    ? boardRead.then((b) => optional("runs", (w, l) => runSource(w, l, (b ?? []).filter((e) => roles.has(e.to)).map((e) => e.id), request.type), window, lane, notes))
+    ? boardRead.then((b) =>
+        optional(
+          "runs",
+          (w, l) =>
+            runSource(
+              w,
+              l,
+              (b ?? []).filter((e) => roles.has(e.to)).map((e) => e.id),
+              request.type,
+            ),
+          window,
+          lane,
+          notes,
+        ),
+      )
     : Promise.resolve(null);
   const [git, found, board, runs, github, web_url, cycle_mentions] = await Promise.all([
     request.type === "what_changed" ? collectGit(sources.repo, window) : Promise.resolve(null),
@@ -74,30 +145,66 @@ export async function collectEvidence(request: KaiRequest, config: Config, sourc
   // Cycles the repository records (applies merged to STATE): what lane_status shows where the board
   // has none. Read only then: it walks the STATE document's whole history.
   const onBoard = laneCycles(board ?? [], lane, config.humans, []).length > 0;
-  const repo_cycles = request.type === "lane_status" && !onBoard ? await repoCycles(sources.repo, lane, state_doc, window.until, cycle_mentions) : null;
+  const repo_cycles =
+    request.type === "lane_status" && !onBoard
+      ? await repoCycles(sources.repo, lane, state_doc, window.until, cycle_mentions)
+      : null;
   // A cycle known from the repository: its later roles' progress is read from the window's commits.
   const gitRead = git ?? (repo_cycles && repo_cycles.length > 0 ? await collectGit(sources.repo, window) : null);
   if (!sources.board) notes.push("the blackboard was not read (no blackboard source)");
   if (!sources.runs) notes.push("runs were not read (no run records available)");
   // what_changed compares the STATE document's sections with how they stood at the window's start.
-  const state_doc_before = request.type === "what_changed" ? await collectStateDoc(sources.repo, state_doc.path, window.since) : null;
-  if (!github && !runs) notes.push("Workflow runs were not consulted (no GitHub token and no run records): by_category.workflows is empty for that reason, not because nothing ran");
-  else if (!github) notes.push("GitHub Actions runs were not consulted (no GitHub token): by_category.workflows lists pmagent runs only");
-  return { git: gitRead, state_doc, state_doc_before, board, runs, github, repo_cycles, web_url, cycle_mentions, notes };
+  const state_doc_before =
+    request.type === "what_changed" ? await collectStateDoc(sources.repo, state_doc.path, window.since) : null;
+  if (!github && !runs)
+    notes.push(
+      "Workflow runs were not consulted (no GitHub token and no run records): by_category.workflows is empty for that reason, not because nothing ran",
+    );
+  else if (!github)
+    notes.push(
+      "GitHub Actions runs were not consulted (no GitHub token): by_category.workflows lists pmagent runs only",
+    );
+  return {
+    git: gitRead,
+    state_doc,
+    state_doc_before,
+    board,
+    runs,
+    github,
+    repo_cycles,
+    web_url,
+    cycle_mentions,
+    notes,
+  };
 }
 
 function evidenceNotes(request: KaiRequest, ev: KaiEvidence, window: EvidenceWindow, zone: Zone): string[] {
   const notes: string[] = [];
-  if (ev.git) notes.push(`Evidence: ${plural(ev.git.commits.length, "commit")} of ${ev.git.repo} committed in (${ev.git.since}, ${ev.git.until}]`);
-  if (ev.state_doc) notes.push(`Evidence: ${ev.state_doc.path}${ev.state_doc.revision ? ` at ${ev.state_doc.revision.slice(0, 12)}` : ""}${ev.state_doc.exists ? "" : " (missing)"}`);
+  if (ev.git)
+    notes.push(
+      `Evidence: ${plural(ev.git.commits.length, "commit")} of ${ev.git.repo} committed in (${ev.git.since}, ${ev.git.until}]`,
+    );
+  if (ev.state_doc)
+    notes.push(
+      `Evidence: ${ev.state_doc.path}${ev.state_doc.revision ? ` at ${ev.state_doc.revision.slice(0, 12)}` : ""}${ev.state_doc.exists ? "" : " (missing)"}`,
+    );
   if (ev.board) {
-    const issues = [...new Set(ev.board.flatMap((e) => (e.source_issue === null ? [] : [e.source_issue])))].sort((a, b) => a - b);
-    notes.push(`Evidence: ${plural(ev.board.length, "blackboard entry")} up to ${window.until.toISOString()}${issues.length > 0 ? `; board issue${issues.length > 1 ? "s" : ""} ${issues.map((i) => `#${i}`).join(", ")}` : ""}`);
+    const issues = [...new Set(ev.board.flatMap((e) => (e.source_issue === null ? [] : [e.source_issue])))].sort(
+      (a, b) => a - b,
+    );
+    notes.push(
+      `Evidence: ${plural(ev.board.length, "blackboard entry")} up to ${window.until.toISOString()}${issues.length > 0 ? `; board issue${issues.length > 1 ? "s" : ""} ${issues.map((i) => `#${i}`).join(", ")}` : ""}`,
+    );
   }
   if (ev.runs) notes.push(`Evidence: ${plural(ev.runs.length, "run")}`);
-  if (ev.github) notes.push(`Evidence: GitHub ${ev.github.repo}: ${plural(ev.github.pulls.length, "pull request")}, ${plural(ev.github.issues.length, "issue")}, ${plural(ev.github.workflow_runs.length, "workflow run")}`);
-  if (request.params.as_of !== undefined) notes.push(`Answered as of ${request.params.as_of}: later evidence is ignored`);
-  if (request.type === "what_changed") notes.push(`Time window: (${window.since.toISOString()}, ${window.until.toISOString()}], dates in ${zone.name}`);
+  if (ev.github)
+    notes.push(
+      `Evidence: GitHub ${ev.github.repo}: ${plural(ev.github.pulls.length, "pull request")}, ${plural(ev.github.issues.length, "issue")}, ${plural(ev.github.workflow_runs.length, "workflow run")}`,
+    );
+  if (request.params.as_of !== undefined)
+    notes.push(`Answered as of ${request.params.as_of}: later evidence is ignored`);
+  if (request.type === "what_changed")
+    notes.push(`Time window: (${window.since.toISOString()}, ${window.until.toISOString()}], dates in ${zone.name}`);
   return [...notes, ...ev.notes];
 }
 
@@ -109,10 +216,27 @@ function evidenceNotes(request: KaiRequest, ev: KaiEvidence, window: EvidenceWin
 async function forProject(projectId: string, options: KaiOptions): Promise<KaiOptions> {
   const { config, sources } = options;
   if (projectId === config.project_id) return options;
-  const lanes = config.lanes.map((l) => ({ ...l, state_file: l.state_file.split("/").map((seg) => (seg === config.project_id ? projectId : seg)).join("/") }));
+  const lanes = config.lanes.map((l) => ({
+    ...l,
+    state_file: l.state_file
+      .split("/")
+      .map((seg) => (seg === config.project_id ? projectId : seg))
+      .join("/"),
+  }));
   const own = sources.project ? await sources.project(projectId) : {};
   const { board: _board, runs: _runs, project: _project, ...shared } = sources;
-  return { ...options, config: { ...config, project_id: projectId, lanes }, sources: { ...shared, ...own, notes: [...(sources.notes ?? []), `Answered for ${projectId}, a project living in ${config.project_id}'s repository`] } };
+  return {
+    ...options,
+    config: { ...config, project_id: projectId, lanes },
+    sources: {
+      ...shared,
+      ...own,
+      notes: [
+        ...(sources.notes ?? []),
+        `Answered for ${projectId}, a project living in ${config.project_id}'s repository`,
+      ],
+    },
+  };
 }
 
 /** Answer a checked request. Problems with the repository or store are thrown, not answered. */
@@ -125,24 +249,64 @@ export async function answerRequest(request: KaiRequest, given: KaiOptions): Pro
   const window = { since: daysBefore(until, request.params.time_window_days, zone), until };
   const lane = findLane(options.config, request.lane.layer, request.lane.name)!;
   const ev = await collectEvidence(request, options.config, options.sources, window);
-  const base = { version: "kai_response_v1", request_id: request.request_id, status: "ok", meta: { generated_at: now.toISOString(), kai_version: KAI_VERSION } } as const;
+  const base = {
+    version: "kai_response_v1",
+    request_id: request.request_id,
+    status: "ok",
+    meta: { generated_at: now.toISOString(), kai_version: KAI_VERSION },
+  } as const;
   const notes = evidenceNotes(request, ev, window, zone);
   // Evidence GitHub shows links to its page when the repository's GitHub address is known.
   const web_url = ev.web_url;
   const link = <T>(data: T): T =>
-    web_url ? withUrls(data, { web_url, revision: ev.git?.commits[0]?.sha ?? null, file_revisions: ev.state_doc ? { [ev.state_doc.path]: ev.state_doc.revision } : {} }) : data;
+    web_url
+      ? withUrls(data, {
+          web_url,
+          revision: ev.git?.commits[0]?.sha ?? null,
+          file_revisions: ev.state_doc ? { [ev.state_doc.path]: ev.state_doc.revision } : {},
+        })
+      : data;
   if (request.type === "lane_status") {
-    const data = link(buildLaneStatus({ project_id: options.config.project_id, lane, humans: options.config.humans, as_of: until, prices: options.config.prices, zone }, ev));
-    if (data.cycle.latest_cycle_id === null) notes.push(`No cycle of ${lane.layer}/${lane.name} was found up to ${until.toISOString()} on the blackboard, in git or in the STATE document: cycle.latest_cycle_id and cycle.status are null`);
+    const data = link(
+      buildLaneStatus(
+        {
+          project_id: options.config.project_id,
+          lane,
+          humans: options.config.humans,
+          as_of: until,
+          prices: options.config.prices,
+          zone,
+        },
+        ev,
+      ),
+    );
+    if (data.cycle.latest_cycle_id === null)
+      notes.push(
+        `No cycle of ${lane.layer}/${lane.name} was found up to ${until.toISOString()} on the blackboard, in git or in the STATE document: cycle.latest_cycle_id and cycle.status are null`,
+      );
     return { ...base, payload: { kind: "lane_status_v1", data }, summary_md: laneStatusSummary(data), notes };
   }
   const data = link(
     buildWhatChanged(
-      { project_id: options.config.project_id, lane, lanes: options.config.lanes, humans: options.config.humans, since: window.since, until, max_highlights: request.params.max_highlights, zone },
+      {
+        project_id: options.config.project_id,
+        lane,
+        lanes: options.config.lanes,
+        humans: options.config.humans,
+        since: window.since,
+        until,
+        max_highlights: request.params.max_highlights,
+        zone,
+      },
       ev,
     ),
   );
-  return { ...base, payload: { kind: "what_changed_v1", data }, summary_md: whatChangedSummary(data, { github: ev.github !== null, runs: ev.runs !== null }), notes };
+  return {
+    ...base,
+    payload: { kind: "what_changed_v1", data },
+    summary_md: whatChangedSummary(data, { github: ev.github !== null, runs: ev.runs !== null }),
+    notes,
+  };
 }
 
 /** Answer a request given as a value: invalid requests get a `status: "error"` response. */

@@ -5,14 +5,16 @@ import { findLane } from "../config/index.js";
 import { KaiRequestSchema, type KaiRequest } from "./reports/index.js";
 
 /** A request Kai can answer, or what is wrong with it (each note names the field and the fix). */
-export type RequestCheck = { ok: true; request: KaiRequest } | { ok: false; request_id: string | null; notes: string[] };
+export type RequestCheck =
+  { ok: true; request: KaiRequest } | { ok: false; request_id: string | null; notes: string[] };
 
 function issueNote(issue: z.core.$ZodIssue): string {
   const at = jsonPath(issue.path);
   if (issue.code === "unrecognized_keys") {
     return issue.keys.map((k) => `${at}: unknown field "${k}" (kai_request_v1 does not define it)`).join("\n");
   }
-  if (issue.code === "invalid_type" && (issue as { input?: unknown }).input === undefined) return `${at}: required field is missing`;
+  if (issue.code === "invalid_type" && (issue as { input?: unknown }).input === undefined)
+    return `${at}: required field is missing`;
   return `${at}: ${issue.message}`;
 }
 
@@ -29,10 +31,21 @@ function requestIdOf(value: unknown): string | null {
  * must be one living there (`projects`: the configured one, and those with a STATE document of
  * their own) and the lane a configured one (the config is the truth, not the spec's v1 example).
  */
-export function checkRequest(value: unknown, config: Config, now: Date = new Date(), projects: readonly string[] = [config.project_id]): RequestCheck {
+export function checkRequest(
+  value: unknown,
+  config: Config,
+  now: Date = new Date(),
+  projects: readonly string[] = [config.project_id],
+): RequestCheck {
   const request_id = requestIdOf(value);
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    return { ok: false, request_id, notes: [`$: expected a kai_request_v1 JSON object, got ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}`] };
+    return {
+      ok: false,
+      request_id,
+      notes: [
+        `$: expected a kai_request_v1 JSON object, got ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}`,
+      ],
+    };
   }
   const parsed = KaiRequestSchema.safeParse(value, { reportInput: true });
   if (!parsed.success) {
@@ -53,13 +66,20 @@ export function checkRequest(value: unknown, config: Config, now: Date = new Dat
     notes.push(`$.lane: unknown lane ${request.lane.layer}/${request.lane.name}; configured lanes: ${known}`);
   }
   if (request.params.as_of !== undefined && Date.parse(request.params.as_of) > now.getTime()) {
-    notes.push(`$.params.as_of: ${request.params.as_of} is in the future (now is ${now.toISOString()}); ask about the past or leave as_of out`);
+    notes.push(
+      `$.params.as_of: ${request.params.as_of} is in the future (now is ${now.toISOString()}); ask about the past or leave as_of out`,
+    );
   }
   return notes.length > 0 ? { ok: false, request_id, notes } : { ok: true, request };
 }
 
 /** Parse request text (a file or stdin) and check it; invalid JSON is reported like any other error. */
-export function checkRequestText(text: string, config: Config, now: Date = new Date(), projects: readonly string[] = [config.project_id]): RequestCheck {
+export function checkRequestText(
+  text: string,
+  config: Config,
+  now: Date = new Date(),
+  projects: readonly string[] = [config.project_id],
+): RequestCheck {
   let value: unknown;
   try {
     value = JSON.parse(text);

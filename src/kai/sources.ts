@@ -31,7 +31,14 @@ export function kaiSources(input: KaiSourcesInput): KaiSources {
     ...boardAndRuns(c, input.board, input.readers),
     github: gh.source,
     notes: gh.note ? [gh.note] : [],
-    ...(readersOf ? { project: async (id: string) => { const r = await readersOf(id); return boardAndRuns(c, r.board, r.readers); } } : {}),
+    ...(readersOf
+      ? {
+          project: async (id: string) => {
+            const r = await readersOf(id);
+            return boardAndRuns(c, r.board, r.readers);
+          },
+        }
+      : {}),
   };
 }
 
@@ -40,6 +47,13 @@ function boardAndRuns(c: Config, board: Blackboard, readers: RunReaders): Pick<K
     // lane_status shows the latest and last completed cycles only: the window's other cycles are what_changed's.
     board: (w, lane, type) => collectLaneBoard(board, lane, c.humans, w, { windowed: type === "what_changed" }),
     // what_changed counts every run of the project in the window, whatever its lane.
-    runs: (w, lane, entryIds, type) => collectRuns(readers, lane, w, entryIds, type === "what_changed" ? allRoles(c).map((r) => r.role.name) : undefined),
+    runs: (w, lane, entryIds, type) =>
+      collectRuns(
+        readers,
+        lane,
+        w,
+        entryIds,
+        type === "what_changed" ? allRoles(c).map((r) => r.role.name) : undefined,
+      ),
   };
 }

@@ -61,9 +61,25 @@ export function demoRequest(): { summary: string; details: Record<string, unknow
     details: {
       request: "Note in STATE that the doc_update lane ran end to end, and shorten the guide.",
       updates: [
-        { path: "STATE/current_state.md", reason: "the lane ran its first full cycle", change_type: "append", suggested_markdown: "### Progress\n\nThe first full doc_update cycle ran through pmagent: proposal, review, apply, pull request and PM snapshot." },
-        { path: "docs/guide.md", reason: "shorter guide", change_type: "replace", suggested_markdown: "# Guide\n\nThis guide explains how a documentation request travels through" },
-        { path: "README.md", reason: "mention the lane in the README", change_type: "append", suggested_markdown: "The doc_update lane keeps STATE current." },
+        {
+          path: "STATE/current_state.md",
+          reason: "the lane ran its first full cycle",
+          change_type: "append",
+          suggested_markdown:
+            "### Progress\n\nThe first full doc_update cycle ran through pmagent: proposal, review, apply, pull request and PM snapshot.",
+        },
+        {
+          path: "docs/guide.md",
+          reason: "shorter guide",
+          change_type: "replace",
+          suggested_markdown: "# Guide\n\nThis guide explains how a documentation request travels through",
+        },
+        {
+          path: "README.md",
+          reason: "mention the lane in the README",
+          change_type: "append",
+          suggested_markdown: "The doc_update lane keeps STATE current.",
+        },
       ],
     },
   };
@@ -75,7 +91,11 @@ function git(cwd: string, args: string[]): string {
 
 /** A fresh repository with the sample STATE document, a guide and the example lane's config. */
 export function createDemoRepository(dir: string): void {
-  if (existsSync(dir) && readdirSync(dir).length > 0) throw new UsageError("demo_dir_not_empty", `--dir ${dir} is not empty: give a new or empty directory for the demo repository`);
+  if (existsSync(dir) && readdirSync(dir).length > 0)
+    throw new UsageError(
+      "demo_dir_not_empty",
+      `--dir ${dir} is not empty: give a new or empty directory for the demo repository`,
+    );
   mkdirSync(dir, { recursive: true });
   writeFileAtomic(join(dir, "STATE/current_state.md"), STATE_DOC);
   writeFileAtomic(join(dir, "docs/guide.md"), GUIDE);
@@ -85,9 +105,21 @@ export function createDemoRepository(dir: string): void {
   try {
     git(dir, ["init", "--quiet", "--initial-branch=main"]);
     git(dir, ["add", "--all"]);
-    git(dir, ["-c", "user.name=Human", "-c", "user.email=human@pmagent.invalid", "commit", "--quiet", "-m", "Demo project: STATE document, guide and pmagent config"]);
+    git(dir, [
+      "-c",
+      "user.name=Human",
+      "-c",
+      "user.email=human@pmagent.invalid",
+      "commit",
+      "--quiet",
+      "-m",
+      "Demo project: STATE document, guide and pmagent config",
+    ]);
   } catch (err) {
-    throw new UnavailableError("git_failed", `cannot create the demo repository in ${dir} (is git installed?): ${((err as { stderr?: string }).stderr ?? (err as Error).message).trim()}`);
+    throw new UnavailableError(
+      "git_failed",
+      `cannot create the demo repository in ${dir} (is git installed?): ${((err as { stderr?: string }).stderr ?? (err as Error).message).trim()}`,
+    );
   }
 }
 
@@ -125,10 +157,19 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
     out(`lane ${lane.layer}/${lane.name}: Human → ${lane.roles.map((r) => r.name).join(" → ")} → Human`);
     out();
     const request = demoRequest();
-    await board.post("Human", { id: DEMO_REQUEST_ID, to: lane.roles[0]!.name, kind: lane.roles[0]!.allowed_kinds[0]!, payload: { ...request, refs: {} }, target_docs: [lane.state_file, "docs/guide.md"] });
+    await board.post("Human", {
+      id: DEMO_REQUEST_ID,
+      to: lane.roles[0]!.name,
+      kind: lane.roles[0]!.allowed_kinds[0]!,
+      payload: { ...request, refs: {} },
+      target_docs: [lane.state_file, "docs/guide.md"],
+    });
     out(`Human  posts  ${DEMO_REQUEST_ID}: ${request.summary} (3 updates)`);
 
-    const supervisor = await opened.supervisor({ pmagentCommand: o.pmagentCommand, consoleWrite: (line: string) => out(`  notify: ${line}`) });
+    const supervisor = await opened.supervisor({
+      pmagentCommand: o.pmagentCommand,
+      consoleWrite: (line: string) => out(`  notify: ${line}`),
+    });
     const runs: RunRecord[] = [];
     const worker = new Worker({
       supervisor,
@@ -137,17 +178,29 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
       once: true,
       onRun: (run) => {
         runs.push(run);
-        out(`${pad(run.role, 6)} ${pad(run.state, 9)} ${pad(run.entry_id ?? "", 30)} run ${run.id} (${run.attempt} attempt${run.attempt > 1 ? "s" : ""})${run.reason ? `: ${run.reason}` : ""}`);
+        out(
+          `${pad(run.role, 6)} ${pad(run.state, 9)} ${pad(run.entry_id ?? "", 30)} run ${run.id} (${run.attempt} attempt${run.attempt > 1 ? "s" : ""})${run.reason ? `: ${run.reason}` : ""}`,
+        );
       },
     });
     const timeoutMs = o.timeoutMs ?? 120_000;
     const stop = AbortSignal.timeout(timeoutMs);
     await worker.run(stop);
-    if (stop.aborted) throw new UnavailableError("demo_timeout", `the demo cycle did not finish within ${timeoutMs / 1000} s; look at \`pmagent runs\` in ${project.root}`);
+    if (stop.aborted)
+      throw new UnavailableError(
+        "demo_timeout",
+        `the demo cycle did not finish within ${timeoutMs / 1000} s; look at \`pmagent runs\` in ${project.root}`,
+      );
 
     const entries = await board.list();
-    const done = entries.find((e) => e.entry.to === "Human" && e.entry.from === lane.roles[lane.roles.length - 1]!.name);
-    if (!done) throw new UnavailableError("demo_cycle_incomplete", `the cycle stopped before reaching Human: ${entries.map((e) => `${e.entry.id} ${e.entry.status}`).join(", ")}`);
+    const done = entries.find(
+      (e) => e.entry.to === "Human" && e.entry.from === lane.roles[lane.roles.length - 1]!.name,
+    );
+    if (!done)
+      throw new UnavailableError(
+        "demo_cycle_incomplete",
+        `the cycle stopped before reaching Human: ${entries.map((e) => `${e.entry.id} ${e.entry.status}`).join(", ")}`,
+      );
     out(`Hana   routes ${done.entry.id} to Human: ${String(done.entry.payload.summary ?? "")}`);
     await board.transition("Human", done.entry.id, "done", { note: "read by Human in the demo" });
     out(`Human  reads  ${done.entry.id} → done`);
@@ -169,7 +222,15 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
     const final = await board.list();
     const kai = async (type: "lane_status" | "what_changed") =>
       answerText(
-        JSON.stringify({ version: "kai_request_v1", request_id: `demo-${type}`, from: { actor_type: "human", actor_id: "pmagent-demo" }, project_id: project.config.project_id, type, lane: { layer: lane.layer, name: lane.name }, params: {} }),
+        JSON.stringify({
+          version: "kai_request_v1",
+          request_id: `demo-${type}`,
+          from: { actor_type: "human", actor_id: "pmagent-demo" },
+          project_id: project.config.project_id,
+          type,
+          lane: { layer: lane.layer, name: lane.name },
+          params: {},
+        }),
         { config: project.config, sources: await opened.kaiSources() },
       );
     const laneStatus = await kai("lane_status");
@@ -181,7 +242,9 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
     out("Kai — what changed:");
     out(whatChanged.summary_md);
     out();
-    out(`${plural(final.length, "entry")}, ${final.filter((e) => e.entry.status === "done").length} done. Look around in ${project.root}:`);
+    out(
+      `${plural(final.length, "entry")}, ${final.filter((e) => e.entry.status === "done").length} done. Look around in ${project.root}:`,
+    );
     const cli = o.invocation ?? "pmagent";
     out(`  cd ${project.root}`);
     out(`  ${cli} bb list · ${cli} runs list · ${cli} prs · git --git-dir .pmagent/forge.git log --stat --all`);

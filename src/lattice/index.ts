@@ -97,9 +97,40 @@ export * from "./runs/index.js";
 export * from "./supervisor/index.js";
 export { dieWithParent, findExecutable, killGroup, processAlive, SETPRIV } from "./sandbox/index.js";
 export { RunIngestor, DEFAULT_LOG_CAP_BYTES, INGEST_STORE_FAULT, type IngestOptions } from "./ingest/index.js";
-export { ENV_ALLOW_LIST, spriteEnv, checkExtraEnv, prepareRunDir, selfCommand, readViolations, findSandboxTool, sandboxArgv, helperSandbox, hiddenFromSprites, type SandboxMode, type SandboxSpec } from "./sandbox/index.js";
+export {
+  ENV_ALLOW_LIST,
+  spriteEnv,
+  checkExtraEnv,
+  prepareRunDir,
+  selfCommand,
+  readViolations,
+  findSandboxTool,
+  sandboxArgv,
+  helperSandbox,
+  hiddenFromSprites,
+  type SandboxMode,
+  type SandboxSpec,
+} from "./sandbox/index.js";
 
 // Actions, credentials and environment proposals (supervisor side); the forge is its own module (src/forge).
 export * from "./actions/index.js";
 export * from "./environment/index.js";
-export { AGENT_NAMES, agentArgv, configuredAgents, type ConfiguredAgent, agentCommand, agentOfCommand, defaultEndpoint, agentStdin, driverFor, findAgentCli, isAgentName, protocolInstructions, runAgent, runnerArgv, taskText, type AgentName, type AgentRunOptions } from "./agents/index.js";
+export {
+  AGENT_NAMES,
+  agentArgv,
+  configuredAgents,
+  type ConfiguredAgent,
+  agentCommand,
+  agentOfCommand,
+  defaultEndpoint,
+  agentStdin,
+  driverFor,
+  findAgentCli,
+  isAgentName,
+  protocolInstructions,
+  runAgent,
+  runnerArgv,
+  taskText,
+  type AgentName,
+  type AgentRunOptions,
+} from "./agents/index.js";

@@ -6,7 +6,10 @@ import { loadSurfaces } from "./surfaces.js";
 import type { OAWorkspace } from "./workspace.js";
 
 /** `pmagent boot oa`: the kernel's mode and what it allows, for a new OA session. */
-export function bootEnvelope(ws: OAWorkspace, options: { clock?: () => number; uuid?: () => string } = {}): BootEnvelope {
+export function bootEnvelope(
+  ws: OAWorkspace,
+  options: { clock?: () => number; uuid?: () => string } = {},
+): BootEnvelope {
   const kernel = computeKernel(loadSurfaces(ws));
   return BootEnvelopeSchema.parse({
     oa_boot_envelope: {

@@ -19,12 +19,20 @@ export interface PendingOpsBlock {
 export function recordOpsBlock(ws: OAWorkspace, block: PendingOpsBlock, mode: KernelMode): void {
   const loaded = loadSurface(ws, "oa_context");
   if (loaded.status.status !== "ok" && loaded.status.status !== "missing") {
-    throw new OASurfaceError("oa_context_invalid", `not overwriting ${describeProblem(loaded.status)}; fix or delete it first`);
+    throw new OASurfaceError(
+      "oa_context_invalid",
+      `not overwriting ${describeProblem(loaded.status)}; fix or delete it first`,
+    );
   }
   const current = loaded.data ?? EMPTY_OA_CONTEXT;
   const next = {
     ...current,
-    context: { ...current.context, active_goal: block.goal, kernel_mode: mode, pending_ops_blocks: [...current.context.pending_ops_blocks, block] },
+    context: {
+      ...current.context,
+      active_goal: block.goal,
+      kernel_mode: mode,
+      pending_ops_blocks: [...current.context.pending_ops_blocks, block],
+    },
   };
   writeFileAtomic(ws.contextPath, `${JSON.stringify(next, null, 2)}\n`);
 }
@@ -32,13 +40,20 @@ export function recordOpsBlock(ws: OAWorkspace, block: PendingOpsBlock, mode: Ke
 /** Mark a pending OPS block done: remove it from share/oa/CONTEXT.json (PhaseTransitionValidator counts the rest). */
 export function completeOpsBlock(ws: OAWorkspace, id: string): { completed: string; pending: number } {
   const loaded = loadSurface(ws, "oa_context");
-  if (!loaded.data) throw new OASurfaceError("oa_context_invalid", `cannot complete OPS block ${id}: ${describeProblem(loaded.status)}`);
+  if (!loaded.data)
+    throw new OASurfaceError(
+      "oa_context_invalid",
+      `cannot complete OPS block ${id}: ${describeProblem(loaded.status)}`,
+    );
   const pending = loaded.data.context.pending_ops_blocks;
   const idOf = (b: (typeof pending)[number]) => (typeof b === "string" ? b : b.id);
   const rest = pending.filter((b) => idOf(b) !== id);
   if (rest.length === pending.length) {
     const known = pending.map(idOf).filter((x): x is string => typeof x === "string");
-    throw new NotFoundError("oa_ops_block_not_found", `no pending OPS block "${id}" in ${loaded.status.path} (pending: ${known.join(", ") || "none"})`);
+    throw new NotFoundError(
+      "oa_ops_block_not_found",
+      `no pending OPS block "${id}" in ${loaded.status.path} (pending: ${known.join(", ") || "none"})`,
+    );
   }
   const next = { ...loaded.data, context: { ...loaded.data.context, pending_ops_blocks: rest } };
   writeFileAtomic(ws.contextPath, `${JSON.stringify(next, null, 2)}\n`);

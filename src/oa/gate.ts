@@ -25,7 +25,12 @@ export interface GateRunArgs {
   env?: NodeJS.ProcessEnv;
 }
 
-export type GateDecision = SafeOPSDecisionOutput & { skipped: false; envelope_id: string; status: "OK" | "DEGRADED" | "BLOCKED" | "FAILED"; engine: "rules" | "model" };
+export type GateDecision = SafeOPSDecisionOutput & {
+  skipped: false;
+  envelope_id: string;
+  status: "OK" | "DEGRADED" | "BLOCKED" | "FAILED";
+  engine: "rules" | "model";
+};
 export type GateResult = GateDecision | { skipped: true; reason: string };
 
 /** The action SafeOPSDecision judges for a run: role, entry kind, id and title. */
@@ -61,8 +66,16 @@ export async function gateRun(args: GateRunArgs): Promise<GateResult> {
     };
   }
   const output = result.output as SafeOPSDecisionOutput;
-  const reasoning = output.decision === "DENY" ? `${output.reasoning} ${liftHint(args.config.oa.surfaces_dir)}` : output.reasoning;
-  return { skipped: false, envelope_id: result.envelope_id, status: result.status, engine: result.engine, ...output, reasoning };
+  const reasoning =
+    output.decision === "DENY" ? `${output.reasoning} ${liftHint(args.config.oa.surfaces_dir)}` : output.reasoning;
+  return {
+    skipped: false,
+    envelope_id: result.envelope_id,
+    status: result.status,
+    engine: result.engine,
+    ...output,
+    reasoning,
+  };
 }
 
 /** How a human lifts a DENY: read what the kernel says, fix it, or turn the gate off. */

@@ -14,7 +14,16 @@
 import { nowIso } from "../core/index.js";
 import { STATE_KEY_CHECKS, computeKernel, findCheck, type KernelView } from "./kernel.js";
 import type { OADiagnostic, OAGuardMode, OAGuardOutput, OAMismatch, OAStateRead, SurfaceStatus } from "./schemas.js";
-import { OA_INIT_COMMAND, REQUIRED_SURFACES, SURFACES, contextOf, loadSurfaces, noKernelSurfaces, surfaceList, type SurfaceSet } from "./surfaces.js";
+import {
+  OA_INIT_COMMAND,
+  REQUIRED_SURFACES,
+  SURFACES,
+  contextOf,
+  loadSurfaces,
+  noKernelSurfaces,
+  surfaceList,
+  type SurfaceSet,
+} from "./surfaces.js";
 import { readState } from "./snapshot.js";
 import { displayPath, type OAWorkspace } from "./workspace.js";
 
@@ -37,7 +46,9 @@ export function runOaGuard(ws: OAWorkspace, mode: OAGuardMode, clock: () => numb
   const kernel = computeKernel(set);
   const { status: stateStatus, state } = readState(ws);
   const out: Collector = { diagnostics: [], mismatches: [], missing: [] };
-  const kernelReadable = REQUIRED_SURFACES.every((n) => surfaceList(set).find((s) => s.name === n)?.status.status === "ok");
+  const kernelReadable = REQUIRED_SURFACES.every(
+    (n) => surfaceList(set).find((s) => s.name === n)?.status.status === "ok",
+  );
 
   surfaceDiagnostics(set, new Set(Object.keys(state?.surfaces ?? {})), out);
   contextNotes(set, out);
@@ -83,7 +94,10 @@ function surfaceDiagnostics(set: SurfaceSet, referenced: ReadonlySet<string>, ou
         message: `${st.required ? "required" : "referenced"} surface ${st.path} does not exist`,
         details: { surface: s.name, path: st.path, required: st.required },
         // With no kernel surfaces at all, init writes a starting set; one missing file is restored.
-        remediation: allRequiredMissing && st.required ? INIT : `restore ${st.path} (the kernel writes it), or set oa.surfaces_dir in pmagent.config.json to the directory that holds ${SURFACES[s.name].file}`,
+        remediation:
+          allRequiredMissing && st.required
+            ? INIT
+            : `restore ${st.path} (the kernel writes it), or set oa.surfaces_dir in pmagent.config.json to the directory that holds ${SURFACES[s.name].file}`,
       });
     } else {
       out.diagnostics.push({
@@ -91,8 +105,16 @@ function surfaceDiagnostics(set: SurfaceSet, referenced: ReadonlySet<string>, ou
         category: "schema_violation",
         severity,
         message: `${st.path} is ${st.status === "invalid_json" ? "not valid JSON" : "invalid"}: ${st.problem}`,
-        details: { surface: s.name, path: st.path, problem: st.problem, subcategory: st.status === "invalid_json" ? "invalid_json" : "missing_required" },
-        remediation: s.name === "oa_context" ? `fix or delete ${st.path} (a missing context is treated as empty)` : `fix ${st.path} so that it matches the surface's fields, or regenerate it`,
+        details: {
+          surface: s.name,
+          path: st.path,
+          problem: st.problem,
+          subcategory: st.status === "invalid_json" ? "invalid_json" : "missing_required",
+        },
+        remediation:
+          s.name === "oa_context"
+            ? `fix or delete ${st.path} (a missing context is treated as empty)`
+            : `fix ${st.path} so that it matches the surface's fields, or regenerate it`,
       });
     }
   }
@@ -100,12 +122,28 @@ function surfaceDiagnostics(set: SurfaceSet, referenced: ReadonlySet<string>, ou
 
 function stateStatusDiagnostics(st: SurfaceStatus, kernelReadable: boolean, out: Collector): void {
   // A snapshot needs readable kernel surfaces: until then the surface diagnostics say what to do.
-  const remediation = kernelReadable ? SNAPSHOT : `fix the kernel surfaces first (see the diagnostics above), then ${SNAPSHOT}`;
+  const remediation = kernelReadable
+    ? SNAPSHOT
+    : `fix the kernel surfaces first (see the diagnostics above), then ${SNAPSHOT}`;
   if (st.status === "missing") {
     out.missing.push(st.path);
-    out.diagnostics.push({ type: "issue", category: "missing_surface", severity: "error", message: `OA state ${st.path} does not exist`, details: { path: st.path }, remediation });
+    out.diagnostics.push({
+      type: "issue",
+      category: "missing_surface",
+      severity: "error",
+      message: `OA state ${st.path} does not exist`,
+      details: { path: st.path },
+      remediation,
+    });
   } else if (st.status !== "ok") {
-    out.diagnostics.push({ type: "issue", category: "schema_violation", severity: "error", message: `OA state ${st.path} is invalid: ${st.problem}`, details: { path: st.path, problem: st.problem }, remediation });
+    out.diagnostics.push({
+      type: "issue",
+      category: "schema_violation",
+      severity: "error",
+      message: `OA state ${st.path} is invalid: ${st.problem}`,
+      details: { path: st.path, problem: st.problem },
+      remediation,
+    });
   }
 }
 
@@ -151,7 +189,9 @@ function kernelHints(kernel: KernelView, out: Collector): void {
         ? `${d.surfaces[1]} ${d.field} says ${JSON.stringify(d.actual)} but ${d.surfaces[0]} says ${JSON.stringify(d.expected)}: the bootstrap's health is regenerated from the summary, so it is stale until the next run (not a failure; the summary is what counts)`
         : `${d.check}: ${d.surfaces[0]} says ${JSON.stringify(d.expected)} but ${d.surfaces[1]} (${d.field}) says ${JSON.stringify(d.actual)} (a note: the origin's guard does not compare these)`,
       details: { ...d, ...(stale ? { check: "health_coherence", field_check: d.check } : {}) },
-      remediation: stale ? `regenerate ${d.surfaces[1]} from the summary (the catalog's \`make reality.green\`)` : `bring ${d.surfaces[1]} in line with ${d.surfaces[0]} (regenerate the stale one)`,
+      remediation: stale
+        ? `regenerate ${d.surfaces[1]} from the summary (the catalog's \`make reality.green\`)`
+        : `bring ${d.surfaces[1]} in line with ${d.surfaces[0]} (regenerate the stale one)`,
     });
   }
 }
@@ -167,7 +207,12 @@ function contextNotes(set: SurfaceSet, out: Collector): void {
     category: "schema_violation",
     severity: "warn",
     message: `${ctx.status.path} lacks ${absent.map((k) => `"${k}"`).join(" and ")}`,
-    details: { surface: "oa_context", path: ctx.status.path, subcategory: absent.includes("version") ? "missing_version" : "missing_required", fields: absent },
+    details: {
+      surface: "oa_context",
+      path: ctx.status.path,
+      subcategory: absent.includes("version") ? "missing_version" : "missing_required",
+      fields: absent,
+    },
     remediation: `add ${absent.join(" and ")} to ${ctx.status.path} (the data model: {"version": 1, "context": {…}})`,
   });
 }
@@ -188,12 +233,22 @@ function surfaceStatusNotes(state: OAStateRead, out: Collector): void {
 }
 
 /** STATE.json built from another surfaces directory or from surfaces that changed since. */
-function driftDiagnostics(ws: OAWorkspace, set: SurfaceSet, kernel: KernelView, state: OAStateRead, out: Collector): void {
+function driftDiagnostics(
+  ws: OAWorkspace,
+  set: SurfaceSet,
+  kernel: KernelView,
+  state: OAStateRead,
+  out: Collector,
+): void {
   const warn = (message: string, details: Record<string, unknown>, remediation: string) =>
     out.diagnostics.push({ type: "warn", category: "config_drift", severity: "warn", message, details, remediation });
   const dir = displayPath(ws, ws.surfacesDir);
   if (state.surfaces_dir !== undefined && state.surfaces_dir !== dir) {
-    warn(`STATE.json was generated from "${state.surfaces_dir}" but oa.surfaces_dir is now "${dir}"`, { subcategory: "stale_oa_state", state_surfaces_dir: state.surfaces_dir, configured: dir }, SNAPSHOT);
+    warn(
+      `STATE.json was generated from "${state.surfaces_dir}" but oa.surfaces_dir is now "${dir}"`,
+      { subcategory: "stale_oa_state", state_surfaces_dir: state.surfaces_dir, configured: dir },
+      SNAPSHOT,
+    );
   }
   // Content hashes are pmagent's; a STATE.json from the origin has none and is compared by value only.
   for (const s of surfaceList(set)) {
@@ -201,7 +256,13 @@ function driftDiagnostics(ws: OAWorkspace, set: SurfaceSet, kernel: KernelView, 
     if (recorded && recorded.sha256 !== s.status.sha256) {
       warn(
         `${s.status.path} changed since STATE.json was generated (${state.generated_at ?? "unknown time"})`,
-        { subcategory: "stale_oa_state", surface: s.name, path: s.status.path, recorded_sha256: recorded.sha256, current_sha256: s.status.sha256 },
+        {
+          subcategory: "stale_oa_state",
+          surface: s.name,
+          path: s.status.path,
+          recorded_sha256: recorded.sha256,
+          current_sha256: s.status.sha256,
+        },
         SNAPSHOT,
       );
     }
@@ -225,7 +286,15 @@ function stateMismatches(set: SurfaceSet, state: OAStateRead, out: Collector): v
   const b = set.bootstrap.data;
   const s = set.ssot.data;
   const r = set.reality.data;
-  const compare = (failing: boolean, category: OADiagnostic["category"], check: string, field: string, expected: unknown, actual: unknown, kernelFile: string) => {
+  const compare = (
+    failing: boolean,
+    category: OADiagnostic["category"],
+    check: string,
+    field: string,
+    expected: unknown,
+    actual: unknown,
+    kernelFile: string,
+  ) => {
     if (expected === undefined || expected === null || expected === actual) return;
     const m: OAMismatch = { check, field, expected, actual, surfaces: [kernelFile, STATE_FILE] };
     if (failing) out.mismatches.push(mismatchLine(m));
@@ -239,21 +308,70 @@ function stateMismatches(set: SurfaceSet, state: OAStateRead, out: Collector): v
     });
   };
   if (b) {
-    compare(true, "kernel_mismatch", "branch match", "branch", b.branch, state.branch, SURFACES.pm_bootstrap_state.file);
+    compare(
+      true,
+      "kernel_mismatch",
+      "branch match",
+      "branch",
+      b.branch,
+      state.branch,
+      SURFACES.pm_bootstrap_state.file,
+    );
     const bootstrapPhase = b.meta?.current_phase;
-    compare(false, "tri_surface_incoherence", "phase metadata", "meta.current_phase", bootstrapPhase === undefined ? undefined : String(bootstrapPhase), state.current_phase, SURFACES.pm_bootstrap_state.file);
+    compare(
+      false,
+      "tri_surface_incoherence",
+      "phase metadata",
+      "meta.current_phase",
+      bootstrapPhase === undefined ? undefined : String(bootstrapPhase),
+      state.current_phase,
+      SURFACES.pm_bootstrap_state.file,
+    );
   }
-  if (r?.branch !== undefined) compare(false, "tri_surface_incoherence", "branch metadata", "branch", r.branch, state.branch, SURFACES.reality_green_summary.file);
+  if (r?.branch !== undefined)
+    compare(
+      false,
+      "tri_surface_incoherence",
+      "branch metadata",
+      "branch",
+      r.branch,
+      state.branch,
+      SURFACES.reality_green_summary.file,
+    );
   if (s) {
     const phase = s.current_phase ?? s.phases?.current;
-    compare(true, "kernel_mismatch", "phase match", "current_phase", phase === undefined ? undefined : String(phase), state.current_phase, SURFACES.ssot_surface.file);
+    compare(
+      true,
+      "kernel_mismatch",
+      "phase match",
+      "current_phase",
+      phase === undefined ? undefined : String(phase),
+      state.current_phase,
+      SURFACES.ssot_surface.file,
+    );
   }
   if (r) {
-    compare(true, "kernel_mismatch", "reality match", "reality_green", r.reality_green, state.reality_green, SURFACES.reality_green_summary.file);
+    compare(
+      true,
+      "kernel_mismatch",
+      "reality match",
+      "reality_green",
+      r.reality_green,
+      state.reality_green,
+      SURFACES.reality_green_summary.file,
+    );
     for (const name of STATE_KEY_CHECKS) {
       const inState = findCheck(state.checks_summary, name)?.passed;
       if (inState === undefined) continue;
-      compare(true, "tri_surface_incoherence", name, `checks_summary[${name}].passed`, findCheck(r.checks, name)?.passed, inState, SURFACES.reality_green_summary.file);
+      compare(
+        true,
+        "tri_surface_incoherence",
+        name,
+        `checks_summary[${name}].passed`,
+        findCheck(r.checks, name)?.passed,
+        inState,
+        SURFACES.reality_green_summary.file,
+      );
     }
   }
 }

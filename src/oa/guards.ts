@@ -16,7 +16,15 @@ const SHIPPED_GUARD = /^guard_([a-z0-9_]+)\.py$/;
  * The registry's allowed guard names (OA_TOOLS_REGISTRY.md, oa.guard.run): of the scripts a
  * repository ships, only these are tools; the origin ships a hundred other guards that are not.
  */
-export const REGISTRY_GUARDS = ["db_health", "lm_health", "oa_state", "agents_md_sync", "share_sync", "dms_alignment", "bootstrap_consistency"] as const;
+export const REGISTRY_GUARDS = [
+  "db_health",
+  "lm_health",
+  "oa_state",
+  "agents_md_sync",
+  "share_sync",
+  "dms_alignment",
+  "bootstrap_consistency",
+] as const;
 const REGISTRY_GUARD_SET: ReadonlySet<string> = new Set(REGISTRY_GUARDS);
 /** The line the origin's guards print their verdict on, after their text lines. */
 const JSON_LINE = "JSON:";
@@ -77,14 +85,24 @@ export async function runRegisteredGuard(ws: OAWorkspace, name: string): Promise
   const redactor = new Redactor(secretsFromEnv());
   const { code, stdout } = await spawnGuard(ws.root, name, command, timeoutMs);
   const { output, text } = parseGuardOutput(name, code, stdout, redactor);
-  return { guard: name, exit_code: code, output: redactor.redactValue(output), ...(text.length > 0 ? { text: text.map((l) => redactor.redact(l)) } : {}) };
+  return {
+    guard: name,
+    exit_code: code,
+    output: redactor.redactValue(output),
+    ...(text.length > 0 ? { text: text.map((l) => redactor.redact(l)) } : {}),
+  };
 }
 
 /**
  * A guard's stdout: one JSON value, or text lines and then one `JSON: {…}` line (the JSON may run
  * on to the end of the output). Anything else is an OAToolError that quotes the start of it.
  */
-export function parseGuardOutput(name: string, code: number, stdout: string, redactor: Redactor = new Redactor(secretsFromEnv())): { output: unknown; text: string[] } {
+export function parseGuardOutput(
+  name: string,
+  code: number,
+  stdout: string,
+  redactor: Redactor = new Redactor(secretsFromEnv()),
+): { output: unknown; text: string[] } {
   const whole = stdout.trim();
   const lines = stdout.split(/\r?\n/);
   const at = lines.findIndex((l) => l.startsWith(JSON_LINE));
@@ -113,7 +131,12 @@ export function parseGuardOutput(name: string, code: number, stdout: string, red
   }
 }
 
-function spawnGuard(cwd: string, name: string, command: string[], timeoutMs: number): Promise<{ code: number; stdout: string }> {
+function spawnGuard(
+  cwd: string,
+  name: string,
+  command: string[],
+  timeoutMs: number,
+): Promise<{ code: number; stdout: string }> {
   // Guards only read; they get no secrets from pmagent's environment.
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !isSecretEnvName(k)));
   return new Promise((resolve, reject) => {
@@ -129,17 +152,39 @@ function spawnGuard(cwd: string, name: string, command: string[], timeoutMs: num
     };
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      finish(() => reject(new OAToolError("oa_guard_timeout", `guard "${name}" did not finish within ${timeoutMs} ms (raise oa.guards.${name}.timeout_ms if it needs longer)`, { kind: "unavailable" })));
+      finish(() =>
+        reject(
+          new OAToolError(
+            "oa_guard_timeout",
+            `guard "${name}" did not finish within ${timeoutMs} ms (raise oa.guards.${name}.timeout_ms if it needs longer)`,
+            { kind: "unavailable" },
+          ),
+        ),
+      );
     }, timeoutMs);
     child.stdout.on("data", (d: Buffer) => {
       stdout += d.toString("utf8");
       if (stdout.length > MAX_OUTPUT) {
         child.kill("SIGKILL");
-        finish(() => reject(new OAToolError("oa_guard_invalid_output", `guard "${name}" printed more than ${MAX_OUTPUT} bytes`, { kind: "unavailable" })));
+        finish(() =>
+          reject(
+            new OAToolError("oa_guard_invalid_output", `guard "${name}" printed more than ${MAX_OUTPUT} bytes`, {
+              kind: "unavailable",
+            }),
+          ),
+        );
       }
     });
     child.on("error", (err) =>
-      finish(() => reject(new OAToolError("oa_guard_failed", `cannot start guard "${name}" (${command[0]}): ${(err as NodeJS.ErrnoException).code ?? err.message}`, { kind: "unavailable" }))),
+      finish(() =>
+        reject(
+          new OAToolError(
+            "oa_guard_failed",
+            `cannot start guard "${name}" (${command[0]}): ${(err as NodeJS.ErrnoException).code ?? err.message}`,
+            { kind: "unavailable" },
+          ),
+        ),
+      ),
     );
     child.on("close", (code, signal) => finish(() => resolve({ code: code ?? (signal ? 128 : 1), stdout })));
   });

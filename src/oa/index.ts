@@ -2,13 +2,45 @@
 export { OAToolError, OASurfaceError } from "./errors.js";
 export * from "./schemas.js";
 export { oaWorkspace, type OAWorkspace, type OAConfig } from "./workspace.js";
-export { OA_INIT_COMMAND, noKernelSurfaces, SURFACES, SURFACE_NAMES, REQUIRED_SURFACES, EMPTY_OA_CONTEXT, loadSurface, loadSurfaces, contextOf, type SurfaceName, type SurfaceSet, type LoadedSurface } from "./surfaces.js";
-export { computeKernel, interpretation, OA_MODE_TABLE, OA_ACTIONS, KEY_CHECKS, STATE_KEY_CHECKS, describeDisagreement, type KernelView, type ActionCategory } from "./kernel.js";
+export {
+  OA_INIT_COMMAND,
+  noKernelSurfaces,
+  SURFACES,
+  SURFACE_NAMES,
+  REQUIRED_SURFACES,
+  EMPTY_OA_CONTEXT,
+  loadSurface,
+  loadSurfaces,
+  contextOf,
+  type SurfaceName,
+  type SurfaceSet,
+  type LoadedSurface,
+} from "./surfaces.js";
+export {
+  computeKernel,
+  interpretation,
+  OA_MODE_TABLE,
+  OA_ACTIONS,
+  KEY_CHECKS,
+  STATE_KEY_CHECKS,
+  describeDisagreement,
+  type KernelView,
+  type ActionCategory,
+} from "./kernel.js";
 export { buildState, writeSnapshot, readState } from "./snapshot.js";
 export { bootEnvelope, bootExitCode } from "./boot.js";
 export { initSurfaces, initChecks, gitBranch, INIT_MARK, type OAInitOptions, type OAInitResult } from "./init.js";
 export { runOaGuard } from "./guard.js";
-export { runRegisteredGuard, parseGuardOutput, guardNames, shippedGuards, BUILTIN_GUARD, SHIPPED_GUARDS_DIR, REGISTRY_GUARDS, type OAGuardRun } from "./guards.js";
+export {
+  runRegisteredGuard,
+  parseGuardOutput,
+  guardNames,
+  shippedGuards,
+  BUILTIN_GUARD,
+  SHIPPED_GUARDS_DIR,
+  REGISTRY_GUARDS,
+  type OAGuardRun,
+} from "./guards.js";
 export { OA_TOOL_IDS, callOATool, isOAToolId, type OAToolId } from "./tools.js";
 export * from "./programs/io.js";
 export { decideSafeOps } from "./programs/safe-ops.js";
@@ -33,4 +65,9 @@ export {
 export { recordOpsBlock, completeOpsBlock, type PendingOpsBlock } from "./context.js";
 export { gateRun, gateAction, type GateRunArgs, type GateResult, type GateDecision, type GateEntry } from "./gate.js";
 export { OA_PUBLISHED_SCHEMAS } from "./published.js";
-export { PromptReasoningModel, reasoningEngine, type PromptReasoningModelOptions, type ReasoningEngine } from "./prompt-model.js";
+export {
+  PromptReasoningModel,
+  reasoningEngine,
+  type PromptReasoningModelOptions,
+  type ReasoningEngine,
+} from "./prompt-model.js";

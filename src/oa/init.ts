@@ -40,10 +40,14 @@ export interface OAInitResult {
 
 /** The checks of `oa.checks`, else package.json's test script as "Tests", else none. */
 export function initChecks(ws: OAWorkspace): InitCheck[] {
-  if (ws.oa.checks) return Object.entries(ws.oa.checks).map(([name, c]) => ({ name, command: c.command, timeout_ms: c.timeout_ms }));
+  if (ws.oa.checks)
+    return Object.entries(ws.oa.checks).map(([name, c]) => ({ name, command: c.command, timeout_ms: c.timeout_ms }));
   try {
-    const pkg = JSON.parse(readFileSync(join(ws.root, "package.json"), "utf8")) as { scripts?: Record<string, unknown> };
-    if (typeof pkg.scripts?.test === "string") return [{ name: "Tests", command: ["npm", "test", "--silent"], timeout_ms: 600_000 }];
+    const pkg = JSON.parse(readFileSync(join(ws.root, "package.json"), "utf8")) as {
+      scripts?: Record<string, unknown>;
+    };
+    if (typeof pkg.scripts?.test === "string")
+      return [{ name: "Tests", command: ["npm", "test", "--silent"], timeout_ms: 600_000 }];
   } catch {
     // No package.json (or not JSON): no default check.
   }
@@ -66,7 +70,11 @@ export function gitBranch(root: string): string {
 }
 
 /** Run one check: passed when it exits 0; the message ends with the last output it printed. */
-function runCheck(root: string, check: InitCheck, redactor: Redactor): Promise<{ name: string; passed: boolean; message: string; details: Record<string, unknown> }> {
+function runCheck(
+  root: string,
+  check: InitCheck,
+  redactor: Redactor,
+): Promise<{ name: string; passed: boolean; message: string; details: Record<string, unknown> }> {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !isSecretEnvName(k)));
   return new Promise((resolve) => {
     const [file, ...args] = check.command as [string, ...string[]];
@@ -83,20 +91,29 @@ function runCheck(root: string, check: InitCheck, redactor: Redactor): Promise<{
       done = true;
       clearTimeout(timer);
       const last = redactor.redact(out.trim().split("\n").slice(-1)[0] ?? "");
-      resolve({ name: check.name, passed, message: last ? `${why}: ${last}` : why, details: { command: check.command.join(" "), exit_code: exit } });
+      resolve({
+        name: check.name,
+        passed,
+        message: last ? `${why}: ${last}` : why,
+        details: { command: check.command.join(" "), exit_code: exit },
+      });
     };
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       finish(false, `did not finish within ${check.timeout_ms} ms`, null);
     }, check.timeout_ms);
-    child.on("error", (err) => finish(false, `cannot start ${file}: ${(err as NodeJS.ErrnoException).code ?? err.message}`, null));
+    child.on("error", (err) =>
+      finish(false, `cannot start ${file}: ${(err as NodeJS.ErrnoException).code ?? err.message}`, null),
+    );
     child.on("close", (code) => finish(code === 0, `exit ${code ?? "signal"}`, code));
   });
 }
 
 function writtenByInit(ws: OAWorkspace, name: SurfaceName): boolean {
   try {
-    return (JSON.parse(readFileSync(surfacePath(ws, name), "utf8")) as { generated_by?: unknown }).generated_by === INIT_MARK;
+    return (
+      (JSON.parse(readFileSync(surfacePath(ws, name), "utf8")) as { generated_by?: unknown }).generated_by === INIT_MARK
+    );
   } catch {
     return false;
   }
@@ -119,13 +136,39 @@ export async function initSurfaces(ws: OAWorkspace, options: OAInitOptions = {})
   for (const c of initChecks(ws)) checks.push(await runCheck(ws.root, c, redactor));
   if (checks.length === 0) {
     // No check proves anything: reality stays unproven (DEGRADED) until one is configured.
-    checks.push({ name: "Checks configured", passed: false, message: "no checks: add oa.checks to pmagent.config.json (e.g. the test command), then run pmagent oa init again", details: {} });
+    checks.push({
+      name: "Checks configured",
+      passed: false,
+      message:
+        "no checks: add oa.checks to pmagent.config.json (e.g. the test command), then run pmagent oa init again",
+      details: {},
+    });
   }
   const green = checks.every((c) => c.passed);
 
   const surfaces: Array<[SurfaceName, unknown]> = [
-    ["pm_bootstrap_state", { version: 1, generated_by: INIT_MARK, generated_at: at, branch, meta: { current_phase: phase, generated_by: INIT_MARK }, health: { reality_green: green } }],
-    ["ssot_surface", { version: 17, generated_by: INIT_MARK, generated_at: at, current_phase: phase, last_completed_phase: null, references: [] }],
+    [
+      "pm_bootstrap_state",
+      {
+        version: 1,
+        generated_by: INIT_MARK,
+        generated_at: at,
+        branch,
+        meta: { current_phase: phase, generated_by: INIT_MARK },
+        health: { reality_green: green },
+      },
+    ],
+    [
+      "ssot_surface",
+      {
+        version: 17,
+        generated_by: INIT_MARK,
+        generated_at: at,
+        current_phase: phase,
+        last_completed_phase: null,
+        references: [],
+      },
+    ],
     ["reality_green_summary", { generated_by: INIT_MARK, timestamp: at, branch, reality_green: green, checks }],
   ];
   const written: string[] = [];
@@ -138,8 +181,19 @@ export async function initSurfaces(ws: OAWorkspace, options: OAInitOptions = {})
     written.push(displayPath(ws, ws.contextPath));
   }
   const snapshot = writeSnapshot(ws, options.clock);
-  return { written, branch, phase, reality_green: green, checks: checks.map(({ name, passed, message }) => ({ name, passed, message })), state: snapshot.path };
+  return {
+    written,
+    branch,
+    phase,
+    reality_green: green,
+    checks: checks.map(({ name, passed, message }) => ({ name, passed, message })),
+    state: snapshot.path,
+  };
 }
 
 /** The surface files init writes, for messages. */
-export const INIT_SURFACE_FILES = [SURFACES.pm_bootstrap_state.file, SURFACES.ssot_surface.file, SURFACES.reality_green_summary.file];
+export const INIT_SURFACE_FILES = [
+  SURFACES.pm_bootstrap_state.file,
+  SURFACES.ssot_surface.file,
+  SURFACES.reality_green_summary.file,
+];

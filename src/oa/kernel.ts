@@ -2,7 +2,14 @@
  * The kernel's view: mode (NORMAL/DEGRADED/BLOCKED), branch, phase and health, derived from the
  * kernel surfaces alone, and the interpretation table of DESIGN.md §2.
  */
-import { OA_INIT_COMMAND, SURFACES, describeProblem, noKernelSurfaces, surfaceList, type SurfaceSet } from "./surfaces.js";
+import {
+  OA_INIT_COMMAND,
+  SURFACES,
+  describeProblem,
+  noKernelSurfaces,
+  surfaceList,
+  type SurfaceSet,
+} from "./surfaces.js";
 import type { OAInterpretation, KernelMode, OAMismatch } from "./schemas.js";
 
 /** Checks named by the spec's tri-surface coherence rules, with the bootstrap health flag they mirror. */
@@ -78,19 +85,30 @@ export function computeKernel(set: SurfaceSet): KernelView {
 
   const blocked: string[] = [];
   for (const surface of surfaceList(set)) {
-    if (surface.status.required && surface.status.status !== "ok") blocked.push(`required surface ${describeProblem(surface.status)}`);
+    if (surface.status.required && surface.status.status !== "ok")
+      blocked.push(`required surface ${describeProblem(surface.status)}`);
   }
 
   const file = (n: keyof typeof SURFACES) => SURFACES[n].file;
-  const differ = (into: OAMismatch[]) => (check: string, field: string, expected: unknown, actual: unknown, surfaces: [string, string]) => {
-    if (expected === null || expected === undefined || actual === null || actual === undefined || expected === actual) return;
-    into.push({ check, field, expected, actual, surfaces });
-  };
+  const differ =
+    (into: OAMismatch[]) =>
+    (check: string, field: string, expected: unknown, actual: unknown, surfaces: [string, string]) => {
+      if (expected === null || expected === undefined || actual === null || actual === undefined || expected === actual)
+        return;
+      into.push({ check, field, expected, actual, surfaces });
+    };
   const disagree = differ(view.disagreements);
   const hint = differ(view.hints);
   const summaryAndBootstrap: [string, string] = [file("reality_green_summary"), file("pm_bootstrap_state")];
   if (b && r) {
-    for (const key of KEY_CHECKS) disagree(key.name, `health.${key.health}`, findCheck(r.checks, key.name)?.passed, b.health?.[key.health], summaryAndBootstrap);
+    for (const key of KEY_CHECKS)
+      disagree(
+        key.name,
+        `health.${key.health}`,
+        findCheck(r.checks, key.name)?.passed,
+        b.health?.[key.health],
+        summaryAndBootstrap,
+      );
     if (b.meta?.dms_share_alignment === "BROKEN" && findCheck(r.checks, "DMS Alignment")?.passed === true) {
       disagree("DMS Alignment", LEGACY_DMS_FIELD, true, "BROKEN", summaryAndBootstrap);
     }
@@ -98,13 +116,23 @@ export function computeKernel(set: SurfaceSet): KernelView {
     hint("branch", "branch", b.branch, r.branch, [file("pm_bootstrap_state"), file("reality_green_summary")]);
   }
   if (b && h) hint("branch", "branch", b.branch, h.branch, [file("pm_bootstrap_state"), file("handoff_kernel")]);
-  if (b && s) hint("phase", "meta.current_phase", view.phase, phaseString(b.meta?.current_phase), [file("ssot_surface"), file("pm_bootstrap_state")]);
-  if (h && s) hint("phase", "current_phase", view.phase, phaseString(h.current_phase), [file("ssot_surface"), file("handoff_kernel")]);
+  if (b && s)
+    hint("phase", "meta.current_phase", view.phase, phaseString(b.meta?.current_phase), [
+      file("ssot_surface"),
+      file("pm_bootstrap_state"),
+    ]);
+  if (h && s)
+    hint("phase", "current_phase", view.phase, phaseString(h.current_phase), [
+      file("ssot_surface"),
+      file("handoff_kernel"),
+    ]);
 
   // BLOCKED is for what OA cannot read at all; surfaces that disagree are read fine and only
   // leave reality unproven (DEGRADED below).
-  if (blocked.length === 0 && view.branch === null) blocked.push(`the branch cannot be determined (${file("pm_bootstrap_state")} branch)`);
-  if (blocked.length === 0 && view.phase === null) blocked.push(`the phase cannot be determined (${file("ssot_surface")} current_phase)`);
+  if (blocked.length === 0 && view.branch === null)
+    blocked.push(`the branch cannot be determined (${file("pm_bootstrap_state")} branch)`);
+  if (blocked.length === 0 && view.phase === null)
+    blocked.push(`the phase cannot be determined (${file("ssot_surface")} current_phase)`);
   if (blocked.length > 0) {
     view.mode = "BLOCKED";
     view.reasons = blocked;
@@ -114,7 +142,8 @@ export function computeKernel(set: SurfaceSet): KernelView {
 
   const degraded: string[] = [];
   if (r && !r.reality_green) degraded.push(`${file("reality_green_summary")}: reality_green is false`);
-  for (const c of checks.filter((x) => !x.passed)) degraded.push(`check "${c.name}" failed${c.message ? `: ${c.message}` : ""}`);
+  for (const c of checks.filter((x) => !x.passed))
+    degraded.push(`check "${c.name}" failed${c.message ? `: ${c.message}` : ""}`);
   for (const d of view.disagreements) degraded.push(describeDisagreement(d));
   if (degraded.length > 0) {
     view.mode = "DEGRADED";
@@ -129,10 +158,20 @@ export function describeDisagreement(d: OAMismatch): string {
 }
 
 /** Actions every mode knows about; DESIGN.md §2 lists which each mode allows and forbids. */
-export const OA_ACTIONS = ["feature_work", "ops_blocks", "migrations", "phase_transitions", "remediation", "diagnostic"] as const;
+export const OA_ACTIONS = [
+  "feature_work",
+  "ops_blocks",
+  "migrations",
+  "phase_transitions",
+  "remediation",
+  "diagnostic",
+] as const;
 export type ActionCategory = (typeof OA_ACTIONS)[number];
 
-export const OA_MODE_TABLE: Record<KernelMode, { allowed: ActionCategory[]; forbidden: ActionCategory[]; recommended: string[] }> = {
+export const OA_MODE_TABLE: Record<
+  KernelMode,
+  { allowed: ActionCategory[]; forbidden: ActionCategory[]; recommended: string[] }
+> = {
   NORMAL: {
     allowed: ["feature_work", "ops_blocks", "migrations", "phase_transitions"],
     forbidden: [],
@@ -141,7 +180,11 @@ export const OA_MODE_TABLE: Record<KernelMode, { allowed: ActionCategory[]; forb
   DEGRADED: {
     allowed: ["remediation", "diagnostic"],
     forbidden: ["feature_work", "migrations", "phase_transitions"],
-    recommended: ["pmagent oa tool oa.reality_check", "pmagent oa guard --mode HINT --format json | pmagent oa interpret -", "pmagent oa snapshot"],
+    recommended: [
+      "pmagent oa tool oa.reality_check",
+      "pmagent oa guard --mode HINT --format json | pmagent oa interpret -",
+      "pmagent oa snapshot",
+    ],
   },
   BLOCKED: {
     allowed: ["diagnostic"],
@@ -153,5 +196,10 @@ export const OA_MODE_TABLE: Record<KernelMode, { allowed: ActionCategory[]; forb
 export function interpretation(view: KernelView): OAInterpretation {
   const row = OA_MODE_TABLE[view.mode];
   const recommended = view.fix ? [view.fix, ...row.recommended] : [...row.recommended];
-  return { allowed_actions: [...row.allowed], forbidden_actions: [...row.forbidden], recommended_commands: recommended, reasons: [...view.reasons] };
+  return {
+    allowed_actions: [...row.allowed],
+    forbidden_actions: [...row.forbidden],
+    recommended_commands: recommended,
+    reasons: [...view.reasons],
+  };
 }

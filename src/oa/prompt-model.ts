@@ -6,7 +6,13 @@
 import type { z } from "zod";
 import type { Config } from "../config/index.js";
 import { PmagentError } from "../core/index.js";
-import { ModelClient, buildResponsesRequest, loadTemplates, outputSchemaFromZod, type PromptTemplates } from "../prompt/index.js";
+import {
+  ModelClient,
+  buildResponsesRequest,
+  loadTemplates,
+  outputSchemaFromZod,
+  type PromptTemplates,
+} from "../prompt/index.js";
 import type { ReasoningModel } from "./model.js";
 import type { ProgramId } from "./programs/io.js";
 
@@ -73,8 +79,13 @@ export function reasoningEngine(config: Config, root: string, env: NodeJS.Proces
   try {
     client = ModelClient.fromConfig(config.model, env);
   } catch (err) {
-    if (err instanceof PmagentError && err.code === "no_model_api_key") return { engine: "rules", reason: `rules (model configured, but ${config.model.api_key_env} is not set)` };
+    if (err instanceof PmagentError && err.code === "no_model_api_key")
+      return { engine: "rules", reason: `rules (model configured, but ${config.model.api_key_env} is not set)` };
     throw err;
   }
-  return { engine: "model", reason: `model ${client.model}`, model: new PromptReasoningModel(client, { projectRoot: root }) };
+  return {
+    engine: "model",
+    reason: `model ${client.model}`,
+    model: new PromptReasoningModel(client, { projectRoot: root }),
+  };
 }

@@ -10,7 +10,13 @@ import {
   SafeOPSDecisionOutputSchema,
 } from "./programs/io.js";
 import { ReasoningEnvelopeSchema, ReasoningResultSchema } from "./reasoning.js";
-import { BootEnvelopeSchema, OAContextFileSchema, OAGuardOutputSchema, OAStateSchema, SnapshotResultSchema } from "./schemas.js";
+import {
+  BootEnvelopeSchema,
+  OAContextFileSchema,
+  OAGuardOutputSchema,
+  OAStateSchema,
+  SnapshotResultSchema,
+} from "./schemas.js";
 
 /** The OA wire formats published as JSON Schemas in schemas/ (by scripts/schemas.ts). */
 export const OA_PUBLISHED_SCHEMAS: Array<{ name: string; schema: z.ZodType; io: "input" | "output" }> = [

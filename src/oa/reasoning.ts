@@ -4,7 +4,15 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { PmagentError, Redactor, UsageError, formatZodIssues, nowIso, parseWith, secretsFromEnv } from "../core/index.js";
+import {
+  PmagentError,
+  Redactor,
+  UsageError,
+  formatZodIssues,
+  nowIso,
+  parseWith,
+  secretsFromEnv,
+} from "../core/index.js";
 import { OAToolError } from "./errors.js";
 import { computeKernel } from "./kernel.js";
 import type { ReasoningModel } from "./model.js";
@@ -30,13 +38,23 @@ export const PROGRAMS: Record<ProgramId, ProgramDefinition<unknown, unknown>> = 
 };
 
 /** The spec's "DSPy Program → Tool Mapping". */
-export const PROGRAM_TOOLS: Record<ProgramId, readonly OAToolId[]> = Object.fromEntries(PROGRAM_IDS.map((id) => [id, PROGRAMS[id].tools])) as Record<ProgramId, readonly OAToolId[]>;
-
+export const PROGRAM_TOOLS: Record<ProgramId, readonly OAToolId[]> = Object.fromEntries(
+  PROGRAM_IDS.map((id) => [id, PROGRAMS[id].tools]),
+) as Record<ProgramId, readonly OAToolId[]>;
 
 export { ReasoningEnvelopeSchema, type ReasoningEnvelope };
 
-export const OAToolCallSchema = z.object({ tool_id: z.string(), args: z.array(z.string()), ok: z.boolean(), error: z.string().nullable() });
-export const ReasoningDiagnosticSchema = z.object({ severity: z.enum(["info", "warn", "error"]), code: z.string(), message: z.string() });
+export const OAToolCallSchema = z.object({
+  tool_id: z.string(),
+  args: z.array(z.string()),
+  ok: z.boolean(),
+  error: z.string().nullable(),
+});
+export const ReasoningDiagnosticSchema = z.object({
+  severity: z.enum(["info", "warn", "error"]),
+  code: z.string(),
+  message: z.string(),
+});
 export type ReasoningDiagnostic = z.output<typeof ReasoningDiagnosticSchema>;
 
 export const ReasoningResultSchema = z.object({
@@ -71,10 +89,19 @@ export interface BuildEnvelopeOptions {
 /** A deeply frozen envelope: kernel state, OA context, goal and the program's allowed tools. */
 export function buildEnvelope(programId: string, goal: string, options: BuildEnvelopeOptions): ReasoningEnvelope {
   const parsedId = ProgramIdSchema.safeParse(programId);
-  if (!parsedId.success) throw new UsageError("oa_unknown_program", `unknown reasoning program "${programId}" (programs: ${PROGRAM_IDS.join(", ")})`);
+  if (!parsedId.success)
+    throw new UsageError(
+      "oa_unknown_program",
+      `unknown reasoning program "${programId}" (programs: ${PROGRAM_IDS.join(", ")})`,
+    );
   const id = parsedId.data;
   if (goal.trim() === "") throw new UsageError("oa_goal_empty", `${id} needs a non-empty goal`);
-  const inputs = parseWith(ProgramInputsSchemas[id], options.inputs ?? {}, `${id} inputs`, "oa_invalid_inputs") as Record<string, unknown>;
+  const inputs = parseWith(
+    ProgramInputsSchemas[id],
+    options.inputs ?? {},
+    `${id} inputs`,
+    "oa_invalid_inputs",
+  ) as Record<string, unknown>;
   const ws = options.workspace;
   const set = loadSurfaces(ws);
   const kernel = computeKernel(set);
@@ -85,7 +112,13 @@ export function buildEnvelope(programId: string, goal: string, options: BuildEnv
     timestamp: nowIso(options.clock),
     program_id: id,
     goal,
-    kernel_state: { mode: kernel.mode, phase: kernel.phase, branch: kernel.branch, reality_green: kernel.reality_green, reasons: kernel.reasons },
+    kernel_state: {
+      mode: kernel.mode,
+      phase: kernel.phase,
+      branch: kernel.branch,
+      reality_green: kernel.reality_green,
+      reasons: kernel.reasons,
+    },
     kernel_state_ref: {
       mode: kernel.mode,
       bootstrap: ref(set.bootstrap.status),
@@ -111,14 +144,34 @@ export interface RunOptions {
 export async function run(envelope: ReasoningEnvelope, options: RunOptions): Promise<ReasoningResult> {
   // Envelopes normally come from buildEnvelope; one made by hand is checked the same way.
   parseWith(ReasoningEnvelopeSchema, envelope, "reasoning envelope", "oa_invalid_envelope");
-  parseWith(ProgramInputsSchemas[envelope.program_id], envelope.inputs, `${envelope.program_id} inputs`, "oa_invalid_inputs");
+  parseWith(
+    ProgramInputsSchemas[envelope.program_id],
+    envelope.inputs,
+    `${envelope.program_id} inputs`,
+    "oa_invalid_inputs",
+  );
   const program = PROGRAMS[envelope.program_id];
   const redactor = new Redactor(secretsFromEnv());
   const toolCalls: ReasoningResult["tool_calls"] = [];
   const diagnostics: ReasoningDiagnostic[] = [];
   let engine: ReasoningResult["engine"] = options.model ? "model" : "rules";
-  const finish = (status: ReasoningResult["status"], decision: string, rationale: string, output: unknown): ReasoningResult =>
-    deepFreeze({ envelope_id: envelope.envelope_id, program_id: program.id, status, decision, rationale, output, engine, tool_calls: toolCalls, diagnostics });
+  const finish = (
+    status: ReasoningResult["status"],
+    decision: string,
+    rationale: string,
+    output: unknown,
+  ): ReasoningResult =>
+    deepFreeze({
+      envelope_id: envelope.envelope_id,
+      program_id: program.id,
+      status,
+      decision,
+      rationale,
+      output,
+      engine,
+      tool_calls: toolCalls,
+      diagnostics,
+    });
   const failed = (code: string, message: string) => {
     const text = redactor.redact(message);
     diagnostics.push({ severity: "error", code, message: text });
@@ -127,7 +180,10 @@ export async function run(envelope: ReasoningEnvelope, options: RunOptions): Pro
 
   const tool = async (id: OAToolId, args: string[] = []): Promise<unknown> => {
     if (!envelope.tools_allowed.includes(id)) {
-      const err = new OAToolError("oa_tool_not_allowed", `${program.id} may not call ${id} (allowed tools: ${envelope.tools_allowed.join(", ")})`);
+      const err = new OAToolError(
+        "oa_tool_not_allowed",
+        `${program.id} may not call ${id} (allowed tools: ${envelope.tools_allowed.join(", ")})`,
+      );
       toolCalls.push({ tool_id: id, args, ok: false, error: err.message });
       throw err;
     }
@@ -147,7 +203,11 @@ export async function run(envelope: ReasoningEnvelope, options: RunOptions): Pro
     // Kernel-first: the kernel as it is now decides, not as it was when the envelope was built.
     kernel = kernelStateFrom(await tool("oa.kernel_status"));
     if (kernel.mode !== envelope.kernel_state.mode) {
-      diagnostics.push({ severity: "warn", code: "oa_kernel_changed", message: `kernel mode changed from ${envelope.kernel_state.mode} to ${kernel.mode} since the envelope was built` });
+      diagnostics.push({
+        severity: "warn",
+        code: "oa_kernel_changed",
+        message: `kernel mode changed from ${envelope.kernel_state.mode} to ${kernel.mode} since the envelope was built`,
+      });
     }
     // Every program runs in every mode and answers inside its own schema: fail-closed lives in
     // the rules (a BLOCKED kernel allows diagnosis only), not in a refusal outside the enums.
@@ -161,7 +221,12 @@ export async function run(envelope: ReasoningEnvelope, options: RunOptions): Pro
       }
     };
     const ctx: ProgramContext = { envelope, workspace: options.workspace, kernel, tool, tryTool };
-    input = parseWith(program.inputSchema, await program.gather(ctx), `${program.id} input`, "oa_program_input_invalid");
+    input = parseWith(
+      program.inputSchema,
+      await program.gather(ctx),
+      `${program.id} input`,
+      "oa_program_input_invalid",
+    );
 
     let output: unknown;
     // A BLOCKED kernel is answered by the rules alone: the fail-closed answer is not up for a model.
@@ -174,18 +239,28 @@ export async function run(envelope: ReasoningEnvelope, options: RunOptions): Pro
         return failed("oa_model_failed", `the model failed to answer ${program.id}: ${(err as Error).message}`);
       }
       const parsed = program.outputSchema.safeParse(raw);
-      if (!parsed.success) return failed("oa_model_output_invalid", `the model's answer to ${program.id} does not match its output schema: ${formatZodIssues(parsed.error).join("; ")}`);
+      if (!parsed.success)
+        return failed(
+          "oa_model_output_invalid",
+          `the model's answer to ${program.id} does not match its output schema: ${formatZodIssues(parsed.error).join("; ")}`,
+        );
       output = parsed.data;
       if (program.floor) {
         const floored = program.floor(input, output, program.rules(input));
-        if (floored.overridden) diagnostics.push({ severity: "warn", code: "oa_model_overridden", message: floored.overridden });
+        if (floored.overridden)
+          diagnostics.push({ severity: "warn", code: "oa_model_overridden", message: floored.overridden });
         output = floored.output;
       }
     } else {
       output = program.rules(input);
     }
     program.commit?.(ctx, output);
-    if (kernel.mode !== "NORMAL") diagnostics.push({ severity: kernel.mode === "BLOCKED" ? "error" : "warn", code: kernel.mode === "BLOCKED" ? "oa_kernel_blocked" : "oa_kernel_not_normal", message: `kernel is ${kernel.mode}: ${kernel.reasons.join("; ")}` });
+    if (kernel.mode !== "NORMAL")
+      diagnostics.push({
+        severity: kernel.mode === "BLOCKED" ? "error" : "warn",
+        code: kernel.mode === "BLOCKED" ? "oa_kernel_blocked" : "oa_kernel_not_normal",
+        message: `kernel is ${kernel.mode}: ${kernel.reasons.join("; ")}`,
+      });
     const status = kernel.mode === "NORMAL" ? "OK" : kernel.mode;
     return finish(status, program.decision(output), program.rationale(output), output);
   } catch (err) {

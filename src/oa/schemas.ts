@@ -13,7 +13,9 @@ export type KernelMode = z.output<typeof KernelModeSchema>;
 export const PmBootstrapStateSchema = z.looseObject({
   branch: z.string().min(1),
   /** `dms_share_alignment` is a legacy field ("OK"/"BROKEN") the origin's guard still compares. */
-  meta: z.looseObject({ current_phase: OAPhaseSchema.optional(), dms_share_alignment: z.unknown().optional() }).optional(),
+  meta: z
+    .looseObject({ current_phase: OAPhaseSchema.optional(), dms_share_alignment: z.unknown().optional() })
+    .optional(),
   health: z
     .looseObject({
       reality_green: z.boolean().optional(),
@@ -55,7 +57,10 @@ export const HandoffKernelSchema = z.looseObject({
   current_phase: OAPhaseSchema.optional(),
 });
 
-export const PendingOpsBlockSchema = z.union([z.string(), z.looseObject({ id: z.string().optional(), goal: z.string().optional() })]);
+export const PendingOpsBlockSchema = z.union([
+  z.string(),
+  z.looseObject({ id: z.string().optional(), goal: z.string().optional() }),
+]);
 
 export const OAContextBodySchema = z.looseObject({
   active_goal: z.string().nullable().default(null),
@@ -87,7 +92,10 @@ export const OACheckSummarySchema = z.object({ name: z.string(), passed: z.boole
 export const OA_STATE_VERSION = 1;
 
 /** The data model's DMS hint counts, from the reality check that reports them (zero when none does). */
-export const DmsHintSummarySchema = z.looseObject({ total_hints: z.number().int().min(0), flows_with_hints: z.number().int().min(0) });
+export const DmsHintSummarySchema = z.looseObject({
+  total_hints: z.number().int().min(0),
+  flows_with_hints: z.number().int().min(0),
+});
 
 /**
  * share/orchestrator_assistant/STATE.json as pmagent writes it: the origin's OA data model
@@ -120,7 +128,11 @@ export const OAStateSchema = z.object({
   /** The OA Tools registry this runtime offers (the registry's `oa_tools.tools`). */
   oa_tools: z.object({ version: z.number().int(), tools: z.array(z.string()) }),
   /** The reasoning bridge: programs and the tools each may call. */
-  reasoning_bridge: z.object({ version: z.number().int(), programs: z.array(z.string()), tools_allowed: z.record(z.string(), z.array(z.string())) }),
+  reasoning_bridge: z.object({
+    version: z.number().int(),
+    programs: z.array(z.string()),
+    tools_allowed: z.record(z.string(), z.array(z.string())),
+  }),
 });
 export type OAState = z.output<typeof OAStateSchema>;
 
@@ -169,7 +181,13 @@ export type BootEnvelope = z.output<typeof BootEnvelopeSchema>;
 export const OAGuardModeSchema = z.enum(["STRICT", "HINT"]);
 export type OAGuardMode = z.output<typeof OAGuardModeSchema>;
 
-export const OADiagnosticCategorySchema = z.enum(["kernel_mismatch", "config_drift", "missing_surface", "schema_violation", "tri_surface_incoherence"]);
+export const OADiagnosticCategorySchema = z.enum([
+  "kernel_mismatch",
+  "config_drift",
+  "missing_surface",
+  "schema_violation",
+  "tri_surface_incoherence",
+]);
 export type OADiagnosticCategory = z.output<typeof OADiagnosticCategorySchema>;
 
 /** The catalog's diagnostic: `blocker` makes the kernel BLOCKED, `issue` fails the guard, `warn` reports. */

@@ -3,9 +3,26 @@ import { sha256Hex, writeFileAtomic, nowIso, formatZodIssues } from "../core/ind
 import { OASurfaceError } from "./errors.js";
 import { computeKernel } from "./kernel.js";
 import { PROGRAM_IDS } from "./programs/io.js";
-import { OA_STATE_VERSION, OAStateReadSchema, OAStateSchema, type OAState, type OAStateRead, type SurfaceStatus } from "./schemas.js";
+import {
+  OA_STATE_VERSION,
+  OAStateReadSchema,
+  OAStateSchema,
+  type OAState,
+  type OAStateRead,
+  type SurfaceStatus,
+} from "./schemas.js";
 import { OA_TOOL_IDS, PROGRAM_TOOL_IDS } from "./tool-ids.js";
-import { OA_INIT_COMMAND, REQUIRED_SURFACES, SURFACES, contextOf, describeProblem, loadSurfaces, noKernelSurfaces, surfaceList, type SurfaceSet } from "./surfaces.js";
+import {
+  OA_INIT_COMMAND,
+  REQUIRED_SURFACES,
+  SURFACES,
+  contextOf,
+  describeProblem,
+  loadSurfaces,
+  noKernelSurfaces,
+  surfaceList,
+  type SurfaceSet,
+} from "./surfaces.js";
 import { displayPath, type OAWorkspace } from "./workspace.js";
 
 /** Refuse (exit 1) when a required surface is missing or invalid, naming each file, its problem and the fix. */
@@ -26,7 +43,10 @@ export function assertRequiredSurfaces(set: SurfaceSet): void {
 }
 
 /** The data model's `dms_hint_summary`: counts from the reality check that reports DMS hints. */
-export function dmsHintSummary(checks: ReadonlyArray<{ name: string; details?: unknown }>): { total_hints: number; flows_with_hints: number } {
+export function dmsHintSummary(checks: ReadonlyArray<{ name: string; details?: unknown }>): {
+  total_hints: number;
+  flows_with_hints: number;
+} {
   const count = (v: unknown) => (typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : 0);
   for (const c of checks) {
     if (!/dms hint/i.test(c.name) || c.details === null || typeof c.details !== "object") continue;
@@ -70,12 +90,19 @@ export function buildState(ws: OAWorkspace, set: SurfaceSet, clock: () => number
     mode_reasons: kernel.reasons,
     oa_context: contextOf(set).context,
     oa_tools: { version: 1, tools: [...OA_TOOL_IDS] },
-    reasoning_bridge: { version: 1, programs: [...PROGRAM_IDS], tools_allowed: Object.fromEntries(PROGRAM_IDS.map((id) => [id, [...PROGRAM_TOOL_IDS[id]]])) },
+    reasoning_bridge: {
+      version: 1,
+      programs: [...PROGRAM_IDS],
+      tools_allowed: Object.fromEntries(PROGRAM_IDS.map((id) => [id, [...PROGRAM_TOOL_IDS[id]]])),
+    },
   });
 }
 
 /** Build the state and write it atomically to share/orchestrator_assistant/STATE.json. */
-export function writeSnapshot(ws: OAWorkspace, clock: () => number = Date.now): { success: true; path: string; state: OAState } {
+export function writeSnapshot(
+  ws: OAWorkspace,
+  clock: () => number = Date.now,
+): { success: true; path: string; state: OAState } {
   const state = buildState(ws, loadSurfaces(ws), clock);
   writeFileAtomic(ws.statePath, `${JSON.stringify(state, null, 2)}\n`);
   return { success: true, path: displayPath(ws, ws.statePath), state };
@@ -84,13 +111,25 @@ export function writeSnapshot(ws: OAWorkspace, clock: () => number = Date.now): 
 /** The STATE.json the guard compares with the kernel; its own status says whether it could be read. */
 export function readState(ws: OAWorkspace): { status: SurfaceStatus; state: OAStateRead | undefined } {
   const path = displayPath(ws, ws.statePath);
-  const status = (s: SurfaceStatus["status"], problem: string | null, sha256: string | null = null): SurfaceStatus => ({ path, required: true, status: s, sha256, problem });
+  const status = (s: SurfaceStatus["status"], problem: string | null, sha256: string | null = null): SurfaceStatus => ({
+    path,
+    required: true,
+    status: s,
+    sha256,
+    problem,
+  });
   let text: string;
   try {
     text = readFileSync(ws.statePath, "utf8");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    return { status: status(code === "ENOENT" ? "missing" : "invalid", code === "ENOENT" ? "file not found" : `cannot read the file (${code})`), state: undefined };
+    return {
+      status: status(
+        code === "ENOENT" ? "missing" : "invalid",
+        code === "ENOENT" ? "file not found" : `cannot read the file (${code})`,
+      ),
+      state: undefined,
+    };
   }
   const sha = sha256Hex(text);
   let json: unknown;
@@ -100,6 +139,7 @@ export function readState(ws: OAWorkspace): { status: SurfaceStatus; state: OASt
     return { status: status("invalid_json", `not valid JSON: ${(err as Error).message}`, sha), state: undefined };
   }
   const parsed = OAStateReadSchema.safeParse(json);
-  if (!parsed.success) return { status: status("invalid", formatZodIssues(parsed.error).join("; "), sha), state: undefined };
+  if (!parsed.success)
+    return { status: status("invalid", formatZodIssues(parsed.error).join("; "), sha), state: undefined };
   return { status: status("ok", null, sha), state: parsed.data };
 }

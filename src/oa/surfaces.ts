@@ -68,7 +68,9 @@ export function loadSurface<N extends SurfaceName>(ws: OAWorkspace, name: N): Lo
     bytes = readFileSync(abs);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    return code === "ENOENT" ? fail("missing", "file not found") : fail("invalid", `cannot read the file (${code ?? (err as Error).message})`);
+    return code === "ENOENT"
+      ? fail("missing", "file not found")
+      : fail("invalid", `cannot read the file (${code ?? (err as Error).message})`);
   }
   const sha256 = sha256Hex(bytes);
   let json: unknown;
@@ -76,11 +78,20 @@ export function loadSurface<N extends SurfaceName>(ws: OAWorkspace, name: N): Lo
     json = JSON.parse(bytes.toString("utf8"));
   } catch (err) {
     // JSON.parse quotes the text around the error: redact it, surfaces may sit beside secrets.
-    return fail("invalid_json", `not valid JSON: ${new Redactor(secretsFromEnv()).redact((err as Error).message)}`, sha256);
+    return fail(
+      "invalid_json",
+      `not valid JSON: ${new Redactor(secretsFromEnv()).redact((err as Error).message)}`,
+      sha256,
+    );
   }
   const parsed = SURFACES[name].schema.safeParse(json);
   if (!parsed.success) return fail("invalid", formatZodIssues(parsed.error).join("; "), sha256);
-  return { name, status: { ...base, status: "ok", sha256, problem: null }, data: parsed.data as SurfaceData<N>, raw: json };
+  return {
+    name,
+    status: { ...base, status: "ok", sha256, problem: null },
+    data: parsed.data as SurfaceData<N>,
+    raw: json,
+  };
 }
 
 export function loadSurfaces(ws: OAWorkspace): SurfaceSet {

@@ -11,7 +11,11 @@ import { loadTemplates, type PromptTemplates } from "./templates.js";
 import type { ToolHandler } from "./tools.js";
 
 /** The fields of a blackboard entry the role step itself relies on; the rest is passed through. */
-const EntrySchema = z.looseObject({ id: z.string().min(1), to: z.string().min(1).optional(), kind: z.string().min(1).optional() });
+const EntrySchema = z.looseObject({
+  id: z.string().min(1),
+  to: z.string().min(1).optional(),
+  kind: z.string().min(1).optional(),
+});
 
 export interface RoleStepOptions {
   /** The blackboard entry the step runs for, as JSON. */
@@ -55,7 +59,13 @@ export interface RoleStepResult extends ModelAnswer {
  */
 export async function runRoleStep(options: RoleStepOptions): Promise<RoleStepResult> {
   const entry = parseWith(EntrySchema, options.entry, "blackboard entry", "invalid_entry");
-  const ledger: Ledger = { entry_id: entry.id, lane: options.lane, role: entry.to ?? options.role, cycle: options.cycle, refs: options.refs ?? [] };
+  const ledger: Ledger = {
+    entry_id: entry.id,
+    lane: options.lane,
+    role: entry.to ?? options.role,
+    cycle: options.cycle,
+    refs: options.refs ?? [],
+  };
   const reviewLevel = options.reviewLevel ?? DEFAULT_REVIEW_LEVEL;
   const build = {
     role: options.role,
@@ -74,7 +84,11 @@ export async function runRoleStep(options: RoleStepOptions): Promise<RoleStepRes
     request: options.client.settings.request,
   };
   const request = buildResponsesRequest(build);
-  const answer = await options.client.respond(request, { output: resolveOutputSchema(build), stream: options.stream, tools: options.tools?.handler });
+  const answer = await options.client.respond(request, {
+    output: resolveOutputSchema(build),
+    stream: options.stream,
+    tools: options.tools?.handler,
+  });
   const review = options.role === "reviewer" ? reviewOutcome(reviewLevel, answer.answer) : undefined;
   return { ...answer, role: options.role, ledger, request, ...(review ? { review } : {}) };
 }

@@ -79,7 +79,8 @@ export function parsePatch(text: string): PatchOperation[] {
       const path = headerPath(line, ADD, i);
       const body: string[] = [];
       for (i++; i < last && !fileHeader(lines[i]!); i++) {
-        if (!lines[i]!.startsWith("+")) throw invalid(`line ${i + 1}: every line of an added file starts with '+', got "${lines[i]}"`);
+        if (!lines[i]!.startsWith("+"))
+          throw invalid(`line ${i + 1}: every line of an added file starts with '+', got "${lines[i]}"`);
         body.push(lines[i]!.slice(1));
       }
       ops.push({ type: "add", path, lines: body });
@@ -105,7 +106,8 @@ export function parsePatch(text: string): PatchOperation[] {
         for (; i < last && !fileHeader(lines[i]!) && lines[i] !== EOF_MARK && !lines[i]!.startsWith("@@"); i++) {
           const l = lines[i]!;
           // An empty line is taken as an empty context line (editors strip the lone space).
-          const kind = l === "" || l[0] === " " ? "context" : l[0] === "-" ? "remove" : l[0] === "+" ? "add" : undefined;
+          const kind =
+            l === "" || l[0] === " " ? "context" : l[0] === "-" ? "remove" : l[0] === "+" ? "add" : undefined;
           if (kind === undefined) throw invalid(`line ${i + 1}: a hunk line starts with ' ', '-' or '+', got "${l}"`);
           hunk.lines.push({ kind, text: l.slice(1) });
         }
@@ -147,8 +149,14 @@ function editTarget(workspace: string, path: string, allowedPaths: readonly stri
   const root = realpathSync(workspace);
   const real = relative(root, realpathSync(existing));
   const realPath = posix.join(real.split(sep).join("/"), relative(existing, target).split(sep).join("/"));
-  if (realPath !== normal && (real.startsWith("..") || isAbsolute(real) || pathRefusal(realPath, allowedPaths) !== null)) {
-    throw new RefusedError("path_not_allowed", `apply_patch: path "${path}" leads through a link to ${isAbsolute(real) || real.startsWith("..") ? realpathSync(existing) : realPath}, outside the allowed paths (${allowedPaths.join(", ")}); nothing was changed`);
+  if (
+    realPath !== normal &&
+    (real.startsWith("..") || isAbsolute(real) || pathRefusal(realPath, allowedPaths) !== null)
+  ) {
+    throw new RefusedError(
+      "path_not_allowed",
+      `apply_patch: path "${path}" leads through a link to ${isAbsolute(real) || real.startsWith("..") ? realpathSync(existing) : realPath}, outside the allowed paths (${allowedPaths.join(", ")}); nothing was changed`,
+    );
   }
   return target;
 }
@@ -160,7 +168,11 @@ function toLines(text: string): string[] {
   return lines;
 }
 
-const MATCHERS: Array<(a: string, b: string) => boolean> = [(a, b) => a === b, (a, b) => a.trimEnd() === b.trimEnd(), (a, b) => a.trim() === b.trim()];
+const MATCHERS: Array<(a: string, b: string) => boolean> = [
+  (a, b) => a === b,
+  (a, b) => a.trimEnd() === b.trimEnd(),
+  (a, b) => a.trim() === b.trim(),
+];
 
 /** Where `needle` first occurs in `lines` from `start` (exact, then more leniently), or -1. */
 function seek(lines: string[], needle: string[], start: number, atEnd: boolean): number {
@@ -179,13 +191,23 @@ function applyHunks(path: string, before: string[], hunks: PatchHunk[]): string[
   hunks.forEach((hunk, n) => {
     if (hunk.anchor !== undefined) {
       const at = seek(lines, [hunk.anchor], cursor, false);
-      if (at < 0) throw invalid(`${path}: hunk ${n + 1}'s "@@ ${hunk.anchor}" line is not in the file${cursor > 0 ? " after the previous hunk" : ""}; nothing was changed`);
+      if (at < 0)
+        throw invalid(
+          `${path}: hunk ${n + 1}'s "@@ ${hunk.anchor}" line is not in the file${cursor > 0 ? " after the previous hunk" : ""}; nothing was changed`,
+        );
       cursor = at + 1;
     }
     const old = oldLines(hunk);
-    const at = old.length === 0 ? (hunk.anchor !== undefined && !hunk.atEnd ? cursor : lines.length) : seek(lines, old, cursor, hunk.atEnd);
+    const at =
+      old.length === 0
+        ? hunk.anchor !== undefined && !hunk.atEnd
+          ? cursor
+          : lines.length
+        : seek(lines, old, cursor, hunk.atEnd);
     if (at < 0) {
-      throw invalid(`${path}: hunk ${n + 1} does not match the file${cursor > 0 ? " after the previous hunk" : ""}; these lines were not found:\n${old.map((l) => `  ${l}`).join("\n")}\nRead the file again and send context lines as they are; nothing was changed`);
+      throw invalid(
+        `${path}: hunk ${n + 1} does not match the file${cursor > 0 ? " after the previous hunk" : ""}; these lines were not found:\n${old.map((l) => `  ${l}`).join("\n")}\nRead the file again and send context lines as they are; nothing was changed`,
+      );
     }
     // Context lines stay as the file has them (they may have matched ignoring whitespace).
     let k = at;
@@ -217,7 +239,8 @@ export function applyPatch(workspace: string, text: string, allowedPaths: readon
     if (!lstatSync(target).isFile()) throw invalid(`${path} is not a regular file; nothing was changed`);
     return readFileSync(target, "utf8");
   };
-  const set = (path: string, value: string | null) => files.set(posix.normalize(path), { target: editTarget(workspace, path, allowedPaths), text: value });
+  const set = (path: string, value: string | null) =>
+    files.set(posix.normalize(path), { target: editTarget(workspace, path, allowedPaths), text: value });
   const changes: PatchChange[] = [];
   for (const op of ops) {
     const before = current(op.path);
@@ -228,19 +251,32 @@ export function applyPatch(workspace: string, text: string, allowedPaths: readon
     } else if (op.type === "delete") {
       if (before === null) throw invalid(`${op.path} does not exist, so it cannot be deleted; nothing was changed`);
       set(op.path, null);
-      changes.push({ type: "delete", path: posix.normalize(op.path), lines_before: toLines(before).length, lines_after: null });
+      changes.push({
+        type: "delete",
+        path: posix.normalize(op.path),
+        lines_before: toLines(before).length,
+        lines_after: null,
+      });
     } else {
-      if (before === null) throw invalid(`${op.path} does not exist: use "${ADD}${op.path}" to create it; nothing was changed`);
+      if (before === null)
+        throw invalid(`${op.path} does not exist: use "${ADD}${op.path}" to create it; nothing was changed`);
       const after = applyHunks(op.path, toLines(before), op.hunks);
       const text = after.length === 0 ? "" : `${after.join("\n")}\n`;
       const from = posix.normalize(op.path);
       const dest = posix.normalize(op.moveTo ?? op.path);
       if (dest !== from) {
-        if (current(dest) !== null) throw invalid(`cannot move ${op.path} to ${dest}: it already exists; nothing was changed`);
+        if (current(dest) !== null)
+          throw invalid(`cannot move ${op.path} to ${dest}: it already exists; nothing was changed`);
         set(op.path, null);
       }
       set(dest, text);
-      changes.push({ type: "update", path: dest, ...(dest !== from ? { from } : {}), lines_before: toLines(before).length, lines_after: after.length });
+      changes.push({
+        type: "update",
+        path: dest,
+        ...(dest !== from ? { from } : {}),
+        lines_before: toLines(before).length,
+        lines_after: after.length,
+      });
     }
   }
   for (const { target, text } of files.values()) {

@@ -1,8 +1,21 @@
 import OpenAI from "openai";
-import type { Response, ResponseFunctionToolCall, ResponseInputItem, ResponseOutputItem } from "openai/resources/responses/responses";
+import type {
+  Response,
+  ResponseFunctionToolCall,
+  ResponseInputItem,
+  ResponseOutputItem,
+} from "openai/resources/responses/responses";
 import { ModelSchema, type ModelRequest } from "../config/index.js";
 import type { z } from "zod";
-import { PmagentError, Redactor, RefusedError, UnavailableError, UsageError, parseWith, redactUrl } from "../core/index.js";
+import {
+  PmagentError,
+  Redactor,
+  RefusedError,
+  UnavailableError,
+  UsageError,
+  parseWith,
+  redactUrl,
+} from "../core/index.js";
 import { checkAnswer, type OutputSchema } from "./output-schema.js";
 import type { ResponsesPayload } from "./request.js";
 import type { ToolCall, ToolHandler } from "./tools.js";
@@ -30,18 +43,35 @@ export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
  * `model.api_key_env` names (OPENAI_API_KEY by default), the base URL from `model.base_url` or
  * OPENAI_BASE_URL.
  */
-export function modelSettings(model: ModelSectionInput | undefined, env: NodeJS.ProcessEnv = process.env): ModelSettings {
+export function modelSettings(
+  model: ModelSectionInput | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): ModelSettings {
   const m = parseWith(ModelSchema, model ?? {}, "model settings", "config_invalid");
   const apiKey = env[m.api_key_env];
   if (apiKey === undefined || apiKey.trim() === "") {
-    const hint = m.api_key_env === "OPENAI_API_KEY" ? "set OPENAI_API_KEY or model.api_key_env in pmagent.config.json" : `set ${m.api_key_env} (named by model.api_key_env in pmagent.config.json)`;
+    const hint =
+      m.api_key_env === "OPENAI_API_KEY"
+        ? "set OPENAI_API_KEY or model.api_key_env in pmagent.config.json"
+        : `set ${m.api_key_env} (named by model.api_key_env in pmagent.config.json)`;
     throw new UsageError("no_model_api_key", `no model API key: ${hint}`);
   }
   const baseURL = m.base_url ?? (env.OPENAI_BASE_URL?.trim() || undefined);
   if (baseURL !== undefined && !/^https?:$/.test(URL.canParse(baseURL) ? new URL(baseURL).protocol : "")) {
-    throw new UsageError("invalid_base_url", `${m.base_url !== undefined ? "model.base_url" : "OPENAI_BASE_URL"} is not an http(s) URL: set it to the API's base, e.g. https://api.openai.com/v1`);
+    throw new UsageError(
+      "invalid_base_url",
+      `${m.base_url !== undefined ? "model.base_url" : "OPENAI_BASE_URL"} is not an http(s) URL: set it to the API's base, e.g. https://api.openai.com/v1`,
+    );
   }
-  return { model: m.model, apiKey, baseURL, timeoutMs: m.timeout_ms, maxRetries: m.max_retries, apiKeyEnv: m.api_key_env, request: m.request };
+  return {
+    model: m.model,
+    apiKey,
+    baseURL,
+    timeoutMs: m.timeout_ms,
+    maxRetries: m.max_retries,
+    apiKeyEnv: m.api_key_env,
+    request: m.request,
+  };
 }
 
 export interface TokenUsage {
@@ -90,7 +120,12 @@ export class ModelClient {
 
   constructor(settings: ModelSettings) {
     this.settings = settings;
-    this.client = new OpenAI({ apiKey: settings.apiKey, baseURL: settings.baseURL, timeout: settings.timeoutMs, maxRetries: settings.maxRetries });
+    this.client = new OpenAI({
+      apiKey: settings.apiKey,
+      baseURL: settings.baseURL,
+      timeout: settings.timeoutMs,
+      maxRetries: settings.maxRetries,
+    });
     this.redactor = new Redactor([settings.apiKey]);
   }
 
@@ -112,7 +147,7 @@ export class ModelClient {
     let input: ResponseInputItem[] = payload.input;
     let retried = false;
     const maxRounds = options.maxToolRounds ?? MAX_TOOL_ROUNDS;
-    for (let rounds = 0; ; ) {
+    for (let rounds = 0; ;) {
       const response = await this.call({ ...payload, input }, options.stream ?? payload.stream === true);
       const text = answerText(response.response, response.streamedText);
       attempts.push({ response_id: response.response.id, usage: usageOf(response.response) });
@@ -121,9 +156,17 @@ export class ModelClient {
       const calls = items.filter((i): i is ResponseFunctionToolCall => i.type === "function_call");
       if (calls.length > 0) {
         const names = [...new Set(calls.map((c) => c.name))].join(", ");
-        if (!options.tools) throw new UnavailableError("model_tool_call_unexpected", `the model called ${names}, but no tool can be carried out here: offer tools only with a handler for them`);
+        if (!options.tools)
+          throw new UnavailableError(
+            "model_tool_call_unexpected",
+            `the model called ${names}, but no tool can be carried out here: offer tools only with a handler for them`,
+          );
         if (++rounds > maxRounds) {
-          throw new UnavailableError("model_tool_rounds_exceeded", `the model kept calling tools (${names}) for ${maxRounds} rounds without answering: stopped (its calls are in the run's events); narrow the work item or the instructions`, { details: { usage } });
+          throw new UnavailableError(
+            "model_tool_rounds_exceeded",
+            `the model kept calling tools (${names}) for ${maxRounds} rounds without answering: stopped (its calls are in the run's events); narrow the work item or the instructions`,
+            { details: { usage } },
+          );
         }
         const outputs: ResponseInputItem[] = [];
         for (const call of calls) {
@@ -135,7 +178,13 @@ export class ModelClient {
         input = [...input, ...(items as ResponseInputItem[]), ...outputs];
         continue;
       }
-      const done = { text, usage, attempts, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}), ...(retried ? { schema_retry: true as const } : {}) };
+      const done = {
+        text,
+        usage,
+        attempts,
+        ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+        ...(retried ? { schema_retry: true as const } : {}),
+      };
       if (!options.output) return { ...done, answer: undefined };
       const check = checkAnswer(options.output, text);
       if (check.ok) return { ...done, answer: check.value };
@@ -159,9 +208,17 @@ export class ModelClient {
     }
   }
 
-  private async call(payload: ResponsesPayload, stream: boolean): Promise<{ response: Response; streamedText: string; streamedItems: ResponseOutputItem[] }> {
+  private async call(
+    payload: ResponsesPayload,
+    stream: boolean,
+  ): Promise<{ response: Response; streamedText: string; streamedItems: ResponseOutputItem[] }> {
     try {
-      if (!stream) return { response: await this.client.responses.create({ ...payload, stream: false }), streamedText: "", streamedItems: [] };
+      if (!stream)
+        return {
+          response: await this.client.responses.create({ ...payload, stream: false }),
+          streamedText: "",
+          streamedItems: [],
+        };
       const events = await this.client.responses.create({ ...payload, stream: true });
       let streamedText = "";
       const streamedItems: ResponseOutputItem[] = [];
@@ -179,16 +236,32 @@ export class ModelClient {
           idle = setTimeout(onIdle, this.settings.timeoutMs);
           if (event.type === "response.output_text.delta") streamedText += event.delta;
           else if (event.type === "response.output_item.done") streamedItems.push(event.item);
-          else if (event.type === "response.completed" || event.type === "response.incomplete" || event.type === "response.failed") final = event.response;
-          else if (event.type === "error") throw new UnavailableError("model_stream_error", this.clean(`the model API at ${this.where()} reported an error mid-stream: ${event.message}`));
+          else if (
+            event.type === "response.completed" ||
+            event.type === "response.incomplete" ||
+            event.type === "response.failed"
+          )
+            final = event.response;
+          else if (event.type === "error")
+            throw new UnavailableError(
+              "model_stream_error",
+              this.clean(`the model API at ${this.where()} reported an error mid-stream: ${event.message}`),
+            );
         }
       } finally {
         clearTimeout(idle);
       }
       if (stalled) {
-        throw new UnavailableError("model_timeout", `the model API at ${this.where()} sent nothing for ${this.settings.timeoutMs} ms mid-stream: raise model.timeout_ms in pmagent.config.json or check the server`);
+        throw new UnavailableError(
+          "model_timeout",
+          `the model API at ${this.where()} sent nothing for ${this.settings.timeoutMs} ms mid-stream: raise model.timeout_ms in pmagent.config.json or check the server`,
+        );
       }
-      if (!final) throw new UnavailableError("model_stream_truncated", `the model API at ${this.where()} ended the stream before response.completed`);
+      if (!final)
+        throw new UnavailableError(
+          "model_stream_truncated",
+          `the model API at ${this.where()} ended the stream before response.completed`,
+        );
       return { response: final, streamedText, streamedItems };
     } catch (err) {
       throw this.translate(err);
@@ -208,26 +281,51 @@ export class ModelClient {
     if (err instanceof PmagentError) return err;
     const s = this.settings;
     if (err instanceof OpenAI.APIConnectionTimeoutError) {
-      return new UnavailableError("model_timeout", `the model API at ${this.where()} did not answer within ${s.timeoutMs} ms (${s.maxRetries} retries): raise model.timeout_ms in pmagent.config.json or check the server`);
+      return new UnavailableError(
+        "model_timeout",
+        `the model API at ${this.where()} did not answer within ${s.timeoutMs} ms (${s.maxRetries} retries): raise model.timeout_ms in pmagent.config.json or check the server`,
+      );
     }
-    if (err instanceof OpenAI.APIUserAbortError) return new UnavailableError("model_aborted", "the model request was aborted");
+    if (err instanceof OpenAI.APIUserAbortError)
+      return new UnavailableError("model_aborted", "the model request was aborted");
     if (err instanceof OpenAI.APIConnectionError) {
-      return new UnavailableError("model_unreachable", this.clean(`cannot reach the model API at ${this.where()} (${s.maxRetries} retries): ${causeMessage(err)}; check model.base_url or OPENAI_BASE_URL`));
+      return new UnavailableError(
+        "model_unreachable",
+        this.clean(
+          `cannot reach the model API at ${this.where()} (${s.maxRetries} retries): ${causeMessage(err)}; check model.base_url or OPENAI_BASE_URL`,
+        ),
+      );
     }
     if (err instanceof OpenAI.APIError) {
       const detail = this.clean(errorMessage(err));
       const status = err.status;
       if (status === 401 || status === 403) {
-        return new RefusedError("model_auth_failed", `the model API at ${this.where()} refused the API key from ${s.apiKeyEnv} (${status}): ${detail}`);
+        return new RefusedError(
+          "model_auth_failed",
+          `the model API at ${this.where()} refused the API key from ${s.apiKeyEnv} (${status}): ${detail}`,
+        );
       }
       if (status === 429) {
-        return new UnavailableError("model_rate_limited", `the model API at ${this.where()} is still rate limiting after ${s.maxRetries} retries (429): ${detail}; wait and try again, or raise model.max_retries`);
+        return new UnavailableError(
+          "model_rate_limited",
+          `the model API at ${this.where()} is still rate limiting after ${s.maxRetries} retries (429): ${detail}; wait and try again, or raise model.max_retries`,
+        );
       }
       if (status !== undefined && status >= 500) {
-        return new UnavailableError("model_server_error", `the model API at ${this.where()} failed with ${status} after ${s.maxRetries} retries: ${detail}`);
+        return new UnavailableError(
+          "model_server_error",
+          `the model API at ${this.where()} failed with ${status} after ${s.maxRetries} retries: ${detail}`,
+        );
       }
-      if (status !== undefined) return new UsageError("model_request_rejected", `the model API at ${this.where()} rejected the request (${status}): ${detail}`);
-      return new UnavailableError("model_stream_error", `the model API at ${this.where()} reported an error mid-stream: ${detail}`);
+      if (status !== undefined)
+        return new UsageError(
+          "model_request_rejected",
+          `the model API at ${this.where()} rejected the request (${status}): ${detail}`,
+        );
+      return new UnavailableError(
+        "model_stream_error",
+        `the model API at ${this.where()} reported an error mid-stream: ${detail}`,
+      );
     }
     return err;
   }
@@ -253,16 +351,23 @@ function causeMessage(err: Error): string {
 /** The answer text of a finished response; refusals and cut-off answers are errors. */
 function answerText(response: Response, streamedText: string): string {
   if (response.status === "failed") {
-    throw new UnavailableError("model_failed", `the model failed to answer: ${response.error?.message ?? "no reason given"}`);
+    throw new UnavailableError(
+      "model_failed",
+      `the model failed to answer: ${response.error?.message ?? "no reason given"}`,
+    );
   }
   if (response.status === "incomplete") {
-    throw new UnavailableError("model_incomplete", `the model stopped before finishing its answer (${response.incomplete_details?.reason ?? "no reason given"}): raise the output token limit or shorten the input`);
+    throw new UnavailableError(
+      "model_incomplete",
+      `the model stopped before finishing its answer (${response.incomplete_details?.reason ?? "no reason given"}): raise the output token limit or shorten the input`,
+    );
   }
   const texts: string[] = [];
   for (const item of response.output) {
     if (item.type !== "message") continue;
     for (const part of item.content) {
-      if (part.type === "refusal") throw new RefusedError("model_refused", `the model refused to answer: ${part.refusal}`);
+      if (part.type === "refusal")
+        throw new RefusedError("model_refused", `the model refused to answer: ${part.refusal}`);
       texts.push(part.text);
     }
   }
@@ -272,13 +377,24 @@ function answerText(response: Response, streamedText: string): string {
 
 function usageOf(response: Response): TokenUsage {
   const u = response.usage;
-  return { input_tokens: u?.input_tokens ?? 0, output_tokens: u?.output_tokens ?? 0, total_tokens: u?.total_tokens ?? 0 };
+  return {
+    input_tokens: u?.input_tokens ?? 0,
+    output_tokens: u?.output_tokens ?? 0,
+    total_tokens: u?.total_tokens ?? 0,
+  };
 }
 
 function sumUsage(all: TokenUsage[]): TokenUsage {
-  return all.reduce((a, b) => ({ input_tokens: a.input_tokens + b.input_tokens, output_tokens: a.output_tokens + b.output_tokens, total_tokens: a.total_tokens + b.total_tokens }), {
-    input_tokens: 0,
-    output_tokens: 0,
-    total_tokens: 0,
-  });
+  return all.reduce(
+    (a, b) => ({
+      input_tokens: a.input_tokens + b.input_tokens,
+      output_tokens: a.output_tokens + b.output_tokens,
+      total_tokens: a.total_tokens + b.total_tokens,
+    }),
+    {
+      input_tokens: 0,
+      output_tokens: 0,
+      total_tokens: 0,
+    },
+  );
 }

@@ -6,7 +6,15 @@
 import type { z } from "zod";
 import { PmagentError, UsageError, confinePath, formatZodIssues, nowIso, writeFileAtomic } from "../core/index.js";
 import { applyPatch, type PatchChange } from "./apply-patch.js";
-import { APPLY_PATCH, ApplyPatchArgsSchema, PLAN_STATUSES, UPDATE_PLAN, UpdatePlanArgsSchema, type ToolCall, type UpdatePlanArgs } from "./tools.js";
+import {
+  APPLY_PATCH,
+  ApplyPatchArgsSchema,
+  PLAN_STATUSES,
+  UPDATE_PLAN,
+  UpdatePlanArgsSchema,
+  type ToolCall,
+  type UpdatePlanArgs,
+} from "./tools.js";
 
 export interface EditToolContext {
   workspace: string;
@@ -31,10 +39,17 @@ function args<T extends z.ZodType>(call: ToolCall, schema: T): z.output<T> {
   try {
     json = JSON.parse(call.arguments);
   } catch (err) {
-    throw new UsageError("invalid_tool_arguments", `${call.name}: the arguments are not valid JSON (${(err as Error).message})`);
+    throw new UsageError(
+      "invalid_tool_arguments",
+      `${call.name}: the arguments are not valid JSON (${(err as Error).message})`,
+    );
   }
   const parsed = schema.safeParse(json);
-  if (!parsed.success) throw new UsageError("invalid_tool_arguments", `${call.name}: invalid arguments:\n  ${formatZodIssues(parsed.error).join("\n  ")}`);
+  if (!parsed.success)
+    throw new UsageError(
+      "invalid_tool_arguments",
+      `${call.name}: invalid arguments:\n  ${formatZodIssues(parsed.error).join("\n  ")}`,
+    );
   return parsed.data;
 }
 
@@ -49,11 +64,24 @@ export function runEditTool(call: ToolCall, ctx: EditToolContext): EditToolResul
     if (call.name === UPDATE_PLAN) {
       const plan = args(call, UpdatePlanArgsSchema);
       const path = confinePath(ctx.workspace, ctx.planFile, "plan file");
-      writeFileAtomic(path, `${JSON.stringify({ entry_id: ctx.entryId, explanation: plan.explanation, plan: plan.plan, updated_at: nowIso() }, null, 2)}\n`);
+      writeFileAtomic(
+        path,
+        `${JSON.stringify({ entry_id: ctx.entryId, explanation: plan.explanation, plan: plan.plan, updated_at: nowIso() }, null, 2)}\n`,
+      );
       const counts = PLAN_STATUSES.map((s) => `${plan.plan.filter((p) => p.status === s).length} ${s}`).join(", ");
-      return { ok: true, tool: UPDATE_PLAN, plan, ref: ctx.planFile, output: `plan updated: ${plan.plan.length} step${plan.plan.length === 1 ? "" : "s"} (${counts})` };
+      return {
+        ok: true,
+        tool: UPDATE_PLAN,
+        plan,
+        ref: ctx.planFile,
+        output: `plan updated: ${plan.plan.length} step${plan.plan.length === 1 ? "" : "s"} (${counts})`,
+      };
     }
-    return failed(call, "unknown_tool", `there is no tool "${call.name}": the tools are ${APPLY_PATCH} and ${UPDATE_PLAN}`);
+    return failed(
+      call,
+      "unknown_tool",
+      `there is no tool "${call.name}": the tools are ${APPLY_PATCH} and ${UPDATE_PLAN}`,
+    );
   } catch (err) {
     if (err instanceof PmagentError) return failed(call, err.code, err.message);
     throw err;

@@ -1,5 +1,14 @@
 /** The chat-codex prompt contract: templates, request builder, output schemas, model client, role step. */
-export { AGENT_ROLES, REVIEW_LEVELS, DEFAULT_REVIEW_LEVEL, isAgentRole, parseAgentRole, parseReviewLevel, type AgentRole, type ReviewLevel } from "./roles.js";
+export {
+  AGENT_ROLES,
+  REVIEW_LEVELS,
+  DEFAULT_REVIEW_LEVEL,
+  isAgentRole,
+  parseAgentRole,
+  parseReviewLevel,
+  type AgentRole,
+  type ReviewLevel,
+} from "./roles.js";
 export {
   PACKAGE_TEMPLATES_DIR,
   PROJECT_TEMPLATES_DIR,
@@ -10,7 +19,15 @@ export {
   type TemplateFile,
   type PromptTemplates,
 } from "./templates.js";
-export { LedgerSchema, LEDGER_SECTION, LEDGER_NONE, renderLedgerBlock, type Ledger, type LedgerInput, type KnownLedger } from "./ledger.js";
+export {
+  LedgerSchema,
+  LEDGER_SECTION,
+  LEDGER_NONE,
+  renderLedgerBlock,
+  type Ledger,
+  type LedgerInput,
+  type KnownLedger,
+} from "./ledger.js";
 export {
   OrchestratorOutputSchema,
   ReviewerOutputSchema,
@@ -65,7 +82,26 @@ export {
 } from "./tools.js";
 export { parsePatch, applyPatch, type PatchOperation, type PatchHunk, type PatchChange } from "./apply-patch.js";
 export { runEditTool, type EditToolContext, type EditToolResult } from "./edit-tools.js";
-export { ModelClient, modelSettings, MAX_TOOL_ROUNDS, DEFAULT_BASE_URL, type ModelSectionInput, type ModelSettings, type TokenUsage, type ModelAnswer, type RespondOptions } from "./client.js";
+export {
+  ModelClient,
+  modelSettings,
+  MAX_TOOL_ROUNDS,
+  DEFAULT_BASE_URL,
+  type ModelSectionInput,
+  type ModelSettings,
+  type TokenUsage,
+  type ModelAnswer,
+  type RespondOptions,
+} from "./client.js";
 export { reviewOutcome, type ReviewOutcome } from "./review.js";
 export { runRoleStep, type RoleStepOptions, type RoleStepResult } from "./agent.js";
-export { runRoleAgent, ENTRY_FILE_ENV, ARTIFACT_DIR, type RoleAgentOptions, type RoleAgentReport, type RoleAgentTask, type RoleTaskRequest, type RoleTaskOutcome } from "./role-agent.js";
+export {
+  runRoleAgent,
+  ENTRY_FILE_ENV,
+  ARTIFACT_DIR,
+  type RoleAgentOptions,
+  type RoleAgentReport,
+  type RoleAgentTask,
+  type RoleTaskRequest,
+  type RoleTaskOutcome,
+} from "./role-agent.js";

@@ -23,7 +23,11 @@ export interface OutputSchema {
 const FORMAT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** Build an output schema from a zod schema; refuses one OpenAI strict mode would reject. */
-export function outputSchemaFromZod(name: string, schema: z.ZodType, source: OutputSchema["source"] = "explicit"): OutputSchema {
+export function outputSchemaFromZod(
+  name: string,
+  schema: z.ZodType,
+  source: OutputSchema["source"] = "explicit",
+): OutputSchema {
   checkFormatName(name, "output schema name");
   const { $schema: _ignored, ...jsonSchema } = toJsonSchema(schema);
   assertStrictJsonSchema(jsonSchema, `output schema ${name}`);
@@ -39,11 +43,17 @@ export function outputSchemaFromZod(name: string, schema: z.ZodType, source: Out
 export function outputSchemaFromJson(name: string, json: unknown, source: string): OutputSchema {
   checkFormatName(name, `${source}: output schema name`);
   if (json === null || typeof json !== "object" || Array.isArray(json)) {
-    throw new UsageError("invalid_output_schema", `${source} is not a JSON Schema: expected an object with "type": "object"`);
+    throw new UsageError(
+      "invalid_output_schema",
+      `${source} is not a JSON Schema: expected an object with "type": "object"`,
+    );
   }
   const { $schema: _ignored, ...jsonSchema } = json as Record<string, unknown>;
   if (jsonSchema.type !== "object") {
-    throw new UsageError("invalid_output_schema", `${source}: the root of an output schema must have "type": "object" (OpenAI structured output answers with an object)`);
+    throw new UsageError(
+      "invalid_output_schema",
+      `${source}: the root of an output schema must have "type": "object" (OpenAI structured output answers with an object)`,
+    );
   }
   const problems = strictProblems(jsonSchema);
   let schema: z.ZodType;
@@ -53,7 +63,14 @@ export function outputSchemaFromJson(name: string, json: unknown, source: string
     throw new UsageError("invalid_output_schema", `${source} is not a usable JSON Schema: ${(err as Error).message}`);
   }
   if (problems.length === 0) return { name, schema, jsonSchema, source: "explicit", strict: true };
-  return { name, schema, jsonSchema, source: "explicit", strict: false, note: `${source} is not a strict output schema, so it is sent with strict: false:\n  ${problems.join("\n  ")}` };
+  return {
+    name,
+    schema,
+    jsonSchema,
+    source: "explicit",
+    strict: false,
+    note: `${source} is not a strict output schema, so it is sent with strict: false:\n  ${problems.join("\n  ")}`,
+  };
 }
 
 function checkFormatName(name: string, what: string): void {
@@ -69,7 +86,11 @@ function checkFormatName(name: string, what: string): void {
 export function assertStrictJsonSchema(schema: Record<string, unknown>, source: string): void {
   const problems = strictProblems(schema);
   if (problems.length > 0) {
-    throw new UsageError("output_schema_not_strict", `${source} is not a strict output schema:\n  ${problems.join("\n  ")}`, { problems });
+    throw new UsageError(
+      "output_schema_not_strict",
+      `${source} is not a strict output schema:\n  ${problems.join("\n  ")}`,
+      { problems },
+    );
   }
 }
 
@@ -89,17 +110,22 @@ function visitSchema(node: unknown, path: string, problems: string[]): void {
     const required = Array.isArray(s.required) ? (s.required as unknown[]) : [];
     if (s.additionalProperties !== false) problems.push(`${path}: object must set "additionalProperties": false`);
     const missing = Object.keys(properties).filter((k) => !required.includes(k));
-    if (missing.length > 0) problems.push(`${path}: every property must be required (make it nullable instead of optional): ${missing.join(", ")}`);
+    if (missing.length > 0)
+      problems.push(
+        `${path}: every property must be required (make it nullable instead of optional): ${missing.join(", ")}`,
+      );
     for (const [key, child] of Object.entries(properties)) visitSchema(child, `${path}.properties.${key}`, problems);
   }
   if (Array.isArray(s.items)) s.items.forEach((child, i) => visitSchema(child, `${path}.items[${i}]`, problems));
   else visitSchema(s.items, `${path}.items`, problems);
   for (const key of ["anyOf", "oneOf", "allOf", "prefixItems"]) {
-    if (Array.isArray(s[key])) (s[key] as unknown[]).forEach((child, i) => visitSchema(child, `${path}.${key}[${i}]`, problems));
+    if (Array.isArray(s[key]))
+      (s[key] as unknown[]).forEach((child, i) => visitSchema(child, `${path}.${key}[${i}]`, problems));
   }
   for (const key of ["$defs", "definitions"]) {
     const defs = s[key];
-    if (defs !== null && typeof defs === "object") for (const [name, child] of Object.entries(defs)) visitSchema(child, `${path}.${key}.${name}`, problems);
+    if (defs !== null && typeof defs === "object")
+      for (const [name, child] of Object.entries(defs)) visitSchema(child, `${path}.${key}.${name}`, problems);
   }
 }
 
@@ -122,7 +148,9 @@ export interface OutputSchemaSelection {
 export function resolveOutputSchema(selection: OutputSchemaSelection): OutputSchema | undefined {
   if (selection.responsesOutputSchema) return selection.responsesOutputSchema;
   if (selection.responsesOutputSchemaPreset !== undefined) {
-    return selection.responsesOutputSchemaPreset === "none" ? undefined : presetOutputSchema(selection.responsesOutputSchemaPreset, "preset");
+    return selection.responsesOutputSchemaPreset === "none"
+      ? undefined
+      : presetOutputSchema(selection.responsesOutputSchemaPreset, "preset");
   }
   if (selection.responsesStructuredOutput === true) return presetOutputSchema(selection.role, "role_default");
   return undefined;

@@ -30,13 +30,17 @@ export const OrchestratorOutputSchema = z.strictObject({
         reason: text,
       }),
     )
-    .describe("plan and document edits of this turn in apply_patch format (those made with the apply_patch tool, for the record); empty when none"),
+    .describe(
+      "plan and document edits of this turn in apply_patch format (those made with the apply_patch tool, for the record); empty when none",
+    ),
   open_questions: z.array(text).describe("what a human must decide; empty when nothing"),
 });
 
 export const ReviewerOutputSchema = z.strictObject({
   level: z.enum(REVIEW_LEVELS).describe("the review level stated in your instructions"),
-  decision: z.enum(["approve", "revise", "block"]).describe("approve: go on; revise: needs changes; block: must not go on"),
+  decision: z
+    .enum(["approve", "revise", "block"])
+    .describe("approve: go on; revise: needs changes; block: must not go on"),
   summary: text.describe("why, in a few sentences"),
   claims: z
     .array(
@@ -56,10 +60,17 @@ export const ExecutorOutputSchema = z.strictObject({
   status: z.enum(["completed", "partial", "failed"]),
   summary: text,
   claims: z
-    .array(z.strictObject({ claim: text, evidence: z.array(text).describe("diffs, file excerpts, command output backing the claim") }))
+    .array(
+      z.strictObject({
+        claim: text,
+        evidence: z.array(text).describe("diffs, file excerpts, command output backing the claim"),
+      }),
+    )
     .describe("every claim with its evidence, for the reviewer's audit"),
   changed_files: z.array(text),
-  commands: z.array(z.strictObject({ command: text, exit_code: z.number().int().nullable().describe("null when it did not finish") })),
+  commands: z.array(
+    z.strictObject({ command: text, exit_code: z.number().int().nullable().describe("null when it did not finish") }),
+  ),
   remaining: z.array(text).describe("what is left to do; empty when nothing"),
 });
 
@@ -93,7 +104,10 @@ export const PRESET_NAMES: readonly PresetName[] = [...AGENT_ROLES, "none"];
 
 export function parsePresetName(value: string): PresetName {
   if (!(PRESET_NAMES as readonly string[]).includes(value)) {
-    throw new UsageError("unknown_preset", `unknown output schema preset "${value}": expected one of ${PRESET_NAMES.join(", ")}`);
+    throw new UsageError(
+      "unknown_preset",
+      `unknown output schema preset "${value}": expected one of ${PRESET_NAMES.join(", ")}`,
+    );
   }
   return value as PresetName;
 }

@@ -1,5 +1,9 @@
 import { z } from "zod";
-import type { FunctionTool, ResponseCreateParamsNonStreaming, ResponseInputItem } from "openai/resources/responses/responses";
+import type {
+  FunctionTool,
+  ResponseCreateParamsNonStreaming,
+  ResponseInputItem,
+} from "openai/resources/responses/responses";
 import { ModelRequestSchema, type ModelRequest } from "../config/index.js";
 import { renderLedgerBlock, type KnownLedger } from "./ledger.js";
 import { resolveOutputSchema, type OutputSchema, type OutputSchemaSelection } from "./output-schema.js";
@@ -50,7 +54,10 @@ export interface BuildRequestOptions extends OutputSchemaSelection {
 }
 
 /** The payload; `stream` says how the client sends it (it may still be overridden per call). */
-export type ResponsesPayload = Omit<ResponseCreateParamsNonStreaming, "stream"> & { input: ResponseInputItem[]; stream?: boolean };
+export type ResponsesPayload = Omit<ResponseCreateParamsNonStreaming, "stream"> & {
+  input: ResponseInputItem[];
+  stream?: boolean;
+};
 
 /** `model.request` when the config says nothing: every setting on. */
 export const DEFAULT_MODEL_REQUEST: ModelRequest = ModelRequestSchema.parse({});
@@ -64,7 +71,9 @@ export function promptCacheKey(role: AgentRole, ledger: Partial<KnownLedger> | u
  * The origin's settings on every request: stream, store, reasoning (effort, summary), include
  * (the encrypted reasoning when the response is not stored), verbosity and prompt_cache_key.
  */
-function requestSettings(options: BuildRequestOptions): Partial<ResponsesPayload> & { verbosity?: ModelRequest["verbosity"] } {
+function requestSettings(
+  options: BuildRequestOptions,
+): Partial<ResponsesPayload> & { verbosity?: ModelRequest["verbosity"] } {
   const r = options.request ?? DEFAULT_MODEL_REQUEST;
   if (!r.enabled) return {};
   const reasons = r.reasoning === "on" || (r.reasoning === "auto" && takesReasoning(options.model));
@@ -72,7 +81,13 @@ function requestSettings(options: BuildRequestOptions): Partial<ResponsesPayload
     stream: r.stream,
     store: r.store,
     ...(r.prompt_cache_key ? { prompt_cache_key: promptCacheKey(options.role, options.ledger) } : {}),
-    ...(reasons ? { reasoning: { effort: r.reasoning_effort, summary: r.reasoning_summary }, ...(r.store ? {} : { include: ["reasoning.encrypted_content"] }), verbosity: r.verbosity } : {}),
+    ...(reasons
+      ? {
+          reasoning: { effort: r.reasoning_effort, summary: r.reasoning_summary },
+          ...(r.store ? {} : { include: ["reasoning.encrypted_content"] }),
+          verbosity: r.verbosity,
+        }
+      : {}),
   };
 }
 
@@ -82,7 +97,9 @@ export function takesReasoning(model: string): boolean {
 }
 
 /** The role's developer instructions: its template (reviewer: with its level) and the ledger block (always). */
-export function developerInstructions(options: Pick<BuildRequestOptions, "role" | "templates" | "ledger" | "reviewLevel">): string {
+export function developerInstructions(
+  options: Pick<BuildRequestOptions, "role" | "templates" | "ledger" | "reviewLevel">,
+): string {
   const template = options.templates.developer[options.role];
   const body =
     options.role === "reviewer"
@@ -115,7 +132,12 @@ function blockText(tag: ContextTag, content: string): string {
 const UPDATABLE: ReadonlySet<ContextTag> = new Set(["turn_context", "environment_context"]);
 
 /** `text.format` for an output schema. */
-export function textFormat(output: OutputSchema): { type: "json_schema"; strict: boolean; name: string; schema: Record<string, unknown> } {
+export function textFormat(output: OutputSchema): {
+  type: "json_schema";
+  strict: boolean;
+  name: string;
+  schema: Record<string, unknown>;
+} {
   return { type: "json_schema", strict: output.strict !== false, name: output.name, schema: output.jsonSchema };
 }
 

@@ -8,7 +8,16 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { z } from "zod";
-import { PmagentError, UnavailableError, UsageError, confinePath, nowIso, parseJsonText, parseWith, writeFileAtomic } from "../core/index.js";
+import {
+  PmagentError,
+  UnavailableError,
+  UsageError,
+  confinePath,
+  nowIso,
+  parseJsonText,
+  parseWith,
+  writeFileAtomic,
+} from "../core/index.js";
 import { LaneSchema, findLane, findRole, type Project } from "../config/index.js";
 import { Sprite, type Resume } from "../lattice/index.js";
 import { runRoleStep, type RoleStepOptions, type RoleStepResult } from "./agent.js";
@@ -27,7 +36,13 @@ export const ARTIFACT_DIR = ".pmagent-artifacts";
 
 const RefSchema = z.union([
   z.string().min(1),
-  z.looseObject({ type: z.string().optional(), ref: z.string().nullish(), url: z.string().nullish(), run_id: z.string().optional(), entry_id: z.string().optional() }),
+  z.looseObject({
+    type: z.string().optional(),
+    ref: z.string().nullish(),
+    url: z.string().nullish(),
+    run_id: z.string().optional(),
+    entry_id: z.string().optional(),
+  }),
 ]);
 
 /** The fields of a work item the agent reads; the whole entry still goes to the model. */
@@ -36,7 +51,12 @@ const WorkItemSchema = z.looseObject({
   to: z.string().min(1).optional(),
   kind: z.string().min(1).optional(),
   // The spec only says `refs` is an object: the supervisor posts a list, people often write a map.
-  payload: z.looseObject({ refs: z.union([z.array(RefSchema), z.record(z.string(), z.unknown())]).optional(), cycle: z.number().int().min(1).optional() }).optional(),
+  payload: z
+    .looseObject({
+      refs: z.union([z.array(RefSchema), z.record(z.string(), z.unknown())]).optional(),
+      cycle: z.number().int().min(1).optional(),
+    })
+    .optional(),
 });
 type WorkItem = z.output<typeof WorkItemSchema>;
 
@@ -104,7 +124,8 @@ export interface RoleAgentReport {
  */
 export async function runRoleAgent(options: RoleAgentOptions): Promise<RoleAgentReport> {
   const env = options.env ?? process.env;
-  const sprite = options.sprite ?? new Sprite({ env, workspace: env.LATTICE_WORKSPACE || process.cwd(), write: options.write });
+  const sprite =
+    options.sprite ?? new Sprite({ env, workspace: env.LATTICE_WORKSPACE || process.cwd(), write: options.write });
   let phase: string | undefined;
   const enter = (name: string) => {
     phase = name;
@@ -130,16 +151,26 @@ export async function runRoleAgent(options: RoleAgentOptions): Promise<RoleAgent
     const client = modelClient(sprite, resume, options.project, env);
     if (client === undefined) {
       leave(true);
-      return { status: "waiting", entry_id: item.id, artifact: "", summary: "waiting for the model key (FETCH_CREDENTIAL)", revision_requested: false };
+      return {
+        status: "waiting",
+        entry_id: item.id,
+        artifact: "",
+        summary: "waiting for the model key (FETCH_CREDENTIAL)",
+        revision_requested: false,
+      };
     }
-    sprite.info(`read entry ${item.id}${item.kind ? ` (${item.kind})` : ""} for ${item.to ?? options.role}: lane ${lane}, cycle ${cycle}, ${refs.length} ref${refs.length === 1 ? "" : "s"}`, { kind: "progress" });
+    sprite.info(
+      `read entry ${item.id}${item.kind ? ` (${item.kind})` : ""} for ${item.to ?? options.role}: lane ${lane}, cycle ${cycle}, ${refs.length} ref${refs.length === 1 ? "" : "s"}`,
+      { kind: "progress" },
+    );
     leave(true);
 
     enter("respond");
     const what = `${options.role}${options.role === "reviewer" ? ` (${options.reviewLevel ?? DEFAULT_REVIEW_LEVEL})` : ""}${options.task ? ` for ${options.task.name}` : ""}`;
     sprite.info(`asking ${client.model} as ${what}${options.stream ? ", streamed" : ""}`, { kind: "progress" });
     // The orchestrator's edit tools; a task (a lane step) has its own contract and edits nothing itself.
-    const tools = options.task || roleTools(options.role).length === 0 ? undefined : editTools(sprite, item, lane, options.project);
+    const tools =
+      options.task || roleTools(options.role).length === 0 ? undefined : editTools(sprite, item, lane, options.project);
     const step = await runRoleStep({
       entry: raw,
       role: options.role,
@@ -155,28 +186,51 @@ export async function runRoleAgent(options: RoleAgentOptions): Promise<RoleAgent
       stream: options.stream,
       tools,
     });
-    sprite.info(`${step.usage.total_tokens} tokens in ${step.attempts.length} call${step.attempts.length === 1 ? "" : "s"}`, {
-      kind: "usage",
-      metadata: { model: client.model, ...step.usage, attempts: step.attempts },
-    });
-    if (step.schema_retry) sprite.info("the first answer did not match the output schema; the retry with the validation errors did", { kind: "progress" });
+    sprite.info(
+      `${step.usage.total_tokens} tokens in ${step.attempts.length} call${step.attempts.length === 1 ? "" : "s"}`,
+      {
+        kind: "usage",
+        metadata: { model: client.model, ...step.usage, attempts: step.attempts },
+      },
+    );
+    if (step.schema_retry)
+      sprite.info("the first answer did not match the output schema; the retry with the validation errors did", {
+        kind: "progress",
+      });
     leave(true);
 
     enter("artifact");
     const outcome = options.task ? options.task.finish(step) : outcomeOf(step);
     const path = writeArtifact(sprite.workspace, item, step, client.model);
     const ref = relative(sprite.workspace, path);
-    const revision = outcome.revision_requested ? { revision_requested: true, requested_changes: outcome.requested_changes } : {};
+    const revision = outcome.revision_requested
+      ? { revision_requested: true, requested_changes: outcome.requested_changes }
+      : {};
     sprite.artifact("file", {
       ref,
-      metadata: { schema: String((step.request.text?.format as { name?: string } | undefined)?.name ?? "none"), role: options.role, entry_id: item.id, ...(step.review ? { review: step.review } : {}), ...revision },
+      metadata: {
+        schema: String((step.request.text?.format as { name?: string } | undefined)?.name ?? "none"),
+        role: options.role,
+        entry_id: item.id,
+        ...(step.review ? { review: step.review } : {}),
+        ...revision,
+      },
     });
     leave(true);
     sprite.emit("COMPLETED", { status: outcome.status, summary: outcome.summary, ...revision });
-    return { status: outcome.status, entry_id: item.id, artifact: ref, summary: outcome.summary, revision_requested: outcome.revision_requested };
+    return {
+      status: outcome.status,
+      entry_id: item.id,
+      artifact: ref,
+      summary: outcome.summary,
+      revision_requested: outcome.revision_requested,
+    };
   } catch (err) {
     leave(false);
-    const e = err instanceof PmagentError ? err : new PmagentError("agent_failed", `the role agent failed: ${(err as Error).message}`);
+    const e =
+      err instanceof PmagentError
+        ? err
+        : new PmagentError("agent_failed", `the role agent failed: ${(err as Error).message}`);
     sprite.error(e.message, { code: e.code });
     throw e;
   }
@@ -185,7 +239,8 @@ export async function runRoleAgent(options: RoleAgentOptions): Promise<RoleAgent
 /** The lane's `allowed_paths`; the config's default when the lane is not configured here. */
 function allowedPathsOf(lane: string, project: Project | undefined): string[] {
   const [layer, name] = lane.split("/");
-  const configured = project && layer !== undefined && name !== undefined ? findLane(project.config, layer, name) : undefined;
+  const configured =
+    project && layer !== undefined && name !== undefined ? findLane(project.config, layer, name) : undefined;
   return configured?.allowed_paths ?? LaneSchema.shape.allowed_paths.parse(undefined);
 }
 
@@ -194,22 +249,47 @@ function allowedPathsOf(lane: string, project: Project | undefined): string[] {
  * allowed paths. Each change is an ARTIFACT event; a refused call is reported and its error goes
  * back to the model.
  */
-function editTools(sprite: Sprite, item: WorkItem, lane: string, project: Project | undefined): NonNullable<RoleStepOptions["tools"]> {
+function editTools(
+  sprite: Sprite,
+  item: WorkItem,
+  lane: string,
+  project: Project | undefined,
+): NonNullable<RoleStepOptions["tools"]> {
   const allowedPaths = allowedPathsOf(lane, project);
-  const ctx = { workspace: sprite.workspace, allowedPaths, entryId: item.id, planFile: join(ARTIFACT_DIR, `orchestrator-${safeName(item.id)}-plan.json`) };
+  const ctx = {
+    workspace: sprite.workspace,
+    allowedPaths,
+    entryId: item.id,
+    planFile: join(ARTIFACT_DIR, `orchestrator-${safeName(item.id)}-plan.json`),
+  };
   return {
     definitions: roleTools("orchestrator", allowedPaths),
     handler: (call: ToolCall) => {
       const result = runEditTool(call, ctx);
       const about = { tool: call.name, call_id: call.call_id, entry_id: item.id };
       if (!result.ok) {
-        sprite.info(`${call.name} refused: ${result.output}`, { kind: "tool_refused", metadata: { ...about, code: result.code } });
+        sprite.info(`${call.name} refused: ${result.output}`, {
+          kind: "tool_refused",
+          metadata: { ...about, code: result.code },
+        });
       } else if (result.tool === "apply_patch") {
         for (const c of result.changes) {
-          sprite.artifact("file", { ref: c.path, metadata: { ...about, change: c.type, ...(c.from ? { from: c.from } : {}), lines_before: c.lines_before, lines_after: c.lines_after } });
+          sprite.artifact("file", {
+            ref: c.path,
+            metadata: {
+              ...about,
+              change: c.type,
+              ...(c.from ? { from: c.from } : {}),
+              lines_before: c.lines_before,
+              lines_after: c.lines_after,
+            },
+          });
         }
       } else {
-        sprite.artifact("plan", { ref: result.ref, metadata: { ...about, steps: result.plan.plan.length, explanation: result.plan.explanation } });
+        sprite.artifact("plan", {
+          ref: result.ref,
+          metadata: { ...about, steps: result.plan.plan.length, explanation: result.plan.explanation },
+        });
       }
       return result.output;
     },
@@ -226,10 +306,19 @@ function safeName(id: string): string {
  * holds no credentials, so under a supervisor it asks for the key with a blocking
  * FETCH_CREDENTIAL and waits; the resume file (0600) brings the value. Undefined: waiting.
  */
-function modelClient(sprite: Sprite, resume: Resume | null, project: Project | undefined, env: NodeJS.ProcessEnv): ModelClient | undefined {
+function modelClient(
+  sprite: Sprite,
+  resume: Resume | null,
+  project: Project | undefined,
+  env: NodeJS.ProcessEnv,
+): ModelClient | undefined {
   if (resume) {
     const failed = resume.context?.error as { message?: unknown } | undefined;
-    if (failed) throw new UnavailableError("model_key_unavailable", `the supervisor could not hand over the model key (FETCH_CREDENTIAL): ${String(failed.message)}`);
+    if (failed)
+      throw new UnavailableError(
+        "model_key_unavailable",
+        `the supervisor could not hand over the model key (FETCH_CREDENTIAL): ${String(failed.message)}`,
+      );
     const value = resume.inputs?.value;
     if (typeof value === "string" && value !== "") {
       const keyEnv = modelSettingsKeyEnv(project);
@@ -256,7 +345,10 @@ function modelSettingsKeyEnv(project: Project | undefined): string {
 
 function readEntry(file: string): unknown {
   if (!existsSync(file)) {
-    throw new UsageError("entry_file_missing", `work item ${file} does not exist: run the agent under the supervisor (pmagent run --entry ID …), or set ${ENTRY_FILE_ENV} or --entry-file`);
+    throw new UsageError(
+      "entry_file_missing",
+      `work item ${file} does not exist: run the agent under the supervisor (pmagent run --entry ID …), or set ${ENTRY_FILE_ENV} or --entry-file`,
+    );
   }
   return parseJsonText(readFileSync(file, "utf8"), `work item ${file}`, "invalid_entry");
 }
@@ -266,7 +358,10 @@ function laneOf(item: WorkItem, project: Project | undefined): string {
     const { lane } = findRole(project.config, item.to);
     return `${lane.layer}/${lane.name}`;
   }
-  throw new UsageError("lane_unknown", `cannot tell the lane of entry ${item.id}: pass --lane LAYER/NAME, or run in a project whose lanes configure role ${item.to ?? "(the entry has no to)"}`);
+  throw new UsageError(
+    "lane_unknown",
+    `cannot tell the lane of entry ${item.id}: pass --lane LAYER/NAME, or run in a project whose lanes configure role ${item.to ?? "(the entry has no to)"}`,
+  );
 }
 
 /** `payload.refs` as ledger lines: a list (runs and artifacts, as the supervisor posts them) or a map of name → refs. */
@@ -275,8 +370,17 @@ function refLines(refs: unknown[] | Record<string, unknown> | undefined): string
   if (Array.isArray(refs)) return refs.map((r) => refText(r as z.output<typeof RefSchema>));
   // The supervisor's `artifacts` list repeats the references it also names by kind.
   return Object.entries(refs)
-    .filter(([name, value]) => !(name === "artifacts" && Array.isArray(value) && value.every((v) => (v as { type?: unknown })?.type === "artifact")))
-    .flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map((v) => `${name}: ${typeof v === "string" ? v : JSON.stringify(v)}`));
+    .filter(
+      ([name, value]) =>
+        !(
+          name === "artifacts" &&
+          Array.isArray(value) &&
+          value.every((v) => (v as { type?: unknown })?.type === "artifact")
+        ),
+    )
+    .flatMap(([name, value]) =>
+      (Array.isArray(value) ? value : [value]).map((v) => `${name}: ${typeof v === "string" ? v : JSON.stringify(v)}`),
+    );
 }
 
 function refText(ref: z.output<typeof RefSchema>): string {
@@ -290,12 +394,22 @@ function outcomeOf(step: RoleStepResult): RoleTaskOutcome {
   if (step.review) {
     const r = step.review;
     const changes = step.review.revision_requested ? requestedChanges(step.answer as ReviewerOutput) : [];
-    return { status: r.result, summary: `review ${r.decision} at ${r.level}: ${r.reason}`, revision_requested: r.revision_requested, requested_changes: changes };
+    return {
+      status: r.result,
+      summary: `review ${r.decision} at ${r.level}: ${r.reason}`,
+      revision_requested: r.revision_requested,
+      requested_changes: changes,
+    };
   }
   const answer = step.answer as { summary?: string; answer?: string; status?: string };
   const summary = answer.summary ?? answer.answer ?? "";
   const failed = step.role === "executor" && answer.status === "failed";
-  return { status: failed ? "failure" : "success", summary: failed ? `the executor reports failure: ${summary}` : summary, revision_requested: false, requested_changes: [] };
+  return {
+    status: failed ? "failure" : "success",
+    summary: failed ? `the executor reports failure: ${summary}` : summary,
+    revision_requested: false,
+    requested_changes: [],
+  };
 }
 
 /** The review's concrete asks: its planning feedback and every claim it could not support. */

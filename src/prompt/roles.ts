@@ -16,13 +16,17 @@ export function isAgentRole(value: string): value is AgentRole {
 }
 
 export function parseAgentRole(value: string): AgentRole {
-  if (!isAgentRole(value)) throw new UsageError("unknown_role", `unknown role "${value}": expected one of ${AGENT_ROLES.join(", ")}`);
+  if (!isAgentRole(value))
+    throw new UsageError("unknown_role", `unknown role "${value}": expected one of ${AGENT_ROLES.join(", ")}`);
   return value;
 }
 
 export function parseReviewLevel(value: string): ReviewLevel {
   if (!(REVIEW_LEVELS as readonly string[]).includes(value)) {
-    throw new UsageError("unknown_review_level", `unknown review level "${value}": expected one of ${REVIEW_LEVELS.join(", ")}`);
+    throw new UsageError(
+      "unknown_review_level",
+      `unknown review level "${value}": expected one of ${REVIEW_LEVELS.join(", ")}`,
+    );
   }
   return value as ReviewLevel;
 }

@@ -50,7 +50,12 @@ function loadTemplate(name: string, projectRoot: string | undefined): TemplateFi
       return { name, path, origin: "project", text: readTemplate(path) };
     }
   }
-  return { name, path: join(PACKAGE_TEMPLATES_DIR, name), origin: "package", text: readTemplate(join(PACKAGE_TEMPLATES_DIR, name)) };
+  return {
+    name,
+    path: join(PACKAGE_TEMPLATES_DIR, name),
+    origin: "package",
+    text: readTemplate(join(PACKAGE_TEMPLATES_DIR, name)),
+  };
 }
 
 function readTemplate(path: string): string {
@@ -58,9 +63,16 @@ function readTemplate(path: string): string {
   try {
     text = readFileSync(path, "utf8");
   } catch (err) {
-    throw new UsageError("template_unreadable", `cannot read prompt template ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new UsageError(
+      "template_unreadable",
+      `cannot read prompt template ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
   }
-  if (text.trim() === "") throw new UsageError("template_empty", `prompt template ${path} is empty: write the prompt into it or delete it to use the built-in one`);
+  if (text.trim() === "")
+    throw new UsageError(
+      "template_empty",
+      `prompt template ${path} is empty: write the prompt into it or delete it to use the built-in one`,
+    );
   return text.trimEnd();
 }
 
@@ -70,14 +82,26 @@ const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_]+)\s*\}\}/g;
  * Fill `{{name}}` placeholders. A placeholder the caller does not know is a mistake in an
  * override, reported with the file, rather than text the model would see verbatim.
  */
-export function renderTemplate(template: TemplateFile, values: Record<string, string>, required: string[] = []): string {
+export function renderTemplate(
+  template: TemplateFile,
+  values: Record<string, string>,
+  required: string[] = [],
+): string {
   const present = new Set([...template.text.matchAll(PLACEHOLDER)].map((m) => m[1]!));
   for (const name of required) {
-    if (!present.has(name)) throw new UsageError("template_invalid", `prompt template ${template.path} must contain {{${name}}}`);
+    if (!present.has(name))
+      throw new UsageError("template_invalid", `prompt template ${template.path} must contain {{${name}}}`);
   }
   for (const name of present) {
     if (!(name in values)) {
-      throw new UsageError("template_invalid", `prompt template ${template.path} uses unknown placeholder {{${name}}} (known: ${Object.keys(values).map((k) => `{{${k}}}`).join(", ") || "none"})`);
+      throw new UsageError(
+        "template_invalid",
+        `prompt template ${template.path} uses unknown placeholder {{${name}}} (known: ${
+          Object.keys(values)
+            .map((k) => `{{${k}}}`)
+            .join(", ") || "none"
+        })`,
+      );
     }
   }
   return template.text.replace(PLACEHOLDER, (_, name: string) => values[name]!);

@@ -70,9 +70,15 @@ const PATCH_FORMAT = [
 /** The orchestrator's edit tools; `allowedPaths`, when known, are named in apply_patch's description. */
 export function roleTools(role: AgentRole, allowedPaths?: readonly string[]): FunctionTool[] {
   if (role !== "orchestrator") return [];
-  const where = allowedPaths ? ` Only files under ${allowedPaths.join(", ")} may be changed; other paths are refused.` : " Only the lane's allowed paths (plan and document files) may be changed; other paths are refused.";
+  const where = allowedPaths
+    ? ` Only files under ${allowedPaths.join(", ")} may be changed; other paths are refused.`
+    : " Only the lane's allowed paths (plan and document files) may be changed; other paths are refused.";
   return [
     functionTool(APPLY_PATCH, `${PATCH_FORMAT}${where}`, ApplyPatchArgsSchema),
-    functionTool(UPDATE_PLAN, "Replace the lane's plan with the steps given: every step, each with its owner and a truthful status. Call it whenever the plan changes.", UpdatePlanArgsSchema),
+    functionTool(
+      UPDATE_PLAN,
+      "Replace the lane's plan with the steps given: every step, each with its owner and a truthful status. Call it whenever the plan changes.",
+      UpdatePlanArgsSchema,
+    ),
   ];
 }

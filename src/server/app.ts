@@ -19,7 +19,8 @@ import { consoleFile } from "./static.js";
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
 export const DEFAULT_PORT = 7420;
-const FAVICON = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#1f2430"/><path d="M4 12V4h4a2.5 2.5 0 0 1 0 5H4" stroke="#fff" stroke-width="2" fill="none"/></svg>';
+const FAVICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#1f2430"/><path d="M4 12V4h4a2.5 2.5 0 0 1 0 5H4" stroke="#fff" stroke-width="2" fill="none"/></svg>';
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 /**
  * How long a request's write waits for another process's SQLite write lock before it is answered
@@ -64,7 +65,13 @@ export async function buildServer(options: ServerOptions): Promise<PmagentServer
   assertMayListen(host, tokens);
   const auth = new Auth(tokens, options.project.config.humans[0]!);
   const logger = options.logger ?? createLogger("pmagent-serve");
-  const opened = await openProject({ project: options.project, store: options.store, env, secrets: tokens.keys(), logger });
+  const opened = await openProject({
+    project: options.project,
+    store: options.store,
+    env,
+    secrets: tokens.keys(),
+    logger,
+  });
   const ctx = await serverContext(opened, { supervisor: options.supervisor });
   let port = options.port ?? DEFAULT_PORT;
   const limits = options.project.config.server;
@@ -78,7 +85,10 @@ export async function buildServer(options: ServerOptions): Promise<PmagentServer
     // Node checks the headers and request timeouts every connectionsCheckingInterval.
     requestTimeout: limits.request_timeout_ms,
     keepAliveTimeout: limits.keep_alive_timeout_ms,
-    http: { headersTimeout: limits.headers_timeout_ms, connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headers_timeout_ms / 4))) },
+    http: {
+      headersTimeout: limits.headers_timeout_ms,
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headers_timeout_ms / 4))),
+    },
     // A path the router cannot even decode gets no route and no hooks: refuse a foreign Host here
     // too, and answer in the API's error shape.
     frameworkErrors: (err, req, reply) => {
@@ -89,7 +99,10 @@ export async function buildServer(options: ServerOptions): Promise<PmagentServer
         failure = refusal;
       }
       const { status, body, headers } = httpError(failure);
-      void (reply as FastifyReply).code(status).headers(headers ?? {}).send(body);
+      void (reply as FastifyReply)
+        .code(status)
+        .headers(headers ?? {})
+        .send(body);
     },
   });
   // Beyond this many connections a new one is closed at once, before it costs more than its socket.
@@ -102,10 +115,18 @@ export async function buildServer(options: ServerOptions): Promise<PmagentServer
   app.setErrorHandler((err, _req, reply) => {
     const { status, body, headers } = httpError(err);
     if (status >= 500) logger.error({ err: (err as Error).message }, "request failed");
-    void reply.code(status).headers(headers ?? {}).send(body);
+    void reply
+      .code(status)
+      .headers(headers ?? {})
+      .send(body);
   });
   app.setNotFoundHandler((req, reply) => {
-    void reply.code(404).send({ error: { code: "route_not_found", message: `no route ${req.method} ${req.url.split("?")[0]}: see /openapi.json` } });
+    void reply.code(404).send({
+      error: {
+        code: "route_not_found",
+        message: `no route ${req.method} ${req.url.split("?")[0]}: see /openapi.json`,
+      },
+    });
   });
   app.addHook("onRoute", (r) => {
     for (const method of [r.method].flat()) endpoints.push({ method, url: r.url, public: r.config?.public === true });
@@ -138,12 +159,26 @@ export async function buildServer(options: ServerOptions): Promise<PmagentServer
   app.get("/v1/entries/stream", { exposeHeadRoute: false }, async (req, reply) => {
     await streamEntries(ctx, req, reply, sseHeaders());
   });
-  app.get("/v1/whoami", async (req) => ({ actor: req.actor, humans: options.project.config.humans, project_id: options.project.config.project_id, lanes: options.project.config.lanes.map((l) => ({ layer: l.layer, name: l.name, roles: l.roles.map((x) => x.name), kinds: Object.fromEntries(l.roles.map((x) => [x.name, x.allowed_kinds])) })), auth_required: auth.required }));
+  app.get("/v1/whoami", async (req) => ({
+    actor: req.actor,
+    humans: options.project.config.humans,
+    project_id: options.project.config.project_id,
+    lanes: options.project.config.lanes.map((l) => ({
+      layer: l.layer,
+      name: l.name,
+      roles: l.roles.map((x) => x.name),
+      kinds: Object.fromEntries(l.roles.map((x) => [x.name, x.allowed_kinds])),
+    })),
+    auth_required: auth.required,
+  }));
   // The console's sign-in: the token goes into an HttpOnly cookie so EventSource can authenticate.
   app.post("/v1/session", { config: PUBLIC }, async (req, reply) => {
     const token = (req.body as { token?: unknown } | undefined)?.token;
     const actor = auth.actorFor(typeof token === "string" ? `Bearer ${token}` : undefined);
-    void reply.header("set-cookie", `${SESSION_COOKIE}=${encodeURIComponent(String(token ?? ""))}; HttpOnly; SameSite=Strict; Path=/`);
+    void reply.header(
+      "set-cookie",
+      `${SESSION_COOKIE}=${encodeURIComponent(String(token ?? ""))}; HttpOnly; SameSite=Strict; Path=/`,
+    );
     return { actor };
   });
   // Signing out forgets the cookie (the token itself stays valid: it is the config's to revoke).
@@ -153,7 +188,9 @@ export async function buildServer(options: ServerOptions): Promise<PmagentServer
   });
   app.get("/openapi.json", { config: PUBLIC }, async () => openapi);
   // Browsers ask for it on every page: a small mark instead of a 404 in every console session.
-  app.get("/favicon.ico", { config: PUBLIC }, async (_req, reply) => reply.type("image/svg+xml").header("cache-control", "max-age=86400").send(FAVICON));
+  app.get("/favicon.ico", { config: PUBLIC }, async (_req, reply) =>
+    reply.type("image/svg+xml").header("cache-control", "max-age=86400").send(FAVICON),
+  );
 
   // MCP over streamable HTTP, stateless: one server per request, acting as the token's actor.
   const mcp = async (req: FastifyRequest, reply: FastifyReply) => {

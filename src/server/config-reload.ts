@@ -24,7 +24,10 @@ export function reloadConfig(project: Project): ConfigReload {
   try {
     text = readFileSync(project.configPath, "utf8");
   } catch (err) {
-    throw new UnavailableError("config_unreadable", `cannot read ${project.configPath} (${(err as NodeJS.ErrnoException).code ?? "error"}): the config in use is unchanged`);
+    throw new UnavailableError(
+      "config_unreadable",
+      `cannot read ${project.configPath} (${(err as NodeJS.ErrnoException).code ?? "error"}): the config in use is unchanged`,
+    );
   }
   let next: Config;
   try {
@@ -43,5 +46,9 @@ export function reloadConfig(project: Project): ConfigReload {
   }
   const changed = canonicalJson(next) !== canonicalJson(project.config);
   if (changed) project.config = next;
-  return { config_path: project.configPath, changed, lanes: next.lanes.map((l) => ({ layer: l.layer, name: l.name, roles: l.roles.map((r) => r.name) })) };
+  return {
+    config_path: project.configPath,
+    changed,
+    lanes: next.lanes.map((l) => ({ layer: l.layer, name: l.name, roles: l.roles.map((r) => r.name) })),
+  };
 }

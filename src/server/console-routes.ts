@@ -8,7 +8,14 @@ import { PageQuery } from "./schemas.js";
 
 export const InboxQuery = z.object({ limit: PageQuery.limit }).strict();
 
-export const PrParams = z.object({ number: z.coerce.number({ error: "expected a pull request number" }).int("expected a pull request number (a whole number)").min(1, "expected a pull request number (1 or more)") }).strict();
+export const PrParams = z
+  .object({
+    number: z.coerce
+      .number({ error: "expected a pull request number" })
+      .int("expected a pull request number (a whole number)")
+      .min(1, "expected a pull request number (1 or more)"),
+  })
+  .strict();
 
 /**
  * What waits for a person, in one answer: runs waiting for input (with their expected_inputs, for
@@ -33,7 +40,10 @@ async function inbox(ctx: ServerContext, max: number) {
   return {
     waiting_runs: waiting.items.filter((r) => r.waiting !== null),
     proposals: await describeProposals(ctx, proposals.items),
-    entries: addressed.flatMap((p) => p.items).sort((a, b) => byCreation(b, a)).slice(0, max),
+    entries: addressed
+      .flatMap((p) => p.items)
+      .sort((a, b) => byCreation(b, a))
+      .slice(0, max),
     denials: denied,
   };
 }
@@ -42,13 +52,22 @@ async function inbox(ctx: ServerContext, max: number) {
 export function consoleRoutes(ctx: ServerContext): Route[] {
   return [
     route({
-      method: "GET", url: "/v1/inbox", tag: "inbox", summary: "what waits for a person: runs waiting for input, pending environment proposals, entries addressed to a human, standing OA gate denials (each newest first, at most limit: default 50, at most 500)",
+      method: "GET",
+      url: "/v1/inbox",
+      tag: "inbox",
+      summary:
+        "what waits for a person: runs waiting for input, pending environment proposals, entries addressed to a human, standing OA gate denials (each newest first, at most limit: default 50, at most 500)",
       query: InboxQuery,
       handler: async ({ query }) => inbox(ctx, query.limit ?? 50),
     }),
     route({
-      method: "GET", url: "/v1/prs/:number/diff", tag: "forge", summary: "one pull request of the local forge with its diff against its base (git diff base...head; cut at 512 KiB, truncated says so)",
-      params: PrParams, errors: [404],
+      method: "GET",
+      url: "/v1/prs/:number/diff",
+      tag: "forge",
+      summary:
+        "one pull request of the local forge with its diff against its base (git diff base...head; cut at 512 KiB, truncated says so)",
+      params: PrParams,
+      errors: [404],
       handler: async ({ params }) => localPullRequestDiff(ctx.forge, params.number),
     }),
   ];

@@ -2,7 +2,15 @@ import { BoardFeed, type Blackboard } from "../blackboard/index.js";
 import type { Project } from "../config/index.js";
 import type { Redactor } from "../core/index.js";
 import type { KaiSources } from "../kai/index.js";
-import type { ActionStore, ProposalStore, EnvironmentChange, EnvironmentChanges, EnvironmentProposal, InstallPlan, Supervisor } from "../lattice/index.js";
+import type {
+  ActionStore,
+  ProposalStore,
+  EnvironmentChange,
+  EnvironmentChanges,
+  EnvironmentProposal,
+  InstallPlan,
+  Supervisor,
+} from "../lattice/index.js";
 import type { LocalForge, PullComments } from "../forge/index.js";
 import type { OpenProject, ProjectSupervisorOptions } from "../app/index.js";
 import { oaWorkspace, type OAWorkspace } from "../oa/index.js";
@@ -38,7 +46,10 @@ export interface ServerContext {
  * The server's objects, taken from the opened project (open it with the server's bearer tokens as
  * secrets, so they are redacted too).
  */
-export async function serverContext(opened: OpenProject, options: { supervisor?: Partial<ProjectSupervisorOptions> } = {}): Promise<ServerContext> {
+export async function serverContext(
+  opened: OpenProject,
+  options: { supervisor?: Partial<ProjectSupervisorOptions> } = {},
+): Promise<ServerContext> {
   const board = await opened.board();
   const supervisor = await opened.supervisor(options.supervisor);
   return {
@@ -65,7 +76,14 @@ export async function serverContext(opened: OpenProject, options: { supervisor?:
  * Proposals as a person decides them: a pending one with what accepting it runs, where and how, or
  * why it is refused; an accepted one with the change it made (applied, failed or undone), so it can be undone.
  */
-export async function describeProposals(ctx: ServerContext, proposals: readonly EnvironmentProposal[]): Promise<Array<EnvironmentProposal & { plan: InstallPlan | null; change: EnvironmentChange | null }>> {
+export async function describeProposals(
+  ctx: ServerContext,
+  proposals: readonly EnvironmentProposal[],
+): Promise<Array<EnvironmentProposal & { plan: InstallPlan | null; change: EnvironmentChange | null }>> {
   const changes = await ctx.envChanges.forProposals(proposals.filter((p) => p.status === "accepted").map((p) => p.id));
-  return proposals.map((p) => ({ ...p, plan: p.status === "pending" ? ctx.envChanges.plan(p) : null, change: changes.get(p.id) ?? null }));
+  return proposals.map((p) => ({
+    ...p,
+    plan: p.status === "pending" ? ctx.envChanges.plan(p) : null,
+    change: changes.get(p.id) ?? null,
+  }));
 }

@@ -30,7 +30,11 @@ export interface Route {
 }
 
 /** Declare a route with typed inputs inferred from its zod schemas. */
-export function route<P extends z.ZodType = z.ZodUnknown, Q extends z.ZodType = z.ZodUnknown, B extends z.ZodType = z.ZodUnknown>(def: {
+export function route<
+  P extends z.ZodType = z.ZodUnknown,
+  Q extends z.ZodType = z.ZodUnknown,
+  B extends z.ZodType = z.ZodUnknown,
+>(def: {
   method: Method;
   url: string;
   summary: string;
@@ -47,7 +51,10 @@ export function route<P extends z.ZodType = z.ZodUnknown, Q extends z.ZodType = 
 }
 
 /** Validate each part of a request, naming it in the error (`request body is invalid: $.to: …`). */
-export function validate(r: Route, raw: { params: unknown; query: unknown; body: unknown }): { params: unknown; query: unknown; body: unknown } {
+export function validate(
+  r: Route,
+  raw: { params: unknown; query: unknown; body: unknown },
+): { params: unknown; query: unknown; body: unknown } {
   return {
     params: r.params ? parseWith(r.params, raw.params, "path", "invalid_params") : raw.params,
     query: r.query ? parseWith(r.query, raw.query ?? {}, "query string", "invalid_query") : raw.query,

@@ -23,10 +23,17 @@ export const PageQuery = {
 
 /** A page of a list: its items and the cursor of the next page (null on the last). */
 export const pageOf = <T extends z.ZodType>(item: T) =>
-  z.object({ items: z.array(item), next: z.string().nullable().describe("pass as cursor for the next page; null on the last page") });
+  z.object({
+    items: z.array(item),
+    next: z.string().nullable().describe("pass as cursor for the next page; null on the last page"),
+  });
 
 /** The paging part of a validated list query, as the stores take it. */
-export function pageRequest(q: { limit?: number; order?: (typeof PAGE_ORDERS)[number]; cursor?: string }): { limit?: number; order?: (typeof PAGE_ORDERS)[number]; cursor?: string } {
+export function pageRequest(q: { limit?: number; order?: (typeof PAGE_ORDERS)[number]; cursor?: string }): {
+  limit?: number;
+  order?: (typeof PAGE_ORDERS)[number];
+  cursor?: string;
+} {
   return { limit: q.limit, order: q.order, cursor: q.cursor };
 }
 
@@ -37,10 +44,21 @@ const statusList = z
   .pipe(z.array(StatusSchema, { error: `expected statuses among ${STATUSES.join(", ")}` }));
 
 export const EntryListQuery = z
-  .object({ status: statusList.optional(), to: z.string().min(1).optional(), from: z.string().min(1).optional(), kind: z.string().min(1).optional(), ...PageQuery })
+  .object({
+    status: statusList.optional(),
+    to: z.string().min(1).optional(),
+    from: z.string().min(1).optional(),
+    kind: z.string().min(1).optional(),
+    ...PageQuery,
+  })
   .strict();
 
-export const StoredEntrySchema = z.object({ entry: EntrySchema, version: z.number().int(), claimed_by: z.string().nullable(), lease_expires_at: z.string().nullable() });
+export const StoredEntrySchema = z.object({
+  entry: EntrySchema,
+  version: z.number().int(),
+  claimed_by: z.string().nullable(),
+  lease_expires_at: z.string().nullable(),
+});
 
 export const StatusChangeBody = z
   .object({
@@ -51,7 +69,14 @@ export const StatusChangeBody = z
   })
   .strict();
 
-export const RunListQuery = z.object({ state: z.enum(RUN_STATES).optional(), role: z.string().min(1).optional(), entry: z.string().min(1).optional(), ...PageQuery }).strict();
+export const RunListQuery = z
+  .object({
+    state: z.enum(RUN_STATES).optional(),
+    role: z.string().min(1).optional(),
+    entry: z.string().min(1).optional(),
+    ...PageQuery,
+  })
+  .strict();
 
 /** A run's events in the order they were stored (seq). */
 export const RunEventsQuery = z.object({ type: z.string().min(1).optional(), ...PageQuery }).strict();
@@ -60,7 +85,10 @@ export const HistoryQuery = z.object(PageQuery).strict();
 
 export const RunLogsQuery = z.object({ stream: z.enum(["stdout", "stderr", "supervisor"]).optional() }).strict();
 
-export const CancelBody = z.object({ reason: z.string().min(1).max(500).optional() }).strict().default({});
+export const CancelBody = z
+  .object({ reason: z.string().min(1).max(500).optional() })
+  .strict()
+  .default({});
 
 export const ResumeBody = z
   .object({
@@ -74,12 +102,22 @@ export const ResumeBody = z
   })
   .strict();
 
-export const ActionListQuery = z.object({ run: z.string().min(1).optional(), state: z.enum(ACTION_STATES).optional(), ...PageQuery }).strict();
+export const ActionListQuery = z
+  .object({ run: z.string().min(1).optional(), state: z.enum(ACTION_STATES).optional(), ...PageQuery })
+  .strict();
 
-export const PullCommentBody = z.object({ body: z.string().min(1), path: z.string().min(1).nullable().optional(), line: z.number().int().min(1).nullable().optional() }).strict();
+export const PullCommentBody = z
+  .object({
+    body: z.string().min(1),
+    path: z.string().min(1).nullable().optional(),
+    line: z.number().int().min(1).nullable().optional(),
+  })
+  .strict();
 export const PrListQuery = z.object({ state: z.enum(["open", "closed", "merged"]).optional(), ...PageQuery }).strict();
 
-export const ProposalListQuery = z.object({ status: z.enum(PROPOSAL_STATUSES).optional(), role: z.string().min(1).optional(), ...PageQuery }).strict();
+export const ProposalListQuery = z
+  .object({ status: z.enum(PROPOSAL_STATUSES).optional(), role: z.string().min(1).optional(), ...PageQuery })
+  .strict();
 
 export const GuardQuery = z.object({ mode: z.enum(["STRICT", "HINT"]).default("HINT") }).strict();
 

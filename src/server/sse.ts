@@ -24,7 +24,13 @@ interface EventStream {
 function open(request: FastifyRequest, reply: FastifyReply, extraHeaders: Record<string, string>): EventStream {
   reply.hijack();
   const res = reply.raw;
-  res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no", ...extraHeaders });
+  res.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+    "x-accel-buffering": "no",
+    ...extraHeaders,
+  });
   let closed = false;
   let left!: () => void;
   const gone = new Promise<void>((resolve) => (left = resolve));
@@ -46,7 +52,8 @@ function open(request: FastifyRequest, reply: FastifyReply, extraHeaders: Record
     res.write(text);
   };
   write("retry: 1000\n\n");
-  const sendJson = (event: string, json: string, id?: number) => write(`${id !== undefined ? `id: ${id}\n` : ""}event: ${event}\ndata: ${json}\n\n`);
+  const sendJson = (event: string, json: string, id?: number) =>
+    write(`${id !== undefined ? `id: ${id}\n` : ""}event: ${event}\ndata: ${json}\n\n`);
   return {
     send: (event, data, id) => sendJson(event, JSON.stringify(data), id),
     sendJson,
@@ -59,11 +66,18 @@ function open(request: FastifyRequest, reply: FastifyReply, extraHeaders: Record
  * Run a stream's loop; a failure (e.g. the database busy) ends the response with an `error` event,
  * so the client's EventSource reconnects (with Last-Event-ID) instead of hanging on a dead stream.
  */
-async function untilError(sse: { send(event: string, data: unknown): void }, reply: FastifyReply, loop: () => Promise<void>): Promise<void> {
+async function untilError(
+  sse: { send(event: string, data: unknown): void },
+  reply: FastifyReply,
+  loop: () => Promise<void>,
+): Promise<void> {
   try {
     await loop();
   } catch (err) {
-    sse.send("error", { code: (err as { code?: string }).code ?? "stream_failed", message: "the live stream failed; reconnecting resumes it" });
+    sse.send("error", {
+      code: (err as { code?: string }).code ?? "stream_failed",
+      message: "the live stream failed; reconnecting resumes it",
+    });
   } finally {
     reply.raw.end();
   }
@@ -74,7 +88,11 @@ export function lastSeq(request: FastifyRequest): number {
   const header = request.headers["last-event-id"];
   const raw = typeof header === "string" && header !== "" ? header : (request.query as { after?: string }).after;
   if (raw === undefined) return 0;
-  if (!/^\d+$/.test(raw)) throw new UsageError("invalid_last_event_id", `Last-Event-ID / after must be an event seq (a whole number), got "${raw}"`);
+  if (!/^\d+$/.test(raw))
+    throw new UsageError(
+      "invalid_last_event_id",
+      `Last-Event-ID / after must be an event seq (a whole number), got "${raw}"`,
+    );
   return Number(raw);
 }
 
@@ -89,13 +107,23 @@ export function lastSeq(request: FastifyRequest): number {
  * is answered 204 No Content, which tells the browser to stop, so a client that missed `end` does
  * not loop forever.
  */
-export async function streamRunEvents(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, runId: string, headers: Record<string, string>): Promise<void> {
+export async function streamRunEvents(
+  ctx: ServerContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  runId: string,
+  headers: Record<string, string>,
+): Promise<void> {
   let after = lastSeq(request);
   const withLogs = (request.query as { logs?: string }).logs === "1";
   const reconnect = typeof request.headers["last-event-id"] === "string" && request.headers["last-event-id"] !== "";
   const runs = ctx.supervisor.runs;
   const first = await runs.get(runId);
-  if (reconnect && isTerminalRunState(first.state) && (await runs.events(runId, { afterSeq: after, order: "seq", limit: 1 })).length === 0) {
+  if (
+    reconnect &&
+    isTerminalRunState(first.state) &&
+    (await runs.events(runId, { afterSeq: after, order: "seq", limit: 1 })).length === 0
+  ) {
     await reply.code(204).send();
     return;
   }
@@ -151,13 +179,23 @@ function entriesJson(ctx: ServerContext, entries: readonly StoredEntry[]): strin
  * one indexed read per poll whatever its size and however many watch, and each change is sent once
  * to each client. A reconnecting client gets the whole board again.
  */
-export async function streamEntries(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, headers: Record<string, string>): Promise<void> {
+export async function streamEntries(
+  ctx: ServerContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  headers: Record<string, string>,
+): Promise<void> {
   const sse = open(request, reply, headers);
   await untilError(sse, reply, async () => {
     // The feed ends a watch when it closes (the server stops) or fails (the stream then says so).
     let end!: (err: unknown) => void;
-    const ended = new Promise<void>((resolve, reject) => (end = (err) => (err === undefined ? resolve() : reject(err))));
-    const watch = await ctx.boardFeed.watch({ changed: (entries, seq) => sse.sendJson("changes", entriesJson(ctx, entries), seq), ended: (err) => end(err) });
+    const ended = new Promise<void>(
+      (resolve, reject) => (end = (err) => (err === undefined ? resolve() : reject(err))),
+    );
+    const watch = await ctx.boardFeed.watch({
+      changed: (entries, seq) => sse.sendJson("changes", entriesJson(ctx, entries), seq),
+      ended: (err) => end(err),
+    });
     try {
       sse.sendJson("entries", entriesJson(ctx, watch.entries), watch.seq);
       await Promise.race([sse.gone, ended]);

@@ -27,13 +27,25 @@ export async function startRunFor(ctx: ServerContext, actor: string, entryId: st
   try {
     role = findRole(ctx.project.config, to).role;
   } catch {
-    throw new RefusedError("entry_not_for_role", `entry ${entryId} is addressed to ${to}, which is not a role of any lane: there is nothing to run`, { entry: entryId });
+    throw new RefusedError(
+      "entry_not_for_role",
+      `entry ${entryId} is addressed to ${to}, which is not a role of any lane: there is nothing to run`,
+      { entry: entryId },
+    );
   }
-  return underServer(ctx, await claimAndStart(ctx.supervisor, { role, stored, worker: personalClaimer(actor, "console") }));
+  return underServer(
+    ctx,
+    await claimAndStart(ctx.supervisor, { role, stored, worker: personalClaimer(actor, "console") }),
+  );
 }
 
 /** Run a finished run's entry again under this server (a human's word): the same command, or `agent`'s. */
-export async function rerunFor(ctx: ServerContext, actor: string, runId: string, agent: string | undefined): Promise<{ run: RunRecord; entry_id: string; reopened_from: string | null }> {
+export async function rerunFor(
+  ctx: ServerContext,
+  actor: string,
+  runId: string,
+  agent: string | undefined,
+): Promise<{ run: RunRecord; entry_id: string; reopened_from: string | null }> {
   const r = await rerun(ctx.supervisor, runId, { actor, agent, where: "console" });
   return { run: await underServer(ctx, r), entry_id: r.entryId, reopened_from: r.reopenedFrom };
 }

@@ -39,7 +39,9 @@ export const HostedWorkerSchema = z.object({
   started_at: z.string(),
   stopped_at: z.string().nullable(),
   error: z.string().nullable().describe("why a failed worker stopped"),
-  current: z.array(z.object({ run_id: z.string(), entry_id: z.string(), since: z.string() })).describe("the runs under way in its slots"),
+  current: z
+    .array(z.object({ run_id: z.string(), entry_id: z.string(), since: z.string() }))
+    .describe("the runs under way in its slots"),
   finished: z.record(z.string(), z.number().int()).describe("runs it finished, by state"),
 });
 export type HostedWorker = z.output<typeof HostedWorkerSchema>;
@@ -68,7 +70,11 @@ export class HostedWorkers {
     const config = this.ctx.project.config;
     const { role } = findRole(config, o.role);
     const command = agentArgv(config, role, o.agent);
-    if (!command) throw new UsageError("no_sprite_command", `role ${role.name} has no runner.command or runner.agent in pmagent.config.json: configure one, or pick an agent`);
+    if (!command)
+      throw new UsageError(
+        "no_sprite_command",
+        `role ${role.name} has no runner.command or runner.agent in pmagent.config.json: configure one, or pick an agent`,
+      );
     const id = `serve-${randomBytes(4).toString("hex")}`;
     const view: HostedWorker = {
       id,
@@ -89,23 +95,27 @@ export class HostedWorkers {
       id: `${id}@${this.ctx.supervisor.host}:${process.pid}`,
       concurrency: o.concurrency,
       ...(o.agent !== undefined ? { commands: { [role.name]: command } } : {}),
-      onStarted: (runId, _role, entryId) => view.current.push({ run_id: runId, entry_id: entryId, since: new Date().toISOString() }),
+      onStarted: (runId, _role, entryId) =>
+        view.current.push({ run_id: runId, entry_id: entryId, since: new Date().toISOString() }),
       onRun: (run: RunRecord) => {
         view.current = view.current.filter((c) => c.run_id !== run.id);
         view.finished[run.state] = (view.finished[run.state] ?? 0) + 1;
       },
     });
     const stop = new AbortController();
-    const done = worker.run(stop.signal).then(
-      () => void (view.state = "stopped"),
-      (err: unknown) => {
-        view.state = "failed";
-        view.error = (err as Error).message;
-      },
-    ).finally(() => {
-      view.stopped_at = new Date().toISOString();
-      view.current = [];
-    });
+    const done = worker
+      .run(stop.signal)
+      .then(
+        () => void (view.state = "stopped"),
+        (err: unknown) => {
+          view.state = "failed";
+          view.error = (err as Error).message;
+        },
+      )
+      .finally(() => {
+        view.stopped_at = new Date().toISOString();
+        view.current = [];
+      });
     this.workers.set(id, { view, stop, done });
     return structuredClone(view);
   }
@@ -126,7 +136,10 @@ export class HostedWorkers {
 
   private find(id: string): Hosted {
     const w = this.workers.get(id);
-    if (!w) throw new NotFoundError("worker_not_found", `no worker ${id} in this server: GET /v1/workers lists them`, { worker: id });
+    if (!w)
+      throw new NotFoundError("worker_not_found", `no worker ${id} in this server: GET /v1/workers lists them`, {
+        worker: id,
+      });
     return w;
   }
 }

@@ -23,9 +23,19 @@ const SQLITE_FAULTS: Array<[RegExp, StoreFault]> = [
   [/^SQLITE_(BUSY|LOCKED)/, "busy"],
   [/^SQLITE_(IOERR|CANTOPEN|PROTOCOL)/, "io"],
 ];
-const NET_CODES = new Set(["ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "EPIPE", "ETIMEDOUT", "ENOTCONN", "EHOSTUNREACH", "ENETUNREACH"]);
+const NET_CODES = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "ENOTCONN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+]);
 /** What the pg client throws, without a code, when its connection ends or could not be made. */
-const PG_CONNECTION_TEXT = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/;
+const PG_CONNECTION_TEXT =
+  /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/;
 
 /** The fault `err` (or an error it wraps) is, or null when it is not one. */
 export function storeFault(err: unknown): StoreFault | null {
@@ -86,7 +96,10 @@ const DEFAULT_FAULT_MAX_DELAY_MS = 5000;
  * is. Any other error is thrown at once. Only for work that is the same when done again (a
  * transaction: a failed one left nothing).
  */
-export async function retryStoreFaults<T>(fn: (attempt: number) => Promise<T>, options: FaultRetryOptions = {}): Promise<T> {
+export async function retryStoreFaults<T>(
+  fn: (attempt: number) => Promise<T>,
+  options: FaultRetryOptions = {},
+): Promise<T> {
   const attempts = options.attempts ?? DEFAULT_FAULT_ATTEMPTS;
   const max = options.maxDelayMs ?? DEFAULT_FAULT_MAX_DELAY_MS;
   let delay = options.firstDelayMs ?? DEFAULT_FAULT_DELAY_MS;

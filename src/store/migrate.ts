@@ -19,7 +19,8 @@ const LOCK_KEY = 7_104_202_611; // pg advisory lock id for migrations ("pmagent"
 export async function migrate(store: Store, migrations: readonly Migration[]): Promise<number[]> {
   const versions = new Set<number>();
   for (const m of migrations) {
-    if (versions.has(m.version)) throw new PmagentError("migration_duplicate", `two migrations share version ${m.version}`);
+    if (versions.has(m.version))
+      throw new PmagentError("migration_duplicate", `two migrations share version ${m.version}`);
     versions.add(m.version);
   }
   const ordered = [...migrations].sort((a, b) => a.version - b.version);
@@ -28,7 +29,9 @@ export async function migrate(store: Store, migrations: readonly Migration[]): P
     await tx.exec(
       "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
     );
-    const applied = new Set((await tx.all<{ version: number }>("SELECT version FROM schema_migrations")).map((r) => Number(r.version)));
+    const applied = new Set(
+      (await tx.all<{ version: number }>("SELECT version FROM schema_migrations")).map((r) => Number(r.version)),
+    );
     const unknown = [...applied].filter((v) => !versions.has(v));
     if (unknown.length > 0) {
       throw new PmagentError(
@@ -41,7 +44,11 @@ export async function migrate(store: Store, migrations: readonly Migration[]): P
     for (const m of ordered) {
       if (applied.has(m.version)) continue;
       await tx.exec(typeof m.up === "string" ? m.up : m.up[tx.dialect]);
-      await tx.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)", [m.version, m.name, new Date().toISOString()]);
+      await tx.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)", [
+        m.version,
+        m.name,
+        new Date().toISOString(),
+      ]);
       done.push(m.version);
     }
     return done;

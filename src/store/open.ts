@@ -40,14 +40,23 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   let store: Store;
   if (url) {
     if (!/^postgres(ql)?:\/\//.test(url)) {
-      throw new UsageError("store_bad_url", "PMAGENT_DATABASE_URL must be a postgres:// or postgresql:// URL (unset it to use the SQLite file)");
+      throw new UsageError(
+        "store_bad_url",
+        "PMAGENT_DATABASE_URL must be a postgres:// or postgresql:// URL (unset it to use the SQLite file)",
+      );
     }
     store = await PostgresStore.connect(url, { schema: env.PMAGENT_DATABASE_SCHEMA || storage.schema });
   } else if (storage.driver === "postgres") {
-    throw new UsageError("store_missing_url", "storage.driver is \"postgres\" but no URL is set: set PMAGENT_DATABASE_URL=postgres://…");
+    throw new UsageError(
+      "store_missing_url",
+      'storage.driver is "postgres" but no URL is set: set PMAGENT_DATABASE_URL=postgres://…',
+    );
   } else {
     const source = env.PMAGENT_SQLITE_PATH ? "PMAGENT_SQLITE_PATH" : storage.path ? "storage.path" : "the default path";
-    store = new SqliteStore(resolve(options.root, env.PMAGENT_SQLITE_PATH || storage.path || DEFAULT_SQLITE_PATH), { source, yieldWhileBusy: options.yieldWhileBusy });
+    store = new SqliteStore(resolve(options.root, env.PMAGENT_SQLITE_PATH || storage.path || DEFAULT_SQLITE_PATH), {
+      source,
+      yieldWhileBusy: options.yieldWhileBusy,
+    });
   }
   try {
     await migrate(store, options.migrations);

@@ -61,11 +61,20 @@ export class Keyset {
       if (cols.length === 1) where.add(`${cols[0]} ${op} ?`, ...values);
       else where.add(`(${cols.join(", ")}) ${op} (${cols.map(() => "?").join(", ")})`, ...values);
     }
-    return { order, limit, sql: ` ORDER BY ${this.columns.map((c) => `${c.sql} ${dir}`).join(", ")} LIMIT ${limit + 1}` };
+    return {
+      order,
+      limit,
+      sql: ` ORDER BY ${this.columns.map((c) => `${c.sql} ${dir}`).join(", ")} LIMIT ${limit + 1}`,
+    };
   }
 
   /** The page from the rows of a planned query: at most `limit` items, and the cursor after the last. */
-  page<R, T>(rows: readonly R[], plan: { order: PageOrder; limit: number }, key: (row: R) => readonly unknown[], map: (row: R) => T): Page<T> {
+  page<R, T>(
+    rows: readonly R[],
+    plan: { order: PageOrder; limit: number },
+    key: (row: R) => readonly unknown[],
+    map: (row: R) => T,
+  ): Page<T> {
     const shown = rows.slice(0, plan.limit);
     const last = shown[shown.length - 1];
     const next = rows.length > plan.limit && last !== undefined ? this.encode(plan.order, key(last)) : null;
@@ -74,27 +83,35 @@ export class Keyset {
 
   private encode(order: PageOrder, values: readonly unknown[]): string {
     const typed = values.map((v, i) => (this.columns[i]!.type === "number" ? Number(v) : String(v)));
-    return Buffer.from(JSON.stringify([this.list, order === "newest" ? "n" : "o", ...typed]), "utf8").toString("base64url");
+    return Buffer.from(JSON.stringify([this.list, order === "newest" ? "n" : "o", ...typed]), "utf8").toString(
+      "base64url",
+    );
   }
 
   private decode(cursor: string, order: PageOrder): SqlParam[] {
     const refuse = (why: string): never => {
-      throw new UsageError("invalid_cursor", `cursor is not valid for this list (${why}): pass the \`next\` of the previous page unchanged, with the same order, or leave cursor out for the first page`);
+      throw new UsageError(
+        "invalid_cursor",
+        `cursor is not valid for this list (${why}): pass the \`next\` of the previous page unchanged, with the same order, or leave cursor out for the first page`,
+      );
     };
-    if (cursor.length === 0 || cursor.length > 2048 || !/^[A-Za-z0-9_-]+$/.test(cursor)) refuse("not a cursor this server gives");
+    if (cursor.length === 0 || cursor.length > 2048 || !/^[A-Za-z0-9_-]+$/.test(cursor))
+      refuse("not a cursor this server gives");
     let parsed: unknown;
     try {
       parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
     } catch {
       return refuse("not a cursor this server gives");
     }
-    if (!Array.isArray(parsed) || parsed.length !== this.columns.length + 2) return refuse("not a cursor this server gives");
+    if (!Array.isArray(parsed) || parsed.length !== this.columns.length + 2)
+      return refuse("not a cursor this server gives");
     const [list, dir, ...values] = parsed as unknown[];
     if (list !== this.list) refuse("it is a cursor of another list");
     if (dir !== (order === "newest" ? "n" : "o")) refuse(`it was given for order=${dir === "n" ? "newest" : "oldest"}`);
     return values.map((v, i) => {
       const want = this.columns[i]!.type;
-      if (want === "number" ? typeof v !== "number" || !Number.isSafeInteger(v) : typeof v !== "string") refuse("not a cursor this server gives");
+      if (want === "number" ? typeof v !== "number" || !Number.isSafeInteger(v) : typeof v !== "string")
+        refuse("not a cursor this server gives");
       return v as SqlParam;
     });
   }
@@ -103,6 +120,10 @@ export class Keyset {
 /** A page size: the default when absent; refused outside 1..MAX_PAGE_LIMIT (the API refuses those first). */
 export function pageLimit(limit: number | undefined): number {
   if (limit === undefined) return DEFAULT_PAGE_LIMIT;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) throw new UsageError("invalid_limit", `limit must be a whole number from 1 to ${MAX_PAGE_LIMIT}, got ${String(limit)}`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT)
+    throw new UsageError(
+      "invalid_limit",
+      `limit must be a whole number from 1 to ${MAX_PAGE_LIMIT}, got ${String(limit)}`,
+    );
   return limit;
 }

@@ -40,7 +40,11 @@ function convert(sql: string): { text: string; name: string | undefined } {
  * A statement prepared before a table changed shape ("cached plan must not change result type",
  * 0A000) is re-run unnamed outside a transaction (inside one, the failure already aborted it).
  */
-async function query(client: pgTypes.Pool | pgTypes.PoolClient, sql: string, params: readonly SqlParam[] | undefined): Promise<pgTypes.QueryResult> {
+async function query(
+  client: pgTypes.Pool | pgTypes.PoolClient,
+  sql: string,
+  params: readonly SqlParam[] | undefined,
+): Promise<pgTypes.QueryResult> {
   const { text, name } = convert(sql);
   const values = params as unknown[] | undefined;
   if (values === undefined || name === undefined) return client.query(text, values);
@@ -56,8 +60,11 @@ function queryable(client: pgTypes.Pool | pgTypes.PoolClient, channelName: (chan
   return {
     dialect: "postgres",
     all: async <T>(sql: string, params?: readonly SqlParam[]) => (await query(client, sql, params)).rows as T[],
-    get: async <T>(sql: string, params?: readonly SqlParam[]) => (await query(client, sql, params)).rows[0] as T | undefined,
-    run: async (sql: string, params?: readonly SqlParam[]): Promise<RunResult> => ({ changes: (await query(client, sql, params)).rowCount ?? 0 }),
+    get: async <T>(sql: string, params?: readonly SqlParam[]) =>
+      (await query(client, sql, params)).rows[0] as T | undefined,
+    run: async (sql: string, params?: readonly SqlParam[]): Promise<RunResult> => ({
+      changes: (await query(client, sql, params)).rowCount ?? 0,
+    }),
     exec: async (sql: string) => {
       await client.query(sql);
     },
@@ -110,7 +117,10 @@ export class PostgresStore implements Store {
 
   static async connect(url: string, options: PostgresOptions = {}): Promise<PostgresStore> {
     if (options.schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(options.schema)) {
-      throw new UnavailableError("store_bad_schema", `PostgreSQL schema name "${options.schema}" must match [a-z_][a-z0-9_]*`);
+      throw new UnavailableError(
+        "store_bad_schema",
+        `PostgreSQL schema name "${options.schema}" must match [a-z_][a-z0-9_]*`,
+      );
     }
     const store = new PostgresStore(url, options);
     try {
@@ -129,7 +139,11 @@ export class PostgresStore implements Store {
       await store.pool.query("SELECT 1");
     } catch (err) {
       await store.pool.end().catch(() => undefined);
-      throw new UnavailableError("store_unreachable", `cannot connect to PostgreSQL at ${redactUrl(url)}: ${(err as Error).message}`, { cause: err });
+      throw new UnavailableError(
+        "store_unreachable",
+        `cannot connect to PostgreSQL at ${redactUrl(url)}: ${(err as Error).message}`,
+        { cause: err },
+      );
     }
     return store;
   }

@@ -33,7 +33,8 @@ function statOrMissing(path: string): Stats | undefined {
 export function assertUsableSqlitePath(file: string, source = "the store path"): void {
   const path = resolve(file);
   const what = `the SQLite database ${path} (from ${source})`;
-  const fix = "set PMAGENT_SQLITE_PATH (or storage.path in pmagent.config.json) to a file in a writable directory on a disk, e.g. .pmagent/pmagent.db";
+  const fix =
+    "set PMAGENT_SQLITE_PATH (or storage.path in pmagent.config.json) to a file in a writable directory on a disk, e.g. .pmagent/pmagent.db";
   const refuse = (why: string, advice = fix): never => {
     throw new UsageError("store_path_unusable", `${what} ${why}: ${advice}`, { path });
   };
@@ -53,7 +54,9 @@ export function assertUsableSqlitePath(file: string, source = "the store path"):
   const real = join(realpathSync(existing), ...missing);
   const kernel = KERNEL_ROOTS.find((root) => under(real, root));
   if (kernel && !ALLOWED_UNDER_KERNEL_ROOTS.some((root) => under(real, root))) {
-    refuse(`is under ${kernel}${under(path, kernel) ? "" : ` (it resolves to ${real})`}, a kernel file system, not a disk`);
+    refuse(
+      `is under ${kernel}${under(path, kernel) ? "" : ` (it resolves to ${real})`}, a kernel file system, not a disk`,
+    );
   }
   if (existing === path) {
     if (stats.isDirectory()) refuse("is a directory", `name a file inside it, e.g. ${join(path, "pmagent.db")}`);
@@ -65,7 +68,9 @@ export function assertUsableSqlitePath(file: string, source = "the store path"):
     try {
       accessSync(target, mode);
     } catch (err) {
-      refuse(`is not writable: ${target} ${(err as NodeJS.ErrnoException).code === "EROFS" ? "is on a read-only file system" : "does not let this user write to it"}`);
+      refuse(
+        `is not writable: ${target} ${(err as NodeJS.ErrnoException).code === "EROFS" ? "is on a read-only file system" : "does not let this user write to it"}`,
+      );
     }
   };
   // The directory the database and its -wal and -shm files go in (or the part of it that exists).

@@ -56,7 +56,11 @@ export class SqliteStore implements Store {
       // and then tries again from a timer (see whenFree), so the event loop goes on meanwhile.
       if (this.yieldWhileBusy) this.db.pragma(`busy_timeout = ${BUSY_SLICE_MS}`);
     } catch (err) {
-      throw new UnavailableError("store_open_failed", `cannot open SQLite database ${file}: ${(err as Error).message}`, { cause: err });
+      throw new UnavailableError(
+        "store_open_failed",
+        `cannot open SQLite database ${file}: ${(err as Error).message}`,
+        { cause: err },
+      );
     }
     this.events.setMaxListeners(0);
   }
@@ -111,8 +115,11 @@ export class SqliteStore implements Store {
     return {
       dialect: "sqlite",
       all: async <T>(sql: string, params?: readonly SqlParam[]) => this.prepare(sql).all(...toSqlite(params)) as T[],
-      get: async <T>(sql: string, params?: readonly SqlParam[]) => this.prepare(sql).get(...toSqlite(params)) as T | undefined,
-      run: async (sql: string, params?: readonly SqlParam[]): Promise<RunResult> => ({ changes: this.prepare(sql).run(...toSqlite(params)).changes }),
+      get: async <T>(sql: string, params?: readonly SqlParam[]) =>
+        this.prepare(sql).get(...toSqlite(params)) as T | undefined,
+      run: async (sql: string, params?: readonly SqlParam[]): Promise<RunResult> => ({
+        changes: this.prepare(sql).run(...toSqlite(params)).changes,
+      }),
       exec: async (sql: string) => {
         this.db.exec(sql);
       },
@@ -138,24 +145,26 @@ export class SqliteStore implements Store {
   }
 
   transaction<T>(fn: (tx: Queryable) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
-    return this.whenFree(() => this.exclusive(async () => {
-      // The lock is taken here, before `fn` runs: only this step is tried again while busy.
-      try {
-        this.db.exec(options.immediate === false ? "BEGIN" : "BEGIN IMMEDIATE");
-      } catch (err) {
-        markBusy(err);
-      }
-      try {
-        const result = await fn(this.direct());
-        this.db.exec("COMMIT");
-        if (options.large && !this.checkpointer && this.location !== ":memory:") this.startCheckpointer();
-        this.checkpointer?.request();
-        return result;
-      } catch (err) {
-        if (this.db.inTransaction) this.db.exec("ROLLBACK");
-        throw err;
-      }
-    }));
+    return this.whenFree(() =>
+      this.exclusive(async () => {
+        // The lock is taken here, before `fn` runs: only this step is tried again while busy.
+        try {
+          this.db.exec(options.immediate === false ? "BEGIN" : "BEGIN IMMEDIATE");
+        } catch (err) {
+          markBusy(err);
+        }
+        try {
+          const result = await fn(this.direct());
+          this.db.exec("COMMIT");
+          if (options.large && !this.checkpointer && this.location !== ":memory:") this.startCheckpointer();
+          this.checkpointer?.request();
+          return result;
+        } catch (err) {
+          if (this.db.inTransaction) this.db.exec("ROLLBACK");
+          throw err;
+        }
+      }),
+    );
   }
 
   channelName(channel: string): string {

@@ -13,7 +13,10 @@ export async function bodyText(req: IncomingMessage): Promise<string> {
  * Listen on a free port of 127.0.0.1; `close` ends the responses held open (`hanging`: stalled
  * streams, held replies) and every connection, so a test's teardown never waits on them.
  */
-export async function listenLoopback(server: Server, hanging: Set<ServerResponse>): Promise<{ origin: string; close: () => Promise<void> }> {
+export async function listenLoopback(
+  server: Server,
+  hanging: Set<ServerResponse>,
+): Promise<{ origin: string; close: () => Promise<void> }> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {

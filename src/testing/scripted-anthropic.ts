@@ -21,7 +21,11 @@ export interface FakeAnthropicUsage {
 }
 
 /** `stall`: message_start, then nothing, the connection kept open; `malformed`: a 200 stream whose event is not JSON. */
-export type FakeAnthropicReply = (({ text: string } | { tool: { name: string; input: Record<string, unknown> } }) & { usage?: FakeAnthropicUsage }) | { status: number; message?: string } | { stall: true } | { malformed: true };
+export type FakeAnthropicReply =
+  | (({ text: string } | { tool: { name: string; input: Record<string, unknown> } }) & { usage?: FakeAnthropicUsage })
+  | { status: number; message?: string }
+  | { stall: true }
+  | { malformed: true };
 
 export interface RecordedAnthropicRequest {
   method: string;
@@ -49,32 +53,69 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await bodyText(req);
     const path = (req.url ?? "").split("?")[0];
-    if (req.method !== "POST" || path !== "/v1/messages") return sendError(res, 404, "not_found_error", `Not found: ${req.method} ${req.url}`);
+    if (req.method !== "POST" || path !== "/v1/messages")
+      return sendError(res, 404, "not_found_error", `Not found: ${req.method} ${req.url}`);
     const body = JSON.parse(raw || "{}") as Record<string, unknown>;
     requests.push({ method: req.method, path: req.url ?? "", headers: req.headers, body });
     const reply = queue.shift();
     if (!reply) return sendError(res, 500, "api_error", "fake-anthropic: no scripted reply left for this request");
-    if ("status" in reply) return sendError(res, reply.status, reply.status === 400 ? "invalid_request_error" : "api_error", reply.message ?? `status ${reply.status}`);
+    if ("status" in reply)
+      return sendError(
+        res,
+        reply.status,
+        reply.status === 400 ? "invalid_request_error" : "api_error",
+        reply.message ?? `status ${reply.status}`,
+      );
     counter += 1;
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", "request-id": `req_fake${counter}` });
+    res.writeHead(200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache",
+      "request-id": `req_fake${counter}`,
+    });
     if ("malformed" in reply) return void res.end("event: message_start\ndata: {this is not json\n\n");
-    const send = (type: string, data: Record<string, unknown>) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
-    const { output_tokens: outputTokens, ...inputSide } = ("usage" in reply ? reply.usage : undefined) ?? { input_tokens: 25, output_tokens: 12 };
-    send("message_start", { message: { id: `msg_fake${counter}`, type: "message", role: "assistant", model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...inputSide, output_tokens: 1 } } });
+    const send = (type: string, data: Record<string, unknown>) =>
+      res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+    const { output_tokens: outputTokens, ...inputSide } = ("usage" in reply ? reply.usage : undefined) ?? {
+      input_tokens: 25,
+      output_tokens: 12,
+    };
+    send("message_start", {
+      message: {
+        id: `msg_fake${counter}`,
+        type: "message",
+        role: "assistant",
+        model: body.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...inputSide, output_tokens: 1 },
+      },
+    });
     if ("stall" in reply) {
       hanging.add(res);
       return;
     }
     if ("text" in reply) {
       send("content_block_start", { index: 0, content_block: { type: "text", text: "" } });
-      for (let i = 0; i < reply.text.length; i += 7) send("content_block_delta", { index: 0, delta: { type: "text_delta", text: reply.text.slice(i, i + 7) } });
+      for (let i = 0; i < reply.text.length; i += 7)
+        send("content_block_delta", { index: 0, delta: { type: "text_delta", text: reply.text.slice(i, i + 7) } });
     } else {
-      send("content_block_start", { index: 0, content_block: { type: "tool_use", id: `toolu_fake${counter}`, name: reply.tool.name, input: {} } });
+      send("content_block_start", {
+        index: 0,
+        content_block: { type: "tool_use", id: `toolu_fake${counter}`, name: reply.tool.name, input: {} },
+      });
       const json = JSON.stringify(reply.tool.input);
-      for (let i = 0; i < json.length; i += 11) send("content_block_delta", { index: 0, delta: { type: "input_json_delta", partial_json: json.slice(i, i + 11) } });
+      for (let i = 0; i < json.length; i += 11)
+        send("content_block_delta", {
+          index: 0,
+          delta: { type: "input_json_delta", partial_json: json.slice(i, i + 11) },
+        });
     }
     send("content_block_stop", { index: 0 });
-    send("message_delta", { delta: { stop_reason: "text" in reply ? "end_turn" : "tool_use", stop_sequence: null }, usage: { output_tokens: outputTokens } });
+    send("message_delta", {
+      delta: { stop_reason: "text" in reply ? "end_turn" : "tool_use", stop_sequence: null },
+      usage: { output_tokens: outputTokens },
+    });
     send("message_stop", {});
     res.end();
   }

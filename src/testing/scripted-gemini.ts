@@ -18,7 +18,12 @@ export interface FakeGeminiUsage {
 }
 
 /** `stall`: the first chunk of this text, then nothing, the connection kept open; `malformed`: a 200 stream whose chunk is not JSON. */
-export type FakeGeminiReply = (({ text: string; stall?: true } | { call: { name: string; args: Record<string, unknown> } }) & { usage?: FakeGeminiUsage }) | { status: number; message?: string } | { malformed: true };
+export type FakeGeminiReply =
+  | (({ text: string; stall?: true } | { call: { name: string; args: Record<string, unknown> } }) & {
+      usage?: FakeGeminiUsage;
+    })
+  | { status: number; message?: string }
+  | { malformed: true };
 
 export interface FakeGemini {
   baseURL: string;
@@ -39,15 +44,30 @@ export async function startFakeGemini(): Promise<FakeGemini> {
     const url = req.url ?? "";
     const body = JSON.parse(raw || "{}") as Record<string, unknown>;
     if (req.method === "POST" && url.includes(":countTokens")) return sendJson(res, 200, { totalTokens: 10 });
-    if (req.method !== "POST" || !url.includes(":streamGenerateContent")) return sendJson(res, 404, { error: { code: 404, message: `Not found: ${req.method} ${url}`, status: "NOT_FOUND" } });
+    if (req.method !== "POST" || !url.includes(":streamGenerateContent"))
+      return sendJson(res, 404, {
+        error: { code: 404, message: `Not found: ${req.method} ${url}`, status: "NOT_FOUND" },
+      });
     requests.push({ path: url, headers: req.headers, body });
     const reply = queue.shift();
-    if (!reply) return sendJson(res, 500, { error: { code: 500, message: "fake-gemini: no scripted reply left for this request", status: "INTERNAL" } });
-    if ("status" in reply) return sendJson(res, reply.status, { error: { code: reply.status, message: reply.message ?? `status ${reply.status}`, status: reply.status === 400 ? "INVALID_ARGUMENT" : "INTERNAL" } });
+    if (!reply)
+      return sendJson(res, 500, {
+        error: { code: 500, message: "fake-gemini: no scripted reply left for this request", status: "INTERNAL" },
+      });
+    if ("status" in reply)
+      return sendJson(res, reply.status, {
+        error: {
+          code: reply.status,
+          message: reply.message ?? `status ${reply.status}`,
+          status: reply.status === 400 ? "INVALID_ARGUMENT" : "INTERNAL",
+        },
+      });
     res.writeHead(200, { "content-type": "text/event-stream" });
     if ("malformed" in reply) return void res.end("data: {this is not json\r\n\r\n");
     const send = (parts: unknown[], last: boolean) =>
-      res.write(`data: ${JSON.stringify({ candidates: [{ content: { role: "model", parts }, index: 0, ...(last ? { finishReason: "STOP" } : {}) }], ...(last ? { usageMetadata: reply.usage ?? { promptTokenCount: 30, candidatesTokenCount: 7, totalTokenCount: 37 } } : {}), modelVersion: "fake" })}\r\n\r\n`);
+      res.write(
+        `data: ${JSON.stringify({ candidates: [{ content: { role: "model", parts }, index: 0, ...(last ? { finishReason: "STOP" } : {}) }], ...(last ? { usageMetadata: reply.usage ?? { promptTokenCount: 30, candidatesTokenCount: 7, totalTokenCount: 37 } } : {}), modelVersion: "fake" })}\r\n\r\n`,
+      );
     if ("text" in reply) {
       const pieces = reply.text.match(/.{1,9}/gs) ?? [""];
       if (reply.stall) {

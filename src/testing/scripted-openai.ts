@@ -49,7 +49,11 @@ export type FakeReply =
    * servers send it (the items came in response.output_item.done). `text`: an assistant message
    * before the calls (the model saying what it is about to do).
    */
-  | ({ calls: Array<{ name: string; arguments: unknown; call_id?: string; namespace?: string }>; bareCompleted?: boolean; text?: string } & FakeAnswerEnd)
+  | ({
+      calls: Array<{ name: string; arguments: unknown; call_id?: string; namespace?: string }>;
+      bareCompleted?: boolean;
+      text?: string;
+    } & FakeAnswerEnd)
   /** The model refuses (an output `refusal` part). */
   | ({ refusal: string } & FakeAnswerEnd)
   /** The response fails (`status: "failed"`, `response.failed` when streaming). */
@@ -103,7 +107,8 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       return sendError(res, 400, "We could not parse the JSON body of your request.");
     }
     requests.push({ method: req.method ?? "", path: req.url ?? "", headers: req.headers, body });
-    if (req.method !== "POST" || req.url !== "/v1/responses") return sendError(res, 404, `Invalid URL (${req.method} ${req.url})`);
+    if (req.method !== "POST" || req.url !== "/v1/responses")
+      return sendError(res, 404, `Invalid URL (${req.method} ${req.url})`);
     let reply = queue.shift();
     if (reply === undefined) return sendError(res, 500, "fake-openai: no scripted reply left for this request");
     while ("until" in reply) {
@@ -119,7 +124,8 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       return void res.end("event: response.created\ndata: {this is not json\n\n");
     }
     if ("status" in reply) {
-      const headers: Record<string, string> = reply.retryAfter === undefined ? {} : { "retry-after": String(reply.retryAfter) };
+      const headers: Record<string, string> =
+        reply.retryAfter === undefined ? {} : { "retry-after": String(reply.retryAfter) };
       return sendError(res, reply.status, reply.message ?? defaultMessage(reply.status), headers);
     }
     counter += 1;
@@ -133,7 +139,10 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       return void res.end();
     }
     if ("failed" in reply) {
-      const failed = { ...responseObject(body, ids.response, "failed", [], null), error: { code: "server_error", message: reply.failed } };
+      const failed = {
+        ...responseObject(body, ids.response, "failed", [], null),
+        error: { code: "server_error", message: reply.failed },
+      };
       if (!stream) return sendJson(res, 200, failed);
       const send = openStream(res);
       send("response.created", { response: responseObject(body, ids.response, "in_progress", [], null) });
@@ -150,9 +159,19 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
         ...(c.namespace === undefined ? {} : { namespace: c.namespace }),
         arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments),
       }));
-      const said = reply.text === undefined ? [] : [messageItem(ids.message, "completed", [{ type: "output_text", text: reply.text, annotations: [], logprobs: [] }])];
+      const said =
+        reply.text === undefined
+          ? []
+          : [
+              messageItem(ids.message, "completed", [
+                { type: "output_text", text: reply.text, annotations: [], logprobs: [] },
+              ]),
+            ];
       const items: Array<Record<string, unknown>> = [...said, ...calls];
-      const usage = reply.usage ?? { input_tokens: Math.ceil(raw.length / 4), output_tokens: calls.reduce((n, it) => n + Math.ceil(it.arguments.length / 4), 0) };
+      const usage = reply.usage ?? {
+        input_tokens: Math.ceil(raw.length / 4),
+        output_tokens: calls.reduce((n, it) => n + Math.ceil(it.arguments.length / 4), 0),
+      };
       if (!stream) return sendJson(res, 200, responseObject(body, ids.response, "completed", items, usage));
       const send = openStream(res);
       send("response.created", { response: responseObject(body, ids.response, "in_progress", [], null) });
@@ -160,33 +179,76 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       if (said[0]) {
         const part = (said[0].content as unknown[])[0];
         send("response.output_item.added", { output_index: 0, item: messageItem(ids.message, "in_progress", []) });
-        send("response.content_part.added", { output_index: 0, item_id: ids.message, content_index: 0, part: { type: "output_text", text: "", annotations: [], logprobs: [] } });
-        send("response.output_text.delta", { output_index: 0, item_id: ids.message, content_index: 0, delta: reply.text, logprobs: [] });
-        send("response.output_text.done", { output_index: 0, item_id: ids.message, content_index: 0, text: reply.text, logprobs: [] });
+        send("response.content_part.added", {
+          output_index: 0,
+          item_id: ids.message,
+          content_index: 0,
+          part: { type: "output_text", text: "", annotations: [], logprobs: [] },
+        });
+        send("response.output_text.delta", {
+          output_index: 0,
+          item_id: ids.message,
+          content_index: 0,
+          delta: reply.text,
+          logprobs: [],
+        });
+        send("response.output_text.done", {
+          output_index: 0,
+          item_id: ids.message,
+          content_index: 0,
+          text: reply.text,
+          logprobs: [],
+        });
         send("response.content_part.done", { output_index: 0, item_id: ids.message, content_index: 0, part });
         send("response.output_item.done", { output_index: 0, item: said[0] });
       }
       calls.forEach((item, i) => {
         const output_index = said.length + i;
         send("response.output_item.added", { output_index, item: { ...item, status: "in_progress", arguments: "" } });
-        for (let k = 0; k < item.arguments.length; k += 11) send("response.function_call_arguments.delta", { output_index, item_id: item.id, delta: item.arguments.slice(k, k + 11) });
-        send("response.function_call_arguments.done", { output_index, item_id: item.id, name: item.name, arguments: item.arguments });
+        for (let k = 0; k < item.arguments.length; k += 11)
+          send("response.function_call_arguments.delta", {
+            output_index,
+            item_id: item.id,
+            delta: item.arguments.slice(k, k + 11),
+          });
+        send("response.function_call_arguments.done", {
+          output_index,
+          item_id: item.id,
+          name: item.name,
+          arguments: item.arguments,
+        });
         send("response.output_item.done", { output_index, item });
       });
-      send("response.completed", { response: responseObject(body, ids.response, "completed", reply.bareCompleted ? [] : items, usage) });
+      send("response.completed", {
+        response: responseObject(body, ids.response, "completed", reply.bareCompleted ? [] : items, usage),
+      });
       return void res.end();
     }
     const part =
-      "refusal" in reply ? { type: "refusal", refusal: reply.refusal } : { type: "output_text", text: "text" in reply ? reply.text : JSON.stringify(reply.json), annotations: [], logprobs: [] };
+      "refusal" in reply
+        ? { type: "refusal", refusal: reply.refusal }
+        : {
+            type: "output_text",
+            text: "text" in reply ? reply.text : JSON.stringify(reply.json),
+            annotations: [],
+            logprobs: [],
+          };
     const produced = part.type === "refusal" ? (part.refusal as string) : (part.text as string);
-    const usage = reply.usage ?? { input_tokens: Math.ceil(raw.length / 4), output_tokens: Math.ceil(produced.length / 4) };
+    const usage = reply.usage ?? {
+      input_tokens: Math.ceil(raw.length / 4),
+      output_tokens: Math.ceil(produced.length / 4),
+    };
     if (reply.stall) hanging.add(res);
     if (stream) return streamResponse(res, body, part, ids, usage, reply);
     if (reply.stall) return;
     if (reply.truncated) return void res.destroy();
     const status = reply.incomplete === undefined ? "completed" : "incomplete";
     const response = responseObject(body, ids.response, status, [messageItem(ids.message, status, [part])], usage);
-    sendJson(res, 200, reply.incomplete === undefined ? response : { ...response, incomplete_details: { reason: reply.incomplete } });
+    sendJson(
+      res,
+      200,
+      reply.incomplete === undefined ? response : { ...response, incomplete_details: { reason: reply.incomplete } },
+    );
   }
 
   const { origin, close } = await listenLoopback(server, hanging);
@@ -216,7 +278,11 @@ function sendError(res: ServerResponse, status: number, message: string, headers
   sendJson(res, status, { error: { message, type, param: null, code } }, headers);
 }
 
-function messageItem(id: string, status: "in_progress" | "completed" | "incomplete", content: unknown[]): Record<string, unknown> {
+function messageItem(
+  id: string,
+  status: "in_progress" | "completed" | "incomplete",
+  content: unknown[],
+): Record<string, unknown> {
   return { id, type: "message", status, role: "assistant", content };
 }
 
@@ -230,7 +296,13 @@ function usageObject(usage: FakeUsage): Record<string, unknown> {
   };
 }
 
-function responseObject(body: Record<string, unknown>, id: string, status: string, output: unknown[], usage: FakeUsage | null): Record<string, unknown> {
+function responseObject(
+  body: Record<string, unknown>,
+  id: string,
+  status: string,
+  output: unknown[],
+  usage: FakeUsage | null,
+): Record<string, unknown> {
   return {
     id,
     object: "response",
@@ -285,9 +357,13 @@ function streamResponse(
     send("response.refusal.done", { ...at, refusal: part.refusal });
   } else {
     const text = part.text as string;
-    send("response.content_part.added", { ...at, part: { type: "output_text", text: "", annotations: [], logprobs: [] } });
+    send("response.content_part.added", {
+      ...at,
+      part: { type: "output_text", text: "", annotations: [], logprobs: [] },
+    });
     // Several deltas, split mid-token as real streams are.
-    for (let i = 0; i < text.length; i += 7) send("response.output_text.delta", { ...at, delta: text.slice(i, i + 7), logprobs: [] });
+    for (let i = 0; i < text.length; i += 7)
+      send("response.output_text.delta", { ...at, delta: text.slice(i, i + 7), logprobs: [] });
     send("response.output_text.done", { ...at, text, logprobs: [] });
   }
   if (end.stall) return;

@@ -46,7 +46,11 @@ export interface SpriteHarness extends SpriteRun {
 
 /** Run `command` as a sprite of a fresh project and wait for it to stop (done, failed or waiting). */
 export async function runSprite(options: SpriteHarnessOptions): Promise<SpriteHarness> {
-  if (options.command.length === 0) throw new UsageError("invalid_command", "runSprite needs a command: the sprite's argv, e.g. [\"node\", \"sprite.mjs\"]");
+  if (options.command.length === 0)
+    throw new UsageError(
+      "invalid_command",
+      'runSprite needs a command: the sprite\'s argv, e.g. ["node", "sprite.mjs"]',
+    );
   const root = mkdtempSync(join(tmpdir(), "pmagent-sprite-"));
   let opened: OpenProject | undefined;
   try {
@@ -58,7 +62,20 @@ export async function runSprite(options: SpriteHarnessOptions): Promise<SpriteHa
     const config = {
       project_id: "sprite-harness",
       humans: ["Human"],
-      lanes: [{ layer: "test", name: "harness", roles: [{ name: HARNESS_ROLE, allowed_kinds: [HARNESS_KIND], runner: { command: options.command, ...(options.timeoutS ? { timeout_s: options.timeoutS } : {}) }, ...options.role }] }],
+      lanes: [
+        {
+          layer: "test",
+          name: "harness",
+          roles: [
+            {
+              name: HARNESS_ROLE,
+              allowed_kinds: [HARNESS_KIND],
+              runner: { command: options.command, ...(options.timeoutS ? { timeout_s: options.timeoutS } : {}) },
+              ...options.role,
+            },
+          ],
+        },
+      ],
     };
     writeFileSync(join(root, "pmagent.config.json"), `${JSON.stringify(config, null, 2)}\n`);
     writeFileSync(join(root, ".gitignore"), ".pmagent/\n");
@@ -70,8 +87,14 @@ export async function runSprite(options: SpriteHarnessOptions): Promise<SpriteHa
     opened = await openProject({ cwd: root, env: options.env ?? process.env });
     const supervisor: Supervisor = await opened.supervisor();
     const board = await opened.board();
-    const entry = await board.post("Human", { to: HARNESS_ROLE, kind: HARNESS_KIND, payload: options.payload ?? { summary: "the task under test" } });
-    const first = await supervisor.whenIdle((await supervisor.startRun({ role: HARNESS_ROLE, entryId: entry.stored.entry.id })).id);
+    const entry = await board.post("Human", {
+      to: HARNESS_ROLE,
+      kind: HARNESS_KIND,
+      payload: options.payload ?? { summary: "the task under test" },
+    });
+    const first = await supervisor.whenIdle(
+      (await supervisor.startRun({ role: HARNESS_ROLE, entryId: entry.stored.entry.id })).id,
+    );
     const project = opened;
     const read = async (run: RunRecord): Promise<SpriteRun> => ({ run, events: await supervisor.runs.events(run.id) });
     return {

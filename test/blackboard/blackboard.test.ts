@@ -18,7 +18,15 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
       const { stored, created } = await board.post("Human", { to: "Aya", kind: "doc_update_proposal_request" });
       expect(created).toBe(true);
       expect(EntrySchema.parse(stored.entry)).toEqual(stored.entry);
-      expect(stored.entry).toMatchObject({ from: "Human", project_id: PROJECT, status: "open", payload: {}, target_docs: [], created_at: "2026-01-15T10:00:00.000Z", updated_at: "2026-01-15T10:00:00.000Z" });
+      expect(stored.entry).toMatchObject({
+        from: "Human",
+        project_id: PROJECT,
+        status: "open",
+        payload: {},
+        target_docs: [],
+        created_at: "2026-01-15T10:00:00.000Z",
+        updated_at: "2026-01-15T10:00:00.000Z",
+      });
       expect(stored.entry.id).toMatch(/^vpm-mini-doc_update_proposal_request-20260115T100000Z-[0-9a-f]{6}$/);
       expect(stored.version).toBe(1);
     });
@@ -26,7 +34,9 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
     it("keeps the spec's optional fields, both target_docs forms and zoned timestamps as given", async () => {
       const { board } = testBoard(t.store);
       const given = {
-        ...request("vpm-mini-docupdate-issue571-1", { target_docs: [{ path: "STATE/current_state.md", section: "## 差分（δ）" }] }),
+        ...request("vpm-mini-docupdate-issue571-1", {
+          target_docs: [{ path: "STATE/current_state.md", section: "## 差分（δ）" }],
+        }),
         source_issue: 571,
         source_comment_id: "3581234",
         source_run_id: 19793359086,
@@ -55,11 +65,20 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
 
     it.each([
       [{ to: "Aya" }, "$.kind: Invalid input: expected string, received undefined"],
-      [{ to: "Aya", kind: "k", status: "waiting" }, '$.status: Invalid option: expected one of "open"|"in_progress"|"done"|"error"|"canceled"'],
+      [
+        { to: "Aya", kind: "k", status: "waiting" },
+        '$.status: Invalid option: expected one of "open"|"in_progress"|"done"|"error"|"canceled"',
+      ],
       [{ to: "Aya", kind: "k", payload: [] }, "$.payload: Invalid input: expected record, received array"],
-      [{ to: "Aya", kind: "k", target_docs: ["a.md", { path: "b.md" }] }, "$.target_docs: expected an array of paths or an array of {path, section} objects"],
+      [
+        { to: "Aya", kind: "k", target_docs: ["a.md", { path: "b.md" }] },
+        "$.target_docs: expected an array of paths or an array of {path, section} objects",
+      ],
       [{ to: "Aya", kind: "k", created_at: "2025-11-30 02:30" }, '$.created_at: "2025-11-30 02:30" has no time zone'],
-      [{ to: "Aya", kind: "k", created_at: "2025-11-30T02:30:00" }, '$.created_at: "2025-11-30T02:30:00" has no time zone: add one (Z or ±hh:mm)'],
+      [
+        { to: "Aya", kind: "k", created_at: "2025-11-30T02:30:00" },
+        '$.created_at: "2025-11-30T02:30:00" has no time zone: add one (Z or ±hh:mm)',
+      ],
       [{ to: "Aya", kind: "k", source_issue: true }, "$.source_issue: Invalid input"],
     ])("refuses a bad entry %j", async (input, message) => {
       const { board } = testBoard(t.store);
@@ -71,7 +90,9 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
 
     it("refuses an entry of another project", async () => {
       const { board } = testBoard(t.store);
-      await expect(board.post("Human", request("x", { project_id: "hakone-e2" }), "e.json")).rejects.toThrow('e.json: project_id "hakone-e2" is not this project\'s ("vpm-mini")');
+      await expect(board.post("Human", request("x", { project_id: "hakone-e2" }), "e.json")).rejects.toThrow(
+        'e.json: project_id "hakone-e2" is not this project\'s ("vpm-mini")',
+      );
     });
   });
 
@@ -89,7 +110,10 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
         [2, "2026-01-15T10:01:00.000Z", "Aya", "update", "open", "open"],
         [3, "2026-01-15T10:02:00.000Z", "Aya", "status", "open", "done"],
       ]);
-      expect(h[1]!.changes).toEqual({ payload: { from: { summary: "request h-1", details: {}, refs: {} }, to: { summary: "revised" } }, note: { from: null, to: "clarified" } });
+      expect(h[1]!.changes).toEqual({
+        payload: { from: { summary: "request h-1", details: {}, refs: {} }, to: { summary: "revised" } },
+        note: { from: null, to: "clarified" },
+      });
       expect((await board.get("h-1")).entry.updated_at).toBe("2026-01-15T10:02:00.000Z");
     });
 
@@ -97,23 +121,33 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
       const { board } = testBoard(t.store);
       const { stored } = await board.post("Human", request("v-1"));
       await board.change("Aya", "v-1", { note: "a" }, { expectedVersion: stored.version });
-      const err = await board.change("Aya", "v-1", { note: "b" }, { expectedVersion: stored.version }).catch((e: Error) => e);
+      const err = await board
+        .change("Aya", "v-1", { note: "b" }, { expectedVersion: stored.version })
+        .catch((e: Error) => e);
       expect(err).toMatchObject({ code: "stale_write", kind: "conflict" });
-      expect((err as Error).message).toBe("entry v-1 was changed by someone else (you had version 1, it is now at 2): read it again and retry");
+      expect((err as Error).message).toBe(
+        "entry v-1 was changed by someone else (you had version 1, it is now at 2): read it again and retry",
+      );
       expect((await board.get("v-1")).entry.note).toBe("a");
     });
 
     it("concurrent writers of one entry: exactly one wins", async () => {
       const { board } = testBoard(t.store);
       await board.post("Human", request("race-1"));
-      const results = await Promise.allSettled(["Aya", "Human"].map((actor) => board.change(actor, "race-1", { note: actor }, { expectedVersion: 1 })));
+      const results = await Promise.allSettled(
+        ["Aya", "Human"].map((actor) => board.change(actor, "race-1", { note: actor }, { expectedVersion: 1 })),
+      );
       expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
-      expect((results.find((r) => r.status === "rejected") as PromiseRejectedResult).reason).toMatchObject({ code: "stale_write" });
+      expect((results.find((r) => r.status === "rejected") as PromiseRejectedResult).reason).toMatchObject({
+        code: "stale_write",
+      });
     });
 
     it("says which entry does not exist", async () => {
       const { board } = testBoard(t.store);
-      await expect(board.transition("Human", "nope", "done")).rejects.toThrow("entry nope does not exist in project vpm-mini");
+      await expect(board.transition("Human", "nope", "done")).rejects.toThrow(
+        "entry nope does not exist in project vpm-mini",
+      );
       await expect(board.history("nope")).rejects.toMatchObject({ code: "entry_not_found" });
     });
   });
@@ -135,7 +169,12 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
       await board.post("Human", request("pick-a", { ...apply, created_at: "2026-05-31T00:00:00Z" }));
       await board.transition("Human", "pick-canceled", "canceled");
       const claimed: string[] = [];
-      for (let s = await board.claim("w1", "Tsugu", ["doc_update_apply_request"]); s; s = await board.claim("w1", "Tsugu", ["doc_update_apply_request"])) claimed.push(s.entry.id);
+      for (
+        let s = await board.claim("w1", "Tsugu", ["doc_update_apply_request"]);
+        s;
+        s = await board.claim("w1", "Tsugu", ["doc_update_apply_request"])
+      )
+        claimed.push(s.entry.id);
       expect(claimed).toEqual(["pick-a", "pick-b", "pick-c"]);
       expect(await board.claim("w1", "Tsugu", [])).toBeUndefined();
     });
@@ -144,7 +183,11 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
       const { board, clock } = testBoard(t.store, Date.parse("2027-01-01T00:00:00Z"));
       await board.post("Human", request("lease-1", { to: "Gen", kind: "pm_snapshot_request" }));
       const a = await board.claim("gen-a", "Gen", ["pm_snapshot_request"]);
-      expect(a).toMatchObject({ claimed_by: "gen-a", lease_expires_at: "2027-01-01T00:00:05.000Z", entry: { status: "in_progress" } });
+      expect(a).toMatchObject({
+        claimed_by: "gen-a",
+        lease_expires_at: "2027-01-01T00:00:05.000Z",
+        entry: { status: "in_progress" },
+      });
       expect(await board.claim("gen-b", "Gen", ["pm_snapshot_request"])).toBeUndefined();
       clock.advance(4_000);
       await board.heartbeat("gen-a", "lease-1");
@@ -154,8 +197,12 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
       const b = await board.claim("gen-b", "Gen", ["pm_snapshot_request"]);
       expect(b).toMatchObject({ claimed_by: "gen-b", entry: { id: "lease-1", status: "in_progress" } });
       // The first worker lost its claim: heartbeat and completion are refused.
-      await expect(board.heartbeat("gen-a", "lease-1")).rejects.toThrow("entry lease-1: worker gen-a does not hold its claim (in_progress, claimed by gen-b)");
-      await expect(board.transition("Gen", "lease-1", "done", { worker: "gen-a" })).rejects.toThrow("entry lease-1: worker gen-a no longer holds its claim (taken over by gen-b)");
+      await expect(board.heartbeat("gen-a", "lease-1")).rejects.toThrow(
+        "entry lease-1: worker gen-a does not hold its claim (in_progress, claimed by gen-b)",
+      );
+      await expect(board.transition("Gen", "lease-1", "done", { worker: "gen-a" })).rejects.toThrow(
+        "entry lease-1: worker gen-a no longer holds its claim (taken over by gen-b)",
+      );
       const done = await board.transition("Gen", "lease-1", "done", { worker: "gen-b" });
       expect(done).toMatchObject({ claimed_by: null, lease_expires_at: null, entry: { status: "done" } });
       expect((await board.history("lease-1")).map((h) => h.action)).toEqual(["post", "claim", "takeover", "status"]);
@@ -165,7 +212,9 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
       const { board } = testBoard(t.store);
       const stop = new AbortController();
       // Waits far longer than the test may run: only the post's wake-up can end them.
-      const waiting = ["rin-a", "rin-b"].map((w) => board.claimNext(w, "Rin", ["rin_request"], { waitMs: 600_000, signal: stop.signal }));
+      const waiting = ["rin-a", "rin-b"].map((w) =>
+        board.claimNext(w, "Rin", ["rin_request"], { waitMs: 600_000, signal: stop.signal }),
+      );
       await board.post("Human", request("rin-1", { to: "Rin", kind: "other_kind" }));
       await board.post("Human", request("rin-2", { to: "Rin", kind: "rin_request" }));
       await board.post("Human", request("rin-3", { to: "Rin", kind: "rin_request" }));
@@ -181,7 +230,9 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
       const waiting = board.claimNext("w", "Mio", ["mio_request"], { waitMs: 600_000, signal: stop.signal });
       stop.abort();
       expect(await waiting).toBeUndefined();
-      await expect(board.claimNext("w", "Mio", [])).rejects.toThrow("claimNext for Mio: give at least one kind to claim (the role's allowed_kinds)");
+      await expect(board.claimNext("w", "Mio", [])).rejects.toThrow(
+        "claimNext for Mio: give at least one kind to claim (the role's allowed_kinds)",
+      );
     });
 
     it("finishAndClaim completes a worker's claim and claims its next entry; history records both", async () => {
@@ -195,11 +246,25 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
       expect(first?.entry.id).toBe("fac-1");
       clock.advance(1000);
       const one = await board.finishAndClaim("Ren", "fac-1", "done", { worker: "ren-a", kinds });
-      expect(one.finished).toMatchObject({ version: 3, claimed_by: null, lease_expires_at: null, entry: { id: "fac-1", status: "done", updated_at: "2029-01-01T00:00:01.003Z" } });
-      expect(one.next).toMatchObject({ version: 2, claimed_by: "ren-a", lease_expires_at: "2029-01-01T00:00:06.003Z", entry: { id: "fac-2", status: "in_progress" } });
+      expect(one.finished).toMatchObject({
+        version: 3,
+        claimed_by: null,
+        lease_expires_at: null,
+        entry: { id: "fac-1", status: "done", updated_at: "2029-01-01T00:00:01.003Z" },
+      });
+      expect(one.next).toMatchObject({
+        version: 2,
+        claimed_by: "ren-a",
+        lease_expires_at: "2029-01-01T00:00:06.003Z",
+        entry: { id: "fac-2", status: "in_progress" },
+      });
       expect(await board.get("fac-2")).toEqual(one.next);
       // With a note (and on to error): the note is kept, the next entry claimed all the same.
-      const two = await board.finishAndClaim("Ren", "fac-2", "error", { worker: "ren-a", kinds, note: "failed: no network" });
+      const two = await board.finishAndClaim("Ren", "fac-2", "error", {
+        worker: "ren-a",
+        kinds,
+        note: "failed: no network",
+      });
       expect(two.finished.entry).toMatchObject({ status: "error", note: "failed: no network" });
       expect(two.next?.entry.id).toBe("fac-3");
       // Nothing left: finished, and no next entry.
@@ -208,13 +273,28 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
       const h = await board.history("fac-1");
       expect(h.map((r) => [r.action, r.actor, r.from_status, r.to_status, r.changes])).toEqual([
         ["post", "Human", null, "open", expect.anything()],
-        ["claim", "Ren", "open", "in_progress", { claimed_by: { from: null, to: "ren-a" }, status: { from: "open", to: "in_progress" } }],
+        [
+          "claim",
+          "Ren",
+          "open",
+          "in_progress",
+          { claimed_by: { from: null, to: "ren-a" }, status: { from: "open", to: "in_progress" } },
+        ],
         ["status", "Ren", "in_progress", "done", { status: { from: "in_progress", to: "done" } }],
       ]);
       expect(h[2]!.at).toBe("2029-01-01T00:00:01.003Z");
       // In the project's history, each finish comes before the claim it made.
-      const order = (await board.history()).filter((r) => r.entry_id.startsWith("fac-") && r.action !== "post").map((r) => `${r.entry_id} ${r.action}`);
-      expect(order).toEqual(["fac-1 claim", "fac-1 status", "fac-2 claim", "fac-2 status", "fac-3 claim", "fac-3 status"]);
+      const order = (await board.history())
+        .filter((r) => r.entry_id.startsWith("fac-") && r.action !== "post")
+        .map((r) => `${r.entry_id} ${r.action}`);
+      expect(order).toEqual([
+        "fac-1 claim",
+        "fac-1 status",
+        "fac-2 claim",
+        "fac-2 status",
+        "fac-3 claim",
+        "fac-3 status",
+      ]);
       expect((await board.history("fac-2")).map((r) => [r.action, r.version, r.changes])).toEqual([
         ["post", 1, expect.anything()],
         ["claim", 2, { claimed_by: { from: null, to: "ren-a" }, status: { from: "open", to: "in_progress" } }],
@@ -252,19 +332,30 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
         await expect(p).rejects.toThrow(message);
         expect(await board.get("facr-2")).toMatchObject({ version: 1, claimed_by: null, entry: { status: "open" } });
       };
-      await refused(board.finishAndClaim("Ren", "facr-1", "done", { worker: "ren-b", kinds }), "entry facr-1: worker ren-b no longer holds its claim (taken over by ren-a)");
+      await refused(
+        board.finishAndClaim("Ren", "facr-1", "done", { worker: "ren-b", kinds }),
+        "entry facr-1: worker ren-b no longer holds its claim (taken over by ren-a)",
+      );
       await refused(
         board.finishAndClaim("Sho", "facr-1", "done", { worker: "ren-a", role: "Ren", kinds }),
         "entry facr-1: Sho may not move it in_progress → done: only its writer (Human), its addressee (Ren) or a human (Human) may change it",
       );
-      await refused(board.finishAndClaim("Ren", "facr-1", "open", { worker: "ren-a", kinds }), "entry facr-1: Ren cannot move it in_progress → open (allowed from in_progress: done, error, canceled)");
-      await refused(board.finishAndClaim("Ren", "facr-none", "done", { worker: "ren-a", kinds }), "entry facr-none does not exist in project vpm-mini");
+      await refused(
+        board.finishAndClaim("Ren", "facr-1", "open", { worker: "ren-a", kinds }),
+        "entry facr-1: Ren cannot move it in_progress → open (allowed from in_progress: done, error, canceled)",
+      );
+      await refused(
+        board.finishAndClaim("Ren", "facr-none", "done", { worker: "ren-a", kinds }),
+        "entry facr-none does not exist in project vpm-mini",
+      );
       // The lease expired and another worker took the entry over: the first one's finish is refused.
       clock.advance(6_000);
       await board.claim("ren-b", "Ren", ["nothing_open"]);
       const taken = await board.claim("ren-b", "Ren", kinds);
       expect(taken?.entry.id).toBe("facr-2");
-      await expect(board.finishAndClaim("Ren", "facr-1", "done", { worker: "ren-b", kinds })).rejects.toThrow("entry facr-1: worker ren-b no longer holds its claim (taken over by ren-a)");
+      await expect(board.finishAndClaim("Ren", "facr-1", "done", { worker: "ren-b", kinds })).rejects.toThrow(
+        "entry facr-1: worker ren-b no longer holds its claim (taken over by ren-a)",
+      );
       expect((await board.history("facr-1")).map((h) => h.action)).toEqual(["post", "claim"]);
     });
 
@@ -272,7 +363,9 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
       const { board } = testBoard(t.store);
       await board.post("Human", request("back-1", { to: "Ren", kind: "back_request" }));
       await board.claim("ren-a", "Ren", ["back_request"]);
-      await expect(board.transition("Ren", "back-1", "open", { worker: "ren-a" })).rejects.toThrow("entry back-1: Ren cannot move it in_progress → open (allowed from in_progress: done, error, canceled)");
+      await expect(board.transition("Ren", "back-1", "open", { worker: "ren-a" })).rejects.toThrow(
+        "entry back-1: Ren cannot move it in_progress → open (allowed from in_progress: done, error, canceled)",
+      );
       expect(await board.get("back-1")).toMatchObject({ claimed_by: "ren-a", entry: { status: "in_progress" } });
     });
 
@@ -288,13 +381,26 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
   describe("import (put)", () => {
     it("keeps status and timestamps, skips identical entries and refuses different ones", async () => {
       const { board } = testBoard(t.store);
-      const entry = EntrySchema.parse({ ...request("imp-1"), from: "Human", project_id: PROJECT, status: "done", created_at: "2025-11-30T02:30:00+09:00", updated_at: "2025-11-30T03:00:00+09:00", payload: {}, target_docs: [] });
+      const entry = EntrySchema.parse({
+        ...request("imp-1"),
+        from: "Human",
+        project_id: PROJECT,
+        status: "done",
+        created_at: "2025-11-30T02:30:00+09:00",
+        updated_at: "2025-11-30T03:00:00+09:00",
+        payload: {},
+        target_docs: [],
+      });
       expect((await board.put("Human", entry)).outcome).toBe("created");
       expect((await board.put("Human", entry)).outcome).toBe("unchanged");
       await expect(board.put("Human", { ...entry, kind: "other" })).rejects.toMatchObject({ code: "entry_exists" });
       const replaced = await board.put("github-sync", { ...entry, note: "edited on GitHub" }, { replace: true });
       expect(replaced.outcome).toBe("replaced");
-      expect((await board.history("imp-1")).at(-1)).toMatchObject({ actor: "github-sync", action: "import", changes: { note: { from: null, to: "edited on GitHub" } } });
+      expect((await board.history("imp-1")).at(-1)).toMatchObject({
+        actor: "github-sync",
+        action: "import",
+        changes: { note: { from: null, to: "edited on GitHub" } },
+      });
     });
   });
 
@@ -310,17 +416,39 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
       await board.transition("Aya", "req-a", "in_progress");
       clock.now = T0 + 2 * HOUR;
       await board.transition("Aya", "req-a", "done");
-      await board.post("Aya", { ...request("req-a-review", { to: "Sho", kind: "doc_update_review_request" }), project_id: "outline-test" });
+      await board.post("Aya", {
+        ...request("req-a-review", { to: "Sho", kind: "doc_update_review_request" }),
+        project_id: "outline-test",
+      });
       clock.now = T0 + 3 * HOUR;
       // Written elsewhere a day earlier, last changed there after T0 + 2.5 h, imported at T0 + 3 h.
-      await board.put("sync", { ...request("imp-y"), from: "Human", project_id: "outline-test", status: "done", created_at: "2026-02-28T10:00:00Z", updated_at: "2026-03-01T12:30:00Z", payload: {}, target_docs: [] });
+      await board.put("sync", {
+        ...request("imp-y"),
+        from: "Human",
+        project_id: "outline-test",
+        status: "done",
+        created_at: "2026-02-28T10:00:00Z",
+        updated_at: "2026-03-01T12:30:00Z",
+        payload: {},
+        target_docs: [],
+      });
     });
 
-    const brief = (list: Awaited<ReturnType<Blackboard["outline"]>>) => list.map((e) => [e.id, e.status, e.updated_ms - T0, e.basis]);
+    const brief = (list: Awaited<ReturnType<Blackboard["outline"]>>) =>
+      list.map((e) => [e.id, e.status, e.updated_ms - T0, e.basis]);
 
     it("gives id, writer, addressee, kind, status and times, oldest first, without the entry", async () => {
       const all = await board.outline();
-      expect(all[1]).toEqual({ id: "req-a", from: "Human", to: "Aya", kind: "doc_update_proposal_request", status: "done", created_ms: T0, updated_ms: T0 + 2 * HOUR, basis: "stored" });
+      expect(all[1]).toEqual({
+        id: "req-a",
+        from: "Human",
+        to: "Aya",
+        kind: "doc_update_proposal_request",
+        status: "done",
+        created_ms: T0,
+        updated_ms: T0 + 2 * HOUR,
+        basis: "stored",
+      });
       expect(brief(all)).toEqual([
         ["imp-y", "done", 2.5 * HOUR, "stored"],
         ["req-a", "done", 2 * HOUR, "stored"],
@@ -344,31 +472,56 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
     it("filters by writer and by stored last change", async () => {
       expect(brief(await board.outline({ from: ["Aya"] }))).toEqual([["req-a-review", "open", 2 * HOUR, "stored"]]);
       expect(await board.outline({ from: [] })).toEqual([]);
-      expect(brief(await board.outline({ updatedSince: T0 + 2 * HOUR, updatedBefore: T0 + 2.5 * HOUR })).map((e) => e[0])).toEqual(["req-a", "req-a-review"]);
+      expect(
+        brief(await board.outline({ updatedSince: T0 + 2 * HOUR, updatedBefore: T0 + 2.5 * HOUR })).map((e) => e[0]),
+      ).toEqual(["req-a", "req-a-review"]);
       expect(brief(await board.outline({ updatedSince: T0 + 2.5 * HOUR })).map((e) => e[0])).toEqual(["imp-y"]);
     });
 
     it("list by ids: none for an empty list, creation order for a long one", async () => {
       expect(await board.list({ ids: [] })).toEqual([]);
-      expect((await board.list({ ids: ["req-a-review", "imp-y", "no-such"] })).map((s) => s.entry.id)).toEqual(["imp-y", "req-a-review"]);
+      expect((await board.list({ ids: ["req-a-review", "imp-y", "no-such"] })).map((s) => s.entry.id)).toEqual([
+        "imp-y",
+        "req-a-review",
+      ]);
       const many = Array.from({ length: 1200 }, (_, i) => `missing-${i}`);
-      expect((await board.list({ ids: [...many, "req-a", "imp-y"] })).map((s) => s.entry.id)).toEqual(["imp-y", "req-a"]);
-      expect((await board.list({ ids: [...many, "req-a", "imp-y"], limit: 1 })).map((s) => s.entry.id)).toEqual(["imp-y"]);
+      expect((await board.list({ ids: [...many, "req-a", "imp-y"] })).map((s) => s.entry.id)).toEqual([
+        "imp-y",
+        "req-a",
+      ]);
+      expect((await board.list({ ids: [...many, "req-a", "imp-y"], limit: 1 })).map((s) => s.entry.id)).toEqual([
+        "imp-y",
+      ]);
     });
 
     it("filters by addressee and kinds, and by ids (none for an empty list; a long list in chunks)", async () => {
       const ids = (list: Awaited<ReturnType<Blackboard["outline"]>>) => list.map((e) => e.id);
-      expect(ids(await board.outline({ addressed: [{ to: "Sho", kinds: ["doc_update_review_request"] }] }))).toEqual(["req-a-review"]);
-      expect(ids(await board.outline({ addressed: [{ to: "Sho", kinds: ["doc_update_review_request"] }, { to: "Aya", kinds: ["other", "doc_update_proposal_request"] }] }))).toEqual(["imp-y", "req-a", "req-a-review"]);
+      expect(ids(await board.outline({ addressed: [{ to: "Sho", kinds: ["doc_update_review_request"] }] }))).toEqual([
+        "req-a-review",
+      ]);
+      expect(
+        ids(
+          await board.outline({
+            addressed: [
+              { to: "Sho", kinds: ["doc_update_review_request"] },
+              { to: "Aya", kinds: ["other", "doc_update_proposal_request"] },
+            ],
+          }),
+        ),
+      ).toEqual(["imp-y", "req-a", "req-a-review"]);
       expect(await board.outline({ addressed: [{ to: "Aya", kinds: ["doc_update_review_request"] }] })).toEqual([]);
       expect(await board.outline({ addressed: [{ to: "Aya", kinds: [] }] })).toEqual([]);
       expect(ids(await board.outline({ ids: ["req-a", "no-such"] }))).toEqual(["req-a"]);
       expect(await board.outline({ ids: [] })).toEqual([]);
       const many = Array.from({ length: 1200 }, (_, i) => `missing-${i}`);
       expect(ids(await board.outline({ ids: [...many, "req-a", "imp-y"] }))).toEqual(["imp-y", "req-a"]);
-      expect(ids(await board.outline({ ids: [...many, "req-a", "imp-y"], newestFirst: true, limit: 1 }))).toEqual(["req-a"]);
+      expect(ids(await board.outline({ ids: [...many, "req-a", "imp-y"], newestFirst: true, limit: 1 }))).toEqual([
+        "req-a",
+      ]);
       // As of a time: statuses from the history, as without the filter.
-      expect(brief(await board.outline({ at: T0 + 1.5 * HOUR, ids: ["req-a", "req-a-review"] }))).toEqual([["req-a", "in_progress", HOUR, "history"]]);
+      expect(brief(await board.outline({ at: T0 + 1.5 * HOUR, ids: ["req-a", "req-a-review"] }))).toEqual([
+        ["req-a", "in_progress", HOUR, "history"],
+      ]);
     });
 
     it("newest first, a limit, and entries before a point in creation order (ties broken by id)", async () => {
@@ -377,12 +530,18 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
       expect(ids(await board.outline({ newestFirst: true, limit: 2 }))).toEqual(["req-a-review", "req-a"]);
       expect(ids(await board.outline({ limit: 1 }))).toEqual(["imp-y"]);
       expect(ids(await board.outline({ before: { created_ms: T0, id: "req-a" } }))).toEqual(["imp-y"]);
-      expect(ids(await board.outline({ before: { created_ms: T0 + 2 * HOUR, id: "" }, newestFirst: true }))).toEqual(["req-a", "imp-y"]);
+      expect(ids(await board.outline({ before: { created_ms: T0 + 2 * HOUR, id: "" }, newestFirst: true }))).toEqual([
+        "req-a",
+        "imp-y",
+      ]);
       const clock = { now: T0 };
       const ties = new Blackboard(t.store, { projectId: "outline-ties", humans: ["Human"], clock: () => clock.now });
       for (const id of ["t-b", "t-a", "t-c"]) await ties.post("Human", { ...request(id), project_id: "outline-ties" });
       expect(ids(await ties.outline({ before: { created_ms: T0, id: "t-b" } }))).toEqual(["t-a"]);
-      expect(ids(await ties.outline({ before: { created_ms: T0, id: "t-c" }, newestFirst: true }))).toEqual(["t-b", "t-a"]);
+      expect(ids(await ties.outline({ before: { created_ms: T0, id: "t-c" }, newestFirst: true }))).toEqual([
+        "t-b",
+        "t-a",
+      ]);
       expect(await ties.outline({ before: { created_ms: T0, id: "" } })).toEqual([]);
     });
 
@@ -391,7 +550,12 @@ describe.each(kinds)("blackboard ($name)", (kind) => {
       expect(await board.outlineCount({ from: ["Human"] })).toBe(2);
       expect(await board.outlineCount({ from: [] })).toBe(0);
       expect(await board.outlineCount({ at: T0 + 1.5 * HOUR })).toBe(2);
-      expect(await board.outlineCount({ addressed: [{ to: "Aya", kinds: ["doc_update_proposal_request"] }], before: { created_ms: T0 + 2 * HOUR, id: "" } })).toBe(2);
+      expect(
+        await board.outlineCount({
+          addressed: [{ to: "Aya", kinds: ["doc_update_proposal_request"] }],
+          before: { created_ms: T0 + 2 * HOUR, id: "" },
+        }),
+      ).toBe(2);
       expect(await board.outlineCount({ addressed: [{ to: "Aya", kinds: [] }] })).toBe(0);
       expect(await board.outlineCount({ updatedSince: T0 + 2.5 * HOUR })).toBe(1);
     });

@@ -8,7 +8,12 @@ import type { Store } from "../../src/store/index.js";
 
 const KINDS = ["doc_update_proposal_request"];
 
-export async function claimLoop(board: Blackboard, store: Store, worker: string, finishAndClaim: boolean): Promise<string[]> {
+export async function claimLoop(
+  board: Blackboard,
+  store: Store,
+  worker: string,
+  finishAndClaim: boolean,
+): Promise<string[]> {
   const done: string[] = [];
   let s = await board.claim(worker, "Aya", KINDS);
   for (;;) {

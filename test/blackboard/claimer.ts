@@ -11,7 +11,9 @@ import { claimLoop } from "./claim-loop.js";
 const env = process.env;
 const worker = env.WORKER ?? `w${process.pid}`;
 const leaseMs = Number(env.LEASE_MS ?? 2000);
-const store: Store = env.PG_URL ? await PostgresStore.connect(env.PG_URL, { schema: env.PG_SCHEMA, max: 1 }) : new SqliteStore(env.SQLITE_FILE!);
+const store: Store = env.PG_URL
+  ? await PostgresStore.connect(env.PG_URL, { schema: env.PG_SCHEMA, max: 1 })
+  : new SqliteStore(env.SQLITE_FILE!);
 const board = new Blackboard(store, { projectId: "vpm-mini", humans: ["Human"], leaseMs });
 const kinds = ["doc_update_proposal_request"];
 

@@ -21,7 +21,8 @@ function recorder() {
     async count(n: number): Promise<void> {
       const deadline = Date.now() + 10_000;
       while (changes.flatMap((c) => c.ids).length < n) {
-        if (Date.now() > deadline) throw new Error(`only ${JSON.stringify(changes)} within 10 s, not ${n} entry versions`);
+        if (Date.now() > deadline)
+          throw new Error(`only ${JSON.stringify(changes)} within 10 s, not ${n} entry versions`);
         await new Promise<void>((resolve) => {
           wake = resolve;
           setTimeout(resolve, 100);
@@ -54,7 +55,11 @@ describe.each(await availableStoreKinds())("BoardFeed ($name)", (kind) => {
     await r.count(1);
     const claimed = await board.claim("w1", "Builder", ["build_request"]);
     await board.heartbeat("w1", claimed!.entry.id);
-    await new Blackboard(ts.store, { projectId: "other", humans: ["Human"] }).post("Human", { id: "x", to: "Builder", kind: "build_request" });
+    await new Blackboard(ts.store, { projectId: "other", humans: ["Human"] }).post("Human", {
+      id: "x",
+      to: "Builder",
+      kind: "build_request",
+    });
     await board.transition("Human", "b", "canceled");
     await r.count(3);
     expect(r.versions()).toEqual(["b@1", "a@2", "b@2"]);
@@ -65,23 +70,30 @@ describe.each(await availableStoreKinds())("BoardFeed ($name)", (kind) => {
     expect(later.seq).toBe(r.changes.at(-1)!.seq);
   });
 
-  it.runIf(kind.name === "postgres")("finds a change whose history record commits after a later one (seq handed out before commit)", async () => {
-    await board.post("Human", { id: "slow", to: "Builder", kind: "build_request" });
-    const r = recorder();
-    await feed.watch(r.watcher);
-    let commit!: () => void;
-    const go = new Promise<void>((resolve) => (commit = resolve));
-    // This transaction takes its seq now and commits only after another write has been seen.
-    const held = ts.store.transaction(async (tx) => {
-      await tx.run("UPDATE bb_entries SET version = 2, status = 'canceled', updated_ms = updated_ms + 1 WHERE project_id = 'demo' AND id = 'slow'");
-      await tx.run("INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json) VALUES ('demo', 'slow', 2, '2026-01-01T00:00:00Z', 0, 'Human', 'status', 'open', 'canceled', '{}')");
-      await go;
-    });
-    await board.post("Human", { id: "fast", to: "Builder", kind: "build_request" });
-    await r.count(1);
-    commit();
-    await held;
-    await r.count(2);
-    expect(r.versions()).toEqual(["fast@1", "slow@2"]);
-  });
+  it.runIf(kind.name === "postgres")(
+    "finds a change whose history record commits after a later one (seq handed out before commit)",
+    async () => {
+      await board.post("Human", { id: "slow", to: "Builder", kind: "build_request" });
+      const r = recorder();
+      await feed.watch(r.watcher);
+      let commit!: () => void;
+      const go = new Promise<void>((resolve) => (commit = resolve));
+      // This transaction takes its seq now and commits only after another write has been seen.
+      const held = ts.store.transaction(async (tx) => {
+        await tx.run(
+          "UPDATE bb_entries SET version = 2, status = 'canceled', updated_ms = updated_ms + 1 WHERE project_id = 'demo' AND id = 'slow'",
+        );
+        await tx.run(
+          "INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json) VALUES ('demo', 'slow', 2, '2026-01-01T00:00:00Z', 0, 'Human', 'status', 'open', 'canceled', '{}')",
+        );
+        await go;
+      });
+      await board.post("Human", { id: "fast", to: "Builder", kind: "build_request" });
+      await r.count(1);
+      commit();
+      await held;
+      await r.count(2);
+      expect(r.versions()).toEqual(["fast@1", "slow@2"]);
+    },
+  );
 });

@@ -28,7 +28,12 @@ describe.skipIf(!(await postgresAvailable()))("finishAndClaim on PostgreSQL", ()
     await blocker.query(`SELECT 1 FROM ${schema}.bb_entry_state WHERE id = 'snap-1' FOR UPDATE`);
     const pending = board.finishAndClaim("Aya", "snap-1", "done", { worker: "w1", kinds });
     // Waiting for this blocker, not any session of other tests running beside this one.
-    const waiting = async () => (await blocker.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY (pg_blocking_pids(pid))")).rows[0].n as number;
+    const waiting = async () =>
+      (
+        await blocker.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY (pg_blocking_pids(pid))",
+        )
+      ).rows[0].n as number;
     const waitedFrom = Date.now();
     while ((await waiting()) === 0) {
       if (Date.now() - waitedFrom > 10_000) throw new Error("the finish never waited for the lock");
@@ -50,8 +55,12 @@ describe.skipIf(!(await postgresAvailable()))("finishAndClaim on PostgreSQL", ()
     const held = await Promise.all(workers.map((w) => board.claim(w, "Aya", kinds)));
     // In the same turn: the requests go to the server together (bb_finish_claim_batch).
     // Which entry each worker holds depends on which concurrent claim locked first.
-    const lost = expect(board.finishAndClaim("Aya", held[0]!.entry.id, "done", { worker: "not-the-holder", kinds })).rejects.toThrow(`entry ${held[0]!.entry.id}: worker not-the-holder no longer holds its claim`);
-    const results = await Promise.all(workers.map((w, i) => board.finishAndClaim("Aya", held[i]!.entry.id, "done", { worker: w, kinds })));
+    const lost = expect(
+      board.finishAndClaim("Aya", held[0]!.entry.id, "done", { worker: "not-the-holder", kinds }),
+    ).rejects.toThrow(`entry ${held[0]!.entry.id}: worker not-the-holder no longer holds its claim`);
+    const results = await Promise.all(
+      workers.map((w, i) => board.finishAndClaim("Aya", held[i]!.entry.id, "done", { worker: w, kinds })),
+    );
     await lost;
     const nextIds = results.map((r) => r.next?.entry.id);
     expect(new Set(nextIds).size).toBe(8);
@@ -62,9 +71,18 @@ describe.skipIf(!(await postgresAvailable()))("finishAndClaim on PostgreSQL", ()
       expect(r.next?.entry.status).toBe("in_progress");
     });
     for (const [i, r] of results.entries()) {
-      expect((await board.history(held[i]!.entry.id)).map((h) => [h.action, h.to_status])).toEqual([["post", "open"], ["claim", "in_progress"], ["status", "done"]]);
+      expect((await board.history(held[i]!.entry.id)).map((h) => [h.action, h.to_status])).toEqual([
+        ["post", "open"],
+        ["claim", "in_progress"],
+        ["status", "done"],
+      ]);
       const claimRecord = (await board.history(r.next!.entry.id)).at(-1)!;
-      expect(claimRecord).toMatchObject({ action: "claim", from_status: "open", to_status: "in_progress", changes: { claimed_by: { from: null, to: workers[i] } } });
+      expect(claimRecord).toMatchObject({
+        action: "claim",
+        from_status: "open",
+        to_status: "in_progress",
+        changes: { claimed_by: { from: null, to: workers[i] } },
+      });
     }
     expect((await board.list({ status: "open" })).length).toBe(4);
   });
@@ -96,7 +114,8 @@ describe.skipIf(!(await postgresAvailable()))("finishAndClaim on PostgreSQL", ()
     // aw3 may take K2 too: the oldest open entry for it was n-k2 until the first three took the rest.
     expect(results.map((r) => r.next?.entry.id)).toEqual(["n-a0", "n-a1", "n-a2", "n-k2", "n-b0", "n-b1", undefined]);
     expect(results.map((r) => r.next?.claimed_by)).toEqual([...cho, "bw0", "bw1", undefined]);
-    for (const r of results.slice(0, 6)) expect((await board.history(r.next!.entry.id)).map((h) => h.action)).toEqual(["post", "claim"]);
+    for (const r of results.slice(0, 6))
+      expect((await board.history(r.next!.entry.id)).map((h) => h.action)).toEqual(["post", "claim"]);
     expect((await board.list({ status: "open" })).filter((e) => ["Cho", "Dan"].includes(e.entry.to))).toEqual([]);
   });
 });

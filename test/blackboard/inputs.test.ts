@@ -11,7 +11,15 @@ const kinds = await availableStoreKinds();
 
 /** An entry in the spec's full form, as `bb export` writes it. */
 function exported(id: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { ...request(id), from: "Bob", project_id: PROJECT, status: "done", created_at: "2026-01-15T10:00:00Z", updated_at: "2026-01-15T10:00:00Z", ...extra };
+  return {
+    ...request(id),
+    from: "Bob",
+    project_id: PROJECT,
+    status: "done",
+    created_at: "2026-01-15T10:00:00Z",
+    updated_at: "2026-01-15T10:00:00Z",
+    ...extra,
+  };
 }
 
 /** A payload nested `levels` deep (the payload object itself is one level). */
@@ -32,7 +40,8 @@ describe.each(kinds)("blackboard inputs ($name)", (kind) => {
     const { board } = testBoard(t.store);
     await expect(board.import("Aya", exported("imp-1"), { source: "e.jsonl entry 1" })).rejects.toMatchObject({
       code: "permission_refused",
-      message: "Aya may not import entry imp-1 written by Bob: only a human (Human) imports others' entries as they were",
+      message:
+        "Aya may not import entry imp-1 written by Bob: only a human (Human) imports others' entries as they were",
     });
     expect(await board.find("imp-1")).toBeUndefined();
     await expect(board.import("Bob", exported("imp-1"))).resolves.toMatchObject({ outcome: "created" });
@@ -45,9 +54,12 @@ describe.each(kinds)("blackboard inputs ($name)", (kind) => {
     await expect(board.post("Human", request("ip-1", { status: "in_progress" }))).rejects.toMatchObject({
       code: "invalid_status",
       kind: "usage",
-      message: "ip-1 cannot be posted as in_progress: an entry becomes in_progress when a worker claims it; give it status open and it will be claimed",
+      message:
+        "ip-1 cannot be posted as in_progress: an entry becomes in_progress when a worker claims it; give it status open and it will be claimed",
     });
-    await expect(board.import("Human", exported("ip-2", { status: "in_progress" }))).rejects.toThrow("ip-2 cannot be imported as in_progress");
+    await expect(board.import("Human", exported("ip-2", { status: "in_progress" }))).rejects.toThrow(
+      "ip-2 cannot be imported as in_progress",
+    );
     expect(await board.find("ip-1")).toBeUndefined();
     expect(await board.find("ip-2")).toBeUndefined();
   });
@@ -61,7 +73,8 @@ describe.each(kinds)("blackboard inputs ($name)", (kind) => {
     ["2026-01-15T10:00:00+24:00", "a zone 24 hours off"],
   ])("refuses the date %s (%s) on post and import", async (date) => {
     const { board } = testBoard(t.store);
-    const message = "$.created_at: expected an ISO 8601 date-time with a time zone, naming a real date and time, e.g. 2025-11-30T02:30:00+09:00";
+    const message =
+      "$.created_at: expected an ISO 8601 date-time with a time zone, naming a real date and time, e.g. 2025-11-30T02:30:00+09:00";
     await expect(board.post("Human", request("d-1", { created_at: date }), "e.json")).rejects.toThrow(message);
     await expect(board.import("Human", exported("d-2", { created_at: date }))).rejects.toThrow(message);
   });
@@ -80,7 +93,9 @@ describe.each(kinds)("blackboard inputs ($name)", (kind) => {
     ["a target doc", { target_docs: ["a\u0000.md"] }, "$.target_docs"],
   ])("refuses NUL in %s with a usage error on both stores", async (_what, extra, message) => {
     const { board } = testBoard(t.store);
-    const err = (await board.post("Human", { ...request("nul-1"), ...extra }, "e.json").catch((e: unknown) => e)) as Error & { code: string; kind: string };
+    const err = (await board
+      .post("Human", { ...request("nul-1"), ...extra }, "e.json")
+      .catch((e: unknown) => e)) as Error & { code: string; kind: string };
     expect(err).toMatchObject({ code: "invalid_entry", kind: "usage" });
     expect(err.message).toContain(message);
   });
@@ -95,8 +110,12 @@ describe.each(kinds)("blackboard inputs ($name)", (kind) => {
     const { board } = testBoard(t.store);
     const message = `$.payload: the payload nests deeper than ${MAX_JSON_DEPTH - 1} levels of objects and arrays (MAX_JSON_DEPTH); flatten it`;
     await expect(board.post("Human", request("deep-1", { payload: nested(5000) }), "e.json")).rejects.toThrow(message);
-    await expect(board.import("Human", exported("deep-2", { payload: nested(MAX_JSON_DEPTH) }))).rejects.toThrow(message);
+    await expect(board.import("Human", exported("deep-2", { payload: nested(MAX_JSON_DEPTH) }))).rejects.toThrow(
+      message,
+    );
     // At the limit: the entry is one level, its payload the other 63.
-    await expect(board.post("Human", request("deep-3", { payload: nested(MAX_JSON_DEPTH - 1) }))).resolves.toMatchObject({ created: true });
+    await expect(
+      board.post("Human", request("deep-3", { payload: nested(MAX_JSON_DEPTH - 1) })),
+    ).resolves.toMatchObject({ created: true });
   });
 });

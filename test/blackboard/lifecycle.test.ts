@@ -6,7 +6,15 @@ import { request, testBoard } from "../helpers/blackboard.js";
 const kinds = await availableStoreKinds();
 
 /** DESIGN.md §2, written out independently of the implementation's table. */
-const allowed = new Set(["open>in_progress", "open>done", "in_progress>done", "open>error", "in_progress>error", "open>canceled", "in_progress>canceled"]);
+const allowed = new Set([
+  "open>in_progress",
+  "open>done",
+  "in_progress>done",
+  "open>error",
+  "in_progress>error",
+  "open>canceled",
+  "in_progress>canceled",
+]);
 
 describe.each(kinds)("status lifecycle ($name)", (kind) => {
   let t: TestStore;
@@ -40,14 +48,22 @@ describe.each(kinds)("status lifecycle ($name)", (kind) => {
       expect(after.entry.status).toBe(to);
       expect(after.version).toBe(before.version + 1);
       const last = (await board.history(id)).at(-1)!;
-      expect(last).toMatchObject({ actor: "Aya", action: "status", from_status: from, to_status: to, changes: { status: { from, to } } });
+      expect(last).toMatchObject({
+        actor: "Aya",
+        action: "status",
+        from_status: from,
+        to_status: to,
+        changes: { status: { from, to } },
+      });
     } else {
       const err = await board.transition("Aya", id, to).catch((e: Error & { code: string }) => e);
       expect(err).toMatchObject({ code: "transition_refused" });
       expect((err as Error).message).toContain(`entry ${id}`);
       expect((err as Error).message).toContain("Aya");
       expect((err as Error).message).toContain(`${from} → ${to}`);
-      expect((err as Error).message).toMatch(from === to ? /already/ : TRANSITIONS[from].length === 0 ? /terminal/ : /allowed from/);
+      expect((err as Error).message).toMatch(
+        from === to ? /already/ : TRANSITIONS[from].length === 0 ? /terminal/ : /allowed from/,
+      );
       expect((await board.get(id)).version).toBe(before.version);
     }
   });
@@ -70,31 +86,38 @@ describe.each(kinds)("permissions ($name)", (kind) => {
   ] as const;
   const targets: Status[] = ["in_progress", "done", "error", "canceled"];
 
-  it.each(actors.flatMap(([actor, ok, who]) => targets.map((to) => [actor, to, ok, who] as const)))("%s moving open → %s: allowed=%s (%s)", async (actor, to, ok) => {
-    const { board } = testBoard(t.store);
-    const id = `p-${actor}-${to}`;
-    await board.post("Sho", request(id, { to: "Tsugu", kind: "doc_update_apply_request" }));
-    if (ok) {
-      expect((await board.transition(actor, id, to)).entry.status).toBe(to);
-    } else {
-      const err = await board.transition(actor, id, to).catch((e: Error) => e);
-      expect(err).toMatchObject({ code: "permission_refused" });
-      expect((err as Error).message).toBe(
-        `entry ${id}: ${actor} may not move it open → ${to}: only its writer (Sho), its addressee (Tsugu) or a human (Human) may change it`,
-      );
-      expect((await board.get(id)).entry.status).toBe("open");
-    }
-  });
+  it.each(actors.flatMap(([actor, ok, who]) => targets.map((to) => [actor, to, ok, who] as const)))(
+    "%s moving open → %s: allowed=%s (%s)",
+    async (actor, to, ok) => {
+      const { board } = testBoard(t.store);
+      const id = `p-${actor}-${to}`;
+      await board.post("Sho", request(id, { to: "Tsugu", kind: "doc_update_apply_request" }));
+      if (ok) {
+        expect((await board.transition(actor, id, to)).entry.status).toBe(to);
+      } else {
+        const err = await board.transition(actor, id, to).catch((e: Error) => e);
+        expect(err).toMatchObject({ code: "permission_refused" });
+        expect((err as Error).message).toBe(
+          `entry ${id}: ${actor} may not move it open → ${to}: only its writer (Sho), its addressee (Tsugu) or a human (Human) may change it`,
+        );
+        expect((await board.get(id)).entry.status).toBe("open");
+      }
+    },
+  );
 
   it("a field change by an outsider is refused as well", async () => {
     const { board } = testBoard(t.store);
     await board.post("Sho", request("p-field", { to: "Tsugu" }));
-    await expect(board.change("Gen", "p-field", { note: "mine now" })).rejects.toThrow("entry p-field: Gen may not change it");
+    await expect(board.change("Gen", "p-field", { note: "mine now" })).rejects.toThrow(
+      "entry p-field: Gen may not change it",
+    );
   });
 
   it("only a human may post an entry in someone else's name", async () => {
     const { board } = testBoard(t.store);
-    await expect(board.post("Aya", request("p-forge", { from: "Sho" }))).rejects.toThrow("Aya may not post an entry written by Sho");
+    await expect(board.post("Aya", request("p-forge", { from: "Sho" }))).rejects.toThrow(
+      "Aya may not post an entry written by Sho",
+    );
     const { stored } = await board.post("Human", request("p-human", { from: "Sho" }));
     expect(stored.entry.from).toBe("Sho");
   });

@@ -19,7 +19,9 @@ describe("entries in the origin's shapes (codec)", () => {
     const fenced = `<!-- blackboard:doc_update_v1 -->\n\`\`\`json\n${JSON.stringify({ ...withRef, review_mode: "auto_accept_v1" })}\n\`\`\``;
     expect(parseComment(fenced)!.entry).toEqual({ ...withRef, review_mode: "auto_accept_v1" });
     // The spec's own fields stay strict.
-    expect(() => parseComment(renderComment({ ...withRef, status: "finished" } as never))).toThrow(/\$\.status: Invalid option/);
+    expect(() => parseComment(renderComment({ ...withRef, status: "finished" } as never))).toThrow(
+      /\$\.status: Invalid option/,
+    );
   });
 
   it("reads the Human → Aya compatibility set of the implementation notes (payload_ref, no payload/target_docs/updated_at)", () => {
@@ -30,23 +32,51 @@ describe("entries in the origin's shapes (codec)", () => {
   });
 
   it("reads the origin Sho workflow's comment: fenced, payload_ref naming a GitHub Actions artifact, no payload/target_docs/updated_at", () => {
-    const sho = { id: "2025-11-30T05:12:09.511Z_vpm-mini_shotoaya_19793359086", from: "Sho", to: "Aya", project_id: "vpm-mini", kind: "doc_update_review_result", payload_ref: { type: "actions_artifact", workflow_run_id: 19793359086, artifact_name: "doc_update_review_v1_19793359086" }, in_reply_to: "vpm-mini-docupdate-review-issue571-1", status: "done", created_at: "2025-11-30T05:12:09.511Z" };
-    const { entry } = parseComment(`<!-- blackboard:doc_update_v1 -->\n\`\`\`json\n${JSON.stringify(sho, null, 2)}\n\`\`\``)!;
+    const sho = {
+      id: "2025-11-30T05:12:09.511Z_vpm-mini_shotoaya_19793359086",
+      from: "Sho",
+      to: "Aya",
+      project_id: "vpm-mini",
+      kind: "doc_update_review_result",
+      payload_ref: {
+        type: "actions_artifact",
+        workflow_run_id: 19793359086,
+        artifact_name: "doc_update_review_v1_19793359086",
+      },
+      in_reply_to: "vpm-mini-docupdate-review-issue571-1",
+      status: "done",
+      created_at: "2025-11-30T05:12:09.511Z",
+    };
+    const { entry } = parseComment(
+      `<!-- blackboard:doc_update_v1 -->\n\`\`\`json\n${JSON.stringify(sho, null, 2)}\n\`\`\``,
+    )!;
     expect(entry).toEqual({ ...sho, payload: {}, target_docs: [], updated_at: sho.created_at });
     // A payload_ref of another form fills nothing in.
-    expect(() => parseComment(`<!-- blackboard:doc_update_v1 -->\n\njson\n${JSON.stringify({ ...sho, payload_ref: { type: "actions_artifact" } })}`)).toThrow(/\$\.payload: Invalid input/);
+    expect(() =>
+      parseComment(
+        `<!-- blackboard:doc_update_v1 -->\n\njson\n${JSON.stringify({ ...sho, payload_ref: { type: "actions_artifact" } })}`,
+      ),
+    ).toThrow(/\$\.payload: Invalid input/);
   });
 
   it("without payload_ref, a missing payload is still refused", () => {
     const { payload_ref: _ref, ...plain } = compat;
-    expect(() => parseComment(`<!-- blackboard:doc_update_v1 -->\n\njson\n${JSON.stringify(plain)}`)).toThrow(BlackboardCommentError);
-    expect(() => parseComment(`<!-- blackboard:doc_update_v1 -->\n\njson\n${JSON.stringify(plain)}`)).toThrow(/\$\.payload: Invalid input: expected record, received undefined/);
+    expect(() => parseComment(`<!-- blackboard:doc_update_v1 -->\n\njson\n${JSON.stringify(plain)}`)).toThrow(
+      BlackboardCommentError,
+    );
+    expect(() => parseComment(`<!-- blackboard:doc_update_v1 -->\n\njson\n${JSON.stringify(plain)}`)).toThrow(
+      /\$\.payload: Invalid input: expected record, received undefined/,
+    );
   });
 
   it("refuses a time stamp without a zone, saying it has none", () => {
     const body = renderComment({ ...withRef, created_at: "2025-11-30T02:30:00" } as never);
-    expect(() => parseComment(body)).toThrow('$.created_at: "2025-11-30T02:30:00" has no time zone: add one (Z or ±hh:mm), e.g. 2025-11-30T02:30:00+09:00');
-    expect(() => parseComment(renderComment({ ...withRef, updated_at: "yesterday" } as never))).toThrow("$.updated_at: expected an ISO 8601 date-time with a time zone");
+    expect(() => parseComment(body)).toThrow(
+      '$.created_at: "2025-11-30T02:30:00" has no time zone: add one (Z or ±hh:mm), e.g. 2025-11-30T02:30:00+09:00',
+    );
+    expect(() => parseComment(renderComment({ ...withRef, updated_at: "yesterday" } as never))).toThrow(
+      "$.updated_at: expected an ISO 8601 date-time with a time zone",
+    );
   });
 });
 
@@ -66,8 +96,14 @@ describe.each(kinds)("entries in the origin's shapes ($name)", (kind) => {
     expect((await board.get(withRef.id as string)).entry).toEqual(withRef);
     expect((await board.put("Human", withRef)).outcome).toBe("unchanged");
     // A different payload_ref is different content.
-    await expect(board.put("Human", { ...withRef, payload_ref: { kind: "path", value: "other.md" } })).rejects.toThrow(/already exists with different content \(payload_ref differ\)/);
-    const posted = await board.post("Aya", { to: "Sho", kind: "doc_update_review_request", payload_ref: { value: "reports/x.json" } });
+    await expect(board.put("Human", { ...withRef, payload_ref: { kind: "path", value: "other.md" } })).rejects.toThrow(
+      /already exists with different content \(payload_ref differ\)/,
+    );
+    const posted = await board.post("Aya", {
+      to: "Sho",
+      kind: "doc_update_review_request",
+      payload_ref: { value: "reports/x.json" },
+    });
     expect((await board.get(posted.stored.entry.id)).entry.payload_ref).toEqual({ value: "reports/x.json" });
     // A status change keeps it.
     const changed = await board.transition("Aya", withRef.id as string, "done");
@@ -78,6 +114,11 @@ describe.each(kinds)("entries in the origin's shapes ($name)", (kind) => {
   it("imports the compatibility set with its defaults filled in", async () => {
     const { board } = testBoard(t.store);
     await board.put("Human", compat);
-    expect((await board.get(compat.id as string)).entry).toEqual({ ...compat, payload: {}, target_docs: [], updated_at: compat.created_at });
+    expect((await board.get(compat.id as string)).entry).toEqual({
+      ...compat,
+      payload: {},
+      target_docs: [],
+      updated_at: compat.created_at,
+    });
   });
 });

@@ -20,10 +20,32 @@ const RUNS = Number(process.env.PMAGENT_CHAOS_RUNS ?? 100);
 const params = { numRuns: RUNS };
 
 /** Pieces that broke parsers before: NUL, lone surrogates, the replacement character, brackets, escapes, line ends. */
-const NASTY = ["\0", "\ud800", "\udfff", "\uFFFD", "\\", '"', "\n", "\r", "\u2028", "[", "{", "]", "}", "\\u0000", "\\ud800", EVENT_PREFIX];
-const nastyString = fc.array(fc.oneof(fc.string({ unit: "binary", maxLength: 20 }), fc.constantFrom(...NASTY)), { maxLength: 12 }).map((parts) => parts.join(""));
+const NASTY = [
+  "\0",
+  "\ud800",
+  "\udfff",
+  "\uFFFD",
+  "\\",
+  '"',
+  "\n",
+  "\r",
+  "\u2028",
+  "[",
+  "{",
+  "]",
+  "}",
+  "\\u0000",
+  "\\ud800",
+  EVENT_PREFIX,
+];
+const nastyString = fc
+  .array(fc.oneof(fc.string({ unit: "binary", maxLength: 20 }), fc.constantFrom(...NASTY)), { maxLength: 12 })
+  .map((parts) => parts.join(""));
 /** Bytes: random, or the UTF-8 of nasty text, or a mix (invalid UTF-8 included). */
-const nastyBytes = fc.oneof(fc.uint8Array({ maxLength: 300 }), nastyString.map((s) => new Uint8Array(Buffer.from(s))));
+const nastyBytes = fc.oneof(
+  fc.uint8Array({ maxLength: 300 }),
+  nastyString.map((s) => new Uint8Array(Buffer.from(s))),
+);
 /** JSON nested `depth` levels (arrays and objects alternating), as text. */
 const nestedJson = (depth: number) => {
   let text = "1";
@@ -67,7 +89,10 @@ describe("chaos: the stdout parser", () => {
   it("takes any bytes in any chunks without throwing, keeps no NUL, and still parses a valid event after them", () => {
     fc.assert(
       fc.property(fc.array(nastyBytes, { maxLength: 6 }), fc.array(fc.nat(), { maxLength: 8 }), (garbage, cuts) => {
-        const stream = Buffer.concat([...garbage.map((g) => Buffer.from(g)), Buffer.from(`\n${EVENT_PREFIX}${completedLine}\n`)]);
+        const stream = Buffer.concat([
+          ...garbage.map((g) => Buffer.from(g)),
+          Buffer.from(`\n${EVENT_PREFIX}${completedLine}\n`),
+        ]);
         const parser = stdoutLines({ maxLineBytes: 4096 });
         const items: ParsedLine[] = [];
         for (const chunk of split(stream, cuts)) items.push(...parser.push(chunk));
@@ -83,7 +108,10 @@ describe("chaos: the stdout parser", () => {
   it("classifies any JSON after the prefix as an event (with the identity of what was written) or a protocol error, never throwing", () => {
     fc.assert(
       fc.property(anyJsonText, nastyString, (json, message) => {
-        const asEvent = JSON.stringify({ ...SPEC_EVENTS.info, payload: { message: `m${message}`, metadata: { x: 1 } } }).replace('{"x":1}', () => (json.startsWith("{") ? json : `{"v":${json}}`));
+        const asEvent = JSON.stringify({
+          ...SPEC_EVENTS.info,
+          payload: { message: `m${message}`, metadata: { x: 1 } },
+        }).replace('{"x":1}', () => (json.startsWith("{") ? json : `{"v":${json}}`));
         const items = stdoutLines().push(`${EVENT_PREFIX}${json}\n${EVENT_PREFIX}${asEvent}\n`);
         expect(items).toHaveLength(2);
         checkStorable(items);
@@ -93,7 +121,8 @@ describe("chaos: the stdout parser", () => {
         }
         // The wrapped value is an event unless it nests too deep or holds U+0000.
         const wrapped = items[1]!;
-        if (wrapped.kind === "protocol_error") expect(wrapped.reason).toMatch(/nests deeper than 64 levels|holds U\+0000 \(NUL\)/);
+        if (wrapped.kind === "protocol_error")
+          expect(wrapped.reason).toMatch(/nests deeper than 64 levels|holds U\+0000 \(NUL\)/);
         else expect(wrapped).toMatchObject({ kind: "event", id: eventId(JSON.parse(asEvent)) });
       }),
       params,
@@ -104,9 +133,16 @@ describe("chaos: the stdout parser", () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 2 * MAX_JSON_DEPTH }), (depth) => {
         // The envelope, the payload and metadata are three levels; `depth` more inside.
-        const text = JSON.stringify({ ...SPEC_EVENTS.info, payload: { message: "m", metadata: { d: 0 } } }).replace('"d":0', () => `"d":${nestedJson(depth)}`);
+        const text = JSON.stringify({ ...SPEC_EVENTS.info, payload: { message: "m", metadata: { d: 0 } } }).replace(
+          '"d":0',
+          () => `"d":${nestedJson(depth)}`,
+        );
         const [item] = stdoutLines().push(`${EVENT_PREFIX}${text}\n`);
-        if (depth + 3 > MAX_JSON_DEPTH) expect(item).toMatchObject({ kind: "protocol_error", reason: `invalid JSON: the event nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays (MAX_JSON_DEPTH); flatten it` });
+        if (depth + 3 > MAX_JSON_DEPTH)
+          expect(item).toMatchObject({
+            kind: "protocol_error",
+            reason: `invalid JSON: the event nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays (MAX_JSON_DEPTH); flatten it`,
+          });
         else expect(item).toMatchObject({ kind: "event" });
       }),
       params,
@@ -121,7 +157,10 @@ describe("chaos: the outbox reader", () => {
       const path = join(dir, "outbox.jsonl");
       fc.assert(
         fc.property(fc.array(nastyBytes, { maxLength: 6 }), fc.integer({ min: 1, max: 400 }), (garbage, step) => {
-          writeFileSync(path, Buffer.concat([...garbage.map((g) => Buffer.from(g)), Buffer.from(`\n${completedLine}\n`)]));
+          writeFileSync(
+            path,
+            Buffer.concat([...garbage.map((g) => Buffer.from(g)), Buffer.from(`\n${completedLine}\n`)]),
+          );
           const whole = readOutbox(path, undefined, { maxLineBytes: 4096 });
           checkStorable(whole.items);
           expect(whole.items.at(-1)).toMatchObject({ kind: "event", id: completedId });
@@ -146,7 +185,9 @@ describe("chaos: the outbox reader", () => {
 
 /** Entries valid by the schema, with nasty (NUL-free) strings. */
 const text = nastyString.map((s) => s.replaceAll("\0", "")).filter((s) => s.length > 0);
-const date = fc.date({ min: new Date("1970-01-01T00:00:00Z"), max: new Date("2999-12-31T23:59:59Z"), noInvalidDate: true }).map((d) => d.toISOString());
+const date = fc
+  .date({ min: new Date("1970-01-01T00:00:00Z"), max: new Date("2999-12-31T23:59:59Z"), noInvalidDate: true })
+  .map((d) => d.toISOString());
 const entry: fc.Arbitrary<Entry> = fc.record(
   {
     id: text,
@@ -156,12 +197,30 @@ const entry: fc.Arbitrary<Entry> = fc.record(
     kind: text,
     status: fc.constantFrom("open", "in_progress", "done", "error", "canceled" as const),
     payload: fc.dictionary(nastyString, fc.jsonValue({ maxDepth: 4 })),
-    target_docs: fc.oneof(fc.array(text, { maxLength: 3 }), fc.array(fc.record({ path: text, section: fc.option(text, { nil: undefined }) }, { requiredKeys: ["path"] }), { maxLength: 3 })),
+    target_docs: fc.oneof(
+      fc.array(text, { maxLength: 3 }),
+      fc.array(fc.record({ path: text, section: fc.option(text, { nil: undefined }) }, { requiredKeys: ["path"] }), {
+        maxLength: 3,
+      }),
+    ),
     created_at: date,
     updated_at: date,
     note: text,
   },
-  { requiredKeys: ["id", "from", "to", "project_id", "kind", "status", "payload", "target_docs", "created_at", "updated_at"] },
+  {
+    requiredKeys: [
+      "id",
+      "from",
+      "to",
+      "project_id",
+      "kind",
+      "status",
+      "payload",
+      "target_docs",
+      "created_at",
+      "updated_at",
+    ],
+  },
 );
 
 describe("chaos: the comment codec", () => {
@@ -181,7 +240,9 @@ describe("chaos: the comment codec", () => {
       nastyString,
       nastyString.map((s) => `<!-- blackboard:doc_update_v1 -->\n\njson\n${s}`),
       anyJsonText.map((j) => `<!-- blackboard:doc_update_v1 -->\njson\n${j}`),
-      entry.map((e) => renderComment(EntrySchema.parse(e))).chain((c) => fc.nat({ max: c.length }).map((cut) => c.slice(0, cut))),
+      entry
+        .map((e) => renderComment(EntrySchema.parse(e)))
+        .chain((c) => fc.nat({ max: c.length }).map((cut) => c.slice(0, cut))),
     );
     fc.assert(
       fc.property(body, (b) => {
@@ -202,15 +263,20 @@ describe("chaos: the entry schema", () => {
     const value = fc.oneof(
       anyJsonText.map((t) => JSON.parse(t) as unknown),
       entry.map((e) => e as unknown),
-      fc.tuple(entry, fc.constantFrom("id", "to", "kind", "note", "created_at"), nastyString).map(([e, k, v]) => ({ ...e, [k]: v }) as unknown),
-      fc.tuple(entry, fc.integer({ min: 1, max: 3 * MAX_JSON_DEPTH })).map(([e, d]) => ({ ...e, payload: JSON.parse(nestedJson(d)) as unknown }) as unknown),
+      fc
+        .tuple(entry, fc.constantFrom("id", "to", "kind", "note", "created_at"), nastyString)
+        .map(([e, k, v]) => ({ ...e, [k]: v }) as unknown),
+      fc
+        .tuple(entry, fc.integer({ min: 1, max: 3 * MAX_JSON_DEPTH }))
+        .map(([e, d]) => ({ ...e, payload: JSON.parse(nestedJson(d)) as unknown }) as unknown),
     );
     fc.assert(
       fc.property(value, (v) => {
         for (const schema of [EntrySchema, EntryInputSchema]) {
           const r = schema.safeParse(v);
           if (!r.success) continue;
-          for (const k of ["id", "from", "to", "project_id", "kind", "note"] as const) expect(String(r.data[k] ?? "")).not.toContain("\0");
+          for (const k of ["id", "from", "to", "project_id", "kind", "note"] as const)
+            expect(String(r.data[k] ?? "")).not.toContain("\0");
           if (r.data.created_at !== undefined) expect(Number.isNaN(Date.parse(r.data.created_at))).toBe(false);
         }
       }),

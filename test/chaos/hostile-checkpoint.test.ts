@@ -72,7 +72,13 @@ describe.runIf(bwrapHere)("a sandboxed sprite that forges its checkpoint", () =>
   let sup: Supervisor;
   beforeAll(async () => {
     s = await setup("required");
-    sup = new Supervisor({ store: s.store, project: s.project, pmagentCommand: PMAGENT, pollMs: 20, env: { ...process.env, GITHUB_TOKEN: SUPERVISOR_TOKEN } });
+    sup = new Supervisor({
+      store: s.store,
+      project: s.project,
+      pmagentCommand: PMAGENT,
+      pollMs: 20,
+      env: { ...process.env, GITHUB_TOKEN: SUPERVISOR_TOKEN },
+    });
   });
   afterAll(async () => {
     await s.store.close();
@@ -83,7 +89,10 @@ describe.runIf(bwrapHere)("a sandboxed sprite that forges its checkpoint", () =>
     sup.startRun({
       role: "Builder",
       command: s.sprite(mode, {
-        steps: [{ sh: `${process.execPath} ${FORGE_SPRITE} ${mode}` }, { waiting: { reason: "PR_REVIEW", checkpoint_id: "chk_forged", expected_inputs: {} } }],
+        steps: [
+          { sh: `${process.execPath} ${FORGE_SPRITE} ${mode}` },
+          { waiting: { reason: "PR_REVIEW", checkpoint_id: "chk_forged", expected_inputs: {} } },
+        ],
         on_resume: [{ emit: "COMPLETED", payload: { status: "success" } }],
       }),
     });
@@ -92,7 +101,7 @@ describe.runIf(bwrapHere)("a sandboxed sprite that forges its checkpoint", () =>
     const before = readFileSync(s.project.configPath, "utf8");
     const run = await forgeThenWait("link");
     expect(run.state).toBe("failed");
-    expect(run.reason).toContain('WAITING named checkpoint chk_forged, which cannot be kept for the resume: manifest');
+    expect(run.reason).toContain("WAITING named checkpoint chk_forged, which cannot be kept for the resume: manifest");
     expect(run.reason).toContain('"escape" is listed twice');
     expect(readFileSync(s.project.configPath, "utf8")).toBe(before);
     expect(new CheckpointVault(join(s.root, ".pmagent", "checkpoint-store")).has(run.id, "chk_forged")).toBe(false);
@@ -101,7 +110,9 @@ describe.runIf(bwrapHere)("a sandboxed sprite that forges its checkpoint", () =>
   it("a blob that is a link to /proc/self/environ: refused, and the supervisor's token is nowhere in the project", async () => {
     const run = await forgeThenWait("environ");
     expect(run.state).toBe("failed");
-    expect(run.reason).toMatch(/which cannot be kept for the resume: blob [0-9a-f]{12}… cannot be read: the blob .* is a symbolic link, not a regular file/);
+    expect(run.reason).toMatch(
+      /which cannot be kept for the resume: blob [0-9a-f]{12}… cannot be read: the blob .* is a symbolic link, not a regular file/,
+    );
     expect(everything(s.root)).not.toContain(SUPERVISOR_TOKEN);
   });
 });
@@ -113,7 +124,10 @@ describe("a resume whose restore fails, under pmagent serve", () => {
     // A bound on every request: a wedged server fails the test instead of hanging it.
     const res = await fetch(`${server.url}${path}`, {
       method,
-      headers: { authorization: `Bearer ${HUMAN_TOKEN}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      headers: {
+        authorization: `Bearer ${HUMAN_TOKEN}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(15_000),
     });
@@ -153,13 +167,17 @@ describe("a resume whose restore fails, under pmagent serve", () => {
   it("a blob gone from the checkpoint store: that run fails saying which, and the server goes on answering", async () => {
     const run = await waitingRun("missing");
     const vault = new CheckpointVault(join(s.root, ".pmagent", "checkpoint-store"));
-    const entry = vault.manifest(run.id, run.waiting!.checkpoint_id).entries.find((e) => e.path === "work.txt") as { sha256: string };
+    const entry = vault.manifest(run.id, run.waiting!.checkpoint_id).entries.find((e) => e.path === "work.txt") as {
+      sha256: string;
+    };
     rmSync(join(vault.dir, "blobs", entry.sha256.slice(0, 2), entry.sha256.slice(2)));
     writeFileSync(join(run.workspace, "work.txt"), "after");
     expect((await call("POST", `/v1/runs/${run.id}/resume`, { inputs: {} })).status).toBe(202);
     const failed = await settled(run.id);
     expect(failed.state).toBe("failed");
-    expect(failed.reason).toContain(`resume failed: checkpoint ${run.waiting!.checkpoint_id} cannot be restored: the content of work.txt (blob ${entry.sha256.slice(0, 12)}…) is missing in the checkpoint store`);
+    expect(failed.reason).toContain(
+      `resume failed: checkpoint ${run.waiting!.checkpoint_id} cannot be restored: the content of work.txt (blob ${entry.sha256.slice(0, 12)}…) is missing in the checkpoint store`,
+    );
     expect((await call("GET", "/v1/whoami")).body).toMatchObject({ actor: "Human" });
   });
 

@@ -17,7 +17,12 @@ import { ACTION_SPRITE, DIST, gitInit, PMAGENT, PR_INPUTS, testProject, type Tes
 
 const bwrapHere = existsSync("/usr/bin/bwrap");
 const SECRET = "hidden-workspace-secret-0c41e7";
-const git = (cwd: string, ...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.invalid", ...args], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.invalid", ...args], {
+    cwd,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  }).trim();
 
 describe.runIf(bwrapHere)("a sandboxed sprite whose .git names a hidden repository", () => {
   let ts: TestStore;
@@ -43,31 +48,67 @@ describe.runIf(bwrapHere)("a sandboxed sprite whose .git names a hidden reposito
   });
 
   it.each([
-    ["a gitdir: file", (o: string) => `rm -rf .git && printf 'gitdir: %s\\n' '${o}/.git' > .git`, /its \.git is a file \("gitdir: .*\/run_other\/\.git"\) naming another repository/],
-    ["a symlink", (o: string) => `rm -rf .git && ln -s '${o}/.git' .git`, /its \.git is a symlink \(to .*\/run_other\/\.git\)/],
-  ])("through %s: OPEN_PR is refused with why and the forge gets nothing of it", { timeout: 60_000 }, async (_how, rewrite, message) => {
-    const sup = projectSupervisor({ store: ts.store, project: tp.project, env: { PATH: process.env.PATH, HOME: process.env.HOME }, pmagentCommand: PMAGENT, pollMs: 20, consoleWrite: () => undefined });
-    const plan = join(tp.root, "hostile.plan.json");
-    writeFileSync(plan, JSON.stringify({ sh: rewrite(other), action: "OPEN_PR", parameters: { title: "Steal", base: "main", head: "sprite/secret" }, expected_inputs: PR_INPUTS }));
-    const finished = await sup.startRun({ role: "Builder", command: [process.execPath, ACTION_SPRITE, DIST, plan] });
-    // The sprite was resumed with the refusal, and ended failed with it.
-    expect(finished.state).toBe("failed");
-    expect(finished.reason).toMatch(message);
-    const got = JSON.parse(readFileSync(join(finished.workspace, ".lattice", "got.json"), "utf8")) as { context: { action: { error: { code: string; message: string } } } };
-    const error = got.context.action.error;
-    expect(error.code).toBe("workspace_git_refused");
-    expect(error.message).toMatch(message);
-    expect(error.message).toContain(`the workspace ${finished.workspace} is refused: `);
-    const [event] = await sup.runs.events(finished.id, { type: "ACTION_REQUEST" });
-    expect(event!.dispatch).toMatchObject({ status: "failed", attempts: 1 });
-    // Nothing of the hidden repository is in the forge: no branch, no object, no pull request.
-    const forge = join(tp.root, ".pmagent", "forge.git");
-    if (existsSync(forge)) {
-      expect(git(forge, "for-each-ref", "--format=%(refname)")).not.toContain("secret");
-      expect(() => git(forge, "cat-file", "-e", secretSha)).toThrow();
-    }
-    expect(await new LocalForge({ store: ts.store, projectId: "demo", root: tp.root, bareRepo: ".pmagent/forge.git" }).list()).toEqual([]);
-  });
+    [
+      "a gitdir: file",
+      (o: string) => `rm -rf .git && printf 'gitdir: %s\\n' '${o}/.git' > .git`,
+      /its \.git is a file \("gitdir: .*\/run_other\/\.git"\) naming another repository/,
+    ],
+    [
+      "a symlink",
+      (o: string) => `rm -rf .git && ln -s '${o}/.git' .git`,
+      /its \.git is a symlink \(to .*\/run_other\/\.git\)/,
+    ],
+  ])(
+    "through %s: OPEN_PR is refused with why and the forge gets nothing of it",
+    { timeout: 60_000 },
+    async (_how, rewrite, message) => {
+      const sup = projectSupervisor({
+        store: ts.store,
+        project: tp.project,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME },
+        pmagentCommand: PMAGENT,
+        pollMs: 20,
+        consoleWrite: () => undefined,
+      });
+      const plan = join(tp.root, "hostile.plan.json");
+      writeFileSync(
+        plan,
+        JSON.stringify({
+          sh: rewrite(other),
+          action: "OPEN_PR",
+          parameters: { title: "Steal", base: "main", head: "sprite/secret" },
+          expected_inputs: PR_INPUTS,
+        }),
+      );
+      const finished = await sup.startRun({ role: "Builder", command: [process.execPath, ACTION_SPRITE, DIST, plan] });
+      // The sprite was resumed with the refusal, and ended failed with it.
+      expect(finished.state).toBe("failed");
+      expect(finished.reason).toMatch(message);
+      const got = JSON.parse(readFileSync(join(finished.workspace, ".lattice", "got.json"), "utf8")) as {
+        context: { action: { error: { code: string; message: string } } };
+      };
+      const error = got.context.action.error;
+      expect(error.code).toBe("workspace_git_refused");
+      expect(error.message).toMatch(message);
+      expect(error.message).toContain(`the workspace ${finished.workspace} is refused: `);
+      const [event] = await sup.runs.events(finished.id, { type: "ACTION_REQUEST" });
+      expect(event!.dispatch).toMatchObject({ status: "failed", attempts: 1 });
+      // Nothing of the hidden repository is in the forge: no branch, no object, no pull request.
+      const forge = join(tp.root, ".pmagent", "forge.git");
+      if (existsSync(forge)) {
+        expect(git(forge, "for-each-ref", "--format=%(refname)")).not.toContain("secret");
+        expect(() => git(forge, "cat-file", "-e", secretSha)).toThrow();
+      }
+      expect(
+        await new LocalForge({
+          store: ts.store,
+          projectId: "demo",
+          root: tp.root,
+          bareRepo: ".pmagent/forge.git",
+        }).list(),
+      ).toEqual([]);
+    },
+  );
 
   it("the git that reads a workspace runs in a sprite's view: a hidden repository is not there", () => {
     const ws = join(tp.root, "ws");
@@ -79,7 +120,9 @@ describe.runIf(bwrapHere)("a sandboxed sprite whose .git names a hidden reposito
     const wrap = workspaceSandbox(tp.project, ts.store, { PATH: process.env.PATH, HOME: process.env.HOME });
     const hidden = wrap(read, ws);
     expect(hidden[0]).toBe("/usr/bin/bwrap");
-    expect(() => execFileSync(hidden[0]!, hidden.slice(1), { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })).toThrow(/not a git repository/);
+    expect(() =>
+      execFileSync(hidden[0]!, hidden.slice(1), { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }),
+    ).toThrow(/not a git repository/);
     const own = wrap(["git", `--git-dir=${ws}/.git`, "rev-parse", "HEAD"], ws);
     expect(execFileSync(own[0]!, own.slice(1), { encoding: "utf8" }).trim()).toBe(git(tp.root, "rev-parse", "HEAD"));
   });

@@ -53,7 +53,19 @@ async function setup(kind: "sqlite" | "postgres", sandbox: "required" | "off"): 
   const forge = join(root, "forge.git");
   const config = {
     project_id: "demo",
-    lanes: [{ layer: "test", name: "build", roles: [{ name: "Builder", allowed_kinds: ["build_request"], runner: { command: ["sh", HOSTILE], env: {} as Record<string, string> } }] }],
+    lanes: [
+      {
+        layer: "test",
+        name: "build",
+        roles: [
+          {
+            name: "Builder",
+            allowed_kinds: ["build_request"],
+            runner: { command: ["sh", HOSTILE], env: {} as Record<string, string> },
+          },
+        ],
+      },
+    ],
     storage: { driver: "sqlite", path: "data/pmagent.db" },
     forge: { bare_repo: "forge.git" },
     secrets: { file: "secrets.json" },
@@ -64,7 +76,13 @@ async function setup(kind: "sqlite" | "postgres", sandbox: "required" | "off"): 
   git(root, "init", "-q", "--bare", forge);
   git(forge, "fetch", "-q", root, "refs/heads/main:refs/heads/main");
   const storePath = join(root, "data", "pmagent.db");
-  config.lanes[0]!.roles[0]!.runner.env = { FORGE: forge, ROOT: root, VAULT_FILE: join(root, "secrets.json"), STORE: storePath, OUTSIDE: outside };
+  config.lanes[0]!.roles[0]!.runner.env = {
+    FORGE: forge,
+    ROOT: root,
+    VAULT_FILE: join(root, "secrets.json"),
+    STORE: storePath,
+    OUTSIDE: outside,
+  };
   writeFileSync(join(root, "pmagent.config.json"), JSON.stringify(config, null, 2));
   let store: Store;
   let storeEnv: Record<string, string> = {};
@@ -90,7 +108,11 @@ async function setup(kind: "sqlite" | "postgres", sandbox: "required" | "off"): 
 }
 
 async function runHostile(s: Setup): Promise<{ run: RunRecord; out: (name: string) => string }> {
-  const env: Record<string, string> = { ...(process.env as Record<string, string>), ...SUPERVISOR_SECRETS, ...s.storeEnv };
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    ...SUPERVISOR_SECRETS,
+    ...s.storeEnv,
+  };
   delete env.PMAGENT_SQLITE_PATH;
   const r = await runCli(["run", "--role", "Builder", "--format", "json"], { cwd: s.root, env });
   expect(r.stderr).not.toContain("Error");
@@ -101,47 +123,80 @@ async function runHostile(s: Setup): Promise<{ run: RunRecord; out: (name: strin
 const secretValues = [...Object.values(SUPERVISOR_SECRETS), FILE_SECRET];
 
 describe.runIf(bwrapHere).each(kinds)("a hostile sprite in the sandbox (%s store)", (kind) => {
-  it("reads no secret, writes only its workspace, pushes nowhere; each attempt is a violation, its events are intact", { timeout: 120_000 }, async () => {
-    const s = await setup(kind, "required");
-    const { run, out } = await runHostile(s);
-    expect(run.state, `${run.reason}`).toBe("succeeded");
+  it(
+    "reads no secret, writes only its workspace, pushes nowhere; each attempt is a violation, its events are intact",
+    { timeout: 120_000 },
+    async () => {
+      const s = await setup(kind, "required");
+      const { run, out } = await runHostile(s);
+      expect(run.state, `${run.reason}`).toBe("succeeded");
 
-    // Secrets: nothing of the supervisor's environment, the secrets file or the store.
-    const environs = out("ppid-environ") + out("all-environ");
-    expect(environs).toContain(`LATTICE_RUN_ID=${run.id}`); // the reads worked: they saw only the sprite's own environment
-    for (const v of secretValues) expect(environs + out("secrets") + out("store")).not.toContain(v);
-    expect(out("store")).not.toContain("SQLite format 3");
-    expect(out("store-write")).toMatch(/Read-only file system|Permission denied|Directory nonexistent/);
-    expect(out("runs-dir").split("\n").filter((l) => l.startsWith("run_"))).toEqual([run.id]);
+      // Secrets: nothing of the supervisor's environment, the secrets file or the store.
+      const environs = out("ppid-environ") + out("all-environ");
+      expect(environs).toContain(`LATTICE_RUN_ID=${run.id}`); // the reads worked: they saw only the sprite's own environment
+      for (const v of secretValues) expect(environs + out("secrets") + out("store")).not.toContain(v);
+      expect(out("store")).not.toContain("SQLite format 3");
+      expect(out("store-write")).toMatch(/Read-only file system|Permission denied|Directory nonexistent/);
+      expect(
+        out("runs-dir")
+          .split("\n")
+          .filter((l) => l.startsWith("run_")),
+      ).toEqual([run.id]);
 
-    // Writes: none outside the workspace; the workspace is also at /workspace.
-    for (const p of [join(s.root, "escaped"), join(s.root, ".pmagent", "escaped"), s.outside]) expect(existsSync(p), p).toBe(false);
-    expect(out("writes")).toContain("Read-only file system");
-    expect(readFileSync(join(run.workspace, "via-mount.txt"), "utf8")).toBe("via-mount\n");
-    if (kind === "sqlite") expect(readFileSync(join(s.root, "data", "pmagent.db")).includes("garbage\n")).toBe(false);
+      // Writes: none outside the workspace; the workspace is also at /workspace.
+      for (const p of [join(s.root, "escaped"), join(s.root, ".pmagent", "escaped"), s.outside])
+        expect(existsSync(p), p).toBe(false);
+      expect(out("writes")).toContain("Read-only file system");
+      expect(readFileSync(join(run.workspace, "via-mount.txt"), "utf8")).toBe("via-mount\n");
+      if (kind === "sqlite") expect(readFileSync(join(s.root, "data", "pmagent.db")).includes("garbage\n")).toBe(false);
 
-    // Pushes: neither the forge nor the project repository (origin) got a ref.
-    expect(refs(s.forge)).toEqual(["refs/heads/main"]);
-    expect(refs(s.root)).toEqual(["refs/heads/main"]);
-    expect(out("push-10")).toMatch(/does not appear to be a git repository|Read-only file system|unable to/);
+      // Pushes: neither the forge nor the project repository (origin) got a ref.
+      expect(refs(s.forge)).toEqual(["refs/heads/main"]);
+      expect(refs(s.root)).toEqual(["refs/heads/main"]);
+      expect(out("push-10")).toMatch(/does not appear to be a git repository|Read-only file system|unable to/);
 
-    const runs = new RunStore(s.store, "demo");
-    const violations = await runs.violations(run.id);
-    expect(violations.map((v) => v.rule)).toEqual(["git_push", "git_push", "git_push", "git_remote_edit", "git_remote_edit", "git_push", "git_push", "git_push", "github_cli"]);
-    expect(violations.map((v) => v.detail.split(" ")[0])).toEqual(["push", "push", "push", "remote", "config", "push", "push", "push", "api"]);
-    const events = await runs.events(run.id);
-    expect(events.map((e) => e.event_type)).toEqual(["PHASE_STARTED", "INFO", "COMPLETED"]);
-  });
+      const runs = new RunStore(s.store, "demo");
+      const violations = await runs.violations(run.id);
+      expect(violations.map((v) => v.rule)).toEqual([
+        "git_push",
+        "git_push",
+        "git_push",
+        "git_remote_edit",
+        "git_remote_edit",
+        "git_push",
+        "git_push",
+        "git_push",
+        "github_cli",
+      ]);
+      expect(violations.map((v) => v.detail.split(" ")[0])).toEqual([
+        "push",
+        "push",
+        "push",
+        "remote",
+        "config",
+        "push",
+        "push",
+        "push",
+        "api",
+      ]);
+      const events = await runs.events(run.id);
+      expect(events.map((e) => e.event_type)).toEqual(["PHASE_STARTED", "INFO", "COMPLETED"]);
+    },
+  );
 });
 
 describe.runIf(kinds.includes("sqlite"))("the same hostile sprite unsandboxed (sandbox: off)", () => {
-  it("gets the supervisor's token, the secrets file and the store, and pushes with /usr/bin/git unrecorded", { timeout: 120_000 }, async () => {
-    const s = await setup("sqlite", "off");
-    const { run, out } = await runHostile(s);
-    expect(out("ppid-environ")).toContain(SUPERVISOR_SECRETS.GITHUB_TOKEN);
-    expect(out("secrets")).toContain(FILE_SECRET);
-    expect(out("store")).toContain("SQLite format 3");
-    expect(refs(s.forge)).toContain("refs/heads/evil-usr-bin");
-    expect((await new RunStore(s.store, "demo").violations(run.id)).map((v) => v.rule)).toContain("git_push");
-  });
+  it(
+    "gets the supervisor's token, the secrets file and the store, and pushes with /usr/bin/git unrecorded",
+    { timeout: 120_000 },
+    async () => {
+      const s = await setup("sqlite", "off");
+      const { run, out } = await runHostile(s);
+      expect(out("ppid-environ")).toContain(SUPERVISOR_SECRETS.GITHUB_TOKEN);
+      expect(out("secrets")).toContain(FILE_SECRET);
+      expect(out("store")).toContain("SQLite format 3");
+      expect(refs(s.forge)).toContain("refs/heads/evil-usr-bin");
+      expect((await new RunStore(s.store, "demo").violations(run.id)).map((v) => v.rule)).toContain("git_push");
+    },
+  );
 });

@@ -7,7 +7,15 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSqliteTestStore, type TestStore } from "../helpers/stores.js";
-import { TOKENS, rawRequest, routeTargets, startServer, type RawResponse, type RouteTarget, type TestServer } from "../server/helpers.js";
+import {
+  TOKENS,
+  rawRequest,
+  routeTargets,
+  startServer,
+  type RawResponse,
+  type RouteTarget,
+  type TestServer,
+} from "../server/helpers.js";
 
 const RUNS = Number(process.env.PMAGENT_CHAOS_RUNS ?? 100);
 
@@ -17,7 +25,12 @@ const hex = (c: string, upper: boolean) => {
 };
 
 /** One change to a path; `at` picks the position (modulo the path's length). */
-type Edit = { op: "encode" | "double" | "case" | "slash" | "encode-slash" | "dot" | "trailing" | "suffix"; at: number; upper: boolean; suffix: string };
+type Edit = {
+  op: "encode" | "double" | "case" | "slash" | "encode-slash" | "dot" | "trailing" | "suffix";
+  at: number;
+  upper: boolean;
+  suffix: string;
+};
 
 function apply(path: string, e: Edit): string {
   const i = e.at % path.length;
@@ -25,7 +38,9 @@ function apply(path: string, e: Edit): string {
   const s = slashes[e.at % slashes.length] ?? 0;
   switch (e.op) {
     case "encode":
-      return path[i] === "/" || path[i] === "%" ? path : `${path.slice(0, i)}${hex(path[i]!, e.upper)}${path.slice(i + 1)}`;
+      return path[i] === "/" || path[i] === "%"
+        ? path
+        : `${path.slice(0, i)}${hex(path[i]!, e.upper)}${path.slice(i + 1)}`;
     case "double":
       return path.replace(/%/g, "%25");
     case "case":
@@ -56,14 +71,27 @@ function refusal(r: RawResponse): boolean {
   return r.method === "HEAD" || typeof (r.body as { error?: { code?: unknown } } | undefined)?.error?.code === "string";
 }
 
-async function fuzz(s: TestServer, headers: Record<string, string>, expected: (r: RawResponse) => boolean): Promise<void> {
+async function fuzz(
+  s: TestServer,
+  headers: Record<string, string>,
+  expected: (r: RawResponse) => boolean,
+): Promise<void> {
   const targets = routeTargets(s);
   await fc.assert(
-    fc.asyncProperty(fc.constantFrom(...targets), fc.array(edit, { minLength: 1, maxLength: 5 }), async (t: RouteTarget, edits: Edit[]) => {
-      const path = edits.reduce(apply, t.path);
-      const r = await rawRequest(s.url, { method: t.method, path, body: t.body, headers: { ...t.headers, ...headers } });
-      if (!expected(r)) throw new Error(`${t.method} ${path} → ${r.status} ${r.text.slice(0, 120)}`);
-    }),
+    fc.asyncProperty(
+      fc.constantFrom(...targets),
+      fc.array(edit, { minLength: 1, maxLength: 5 }),
+      async (t: RouteTarget, edits: Edit[]) => {
+        const path = edits.reduce(apply, t.path);
+        const r = await rawRequest(s.url, {
+          method: t.method,
+          path,
+          body: t.body,
+          headers: { ...t.headers, ...headers },
+        });
+        if (!expected(r)) throw new Error(`${t.method} ${path} → ${r.status} ${r.text.slice(0, 120)}`);
+      },
+    ),
     { numRuns: RUNS },
   );
 }
@@ -77,7 +105,13 @@ describe("chaos: path spellings against the real server", () => {
     ts = await openSqliteTestStore();
     withTokens = await startServer(ts);
     tokenless = await startServer(ts, { env: { PMAGENT_TOKENS: "" } });
-    expect((await withTokens.call("POST", "/v1/entries", { body: { id: "secret-plan", to: "Builder", kind: "build_request" } })).status).toBe(201);
+    expect(
+      (
+        await withTokens.call("POST", "/v1/entries", {
+          body: { id: "secret-plan", to: "Builder", kind: "build_request" },
+        })
+      ).status,
+    ).toBe(201);
   });
   afterAll(async () => {
     await withTokens.close();

@@ -31,8 +31,14 @@ export function bulkSteps(rounds: number, size: number, between?: unknown): unkn
 export async function eventProblems(runs: RunStore, run: RunRecord): Promise<string[]> {
   const found = await outboxAndStored(runs, [run]);
   const stored = new Set(found.stored.get(run.id)!.map((e) => e.id));
-  const hole = found.outbox.get(run.id)!.slice(0, run.outbox.line_no - 1).filter((id) => !stored.has(id)).length;
-  const problems = hole > 0 ? [`run ${run.id}: ${hole} outbox events before its saved position (line ${run.outbox.line_no}) are not stored`] : [];
+  const hole = found.outbox
+    .get(run.id)!
+    .slice(0, run.outbox.line_no - 1)
+    .filter((id) => !stored.has(id)).length;
+  const problems =
+    hole > 0
+      ? [`run ${run.id}: ${hole} outbox events before its saved position (line ${run.outbox.line_no}) are not stored`]
+      : [];
   if (run.state !== "running" && run.state !== "starting") problems.push(...lostOrDoubled({ ...found, restart: "" }));
   return problems;
 }
@@ -63,7 +69,11 @@ export function start(command: string, args: string[], options: SpawnOptions = {
     done,
     saysOnStderr: (text, timeoutMs = 30_000) =>
       new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${command} did not say "${text}" on stderr within ${timeoutMs} ms: ${stdout}${stderr}`)), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            reject(new Error(`${command} did not say "${text}" on stderr within ${timeoutMs} ms: ${stdout}${stderr}`)),
+          timeoutMs,
+        );
         const check = () => {
           if (!stderr.includes(text)) return;
           clearTimeout(timer);
@@ -102,9 +112,23 @@ export interface SmallDisk {
  */
 export async function smallDisk(size: string): Promise<SmallDisk> {
   const dir = mkdtempSync(join(tmpdir(), "pmagent-small-disk-"));
-  const holder: ChildProcess = spawn("unshare", ["--mount", "--propagation", "private", "sh", "-c", 'mount -t tmpfs -o size="$1" tmpfs "$2" && echo mounted && exec cat', "sh", size, dir], {
-    stdio: ["pipe", "pipe", "pipe"],
-  });
+  const holder: ChildProcess = spawn(
+    "unshare",
+    [
+      "--mount",
+      "--propagation",
+      "private",
+      "sh",
+      "-c",
+      'mount -t tmpfs -o size="$1" tmpfs "$2" && echo mounted && exec cat',
+      "sh",
+      size,
+      dir,
+    ],
+    {
+      stdio: ["pipe", "pipe", "pipe"],
+    },
+  );
   const exited = new Promise<void>((resolve) => holder.once("exit", () => resolve()));
   let err = "";
   holder.stderr!.on("data", (d: Buffer) => (err += d.toString()));
@@ -115,14 +139,28 @@ export async function smallDisk(size: string): Promise<SmallDisk> {
   const pid = String(holder.pid);
   const copies: string[] = [];
   // Entering a mount namespace moves to its root: the working directory is given again.
-  const nsenter = (argv: string[], options: SpawnOptions) => ["--target", pid, "--mount", ...(options.cwd ? [`--wd=${String(options.cwd)}`] : []), "--", ...argv];
+  const nsenter = (argv: string[], options: SpawnOptions) => [
+    "--target",
+    pid,
+    "--mount",
+    ...(options.cwd ? [`--wd=${String(options.cwd)}`] : []),
+    "--",
+    ...argv,
+  ];
   const inside = (argv: string[], options: SpawnOptions = {}) => runProcess("nsenter", nsenter(argv, options), options);
   return {
     dir,
     async copyOut(path) {
       const to = mkdtempSync(join(tmpdir(), "pmagent-small-disk-copy-"));
       copies.push(to);
-      const r = await inside(["sh", "-c", 'for f in "$1" "$1-wal"; do if [ -e "$f" ]; then cp "$f" "$2/" || exit 1; fi; done', "sh", path, to]);
+      const r = await inside([
+        "sh",
+        "-c",
+        'for f in "$1" "$1-wal"; do if [ -e "$f" ]; then cp "$f" "$2/" || exit 1; fi; done',
+        "sh",
+        path,
+        to,
+      ]);
       if (r.code !== 0) throw new Error(`cannot copy ${path} out of the small disk: ${r.stderr}`);
       return join(to, basename(path));
     },

@@ -70,14 +70,19 @@ export function actionProblems(actions: ActionRecord[], t: Targets, issue: numbe
   const problems: string[] = [];
   const comments = t.gh.comments(REPO, issue);
   for (const a of actions) {
-    if (a.state !== "succeeded" && a.state !== "unknown") problems.push(`${a.action} ${a.idempotency_key} is ${a.state}${a.error ? ` (${a.error.code}: ${a.error.message})` : ""}`);
+    if (a.state !== "succeeded" && a.state !== "unknown")
+      problems.push(
+        `${a.action} ${a.idempotency_key} is ${a.state}${a.error ? ` (${a.error.code}: ${a.error.message})` : ""}`,
+      );
     if (a.action === "POST_COMMENT") {
       const posted = comments.filter((c) => c.body.includes(commentMarker(a.idempotency_key))).length;
-      if (posted > 1 || (a.state === "succeeded" && posted !== 1)) problems.push(`${a.idempotency_key}: comment posted ${posted} times (${a.state})`);
+      if (posted > 1 || (a.state === "succeeded" && posted !== 1))
+        problems.push(`${a.idempotency_key}: comment posted ${posted} times (${a.state})`);
     }
     if (a.action === "NOTIFY_USER") {
       const n = t.deliveries.filter((k) => k === a.idempotency_key).length;
-      if (n > a.attempts || (a.state === "succeeded" && n === 0)) problems.push(`${a.idempotency_key}: notification delivered ${n} times in ${a.attempts} attempts (${a.state})`);
+      if (n > a.attempts || (a.state === "succeeded" && n === 0))
+        problems.push(`${a.idempotency_key}: notification delivered ${n} times in ${a.attempts} attempts (${a.state})`);
     }
   }
   return problems;

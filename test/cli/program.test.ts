@@ -9,16 +9,50 @@ import { CLI, REPO_ROOT, runProcess } from "../helpers/proc.js";
 
 const TRACE = pathToFileURL(join(REPO_ROOT, "test/cli/fixtures/trace-imports.mjs")).href;
 /** The files of the command groups in dist/cli (bb-sync.js is loaded by bb.js). */
-const GROUP_FILES = ["init", "demo", "bb", "bb-sync", "prompt", "agent", "oa", "kai", "emit", "checkpoint", "resume-info", "run", "runs", "resume", "worker", "env", "prs", "lane", "serve", "mcp", "completion"];
+const GROUP_FILES = [
+  "init",
+  "demo",
+  "bb",
+  "bb-sync",
+  "prompt",
+  "agent",
+  "oa",
+  "kai",
+  "emit",
+  "checkpoint",
+  "resume-info",
+  "run",
+  "runs",
+  "resume",
+  "worker",
+  "env",
+  "prs",
+  "lane",
+  "serve",
+  "mcp",
+  "completion",
+];
 
 /** Run the built CLI and return which group files it loaded. */
-async function loadedGroups(args: string[], cwd?: string): Promise<{ code: number | null; stdout: string; stderr: string; groups: string[]; dist: string[]; urls: string[] }> {
+async function loadedGroups(
+  args: string[],
+  cwd?: string,
+): Promise<{ code: number | null; stdout: string; stderr: string; groups: string[]; dist: string[]; urls: string[] }> {
   const trace = join(mkdtempSync(join(tmpdir(), "pmagent-trace-")), "imports.txt");
-  const r = await runProcess(process.execPath, ["--import", TRACE, CLI, ...args], { cwd, env: { ...process.env, PMAGENT_TRACE_IMPORTS: trace } });
+  const r = await runProcess(process.execPath, ["--import", TRACE, CLI, ...args], {
+    cwd,
+    env: { ...process.env, PMAGENT_TRACE_IMPORTS: trace },
+  });
   const urls = readFileSync(trace, "utf8").split("\n");
-  expect(urls.some((u) => u.endsWith("/dist/cli/program.js")), "the trace saw the CLI load").toBe(true);
+  expect(
+    urls.some((u) => u.endsWith("/dist/cli/program.js")),
+    "the trace saw the CLI load",
+  ).toBe(true);
   const loaded = GROUP_FILES.filter((g) => urls.some((u) => u.endsWith(`/dist/cli/${g}.js`)));
-  const dist = urls.filter((u) => u.includes("/dist/")).map((u) => u.slice(u.lastIndexOf("/dist/") + 6)).sort();
+  const dist = urls
+    .filter((u) => u.includes("/dist/"))
+    .map((u) => u.slice(u.lastIndexOf("/dist/") + 6))
+    .sort();
   return { code: r.code, stdout: r.stdout, stderr: r.stderr, groups: loaded, dist, urls };
 }
 
@@ -51,14 +85,26 @@ describe("the CLI loads only the command group it runs", () => {
     const dir = mkdtempSync(join(tmpdir(), "pmagent-lean-"));
     expect((await runProcess("git", ["init", "-q", "-b", "main"], { cwd: dir })).code).toBe(0);
     expect((await runProcess(process.execPath, [CLI, "init"], { cwd: dir })).code).toBe(0);
-    for (const args of [["bb", "list"], ["runs", "list"], ["kai", "status"]]) {
+    for (const args of [
+      ["bb", "list"],
+      ["runs", "list"],
+      ["kai", "status"],
+    ]) {
       const r = await loadedGroups(args, dir);
       expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(0);
       // app/project opens the project and builds each object on first use; the supervisor's composition (with OA's gate) is not loaded.
-      const heavy = r.urls.filter((u) => /\/node_modules\/(@octokit|openai|fastify|pg|pino)\/|\/dist\/(server|prompt|oa)\/|\/dist\/app\/(supervisor|oa-gate)\.js/.test(u));
+      const heavy = r.urls.filter((u) =>
+        /\/node_modules\/(@octokit|openai|fastify|pg|pino)\/|\/dist\/(server|prompt|oa)\/|\/dist\/app\/(supervisor|oa-gate)\.js/.test(
+          u,
+        ),
+      );
       expect(heavy, args.join(" ")).toEqual([]);
       // Kai reads runs, actions, proposals and the local forge through the facade (still loaded).
-      if (args[0] !== "kai") expect(r.dist.filter((f) => f === "lattice/index.js" || f.startsWith("lattice/supervisor/")), args.join(" ")).toEqual([]);
+      if (args[0] !== "kai")
+        expect(
+          r.dist.filter((f) => f === "lattice/index.js" || f.startsWith("lattice/supervisor/")),
+          args.join(" "),
+        ).toEqual([]);
     }
   });
 
@@ -66,7 +112,10 @@ describe("the CLI loads only the command group it runs", () => {
     for (const [name, group] of Object.entries(groups)) {
       const program = new Command();
       (await group.load())(program);
-      expect(program.commands.map((c) => c.name()), name).toContain(name);
+      expect(
+        program.commands.map((c) => c.name()),
+        name,
+      ).toContain(name);
     }
   });
 });

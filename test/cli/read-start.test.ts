@@ -7,14 +7,18 @@ import { CLI, REPO_ROOT, runCli, runProcess } from "../helpers/proc.js";
 
 const TRACE = pathToFileURL(join(REPO_ROOT, "test/cli/fixtures/trace-imports.mjs")).href;
 // What a command that only reads should not load: zod, the config's and the board's schemas, GitHub.
-const HEAVY = /\/node_modules\/zod\/|\/dist\/config\/schema\.js|\/dist\/blackboard\/(schema|post|change|import)\.js|\/dist\/blackboard\/github\//;
+const HEAVY =
+  /\/node_modules\/zod\/|\/dist\/config\/schema\.js|\/dist\/blackboard\/(schema|post|change|import)\.js|\/dist\/blackboard\/github\//;
 
 /** A project made by `pmagent init` (SQLite store), with one entry posted. */
 async function project(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), "pmagent-read-start-"));
   expect((await runProcess("git", ["init", "-q", "-b", "main"], { cwd: dir })).code).toBe(0);
   expect((await runCli(["init"], { cwd: dir })).code).toBe(0);
-  const post = await runCli(["bb", "post", "-"], { cwd: dir, input: JSON.stringify({ id: "e-1", to: "Aya", kind: "doc_update_proposal_request", payload: { summary: "first" } }) });
+  const post = await runCli(["bb", "post", "-"], {
+    cwd: dir,
+    input: JSON.stringify({ id: "e-1", to: "Aya", kind: "doc_update_proposal_request", payload: { summary: "first" } }),
+  });
   expect(post.stderr).toBe("");
   expect(post.code).toBe(0);
   return dir;
@@ -23,8 +27,16 @@ async function project(): Promise<string> {
 /** `pmagent ARGS` in `dir`, with the modules it loaded. */
 async function traced(dir: string, args: string[]) {
   const trace = join(dir, `imports-${Math.random().toString(36).slice(2)}.txt`);
-  const r = await runProcess(process.execPath, ["--import", TRACE, CLI, ...args], { cwd: dir, env: { ...process.env, PMAGENT_TRACE_IMPORTS: trace } });
-  return { ...r, heavy: readFileSync(trace, "utf8").split("\n").filter((u) => HEAVY.test(u)) };
+  const r = await runProcess(process.execPath, ["--import", TRACE, CLI, ...args], {
+    cwd: dir,
+    env: { ...process.env, PMAGENT_TRACE_IMPORTS: trace },
+  });
+  return {
+    ...r,
+    heavy: readFileSync(trace, "utf8")
+      .split("\n")
+      .filter((u) => HEAVY.test(u)),
+  };
 }
 
 describe("commands that only read load neither zod nor the schemas", () => {
@@ -38,7 +50,10 @@ describe("commands that only read load neither zod nor the schemas", () => {
     expect(list.heavy).toEqual([]);
 
     const json = await traced(dir, ["bb", "list", "--format", "json"]);
-    expect(JSON.parse(json.stdout)).toMatchObject({ items: [{ id: "e-1", status: "open", payload: { summary: "first" } }], next: null });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      items: [{ id: "e-1", status: "open", payload: { summary: "first" } }],
+      next: null,
+    });
     expect(json.heavy).toEqual([]);
 
     const runs = await traced(dir, ["runs", "list"]);
@@ -68,7 +83,10 @@ describe("commands that only read load neither zod nor the schemas", () => {
 
   it("bb post still validates its entry (the schema loads when a writer needs it)", async () => {
     const dir = await project();
-    const bad = await runCli(["bb", "post", "-"], { cwd: dir, input: JSON.stringify({ to: "Aya", kind: "x", created_at: "2025-11-30T02:30:00" }) });
+    const bad = await runCli(["bb", "post", "-"], {
+      cwd: dir,
+      input: JSON.stringify({ to: "Aya", kind: "x", created_at: "2025-11-30T02:30:00" }),
+    });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("has no time zone: add one (Z or ±hh:mm)");
   });

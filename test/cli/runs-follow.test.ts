@@ -22,7 +22,8 @@ function follower(args: string[], cwd: string, env: NodeJS.ProcessEnv) {
   child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
   return {
-    until: (text: string) => (stdout.includes(text) ? Promise.resolve() : new Promise<void>((resolve) => waiting.push({ text, resolve }))),
+    until: (text: string) =>
+      stdout.includes(text) ? Promise.resolve() : new Promise<void>((resolve) => waiting.push({ text, resolve })),
     exited,
     out: () => stdout,
     err: () => stderr,
@@ -99,9 +100,17 @@ describe.each(kinds)("runs logs/events --follow on $name", (kind) => {
     const run = await gatedRun();
     await openGate();
     await run.finished;
-    const r = await runCli(["runs", "logs", run.id, "--follow", "--format", "json", "--stream", "stdout"], { cwd: tp.root, env });
+    const r = await runCli(["runs", "logs", run.id, "--follow", "--format", "json", "--stream", "stdout"], {
+      cwd: tp.root,
+      env,
+    });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout.trim().split("\n").map((l) => (JSON.parse(l) as { text: string }).text)).toEqual(["before the gate", "after the gate"]);
+    expect(
+      r.stdout
+        .trim()
+        .split("\n")
+        .map((l) => (JSON.parse(l) as { text: string }).text),
+    ).toEqual(["before the gate", "after the gate"]);
     const e = await runCli(["runs", "events", run.id, "--follow", "--type", "COMPLETED"], { cwd: tp.root, env });
     expect(e.stdout).toMatch(/^ +3 {2}COMPLETED/);
   });

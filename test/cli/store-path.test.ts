@@ -22,7 +22,8 @@ async function refused(path: string): Promise<string> {
   return lines[0]!;
 }
 
-const FIX = "set PMAGENT_SQLITE_PATH (or storage.path in pmagent.config.json) to a file in a writable directory on a disk, e.g. .pmagent/pmagent.db";
+const FIX =
+  "set PMAGENT_SQLITE_PATH (or storage.path in pmagent.config.json) to a file in a writable directory on a disk, e.g. .pmagent/pmagent.db";
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "pmagent-store-path-"));
@@ -32,24 +33,42 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("an unusable SQLite path is refused with one line and exit code 2", () => {
   it("under /proc (where mkdir -p used to spin forever), /sys and /dev, also through a symbolic link", async () => {
-    expect(await refused("/proc/1/pmagent/pmagent.db")).toBe(`pmagent: the SQLite database /proc/1/pmagent/pmagent.db (from PMAGENT_SQLITE_PATH) is under /proc, a kernel file system, not a disk: ${FIX} [store_path_unusable]`);
-    expect(await refused("/proc/self/environ")).toContain("/proc/self/environ (from PMAGENT_SQLITE_PATH) is under /proc, a kernel file system");
-    expect(await refused("/sys/pmagent.db")).toContain("/sys/pmagent.db (from PMAGENT_SQLITE_PATH) is under /sys, a kernel file system");
-    expect(await refused("/dev/null")).toContain("/dev/null (from PMAGENT_SQLITE_PATH) is under /dev, a kernel file system");
+    expect(await refused("/proc/1/pmagent/pmagent.db")).toBe(
+      `pmagent: the SQLite database /proc/1/pmagent/pmagent.db (from PMAGENT_SQLITE_PATH) is under /proc, a kernel file system, not a disk: ${FIX} [store_path_unusable]`,
+    );
+    expect(await refused("/proc/self/environ")).toContain(
+      "/proc/self/environ (from PMAGENT_SQLITE_PATH) is under /proc, a kernel file system",
+    );
+    expect(await refused("/sys/pmagent.db")).toContain(
+      "/sys/pmagent.db (from PMAGENT_SQLITE_PATH) is under /sys, a kernel file system",
+    );
+    expect(await refused("/dev/null")).toContain(
+      "/dev/null (from PMAGENT_SQLITE_PATH) is under /dev, a kernel file system",
+    );
     symlinkSync("/proc/self", join(dir, "proc-link"));
-    expect(await refused(join(dir, "proc-link/pmagent.db"))).toMatch(/proc-link\/pmagent\.db \(from PMAGENT_SQLITE_PATH\) is under \/proc \(it resolves to \/proc\/\d+\/pmagent\.db\), a kernel file system/);
+    expect(await refused(join(dir, "proc-link/pmagent.db"))).toMatch(
+      /proc-link\/pmagent\.db \(from PMAGENT_SQLITE_PATH\) is under \/proc \(it resolves to \/proc\/\d+\/pmagent\.db\), a kernel file system/,
+    );
   });
 
   it("below a regular file (where a stack trace was printed), a directory as the file, a FIFO as the file", async () => {
     const config = join(dir, "pmagent.config.json");
-    expect(await refused(join(config, "a/b/pmagent.db"))).toBe(`pmagent: the SQLite database ${config}/a/b/pmagent.db (from PMAGENT_SQLITE_PATH) cannot be created: ${config} is a file, not a directory: ${FIX} [store_path_unusable]`);
-    expect(await refused(join(config, "pmagent.db"))).toContain(`cannot be created: ${config} is a file, not a directory`);
+    expect(await refused(join(config, "a/b/pmagent.db"))).toBe(
+      `pmagent: the SQLite database ${config}/a/b/pmagent.db (from PMAGENT_SQLITE_PATH) cannot be created: ${config} is a file, not a directory: ${FIX} [store_path_unusable]`,
+    );
+    expect(await refused(join(config, "pmagent.db"))).toContain(
+      `cannot be created: ${config} is a file, not a directory`,
+    );
     const sub = join(dir, "a-directory");
     mkdirSync(sub);
-    expect(await refused(sub)).toBe(`pmagent: the SQLite database ${sub} (from PMAGENT_SQLITE_PATH) is a directory: name a file inside it, e.g. ${sub}/pmagent.db [store_path_unusable]`);
+    expect(await refused(sub)).toBe(
+      `pmagent: the SQLite database ${sub} (from PMAGENT_SQLITE_PATH) is a directory: name a file inside it, e.g. ${sub}/pmagent.db [store_path_unusable]`,
+    );
     const fifo = join(dir, "a-fifo");
     execFileSync("mkfifo", [fifo]);
-    expect(await refused(fifo)).toContain(`${fifo} (from PMAGENT_SQLITE_PATH) is not a regular file (a device, FIFO or socket)`);
+    expect(await refused(fifo)).toContain(
+      `${fifo} (from PMAGENT_SQLITE_PATH) is not a regular file (a device, FIFO or socket)`,
+    );
   });
 
   it("from storage.path in the config, named as such", async () => {
@@ -73,7 +92,11 @@ describe("an unusable SQLite path is refused with one line and exit code 2", () 
     mkdirSync(join(locked, "db"), { recursive: true });
     const file = join(locked, "db/pmagent.db");
     const r = root
-      ? await runProcess(BWRAP, ["--dev-bind", "/", "/", "--ro-bind", locked, locked, "--chdir", dir, process.execPath, CLI, "bb", "list"], { env: env(file) })
+      ? await runProcess(
+          BWRAP,
+          ["--dev-bind", "/", "/", "--ro-bind", locked, locked, "--chdir", dir, process.execPath, CLI, "bb", "list"],
+          { env: env(file) },
+        )
       : await (async () => {
           execFileSync("chmod", ["0555", join(locked, "db")]);
           return runCli(["bb", "list"], { cwd: dir, env: env(file) });

@@ -37,24 +37,52 @@ describe("pmagent worker with an outbox swapped for a FIFO", () => {
 
   it("records the refused outbox and exits on SIGTERM", { timeout: 60_000 }, async () => {
     const scenario = join(root, "fifo.json");
-    writeFileSync(scenario, JSON.stringify({ steps: [{ sh: "rm -f .lattice/outbox.jsonl && mkfifo .lattice/outbox.jsonl" }, { sleep: 600_000 }] }));
+    writeFileSync(
+      scenario,
+      JSON.stringify({
+        steps: [{ sh: "rm -f .lattice/outbox.jsonl && mkfifo .lattice/outbox.jsonl" }, { sleep: 600_000 }],
+      }),
+    );
     const command = [process.execPath, SCENARIO_SPRITE, DIST, scenario];
-    const config = { project_id: "cli", lanes: [{ layer: "t", name: "l", roles: [{ name: "Builder", allowed_kinds: ["build_request"], runner: { command } }] }] };
+    const config = {
+      project_id: "cli",
+      lanes: [
+        { layer: "t", name: "l", roles: [{ name: "Builder", allowed_kinds: ["build_request"], runner: { command } }] },
+      ],
+    };
     writeFileSync(join(root, "pmagent.config.json"), JSON.stringify(config));
-    expect((await runCli(["bb", "post", "-"], { cwd: root, env, input: JSON.stringify({ id: "job-1", to: "Builder", kind: "build_request" }) })).code).toBe(0);
+    expect(
+      (
+        await runCli(["bb", "post", "-"], {
+          cwd: root,
+          env,
+          input: JSON.stringify({ id: "job-1", to: "Builder", kind: "build_request" }),
+        })
+      ).code,
+    ).toBe(0);
 
-    const worker = spawn(process.execPath, [CLI, "worker", "--role", "Builder", "--poll-ms", "20"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+    const worker = spawn(process.execPath, [CLI, "worker", "--role", "Builder", "--poll-ms", "20"], {
+      cwd: root,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stderr = "";
     worker.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => worker.on("exit", (code, signal) => resolve({ code, signal })));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      worker.on("exit", (code, signal) => resolve({ code, signal })),
+    );
     try {
       // The worker has read the outbox (and refused it) once the protocol error is stored.
       let reason: string | undefined;
       while (reason === undefined && worker.exitCode === null) {
-        reason = (await ts.store.get<{ reason: string }>("SELECT reason FROM lattice_protocol_errors WHERE source = 'outbox'"))?.reason;
+        reason = (
+          await ts.store.get<{ reason: string }>("SELECT reason FROM lattice_protocol_errors WHERE source = 'outbox'")
+        )?.reason;
         if (reason === undefined) await new Promise((r) => setTimeout(r, 50));
       }
-      expect(reason).toMatch(/^outbox unreadable, no longer read for this run: the outbox .*outbox\.jsonl is a FIFO, not a regular file/);
+      expect(reason).toMatch(
+        /^outbox unreadable, no longer read for this run: the outbox .*outbox\.jsonl is a FIFO, not a regular file/,
+      );
       worker.kill("SIGTERM");
       expect(await exited).toEqual({ code: 0, signal: null });
       // Only the worker's progress lines: no error, no stack trace.

@@ -28,13 +28,16 @@ describe("ignorePmagentDir (pmagent init's .gitignore line)", () => {
     expect(readFileSync(join(dir, ".gitignore"), "utf8")).toBe(after);
   });
 
-  it.each([".pmagent", ".pmagent/", "/.pmagent", "/.pmagent/", ".pmagent/*", "  .pmagent/  ", "!.pmagent/"])("leaves a file that already has %j as it is", (line) => {
-    const dir = tempDir();
-    const text = `dist/\n${line}\nnode_modules/\n`;
-    writeFileSync(join(dir, ".gitignore"), text);
-    expect(ignorePmagentDir(dir).change).toBe("unchanged");
-    expect(readFileSync(join(dir, ".gitignore"), "utf8")).toBe(text);
-  });
+  it.each([".pmagent", ".pmagent/", "/.pmagent", "/.pmagent/", ".pmagent/*", "  .pmagent/  ", "!.pmagent/"])(
+    "leaves a file that already has %j as it is",
+    (line) => {
+      const dir = tempDir();
+      const text = `dist/\n${line}\nnode_modules/\n`;
+      writeFileSync(join(dir, ".gitignore"), text);
+      expect(ignorePmagentDir(dir).change).toBe("unchanged");
+      expect(readFileSync(join(dir, ".gitignore"), "utf8")).toBe(text);
+    },
+  );
 
   it("does not take a longer name for the line", () => {
     const dir = tempDir();
@@ -46,6 +49,8 @@ describe("ignorePmagentDir (pmagent init's .gitignore line)", () => {
   it("a .gitignore that is not a readable file: says what to do", () => {
     const dir = tempDir();
     mkdirSync(join(dir, ".gitignore"));
-    expect(() => ignorePmagentDir(dir)).toThrow(`cannot read ${join(dir, ".gitignore")} (EISDIR): add the line .pmagent/ to it yourself`);
+    expect(() => ignorePmagentDir(dir)).toThrow(
+      `cannot read ${join(dir, ".gitignore")} (EISDIR): add the line .pmagent/ to it yourself`,
+    );
   });
 });

@@ -35,7 +35,9 @@ describe("openConfig (the config validated once per text and build)", () => {
 
     writeFileSync(p.configPath, `${JSON.stringify(defaultConfig("renamed"), null, 2)}\n`);
     expect((await openConfig({ cwd: p.dir })).config.project_id).toBe("renamed");
-    expect((JSON.parse(readFileSync(p.validated, "utf8")) as { config: { project_id: string } }).config.project_id).toBe("renamed");
+    expect(
+      (JSON.parse(readFileSync(p.validated, "utf8")) as { config: { project_id: string } }).config.project_id,
+    ).toBe("renamed");
   });
 
   it("refuses an invalid config with loadProject's error, though a valid one was remembered", async () => {
@@ -58,7 +60,9 @@ describe("openConfig (the config validated once per text and build)", () => {
     const p = project();
     writeFileSync(p.validated, "{ not json");
     expect((await openConfig({ cwd: p.dir })).config.project_id).toBe("demo");
-    expect((JSON.parse(readFileSync(p.validated, "utf8")) as { config: { project_id: string } }).config.project_id).toBe("demo");
+    expect(
+      (JSON.parse(readFileSync(p.validated, "utf8")) as { config: { project_id: string } }).config.project_id,
+    ).toBe("demo");
   });
 
   it("writes nothing where the store's directory does not exist", async () => {
@@ -69,7 +73,13 @@ describe("openConfig (the config validated once per text and build)", () => {
 
   it("says how to fix a missing config, as loadProject does", async () => {
     const dir = mkdtempSync(join(tmpdir(), "pmagent-validated-none-"));
-    await expect(openConfig({ cwd: dir })).rejects.toMatchObject({ code: "config_not_found", message: expect.stringContaining("run `pmagent init` in your repository, or pass --config FILE") });
-    await expect(openConfig({ cwd: dir, configPath: "missing.json" })).rejects.toMatchObject({ code: "config_not_found", message: `cannot read config file ${join(dir, "missing.json")}: ENOENT` });
+    await expect(openConfig({ cwd: dir })).rejects.toMatchObject({
+      code: "config_not_found",
+      message: expect.stringContaining("run `pmagent init` in your repository, or pass --config FILE"),
+    });
+    await expect(openConfig({ cwd: dir, configPath: "missing.json" })).rejects.toMatchObject({
+      code: "config_not_found",
+      message: `cannot read config file ${join(dir, "missing.json")}: ENOENT`,
+    });
   });
 });

@@ -15,7 +15,13 @@ const ARTIFACTS = join(REPO_ROOT, "test-artifacts/console");
 
 const auth = { authorization: `Bearer ${TOKENS.Human}` };
 // A smoke-command change: accepting it applies it at once (a runtime_install would install one).
-const adjust = (command: string) => ({ observed_failure: { phase: "smoke", exit_code: 1, stderr_hint: "no such script" }, suggested_adjustment: { type: "adjust_smoke_command", details: { command } }, confidence: 0.8, evidence: [], scope: "repo_specific" });
+const adjust = (command: string) => ({
+  observed_failure: { phase: "smoke", exit_code: 1, stderr_hint: "no such script" },
+  suggested_adjustment: { type: "adjust_smoke_command", details: { command } },
+  confidence: 0.8,
+  evidence: [],
+  scope: "repo_specific",
+});
 /** Git in the sprite's workspace (a clone of the project): a branch with one commit, for OPEN_PR. */
 const commitOnBranch = (branch: string) =>
   `git checkout -q -b ${branch} && printf '# Guide\\n\\nhello from the sprite\\n' > GUIDE.md && git add GUIDE.md && git -c user.name=s -c user.email=s@example.invalid commit -q -m 'docs: a guide'`;
@@ -34,7 +40,10 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     mkdirSync(ARTIFACTS, { recursive: true });
     ts = await openSqliteTestStore();
     // PATH for the server's own supervisor, whose sprites run git (its environment is what it is given).
-    s = await startServer(ts, { consoleDir: join(REPO_ROOT, "dist/console"), env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
+    s = await startServer(ts, {
+      consoleDir: join(REPO_ROOT, "dist/console"),
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+    });
     board = new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -59,7 +68,6 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
       if (stream) streamRequests.set(stream[1]!, (streamRequests.get(stream[1]!) ?? 0) + 1);
     });
     page.on("close", () => expect(offOrigin).toEqual([]));
-
   });
   afterAll(async () => {
     await browser?.close();
@@ -103,12 +111,34 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     expect(await cell("open").locator('[data-entry="live-1"]').count()).toBe(0);
     expect(await cell("in_progress").locator('[data-entry="live-1"]').textContent()).toContain("v2");
     // One stream the whole time: the changes came on it, nothing reloaded the board.
-    expect(await page.evaluate(() => (window as unknown as { __sources: EventSource[] }).__sources.filter((e) => e.url.endsWith("/v1/entries/stream")).length)).toBe(1);
+    expect(
+      await page.evaluate(
+        () =>
+          (window as unknown as { __sources: EventSource[] }).__sources.filter((e) =>
+            e.url.endsWith("/v1/entries/stream"),
+          ).length,
+      ),
+    ).toBe(1);
   });
 
   it("renders Markdown without letting markup or script URLs through", async () => {
     // A string, so the test runner does not rewrite the import() the page runs.
-    const source = ["# Title <img src=x onerror=alert(1)>", "", "- **bold** and `code` and *em*", "- [ok](https://example.org/a) [bad](javascript:alert(1))", "", "<script>alert(1)</script>", "", "| a | b |", "|---|---|", "| 1 | <i>2</i> |", "", "```", "<b>kept as text</b>", "```"].join("\n");
+    const source = [
+      "# Title <img src=x onerror=alert(1)>",
+      "",
+      "- **bold** and `code` and *em*",
+      "- [ok](https://example.org/a) [bad](javascript:alert(1))",
+      "",
+      "<script>alert(1)</script>",
+      "",
+      "| a | b |",
+      "|---|---|",
+      "| 1 | <i>2</i> |",
+      "",
+      "```",
+      "<b>kept as text</b>",
+      "```",
+    ].join("\n");
     const out = (await page.evaluate(`import("/console/markdown.js").then((md) => {
       const el = md.renderMarkdown(${JSON.stringify(source)});
       return { tags: Array.from(el.querySelectorAll("*")).map((n) => n.tagName.toLowerCase()), hrefs: Array.from(el.querySelectorAll("a")).map((a) => a.getAttribute("href")), text: el.textContent };
@@ -116,7 +146,9 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     expect(out.tags).not.toContain("img");
     expect(out.tags).not.toContain("script");
     expect(out.tags).not.toContain("i");
-    expect(out.tags).toEqual(expect.arrayContaining(["h3", "ul", "li", "strong", "code", "em", "a", "table", "th", "td", "pre"]));
+    expect(out.tags).toEqual(
+      expect.arrayContaining(["h3", "ul", "li", "strong", "code", "em", "a", "table", "th", "td", "pre"]),
+    );
     expect(out.hrefs).toEqual(["https://example.org/a"]);
     expect(out.text).toContain("[bad](javascript:alert(1))");
     expect(out.text).toContain("<script>alert(1)</script>");
@@ -140,15 +172,29 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
   let waiting: RunRecord;
   let denied: string;
   it("lists what waits for a person in the inbox, and resumes a waiting run from there", async () => {
-    await board.post("Human", { id: "e2e-1", to: "Builder", kind: "build_request", payload: { summary: "<b>not markup</b>", goal: "a guide" } });
+    await board.post("Human", {
+      id: "e2e-1",
+      to: "Builder",
+      kind: "build_request",
+      payload: { summary: "<b>not markup</b>", goal: "a guide" },
+    });
     await board.post("Builder", { id: "ask-1", to: "Human", kind: "question", payload: { q: "which base branch?" } });
     await board.post("Human", { id: "deny-1", to: "Builder", kind: "build_request" });
     denied = "deny-1";
-    await new RunStore(ts.store, "demo").recordGateDecision("deny-1", 1, "Builder", { decision: "DENY", reasoning: "kernel DEGRADED: the Unit Tests check fails", conditions: ["fix Unit Tests"] }, null);
+    await new RunStore(ts.store, "demo").recordGateDecision(
+      "deny-1",
+      1,
+      "Builder",
+      { decision: "DENY", reasoning: "kernel DEGRADED: the Unit Tests check fails", conditions: ["fix Unit Tests"] },
+      null,
+    );
     const ps = new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] });
     const proposal = (await ps.record("Builder", "run-x", "ev-x", adjust("npm test") as never)).proposal;
     const command = s.tp.sprite("inbox", {
-      steps: [{ emit: "PHASE_STARTED", payload: { phase: "ask" } }, { waiting: { reason: "NEEDS_DECISION", expected_inputs: { proceed: "boolean", note: "string" } } }],
+      steps: [
+        { emit: "PHASE_STARTED", payload: { phase: "ask" } },
+        { waiting: { reason: "NEEDS_DECISION", expected_inputs: { proceed: "boolean", note: "string" } } },
+      ],
       on_resume: [{ emit: "COMPLETED", payload: { status: "success", summary: "decided" } }],
     });
     await board.post("Human", { id: "q-1", to: "Builder", kind: "build_request" });
@@ -159,9 +205,16 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     await page.locator(`[data-waiting-run="${waiting.id}"] form`).waitFor();
     expect(await page.locator("#inbox-summary").textContent()).toBe("4 items wait for a person.");
     expect(await page.locator("#inbox-count").textContent()).toBe("4");
-    expect(await page.locator("[data-inbox-entry]").allTextContents()).toEqual([expect.stringContaining("ask-1 question · from Builder to Human")]);
-    expect(await page.locator(`[data-denial="${denied}"]`).textContent()).toContain("kernel DEGRADED: the Unit Tests check fails");
-    expect(await page.locator(`#inbox-proposals [data-proposal="${proposal.id}"] button`).allTextContents()).toEqual(["accept", "reject"]);
+    expect(await page.locator("[data-inbox-entry]").allTextContents()).toEqual([
+      expect.stringContaining("ask-1 question · from Builder to Human"),
+    ]);
+    expect(await page.locator(`[data-denial="${denied}"]`).textContent()).toContain(
+      "kernel DEGRADED: the Unit Tests check fails",
+    );
+    expect(await page.locator(`#inbox-proposals [data-proposal="${proposal.id}"] button`).allTextContents()).toEqual([
+      "accept",
+      "reject",
+    ]);
     await shot("inbox");
 
     // A value the run does not expect is refused with the server's message; then the resume goes through.
@@ -173,7 +226,9 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     await form.locator("button").click();
     // The inbox reloads without the run once the server accepted the inputs.
     await page.locator(`[data-waiting-run="${waiting.id}"]`).waitFor({ state: "detached" });
-    const frames = await readSse(`${s.url}/v1/runs/${waiting.id}/events/stream`, auth, (f) => f.some((x) => x.event === "end"));
+    const frames = await readSse(`${s.url}/v1/runs/${waiting.id}/events/stream`, auth, (f) =>
+      f.some((x) => x.event === "end"),
+    );
     expect(frames.at(-1)?.data).toEqual({ state: "succeeded" });
     const after = (await s.call("GET", `/v1/runs/${waiting.id}`)).body;
     expect(after).toMatchObject({ state: "succeeded", attempt: 2 });
@@ -188,28 +243,55 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
         { emit: "PHASE_STARTED", payload: { phase: "implement" } },
         { sh: commitOnBranch("sprite/e2e-1") },
         { emit: "ARTIFACT", payload: { kind: "branch", ref: "sprite/e2e-1" } },
-        { emit: "ACTION_REQUEST", payload: { action: "OPEN_PR", parameters: { title: "Add a guide", body: "for e2e-1", base: "main", head: "sprite/e2e-1" }, blocking: false } },
+        {
+          emit: "ACTION_REQUEST",
+          payload: {
+            action: "OPEN_PR",
+            parameters: { title: "Add a guide", body: "for e2e-1", base: "main", head: "sprite/e2e-1" },
+            blocking: false,
+          },
+        },
         { log: "hello from the sprite" },
-        { waiting: { reason: "PR_REVIEW", expected_inputs: { approved: "boolean", comments: "array<string>", attempts: "integer", labels: "map" } } },
+        {
+          waiting: {
+            reason: "PR_REVIEW",
+            expected_inputs: { approved: "boolean", comments: "array<string>", attempts: "integer", labels: "map" },
+          },
+        },
       ],
       on_resume: [{ emit: "COMPLETED", payload: { status: "success", summary: "done" } }],
     });
     // The server's own supervisor: its action executor opens the pull request in the local forge.
     // The fixture's kernel is DEGRADED, so its OA gate would deny feature work: decided here.
-    prRun = await s.server.ctx.supervisor.startRun({ role: "Builder", entryId: "e2e-1", command, decided: { decision: "ALLOW", reasoning: "console test", conditions: [] } });
+    prRun = await s.server.ctx.supervisor.startRun({
+      role: "Builder",
+      entryId: "e2e-1",
+      command,
+      decided: { decision: "ALLOW", reasoning: "console test", conditions: [] },
+    });
     expect(prRun.state).toBe("waiting");
     const actions = (await s.call("GET", `/v1/actions?run=${prRun.id}`)).body.items;
     if (actions[0]?.state !== "succeeded") console.log((await s.call("GET", `/v1/runs/${prRun.id}/logs`)).body);
-    expect(actions).toEqual([expect.objectContaining({ action: "OPEN_PR", state: "succeeded", result: expect.objectContaining({ number: 1 }) })]);
+    expect(actions).toEqual([
+      expect.objectContaining({
+        action: "OPEN_PR",
+        state: "succeeded",
+        result: expect.objectContaining({ number: 1 }),
+      }),
+    ]);
 
     await page.goto(`${s.url}/#/runs`);
     await page.locator(`#runs a[href="#/runs/${prRun.id}"]`).waitFor();
     // Newest first.
-    expect(await page.locator("#runs tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-run-row")))).toEqual([prRun.id, waiting.id]);
+    expect(
+      await page.locator("#runs tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-run-row"))),
+    ).toEqual([prRun.id, waiting.id]);
     await page.selectOption("#filter-state", "succeeded");
     await page.locator(`#runs [data-run-row="${prRun.id}"]`).waitFor({ state: "detached" });
     await page.locator(".paged p", { hasText: "(all)" }).waitFor();
-    expect(await page.locator("#runs tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-run-row")))).toEqual([waiting.id]);
+    expect(
+      await page.locator("#runs tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-run-row"))),
+    ).toEqual([waiting.id]);
     await shot("runs");
     await page.selectOption("#filter-state", "");
     await page.click(`#runs a[href="#/runs/${prRun.id}"]`);
@@ -228,10 +310,16 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     await payload.locator("summary").click();
     expect(await payload.locator("pre").textContent()).toContain('"title": "Add a guide"');
     expect(await page.locator("#artifacts li").allTextContents()).toEqual(["branch sprite/e2e-1"]);
-    expect(await page.locator("#checkpoints li").allTextContents()).toEqual([expect.stringMatching(/^chk_\S+ · PR_REVIEW · \d{4}-/)]);
+    expect(await page.locator("#checkpoints li").allTextContents()).toEqual([
+      expect.stringMatching(/^chk_\S+ · PR_REVIEW · \d{4}-/),
+    ]);
     await page.locator('#run-prs [data-pr="1"] pre.diff').waitFor();
     expect(await page.locator('#run-prs [data-pr="1"] h2').textContent()).toBe("PR #1 open Add a guide");
-    expect(await page.locator('#run-prs [data-pr="1"] pre.diff .add').allTextContents()).toEqual(["+# Guide", "+", "+hello from the sprite"]);
+    expect(await page.locator('#run-prs [data-pr="1"] pre.diff .add').allTextContents()).toEqual([
+      "+# Guide",
+      "+",
+      "+hello from the sprite",
+    ]);
     await page.locator("#logs", { hasText: "hello from the sprite" }).waitFor();
     await shot("run-waiting");
 
@@ -253,7 +341,11 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     await labels.locator("li[data-row] input.value").nth(0).fill("docs");
     await labels.locator("li[data-row] input.value").nth(1).fill("7");
     await form.locator('button[type="submit"]').click();
-    await page.locator(`[data-resume-error="${prRun.id}"]`, { hasText: "labels: an entry has no key: give it one, or remove it" }).waitFor();
+    await page
+      .locator(`[data-resume-error="${prRun.id}"]`, {
+        hasText: "labels: an entry has no key: give it one, or remove it",
+      })
+      .waitFor();
     await labels.locator("li[data-row] input.key").nth(1).fill("priority");
     await form.locator('button[type="submit"]').click();
     await page.locator("#resumed").waitFor();
@@ -263,7 +355,12 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     expect(await page.locator("#run-meta").textContent()).toMatch(/ · finished \d{4}-\d\d-\d\d /);
     expect((await page.locator("#timeline li strong").allTextContents()).slice(4)).toEqual(["INFO", "COMPLETED"]);
     const ack = (await s.call("GET", `/v1/runs/${prRun.id}/events?type=INFO`)).body.items[0].event.payload;
-    expect(ack.metadata.inputs).toEqual({ approved: true, comments: ["lgtm"], attempts: 2, labels: { area: "docs", priority: 7 } });
+    expect(ack.metadata.inputs).toEqual({
+      approved: true,
+      comments: ["lgtm"],
+      attempts: 2,
+      labels: { area: "docs", priority: 7 },
+    });
     expect((await s.call("GET", `/v1/runs/${prRun.id}`)).body.state).toBe("succeeded");
     await shot("run-succeeded");
   });
@@ -271,7 +368,11 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
   it("closes a finished run's live stream on end, and the server stops a client that does not", async () => {
     // The run page above saw the run end: its EventSource is closed, opened once only.
     await page.locator('#run-live[data-live="ended"]').waitFor();
-    const states = await page.evaluate(() => (window as unknown as { __sources: EventSource[] }).__sources.filter((e) => e.url.includes("/events/stream")).map((e) => e.readyState));
+    const states = await page.evaluate(() =>
+      (window as unknown as { __sources: EventSource[] }).__sources
+        .filter((e) => e.url.includes("/events/stream"))
+        .map((e) => e.readyState),
+    );
     expect(states).toEqual([EventSourceClosed]);
     // Opening the finished run again: one request, the backlog, `end`, closed.
     const before = streamRequests.get(waiting.id) ?? 0;
@@ -282,15 +383,20 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     expect(streamRequests.get(waiting.id)! - before).toBe(1);
     // A plain EventSource that ignores `end` reconnects once (Last-Event-ID = end's id), gets 204
     // No Content, and the browser stops: it does not loop.
-    const seen = await page.evaluate(async (url) => {
-      const es = new EventSource(url);
-      let opens = 0;
-      let ends = 0;
-      es.addEventListener("open", () => opens++);
-      es.addEventListener("end", () => ends++);
-      await new Promise<void>((resolve) => es.addEventListener("error", () => es.readyState === EventSource.CLOSED && resolve()));
-      return { opens, ends, lastId: es.readyState };
-    }, `/v1/runs/${encodeURIComponent(waiting.id)}/events/stream`);
+    const seen = await page.evaluate(
+      async (url) => {
+        const es = new EventSource(url);
+        let opens = 0;
+        let ends = 0;
+        es.addEventListener("open", () => opens++);
+        es.addEventListener("end", () => ends++);
+        await new Promise<void>((resolve) =>
+          es.addEventListener("error", () => es.readyState === EventSource.CLOSED && resolve()),
+        );
+        return { opens, ends, lastId: es.readyState };
+      },
+      `/v1/runs/${encodeURIComponent(waiting.id)}/events/stream`,
+    );
     expect(seen).toEqual({ opens: 1, ends: 1, lastId: EventSourceClosed });
     expect(streamRequests.get(waiting.id)! - before).toBe(3);
   });
@@ -309,9 +415,18 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     await page.locator("#pr-merged-1").waitFor();
     expect(await page.locator('[data-pr="1"] h2').textContent()).toBe("PR #1 merged Add a guide");
     expect(await page.locator("#pr-close-1").count()).toBe(0);
-    expect(execFileSync("git", ["show", "main:GUIDE.md"], { cwd: join(s.tp.root, ".pmagent", "forge.git"), encoding: "utf8" })).toBe("# Guide\n\nhello from the sprite\n");
+    expect(
+      execFileSync("git", ["show", "main:GUIDE.md"], {
+        cwd: join(s.tp.root, ".pmagent", "forge.git"),
+        encoding: "utf8",
+      }),
+    ).toBe("# Guide\n\nhello from the sprite\n");
     // The merged diff stays the one it merged.
-    expect(await page.locator('[data-pr="1"] pre.diff .add').allTextContents()).toEqual(["+# Guide", "+", "+hello from the sprite"]);
+    expect(await page.locator('[data-pr="1"] pre.diff .add').allTextContents()).toEqual([
+      "+# Guide",
+      "+",
+      "+hello from the sprite",
+    ]);
     await shot("pr-merged");
   });
 
@@ -353,11 +468,18 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     expect(await page.locator('[data-entry="e2e-1"] b').count()).toBe(0);
     await card.click();
     await page.locator("#entry-payload").waitFor();
-    expect(JSON.parse((await page.locator("#entry-payload").textContent())!)).toEqual({ summary: "<b>not markup</b>", goal: "a guide" });
+    expect(JSON.parse((await page.locator("#entry-payload").textContent())!)).toEqual({
+      summary: "<b>not markup</b>",
+      goal: "a guide",
+    });
     expect(await page.locator("h1").textContent()).toBe("Entry e2e-1 done");
     expect(await page.locator("#entry-history li").count()).toBeGreaterThanOrEqual(3);
-    expect(await page.locator("#entry-history li").first().textContent()).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ v1 post by Human · — → open/);
-    expect(await page.locator("#entry-runs li").allTextContents()).toEqual([expect.stringContaining(`${prRun.id} succeeded Builder · attempt 2`)]);
+    expect(await page.locator("#entry-history li").first().textContent()).toMatch(
+      /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ v1 post by Human · — → open/,
+    );
+    expect(await page.locator("#entry-runs li").allTextContents()).toEqual([
+      expect.stringContaining(`${prRun.id} succeeded Builder · attempt 2`),
+    ]);
     await page.locator('#entry-prs [data-pr="1"] pre.diff').waitFor();
     await shot("entry-done");
 
@@ -366,7 +488,14 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     await page.locator("#reopened").waitFor();
     const newId = (await page.locator("#reopened").textContent())!;
     const copy = (await s.call("GET", `/v1/entries/${newId}`)).body.entry;
-    expect(copy).toMatchObject({ from: "Human", to: "Builder", kind: "build_request", status: "open", payload: { summary: "<b>not markup</b>", goal: "a guide" }, note: "re-opened from e2e-1" });
+    expect(copy).toMatchObject({
+      from: "Human",
+      to: "Builder",
+      kind: "build_request",
+      status: "open",
+      payload: { summary: "<b>not markup</b>", goal: "a guide" },
+      note: "re-opened from e2e-1",
+    });
 
     // Cancel an open entry from its page.
     await page.click("#reopened");
@@ -377,7 +506,8 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
   });
 
   it("pages the entry list newest first with filters and Load more", async () => {
-    for (let i = 0; i < 55; i++) await board.post("Human", { id: `bulk-${String(i).padStart(2, "0")}`, to: "Reviewer", kind: "review_request" });
+    for (let i = 0; i < 55; i++)
+      await board.post("Human", { id: `bulk-${String(i).padStart(2, "0")}`, to: "Reviewer", kind: "review_request" });
     await page.goto(`${s.url}/#/entries`);
     await page.locator("#entries tbody tr").nth(49).waitFor();
     expect(await page.locator("#entries tbody tr").count()).toBe(50);
@@ -390,13 +520,17 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     await page.selectOption("#filter-status", "canceled");
     await page.locator("#entries tbody tr").first().waitFor();
     await page.locator(".paged p", { hasText: "(all)" }).waitFor();
-    const canceled = await page.locator("#entries tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-entry-row")));
+    const canceled = await page
+      .locator("#entries tbody tr")
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-entry-row")));
     expect(canceled.length).toBe(1);
     await page.selectOption("#filter-status", "");
     await page.selectOption("#filter-to", "Human");
     await page.locator("#entries tbody tr").first().waitFor();
     await page.locator(".paged p", { hasText: "(all)" }).waitFor();
-    expect(await page.locator("#entries tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-entry-row")))).toEqual(["ask-1"]);
+    expect(
+      await page.locator("#entries tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-entry-row"))),
+    ).toEqual(["ask-1"]);
     await shot("entries");
   });
 
@@ -406,7 +540,11 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     await page.goto(`${s.url}/#/`);
     await page.reload();
     await page.locator("#board").waitFor();
-    const focused = () => page.evaluate(() => ({ text: document.activeElement?.textContent?.trim() ?? "", outline: getComputedStyle(document.activeElement!).outlineStyle }));
+    const focused = () =>
+      page.evaluate(() => ({
+        text: document.activeElement?.textContent?.trim() ?? "",
+        outline: getComputedStyle(document.activeElement!).outlineStyle,
+      }));
     await page.keyboard.press("Tab");
     expect((await focused()).text).toBe("Skip to content");
     const seen: string[] = [];
@@ -423,7 +561,12 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     // Tab to the proposal's accept button and press it with Space.
     for (let i = 0; i < 60; i++) {
       await page.keyboard.press("Tab");
-      const on = await page.evaluate((id) => document.activeElement?.closest(`[data-proposal="${id}"]`) !== null && document.activeElement?.textContent === "accept", proposal.id);
+      const on = await page.evaluate(
+        (id) =>
+          document.activeElement?.closest(`[data-proposal="${id}"]`) !== null &&
+          document.activeElement?.textContent === "accept",
+        proposal.id,
+      );
       if (on) break;
     }
     expect((await focused()).text).toBe("accept");
@@ -438,18 +581,30 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     const ps = new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] });
     const a = (await ps.record("Builder", "run-a", "ev-a", adjust("ruby") as never)).proposal;
     const b = (await ps.record("Builder", "run-b", "ev-b", adjust("go") as never)).proposal;
-    const install = (details: Record<string, unknown>) => ({ ...adjust(""), suggested_adjustment: { type: "runtime_install", details } });
-    const cow = (await ps.record("Builder", "run-c", "ev-c", install({ runtime: "cowsay", source: "npm" }) as never)).proposal;
+    const install = (details: Record<string, unknown>) => ({
+      ...adjust(""),
+      suggested_adjustment: { type: "runtime_install", details },
+    });
+    const cow = (await ps.record("Builder", "run-c", "ev-c", install({ runtime: "cowsay", source: "npm" }) as never))
+      .proposal;
     const bad = (await ps.record("Builder", "run-d", "ev-d", install({ runtime: "../../bin/x" }) as never)).proposal;
     await page.goto(`${s.url}/#/proposals`);
     await page.locator(`[data-proposal="${a.id}"] button`).first().waitFor();
     // What accepting runs, exactly and how; a refused one says why and can only be rejected.
     const dir = join(s.tp.root, ".pmagent", "tools", "Builder", cow.id);
-    expect(await page.locator(`[data-proposal="${cow.id}"] .plan code`).allTextContents()).toEqual([`npm install --global --prefix ${dir} --ignore-scripts --no-audit --no-fund --no-update-notifier cowsay`]);
-    expect(await page.locator(`[data-proposal="${cow.id}"] .plan p`).textContent()).toMatch(/^Accepting runs in bubblewrap \(.*\) with a scrubbed environment \(no token, a fresh HOME\), no package scripts:$/);
-    expect(await page.locator(`[data-proposal="${bad.id}"] .plan`).textContent()).toBe(`environment proposal ${bad.id} (runtime_install) cannot be accepted: details.runtime "../../bin/x" is not a bare name (letters, digits and . _ + -, starting with a letter or digit, no "..", at most 128 characters); reject it (\`pmagent env reject ${bad.id}\`)`);
+    expect(await page.locator(`[data-proposal="${cow.id}"] .plan code`).allTextContents()).toEqual([
+      `npm install --global --prefix ${dir} --ignore-scripts --no-audit --no-fund --no-update-notifier cowsay`,
+    ]);
+    expect(await page.locator(`[data-proposal="${cow.id}"] .plan p`).textContent()).toMatch(
+      /^Accepting runs in bubblewrap \(.*\) with a scrubbed environment \(no token, a fresh HOME\), no package scripts:$/,
+    );
+    expect(await page.locator(`[data-proposal="${bad.id}"] .plan`).textContent()).toBe(
+      `environment proposal ${bad.id} (runtime_install) cannot be accepted: details.runtime "../../bin/x" is not a bare name (letters, digits and . _ + -, starting with a letter or digit, no "..", at most 128 characters); reject it (\`pmagent env reject ${bad.id}\`)`,
+    );
     expect(await page.locator(`[data-proposal="${bad.id}"] button`).allTextContents()).toEqual(["reject"]);
-    expect(await page.locator(`[data-proposal="${a.id}"] .plan`).textContent()).toBe("Accepting runs nothing (later runs get its variables).");
+    expect(await page.locator(`[data-proposal="${a.id}"] .plan`).textContent()).toBe(
+      "Accepting runs nothing (later runs get its variables).",
+    );
     await shot("proposals");
     await page.click(`[data-proposal="${a.id}"] button:text("accept")`);
     await page.locator(`[data-proposal="${a.id}"] strong:text("accepted")`).waitFor();
@@ -461,7 +616,11 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
 
   it("shows a proposal's failure, confidence and evidence, and undoes an accepted one's change", async () => {
     const ps = new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] });
-    const evidence = { ...adjust("make check"), confidence: 0.65, evidence: ["npm ERR! missing script: smoke", "exit 1 after 0.4 s"] };
+    const evidence = {
+      ...adjust("make check"),
+      confidence: 0.65,
+      evidence: ["npm ERR! missing script: smoke", "exit 1 after 0.4 s"],
+    };
     const p = (await ps.record("Builder", "run-ev1", "ev-1", evidence as never)).proposal;
     await page.goto(`${s.url}/#/proposals`);
     // The page may be showing the proposals already (the same address does not load them again).
@@ -469,8 +628,13 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     const row = page.locator(`[data-proposal="${p.id}"]`);
     await row.locator("details.evidence summary").click();
     expect(await row.locator("details.evidence summary").textContent()).toBe("evidence · confidence 65 %");
-    expect(await row.locator("details.evidence p").first().textContent()).toBe("Failed in smoke with exit code 1: no such script");
-    expect(await row.locator("details.evidence li").allTextContents()).toEqual(["npm ERR! missing script: smoke", "exit 1 after 0.4 s"]);
+    expect(await row.locator("details.evidence p").first().textContent()).toBe(
+      "Failed in smoke with exit code 1: no such script",
+    );
+    expect(await row.locator("details.evidence li").allTextContents()).toEqual([
+      "npm ERR! missing script: smoke",
+      "exit 1 after 0.4 s",
+    ]);
     expect(await row.locator('details.evidence a[href="#/runs/run-ev1"]').count()).toBe(1);
     await row.locator('button:text("accept")').click();
     await row.locator(".change strong", { hasText: "applied" }).waitFor();
@@ -478,7 +642,9 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     await row.locator('.change button:text("undo")').click();
     await page.locator(`[data-proposal="${p.id}"] .change strong`, { hasText: "undone" }).waitFor();
     expect(await page.locator(`[data-proposal="${p.id}"] .change button`).count()).toBe(0);
-    const change = (await s.call("GET", "/v1/env/proposals?status=accepted")).body.items.find((i: { id: string }) => i.id === p.id).change;
+    const change = (await s.call("GET", "/v1/env/proposals?status=accepted")).body.items.find(
+      (i: { id: string }) => i.id === p.id,
+    ).change;
     expect(change).toMatchObject({ status: "undone", undone_by: "Human" });
     // Reloaded, the page says the same.
     await page.reload();
@@ -486,19 +652,30 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
   });
 
   it("moves a card to another status by drag and drop, and says why when the board refuses the move", async () => {
-    await board.post("Human", { id: "drag-1", to: "Reviewer", kind: "review_request", payload: { summary: "Drag me to canceled" } });
+    await board.post("Human", {
+      id: "drag-1",
+      to: "Reviewer",
+      kind: "review_request",
+      payload: { summary: "Drag me to canceled" },
+    });
     await page.goto(`${s.url}/#/`);
     await page.locator('#board-live[data-live="live"]').waitFor();
-    const cell = (role: string, status: string) => page.locator(`#board tr[data-role="${role}"] td[data-status="${status}"]`);
+    const cell = (role: string, status: string) =>
+      page.locator(`#board tr[data-role="${role}"] td[data-status="${status}"]`);
     // Dropped beside where the card was picked up: a busy row's cells are taller than the window.
     const drag = async (from: Locator, to: Locator) => {
       await from.scrollIntoViewIfNeeded();
       const [a, b] = [(await from.boundingBox())!, (await to.boundingBox())!];
-      await from.dragTo(to, { targetPosition: { x: b.width / 2, y: Math.min(Math.max(a.y + a.height / 2 - b.y, 1), b.height - 1) } });
+      await from.dragTo(to, {
+        targetPosition: { x: b.width / 2, y: Math.min(Math.max(a.y + a.height / 2 - b.y, 1), b.height - 1) },
+      });
     };
     await drag(cell("Reviewer", "open").locator('[data-entry="drag-1"]'), cell("Reviewer", "canceled"));
     await cell("Reviewer", "canceled").locator('[data-entry="drag-1"]').waitFor();
-    expect((await s.call("GET", "/v1/entries/drag-1")).body).toMatchObject({ entry: { status: "canceled" }, version: 2 });
+    expect((await s.call("GET", "/v1/entries/drag-1")).body).toMatchObject({
+      entry: { status: "canceled" },
+      version: 2,
+    });
     await shot("board-dragged");
     // A canceled entry is final: dragged back, it stays and the board says why.
     await drag(cell("Reviewer", "canceled").locator('[data-entry="drag-1"]'), cell("Reviewer", "open"));
@@ -508,13 +685,22 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     await board.post("Human", { id: "drag-2", to: "Reviewer", kind: "review_request" });
     await cell("Reviewer", "open").locator('[data-entry="drag-2"]').waitFor();
     await cell("Reviewer", "open").locator('[data-entry="drag-2"]').dragTo(cell("Builder", "done"));
-    expect(await page.locator("#board-error").textContent()).toBe("drag-2 is addressed to Reviewer: drop it in its own row (a status change does not re-address an entry)");
+    expect(await page.locator("#board-error").textContent()).toBe(
+      "drag-2 is addressed to Reviewer: drop it in its own row (a status change does not re-address an entry)",
+    );
     expect((await s.call("GET", "/v1/entries/drag-2")).body.entry.status).toBe("open");
   });
 
   it("shows a run's token usage and its cost on the run's page", async () => {
     s.tp.project.config.prices = { m: { input_per_mtok: 4, output_per_mtok: 20 } };
-    const usage = { emit: "INFO", payload: { message: "usage", kind: "token_usage", metadata: { model: "m", input_tokens: 2000, output_tokens: 500 } } };
+    const usage = {
+      emit: "INFO",
+      payload: {
+        message: "usage",
+        kind: "token_usage",
+        metadata: { model: "m", input_tokens: 2000, output_tokens: 500 },
+      },
+    };
     const command = s.tp.sprite("usage", { steps: [usage, { emit: "COMPLETED", payload: { status: "success" } }] });
     const run = await s.tp.supervisor().startRun({ role: "Builder", command });
     await page.goto(`${s.url}/#/runs/${run.id}`);
@@ -524,18 +710,29 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
   });
 
   it("titles entries by their summary on the board, the entry list and the inbox; marks what waits on the viewer", async () => {
-    await board.post("Builder", { id: "ask-you", to: "Human", kind: "question", payload: { summary: "Which branch should the guide go to?\nDetails follow." } });
+    await board.post("Builder", {
+      id: "ask-you",
+      to: "Human",
+      kind: "question",
+      payload: { summary: "Which branch should the guide go to?\nDetails follow." },
+    });
     await page.goto(`${s.url}/#/`);
     const card = page.locator('[data-entry="ask-you"]');
     await card.locator(".waiting-you").waitFor();
-    expect(await card.textContent()).toMatch(/^Which branch should the guide go to\?waiting on youquestion · ask-you · Builder → Human · v1$/);
+    expect(await card.textContent()).toMatch(
+      /^Which branch should the guide go to\?waiting on youquestion · ask-you · Builder → Human · v1$/,
+    );
     // Not the viewer's: no mark.
     expect(await page.locator('[data-entry="e2e-1"] .waiting-you').count()).toBe(0);
     await shot("board-titles");
     await page.goto(`${s.url}/#/inbox`);
-    await page.locator('[data-inbox-entry="ask-you"] .summary', { hasText: "Which branch should the guide go to?" }).waitFor();
+    await page
+      .locator('[data-inbox-entry="ask-you"] .summary', { hasText: "Which branch should the guide go to?" })
+      .waitFor();
     await page.goto(`${s.url}/#/entries`);
-    await page.locator('[data-entry-row="ask-you"] .summary', { hasText: "Which branch should the guide go to?" }).waitFor();
+    await page
+      .locator('[data-entry-row="ask-you"] .summary', { hasText: "Which branch should the guide go to?" })
+      .waitFor();
   });
 
   it("posts a new entry from the board's form and starts its run from the entry page (the gate's refusal shown)", async () => {
@@ -549,7 +746,13 @@ describe.skipIf(!haveChromium)("web console in headless Chromium at 1280×800", 
     await page.click("#new-entry button[type=submit]");
     await page.locator("#entry-payload").waitFor();
     const id = decodeURIComponent(new URL(page.url()).hash.replace("#/entries/", ""));
-    expect((await s.call("GET", `/v1/entries/${encodeURIComponent(id)}`)).body.entry).toMatchObject({ from: "Human", to: "Builder", kind: "build_request", status: "open", payload: { summary: "Write the install guide", details: "for new users" } });
+    expect((await s.call("GET", `/v1/entries/${encodeURIComponent(id)}`)).body.entry).toMatchObject({
+      from: "Human",
+      to: "Builder",
+      kind: "build_request",
+      status: "open",
+      payload: { summary: "Write the install guide", details: "for new users" },
+    });
     // This project's kernel is DEGRADED: the OA gate refuses the run, and the page says why.
     await page.click("#run-entry");
     await page.locator(".error", { hasText: "the run gate denied a run of Builder" }).waitFor();

@@ -31,7 +31,24 @@ describe("a file's diff side by side", () => {
   });
 
   it("starts numbering again at each hunk and ignores the file header", () => {
-    const rows = sideBySide(["diff --git a/x b/x", "--- a/x", "+++ b/x", "@@ -1 +1 @@", "-a", "+b", "@@ -40,2 +40,2 @@", " c", "-d", "+e"].join("\n"));
-    expect(rows.filter((r) => r.kind !== "hunk").map((r) => [r.old?.n ?? null, r.new?.n ?? null])).toEqual([[1, 1], [40, 40], [41, 41]]);
+    const rows = sideBySide(
+      [
+        "diff --git a/x b/x",
+        "--- a/x",
+        "+++ b/x",
+        "@@ -1 +1 @@",
+        "-a",
+        "+b",
+        "@@ -40,2 +40,2 @@",
+        " c",
+        "-d",
+        "+e",
+      ].join("\n"),
+    );
+    expect(rows.filter((r) => r.kind !== "hunk").map((r) => [r.old?.n ?? null, r.new?.n ?? null])).toEqual([
+      [1, 1],
+      [40, 40],
+      [41, 41],
+    ]);
   });
 });

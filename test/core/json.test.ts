@@ -25,10 +25,26 @@ function randomValue(seed: number): unknown {
     state = (state * 1103515245 + 12345) % 2 ** 31;
     return state / 2 ** 31;
   };
-  const keys = ["a", "b", "B", "é", "z", "aa", "a b", "10", "2", "_", "payload", "event_type", "constructor", "toString", "__proto__"];
+  const keys = [
+    "a",
+    "b",
+    "B",
+    "é",
+    "z",
+    "aa",
+    "a b",
+    "10",
+    "2",
+    "_",
+    "payload",
+    "event_type",
+    "constructor",
+    "toString",
+    "__proto__",
+  ];
   const make = (depth: number): unknown => {
     const r = next();
-    if (depth > 3 || r < 0.3) return [null, true, 1.5, -3, "s", "ü\n\"", 0][Math.floor(next() * 7)];
+    if (depth > 3 || r < 0.3) return [null, true, 1.5, -3, "s", 'ü\n"', 0][Math.floor(next() * 7)];
     if (r < 0.45) return Array.from({ length: Math.floor(next() * 4) }, () => make(depth + 1));
     if (r < 0.5) return undefined;
     const out: Record<string, unknown> = {};
@@ -59,7 +75,8 @@ describe("canonicalJson", () => {
     const bare = Object.assign(Object.create(null) as Record<string, unknown>, { b: 1, a: 2 });
     // JSON.parse makes "__proto__" an own key; the definition's rebuild loses it.
     const proto: unknown = JSON.parse('{"__proto__":{"a":1},"b":2}');
-    for (const value of [{ at: date }, [bare], { x: new Map([["k", 1]]) }, proto, [{ c: proto }]]) expect(canonicalJson(value)).toBe(reference(value));
+    for (const value of [{ at: date }, [bare], { x: new Map([["k", 1]]) }, proto, [{ c: proto }]])
+      expect(canonicalJson(value)).toBe(reference(value));
   });
 });
 
@@ -70,7 +87,8 @@ describe("contentHashOfJson", () => {
   };
 
   it("hashes an event line from its bytes, reordered or not, to the same id as its value", () => {
-    const line = '{"protocol_version":"v1","sprite_id":"s-1","work_item_id":"42","event_type":"INFO","timestamp":"2026-01-15T10:30:00Z","payload":{"message":"héllo ✓","kind":"progress","metadata":{"i":7,"percent":-7,"list":[3,{"z":true,"y":null}]}}}';
+    const line =
+      '{"protocol_version":"v1","sprite_id":"s-1","work_item_id":"42","event_type":"INFO","timestamp":"2026-01-15T10:30:00Z","payload":{"message":"héllo ✓","kind":"progress","metadata":{"i":7,"percent":-7,"list":[3,{"z":true,"y":null}]}}}';
     expect(ofText(line)).toBe(contentHash(JSON.parse(line)));
     const canonical = canonicalJson(JSON.parse(line));
     expect(ofText(canonical)).toBe(contentHash(JSON.parse(line)));

@@ -32,16 +32,27 @@ describe("Redactor: a known secret is found by meaning, not spelling", () => {
   const SECRET = "S3cr3t-Value_42/x";
   const r = new Redactor([SECRET]);
   const jsonEscaped = (s: string) => [...s].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).join("");
-  const percentAll = (s: string) => [...Buffer.from(s)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, "0")}`).join("");
+  const percentAll = (s: string) =>
+    [...Buffer.from(s)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, "0")}`).join("");
 
   it("catches JSON escapes left in text, single or doubled, whole or mixed with plain characters", () => {
-    for (const spelled of [jsonEscaped(SECRET), jsonEscaped(SECRET).toUpperCase().replace(/\\U/g, "\\u"), `S3${jsonEscaped("cr3t")}-Value_42/x`, jsonEscaped(SECRET).replace(/\\/g, "\\\\")]) {
+    for (const spelled of [
+      jsonEscaped(SECRET),
+      jsonEscaped(SECRET).toUpperCase().replace(/\\U/g, "\\u"),
+      `S3${jsonEscaped("cr3t")}-Value_42/x`,
+      jsonEscaped(SECRET).replace(/\\/g, "\\\\"),
+    ]) {
       expect(r.redact(`key=${spelled};`)).toBe(`key=${REDACTED};`);
     }
   });
 
   it("catches percent-encoding: encodeURIComponent, every byte encoded, lower-case hex, %25-doubled", () => {
-    for (const spelled of [encodeURIComponent(SECRET), percentAll(SECRET), percentAll(SECRET).toLowerCase(), percentAll(SECRET).replace(/%/g, "%25")]) {
+    for (const spelled of [
+      encodeURIComponent(SECRET),
+      percentAll(SECRET),
+      percentAll(SECRET).toLowerCase(),
+      percentAll(SECRET).replace(/%/g, "%25"),
+    ]) {
       expect(r.redact(`https://x.invalid/?k=${spelled}&a=1`)).toBe(`https://x.invalid/?k=${REDACTED}&a=1`);
     }
   });
@@ -49,7 +60,8 @@ describe("Redactor: a known secret is found by meaning, not spelling", () => {
   it("catches base64 (standard and URL-safe) at any alignment inside a longer blob, and hex, redacting the whole blob", () => {
     for (const prefix of ["", "a", "ab", "user:"]) {
       const data = Buffer.from(`${prefix}${SECRET}!tail`);
-      for (const b64 of [data.toString("base64"), data.toString("base64url")]) expect(r.redact(`Basic ${b64} end`)).toBe(`Basic ${REDACTED} end`);
+      for (const b64 of [data.toString("base64"), data.toString("base64url")])
+        expect(r.redact(`Basic ${b64} end`)).toBe(`Basic ${REDACTED} end`);
       expect(r.redact(`hex ${data.toString("hex")} end`)).toBe(`hex ${REDACTED} end`);
     }
   });

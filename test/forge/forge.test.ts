@@ -1,6 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ActionExecutor, openPrHandler } from "../../src/lattice/index.js";
@@ -9,7 +18,19 @@ import { FakeGitHub } from "../helpers/fake-github.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 import { actionRequest, makeProject, makeWorkspace, sh, type TestProject } from "../lattice/fixtures.js";
 
-const commit = (ws: string, message: string) => sh(ws, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "--quiet", "--allow-empty", "-m", message);
+const commit = (ws: string, message: string) =>
+  sh(
+    ws,
+    "-c",
+    "user.name=t",
+    "-c",
+    "user.email=t@example.invalid",
+    "commit",
+    "--quiet",
+    "--allow-empty",
+    "-m",
+    message,
+  );
 /** Rewrite the workspace's branch: its last commit replaced by another (what a rebase or amend does). */
 const rewrite = (ws: string) => {
   sh(ws, "reset", "--quiet", "--hard", "HEAD~1");
@@ -32,7 +53,12 @@ describe.each(kinds)("local forge ($name)", (kind) => {
   });
 
   it("numbers pull requests per project, reuses an open one for the same head and follows its new commits", async () => {
-    const forge = new LocalForge({ store: t.store, projectId: "demo", root: p.project.root, bareRepo: ".pmagent/forge.git" });
+    const forge = new LocalForge({
+      store: t.store,
+      projectId: "demo",
+      root: p.project.root,
+      bareRepo: ".pmagent/forge.git",
+    });
     const a = makeWorkspace(p.project.root, "wa", "sprite/a");
     const b = makeWorkspace(p.project.root, "wb", "sprite/b");
     const [first, second] = await Promise.all([
@@ -40,22 +66,66 @@ describe.each(kinds)("local forge ($name)", (kind) => {
       forge.openPullRequest({ title: "B", body: "", base: "main", head: "sprite/b", workspace: b.path }),
     ]);
     expect([first.number, second.number].sort()).toEqual([1, 2]);
-    sh(a.path, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "--quiet", "--allow-empty", "-m", "more");
-    const again = await forge.openPullRequest({ title: "A again", body: "", base: "main", head: "sprite/a", workspace: a.path });
+    sh(
+      a.path,
+      "-c",
+      "user.name=t",
+      "-c",
+      "user.email=t@example.invalid",
+      "commit",
+      "--quiet",
+      "--allow-empty",
+      "-m",
+      "more",
+    );
+    const again = await forge.openPullRequest({
+      title: "A again",
+      body: "",
+      base: "main",
+      head: "sprite/a",
+      workspace: a.path,
+    });
     expect(again).toMatchObject({ number: first.number, created: false, head_sha: sh(a.path, "rev-parse", "HEAD") });
-    const other = new LocalForge({ store: t.store, projectId: "other", root: p.project.root, bareRepo: ".pmagent/other.git" });
-    expect((await other.openPullRequest({ title: "O", body: "", base: "main", head: "sprite/a", workspace: a.path })).number).toBe(1);
-    expect((await forge.list({ state: "open" })).map((x) => [x.number, x.title])).toEqual([[1, first.number === 1 ? "A" : "B"], [2, first.number === 1 ? "B" : "A"]]);
+    const other = new LocalForge({
+      store: t.store,
+      projectId: "other",
+      root: p.project.root,
+      bareRepo: ".pmagent/other.git",
+    });
+    expect(
+      (await other.openPullRequest({ title: "O", body: "", base: "main", head: "sprite/a", workspace: a.path })).number,
+    ).toBe(1);
+    expect((await forge.list({ state: "open" })).map((x) => [x.number, x.title])).toEqual([
+      [1, first.number === 1 ? "A" : "B"],
+      [2, first.number === 1 ? "B" : "A"],
+    ]);
   });
 
   it("OPEN_PR on a branch the forge has: updated when the new head descends from it, refused with the reason when it does not", async () => {
-    const forge = new LocalForge({ store: t.store, projectId: "demo", root: p.project.root, bareRepo: ".pmagent/forge.git" });
+    const forge = new LocalForge({
+      store: t.store,
+      projectId: "demo",
+      root: p.project.root,
+      bareRepo: ".pmagent/forge.git",
+    });
     const bare = join(p.project.root, ".pmagent/forge.git");
     const a = makeWorkspace(p.project.root, "wa", "sprite/a");
-    const first = await forge.openPullRequest({ title: "A", body: "", base: "main", head: "sprite/a", workspace: a.path });
+    const first = await forge.openPullRequest({
+      title: "A",
+      body: "",
+      base: "main",
+      head: "sprite/a",
+      workspace: a.path,
+    });
     commit(a.path, "review fixes");
     const fixed = sh(a.path, "rev-parse", "HEAD");
-    const updated = await forge.openPullRequest({ title: "A", body: "", base: "main", head: "sprite/a", workspace: a.path });
+    const updated = await forge.openPullRequest({
+      title: "A",
+      body: "",
+      base: "main",
+      head: "sprite/a",
+      workspace: a.path,
+    });
     expect(updated).toMatchObject({ number: first.number, created: false, head_sha: fixed });
     expect(sh(bare, "rev-parse", "refs/heads/sprite/a")).toBe(fixed);
     const rewritten = rewrite(a.path);
@@ -70,10 +140,26 @@ describe.each(kinds)("local forge ($name)", (kind) => {
   });
 
   it("a diverged OPEN_PR fails at its first attempt with the reason (not five retries with an empty one)", async () => {
-    const forge = new LocalForge({ store: t.store, projectId: "demo", root: p.project.root, bareRepo: ".pmagent/forge.git" });
+    const forge = new LocalForge({
+      store: t.store,
+      projectId: "demo",
+      root: p.project.root,
+      bareRepo: ".pmagent/forge.git",
+    });
     const a = makeWorkspace(p.project.root, "wa", "sprite/a");
-    const ex = new ActionExecutor({ store: t.store, handlers: { OPEN_PR: openPrHandler(forge) }, resume: async () => undefined, retry: { baseDelayMs: 5, maxDelayMs: 20, maxAttempts: 5 } });
-    const request = (n: number) => actionRequest({ action: "OPEN_PR", workspace: a.path, parameters: { title: `A${n}`, base: "main", head: "sprite/a" }, blocking: false });
+    const ex = new ActionExecutor({
+      store: t.store,
+      handlers: { OPEN_PR: openPrHandler(forge) },
+      resume: async () => undefined,
+      retry: { baseDelayMs: 5, maxDelayMs: 20, maxAttempts: 5 },
+    });
+    const request = (n: number) =>
+      actionRequest({
+        action: "OPEN_PR",
+        workspace: a.path,
+        parameters: { title: `A${n}`, base: "main", head: "sprite/a" },
+        blocking: false,
+      });
     expect((await ex.submit(request(1))).state).toBe("succeeded");
     rewrite(a.path);
     const failed = await ex.submit(request(2));
@@ -91,15 +177,29 @@ describe.each(kinds)("local forge ($name)", (kind) => {
     let hidden: { path: string; sha: string };
     let ws: string;
     const hostile: Array<[string, () => void, RegExp]> = [
-      ["a gitdir: file", () => (rmSync(join(ws, ".git"), { recursive: true }), writeFileSync(join(ws, ".git"), `gitdir: ${hidden.path}/.git\n`)), /its \.git is a file \("gitdir: .*\/hidden\/\.git"\) naming another repository, not a directory of its own/],
-      ["a symlink", () => (rmSync(join(ws, ".git"), { recursive: true }), symlinkSync(join(hidden.path, ".git"), join(ws, ".git"))), /its \.git is a symlink \(to .*\/hidden\/\.git\), not a directory of its own/],
+      [
+        "a gitdir: file",
+        () => (
+          rmSync(join(ws, ".git"), { recursive: true }),
+          writeFileSync(join(ws, ".git"), `gitdir: ${hidden.path}/.git\n`)
+        ),
+        /its \.git is a file \("gitdir: .*\/hidden\/\.git"\) naming another repository, not a directory of its own/,
+      ],
+      [
+        "a symlink",
+        () => (rmSync(join(ws, ".git"), { recursive: true }), symlinkSync(join(hidden.path, ".git"), join(ws, ".git"))),
+        /its \.git is a symlink \(to .*\/hidden\/\.git\), not a directory of its own/,
+      ],
       [
         "a symlinked objects directory and ref",
         () => {
           rmSync(join(ws, ".git", "objects"), { recursive: true });
           symlinkSync(join(hidden.path, ".git", "objects"), join(ws, ".git", "objects"));
           rmSync(join(ws, ".git", "refs", "heads", "sprite", "a"));
-          symlinkSync(join(hidden.path, ".git", "refs", "heads", "sprite", "a"), join(ws, ".git", "refs", "heads", "sprite", "a"));
+          symlinkSync(
+            join(hidden.path, ".git", "refs", "heads", "sprite", "a"),
+            join(ws, ".git", "refs", "heads", "sprite", "a"),
+          );
         },
         /\.git\/objects is a symlink \(to .*\/hidden\/\.git\/objects\)/,
       ],
@@ -112,9 +212,21 @@ describe.each(kinds)("local forge ($name)", (kind) => {
         },
         /\.git\/objects\/info\/alternates names ".*\/hidden\/\.git\/objects": only the project repository's own objects \(.*\/repo\/\.git\/objects\) may be borrowed/,
       ],
-      ["a commondir", () => writeFileSync(join(ws, ".git", "commondir"), `${hidden.path}/.git\n`), /\.git\/commondir makes git use another repository's refs and objects/],
-      ["an included config", () => appendFileSync(join(ws, ".git", "config"), `[include]\n\tpath = ${hidden.path}/.git/config\n`), /its \.git\/config sets include\.path, which makes git read another file/],
-      ["an fsmonitor program", () => appendFileSync(join(ws, ".git", "config"), `[core]\n\tfsmonitor = touch ${hidden.path}/ran\n`), /its \.git\/config sets core\.fsmonitor, which names a program git would run/],
+      [
+        "a commondir",
+        () => writeFileSync(join(ws, ".git", "commondir"), `${hidden.path}/.git\n`),
+        /\.git\/commondir makes git use another repository's refs and objects/,
+      ],
+      [
+        "an included config",
+        () => appendFileSync(join(ws, ".git", "config"), `[include]\n\tpath = ${hidden.path}/.git/config\n`),
+        /its \.git\/config sets include\.path, which makes git read another file/,
+      ],
+      [
+        "an fsmonitor program",
+        () => appendFileSync(join(ws, ".git", "config"), `[core]\n\tfsmonitor = touch ${hidden.path}/ran\n`),
+        /its \.git\/config sets core\.fsmonitor, which names a program git would run/,
+      ],
     ];
 
     beforeEach(() => {
@@ -129,19 +241,31 @@ describe.each(kinds)("local forge ($name)", (kind) => {
       ws = makeWorkspace(p.project.root, "wa", "sprite/a").path;
     });
 
-    it.each(hostile)("through %s: OPEN_PR is refused with why, and the forge gets nothing of it", async (_how, rewrite, message) => {
-      rewrite();
-      const forge = new LocalForge({ store: t.store, projectId: "demo", root: p.project.root, bareRepo: ".pmagent/forge.git" });
-      const opened = forge.openPullRequest({ title: "A", body: "", base: "main", head: "sprite/a", workspace: ws });
-      await expect(opened).rejects.toMatchObject({ code: "workspace_git_refused", kind: "refused" });
-      await expect(opened).rejects.toThrow(message);
-      await expect(opened).rejects.toThrow(new RegExp(`^the workspace ${ws} is refused: .*\\. The supervisor reads only the workspace's own repository \\(a \\.git directory holding its own objects and refs\\); restore it with \`git init\` or a fresh clone$`));
-      const bare = join(p.project.root, ".pmagent/forge.git");
-      expect(() => sh(bare, "cat-file", "-e", hidden.sha)).toThrow();
-      expect(sh(bare, "for-each-ref", "--format=%(refname)")).toBe("refs/heads/main");
-      expect(existsSync(join(hidden.path, "ran"))).toBe(false);
-      expect(await forge.list()).toEqual([]);
-    });
+    it.each(hostile)(
+      "through %s: OPEN_PR is refused with why, and the forge gets nothing of it",
+      async (_how, rewrite, message) => {
+        rewrite();
+        const forge = new LocalForge({
+          store: t.store,
+          projectId: "demo",
+          root: p.project.root,
+          bareRepo: ".pmagent/forge.git",
+        });
+        const opened = forge.openPullRequest({ title: "A", body: "", base: "main", head: "sprite/a", workspace: ws });
+        await expect(opened).rejects.toMatchObject({ code: "workspace_git_refused", kind: "refused" });
+        await expect(opened).rejects.toThrow(message);
+        await expect(opened).rejects.toThrow(
+          new RegExp(
+            `^the workspace ${ws} is refused: .*\\. The supervisor reads only the workspace's own repository \\(a \\.git directory holding its own objects and refs\\); restore it with \`git init\` or a fresh clone$`,
+          ),
+        );
+        const bare = join(p.project.root, ".pmagent/forge.git");
+        expect(() => sh(bare, "cat-file", "-e", hidden.sha)).toThrow();
+        expect(sh(bare, "for-each-ref", "--format=%(refname)")).toBe("refs/heads/main");
+        expect(existsSync(join(hidden.path, "ran"))).toBe(false);
+        expect(await forge.list()).toEqual([]);
+      },
+    );
 
     it("a shared clone of the project (alternates to its objects) and a hooks path (husky) are the workspace's own", async () => {
       const shared = join(p.project.root, "..", "shared");
@@ -151,15 +275,28 @@ describe.each(kinds)("local forge ($name)", (kind) => {
       sh(shared, "config", "core.hooksPath", ".husky");
       mkdirSync(join(shared, ".husky"));
       writeFileSync(join(shared, ".husky", "post-checkout"), `#!/bin/sh\ntouch ${shared}/hook-ran\n`, { mode: 0o755 });
-      const forge = new LocalForge({ store: t.store, projectId: "demo", root: p.project.root, bareRepo: ".pmagent/forge.git" });
-      const pr = await forge.openPullRequest({ title: "S", body: "", base: "main", head: "sprite/s", workspace: shared });
+      const forge = new LocalForge({
+        store: t.store,
+        projectId: "demo",
+        root: p.project.root,
+        bareRepo: ".pmagent/forge.git",
+      });
+      const pr = await forge.openPullRequest({
+        title: "S",
+        body: "",
+        base: "main",
+        head: "sprite/s",
+        workspace: shared,
+      });
       expect(pr).toMatchObject({ number: 1, head_sha: sh(shared, "rev-parse", "HEAD") });
       expect(existsSync(join(shared, "hook-ran"))).toBe(false);
     });
   });
 
   it("refuses a bare repository outside the project", () => {
-    expect(() => new LocalForge({ store: t.store, projectId: "demo", root: p.project.root, bareRepo: "../elsewhere.git" })).toThrow(/forge.bare_repo "..\/elsewhere.git" is outside/);
+    expect(
+      () => new LocalForge({ store: t.store, projectId: "demo", root: p.project.root, bareRepo: "../elsewhere.git" }),
+    ).toThrow(/forge.bare_repo "..\/elsewhere.git" is outside/);
   });
 });
 
@@ -170,7 +307,9 @@ describe("bare repository", () => {
       const path = join(p.project.root, ".pmagent", "race.git");
       await Promise.all(Array.from({ length: 8 }, () => ensureBareRepo(path)));
       expect(sh(path, "rev-parse", "--is-bare-repository")).toBe("true");
-      expect(readdirSync(join(p.project.root, ".pmagent")).filter((n) => n.startsWith("race.git"))).toEqual(["race.git"]);
+      expect(readdirSync(join(p.project.root, ".pmagent")).filter((n) => n.startsWith("race.git"))).toEqual([
+        "race.git",
+      ]);
       await ensureBareRepo(path);
       expect(existsSync(join(path, "HEAD"))).toBe(true);
     } finally {
@@ -182,7 +321,9 @@ describe("bare repository", () => {
 describe("GitHub git remote", () => {
   it("is derived from the API URL", () => {
     expect(gitHubRemoteUrl("https://api.github.com", "acme/site")).toBe("https://github.com/acme/site.git");
-    expect(gitHubRemoteUrl("https://ghe.example.com/api/v3", "acme/site")).toBe("https://ghe.example.com/acme/site.git");
+    expect(gitHubRemoteUrl("https://ghe.example.com/api/v3", "acme/site")).toBe(
+      "https://ghe.example.com/acme/site.git",
+    );
   });
 });
 
@@ -205,14 +346,34 @@ describe("GitHub forge: OPEN_PR on an existing branch (local GitHub stand-in, th
   });
 
   it("pushes the new commits of an open pull request's branch, and refuses a head that does not descend from GitHub's", async () => {
-    const client = gitHubClient({ repo: "acme/site", tokenEnv: "GH_TEST_TOKEN", apiUrl: gh.url }, { GH_TEST_TOKEN: TOKEN });
-    const forge = new GitHubForge({ client: () => client, tokenEnv: "GH_TEST_TOKEN", remoteUrl: remote, root: p.project.root });
+    const client = gitHubClient(
+      { repo: "acme/site", tokenEnv: "GH_TEST_TOKEN", apiUrl: gh.url },
+      { GH_TEST_TOKEN: TOKEN },
+    );
+    const forge = new GitHubForge({
+      client: () => client,
+      tokenEnv: "GH_TEST_TOKEN",
+      remoteUrl: remote,
+      root: p.project.root,
+    });
     const a = makeWorkspace(p.project.root, "wa", "sprite/a");
-    const first = await forge.openPullRequest({ title: "A", body: "", base: "main", head: "sprite/a", workspace: a.path });
+    const first = await forge.openPullRequest({
+      title: "A",
+      body: "",
+      base: "main",
+      head: "sprite/a",
+      workspace: a.path,
+    });
     expect(first).toMatchObject({ created: true, head_sha: a.sha });
     commit(a.path, "review fixes");
     const fixed = sh(a.path, "rev-parse", "HEAD");
-    const updated = await forge.openPullRequest({ title: "A", body: "", base: "main", head: "sprite/a", workspace: a.path });
+    const updated = await forge.openPullRequest({
+      title: "A",
+      body: "",
+      base: "main",
+      head: "sprite/a",
+      workspace: a.path,
+    });
     expect(updated).toMatchObject({ number: first.number, created: false, head_sha: fixed });
     expect(sh(remote, "rev-parse", "refs/heads/sprite/a")).toBe(fixed);
     expect(gh.pulls("acme/site").filter((x) => x.head.ref === "sprite/a")).toHaveLength(1);

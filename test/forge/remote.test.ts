@@ -7,7 +7,6 @@ import { parseConfig } from "../../src/config/index.js";
 import { ensureBareRepo, pullRemote, pushRemote } from "../../src/forge/index.js";
 import { sh as git } from "../lattice/fixtures.js";
 
-
 /** Two machines' mirrors of one team forge (here a path: the protocol is git's either way; test/machines serves it over git://). */
 describe("a forge remote and its mirrors", () => {
   let dir: string;
@@ -36,8 +35,12 @@ describe("a forge remote and its mirrors", () => {
 
   /** A commit on top of `parent` made in mirror `repo` (a tree with one more file). */
   const commitIn = (repo: string, parent: string, file: string) => {
-    const blob = execFileSync("git", ["hash-object", "-w", "--stdin"], { cwd: repo, input: `${file}\n` }).toString().trim();
-    const tree = execFileSync("git", ["mktree"], { cwd: repo, input: `100644 blob ${blob}\t${file}\n` }).toString().trim();
+    const blob = execFileSync("git", ["hash-object", "-w", "--stdin"], { cwd: repo, input: `${file}\n` })
+      .toString()
+      .trim();
+    const tree = execFileSync("git", ["mktree"], { cwd: repo, input: `100644 blob ${blob}\t${file}\n` })
+      .toString()
+      .trim();
     return git(repo, "commit-tree", tree, "-p", parent, "-m", file);
   };
 
@@ -46,7 +49,9 @@ describe("a forge remote and its mirrors", () => {
     await pushRemote(first, remote, [{ ref: "refs/heads/main", sha: mine, expect: main }]);
     expect(git(remote, "rev-parse", "main")).toBe(mine);
     const theirs = commitIn(second, main, "second.txt");
-    await expect(pushRemote(second, remote, [{ ref: "refs/heads/main", sha: theirs, expect: main }])).rejects.toMatchObject({
+    await expect(
+      pushRemote(second, remote, [{ ref: "refs/heads/main", sha: theirs, expect: main }]),
+    ).rejects.toMatchObject({
       code: "forge_moved",
       message: `the forge ${remote} moved main while this machine worked: nothing was pushed`,
     });
@@ -76,14 +81,17 @@ describe("a forge remote and its mirrors", () => {
       code: "forge_unreachable",
       message: expect.stringContaining(`cannot push to the forge ${gone}: `),
     });
-    await expect(pullRemote(first, gone)).rejects.toMatchObject({ code: "git_failed", message: expect.stringContaining("git fetch in") });
+    await expect(pullRemote(first, gone)).rejects.toMatchObject({
+      code: "git_failed",
+      message: expect.stringContaining("git fetch in"),
+    });
   });
 
   it("refuses a forge.remote that git would read as an option or split", () => {
     for (const remoteUrl of ["--upload-pack=touch /tmp/x", "git://host/a repo.git"]) {
-      expect(() => parseConfig(JSON.stringify({ project_id: "p", forge: { remote: remoteUrl } }), "pmagent.config.json")).toThrow(
-        "a git URL or path, without spaces, not starting with '-'",
-      );
+      expect(() =>
+        parseConfig(JSON.stringify({ project_id: "p", forge: { remote: remoteUrl } }), "pmagent.config.json"),
+      ).toThrow("a git URL or path, without spaces, not starting with '-'");
     }
   });
 });

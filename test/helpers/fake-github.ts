@@ -127,7 +127,13 @@ export interface GitHubArtifact {
   created_at: string;
   updated_at: string;
   expires_at: string;
-  workflow_run: { id: number; repository_id: number; head_repository_id: number; head_branch: string; head_sha: string };
+  workflow_run: {
+    id: number;
+    repository_id: number;
+    head_repository_id: number;
+    head_branch: string;
+    head_sha: string;
+  };
 }
 
 export interface RecordedRequest {
@@ -217,7 +223,14 @@ function createdFilter(value: string | null): (at: string) => boolean {
   if (cmp) {
     const t = ms(cmp[2]!);
     const op = cmp[1];
-    return (at) => (op === ">=" ? Date.parse(at) >= t : op === "<=" ? Date.parse(at) <= t : op === ">" ? Date.parse(at) > t : Date.parse(at) < t);
+    return (at) =>
+      op === ">="
+        ? Date.parse(at) >= t
+        : op === "<="
+          ? Date.parse(at) <= t
+          : op === ">"
+            ? Date.parse(at) > t
+            : Date.parse(at) < t;
   }
   const day = ms(value);
   return (at) => Date.parse(at) >= day && Date.parse(at) < day + 86_400_000;
@@ -280,11 +293,25 @@ export class FakeGitHub {
     const [owner, name] = fullName.split("/");
     if (!owner || !name) throw new Error(`addRepo: "${fullName}" is not owner/name`);
     if (!this.repos.has(fullName.toLowerCase())) {
-      this.repos.set(fullName.toLowerCase(), { owner, name, id: this.id(), issues: new Map(), pulls: new Map(), comments: new Map(), labels: new Map(), runs: [], artifacts: [], nextNumber: 1 });
+      this.repos.set(fullName.toLowerCase(), {
+        owner,
+        name,
+        id: this.id(),
+        issues: new Map(),
+        pulls: new Map(),
+        comments: new Map(),
+        labels: new Map(),
+        runs: [],
+        artifacts: [],
+        nextNumber: 1,
+      });
     }
   }
 
-  addIssue(fullName: string, fields: { title?: string; body?: string; state?: "open" | "closed"; labels?: string[]; login?: string } = {}): GitHubIssue {
+  addIssue(
+    fullName: string,
+    fields: { title?: string; body?: string; state?: "open" | "closed"; labels?: string[]; login?: string } = {},
+  ): GitHubIssue {
     const repo = this.repoOrThrow(fullName);
     const number = repo.nextNumber++;
     const id = this.id();
@@ -364,13 +391,28 @@ export class FakeGitHub {
     const pull = repo.pulls.get(number);
     if (!pull) throw new Error(`mergePull: ${fullName} has no pull request #${number}`);
     const now = githubTime(this.clock());
-    Object.assign(pull, { state: "closed", merged: true, merged_at: now, merge_commit_sha: mergeCommitSha, closed_at: now, updated_at: now });
+    Object.assign(pull, {
+      state: "closed",
+      merged: true,
+      merged_at: now,
+      merge_commit_sha: mergeCommitSha,
+      closed_at: now,
+      updated_at: now,
+    });
     const issue = repo.issues.get(number)!;
-    Object.assign(issue, { state: "closed", closed_at: now, updated_at: now, pull_request: { ...issue.pull_request!, merged_at: now } });
+    Object.assign(issue, {
+      state: "closed",
+      closed_at: now,
+      updated_at: now,
+      pull_request: { ...issue.pull_request!, merged_at: now },
+    });
     return structuredClone(pull);
   }
 
-  addWorkflowRun(fullName: string, fields: Partial<Omit<GitHubWorkflowRun, "id" | "node_id" | "html_url">> = {}): GitHubWorkflowRun {
+  addWorkflowRun(
+    fullName: string,
+    fields: Partial<Omit<GitHubWorkflowRun, "id" | "node_id" | "html_url">> = {},
+  ): GitHubWorkflowRun {
     const repo = this.repoOrThrow(fullName);
     const id = this.id();
     const now = githubTime(this.clock());
@@ -397,11 +439,24 @@ export class FakeGitHub {
    * Upload an artifact to a workflow run (as actions/upload-artifact does): `files` by their path
    * inside the zip. `expired` makes it one past its retention period.
    */
-  addArtifact(fullName: string, runId: number, name: string, files: Record<string, string | Uint8Array>, options: { expired?: boolean } = {}): GitHubArtifact {
+  addArtifact(
+    fullName: string,
+    runId: number,
+    name: string,
+    files: Record<string, string | Uint8Array>,
+    options: { expired?: boolean } = {},
+  ): GitHubArtifact {
     const repo = this.repoOrThrow(fullName);
     const run = repo.runs.find((r) => r.id === runId);
     if (!run) throw new Error(`addArtifact: ${fullName} has no workflow run ${runId}`);
-    const zip = zipSync(Object.fromEntries(Object.entries(files).map(([path, data]) => [path, typeof data === "string" ? new TextEncoder().encode(data) : data])));
+    const zip = zipSync(
+      Object.fromEntries(
+        Object.entries(files).map(([path, data]) => [
+          path,
+          typeof data === "string" ? new TextEncoder().encode(data) : data,
+        ]),
+      ),
+    );
     const id = this.id();
     const now = this.clock();
     const api = `${this.baseUrl}/repos/${repo.owner}/${repo.name}/actions/artifacts/${id}`;
@@ -416,7 +471,13 @@ export class FakeGitHub {
       created_at: githubTime(now),
       updated_at: githubTime(now),
       expires_at: githubTime(now + (options.expired ? -1 : 90) * 86_400_000),
-      workflow_run: { id: run.id, repository_id: repo.id, head_repository_id: repo.id, head_branch: run.head_branch, head_sha: run.head_sha },
+      workflow_run: {
+        id: run.id,
+        repository_id: repo.id,
+        head_repository_id: repo.id,
+        head_branch: run.head_branch,
+        head_sha: run.head_sha,
+      },
     };
     repo.artifacts.push({ artifact, zip });
     return structuredClone(artifact);
@@ -461,7 +522,14 @@ export class FakeGitHub {
     const query = Object.fromEntries(url.searchParams);
     const raw = await readBody(req);
     let body: unknown;
-    const record: RecordedRequest = { method: req.method ?? "GET", path: url.pathname, query, headers: { ...req.headers }, body: undefined, status: 0 };
+    const record: RecordedRequest = {
+      method: req.method ?? "GET",
+      path: url.pathname,
+      query,
+      headers: { ...req.headers },
+      body: undefined,
+      status: 0,
+    };
     this.requests.push(record);
     const hold = this.hold;
     this.hold = undefined;
@@ -512,7 +580,10 @@ export class FakeGitHub {
       this.send(res, status, json, { ...this.rateHeaders(), ...headers });
     } catch (err) {
       // A bug in the fake answers 500 (as GitHub would) instead of leaving the client hanging.
-      const answer = err instanceof HttpError ? err : new HttpError(500, { message: `fake GitHub failed: ${(err as Error).message}`, status: "500" });
+      const answer =
+        err instanceof HttpError
+          ? err
+          : new HttpError(500, { message: `fake GitHub failed: ${(err as Error).message}`, status: "500" });
       record.status = answer.status;
       this.send(res, answer.status, answer.body, answer.headers);
     }
@@ -533,7 +604,8 @@ export class FakeGitHub {
   private authenticate(header: string | undefined): string {
     const match = /^(?:token|bearer)\s+(\S+)$/i.exec(header ?? "");
     const login = match ? this.tokens.get(match[1]!) : undefined;
-    if (login === undefined) throw new HttpError(401, { message: "Bad credentials", documentation_url: DOCS, status: "401" });
+    if (login === undefined)
+      throw new HttpError(401, { message: "Bad credentials", documentation_url: DOCS, status: "401" });
     return login;
   }
 
@@ -554,13 +626,28 @@ export class FakeGitHub {
       const reset = Math.floor(this.clock() / 1000) + script.resetInSeconds;
       throw new HttpError(
         403,
-        { message: "API rate limit exceeded for user ID 1. If you reach out to GitHub Support for help, please include the request ID.", documentation_url: `${DOCS}/overview/rate-limits-for-the-rest-api`, status: "403" },
-        { "x-ratelimit-limit": "5000", "x-ratelimit-remaining": "0", "x-ratelimit-used": "5000", "x-ratelimit-reset": String(reset), "x-ratelimit-resource": "core" },
+        {
+          message:
+            "API rate limit exceeded for user ID 1. If you reach out to GitHub Support for help, please include the request ID.",
+          documentation_url: `${DOCS}/overview/rate-limits-for-the-rest-api`,
+          status: "403",
+        },
+        {
+          "x-ratelimit-limit": "5000",
+          "x-ratelimit-remaining": "0",
+          "x-ratelimit-used": "5000",
+          "x-ratelimit-reset": String(reset),
+          "x-ratelimit-resource": "core",
+        },
       );
     }
     throw new HttpError(
       script.status,
-      { message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.", documentation_url: `${DOCS}/overview/rate-limits-for-the-rest-api`, status: String(script.status) },
+      {
+        message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+        documentation_url: `${DOCS}/overview/rate-limits-for-the-rest-api`,
+        status: String(script.status),
+      },
       script.retryAfterSeconds === null ? {} : { "retry-after": String(script.retryAfterSeconds) },
     );
   }
@@ -575,7 +662,12 @@ export class FakeGitHub {
     };
   }
 
-  private route(method: string, url: URL, body: unknown, login: string): { status: number; json: unknown; headers?: Record<string, string> } {
+  private route(
+    method: string,
+    url: URL,
+    body: unknown,
+    login: string,
+  ): { status: number; json: unknown; headers?: Record<string, string> } {
     const parts = url.pathname.split("/").filter(Boolean).map(decodeURIComponent);
     if (parts[0] !== "repos" || parts.length < 4) throw notFound();
     const repo = this.repos.get(`${parts[1]}/${parts[2]}`.toLowerCase());
@@ -613,9 +705,11 @@ export class FakeGitHub {
       case "POST issues/:n/labels": {
         const issue = this.issueOrThrow(repo, num(1));
         const names = Array.isArray(body) ? body : field(body, "labels");
-        if (!Array.isArray(names) || names.some((n) => typeof n !== "string" || n.length === 0)) throw validationFailed("Label", "labels", "invalid");
+        if (!Array.isArray(names) || names.some((n) => typeof n !== "string" || n.length === 0))
+          throw validationFailed("Label", "labels", "invalid");
         for (const name of names as string[]) {
-          if (!issue.labels.some((l) => l.name.toLowerCase() === name.toLowerCase())) issue.labels.push(this.label(repo, name));
+          if (!issue.labels.some((l) => l.name.toLowerCase() === name.toLowerCase()))
+            issue.labels.push(this.label(repo, name));
         }
         issue.updated_at = githubTime(this.clock());
         return { status: 200, json: issue.labels };
@@ -632,15 +726,20 @@ export class FakeGitHub {
       case "GET actions/runs/:n/artifacts": {
         if (!repo.runs.some((r) => r.id === num(2))) throw notFound();
         const name = url.searchParams.get("name");
-        const artifacts = repo.artifacts.filter((a) => a.artifact.workflow_run.id === num(2) && (name === null || a.artifact.name === name)).map((a) => a.artifact);
+        const artifacts = repo.artifacts
+          .filter((a) => a.artifact.workflow_run.id === num(2) && (name === null || a.artifact.name === name))
+          .map((a) => a.artifact);
         const { json, headers } = this.page(url, artifacts);
         return { status: 200, json: { total_count: artifacts.length, artifacts: json }, headers };
       }
       case "GET actions/artifacts/:n/zip": {
         const found = repo.artifacts.find((a) => a.artifact.id === num(2));
         if (!found) throw notFound();
-        if (found.artifact.expired) throw new HttpError(410, { message: "Artifact has expired", documentation_url: DOCS, status: "410" });
-        const path = `/_blobs/artifact-${found.artifact.id}.zip?sig=${createHash("sha1").update(String(this.clock()) + found.artifact.id).digest("hex")}`;
+        if (found.artifact.expired)
+          throw new HttpError(410, { message: "Artifact has expired", documentation_url: DOCS, status: "410" });
+        const path = `/_blobs/artifact-${found.artifact.id}.zip?sig=${createHash("sha1")
+          .update(String(this.clock()) + found.artifact.id)
+          .digest("hex")}`;
         this.blobs.set(path, found.zip);
         return { status: 302, json: undefined, headers: { location: `${this.baseUrl.replace(/\/$/, "")}${path}` } };
       }
@@ -675,7 +774,12 @@ export class FakeGitHub {
     const since = params.get("since");
     const sinceMs = since === null ? undefined : Date.parse(since);
     if (sinceMs !== undefined && Number.isNaN(sinceMs)) throw validationFailed("Issue", "since", "invalid");
-    const labels = params.get("labels")?.split(",").filter(Boolean).map((l) => l.toLowerCase()) ?? [];
+    const labels =
+      params
+        .get("labels")
+        ?.split(",")
+        .filter(Boolean)
+        .map((l) => l.toLowerCase()) ?? [];
     const direction = params.get("direction") ?? "desc";
     const out = [...repo.issues.values()].filter(
       (i) =>
@@ -704,12 +808,18 @@ export class FakeGitHub {
     const head = params.get("head");
     const base = params.get("base");
     const sort = params.get("sort") ?? "created";
-    if (!["created", "updated", "popularity", "long-running"].includes(sort)) throw validationFailed("PullRequest", "sort", "invalid");
+    if (!["created", "updated", "popularity", "long-running"].includes(sort))
+      throw validationFailed("PullRequest", "sort", "invalid");
     // GitHub: direction defaults to desc for sort=created (or none), asc otherwise.
     const direction = params.get("direction") ?? (sort === "created" ? "desc" : "asc");
     const key = sort === "updated" ? "updated_at" : "created_at";
     const out = [...repo.pulls.values()]
-      .filter((p) => (state === "all" || p.state === state) && (head === null || p.head.label === head) && (base === null || p.base.ref === base))
+      .filter(
+        (p) =>
+          (state === "all" || p.state === state) &&
+          (head === null || p.head.label === head) &&
+          (base === null || p.base.ref === base),
+      )
       .sort((a, b) => a[key].localeCompare(b[key]) || a.number - b.number);
     return direction === "asc" ? out : out.reverse();
   }
@@ -720,7 +830,13 @@ export class FakeGitHub {
     const event = params.get("event");
     const created = createdFilter(params.get("created"));
     return repo.runs
-      .filter((r) => (branch === null || r.head_branch === branch) && (event === null || r.event === event) && (status === null || r.status === status || r.conclusion === status) && created(r.created_at))
+      .filter(
+        (r) =>
+          (branch === null || r.head_branch === branch) &&
+          (event === null || r.event === event) &&
+          (status === null || r.status === status || r.conclusion === status) &&
+          created(r.created_at),
+      )
       .slice()
       .reverse();
   }
@@ -754,7 +870,8 @@ export class FakeGitHub {
     const title = field(body, "title") as string;
     const headRef = (field(body, "head") as string).replace(/^[^:]+:/, "");
     const baseRef = field(body, "base") as string;
-    if (headRef === baseRef) throw validationFailed("PullRequest", "base", "invalid", `No commits between ${baseRef} and ${headRef}`);
+    if (headRef === baseRef)
+      throw validationFailed("PullRequest", "base", "invalid", `No commits between ${baseRef} and ${headRef}`);
     const headLabel = `${repo.owner}:${headRef}`;
     if ([...repo.pulls.values()].some((p) => p.state === "open" && p.head.label === headLabel)) {
       throw validationFailed("PullRequest", "head", "custom", `A pull request already exists for ${headLabel}.`);
@@ -815,7 +932,13 @@ export class FakeGitHub {
     let user = this.users.get(login);
     if (!user) {
       const id = this.id();
-      user = { login, id, node_id: nodeId("U", id), type: login.endsWith("[bot]") ? "Bot" : "User", html_url: `${this.htmlBase}/${login}` };
+      user = {
+        login,
+        id,
+        node_id: nodeId("U", id),
+        type: login.endsWith("[bot]") ? "Bot" : "User",
+        html_url: `${this.htmlBase}/${login}`,
+      };
       this.users.set(login, user);
     }
     return user;
@@ -825,7 +948,15 @@ export class FakeGitHub {
     let label = repo.labels.get(name.toLowerCase());
     if (!label) {
       const id = this.id();
-      label = { id, node_id: nodeId("LA", id), url: `${this.baseUrl}/repos/${repo.owner}/${repo.name}/labels/${encodeURIComponent(name)}`, name, color: "ededed", default: false, description: null };
+      label = {
+        id,
+        node_id: nodeId("LA", id),
+        url: `${this.baseUrl}/repos/${repo.owner}/${repo.name}/labels/${encodeURIComponent(name)}`,
+        name,
+        color: "ededed",
+        default: false,
+        description: null,
+      };
       repo.labels.set(name.toLowerCase(), label);
     }
     return label;
@@ -859,7 +990,9 @@ export class FakeGitHub {
 }
 
 function field(body: unknown, name: string): unknown {
-  return body !== null && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>)[name] : undefined;
+  return body !== null && typeof body === "object" && !Array.isArray(body)
+    ? (body as Record<string, unknown>)[name]
+    : undefined;
 }
 
 /** GitHub's limit on a comment body is 65536 characters. */
@@ -868,7 +1001,13 @@ export const MAX_COMMENT_LENGTH = 65_536;
 function commentBody(body: unknown): string {
   const text = field(body, "body");
   if (typeof text !== "string") throw validationFailed("IssueComment", "body");
-  if (text.length > MAX_COMMENT_LENGTH) throw validationFailed("IssueComment", "body", "custom", `body is too long (maximum is ${MAX_COMMENT_LENGTH} characters)`);
+  if (text.length > MAX_COMMENT_LENGTH)
+    throw validationFailed(
+      "IssueComment",
+      "body",
+      "custom",
+      `body is too long (maximum is ${MAX_COMMENT_LENGTH} characters)`,
+    );
   return text;
 }
 

@@ -18,7 +18,11 @@ export interface ProcResult {
 }
 
 /** Run a process to completion, collecting its output. */
-export function runProcess(command: string, args: string[], options: SpawnOptions & { input?: string } = {}): Promise<ProcResult> {
+export function runProcess(
+  command: string,
+  args: string[],
+  options: SpawnOptions & { input?: string } = {},
+): Promise<ProcResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { ...options, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
@@ -49,7 +53,10 @@ export interface Served {
 
 /** `pmagent serve --port 0` from the build, once it has said where it listens. */
 export async function serveCli(options: SpawnOptions & { args?: string[] } = {}): Promise<Served> {
-  const child = spawn(process.execPath, [CLI, "serve", "--port", "0", ...(options.args ?? [])], { ...options, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [CLI, "serve", "--port", "0", ...(options.args ?? [])], {
+    ...options,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   let err = "";
   child.stderr!.on("data", (d: Buffer) => (err += d.toString()));

@@ -9,7 +9,8 @@ export function stdoutLines(options: { maxLineBytes?: number; redact?: (text: st
   const splitter = new LineSplitter(options.maxLineBytes);
   const classify = (line: RawLine): ParsedLine => classifyStdoutLine(line, splitter.maxLineBytes, options.redact);
   return {
-    push: (chunk: Buffer | string): ParsedLine[] => splitter.push(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk).map(classify),
+    push: (chunk: Buffer | string): ParsedLine[] =>
+      splitter.push(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk).map(classify),
     /** The last line, even without a newline. */
     end: (): ParsedLine[] => splitter.end().map(classify),
     /** Bytes held for the current incomplete line. */

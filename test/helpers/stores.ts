@@ -23,7 +23,9 @@ export function postgresAvailable(): Promise<boolean> {
       await client.end();
       return true;
     } catch (err) {
-      console.warn(`PostgreSQL at ${PG_URL} is unreachable (${(err as Error).message}): skipping the PostgreSQL store tests`);
+      console.warn(
+        `PostgreSQL at ${PG_URL} is unreachable (${(err as Error).message}): skipping the PostgreSQL store tests`,
+      );
       return false;
     }
   })();
@@ -86,7 +88,11 @@ export async function openSqliteTestStore(options: { migrated?: boolean } = {}):
 
 export const storeKinds: StoreKind[] = [
   { name: "sqlite", open: () => openSqliteTestStore(), openEmpty: () => openSqliteTestStore({ migrated: false }) },
-  { name: "postgres", open: () => openPostgresTestStore(), openEmpty: () => openPostgresTestStore({ migrated: false }) },
+  {
+    name: "postgres",
+    open: () => openPostgresTestStore(),
+    openEmpty: () => openPostgresTestStore({ migrated: false }),
+  },
 ];
 
 /** `describe.each`-friendly: the store kinds that run here (PostgreSQL skipped only outside CI when unreachable). */

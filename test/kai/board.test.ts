@@ -22,12 +22,34 @@ describe.each(kinds)("blackboard collector ($name)", (kind) => {
     await board.transition("Aya", "req-1", "in_progress");
     clock.advance(HOUR);
     await board.transition("Aya", "req-1", "done");
-    await board.post("Aya", request("req-1-review", { to: "Sho", kind: "doc_update_review_request", source_issue: 841, source_run_id: 555, payload: { summary: "review p1", details: { proposal_path: "reports/p1.json" }, refs: { artifact_path: "reports/p1.json" } }, payload_ref: { kind: "path", value: "reports/p1.json" } }));
+    await board.post(
+      "Aya",
+      request("req-1-review", {
+        to: "Sho",
+        kind: "doc_update_review_request",
+        source_issue: 841,
+        source_run_id: 555,
+        payload: {
+          summary: "review p1",
+          details: { proposal_path: "reports/p1.json" },
+          refs: { artifact_path: "reports/p1.json" },
+        },
+        payload_ref: { kind: "path", value: "reports/p1.json" },
+      }),
+    );
     clock.advance(HOUR);
     await board.transition("Sho", "req-1-review", "in_progress");
     clock.advance(HOUR);
     // Imported from GitHub later than it was written there: no local history before the import.
-    await board.put("github-sync", { ...request("imported-1"), from: "Human", project_id: "vpm-mini", status: "done", target_docs: [{ path: "docs/a.md", section: "## A" }], created_at: "2026-01-14T00:00:00Z", updated_at: "2026-01-15T13:30:00Z" });
+    await board.put("github-sync", {
+      ...request("imported-1"),
+      from: "Human",
+      project_id: "vpm-mini",
+      status: "done",
+      target_docs: [{ path: "docs/a.md", section: "## A" }],
+      created_at: "2026-01-14T00:00:00Z",
+      updated_at: "2026-01-15T13:30:00Z",
+    });
     collect = (cutoff) => collectBoard(board, cutoff);
   });
   afterAll(async () => t.cleanup());
@@ -56,14 +78,31 @@ describe.each(kinds)("blackboard collector ($name)", (kind) => {
       details: {},
     });
     // The origin's roles name their files in payload.details and the top-level payload_ref: both are handed over.
-    expect(now[2]).toMatchObject({ source_issue: 841, source_run_id: "555", summary: "review p1", refs: { artifact_path: "reports/p1.json" }, details: { proposal_path: "reports/p1.json" }, payload_ref: { kind: "path", value: "reports/p1.json" } });
+    expect(now[2]).toMatchObject({
+      source_issue: 841,
+      source_run_id: "555",
+      summary: "review p1",
+      refs: { artifact_path: "reports/p1.json" },
+      details: { proposal_path: "reports/p1.json" },
+      payload_ref: { kind: "path", value: "reports/p1.json" },
+    });
     expect(now[0]!.target_docs).toEqual(["docs/a.md"]);
   });
 
   it("as of a past time: later entries are left out and statuses come from the history", async () => {
-    expect((await collect(at(T0 + HOUR / 2))).filter((e) => e.id.startsWith("req")).map((e) => [e.id, e.status, e.updated_at])).toEqual([["req-1", "open", "2026-01-15T10:00:00.000Z"]]);
-    expect((await collect(at(T0 + 1.5 * HOUR))).filter((e) => e.id.startsWith("req")).map((e) => [e.id, e.status, e.updated_at])).toEqual([["req-1", "in_progress", "2026-01-15T11:00:00.000Z"]]);
-    expect((await collect(at(T0 + 2.5 * HOUR))).filter((e) => e.id.startsWith("req")).map((e) => [e.id, e.status])).toEqual([
+    expect(
+      (await collect(at(T0 + HOUR / 2)))
+        .filter((e) => e.id.startsWith("req"))
+        .map((e) => [e.id, e.status, e.updated_at]),
+    ).toEqual([["req-1", "open", "2026-01-15T10:00:00.000Z"]]);
+    expect(
+      (await collect(at(T0 + 1.5 * HOUR)))
+        .filter((e) => e.id.startsWith("req"))
+        .map((e) => [e.id, e.status, e.updated_at]),
+    ).toEqual([["req-1", "in_progress", "2026-01-15T11:00:00.000Z"]]);
+    expect(
+      (await collect(at(T0 + 2.5 * HOUR))).filter((e) => e.id.startsWith("req")).map((e) => [e.id, e.status]),
+    ).toEqual([
       ["req-1", "done"],
       ["req-1-review", "open"],
     ]);
@@ -119,7 +158,14 @@ describe.each(kinds)("lane-scoped blackboard collector ($name)", (kind) => {
     await board.post("Aya", request("req-2-again-review", { to: "Sho", kind: "doc_update_review_request" }));
     // Written elsewhere on day 3 and finished there on day 21, imported on day 21.
     tb.clock.now = START + 21 * DAY;
-    await board.put("github-sync", { ...request("req-imp"), from: "Human", project_id: "vpm-mini", status: "done", created_at: new Date(START + 3.2 * DAY).toISOString(), updated_at: new Date(START + 21 * DAY).toISOString() });
+    await board.put("github-sync", {
+      ...request("req-imp"),
+      from: "Human",
+      project_id: "vpm-mini",
+      status: "done",
+      created_at: new Date(START + 3.2 * DAY).toISOString(),
+      updated_at: new Date(START + 21 * DAY).toISOString(),
+    });
   });
   afterAll(async () => t.cleanup());
 
@@ -136,7 +182,14 @@ describe.each(kinds)("lane-scoped blackboard collector ($name)", (kind) => {
     const ev = (b: typeof all) => ({ git: null, state_doc: null, board: b, runs: [], github: null, notes: [] });
     const statusCtx = { project_id: "vpm-mini", lane, humans: ["Human"], as_of: window.until };
     expect(buildLaneStatus(statusCtx, ev(scoped))).toEqual(buildLaneStatus(statusCtx, ev(all)));
-    const changesCtx = { project_id: "vpm-mini", lane, humans: ["Human"], since: window.since, until: window.until, max_highlights: 50 };
+    const changesCtx = {
+      project_id: "vpm-mini",
+      lane,
+      humans: ["Human"],
+      since: window.since,
+      until: window.until,
+      max_highlights: 50,
+    };
     expect(buildWhatChanged(changesCtx, ev(scoped))).toEqual(buildWhatChanged(changesCtx, ev(all)));
   });
 
@@ -151,11 +204,20 @@ describe.each(kinds)("lane-scoped blackboard collector ($name)", (kind) => {
         const statusCtx = { project_id: "vpm-mini", lane, humans: ["Human"], as_of: window.until };
         const changesCtx = { ...statusCtx, since: window.since, until: window.until, max_highlights: 50 };
         const label = `${window.until.toISOString()}, ${days} days`;
-        expect({ label, status: buildLaneStatus(statusCtx, ev(scoped)) }).toEqual({ label, status: buildLaneStatus(statusCtx, ev(all)) });
+        expect({ label, status: buildLaneStatus(statusCtx, ev(scoped)) }).toEqual({
+          label,
+          status: buildLaneStatus(statusCtx, ev(all)),
+        });
         // lane_status's own read leaves the window's other cycles out and gives the same answer.
         const forStatus = await collectLaneBoard(board, lane, ["Human"], window, { windowed: false });
-        expect({ label, status: buildLaneStatus(statusCtx, ev(forStatus)) }).toEqual({ label, status: buildLaneStatus(statusCtx, ev(all)) });
-        expect({ label, changes: buildWhatChanged(changesCtx, ev(scoped)) }).toEqual({ label, changes: buildWhatChanged(changesCtx, ev(all)) });
+        expect({ label, status: buildLaneStatus(statusCtx, ev(forStatus)) }).toEqual({
+          label,
+          status: buildLaneStatus(statusCtx, ev(all)),
+        });
+        expect({ label, changes: buildWhatChanged(changesCtx, ev(scoped)) }).toEqual({
+          label,
+          changes: buildWhatChanged(changesCtx, ev(all)),
+        });
         compared.push(label);
       }
     }
@@ -167,14 +229,22 @@ describe.each(kinds)("lane-scoped blackboard collector ($name)", (kind) => {
     const scoped = await collectLaneBoard(board, lane, ["Human"], { since: new Date(until.getTime() - DAY), until });
     // The latest cycle (req-11: changed in the window, completed), whole; the older cycles are not
     // read at all, but the root read carries its number among all the lane's roots.
-    expect(scoped.map((e) => e.id)).toEqual(["req-11", "req-11-review", "req-11-review-apply", "req-11-review-apply-pm_snapshot", "req-11-review-apply-pm_snapshot-done"]);
+    expect(scoped.map((e) => e.id)).toEqual([
+      "req-11",
+      "req-11-review",
+      "req-11-review-apply",
+      "req-11-review-apply-pm_snapshot",
+      "req-11-review-apply-pm_snapshot-done",
+    ]);
     expect(scoped[0]).toMatchObject({ summary: "request req-11", cycle: 14 });
     expect(scoped.slice(1).map((e) => e.cycle)).toEqual([undefined, undefined, undefined, undefined]);
     // Over three days: also the cycles changed then (req-9, req-10), each numbered as from the whole board.
     const wider = await collectLaneBoard(board, lane, ["Human"], { since: new Date(until.getTime() - 3 * DAY), until });
     const numbered = laneCycles(await collectBoard(board, until), lane, ["Human"], []);
     expect(numbered.at(-1)!.id).toBe("cycle-14");
-    expect(wider.filter((e) => e.cycle !== undefined).map((e) => [e.id, `cycle-${e.cycle}`])).toEqual(numbered.filter((c) => ["req-9", "req-10", "req-11"].includes(c.root.id)).map((c) => [c.root.id, c.id]));
+    expect(wider.filter((e) => e.cycle !== undefined).map((e) => [e.id, `cycle-${e.cycle}`])).toEqual(
+      numbered.filter((c) => ["req-9", "req-10", "req-11"].includes(c.root.id)).map((c) => [c.root.id, c.id]),
+    );
   });
 });
 
@@ -183,7 +253,20 @@ describe.each(kinds)("lane-scoped collector: the last completed cycle ($name)", 
   const lane = parseConfig(
     JSON.stringify({
       project_id: "vpm-mini",
-      lanes: [{ layer: "layer_b", name: "doc_update", roles: [{ name: "Aya", allowed_kinds: ["doc_update_proposal_request"], next: { to: "Sho", kind: "doc_update_review_request", id_suffix: "-review" } }, { name: "Sho", allowed_kinds: ["doc_update_review_request", "doc_update_apply_request"] }] }],
+      lanes: [
+        {
+          layer: "layer_b",
+          name: "doc_update",
+          roles: [
+            {
+              name: "Aya",
+              allowed_kinds: ["doc_update_proposal_request"],
+              next: { to: "Sho", kind: "doc_update_review_request", id_suffix: "-review" },
+            },
+            { name: "Sho", allowed_kinds: ["doc_update_review_request", "doc_update_apply_request"] },
+          ],
+        },
+      ],
     }),
     "t",
   ).lanes[0]!;
@@ -210,11 +293,23 @@ describe.each(kinds)("lane-scoped collector: the last completed cycle ($name)", 
     clock.advance(HOUR);
     await board.post("Human", request("c"));
     const window = { since: new Date(T0 + 5.5 * HOUR), until: new Date(T0 + 7 * HOUR) };
-    const ev = (b: Awaited<ReturnType<typeof collectBoard>>) => ({ git: null, state_doc: null, board: b, runs: [], github: null, notes: [] });
+    const ev = (b: Awaited<ReturnType<typeof collectBoard>>) => ({
+      git: null,
+      state_doc: null,
+      board: b,
+      runs: [],
+      github: null,
+      notes: [],
+    });
     const ctx = { project_id: "vpm-mini", lane, humans: ["Human"], as_of: window.until };
     const all = buildLaneStatus(ctx, ev(await collectBoard(board, window.until)));
-    const scoped = buildLaneStatus(ctx, ev(await collectLaneBoard(board, lane, ["Human"], window, { windowed: false })));
+    const scoped = buildLaneStatus(
+      ctx,
+      ev(await collectLaneBoard(board, lane, ["Human"], window, { windowed: false })),
+    );
     expect(scoped).toEqual(all);
-    expect(scoped.next_suggested_actions.find((a) => a.id === "update-state-doc")!.title).toBe("Update STATE/current_state.md with the outcome of cycle-2");
+    expect(scoped.next_suggested_actions.find((a) => a.id === "update-state-doc")!.title).toBe(
+      "Update STATE/current_state.md with the outcome of cycle-2",
+    );
   });
 });

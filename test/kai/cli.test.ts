@@ -14,7 +14,8 @@ const STATE = "# State\n\n## Layer B / doc_update v1\n\nProposal p1 under review
 describe("pmagent kai", () => {
   const repo = new TestRepo();
   let t: TestStore;
-  const cli = (args: string[], input?: string) => runCli(["kai", ...args], { cwd: repo.dir, env: { ...process.env, ...t.env }, input });
+  const cli = (args: string[], input?: string) =>
+    runCli(["kai", ...args], { cwd: repo.dir, env: { ...process.env, ...t.env }, input });
 
   beforeAll(async () => {
     repo.commit("2026-01-02T00:00:00Z", "init", {
@@ -29,7 +30,10 @@ describe("pmagent kai", () => {
     await board.post("Human", { ...request("req-1"), source_issue: 841 });
     clock.advance(HOUR);
     await board.transition("Aya", "req-1", "done");
-    await board.post("Aya", request("req-1-review", { to: "Sho", kind: "doc_update_review_request", source_issue: 841 }));
+    await board.post(
+      "Aya",
+      request("req-1-review", { to: "Sho", kind: "doc_update_review_request", source_issue: 841 }),
+    );
   });
   afterAll(async () => {
     await t.cleanup();
@@ -43,13 +47,25 @@ describe("pmagent kai", () => {
     const res = KaiResponseSchema.parse(JSON.parse(r.stdout));
     if (res.status !== "ok" || res.payload.kind !== "lane_status_v1") throw new Error(r.stdout);
     expect(res.request_id).toMatch(/^cli-/);
-    expect(res.payload.data.cycle).toMatchObject({ latest_cycle_id: "cycle-1", root_entry_id: "req-1", status: "in_progress" });
+    expect(res.payload.data.cycle).toMatchObject({
+      latest_cycle_id: "cycle-1",
+      root_entry_id: "req-1",
+      status: "in_progress",
+    });
     expect(res.payload.data.steps.sho!.status).toBe("pending");
-    expect(Object.values(res.payload.data.steps).slice(0, 2).map((s) => [s.role, s.status, s.latest_entry?.blackboard_issue])).toEqual([
+    expect(
+      Object.values(res.payload.data.steps)
+        .slice(0, 2)
+        .map((s) => [s.role, s.status, s.latest_entry?.blackboard_issue]),
+    ).toEqual([
       ["Aya", "completed", 841],
       ["Sho", "pending", 841],
     ]);
-    expect(res.payload.data.state_view).toMatchObject({ section_anchor: "#layer-b--doc_update-v1", digest: "Proposal p1 under review.", known_gaps: ["PM snapshot lags"] });
+    expect(res.payload.data.state_view).toMatchObject({
+      section_anchor: "#layer-b--doc_update-v1",
+      digest: "Proposal p1 under review.",
+      known_gaps: ["PM snapshot lags"],
+    });
     // The project's runs are read (it has none yet).
     expect(res.notes).toContain("Evidence: 0 runs");
     expect(res.notes.join("\n")).not.toContain("runs were not read");
@@ -75,8 +91,14 @@ describe("pmagent kai", () => {
     const res = KaiResponseSchema.parse(JSON.parse(r.stdout));
     if (res.status !== "ok" || res.payload.kind !== "what_changed_v1") throw new Error(r.stdout);
     expect(res.payload.data.time_window).toEqual({ from: "2026-01-03", to: "2026-01-06" });
-    expect(res.payload.data.highlights.map((h) => h.title)).toEqual(["STATE: the Layer B / doc_update v1 section changed", "layer_b/doc_update cycle-1 started"]);
-    expect(res.payload.data.by_category.state_docs.map((d) => d.path)).toEqual(["docs/guide.md", "STATE/current_state.md"]);
+    expect(res.payload.data.highlights.map((h) => h.title)).toEqual([
+      "STATE: the Layer B / doc_update v1 section changed",
+      "layer_b/doc_update cycle-1 started",
+    ]);
+    expect(res.payload.data.by_category.state_docs.map((d) => d.path)).toEqual([
+      "docs/guide.md",
+      "STATE/current_state.md",
+    ]);
   });
 
   it("changes --as-of with an offset: the window's dates are that zone's", async () => {
@@ -89,7 +111,14 @@ describe("pmagent kai", () => {
   });
 
   it("ask -: a full request from standard input; --as-of overrides params.as_of", async () => {
-    const body = { version: "kai_request_v1", request_id: "req-cli-1", from: { actor_type: "workflow", actor_id: "ci" }, project_id: "vpm-mini", type: "lane_status", lane: { layer: "layer_b", name: "doc_update" } };
+    const body = {
+      version: "kai_request_v1",
+      request_id: "req-cli-1",
+      from: { actor_type: "workflow", actor_id: "ci" },
+      project_id: "vpm-mini",
+      type: "lane_status",
+      lane: { layer: "layer_b", name: "doc_update" },
+    };
     const r = await cli(["ask", "-", "--as-of", "2026-01-04T00:30:00Z"], JSON.stringify(body));
     expect(r.code).toBe(0);
     const res = KaiResponseSchema.parse(JSON.parse(r.stdout));
@@ -102,7 +131,18 @@ describe("pmagent kai", () => {
 
   it("ask FILE with a bad request: an error response echoing request_id, exit 2", async () => {
     const file = join(repo.dir, "bad.json");
-    writeFileSync(file, JSON.stringify({ version: "kai_request_v1", request_id: "req-bad", from: { actor_type: "human" }, project_id: "other", type: "what_changed", lane: { layer: "layer_b", name: "doc_update" }, params: { time_window_days: 400 } }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        version: "kai_request_v1",
+        request_id: "req-bad",
+        from: { actor_type: "human" },
+        project_id: "other",
+        type: "what_changed",
+        lane: { layer: "layer_b", name: "doc_update" },
+        params: { time_window_days: 400 },
+      }),
+    );
     const r = await cli(["ask", file]);
     expect(r.code).toBe(2);
     expect(JSON.parse(r.stdout)).toMatchObject({
@@ -122,32 +162,50 @@ describe("pmagent kai", () => {
 
   it.each([
     [["ask", "missing.json"], "pmagent: cannot read missing.json: ENOENT [input_unreadable]"],
-    [["status", "--lane", "doc_update"], 'pmagent: --lane expects LAYER/NAME (e.g. layer_b/doc_update), got "doc_update" [invalid_option]'],
+    [
+      ["status", "--lane", "doc_update"],
+      'pmagent: --lane expects LAYER/NAME (e.g. layer_b/doc_update), got "doc_update" [invalid_option]',
+    ],
     [["changes", "--days", "0"], "pmagent: --days must be between 1 and 365, got 0 [invalid_option]"],
     [["changes", "--max", "x"], 'pmagent: --max expects a whole number, got "x" [invalid_option]'],
-    [["status", "--as-of", "last week"], 'pmagent: --as-of: "last week" is not an ISO 8601 date or date-time (e.g. 2026-01-15 or 2026-01-15T10:30:00Z) [invalid_date]'],
-    [["status", "--repo", "/nonexistent/repo"], "pmagent: repository directory /nonexistent/repo does not exist (pass --repo DIR) [kai_repo_not_found]"],
+    [
+      ["status", "--as-of", "last week"],
+      'pmagent: --as-of: "last week" is not an ISO 8601 date or date-time (e.g. 2026-01-15 or 2026-01-15T10:30:00Z) [invalid_date]',
+    ],
+    [
+      ["status", "--repo", "/nonexistent/repo"],
+      "pmagent: repository directory /nonexistent/repo does not exist (pass --repo DIR) [kai_repo_not_found]",
+    ],
   ])("kai %j → exit 2 with a message saying what to fix", async (args, message) => {
     const r = await cli(args);
     expect(r.code).toBe(2);
     expect(r.stderr.trim()).toBe(message);
   });
 
-  it.each([["status", "--polish"], ["changes", "--model-digest"]])("kai %s %s without a model key is a usage error naming what to set", async (command, flag) => {
+  it.each([
+    ["status", "--polish"],
+    ["changes", "--model-digest"],
+  ])("kai %s %s without a model key is a usage error naming what to set", async (command, flag) => {
     const env: NodeJS.ProcessEnv = { ...process.env, ...t.env };
     delete env.OPENAI_API_KEY;
     const r = await runCli(["kai", command, flag], { cwd: repo.dir, env });
     expect(r.code).toBe(2);
-    expect(r.stderr.trim()).toBe("pmagent: no model API key: set OPENAI_API_KEY or model.api_key_env in pmagent.config.json [no_model_api_key]");
+    expect(r.stderr.trim()).toBe(
+      "pmagent: no model API key: set OPENAI_API_KEY or model.api_key_env in pmagent.config.json [no_model_api_key]",
+    );
   });
 
   it("an unknown lane or a future --as-of is answered with an error response", async () => {
     const lane = await cli(["status", "--lane", "layer_x/foo"]);
     expect(lane.code).toBe(2);
-    expect(JSON.parse(lane.stdout).notes).toEqual(["$.lane: unknown lane layer_x/foo; configured lanes: layer_b/doc_update"]);
+    expect(JSON.parse(lane.stdout).notes).toEqual([
+      "$.lane: unknown lane layer_x/foo; configured lanes: layer_b/doc_update",
+    ]);
     const future = await cli(["changes", "--as-of", "2999-01-01"]);
     expect(future.code).toBe(2);
-    expect(JSON.parse(future.stdout).notes[0]).toMatch(/^\$\.params\.as_of: 2999-01-01T00:00:00\.000Z is in the future/);
+    expect(JSON.parse(future.stdout).notes[0]).toMatch(
+      /^\$\.params\.as_of: 2999-01-01T00:00:00\.000Z is in the future/,
+    );
   });
 
   it("--project names another project of the repository; one without its STATE document is refused, saying what it needs", async () => {

@@ -2,7 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { collectGit, lastChangeBefore, lastVersionBefore, newSideOfDiff, parseGitLog, prNumberOf } from "../../src/kai/index.js";
+import {
+  collectGit,
+  lastChangeBefore,
+  lastVersionBefore,
+  newSideOfDiff,
+  parseGitLog,
+  prNumberOf,
+} from "../../src/kai/index.js";
 import { TestRepo } from "./repo.js";
 
 describe("git collector", () => {
@@ -10,21 +17,49 @@ describe("git collector", () => {
   const shas: Record<string, string> = {};
 
   beforeAll(() => {
-    shas.old = repo.commit("2026-01-01T10:00:00Z", "old work", { "src/a.ts": "a", "STATE/current_state.md": "# State\n" });
-    shas.state = repo.commit("2026-01-10T10:00:00Z", "Update STATE for cycle-1 (#41)", { "STATE/current_state.md": "# State\n\nmore\n" });
+    shas.old = repo.commit("2026-01-01T10:00:00Z", "old work", {
+      "src/a.ts": "a",
+      "STATE/current_state.md": "# State\n",
+    });
+    shas.state = repo.commit("2026-01-10T10:00:00Z", "Update STATE for cycle-1 (#41)", {
+      "STATE/current_state.md": "# State\n\nmore\n",
+    });
     shas.rename = repo.rename("2026-01-11T09:00:00Z", "src/a.ts", "docs/a.md", "move a to docs");
-    shas.merge = repo.mergeBranch("2026-01-12T12:00:00Z", "feature", "Merge pull request #42 from team/feature\n\nAdd the doc_update workflow", [
-      { at: "2026-01-12T11:00:00Z", message: "add workflow", files: { ".github/workflows/doc_update.yml": "on: push\n", "reports/r1.json": "{}" } },
-    ]);
+    shas.merge = repo.mergeBranch(
+      "2026-01-12T12:00:00Z",
+      "feature",
+      "Merge pull request #42 from team/feature\n\nAdd the doc_update workflow",
+      [
+        {
+          at: "2026-01-12T11:00:00Z",
+          message: "add workflow",
+          files: { ".github/workflows/doc_update.yml": "on: push\n", "reports/r1.json": "{}" },
+        },
+      ],
+    );
     shas.late = repo.commit("2026-01-20T08:00:00Z", "after the cutoff", { "docs/late.md": "late" });
   });
   afterAll(() => repo.cleanup());
 
   it("lists the commits in (since, until] newest first, with merges, PR numbers and renames", async () => {
-    const ev = await collectGit(repo.dir, { since: new Date("2026-01-05T00:00:00Z"), until: new Date("2026-01-15T00:00:00Z") });
-    expect(ev.commits.map((c) => c.subject)).toEqual(["Merge pull request #42 from team/feature", "add workflow", "move a to docs", "Update STATE for cycle-1 (#41)"]);
+    const ev = await collectGit(repo.dir, {
+      since: new Date("2026-01-05T00:00:00Z"),
+      until: new Date("2026-01-15T00:00:00Z"),
+    });
+    expect(ev.commits.map((c) => c.subject)).toEqual([
+      "Merge pull request #42 from team/feature",
+      "add workflow",
+      "move a to docs",
+      "Update STATE for cycle-1 (#41)",
+    ]);
     const [merge, branch, rename, state] = ev.commits;
-    expect(merge).toMatchObject({ sha: shas.merge, is_merge: true, pr_number: 42, body: "Add the doc_update workflow", committed_at: "2026-01-12T12:00:00.000Z" });
+    expect(merge).toMatchObject({
+      sha: shas.merge,
+      is_merge: true,
+      pr_number: 42,
+      body: "Add the doc_update workflow",
+      committed_at: "2026-01-12T12:00:00.000Z",
+    });
     expect(merge!.parents).toHaveLength(2);
     // A merge lists what it brought in against its first parent.
     expect(merge!.files).toEqual([
@@ -33,30 +68,55 @@ describe("git collector", () => {
     ]);
     expect(branch).toMatchObject({ is_merge: false, pr_number: null });
     expect(rename!.files).toEqual([{ change: "renamed", path: "docs/a.md", old_path: "src/a.ts" }]);
-    expect(state).toMatchObject({ sha: shas.state, pr_number: 41, author: "Kai Test", files: [{ change: "modified", path: "STATE/current_state.md", old_path: null }] });
+    expect(state).toMatchObject({
+      sha: shas.state,
+      pr_number: 41,
+      author: "Kai Test",
+      files: [{ change: "modified", path: "STATE/current_state.md", old_path: null }],
+    });
   });
 
   it("counts each change's lines added plus deleted (a merge: what it brought in)", async () => {
-    const ev = await collectGit(repo.dir, { since: new Date("2026-01-05T00:00:00Z"), until: new Date("2026-01-15T00:00:00Z") });
+    const ev = await collectGit(repo.dir, {
+      since: new Date("2026-01-05T00:00:00Z"),
+      until: new Date("2026-01-15T00:00:00Z"),
+    });
     const expected = ev.commits.map((c) =>
       repo
         .git("diff", "--numstat", "-M", c.parents[0]!, c.sha)
         .split("\n")
         .filter(Boolean)
-        .reduce((n, l) => n + l.split("\t").slice(0, 2).reduce((a, x) => a + (x === "-" ? 0 : Number(x)), 0), 0),
+        .reduce(
+          (n, l) =>
+            n +
+            l
+              .split("\t")
+              .slice(0, 2)
+              .reduce((a, x) => a + (x === "-" ? 0 : Number(x)), 0),
+          0,
+        ),
     );
     expect(ev.commits.map((c) => c.lines_changed)).toEqual(expected);
     expect(ev.commits.some((c) => (c.lines_changed ?? 0) > 0)).toBe(true);
   });
 
   it("excludes a commit exactly at the window's start and includes one exactly at its end", async () => {
-    const ev = await collectGit(repo.dir, { since: new Date("2026-01-10T10:00:00Z"), until: new Date("2026-01-11T09:00:00Z") });
+    const ev = await collectGit(repo.dir, {
+      since: new Date("2026-01-10T10:00:00Z"),
+      until: new Date("2026-01-11T09:00:00Z"),
+    });
     expect(ev.commits.map((c) => c.sha)).toEqual([shas.rename]);
   });
 
   it("finds the last commit up to a past time that touched a path", async () => {
-    expect(await lastChangeBefore(repo.dir, new Date("2026-01-11T12:00:00Z"), "STATE/current_state.md")).toEqual({ sha: shas.state, at: "2026-01-10T10:00:00.000Z" });
-    expect(await lastChangeBefore(repo.dir, new Date("2026-01-05T00:00:00Z"), "STATE/current_state.md")).toEqual({ sha: shas.old, at: "2026-01-01T10:00:00.000Z" });
+    expect(await lastChangeBefore(repo.dir, new Date("2026-01-11T12:00:00Z"), "STATE/current_state.md")).toEqual({
+      sha: shas.state,
+      at: "2026-01-10T10:00:00.000Z",
+    });
+    expect(await lastChangeBefore(repo.dir, new Date("2026-01-05T00:00:00Z"), "STATE/current_state.md")).toEqual({
+      sha: shas.old,
+      at: "2026-01-01T10:00:00.000Z",
+    });
     expect(await lastChangeBefore(repo.dir, new Date("2025-12-31T00:00:00Z"), "STATE/current_state.md")).toBeNull();
   });
 
@@ -73,8 +133,12 @@ describe("git collector", () => {
   it("refuses a directory that is not a git repository, naming --repo", async () => {
     const dir = mkdtempSync(join(tmpdir(), "pmagent-kai-nogit-"));
     try {
-      await expect(collectGit(dir, { since: new Date(0), until: new Date() })).rejects.toThrow(`${dir} is not a git repository (pass --repo DIR with the project's repository)`);
-      await expect(collectGit(join(dir, "missing"), { since: new Date(0), until: new Date() })).rejects.toThrow(`repository directory ${join(dir, "missing")} does not exist (pass --repo DIR)`);
+      await expect(collectGit(dir, { since: new Date(0), until: new Date() })).rejects.toThrow(
+        `${dir} is not a git repository (pass --repo DIR with the project's repository)`,
+      );
+      await expect(collectGit(join(dir, "missing"), { since: new Date(0), until: new Date() })).rejects.toThrow(
+        `repository directory ${join(dir, "missing")} does not exist (pass --repo DIR)`,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -88,7 +152,8 @@ describe("git collector", () => {
   });
 
   it("parses file names with spaces, tabs and unicode", () => {
-    const log = "\x1eabc\x1f\x1f2026-01-01T00:00:00+09:00\x1fA\x1fs\x1f\x1f\0\nA\0docs/with space.md\0R087\0STATE/旧.md\0STATE/新\tname.md\0";
+    const log =
+      "\x1eabc\x1f\x1f2026-01-01T00:00:00+09:00\x1fA\x1fs\x1f\x1f\0\nA\0docs/with space.md\0R087\0STATE/旧.md\0STATE/新\tname.md\0";
     expect(parseGitLog(log)).toEqual([
       {
         sha: "abc",
@@ -118,7 +183,10 @@ describe("a file's last version up to a time, in one git log", () => {
   };
   beforeAll(() => {
     // Blank lines, CRLF, non-ASCII, lines that look like diff syntax, no newline at the end.
-    commit("2026-01-01T00:00:00Z", { [path]: "# State\n\n## Layer B\r\n\n- 状態: 完了\n@@ -1 +1 @@\n\\ not a marker\n+plus\n-minus\n \nlast without newline" });
+    commit("2026-01-01T00:00:00Z", {
+      [path]:
+        "# State\n\n## Layer B\r\n\n- 状態: 完了\n@@ -1 +1 @@\n\\ not a marker\n+plus\n-minus\n \nlast without newline",
+    });
     commit("2026-01-02T00:00:00Z", { [path]: "# State\n\n## Layer B\n\nnow with a newline\n" });
     commit("2026-01-03T00:00:00Z", { [path]: "one line, no newline" });
     commit("2026-01-04T00:00:00Z", { [path]: "" });
@@ -142,8 +210,12 @@ describe("a file's last version up to a time, in one git log", () => {
       const text = i === versions.length - 1 ? null : repo.git("show", `${v.sha}:${path}`);
       expect({ i, ...last }).toEqual({ i, sha: v.sha, at: new Date(v.at).toISOString(), text });
     }
-    expect((await lastVersionBefore(repo.dir, new Date("2026-01-01T12:00:00Z"), path))?.text).toContain("last without newline");
-    expect((await lastVersionBefore(repo.dir, new Date("2026-01-02T12:00:00Z"), path))?.text).toBe("# State\n\n## Layer B\n\nnow with a newline\n");
+    expect((await lastVersionBefore(repo.dir, new Date("2026-01-01T12:00:00Z"), path))?.text).toContain(
+      "last without newline",
+    );
+    expect((await lastVersionBefore(repo.dir, new Date("2026-01-02T12:00:00Z"), path))?.text).toBe(
+      "# State\n\n## Layer B\n\nnow with a newline\n",
+    );
   });
 
   it("gives null before the first commit touching the file, for a path never committed, and without commits", async () => {
@@ -161,11 +233,17 @@ describe("a file's last version up to a time, in one git log", () => {
     const head = "diff --git a/s.md b/s.md\nindex 1..2 100644\n--- a/s.md\n+++ b/s.md\n";
     expect(newSideOfDiff(`${head}@@ -1,2 +1,4 @@\n a\n-b\n+c\n\n+d\n\\ No newline at end of file\n`)).toBe("a\nc\n\nd");
     expect(newSideOfDiff(`${head}@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+a\n`)).toBe("a\n");
-    expect(newSideOfDiff("diff --git a/s.md b/s.md\ndeleted file mode 100644\n--- a/s.md\n+++ /dev/null\n@@ -1 +0,0 @@\n-a\n")).toBeNull();
+    expect(
+      newSideOfDiff(
+        "diff --git a/s.md b/s.md\ndeleted file mode 100644\n--- a/s.md\n+++ /dev/null\n@@ -1 +0,0 @@\n-a\n",
+      ),
+    ).toBeNull();
     // No hunk, binary content, a second hunk, a count that does not match: not readable here.
     expect(newSideOfDiff("")).toBeUndefined();
     expect(newSideOfDiff(`diff --git a/s.md b/s.md\nold mode 100644\nnew mode 100755\n`)).toBeUndefined();
-    expect(newSideOfDiff(`diff --git a/s.md b/s.md\nindex 1..2 100644\nBinary files a/s.md and b/s.md differ\n`)).toBeUndefined();
+    expect(
+      newSideOfDiff(`diff --git a/s.md b/s.md\nindex 1..2 100644\nBinary files a/s.md and b/s.md differ\n`),
+    ).toBeUndefined();
     expect(newSideOfDiff(`${head}@@ -1 +1 @@\n-a\n+b\n@@ -9 +9 @@\n-x\n+y\n`)).toBeUndefined();
     expect(newSideOfDiff(`${head}@@ -1,2 +1,3 @@\n a\n+b\n`)).toBeUndefined();
   });

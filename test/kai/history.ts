@@ -29,8 +29,12 @@ export class HistoryRepo {
     const seconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
     const commit = (mark: number, at: string, message: string, files: Record<string, string | null>) => {
       const who = `Dev <dev@example.invalid> ${seconds(at)} +0000`;
-      const ops = Object.entries(files).map(([path, text]) => (text === null ? `D ${path}\n` : `M 100644 inline ${path}\n${data(text)}`));
-      chunks.push(`commit refs/heads/main\nmark :${mark}\nauthor ${who}\ncommitter ${who}\n${data(message)}${mark > 1 ? `from :${mark - 1}\n` : ""}${ops.join("")}\n`);
+      const ops = Object.entries(files).map(([path, text]) =>
+        text === null ? `D ${path}\n` : `M 100644 inline ${path}\n${data(text)}`,
+      );
+      chunks.push(
+        `commit refs/heads/main\nmark :${mark}\nauthor ${who}\ncommitter ${who}\n${data(message)}${mark > 1 ? `from :${mark - 1}\n` : ""}${ops.join("")}\n`,
+      );
     };
     commit(1, initial.at, "initial import", initial.files);
     const sorted = [...prs].sort((a, b) => Date.parse(a.at) - Date.parse(b.at));

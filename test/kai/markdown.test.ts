@@ -18,7 +18,13 @@ describe("GitHub-style anchors", () => {
 
   it("numbers repeated headings -1, -2 and skips anchors already taken", () => {
     const s = new Slugger();
-    expect(["Gaps", "Gaps", "Gaps-1", "Gaps", "Other"].map((h) => s.slug(h))).toEqual(["gaps", "gaps-1", "gaps-1-1", "gaps-2", "other"]);
+    expect(["Gaps", "Gaps", "Gaps-1", "Gaps", "Other"].map((h) => s.slug(h))).toEqual([
+      "gaps",
+      "gaps-1",
+      "gaps-1-1",
+      "gaps-2",
+      "other",
+    ]);
   });
 });
 
@@ -60,6 +66,10 @@ describe("Markdown sections", () => {
 
   it("reads a Gap list: top-level items, open tasks kept, done tasks dropped", () => {
     const gaps = parseSections(doc)[3]!;
-    expect(listItems(gaps.body)).toEqual(["PM snapshot does not include Layer B yet", "apply allowed paths check", "numbered gap"]);
+    expect(listItems(gaps.body)).toEqual([
+      "PM snapshot does not include Layer B yet",
+      "apply allowed paths check",
+      "numbered gap",
+    ]);
   });
 });

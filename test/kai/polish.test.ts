@@ -15,7 +15,18 @@ const response = {
   request_id: "r1",
   status: "ok",
   meta: { generated_at: "2026-01-10T00:00:00.000Z", kai_version: "0.1.0" },
-  payload: { kind: "what_changed_v1", data: { kind: "what_changed_v1", project_id: "p", time_window: { from: "2026-01-03", to: "2026-01-10" }, highlights: [], by_category: { workflows: [], prs: [], state_docs: [] }, risks: [], open_questions: [] } },
+  payload: {
+    kind: "what_changed_v1",
+    data: {
+      kind: "what_changed_v1",
+      project_id: "p",
+      time_window: { from: "2026-01-03", to: "2026-01-10" },
+      highlights: [],
+      by_category: { workflows: [], prs: [], state_docs: [] },
+      risks: [],
+      open_questions: [],
+    },
+  },
   summary_md: DIGEST,
   notes: [],
 } as const satisfies KaiResponse;
@@ -25,7 +36,14 @@ describe("--polish: the model may reword summary_md, never the payload", () => {
   let client: ModelClient;
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    client = new ModelClient({ model: "gpt-test", apiKey: "sk-test-kai-polish-000000000000", baseURL: fake.baseURL, timeoutMs: 10_000, maxRetries: 0, apiKeyEnv: "OPENAI_API_KEY" });
+    client = new ModelClient({
+      model: "gpt-test",
+      apiKey: "sk-test-kai-polish-000000000000",
+      baseURL: fake.baseURL,
+      timeoutMs: 10_000,
+      maxRetries: 0,
+      apiKeyEnv: "OPENAI_API_KEY",
+    });
   });
   afterAll(async () => fake.close());
 
@@ -50,10 +68,14 @@ describe("--polish: the model may reword summary_md, never the payload", () => {
     fake.reply({ text: DIGEST.replace("#849", "#848") });
     const out = await polishSummary(client, response);
     expect(out.summary_md).toBe(DIGEST);
-    expect(out.notes).toEqual(['summary_md not polished: the model\'s rewrite was refused because it dropped or changed "#849"']);
+    expect(out.notes).toEqual([
+      'summary_md not polished: the model\'s rewrite was refused because it dropped or changed "#849"',
+    ]);
     expect(rewriteProblem(DIGEST, "Layer B is fine.")).toBe("it has 1 lines (3–5 expected)");
     expect(rewriteProblem(DIGEST, DIGEST.replace("## ", "# "))).toBe("its first line is not a '## ' heading");
-    expect(rewriteProblem(DIGEST, DIGEST.replace("- State", "* State"))).toBe(`line "* State: Cycle-1 applied through PR #849. (1 known gaps)" is not a '- ' bullet`);
+    expect(rewriteProblem(DIGEST, DIGEST.replace("- State", "* State"))).toBe(
+      `line "* State: Cycle-1 applied through PR #849. (1 known gaps)" is not a '- ' bullet`,
+    );
   });
 
   it("a model error leaves the digest as it was, with a note and without the key", async () => {
@@ -67,7 +89,15 @@ describe("--polish: the model may reword summary_md, never the payload", () => {
 
   it("error responses are not sent to the model", async () => {
     const before = fake.requests.length;
-    const error: KaiResponse = { version: "kai_response_v1", request_id: null, status: "error", meta: response.meta, payload: null, summary_md: "## x\n- y\n- z", notes: ["bad"] };
+    const error: KaiResponse = {
+      version: "kai_response_v1",
+      request_id: null,
+      status: "error",
+      meta: response.meta,
+      payload: null,
+      summary_md: "## x\n- y\n- z",
+      notes: ["bad"],
+    };
     expect(await polishSummary(client, error)).toBe(error);
     expect(fake.requests.length).toBe(before);
   });

@@ -52,7 +52,12 @@ export class TestRepo {
   }
 
   /** A branch with its commits merged back with a merge commit (`git merge --no-ff`). */
-  mergeBranch(at: string, branch: string, message: string, commits: Array<{ at: string; message: string; files: Record<string, string | null> }>): string {
+  mergeBranch(
+    at: string,
+    branch: string,
+    message: string,
+    commits: Array<{ at: string; message: string; files: Record<string, string | null> }>,
+  ): string {
     this.git("checkout", "-q", "-b", branch);
     for (const c of commits) this.commit(c.at, c.message, c.files);
     this.git("checkout", "-q", "main");

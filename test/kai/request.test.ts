@@ -24,25 +24,94 @@ const notesOf = (value: unknown) => {
 describe("kai_request_v1", () => {
   it("fills the spec's defaults: time_window_days 7, max_highlights 5", () => {
     expect(KaiRequestSchema.parse(valid).params).toEqual({ time_window_days: 7, max_highlights: 5 });
-    const check = checkRequest({ ...valid, params: { time_window_days: 30, as_of: "2026-01-01T00:00:00+09:00" } }, config, new Date(NOW));
-    expect(check).toEqual({ ok: true, request: { ...valid, params: { time_window_days: 30, max_highlights: 5, as_of: "2026-01-01T00:00:00+09:00" } } });
+    const check = checkRequest(
+      { ...valid, params: { time_window_days: 30, as_of: "2026-01-01T00:00:00+09:00" } },
+      config,
+      new Date(NOW),
+    );
+    expect(check).toEqual({
+      ok: true,
+      request: { ...valid, params: { time_window_days: 30, max_highlights: 5, as_of: "2026-01-01T00:00:00+09:00" } },
+    });
   });
 
   it.each([
-    ["a wrong version", { ...valid, version: "kai_request_v2" }, ['$.version: expected "kai_request_v1", got "kai_request_v2"']],
-    ["an unknown type", { ...valid, type: "forecast" }, ['$.type: unknown type "forecast": expected "lane_status" or "what_changed"']],
-    ["an unknown project", { ...valid, project_id: "hakone-e2" }, ['$.project_id: unknown project "hakone-e2"; this project is "vpm-mini" (another project needs its STATE/<project_id>/current_state.md committed)']],
-    ["an unknown lane", { ...valid, lane: { layer: "layer_a", name: "doc_update" } }, ["$.lane: unknown lane layer_a/doc_update; configured lanes: layer_b/doc_update"]],
-    ["time_window_days 0", { ...valid, params: { time_window_days: 0 } }, ["$.params.time_window_days: time_window_days must be a whole number from 1 to 365, got 0"]],
-    ["time_window_days 366", { ...valid, params: { time_window_days: 366 } }, ["$.params.time_window_days: time_window_days must be a whole number from 1 to 365, got 366"]],
-    ["time_window_days 1.5", { ...valid, params: { time_window_days: 1.5 } }, ["$.params.time_window_days: time_window_days must be a whole number from 1 to 365, got 1.5"]],
-    ["time_window_days as text", { ...valid, params: { time_window_days: "7" } }, ['$.params.time_window_days: time_window_days must be a whole number from 1 to 365, got "7"']],
-    ["max_highlights 0", { ...valid, params: { max_highlights: 0 } }, ["$.params.max_highlights: max_highlights must be a whole number from 1 to 50, got 0"]],
-    ["max_highlights 51", { ...valid, params: { max_highlights: 51 } }, ["$.params.max_highlights: max_highlights must be a whole number from 1 to 50, got 51"]],
-    ["an as_of without a zone", { ...valid, params: { as_of: "2026-01-01T00:00:00" } }, ['$.params.as_of: expected an ISO 8601 date-time with a zone (e.g. 2026-01-15T10:30:00Z), got "2026-01-01T00:00:00"']],
-    ["an as_of in the future", { ...valid, params: { as_of: "2026-02-01T00:00:00Z" } }, ["$.params.as_of: 2026-02-01T00:00:00Z is in the future (now is 2026-01-10T00:00:00.000Z); ask about the past or leave as_of out"]],
-    ["an unknown actor type", { ...valid, from: { actor_type: "robot" } }, ['$.from.actor_type: expected "chatgpt", "human" or "workflow", got "robot"']],
-    ["a misspelt param", { ...valid, params: { max_highlight: 3 } }, ['$.params: unknown field "max_highlight" (kai_request_v1 does not define it)']],
+    [
+      "a wrong version",
+      { ...valid, version: "kai_request_v2" },
+      ['$.version: expected "kai_request_v1", got "kai_request_v2"'],
+    ],
+    [
+      "an unknown type",
+      { ...valid, type: "forecast" },
+      ['$.type: unknown type "forecast": expected "lane_status" or "what_changed"'],
+    ],
+    [
+      "an unknown project",
+      { ...valid, project_id: "hakone-e2" },
+      [
+        '$.project_id: unknown project "hakone-e2"; this project is "vpm-mini" (another project needs its STATE/<project_id>/current_state.md committed)',
+      ],
+    ],
+    [
+      "an unknown lane",
+      { ...valid, lane: { layer: "layer_a", name: "doc_update" } },
+      ["$.lane: unknown lane layer_a/doc_update; configured lanes: layer_b/doc_update"],
+    ],
+    [
+      "time_window_days 0",
+      { ...valid, params: { time_window_days: 0 } },
+      ["$.params.time_window_days: time_window_days must be a whole number from 1 to 365, got 0"],
+    ],
+    [
+      "time_window_days 366",
+      { ...valid, params: { time_window_days: 366 } },
+      ["$.params.time_window_days: time_window_days must be a whole number from 1 to 365, got 366"],
+    ],
+    [
+      "time_window_days 1.5",
+      { ...valid, params: { time_window_days: 1.5 } },
+      ["$.params.time_window_days: time_window_days must be a whole number from 1 to 365, got 1.5"],
+    ],
+    [
+      "time_window_days as text",
+      { ...valid, params: { time_window_days: "7" } },
+      ['$.params.time_window_days: time_window_days must be a whole number from 1 to 365, got "7"'],
+    ],
+    [
+      "max_highlights 0",
+      { ...valid, params: { max_highlights: 0 } },
+      ["$.params.max_highlights: max_highlights must be a whole number from 1 to 50, got 0"],
+    ],
+    [
+      "max_highlights 51",
+      { ...valid, params: { max_highlights: 51 } },
+      ["$.params.max_highlights: max_highlights must be a whole number from 1 to 50, got 51"],
+    ],
+    [
+      "an as_of without a zone",
+      { ...valid, params: { as_of: "2026-01-01T00:00:00" } },
+      [
+        '$.params.as_of: expected an ISO 8601 date-time with a zone (e.g. 2026-01-15T10:30:00Z), got "2026-01-01T00:00:00"',
+      ],
+    ],
+    [
+      "an as_of in the future",
+      { ...valid, params: { as_of: "2026-02-01T00:00:00Z" } },
+      [
+        "$.params.as_of: 2026-02-01T00:00:00Z is in the future (now is 2026-01-10T00:00:00.000Z); ask about the past or leave as_of out",
+      ],
+    ],
+    [
+      "an unknown actor type",
+      { ...valid, from: { actor_type: "robot" } },
+      ['$.from.actor_type: expected "chatgpt", "human" or "workflow", got "robot"'],
+    ],
+    [
+      "a misspelt param",
+      { ...valid, params: { max_highlight: 3 } },
+      ['$.params: unknown field "max_highlight" (kai_request_v1 does not define it)'],
+    ],
     ["a missing lane", { ...valid, lane: undefined }, ["$.lane: required field is missing"]],
   ])("refuses %s and says exactly what is wrong", (_what, request, notes) => {
     expect(notesOf(request)).toEqual({ ok: false, request_id: valid.request_id, notes });
@@ -54,9 +123,17 @@ describe("kai_request_v1", () => {
     expect(notesOf({ ...noId, version: "v0", type: "x" })).toEqual({
       ok: false,
       request_id: null,
-      notes: ['$.version: expected "kai_request_v1", got "v0"', "$.request_id: required field is missing", '$.type: unknown type "x": expected "lane_status" or "what_changed"'],
+      notes: [
+        '$.version: expected "kai_request_v1", got "v0"',
+        "$.request_id: required field is missing",
+        '$.type: unknown type "x": expected "lane_status" or "what_changed"',
+      ],
     });
-    expect(notesOf([1, 2])).toEqual({ ok: false, request_id: null, notes: ["$: expected a kai_request_v1 JSON object, got an array"] });
+    expect(notesOf([1, 2])).toEqual({
+      ok: false,
+      request_id: null,
+      notes: ["$: expected a kai_request_v1 JSON object, got an array"],
+    });
   });
 });
 
@@ -66,7 +143,13 @@ describe("error responses", () => {
 
   it("answers invalid JSON with status error, no request_id and the parser's reason", async () => {
     const res = KaiResponseSchema.parse(await answerText('{"version": "kai_request_v1",', options));
-    expect(res).toMatchObject({ version: "kai_response_v1", request_id: null, status: "error", payload: null, meta: { generated_at: "2026-01-10T00:00:00.000Z", kai_version: "0.1.0" } });
+    expect(res).toMatchObject({
+      version: "kai_response_v1",
+      request_id: null,
+      status: "error",
+      payload: null,
+      meta: { generated_at: "2026-01-10T00:00:00.000Z", kai_version: "0.1.0" },
+    });
     expect(res.notes).toHaveLength(1);
     expect(res.notes[0]).toMatch(/^the request is not valid JSON: /);
     expect(res.summary_md.split("\n")).toHaveLength(3);
@@ -80,8 +163,11 @@ describe("error responses", () => {
       status: "error",
       meta: { generated_at: "2026-01-10T00:00:00.000Z", kai_version: "0.1.0" },
       payload: null,
-      summary_md: '## Kai could not answer this request\n- $.project_id: unknown project "other"; this project is "vpm-mini" (another project needs its STATE/<project_id>/current_state.md committed)\n- Fix the request and send it again (1 problem listed in notes)',
-      notes: ['$.project_id: unknown project "other"; this project is "vpm-mini" (another project needs its STATE/<project_id>/current_state.md committed)'],
+      summary_md:
+        '## Kai could not answer this request\n- $.project_id: unknown project "other"; this project is "vpm-mini" (another project needs its STATE/<project_id>/current_state.md committed)\n- Fix the request and send it again (1 problem listed in notes)',
+      notes: [
+        '$.project_id: unknown project "other"; this project is "vpm-mini" (another project needs its STATE/<project_id>/current_state.md committed)',
+      ],
     });
     repo.cleanup();
   });

@@ -7,7 +7,16 @@ import { ActionStore, ProposalStore, RunStore, type RunRecord } from "../../src/
 import { LocalForge } from "../../src/forge/index.js";
 import { openProject, projectSupervisor } from "../../src/app/index.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
-import { ACTION_SPRITE, DIST, gitInit, PMAGENT, PR_INPUTS, SPEC_EVENTS, testProject, type TestProject } from "../lattice/helpers.js";
+import {
+  ACTION_SPRITE,
+  DIST,
+  gitInit,
+  PMAGENT,
+  PR_INPUTS,
+  SPEC_EVENTS,
+  testProject,
+  type TestProject,
+} from "../lattice/helpers.js";
 
 const kinds = await availableStoreKinds();
 const PROPOSAL = "runtime_install (runtime=node, version=20) after bootstrap exited 127";
@@ -17,7 +26,10 @@ async function after(ms: number): Promise<void> {
   while (Date.now() <= ms) await new Promise((r) => setTimeout(r, 2));
 }
 
-function payload<K extends "lane_status_v1" | "what_changed_v1">(res: KaiResponse, kind: K): K extends "lane_status_v1" ? LaneStatus : WhatChanged {
+function payload<K extends "lane_status_v1" | "what_changed_v1">(
+  res: KaiResponse,
+  kind: K,
+): K extends "lane_status_v1" ? LaneStatus : WhatChanged {
   if (res.status !== "ok" || res.payload.kind !== kind) throw new Error(JSON.stringify(res));
   return res.payload.data as K extends "lane_status_v1" ? LaneStatus : WhatChanged;
 }
@@ -31,27 +43,85 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
   let cut1: number; // after the first cycle's runs, before req-2
   let proposalId: string;
   const ask = async (type: "lane_status" | "what_changed", params: Record<string, unknown> = {}) =>
-    answer({ version: "kai_request_v1", request_id: `t-${type}`, from: { actor_type: "human" }, project_id: "demo", type, lane: { layer: "test", name: "build" }, params }, { config: tp.project.config, sources: await (await openProject({ project: tp.project, store: ts.store })).kaiSources() });
+    answer(
+      {
+        version: "kai_request_v1",
+        request_id: `t-${type}`,
+        from: { actor_type: "human" },
+        project_id: "demo",
+        type,
+        lane: { layer: "test", name: "build" },
+        params,
+      },
+      {
+        config: tp.project.config,
+        sources: await (await openProject({ project: tp.project, store: ts.store })).kaiSources(),
+      },
+    );
 
   beforeAll(async () => {
     ts = await kind.open();
     tp = testProject(ts);
     gitInit(tp.root);
-    const sup = projectSupervisor({ store: ts.store, project: tp.project, env: { PATH: process.env.PATH, HOME: process.env.HOME }, pmagentCommand: PMAGENT, pollMs: 20, consoleWrite: () => undefined });
+    const sup = projectSupervisor({
+      store: ts.store,
+      project: tp.project,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME },
+      pmagentCommand: PMAGENT,
+      pollMs: 20,
+      consoleWrite: () => undefined,
+    });
     const board = new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] });
-    await board.post("Human", { id: "req-1", to: "Builder", kind: "build_request", payload: { summary: "fix the cache" } });
+    await board.post("Human", {
+      id: "req-1",
+      to: "Builder",
+      kind: "build_request",
+      payload: { summary: "fix the cache" },
+    });
     const plan = join(tp.root, "builder.plan.json");
-    writeFileSync(plan, JSON.stringify({ commit: { branch: "sprite/fix-cache", file: "fix.txt", text: "fixed\n" }, action: "OPEN_PR", parameters: SPEC_EVENTS.openPr.payload.parameters, expected_inputs: PR_INPUTS }));
-    built = await sup.startRun({ role: "Builder", entryId: "req-1", command: [process.execPath, ACTION_SPRITE, DIST, plan] });
+    writeFileSync(
+      plan,
+      JSON.stringify({
+        commit: { branch: "sprite/fix-cache", file: "fix.txt", text: "fixed\n" },
+        action: "OPEN_PR",
+        parameters: SPEC_EVENTS.openPr.payload.parameters,
+        expected_inputs: PR_INPUTS,
+      }),
+    );
+    built = await sup.startRun({
+      role: "Builder",
+      entryId: "req-1",
+      command: [process.execPath, ACTION_SPRITE, DIST, plan],
+    });
     reviewed = await sup.startRun({
       role: "Reviewer",
       entryId: "req-1-review",
-      command: tp.sprite("reviewer", { steps: [{ emit: "ENVIRONMENT_PROPOSAL", payload: SPEC_EVENTS.proposal.payload }, { emit: "ERROR", payload: { message: "node: command not found" } }, { exit: 1 }] }),
+      command: tp.sprite("reviewer", {
+        steps: [
+          { emit: "ENVIRONMENT_PROPOSAL", payload: SPEC_EVENTS.proposal.payload },
+          { emit: "ERROR", payload: { message: "node: command not found" } },
+          { exit: 1 },
+        ],
+      }),
     });
     cut1 = Date.now();
     await after(cut1);
-    await board.post("Human", { id: "req-2", to: "Builder", kind: "build_request", payload: { summary: "add the index" } });
-    waiting = await sup.startRun({ role: "Builder", entryId: "req-2", command: tp.sprite("waiter", { steps: [{ emit: "PHASE_STARTED", payload: { phase: "plan" } }, { waiting: { reason: "needs approval", expected_inputs: { approved: "boolean" } } }] }) });
+    await board.post("Human", {
+      id: "req-2",
+      to: "Builder",
+      kind: "build_request",
+      payload: { summary: "add the index" },
+    });
+    waiting = await sup.startRun({
+      role: "Builder",
+      entryId: "req-2",
+      command: tp.sprite("waiter", {
+        steps: [
+          { emit: "PHASE_STARTED", payload: { phase: "plan" } },
+          { waiting: { reason: "needs approval", expected_inputs: { approved: "boolean" } } },
+        ],
+      }),
+    });
     proposalId = (await new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] }).list())[0]!.id;
   }, 120_000);
   afterAll(async () => {
@@ -70,13 +140,41 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
     const entry = (await new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] }).get("req-2")).entry;
     const res = await ask("lane_status");
     const data = payload(res, "lane_status_v1");
-    expect(data.cycle).toEqual({ latest_cycle_id: "cycle-2", root_entry_id: "req-2", status: "blocked", started_at: entry.created_at, completed_at: null, found_in: "blackboard", evidence: [{ type: "entry", id: "req-2", title: "add the index", at: entry.updated_at }] });
+    expect(data.cycle).toEqual({
+      latest_cycle_id: "cycle-2",
+      root_entry_id: "req-2",
+      status: "blocked",
+      started_at: entry.created_at,
+      completed_at: null,
+      found_in: "blackboard",
+      evidence: [{ type: "entry", id: "req-2", title: "add the index", at: entry.updated_at }],
+    });
     expect(data.steps).toEqual({
       builder: {
         role: "Builder",
         status: "waiting",
-        latest_entry: { entry_id: "req-2", kind: "build_request", entry_status: entry.status, blackboard_issue: null, blackboard_comment_id: null, actions_workflow: "test/build:Builder", actions_run_id: waiting.id, artifact_path: null, updated_at: entry.updated_at, summary: "add the index" },
-        run: { run_id: waiting.id, state: "waiting", started_at: w.created_at, finished_at: null, waiting_for: ["approved"], events: w.event_count, artifacts: [], pull_requests: [] },
+        latest_entry: {
+          entry_id: "req-2",
+          kind: "build_request",
+          entry_status: entry.status,
+          blackboard_issue: null,
+          blackboard_comment_id: null,
+          actions_workflow: "test/build:Builder",
+          actions_run_id: waiting.id,
+          artifact_path: null,
+          updated_at: entry.updated_at,
+          summary: "add the index",
+        },
+        run: {
+          run_id: waiting.id,
+          state: "waiting",
+          started_at: w.created_at,
+          finished_at: null,
+          waiting_for: ["approved"],
+          events: w.event_count,
+          artifacts: [],
+          pull_requests: [],
+        },
       },
       reviewer: { role: "Reviewer", status: "not_started", latest_entry: null, run: null },
     });
@@ -112,10 +210,35 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
   it("what_changed: the local forge's PR, the runs per role, the failed and waiting runs as risks and questions", async () => {
     const res = await ask("what_changed");
     const data = payload(res, "what_changed_v1");
-    expect(data.by_category.prs).toEqual([{ number: 1, title: "Fix cache invalidation", status: "open", impact: "high", url: "pmagent-forge://demo/pulls/1", paths: [] }]);
+    expect(data.by_category.prs).toEqual([
+      {
+        number: 1,
+        title: "Fix cache invalidation",
+        status: "open",
+        impact: "high",
+        url: "pmagent-forge://demo/pulls/1",
+        paths: [],
+      },
+    ]);
     expect(data.by_category.workflows).toEqual([
-      { name: "test/build:Builder", source: "pmagent", runs: 2, failed_runs: 0, latest_status: "waiting", latest_run_id: waiting.id, latest_at: waiting.created_at },
-      { name: "test/build:Reviewer", source: "pmagent", runs: 1, failed_runs: 1, latest_status: "failed", latest_run_id: reviewed.id, latest_at: reviewed.created_at },
+      {
+        name: "test/build:Builder",
+        source: "pmagent",
+        runs: 2,
+        failed_runs: 0,
+        latest_status: "waiting",
+        latest_run_id: waiting.id,
+        latest_at: waiting.created_at,
+      },
+      {
+        name: "test/build:Reviewer",
+        source: "pmagent",
+        runs: 1,
+        failed_runs: 1,
+        latest_status: "failed",
+        latest_run_id: reviewed.id,
+        latest_at: reviewed.created_at,
+      },
     ]);
     expect(data.highlights.map((h) => h.title)).toEqual([
       "test/build cycle-2 is blocked at Builder",
@@ -149,7 +272,9 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
     const res = await ask("lane_status", { as_of: at });
     const data = payload(res, "lane_status_v1");
     expect(data.cycle).toMatchObject({ latest_cycle_id: "cycle-1", root_entry_id: "req-1", status: "blocked" });
-    expect(Object.values(data.steps).map((s) => [s.role, s.status, s.run?.run_id, s.run?.state, s.run?.pull_requests])).toEqual([
+    expect(
+      Object.values(data.steps).map((s) => [s.role, s.status, s.run?.run_id, s.run?.state, s.run?.pull_requests]),
+    ).toEqual([
       ["Builder", "completed", built.id, "succeeded", [1]],
       ["Reviewer", "error", reviewed.id, "failed", []],
     ]);
@@ -158,14 +283,21 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
       [`decide-env-${proposalId}`, "medium", `proposal ${proposalId} is pending (seen 1 time)`],
       ["review-pr-1", "medium", "PR #1 opened by the lane is still open"],
     ]);
-    expect(data.next_suggested_actions[2]!.evidence).toEqual([{ type: "pr", id: "1", title: "Fix cache invalidation", url: "pmagent-forge://demo/pulls/1" }]);
+    expect(data.next_suggested_actions[2]!.evidence).toEqual([
+      { type: "pr", id: "1", title: "Fix cache invalidation", url: "pmagent-forge://demo/pulls/1" },
+    ]);
     expect(res.notes).toContain("Evidence: 2 runs");
     const changes = payload(await ask("what_changed", { as_of: at }), "what_changed_v1");
     expect(changes.by_category.workflows.map((w) => [w.name, w.runs, w.latest_run_id])).toEqual([
       ["test/build:Builder", 1, built.id],
       ["test/build:Reviewer", 1, reviewed.id],
     ]);
-    expect(changes.risks.map((r) => r.id)).toEqual(["cycle-blocked-cycle-1", "environment-proposals-pending", "entries-waiting-on-human", "runs-failed"]);
+    expect(changes.risks.map((r) => r.id)).toEqual([
+      "cycle-blocked-cycle-1",
+      "environment-proposals-pending",
+      "entries-waiting-on-human",
+      "runs-failed",
+    ]);
   });
 
   it("a window that ends before the first run holds no runs; one that starts after the first cycle keeps only its entries' runs", async () => {
@@ -177,15 +309,29 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
     };
     const lane = tp.project.config.lanes[0]!;
     const before = new Date(Date.parse(built.created_at) - 1);
-    expect(await collectRuns(readers, lane, { since: new Date(before.getTime() - 86_400_000), until: before }, ["req-1"])).toEqual([]);
+    expect(
+      await collectRuns(readers, lane, { since: new Date(before.getTime() - 86_400_000), until: before }, ["req-1"]),
+    ).toEqual([]);
     const now = new Date();
     const late = await collectRuns(readers, lane, { since: new Date(cut1), until: now }, ["req-1-review"]);
     expect(late.map((r) => [r.run_id, r.state])).toEqual([
       [reviewed.id, "failed"],
       [waiting.id, "waiting"],
     ]);
-    const pr = (await collectRuns(readers, lane, { since: new Date(0), until: now }, [])).find((r) => r.run_id === built.id)!;
-    expect(pr.actions).toEqual([{ id: `${built.id}:${pr.actions[0]!.id.split(":")[1]}`, type: "OPEN_PR", status: "succeeded", pr_number: 1, url: "pmagent-forge://demo/pulls/1", title: "Fix cache invalidation", pr_state: "open" }]);
+    const pr = (await collectRuns(readers, lane, { since: new Date(0), until: now }, [])).find(
+      (r) => r.run_id === built.id,
+    )!;
+    expect(pr.actions).toEqual([
+      {
+        id: `${built.id}:${pr.actions[0]!.id.split(":")[1]}`,
+        type: "OPEN_PR",
+        status: "succeeded",
+        pr_number: 1,
+        url: "pmagent-forge://demo/pulls/1",
+        title: "Fix cache invalidation",
+        pr_state: "open",
+      },
+    ]);
   });
 });
 
@@ -202,7 +348,10 @@ describe.each(kinds)("a run's state at the cutoff, from its recorded times ($nam
     tp = testProject(ts);
     const sup = tp.supervisor(undefined, { clock: () => now });
     const command = tp.sprite("waiter", {
-      steps: [{ emit: "PHASE_STARTED", payload: { phase: "plan" } }, { waiting: { reason: "needs approval", expected_inputs: { approved: "boolean" } } }],
+      steps: [
+        { emit: "PHASE_STARTED", payload: { phase: "plan" } },
+        { waiting: { reason: "needs approval", expected_inputs: { approved: "boolean" } } },
+      ],
       on_resume: [{ emit: "COMPLETED", payload: { status: "success" } }, { exit: 0 }],
     });
     run = await sup.startRun({ role: "Builder", command });
@@ -216,7 +365,12 @@ describe.each(kinds)("a run's state at the cutoff, from its recorded times ($nam
 
   const collect = (untilMs: number) =>
     collectRuns(
-      { runs: new RunStore(ts.store, "demo"), actions: new ActionStore(ts.store), proposals: new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] }), forge: null },
+      {
+        runs: new RunStore(ts.store, "demo"),
+        actions: new ActionStore(ts.store),
+        proposals: new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] }),
+        forge: null,
+      },
       tp.project.config.lanes[0]!,
       { since: new Date(untilMs - 7 * 24 * HOUR), until: new Date(untilMs) },
       [],
@@ -234,7 +388,11 @@ describe.each(kinds)("a run's state at the cutoff, from its recorded times ($nam
         state: "waiting",
         started_at: new Date(T0).toISOString(),
         finished_at: null,
-        waiting: { checkpoint: expect.stringMatching(/^chk_/), expected_inputs: { approved: "boolean" }, since: new Date(T0).toISOString() },
+        waiting: {
+          checkpoint: expect.stringMatching(/^chk_/),
+          expected_inputs: { approved: "boolean" },
+          since: new Date(T0).toISOString(),
+        },
         artifacts: [],
         actions: [],
         events: 2,
@@ -244,7 +402,9 @@ describe.each(kinds)("a run's state at the cutoff, from its recorded times ($nam
       },
     ]);
     const later = await collect(T0 + 2 * HOUR);
-    expect(later.map((r) => [r.state, r.finished_at, r.waiting, r.events])).toEqual([["succeeded", new Date(T0 + HOUR).toISOString(), null, total]]);
+    expect(later.map((r) => [r.state, r.finished_at, r.waiting, r.events])).toEqual([
+      ["succeeded", new Date(T0 + HOUR).toISOString(), null, total],
+    ]);
     expect(total).toBeGreaterThan(2);
     expect(await collect(T0 - 1)).toEqual([]);
   });

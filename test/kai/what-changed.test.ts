@@ -1,12 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { docUpdateLane, parseConfig } from "../../src/config/index.js";
-import { answer, KaiResponseSchema, type BoardEntryEvidence, type EvidenceWindow, type KaiResponse, type WhatChanged } from "../../src/kai/index.js";
+import {
+  answer,
+  KaiResponseSchema,
+  type BoardEntryEvidence,
+  type EvidenceWindow,
+  type KaiResponse,
+  type WhatChanged,
+} from "../../src/kai/index.js";
 import { twoCycles } from "./fixtures.js";
 import { TestRepo } from "./repo.js";
 
 const config = parseConfig(JSON.stringify({ project_id: "vpm-mini", lanes: [docUpdateLane()] }), "test");
 const NOW = Date.parse("2026-01-20T00:00:00Z");
-const STATE_V2 = "# Current state\n\n## Layer B / doc_update v1\n\nCycle-1 applied through PR #849.\n\n### Gaps\n\n- PM snapshot lags Layer B\n";
+const STATE_V2 =
+  "# Current state\n\n## Layer B / doc_update v1\n\nCycle-1 applied through PR #849.\n\n### Gaps\n\n- PM snapshot lags Layer B\n";
 
 const request = (type: string, params: Record<string, unknown>) => ({
   version: "kai_request_v1",
@@ -19,7 +27,8 @@ const request = (type: string, params: Record<string, unknown>) => ({
 });
 
 /** The blackboard as it stood at the window's end (what the blackboard collector hands over). */
-const boardAt = (board: BoardEntryEvidence[]) => async (w: EvidenceWindow) => board.filter((e) => Date.parse(e.created_at) <= w.until.getTime());
+const boardAt = (board: BoardEntryEvidence[]) => async (w: EvidenceWindow) =>
+  board.filter((e) => Date.parse(e.created_at) <= w.until.getTime());
 
 describe("what_changed_v1 against a repository built by the test", () => {
   const repo = new TestRepo();
@@ -27,14 +36,33 @@ describe("what_changed_v1 against a repository built by the test", () => {
   let options: Parameters<typeof answer>[1];
 
   beforeAll(() => {
-    repo.commit("2026-01-01T00:00:00Z", "initial", { "STATE/current_state.md": "# Current state\n", "docs/old.md": "old", "src/main.ts": "x" });
-    shas.s849 = repo.commit("2026-01-04T10:00:00Z", "Update STATE after apply (#849)", { "STATE/current_state.md": STATE_V2 });
-    shas.m850 = repo.mergeBranch("2026-01-06T10:00:00Z", "wf", "Merge pull request #850 from vpm/wf\n\nAdd doc_update workflow", [
-      { at: "2026-01-06T09:00:00Z", message: "add workflow", files: { ".github/workflows/doc_update.yml": "on: issue_comment\n" } },
-    ]);
-    shas.report = repo.commit("2026-01-07T00:00:00Z", "add proposal report", { "reports/doc_update_proposals/p2.json": "{}" });
+    repo.commit("2026-01-01T00:00:00Z", "initial", {
+      "STATE/current_state.md": "# Current state\n",
+      "docs/old.md": "old",
+      "src/main.ts": "x",
+    });
+    shas.s849 = repo.commit("2026-01-04T10:00:00Z", "Update STATE after apply (#849)", {
+      "STATE/current_state.md": STATE_V2,
+    });
+    shas.m850 = repo.mergeBranch(
+      "2026-01-06T10:00:00Z",
+      "wf",
+      "Merge pull request #850 from vpm/wf\n\nAdd doc_update workflow",
+      [
+        {
+          at: "2026-01-06T09:00:00Z",
+          message: "add workflow",
+          files: { ".github/workflows/doc_update.yml": "on: issue_comment\n" },
+        },
+      ],
+    );
+    shas.report = repo.commit("2026-01-07T00:00:00Z", "add proposal report", {
+      "reports/doc_update_proposals/p2.json": "{}",
+    });
     shas.rename = repo.rename("2026-01-08T00:00:00Z", "docs/old.md", "docs/guide/new.md", "move guide");
-    shas.late = repo.commit("2026-01-12T00:00:00Z", "late STATE edit (#851)", { "STATE/current_state.md": `${STATE_V2}\n## Layer B / doc_update v1\n` });
+    shas.late = repo.commit("2026-01-12T00:00:00Z", "late STATE edit (#851)", {
+      "STATE/current_state.md": `${STATE_V2}\n## Layer B / doc_update v1\n`,
+    });
     const { board, runs } = twoCycles();
     options = { config, sources: { repo: repo.dir, board: boardAt(board), runs: async () => runs }, clock: () => NOW };
   });
@@ -57,29 +85,87 @@ describe("what_changed_v1 against a repository built by the test", () => {
       [4, "workflow", "New workflow: .github/workflows/doc_update.yml"],
       [5, "docs", "Docs: 1 file changed"],
     ]);
-    expect(data.highlights[2]!.summary).toBe("1 change (PR #849) edited STATE/current_state.md: Layer B / doc_update v1 (added), Gaps (added). The lane section now reads: Cycle-1 applied through PR #849.");
+    expect(data.highlights[2]!.summary).toBe(
+      "1 change (PR #849) edited STATE/current_state.md: Layer B / doc_update v1 (added), Gaps (added). The lane section now reads: Cycle-1 applied through PR #849.",
+    );
     expect(data.highlights[3]!.summary).toBe('PR #850 "Add doc_update workflow" added it.');
-    expect(data.highlights[1]!.summary).toBe("Sho's run run-sho-2 waits for approve, comment. The lane goes on once the input is given.");
+    expect(data.highlights[1]!.summary).toBe(
+      "Sho's run run-sho-2 waits for approve, comment. The lane goes on once the input is given.",
+    );
     expect(data.highlights[3]!.evidence).toEqual([
       { type: "file", id: ".github/workflows/doc_update.yml", path: ".github/workflows/doc_update.yml" },
       { type: "pr", id: "850", title: "Add doc_update workflow", at: "2026-01-06T10:00:00.000Z" },
     ]);
-    expect(data.highlights[0]!.evidence.map((e) => e.id)).toEqual(["req-1", "req-1-review", "req-1-review-apply", "req-1-review-apply-pm_snapshot", "req-1-review-apply-pm_snapshot-done"]);
+    expect(data.highlights[0]!.evidence.map((e) => e.id)).toEqual([
+      "req-1",
+      "req-1-review",
+      "req-1-review-apply",
+      "req-1-review-apply-pm_snapshot",
+      "req-1-review-apply-pm_snapshot-done",
+    ]);
     expect(data.by_category.prs).toEqual([
-      { number: 850, title: "Add doc_update workflow", status: "merged", impact: "high", url: null, paths: [".github/workflows/doc_update.yml"] },
-      { number: 849, title: "Update STATE after apply", status: "merged", impact: "high", url: null, paths: ["STATE/current_state.md"] },
+      {
+        number: 850,
+        title: "Add doc_update workflow",
+        status: "merged",
+        impact: "high",
+        url: null,
+        paths: [".github/workflows/doc_update.yml"],
+      },
+      {
+        number: 849,
+        title: "Update STATE after apply",
+        status: "merged",
+        impact: "high",
+        url: null,
+        paths: ["STATE/current_state.md"],
+      },
     ]);
     expect(data.by_category.state_docs).toEqual([
-      { path: "docs/guide/new.md", change: "renamed", old_path: "docs/old.md", commits: 1, last_commit: shas.rename, last_changed_at: "2026-01-08T00:00:00.000Z" },
-      { path: "STATE/current_state.md", change: "modified", old_path: null, commits: 1, last_commit: shas.s849, last_changed_at: "2026-01-04T10:00:00.000Z" },
+      {
+        path: "docs/guide/new.md",
+        change: "renamed",
+        old_path: "docs/old.md",
+        commits: 1,
+        last_commit: shas.rename,
+        last_changed_at: "2026-01-08T00:00:00.000Z",
+      },
+      {
+        path: "STATE/current_state.md",
+        change: "modified",
+        old_path: null,
+        commits: 1,
+        last_commit: shas.s849,
+        last_changed_at: "2026-01-04T10:00:00.000Z",
+      },
     ]);
     expect(data.by_category.workflows).toEqual([
-      { name: "layer_b/doc_update:Aya", source: "pmagent", runs: 1, failed_runs: 0, latest_status: "succeeded", latest_run_id: "run-aya-2", latest_at: "2026-01-08T10:00:00Z" },
-      { name: "layer_b/doc_update:Sho", source: "pmagent", runs: 1, failed_runs: 0, latest_status: "waiting", latest_run_id: "run-sho-2", latest_at: "2026-01-08T11:05:00Z" },
+      {
+        name: "layer_b/doc_update:Aya",
+        source: "pmagent",
+        runs: 1,
+        failed_runs: 0,
+        latest_status: "succeeded",
+        latest_run_id: "run-aya-2",
+        latest_at: "2026-01-08T10:00:00Z",
+      },
+      {
+        name: "layer_b/doc_update:Sho",
+        source: "pmagent",
+        runs: 1,
+        failed_runs: 0,
+        latest_status: "waiting",
+        latest_run_id: "run-sho-2",
+        latest_at: "2026-01-08T11:05:00Z",
+      },
     ]);
     expect(data.risks.map((r) => [r.id, r.severity, r.summary])).toEqual([
       ["cycle-blocked-cycle-2", "high", "cycle-2 of layer_b/doc_update is blocked"],
-      ["state-doc-not-updated", "medium", "STATE/current_state.md does not reflect cycle-1 yet: last changed 2026-01-04T10:00:00.000Z, cycle completed 2026-01-05T12:00:00Z"],
+      [
+        "state-doc-not-updated",
+        "medium",
+        "STATE/current_state.md does not reflect cycle-1 yet: last changed 2026-01-04T10:00:00.000Z, cycle completed 2026-01-05T12:00:00Z",
+      ],
       ["runs-waiting", "medium", "1 run waiting for input: Sho run-sho-2"],
       ["environment-proposals-pending", "medium", "1 environment proposal pending a decision: Aya: install pandoc"],
       // This window's gaps, not every gap the document lists.

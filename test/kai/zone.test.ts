@@ -3,7 +3,8 @@ import { docUpdateLane, parseConfig } from "../../src/config/index.js";
 import { answer, KaiResponseSchema, type WhatChanged } from "../../src/kai/index.js";
 import { TestRepo } from "./repo.js";
 
-const configWith = (more: Record<string, unknown> = {}) => parseConfig(JSON.stringify({ project_id: "vpm-mini", lanes: [docUpdateLane()], ...more }), "test");
+const configWith = (more: Record<string, unknown> = {}) =>
+  parseConfig(JSON.stringify({ project_id: "vpm-mini", lanes: [docUpdateLane()], ...more }), "test");
 const NOW = Date.parse("2026-04-01T00:00:00Z");
 
 const request = (params: Record<string, unknown>) => ({
@@ -28,8 +29,13 @@ describe("what_changed time windows are calendar days of the answer's zone", () 
   });
   afterAll(() => repo.cleanup());
 
-  async function ask(config: ReturnType<typeof configWith>, params: Record<string, unknown>): Promise<{ data: WhatChanged; notes: string[] }> {
-    const res = KaiResponseSchema.parse(await answer(request(params), { config, sources: { repo: repo.dir }, clock: () => NOW }));
+  async function ask(
+    config: ReturnType<typeof configWith>,
+    params: Record<string, unknown>,
+  ): Promise<{ data: WhatChanged; notes: string[] }> {
+    const res = KaiResponseSchema.parse(
+      await answer(request(params), { config, sources: { repo: repo.dir }, clock: () => NOW }),
+    );
     if (res.status !== "ok" || res.payload.kind !== "what_changed_v1") throw new Error(JSON.stringify(res.notes));
     return { data: res.payload.data, notes: res.notes };
   }
@@ -52,7 +58,9 @@ describe("what_changed time windows are calendar days of the answer's zone", () 
     // 2026-03-08 is the US change to daylight time: the window is 7 days but 167 hours long.
     const { data, notes } = await ask(configWith({ timezone: "America/New_York" }), { as_of: "2026-03-10T04:00:00Z" });
     expect(data.time_window).toEqual({ from: "2026-03-03", to: "2026-03-10" });
-    expect(notes).toContain("Time window: (2026-03-03T05:00:00.000Z, 2026-03-10T04:00:00.000Z], dates in America/New_York");
+    expect(notes).toContain(
+      "Time window: (2026-03-03T05:00:00.000Z, 2026-03-10T04:00:00.000Z], dates in America/New_York",
+    );
     expect(prs(data)).toEqual([11, 12]);
   });
 
@@ -62,6 +70,8 @@ describe("what_changed time windows are calendar days of the answer's zone", () 
   });
 
   it("a timezone that is not an IANA name is refused with the fix", () => {
-    expect(() => configWith({ timezone: "Tokyo/Japan" })).toThrow('$.timezone: expected an IANA time zone name (e.g. Asia/Tokyo, Europe/Berlin, UTC), got "Tokyo/Japan"');
+    expect(() => configWith({ timezone: "Tokyo/Japan" })).toThrow(
+      '$.timezone: expected an IANA time zone name (e.g. Asia/Tokyo, Europe/Berlin, UTC), got "Tokyo/Japan"',
+    );
   });
 });

@@ -28,7 +28,9 @@ describe("the doc_update lane with Codex as Aya", () => {
     const dir = join(mkdtempSync(join(tmpdir(), "pmagent-lane-agent-")), "repo");
     createDemoRepository(dir);
     const configFile = join(dir, "pmagent.config.json");
-    const config = JSON.parse(readFileSync(configFile, "utf8")) as { lanes: Array<{ roles: Array<Record<string, unknown>> }> };
+    const config = JSON.parse(readFileSync(configFile, "utf8")) as {
+      lanes: Array<{ roles: Array<Record<string, unknown>> }>;
+    };
     const aya = config.lanes[0]!.roles.find((r) => r.name === "Aya")!;
     aya.runner = { agent: "codex", model: "gpt-test", base_url: fake.baseURL, timeout_s: 120 };
     writeFileSync(configFile, JSON.stringify(config, null, 2));
@@ -41,13 +43,32 @@ describe("the doc_update lane with Codex as Aya", () => {
         request_entry_id: "req-1",
         summary: "Note the agent in STATE",
         created_at: "2026-01-15T10:30:00Z",
-        updates: [{ id: "u1", path: "STATE/current_state.md", reason: "the agent ran", change_type: "append", suggested_markdown: APPENDED }],
+        updates: [
+          {
+            id: "u1",
+            path: "STATE/current_state.md",
+            reason: "the agent ran",
+            change_type: "append",
+            suggested_markdown: APPENDED,
+          },
+        ],
       };
       const cmd = `mkdir -p out && printf '%s' '${JSON.stringify(proposal)}' > out/proposal.json && pmagent emit ARTIFACT --kind doc_update_proposal_v1 --ref "$LATTICE_WORKSPACE/out/proposal.json" && pmagent emit COMPLETED --status success --summary "proposal written"`;
       fake.reply({ calls: [{ name: "exec_command", arguments: { cmd } }] }, { text: "Proposal written." });
       const board = new Blackboard(store, { projectId: "demo", humans: ["Human"] });
-      await board.post("Human", { id: "req-1", to: "Aya", kind: "doc_update_proposal_request", payload: { summary: "Note the agent in STATE" }, target_docs: ["STATE/current_state.md"] });
-      const supervisor = projectSupervisor({ store, project, pmagentCommand: [process.execPath, CLI], env: { PATH: process.env.PATH, OPENAI_API_KEY: KEY } });
+      await board.post("Human", {
+        id: "req-1",
+        to: "Aya",
+        kind: "doc_update_proposal_request",
+        payload: { summary: "Note the agent in STATE" },
+        target_docs: ["STATE/current_state.md"],
+      });
+      const supervisor = projectSupervisor({
+        store,
+        project,
+        pmagentCommand: [process.execPath, CLI],
+        env: { PATH: process.env.PATH, OPENAI_API_KEY: KEY },
+      });
       const roles = project.config.lanes[0]!.roles.map((r) => r.name);
       await new Worker({ supervisor, roles, id: "test-worker", once: true }).run(AbortSignal.timeout(170_000));
       const entries = (await board.list()).map((e) => [e.entry.id, e.entry.status, e.entry.note ?? null]);
@@ -65,7 +86,12 @@ describe("the doc_update lane with Codex as Aya", () => {
       expect(ayaRun.command.slice(0, 3)).toEqual(["pmagent", "agent-run", "codex"]);
       expect(JSON.stringify(fake.requests[0]!.body)).toContain("Lattice sprite protocol (v1)");
       const bare = join(dir, ".pmagent", "forge.git");
-      expect(execFileSync("git", ["show", "pmagent/layer_b/doc_update/req-1:STATE/current_state.md"], { cwd: bare, encoding: "utf8" })).toContain(APPENDED);
+      expect(
+        execFileSync("git", ["show", "pmagent/layer_b/doc_update/req-1:STATE/current_state.md"], {
+          cwd: bare,
+          encoding: "utf8",
+        }),
+      ).toContain(APPENDED);
     } finally {
       await store.close();
       await fake.close();

@@ -55,7 +55,12 @@ describe("the code lane with Codex, Claude Code and Gemini CLI", () => {
       const servers = await startAgentServers();
       let repo: Repo | undefined;
       try {
-        const cycle = await codeLaneCycle(servers, { developer: "codex", reviewer: "claude", fixer: "gemini", approver: "claude" });
+        const cycle = await codeLaneCycle(servers, {
+          developer: "codex",
+          reviewer: "claude",
+          fixer: "gemini",
+          approver: "claude",
+        });
         repo = cycle.repo;
         const start = cycle.start;
 
@@ -76,9 +81,15 @@ describe("the code lane with Codex, Claude Code and Gemini CLI", () => {
           ["greet-review-fix-review", "Reviewer", "code_review_request", "done"],
           ["greet-review-fix-review-done", "Human", "code_cycle_done", "open"],
         ]);
-        expect(entries[2]!.payload.details).toMatchObject({ outcome: "changes_requested", from_role: "Reviewer", review: REVIEW });
+        expect(entries[2]!.payload.details).toMatchObject({
+          outcome: "changes_requested",
+          from_role: "Reviewer",
+          review: REVIEW,
+        });
         // Each entry refers to the commit the role before handed on.
-        expect(entries.slice(1, 4).map((e) => e.payload.refs?.commit)).toEqual(runs.slice(0, 3).map((r) => r.cycle?.commit));
+        expect(entries.slice(1, 4).map((e) => e.payload.refs?.commit)).toEqual(
+          runs.slice(0, 3).map((r) => r.cycle?.commit),
+        );
 
         // The Reviewer read the Developer's file (its tool result went back to the model)…
         expect(JSON.stringify(servers.claude.requests[1]!.body)).toContain('return \\"Hello \\" + name');
@@ -101,11 +112,18 @@ describe("the code lane with Codex, Claude Code and Gemini CLI", () => {
 
         // One pull request, merged by the Reviewer's approval: main is the branch's head.
         const prs = (await pmagentJson<{ items: PullRow[] }>(repo, ["prs"])).items;
-        expect(prs.map((p) => [p.number, p.head, p.base, p.state, p.head_sha])).toEqual([[1, CODE_BRANCH, "main", "merged", head]]);
+        expect(prs.map((p) => [p.number, p.head, p.base, p.state, p.head_sha])).toEqual([
+          [1, CODE_BRANCH, "main", "merged", head],
+        ]);
         expect(git(repo.bare, "rev-parse", "main")).toBe(head);
-        expect(git(repo.bare, "diff", "--name-only", start, "main").split("\n")).toEqual(["REVIEWS.md", "src/greet.py"]);
+        expect(git(repo.bare, "diff", "--name-only", start, "main").split("\n")).toEqual([
+          "REVIEWS.md",
+          "src/greet.py",
+        ]);
         expect(git(repo.bare, "show", "main:src/greet.py")).toBe('def greet(name):\n    return "Hello " + name + "!"');
-        expect(git(repo.bare, "show", "main:REVIEWS.md")).toBe(`## greet-review\nchanges requested: ${REVIEW}\n## greet-review-fix-review\napproved`);
+        expect(git(repo.bare, "show", "main:REVIEWS.md")).toBe(
+          `## greet-review\nchanges requested: ${REVIEW}\n## greet-review-fix-review\napproved`,
+        );
 
         // Kai's lane status reads the finished cycle, its four runs and their usage.
         const status = await pmagentJson<KaiStatus>(repo, ["kai", "status", "--lane", "code/code"]);
@@ -165,13 +183,19 @@ describe("the doc_update lane with Codex as Aya, Claude Code as Sho and Gemini C
         const snapshotText = git(repo.bare, "show", `${DOC_BRANCH}:${snapshot}`);
         expect(snapshotText).toContain("1 update(s) accepted and applied");
         expect(snapshotText).toContain("- Pull request #1 is open for review.");
-        expect(entries.at(-1)!.payload.summary).toBe(`doc_update cycle req-1 is done: pull request #1 to review, PM snapshot ${snapshot}`);
+        expect(entries.at(-1)!.payload.summary).toBe(
+          `doc_update cycle req-1 is done: pull request #1 to review, PM snapshot ${snapshot}`,
+        );
 
         // One pull request (opened with Tsugu's change, following Gen's), its diff every role's work.
         const head = git(repo.bare, "rev-parse", DOC_BRANCH);
         const prs = (await pmagentJson<{ items: PullRow[] }>(repo, ["prs"])).items;
-        expect(prs.map((p) => [p.number, p.head, p.base, p.state, p.head_sha])).toEqual([[1, DOC_BRANCH, "main", "open", head]]);
-        expect(git(repo.bare, "diff", "--name-only", `main...${DOC_BRANCH}`).split("\n")).toEqual([PROPOSAL_FILE, REVIEW_FILE, snapshot, "STATE/current_state.md"].sort());
+        expect(prs.map((p) => [p.number, p.head, p.base, p.state, p.head_sha])).toEqual([
+          [1, DOC_BRANCH, "main", "open", head],
+        ]);
+        expect(git(repo.bare, "diff", "--name-only", `main...${DOC_BRANCH}`).split("\n")).toEqual(
+          [PROPOSAL_FILE, REVIEW_FILE, snapshot, "STATE/current_state.md"].sort(),
+        );
 
         const status = await pmagentJson<KaiStatus>(repo, ["kai", "status"]);
         expect(status.payload.data.cycle).toMatchObject({ root_entry_id: "req-1", status: "completed" });

@@ -6,7 +6,14 @@ import { join } from "node:path";
 import { docUpdateLane, parseConfig, type ConfigInput, type Project } from "../../src/config/index.js";
 import type { ActionRequest } from "../../src/lattice/index.js";
 
-const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.invalid", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.invalid", GIT_CONFIG_NOSYSTEM: "1" };
+const GIT_ENV = {
+  ...process.env,
+  GIT_AUTHOR_NAME: "t",
+  GIT_AUTHOR_EMAIL: "t@example.invalid",
+  GIT_COMMITTER_NAME: "t",
+  GIT_COMMITTER_EMAIL: "t@example.invalid",
+  GIT_CONFIG_NOSYSTEM: "1",
+};
 
 export function sh(cwd: string, ...args: string[]): string {
   return execFileSync("git", args, { cwd, env: GIT_ENV, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
@@ -32,7 +39,11 @@ export function makeProject(extra: Partial<ConfigInput> = {}): TestProject {
   const config: ConfigInput = { project_id: "demo", humans: ["Human"], lanes: [lane], ...extra };
   const text = JSON.stringify(config, null, 2);
   writeFileSync(join(root, "pmagent.config.json"), text);
-  const project: Project = { root, configPath: join(root, "pmagent.config.json"), config: parseConfig(text, "pmagent.config.json") };
+  const project: Project = {
+    root,
+    configPath: join(root, "pmagent.config.json"),
+    config: parseConfig(text, "pmagent.config.json"),
+  };
   return { project, dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 

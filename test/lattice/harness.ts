@@ -112,7 +112,10 @@ export async function outboxAndStored(runs: RunStore, mine: RunRecord[]): Promis
   const stored = new Map<string, StoredEvent[]>();
   for (const run of mine) {
     const read = readOutbox(join(run.workspace, ".lattice", "outbox.jsonl"));
-    outbox.set(run.id, read.items.filter((i) => i.kind === "event").map((i) => (i as { id: string }).id));
+    outbox.set(
+      run.id,
+      read.items.filter((i) => i.kind === "event").map((i) => (i as { id: string }).id),
+    );
     stored.set(run.id, await runs.events(run.id));
   }
   return { runs: mine, outbox, stored };
@@ -125,16 +128,18 @@ export function lostOrDoubled(result: CrashTrialResult): string[] {
     const outbox = result.outbox.get(run.id) ?? [];
     const ids = (result.stored.get(run.id) ?? []).map((e) => e.id);
     const storedSet = new Set(ids);
-    if (storedSet.size !== ids.length) problems.push(`run ${run.id}: ${ids.length - storedSet.size} events stored twice`);
+    if (storedSet.size !== ids.length)
+      problems.push(`run ${run.id}: ${ids.length - storedSet.size} events stored twice`);
     const missing = outbox.filter((id) => !storedSet.has(id));
     if (missing.length) problems.push(`run ${run.id}: ${missing.length} outbox events not stored (state ${run.state})`);
     const inOutbox = ids.filter((id) => outbox.includes(id));
-    if (inOutbox.join() !== [...new Set(outbox)].join()) problems.push(`run ${run.id}: stored order differs from outbox order`);
-    if (!["succeeded", "failed", "waiting", "canceled"].includes(run.state)) problems.push(`run ${run.id}: still ${run.state} after the restart`);
+    if (inOutbox.join() !== [...new Set(outbox)].join())
+      problems.push(`run ${run.id}: stored order differs from outbox order`);
+    if (!["succeeded", "failed", "waiting", "canceled"].includes(run.state))
+      problems.push(`run ${run.id}: still ${run.state} after the restart`);
   }
   return problems;
 }
-
 
 /** Resolve once `path` exists (watching its directory), or reject after `timeoutMs` naming it. */
 export function waitForFile(path: string, timeoutMs = 30_000): Promise<void> {
@@ -172,8 +177,16 @@ export function waitForDeath(pid: number, timeoutMs = 10_000): Promise<void> {
 }
 
 /** A `pmagent worker` process for `role` in `root`; `output` collects its stdout. */
-export function startWorker(root: string, storeEnv: Record<string, string>, args: string[]): { child: ChildProcess; exited: Promise<void>; output: () => string } {
-  const child = spawn(process.execPath, [CLI, "worker", ...args], { cwd: root, env: { ...process.env, ...storeEnv }, stdio: ["ignore", "pipe", "pipe"] });
+export function startWorker(
+  root: string,
+  storeEnv: Record<string, string>,
+  args: string[],
+): { child: ChildProcess; exited: Promise<void>; output: () => string } {
+  const child = spawn(process.execPath, [CLI, "worker", ...args], {
+    cwd: root,
+    env: { ...process.env, ...storeEnv },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr!.resume();
@@ -183,7 +196,10 @@ export function startWorker(root: string, storeEnv: Record<string, string>, args
 
 /** The role's runner in the config file (what a `pmagent worker` process reads). */
 export function setRunnerOnDisk(tp: TestProject, command: string[], sandbox?: "required" | "auto" | "off"): void {
-  const cfg = JSON.parse(readFileSync(tp.project.configPath, "utf8")) as { lanes: Array<{ roles: Array<Record<string, unknown>> }>; sandbox?: string };
+  const cfg = JSON.parse(readFileSync(tp.project.configPath, "utf8")) as {
+    lanes: Array<{ roles: Array<Record<string, unknown>> }>;
+    sandbox?: string;
+  };
   cfg.lanes[0]!.roles[0]!.runner = { command, env: {}, timeout_s: 300 };
   if (sandbox) cfg.sandbox = sandbox;
   const text = JSON.stringify(cfg, null, 2);
@@ -193,12 +209,18 @@ export function setRunnerOnDisk(tp: TestProject, command: string[], sandbox?: "r
 
 /** Let the claim of `entryId` run out now (time passing, without waiting the lease out). */
 export async function expireLease(ts: TestStore, entryId: string): Promise<void> {
-  await ts.store.run("UPDATE bb_entries SET lease_expires_ms = ? WHERE project_id = 'demo' AND id = ?", [Date.now() - 1, entryId]);
+  await ts.store.run("UPDATE bb_entries SET lease_expires_ms = ? WHERE project_id = 'demo' AND id = ?", [
+    Date.now() - 1,
+    entryId,
+  ]);
 }
 
 /** A sprite that reports its pid to `pidFile`, then `busy` events and a marker file, then runs on. */
 export function longSprite(pidFile: string, busy = 0, marker = `${pidFile}.busy`): unknown {
-  const steps: unknown[] = [{ emit: "PHASE_STARTED", payload: { phase: "work" } }, { sh: `echo $PPID > ${pidFile}.tmp && mv ${pidFile}.tmp ${pidFile}` }];
+  const steps: unknown[] = [
+    { emit: "PHASE_STARTED", payload: { phase: "work" } },
+    { sh: `echo $PPID > ${pidFile}.tmp && mv ${pidFile}.tmp ${pidFile}` },
+  ];
   for (let i = 0; i < busy; i++) steps.push({ emit: "INFO", payload: { message: `late ${i}` } });
   steps.push({ sh: `touch ${marker}` });
   for (let i = 0; i < 600; i++) steps.push({ emit: "INFO", payload: { message: `tick ${i}` } }, { sleep: 200 });

@@ -23,7 +23,11 @@ export interface Machine {
  * Machines named `names`, each with its own root directory; `env` (the store's) reaches them all.
  * `elsewhere`: directories no machine sees (another host's, such as the forge's server).
  */
-export function machines(roots: Record<string, string>, env: Record<string, string>, elsewhere: string[] = []): Record<string, Machine> {
+export function machines(
+  roots: Record<string, string>,
+  env: Record<string, string>,
+  elsewhere: string[] = [],
+): Record<string, Machine> {
   const out: Record<string, Machine> = {};
   for (const [name, root] of Object.entries(roots)) {
     const hidden = [
@@ -40,10 +44,17 @@ export function machines(roots: Record<string, string>, env: Record<string, stri
       name,
       root,
       run(argv, options = {}) {
-        return runProcess("unshare", [...unshareArgs, ...argv], { cwd: options.cwd ?? root, env: { ...process.env, ...env, ...hide, PMAGENT_MACHINE: name, ...options.env } });
+        return runProcess("unshare", [...unshareArgs, ...argv], {
+          cwd: options.cwd ?? root,
+          env: { ...process.env, ...env, ...hide, PMAGENT_MACHINE: name, ...options.env },
+        });
       },
       start(argv) {
-        return spawn("unshare", [...unshareArgs, ...argv], { cwd: root, env: { ...process.env, ...env, ...hide, PMAGENT_MACHINE: name }, stdio: ["ignore", "pipe", "pipe"] });
+        return spawn("unshare", [...unshareArgs, ...argv], {
+          cwd: root,
+          env: { ...process.env, ...env, ...hide, PMAGENT_MACHINE: name },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
       },
     };
   }
@@ -70,7 +81,21 @@ export async function freePort(): Promise<number> {
 export async function gitDaemon(dir: string): Promise<{ url: (repo: string) => string; stop: () => void }> {
   const { spawn } = await import("node:child_process");
   const port = await freePort();
-  const child = spawn("git", ["daemon", "--verbose", "--reuseaddr", "--export-all", "--enable=receive-pack", `--base-path=${dir}`, "--listen=127.0.0.1", `--port=${port}`, dir], { stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(
+    "git",
+    [
+      "daemon",
+      "--verbose",
+      "--reuseaddr",
+      "--export-all",
+      "--enable=receive-pack",
+      `--base-path=${dir}`,
+      "--listen=127.0.0.1",
+      `--port=${port}`,
+      dir,
+    ],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
   await new Promise<void>((resolve, reject) => {
     let said = "";
     child.stderr.on("data", (d: Buffer) => {

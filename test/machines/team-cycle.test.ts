@@ -48,14 +48,26 @@ describe.skipIf(!ready)("a lane cycle across machines", () => {
         ],
       }),
       Reviewer: sprite("reviewer", {
-        steps: [{ sh: "grep -q hello greet.js && echo 'greet(): approved' > REVIEWS.md" }, { emit: "COMPLETED", payload: { status: "success", outcome: "approved", summary: "looks right" } }],
+        steps: [
+          { sh: "grep -q hello greet.js && echo 'greet(): approved' > REVIEWS.md" },
+          { emit: "COMPLETED", payload: { status: "success", outcome: "approved", summary: "looks right" } },
+        ],
       }),
     };
     const config = {
       project_id: "team-machines",
       humans: ["Human"],
       forge: { remote: daemon.url("forge.git") },
-      lanes: [{ ...lane, roles: lane.roles.map((r) => ({ ...r, credentials: [], runner: { command: commands[r.name]!, timeout_s: 120 } })) }],
+      lanes: [
+        {
+          ...lane,
+          roles: lane.roles.map((r) => ({
+            ...r,
+            credentials: [],
+            runner: { command: commands[r.name]!, timeout_s: 120 },
+          })),
+        },
+      ],
     };
     const rootA = join(base, "A");
     mkdirSync(rootA);
@@ -84,29 +96,77 @@ describe.skipIf(!ready)("a lane cycle across machines", () => {
 
   it("the Developer on A, the Reviewer on B: one branch, a commit of each, one pull request, merged in the team's forge", async () => {
     expect((await a.run(["sh", "-c", `ls -A ${forgeDir} | wc -l`])).stdout.trim()).toBe("0");
-    const post = await a.run([process.execPath, CLI, "bb", "post", "--as", "Human", "--to", "Developer", "--kind", "code_request", "--id", "greet", "--summary", "add greet()"]);
+    const post = await a.run([
+      process.execPath,
+      CLI,
+      "bb",
+      "post",
+      "--as",
+      "Human",
+      "--to",
+      "Developer",
+      "--kind",
+      "code_request",
+      "--id",
+      "greet",
+      "--summary",
+      "add greet()",
+    ]);
     expect(post.code, post.stderr).toBe(0);
     const dev = await a.run([process.execPath, CLI, "worker", "--role", "Developer", "--once", "--format", "json"]);
     expect(dev.code, dev.stderr).toBe(0);
-    expect(JSON.parse(dev.stdout.trim())).toMatchObject({ state: "succeeded", host: "A", cycle: { branch: "pmagent/code/code/greet", pull_request: { number: 1 } } });
+    expect(JSON.parse(dev.stdout.trim())).toMatchObject({
+      state: "succeeded",
+      host: "A",
+      cycle: { branch: "pmagent/code/code/greet", pull_request: { number: 1 } },
+    });
     const rev = await b.run([process.execPath, CLI, "worker", "--role", "Reviewer", "--once", "--format", "json"]);
     expect(rev.code, rev.stderr).toBe(0);
     const reviewed = JSON.parse(rev.stdout.trim());
-    expect(reviewed).toMatchObject({ state: "succeeded", host: "B", cycle: { branch: "pmagent/code/code/greet", pull_request: { number: 1 } } });
+    expect(reviewed).toMatchObject({
+      state: "succeeded",
+      host: "B",
+      cycle: { branch: "pmagent/code/code/greet", pull_request: { number: 1 } },
+    });
 
     // In the forge itself (on its own host): the branch holds a commit of each role, main the merge.
     const forge = join(forgeDir, "forge.git");
-    expect(git(forge, "log", "--format=%an | %s", "pmagent/code/code/greet").split("\n")).toEqual(["Reviewer | Reviewer: greet-review", "Developer | Developer: greet", "t | start"]);
+    expect(git(forge, "log", "--format=%an | %s", "pmagent/code/code/greet").split("\n")).toEqual([
+      "Reviewer | Reviewer: greet-review",
+      "Developer | Developer: greet",
+      "t | start",
+    ]);
     expect(git(forge, "rev-parse", "main")).toBe(reviewed.cycle.merged);
     expect(git(forge, "show", "main:greet.js")).toBe("export const greet = () => 'hello';");
     expect(git(forge, "show", "main:REVIEWS.md")).toBe("greet(): approved");
-    const prs = await ts.store.all<{ number: number; state: string }>("SELECT number, state FROM lattice_forge_pulls WHERE project_id = 'team-machines'");
+    const prs = await ts.store.all<{ number: number; state: string }>(
+      "SELECT number, state FROM lattice_forge_pulls WHERE project_id = 'team-machines'",
+    );
     expect(prs.map((p) => [Number(p.number), p.state])).toEqual([[1, "merged"]]);
   });
 
   it("a worker on A killed mid-run: B takes the entry over once its lease is out, and the cycle holds one commit of the role", async () => {
     writeFileSync(hold, "");
-    expect((await a.run([process.execPath, CLI, "bb", "post", "--as", "Human", "--to", "Developer", "--kind", "code_request", "--id", "slow", "--summary", "add greet() slowly"])).code).toBe(0);
+    expect(
+      (
+        await a.run([
+          process.execPath,
+          CLI,
+          "bb",
+          "post",
+          "--as",
+          "Human",
+          "--to",
+          "Developer",
+          "--kind",
+          "code_request",
+          "--id",
+          "slow",
+          "--summary",
+          "add greet() slowly",
+        ])
+      ).code,
+    ).toBe(0);
     const worker = a.start([process.execPath, CLI, "worker", "--role", "Developer"]);
     const died = new Promise((r) => worker.once("exit", r));
     await stored(
@@ -117,21 +177,48 @@ describe.skipIf(!ready)("a lane cycle across machines", () => {
     await died;
     rmSync(hold);
     // Time passing, without waiting the lease out: A's claim runs out now.
-    await ts.store.run("UPDATE bb_entries SET lease_expires_ms = ? WHERE project_id = 'team-machines' AND id = 'slow'", [Date.now() - 1]);
-    const takeover = await b.run([process.execPath, CLI, "worker", "--role", "Developer", "--once", "--format", "json"]);
+    await ts.store.run(
+      "UPDATE bb_entries SET lease_expires_ms = ? WHERE project_id = 'team-machines' AND id = 'slow'",
+      [Date.now() - 1],
+    );
+    const takeover = await b.run([
+      process.execPath,
+      CLI,
+      "worker",
+      "--role",
+      "Developer",
+      "--once",
+      "--format",
+      "json",
+    ]);
     expect(takeover.code, takeover.stderr).toBe(0);
     const done = JSON.parse(takeover.stdout.trim());
-    expect(done).toMatchObject({ entry_id: "slow", state: "succeeded", host: "B", cycle: { branch: "pmagent/code/code/slow" } });
-    const runs = await ts.store.all<{ id: string; host: string; state: string }>("SELECT id, host, state FROM lattice_runs WHERE project_id = 'team-machines' AND entry_id = 'slow' ORDER BY created_ms");
+    expect(done).toMatchObject({
+      entry_id: "slow",
+      state: "succeeded",
+      host: "B",
+      cycle: { branch: "pmagent/code/code/slow" },
+    });
+    const runs = await ts.store.all<{ id: string; host: string; state: string }>(
+      "SELECT id, host, state FROM lattice_runs WHERE project_id = 'team-machines' AND entry_id = 'slow' ORDER BY created_ms",
+    );
     expect(runs.map((r) => [r.host, r.state])).toEqual([
       ["A", "canceled"],
       ["B", "succeeded"],
     ]);
     // A's events stored once each; the entry finished by B's run alone, one Developer commit on the branch.
-    const infos = await ts.store.all<{ n: number | string }>("SELECT COUNT(*) AS n FROM lattice_run_events WHERE run_id = ? AND event_type = 'INFO' AND event_json LIKE '%greet.js written%'", [runs[0]!.id]);
+    const infos = await ts.store.all<{ n: number | string }>(
+      "SELECT COUNT(*) AS n FROM lattice_run_events WHERE run_id = ? AND event_type = 'INFO' AND event_json LIKE '%greet.js written%'",
+      [runs[0]!.id],
+    );
     expect(Number(infos[0]!.n)).toBe(1);
-    expect(git(join(forgeDir, "forge.git"), "log", "--format=%an", "pmagent/code/code/slow").split("\n")).toEqual(["Developer", "t"]);
-    const entry = await ts.store.get<{ status: string }>("SELECT status FROM bb_entries WHERE project_id = 'team-machines' AND id = 'slow'");
+    expect(git(join(forgeDir, "forge.git"), "log", "--format=%an", "pmagent/code/code/slow").split("\n")).toEqual([
+      "Developer",
+      "t",
+    ]);
+    const entry = await ts.store.get<{ status: string }>(
+      "SELECT status FROM bb_entries WHERE project_id = 'team-machines' AND id = 'slow'",
+    );
     expect(entry?.status).toBe("done");
   });
 });

@@ -6,7 +6,15 @@
 import { describe, expect, it } from "vitest";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { buildEnvelope, computeKernel, loadSurfaces, runOaGuard, runReasoning, writeSnapshot, type OADiagnostic } from "../../src/oa/index.js";
+import {
+  buildEnvelope,
+  computeKernel,
+  loadSurfaces,
+  runOaGuard,
+  runReasoning,
+  writeSnapshot,
+  type OADiagnostic,
+} from "../../src/oa/index.js";
 import { makeProject, writeSurface, type TestProject } from "./helpers.js";
 
 const BOOTSTRAP = "PM_BOOTSTRAP_STATE.json";
@@ -46,20 +54,30 @@ interface Row {
 const TABLE: Row[] = [
   { kernel: "coherent", change: () => {}, ok: true, mode: "NORMAL", mismatches: [] },
   { kernel: "OA STATE.json missing", change: (p) => rmSync(p.ws.statePath), ok: false, mode: "NORMAL", mismatches: [] },
-  { kernel: "a required surface missing", change: (p) => rmSync(join(p.share, "SSOT_SURFACE_V17.json")), ok: false, mode: "BLOCKED", mismatches: [] },
+  {
+    kernel: "a required surface missing",
+    change: (p) => rmSync(join(p.share, "SSOT_SURFACE_V17.json")),
+    ok: false,
+    mode: "BLOCKED",
+    mismatches: [],
+  },
   {
     kernel: "branch: STATE vs bootstrap",
     change: (p) => edit(p, STATE, (s) => (s.branch = "main")),
     ok: false,
     mode: "NORMAL",
-    mismatches: ['branch match mismatch: PM_BOOTSTRAP_STATE.json="feat/phase27e-oa-runtime" vs orchestrator_assistant/STATE.json branch="main"'],
+    mismatches: [
+      'branch match mismatch: PM_BOOTSTRAP_STATE.json="feat/phase27e-oa-runtime" vs orchestrator_assistant/STATE.json branch="main"',
+    ],
   },
   {
     kernel: "phase: STATE vs SSOT current_phase",
     change: (p) => edit(p, STATE, (s) => (s.current_phase = "26")),
     ok: false,
     mode: "NORMAL",
-    mismatches: ['phase match mismatch: SSOT_SURFACE_V17.json="27" vs orchestrator_assistant/STATE.json current_phase="26"'],
+    mismatches: [
+      'phase match mismatch: SSOT_SURFACE_V17.json="27" vs orchestrator_assistant/STATE.json current_phase="26"',
+    ],
   },
   {
     kernel: "phase: STATE vs SSOT phases.current (no current_phase)",
@@ -71,28 +89,36 @@ const TABLE: Row[] = [
     // The bootstrap's meta.current_phase (27) now differs from the SSOT too: a hint, not a failure.
     ok: false,
     mode: "NORMAL",
-    mismatches: ['phase match mismatch: SSOT_SURFACE_V17.json="28" vs orchestrator_assistant/STATE.json current_phase="27"'],
+    mismatches: [
+      'phase match mismatch: SSOT_SURFACE_V17.json="28" vs orchestrator_assistant/STATE.json current_phase="27"',
+    ],
   },
   {
     kernel: "reality_green: STATE vs summary",
     change: (p) => edit(p, STATE, (s) => (s.reality_green = false)),
     ok: false,
     mode: "NORMAL",
-    mismatches: ["reality match mismatch: REALITY_GREEN_SUMMARY.json=true vs orchestrator_assistant/STATE.json reality_green=false"],
+    mismatches: [
+      "reality match mismatch: REALITY_GREEN_SUMMARY.json=true vs orchestrator_assistant/STATE.json reality_green=false",
+    ],
   },
   {
     kernel: "key check AGENTS.md Sync: STATE vs summary",
     change: (p) => edit(p, STATE, (s) => (check(s, "AGENTS.md Sync").passed = false)),
     ok: false,
     mode: "NORMAL",
-    mismatches: ["AGENTS.md Sync mismatch: REALITY_GREEN_SUMMARY.json=true vs orchestrator_assistant/STATE.json checks_summary[AGENTS.md Sync].passed=false"],
+    mismatches: [
+      "AGENTS.md Sync mismatch: REALITY_GREEN_SUMMARY.json=true vs orchestrator_assistant/STATE.json checks_summary[AGENTS.md Sync].passed=false",
+    ],
   },
   {
     kernel: "key check DMS Alignment: STATE vs summary",
     change: (p) => edit(p, STATE, (s) => (check(s, "DMS Alignment").passed = false)),
     ok: false,
     mode: "NORMAL",
-    mismatches: ["DMS Alignment mismatch: REALITY_GREEN_SUMMARY.json=true vs orchestrator_assistant/STATE.json checks_summary[DMS Alignment].passed=false"],
+    mismatches: [
+      "DMS Alignment mismatch: REALITY_GREEN_SUMMARY.json=true vs orchestrator_assistant/STATE.json checks_summary[DMS Alignment].passed=false",
+    ],
   },
   {
     kernel: "key check AGENTS–DMS Contract: STATE vs summary",
@@ -102,7 +128,9 @@ const TABLE: Row[] = [
     },
     ok: false,
     mode: "NORMAL",
-    mismatches: ["AGENTS–DMS Contract mismatch: REALITY_GREEN_SUMMARY.json=true vs orchestrator_assistant/STATE.json checks_summary[AGENTS–DMS Contract].passed=false"],
+    mismatches: [
+      "AGENTS–DMS Contract mismatch: REALITY_GREEN_SUMMARY.json=true vs orchestrator_assistant/STATE.json checks_summary[AGENTS–DMS Contract].passed=false",
+    ],
   },
   {
     kernel: "key check in STATE only (the summary lacks it): not compared",
@@ -113,7 +141,8 @@ const TABLE: Row[] = [
   },
   {
     kernel: "key check in the summary only (STATE lacks it): not compared",
-    change: (p) => edit(p, STATE, (s) => (s.checks_summary = s.checks_summary.filter((c: Json) => c.name !== "DMS Alignment"))),
+    change: (p) =>
+      edit(p, STATE, (s) => (s.checks_summary = s.checks_summary.filter((c: Json) => c.name !== "DMS Alignment"))),
     ok: true,
     mode: "NORMAL",
     mismatches: [],
@@ -123,14 +152,18 @@ const TABLE: Row[] = [
     change: (p) => edit(p, BOOTSTRAP, (b) => (b.health.agents_sync_ok = false)),
     ok: false,
     mode: "DEGRADED",
-    mismatches: ["AGENTS.md Sync mismatch: REALITY_GREEN_SUMMARY.json=true vs PM_BOOTSTRAP_STATE.json health.agents_sync_ok=false"],
+    mismatches: [
+      "AGENTS.md Sync mismatch: REALITY_GREEN_SUMMARY.json=true vs PM_BOOTSTRAP_STATE.json health.agents_sync_ok=false",
+    ],
   },
   {
     kernel: "bootstrap health.dms_alignment_ok vs the summary's DMS Alignment",
     change: (p) => edit(p, BOOTSTRAP, (b) => (b.health.dms_alignment_ok = false)),
     ok: false,
     mode: "DEGRADED",
-    mismatches: ["DMS Alignment mismatch: REALITY_GREEN_SUMMARY.json=true vs PM_BOOTSTRAP_STATE.json health.dms_alignment_ok=false"],
+    mismatches: [
+      "DMS Alignment mismatch: REALITY_GREEN_SUMMARY.json=true vs PM_BOOTSTRAP_STATE.json health.dms_alignment_ok=false",
+    ],
   },
   {
     kernel: "stale bootstrap health.reality_green alone (false, the summary true)",
@@ -138,14 +171,19 @@ const TABLE: Row[] = [
     ok: true,
     mode: "NORMAL",
     mismatches: [],
-    note: ["info", /^PM_BOOTSTRAP_STATE\.json health\.reality_green says false but REALITY_GREEN_SUMMARY\.json says true: the bootstrap's health is regenerated from the summary/],
+    note: [
+      "info",
+      /^PM_BOOTSTRAP_STATE\.json health\.reality_green says false but REALITY_GREEN_SUMMARY\.json says true: the bootstrap's health is regenerated from the summary/,
+    ],
   },
   {
     kernel: 'legacy meta.dms_share_alignment "BROKEN" while DMS Alignment passes',
     change: (p) => edit(p, BOOTSTRAP, (b) => (b.meta.dms_share_alignment = "BROKEN")),
     ok: false,
     mode: "DEGRADED",
-    mismatches: ['DMS Alignment mismatch: REALITY_GREEN_SUMMARY.json=true vs PM_BOOTSTRAP_STATE.json meta.dms_share_alignment="BROKEN"'],
+    mismatches: [
+      'DMS Alignment mismatch: REALITY_GREEN_SUMMARY.json=true vs PM_BOOTSTRAP_STATE.json meta.dms_share_alignment="BROKEN"',
+    ],
   },
   {
     kernel: 'legacy meta.dms_share_alignment "BROKEN" while DMS Alignment fails too (coherent, red)',
@@ -167,7 +205,10 @@ const TABLE: Row[] = [
     ok: true,
     mode: "NORMAL",
     mismatches: [],
-    note: ["warn", /^orchestrator_assistant\/STATE\.json marks surface handoff_kernel as unavailable \(surface_status false\)$/],
+    note: [
+      "warn",
+      /^orchestrator_assistant\/STATE\.json marks surface handoff_kernel as unavailable \(surface_status false\)$/,
+    ],
   },
   {
     kernel: "CONTEXT.json without version",
@@ -199,7 +240,10 @@ const TABLE: Row[] = [
     ok: true,
     mode: "NORMAL",
     mismatches: [],
-    note: ["warn", /^branch: PM_BOOTSTRAP_STATE\.json says "feat\/phase27e-oa-runtime" but HANDOFF_KERNEL\.json \(branch\) says "main" \(a note/],
+    note: [
+      "warn",
+      /^branch: PM_BOOTSTRAP_STATE\.json says "feat\/phase27e-oa-runtime" but HANDOFF_KERNEL\.json \(branch\) says "main" \(a note/,
+    ],
   },
 ];
 
@@ -216,11 +260,15 @@ describe("the OA guard gives the origin's verdict on each kernel", () => {
     if (row.mismatches) expect(out.mismatches).toEqual(row.mismatches);
     if (row.note) {
       const [severity, message] = row.note;
-      expect(out.diagnostics).toContainEqual(expect.objectContaining({ severity, message: expect.stringMatching(message) }));
+      expect(out.diagnostics).toContainEqual(
+        expect.objectContaining({ severity, message: expect.stringMatching(message) }),
+      );
     }
     // Boot mode and SafeOPSDecision follow the kernel: feature work runs only on a NORMAL one.
     expect(computeKernel(loadSurfaces(p.ws)).mode).toBe(row.mode);
-    const decision = await runReasoning(buildEnvelope("SafeOPSDecision", "Implement Phase 28", { workspace: p.ws }), { workspace: p.ws });
+    const decision = await runReasoning(buildEnvelope("SafeOPSDecision", "Implement Phase 28", { workspace: p.ws }), {
+      workspace: p.ws,
+    });
     expect(decision.decision).toBe(row.mode === "NORMAL" ? "ALLOW" : "DENY");
   });
 
@@ -238,7 +286,13 @@ describe("the OA guard gives the origin's verdict on each kernel", () => {
     const out = runOaGuard(p.ws, "STRICT");
     expect(out).toMatchObject({ ok: true, kernel_mode: "NORMAL", mismatches: [] });
     const said = out.diagnostics.map((d) => `${d.severity} ${d.message}`);
-    for (const expected of [/^info PM_BOOTSTRAP_STATE\.json health\.reality_green says false/, /^warn phase: SSOT_SURFACE_V17\.json says "27" but PM_BOOTSTRAP_STATE\.json/, /^warn branch: .*HANDOFF_KERNEL/, /^warn .*surface_status false/, /^warn .*lacks "version"/]) {
+    for (const expected of [
+      /^info PM_BOOTSTRAP_STATE\.json health\.reality_green says false/,
+      /^warn phase: SSOT_SURFACE_V17\.json says "27" but PM_BOOTSTRAP_STATE\.json/,
+      /^warn branch: .*HANDOFF_KERNEL/,
+      /^warn .*surface_status false/,
+      /^warn .*lacks "version"/,
+    ]) {
       expect(said).toContainEqual(expect.stringMatching(expected));
     }
     expect(out.diagnostics.every((d) => d.severity === "info" || d.severity === "warn")).toBe(true);

@@ -12,7 +12,14 @@ describe("oa guard", () => {
     writeSnapshot(p.ws);
     const out = runOaGuard(p.ws, "STRICT");
     expect(OAGuardOutputSchema.parse(out)).toEqual(out);
-    expect(out).toMatchObject({ ok: true, mode: "STRICT", kernel_mode: "NORMAL", mismatches: [], missing_surfaces: [], diagnostics: [] });
+    expect(out).toMatchObject({
+      ok: true,
+      mode: "STRICT",
+      kernel_mode: "NORMAL",
+      mismatches: [],
+      missing_surfaces: [],
+      diagnostics: [],
+    });
   });
 
   it("passes on a coherent DEGRADED kernel: red reality is not incoherence", () => {
@@ -28,7 +35,11 @@ describe("oa guard", () => {
     expect(out.ok).toBe(false);
     expect(out.missing_surfaces).toEqual(["share/orchestrator_assistant/STATE.json"]);
     expect(out.diagnostics).toEqual([
-      expect.objectContaining({ category: "missing_surface", severity: "error", remediation: expect.stringMatching(/pmagent oa snapshot/) }),
+      expect.objectContaining({
+        category: "missing_surface",
+        severity: "error",
+        remediation: expect.stringMatching(/pmagent oa snapshot/),
+      }),
     ]);
   });
 
@@ -66,7 +77,12 @@ describe("oa guard", () => {
     const out = runOaGuard(p.ws, "STRICT");
     expect(out.ok).toBe(true);
     expect(out.diagnostics).toContainEqual(
-      expect.objectContaining({ category: "schema_violation", severity: "warn", message: "share/oa/CONTEXT.json is invalid: $.context.constraints: Invalid input: expected array, received string" }),
+      expect.objectContaining({
+        category: "schema_violation",
+        severity: "warn",
+        message:
+          "share/oa/CONTEXT.json is invalid: $.context.constraints: Invalid input: expected array, received string",
+      }),
     );
   });
 
@@ -75,16 +91,33 @@ describe("oa guard", () => {
     writeSnapshot(p.ws);
     writeSurface(p, "orchestrator_assistant/STATE.json", '{"version": 1');
     const out = runOaGuard(p.ws, "STRICT");
-    expect(errors(out.diagnostics)).toEqual([expect.objectContaining({ category: "schema_violation", message: expect.stringMatching(/^OA state share\/orchestrator_assistant\/STATE\.json is invalid: not valid JSON/) })]);
+    expect(errors(out.diagnostics)).toEqual([
+      expect.objectContaining({
+        category: "schema_violation",
+        message: expect.stringMatching(
+          /^OA state share\/orchestrator_assistant\/STATE\.json is invalid: not valid JSON/,
+        ),
+      }),
+    ]);
   });
 
   it("kernel_mismatch: STATE.json disagrees with the kernel on branch, phase and reality (FAIL)", () => {
     const p = makeProject("normal");
     writeSnapshot(p.ws);
-    writeSurface(p, "PM_BOOTSTRAP_STATE.json", { branch: "feat/phase28", meta: { current_phase: "28" }, health: { reality_green: false, agents_sync_ok: true, dms_alignment_ok: true } });
+    writeSurface(p, "PM_BOOTSTRAP_STATE.json", {
+      branch: "feat/phase28",
+      meta: { current_phase: "28" },
+      health: { reality_green: false, agents_sync_ok: true, dms_alignment_ok: true },
+    });
     writeSurface(p, "SSOT_SURFACE_V17.json", { current_phase: "28", last_completed_phase: "27" });
     writeSurface(p, "HANDOFF_KERNEL.json", { branch: "feat/phase28", current_phase: "28" });
-    writeSurface(p, "REALITY_GREEN_SUMMARY.json", { reality_green: false, checks: [{ name: "AGENTS.md Sync", passed: true }, { name: "DMS Alignment", passed: true }] });
+    writeSurface(p, "REALITY_GREEN_SUMMARY.json", {
+      reality_green: false,
+      checks: [
+        { name: "AGENTS.md Sync", passed: true },
+        { name: "DMS Alignment", passed: true },
+      ],
+    });
     const out = runOaGuard(p.ws, "STRICT");
     expect(out.ok).toBe(false);
     expect(out.mismatches).toEqual([
@@ -94,13 +127,27 @@ describe("oa guard", () => {
     ]);
     // The bootstrap's meta.current_phase is not the origin's phase check: a note, not a failure.
     expect(out.diagnostics).toContainEqual(
-      expect.objectContaining({ severity: "warn", message: 'phase metadata: PM_BOOTSTRAP_STATE.json says "28" but orchestrator_assistant/STATE.json says "27" (a note: the origin\'s guard does not compare these)' }),
+      expect.objectContaining({
+        severity: "warn",
+        message:
+          'phase metadata: PM_BOOTSTRAP_STATE.json says "28" but orchestrator_assistant/STATE.json says "27" (a note: the origin\'s guard does not compare these)',
+      }),
     );
     expect(errors(out.diagnostics)[0]).toMatchObject({
       type: "issue",
-      details: { check: "branch match", field: "branch", expected: "feat/phase28", actual: "feat/phase27e-oa-runtime", surfaces: ["PM_BOOTSTRAP_STATE.json", "orchestrator_assistant/STATE.json"] },
+      details: {
+        check: "branch match",
+        field: "branch",
+        expected: "feat/phase28",
+        actual: "feat/phase27e-oa-runtime",
+        surfaces: ["PM_BOOTSTRAP_STATE.json", "orchestrator_assistant/STATE.json"],
+      },
     });
-    expect(errors(out.diagnostics).map((d) => d.category)).toEqual(["kernel_mismatch", "kernel_mismatch", "kernel_mismatch"]);
+    expect(errors(out.diagnostics).map((d) => d.category)).toEqual([
+      "kernel_mismatch",
+      "kernel_mismatch",
+      "kernel_mismatch",
+    ]);
   });
 
   it("kernel_mismatch notes: kernel surfaces disagree on branch (HANDOFF_KERNEL) and phase (bootstrap meta), which the origin does not check (PASS)", () => {
@@ -109,22 +156,38 @@ describe("oa guard", () => {
     const b = runOaGuard(branch.ws, "STRICT");
     expect(b).toMatchObject({ ok: true, kernel_mode: "NORMAL", mismatches: [] });
     expect(b.diagnostics).toEqual([
-      expect.objectContaining({ type: "warn", severity: "warn", category: "kernel_mismatch", message: 'branch: PM_BOOTSTRAP_STATE.json says "feat/phase27e-oa-runtime" but HANDOFF_KERNEL.json (branch) says "main" (a note: the origin\'s guard does not compare these)' }),
+      expect.objectContaining({
+        type: "warn",
+        severity: "warn",
+        category: "kernel_mismatch",
+        message:
+          'branch: PM_BOOTSTRAP_STATE.json says "feat/phase27e-oa-runtime" but HANDOFF_KERNEL.json (branch) says "main" (a note: the origin\'s guard does not compare these)',
+      }),
     ]);
     const phase = makeProject("hint-phase-mismatch");
     writeSnapshot(phase.ws);
     const ph = runOaGuard(phase.ws, "STRICT");
     expect(ph.ok).toBe(true);
     expect(ph.diagnostics.map((d) => [d.severity, d.message])).toEqual([
-      ["warn", 'phase: SSOT_SURFACE_V17.json says "27" but PM_BOOTSTRAP_STATE.json (meta.current_phase) says "26" (a note: the origin\'s guard does not compare these)'],
-      ["warn", 'phase metadata: PM_BOOTSTRAP_STATE.json says "26" but orchestrator_assistant/STATE.json says "27" (a note: the origin\'s guard does not compare these)'],
+      [
+        "warn",
+        'phase: SSOT_SURFACE_V17.json says "27" but PM_BOOTSTRAP_STATE.json (meta.current_phase) says "26" (a note: the origin\'s guard does not compare these)',
+      ],
+      [
+        "warn",
+        'phase metadata: PM_BOOTSTRAP_STATE.json says "26" but orchestrator_assistant/STATE.json says "27" (a note: the origin\'s guard does not compare these)',
+      ],
     ]);
   });
 
   it("tri_surface_incoherence: reality_green and key checks disagree between the three surfaces (FAIL)", () => {
     const p = makeProject("normal");
     writeSnapshot(p.ws);
-    writeSurface(p, "PM_BOOTSTRAP_STATE.json", { branch: "feat/phase27e-oa-runtime", meta: { current_phase: "27" }, health: { reality_green: false, agents_sync_ok: true, dms_alignment_ok: true } });
+    writeSurface(p, "PM_BOOTSTRAP_STATE.json", {
+      branch: "feat/phase27e-oa-runtime",
+      meta: { current_phase: "27" },
+      health: { reality_green: false, agents_sync_ok: true, dms_alignment_ok: true },
+    });
     writeSurface(p, "REALITY_GREEN_SUMMARY.json", {
       reality_green: true,
       branch: "main",
@@ -136,13 +199,22 @@ describe("oa guard", () => {
     const out = runOaGuard(p.ws, "STRICT");
     const tri = out.diagnostics.filter((d) => d.category === "tri_surface_incoherence");
     expect(tri.map((d) => [d.severity, d.message])).toEqual([
-      ["error", "DMS Alignment: REALITY_GREEN_SUMMARY.json says false but PM_BOOTSTRAP_STATE.json (health.dms_alignment_ok) says true"],
+      [
+        "error",
+        "DMS Alignment: REALITY_GREEN_SUMMARY.json says false but PM_BOOTSTRAP_STATE.json (health.dms_alignment_ok) says true",
+      ],
       [
         "info",
         "PM_BOOTSTRAP_STATE.json health.reality_green says false but REALITY_GREEN_SUMMARY.json says true: the bootstrap's health is regenerated from the summary, so it is stale until the next run (not a failure; the summary is what counts)",
       ],
-      ["warn", 'branch: PM_BOOTSTRAP_STATE.json says "feat/phase27e-oa-runtime" but REALITY_GREEN_SUMMARY.json (branch) says "main" (a note: the origin\'s guard does not compare these)'],
-      ["warn", 'branch metadata: REALITY_GREEN_SUMMARY.json says "main" but orchestrator_assistant/STATE.json says "feat/phase27e-oa-runtime" (a note: the origin\'s guard does not compare these)'],
+      [
+        "warn",
+        'branch: PM_BOOTSTRAP_STATE.json says "feat/phase27e-oa-runtime" but REALITY_GREEN_SUMMARY.json (branch) says "main" (a note: the origin\'s guard does not compare these)',
+      ],
+      [
+        "warn",
+        'branch metadata: REALITY_GREEN_SUMMARY.json says "main" but orchestrator_assistant/STATE.json says "feat/phase27e-oa-runtime" (a note: the origin\'s guard does not compare these)',
+      ],
       ["error", "DMS Alignment: REALITY_GREEN_SUMMARY.json says false but orchestrator_assistant/STATE.json says true"],
     ]);
     expect(tri[0]!.details).toMatchObject({ check: "dms_alignment_conflict", field_check: "DMS Alignment" });
@@ -154,7 +226,11 @@ describe("oa guard", () => {
   it("config_drift: surfaces changed since the snapshot, another source directory, a stale context mode (WARN)", () => {
     const p = makeProject("normal");
     writeSnapshot(p.ws);
-    writeSurface(p, "HANDOFF_KERNEL.json", { branch: "feat/phase27e-oa-runtime", current_phase: "27", notes: "updated" });
+    writeSurface(p, "HANDOFF_KERNEL.json", {
+      branch: "feat/phase27e-oa-runtime",
+      current_phase: "27",
+      notes: "updated",
+    });
     writeSurface(p, "oa/CONTEXT.json", { version: 1, context: { kernel_mode: "DEGRADED" } });
     const out = runOaGuard(p.ws, "STRICT");
     expect(out.ok).toBe(true);
@@ -171,7 +247,12 @@ describe("oa guard", () => {
     const p = makeProject("normal");
     writeSurface(p, "orchestrator_assistant/STATE.json", { ...writeSnapshot(p.ws).state, surfaces_dir: "old-share" });
     const out = runOaGuard(p.ws, "HINT");
-    expect(out.diagnostics).toContainEqual(expect.objectContaining({ category: "config_drift", message: 'STATE.json was generated from "old-share" but oa.surfaces_dir is now "share"' }));
+    expect(out.diagnostics).toContainEqual(
+      expect.objectContaining({
+        category: "config_drift",
+        message: 'STATE.json was generated from "old-share" but oa.surfaces_dir is now "share"',
+      }),
+    );
   });
 });
 
@@ -188,7 +269,12 @@ describe("oa guard on the origin's files", () => {
         severity: "info",
         message:
           "PM_BOOTSTRAP_STATE.json health.reality_green says false but REALITY_GREEN_SUMMARY.json says true: the bootstrap's health is regenerated from the summary, so it is stale until the next run (not a failure; the summary is what counts)",
-        details: expect.objectContaining({ check: "health_coherence", field_check: "reality_green", expected: true, actual: false }),
+        details: expect.objectContaining({
+          check: "health_coherence",
+          field_check: "reality_green",
+          expected: true,
+          actual: false,
+        }),
         remediation: "regenerate PM_BOOTSTRAP_STATE.json from the summary (the catalog's `make reality.green`)",
       },
     ]);
@@ -196,7 +282,9 @@ describe("oa guard on the origin's files", () => {
 
   it("accepts a STATE.json written by the origin's data model (boolean surface_status, no pmagent fields)", () => {
     const p = makeProject("origin-reality-conflict");
-    const bootstrap = JSON.parse(readFileSync(join(p.share, "PM_BOOTSTRAP_STATE.json"), "utf8")) as { health: Record<string, boolean> };
+    const bootstrap = JSON.parse(readFileSync(join(p.share, "PM_BOOTSTRAP_STATE.json"), "utf8")) as {
+      health: Record<string, boolean>;
+    };
     writeSurface(p, "PM_BOOTSTRAP_STATE.json", { ...bootstrap, health: { ...bootstrap.health, reality_green: true } });
     const out = runOaGuard(p.ws, "STRICT");
     expect(out).toMatchObject({ ok: true, kernel_mode: "NORMAL", mismatches: [], missing_surfaces: [] });
@@ -208,7 +296,9 @@ describe("oa guard on the origin's files", () => {
     const state = JSON.parse(readFileSync(p.ws.statePath, "utf8")) as Record<string, unknown>;
     writeSurface(p, "orchestrator_assistant/STATE.json", { ...state, current_phase: 26 });
     const out = runOaGuard(p.ws, "HINT");
-    expect(out.mismatches).toContain('phase match mismatch: SSOT_SURFACE_V17.json="27" vs orchestrator_assistant/STATE.json current_phase="26"');
+    expect(out.mismatches).toContain(
+      'phase match mismatch: SSOT_SURFACE_V17.json="27" vs orchestrator_assistant/STATE.json current_phase="26"',
+    );
   });
 
   it("every diagnostic carries the catalog's type, severity and a remediation", () => {
@@ -216,6 +306,8 @@ describe("oa guard on the origin's files", () => {
     const out = runOaGuard(p.ws, "STRICT");
     expect(out.kernel_mode).toBe("BLOCKED");
     for (const d of out.diagnostics) expect(["issue", "warn", "blocker"]).toContain(d.type);
-    expect(out.diagnostics.find((d) => d.category === "missing_surface" && d.details.surface === "reality_green_summary")).toMatchObject({ type: "blocker", severity: "error" });
+    expect(
+      out.diagnostics.find((d) => d.category === "missing_surface" && d.details.surface === "reality_green_summary"),
+    ).toMatchObject({ type: "blocker", severity: "error" });
   });
 });

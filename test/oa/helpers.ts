@@ -48,7 +48,13 @@ export function makeProject(fixture: FixtureName | null, oa: Record<string, unkn
   if (fixture !== null) cpSync(join(FIXTURES, fixture, "share"), join(root, surfacesDir), { recursive: true });
   const config = {
     project_id: "oa-test",
-    lanes: [{ layer: "layer_b", name: "doc_update", roles: [{ name: "Aya", allowed_kinds: ["doc_update_proposal_request"] }] }],
+    lanes: [
+      {
+        layer: "layer_b",
+        name: "doc_update",
+        roles: [{ name: "Aya", allowed_kinds: ["doc_update_proposal_request"] }],
+      },
+    ],
     oa,
   };
   writeFileSync(join(root, "pmagent.config.json"), JSON.stringify(config, null, 2));

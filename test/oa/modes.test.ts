@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { buildEnvelope, runReasoning, REASONING_PROGRAMS, ReasoningResultSchema, runOaGuard, type ReasoningModel } from "../../src/oa/index.js";
+import {
+  buildEnvelope,
+  runReasoning,
+  REASONING_PROGRAMS,
+  ReasoningResultSchema,
+  runOaGuard,
+  type ReasoningModel,
+} from "../../src/oa/index.js";
 import { makeProject, type FixtureName } from "./helpers.js";
 
 const FIXTURES: Array<[FixtureName, "NORMAL" | "DEGRADED" | "BLOCKED"]> = [
@@ -18,9 +25,22 @@ const FIXTURES: Array<[FixtureName, "NORMAL" | "DEGRADED" | "BLOCKED"]> = [
 
 const PROGRAM_INPUTS = (p: ReturnType<typeof makeProject>) =>
   ({
-    SafeOPSDecision: [{ goal: "Implement Phase 28", inputs: {} }, { goal: "Inspect the kernel surfaces", inputs: {} }],
-    OPSBlockGenerator: [{ goal: "Create docs/SSOT/oa/OA_DATA_MODEL.md", inputs: { hints: [{ flow_id: "docs.create", hint: "Always update AGENTS.md" }] } }],
-    GuardFailureInterpreter: [{ goal: "why does the guard fail?", inputs: { guard_output: runOaGuard(p.ws, "STRICT"), guard_name: "oa_state" } }],
+    SafeOPSDecision: [
+      { goal: "Implement Phase 28", inputs: {} },
+      { goal: "Inspect the kernel surfaces", inputs: {} },
+    ],
+    OPSBlockGenerator: [
+      {
+        goal: "Create docs/SSOT/oa/OA_DATA_MODEL.md",
+        inputs: { hints: [{ flow_id: "docs.create", hint: "Always update AGENTS.md" }] },
+      },
+    ],
+    GuardFailureInterpreter: [
+      {
+        goal: "why does the guard fail?",
+        inputs: { guard_output: runOaGuard(p.ws, "STRICT"), guard_name: "oa_state" },
+      },
+    ],
     PhaseTransitionValidator: [{ goal: "to 28", inputs: { target_phase: "28" } }],
   }) as const;
 
@@ -43,10 +63,16 @@ describe("every program answers inside its schema in every kernel mode", () => {
         const all = PROGRAM_INPUTS(p);
         for (const id of Object.keys(all) as Array<keyof typeof all>) {
           for (const { goal, inputs } of all[id]) {
-            const r = await runReasoning(buildEnvelope(id, goal, { workspace: p.ws, inputs }), { workspace: p.ws, ...(engine === "model" ? { model: permissive } : {}) });
+            const r = await runReasoning(buildEnvelope(id, goal, { workspace: p.ws, inputs }), {
+              workspace: p.ws,
+              ...(engine === "model" ? { model: permissive } : {}),
+            });
             expect(ReasoningResultSchema.parse(r)).toEqual(r);
             expect(r.status, `${id}: ${r.rationale}`).toBe(mode === "NORMAL" ? "OK" : mode);
-            expect(REASONING_PROGRAMS[id].outputSchema.safeParse(r.output).success, `${id} output ${JSON.stringify(r.output)}`).toBe(true);
+            expect(
+              REASONING_PROGRAMS[id].outputSchema.safeParse(r.output).success,
+              `${id} output ${JSON.stringify(r.output)}`,
+            ).toBe(true);
             expect(r.decision).not.toBe("REFUSED");
             if (id === "SafeOPSDecision" && mode !== "NORMAL") {
               // Fail-closed: feature work never runs on a kernel that is not NORMAL; diagnosis always may.

@@ -32,18 +32,31 @@ describe("oa snapshot", () => {
       surfaces: { pm_bootstrap_state: "share/PM_BOOTSTRAP_STATE.json", oa_context: "share/oa/CONTEXT.json" },
       oa_context: { active_goal: "OA Runtime Enhancement", constraints: ["no_db_writes", "no_git_push"] },
       // The origin's data model: surface → boolean, the hint counts, the tools and the bridge.
-      surface_status: { pm_bootstrap_state: true, ssot_surface: true, reality_green_summary: true, handoff_kernel: true, oa_context: true },
+      surface_status: {
+        pm_bootstrap_state: true,
+        ssot_surface: true,
+        reality_green_summary: true,
+        handoff_kernel: true,
+        oa_context: true,
+      },
       dms_hint_summary: { total_hints: 0, flows_with_hints: 0 },
       oa_tools: { version: 1, tools: expect.arrayContaining(["oa.kernel_status", "oa.reality_check", "oa.guard.run"]) },
-      reasoning_bridge: { version: 1, programs: ["SafeOPSDecision", "OPSBlockGenerator", "GuardFailureInterpreter", "PhaseTransitionValidator"] },
+      reasoning_bridge: {
+        version: 1,
+        programs: ["SafeOPSDecision", "OPSBlockGenerator", "GuardFailureInterpreter", "PhaseTransitionValidator"],
+      },
     });
     expect(written.reasoning_bridge.tools_allowed.SafeOPSDecision).toEqual(["oa.kernel_status", "oa.reality_summary"]);
-    expect(written.surface_details.reality_green_summary).toMatchObject({ status: "ok", required: true, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(written.surface_details.reality_green_summary).toMatchObject({
+      status: "ok",
+      required: true,
+      sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     // Atomic write: no temporary file is left beside it.
     expect(readdirSync(dirname(join(p.root, result.path)))).toEqual(["STATE.json"]);
   });
 
-  it("works with the surfaces at the project root (surfaces_dir \".\")", () => {
+  it('works with the surfaces at the project root (surfaces_dir ".")', () => {
     const p = makeProject("normal", { surfaces_dir: "." });
     const result = writeSnapshot(p.ws);
     expect(result.path).toBe("orchestrator_assistant/STATE.json");
@@ -55,7 +68,13 @@ describe("oa snapshot", () => {
     const p = makeProject("normal");
     rmSync(join(p.share, "oa/CONTEXT.json"));
     const { state } = writeSnapshot(p.ws);
-    expect(state.oa_context).toEqual({ active_goal: null, kernel_mode: null, constraints: [], pending_ops_blocks: [], session_metadata: {} });
+    expect(state.oa_context).toEqual({
+      active_goal: null,
+      kernel_mode: null,
+      constraints: [],
+      pending_ops_blocks: [],
+      session_metadata: {},
+    });
     // Absent and optional: not referenced, so not marked false (the origin's guard notes every false one).
     expect(state.surface_status.oa_context).toBeUndefined();
     expect(state.surfaces.oa_context).toBeUndefined();
@@ -68,7 +87,10 @@ describe("oa snapshot", () => {
     const { state } = writeSnapshot(p.ws);
     expect(state.oa_context.constraints).toEqual([]);
     expect(state.surface_status.oa_context).toBe(false);
-    expect(state.surface_details.oa_context).toMatchObject({ status: "invalid_json", problem: expect.stringMatching(/^not valid JSON/) });
+    expect(state.surface_details.oa_context).toMatchObject({
+      status: "invalid_json",
+      problem: expect.stringMatching(/^not valid JSON/),
+    });
   });
 
   it("counts DMS hints from the reality check that reports them", () => {
@@ -94,20 +116,27 @@ describe("oa snapshot", () => {
   it.each([
     ["blocked-missing-surface", "oa_surface_missing", /share\/REALITY_GREEN_SUMMARY\.json: file not found/],
     ["blocked-invalid-json", "oa_surface_invalid", /share\/SSOT_SURFACE_V17\.json: not valid JSON/],
-    ["blocked-wrong-types", "oa_surface_invalid", /share\/PM_BOOTSTRAP_STATE\.json: \$\.branch: Invalid input: expected string, received number\n\s+share\/REALITY_GREEN_SUMMARY\.json: \$\.reality_green: Invalid input: expected boolean, received string/],
-  ] as const)("refuses %s with a message naming the file and the problem, writing nothing", (fixture, code, message) => {
-    const p = makeProject(fixture);
-    let error: unknown;
-    try {
-      writeSnapshot(p.ws);
-    } catch (err) {
-      error = err;
-    }
-    expect(error).toBeInstanceOf(OASurfaceError);
-    expect((error as OASurfaceError).code).toBe(code);
-    expect((error as Error).message).toMatch(message);
-    expect(() => readFileSync(p.ws.statePath)).toThrow(/ENOENT/);
-  });
+    [
+      "blocked-wrong-types",
+      "oa_surface_invalid",
+      /share\/PM_BOOTSTRAP_STATE\.json: \$\.branch: Invalid input: expected string, received number\n\s+share\/REALITY_GREEN_SUMMARY\.json: \$\.reality_green: Invalid input: expected boolean, received string/,
+    ],
+  ] as const)(
+    "refuses %s with a message naming the file and the problem, writing nothing",
+    (fixture, code, message) => {
+      const p = makeProject(fixture);
+      let error: unknown;
+      try {
+        writeSnapshot(p.ws);
+      } catch (err) {
+        error = err;
+      }
+      expect(error).toBeInstanceOf(OASurfaceError);
+      expect((error as OASurfaceError).code).toBe(code);
+      expect((error as Error).message).toMatch(message);
+      expect(() => readFileSync(p.ws.statePath)).toThrow(/ENOENT/);
+    },
+  );
 });
 
 describe("boot oa", () => {

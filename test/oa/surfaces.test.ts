@@ -8,8 +8,16 @@ const MODES: Array<[FixtureName, "NORMAL" | "DEGRADED" | "BLOCKED", RegExp | nul
   ["normal", "NORMAL", null],
   ["degraded-reality-red", "DEGRADED", /REALITY_GREEN_SUMMARY\.json: reality_green is false/],
   ["degraded-failing-check", "DEGRADED", /check "Unit Tests" failed: 3 failed, 409 passed/],
-  ["degraded-health-mismatch", "DEGRADED", /DMS Alignment disagrees: REALITY_GREEN_SUMMARY\.json says true, PM_BOOTSTRAP_STATE\.json health\.dms_alignment_ok says false/],
-  ["degraded-legacy-dms", "DEGRADED", /DMS Alignment disagrees: REALITY_GREEN_SUMMARY\.json says true, PM_BOOTSTRAP_STATE\.json meta\.dms_share_alignment says "BROKEN"/],
+  [
+    "degraded-health-mismatch",
+    "DEGRADED",
+    /DMS Alignment disagrees: REALITY_GREEN_SUMMARY\.json says true, PM_BOOTSTRAP_STATE\.json health\.dms_alignment_ok says false/,
+  ],
+  [
+    "degraded-legacy-dms",
+    "DEGRADED",
+    /DMS Alignment disagrees: REALITY_GREEN_SUMMARY\.json says true, PM_BOOTSTRAP_STATE\.json meta\.dms_share_alignment says "BROKEN"/,
+  ],
   // Copies the origin's guard does not compare: NORMAL, said as hints.
   ["hint-branch-mismatch", "NORMAL", null],
   ["hint-phase-mismatch", "NORMAL", null],
@@ -30,7 +38,10 @@ describe("kernel surfaces and mode", () => {
   it("keeps unknown fields of every surface instead of refusing them", () => {
     const set = loadSurfaces(makeProject("normal").ws);
     expect(set.bootstrap.data).toMatchObject({ roles: ["PM", "OA"], meta: { generated_by: "pm.bootstrap" } });
-    expect(set.ssot.data).toMatchObject({ version: 17, references: ["docs/SSOT/PHASE27_B_OA_RUNTIME.md", "docs/SSOT/PHASE27_D_DSPY_REASONING_OUTLINE.md"] });
+    expect(set.ssot.data).toMatchObject({
+      version: 17,
+      references: ["docs/SSOT/PHASE27_B_OA_RUNTIME.md", "docs/SSOT/PHASE27_D_DSPY_REASONING_OUTLINE.md"],
+    });
     expect(set.reality.data?.checks[2]).toMatchObject({ details: { duration_s: 31 } });
     expect(set.handoff.data).toMatchObject({ handoff_to: "PM" });
     expect(set.context.data?.context.session_metadata).toEqual({ owner: "orchestrator" });
@@ -48,15 +59,24 @@ describe("kernel surfaces and mode", () => {
     const p = makeProject("normal");
     writeSurface(p, "SSOT_SURFACE_V17.json", { last_completed_phase: "26" });
     const set = loadSurfaces(p.ws);
-    expect(set.ssot.status).toMatchObject({ status: "invalid", problem: "$.current_phase: expected current_phase (or phases.current)" });
+    expect(set.ssot.status).toMatchObject({
+      status: "invalid",
+      problem: "$.current_phase: expected current_phase (or phases.current)",
+    });
   });
 
   it("degrades (not blocks) when the bootstrap's health contradicts the reality summary", () => {
     const p = makeProject("normal");
-    writeSurface(p, "PM_BOOTSTRAP_STATE.json", { branch: "feat/phase27e-oa-runtime", meta: { current_phase: "27" }, health: { reality_green: true, agents_sync_ok: false, dms_alignment_ok: true } });
+    writeSurface(p, "PM_BOOTSTRAP_STATE.json", {
+      branch: "feat/phase27e-oa-runtime",
+      meta: { current_phase: "27" },
+      health: { reality_green: true, agents_sync_ok: false, dms_alignment_ok: true },
+    });
     const kernel = computeKernel(loadSurfaces(p.ws));
     expect(kernel.mode).toBe("DEGRADED");
-    expect(kernel.reasons).toEqual(["AGENTS.md Sync disagrees: REALITY_GREEN_SUMMARY.json says true, PM_BOOTSTRAP_STATE.json health.agents_sync_ok says false"]);
+    expect(kernel.reasons).toEqual([
+      "AGENTS.md Sync disagrees: REALITY_GREEN_SUMMARY.json says true, PM_BOOTSTRAP_STATE.json health.agents_sync_ok says false",
+    ]);
   });
 
   it("treats a missing CONTEXT.json and a missing HANDOFF_KERNEL.json as optional", () => {
@@ -76,7 +96,9 @@ describe("kernel surfaces and mode", () => {
 
   it("refuses a surfaces directory outside the project root", () => {
     const p = makeProject("normal");
-    expect(() => oaWorkspace(p.root, { ...p.config.oa, surfaces_dir: "../elsewhere" })).toThrow(/oa\.surfaces_dir "\.\.\/elsewhere" is outside/);
+    expect(() => oaWorkspace(p.root, { ...p.config.oa, surfaces_dir: "../elsewhere" })).toThrow(
+      /oa\.surfaces_dir "\.\.\/elsewhere" is outside/,
+    );
   });
 
   it("interprets each mode with the table of DESIGN.md", () => {

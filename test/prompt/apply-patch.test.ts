@@ -27,8 +27,26 @@ const PLAN = "# Plan\n\n## Steps\n\n- draft\n- review\n\n## Risks\n\n- none\n";
 describe("apply_patch", () => {
   it("updates a file by hunks, anchored by their @@ line, with lenient whitespace matching", () => {
     const ws = workspace({ "STATE/plan.md": PLAN });
-    const changes = applyPatch(ws, patch("*** Update File: STATE/plan.md", "@@ ## Steps", " ", "-- draft", "+- draft (done)", "  - review  ", "+- publish", "@@ ## Risks", "", "-- none", "+- a reviewer is away"), ALLOWED);
-    expect(read(ws, "STATE/plan.md")).toBe("# Plan\n\n## Steps\n\n- draft (done)\n- review\n- publish\n\n## Risks\n\n- a reviewer is away\n");
+    const changes = applyPatch(
+      ws,
+      patch(
+        "*** Update File: STATE/plan.md",
+        "@@ ## Steps",
+        " ",
+        "-- draft",
+        "+- draft (done)",
+        "  - review  ",
+        "+- publish",
+        "@@ ## Risks",
+        "",
+        "-- none",
+        "+- a reviewer is away",
+      ),
+      ALLOWED,
+    );
+    expect(read(ws, "STATE/plan.md")).toBe(
+      "# Plan\n\n## Steps\n\n- draft (done)\n- review\n- publish\n\n## Risks\n\n- a reviewer is away\n",
+    );
     expect(changes).toEqual([{ type: "update", path: "STATE/plan.md", lines_before: 10, lines_after: 11 }]);
   });
 
@@ -36,7 +54,20 @@ describe("apply_patch", () => {
     const ws = workspace({ "docs/old.md": "gone\n", "docs/a.md": "# A\n\nbody\n" });
     const changes = applyPatch(
       ws,
-      patch("*** Add File: docs/new/b.md", "+# B", "+", "+text", "*** Delete File: docs/old.md", "*** Update File: docs/a.md", "*** Move to: docs/c.md", "@@ # A", "+intro", "@@", "+the end", "*** End of File"),
+      patch(
+        "*** Add File: docs/new/b.md",
+        "+# B",
+        "+",
+        "+text",
+        "*** Delete File: docs/old.md",
+        "*** Update File: docs/a.md",
+        "*** Move to: docs/c.md",
+        "@@ # A",
+        "+intro",
+        "@@",
+        "+the end",
+        "*** End of File",
+      ),
       ALLOWED,
     );
     expect(read(ws, "docs/new/b.md")).toBe("# B\n\ntext\n");
@@ -53,33 +84,61 @@ describe("apply_patch", () => {
   it("refuses a path outside the allowed paths, and writes nothing of the patch", () => {
     const ws = workspace({ "docs/a.md": "a\n", "src/x.ts": "x\n" });
     const both = patch("*** Update File: docs/a.md", "-a", "+b", "*** Update File: src/x.ts", "-x", "+y");
-    expect(() => applyPatch(ws, both, ALLOWED)).toThrow('apply_patch: path "src/x.ts" is outside the allowed paths (STATE/, docs/); nothing was changed');
+    expect(() => applyPatch(ws, both, ALLOWED)).toThrow(
+      'apply_patch: path "src/x.ts" is outside the allowed paths (STATE/, docs/); nothing was changed',
+    );
     expect(read(ws, "docs/a.md")).toBe("a\n");
     expect(read(ws, "src/x.ts")).toBe("x\n");
-    expect(() => applyPatch(ws, patch("*** Add File: docs/../../escape.md", "+x"), ALLOWED)).toThrow('apply_patch: path "docs/../../escape.md" leaves the repository; nothing was changed');
-    expect(() => applyPatch(ws, patch("*** Add File: /etc/passwd", "+x"), ALLOWED)).toThrow('apply_patch: path "/etc/passwd" leaves the repository; nothing was changed');
-    expect(() => applyPatch(ws, patch("*** Update File: docs/a.md", "*** Move to: src/a.md"), ALLOWED)).toThrow('apply_patch: path "src/a.md" is outside the allowed paths (STATE/, docs/); nothing was changed');
+    expect(() => applyPatch(ws, patch("*** Add File: docs/../../escape.md", "+x"), ALLOWED)).toThrow(
+      'apply_patch: path "docs/../../escape.md" leaves the repository; nothing was changed',
+    );
+    expect(() => applyPatch(ws, patch("*** Add File: /etc/passwd", "+x"), ALLOWED)).toThrow(
+      'apply_patch: path "/etc/passwd" leaves the repository; nothing was changed',
+    );
+    expect(() => applyPatch(ws, patch("*** Update File: docs/a.md", "*** Move to: src/a.md"), ALLOWED)).toThrow(
+      'apply_patch: path "src/a.md" is outside the allowed paths (STATE/, docs/); nothing was changed',
+    );
     expect(read(ws, "docs/a.md")).toBe("a\n");
   });
 
   it("refuses an allowed path that leads through a link to elsewhere", () => {
     const ws = workspace({ "src/x.ts": "x\n" });
     symlinkSync(join(ws, "src"), join(ws, "docs"));
-    expect(() => applyPatch(ws, patch("*** Update File: docs/x.ts", "-x", "+y"), ALLOWED)).toThrow('apply_patch: path "docs/x.ts" leads through a link to src/x.ts, outside the allowed paths (STATE/, docs/); nothing was changed');
+    expect(() => applyPatch(ws, patch("*** Update File: docs/x.ts", "-x", "+y"), ALLOWED)).toThrow(
+      'apply_patch: path "docs/x.ts" leads through a link to src/x.ts, outside the allowed paths (STATE/, docs/); nothing was changed',
+    );
     const outside = workspace({ "secret.md": "s\n" });
     symlinkSync(outside, join(ws, "STATE"));
-    expect(() => applyPatch(ws, patch("*** Add File: STATE/new.md", "+x"), ALLOWED)).toThrow(`apply_patch: path "STATE/new.md" leads through a link to ${outside}, outside the allowed paths (STATE/, docs/); nothing was changed`);
+    expect(() => applyPatch(ws, patch("*** Add File: STATE/new.md", "+x"), ALLOWED)).toThrow(
+      `apply_patch: path "STATE/new.md" leads through a link to ${outside}, outside the allowed paths (STATE/, docs/); nothing was changed`,
+    );
     expect(existsSync(join(outside, "new.md"))).toBe(false);
     expect(read(ws, "src/x.ts")).toBe("x\n");
   });
 
   it.each([
     ["no envelope", "*** Update File: docs/a.md\n-a\n+b", 'apply_patch: the patch must start with "*** Begin Patch"'],
-    ["no end", "*** Begin Patch\n*** Update File: docs/a.md\n-a\n+b", 'apply_patch: the patch must end with "*** End Patch"'],
+    [
+      "no end",
+      "*** Begin Patch\n*** Update File: docs/a.md\n-a\n+b",
+      'apply_patch: the patch must end with "*** End Patch"',
+    ],
     ["nothing", patch(), "apply_patch: the patch changes no file"],
-    ["unknown header", patch("*** Rename File: docs/a.md"), 'apply_patch: line 2: expected "*** Add File: ", "*** Update File: " or "*** Delete File: ", got "*** Rename File: docs/a.md"'],
-    ["added line without +", patch("*** Add File: docs/b.md", "text"), "apply_patch: line 3: every line of an added file starts with '+', got \"text\""],
-    ["bad hunk line", patch("*** Update File: docs/a.md", "@@", "*a"), "apply_patch: line 4: a hunk line starts with ' ', '-' or '+', got \"*a\""],
+    [
+      "unknown header",
+      patch("*** Rename File: docs/a.md"),
+      'apply_patch: line 2: expected "*** Add File: ", "*** Update File: " or "*** Delete File: ", got "*** Rename File: docs/a.md"',
+    ],
+    [
+      "added line without +",
+      patch("*** Add File: docs/b.md", "text"),
+      "apply_patch: line 3: every line of an added file starts with '+', got \"text\"",
+    ],
+    [
+      "bad hunk line",
+      patch("*** Update File: docs/a.md", "@@", "*a"),
+      "apply_patch: line 4: a hunk line starts with ' ', '-' or '+', got \"*a\"",
+    ],
     ["no hunk", patch("*** Update File: docs/a.md"), 'apply_patch: "*** Update File: docs/a.md" has no hunk'],
     ["no path", patch("*** Delete File: "), 'apply_patch: line 2: "*** Delete File:" names no path'],
   ])("refuses a malformed patch (%s)", (_what, text, message) => {
@@ -96,10 +155,18 @@ describe("apply_patch", () => {
     expect(() => applyPatch(ws, patch("*** Update File: docs/a.md", " one", "-three", "+four"), ALLOWED)).toThrow(
       "apply_patch: docs/a.md: hunk 1 does not match the file; these lines were not found:\n  one\n  three\nRead the file again and send context lines as they are; nothing was changed",
     );
-    expect(() => applyPatch(ws, patch("*** Update File: docs/a.md", "@@ zero", "+x"), ALLOWED)).toThrow('apply_patch: docs/a.md: hunk 1\'s "@@ zero" line is not in the file; nothing was changed');
-    expect(() => applyPatch(ws, patch("*** Add File: docs/a.md", "+x"), ALLOWED)).toThrow('apply_patch: docs/a.md already exists: use "*** Update File: docs/a.md"; nothing was changed');
-    expect(() => applyPatch(ws, patch("*** Update File: docs/b.md", "+x"), ALLOWED)).toThrow('apply_patch: docs/b.md does not exist: use "*** Add File: docs/b.md" to create it; nothing was changed');
-    expect(() => applyPatch(ws, patch("*** Delete File: docs/b.md"), ALLOWED)).toThrow("apply_patch: docs/b.md does not exist, so it cannot be deleted; nothing was changed");
+    expect(() => applyPatch(ws, patch("*** Update File: docs/a.md", "@@ zero", "+x"), ALLOWED)).toThrow(
+      'apply_patch: docs/a.md: hunk 1\'s "@@ zero" line is not in the file; nothing was changed',
+    );
+    expect(() => applyPatch(ws, patch("*** Add File: docs/a.md", "+x"), ALLOWED)).toThrow(
+      'apply_patch: docs/a.md already exists: use "*** Update File: docs/a.md"; nothing was changed',
+    );
+    expect(() => applyPatch(ws, patch("*** Update File: docs/b.md", "+x"), ALLOWED)).toThrow(
+      'apply_patch: docs/b.md does not exist: use "*** Add File: docs/b.md" to create it; nothing was changed',
+    );
+    expect(() => applyPatch(ws, patch("*** Delete File: docs/b.md"), ALLOWED)).toThrow(
+      "apply_patch: docs/b.md does not exist, so it cannot be deleted; nothing was changed",
+    );
     expect(read(ws, "docs/a.md")).toBe("one\ntwo\n");
   });
 });

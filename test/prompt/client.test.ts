@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
-import { ModelClient, buildResponsesRequest, loadTemplates, modelSettings, presetOutputSchema, takesReasoning, type ModelSectionInput, type ResponsesPayload } from "../../src/index.js";
+import {
+  ModelClient,
+  buildResponsesRequest,
+  loadTemplates,
+  modelSettings,
+  presetOutputSchema,
+  takesReasoning,
+  type ModelSectionInput,
+  type ResponsesPayload,
+} from "../../src/index.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
 
 const KEY = "sk-test-0123456789abcdefghijklmnop";
@@ -19,20 +28,34 @@ beforeEach(() => {
 
 const templates = loadTemplates();
 const searcher = presetOutputSchema("searcher", "role_default");
-const validSearch = { answer: "in docs/a.md", findings: [{ source: "docs/a.md:1", excerpt: "a", relevance: "direct" }], gaps: [] };
+const validSearch = {
+  answer: "in docs/a.md",
+  findings: [{ source: "docs/a.md:1", excerpt: "a", relevance: "direct" }],
+  gaps: [],
+};
 
 function client(model: ModelSectionInput = {}): ModelClient {
   return ModelClient.fromConfig({ base_url: fake.baseURL, max_retries: 2, ...model }, { OPENAI_API_KEY: KEY });
 }
 
 function payload(structured = false): ResponsesPayload {
-  return buildResponsesRequest({ role: "searcher", model: "gpt-test", templates, input: "where is a?", responsesStructuredOutput: structured });
+  return buildResponsesRequest({
+    role: "searcher",
+    model: "gpt-test",
+    templates,
+    input: "where is a?",
+    responsesStructuredOutput: structured,
+  });
 }
 
 describe("modelSettings", () => {
   it("needs a key and says in one line how to configure one", () => {
-    expect(() => modelSettings(undefined, {})).toThrow(/^no model API key: set OPENAI_API_KEY or model.api_key_env in pmagent.config.json$/);
-    expect(() => modelSettings({ api_key_env: "TEAM_KEY" }, { OPENAI_API_KEY: KEY })).toThrow(/^no model API key: set TEAM_KEY \(named by model.api_key_env in pmagent.config.json\)$/);
+    expect(() => modelSettings(undefined, {})).toThrow(
+      /^no model API key: set OPENAI_API_KEY or model.api_key_env in pmagent.config.json$/,
+    );
+    expect(() => modelSettings({ api_key_env: "TEAM_KEY" }, { OPENAI_API_KEY: KEY })).toThrow(
+      /^no model API key: set TEAM_KEY \(named by model.api_key_env in pmagent.config.json\)$/,
+    );
     try {
       modelSettings(undefined, { OPENAI_API_KEY: " " });
     } catch (err) {
@@ -48,13 +71,35 @@ describe("modelSettings", () => {
       baseURL: undefined,
       timeoutMs: 120000,
       maxRetries: 3,
-      request: { enabled: true, stream: true, store: false, reasoning: "auto", reasoning_effort: "medium", reasoning_summary: "auto", verbosity: "medium", prompt_cache_key: true },
+      request: {
+        enabled: true,
+        stream: true,
+        store: false,
+        reasoning: "auto",
+        reasoning_effort: "medium",
+        reasoning_summary: "auto",
+        verbosity: "medium",
+        prompt_cache_key: true,
+      },
     });
-    expect(modelSettings({}, { OPENAI_API_KEY: "k", OPENAI_BASE_URL: "http://127.0.0.1:9/v1" }).baseURL).toBe("http://127.0.0.1:9/v1");
-    expect(() => modelSettings({}, { OPENAI_API_KEY: "k", OPENAI_BASE_URL: "localhost:8080" })).toThrow("OPENAI_BASE_URL is not an http(s) URL: set it to the API's base, e.g. https://api.openai.com/v1");
-    expect(() => modelSettings({ base_url: "ftp://127.0.0.1/v1" }, { OPENAI_API_KEY: "k" })).toThrow(/^model\.base_url is not an http\(s\) URL: /);
-    expect(() => modelSettings({ timeout_ms: -1 } as never, { OPENAI_API_KEY: "k" })).toThrow("model settings is invalid:\n  $.timeout_ms: Too small: expected number to be >0");
-    expect(modelSettings({ base_url: "http://127.0.0.1:8/v1" }, { OPENAI_API_KEY: "k", OPENAI_BASE_URL: "http://127.0.0.1:9/v1" }).baseURL).toBe("http://127.0.0.1:8/v1");
+    expect(modelSettings({}, { OPENAI_API_KEY: "k", OPENAI_BASE_URL: "http://127.0.0.1:9/v1" }).baseURL).toBe(
+      "http://127.0.0.1:9/v1",
+    );
+    expect(() => modelSettings({}, { OPENAI_API_KEY: "k", OPENAI_BASE_URL: "localhost:8080" })).toThrow(
+      "OPENAI_BASE_URL is not an http(s) URL: set it to the API's base, e.g. https://api.openai.com/v1",
+    );
+    expect(() => modelSettings({ base_url: "ftp://127.0.0.1/v1" }, { OPENAI_API_KEY: "k" })).toThrow(
+      /^model\.base_url is not an http\(s\) URL: /,
+    );
+    expect(() => modelSettings({ timeout_ms: -1 } as never, { OPENAI_API_KEY: "k" })).toThrow(
+      "model settings is invalid:\n  $.timeout_ms: Too small: expected number to be >0",
+    );
+    expect(
+      modelSettings(
+        { base_url: "http://127.0.0.1:8/v1" },
+        { OPENAI_API_KEY: "k", OPENAI_BASE_URL: "http://127.0.0.1:9/v1" },
+      ).baseURL,
+    ).toBe("http://127.0.0.1:8/v1");
   });
 });
 
@@ -62,7 +107,17 @@ describe.each([false, true])("ModelClient through the openai SDK (stream: %s)", 
   it("returns the answer text and its token usage, sending the payload with the key", async () => {
     fake.reply({ text: "It is in docs/a.md.", usage: { input_tokens: 120, output_tokens: 7 } });
     const answer = await client().respond(payload(), { stream });
-    expect(answer).toEqual({ text: "It is in docs/a.md.", answer: undefined, usage: { input_tokens: 120, output_tokens: 7, total_tokens: 127 }, attempts: [{ response_id: expect.stringMatching(/^resp_fake\d+$/), usage: { input_tokens: 120, output_tokens: 7, total_tokens: 127 } }] });
+    expect(answer).toEqual({
+      text: "It is in docs/a.md.",
+      answer: undefined,
+      usage: { input_tokens: 120, output_tokens: 7, total_tokens: 127 },
+      attempts: [
+        {
+          response_id: expect.stringMatching(/^resp_fake\d+$/),
+          usage: { input_tokens: 120, output_tokens: 7, total_tokens: 127 },
+        },
+      ],
+    });
     expect(fake.requests).toHaveLength(1);
     const req = fake.requests[0]!;
     expect(req).toMatchObject({ method: "POST", path: "/v1/responses" });
@@ -78,7 +133,10 @@ describe.each([false, true])("ModelClient through the openai SDK (stream: %s)", 
   });
 
   it("sends an invalid answer back once with the validation errors, then takes the valid one", async () => {
-    fake.reply({ text: '{"answer": 42}', usage: { input_tokens: 100, output_tokens: 5 } }, { json: validSearch, usage: { input_tokens: 150, output_tokens: 20 } });
+    fake.reply(
+      { text: '{"answer": 42}', usage: { input_tokens: 100, output_tokens: 5 } },
+      { json: validSearch, usage: { input_tokens: 150, output_tokens: 20 } },
+    );
     const answer = await client().respond(payload(true), { output: searcher, stream });
     expect(answer.answer).toEqual(validSearch);
     expect(answer.usage).toEqual({ input_tokens: 250, output_tokens: 25, total_tokens: 275 });
@@ -104,7 +162,9 @@ describe.each([false, true])("ModelClient through the openai SDK (stream: %s)", 
 
   it("fails clearly when the retried answer is still invalid", async () => {
     fake.reply({ text: "not json" }, { json: { answer: "x" } });
-    const err = await client().respond(payload(true), { output: searcher, stream }).catch((e: unknown) => e);
+    const err = await client()
+      .respond(payload(true), { output: searcher, stream })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: "model_answer_invalid", kind: "unavailable" });
     expect((err as Error).message).toBe(
       "the model's answer does not match output schema pmagent_searcher_output, also after a retry with the validation errors:\n  $.findings: Invalid input: expected array, received undefined\n  $.gaps: Invalid input: expected array, received undefined",
@@ -121,28 +181,39 @@ describe.each([false, true])("ModelClient through the openai SDK (stream: %s)", 
 
   it("gives up on a server that answers 500 every time, after the configured retries", async () => {
     fake.reply({ status: 500 }, { status: 500 }, { status: 500 });
-    const err = await client({ max_retries: 2 }).respond(payload(), { stream }).catch((e: unknown) => e);
+    const err = await client({ max_retries: 2 })
+      .respond(payload(), { stream })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: "model_server_error", kind: "unavailable" });
-    expect((err as Error).message).toBe(`the model API at ${fake.baseURL} failed with 500 after 2 retries: The server had an error while processing your request. Sorry about that!`);
+    expect((err as Error).message).toBe(
+      `the model API at ${fake.baseURL} failed with 500 after 2 retries: The server had an error while processing your request. Sorry about that!`,
+    );
     expect(fake.requests).toHaveLength(3);
   });
 
   it("reports a refusal", async () => {
     fake.reply({ refusal: "I can't help with that." });
-    await expect(client().respond(payload(), { stream })).rejects.toMatchObject({ code: "model_refused", message: "the model refused to answer: I can't help with that." });
+    await expect(client().respond(payload(), { stream })).rejects.toMatchObject({
+      code: "model_refused",
+      message: "the model refused to answer: I can't help with that.",
+    });
   });
 
   it("reports an answer cut off by the output limit", async () => {
     fake.reply({ text: '{"answer": "par', incomplete: "max_output_tokens" });
     await expect(client().respond(payload(true), { output: searcher, stream })).rejects.toMatchObject({
       code: "model_incomplete",
-      message: "the model stopped before finishing its answer (max_output_tokens): raise the output token limit or shorten the input",
+      message:
+        "the model stopped before finishing its answer (max_output_tokens): raise the output token limit or shorten the input",
     });
   });
 
   it("reports a failed response with the server's reason", async () => {
     fake.reply({ failed: "The model crashed." });
-    await expect(client().respond(payload(), { stream })).rejects.toMatchObject({ code: "model_failed", message: "the model failed to answer: The model crashed." });
+    await expect(client().respond(payload(), { stream })).rejects.toMatchObject({
+      code: "model_failed",
+      message: "the model failed to answer: The model crashed.",
+    });
   });
 });
 
@@ -173,14 +244,23 @@ describe("ModelClient streams", () => {
 
   it("reports a dropped connection on a plain request", async () => {
     fake.reply({ text: "lost", truncated: true });
-    await expect(client({ max_retries: 0 }).respond(payload(), { stream: false })).rejects.toMatchObject({ code: "model_unreachable" });
+    await expect(client({ max_retries: 0 }).respond(payload(), { stream: false })).rejects.toMatchObject({
+      code: "model_unreachable",
+    });
   });
 });
 
 describe("the origin's request settings, through the openai SDK", () => {
   const ledger = { lane: "layer_b/doc_update", role: "Sho", entry_id: "e-1", cycle: 1 };
   const built = (c: ModelClient, role: "reviewer" | "searcher" = "reviewer") =>
-    buildResponsesRequest({ role, model: c.model, templates, input: "review e-1", ledger, request: c.settings.request });
+    buildResponsesRequest({
+      role,
+      model: c.model,
+      templates,
+      input: "review e-1",
+      ledger,
+      request: c.settings.request,
+    });
 
   it("every request to a reasoning model carries stream, store: false, reasoning, include, text.verbosity and a prompt_cache_key (on by default)", async () => {
     fake.reply({ text: "ok" });
@@ -209,11 +289,20 @@ describe("the origin's request settings, through the openai SDK", () => {
     const c = client();
     await c.respond(built(c));
     const body = fake.requests[0]!.body;
-    expect(body).toMatchObject({ model: "gpt-4.1-mini", stream: true, store: false, prompt_cache_key: "pmagent:layer_b/doc_update:Sho:reviewer" });
+    expect(body).toMatchObject({
+      model: "gpt-4.1-mini",
+      stream: true,
+      store: false,
+      prompt_cache_key: "pmagent:layer_b/doc_update:Sho:reviewer",
+    });
     for (const key of ["reasoning", "include", "text"]) expect(body).not.toHaveProperty(key);
     const forced = client({ request: { reasoning: "on" } });
     await forced.respond(built(forced));
-    expect(fake.requests[1]!.body).toMatchObject({ reasoning: { effort: "medium" }, include: ["reasoning.encrypted_content"], text: { verbosity: "medium" } });
+    expect(fake.requests[1]!.body).toMatchObject({
+      reasoning: { effort: "medium" },
+      include: ["reasoning.encrypted_content"],
+      text: { verbosity: "medium" },
+    });
     expect(takesReasoning("o4-mini")).toBe(true);
     expect(takesReasoning("gpt-5")).toBe(true);
     expect(takesReasoning("gpt-4o")).toBe(false);
@@ -221,44 +310,73 @@ describe("the origin's request settings, through the openai SDK", () => {
 
   it("each setting follows model.request; store: true drops include; enabled: false sends none of them", async () => {
     fake.reply({ text: "ok" }, { text: "ok" });
-    const tuned = client({ model: "gpt-5-mini", request: { stream: false, store: true, reasoning_effort: "high", reasoning_summary: "concise", verbosity: "low", prompt_cache_key: false } });
+    const tuned = client({
+      model: "gpt-5-mini",
+      request: {
+        stream: false,
+        store: true,
+        reasoning_effort: "high",
+        reasoning_summary: "concise",
+        verbosity: "low",
+        prompt_cache_key: false,
+      },
+    });
     await tuned.respond(built(tuned));
     const body = fake.requests[0]!.body;
-    expect(body).toMatchObject({ stream: false, store: true, reasoning: { effort: "high", summary: "concise" }, text: { verbosity: "low" } });
+    expect(body).toMatchObject({
+      stream: false,
+      store: true,
+      reasoning: { effort: "high", summary: "concise" },
+      text: { verbosity: "low" },
+    });
     expect(body).not.toHaveProperty("include");
     expect(body).not.toHaveProperty("prompt_cache_key");
     const off = client({ request: { enabled: false } });
     await off.respond(built(off));
     const plain = fake.requests[1]!.body;
-    for (const key of ["store", "reasoning", "include", "text", "prompt_cache_key"]) expect(plain).not.toHaveProperty(key);
+    for (const key of ["store", "reasoning", "include", "text", "prompt_cache_key"])
+      expect(plain).not.toHaveProperty(key);
     // The client's own default for a payload without `stream` is a plain request.
     expect(plain.stream).toBe(false);
   });
 
   it("refuses a bad model.request setting naming it", () => {
-    expect(() => modelSettings({ request: { verbosity: "loud" } } as never, { OPENAI_API_KEY: "k" })).toThrow(/^model settings is invalid:\n {2}\$\.request\.verbosity: /);
+    expect(() => modelSettings({ request: { verbosity: "loud" } } as never, { OPENAI_API_KEY: "k" })).toThrow(
+      /^model settings is invalid:\n {2}\$\.request\.verbosity: /,
+    );
   });
 });
 
 describe("ModelClient errors", () => {
   it("reports a rate limit that outlasts the retries", async () => {
     fake.reply({ status: 429, retryAfter: 0 }, { status: 429, retryAfter: 0 });
-    const err = await client({ max_retries: 1 }).respond(payload()).catch((e: unknown) => e);
+    const err = await client({ max_retries: 1 })
+      .respond(payload())
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: "model_rate_limited" });
-    expect((err as Error).message).toBe(`the model API at ${fake.baseURL} is still rate limiting after 1 retries (429): Rate limit reached for requests. Please try again later.; wait and try again, or raise model.max_retries`);
+    expect((err as Error).message).toBe(
+      `the model API at ${fake.baseURL} is still rate limiting after 1 retries (429): Rate limit reached for requests. Please try again later.; wait and try again, or raise model.max_retries`,
+    );
   });
 
   it("reports a refused key without showing it", async () => {
     fake.reply({ status: 401, message: `Incorrect API key provided: ${KEY}.` });
-    const err = await client().respond(payload()).catch((e: unknown) => e);
+    const err = await client()
+      .respond(payload())
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: "model_auth_failed", kind: "refused" });
-    expect((err as Error).message).toBe(`the model API at ${fake.baseURL} refused the API key from OPENAI_API_KEY (401): Incorrect API key provided: [REDACTED].`);
+    expect((err as Error).message).toBe(
+      `the model API at ${fake.baseURL} refused the API key from OPENAI_API_KEY (401): Incorrect API key provided: [REDACTED].`,
+    );
     expect(fake.requests).toHaveLength(1);
   });
 
   it("reports a rejected request with the server's reason", async () => {
     fake.reply({ status: 400, message: "Invalid schema for response_format 'x'." });
-    await expect(client().respond(payload())).rejects.toMatchObject({ code: "model_request_rejected", message: `the model API at ${fake.baseURL} rejected the request (400): Invalid schema for response_format 'x'.` });
+    await expect(client().respond(payload())).rejects.toMatchObject({
+      code: "model_request_rejected",
+      message: `the model API at ${fake.baseURL} rejected the request (400): Invalid schema for response_format 'x'.`,
+    });
   });
 
   it("times out a server that never answers", async () => {
@@ -271,7 +389,10 @@ describe("ModelClient errors", () => {
 
   it("reports a server it cannot reach", async () => {
     const port = await closedPort();
-    const c = ModelClient.fromConfig({ base_url: `http://127.0.0.1:${port}/v1`, max_retries: 0 }, { OPENAI_API_KEY: KEY });
+    const c = ModelClient.fromConfig(
+      { base_url: `http://127.0.0.1:${port}/v1`, max_retries: 0 },
+      { OPENAI_API_KEY: KEY },
+    );
     await expect(c.respond(payload())).rejects.toMatchObject({
       code: "model_unreachable",
       message: `cannot reach the model API at http://127.0.0.1:${port}/v1 (0 retries): ECONNREFUSED; check model.base_url or OPENAI_BASE_URL`,

@@ -18,7 +18,13 @@ afterAll(async () => {
   await fake.close();
 });
 
-const review = { level: "hard_gate", decision: "approve", summary: "keeps every section", claims: [], planning_feedback: [] };
+const review = {
+  level: "hard_gate",
+  decision: "approve",
+  summary: "keeps every section",
+  claims: [],
+  planning_feedback: [],
+};
 
 describe.each(kinds)("the role agent fetches its model key from the supervisor ($name)", (kind) => {
   let ts: TestStore;
@@ -26,7 +32,12 @@ describe.each(kinds)("the role agent fetches its model key from the supervisor (
   beforeEach(async () => {
     ts = await kind.open();
     tp = testProject(ts, { model: { base_url: fake.baseURL, model: "gpt-test", max_retries: 0 } });
-    await new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] }).post("Human", { id: "b-1", to: "Builder", kind: "build_request", payload: { summary: "check the docs" } });
+    await new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] }).post("Human", {
+      id: "b-1",
+      to: "Builder",
+      kind: "build_request",
+      payload: { summary: "check the docs" },
+    });
   });
   afterEach(async () => {
     await ts.cleanup();
@@ -50,7 +61,9 @@ describe.each(kinds)("the role agent fetches its model key from the supervisor (
     const run = await sup.whenIdle(started.id);
     expect(run.state).toBe("succeeded");
     const events = await sup.runs.events(run.id);
-    expect(events.map((e) => e.event_type)).toEqual(expect.arrayContaining(["ACTION_REQUEST", "WAITING", "ARTIFACT", "COMPLETED"]));
+    expect(events.map((e) => e.event_type)).toEqual(
+      expect.arrayContaining(["ACTION_REQUEST", "WAITING", "ARTIFACT", "COMPLETED"]),
+    );
     expect(fake.requests[0]!.headers.authorization).toBe(`Bearer ${KEY}`);
     expect(JSON.stringify(events)).not.toContain(KEY);
     expect(JSON.stringify(await sup.runs.logs(run.id))).not.toContain(KEY);
@@ -62,6 +75,8 @@ describe.each(kinds)("the role agent fetches its model key from the supervisor (
     const started = await sup.startRun({ role: "Builder", entryId: "b-1", command });
     const run = await sup.whenIdle(started.id);
     expect(run.state).toBe("failed");
-    expect(run.reason).toMatch(/^ERROR: the supervisor could not hand over the model key \(FETCH_CREDENTIAL\): no action executor is configured/);
+    expect(run.reason).toMatch(
+      /^ERROR: the supervisor could not hand over the model key \(FETCH_CREDENTIAL\): no action executor is configured/,
+    );
   });
 });

@@ -18,7 +18,14 @@ const entry = {
   project_id: "vpm-mini",
   kind: "doc_update_review_request",
   status: "in_progress",
-  payload: { summary: "update STATE", details: {}, refs: [{ type: "run", run_id: "run_1", entry_id: "vpm-issue571-1" }, { type: "artifact", kind: "file", ref: ".pmagent-artifacts/orchestrator-vpm-issue571-1.json" }] },
+  payload: {
+    summary: "update STATE",
+    details: {},
+    refs: [
+      { type: "run", run_id: "run_1", entry_id: "vpm-issue571-1" },
+      { type: "artifact", kind: "file", ref: ".pmagent-artifacts/orchestrator-vpm-issue571-1.json" },
+    ],
+  },
   target_docs: ["STATE/current_state.md"],
   created_at: "2026-01-01T00:00:00Z",
   updated_at: "2026-01-01T00:00:00Z",
@@ -28,8 +35,15 @@ const review = (decision: "approve" | "revise" | "block", level = "hard_gate") =
   level,
   decision,
   summary: decision === "approve" ? "keeps every section" : "the proposal drops two sections",
-  claims: [{ claim: "keeps all sections", evidence: decision === "approve" ? "diff keeps ## Risks" : "diff removes ## Risks", verdict: decision === "approve" ? "supported" : "contradicted" }],
-  planning_feedback: decision === "approve" ? [] : [{ issue: "## Risks is gone", suggestion: "restore the Risks section" }],
+  claims: [
+    {
+      claim: "keeps all sections",
+      evidence: decision === "approve" ? "diff keeps ## Risks" : "diff removes ## Risks",
+      verdict: decision === "approve" ? "supported" : "contradicted",
+    },
+  ],
+  planning_feedback:
+    decision === "approve" ? [] : [{ issue: "## Risks is gone", suggestion: "restore the Risks section" }],
 });
 
 beforeAll(async () => {
@@ -37,7 +51,9 @@ beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), "role-agent-"));
   const config = {
     project_id: "vpm-mini",
-    lanes: [{ layer: "layer_b", name: "doc_update", roles: [{ name: "Sho", allowed_kinds: ["doc_update_review_request"] }] }],
+    lanes: [
+      { layer: "layer_b", name: "doc_update", roles: [{ name: "Sho", allowed_kinds: ["doc_update_review_request"] }] },
+    ],
     model: { base_url: fake.baseURL, model: "gpt-test", max_retries: 1, timeout_ms: 20_000 },
   };
   writeFileSync(join(root, "pmagent.config.json"), JSON.stringify(config));
@@ -57,7 +73,10 @@ interface Agent extends ProcResult {
 }
 
 /** Run `pmagent agent` as the supervisor would: a workspace, the entry file, the sprite's variables. */
-async function agent(args: string[], options: { key?: boolean; entry?: unknown; env?: Record<string, string> } = {}): Promise<Agent> {
+async function agent(
+  args: string[],
+  options: { key?: boolean; entry?: unknown; env?: Record<string, string> } = {},
+): Promise<Agent> {
   const ws = join(root, `ws-${++n}`);
   mkdirSync(join(ws, ".lattice"), { recursive: true });
   const entryFile = join(ws, ".lattice", "entry.json");
@@ -77,7 +96,9 @@ async function agent(args: string[], options: { key?: boolean; entry?: unknown; 
     .split("\n")
     .filter((l) => l.startsWith("LATTICE_EVENT "))
     .map((l) => JSON.parse(l.slice("LATTICE_EVENT ".length)) as Agent["events"][number]);
-  const outbox = existsSync(outboxPath(ws)) ? readOutbox(outboxPath(ws)).items.map((i) => (i as unknown as { raw: Agent["events"][number] }).raw) : [];
+  const outbox = existsSync(outboxPath(ws))
+    ? readOutbox(outboxPath(ws)).items.map((i) => (i as unknown as { raw: Agent["events"][number] }).raw)
+    : [];
   return { ...r, ws, events, outbox };
 }
 
@@ -95,31 +116,75 @@ describe.each([
     const a = await agent(reviewer());
     expect(a.stderr).toContain("pmagent agent: success for entry vpm-issue571-1-review");
     expect(a.code).toBe(0);
-    expect(types(a)).toEqual(["PHASE_STARTED", "INFO", "PHASE_FINISHED", "PHASE_STARTED", "INFO", "INFO", "PHASE_FINISHED", "PHASE_STARTED", "ARTIFACT", "PHASE_FINISHED", "COMPLETED"]);
+    expect(types(a)).toEqual([
+      "PHASE_STARTED",
+      "INFO",
+      "PHASE_FINISHED",
+      "PHASE_STARTED",
+      "INFO",
+      "INFO",
+      "PHASE_FINISHED",
+      "PHASE_STARTED",
+      "ARTIFACT",
+      "PHASE_FINISHED",
+      "COMPLETED",
+    ]);
     expect(a.outbox).toEqual(a.events);
-    expect(a.events.every((e) => e.payload && (e as unknown as { sprite_id: string }).sprite_id === "sprite-agent")).toBe(true);
-    expect(a.events.find((e) => e.payload.kind === "usage")!.payload).toMatchObject({ kind: "usage", metadata: { model: "gpt-test", input_tokens: 1200, output_tokens: 80, total_tokens: 1280 } });
+    expect(
+      a.events.every((e) => e.payload && (e as unknown as { sprite_id: string }).sprite_id === "sprite-agent"),
+    ).toBe(true);
+    expect(a.events.find((e) => e.payload.kind === "usage")!.payload).toMatchObject({
+      kind: "usage",
+      metadata: { model: "gpt-test", input_tokens: 1200, output_tokens: 80, total_tokens: 1280 },
+    });
     const artifact = last(a, "ARTIFACT")!;
-    expect(artifact).toMatchObject({ kind: "file", ref: ".pmagent-artifacts/reviewer-vpm-issue571-1-review.json", metadata: { schema: "pmagent_reviewer_output", role: "reviewer", entry_id: entry.id, review: { level: "hard_gate", decision: "approve", result: "success" } } });
+    expect(artifact).toMatchObject({
+      kind: "file",
+      ref: ".pmagent-artifacts/reviewer-vpm-issue571-1-review.json",
+      metadata: {
+        schema: "pmagent_reviewer_output",
+        role: "reviewer",
+        entry_id: entry.id,
+        review: { level: "hard_gate", decision: "approve", result: "success" },
+      },
+    });
     const file = JSON.parse(readFileSync(join(a.ws, artifact.ref as string), "utf8")) as Record<string, unknown>;
-    expect(file).toMatchObject({ entry_id: entry.id, role: "reviewer", model: "gpt-test", answer: review("approve"), ledger: { lane: "layer_b/doc_update", role: "Sho", cycle: 1 } });
-    expect(last(a, "COMPLETED")).toEqual({ status: "success", summary: "review approve at hard_gate: keeps every section" });
+    expect(file).toMatchObject({
+      entry_id: entry.id,
+      role: "reviewer",
+      model: "gpt-test",
+      answer: review("approve"),
+      ledger: { lane: "layer_b/doc_update", role: "Sho", cycle: 1 },
+    });
+    expect(last(a, "COMPLETED")).toEqual({
+      status: "success",
+      summary: "review approve at hard_gate: keeps every section",
+    });
     // The request: the ledger carries the entry, lane, lane role and the entry's refs; the key never leaves the header.
     const body = fake.requests[0]!.body as { stream?: boolean; input: Array<{ content: string }> };
     expect(body.stream === true).toBe(!streamFlag.includes("--no-stream"));
-    expect(body.input[0]!.content).toContain("entry_id: vpm-issue571-1-review\nlane: layer_b/doc_update\nrole: Sho\ncycle: 1\nrefs:\n- run run_1 (entry vpm-issue571-1)\n- .pmagent-artifacts/orchestrator-vpm-issue571-1.json");
+    expect(body.input[0]!.content).toContain(
+      "entry_id: vpm-issue571-1-review\nlane: layer_b/doc_update\nrole: Sho\ncycle: 1\nrefs:\n- run run_1 (entry vpm-issue571-1)\n- .pmagent-artifacts/orchestrator-vpm-issue571-1.json",
+    );
     expect(fake.requests[0]!.headers.authorization).toBe(`Bearer ${KEY}`);
     expect(a.stdout + a.stderr + readFileSync(outboxPath(a.ws), "utf8")).not.toContain(KEY);
   });
 
   it("an invalid answer, then a valid one: the retry is reported and the usage sums both calls", async () => {
-    fake.reply({ json: { decision: "maybe" }, usage: { input_tokens: 100, output_tokens: 5 } }, { json: review("approve"), usage: { input_tokens: 150, output_tokens: 40 } });
+    fake.reply(
+      { json: { decision: "maybe" }, usage: { input_tokens: 100, output_tokens: 5 } },
+      { json: review("approve"), usage: { input_tokens: 150, output_tokens: 40 } },
+    );
     const a = await agent(reviewer());
     expect(a.code).toBe(0);
     expect(fake.requests).toHaveLength(2);
     const retry = (fake.requests[1]!.body as { input: Array<{ content: string }> }).input.at(-1)!.content;
     expect(retry).toContain('Your answer does not match the output schema "pmagent_reviewer_output"');
-    expect(a.events.find((e) => e.payload.kind === "usage")!.payload.metadata).toMatchObject({ input_tokens: 250, output_tokens: 45, total_tokens: 295 });
+    expect(a.events.find((e) => e.payload.kind === "usage")!.payload.metadata).toMatchObject({
+      input_tokens: 250,
+      output_tokens: 45,
+      total_tokens: 295,
+    });
     expect(a.events.some((e) => String(e.payload.message).includes("did not match the output schema"))).toBe(true);
     expect(last(a, "COMPLETED")).toMatchObject({ status: "success" });
   });
@@ -128,8 +193,18 @@ describe.each([
     fake.reply({ json: { decision: "maybe" } }, { text: "not json" });
     const a = await agent(reviewer());
     expect(a.code).toBe(1);
-    expect(a.stderr).toMatch(/^pmagent: the model's answer does not match output schema pmagent_reviewer_output, also after a retry/);
-    expect(types(a)).toEqual(["PHASE_STARTED", "INFO", "PHASE_FINISHED", "PHASE_STARTED", "INFO", "PHASE_FINISHED", "ERROR"]);
+    expect(a.stderr).toMatch(
+      /^pmagent: the model's answer does not match output schema pmagent_reviewer_output, also after a retry/,
+    );
+    expect(types(a)).toEqual([
+      "PHASE_STARTED",
+      "INFO",
+      "PHASE_FINISHED",
+      "PHASE_STARTED",
+      "INFO",
+      "PHASE_FINISHED",
+      "ERROR",
+    ]);
     expect(last(a, "PHASE_FINISHED")).toEqual({ phase: "respond", success: false });
     expect(last(a, "ERROR")).toMatchObject({ details: { code: "model_answer_invalid" } });
     expect(existsSync(join(a.ws, ".pmagent-artifacts"))).toBe(false);
@@ -148,8 +223,13 @@ describe.each([
     const a = await agent(reviewer());
     expect(a.code).toBe(1);
     expect(fake.requests).toHaveLength(2);
-    expect(a.stderr.trim().split("\n")).toEqual([`pmagent: the model API at ${fake.baseURL} failed with 500 after 1 retries: The server had an error while processing your request. Sorry about that! [model_server_error]`]);
-    expect(last(a, "ERROR")).toEqual({ message: `the model API at ${fake.baseURL} failed with 500 after 1 retries: The server had an error while processing your request. Sorry about that!`, details: { code: "model_server_error" } });
+    expect(a.stderr.trim().split("\n")).toEqual([
+      `pmagent: the model API at ${fake.baseURL} failed with 500 after 1 retries: The server had an error while processing your request. Sorry about that! [model_server_error]`,
+    ]);
+    expect(last(a, "ERROR")).toEqual({
+      message: `the model API at ${fake.baseURL} failed with 500 after 1 retries: The server had an error while processing your request. Sorry about that!`,
+      details: { code: "model_server_error" },
+    });
     expect(a.outbox).toEqual(a.events);
   });
 });
@@ -159,7 +239,10 @@ describe("reviewer levels", () => {
     fake.reply({ json: review("block") });
     const a = await agent(["--role", "reviewer", "--review-level", "hard_gate"]);
     expect(a.code).toBe(1);
-    expect(last(a, "COMPLETED")).toEqual({ status: "failure", summary: "review block at hard_gate: the proposal drops two sections" });
+    expect(last(a, "COMPLETED")).toEqual({
+      status: "failure",
+      summary: "review block at hard_gate: the proposal drops two sections",
+    });
     expect(a.stderr).toContain("pmagent agent: failure for entry");
   });
 
@@ -175,8 +258,17 @@ describe("reviewer levels", () => {
     const a = await agent(["--role", "reviewer", "--review-level", "soft_gate"]);
     expect(a.code).toBe(0);
     const changes = ["## Risks is gone: restore the Risks section", "contradicted claim: keeps all sections"];
-    expect(last(a, "COMPLETED")).toEqual({ status: "success", summary: "review block at soft_gate: the proposal drops two sections", revision_requested: true, requested_changes: changes });
-    expect(last(a, "ARTIFACT")!.metadata).toMatchObject({ revision_requested: true, requested_changes: changes, review: { level: "soft_gate", revision_requested: true } });
+    expect(last(a, "COMPLETED")).toEqual({
+      status: "success",
+      summary: "review block at soft_gate: the proposal drops two sections",
+      revision_requested: true,
+      requested_changes: changes,
+    });
+    expect(last(a, "ARTIFACT")!.metadata).toMatchObject({
+      revision_requested: true,
+      requested_changes: changes,
+      review: { level: "soft_gate", revision_requested: true },
+    });
     expect(a.stderr).toContain("revision requested");
   });
 
@@ -184,15 +276,33 @@ describe("reviewer levels", () => {
     fake.reply({ json: review("block", "feedback") });
     const a = await agent(["--role", "reviewer", "--review-level", "feedback"]);
     expect(a.code).toBe(0);
-    expect(last(a, "COMPLETED")).toEqual({ status: "success", summary: "review block at feedback: the proposal drops two sections" });
+    expect(last(a, "COMPLETED")).toEqual({
+      status: "success",
+      summary: "review block at feedback: the proposal drops two sections",
+    });
   });
 
   it("an executor reporting failure fails its step", async () => {
-    fake.reply({ json: { status: "failed", summary: "tests do not pass", claims: [], changed_files: [], commands: [{ command: "npm test", exit_code: 1 }], remaining: ["fix the tests"] } });
+    fake.reply({
+      json: {
+        status: "failed",
+        summary: "tests do not pass",
+        claims: [],
+        changed_files: [],
+        commands: [{ command: "npm test", exit_code: 1 }],
+        remaining: ["fix the tests"],
+      },
+    });
     const a = await agent(["--role", "executor"]);
     expect(a.code).toBe(1);
-    expect(last(a, "COMPLETED")).toEqual({ status: "failure", summary: "the executor reports failure: tests do not pass" });
-    expect(last(a, "ARTIFACT")).toMatchObject({ ref: ".pmagent-artifacts/executor-vpm-issue571-1-review.json", metadata: { schema: "pmagent_executor_output" } });
+    expect(last(a, "COMPLETED")).toEqual({
+      status: "failure",
+      summary: "the executor reports failure: tests do not pass",
+    });
+    expect(last(a, "ARTIFACT")).toMatchObject({
+      ref: ".pmagent-artifacts/executor-vpm-issue571-1-review.json",
+      metadata: { schema: "pmagent_executor_output" },
+    });
   });
 });
 
@@ -200,8 +310,13 @@ describe("pmagent agent errors", () => {
   it("no key: the client's one-line error on stderr, an ERROR event, exit 2, no model call", async () => {
     const a = await agent(["--role", "reviewer"], { key: false });
     expect(a.code).toBe(2);
-    expect(a.stderr).toBe("pmagent: no model API key: set OPENAI_API_KEY or model.api_key_env in pmagent.config.json [no_model_api_key]\n");
-    expect(last(a, "ERROR")).toEqual({ message: "no model API key: set OPENAI_API_KEY or model.api_key_env in pmagent.config.json", details: { code: "no_model_api_key" } });
+    expect(a.stderr).toBe(
+      "pmagent: no model API key: set OPENAI_API_KEY or model.api_key_env in pmagent.config.json [no_model_api_key]\n",
+    );
+    expect(last(a, "ERROR")).toEqual({
+      message: "no model API key: set OPENAI_API_KEY or model.api_key_env in pmagent.config.json",
+      details: { code: "no_model_api_key" },
+    });
     expect(last(a, "PHASE_FINISHED")).toEqual({ phase: "prepare", success: false });
     expect(fake.requests).toHaveLength(0);
   });
@@ -209,7 +324,9 @@ describe("pmagent agent errors", () => {
   it("a missing entry file says how the agent gets one", async () => {
     const a = await agent(["--role", "reviewer"], { env: { PMAGENT_ENTRY_FILE: join(root, "nowhere.json") } });
     expect(a.code).toBe(2);
-    expect(a.stderr).toContain(`work item ${join(root, "nowhere.json")} does not exist: run the agent under the supervisor (pmagent run --entry ID …), or set PMAGENT_ENTRY_FILE or --entry-file`);
+    expect(a.stderr).toContain(
+      `work item ${join(root, "nowhere.json")} does not exist: run the agent under the supervisor (pmagent run --entry ID …), or set PMAGENT_ENTRY_FILE or --entry-file`,
+    );
     expect(last(a, "ERROR")).toMatchObject({ details: { code: "entry_file_missing" } });
   });
 
@@ -232,14 +349,25 @@ describe("pmagent agent errors", () => {
     fake.reply({ json: review("approve") });
     const a = await agent(["--role", "reviewer", "--lane", "layer_x/other", "--cycle", "3"]);
     expect(a.code).toBe(0);
-    expect((fake.requests[0]!.body as { input: Array<{ content: string }> }).input[0]!.content).toContain("lane: layer_x/other\nrole: Sho\ncycle: 3");
+    expect((fake.requests[0]!.body as { input: Array<{ content: string }> }).input[0]!.content).toContain(
+      "lane: layer_x/other\nrole: Sho\ncycle: 3",
+    );
   });
 
   it.each([
     [["--role", "wizard"], 'unknown role "wizard": expected one of orchestrator, reviewer, executor, searcher'],
-    [["--role", "executor", "--review-level", "soft_gate"], "--review-level applies to the reviewer role only, not to executor"],
-    [["--role", "reviewer", "--review-level", "strict"], 'unknown review level "strict": expected one of feedback, soft_gate, hard_gate'],
-    [["--role", "reviewer", "--lane", "doc_update"], '--lane expects LAYER/NAME (e.g. layer_b/doc_update), got "doc_update"'],
+    [
+      ["--role", "executor", "--review-level", "soft_gate"],
+      "--review-level applies to the reviewer role only, not to executor",
+    ],
+    [
+      ["--role", "reviewer", "--review-level", "strict"],
+      'unknown review level "strict": expected one of feedback, soft_gate, hard_gate',
+    ],
+    [
+      ["--role", "reviewer", "--lane", "doc_update"],
+      '--lane expects LAYER/NAME (e.g. layer_b/doc_update), got "doc_update"',
+    ],
     [["--role", "reviewer", "--cycle", "0"], "--cycle must be between 1 and ∞, got 0"],
   ])("bad flags %j are refused with exit 2", async (args, message) => {
     const a = await agent(args);

@@ -2,7 +2,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PACKAGE_TEMPLATES_DIR, AGENT_ROLES, developerInstructions, loadTemplates, renderLedgerBlock } from "../../src/prompt/index.js";
+import {
+  PACKAGE_TEMPLATES_DIR,
+  AGENT_ROLES,
+  developerInstructions,
+  loadTemplates,
+  renderLedgerBlock,
+} from "../../src/prompt/index.js";
 
 const dirs: string[] = [];
 function project(files: Record<string, string> = {}): string {
@@ -19,7 +25,13 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-const ledger = { entry_id: "vpm-issue571-1-review", lane: "layer_b/doc_update", role: "Sho", cycle: 2, refs: ["vpm-issue571-1", "runs/41/proposal.md"] };
+const ledger = {
+  entry_id: "vpm-issue571-1-review",
+  lane: "layer_b/doc_update",
+  role: "Sho",
+  cycle: 2,
+  refs: ["vpm-issue571-1", "runs/41/proposal.md"],
+};
 
 describe("prompt templates", () => {
   it("loads the package's base prompt and one developer template per role", () => {
@@ -46,21 +58,31 @@ describe("prompt templates", () => {
   it("a project overrides a template file by file under .pmagent/prompts/", () => {
     const root = project({ "base.md": "Project base prompt.\n", "dev/searcher.md": "# Searcher, project style\n" });
     const t = loadTemplates({ projectRoot: root });
-    expect(t.base).toMatchObject({ origin: "project", text: "Project base prompt.", path: join(root, ".pmagent/prompts/base.md") });
+    expect(t.base).toMatchObject({
+      origin: "project",
+      text: "Project base prompt.",
+      path: join(root, ".pmagent/prompts/base.md"),
+    });
     expect(t.developer.searcher).toMatchObject({ origin: "project", text: "# Searcher, project style" });
     expect(t.developer.executor.origin).toBe("package");
   });
 
   it("refuses an empty override, naming the file", () => {
     const root = project({ "dev/executor.md": "  \n" });
-    expect(() => loadTemplates({ projectRoot: root })).toThrow(`prompt template ${join(root, ".pmagent/prompts/dev/executor.md")} is empty: write the prompt into it or delete it to use the built-in one`);
+    expect(() => loadTemplates({ projectRoot: root })).toThrow(
+      `prompt template ${join(root, ".pmagent/prompts/dev/executor.md")} is empty: write the prompt into it or delete it to use the built-in one`,
+    );
   });
 
   it("refuses a reviewer override that does not state the level, and unknown placeholders", () => {
     const noLevel = loadTemplates({ projectRoot: project({ "dev/reviewer.md": "Review it.\n" }) });
-    expect(() => developerInstructions({ role: "reviewer", templates: noLevel })).toThrow(/dev\/reviewer\.md must contain \{\{review_level\}\}/);
+    expect(() => developerInstructions({ role: "reviewer", templates: noLevel })).toThrow(
+      /dev\/reviewer\.md must contain \{\{review_level\}\}/,
+    );
     const unknown = loadTemplates({ projectRoot: project({ "dev/executor.md": "Do {{task}} now.\n" }) });
-    expect(() => developerInstructions({ role: "executor", templates: unknown })).toThrow(/dev\/executor\.md uses unknown placeholder \{\{task\}\} \(known: none\)/);
+    expect(() => developerInstructions({ role: "executor", templates: unknown })).toThrow(
+      /dev\/executor\.md uses unknown placeholder \{\{task\}\} \(known: none\)/,
+    );
   });
 
   it("refuses an override that links outside the project", () => {
@@ -69,7 +91,9 @@ describe("prompt templates", () => {
     const root = project();
     mkdirSync(join(root, ".pmagent/prompts"), { recursive: true });
     symlinkSync(join(outside, "secret.txt"), join(root, ".pmagent/prompts/base.md"));
-    expect(() => loadTemplates({ projectRoot: root })).toThrow(`prompt template ${join(root, ".pmagent/prompts/base.md")} links to "${join(outside, "secret.txt")}" is outside ${root}`);
+    expect(() => loadTemplates({ projectRoot: root })).toThrow(
+      `prompt template ${join(root, ".pmagent/prompts/base.md")} links to "${join(outside, "secret.txt")}" is outside ${root}`,
+    );
   });
 
   it("follows a link that stays inside the project", () => {
@@ -86,7 +110,16 @@ describe("prompt templates", () => {
 
   it("renders the ledger block: entry id, lane, role, cycle and refs", () => {
     expect(renderLedgerBlock(ledger)).toBe(
-      ["[context_ledger]", "entry_id: vpm-issue571-1-review", "lane: layer_b/doc_update", "role: Sho", "cycle: 2", "refs:", "- vpm-issue571-1", "- runs/41/proposal.md"].join("\n"),
+      [
+        "[context_ledger]",
+        "entry_id: vpm-issue571-1-review",
+        "lane: layer_b/doc_update",
+        "role: Sho",
+        "cycle: 2",
+        "refs:",
+        "- vpm-issue571-1",
+        "- runs/41/proposal.md",
+      ].join("\n"),
     );
     expect(renderLedgerBlock({ ...ledger, refs: [] }).endsWith("\nrefs: none")).toBe(true);
   });

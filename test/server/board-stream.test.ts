@@ -16,8 +16,12 @@ function counted(store: Store): { store: Store; reads: { statements: number; row
   };
   const wrapped = new Proxy(store, {
     get(target, key) {
-      if (key === "all") return async (sql: string, params?: readonly SqlParam[]) => target.all(sql, params).then((rows) => (count(rows.length), rows));
-      if (key === "get") return async (sql: string, params?: readonly SqlParam[]) => target.get(sql, params).then((row) => (count(row === undefined ? 0 : 1), row));
+      if (key === "all")
+        return async (sql: string, params?: readonly SqlParam[]) =>
+          target.all(sql, params).then((rows) => (count(rows.length), rows));
+      if (key === "get")
+        return async (sql: string, params?: readonly SqlParam[]) =>
+          target.get(sql, params).then((row) => (count(row === undefined ? 0 : 1), row));
       const value: unknown = Reflect.get(target, key, target);
       return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
@@ -49,12 +53,23 @@ describe("the live board stream (/v1/entries/stream) sends changes, not the boar
       for (let i = 0; i < BOARD; i++) {
         const id = `old-${String(i).padStart(5, "0")}`;
         const iso = new Date(at + i).toISOString();
-        const entry = { id, from: "Human", to: "Builder", project_id: "demo", kind: "build_request", payload: { summary: `entry ${i}` }, created_at: iso };
+        const entry = {
+          id,
+          from: "Human",
+          to: "Builder",
+          project_id: "demo",
+          kind: "build_request",
+          payload: { summary: `entry ${i}` },
+          created_at: iso,
+        };
         await tx.run(
           "INSERT INTO bb_entries (project_id, id, version, status, from_actor, to_actor, kind, created_ms, updated_ms, updated_at, entry_json, content_hash) VALUES (?, ?, 1, 'done', 'Human', 'Builder', 'build_request', ?, ?, ?, ?, ?)",
           ["demo", id, at + i, at + i, iso, JSON.stringify(entry), id],
         );
-        await tx.run("INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json) VALUES ('demo', ?, 1, ?, ?, 'Human', 'post', NULL, 'done', '{}')", [id, iso, at + i]);
+        await tx.run(
+          "INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json) VALUES ('demo', ?, 1, ?, ?, 'Human', 'post', NULL, 'done', '{}')",
+          [id, iso, at + i],
+        );
       }
     });
     const c = counted(ts.store);
@@ -68,7 +83,11 @@ describe("the live board stream (/v1/entries/stream) sends changes, not the boar
   });
 
   it("gives each client the board once, then nothing while idle, reading nothing of the board per poll", async () => {
-    clients = await Promise.all(Array.from({ length: CLIENTS }, () => watchSse(`${s.url}/v1/entries/stream`, { authorization: `Bearer ${TOKENS.Human}` })));
+    clients = await Promise.all(
+      Array.from({ length: CLIENTS }, () =>
+        watchSse(`${s.url}/v1/entries/stream`, { authorization: `Bearer ${TOKENS.Human}` }),
+      ),
+    );
     await Promise.all(clients.map((c) => c.until((f) => f.length > 0)));
     for (const c of clients) {
       expect(c.frames.map((f) => f.event)).toEqual(["entries"]);

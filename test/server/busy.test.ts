@@ -11,9 +11,15 @@ describe("pmagent serve while another process holds the SQLite write lock", () =
   beforeAll(async () => {
     ts = await openSqliteTestStore();
     // The server's own connection, as `pmagent serve` opens it.
-    serving = { ...ts, store: new SqliteStore(ts.file!, { yieldWhileBusy: true }), cleanup: async () => serving.store.close() };
+    serving = {
+      ...ts,
+      store: new SqliteStore(ts.file!, { yieldWhileBusy: true }),
+      cleanup: async () => serving.store.close(),
+    };
     s = await startServer(serving);
-    expect((await s.call("POST", "/v1/entries", { body: { id: "e-1", to: "Builder", kind: "build_request" } })).status).toBe(201);
+    expect(
+      (await s.call("POST", "/v1/entries", { body: { id: "e-1", to: "Builder", kind: "build_request" } })).status,
+    ).toBe(201);
   });
   afterAll(async () => {
     await s?.close();
@@ -33,7 +39,11 @@ describe("pmagent serve while another process holds the SQLite write lock", () =
         body: JSON.stringify({ id: "e-2", to: "Builder", kind: "build_request" }),
       }).then(async (r) => {
         answered.push("POST");
-        return { status: r.status, retryAfter: r.headers.get("retry-after"), body: (await r.json()) as { error: { code: string; message: string } } };
+        return {
+          status: r.status,
+          retryAfter: r.headers.get("retry-after"),
+          body: (await r.json()) as { error: { code: string; message: string } },
+        };
       });
       // Once the write is in, every read is answered while it waits for the lock (the event loop is never held).
       await received;
@@ -51,10 +61,14 @@ describe("pmagent serve while another process holds the SQLite write lock", () =
       expect(refused.status).toBe(503);
       expect(refused.retryAfter).toBe("1");
       expect(refused.body.error.code).toBe("store_busy");
-      expect(refused.body.error.message).toMatch(/^the SQLite database \S+pmagent\.db is locked by another process's write \(waited \d+ ms for it\): nothing was written; try again in a moment$/);
+      expect(refused.body.error.message).toMatch(
+        /^the SQLite database \S+pmagent\.db is locked by another process's write \(waited \d+ ms for it\): nothing was written; try again in a moment$/,
+      );
       await lock.release();
       released = true;
-      expect((await s.call("POST", "/v1/entries", { body: { id: "e-2", to: "Builder", kind: "build_request" } })).status).toBe(201);
+      expect(
+        (await s.call("POST", "/v1/entries", { body: { id: "e-2", to: "Builder", kind: "build_request" } })).status,
+      ).toBe(201);
     } finally {
       if (!released) await lock.release();
     }

@@ -41,7 +41,7 @@ describe("pmagent serve and pmagent mcp (CLI)", () => {
     // An encoded ../ stays inside the console directory.
     const escape = await fetch(`${url}/console/..%2f..%2f..%2fpackage.json`);
     expect([403, 404]).toContain(escape.status);
-    expect(await escape.text()).not.toContain("\"dependencies\"");
+    expect(await escape.text()).not.toContain('"dependencies"');
     expect(await stop()).toBe(0);
   });
 
@@ -50,12 +50,20 @@ describe("pmagent serve and pmagent mcp (CLI)", () => {
     const lock = await holdWriteLock(join(dir, ".pmagent/pmagent.db"));
     try {
       let written = false;
-      const write = fetch(`${url}/v1/entries`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ to: "Aya", kind: "doc_update_proposal_request" }) }).finally(() => (written = true));
+      const write = fetch(`${url}/v1/entries`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ to: "Aya", kind: "doc_update_proposal_request" }),
+      }).finally(() => (written = true));
       // Reads one after another, all answered while the write still waits for the lock.
       for (let i = 0; i < 3; i++) expect((await fetch(`${url}/v1/entries`)).status).toBe(200);
       expect(written).toBe(false);
       const refused = await write;
-      expect([refused.status, refused.headers.get("retry-after"), ((await refused.json()) as { error: { code: string } }).error.code]).toEqual([503, "1", "store_busy"]);
+      expect([
+        refused.status,
+        refused.headers.get("retry-after"),
+        ((await refused.json()) as { error: { code: string } }).error.code,
+      ]).toEqual([503, "1", "store_busy"]);
     } finally {
       await lock.release();
       await stop();

@@ -7,15 +7,25 @@ import { REPO_ROOT } from "../helpers/proc.js";
 import type { TestStore } from "../helpers/stores.js";
 import { PMAGENT, testProject, type TestProject } from "../lattice/helpers.js";
 
-export const TOKENS = { Human: "human-token-0123456789abcdef", Builder: "builder-token-0123456789abcd", Reviewer: "reviewer-token-0123456789abc" } as const;
-export const TOKEN_ENV = Object.entries(TOKENS).map(([actor, token]) => `${token}=${actor}`).join(",");
+export const TOKENS = {
+  Human: "human-token-0123456789abcdef",
+  Builder: "builder-token-0123456789abcd",
+  Reviewer: "reviewer-token-0123456789abc",
+} as const;
+export const TOKEN_ENV = Object.entries(TOKENS)
+  .map(([actor, token]) => `${token}=${actor}`)
+  .join(",");
 
 export interface TestServer {
   tp: TestProject;
   server: PmagentServer;
   url: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests inspect response bodies freely
-  call(method: string, path: string, options?: { as?: keyof typeof TOKENS | null; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<{ status: number; body: any }>;
+  call(
+    method: string,
+    path: string,
+    options?: { as?: keyof typeof TOKENS | null; body?: unknown; raw?: string; headers?: Record<string, string> },
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests inspect response bodies freely
+  ): Promise<{ status: number; body: any }>;
   close(): Promise<void>;
 }
 
@@ -23,14 +33,30 @@ export interface TestServer {
  * A project (lane Builder → Reviewer, kernel surfaces of a degraded kernel, a git repository with
  * one commit) served on 127.0.0.1 on a free port with three tokens.
  */
-export async function startServer(ts: TestStore, options: { bodyLimit?: number; env?: Record<string, string>; consoleDir?: string; config?: Record<string, unknown> } = {}): Promise<TestServer> {
+export async function startServer(
+  ts: TestStore,
+  options: {
+    bodyLimit?: number;
+    env?: Record<string, string>;
+    consoleDir?: string;
+    config?: Record<string, unknown>;
+  } = {},
+): Promise<TestServer> {
   const tp = testProject(ts, options.config);
   cpSync(join(REPO_ROOT, "test/fixtures/oa/degraded-failing-check/share"), join(tp.root, "share"), { recursive: true });
   writeFileSync(join(tp.root, "README.md"), "demo\n");
   const git = (...args: string[]) => execFileSync("git", args, { cwd: tp.root, stdio: "ignore" });
   git("init", "-q", "-b", "main");
   git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "init");
-  const server = await buildServer({ project: tp.project, store: ts.store, port: 0, bodyLimit: options.bodyLimit, consoleDir: options.consoleDir, env: { PMAGENT_TOKENS: TOKEN_ENV, ...options.env }, supervisor: { pmagentCommand: PMAGENT, pollMs: 20 } });
+  const server = await buildServer({
+    project: tp.project,
+    store: ts.store,
+    port: 0,
+    bodyLimit: options.bodyLimit,
+    consoleDir: options.consoleDir,
+    env: { PMAGENT_TOKENS: TOKEN_ENV, ...options.env },
+    supervisor: { pmagentCommand: PMAGENT, pollMs: 20 },
+  });
   const url = await server.listen();
   return {
     tp,
@@ -38,7 +64,10 @@ export async function startServer(ts: TestStore, options: { bodyLimit?: number; 
     url,
     async call(method, path, o = {}) {
       const as = o.as === undefined ? "Human" : o.as;
-      const headers: Record<string, string> = { ...(as ? { authorization: `Bearer ${TOKENS[as]}` } : {}), ...o.headers };
+      const headers: Record<string, string> = {
+        ...(as ? { authorization: `Bearer ${TOKENS[as]}` } : {}),
+        ...o.headers,
+      };
       let body: string | undefined;
       if (o.raw !== undefined) body = o.raw;
       else if (o.body !== undefined) body = JSON.stringify(o.body);
@@ -61,10 +90,16 @@ export interface SseFrame {
 }
 
 /** Read server-sent events until `until(frames)` holds (or the server ends the stream). */
-export async function readSse(url: string, headers: Record<string, string>, until: (frames: SseFrame[]) => boolean): Promise<SseFrame[]> {
+export async function readSse(
+  url: string,
+  headers: Record<string, string>,
+  until: (frames: SseFrame[]) => boolean,
+): Promise<SseFrame[]> {
   const stream = await watchSse(url, headers);
   try {
-    return (await stream.until(until)).map(({ id, event, data }) => (id === undefined ? { event, data } : { id, event, data }));
+    return (await stream.until(until)).map(({ id, event, data }) =>
+      id === undefined ? { event, data } : { id, event, data },
+    );
   } finally {
     stream.close();
   }
@@ -152,29 +187,41 @@ export interface RawResponse {
  * and some escapes before sending) and any Host. A live stream (SSE) is cut once its headers are
  * in: its status already says whether it answered.
  */
-export function rawRequest(base: string, o: { method: string; path: string; headers?: Record<string, string>; body?: string }): Promise<RawResponse> {
+export function rawRequest(
+  base: string,
+  o: { method: string; path: string; headers?: Record<string, string>; body?: string },
+): Promise<RawResponse> {
   const { hostname, port } = new URL(base);
   return new Promise((resolve, reject) => {
-    const req = request({ host: hostname, port, method: o.method, path: o.path, headers: { ...(o.body !== undefined ? { "content-type": "application/json" } : {}), ...o.headers } }, (res) => {
-      const status = res.statusCode ?? 0;
-      if (String(res.headers["content-type"]).startsWith("text/event-stream")) {
-        res.destroy();
-        resolve({ method: o.method, status, text: "(event stream)", body: undefined });
-        return;
-      }
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => (text += chunk));
-      res.on("end", () => {
-        let body: unknown;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          body = undefined;
+    const req = request(
+      {
+        host: hostname,
+        port,
+        method: o.method,
+        path: o.path,
+        headers: { ...(o.body !== undefined ? { "content-type": "application/json" } : {}), ...o.headers },
+      },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        if (String(res.headers["content-type"]).startsWith("text/event-stream")) {
+          res.destroy();
+          resolve({ method: o.method, status, text: "(event stream)", body: undefined });
+          return;
         }
-        resolve({ method: o.method, status, text, body });
-      });
-    });
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (text += chunk));
+        res.on("end", () => {
+          let body: unknown;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            body = undefined;
+          }
+          resolve({ method: o.method, status, text, body });
+        });
+      },
+    );
     // A guard, not a measurement: a server that never answers is reported as status 0, not a hung test.
     let timedOut = false;
     req.setTimeout(15_000, () => {
@@ -223,7 +270,11 @@ export function routeTargets(s: TestServer): RouteTarget[] {
   return [...out.values()];
 }
 
-const hex = (c: string, lower: boolean) => [...Buffer.from(c)].map((b) => `%${b.toString(16).padStart(2, "0")}`).map((h) => (lower ? h : h.toUpperCase())).join("");
+const hex = (c: string, lower: boolean) =>
+  [...Buffer.from(c)]
+    .map((b) => `%${b.toString(16).padStart(2, "0")}`)
+    .map((h) => (lower ? h : h.toUpperCase()))
+    .join("");
 
 /**
  * Other spellings of one path that a router might take for the same route: percent-encoded (every
@@ -234,26 +285,44 @@ export function pathSpellings(path: string): Array<{ kind: string; path: string 
   const out: Array<{ kind: string; path: string }> = [];
   const segments = path.split("/");
   for (let i = 0; i < path.length; i++) {
-    if (path[i] !== "/") out.push({ kind: "percent-encoded", path: `${path.slice(0, i)}${hex(path[i]!, i % 2 === 0)}${path.slice(i + 1)}` });
+    if (path[i] !== "/")
+      out.push({
+        kind: "percent-encoded",
+        path: `${path.slice(0, i)}${hex(path[i]!, i % 2 === 0)}${path.slice(i + 1)}`,
+      });
   }
   for (let i = 1; i < segments.length; i++) {
     const enc = segments.map((s, j) => (j === i ? [...s].map((c) => hex(c, false)).join("") : s)).join("/");
     out.push({ kind: "percent-encoded", path: enc }, { kind: "double-encoded", path: enc.replace(/%/g, "%25") });
     out.push({ kind: "case-changed", path: segments.map((s, j) => (j === i ? s.toUpperCase() : s)).join("/") });
     out.push({ kind: "doubled-slash", path: segments.map((s, j) => (j === i ? `/${s}` : s)).join("/") });
-    if (i < segments.length - 1) out.push({ kind: "percent-encoded", path: segments.slice(0, i + 1).join("/") + "%2F" + segments.slice(i + 1).join("/") });
+    if (i < segments.length - 1)
+      out.push({
+        kind: "percent-encoded",
+        path: segments.slice(0, i + 1).join("/") + "%2F" + segments.slice(i + 1).join("/"),
+      });
     out.push({ kind: "dot-segment", path: [...segments.slice(0, i), ".", ...segments.slice(i)].join("/") });
   }
   out.push({ kind: "percent-encoded", path: [...path].map((c) => (c === "/" ? c : hex(c, true))).join("") });
-  out.push({ kind: "double-encoded", path: [...path].map((c) => (c === "/" ? c : hex(c, false).replace(/%/g, "%25"))).join("") });
+  out.push({
+    kind: "double-encoded",
+    path: [...path].map((c) => (c === "/" ? c : hex(c, false).replace(/%/g, "%25"))).join(""),
+  });
   out.push({ kind: "case-changed", path: path.toUpperCase() });
   out.push({ kind: "doubled-slash", path: `/${path}` }, { kind: "doubled-slash", path: path.replace(/\//g, "//") });
-  out.push({ kind: "trailing-slash", path: `${path}/` }, { kind: "trailing-slash", path: `${[...path].map((c) => (c === "/" ? c : hex(c, false))).join("")}/` });
+  out.push(
+    { kind: "trailing-slash", path: `${path}/` },
+    { kind: "trailing-slash", path: `${[...path].map((c) => (c === "/" ? c : hex(c, false))).join("")}/` },
+  );
   return out;
 }
 
 /** Resolve with `check()`'s first truthy answer, asked every few ms; fail after `boundMs` (a guard, not a measurement). */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false>, what: string, boundMs = 30_000): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | null | false>,
+  what: string,
+  boundMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + boundMs;
   for (;;) {
     const value = await check();

@@ -15,7 +15,11 @@ export interface ToolResult {
  */
 export async function httpClient(s: TestServer, actor: keyof typeof TOKENS): Promise<Client> {
   const client = new Client({ name: "pmagent-test", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${TOKENS[actor]}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${TOKENS[actor]}` } },
+    }),
+  );
   await client.listTools();
   return client;
 }

@@ -23,7 +23,9 @@ describe("pmagent serve: SIGHUP reloads the config, SIGTERM stops its workers", 
     ts = await openSqliteTestStore();
     tp = testProject(ts, { oa: { gate: false } });
     const slow = tp.sprite("slow", { steps: [{ log: "working" }, { sleep: 60_000 }] });
-    const config = JSON.parse(readFileSync(tp.project.configPath, "utf8")) as { lanes: Array<{ roles: Array<Record<string, unknown>> }> };
+    const config = JSON.parse(readFileSync(tp.project.configPath, "utf8")) as {
+      lanes: Array<{ roles: Array<Record<string, unknown>> }>;
+    };
     config.lanes[0]!.roles[0]!.runner = { command: slow };
     writeFileSync(tp.project.configPath, JSON.stringify(config));
   });
@@ -35,7 +37,10 @@ describe("pmagent serve: SIGHUP reloads the config, SIGTERM stops its workers", 
 
   async function serve(): Promise<string> {
     stderr = "";
-    child = spawn(process.execPath, [CLI, "serve", "--port", "0"], { cwd: tp.root, env: { ...process.env, ...ts.env } });
+    child = spawn(process.execPath, [CLI, "serve", "--port", "0"], {
+      cwd: tp.root,
+      env: { ...process.env, ...ts.env },
+    });
     child.stderr!.on("data", (d: Buffer) => {
       stderr += d.toString();
       for (const wake of stderrWaiters.splice(0)) wake();
@@ -58,7 +63,8 @@ describe("pmagent serve: SIGHUP reloads the config, SIGTERM stops its workers", 
 
   it("SIGHUP: a role added after start is listed; a broken config is reported and the old one kept", async () => {
     const url = await serve();
-    const roles = async () => ((await json(`${url}/v1/whoami`)).lanes as Array<{ roles: string[] }>).flatMap((l) => l.roles);
+    const roles = async () =>
+      ((await json(`${url}/v1/whoami`)).lanes as Array<{ roles: string[] }>).flatMap((l) => l.roles);
     expect(await roles()).toEqual(["Builder", "Reviewer"]);
     const config = JSON.parse(readFileSync(tp.project.configPath, "utf8")) as { lanes: Array<{ roles: unknown[] }> };
     config.lanes[0]!.roles.push({ name: "Writer", allowed_kinds: ["write_request"] });
@@ -82,12 +88,26 @@ describe("pmagent serve: SIGHUP reloads the config, SIGTERM stops its workers", 
 
   it("SIGTERM: the hosted worker's run under way is stopped and its entry left in progress; serve exits 0", async () => {
     const url = await serve();
-    const post = (path: string, body: unknown) => json(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const post = (path: string, body: unknown) =>
+      json(`${url}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
     const worker = await post("/v1/workers", { role: "Builder" });
     expect(worker).toMatchObject({ role: "Builder", state: "running" });
     await post("/v1/entries", { id: "e-1", to: "Builder", kind: "build_request" });
-    const slot = await eventually(async () => (await json(`${url}/v1/workers`)).items[0].current[0], "the worker runs e-1");
-    await eventually(async () => ((await json(`${url}/v1/runs/${slot.run_id}/logs`)) as Array<{ text: string }>).some((l) => l.text === "working"), "the sprite works");
+    const slot = await eventually(
+      async () => (await json(`${url}/v1/workers`)).items[0].current[0],
+      "the worker runs e-1",
+    );
+    await eventually(
+      async () =>
+        ((await json(`${url}/v1/runs/${slot.run_id}/logs`)) as Array<{ text: string }>).some(
+          (l) => l.text === "working",
+        ),
+      "the sprite works",
+    );
     const code = await new Promise<number | null>((resolve) => {
       child!.on("exit", resolve);
       child!.kill("SIGTERM");

@@ -20,7 +20,11 @@ function rawClient(url: string): Promise<RawClient> {
   socket.on("data", (d: string) => (data += d));
   socket.on("error", () => undefined);
   const closed = new Promise<string>((resolve, reject) => {
-    const guard = setTimeout(() => reject(new Error(`the server kept the connection open for ${BOUND_MS} ms; received ${JSON.stringify(data)}`)), BOUND_MS);
+    const guard = setTimeout(
+      () =>
+        reject(new Error(`the server kept the connection open for ${BOUND_MS} ms; received ${JSON.stringify(data)}`)),
+      BOUND_MS,
+    );
     socket.on("close", () => {
       clearTimeout(guard);
       resolve(data);
@@ -47,7 +51,9 @@ describe("pmagent serve cuts off slow clients (server.headers_timeout_ms, reques
   let s: TestServer;
   beforeAll(async () => {
     ts = await openSqliteTestStore();
-    s = await startServer(ts, { config: { server: { headers_timeout_ms: 300, request_timeout_ms: 600, keep_alive_timeout_ms: 200 } } });
+    s = await startServer(ts, {
+      config: { server: { headers_timeout_ms: 300, request_timeout_ms: 600, keep_alive_timeout_ms: 200 } },
+    });
   });
   afterAll(async () => {
     await s?.close();
@@ -58,12 +64,16 @@ describe("pmagent serve cuts off slow clients (server.headers_timeout_ms, reques
     const silent = await rawClient(s.url);
     const headers = await rawClient(s.url);
     drip(headers.socket, `GET /v1/whoami HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ${"a".repeat(1000)}`, 20);
-    const bodies = await Promise.all([undefined, TOKENS.Human].map(async (token) => {
-      const c = await rawClient(s.url);
-      c.socket.write(`POST /v1/entries HTTP/1.1\r\nHost: 127.0.0.1\r\n${token ? `Authorization: Bearer ${token}\r\n` : ""}Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`);
-      drip(c.socket, `"to": "${"x".repeat(99_000)}`, 20);
-      return c;
-    }));
+    const bodies = await Promise.all(
+      [undefined, TOKENS.Human].map(async (token) => {
+        const c = await rawClient(s.url);
+        c.socket.write(
+          `POST /v1/entries HTTP/1.1\r\nHost: 127.0.0.1\r\n${token ? `Authorization: Bearer ${token}\r\n` : ""}Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`,
+        );
+        drip(c.socket, `"to": "${"x".repeat(99_000)}`, 20);
+        return c;
+      }),
+    );
     expect(await silent.closed).toMatch(REQUEST_TIMEOUT);
     expect(await headers.closed).toMatch(REQUEST_TIMEOUT);
     // Without a token the 401 may go first; either way the connection does not outlive the request timeout.
@@ -82,7 +92,11 @@ describe("pmagent serve cuts off slow clients (server.headers_timeout_ms, reques
   });
 
   it("refuses a config whose headers timeout exceeds its request timeout", async () => {
-    await expect(startServer(ts, { config: { server: { headers_timeout_ms: 5000, request_timeout_ms: 1000 } } })).rejects.toThrow(/\$\.server\.headers_timeout_ms: must not exceed request_timeout_ms \(the headers are part of the request\)/);
+    await expect(
+      startServer(ts, { config: { server: { headers_timeout_ms: 5000, request_timeout_ms: 1000 } } }),
+    ).rejects.toThrow(
+      /\$\.server\.headers_timeout_ms: must not exceed request_timeout_ms \(the headers are part of the request\)/,
+    );
   });
 });
 
@@ -100,7 +114,9 @@ describe("pmagent serve caps its connections (server.max_connections)", () => {
 
   it("closes a connection beyond the cap at once and serves again once one ends", async () => {
     let accepted = 0;
-    const counted = new Promise<void>((resolve) => s.server.app.server.on("connection", () => ++accepted === 3 && resolve()));
+    const counted = new Promise<void>((resolve) =>
+      s.server.app.server.on("connection", () => ++accepted === 3 && resolve()),
+    );
     const held = await Promise.all([1, 2, 3].map(() => rawClient(s.url)));
     await counted;
     const beyond = await rawClient(s.url);
@@ -108,7 +124,9 @@ describe("pmagent serve caps its connections (server.max_connections)", () => {
     expect(held.map((c) => c.socket.destroyed)).toEqual([false, false, false]);
     held[0]!.socket.destroy();
     await held[0]!.closed;
-    const res = await fetch(`${s.url}/v1/whoami`, { headers: { authorization: `Bearer ${TOKENS.Human}`, connection: "close" } });
+    const res = await fetch(`${s.url}/v1/whoami`, {
+      headers: { authorization: `Bearer ${TOKENS.Human}`, connection: "close" },
+    });
     expect(res.status).toBe(200);
     for (const c of held) c.socket.destroy();
   });

@@ -4,7 +4,8 @@ import { SqliteStore, waitingAtMost } from "../../src/store/index.js";
 import { holdWriteLock } from "../helpers/sqlite-lock.js";
 import { openSqliteTestStore, type TestStore } from "../helpers/stores.js";
 
-const BUSY = /^the SQLite database \S+ is locked by another process's write \(waited \d+ ms for it\): nothing was written; try again in a moment$/;
+const BUSY =
+  /^the SQLite database \S+ is locked by another process's write \(waited \d+ ms for it\): nothing was written; try again in a moment$/;
 
 describe("SQLite while another process holds the write lock", () => {
   let ts: TestStore;
@@ -19,8 +20,14 @@ describe("SQLite while another process holds the write lock", () => {
     const lock = await holdWriteLock(ts.file!);
     try {
       const err = await store.run("INSERT INTO busy_probe (k) VALUES ('a')").catch((e: unknown) => e);
-      expect(isPmagentError(err) && err.toJSON()).toEqual({ code: "store_busy", message: expect.stringMatching(BUSY), details: { retry_after_s: 1 } });
-      await expect(store.transaction(async (tx) => tx.run("INSERT INTO busy_probe (k) VALUES ('b')"))).rejects.toMatchObject({ code: "store_busy", kind: "unavailable" });
+      expect(isPmagentError(err) && err.toJSON()).toEqual({
+        code: "store_busy",
+        message: expect.stringMatching(BUSY),
+        details: { retry_after_s: 1 },
+      });
+      await expect(
+        store.transaction(async (tx) => tx.run("INSERT INTO busy_probe (k) VALUES ('b')")),
+      ).rejects.toMatchObject({ code: "store_busy", kind: "unavailable" });
     } finally {
       await lock.release();
       await store.close();
@@ -32,7 +39,9 @@ describe("SQLite while another process holds the write lock", () => {
     const lock = await holdWriteLock(ts.file!);
     try {
       const order: string[] = [];
-      const write = store.transaction(async (tx) => tx.run("INSERT INTO busy_probe (k) VALUES ('c')")).then(() => order.push("write"));
+      const write = store
+        .transaction(async (tx) => tx.run("INSERT INTO busy_probe (k) VALUES ('c')"))
+        .then(() => order.push("write"));
       const single = store.run("INSERT INTO busy_probe (k) VALUES ('d')").then(() => order.push("single"));
       expect(await store.get("SELECT count(*) AS n FROM busy_probe")).toEqual({ n: 0 });
       order.push("read");

@@ -8,7 +8,12 @@ import { storeKinds } from "../helpers/stores.js";
 const ROW = "x".repeat(1000);
 
 /** One transaction writing `rows` rows of 1 KB. */
-async function bulk(store: SqliteStore | Awaited<ReturnType<(typeof storeKinds)[number]["open"]>>["store"], from: number, rows: number, large: boolean): Promise<void> {
+async function bulk(
+  store: SqliteStore | Awaited<ReturnType<(typeof storeKinds)[number]["open"]>>["store"],
+  from: number,
+  rows: number,
+  large: boolean,
+): Promise<void> {
   await store.transaction(
     async (q) => {
       for (let i = from; i < from + rows; i++) await q.run("INSERT INTO bulk_probe (k, v) VALUES (?, ?)", [i, ROW]);
@@ -24,7 +29,9 @@ describe("SQLite: large transactions are checkpointed on a thread of their own",
       const file = join(dir, "db.sqlite");
       const store = new SqliteStore(file);
       await store.exec("CREATE TABLE bulk_probe (k INTEGER PRIMARY KEY, v TEXT NOT NULL)");
-      expect(Number((await store.get<{ wal_autocheckpoint: number }>("PRAGMA wal_autocheckpoint"))!.wal_autocheckpoint)).toBe(1000);
+      expect(
+        Number((await store.get<{ wal_autocheckpoint: number }>("PRAGMA wal_autocheckpoint"))!.wal_autocheckpoint),
+      ).toBe(1000);
       let walMax = 0;
       // 40 MB in 2 MB transactions, each followed by the thread's checkpoint of it.
       for (let t = 0; t < 20; t++) {
@@ -33,7 +40,9 @@ describe("SQLite: large transactions are checkpointed on a thread of their own",
         walMax = Math.max(walMax, statSync(`${file}-wal`).size);
       }
       // The store's own connection would checkpoint only past 10,000 pages (40 MB)...
-      expect(Number((await store.get<{ wal_autocheckpoint: number }>("PRAGMA wal_autocheckpoint"))!.wal_autocheckpoint)).toBe(10_000);
+      expect(
+        Number((await store.get<{ wal_autocheckpoint: number }>("PRAGMA wal_autocheckpoint"))!.wal_autocheckpoint),
+      ).toBe(10_000);
       // ...yet the log was copied into the database and restarted all along.
       expect(walMax).toBeLessThan(12 * 1024 * 1024);
       await store.close();

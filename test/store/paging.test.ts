@@ -27,7 +27,11 @@ function recording(store: Store): { store: Store; last(): { sql: string; params:
       return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
   });
-  return { store: proxy, last: () => seen.filter((s) => / LIMIT \d+$/.test(s.sql))[seen.filter((s) => / LIMIT \d+$/.test(s.sql)).length - 1]! };
+  return {
+    store: proxy,
+    last: () =>
+      seen.filter((s) => / LIMIT \d+$/.test(s.sql))[seen.filter((s) => / LIMIT \d+$/.test(s.sql)).length - 1]!,
+  };
 }
 
 /** The plan's text: SQLite's EXPLAIN QUERY PLAN details, or PostgreSQL's EXPLAIN with sequential scans and sorts priced out. */
@@ -48,7 +52,8 @@ async function plan(store: Store, q: { sql: string; params: SqlParam[] }): Promi
 function expectIndexed(store: Store, text: string): void {
   if (store.dialect === "sqlite") {
     expect(text, text).not.toMatch(/TEMP B-TREE/);
-    for (const line of text.split("\n").filter((l) => /^(SCAN|SEARCH) /.test(l))) expect(line, text).toMatch(/USING (COVERING )?INDEX|USING (INTEGER )?PRIMARY KEY/);
+    for (const line of text.split("\n").filter((l) => /^(SCAN|SEARCH) /.test(l)))
+      expect(line, text).toMatch(/USING (COVERING )?INDEX|USING (INTEGER )?PRIMARY KEY/);
   } else {
     expect(text, text).not.toMatch(/Seq Scan|Sort/);
     expect(text, text).toMatch(/Index (Only )?Scan/);
@@ -56,7 +61,11 @@ function expectIndexed(store: Store, text: string): void {
 }
 
 /** Every page of a list, following `next`, with `between` run after each page. */
-async function walk<T>(read: (r: PageRequest) => Promise<Page<T>>, request: PageRequest, between: (n: number) => Promise<void> = async () => {}): Promise<T[]> {
+async function walk<T>(
+  read: (r: PageRequest) => Promise<Page<T>>,
+  request: PageRequest,
+  between: (n: number) => Promise<void> = async () => {},
+): Promise<T[]> {
   const out: T[] = [];
   let cursor: string | undefined;
   for (let n = 0; n < 1000; n++) {
@@ -107,8 +116,26 @@ describe.each(kinds)("paged lists ($name)", (kind) => {
         await tx.run(
           `INSERT INTO bb_entries (project_id, id, version, status, from_actor, to_actor, kind, created_ms, updated_ms, entry_json, content_hash, updated_at)
            VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, 'h', ?)`,
-          [P, id, status, i % 2 ? "Human" : "Aya", ["Aya", "Hana", "Sho"][i % 3]!, i % 4 ? "build_request" : "review_request", created, created,
-            JSON.stringify({ id, from: "Human", to: "Aya", project_id: P, kind: "build_request", payload: {}, created_at: new Date(created).toISOString() }), new Date(created).toISOString()],
+          [
+            P,
+            id,
+            status,
+            i % 2 ? "Human" : "Aya",
+            ["Aya", "Hana", "Sho"][i % 3]!,
+            i % 4 ? "build_request" : "review_request",
+            created,
+            created,
+            JSON.stringify({
+              id,
+              from: "Human",
+              to: "Aya",
+              project_id: P,
+              kind: "build_request",
+              payload: {},
+              created_at: new Date(created).toISOString(),
+            }),
+            new Date(created).toISOString(),
+          ],
         );
         await tx.run(
           `INSERT INTO bb_history (project_id, entry_id, version, at, at_ms, actor, action, from_status, to_status, changes_json) VALUES (?, ?, 1, ?, ?, 'Human', 'post', NULL, 'open', '{}')`,
@@ -119,7 +146,16 @@ describe.each(kinds)("paged lists ($name)", (kind) => {
           `INSERT INTO lattice_runs (id, project_id, role, entry_id, sprite_id, work_item_id, state, command_json, workspace, checkpoint_dir, run_dir, host, attempt, outbox_offset, outbox_line,
              stdout_offset, stderr_offset, log_bytes, log_truncated, entry_synced, created_at, created_ms, updated_ms)
            VALUES (?, ?, ?, ?, 's', 'w', ?, '[]', '/w', '/c', '/r', 'h', 1, 0, 1, 0, 0, 0, 0, 0, ?, ?, ?)`,
-          [run, P, ["Aya", "Hana"][i % 2]!, `e-${String(i % 50).padStart(4, "0")}`, ["running", "succeeded", "failed"][i % 3]!, new Date(created).toISOString(), created, created],
+          [
+            run,
+            P,
+            ["Aya", "Hana"][i % 2]!,
+            `e-${String(i % 50).padStart(4, "0")}`,
+            ["running", "succeeded", "failed"][i % 3]!,
+            new Date(created).toISOString(),
+            created,
+            created,
+          ],
         );
         await tx.run(
           `INSERT INTO lattice_run_events (run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms, event_ts) VALUES ('r-0000', ?, 1, ?, ?, 'outbox', ?, '{}', ?, '')`,
@@ -128,19 +164,31 @@ describe.each(kinds)("paged lists ($name)", (kind) => {
         await tx.run(
           `INSERT INTO lattice_actions (idempotency_key, project_id, run_id, event_hash, role, work_item_id, action, parameters_json, blocking, state, next_attempt_at, next_attempt_ms, created_at, created_ms, updated_at, updated_ms)
            VALUES (?, ?, ?, 'h', 'Aya', 'w', 'OPEN_PR', '{}', 0, ?, '', 0, '', ?, '', ?)`,
-          [`k-${String(i).padStart(4, "0")}`, P, `r-${String(i % 20).padStart(4, "0")}`, ["pending", "succeeded"][i % 2]!, created, created],
+          [
+            `k-${String(i).padStart(4, "0")}`,
+            P,
+            `r-${String(i % 20).padStart(4, "0")}`,
+            ["pending", "succeeded"][i % 2]!,
+            created,
+            created,
+          ],
         );
         await tx.run(
           `INSERT INTO lattice_env_proposals (id, project_id, role, fingerprint, adjustment_type, details_json, observed_failure_json, confidence, evidence_json, scope, count, status,
              first_run_id, last_run_id, first_seen_at, last_seen_at, last_seen_ms) VALUES (?, ?, ?, ?, 'preinstall_package', '{}', '{}', 0.5, '[]', 'role', 1, ?, 'r', 'r', '', '', ?)`,
-          [`p-${String(i).padStart(4, "0")}`, P, ["Aya", "Hana"][i % 2]!, `f-${i}`, ["pending", "accepted", "rejected"][i % 3]!, created],
+          [
+            `p-${String(i).padStart(4, "0")}`,
+            P,
+            ["Aya", "Hana"][i % 2]!,
+            `f-${i}`,
+            ["pending", "accepted", "rejected"][i % 3]!,
+            created,
+          ],
         );
-        await tx.run(`INSERT INTO lattice_forge_pulls (project_id, number, head, base, title, body, head_sha, state, created_at, created_ms) VALUES (?, ?, 'h', 'main', 't', '', 's', ?, '', ?)`, [
-          P,
-          i + 1,
-          ["open", "merged"][i % 2]!,
-          created,
-        ]);
+        await tx.run(
+          `INSERT INTO lattice_forge_pulls (project_id, number, head, base, title, body, head_sha, state, created_at, created_ms) VALUES (?, ?, 'h', 'main', 't', '', 's', ?, '', ?)`,
+          [P, i + 1, ["open", "merged"][i % 2]!, created],
+        );
       }
     });
     await s.exec("ANALYZE");
@@ -200,15 +248,21 @@ describe.each(kinds)("paged lists ($name)", (kind) => {
 
   it("entries posted between pages: none repeated or skipped, and oldest-first reaches the new ones", async () => {
     const board = new Blackboard(t.store, { projectId: "posting", humans: ["Human"], clock: () => (ms += 7) });
-    for (let i = 0; i < 40; i++) await board.post("Human", { id: `a-${String(i).padStart(3, "0")}`, to: "Aya", kind: "build_request" });
+    for (let i = 0; i < 40; i++)
+      await board.post("Human", { id: `a-${String(i).padStart(3, "0")}`, to: "Aya", kind: "build_request" });
     let added = 0;
     const add = async () => {
-      for (let k = 0; k < 3; k++) await board.post("Human", { id: `b-${String(added++).padStart(3, "0")}`, to: "Aya", kind: "build_request" });
+      for (let k = 0; k < 3; k++)
+        await board.post("Human", { id: `b-${String(added++).padStart(3, "0")}`, to: "Aya", kind: "build_request" });
     };
-    const oldest = (await walk((r) => board.page({ to: "Aya" }, r), { order: "oldest", limit: 6 }, add)).map((s) => s.entry.id);
+    const oldest = (await walk((r) => board.page({ to: "Aya" }, r), { order: "oldest", limit: 6 }, add)).map(
+      (s) => s.entry.id,
+    );
     expect(new Set(oldest).size).toBe(oldest.length);
     // Every entry there was at the start and every one added before the last page, each once, in creation order.
-    const all = (await walk((r) => board.page({ to: "Aya" }, r), { order: "oldest", limit: 500 })).map((s) => s.entry.id);
+    const all = (await walk((r) => board.page({ to: "Aya" }, r), { order: "oldest", limit: 500 })).map(
+      (s) => s.entry.id,
+    );
     expect(oldest).toEqual(all);
     const newest = (await walk((r) => board.page({}, r), { order: "newest", limit: 6 }, add)).map((s) => s.entry.id);
     expect(new Set(newest).size).toBe(newest.length);
@@ -219,10 +273,31 @@ describe.each(kinds)("paged lists ($name)", (kind) => {
   it("runs created between pages: each once", async () => {
     const runs = new RunStore(t.store, "creating", () => (ms += 7));
     const make = (id: string) =>
-      runs.create({ id, project_id: "creating", role: "Aya", entry_id: null, sprite_id: "s", work_item_id: "w", command: ["x"], workspace: "/w", checkpoint_dir: "/c", run_dir: "/r", worker: null, host: "h", supervisor_pid: 1, gate: null });
+      runs.create({
+        id,
+        project_id: "creating",
+        role: "Aya",
+        entry_id: null,
+        sprite_id: "s",
+        work_item_id: "w",
+        command: ["x"],
+        workspace: "/w",
+        checkpoint_dir: "/c",
+        run_dir: "/r",
+        worker: null,
+        host: "h",
+        supervisor_pid: 1,
+        gate: null,
+      });
     for (let i = 0; i < 20; i++) await make(`a-${String(i).padStart(3, "0")}`);
     let added = 0;
-    const seen = (await walk((r) => runs.page({}, r), { order: "oldest", limit: 4 }, async () => void (await make(`b-${String(added++).padStart(3, "0")}`)))).map((r) => r.id);
+    const seen = (
+      await walk(
+        (r) => runs.page({}, r),
+        { order: "oldest", limit: 4 },
+        async () => void (await make(`b-${String(added++).padStart(3, "0")}`)),
+      )
+    ).map((r) => r.id);
     expect(new Set(seen).size).toBe(seen.length);
     expect(seen).toEqual((await walk((r) => runs.page({}, r), { limit: 500 })).map((r) => r.id));
     expect(seen).toHaveLength(20 + added);
@@ -231,12 +306,19 @@ describe.each(kinds)("paged lists ($name)", (kind) => {
   it("refuses a cursor it did not give, of another list or of the other order, and a bad limit, saying what to pass", async () => {
     const next = (await board.page({}, { limit: 1 })).next!;
     expect(next).toEqual(expect.any(String));
-    for (const bad of ["nonsense!", "abc", Buffer.from("[1,2]").toString("base64url"), Buffer.from('["entries","o","x","y"]').toString("base64url")]) {
+    for (const bad of [
+      "nonsense!",
+      "abc",
+      Buffer.from("[1,2]").toString("base64url"),
+      Buffer.from('["entries","o","x","y"]').toString("base64url"),
+    ]) {
       const e = await refused(board.page({}, { cursor: bad }));
       expect(e.code).toBe("invalid_cursor");
       expect(e.message).toMatch(/pass the `next` of the previous page unchanged/);
     }
-    expect((await refused(board.page({}, { cursor: next, order: "newest" }))).message).toMatch(/it was given for order=oldest/);
+    expect((await refused(board.page({}, { cursor: next, order: "newest" }))).message).toMatch(
+      /it was given for order=oldest/,
+    );
     expect((await refused(runs.page({}, { cursor: next }))).message).toMatch(/a cursor of another list/);
     const e = await refused(board.page({}, { limit: 501 }));
     expect(e.code).toBe("invalid_limit");

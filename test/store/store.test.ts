@@ -3,7 +3,15 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { limitClause, migrate, PostgresStore, SqliteStore, toPgPlaceholders, openStore, Where } from "../../src/store/index.js";
+import {
+  limitClause,
+  migrate,
+  PostgresStore,
+  SqliteStore,
+  toPgPlaceholders,
+  openStore,
+  Where,
+} from "../../src/store/index.js";
 import { migrations } from "../../src/app/index.js";
 import { TSX_IMPORT } from "../helpers/proc.js";
 import { PG_URL, postgresAvailable, storeKinds, uniqueSchema } from "../helpers/stores.js";
@@ -27,7 +35,11 @@ describe.each(storeKinds)("store ($name)", (kind) => {
   run("refuses a database migrated by a newer pmagent", async () => {
     const t = await kind.open();
     try {
-      await t.store.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)", [99999, "future", "x"]);
+      await t.store.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)", [
+        99999,
+        "future",
+        "x",
+      ]);
       await expect(migrate(t.store, migrations)).rejects.toThrow(/newer version/);
     } finally {
       await t.cleanup();
@@ -118,22 +130,34 @@ describe("store selection", () => {
   });
 
   it("refuses a non-postgres database URL with a clear message", async () => {
-    await expect(openStore({ migrations, root: tmpdir(), env: { PMAGENT_DATABASE_URL: "mysql://x" } })).rejects.toThrow(/postgres:\/\/ or postgresql:\/\//);
+    await expect(openStore({ migrations, root: tmpdir(), env: { PMAGENT_DATABASE_URL: "mysql://x" } })).rejects.toThrow(
+      /postgres:\/\/ or postgresql:\/\//,
+    );
   });
 
   it("says which server it could not reach, without the password", async () => {
-    const err = await openStore({ migrations, root: tmpdir(), env: { PMAGENT_DATABASE_URL: "postgres://u:hunter22@127.0.0.1:1/db" } }).catch((e: Error) => e);
+    const err = await openStore({
+      migrations,
+      root: tmpdir(),
+      env: { PMAGENT_DATABASE_URL: "postgres://u:hunter22@127.0.0.1:1/db" },
+    }).catch((e: Error) => e);
     expect(String(err)).toMatch(/cannot connect to PostgreSQL at postgres:\/\/u:\*\*\*@127\.0\.0\.1:1\/db/);
     expect(String(err)).not.toContain("hunter22");
   });
 
   it("converts ? placeholders for PostgreSQL", () => {
-    expect(toPgPlaceholders("SELECT * FROM t WHERE a = ? AND b IN (?, ?)")).toBe("SELECT * FROM t WHERE a = $1 AND b IN ($2, $3)");
+    expect(toPgPlaceholders("SELECT * FROM t WHERE a = ? AND b IN (?, ?)")).toBe(
+      "SELECT * FROM t WHERE a = $1 AND b IN ($2, $3)",
+    );
   });
 });
 
 /** Several processes migrating the same fresh database at once. */
-async function concurrentMigrations(count: number, env: Record<string, string>, cwd = process.cwd()): Promise<number[]> {
+async function concurrentMigrations(
+  count: number,
+  env: Record<string, string>,
+  cwd = process.cwd(),
+): Promise<number[]> {
   const script = `
     import { openStore } from ${JSON.stringify(new URL("../../src/store/index.ts", import.meta.url).pathname)};
     import { migrations } from ${JSON.stringify(new URL("../../src/app/project/migrations.ts", import.meta.url).pathname)};
@@ -142,11 +166,17 @@ async function concurrentMigrations(count: number, env: Record<string, string>, 
     console.log(rows.length);
     await s.close();`;
   const codes = await Promise.all(
-    Array.from({ length: count }, () =>
-      new Promise<number>((resolve) => {
-        const child = spawn(process.execPath, ["--import", TSX_IMPORT, "--input-type=module", "-e", script], { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
-        child.on("exit", (code) => resolve(code ?? -1));
-      }),
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<number>((resolve) => {
+          const child = spawn(process.execPath, ["--import", TSX_IMPORT, "--input-type=module", "-e", script], {
+            cwd,
+            env: { ...process.env, ...env },
+            stdio: ["ignore", "pipe", "inherit"],
+          });
+          child.on("exit", (code) => resolve(code ?? -1));
+        }),
     ),
   );
   return codes;
@@ -168,55 +198,66 @@ describe("concurrent start-up", () => {
     }
   });
 
-  (pgOk ? it : it.skip)("PostgreSQL: a transaction left idle (its process stalled) is ended by the server, so the rows it locked are free again", async () => {
-    const schema = uniqueSchema();
-    const stalled = await PostgresStore.connect(PG_URL, { schema, idleInTransactionMs: 300 });
-    const other = await PostgresStore.connect(PG_URL, { schema });
-    try {
-      await other.exec("CREATE TABLE lock_probe (k TEXT PRIMARY KEY, v INTEGER NOT NULL)");
-      await other.run("INSERT INTO lock_probe (k, v) VALUES (?, ?)", ["a", 0]);
-      let locked!: () => void;
-      const hasLock = new Promise<void>((resolve) => (locked = resolve));
-      // The stalled process: takes the row's lock, then never sends another statement.
-      const stalledTx = stalled.transaction(async (q) => {
-        await q.run("UPDATE lock_probe SET v = 1 WHERE k = ?", ["a"]);
-        locked();
-        await new Promise(() => undefined);
-      });
-      stalledTx.catch(() => undefined);
-      await hasLock;
-      // Waits behind the lock until the server ends the idle transaction (its update rolled back).
-      await other.run("UPDATE lock_probe SET v = v + 10 WHERE k = ?", ["a"]);
-      expect(await other.get<{ v: number }>("SELECT v FROM lock_probe WHERE k = ?", ["a"])).toEqual({ v: 10 });
-    } finally {
-      await other.exec(`DROP SCHEMA ${schema} CASCADE`);
-      await other.close();
-      // The stalled transaction never returns its connection: close without waiting for it.
-      void stalled.close();
-    }
-  });
+  (pgOk ? it : it.skip)(
+    "PostgreSQL: a transaction left idle (its process stalled) is ended by the server, so the rows it locked are free again",
+    async () => {
+      const schema = uniqueSchema();
+      const stalled = await PostgresStore.connect(PG_URL, { schema, idleInTransactionMs: 300 });
+      const other = await PostgresStore.connect(PG_URL, { schema });
+      try {
+        await other.exec("CREATE TABLE lock_probe (k TEXT PRIMARY KEY, v INTEGER NOT NULL)");
+        await other.run("INSERT INTO lock_probe (k, v) VALUES (?, ?)", ["a", 0]);
+        let locked!: () => void;
+        const hasLock = new Promise<void>((resolve) => (locked = resolve));
+        // The stalled process: takes the row's lock, then never sends another statement.
+        const stalledTx = stalled.transaction(async (q) => {
+          await q.run("UPDATE lock_probe SET v = 1 WHERE k = ?", ["a"]);
+          locked();
+          await new Promise(() => undefined);
+        });
+        stalledTx.catch(() => undefined);
+        await hasLock;
+        // Waits behind the lock until the server ends the idle transaction (its update rolled back).
+        await other.run("UPDATE lock_probe SET v = v + 10 WHERE k = ?", ["a"]);
+        expect(await other.get<{ v: number }>("SELECT v FROM lock_probe WHERE k = ?", ["a"])).toEqual({ v: 10 });
+      } finally {
+        await other.exec(`DROP SCHEMA ${schema} CASCADE`);
+        await other.close();
+        // The stalled transaction never returns its connection: close without waiting for it.
+        void stalled.close();
+      }
+    },
+  );
 
-  (pgOk ? it : it.skip)("PostgreSQL: four processes migrating one new schema all succeed and apply each migration once", async () => {
-    const schema = uniqueSchema();
-    const codes = await concurrentMigrations(4, { PMAGENT_DATABASE_URL: PG_URL, PMAGENT_DATABASE_SCHEMA: schema });
-    expect(codes).toEqual([0, 0, 0, 0]);
-    const store = await PostgresStore.connect(PG_URL, { schema });
-    const rows = await store.all<{ version: number; n: number }>("SELECT version, COUNT(*) AS n FROM schema_migrations GROUP BY version");
-    expect(rows.every((r) => Number(r.n) === 1)).toBe(true);
-    expect(rows.length).toBe(migrations.length);
-    await store.close();
-    await (async () => {
-      const s = await PostgresStore.connect(PG_URL);
-      await s.exec(`DROP SCHEMA ${schema} CASCADE`);
-      await s.close();
-    })();
-  });
+  (pgOk ? it : it.skip)(
+    "PostgreSQL: four processes migrating one new schema all succeed and apply each migration once",
+    async () => {
+      const schema = uniqueSchema();
+      const codes = await concurrentMigrations(4, { PMAGENT_DATABASE_URL: PG_URL, PMAGENT_DATABASE_SCHEMA: schema });
+      expect(codes).toEqual([0, 0, 0, 0]);
+      const store = await PostgresStore.connect(PG_URL, { schema });
+      const rows = await store.all<{ version: number; n: number }>(
+        "SELECT version, COUNT(*) AS n FROM schema_migrations GROUP BY version",
+      );
+      expect(rows.every((r) => Number(r.n) === 1)).toBe(true);
+      expect(rows.length).toBe(migrations.length);
+      await store.close();
+      await (async () => {
+        const s = await PostgresStore.connect(PG_URL);
+        await s.exec(`DROP SCHEMA ${schema} CASCADE`);
+        await s.close();
+      })();
+    },
+  );
 });
-
 
 describe("Where", () => {
   it("adds only the conditions whose values are given, in order, with their parameters", () => {
-    const w = new Where("project_id = ?", "p").in("status", ["open", "done"]).when("to_actor = ?", undefined).when("kind = ?", "k").in("x", []);
+    const w = new Where("project_id = ?", "p")
+      .in("status", ["open", "done"])
+      .when("to_actor = ?", undefined)
+      .when("kind = ?", "k")
+      .in("x", []);
     expect(String(w)).toBe("project_id = ? AND status IN (?, ?) AND kind = ?");
     expect(w.params).toEqual(["p", "open", "done", "k"]);
     expect(limitClause(undefined)).toBe("");

@@ -11,7 +11,9 @@ describe("pmagent/testing: a user's sprite run in a throwaway project", () => {
     const h = await runSprite({
       files: { "docs/guide.md": "# Guide\n" },
       payload: { summary: "Count the guide's lines" },
-      command: sh(`n=$(wc -l < docs/guide.md) && pmagent emit INFO --message "lines: $n" && pmagent emit COMPLETED --status success --summary "counted"`),
+      command: sh(
+        `n=$(wc -l < docs/guide.md) && pmagent emit INFO --message "lines: $n" && pmagent emit COMPLETED --status success --summary "counted"`,
+      ),
     });
     try {
       expect(h.run.state, h.run.reason ?? "").toBe("succeeded");
@@ -40,11 +42,15 @@ describe("pmagent/testing: a user's sprite run in a throwaway project", () => {
   });
 
   it("says what is wrong with an empty command, and reports a sprite that speaks no protocol and exits non-zero as failed", async () => {
-    await expect(runSprite({ command: [] })).rejects.toThrow('runSprite needs a command: the sprite\'s argv, e.g. ["node", "sprite.mjs"]');
+    await expect(runSprite({ command: [] })).rejects.toThrow(
+      'runSprite needs a command: the sprite\'s argv, e.g. ["node", "sprite.mjs"]',
+    );
     const h = await runSprite({ command: sh("echo just text; exit 3") });
     try {
       expect(h.run.state).toBe("failed");
-      expect(h.run.reason).toMatch(/^the sprite exited with code 3 and sent no Lattice events, so its exit status decides/);
+      expect(h.run.reason).toMatch(
+        /^the sprite exited with code 3 and sent no Lattice events, so its exit status decides/,
+      );
     } finally {
       await h.close();
     }

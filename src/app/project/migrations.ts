@@ -9,4 +9,9 @@ import type { Migration } from "../../store/index.js";
  * (the ids and their order are those databases were migrated with: an existing database migrates
  * exactly as before). Each module's folder is named directly, so opening a store loads no module.
  */
-export const migrations: readonly Migration[] = [...blackboardMigrations, ...latticeMigrations, ...kaiMigrations, ...forgeMigrations].sort((a, b) => a.version - b.version);
+export const migrations: readonly Migration[] = [
+  ...blackboardMigrations,
+  ...latticeMigrations,
+  ...kaiMigrations,
+  ...forgeMigrations,
+].sort((a, b) => a.version - b.version);

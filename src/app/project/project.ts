@@ -63,44 +63,88 @@ export class OpenProject {
 
   /** The project's blackboard, or another project's in the same store (a board issue may hold several). */
   board(projectId: string = this.config.project_id): Promise<Blackboard> {
-    return this.once(`board:${projectId}`, async () => new (await import("../../blackboard/light/index.js")).Blackboard(this.store, { projectId, humans: this.config.humans }));
+    return this.once(
+      `board:${projectId}`,
+      async () =>
+        new (await import("../../blackboard/light/index.js")).Blackboard(this.store, {
+          projectId,
+          humans: this.config.humans,
+        }),
+    );
   }
 
   /** Redacts the configured secrets (env and the secrets file) and any given at open. */
   redactor(): Promise<Redactor> {
-    return this.once("redactor", async () => (await import("../../lattice/index.js")).projectRedactor(this.project, this.env, this.options.secrets));
+    return this.once("redactor", async () =>
+      (await import("../../lattice/index.js")).projectRedactor(this.project, this.env, this.options.secrets),
+    );
   }
 
   runs(): Promise<RunStore> {
-    return this.once("runs", async () => new (await import("../../lattice/index.js")).RunStore(this.store, this.config.project_id));
+    return this.once(
+      "runs",
+      async () => new (await import("../../lattice/index.js")).RunStore(this.store, this.config.project_id),
+    );
   }
 
   actions(): Promise<ActionStore> {
-    return this.once("actions", async () => new (await import("../../lattice/index.js")).ActionStore(this.store, await this.redactor()));
+    return this.once(
+      "actions",
+      async () => new (await import("../../lattice/index.js")).ActionStore(this.store, await this.redactor()),
+    );
   }
 
   proposals(): Promise<ProposalStore> {
-    return this.once("proposals", async () => new (await import("../../lattice/index.js")).ProposalStore({ store: this.store, projectId: this.config.project_id, humans: this.config.humans }));
+    return this.once(
+      "proposals",
+      async () =>
+        new (await import("../../lattice/index.js")).ProposalStore({
+          store: this.store,
+          projectId: this.config.project_id,
+          humans: this.config.humans,
+        }),
+    );
   }
 
   /** The local forge (its pull requests table and bare repository), whatever forge OPEN_PR uses. */
   localForge(): Promise<LocalForge> {
-    return this.once("localForge", async () => (await import("../actions.js")).localForge(this.project, this.store, this.env));
+    return this.once("localForge", async () =>
+      (await import("../actions.js")).localForge(this.project, this.store, this.env),
+    );
   }
 
   /** Review comments on the local forge's pull requests. */
   pullComments(): Promise<PullComments> {
-    return this.once("pullComments", async () => new (await import("../../forge/index.js")).PullComments({ store: this.store, projectId: this.config.project_id, forge: await this.localForge() }));
+    return this.once(
+      "pullComments",
+      async () =>
+        new (await import("../../forge/index.js")).PullComments({
+          store: this.store,
+          projectId: this.config.project_id,
+          forge: await this.localForge(),
+        }),
+    );
   }
 
   /** The forge OPEN_PR and the lane cycles use: GitHub when `github.repo` is configured, else the local forge. */
   forge(): Promise<Forge> {
-    return this.once("forge", async () => (this.config.github?.repo ? (await import("../actions.js")).projectForge(this.project, this.store, this.env) : this.localForge()));
+    return this.once("forge", async () =>
+      this.config.github?.repo
+        ? (await import("../actions.js")).projectForge(this.project, this.store, this.env)
+        : this.localForge(),
+    );
   }
 
   /** Accepting a proposal applies it (installs its tools); changes are undone here. */
   environmentChanges(): Promise<EnvironmentChanges> {
-    return this.once("environmentChanges", async () => (await import("../supervisor.js")).projectEnvironmentChanges(this.project, this.store, await this.proposals(), this.env));
+    return this.once("environmentChanges", async () =>
+      (await import("../supervisor.js")).projectEnvironmentChanges(
+        this.project,
+        this.store,
+        await this.proposals(),
+        this.env,
+      ),
+    );
   }
 
   /**
@@ -124,16 +168,35 @@ export class OpenProject {
 
   /** Kai's evidence sources: the repository, the board, the runs (with actions, proposals, local pull requests), GitHub. */
   async kaiSources(options: KaiSourcesOptions = {}): Promise<KaiSources> {
-    const [{ kaiSources }, board, runs, actions, proposals, forge] = await Promise.all([import("../../kai/index.js"), this.board(), this.runs(), this.actions(), this.proposals(), this.localForge()]);
+    const [{ kaiSources }, board, runs, actions, proposals, forge] = await Promise.all([
+      import("../../kai/index.js"),
+      this.board(),
+      this.runs(),
+      this.actions(),
+      this.proposals(),
+      this.localForge(),
+    ]);
     // Another project of the repository: its own board and runs, in the same store.
     const projectReaders = async (projectId: string) => {
       const lattice = await import("../../lattice/index.js");
       return {
         board: await this.board(projectId),
-        readers: { runs: new lattice.RunStore(this.store, projectId), actions, proposals: new lattice.ProposalStore({ store: this.store, projectId, humans: this.config.humans }), forge },
+        readers: {
+          runs: new lattice.RunStore(this.store, projectId),
+          actions,
+          proposals: new lattice.ProposalStore({ store: this.store, projectId, humans: this.config.humans }),
+          forge,
+        },
       };
     };
-    return kaiSources({ config: this.config, repo: options.repo ?? this.root, board, readers: { runs, actions, proposals, forge }, env: this.env, projectReaders });
+    return kaiSources({
+      config: this.config,
+      repo: options.repo ?? this.root,
+      board,
+      readers: { runs, actions, proposals, forge },
+      env: this.env,
+      projectReaders,
+    });
   }
 
   /** Closes the store when it was opened here. */
@@ -146,8 +209,14 @@ export class OpenProject {
 export async function openProject(options: OpenProjectOptions = {}): Promise<OpenProject> {
   const project = options.project ?? (await openConfig({ cwd: options.cwd, configPath: options.configPath }));
   const env = options.env ?? process.env;
-  const store = options.store ?? (await openStore({ root: project.root, storage: project.config.storage, migrations, ...options.storeOptions }));
-  return new OpenProject(project, store, env, { ownsStore: options.store === undefined, secrets: [...(options.secrets ?? [])], logger: options.logger });
+  const store =
+    options.store ??
+    (await openStore({ root: project.root, storage: project.config.storage, migrations, ...options.storeOptions }));
+  return new OpenProject(project, store, env, {
+    ownsStore: options.store === undefined,
+    secrets: [...(options.secrets ?? [])],
+    logger: options.logger,
+  });
 }
 
 /** Run `fn` with the project open, closing what was opened for it afterwards. */

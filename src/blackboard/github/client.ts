@@ -57,19 +57,29 @@ const silent = { debug: () => undefined, info: () => undefined, warn: () => unde
 /** Octokit with the throttling and retry plugins, loaded once on the first client. */
 let throttledOctokit: Promise<new (options: ConstructorParameters<typeof Octokit>[0]) => Octokit> | undefined;
 function loadOctokit(): NonNullable<typeof throttledOctokit> {
-  throttledOctokit ??= Promise.all([import("@octokit/rest"), import("@octokit/plugin-retry"), import("@octokit/plugin-throttling")]).then(([rest, r, t]) => rest.Octokit.plugin(t.throttling, r.retry));
+  throttledOctokit ??= Promise.all([
+    import("@octokit/rest"),
+    import("@octokit/plugin-retry"),
+    import("@octokit/plugin-throttling"),
+  ]).then(([rest, r, t]) => rest.Octokit.plugin(t.throttling, r.retry));
   return throttledOctokit;
 }
 
 /** Read the token from the configured environment variable, or explain how to set it. */
 export function githubToken(tokenEnv: string, env: NodeJS.ProcessEnv = process.env): string {
   const token = env[tokenEnv];
-  if (!token) throw new UsageError("github_token_missing", `${tokenEnv} is not set: export a GitHub token that can read and write the board issue's comments (e.g. export ${tokenEnv}=…)`);
+  if (!token)
+    throw new UsageError(
+      "github_token_missing",
+      `${tokenEnv} is not set: export a GitHub token that can read and write the board issue's comments (e.g. export ${tokenEnv}=…)`,
+    );
   return token;
 }
 
 /** Writes one at a time, `spacingMs` apart: the throttling plugin's `write` limiter, without a Bottleneck of our own. */
-function writeSpacer(spacingMs: number): { key: () => { schedule: <T>(options: unknown, job: () => Promise<T>) => Promise<T> } } {
+function writeSpacer(spacingMs: number): {
+  key: () => { schedule: <T>(options: unknown, job: () => Promise<T>) => Promise<T> };
+} {
   let last = Promise.resolve(0);
   const schedule = <T>(_options: unknown, job: () => Promise<T>): Promise<T> => {
     const run = last.then(async (previous) => {
@@ -93,7 +103,10 @@ export async function createGithubClient(options: GithubClientOptions): Promise<
   try {
     apiUrl = new URL(options.apiUrl);
   } catch {
-    throw new UsageError("github_bad_api_url", `GitHub API URL "${options.apiUrl}" is not a URL (e.g. https://api.github.com)`);
+    throw new UsageError(
+      "github_bad_api_url",
+      `GitHub API URL "${options.apiUrl}" is not a URL (e.g. https://api.github.com)`,
+    );
   }
   const client: GithubClient = { octokit: undefined as unknown as Octokit, waits: [], notModified: 0 };
   /** Why the last rate limit was not waited out, for the error the caller gets. */
@@ -110,7 +123,8 @@ export async function createGithubClient(options: GithubClientOptions): Promise<
     return true;
   };
   // A server that accepts the connection and never answers must not hang the sync.
-  const timedFetch: typeof fetch = (input, init) => fetch(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(timeoutMs) });
+  const timedFetch: typeof fetch = (input, init) =>
+    fetch(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(timeoutMs) });
   const ThrottledOctokit = await loadOctokit();
   const octokit = new ThrottledOctokit({
     auth: options.token,
@@ -162,22 +176,37 @@ export async function createGithubClient(options: GithubClientOptions): Promise<
 export function githubError(err: unknown, what: string, context: { tokenEnv: string; apiUrl: string }): PmagentError {
   if (err instanceof PmagentError) return err;
   if (!isHttpFailure(err) || err.status >= 500 || err.response === undefined) {
-    const message = isHttpFailure(err) ? err.message : (err as Error)?.message ?? String(err);
-    return new UnavailableError("github_unreachable", `cannot ${what}: GitHub at ${context.apiUrl} did not answer (${message})`, { cause: err });
+    const message = isHttpFailure(err) ? err.message : ((err as Error)?.message ?? String(err));
+    return new UnavailableError(
+      "github_unreachable",
+      `cannot ${what}: GitHub at ${context.apiUrl} did not answer (${message})`,
+      { cause: err },
+    );
   }
   const data = err.response.data as { message?: unknown; errors?: unknown } | undefined;
   // 422 answers carry the reasons in `errors` ({resource, field, code, message?}).
   const reasons = Array.isArray(data?.errors)
-    ? (data.errors as Array<{ field?: string; code?: string; message?: string }>).map((e) => e.message ?? `${e.field ?? "?"} ${e.code ?? "invalid"}`)
+    ? (data.errors as Array<{ field?: string; code?: string; message?: string }>).map(
+        (e) => e.message ?? `${e.field ?? "?"} ${e.code ?? "invalid"}`,
+      )
     : [];
   const said = `${typeof data?.message === "string" ? data.message : err.message}${reasons.length ? ` (${reasons.join("; ")})` : ""}`;
   switch (err.status) {
     case 401:
-      return new UnavailableError("github_bad_credentials", `cannot ${what}: GitHub rejected the token in ${context.tokenEnv} (401 ${said}): set ${context.tokenEnv} to a valid token`);
+      return new UnavailableError(
+        "github_bad_credentials",
+        `cannot ${what}: GitHub rejected the token in ${context.tokenEnv} (401 ${said}): set ${context.tokenEnv} to a valid token`,
+      );
     case 403:
-      return new RefusedError("github_forbidden", `cannot ${what}: GitHub refused (403 ${said}): the token in ${context.tokenEnv} needs access to the repository's issues`);
+      return new RefusedError(
+        "github_forbidden",
+        `cannot ${what}: GitHub refused (403 ${said}): the token in ${context.tokenEnv} needs access to the repository's issues`,
+      );
     case 404:
-      return new NotFoundError("github_not_found", `cannot ${what}: GitHub answered 404 ${said} (check the repository and issue number, and that the token in ${context.tokenEnv} can see them)`);
+      return new NotFoundError(
+        "github_not_found",
+        `cannot ${what}: GitHub answered 404 ${said} (check the repository and issue number, and that the token in ${context.tokenEnv} can see them)`,
+      );
     default:
       return new UnavailableError("github_rejected", `cannot ${what}: GitHub answered ${err.status} ${said}`);
   }

@@ -32,12 +32,26 @@ export class BlackboardCommentError extends UsageError {
   }
 }
 
-
 const MARKER_START = /^<!--\s*blackboard:/i;
 /** Any type round-trips through the marker as long as it has no whitespace and no angle bracket. */
 const TYPE = /^[^\s<>]+$/;
 /** Fields in the order the spec lists them; rendered first so written comments read the same. */
-const FIELD_ORDER = ["id", "from", "to", "project_id", "kind", "status", "payload", "target_docs", "created_at", "updated_at", "source_issue", "source_comment_id", "source_run_id", "note"];
+const FIELD_ORDER = [
+  "id",
+  "from",
+  "to",
+  "project_id",
+  "kind",
+  "status",
+  "payload",
+  "target_docs",
+  "created_at",
+  "updated_at",
+  "source_issue",
+  "source_comment_id",
+  "source_run_id",
+  "note",
+];
 
 /** Whether a comment body starts with a blackboard marker (after whitespace or a BOM). */
 export function isBlackboardComment(body: string): boolean {
@@ -68,7 +82,12 @@ export function parseComment(body: string): DecodedComment | undefined {
   } else if (opener !== undefined && /^```\s*(json)?$/i.test(opener)) {
     form = "fenced";
     const close = lines.findIndex((l, i) => i > n && /^```\s*$/.test(l.trim()));
-    if (close < 0) throw new BlackboardCommentError("bb_comment_unclosed_fence", `the \`\`\`json block opened on line ${n + 1} is never closed with \`\`\``, { type, line: n + 1 });
+    if (close < 0)
+      throw new BlackboardCommentError(
+        "bb_comment_unclosed_fence",
+        `the \`\`\`json block opened on line ${n + 1} is never closed with \`\`\``,
+        { type, line: n + 1 },
+      );
     jsonLines = lines.slice(n + 1, close);
   } else {
     throw new BlackboardCommentError(
@@ -79,23 +98,40 @@ export function parseComment(body: string): DecodedComment | undefined {
   }
   const firstJsonLine = n + 2;
   const json = jsonLines.join("\n");
-  if (json.trim() === "") throw new BlackboardCommentError("bb_comment_empty", "nothing after the `json` line: expected the entry's JSON object", { type });
+  if (json.trim() === "")
+    throw new BlackboardCommentError(
+      "bb_comment_empty",
+      "nothing after the `json` line: expected the entry's JSON object",
+      { type },
+    );
   const syntax = findJsonSyntaxError(json);
   if (syntax) {
     const before = json.slice(0, syntax.position).split("\n");
     const line = firstJsonLine + before.length - 1;
     const column = before[before.length - 1]!.length + 1;
-    throw new BlackboardCommentError("bb_comment_invalid_json", `invalid JSON at line ${line}, column ${column}: ${syntax.message}`, { type, line, column });
+    throw new BlackboardCommentError(
+      "bb_comment_invalid_json",
+      `invalid JSON at line ${line}, column ${column}: ${syntax.message}`,
+      { type, line, column },
+    );
   }
   const value: unknown = JSON.parse(json);
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     const what = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
-    throw new BlackboardCommentError("bb_comment_not_object", `the JSON after the \`json\` line is ${what}, not an object: an entry is one JSON object`, { type });
+    throw new BlackboardCommentError(
+      "bb_comment_not_object",
+      `the JSON after the \`json\` line is ${what}, not an object: an entry is one JSON object`,
+      { type },
+    );
   }
   const result = EntrySchema.safeParse(withCompatDefaults(value));
   if (!result.success) {
     const issues = formatZodIssues(result.error);
-    throw new BlackboardCommentError("bb_comment_invalid_entry", `the entry does not match the blackboard entry schema: ${issues.join("; ")}`, { type, issues });
+    throw new BlackboardCommentError(
+      "bb_comment_invalid_entry",
+      `the entry does not match the blackboard entry schema: ${issues.join("; ")}`,
+      { type, issues },
+    );
   }
   return { type, entry: result.data, form };
 }
@@ -106,10 +142,19 @@ export function parseComment(body: string): DecodedComment | undefined {
  * runs "to the end", spec §4.2). Text before the first marker is returned as `preamble`.
  */
 export function splitComments(text: string): { preamble: string; bodies: Array<{ body: string; line: number }> } {
-  const lines = text.replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n").split("\n");
+  const lines = text
+    .replace(/^\uFEFF/, "")
+    .replace(/\r\n?/g, "\n")
+    .split("\n");
   const starts = lines.flatMap((l, i) => (MARKER_START.test(l.trimStart()) ? [i] : []));
   const preamble = lines.slice(0, starts[0] ?? lines.length).join("\n");
-  const bodies = starts.map((start, k) => ({ body: lines.slice(start, starts[k + 1] ?? lines.length).join("\n").trimEnd(), line: start + 1 }));
+  const bodies = starts.map((start, k) => ({
+    body: lines
+      .slice(start, starts[k + 1] ?? lines.length)
+      .join("\n")
+      .trimEnd(),
+    line: start + 1,
+  }));
   return { preamble, bodies };
 }
 
@@ -117,7 +162,8 @@ export function splitComments(text: string): { preamble: string; bodies: Array<{
 export function renderComment(entry: Entry, type: string = DEFAULT_BLACKBOARD_TYPE): string {
   assertBlackboardType(type);
   const ordered: Record<string, unknown> = {};
-  for (const key of FIELD_ORDER) if ((entry as Record<string, unknown>)[key] !== undefined) ordered[key] = (entry as Record<string, unknown>)[key];
+  for (const key of FIELD_ORDER)
+    if ((entry as Record<string, unknown>)[key] !== undefined) ordered[key] = (entry as Record<string, unknown>)[key];
   for (const [key, value] of Object.entries(entry)) if (!(key in ordered) && value !== undefined) ordered[key] = value;
   return `<!-- blackboard:${type} -->\n\njson\n${JSON.stringify(ordered, null, 2)}`;
 }
@@ -125,15 +171,30 @@ export function renderComment(entry: Entry, type: string = DEFAULT_BLACKBOARD_TY
 /** Refuse a type that would not survive a round trip through the marker. */
 export function assertBlackboardType(type: string): void {
   if (!TYPE.test(type)) {
-    throw new UsageError("bb_bad_type", `blackboard type ${JSON.stringify(type)} is not valid: it must be non-empty, without spaces or angle brackets (e.g. doc_update_v1)`);
+    throw new UsageError(
+      "bb_bad_type",
+      `blackboard type ${JSON.stringify(type)} is not valid: it must be non-empty, without spaces or angle brackets (e.g. doc_update_v1)`,
+    );
   }
 }
 
 function markerType(line: string): string {
   const m = /^<!--\s*blackboard:(.*?)-->/i.exec(line);
-  if (!m) throw new BlackboardCommentError("bb_comment_bad_marker", "the blackboard marker is not closed with `-->` on its line: expected <!-- blackboard:TYPE -->");
+  if (!m)
+    throw new BlackboardCommentError(
+      "bb_comment_bad_marker",
+      "the blackboard marker is not closed with `-->` on its line: expected <!-- blackboard:TYPE -->",
+    );
   const type = m[1]!.trim();
-  if (type === "") throw new BlackboardCommentError("bb_comment_bad_marker", "the blackboard marker names no type: expected <!-- blackboard:TYPE -->, e.g. <!-- blackboard:doc_update_v1 -->");
-  if (!TYPE.test(type)) throw new BlackboardCommentError("bb_comment_bad_marker", `the blackboard marker's type ${JSON.stringify(type.slice(0, 40))} is not valid: it must have no spaces or angle brackets`);
+  if (type === "")
+    throw new BlackboardCommentError(
+      "bb_comment_bad_marker",
+      "the blackboard marker names no type: expected <!-- blackboard:TYPE -->, e.g. <!-- blackboard:doc_update_v1 -->",
+    );
+  if (!TYPE.test(type))
+    throw new BlackboardCommentError(
+      "bb_comment_bad_marker",
+      `the blackboard marker's type ${JSON.stringify(type.slice(0, 40))} is not valid: it must have no spaces or angle brackets`,
+    );
   return type;
 }

@@ -27,7 +27,10 @@ export function readImportText(text: string, source: string): ImportText {
   const { preamble, bodies } = splitComments(text);
   if (bodies.length === 0) return { form: "json", items: parseEntriesText(text, source), bad_comments: [] };
   if (preamble.trim() !== "") {
-    throw new UsageError("bb_import_mixed", `${source}: text before the first <!-- blackboard:TYPE --> marker: give either entries as JSON or comment bodies, each starting with its marker`);
+    throw new UsageError(
+      "bb_import_mixed",
+      `${source}: text before the first <!-- blackboard:TYPE --> marker: give either entries as JSON or comment bodies, each starting with its marker`,
+    );
   }
   const items: unknown[] = [];
   const bad: ImportBadComment[] = [];
@@ -45,7 +48,11 @@ export function readImportText(text: string, source: string): ImportText {
 /** Entries from a JSON array, one JSON object, or JSON lines. */
 export function parseEntriesText(text: string, source: string): unknown[] {
   const trimmed = text.trim();
-  if (trimmed === "") throw new UsageError("empty_input", `${source} is empty: expected entries as a JSON array, a JSON object, JSON lines, or blackboard comment bodies`);
+  if (trimmed === "")
+    throw new UsageError(
+      "empty_input",
+      `${source} is empty: expected entries as a JSON array, a JSON object, JSON lines, or blackboard comment bodies`,
+    );
   if (trimmed.startsWith("[")) {
     const v = parseJsonText(trimmed, source);
     return v as unknown[];

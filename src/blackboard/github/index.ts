@@ -3,7 +3,15 @@
  * such comments, the GitHub client and the two-way sync of a board with an issue's comments. It
  * sits above the board's core (blackboard.ts, schema, lifecycle), which never imports it.
  */
-export { parseComment, renderComment, splitComments, isBlackboardComment, assertBlackboardType, BlackboardCommentError, type DecodedComment } from "./codec.js";
+export {
+  parseComment,
+  renderComment,
+  splitComments,
+  isBlackboardComment,
+  assertBlackboardType,
+  BlackboardCommentError,
+  type DecodedComment,
+} from "./codec.js";
 export { findJsonSyntaxError, type JsonSyntaxError } from "./json-syntax.js";
 export { syncBoard, withBoardLink, SYNC_ACTOR, type SyncOptions } from "./sync.js";
 export { createGithubClient, githubToken, githubError, type GithubClient, type GithubClientOptions } from "./client.js";

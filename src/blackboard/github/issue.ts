@@ -24,7 +24,12 @@ export class BoardIssue {
   async comments(): Promise<RemoteComment[]> {
     const { octokit } = this.client;
     const all = await this.call(`list the comments of ${this.repo}#${this.issue}`, () =>
-      octokit.paginate(octokit.rest.issues.listComments, { owner: this.owner, repo: this.name, issue_number: this.issue, per_page: 100 }),
+      octokit.paginate(octokit.rest.issues.listComments, {
+        owner: this.owner,
+        repo: this.name,
+        issue_number: this.issue,
+        per_page: 100,
+      }),
     );
     return all.map((c) => ({ id: c.id, body: c.body ?? "", updated_at: c.updated_at }));
   }

@@ -53,7 +53,8 @@ export function findJsonSyntaxError(text: string): JsonSyntaxError | undefined {
       } else if (c !== undefined && /[a-z]/.test(c)) {
         WORD.lastIndex = i;
         const word = WORD.exec(text)![0];
-        if (word !== "true" && word !== "false" && word !== "null") return fail(`unexpected word "${word.slice(0, 20)}" (expected a value; literals are true, false and null)`);
+        if (word !== "true" && word !== "false" && word !== "null")
+          return fail(`unexpected word "${word.slice(0, 20)}" (expected a value; literals are true, false and null)`);
         i += word.length;
         state = "after";
       } else {
@@ -86,7 +87,9 @@ export function findJsonSyntaxError(text: string): JsonSyntaxError | undefined {
         stack.pop();
         i++;
       } else {
-        return fail(`unexpected ${describe(i)} (expected ',' or '${top === "{" ? "}" : "]"}' after ${top === "{" ? "property value" : "array element"})`);
+        return fail(
+          `unexpected ${describe(i)} (expected ',' or '${top === "{" ? "}" : "]"}' after ${top === "{" ? "property value" : "array element"})`,
+        );
       }
     }
   }
@@ -106,7 +109,9 @@ export function findJsonSyntaxError(text: string): JsonSyntaxError | undefined {
         else if (e === "u" && /^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) i += 6;
         else return fail(`invalid escape sequence in string (expected \\" \\\\ \\/ \\b \\f \\n \\r \\t or \\uXXXX)`);
       } else if (c.charCodeAt(0) < 0x20) {
-        return fail(`unescaped control character U+${c.charCodeAt(0).toString(16).padStart(4, "0").toUpperCase()} in string (write it as an escape, e.g. \\n)`);
+        return fail(
+          `unescaped control character U+${c.charCodeAt(0).toString(16).padStart(4, "0").toUpperCase()} in string (write it as an escape, e.g. \\n)`,
+        );
       } else {
         i++;
       }
@@ -119,7 +124,8 @@ export function findJsonSyntaxError(text: string): JsonSyntaxError | undefined {
     const m = NUMBER.exec(text);
     if (!m) return fail("invalid number (expected digits, e.g. -1, 0.5, 2e3)");
     const next = text[i + m[0].length];
-    if (next !== undefined && /[0-9.eE+-]/.test(next)) return fail("invalid number (no leading zeros; a '.' or exponent must be followed by digits)");
+    if (next !== undefined && /[0-9.eE+-]/.test(next))
+      return fail("invalid number (no leading zeros; a '.' or exponent must be followed by digits)");
     i += m[0].length;
     return undefined;
   }

@@ -6,14 +6,27 @@ import { renderComment } from "./codec.js";
 import type { BoardIssue } from "./issue.js";
 import { readBoard, type RemoteComment } from "./read.js";
 import type { SyncReport } from "./report.js";
-import { clearPendingPost, loadLinks, loadPendingPosts, saveLink, savePendingPost, takeSyncLock, type SyncKey, type SyncLink } from "./state.js";
+import {
+  clearPendingPost,
+  loadLinks,
+  loadPendingPosts,
+  saveLink,
+  savePendingPost,
+  takeSyncLock,
+  type SyncKey,
+  type SyncLink,
+} from "./state.js";
 
 /** The actor imports from GitHub are recorded as in the blackboard's history. */
 export const SYNC_ACTOR = "github-sync";
 
 /** The entry with its board link filled in where absent: what imports store, and what hashes compare. */
 export function withBoardLink(entry: Entry, issue: number, commentId: number): Entry {
-  return { ...entry, source_issue: entry.source_issue ?? issue, source_comment_id: entry.source_comment_id ?? commentId };
+  return {
+    ...entry,
+    source_issue: entry.source_issue ?? issue,
+    source_comment_id: entry.source_comment_id ?? commentId,
+  };
 }
 
 export interface PassOptions {
@@ -55,11 +68,19 @@ export class ProjectPass {
     const { board } = this.o;
     const { store } = board;
     const links = await loadLinks(store, this.projectId);
-    this.linkByComment = new Map(links.filter((l) => l.repo === this.o.repo && l.issue === this.issue).map((l) => [l.comment_id, l]));
+    this.linkByComment = new Map(
+      links.filter((l) => l.repo === this.o.repo && l.issue === this.issue).map((l) => [l.comment_id, l]),
+    );
     this.linkByEntry = new Map(links.map((l) => [l.entry_id, l]));
     this.pending = await loadPendingPosts(store, this.key);
 
-    const { decoded, seen } = readBoard(comments, { byComment: this.linkByComment, byEntry: this.linkByEntry }, this.projectId, this.o.report, this.o.own);
+    const { decoded, seen } = readBoard(
+      comments,
+      { byComment: this.linkByComment, byEntry: this.linkByEntry },
+      this.projectId,
+      this.o.report,
+      this.o.own,
+    );
     for (const comment of comments) {
       const d = decoded.get(comment.id);
       const known = this.linkByComment.get(comment.id);
@@ -77,19 +98,30 @@ export class ProjectPass {
   private async unchangedRemote(known: SyncLink, comment: RemoteComment): Promise<void> {
     if (known.body_hash !== sha256Hex(comment.body)) return; // reported by readBoard
     const local = await this.o.board.find(known.entry_id);
-    if (local && this.hashFor(local.entry, comment.id) !== known.entry_hash) await this.writeBack(local.entry, comment, known.bb_type);
+    if (local && this.hashFor(local.entry, comment.id) !== known.entry_hash)
+      await this.writeBack(local.entry, comment, known.bb_type);
     else this.o.report.unchanged++;
   }
 
   /** A comment new or changed since the last sync, holding `entry`: decide which side changed. */
-  private async reconcile(comment: RemoteComment, entry: Entry, bbType: string, known: SyncLink | undefined): Promise<void> {
+  private async reconcile(
+    comment: RemoteComment,
+    entry: Entry,
+    bbType: string,
+    known: SyncLink | undefined,
+  ): Promise<void> {
     const { report } = this.o;
     const remote = withBoardLink(entry, this.issue, comment.id);
     const remoteHash = contentHash(remote);
     const local = await this.o.board.find(remote.id);
     const localHash = local ? this.hashFor(local.entry, comment.id) : undefined;
     if (known && known.entry_id !== remote.id) {
-      report.conflicts.push({ entry_id: known.entry_id, comment_id: comment.id, remote_updated_at: comment.updated_at, reason: `the comment was edited on GitHub to hold entry "${remote.id}" instead; neither side is changed` });
+      report.conflicts.push({
+        entry_id: known.entry_id,
+        comment_id: comment.id,
+        remote_updated_at: comment.updated_at,
+        reason: `the comment was edited on GitHub to hold entry "${remote.id}" instead; neither side is changed`,
+      });
       return;
     }
     if (!known) {
@@ -107,7 +139,13 @@ export class ProjectPass {
         await this.link(remote.id, comment, bbType, remoteHash);
         await this.writeBack(local.entry, comment, bbType);
       } else {
-        report.conflicts.push({ entry_id: remote.id, comment_id: comment.id, remote_updated_at: comment.updated_at, reason: "the entry exists locally and differs from this comment, which was never synced with it; neither side is changed" });
+        report.conflicts.push({
+          entry_id: remote.id,
+          comment_id: comment.id,
+          remote_updated_at: comment.updated_at,
+          reason:
+            "the entry exists locally and differs from this comment, which was never synced with it; neither side is changed",
+        });
       }
       return;
     }
@@ -117,7 +155,12 @@ export class ProjectPass {
       await this.link(remote.id, comment, bbType, remoteHash);
       report.unchanged++;
     } else if (remoteChanged && localChanged) {
-      report.conflicts.push({ entry_id: remote.id, comment_id: comment.id, remote_updated_at: comment.updated_at, reason: `changed locally and edited on GitHub (at ${comment.updated_at}) since the last sync; neither side is changed` });
+      report.conflicts.push({
+        entry_id: remote.id,
+        comment_id: comment.id,
+        remote_updated_at: comment.updated_at,
+        reason: `changed locally and edited on GitHub (at ${comment.updated_at}) since the last sync; neither side is changed`,
+      });
     } else if (remoteChanged || !local) {
       if (await this.importRemote(remote, local, comment)) {
         await this.link(remote.id, comment, bbType, remoteHash);
@@ -133,7 +176,12 @@ export class ProjectPass {
     const present = new Set(comments.map((c) => c.id));
     for (const l of this.linkByComment.values()) {
       if (!present.has(l.comment_id)) {
-        this.o.report.conflicts.push({ entry_id: l.entry_id, comment_id: l.comment_id, remote_updated_at: l.remote_updated_at, reason: "the comment was deleted on GitHub; the local entry is kept and not posted again" });
+        this.o.report.conflicts.push({
+          entry_id: l.entry_id,
+          comment_id: l.comment_id,
+          remote_updated_at: l.remote_updated_at,
+          reason: "the comment was deleted on GitHub; the local entry is kept and not posted again",
+        });
       }
     }
   }
@@ -144,7 +192,16 @@ export class ProjectPass {
 
   private async link(entryId: string, comment: RemoteComment, bbType: string, entryHash: string): Promise<void> {
     const { store } = this.o.board;
-    const l: SyncLink = { entry_id: entryId, repo: this.o.repo, issue: this.issue, comment_id: comment.id, bb_type: bbType, entry_hash: entryHash, body_hash: sha256Hex(comment.body), remote_updated_at: comment.updated_at };
+    const l: SyncLink = {
+      entry_id: entryId,
+      repo: this.o.repo,
+      issue: this.issue,
+      comment_id: comment.id,
+      bb_type: bbType,
+      entry_hash: entryHash,
+      body_hash: sha256Hex(comment.body),
+      remote_updated_at: comment.updated_at,
+    };
     await saveLink(store, this.projectId, l, new Date(this.o.clockMs()));
     if (this.pending.delete(entryId)) await clearPendingPost(store, this.projectId, entryId);
     await takeSyncLock(store, this.key, this.o.holder, this.o.clockMs());
@@ -158,7 +215,11 @@ export class ProjectPass {
   /** A write GitHub refuses for this entry alone (422, or a comment deleted meanwhile) is reported; the rest goes on. */
   private refusedWrite(err: unknown, entryId: string, commentId: number | undefined, codes: string[]): boolean {
     if (!(err instanceof PmagentError) || !codes.includes(err.code)) return false;
-    this.o.report.refused.push({ entry_id: entryId, ...(commentId === undefined ? {} : { comment_id: commentId }), reason: err.message });
+    this.o.report.refused.push({
+      entry_id: entryId,
+      ...(commentId === undefined ? {} : { comment_id: commentId }),
+      reason: err.message,
+    });
     return true;
   }
 
@@ -177,15 +238,29 @@ export class ProjectPass {
   /** Import into the local board; a refusal there (stale version, lifecycle, claim) is a conflict, not a failure. */
   private async importRemote(entry: Entry, local: StoredEntry | undefined, comment: RemoteComment): Promise<boolean> {
     const conflict = (reason: string) => {
-      this.o.report.conflicts.push({ entry_id: entry.id, comment_id: comment.id, remote_updated_at: comment.updated_at, reason });
+      this.o.report.conflicts.push({
+        entry_id: entry.id,
+        comment_id: comment.id,
+        remote_updated_at: comment.updated_at,
+        reason,
+      });
       return false;
     };
     if (local && local.entry.status !== entry.status && !canTransition(local.entry.status, entry.status)) {
-      return conflict(`edited on GitHub to move it ${local.entry.status} → ${entry.status}, which the lifecycle does not allow; the local entry is kept`);
+      return conflict(
+        `edited on GitHub to move it ${local.entry.status} → ${entry.status}, which the lifecycle does not allow; the local entry is kept`,
+      );
     }
-    if (local?.claimed_by) return conflict(`edited on GitHub while ${local.claimed_by} holds its claim locally; not imported while the claim is held`);
+    if (local?.claimed_by)
+      return conflict(
+        `edited on GitHub while ${local.claimed_by} holds its claim locally; not imported while the claim is held`,
+      );
     try {
-      await this.o.board.put(SYNC_ACTOR, entry, { source: `comment ${comment.id}`, replace: local !== undefined, expectedVersion: local?.version });
+      await this.o.board.put(SYNC_ACTOR, entry, {
+        source: `comment ${comment.id}`,
+        replace: local !== undefined,
+        expectedVersion: local?.version,
+      });
       return true;
     } catch (err) {
       if (!(err instanceof PmagentError) || err.kind === "internal" || err.kind === "unavailable") throw err;

@@ -50,7 +50,13 @@ export function readBoard(
       continue;
     }
     if (d === undefined) {
-      if (known) report.conflicts.push({ entry_id: known.entry_id, comment_id: comment.id, remote_updated_at: comment.updated_at, reason: "the comment was edited on GitHub and no longer holds a blackboard entry; the local entry is kept" });
+      if (known)
+        report.conflicts.push({
+          entry_id: known.entry_id,
+          comment_id: comment.id,
+          remote_updated_at: comment.updated_at,
+          reason: "the comment was edited on GitHub and no longer holds a blackboard entry; the local entry is kept",
+        });
       continue;
     }
     // Another project's entry: synced by that project's pass (github-sync.ts), not a bad comment.
@@ -64,7 +70,12 @@ export function readBoard(
     const owner = linkByEntry.get(d.entry.id);
     const first = owner !== undefined && present.has(owner.comment_id) ? owner.comment_id : seen.get(d.entry.id);
     if (first !== undefined && first !== comment.id) {
-      report.bad_comments.push({ issue, comment_id: comment.id, code: "bb_comment_duplicate", reason: `entry "${d.entry.id}" is already held by comment ${first}; this copy is ignored` });
+      report.bad_comments.push({
+        issue,
+        comment_id: comment.id,
+        code: "bb_comment_duplicate",
+        reason: `entry "${d.entry.id}" is already held by comment ${first}; this copy is ignored`,
+      });
       decoded.delete(comment.id);
     } else {
       seen.set(d.entry.id, comment.id);

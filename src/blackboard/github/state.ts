@@ -20,7 +20,9 @@ const COLUMNS = "entry_id, repo, issue, comment_id, bb_type, entry_hash, body_ha
 
 /** Every link of the project (all boards): an entry lives in one board comment. */
 export async function loadLinks(db: Queryable, projectId: string): Promise<SyncLink[]> {
-  const rows = await db.all<SyncLink>(`SELECT ${COLUMNS} FROM bb_sync WHERE project_id = ? ORDER BY entry_id`, [projectId]);
+  const rows = await db.all<SyncLink>(`SELECT ${COLUMNS} FROM bb_sync WHERE project_id = ? ORDER BY entry_id`, [
+    projectId,
+  ]);
   return rows.map((r) => ({ ...r, issue: Number(r.issue), comment_id: Number(r.comment_id) }));
 }
 
@@ -30,7 +32,19 @@ export async function saveLink(db: Queryable, projectId: string, link: SyncLink,
      ON CONFLICT (project_id, entry_id) DO UPDATE SET repo = excluded.repo, issue = excluded.issue, comment_id = excluded.comment_id,
        bb_type = excluded.bb_type, entry_hash = excluded.entry_hash, body_hash = excluded.body_hash,
        remote_updated_at = excluded.remote_updated_at, synced_at = excluded.synced_at, synced_ms = excluded.synced_ms`,
-    [projectId, link.entry_id, link.repo, link.issue, link.comment_id, link.bb_type, link.entry_hash, link.body_hash, link.remote_updated_at, now.toISOString(), now.getTime()],
+    [
+      projectId,
+      link.entry_id,
+      link.repo,
+      link.issue,
+      link.comment_id,
+      link.bb_type,
+      link.entry_hash,
+      link.body_hash,
+      link.remote_updated_at,
+      now.toISOString(),
+      now.getTime(),
+    ],
   );
 }
 
@@ -48,12 +62,21 @@ export interface SyncKey {
  */
 export async function loadPendingPosts(db: Queryable, key: SyncKey): Promise<Map<string, string>> {
   const { projectId, repo, issue } = key;
-  const rows = await db.all<{ entry_id: string; entry_hash: string }>("SELECT entry_id, entry_hash FROM bb_sync_posting WHERE project_id = ? AND repo = ? AND issue = ?", [projectId, repo, issue]);
+  const rows = await db.all<{ entry_id: string; entry_hash: string }>(
+    "SELECT entry_id, entry_hash FROM bb_sync_posting WHERE project_id = ? AND repo = ? AND issue = ?",
+    [projectId, repo, issue],
+  );
   return new Map(rows.map((r) => [r.entry_id, r.entry_hash]));
 }
 
 /** Record a post before its comment is created (replacing an earlier one of the entry). */
-export async function savePendingPost(db: Queryable, key: SyncKey, entryId: string, entryHash: string, nowMs: number): Promise<void> {
+export async function savePendingPost(
+  db: Queryable,
+  key: SyncKey,
+  entryId: string,
+  entryHash: string,
+  nowMs: number,
+): Promise<void> {
   const { projectId, repo, issue } = key;
   await db.run(
     `INSERT INTO bb_sync_posting (project_id, entry_id, repo, issue, entry_hash, at_ms) VALUES (?, ?, ?, ?, ?, ?)
@@ -82,7 +105,10 @@ export async function takeSyncLock(db: Queryable, key: SyncKey, holder: string, 
     [projectId, repo, issue, holder, nowMs + SYNC_LOCK_MS, nowMs],
   );
   if (r.changes === 1) return;
-  const current = await db.get<{ holder: string; expires_ms: number }>("SELECT holder, expires_ms FROM bb_sync_lock WHERE project_id = ? AND repo = ? AND issue = ?", [projectId, repo, issue]);
+  const current = await db.get<{ holder: string; expires_ms: number }>(
+    "SELECT holder, expires_ms FROM bb_sync_lock WHERE project_id = ? AND repo = ? AND issue = ?",
+    [projectId, repo, issue],
+  );
   throw new ConflictError(
     "bb_sync_running",
     `another bb sync of ${repo}#${issue} is running (${current?.holder ?? "unknown"}, lock held until ${new Date(Number(current?.expires_ms ?? nowMs)).toISOString()}): wait for it to finish`,
@@ -91,5 +117,10 @@ export async function takeSyncLock(db: Queryable, key: SyncKey, holder: string, 
 
 export async function releaseSyncLock(db: Queryable, key: SyncKey, holder: string): Promise<void> {
   const { projectId, repo, issue } = key;
-  await db.run("DELETE FROM bb_sync_lock WHERE project_id = ? AND repo = ? AND issue = ? AND holder = ?", [projectId, repo, issue, holder]);
+  await db.run("DELETE FROM bb_sync_lock WHERE project_id = ? AND repo = ? AND issue = ? AND holder = ?", [
+    projectId,
+    repo,
+    issue,
+    holder,
+  ]);
 }

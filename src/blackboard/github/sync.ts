@@ -61,8 +61,10 @@ export interface SyncOptions {
 export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
   const { issue } = options;
   const { store } = options.board;
-  if (!/^[^/\s]+\/[^/\s]+$/.test(options.repo)) throw new UsageError("bb_sync_bad_repo", `repository "${options.repo}" is not OWNER/NAME (e.g. acme/widgets)`);
-  if (!Number.isInteger(issue) || issue < 1) throw new UsageError("bb_sync_bad_issue", `issue "${issue}" is not an issue number (a whole number from 1)`);
+  if (!/^[^/\s]+\/[^/\s]+$/.test(options.repo))
+    throw new UsageError("bb_sync_bad_repo", `repository "${options.repo}" is not OWNER/NAME (e.g. acme/widgets)`);
+  if (!Number.isInteger(issue) || issue < 1)
+    throw new UsageError("bb_sync_bad_issue", `issue "${issue}" is not an issue number (a whole number from 1)`);
   assertBlackboardType(options.type ?? DEFAULT_BLACKBOARD_TYPE);
   const client = options.client ?? (await createGithubClient(options));
   const waitsBefore = client.waits.length;
@@ -74,7 +76,22 @@ export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
   await takeSyncLock(store, { projectId: options.board.projectId, repo, issue }, holder, clockMs());
   try {
     const postType = options.type ?? DEFAULT_BLACKBOARD_TYPE;
-    const report: SyncReport = { repo: options.repo, projects: [], issue, comments: 0, imported: [], updated_locally: [], written_back: [], posted: [], unchanged: 0, conflicts: [], bad_comments: [], refused: [], rate_limit_waits: 0, not_modified: 0 };
+    const report: SyncReport = {
+      repo: options.repo,
+      projects: [],
+      issue,
+      comments: 0,
+      imported: [],
+      updated_locally: [],
+      written_back: [],
+      posted: [],
+      unchanged: 0,
+      conflicts: [],
+      bad_comments: [],
+      refused: [],
+      rate_limit_waits: 0,
+      not_modified: 0,
+    };
 
     const comments = await remote.comments();
     report.comments = comments.length;
@@ -89,7 +106,9 @@ export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
       const marks = itemCounts(report);
       if (board !== own) await takeSyncLock(store, { projectId, repo, issue }, holder, clockMs());
       try {
-        await new ProjectPass({ board, own: board === own, remote, repo, report, holder, clockMs, postType }).run(comments);
+        await new ProjectPass({ board, own: board === own, remote, repo, report, holder, clockMs, postType }).run(
+          comments,
+        );
       } finally {
         if (board !== own) await releaseSyncLock(store, { projectId, repo, issue }, holder);
         if (board !== own) tagProject(report, marks, projectId);
@@ -118,7 +137,14 @@ function projectsOnBoard(comments: readonly RemoteComment[]): string[] {
 }
 
 type ItemList = "imported" | "updated_locally" | "written_back" | "posted" | "conflicts" | "refused";
-const ITEM_LISTS: readonly ItemList[] = ["imported", "updated_locally", "written_back", "posted", "conflicts", "refused"];
+const ITEM_LISTS: readonly ItemList[] = [
+  "imported",
+  "updated_locally",
+  "written_back",
+  "posted",
+  "conflicts",
+  "refused",
+];
 
 function itemCounts(report: SyncReport): Record<ItemList, number> {
   return Object.fromEntries(ITEM_LISTS.map((k) => [k, report[k].length])) as Record<ItemList, number>;
@@ -126,5 +152,6 @@ function itemCounts(report: SyncReport): Record<ItemList, number> {
 
 /** Name the project on the items another project's pass added (this project's stay as they were). */
 function tagProject(report: SyncReport, marks: Record<ItemList, number>, projectId: string): void {
-  for (const k of ITEM_LISTS) for (const item of report[k].slice(marks[k])) (item as { project_id?: string }).project_id = projectId;
+  for (const k of ITEM_LISTS)
+    for (const item of report[k].slice(marks[k])) (item as { project_id?: string }).project_id = projectId;
 }

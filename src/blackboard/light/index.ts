@@ -2,7 +2,14 @@
 // the schema on their first call), its statuses and lifecycle, and what other modules read of it.
 // Readers of a board (`bb list`, the runs' fencing, a project's board) import this;
 // blackboard/index.ts re-exports all of it.
-export { STATUSES, DEFAULT_BLACKBOARD_TYPE, entryContent, type Status, type StoredEntry, type HistoryRecord } from "../entry.js";
+export {
+  STATUSES,
+  DEFAULT_BLACKBOARD_TYPE,
+  entryContent,
+  type Status,
+  type StoredEntry,
+  type HistoryRecord,
+} from "../entry.js";
 export type { Entry, EntryInput } from "../schema.js";
 export { TRANSITIONS, canTransition, isTerminal, mayChange } from "../lifecycle.js";
 export { Blackboard, storedProjects, DEFAULT_LEASE_MS, type BlackboardOptions } from "../blackboard.js";

@@ -13,4 +13,17 @@ import { m0080 } from "./0080_bb_entries_no_dedup.js";
 import { m0420 } from "./0420_bb_entry_state.js";
 
 /** The blackboard's tables (entries, history, sync state) and their functions, in order (one file per migration beside this one; ids and order as they always were). */
-export const blackboardMigrations: readonly Migration[] = [m0001, m0002, m0020, m0021, m0030, m0031, m0040, m0050, m0060, m0070, m0080, m0420];
+export const blackboardMigrations: readonly Migration[] = [
+  m0001,
+  m0002,
+  m0020,
+  m0021,
+  m0030,
+  m0031,
+  m0040,
+  m0050,
+  m0060,
+  m0070,
+  m0080,
+  m0420,
+];

@@ -8,11 +8,15 @@ function issueNumber(ref: number | string | undefined): number | null {
   return m ? Number(m[1]) : null;
 }
 
-const refString = (ref: number | string | undefined): string | null => (ref === undefined || ref === "" ? null : String(ref));
+const refString = (ref: number | string | undefined): string | null =>
+  ref === undefined || ref === "" ? null : String(ref);
 
 function toEvidence(entry: Entry, status: string, updated_at: string): BoardEntryEvidence {
   const payload = entry.payload;
-  const refs = payload.refs !== null && typeof payload.refs === "object" && !Array.isArray(payload.refs) ? (payload.refs as Record<string, unknown>) : {};
+  const refs =
+    payload.refs !== null && typeof payload.refs === "object" && !Array.isArray(payload.refs)
+      ? (payload.refs as Record<string, unknown>)
+      : {};
   return {
     id: entry.id,
     from: entry.from,
@@ -27,7 +31,9 @@ function toEvidence(entry: Entry, status: string, updated_at: string): BoardEntr
     summary: typeof payload.summary === "string" ? payload.summary : "",
     refs,
     target_docs: entry.target_docs.map((d) => (typeof d === "string" ? d : d.path)),
-    ...(payload.details !== null && typeof payload.details === "object" && !Array.isArray(payload.details) ? { details: payload.details as Record<string, unknown> } : {}),
+    ...(payload.details !== null && typeof payload.details === "object" && !Array.isArray(payload.details)
+      ? { details: payload.details as Record<string, unknown> }
+      : {}),
     ...(entry.payload_ref !== undefined ? { payload_ref: entry.payload_ref } : {}),
   };
 }
@@ -85,13 +91,23 @@ function fullEvidence(entry: Entry, at: EntryOutline): BoardEntryEvidence {
  * Cycles built from this are the same, with the same numbers, as from the whole board
  * (`collectBoard`) for everything lane_status and what_changed report; other cycles are left out.
  */
-export async function collectLaneBoard(board: Blackboard, lane: LaneConfig, humans: readonly string[], window: { since: Date; until: Date }, options: { windowed?: boolean } = {}): Promise<BoardEntryEvidence[]> {
+export async function collectLaneBoard(
+  board: Blackboard,
+  lane: LaneConfig,
+  humans: readonly string[],
+  window: { since: Date; until: Date },
+  options: { windowed?: boolean } = {},
+): Promise<BoardEntryEvidence[]> {
   const cut = window.until.getTime();
   // lane_status shows no cycle for being changed in the window: without `windowed` the window adds nothing to read.
   const windowed = options.windowed ?? true;
   const since = windowed ? window.since.getTime() : Number.POSITIVE_INFINITY;
   const roleKinds = new Map(lane.roles.map((r) => [r.name, new Set(r.allowed_kinds)]));
-  const rootFilter = { at: cut, from: humans, addressed: lane.roles.map((r) => ({ to: r.name, kinds: r.allowed_kinds })) };
+  const rootFilter = {
+    at: cut,
+    from: humans,
+    addressed: lane.roles.map((r) => ({ to: r.name, kinds: r.allowed_kinds })),
+  };
   const [newest] = await board.outline({ ...rootFilter, newestFirst: true, limit: 1 });
   if (newest === undefined) return [];
   const isRoot = (e: EntryOutline) => humans.includes(e.from) && roleKinds.get(e.to)?.has(e.kind) === true;
@@ -117,7 +133,11 @@ export async function collectLaneBoard(board: Blackboard, lane: LaneConfig, huma
   let fetchedFrom = Number.POSITIVE_INFINITY;
   const fetchFrom = async (from: number) => {
     if (from >= fetchedFrom) return;
-    const rows = await board.outline({ at: cut, updatedSince: from, ...(Number.isFinite(fetchedFrom) ? { updatedBefore: fetchedFrom } : {}) });
+    const rows = await board.outline({
+      at: cut,
+      updatedSince: from,
+      ...(Number.isFinite(fetchedFrom) ? { updatedBefore: fetchedFrom } : {}),
+    });
     for (const e of rows) {
       changed.set(e.id, e);
       roots.set(e.id, isRoot(e) ? e : null);
@@ -126,7 +146,8 @@ export async function collectLaneBoard(board: Blackboard, lane: LaneConfig, huma
     const unknown = [...new Set(rows.flatMap((e) => prefixes(e.id)))].filter((id) => !roots.has(id));
     for (const id of unknown) roots.set(id, null);
     // By id alone (the primary key): with the root filter SQLite would walk the outline index instead.
-    if (unknown.length > 0) for (const e of await board.outline({ at: cut, ids: unknown })) if (isRoot(e)) roots.set(e.id, e);
+    if (unknown.length > 0)
+      for (const e of await board.outline({ at: cut, ids: unknown })) if (isRoot(e)) roots.set(e.id, e);
     // Every prefix of these rows is known now, so each row's cycle is settled: group the follow-ups.
     for (const e of rows) {
       const root = rootOf(e.id);
@@ -149,17 +170,25 @@ export async function collectLaneBoard(board: Blackboard, lane: LaneConfig, huma
   // at an index, not a walk back through every cycle. The newest done one found belongs to a
   // completed cycle; one begun later may have completed before it, so everything since that
   // cycle's root is read and the newest completed root among them is the one.
-  const finalRoles = lane.roles.map((r) => ({ to: r.name, kinds: finalKinds(r, humans) })).filter((r) => r.kinds.length > 0);
+  const finalRoles = lane.roles
+    .map((r) => ({ to: r.name, kinds: finalKinds(r, humans) }))
+    .filter((r) => r.kinds.length > 0);
   const finalOf = new Map(finalRoles.map((r) => [r.to, new Set(r.kinds)]));
   const isDone = (e: EntryOutline) => finalOf.get(e.to)?.has(e.kind) === true && e.status === "done";
   const finalFilter = { at: cut, addressed: finalRoles };
   let doneRoot: EntryOutline | undefined;
   for (let before: { created_ms: number; id: string } | undefined, reach = 4; !doneRoot; reach *= 2) {
-    const batch = await board.outline({ ...finalFilter, ...(before ? { before } : {}), newestFirst: true, limit: reach });
+    const batch = await board.outline({
+      ...finalFilter,
+      ...(before ? { before } : {}),
+      newestFirst: true,
+      limit: reach,
+    });
     const done = batch.filter(isDone);
     const unknown = [...new Set(done.flatMap((e) => [e.id, ...prefixes(e.id)]))].filter((id) => !roots.has(id));
     for (const id of unknown) roots.set(id, null);
-    if (unknown.length > 0) for (const e of await board.outline({ at: cut, ids: unknown })) if (isRoot(e)) roots.set(e.id, e);
+    if (unknown.length > 0)
+      for (const e of await board.outline({ at: cut, ids: unknown })) if (isRoot(e)) roots.set(e.id, e);
     doneRoot = done.map((e) => rootOf(e.id)).find((r) => r !== undefined);
     if (batch.length < reach) break;
     before = { created_ms: batch.at(-1)!.created_ms, id: batch.at(-1)!.id };

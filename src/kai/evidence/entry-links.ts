@@ -16,11 +16,15 @@ export interface EntryLinks {
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
-const str = (v: unknown): string | null => (typeof v === "string" && v.trim() !== "" ? v.trim() : typeof v === "number" && Number.isFinite(v) ? String(v) : null);
+const str = (v: unknown): string | null =>
+  typeof v === "string" && v.trim() !== "" ? v.trim() : typeof v === "number" && Number.isFinite(v) ? String(v) : null;
 const first = (...values: unknown[]): string | null => values.map(str).find((v) => v !== null) ?? null;
 
 /** The values of keys ending in `suffix` (`proposal_workflow_run_id`), in the object's order. */
-const bySuffix = (o: Record<string, unknown>, suffix: string): unknown[] => Object.entries(o).filter(([k]) => k.endsWith(suffix)).map(([, v]) => v);
+const bySuffix = (o: Record<string, unknown>, suffix: string): unknown[] =>
+  Object.entries(o)
+    .filter(([k]) => k.endsWith(suffix))
+    .map(([, v]) => v);
 
 function prNumber(v: unknown): number | null {
   if (typeof v === "number" && Number.isInteger(v) && v > 0) return v;
@@ -41,13 +45,29 @@ export function entryLinks(entry: BoardEntryEvidence): EntryLinks {
   const refs = entry.refs;
   const details = entry.details ?? {};
   const ref = isObject(entry.payload_ref) ? entry.payload_ref : {};
-  const artifactRef = ref.type === "actions_artifact" || ref.artifact_name !== undefined || ref.workflow_run_id !== undefined;
+  const artifactRef =
+    ref.type === "actions_artifact" || ref.artifact_name !== undefined || ref.workflow_run_id !== undefined;
   const listed = Array.isArray(refs.artifacts) ? refs.artifacts : [];
   const detailPaths = bySuffix(details, "_path").filter((p) => typeof p === "string" && p.endsWith(".json"));
   return {
-    run_id: first(entry.source_run_id, refs.actions_run_id, refs.workflow_run_id, ...bySuffix(refs, "_workflow_run_id"), ref.workflow_run_id, refs.run_id),
+    run_id: first(
+      entry.source_run_id,
+      refs.actions_run_id,
+      refs.workflow_run_id,
+      ...bySuffix(refs, "_workflow_run_id"),
+      ref.workflow_run_id,
+      refs.run_id,
+    ),
     workflow: first(refs.actions_workflow, refs.workflow, refs.workflow_name, ref.workflow, ref.workflow_name),
-    artifact_path: first(refs.artifact_path, refs.artifact, ...listed, ...detailPaths, artifactRef ? null : (ref.value ?? ref.path), ref.artifact_name, ...bySuffix(refs, "_artifact_name")),
+    artifact_path: first(
+      refs.artifact_path,
+      refs.artifact,
+      ...listed,
+      ...detailPaths,
+      artifactRef ? null : (ref.value ?? ref.path),
+      ref.artifact_name,
+      ...bySuffix(refs, "_artifact_name"),
+    ),
     pr_number: [refs.pr_number, refs.pr, refs.pull_request, refs.pr_url].map(prNumber).find((n) => n !== null) ?? null,
     cycle: [refs.cycle, refs.cycle_id, details.cycle, details.cycle_id].map(cycleName).find((c) => c !== null) ?? null,
   };

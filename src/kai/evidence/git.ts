@@ -20,7 +20,11 @@ export function runGit(repo: string, args: string[]): Promise<GitResult> {
     let err = "";
     child.stdout.on("data", (d: Buffer) => out.push(d));
     child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-    child.on("error", (e) => reject(new UnavailableError("kai_git_unavailable", `cannot run git: ${e.message} (is git installed?)`, { cause: e })));
+    child.on("error", (e) =>
+      reject(
+        new UnavailableError("kai_git_unavailable", `cannot run git: ${e.message} (is git installed?)`, { cause: e }),
+      ),
+    );
     child.on("close", (code) => resolve({ code: code ?? 1, stdout: Buffer.concat(out), stderr: err.trim() }));
   });
 }
@@ -33,12 +37,16 @@ export function assertRepository(repo: string): void {
 }
 
 /** A fresh `git init` has no HEAD yet: git's answer then means "no history", not a failure. */
-const NO_HISTORY = /does not have any commits yet|unknown revision or path not in the working tree|bad default revision 'HEAD'|bad revision 'HEAD'|ambiguous argument 'HEAD'/;
+const NO_HISTORY =
+  /does not have any commits yet|unknown revision or path not in the working tree|bad default revision 'HEAD'|bad revision 'HEAD'|ambiguous argument 'HEAD'/;
 
 /** The error for a failed git command: not a repository (the user's to fix) or git failing. */
 function gitError(repo: string, what: string, res: GitResult): Error {
   if (/not a git repository/i.test(res.stderr)) {
-    return new UsageError("kai_not_a_repository", `${repo} is not a git repository (pass --repo DIR with the project's repository)`);
+    return new UsageError(
+      "kai_not_a_repository",
+      `${repo} is not a git repository (pass --repo DIR with the project's repository)`,
+    );
   }
   return new UnavailableError("kai_git_failed", `${what} failed in ${repo}: ${res.stderr}`);
 }
@@ -48,7 +56,14 @@ const FIELD = "\x1f";
 /** The `git log --format` `parseGitLog` reads. */
 export const LOG_FORMAT = `${RECORD}%H${FIELD}%P${FIELD}%cI${FIELD}%an${FIELD}%s${FIELD}%b${FIELD}`;
 
-const CHANGE_KINDS: Record<string, FileChangeKind> = { A: "added", M: "modified", D: "deleted", R: "renamed", C: "copied", T: "type_changed" };
+const CHANGE_KINDS: Record<string, FileChangeKind> = {
+  A: "added",
+  M: "modified",
+  D: "deleted",
+  R: "renamed",
+  C: "copied",
+  T: "type_changed",
+};
 
 /** PR number of a merge (`Merge pull request #N from …`) or squash (`Title (#N)`) commit. */
 export function prNumberOf(subject: string): number | null {
@@ -59,7 +74,7 @@ export function prNumberOf(subject: string): number | null {
 function parseFiles(raw: string): GitFileChange[] {
   const tokens = raw.replace(/^[\0\n]+/, "").split("\0");
   const files: GitFileChange[] = [];
-  for (let i = 0; i < tokens.length; ) {
+  for (let i = 0; i < tokens.length;) {
     const status = tokens[i++] ?? "";
     if (status === "") continue;
     const change = CHANGE_KINDS[status[0] ?? ""] ?? "modified";
@@ -78,7 +93,8 @@ export function parseGitLog(text: string): GitCommit[] {
   const commits: GitCommit[] = [];
   for (const record of text.split(RECORD)) {
     if (record.trim() === "" || record === "\0") continue;
-    const [sha = "", parents = "", committed_at = "", author = "", subject = "", body = "", rest = ""] = record.split(FIELD);
+    const [sha = "", parents = "", committed_at = "", author = "", subject = "", body = "", rest = ""] =
+      record.split(FIELD);
     const parentList = parents.split(" ").filter(Boolean);
     commits.push({
       sha,
@@ -102,10 +118,24 @@ export function parseGitLog(text: string): GitCommit[] {
  */
 export async function collectGit(repo: string, window: { since: Date; until: Date }): Promise<GitEvidence> {
   assertRepository(repo);
-  const evidence: GitEvidence = { repo, since: window.since.toISOString(), until: window.until.toISOString(), commits: [] };
+  const evidence: GitEvidence = {
+    repo,
+    since: window.since.toISOString(),
+    until: window.until.toISOString(),
+    commits: [],
+  };
   // The size of each change (what a highlight says about it) comes from a second log of the same commits, run alongside.
   const range = [`--since=${evidence.since}`, `--until=${evidence.until}`, "HEAD"];
-  const sizesRead = runGit(repo, ["log", "-z", "--numstat", "-M", "--diff-merges=first-parent", "--no-color", `--format=${RECORD}%H`, ...range]);
+  const sizesRead = runGit(repo, [
+    "log",
+    "-z",
+    "--numstat",
+    "-M",
+    "--diff-merges=first-parent",
+    "--no-color",
+    `--format=${RECORD}%H`,
+    ...range,
+  ]);
   const res = await runGit(repo, [
     "log",
     "-z",
@@ -122,7 +152,9 @@ export async function collectGit(repo: string, window: { since: Date; until: Dat
     throw gitError(repo, "git log", res);
   }
   // --since is inclusive in git; the window is (since, until], so a commit exactly at `since` belongs to the previous window.
-  evidence.commits = parseGitLog(res.stdout.toString("utf8")).filter((c) => Date.parse(c.committed_at) > window.since.getTime());
+  evidence.commits = parseGitLog(res.stdout.toString("utf8")).filter(
+    (c) => Date.parse(c.committed_at) > window.since.getTime(),
+  );
   if (sizes.code === 0) {
     const lines = parseNumstat(sizes.stdout.toString("utf8"));
     for (const c of evidence.commits) c.lines_changed = lines.get(c.sha) ?? 0;
@@ -147,8 +179,20 @@ export function parseNumstat(text: string): Map<string, number> {
 }
 
 /** The last commit at or before `cutoff` that touched `path` (the commit its text at the cutoff comes from), or null. */
-export async function lastChangeBefore(repo: string, cutoff: Date, path: string): Promise<{ sha: string; at: string } | null> {
-  const res = await runGit(repo, ["log", "-1", "--format=%H %cI", `--until=${cutoff.toISOString()}`, "HEAD", "--", path]);
+export async function lastChangeBefore(
+  repo: string,
+  cutoff: Date,
+  path: string,
+): Promise<{ sha: string; at: string } | null> {
+  const res = await runGit(repo, [
+    "log",
+    "-1",
+    "--format=%H %cI",
+    `--until=${cutoff.toISOString()}`,
+    "HEAD",
+    "--",
+    path,
+  ]);
   if (res.code !== 0) {
     if (NO_HISTORY.test(res.stderr)) return null;
     throw gitError(repo, "git log", res);
@@ -195,7 +239,11 @@ export function newSideOfDiff(diff: string): string | null | undefined {
  * whole file as context, so the text is the diff's new side; a commit whose diff does not give the
  * text (see `newSideOfDiff`) has it read with `git show`.
  */
-export async function lastVersionBefore(repo: string, cutoff: Date, path: string): Promise<{ sha: string; at: string; text: string | null } | null> {
+export async function lastVersionBefore(
+  repo: string,
+  cutoff: Date,
+  path: string,
+): Promise<{ sha: string; at: string; text: string | null } | null> {
   const res = await runGit(repo, [
     "log",
     "-1",
@@ -221,7 +269,11 @@ export async function lastVersionBefore(repo: string, cutoff: Date, path: string
   const [sha, at] = out.slice(1, eol < 0 ? undefined : eol).split(" ");
   if (!sha || !at) return null;
   const text = eol < 0 ? undefined : newSideOfDiff(out.slice(eol + 1));
-  return { sha, at: new Date(at).toISOString(), text: text === undefined ? await readAtRevision(repo, sha, path) : text };
+  return {
+    sha,
+    at: new Date(at).toISOString(),
+    text: text === undefined ? await readAtRevision(repo, sha, path) : text,
+  };
 }
 
 /** A file's text at a revision, or null when the file does not exist there (deleted by it). */

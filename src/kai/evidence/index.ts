@@ -4,9 +4,25 @@
  */
 export type * from "./types.js";
 export { pathCategory } from "./types.js";
-export { collectGit, parseGitLog, prNumberOf, lastChangeBefore, lastVersionBefore, newSideOfDiff, assertRepository } from "./git.js";
+export {
+  collectGit,
+  parseGitLog,
+  prNumberOf,
+  lastChangeBefore,
+  lastVersionBefore,
+  newSideOfDiff,
+  assertRepository,
+} from "./git.js";
 export { githubSlug, Slugger, parseSections, listItems, subtree } from "./markdown.js";
-export { collectStateDoc, findStateDoc, repoProjects, DEFAULT_STATE_FILE, stateView, laneSectionIndex, type StateView } from "./state-doc.js";
+export {
+  collectStateDoc,
+  findStateDoc,
+  repoProjects,
+  DEFAULT_STATE_FILE,
+  stateView,
+  laneSectionIndex,
+  type StateView,
+} from "./state-doc.js";
 export { repoCycles, cycleMentions, isLaneApply, completedInStateDoc } from "./repo-cycles.js";
 export { collectBoard, collectLaneBoard } from "./board.js";
 export { collectGithub, githubSource } from "./github.js";

@@ -65,7 +65,14 @@ export function parseSections(markdown: string): StateSection[] {
         const level = (h[1] ?? "#").length;
         const title = headingText(h[2] ?? "");
         while (stack.length > 0 && (sections[stack[stack.length - 1]!]?.level ?? 0) >= level) stack.pop();
-        sections.push({ level, title, anchor: slugger.slug(title), line: i + 1, body: "", parent: stack.length > 0 ? stack[stack.length - 1]! : null });
+        sections.push({
+          level,
+          title,
+          anchor: slugger.slug(title),
+          line: i + 1,
+          body: "",
+          parent: stack.length > 0 ? stack[stack.length - 1]! : null,
+        });
         stack.push(sections.length - 1);
         bodies.push([]);
         return;

@@ -3,7 +3,10 @@ import { runGit } from "./git.js";
 
 /** `owner/name` of a GitHub remote URL (https, ssh, scp-like `git@github.com:owner/name.git`), or null for any other host. */
 export function githubRepoOfRemote(url: string): string | null {
-  const m = /^(?:https?:\/\/(?:[^@/]+@)?|ssh:\/\/(?:[^@/]+@)?|[^@/\s]+@)github\.com[:/]([^/\s]+)\/([^/\s]+?)(?:\.git)?\/?$/i.exec(url.trim());
+  const m =
+    /^(?:https?:\/\/(?:[^@/]+@)?|ssh:\/\/(?:[^@/]+@)?|[^@/\s]+@)github\.com[:/]([^/\s]+)\/([^/\s]+?)(?:\.git)?\/?$/i.exec(
+      url.trim(),
+    );
   return m ? `${m[1]}/${m[2]}` : null;
 }
 
@@ -18,6 +21,7 @@ export async function githubWebUrl(repo: string, config: Pick<Config, "github">)
   const fromRemote = res.code === 0 ? githubRepoOfRemote(res.stdout.toString("utf8")) : null;
   if (fromRemote) return `https://github.com/${fromRemote}`;
   const gh = config.github;
-  if (gh?.repo && /^[^/\s]+\/[^/\s]+$/.test(gh.repo) && /^https:\/\/api\.github\.com\/?$/.test(gh.api_url)) return `https://github.com/${gh.repo}`;
+  if (gh?.repo && /^[^/\s]+\/[^/\s]+$/.test(gh.repo) && /^https:\/\/api\.github\.com\/?$/.test(gh.api_url))
+    return `https://github.com/${gh.repo}`;
   return null;
 }

@@ -20,7 +20,9 @@ export function isLaneApply(text: string, lane: Pick<LaneConfig, "layer" | "name
 export function completedInStateDoc(doc: StateDocEvidence, lane: Pick<LaneConfig, "layer" | "name">): number[] {
   const index = laneSectionIndex(doc.sections, lane);
   if (!doc.exists || index === null) return [];
-  const text = subtree(doc.sections, index).map((i) => `${doc.sections[i]!.title}\n${doc.sections[i]!.body}`).join("\n");
+  const text = subtree(doc.sections, index)
+    .map((i) => `${doc.sections[i]!.title}\n${doc.sections[i]!.body}`)
+    .join("\n");
   return [...new Set([...text.matchAll(COMPLETED_CYCLE)].map((m) => Number(m[1])))].sort((a, b) => a - b);
 }
 
@@ -28,14 +30,28 @@ export function completedInStateDoc(doc: StateDocEvidence, lane: Pick<LaneConfig
 function firstMentions(mentions: readonly CycleMention[]): Map<number, string> {
   const out = new Map<number, string>();
   // Newest first: the last date seen for a number is its first mention.
-  for (const c of mentions) for (const m of c.text.matchAll(/\bcycle[-_ ]?(\d+)\b/gi)) out.set(Number(m[1]), c.committed_at);
+  for (const c of mentions)
+    for (const m of c.text.matchAll(/\bcycle[-_ ]?(\d+)\b/gi)) out.set(Number(m[1]), c.committed_at);
   return out;
 }
 
 /** Commit messages on the first-parent history up to `cutoff` that name a cycle (one `git log --grep`). */
 export async function cycleMentions(repo: string, cutoff: Date): Promise<CycleMention[]> {
-  const res = await runGit(repo, ["log", "--first-parent", "-E", "-i", "--grep=cycle[-_ ]?[0-9]", `--format=${LOG_FORMAT}`, `--until=${cutoff.toISOString()}`, "HEAD"]);
-  return (res.code === 0 ? parseGitLog(res.stdout.toString("utf8")) : []).map((c) => ({ pr_number: c.pr_number, text: `${c.subject}\n${c.body}`, committed_at: c.committed_at }));
+  const res = await runGit(repo, [
+    "log",
+    "--first-parent",
+    "-E",
+    "-i",
+    "--grep=cycle[-_ ]?[0-9]",
+    `--format=${LOG_FORMAT}`,
+    `--until=${cutoff.toISOString()}`,
+    "HEAD",
+  ]);
+  return (res.code === 0 ? parseGitLog(res.stdout.toString("utf8")) : []).map((c) => ({
+    pr_number: c.pr_number,
+    text: `${c.subject}\n${c.body}`,
+    committed_at: c.committed_at,
+  }));
 }
 
 /**
@@ -44,15 +60,33 @@ export async function cycleMentions(repo: string, cutoff: Date): Promise<CycleMe
  * lane's proposal, and each cycle the lane section calls completed that no such commit names.
  * Reads only the STATE document's own history (one `git log` on its path).
  */
-export async function repoCycles(repo: string, lane: Pick<LaneConfig, "layer" | "name">, doc: StateDocEvidence, cutoff: Date, mentions?: readonly CycleMention[]): Promise<RepoCycle[]> {
-  const res = await runGit(repo, ["log", "--first-parent", "--no-color", `--format=${LOG_FORMAT}`, `--until=${cutoff.toISOString()}`, "HEAD", "--", doc.path]);
+export async function repoCycles(
+  repo: string,
+  lane: Pick<LaneConfig, "layer" | "name">,
+  doc: StateDocEvidence,
+  cutoff: Date,
+  mentions?: readonly CycleMention[],
+): Promise<RepoCycle[]> {
+  const res = await runGit(repo, [
+    "log",
+    "--first-parent",
+    "--no-color",
+    `--format=${LOG_FORMAT}`,
+    `--until=${cutoff.toISOString()}`,
+    "HEAD",
+    "--",
+    doc.path,
+  ]);
   const commits = res.code === 0 ? parseGitLog(res.stdout.toString("utf8")).reverse() : [];
   const applies = commits.filter((c) => isLaneApply(`${c.subject}\n${c.body}`, lane));
   const out: RepoCycle[] = [];
   const taken = new Set<number>();
   const stated = completedInStateDoc(doc, lane);
   // The mentions already read (`cycleMentions`, same cutoff) are reused: one walk of the history.
-  const mentioned = applies.length > 0 || stated.length > 0 ? firstMentions(mentions ?? (await cycleMentions(repo, cutoff))) : new Map<number, string>();
+  const mentioned =
+    applies.length > 0 || stated.length > 0
+      ? firstMentions(mentions ?? (await cycleMentions(repo, cutoff)))
+      : new Map<number, string>();
   for (const [i, c] of applies.entries()) {
     const named = CYCLE_NUMBER.exec(`${c.subject}\n${c.body}`);
     let n = named ? Number(named[1]) : i + 1;
@@ -61,12 +95,28 @@ export async function repoCycles(repo: string, lane: Pick<LaneConfig, "layer" | 
     if (taken.has(n)) continue; // a second apply of the same cycle: the first one completed it
     taken.add(n);
     const started = named ? (mentioned.get(n) ?? null) : null;
-    out.push({ id: `cycle-${n}`, status: "completed", started_at: started ?? c.committed_at, completed_at: c.committed_at, found_in: "git", apply: c, state_path: doc.path });
+    out.push({
+      id: `cycle-${n}`,
+      status: "completed",
+      started_at: started ?? c.committed_at,
+      completed_at: c.committed_at,
+      found_in: "git",
+      apply: c,
+      state_path: doc.path,
+    });
   }
   for (const n of stated) {
     if (taken.has(n)) continue;
     const started = mentioned.get(n) ?? null;
-    out.push({ id: `cycle-${n}`, status: "completed", started_at: started ?? doc.updated_at ?? cutoff.toISOString(), completed_at: null, found_in: "state_doc", apply: null, state_path: doc.path });
+    out.push({
+      id: `cycle-${n}`,
+      status: "completed",
+      started_at: started ?? doc.updated_at ?? cutoff.toISOString(),
+      completed_at: null,
+      found_in: "state_doc",
+      apply: null,
+      state_path: doc.path,
+    });
   }
   return out.sort((a, b) => Number(a.id.slice(6)) - Number(b.id.slice(6)));
 }

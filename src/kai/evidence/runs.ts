@@ -23,7 +23,15 @@
  * of state changes). A proposal decided after the cutoff is `pending`, its count the sightings by then.
  */
 import type { LaneConfig } from "../../config/index.js";
-import type { ActionRecord, ActionStore, EnvironmentProposal, ProposalStore, RunEventAt, RunRecord, RunStore } from "../../lattice/index.js";
+import type {
+  ActionRecord,
+  ActionStore,
+  EnvironmentProposal,
+  ProposalStore,
+  RunEventAt,
+  RunRecord,
+  RunStore,
+} from "../../lattice/index.js";
 import type { LocalForge, LocalPullRequest } from "../../forge/index.js";
 import type { RunEvidence, RunState, EvidenceWindow } from "./types.js";
 
@@ -36,10 +44,18 @@ export interface RunReaders {
   forge: LocalForge | null;
 }
 
-const KAI_STATE: Record<RunRecord["state"], RunState> = { starting: "queued", running: "running", waiting: "waiting", succeeded: "succeeded", failed: "failed", canceled: "canceled" };
+const KAI_STATE: Record<RunRecord["state"], RunState> = {
+  starting: "queued",
+  running: "running",
+  waiting: "waiting",
+  succeeded: "succeeded",
+  failed: "failed",
+  canceled: "canceled",
+};
 
 const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
-const payloadOf = (e: RunEventAt): Record<string, unknown> => (e.event.payload !== null && typeof e.event.payload === "object" ? (e.event.payload as Record<string, unknown>) : {});
+const payloadOf = (e: RunEventAt): Record<string, unknown> =>
+  e.event.payload !== null && typeof e.event.payload === "object" ? (e.event.payload as Record<string, unknown>) : {};
 
 function artifactOf(e: RunEventAt): { path: string; kind: string } | null {
   const p = payloadOf(e);
@@ -50,19 +66,32 @@ function artifactOf(e: RunEventAt): { path: string; kind: string } | null {
 
 function waitingOf(e: RunEventAt): NonNullable<RunEvidence["waiting"]> {
   const p = payloadOf(e);
-  const expected = p.expected_inputs !== null && typeof p.expected_inputs === "object" ? (p.expected_inputs as Record<string, string>) : {};
+  const expected =
+    p.expected_inputs !== null && typeof p.expected_inputs === "object"
+      ? (p.expected_inputs as Record<string, string>)
+      : {};
   return { checkpoint: String(p.checkpoint_id ?? ""), expected_inputs: expected, since: e.received_at };
 }
 
 /** State, finish time and waiting details at `cut` (see the module comment for the rule). */
-function stateAt(run: RunRecord, lastWaiting: RunEventAt | undefined, lastResume: string | undefined, cut: number): Pick<RunEvidence, "state" | "finished_at" | "waiting"> {
-  if (run.finished_at !== null && Date.parse(run.finished_at) <= cut) return { state: KAI_STATE[run.state], finished_at: run.finished_at, waiting: null };
-  const waitingThen = lastWaiting !== undefined && (lastResume === undefined || Date.parse(lastResume) < Date.parse(lastWaiting.received_at));
+function stateAt(
+  run: RunRecord,
+  lastWaiting: RunEventAt | undefined,
+  lastResume: string | undefined,
+  cut: number,
+): Pick<RunEvidence, "state" | "finished_at" | "waiting"> {
+  if (run.finished_at !== null && Date.parse(run.finished_at) <= cut)
+    return { state: KAI_STATE[run.state], finished_at: run.finished_at, waiting: null };
+  const waitingThen =
+    lastWaiting !== undefined &&
+    (lastResume === undefined || Date.parse(lastResume) < Date.parse(lastWaiting.received_at));
   if (Date.parse(run.updated_at) <= cut) {
     const state = KAI_STATE[run.state];
     return { state, finished_at: null, waiting: state === "waiting" && lastWaiting ? waitingOf(lastWaiting) : null };
   }
-  return waitingThen ? { state: "waiting", finished_at: null, waiting: waitingOf(lastWaiting!) } : { state: "running", finished_at: null, waiting: null };
+  return waitingThen
+    ? { state: "waiting", finished_at: null, waiting: waitingOf(lastWaiting!) }
+    : { state: "running", finished_at: null, waiting: null };
 }
 
 function actionOf(a: ActionRecord, cut: number, pulls: Map<number, LocalPullRequest>): RunEvidence["actions"][number] {
@@ -100,7 +129,13 @@ function proposalSummary(p: EnvironmentProposal): string {
 }
 
 /** The lane's runs at the window's end, oldest first (see the module comment for which, and how). */
-export async function collectRuns(readers: RunReaders, lane: LaneConfig, window: EvidenceWindow, entryIds: readonly string[], roleNames?: readonly string[]): Promise<RunEvidence[]> {
+export async function collectRuns(
+  readers: RunReaders,
+  lane: LaneConfig,
+  window: EvidenceWindow,
+  entryIds: readonly string[],
+  roleNames?: readonly string[],
+): Promise<RunEvidence[]> {
   const cut = window.until.getTime();
   // The lane's roles by default; what_changed reads every configured role's (the project's runs).
   const roles = new Set([...lane.roles.map((r) => r.name), ...(roleNames ?? [])]);
@@ -109,7 +144,9 @@ export async function collectRuns(readers: RunReaders, lane: LaneConfig, window:
     readers.runs.latestOfEntries(entryIds, cut),
   ]);
   const byId = new Map([...overlapping, ...ofEntries].filter((r) => roles.has(r.role)).map((r) => [r.id, r]));
-  const runs = [...byId.values()].sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at) || a.id.localeCompare(b.id));
+  const runs = [...byId.values()].sort(
+    (a, b) => Date.parse(a.created_at) - Date.parse(b.created_at) || a.id.localeCompare(b.id),
+  );
   if (runs.length === 0) return [];
   const ids = runs.map((r) => r.id);
   const [counts, events, resumes, actions, sightings, usage] = await Promise.all([
@@ -120,8 +157,17 @@ export async function collectRuns(readers: RunReaders, lane: LaneConfig, window:
     readers.proposals.sightedIn(ids, cut),
     readers.runs.usageOf(ids),
   ]);
-  const localNumbers = actions.flatMap((a) => (a.action === "OPEN_PR" && a.result?.forge === "local" && typeof a.result.number === "number" ? [a.result.number] : []));
-  const pulls = new Map((readers.forge && localNumbers.length > 0 ? await readers.forge.byNumbers([...new Set(localNumbers)], cut) : []).map((p) => [p.number, p]));
+  const localNumbers = actions.flatMap((a) =>
+    a.action === "OPEN_PR" && a.result?.forge === "local" && typeof a.result.number === "number"
+      ? [a.result.number]
+      : [],
+  );
+  const pulls = new Map(
+    (readers.forge && localNumbers.length > 0
+      ? await readers.forge.byNumbers([...new Set(localNumbers)], cut)
+      : []
+    ).map((p) => [p.number, p]),
+  );
   const eventsOf = groupBy(events, (e) => e.run_id);
   const actionsOf = groupBy(actions, (a) => a.run_id);
   const proposalsOf = groupBy(sightings, (s) => s.run_id);
@@ -138,8 +184,20 @@ export async function collectRuns(readers: RunReaders, lane: LaneConfig, window:
       actions: (actionsOf.get(run.id) ?? []).map((a) => actionOf(a, cut, pulls)),
       events: counts.get(run.id) ?? 0,
       usage: usage.get(run.id) ?? [],
-      cycle: run.cycle ? { branch: run.cycle.branch, commit: run.cycle.commit ?? null, pull_request: run.cycle.pull_request?.number ?? null, merged: run.cycle.merged ?? null } : null,
-      environment_proposals: (proposalsOf.get(run.id) ?? []).map(({ proposal: p }) => ({ id: p.id, status: p.status, summary: proposalSummary(p), count: p.count })),
+      cycle: run.cycle
+        ? {
+            branch: run.cycle.branch,
+            commit: run.cycle.commit ?? null,
+            pull_request: run.cycle.pull_request?.number ?? null,
+            merged: run.cycle.merged ?? null,
+          }
+        : null,
+      environment_proposals: (proposalsOf.get(run.id) ?? []).map(({ proposal: p }) => ({
+        id: p.id,
+        status: p.status,
+        summary: proposalSummary(p),
+        count: p.count,
+      })),
     };
   });
 }

@@ -42,13 +42,23 @@ export const DEFAULT_STATE_FILE = "STATE/current_state.md";
  * `STATE/<project_id>/current_state.md` when the repository has it at the cutoff, else
  * `STATE/current_state.md`. `found_by` says which rule chose it, for the answer's notes.
  */
-export async function findStateDoc(repo: string, projectId: string, lane: Pick<LaneConfig, "state_file">, cutoff: Date): Promise<StateDocEvidence & { found_by: string }> {
-  if (lane.state_file !== DEFAULT_STATE_FILE) return { ...(await collectStateDoc(repo, lane.state_file, cutoff)), found_by: "the lane's configured state_file" };
+export async function findStateDoc(
+  repo: string,
+  projectId: string,
+  lane: Pick<LaneConfig, "state_file">,
+  cutoff: Date,
+): Promise<StateDocEvidence & { found_by: string }> {
+  if (lane.state_file !== DEFAULT_STATE_FILE)
+    return { ...(await collectStateDoc(repo, lane.state_file, cutoff)), found_by: "the lane's configured state_file" };
   const own = `STATE/${projectId}/current_state.md`;
   confinePath(repo, own, "state_file");
   assertRepository(repo);
-  if (await existsAt(repo, cutoff, own)) return { ...(await collectStateDoc(repo, own, cutoff)), found_by: `the project's own STATE document (${own})` };
-  return { ...(await collectStateDoc(repo, DEFAULT_STATE_FILE, cutoff)), found_by: `the default state_file (${own} does not exist at the cutoff)` };
+  if (await existsAt(repo, cutoff, own))
+    return { ...(await collectStateDoc(repo, own, cutoff)), found_by: `the project's own STATE document (${own})` };
+  return {
+    ...(await collectStateDoc(repo, DEFAULT_STATE_FILE, cutoff)),
+    found_by: `the default state_file (${own} does not exist at the cutoff)`,
+  };
 }
 
 /**
@@ -59,7 +69,8 @@ export async function findStateDoc(repo: string, projectId: string, lane: Pick<L
 export function laneSectionIndex(sections: StateSection[], lane: Pick<LaneConfig, "layer" | "name">): number | null {
   const is = laneNameMatcher(lane);
   const underLayer = (i: number): boolean => {
-    for (let p = sections[i]!.parent; p !== null; p = sections[p]!.parent) if (is.layer(sections[p]!.title)) return true;
+    for (let p = sections[i]!.parent; p !== null; p = sections[p]!.parent)
+      if (is.layer(sections[p]!.title)) return true;
     return false;
   };
   const tests = [
@@ -89,15 +100,26 @@ export interface StateView {
 export function stateView(doc: StateDocEvidence, lane: Pick<LaneConfig, "layer" | "name">): StateView {
   const base = { state_file: doc.path, updated_at: doc.updated_at };
   if (!doc.exists) {
-    return { ...base, section_anchor: null, digest: `${doc.path} does not exist${doc.revision ? ` at ${doc.revision.slice(0, 12)}` : " (no commit touched it up to the cutoff)"}`, known_gaps: [] };
+    return {
+      ...base,
+      section_anchor: null,
+      digest: `${doc.path} does not exist${doc.revision ? ` at ${doc.revision.slice(0, 12)}` : " (no commit touched it up to the cutoff)"}`,
+      known_gaps: [],
+    };
   }
   const index = laneSectionIndex(doc.sections, lane);
   const scope = index === null ? doc.sections.map((_, i) => i) : subtree(doc.sections, index);
   // Gap list: under the lane's section first, else anywhere in the document.
-  const gapIndex = scope.find((i) => isGapTitle(doc.sections[i]!.title)) ?? doc.sections.findIndex((s) => isGapTitle(s.title));
+  const gapIndex =
+    scope.find((i) => isGapTitle(doc.sections[i]!.title)) ?? doc.sections.findIndex((s) => isGapTitle(s.title));
   const known_gaps = gapIndex !== undefined && gapIndex >= 0 ? listItems(doc.sections[gapIndex]!.body) : [];
   if (index === null) {
-    return { ...base, section_anchor: null, digest: `no section about ${lane.layer}/${lane.name} in ${doc.path}`, known_gaps };
+    return {
+      ...base,
+      section_anchor: null,
+      digest: `no section about ${lane.layer}/${lane.name} in ${doc.path}`,
+      known_gaps,
+    };
   }
   const section = doc.sections[index]!;
   const digest =

@@ -109,13 +109,26 @@ export interface RunEvidence {
    * ACTION_REQUESTs and how they stood at the cutoff. An OPEN_PR that had succeeded carries the pull
    * request: its number and URL, its title, and (local forge) its state.
    */
-  actions: Array<{ id: string; type: string; status: string; pr_number: number | null; url: string | null; title?: string | null; pr_state?: "open" | "closed" | "merged" | null }>;
+  actions: Array<{
+    id: string;
+    type: string;
+    status: string;
+    pr_number: number | null;
+    url: string | null;
+    title?: string | null;
+    pr_state?: "open" | "closed" | "merged" | null;
+  }>;
   events: number;
   /** Tokens the run reported, per model (absent: not read). */
   usage?: ModelUsage[];
   /** The run's lane cycle branch: the commit it handed on, the cycle's pull request, the base commit its approval merged. */
   cycle?: { branch: string; commit: string | null; pull_request: number | null; merged: string | null } | null;
-  environment_proposals: Array<{ id: string; status: "pending" | "accepted" | "rejected"; summary: string; count: number }>;
+  environment_proposals: Array<{
+    id: string;
+    status: "pending" | "accepted" | "rejected";
+    summary: string;
+    count: number;
+  }>;
 }
 
 export interface GithubIssue {

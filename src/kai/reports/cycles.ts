@@ -34,11 +34,18 @@ export function latestRunByEntry(runs: RunEvidence[]): Map<string, RunEvidence> 
  * role picks), and its follow-ups, whose ids extend the root's id with `-suffix` parts. An entry
  * is assigned to the longest root id it extends, so roots that prefix each other stay apart.
  */
-export function laneCycles(board: BoardEntryEvidence[], lane: LaneConfig, humans: string[], runs: RunEvidence[], mentions: readonly CycleMention[] = []): Cycle[] {
+export function laneCycles(
+  board: BoardEntryEvidence[],
+  lane: LaneConfig,
+  humans: string[],
+  runs: RunEvidence[],
+  mentions: readonly CycleMention[] = [],
+): Cycle[] {
   const roleKinds = new Map(lane.roles.map((r) => [r.name, new Set(r.allowed_kinds)]));
   // Parsed once: sorting thousands of entries must not parse dates in every comparison.
   const createdMs = new Map(board.map((e) => [e.id, Date.parse(e.created_at)]));
-  const byCreated = (a: BoardEntryEvidence, b: BoardEntryEvidence) => createdMs.get(a.id)! - createdMs.get(b.id)! || a.id.localeCompare(b.id);
+  const byCreated = (a: BoardEntryEvidence, b: BoardEntryEvidence) =>
+    createdMs.get(a.id)! - createdMs.get(b.id)! || a.id.localeCompare(b.id);
   const roots = board.filter((e) => humans.includes(e.from) && roleKinds.get(e.to)?.has(e.kind)).sort(byCreated);
   const members = new Map<string, BoardEntryEvidence[]>(roots.map((r) => [r.id, [r]]));
   for (const entry of board) {
@@ -55,17 +62,35 @@ export function laneCycles(board: BoardEntryEvidence[], lane: LaneConfig, humans
   // The lane ends at a role without a next step, or one whose next step goes back to a human.
   const finalKindsOf = new Map(lane.roles.map((r) => [r.name, new Set(finalKinds(r, humans))]));
   const lastRun = latestRunByEntry(runs);
-  const names = cycleNames(roots.map((r) => members.get(r.id)!), runs, mentions);
+  const names = cycleNames(
+    roots.map((r) => members.get(r.id)!),
+    runs,
+    mentions,
+  );
   return roots.map((root, i) => {
     const entries = members.get(root.id)!.sort(byCreated);
     // A final step done ends the cycle only when nothing but word to a human came after it: a
     // reviewer's sent-back outcome (on_outcome) posts the work on to a role, and the cycle goes on.
-    const finished = entries.findLast((e, i) => finalKindsOf.get(e.to)?.has(e.kind) && e.status === "done" && entries.slice(i + 1).every((later) => humans.includes(later.to)));
-    const failed = entries.some((e) => e.status === "error" || ["failed", "waiting"].includes(lastRun.get(e.id)?.state ?? ""));
+    const finished = entries.findLast(
+      (e, i) =>
+        finalKindsOf.get(e.to)?.has(e.kind) &&
+        e.status === "done" &&
+        entries.slice(i + 1).every((later) => humans.includes(later.to)),
+    );
+    const failed = entries.some(
+      (e) => e.status === "error" || ["failed", "waiting"].includes(lastRun.get(e.id)?.state ?? ""),
+    );
     // Every entry terminal but the lane's end not reached: nothing will move this cycle on.
     const stalled = entries.every((e) => TERMINAL.has(e.status));
     const status: CycleStatus = finished ? "completed" : failed || stalled ? "blocked" : "in_progress";
-    return { id: names[i] ?? `cycle-${root.cycle ?? i + 1}`, root, entries, status, started_at: root.created_at, completed_at: finished ? finished.updated_at : null };
+    return {
+      id: names[i] ?? `cycle-${root.cycle ?? i + 1}`,
+      root,
+      entries,
+      status,
+      started_at: root.created_at,
+      completed_at: finished ? finished.updated_at : null,
+    };
   });
 }
 
@@ -79,15 +104,25 @@ const CYCLE = /\bcycle[-_ ]?(\d+)\b/i;
  * runs) or names the cycle's root entry id. An unnamed cycle whose counted name a named one took
  * is told apart by its root id.
  */
-export function cycleNames(cycles: BoardEntryEvidence[][], runs: RunEvidence[], mentions: readonly CycleMention[]): Array<string | null> {
+export function cycleNames(
+  cycles: BoardEntryEvidence[][],
+  runs: RunEvidence[],
+  mentions: readonly CycleMention[],
+): Array<string | null> {
   const named = cycles.map((entries) => {
     const root = entries[0]!;
-    const own = entries.map((e) => entryLinks(e).cycle).find((c) => c !== null) ?? CYCLE.exec(`${root.id}\n${root.summary}`)?.[0];
+    const own =
+      entries.map((e) => entryLinks(e).cycle).find((c) => c !== null) ?? CYCLE.exec(`${root.id}\n${root.summary}`)?.[0];
     if (own) return `cycle-${Number(CYCLE.exec(own)![1])}`;
     const ids = new Set(entries.map((e) => e.id));
     const prs = new Set([
       ...entries.flatMap((e) => entryLinks(e).pr_number ?? []),
-      ...runs.filter((r) => ids.has(r.entry_id)).flatMap((r) => [...r.actions.flatMap((a) => a.pr_number ?? []), ...(r.cycle?.pull_request ? [r.cycle.pull_request] : [])]),
+      ...runs
+        .filter((r) => ids.has(r.entry_id))
+        .flatMap((r) => [
+          ...r.actions.flatMap((a) => a.pr_number ?? []),
+          ...(r.cycle?.pull_request ? [r.cycle.pull_request] : []),
+        ]),
     ]);
     const rootId = new RegExp(`(?<![\\w-])${root.id.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\\w-])`);
     const m = mentions.find((c) => (c.pr_number !== null && prs.has(c.pr_number)) || rootId.test(c.text));

@@ -24,14 +24,19 @@ export const IMPACT = {
 const CYCLE = /\bcycle[-_ ]?(\d+)\b/i;
 
 /** Sections whose text differs between two versions of a document (added, removed or changed), by title. */
-export function changedSections(before: StateSection[], after: StateSection[]): Array<{ title: string; anchor: string; change: "added" | "removed" | "changed"; index: number | null }> {
+export function changedSections(
+  before: StateSection[],
+  after: StateSection[],
+): Array<{ title: string; anchor: string; change: "added" | "removed" | "changed"; index: number | null }> {
   const key = (s: StateSection) => `${s.level}\0${s.title}`;
   const old = new Map(before.map((s) => [key(s), s]));
-  const out: Array<{ title: string; anchor: string; change: "added" | "removed" | "changed"; index: number | null }> = [];
+  const out: Array<{ title: string; anchor: string; change: "added" | "removed" | "changed"; index: number | null }> =
+    [];
   after.forEach((s, index) => {
     const prev = old.get(key(s));
     if (!prev) out.push({ title: s.title, anchor: s.anchor, change: "added", index });
-    else if (prev.body.trim() !== s.body.trim()) out.push({ title: s.title, anchor: s.anchor, change: "changed", index });
+    else if (prev.body.trim() !== s.body.trim())
+      out.push({ title: s.title, anchor: s.anchor, change: "changed", index });
     old.delete(key(s));
   });
   for (const s of old.values()) out.push({ title: s.title, anchor: s.anchor, change: "removed", index: null });
@@ -62,12 +67,17 @@ function cycleCandidate(units: ChangeUnit[], ctx: GitHighlightContext, used: Set
   const lane = `${ctx.lane.layer}/${ctx.lane.name}`;
   const oldestFirst = [...units].reverse();
   const cycles: Array<{ id: string | null; apply: ChangeUnit; related: ChangeUnit[] }> = [];
-  for (const apply of oldestFirst.filter((u) => u.commit.files.some((f) => f.path === statePath) && isLaneApply(`${u.title}\n${u.body}`, ctx.lane))) {
+  for (const apply of oldestFirst.filter(
+    (u) => u.commit.files.some((f) => f.path === statePath) && isLaneApply(`${u.title}\n${u.body}`, ctx.lane),
+  )) {
     if (used.has(apply)) continue;
     const n = CYCLE.exec(`${apply.title}\n${apply.body}`)?.[1];
     const id = n !== undefined ? `cycle-${n}` : null;
     if (id !== null && ctx.boardCompleted.has(id)) continue;
-    const related = id === null ? [] : oldestFirst.filter((u) => u !== apply && !used.has(u) && CYCLE.exec(`${u.title}\n${u.body}`)?.[1] === n);
+    const related =
+      id === null
+        ? []
+        : oldestFirst.filter((u) => u !== apply && !used.has(u) && CYCLE.exec(`${u.title}\n${u.body}`)?.[1] === n);
     for (const u of [apply, ...related]) used.add(u);
     cycles.push({ id, apply, related });
   }
@@ -76,7 +86,10 @@ function cycleCandidate(units: ChangeUnit[], ctx: GitHighlightContext, used: Set
   // The lane's own section of STATE is what the applies changed: the evidence points into it.
   const laneIndex = ctx.state ? laneSectionIndex(ctx.state.sections, ctx.lane) : null;
   const sectionPath = laneIndex === null ? statePath : `${statePath}#${ctx.state!.sections[laneIndex]!.anchor}`;
-  const evidence = [...cycles.flatMap((c) => [...c.related, c.apply].map(unitEvidence)), { type: "file", id: statePath, path: sectionPath } as const];
+  const evidence = [
+    ...cycles.flatMap((c) => [...c.related, c.apply].map(unitEvidence)),
+    { type: "file", id: statePath, path: sectionPath } as const,
+  ];
   if (cycles.length === 1) {
     const { id, apply, related } = latest;
     const before = related.length > 0 ? ` It followed ${related.map((u) => `${ref(u)} (${u.title})`).join(", ")}.` : "";
@@ -106,7 +119,12 @@ function cycleCandidate(units: ChangeUnit[], ctx: GitHighlightContext, used: Set
 }
 
 /** The STATE sections this window changed, by changes in no cycle: the lane's own section first. */
-function stateCandidate(units: ChangeUnit[], ctx: GitHighlightContext, used: Set<ChangeUnit>, cyclesApplied: boolean): Candidate | null {
+function stateCandidate(
+  units: ChangeUnit[],
+  ctx: GitHighlightContext,
+  used: Set<ChangeUnit>,
+  cyclesApplied: boolean,
+): Candidate | null {
   const statePath = ctx.state?.path ?? null;
   if (!ctx.state?.exists || statePath === null) return null;
   const byPr = units.filter((u) => !used.has(u) && u.commit.files.some((f) => f.path === statePath));
@@ -119,17 +137,33 @@ function stateCandidate(units: ChangeUnit[], ctx: GitHighlightContext, used: Set
   const outside = changed.filter((c) => c.index === null || !laneScope.has(c.index));
   if (cyclesApplied && outside.length > 0) changed = outside;
   const inLane = changed.filter((c) => c.index !== null && laneScope.has(c.index));
-  const names = changed.slice(0, 4).map((c) => `${c.title} (${c.change})`).join(", ") + (changed.length > 4 ? `, and ${changed.length - 4} more` : "");
+  const names =
+    changed
+      .slice(0, 4)
+      .map((c) => `${c.title} (${c.change})`)
+      .join(", ") + (changed.length > 4 ? `, and ${changed.length - 4} more` : "");
   const section = laneIndex === null ? null : ctx.state.sections[laneIndex]!;
-  const now = section ? firstSentence(subtree(ctx.state.sections, laneIndex!).map((i) => ctx.state!.sections[i]!.body).join("\n")) : "";
+  const now = section
+    ? firstSentence(
+        subtree(ctx.state.sections, laneIndex!)
+          .map((i) => ctx.state!.sections[i]!.body)
+          .join("\n"),
+      )
+    : "";
   const why = firstSentence(byPr[0]!.body);
   return {
     impact: inLane.length > 0 ? IMPACT.state_lane_section : IMPACT.state_other_sections,
     at: byPr[0]!.at,
     category: "state_doc",
-    title: inLane.length > 0 ? `STATE: the ${section!.title} section changed` : `STATE: ${plural(changed.length, "section")} changed`,
+    title:
+      inLane.length > 0
+        ? `STATE: the ${section!.title} section changed`
+        : `STATE: ${plural(changed.length, "section")} changed`,
     summary: `${plural(byPr.length, "change")} (${byPr.slice(0, 4).map(ref).join(", ")}) edited ${statePath}: ${names}.${why ? ` ${why}` : ""}${now && inLane.length > 0 ? ` The lane section now reads: ${now}` : ""}`,
-    evidence: [{ type: "file", id: statePath, path: section ? `${statePath}#${section.anchor}` : statePath }, ...byPr.slice(0, 5).map(unitEvidence)],
+    evidence: [
+      { type: "file", id: statePath, path: section ? `${statePath}#${section.anchor}` : statePath },
+      ...byPr.slice(0, 5).map(unitEvidence),
+    ],
   };
 }
 
@@ -139,7 +173,9 @@ function revertCandidates(units: ChangeUnit[], used: Set<ChangeUnit>): Candidate
   for (const u of units.filter((u) => !used.has(u) && /^revert\b/i.test(u.title))) {
     used.add(u);
     const what = u.title.replace(/^revert:?\s*/i, "").replace(/^"|"$/g, "");
-    const undone = units.find((o) => o !== u && !used.has(o) && o.title === what && Date.parse(o.at) <= Date.parse(u.at));
+    const undone = units.find(
+      (o) => o !== u && !used.has(o) && o.title === what && Date.parse(o.at) <= Date.parse(u.at),
+    );
     if (undone) used.add(undone);
     const why = firstSentence(u.body);
     out.push({
@@ -159,7 +195,10 @@ function revertCandidates(units: ChangeUnit[], used: Set<ChangeUnit>): Candidate
  * many), the STATE edits outside them, reverts, then the themes the rest forms (themes.ts). Every
  * unit lands in at most one; the units in none are left to the caller.
  */
-export function gitCandidates(units: ChangeUnit[], ctx: GitHighlightContext): { candidates: Candidate[]; used: Set<ChangeUnit> } {
+export function gitCandidates(
+  units: ChangeUnit[],
+  ctx: GitHighlightContext,
+): { candidates: Candidate[]; used: Set<ChangeUnit> } {
   const used = new Set<ChangeUnit>();
   const out: Candidate[] = [];
   const cycle = cycleCandidate(units, ctx, used);

@@ -2,7 +2,17 @@ import type { LaneConfig } from "../../config/index.js";
 import type { PriceTable } from "../../lattice/runs/index.js";
 import { laneUsage } from "./usage.js";
 import { UTC, type Zone } from "./zone.js";
-import { entryLinks, type BoardEntryEvidence, type GitCommit, type GithubEvidence, type KaiEvidence, type RunEvidence, type RepoCycle, stateView, type StateView } from "../evidence/index.js";
+import {
+  entryLinks,
+  type BoardEntryEvidence,
+  type GitCommit,
+  type GithubEvidence,
+  type KaiEvidence,
+  type RunEvidence,
+  type RepoCycle,
+  stateView,
+  type StateView,
+} from "../evidence/index.js";
 import { laneCycles, latestRunByEntry, type Cycle } from "./cycles.js";
 import type { Evidence, LaneStatus, Step, StepStatus, SuggestedAction } from "./schema.js";
 
@@ -17,7 +27,13 @@ export interface LaneContext {
   zone?: Zone;
 }
 
-const ENTRY_STEP_STATUS: Record<string, StepStatus> = { open: "pending", in_progress: "in_progress", done: "completed", error: "error", canceled: "skipped" };
+const ENTRY_STEP_STATUS: Record<string, StepStatus> = {
+  open: "pending",
+  in_progress: "in_progress",
+  done: "completed",
+  error: "error",
+  canceled: "skipped",
+};
 
 function stepStatus(entry: BoardEntryEvidence | undefined, run: RunEvidence | undefined): StepStatus {
   if (!entry) return "not_started";
@@ -45,7 +61,12 @@ function runId(entries: BoardEntryEvidence[], run: RunEvidence | undefined): str
 }
 
 /** The workflow of that run: GitHub's name for it, else the entries', else the lane role's (as what_changed names it). */
-function workflowName(ctx: LaneContext, entries: BoardEntryEvidence[], run: RunEvidence | undefined, github: GithubEvidence | null): string | null {
+function workflowName(
+  ctx: LaneContext,
+  entries: BoardEntryEvidence[],
+  run: RunEvidence | undefined,
+  github: GithubEvidence | null,
+): string | null {
   const ids = entries.map((e) => entryLinks(e).run_id).filter((id) => id !== null);
   const actions = github?.workflow_runs.find((r) => ids.includes(r.id));
   const named = actions?.name ?? entries.map((e) => entryLinks(e).workflow).find((w) => w !== null);
@@ -57,16 +78,30 @@ export function entryEvidence(entry: BoardEntryEvidence): Evidence {
 }
 
 function runEvidence(run: RunEvidence): Evidence {
-  return { type: "run", id: run.run_id, title: `${run.role} run (${run.state})`, at: run.finished_at ?? run.started_at };
+  return {
+    type: "run",
+    id: run.run_id,
+    title: `${run.role} run (${run.state})`,
+    at: run.finished_at ?? run.started_at,
+  };
 }
 
-function buildSteps(ctx: LaneContext, cycle: Cycle | undefined, runs: RunEvidence[], github: GithubEvidence | null): Step[] {
+function buildSteps(
+  ctx: LaneContext,
+  cycle: Cycle | undefined,
+  runs: RunEvidence[],
+  github: GithubEvidence | null,
+): Step[] {
   const lastRun = latestRunByEntry(runs);
   return ctx.lane.roles.map((role) => {
     const entry = cycle?.entries.filter((e) => e.to === role.name).at(-1);
     const run = entry ? lastRun.get(entry.id) : undefined;
     // What the role wrote after taking its entry carries its output (the origin's roles name their artifact and run there).
-    const written = entry ? cycle!.entries.filter((e) => e.from === role.name && Date.parse(e.created_at) >= Date.parse(entry.created_at)).at(-1) : undefined;
+    const written = entry
+      ? cycle!.entries
+          .filter((e) => e.from === role.name && Date.parse(e.created_at) >= Date.parse(entry.created_at))
+          .at(-1)
+      : undefined;
     const forRun = [entry, written].filter((e) => e !== undefined);
     const forArtifact = [written, entry].filter((e) => e !== undefined);
     return {
@@ -138,14 +173,20 @@ export function suggestActions(ctx: LaneContext, found: LaneFindings): Suggested
   for (const step of steps) {
     const entry = step.latest_entry ? entryById.get(step.latest_entry.entry_id) : undefined;
     if (!entry) continue;
-    const evidence = [entryEvidence(entry), ...(step.run ? [runEvidence(runs.find((r) => r.run_id === step.run!.run_id)!)] : [])];
+    const evidence = [
+      entryEvidence(entry),
+      ...(step.run ? [runEvidence(runs.find((r) => r.run_id === step.run!.run_id)!)] : []),
+    ];
     if (step.status === "error") {
       actions.push({
         id: `fix-${entry.id}`,
         title: `Investigate the failed ${step.role} step (entry ${entry.id})`,
         owner: ctx.humans[0] ?? "Human",
         priority: "high",
-        reason: step.run?.state === "failed" ? `${step.role}'s run ${step.run.run_id} failed` : `entry ${entry.id} is in status error`,
+        reason:
+          step.run?.state === "failed"
+            ? `${step.role}'s run ${step.run.run_id} failed`
+            : `entry ${entry.id} is in status error`,
         evidence,
       });
     } else if (step.status === "waiting" && step.run) {
@@ -183,16 +224,29 @@ export function suggestActions(ctx: LaneContext, found: LaneFindings): Suggested
     }
   }
   const lastCompleted = [...cycles].reverse().find((c) => c.status === "completed");
-  if (appliesToState(ctx.lane) && lastCompleted?.completed_at && (view.updated_at === null || Date.parse(view.updated_at) < Date.parse(lastCompleted.completed_at))) {
+  if (
+    appliesToState(ctx.lane) &&
+    lastCompleted?.completed_at &&
+    (view.updated_at === null || Date.parse(view.updated_at) < Date.parse(lastCompleted.completed_at))
+  ) {
     actions.push({
       id: "update-state-doc",
       title: `Update ${view.state_file} with the outcome of ${lastCompleted.id}`,
       owner: ctx.humans[0] ?? "Human",
       priority: "medium",
-      reason: view.updated_at === null
-        ? `${view.state_file} does not exist, and ${lastCompleted.id} completed at ${lastCompleted.completed_at}`
-        : `${view.state_file} last changed at ${view.updated_at}, before ${lastCompleted.id} completed at ${lastCompleted.completed_at}`,
-      evidence: [{ type: "file", id: view.state_file, path: view.state_file, ...(view.updated_at ? { at: view.updated_at } : {}) }, entryEvidence(lastCompleted.root)],
+      reason:
+        view.updated_at === null
+          ? `${view.state_file} does not exist, and ${lastCompleted.id} completed at ${lastCompleted.completed_at}`
+          : `${view.state_file} last changed at ${view.updated_at}, before ${lastCompleted.id} completed at ${lastCompleted.completed_at}`,
+      evidence: [
+        {
+          type: "file",
+          id: view.state_file,
+          path: view.state_file,
+          ...(view.updated_at ? { at: view.updated_at } : {}),
+        },
+        entryEvidence(lastCompleted.root),
+      ],
     });
   }
   for (const pr of openPullsOfLane(steps, runs, github)) {
@@ -218,7 +272,11 @@ export function suggestActions(ctx: LaneContext, found: LaneFindings): Suggested
   }
   const first = ctx.lane.roles[0]!;
   if (fromRepo) {
-    const by = fromRepo.apply ? (fromRepo.apply.pr_number !== null ? `PR #${fromRepo.apply.pr_number}` : `commit ${fromRepo.apply.sha.slice(0, 12)}`) : `the ${view.state_file} lane section`;
+    const by = fromRepo.apply
+      ? fromRepo.apply.pr_number !== null
+        ? `PR #${fromRepo.apply.pr_number}`
+        : `commit ${fromRepo.apply.sha.slice(0, 12)}`
+      : `the ${view.state_file} lane section`;
     actions.push({
       id: "start-cycle",
       title: `Start the next cycle on the blackboard: post a ${first.allowed_kinds[0]} entry to ${first.name}`,
@@ -230,38 +288,63 @@ export function suggestActions(ctx: LaneContext, found: LaneFindings): Suggested
   } else if (!latest || latest.status === "completed") {
     actions.push({
       id: "start-cycle",
-      title: latest ? `Start the next cycle: post a ${first.allowed_kinds[0]} entry to ${first.name}` : `Start a first cycle: post a ${first.allowed_kinds[0]} entry to ${first.name}`,
+      title: latest
+        ? `Start the next cycle: post a ${first.allowed_kinds[0]} entry to ${first.name}`
+        : `Start a first cycle: post a ${first.allowed_kinds[0]} entry to ${first.name}`,
       owner: ctx.humans[0] ?? "Human",
       priority: "low",
-      reason: latest ? `${latest.id} completed at ${latest.completed_at}` : `no cycle of ${ctx.lane.layer}/${ctx.lane.name} on the blackboard`,
+      reason: latest
+        ? `${latest.id} completed at ${latest.completed_at}`
+        : `no cycle of ${ctx.lane.layer}/${ctx.lane.name} on the blackboard`,
       evidence: latest ? [entryEvidence(latest.root)] : [],
     });
   }
   // Gaps are dated by the document's last change: a list nobody touched for weeks is asked about, not repeated.
-  const unchangedDays = view.updated_at === null ? null : Math.floor((ctx.as_of.getTime() - Date.parse(view.updated_at)) / DAY_MS);
+  const unchangedDays =
+    view.updated_at === null ? null : Math.floor((ctx.as_of.getTime() - Date.parse(view.updated_at)) / DAY_MS);
   view.known_gaps.slice(0, MAX_GAP_ACTIONS).forEach((gap, i) => {
     const stale = unchangedDays !== null && unchangedDays >= STALE_GAP_DAYS;
     actions.push({
       id: `gap-${i + 1}`,
-      title: stale ? `Confirm or close known gap (listed unchanged for ${unchangedDays} days): ${gap}` : `Close known gap: ${gap}`,
+      title: stale
+        ? `Confirm or close known gap (listed unchanged for ${unchangedDays} days): ${gap}`
+        : `Close known gap: ${gap}`,
       owner: ctx.humans[0] ?? "Human",
       priority: "low",
       reason: `listed under the Gap list of ${view.state_file}${view.section_anchor ?? ""}${view.updated_at ? ` as of its last change ${view.updated_at.slice(0, 10)}` : ""}`,
-      evidence: [{ type: "file", id: view.state_file, path: view.state_file, ...(view.updated_at ? { at: view.updated_at } : {}) }],
+      evidence: [
+        {
+          type: "file",
+          id: view.state_file,
+          path: view.state_file,
+          ...(view.updated_at ? { at: view.updated_at } : {}),
+        },
+      ],
     });
   });
-  return actions.map((a, i) => ({ a, i })).sort((x, y) => PRIORITY[x.a.priority] - PRIORITY[y.a.priority] || x.i - y.i).map((x) => x.a);
+  return actions
+    .map((a, i) => ({ a, i }))
+    .sort((x, y) => PRIORITY[x.a.priority] - PRIORITY[y.a.priority] || x.i - y.i)
+    .map((x) => x.a);
 }
 
 /** Pull requests the lane's steps opened that are still open: as GitHub reports them, else as the run recorded them (local forge). */
-function openPullsOfLane(steps: Step[], runs: RunEvidence[], github: GithubEvidence | null): Array<{ number: number; title: string; url: string | null }> {
+function openPullsOfLane(
+  steps: Step[],
+  runs: RunEvidence[],
+  github: GithubEvidence | null,
+): Array<{ number: number; title: string; url: string | null }> {
   const numbers = new Set(steps.flatMap((s) => s.run?.pull_requests ?? []));
   const fromGithub = (github?.pulls ?? []).filter((p) => numbers.has(p.number));
   const known = new Set(fromGithub.map((p) => p.number));
   const stepRuns = new Set(steps.flatMap((s) => (s.run ? [s.run.run_id] : [])));
   const fromRuns = runs
     .filter((r) => stepRuns.has(r.run_id))
-    .flatMap((r) => r.actions.filter((a) => a.pr_number !== null && !known.has(a.pr_number) && a.pr_state === "open").map((a) => ({ number: a.pr_number!, title: a.title ?? `PR opened by ${r.role}`, url: a.url })));
+    .flatMap((r) =>
+      r.actions
+        .filter((a) => a.pr_number !== null && !known.has(a.pr_number) && a.pr_state === "open")
+        .map((a) => ({ number: a.pr_number!, title: a.title ?? `PR opened by ${r.role}`, url: a.url })),
+    );
   return [...fromGithub.filter((p) => p.state === "open"), ...fromRuns];
 }
 
@@ -272,7 +355,9 @@ export function repoCycleEvidence(c: RepoCycle): Evidence[] {
   if (!apply) return [file];
   const title = apply.subject.replace(/\s*\(#\d+\)\s*$/, "");
   return [
-    ...(apply.pr_number !== null ? [{ type: "pr", id: String(apply.pr_number), title, at: apply.committed_at } as const] : []),
+    ...(apply.pr_number !== null
+      ? [{ type: "pr", id: String(apply.pr_number), title, at: apply.committed_at } as const]
+      : []),
     { type: "commit", id: apply.sha, title: apply.subject, at: apply.committed_at },
     file,
   ];
@@ -290,7 +375,12 @@ function repoCycleSteps(ctx: LaneContext, cycle: RepoCycle, commits: readonly Gi
   const last = applier >= 0 ? applier : ctx.lane.roles.length - 1;
   return ctx.lane.roles.map((role, i) => {
     const done = i <= last && cycle.status === "completed";
-    return { role: role.name, status: done ? "completed" : commits.some((c) => namesRole(c, role.name)) ? "in_progress" : "not_started", latest_entry: null, run: null };
+    return {
+      role: role.name,
+      status: done ? "completed" : commits.some((c) => namesRole(c, role.name)) ? "in_progress" : "not_started",
+      latest_entry: null,
+      run: null,
+    };
   });
 }
 
@@ -298,7 +388,15 @@ function repoCycleSteps(ctx: LaneContext, cycle: RepoCycle, commits: readonly Gi
 function namesRole(commit: GitCommit, role: string): boolean {
   const name = role.toLowerCase();
   const word = new RegExp(`(?<![\\p{L}\\p{N}])${name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\\p{L}\\p{N}])`, "iu");
-  return word.test(`${commit.subject}\n${commit.body}`) || commit.files.some((f) => f.path.toLowerCase().split(/[/_.-]+/).includes(name));
+  return (
+    word.test(`${commit.subject}\n${commit.body}`) ||
+    commit.files.some((f) =>
+      f.path
+        .toLowerCase()
+        .split(/[/_.-]+/)
+        .includes(name),
+    )
+  );
 }
 
 /**
@@ -315,15 +413,26 @@ export function stepsByRole(steps: Step[]): Record<string, Step> {
 }
 
 /** Where a board cycle's work stands on its branch: the runs of its entries that handed on a commit, the latest. */
-function cycleCommit(cycle: Cycle, runs: RunEvidence[]): { branch?: string; commit?: string; merged?: boolean; pull_request?: number | null } {
+function cycleCommit(
+  cycle: Cycle,
+  runs: RunEvidence[],
+): { branch?: string; commit?: string; merged?: boolean; pull_request?: number | null } {
   const ids = new Set(cycle.entries.map((e) => e.id));
-  const onBranch = runs.filter((r) => ids.has(r.entry_id) && r.cycle && (r.cycle.commit !== null || r.cycle.merged !== null));
+  const onBranch = runs.filter(
+    (r) => ids.has(r.entry_id) && r.cycle && (r.cycle.commit !== null || r.cycle.merged !== null),
+  );
   const last = onBranch.sort((a, b) => a.started_at.localeCompare(b.started_at)).at(-1)?.cycle;
   if (!last) return {};
-  return { branch: last.branch, commit: last.merged ?? last.commit ?? undefined, merged: last.merged !== null, pull_request: last.pull_request };
+  return {
+    branch: last.branch,
+    commit: last.merged ?? last.commit ?? undefined,
+    merged: last.merged !== null,
+    pull_request: last.pull_request,
+  };
 }
 
-const cycleFields = (c: ReturnType<typeof cycleCommit>) => (c.commit ? { branch: c.branch ?? null, commit: c.commit, merged: c.merged === true } : {});
+const cycleFields = (c: ReturnType<typeof cycleCommit>) =>
+  c.commit ? { branch: c.branch ?? null, commit: c.commit, merged: c.merged === true } : {};
 
 function cycleCommitEvidence(cycle: Cycle, runs: RunEvidence[]): Evidence[] {
   const c = cycleCommit(cycle, runs);
@@ -341,10 +450,18 @@ export function buildLaneStatus(ctx: LaneContext, evidence: KaiEvidence): LaneSt
   const latest = cycles.at(-1);
   // No cycle on the board: the repository's record of one (an apply merged to STATE) is the latest.
   const fromRepo = latest ? undefined : evidence.repo_cycles?.at(-1);
-  const steps = fromRepo ? repoCycleSteps(ctx, fromRepo, evidence.git?.commits ?? []) : buildSteps(ctx, latest, runs, evidence.github);
+  const steps = fromRepo
+    ? repoCycleSteps(ctx, fromRepo, evidence.git?.commits ?? [])
+    : buildSteps(ctx, latest, runs, evidence.github);
   const view: StateView = evidence.state_doc
     ? stateView(evidence.state_doc, ctx.lane)
-    : { state_file: ctx.lane.state_file, section_anchor: null, digest: `${ctx.lane.state_file} was not read`, known_gaps: [], updated_at: null };
+    : {
+        state_file: ctx.lane.state_file,
+        section_anchor: null,
+        digest: `${ctx.lane.state_file} was not read`,
+        known_gaps: [],
+        updated_at: null,
+      };
   return {
     kind: "lane_status_v1",
     project_id: ctx.project_id,
@@ -352,7 +469,15 @@ export function buildLaneStatus(ctx: LaneContext, evidence: KaiEvidence): LaneSt
     as_of: ctx.as_of.toISOString(),
     steps: stepsByRole(steps),
     cycle: fromRepo
-      ? { latest_cycle_id: fromRepo.id, root_entry_id: null, status: fromRepo.status, started_at: fromRepo.started_at, completed_at: fromRepo.completed_at, found_in: fromRepo.found_in, evidence: repoCycleEvidence(fromRepo) }
+      ? {
+          latest_cycle_id: fromRepo.id,
+          root_entry_id: null,
+          status: fromRepo.status,
+          started_at: fromRepo.started_at,
+          completed_at: fromRepo.completed_at,
+          found_in: fromRepo.found_in,
+          evidence: repoCycleEvidence(fromRepo),
+        }
       : {
           latest_cycle_id: latest?.id ?? null,
           root_entry_id: latest?.root.id ?? null,

@@ -47,7 +47,8 @@ export function withUrls<T>(data: T, base: LinkBase): T {
       const url = evidenceUrl(o as Evidence, base);
       if (url !== null) o.url = url;
     }
-    if (key === "prs" && typeof o.number === "number" && o.url === null) o.url = `${base.web_url.replace(/\/$/, "")}/pull/${o.number}`;
+    if (key === "prs" && typeof o.number === "number" && o.url === null)
+      o.url = `${base.web_url.replace(/\/$/, "")}/pull/${o.number}`;
     return o;
   };
   return walk(data, null) as T;

@@ -59,26 +59,48 @@ export function digestInput(highlights: Highlight[]): string {
       category: h.category,
       title: h.title,
       summary: h.summary,
-      evidence: h.evidence.map((e) => ({ id: evidenceKey(e), ...(e.title !== undefined ? { title: e.title } : {}), ...(e.path !== undefined ? { path: e.path } : {}), ...(e.at !== undefined ? { at: e.at } : {}) })),
+      evidence: h.evidence.map((e) => ({
+        id: evidenceKey(e),
+        ...(e.title !== undefined ? { title: e.title } : {}),
+        ...(e.path !== undefined ? { path: e.path } : {}),
+        ...(e.at !== undefined ? { at: e.at } : {}),
+      })),
     })),
   });
 }
 
 /** The model's highlights checked against the themes: every theme known, told once, every cited id the theme's own. */
-export function checkDigest(digest: ModelDigest, themes: Highlight[]): { ok: true; highlights: Highlight[] } | { ok: false; problem: string } {
+export function checkDigest(
+  digest: ModelDigest,
+  themes: Highlight[],
+): { ok: true; highlights: Highlight[] } | { ok: false; problem: string } {
   if (digest.highlights.length === 0) return { ok: false, problem: "it has no highlight" };
   const byRank = new Map(themes.map((h) => [h.rank, h]));
   const told = new Set<number>();
   const out: Highlight[] = [];
   for (const [i, h] of digest.highlights.entries()) {
     const theme = byRank.get(h.theme);
-    if (!theme) return { ok: false, problem: `highlight ${i + 1} names theme ${h.theme}, which was not given (themes ${themes.map((t) => t.rank).join(", ")})` };
+    if (!theme)
+      return {
+        ok: false,
+        problem: `highlight ${i + 1} names theme ${h.theme}, which was not given (themes ${themes.map((t) => t.rank).join(", ")})`,
+      };
     if (told.has(h.theme)) return { ok: false, problem: `theme ${h.theme} is told twice` };
     told.add(h.theme);
     const evidence = new Map(theme.evidence.map((e) => [evidenceKey(e), e]));
     const unknown = h.evidence_ids.filter((id) => !evidence.has(id));
-    if (unknown.length > 0) return { ok: false, problem: `highlight ${i + 1} cites ${unknown.map((id) => `"${id}"`).join(", ")}, not evidence of theme ${h.theme}` };
-    out.push({ rank: i + 1, category: theme.category, title: h.title.trim(), summary: h.summary.trim(), evidence: [...new Set(h.evidence_ids)].map((id) => evidence.get(id)!) });
+    if (unknown.length > 0)
+      return {
+        ok: false,
+        problem: `highlight ${i + 1} cites ${unknown.map((id) => `"${id}"`).join(", ")}, not evidence of theme ${h.theme}`,
+      };
+    out.push({
+      rank: i + 1,
+      category: theme.category,
+      title: h.title.trim(),
+      summary: h.summary.trim(),
+      evidence: [...new Set(h.evidence_ids)].map((id) => evidence.get(id)!),
+    });
   }
   return { ok: true, highlights: out };
 }
@@ -87,7 +109,14 @@ export function checkDigest(digest: ModelDigest, themes: Highlight[]): { ok: tru
 function withTop(summary: string, highlights: Highlight[]): string {
   return summary
     .split("\n")
-    .map((line) => (line.startsWith("- Top: ") ? `- Top: ${highlights.slice(0, 2).map((h) => h.title).join("; ")}` : line))
+    .map((line) =>
+      line.startsWith("- Top: ")
+        ? `- Top: ${highlights
+            .slice(0, 2)
+            .map((h) => h.title)
+            .join("; ")}`
+        : line,
+    )
     .join("\n");
 }
 
@@ -96,25 +125,44 @@ export async function modelDigest(client: ModelClient, response: KaiResponse): P
   if (response.status !== "ok" || response.payload.kind !== "what_changed_v1") return response;
   const data = response.payload.data;
   const themes = data.highlights;
-  if (themes.length === 0) return { ...response, notes: [...response.notes, "highlights not written by the model: the window has no theme to write about"] };
-  const refuse = (why: string) => ({ ...response, notes: [...response.notes, `highlights not written by the model: ${why}; Kai's own are kept`] });
+  if (themes.length === 0)
+    return {
+      ...response,
+      notes: [...response.notes, "highlights not written by the model: the window has no theme to write about"],
+    };
+  const refuse = (why: string) => ({
+    ...response,
+    notes: [...response.notes, `highlights not written by the model: ${why}; Kai's own are kept`],
+  });
   let answer: unknown;
   try {
     const [schema, { textFormat }] = await Promise.all([answerSchema(), import("../../prompt/index.js")]);
-    const res = await client.respond({ model: client.model, instructions: INSTRUCTIONS, input: [{ type: "message", role: "user", content: digestInput(themes) }], text: { format: textFormat(schema) } }, { output: schema });
+    const res = await client.respond(
+      {
+        model: client.model,
+        instructions: INSTRUCTIONS,
+        input: [{ type: "message", role: "user", content: digestInput(themes) }],
+        text: { format: textFormat(schema) },
+      },
+      { output: schema },
+    );
     answer = res.answer;
   } catch (err) {
     if (!isPmagentError(err)) throw err;
     return refuse(err.message);
   }
   const digest = ModelDigestSchema.parse(answer);
-  if (digest.highlights.length > themes.length) return refuse(`it has ${digest.highlights.length} highlights for ${plural(themes.length, "theme")}`);
+  if (digest.highlights.length > themes.length)
+    return refuse(`it has ${digest.highlights.length} highlights for ${plural(themes.length, "theme")}`);
   const check = checkDigest(digest, themes);
   if (!check.ok) return refuse(`the answer was refused because ${check.problem}`);
   return {
     ...response,
     payload: { kind: "what_changed_v1", data: { ...data, highlights: check.highlights } },
     summary_md: withTop(response.summary_md, check.highlights),
-    notes: [...response.notes, `highlights written by model ${client.model} from Kai's ${plural(themes.length, "theme")}, each citing its evidence`],
+    notes: [
+      ...response.notes,
+      `highlights written by model ${client.model} from Kai's ${plural(themes.length, "theme")}, each citing its evidence`,
+    ],
   };
 }

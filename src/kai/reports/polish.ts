@@ -11,7 +11,9 @@ const INSTRUCTIONS = [
 
 /** Tokens a rewrite must keep verbatim: anything holding a digit (dates, ids, counts, PR numbers). */
 function facts(text: string): string[] {
-  return [...new Set(text.match(/[\p{L}\p{N}_.:/#-]*\d[\p{L}\p{N}_.:/#-]*/gu) ?? [])].map((t) => t.replace(/[.:]+$/, ""));
+  return [...new Set(text.match(/[\p{L}\p{N}_.:/#-]*\d[\p{L}\p{N}_.:/#-]*/gu) ?? [])].map((t) =>
+    t.replace(/[.:]+$/, ""),
+  );
 }
 
 /** Why a rewrite is not acceptable, or null when it keeps the form and every fact. */
@@ -33,13 +35,25 @@ export async function polishSummary(client: ModelClient, response: KaiResponse):
   if (response.status !== "ok") return response;
   let text: string;
   try {
-    const answer = await client.respond({ model: client.model, instructions: INSTRUCTIONS, input: [{ type: "message", role: "user", content: response.summary_md }] });
+    const answer = await client.respond({
+      model: client.model,
+      instructions: INSTRUCTIONS,
+      input: [{ type: "message", role: "user", content: response.summary_md }],
+    });
     text = answer.text.trim();
   } catch (err) {
     if (!isPmagentError(err)) throw err;
     return { ...response, notes: [...response.notes, `summary_md not polished: ${err.message}`] };
   }
   const problem = rewriteProblem(response.summary_md, text);
-  if (problem !== null) return { ...response, notes: [...response.notes, `summary_md not polished: the model's rewrite was refused because ${problem}`] };
-  return { ...response, summary_md: text, notes: [...response.notes, `summary_md worded by model ${client.model} (payload unchanged)`] };
+  if (problem !== null)
+    return {
+      ...response,
+      notes: [...response.notes, `summary_md not polished: the model's rewrite was refused because ${problem}`],
+    };
+  return {
+    ...response,
+    summary_md: text,
+    notes: [...response.notes, `summary_md worded by model ${client.model} (payload unchanged)`],
+  };
 }

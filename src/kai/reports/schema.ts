@@ -14,13 +14,20 @@ export const MAX_HIGHLIGHTS = { min: 1, max: 50, default: 5 } as const;
 const got = (input: unknown): string => (input === undefined ? "nothing" : JSON.stringify(input));
 
 function wholeNumber(field: string, range: { min: number; max: number }) {
-  const message = (iss: { input?: unknown }) => `${field} must be a whole number from ${range.min} to ${range.max}, got ${got(iss.input)}`;
-  return z.number({ error: message }).int({ error: message }).min(range.min, { error: message }).max(range.max, { error: message });
+  const message = (iss: { input?: unknown }) =>
+    `${field} must be a whole number from ${range.min} to ${range.max}, got ${got(iss.input)}`;
+  return z
+    .number({ error: message })
+    .int({ error: message })
+    .min(range.min, { error: message })
+    .max(range.max, { error: message });
 }
 
 const isoDateTime = z
   .string({ error: (iss) => `expected an ISO 8601 date-time with a zone, got ${got(iss.input)}` })
-  .refine(isIsoWithZone, { error: (iss) => `expected an ISO 8601 date-time with a zone (e.g. 2026-01-15T10:30:00Z), got ${got(iss.input)}` });
+  .refine(isIsoWithZone, {
+    error: (iss) => `expected an ISO 8601 date-time with a zone (e.g. 2026-01-15T10:30:00Z), got ${got(iss.input)}`,
+  });
 
 export const ActorTypeSchema = z.enum(["chatgpt", "human", "workflow"], {
   error: (iss) => `expected "chatgpt", "human" or "workflow", got ${got(iss.input)}`,
@@ -45,7 +52,9 @@ export const KaiParamsSchema = z
 export const KaiRequestSchema = z
   .object({
     version: z.literal("kai_request_v1", { error: (iss) => `expected "kai_request_v1", got ${got(iss.input)}` }),
-    request_id: z.string({ error: (iss) => `expected a string (a timestamp or UUID), got ${got(iss.input)}` }).min(1, { error: "must not be empty" }),
+    request_id: z
+      .string({ error: (iss) => `expected a string (a timestamp or UUID), got ${got(iss.input)}` })
+      .min(1, { error: "must not be empty" }),
     from: z
       .object({
         actor_type: ActorTypeSchema,
@@ -53,9 +62,14 @@ export const KaiRequestSchema = z
       })
       .strict(),
     project_id: z.string({ error: (iss) => `expected the project id as a string, got ${got(iss.input)}` }).min(1),
-    type: z.enum(REQUEST_TYPES, { error: (iss) => `unknown type ${got(iss.input)}: expected "lane_status" or "what_changed"` }),
+    type: z.enum(REQUEST_TYPES, {
+      error: (iss) => `unknown type ${got(iss.input)}: expected "lane_status" or "what_changed"`,
+    }),
     lane: LaneRefSchema,
-    params: KaiParamsSchema.default({ time_window_days: TIME_WINDOW_DAYS.default, max_highlights: MAX_HIGHLIGHTS.default }),
+    params: KaiParamsSchema.default({
+      time_window_days: TIME_WINDOW_DAYS.default,
+      max_highlights: MAX_HIGHLIGHTS.default,
+    }),
   })
   .strict();
 
@@ -80,7 +94,15 @@ export const EvidenceSchema = z
   .strict();
 export type Evidence = z.output<typeof EvidenceSchema>;
 
-export const StepStatusSchema = z.enum(["completed", "in_progress", "pending", "waiting", "skipped", "error", "not_started"]);
+export const StepStatusSchema = z.enum([
+  "completed",
+  "in_progress",
+  "pending",
+  "waiting",
+  "skipped",
+  "error",
+  "not_started",
+]);
 export type StepStatus = z.output<typeof StepStatusSchema>;
 
 export const LatestEntrySchema = z

@@ -35,20 +35,53 @@ const STOP = new Set(
 );
 
 /** Directory names every project has: they say where, not what. */
-const GENERIC_DIRS = new Set(["src", "lib", "app", "apps", "packages", "pkg", "cmd", "internal", "test", "tests", "__tests__", "docs", "doc", "scripts", "script", ".github", "workflows", "reports", "specs", "spec", "e2e", "fixtures", "fixture", "testdata"]);
+const GENERIC_DIRS = new Set([
+  "src",
+  "lib",
+  "app",
+  "apps",
+  "packages",
+  "pkg",
+  "cmd",
+  "internal",
+  "test",
+  "tests",
+  "__tests__",
+  "docs",
+  "doc",
+  "scripts",
+  "script",
+  ".github",
+  "workflows",
+  "reports",
+  "specs",
+  "spec",
+  "e2e",
+  "fixtures",
+  "fixture",
+  "testdata",
+]);
 
 /** Test code and fixtures: work on them alone is never the week's headline. */
-const TEST_PATH = /(^|\/)(tests?|__tests__|e2e|fixtures?|testdata|__snapshots__)(\/|$)|[._-](test|spec)\.[cm]?[jt]sx?$/i;
+const TEST_PATH =
+  /(^|\/)(tests?|__tests__|e2e|fixtures?|testdata|__snapshots__)(\/|$)|[._-](test|spec)\.[cm]?[jt]sx?$/i;
 export const isTestPath = (path: string): boolean => TEST_PATH.test(path);
 const isWorkflow = (path: string) => pathCategory(path) === "workflow";
 /** A new file that is new work: code or documentation, not a report, the STATE document, a workflow or a test. */
-const isNewWork = (path: string) => (pathCategory(path) === "code" || pathCategory(path) === "docs") && !isTestPath(path);
+const isNewWork = (path: string) =>
+  (pathCategory(path) === "code" || pathCategory(path) === "docs") && !isTestPath(path);
 
 function words(text: string): string[] {
   return text
     .toLowerCase()
     .split(/[^\p{L}\p{N}_]+/u)
-    .map((w) => (w.length > 4 && w.endsWith("ies") ? `${w.slice(0, -3)}y` : w.length > 4 && w.endsWith("s") && !w.endsWith("ss") ? w.slice(0, -1) : w))
+    .map((w) =>
+      w.length > 4 && w.endsWith("ies")
+        ? `${w.slice(0, -3)}y`
+        : w.length > 4 && w.endsWith("s") && !w.endsWith("ss")
+          ? w.slice(0, -1)
+          : w,
+    )
     .filter((w) => w.length >= 3 && !/^\d+$/.test(w) && !STOP.has(w));
 }
 
@@ -77,7 +110,12 @@ function keysOf(u: ChangeUnit, bookkeeping: Set<string>): Keys {
     if (bookkeeping.has(f.path)) continue;
     if (isWorkflow(f.path)) names.add(`file:${f.path}`);
     const parts = f.path.split("/");
-    const here = new Set(parts.slice(0, -1).filter((d) => !GENERIC_DIRS.has(d.toLowerCase()) && !d.startsWith(".")).flatMap(words));
+    const here = new Set(
+      parts
+        .slice(0, -1)
+        .filter((d) => !GENERIC_DIRS.has(d.toLowerCase()) && !d.startsWith("."))
+        .flatMap(words),
+    );
     for (const w of here) dirs.set(w, (dirs.get(w) ?? 0) + 1);
   }
   const titled = [...dirs.keys()].filter((d) => all.has(d) || names.has(d));
@@ -95,7 +133,9 @@ function keysOf(u: ChangeUnit, bookkeeping: Set<string>): Keys {
 }
 
 const lines = (us: ChangeUnit[]) => us.reduce((n, u) => n + (u.commit.lines_changed ?? 0), 0);
-const addedFiles = (us: ChangeUnit[], test: (p: string) => boolean) => [...new Set(us.flatMap((u) => u.commit.files.filter((f) => f.change === "added" && test(f.path)).map((f) => f.path)))];
+const addedFiles = (us: ChangeUnit[], test: (p: string) => boolean) => [
+  ...new Set(us.flatMap((u) => u.commit.files.filter((f) => f.change === "added" && test(f.path)).map((f) => f.path))),
+];
 const touched = (us: ChangeUnit[]) => [...new Set(us.flatMap((u) => u.commit.files.map((f) => f.path)))];
 
 /** What a group of units did, and how much that matters (higher first; at most 98, below a completed cycle). */
@@ -137,8 +177,11 @@ export function findThemes(units: ChangeUnit[]): { themes: Theme[]; rest: Change
   const open = [...units].sort((a, b) => Date.parse(a.at) - Date.parse(b.at) || (a.pr ?? 0) - (b.pr ?? 0));
   // A file most changes touch (a changelog, a lock file) links everything, so it links nothing.
   const fileCount = new Map<string, number>();
-  for (const u of open) for (const p of new Set(u.commit.files.map((f) => f.path))) fileCount.set(p, (fileCount.get(p) ?? 0) + 1);
-  const bookkeeping = new Set([...fileCount].filter(([, n]) => open.length >= 6 && n * 2 > open.length).map(([p]) => p));
+  for (const u of open)
+    for (const p of new Set(u.commit.files.map((f) => f.path))) fileCount.set(p, (fileCount.get(p) ?? 0) + 1);
+  const bookkeeping = new Set(
+    [...fileCount].filter(([, n]) => open.length >= 6 && n * 2 > open.length).map(([p]) => p),
+  );
   const keys = new Map(open.map((u) => [u, keysOf(u, bookkeeping)]));
   const themes: Theme[] = [];
   for (;;) {
@@ -153,8 +196,14 @@ export function findThemes(units: ChangeUnit[]): { themes: Theme[]; rest: Change
       const { kind, significance } = scoreTheme(members);
       // Small changes that only share a word of their titles ("clarify", "broken") are no story.
       // (Work on tests alone is one story, told low, whatever it shares.)
-      if (kind === "maintenance" && !members.every((u) => keys.get(u)!.names.has(key) || keys.get(u)!.testOnly)) continue;
-      if (best === null || significance > best.significance || (significance === best.significance && members.length > best.units.length)) best = { kind, name: nameOf(key, members, keys), units: members, significance };
+      if (kind === "maintenance" && !members.every((u) => keys.get(u)!.names.has(key) || keys.get(u)!.testOnly))
+        continue;
+      if (
+        best === null ||
+        significance > best.significance ||
+        (significance === best.significance && members.length > best.units.length)
+      )
+        best = { kind, name: nameOf(key, members, keys), units: members, significance };
     }
     if (best === null) break;
     themes.push(best);
@@ -164,7 +213,8 @@ export function findThemes(units: ChangeUnit[]): { themes: Theme[]; rest: Change
   for (const u of open) {
     const { kind, significance } = scoreTheme([u]);
     // A direct commit (an initial import) is no story; a PR adding new work or a workflow is.
-    if ((kind === "capability" && u.pr !== null) || kind === "workflow_introduced") themes.push({ kind, name: u.title, units: [u], significance });
+    if ((kind === "capability" && u.pr !== null) || kind === "workflow_introduced")
+      themes.push({ kind, name: u.title, units: [u], significance });
     else rest.push(u);
   }
   return { themes, rest };
@@ -176,7 +226,8 @@ function expand(key: string, group: ChangeUnit[], open: ChangeUnit[], keys: Map<
   for (const u of group) for (const k of keys.get(u)!.names) if (k !== key) counts.set(k, (counts.get(k) ?? 0) + 1);
   const common = new Set([...counts].filter(([, n]) => n >= 2 && n * 2 >= group.length).map(([k]) => k));
   const members = new Set(group);
-  if (common.size > 0) for (const u of open) if (!members.has(u) && [...keys.get(u)!.names].some((k) => common.has(k))) members.add(u);
+  if (common.size > 0)
+    for (const u of open) if (!members.has(u) && [...keys.get(u)!.names].some((k) => common.has(k))) members.add(u);
   const all = open.filter((u) => members.has(u));
   const work = all.filter((u) => !keys.get(u)!.testOnly);
   return work.length > 0 ? work : all;
@@ -189,18 +240,26 @@ function nameOf(key: string, members: ChangeUnit[], keys: Map<ChangeUnit, Keys>)
     const k = keys.get(u)!;
     for (const n of k.all) score.set(n, (score.get(n) ?? 0) + (k.names.has(n) ? 1.5 : 1));
   }
-  const best = [...score].sort((a, b) => b[1] - a[1] || b[0].length - a[0].length || (a[0] === key ? -1 : b[0] === key ? 1 : a[0].localeCompare(b[0])))[0];
+  const best = [...score].sort(
+    (a, b) =>
+      b[1] - a[1] || b[0].length - a[0].length || (a[0] === key ? -1 : b[0] === key ? 1 : a[0].localeCompare(b[0])),
+  )[0];
   return best?.[0] ?? key;
 }
 
 /** A title without its `type(scope):` or `scope:` prefix, which the theme's name already says. */
-const withoutScope = (title: string) => (titleScope(title) !== null || /^[a-z]+(?:\([^)]*\))?!?:\s/.test(title) ? title.replace(/^[^:]*:\s*/, "") : title);
+const withoutScope = (title: string) =>
+  titleScope(title) !== null || /^[a-z]+(?:\([^)]*\))?!?:\s/.test(title) ? title.replace(/^[^:]*:\s*/, "") : title;
 const quoted = (u: ChangeUnit) => `${ref(u)} "${u.title}"`;
 const fileEvidence = (p: string): Evidence => ({ type: "file", id: p, path: p });
 
 /** The first "why" the theme's PR bodies give: the one adding the most files first. */
 function why(us: ChangeUnit[]): string {
-  const byAdds = [...us].sort((a, b) => b.commit.files.filter((f) => f.change === "added").length - a.commit.files.filter((f) => f.change === "added").length);
+  const byAdds = [...us].sort(
+    (a, b) =>
+      b.commit.files.filter((f) => f.change === "added").length -
+      a.commit.files.filter((f) => f.change === "added").length,
+  );
   for (const u of byAdds) {
     const s = firstSentence(u.body);
     if (s) return ` ${s}`;
@@ -220,7 +279,8 @@ export function themeHighlight(t: Theme): { category: string; title: string; sum
   switch (t.kind) {
     case "capability": {
       const added = addedFiles(t.units, isNewWork);
-      const span = n > 1 ? `It began with ${quoted(first)} and ended with ${quoted(last)}.` : `It came in ${quoted(first)}.`;
+      const span =
+        n > 1 ? `It began with ${quoted(first)} and ended with ${quoted(last)}.` : `It came in ${quoted(first)}.`;
       return {
         category: "capability",
         title: n > 1 ? `${name}: ${withoutScope(first.title)} (${plural(n, "PR")})` : first.title,
@@ -232,7 +292,10 @@ export function themeHighlight(t: Theme): { category: string; title: string; sum
       const added = addedFiles(t.units, isWorkflow);
       const adder = t.units.find((u) => u.commit.files.some((f) => f.change === "added" && isWorkflow(f.path)))!;
       const later = t.units.filter((u) => Date.parse(u.at) > Date.parse(adder.at));
-      const fixes = later.length > 0 ? `; ${plural(later.length, "later change")} fixed it (${later.slice(0, 4).map(ref).join(", ")}${later.length > 4 ? ", …" : ""})` : "";
+      const fixes =
+        later.length > 0
+          ? `; ${plural(later.length, "later change")} fixed it (${later.slice(0, 4).map(ref).join(", ")}${later.length > 4 ? ", …" : ""})`
+          : "";
       return {
         category: "workflow",
         title: `New workflow${added.length > 1 ? "s" : ""}: ${added.slice(0, 2).join(", ")}${added.length > 2 ? ", …" : ""}${later.length > 0 ? `, then fixed (${plural(later.length, "PR")})` : ""}`,
@@ -254,7 +317,9 @@ export function themeHighlight(t: Theme): { category: string; title: string; sum
       const tests = paths.every(isTestPath);
       return {
         category: tests ? "test" : paths.every((p) => pathCategory(p) === "docs") ? "docs" : "code",
-        title: tests ? `Tests only: ${plural(n, "change")} to ${plural(paths.length, "test file")}` : `${name}: ${plural(n, "small change")}`,
+        title: tests
+          ? `Tests only: ${plural(n, "change")} to ${plural(paths.length, "test file")}`
+          : `${name}: ${plural(n, "small change")}`,
         summary: `${plural(n, "small change")} touched ${name}${sized}, from ${quoted(first)} to ${quoted(last)}.${why(t.units) || " None of them added a file."}`,
         evidence: prs.slice(-5),
       };

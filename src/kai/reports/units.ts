@@ -23,13 +23,21 @@ export function changeUnits(commits: GitCommit[]): ChangeUnit[] {
       const [head = "", ...rest] = c.is_merge ? c.body.split("\n") : [c.subject];
       // GitHub writes a merge's PR title as the first line of its body; a squash keeps it in the subject.
       const title = (c.is_merge ? head || c.subject : c.subject).replace(/\s*\(#\d+\)\s*$/, "");
-      return { pr: c.pr_number, title, body: (c.is_merge ? rest.join("\n") : c.body).trim(), commit: c, at: c.committed_at };
+      return {
+        pr: c.pr_number,
+        title,
+        body: (c.is_merge ? rest.join("\n") : c.body).trim(),
+        commit: c,
+        at: c.committed_at,
+      };
     });
 }
 
 export const ref = (u: ChangeUnit) => (u.pr !== null ? `PR #${u.pr}` : `commit ${u.commit.sha.slice(0, 7)}`);
 export function unitEvidence(u: ChangeUnit): Evidence {
-  return u.pr !== null ? { type: "pr", id: String(u.pr), title: u.title, at: u.at } : { type: "commit", id: u.commit.sha, title: u.title, at: u.at };
+  return u.pr !== null
+    ? { type: "pr", id: String(u.pr), title: u.title, at: u.at }
+    : { type: "commit", id: u.commit.sha, title: u.title, at: u.at };
 }
 
 /** The first sentence of a PR body or commit message (its "why"), without Markdown markup; "" when there is none. */
@@ -53,4 +61,3 @@ export function titleScope(title: string): string | null {
   if (m[2]) return m[2].toLowerCase();
   return CONVENTIONAL.has(type) ? null : type;
 }
-

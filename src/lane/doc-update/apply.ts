@@ -16,7 +16,13 @@ import { AUTO_ACCEPT_MODE, REVIEW_VERSION, type DocUpdateReview } from "./schema
 import { guardFinalContent } from "./guard.js";
 import { readReview } from "./formats.js";
 import { docReader } from "./review.js";
-import { PULL_REQUEST_INPUTS, findArtifact, pullRequestOutcome, readArtifactJson, type LaneRunContext } from "./context.js";
+import {
+  PULL_REQUEST_INPUTS,
+  findArtifact,
+  pullRequestOutcome,
+  readArtifactJson,
+  type LaneRunContext,
+} from "./context.js";
 import { defaultBranch, git } from "./git.js";
 
 export { BRANCH_PREFIX } from "./git.js";
@@ -24,14 +30,30 @@ export { BRANCH_PREFIX } from "./git.js";
 /** Read the review the entry references (fetched, pmagent's reference, or the origin's path). */
 export function readReviewArtifact(ctx: LaneRunContext): { review: DocUpdateReview; path: string } {
   const { value, path } = readArtifactJson(ctx, REVIEW_VERSION);
-  return { review: readReview(value, path, ctx.project.config.project_id, docReader(ctx.workspace, ctx.lane.allowed_paths), ctx.lane.allowed_paths), path };
+  return {
+    review: readReview(
+      value,
+      path,
+      ctx.project.config.project_id,
+      docReader(ctx.workspace, ctx.lane.allowed_paths),
+      ctx.lane.allowed_paths,
+    ),
+    path,
+  };
 }
 
 /** The files to write, by path: refused whole unless the apply spec's conditions (§2, §4, §5) hold for every one. */
-export function applicableFiles(review: DocUpdateReview, allowedPaths: readonly string[], cycleId: string): Array<{ path: string; content: string }> {
+export function applicableFiles(
+  review: DocUpdateReview,
+  allowedPaths: readonly string[],
+  cycleId: string,
+): Array<{ path: string; content: string }> {
   const files = review.target_files ?? [];
   const problems: string[] = [];
-  if (review.review_mode !== AUTO_ACCEPT_MODE) problems.push(`review_mode is ${review.review_mode === undefined ? "missing" : `"${review.review_mode}"`}, not "${AUTO_ACCEPT_MODE}"`);
+  if (review.review_mode !== AUTO_ACCEPT_MODE)
+    problems.push(
+      `review_mode is ${review.review_mode === undefined ? "missing" : `"${review.review_mode}"`}, not "${AUTO_ACCEPT_MODE}"`,
+    );
   if (files.length === 0) problems.push("it has no target_files (nothing to apply)");
   const seen = new Set<string>();
   for (const f of files) {
@@ -41,7 +63,11 @@ export function applicableFiles(review: DocUpdateReview, allowedPaths: readonly 
     if (f.risk !== "low") problems.push(`${path} has risk "${f.risk}", not "low"`);
     if (f.final_content.trim() === "") problems.push(`${path} has an empty final_content`);
   }
-  if (problems.length > 0) throw new RefusedError("review_not_applicable", `the review of ${cycleId} is not applied (doc_update_apply_v1 applies only low-risk auto_accept_v1 reviews): ${problems.join("; ")}`);
+  if (problems.length > 0)
+    throw new RefusedError(
+      "review_not_applicable",
+      `the review of ${cycleId} is not applied (doc_update_apply_v1 applies only low-risk auto_accept_v1 reviews): ${problems.join("; ")}`,
+    );
   return files.map((f) => ({ path: f.target.path, content: f.final_content }));
 }
 
@@ -53,12 +79,22 @@ function apply(ctx: LaneRunContext): void {
   const { review, path: reviewPath } = readReviewArtifact(ctx);
   const files = applicableFiles(review, ctx.lane.allowed_paths, ctx.cycleId);
   const { branch } = ctx;
-  if (git(workspace, ["rev-parse", "--abbrev-ref", "HEAD"]) !== branch) git(workspace, ["checkout", "--quiet", "-B", branch]);
+  if (git(workspace, ["rev-parse", "--abbrev-ref", "HEAD"]) !== branch)
+    git(workspace, ["checkout", "--quiet", "-B", branch]);
   // Every file checked before any is written: a refused one leaves the workspace as it was.
   const writes = files.map((f) => {
     const file = confinePathNoLinks(workspace, f.path, "document path");
-    const g = guardFinalContent(f.path, f.content, existsSync(file) ? readFileSync(file, "utf8") : null, ctx.lane.allowed_paths);
-    if (g.reasons.length > 0 || g.after === undefined) throw new RefusedError("update_refused", `the final_content of ${f.path} does not pass the guard: ${g.reasons.join("; ")}`);
+    const g = guardFinalContent(
+      f.path,
+      f.content,
+      existsSync(file) ? readFileSync(file, "utf8") : null,
+      ctx.lane.allowed_paths,
+    );
+    if (g.reasons.length > 0 || g.after === undefined)
+      throw new RefusedError(
+        "update_refused",
+        `the final_content of ${f.path} does not pass the guard: ${g.reasons.join("; ")}`,
+      );
     return { file, path: f.path, text: g.after };
   });
   for (const w of writes) {
@@ -69,7 +105,16 @@ function apply(ctx: LaneRunContext): void {
   const fetched = ctx.fetched?.get(REVIEW_VERSION);
   git(workspace, ["add", "--", ...writes.map((w) => w.path), ...(fetched ? [fetched] : [])]);
   const message = `docs(state): apply ${REVIEW_VERSION} ${ctx.cycleId}\n\n${review.overall_assessment.summary}\n\n${writes.map((w) => `- ${w.path}`).join("\n")}\n`;
-  git(workspace, ["-c", "user.name=Tsugu", "-c", "user.email=tsugu@pmagent.invalid", "commit", "--quiet", "-m", message]);
+  git(workspace, [
+    "-c",
+    "user.name=Tsugu",
+    "-c",
+    "user.email=tsugu@pmagent.invalid",
+    "commit",
+    "--quiet",
+    "-m",
+    message,
+  ]);
   const sha = git(workspace, ["rev-parse", "HEAD"]);
   // The url says where the branch can be fetched from (this workspace): Gen adds its snapshot to it.
   sprite.artifact("branch", { ref: branch, url: pathToFileURL(workspace).href, metadata: { base } });
@@ -83,9 +128,21 @@ function apply(ctx: LaneRunContext): void {
     "Updated files:",
     ...writes.map((w) => `- ${w.path}`),
     "",
-    ...review.update_judgements.map((d) => `- ${d.decision === "accept" ? "✅" : "❌"} ${d.update_id ? `${d.update_id} ` : ""}${d.target_path} — ${d.reason}`),
+    ...review.update_judgements.map(
+      (d) =>
+        `- ${d.decision === "accept" ? "✅" : "❌"} ${d.update_id ? `${d.update_id} ` : ""}${d.target_path} — ${d.reason}`,
+    ),
   ].join("\n");
-  sprite.actionRequest("OPEN_PR", { title: `Docs: apply ${REVIEW_VERSION} to ${[...new Set(writes.map((w) => w.path.split("/")[0]))].join("/")} (${ctx.cycleId})`, body, base, head: branch }, { blocking: true });
+  sprite.actionRequest(
+    "OPEN_PR",
+    {
+      title: `Docs: apply ${REVIEW_VERSION} to ${[...new Set(writes.map((w) => w.path.split("/")[0]))].join("/")} (${ctx.cycleId})`,
+      body,
+      base,
+      head: branch,
+    },
+    { blocking: true },
+  );
   sprite.info(`review: ${reviewPath}`, { kind: "review_ref" });
   sprite.waiting("waiting for the pull request", sprite.checkpoint(), PULL_REQUEST_INPUTS);
 }
@@ -102,7 +159,8 @@ function finish(ctx: LaneRunContext, inputs: Record<string, unknown>, context: R
   // Gen reads the review too: pass its reference on.
   const review = findArtifact(ctx.entry, REVIEW_VERSION);
   const fetched = ctx.fetched?.get(REVIEW_VERSION);
-  if (review?.ref) sprite.artifact(REVIEW_VERSION, { ref: review.ref, ...(review.url !== null ? { url: review.url } : {}) });
+  if (review?.ref)
+    sprite.artifact(REVIEW_VERSION, { ref: review.ref, ...(review.url !== null ? { url: review.url } : {}) });
   else if (fetched) sprite.artifact(REVIEW_VERSION, { ref: fetched, url: pathToFileURL(workspace).href });
   sprite.completed("success", `applied the review of ${ctx.cycleId} on ${branch}; pull request #${pr.number}`);
 }

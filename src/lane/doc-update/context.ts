@@ -52,22 +52,47 @@ export interface LaneRunContext {
   fetched?: Map<string, string>;
 }
 
-export function laneContext(env: NodeJS.ProcessEnv = process.env, options: { entryFile?: string } = {}): LaneRunContext {
+export function laneContext(
+  env: NodeJS.ProcessEnv = process.env,
+  options: { entryFile?: string } = {},
+): LaneRunContext {
   const role = env.LATTICE_ROLE;
   const workspace = env.LATTICE_WORKSPACE;
   const entryFile = options.entryFile ?? env.PMAGENT_ENTRY_FILE;
   if (!role || !workspace || !entryFile) {
-    throw new UsageError("not_in_a_run", "a lane sprite runs under the supervisor (pmagent worker or pmagent run --entry): LATTICE_ROLE, LATTICE_WORKSPACE and PMAGENT_ENTRY_FILE are not all set");
+    throw new UsageError(
+      "not_in_a_run",
+      "a lane sprite runs under the supervisor (pmagent worker or pmagent run --entry): LATTICE_ROLE, LATTICE_WORKSPACE and PMAGENT_ENTRY_FILE are not all set",
+    );
   }
   // The workspace is a clone of the project: its config (or the project's, further up) applies.
   const project = loadProject({ cwd: workspace });
   const { lane } = findRole(project.config, role);
   const raw = parseJsonText(readFileSync(entryFile, "utf8"), entryFile) as Partial<LaneEntry>;
-  if (typeof raw.id !== "string" || typeof raw.kind !== "string") throw new UsageError("invalid_entry", `${entryFile} is not a blackboard entry (no id or kind)`);
-  const entry: LaneEntry = { id: raw.id, kind: raw.kind, payload: raw.payload ?? {}, target_docs: raw.target_docs ?? [], ...(raw.payload_ref !== undefined ? { payload_ref: raw.payload_ref } : {}) };
+  if (typeof raw.id !== "string" || typeof raw.kind !== "string")
+    throw new UsageError("invalid_entry", `${entryFile} is not a blackboard entry (no id or kind)`);
+  const entry: LaneEntry = {
+    id: raw.id,
+    kind: raw.kind,
+    payload: raw.payload ?? {},
+    target_docs: raw.target_docs ?? [],
+    ...(raw.payload_ref !== undefined ? { payload_ref: raw.payload_ref } : {}),
+  };
   const cycleId = cycleRootId(lane, entry.id);
   const onCycleBranch = Boolean(env.PMAGENT_CYCLE_BRANCH);
-  return { sprite: new Sprite({ env }), role, workspace, project, lane, entry, cycleId, branch: env.PMAGENT_CYCLE_BRANCH || cycleBranch(cycleId), base: env.PMAGENT_CYCLE_BASE || undefined, onCycleBranch, entryFile };
+  return {
+    sprite: new Sprite({ env }),
+    role,
+    workspace,
+    project,
+    lane,
+    entry,
+    cycleId,
+    branch: env.PMAGENT_CYCLE_BRANCH || cycleBranch(cycleId),
+    base: env.PMAGENT_CYCLE_BASE || undefined,
+    onCycleBranch,
+    entryFile,
+  };
 }
 
 /**
@@ -76,11 +101,19 @@ export function laneContext(env: NodeJS.ProcessEnv = process.env, options: { ent
  */
 export function artifactRefs(entry: LaneEntry): ArtifactRef[] {
   const raw = entry.payload.refs;
-  const list = Array.isArray(raw) ? raw : raw !== null && typeof raw === "object" && Array.isArray((raw as { artifacts?: unknown }).artifacts) ? (raw as { artifacts: unknown[] }).artifacts : [];
+  const list = Array.isArray(raw)
+    ? raw
+    : raw !== null && typeof raw === "object" && Array.isArray((raw as { artifacts?: unknown }).artifacts)
+      ? (raw as { artifacts: unknown[] }).artifacts
+      : [];
   const refs = list as Array<Record<string, unknown>>;
   return refs
     .filter((r) => r && r.type === "artifact" && typeof r.kind === "string")
-    .map((r) => ({ kind: r.kind as string, ref: typeof r.ref === "string" ? r.ref : null, url: typeof r.url === "string" ? r.url : null }));
+    .map((r) => ({
+      kind: r.kind as string,
+      ref: typeof r.ref === "string" ? r.ref : null,
+      url: typeof r.url === "string" ? r.url : null,
+    }));
 }
 
 export function findArtifact(entry: LaneEntry, kind: string): ArtifactRef | undefined {
@@ -94,12 +127,18 @@ export function findArtifact(entry: LaneEntry, kind: string): ArtifactRef | unde
  */
 export function cycleRef(entry: LaneEntry, key: "branch" | "commit" | "pull_request"): string | null {
   const refs = entry.payload.refs;
-  const value = refs !== null && typeof refs === "object" && !Array.isArray(refs) ? (refs as Record<string, unknown>)[key] : undefined;
+  const value =
+    refs !== null && typeof refs === "object" && !Array.isArray(refs)
+      ? (refs as Record<string, unknown>)[key]
+      : undefined;
   return typeof value === "string" && value !== "" ? value : null;
 }
 
 /** Where the origin's entries name an artifact by its repository path (roles contract §3.2.3, §3.3.3). */
-const DETAIL_PATH_KEYS: Record<string, string> = { doc_update_proposal_v1: "proposal_path", doc_update_review_v1: "review_path" };
+const DETAIL_PATH_KEYS: Record<string, string> = {
+  doc_update_proposal_v1: "proposal_path",
+  doc_update_review_v1: "review_path",
+};
 
 /**
  * Read the JSON artifact of `kind` the previous role left, as it is (the caller validates it):
@@ -109,14 +148,25 @@ const DETAIL_PATH_KEYS: Record<string, string> = { doc_update_proposal_v1: "prop
  * (entries posted before) read where it is; else the origin's `payload.details.proposal_path` /
  * `review_path`, read in the workspace.
  */
-export function readArtifactJson(ctx: Pick<LaneRunContext, "entry" | "workspace" | "branch" | "onCycleBranch" | "fetched">, kind: string): { value: unknown; path: string } {
+export function readArtifactJson(
+  ctx: Pick<LaneRunContext, "entry" | "workspace" | "branch" | "onCycleBranch" | "fetched">,
+  kind: string,
+): { value: unknown; path: string } {
   const { entry, workspace } = ctx;
   const fetched = ctx.fetched?.get(kind);
   const artifact = findArtifact(entry, kind);
   const details = entry.payload.details;
-  const detailPath = details !== null && typeof details === "object" && DETAIL_PATH_KEYS[kind] ? (details as Record<string, unknown>)[DETAIL_PATH_KEYS[kind]!] : undefined;
-  const ref = fetched ?? artifact?.ref ?? (typeof detailPath === "string" && detailPath !== "" ? detailPath : undefined);
-  if (!ref) throw new NotFoundError("artifact_missing", `entry ${entry.id} references no ${kind} artifact (no payload.refs artifact, payload.details.${DETAIL_PATH_KEYS[kind] ?? "path"} or payload_ref naming a GitHub Actions artifact): the previous role did not produce one`);
+  const detailPath =
+    details !== null && typeof details === "object" && DETAIL_PATH_KEYS[kind]
+      ? (details as Record<string, unknown>)[DETAIL_PATH_KEYS[kind]!]
+      : undefined;
+  const ref =
+    fetched ?? artifact?.ref ?? (typeof detailPath === "string" && detailPath !== "" ? detailPath : undefined);
+  if (!ref)
+    throw new NotFoundError(
+      "artifact_missing",
+      `entry ${entry.id} references no ${kind} artifact (no payload.refs artifact, payload.details.${DETAIL_PATH_KEYS[kind] ?? "path"} or payload_ref naming a GitHub Actions artifact): the previous role did not produce one`,
+    );
   let file = ref;
   if (!isAbsolute(ref)) {
     // On the cycle's branch, the previous roles' commits are here already.
@@ -126,7 +176,8 @@ export function readArtifactJson(ctx: Pick<LaneRunContext, "entry" | "workspace"
     }
     file = confinePath(workspace, ref, `${kind} artifact path`);
   }
-  if (!existsSync(file)) throw new NotFoundError("artifact_missing", `the ${kind} artifact of entry ${entry.id} is gone (${ref})`);
+  if (!existsSync(file))
+    throw new NotFoundError("artifact_missing", `the ${kind} artifact of entry ${entry.id} is gone (${ref})`);
   return { value: parseJsonText(readFileSync(file, "utf8"), ref), path: ref };
 }
 
@@ -135,13 +186,33 @@ export function readArtifactJson(ctx: Pick<LaneRunContext, "entry" | "workspace"
  * on the cycle's branch of the workspace, and report it by that repository-relative path, with the
  * workspace (where the branch can be fetched from) as its url.
  */
-export function saveRepoArtifact(ctx: LaneRunContext, kind: string, rel: string, value: unknown, metadata: Record<string, unknown> = {}): string {
+export function saveRepoArtifact(
+  ctx: LaneRunContext,
+  kind: string,
+  rel: string,
+  value: unknown,
+  metadata: Record<string, unknown> = {},
+): string {
   const { workspace, branch } = ctx;
-  if (git(workspace, ["rev-parse", "--abbrev-ref", "HEAD"]) !== branch) git(workspace, ["checkout", "--quiet", "-B", branch]);
+  if (git(workspace, ["rev-parse", "--abbrev-ref", "HEAD"]) !== branch)
+    git(workspace, ["checkout", "--quiet", "-B", branch]);
   writeFileAtomic(confinePath(workspace, rel, `${kind} artifact path`), `${JSON.stringify(value, null, 2)}\n`);
   git(workspace, ["add", "--", rel]);
-  git(workspace, ["-c", `user.name=${ctx.role}`, "-c", `user.email=${ctx.role.toLowerCase()}@pmagent.invalid`, "commit", "--quiet", "-m", `reports: ${kind} of ${ctx.cycleId}`]);
-  ctx.sprite.artifact(kind, { ref: rel, url: pathToFileURL(workspace).href, metadata: { ...metadata, branch, commit: git(workspace, ["rev-parse", "HEAD"]) } });
+  git(workspace, [
+    "-c",
+    `user.name=${ctx.role}`,
+    "-c",
+    `user.email=${ctx.role.toLowerCase()}@pmagent.invalid`,
+    "commit",
+    "--quiet",
+    "-m",
+    `reports: ${kind} of ${ctx.cycleId}`,
+  ]);
+  ctx.sprite.artifact(kind, {
+    ref: rel,
+    url: pathToFileURL(workspace).href,
+    metadata: { ...metadata, branch, commit: git(workspace, ["rev-parse", "HEAD"]) },
+  });
   return rel;
 }
 
@@ -168,7 +239,10 @@ export function readDoc(workspace: string, path: string): string | null {
 export const PULL_REQUEST_INPUTS = { number: "integer", url: "string", head: "string", base: "string" } as const;
 
 /** The outcome a resumed sprite was handed for its OPEN_PR: the pull request, or why it failed. */
-export function pullRequestOutcome(inputs: Record<string, unknown>, context: Record<string, unknown>): { number: number; url: string | null } | { failed: string } {
+export function pullRequestOutcome(
+  inputs: Record<string, unknown>,
+  context: Record<string, unknown>,
+): { number: number; url: string | null } | { failed: string } {
   const error = context.error as { message?: string } | undefined;
   if (error) return { failed: error.message ?? "unknown error" };
   return { number: inputs.number as number, url: typeof inputs.url === "string" ? inputs.url : null };

@@ -27,7 +27,12 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 
 /** A DocUpdate as an update of the origin's proposal: its vocabulary, and pmagent's exact placement beside it. */
 export function toProposalUpdate(u: DocUpdate): ProposalUpdate {
-  const change: Record<ChangeType, string> = { append: "add", create: "add", replace: "other", section: "edit_paragraph" };
+  const change: Record<ChangeType, string> = {
+    append: "add",
+    create: "add",
+    replace: "other",
+    section: "edit_paragraph",
+  };
   return {
     id: u.id,
     target: { path: u.path, ...(u.section_hint !== undefined ? { section_hint: u.section_hint } : {}) },
@@ -46,7 +51,8 @@ export function toProposalUpdate(u: DocUpdate): ProposalUpdate {
 export function proposalUpdates(p: DocUpdateProposal, exists: (path: string) => boolean = () => true): DocUpdate[] {
   return p.updates.map((u, i) => {
     const hint = u.target.section_hint?.trim() || undefined;
-    let change: ChangeType = u.apply_as ?? (u.change_type === "add" || u.change_type === "append_list_item" ? "append" : "section");
+    let change: ChangeType =
+      u.apply_as ?? (u.change_type === "add" || u.change_type === "append_list_item" ? "append" : "section");
     if (u.apply_as === undefined && !exists(u.target.path)) change = "create";
     return {
       id: u.id ?? `u${i + 1}`,
@@ -74,7 +80,10 @@ export function readProposal(value: unknown, source: string, projectId: string):
     };
   }
   if (isObject(value) && value.schema_version === undefined) {
-    throw new UsageError("invalid_artifact", `${source} is not a ${PROPOSAL_VERSION}: it has no schema_version (expected "${PROPOSAL_VERSION}")`);
+    throw new UsageError(
+      "invalid_artifact",
+      `${source} is not a ${PROPOSAL_VERSION}: it has no schema_version (expected "${PROPOSAL_VERSION}")`,
+    );
   }
   return parseWith(DocUpdateProposalSchema, value, source, "invalid_artifact");
 }
@@ -83,7 +92,13 @@ export function readProposal(value: unknown, source: string, projectId: string):
  * Read a review: the origin's format, or pmagent's earlier one — whose accepted updates become
  * `target_files` with the final content computed from the documents as they are now (`read`).
  */
-export function readReview(value: unknown, source: string, projectId: string, read: (path: string) => string | null, allowedPaths: readonly string[]): DocUpdateReview {
+export function readReview(
+  value: unknown,
+  source: string,
+  projectId: string,
+  read: (path: string) => string | null,
+  allowedPaths: readonly string[],
+): DocUpdateReview {
   if (isObject(value) && value.schema_version === undefined && value.version === REVIEW_VERSION) {
     const old = parseWith(LegacyReviewSchema, value, source, "invalid_artifact");
     const rejected = old.decisions.filter((d) => d.decision === "reject");
@@ -95,16 +110,32 @@ export function readReview(value: unknown, source: string, projectId: string, re
       generated_at: old.created_at,
       review_mode: AUTO_ACCEPT_MODE,
       overall_assessment: { summary: old.proposal_summary, risk_level: riskOf(old.accepted.length, rejected.length) },
-      update_judgements: old.decisions.map((d) => ({ target_path: d.path, decision: d.decision, reason: d.reasons.join("; ") || "passes the guard", update_id: d.update_id, lines_before: d.lines_before, lines_after: d.lines_after })),
+      update_judgements: old.decisions.map((d) => ({
+        target_path: d.path,
+        decision: d.decision,
+        reason: d.reasons.join("; ") || "passes the guard",
+        update_id: d.update_id,
+        lines_before: d.lines_before,
+        lines_after: d.lines_after,
+      })),
       target_files: old.accepted.map((u) => {
         const g = guardUpdate(u, read(u.path), allowedPaths);
-        return { target: { path: u.path }, change_type: REPLACE_WHOLE_FILE, final_content: g.after ?? "", risk: g.reasons.length === 0 && g.after !== undefined ? "low" : "high", reviewer_comment: g.reasons.join("; ") || u.reason };
+        return {
+          target: { path: u.path },
+          change_type: REPLACE_WHOLE_FILE,
+          final_content: g.after ?? "",
+          risk: g.reasons.length === 0 && g.after !== undefined ? "low" : "high",
+          reviewer_comment: g.reasons.join("; ") || u.reason,
+        };
       }),
       cycle_id: old.cycle_id,
     };
   }
   if (isObject(value) && value.schema_version === undefined) {
-    throw new UsageError("invalid_artifact", `${source} is not a ${REVIEW_VERSION}: it has no schema_version (expected "${REVIEW_VERSION}")`);
+    throw new UsageError(
+      "invalid_artifact",
+      `${source} is not a ${REVIEW_VERSION}: it has no schema_version (expected "${REVIEW_VERSION}")`,
+    );
   }
   return parseWith(DocUpdateReviewSchema, value, source, "invalid_artifact");
 }
@@ -149,13 +180,19 @@ export function buildReview(o: BuildReviewOptions): DocUpdateReview {
     const file = files.get(d.update.path);
     // A second update of the same file applies to the text the first one left.
     const after = file ? (guardUpdate(d.update, file.final, [d.update.path]).after ?? file.final) : d.after!;
-    files.set(d.update.path, { final: after, reasons: [...(file?.reasons ?? []), `${d.update.id}: ${d.update.reason}`] });
+    files.set(d.update.path, {
+      final: after,
+      reasons: [...(file?.reasons ?? []), `${d.update.id}: ${d.update.reason}`],
+    });
   }
   const judgements: UpdateJudgement[] = o.decisions.map((d) => ({
     target_path: d.update.path,
     ...(d.update.section_hint !== undefined ? { section_hint: d.update.section_hint } : {}),
     decision: d.decision === "accept" && d.after !== undefined ? "accept" : "reject",
-    reason: d.reasons.length > 0 ? d.reasons.join("; ") : `passes the guard (${d.linesBefore ?? "new file"} → ${d.linesAfter ?? "?"} lines)`,
+    reason:
+      d.reasons.length > 0
+        ? d.reasons.join("; ")
+        : `passes the guard (${d.linesBefore ?? "new file"} → ${d.linesAfter ?? "?"} lines)`,
     suggestion_override: null,
     update_id: d.update.id,
     lines_before: d.linesBefore,
@@ -169,10 +206,22 @@ export function buildReview(o: BuildReviewOptions): DocUpdateReview {
     proposal_ref: o.proposalRef,
     generated_at: o.now.toISOString(),
     review_mode: AUTO_ACCEPT_MODE,
-    overall_assessment: { summary: `${summary}: ${accepted.length} update(s) accepted, ${rejected} rejected`, risk_level: risk },
+    overall_assessment: {
+      summary: `${summary}: ${accepted.length} update(s) accepted, ${rejected} rejected`,
+      risk_level: risk,
+    },
     update_judgements: judgements,
-    target_files: [...files].map(([path, f]) => ({ target: { path }, change_type: REPLACE_WHOLE_FILE, final_content: f.final, risk: "low", reviewer_comment: f.reasons.join("; ") })),
-    notes: [`Reviewed by pmagent's guard: an update may not shrink its document below 70% of its lines, end it mid-sentence, or touch a path outside the lane's allowed paths.`, ...(o.notes ?? [])],
+    target_files: [...files].map(([path, f]) => ({
+      target: { path },
+      change_type: REPLACE_WHOLE_FILE,
+      final_content: f.final,
+      risk: "low",
+      reviewer_comment: f.reasons.join("; "),
+    })),
+    notes: [
+      `Reviewed by pmagent's guard: an update may not shrink its document below 70% of its lines, end it mid-sentence, or touch a path outside the lane's allowed paths.`,
+      ...(o.notes ?? []),
+    ],
     cycle_id: o.cycleId,
   };
 }

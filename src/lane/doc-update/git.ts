@@ -8,7 +8,10 @@ export function git(cwd: string, args: string[]): string {
     return execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
   } catch (err) {
     const e = err as { stderr?: string; message: string };
-    throw new UnavailableError("git_failed", `git ${args[0]} failed in ${cwd}: ${(e.stderr ?? e.message).trim().slice(0, 500)}`);
+    throw new UnavailableError(
+      "git_failed",
+      `git ${args[0]} failed in ${cwd}: ${(e.stderr ?? e.message).trim().slice(0, 500)}`,
+    );
   }
 }
 

@@ -45,7 +45,10 @@ export function endsMidSentence(text: string): boolean {
   let open = false;
   for (const line of lines) if (FENCE.test(line)) open = !open;
   if (open) return true;
-  const last = [...lines].reverse().find((l) => l.trim() !== "")?.trim();
+  const last = [...lines]
+    .reverse()
+    .find((l) => l.trim() !== "")
+    ?.trim();
   if (last === undefined) return false;
   if (FENCE.test(last) || STRUCTURAL.some((r) => r.test(last))) return false;
   return !SENTENCE_END.test(last);
@@ -55,9 +58,13 @@ function applied(before: string | null, update: DocUpdate): { after?: string; re
   const md = update.suggested_markdown.replace(/\r\n?/g, "\n").trimEnd();
   switch (update.change_type) {
     case "create":
-      return before === null ? { after: `${md}\n` } : { reason: `${update.path} already exists: use change_type "replace" or "append"` };
+      return before === null
+        ? { after: `${md}\n` }
+        : { reason: `${update.path} already exists: use change_type "replace" or "append"` };
     case "replace":
-      return before === null ? { reason: `${update.path} does not exist: use change_type "create"` } : { after: `${md}\n` };
+      return before === null
+        ? { reason: `${update.path} does not exist: use change_type "create"` }
+        : { after: `${md}\n` };
     case "append": {
       if (before === null) return { reason: `${update.path} does not exist: use change_type "create"` };
       const base = before.replace(/\s+$/, "");
@@ -76,8 +83,14 @@ const HEADING = /^(#{1,6})\s+(.*?)\s*#*\s*$/;
  * the heading's): from that heading to the next one of its level or above. A suggestion that starts
  * with a heading replaces the heading too; otherwise the heading stays and the suggestion is its body.
  */
-function replaceSection(before: string, hint: string | undefined, md: string, path: string): { after?: string; reason?: string } {
-  if (hint === undefined) return { reason: `an edit of ${path} names no section (section_hint): say which heading it replaces, or append` };
+function replaceSection(
+  before: string,
+  hint: string | undefined,
+  md: string,
+  path: string,
+): { after?: string; reason?: string } {
+  if (hint === undefined)
+    return { reason: `an edit of ${path} names no section (section_hint): say which heading it replaces, or append` };
   const lines = before.replace(/\r\n?/g, "\n").replace(/\s+$/, "").split("\n");
   const want = hint.trim().toLowerCase();
   let fenced = false;
@@ -87,10 +100,14 @@ function replaceSection(before: string, hint: string | undefined, md: string, pa
     const m = fenced ? null : HEADING.exec(line);
     if (m) headings.push({ at, level: m[1]!.length, title: m[2]!.trim().toLowerCase() });
   });
-  const found = headings.find((h) => h.title === want) ?? headings.find((h) => h.title !== "" && (h.title.includes(want) || want.includes(h.title)));
+  const found =
+    headings.find((h) => h.title === want) ??
+    headings.find((h) => h.title !== "" && (h.title.includes(want) || want.includes(h.title)));
   if (!found) return { reason: `${path} has no section "${hint}": name one of its headings in section_hint` };
   const end = headings.find((h) => h.at > found.at && h.level <= found.level)?.at ?? lines.length;
-  const replacement = HEADING.test(md.split("\n")[0] ?? "") ? md.split("\n") : [lines[found.at]!, "", ...md.split("\n")];
+  const replacement = HEADING.test(md.split("\n")[0] ?? "")
+    ? md.split("\n")
+    : [lines[found.at]!, "", ...md.split("\n")];
   const rest = lines.slice(end);
   const out = [...lines.slice(0, found.at), ...replacement, ...(rest.length > 0 ? ["", ...rest] : [])];
   return { after: `${out.join("\n")}\n` };
@@ -106,9 +123,12 @@ export function guardUpdate(update: DocUpdate, before: string | null, allowedPat
   const linesAfter = countLines(after);
   const reasons: string[] = [];
   if (linesBefore !== null && linesAfter < linesBefore * MIN_KEPT_LINE_RATIO) {
-    reasons.push(`would shrink ${update.path} from ${linesBefore} to ${linesAfter} lines (below ${MIN_KEPT_LINE_RATIO * 100}% of its lines): a truncated document`);
+    reasons.push(
+      `would shrink ${update.path} from ${linesBefore} to ${linesAfter} lines (below ${MIN_KEPT_LINE_RATIO * 100}% of its lines): a truncated document`,
+    );
   }
-  if (endsMidSentence(after)) reasons.push(`would leave ${update.path} ending mid-sentence or inside an open code block`);
+  if (endsMidSentence(after))
+    reasons.push(`would leave ${update.path} ending mid-sentence or inside an open code block`);
   return { reasons, after, linesBefore, linesAfter };
 }
 
@@ -116,16 +136,24 @@ export function guardUpdate(update: DocUpdate, before: string | null, allowedPat
  * Check a review's `final_content` for `path` (the whole new text Tsugu writes) the same way: the
  * allowed paths, no shrinking below 70% of the lines, no mid-sentence ending.
  */
-export function guardFinalContent(path: string, finalContent: string, before: string | null, allowedPaths: readonly string[]): GuardResult {
+export function guardFinalContent(
+  path: string,
+  finalContent: string,
+  before: string | null,
+  allowedPaths: readonly string[],
+): GuardResult {
   const linesBefore = before === null ? null : countLines(before);
   const refused = pathRefusal(path, allowedPaths);
   if (refused) return { reasons: [refused], linesBefore, linesAfter: null };
-  if (finalContent.trim() === "") return { reasons: [`the final_content of ${path} is empty`], linesBefore, linesAfter: null };
+  if (finalContent.trim() === "")
+    return { reasons: [`the final_content of ${path} is empty`], linesBefore, linesAfter: null };
   const after = wholeFileText(finalContent);
   const linesAfter = countLines(after);
   const reasons: string[] = [];
   if (linesBefore !== null && linesAfter < linesBefore * MIN_KEPT_LINE_RATIO) {
-    reasons.push(`would shrink ${path} from ${linesBefore} to ${linesAfter} lines (below ${MIN_KEPT_LINE_RATIO * 100}% of its lines): a truncated document`);
+    reasons.push(
+      `would shrink ${path} from ${linesBefore} to ${linesAfter} lines (below ${MIN_KEPT_LINE_RATIO * 100}% of its lines): a truncated document`,
+    );
   }
   if (endsMidSentence(after)) reasons.push(`would leave ${path} ending mid-sentence or inside an open code block`);
   return { reasons, after, linesBefore, linesAfter };

@@ -12,10 +12,22 @@ import { buildProposal } from "./formats.js";
  * `exists` says whether a target document is in the repository: one that is not yet is proposed
  * as `create` (with a title), so a fresh repository's first request ends in an update Sho accepts.
  */
-export function proposalFor(ctx: Pick<LaneRunContext, "entry" | "lane" | "cycleId" | "project">, now = new Date(), exists: (path: string) => boolean = () => true): DocUpdateProposal {
+export function proposalFor(
+  ctx: Pick<LaneRunContext, "entry" | "lane" | "cycleId" | "project">,
+  now = new Date(),
+  exists: (path: string) => boolean = () => true,
+): DocUpdateProposal {
   const { entry, lane } = ctx;
-  const details = parseWith(DocUpdateRequestDetailsSchema, entry.payload.details ?? {}, `payload.details of entry ${entry.id}`, "invalid_request");
-  const summary = typeof entry.payload.summary === "string" && entry.payload.summary.trim() !== "" ? entry.payload.summary.trim() : (details.request?.trim() || `Documentation update ${ctx.cycleId}`);
+  const details = parseWith(
+    DocUpdateRequestDetailsSchema,
+    entry.payload.details ?? {},
+    `payload.details of entry ${entry.id}`,
+    "invalid_request",
+  );
+  const summary =
+    typeof entry.payload.summary === "string" && entry.payload.summary.trim() !== ""
+      ? entry.payload.summary.trim()
+      : details.request?.trim() || `Documentation update ${ctx.cycleId}`;
   const updates: DocUpdate[] = details.updates
     ? details.updates.map((u, i) => ({ ...u, id: u.id ?? `u${i + 1}` }))
     : (entry.target_docs.length > 0 ? entry.target_docs : [lane.state_file]).map((path, i) => {
@@ -29,12 +41,22 @@ export function proposalFor(ctx: Pick<LaneRunContext, "entry" | "lane" | "cycleI
           suggested_markdown: create ? `# ${titleOf(path)}\n\n${section}` : section,
         };
       });
-  return buildProposal({ projectId: ctx.project.config.project_id, cycleId: ctx.cycleId, requestEntryId: entry.id, summary, updates, now });
+  return buildProposal({
+    projectId: ctx.project.config.project_id,
+    cycleId: ctx.cycleId,
+    requestEntryId: entry.id,
+    summary,
+    updates,
+    now,
+  });
 }
 
 /** A document's title from its file name: `STATE/current_state.md` → "Current state". */
 function titleOf(path: string): string {
-  const name = (path.split("/").pop() ?? path).replace(/\.[^.]+$/, "").replace(/[_-]+/g, " ").trim();
+  const name = (path.split("/").pop() ?? path)
+    .replace(/\.[^.]+$/, "")
+    .replace(/[_-]+/g, " ")
+    .trim();
   return name === "" ? path : name[0]!.toUpperCase() + name.slice(1);
 }
 
@@ -51,7 +73,12 @@ export function runAya(ctx: LaneRunContext, now = new Date()): void {
   const { sprite } = ctx;
   sprite.phaseStarted("proposal");
   const proposal = proposalFor(ctx, now, (path) => inWorkspace(ctx.workspace, path));
-  saveRepoArtifact(ctx, PROPOSAL_VERSION, artifactPath(PROPOSAL_DIR, ctx.cycleId, now, PROPOSAL_VERSION), proposal, { updates: proposal.updates.length });
+  saveRepoArtifact(ctx, PROPOSAL_VERSION, artifactPath(PROPOSAL_DIR, ctx.cycleId, now, PROPOSAL_VERSION), proposal, {
+    updates: proposal.updates.length,
+  });
   sprite.phaseFinished("proposal", true);
-  sprite.completed("success", `proposal for ${ctx.cycleId}: ${proposal.updates.length} update(s) to ${[...new Set(proposal.updates.map((u) => u.target.path))].join(", ")}`);
+  sprite.completed(
+    "success",
+    `proposal for ${ctx.cycleId}: ${proposal.updates.length} update(s) to ${[...new Set(proposal.updates.map((u) => u.target.path))].join(", ")}`,
+  );
 }

@@ -25,19 +25,35 @@ function runIdOf(v: unknown): number | undefined {
 /** The GitHub Actions artifact holding the entry's `kind` input, or null when it names none. */
 export function actionsArtifactRef(entry: LaneEntry, kind: string): ActionsArtifactRef | null {
   const ref = entry.payload_ref;
-  if (isObject(ref) && (ref.type === "actions_artifact" || ref.workflow_run_id !== undefined || ref.artifact_name !== undefined)) {
+  if (
+    isObject(ref) &&
+    (ref.type === "actions_artifact" || ref.workflow_run_id !== undefined || ref.artifact_name !== undefined)
+  ) {
     const runId = runIdOf(ref.workflow_run_id);
     const name = typeof ref.artifact_name === "string" ? ref.artifact_name.trim() : "";
     if (runId === undefined || name === "") {
-      throw new UsageError("invalid_payload_ref", `entry ${entry.id}'s payload_ref names a GitHub Actions artifact without ${runId === undefined ? "a numeric workflow_run_id" : "an artifact_name"}: give both (e.g. {"type": "actions_artifact", "workflow_run_id": 19793359086, "artifact_name": "${kind}_19793359086"})`);
+      throw new UsageError(
+        "invalid_payload_ref",
+        `entry ${entry.id}'s payload_ref names a GitHub Actions artifact without ${runId === undefined ? "a numeric workflow_run_id" : "an artifact_name"}: give both (e.g. {"type": "actions_artifact", "workflow_run_id": 19793359086, "artifact_name": "${kind}_19793359086"})`,
+      );
     }
     return { runId, name };
   }
   const prefix = PREFIX[kind];
   const refs = entry.payload.refs;
-  if (prefix === undefined || !isObject(refs) || refs[`${prefix}_workflow_run_id`] === undefined || refs[`${prefix}_workflow_run_id`] === "") return null;
+  if (
+    prefix === undefined ||
+    !isObject(refs) ||
+    refs[`${prefix}_workflow_run_id`] === undefined ||
+    refs[`${prefix}_workflow_run_id`] === ""
+  )
+    return null;
   const runId = runIdOf(refs[`${prefix}_workflow_run_id`]);
-  if (runId === undefined) throw new UsageError("invalid_payload_ref", `entry ${entry.id}'s payload.refs.${prefix}_workflow_run_id is not a workflow run id: ${JSON.stringify(refs[`${prefix}_workflow_run_id`])}`);
+  if (runId === undefined)
+    throw new UsageError(
+      "invalid_payload_ref",
+      `entry ${entry.id}'s payload.refs.${prefix}_workflow_run_id is not a workflow run id: ${JSON.stringify(refs[`${prefix}_workflow_run_id`])}`,
+    );
   const named = refs[`${prefix}_artifact_name`];
   // The origin's Tsugu defaults the review artifact's name the same way.
   return { runId, name: typeof named === "string" && named.trim() !== "" ? named.trim() : kind };
@@ -49,8 +65,15 @@ function pickFile(files: Map<string, Uint8Array>, kind: string, what: string): [
   const named = json.filter(([p]) => p === `${kind}.json` || p.endsWith(`/${kind}.json`));
   const pick = named.length > 0 ? named : json;
   if (pick.length === 1) return pick[0]!;
-  if (pick.length === 0) throw new NotFoundError("artifact_missing", `${what} holds no JSON file (files: ${[...files.keys()].join(", ") || "none"})`);
-  throw new UsageError("artifact_ambiguous", `${what} holds several candidate files (${pick.map(([p]) => p).join(", ")}): name the file ${kind}.json`);
+  if (pick.length === 0)
+    throw new NotFoundError(
+      "artifact_missing",
+      `${what} holds no JSON file (files: ${[...files.keys()].join(", ") || "none"})`,
+    );
+  throw new UsageError(
+    "artifact_ambiguous",
+    `${what} holds several candidate files (${pick.map(([p]) => p).join(", ")}): name the file ${kind}.json`,
+  );
 }
 
 /**
@@ -58,7 +81,11 @@ function pickFile(files: Map<string, Uint8Array>, kind: string, what: string): [
  * contract's directory, and record it on the context for `readArtifactJson`. Kept across a resume:
  * a file already there is not fetched again.
  */
-export async function fetchActionsArtifact(ctx: LaneRunContext, kind: string, env: NodeJS.ProcessEnv): Promise<string | null> {
+export async function fetchActionsArtifact(
+  ctx: LaneRunContext,
+  kind: string,
+  env: NodeJS.ProcessEnv,
+): Promise<string | null> {
   const ref = actionsArtifactRef(ctx.entry, kind);
   if (ref === null) return null;
   const dir = DIR[kind] ?? "reports";
@@ -69,8 +96,16 @@ export async function fetchActionsArtifact(ctx: LaneRunContext, kind: string, en
     const gh = ctx.project.config.github;
     const tokenEnv = gh?.token_env ?? "GITHUB_TOKEN";
     const what = `the artifact "${ref.name}" of workflow run ${ref.runId}`;
-    if (!gh?.repo) throw new UsageError("github_repo_missing", `entry ${ctx.entry.id} names ${what}, and the project has no github.repo: set github.repo (OWNER/NAME) in pmagent.config.json to fetch it`);
-    if (!env[tokenEnv]) throw new UsageError("github_token_missing", `entry ${ctx.entry.id} names ${what} in ${gh.repo}, and ${tokenEnv} is not set: export a token that can read the repository's Actions artifacts as ${tokenEnv} (config github.token_env names the variable)`);
+    if (!gh?.repo)
+      throw new UsageError(
+        "github_repo_missing",
+        `entry ${ctx.entry.id} names ${what}, and the project has no github.repo: set github.repo (OWNER/NAME) in pmagent.config.json to fetch it`,
+      );
+    if (!env[tokenEnv])
+      throw new UsageError(
+        "github_token_missing",
+        `entry ${ctx.entry.id} names ${what} in ${gh.repo}, and ${tokenEnv} is not set: export a token that can read the repository's Actions artifacts as ${tokenEnv} (config github.token_env names the variable)`,
+      );
     const client = gitHubClient({ repo: gh.repo, tokenEnv, apiUrl: gh.api_url }, env);
     const files = await downloadActionsArtifact(client, ref, tokenEnv);
     const [inside, bytes] = pickFile(files, kind, `${what} in ${gh.repo}`);

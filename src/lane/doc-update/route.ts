@@ -15,7 +15,8 @@ const text = (v: unknown): string | undefined => (typeof v === "string" && v.tri
 
 /** Pass every artifact the entry references on, so that the next entry's refs index them. */
 function passArtifactsOn(ctx: LaneRunContext): void {
-  for (const a of artifactRefs(ctx.entry)) if (a.ref !== null) ctx.sprite.artifact(a.kind, { ref: a.ref, ...(a.url !== null ? { url: a.url } : {}) });
+  for (const a of artifactRefs(ctx.entry))
+    if (a.ref !== null) ctx.sprite.artifact(a.kind, { ref: a.ref, ...(a.url !== null ? { url: a.url } : {}) });
 }
 
 function routeTask(ctx: LaneRunContext): void {
@@ -24,10 +25,17 @@ function routeTask(ctx: LaneRunContext): void {
   const targets = (role.routes ?? []).filter((r) => r.on === entry.kind).map((r) => r.target ?? "(any)");
   const target = text(entry.payload.target);
   if (target === undefined) {
-    throw new UsageError("route_target_missing", `${entry.kind} ${entry.id} has no payload.target: ${ctx.role} routes a task only where it says (one of ${targets.join(", ") || "no route configured"})`);
+    throw new UsageError(
+      "route_target_missing",
+      `${entry.kind} ${entry.id} has no payload.target: ${ctx.role} routes a task only where it says (one of ${targets.join(", ") || "no route configured"})`,
+    );
   }
   const step = nextStep(role, entry);
-  if (!step) throw new RefusedError("route_unknown", `${entry.kind} ${entry.id} names target "${target}", and no route of ${ctx.role}'s takes it (routes: ${targets.join(", ") || "none"})`);
+  if (!step)
+    throw new RefusedError(
+      "route_unknown",
+      `${entry.kind} ${entry.id} names target "${target}", and no route of ${ctx.role}'s takes it (routes: ${targets.join(", ") || "none"})`,
+    );
   sprite.info(`routing ${entry.kind} ${entry.id} to ${step.to} as ${step.kind}`, { kind: "route" });
   passArtifactsOn(ctx);
   sprite.completed("success", text(entry.payload.summary) ?? `${entry.kind} ${entry.id} routed to ${step.to}`);
@@ -39,7 +47,10 @@ function routeSnapshot(ctx: LaneRunContext): void {
   const pr = findArtifact(entry, "pull_request")?.ref ?? cycleRef(entry, "pull_request");
   sprite.info(`routing cycle ${ctx.cycleId} back to Human`, { kind: "route" });
   passArtifactsOn(ctx);
-  const parts = [pr ? `pull request #${pr} to review` : "no pull request", snapshot?.ref ? `PM snapshot ${snapshot.ref}` : "no PM snapshot"];
+  const parts = [
+    pr ? `pull request #${pr} to review` : "no pull request",
+    snapshot?.ref ? `PM snapshot ${snapshot.ref}` : "no PM snapshot",
+  ];
   sprite.completed("success", `doc_update cycle ${ctx.cycleId} is done: ${parts.join(", ")}`);
 }
 
@@ -60,6 +71,9 @@ export function runHana(ctx: LaneRunContext): void {
     case HANA_KINDS.snapshotDone:
       return routeSnapshot(ctx);
     default:
-      throw new UsageError("unknown_kind", `${ctx.role} does not handle entries of kind ${ctx.entry.kind} (${ctx.entry.id}): she picks ${Object.values(HANA_KINDS).join(", ")}`);
+      throw new UsageError(
+        "unknown_kind",
+        `${ctx.role} does not handle entries of kind ${ctx.entry.kind} (${ctx.entry.id}): she picks ${Object.values(HANA_KINDS).join(", ")}`,
+      );
   }
 }

@@ -31,7 +31,9 @@ export const RISK_LEVELS = ["low", "medium", "high"] as const;
 export type RiskLevel = (typeof RISK_LEVELS)[number];
 
 const text = z.string().trim().min(1, "must not be empty");
-const zoned = z.string().refine(isIsoWithZone, "must be an ISO 8601 date-time with a time zone, e.g. 2025-11-24T16:30:00+09:00");
+const zoned = z
+  .string()
+  .refine(isIsoWithZone, "must be an ISO 8601 date-time with a time zone, e.g. 2025-11-24T16:30:00+09:00");
 
 /** One update as pmagent works on it (and as a Human request may list it in `payload.details.updates`). */
 export const DocUpdateSchema = z.strictObject({
@@ -49,7 +51,10 @@ export type DocUpdate = z.infer<typeof DocUpdateSchema>;
 /** What a Human request may carry in `payload.details` (updates without ids get u1, u2, …). */
 export const DocUpdateRequestDetailsSchema = z.looseObject({
   request: z.string().optional(),
-  updates: z.array(DocUpdateSchema.extend({ id: text.optional() })).min(1, "must list at least one update").optional(),
+  updates: z
+    .array(DocUpdateSchema.extend({ id: text.optional() }))
+    .min(1, "must list at least one update")
+    .optional(),
 });
 
 // ---- doc_update_proposal_v1 ----------------------------------------------------------------

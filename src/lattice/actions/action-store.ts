@@ -1,7 +1,17 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import { Redactor, canonicalJson } from "../../core/index.js";
-import { Keyset, Where, inChunks, marks, type Page, type PageRequest, type Queryable, type SqlParam, type Store } from "../../store/index.js";
+import {
+  Keyset,
+  Where,
+  inChunks,
+  marks,
+  type Page,
+  type PageRequest,
+  type Queryable,
+  type SqlParam,
+  type Store,
+} from "../../store/index.js";
 import type { ActionRecord, ActionRequest, ActionState } from "./types.js";
 
 interface Row {
@@ -82,7 +92,14 @@ export interface Claim {
  * so two supervisors, or a supervisor and its restarted self, never both run one attempt.
  */
 /** Actions in the order they were requested (`created_ms, idempotency_key`). */
-export const ACTION_KEYS = new Keyset("actions", [{ sql: "created_ms", type: "number" }, { sql: "idempotency_key", type: "string" }], "oldest");
+export const ACTION_KEYS = new Keyset(
+  "actions",
+  [
+    { sql: "created_ms", type: "number" },
+    { sql: "idempotency_key", type: "string" },
+  ],
+  "oldest",
+);
 
 export class ActionStore {
   constructor(
@@ -105,7 +122,23 @@ export class ActionStore {
     await this.store.run(
       `INSERT INTO lattice_actions (idempotency_key, project_id, run_id, event_hash, role, work_item_id, action, parameters_json, blocking, state, attempts, next_attempt_at, next_attempt_ms, created_at, created_ms, updated_at, updated_ms)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?) ON CONFLICT (idempotency_key) DO NOTHING`,
-      [key, request.projectId, request.runId, request.eventHash, request.role, request.workItemId, request.action, params, request.blocking ? 1 : 0, at, ms, at, ms, at, ms],
+      [
+        key,
+        request.projectId,
+        request.runId,
+        request.eventHash,
+        request.role,
+        request.workItemId,
+        request.action,
+        params,
+        request.blocking ? 1 : 0,
+        at,
+        ms,
+        at,
+        ms,
+        at,
+        ms,
+      ],
     );
     return (await this.get(key))!;
   }
@@ -118,29 +151,50 @@ export class ActionStore {
   async list(filter: { projectId?: string; runId?: string; state?: ActionState } = {}): Promise<ActionRecord[]> {
     const where: string[] = [];
     const params: SqlParam[] = [];
-    for (const [column, value] of [["project_id", filter.projectId], ["run_id", filter.runId], ["state", filter.state]] as const) {
+    for (const [column, value] of [
+      ["project_id", filter.projectId],
+      ["run_id", filter.runId],
+      ["state", filter.state],
+    ] as const) {
       if (value === undefined) continue;
       where.push(`${column} = ?`);
       params.push(value);
     }
-    const rows = await this.store.all<Row>(`SELECT * FROM lattice_actions${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY created_ms, idempotency_key`, params);
+    const rows = await this.store.all<Row>(
+      `SELECT * FROM lattice_actions${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY created_ms, idempotency_key`,
+      params,
+    );
     return rows.map(toRecord);
   }
 
   /** One page of a project's actions in the order they were requested (oldest first by default), by cursor. */
-  async page(projectId: string, filter: { runId?: string; state?: ActionState } = {}, request: PageRequest = {}): Promise<Page<ActionRecord>> {
-    const where = new Where("project_id = ?", projectId).when("run_id = ?", filter.runId).when("state = ?", filter.state);
+  async page(
+    projectId: string,
+    filter: { runId?: string; state?: ActionState } = {},
+    request: PageRequest = {},
+  ): Promise<Page<ActionRecord>> {
+    const where = new Where("project_id = ?", projectId)
+      .when("run_id = ?", filter.runId)
+      .when("state = ?", filter.state);
     const plan = ACTION_KEYS.plan(where, request);
-    const rows = await this.store.all<Row & { created_ms: number | string }>(`SELECT * FROM lattice_actions WHERE ${where}${plan.sql}`, where.params);
+    const rows = await this.store.all<Row & { created_ms: number | string }>(
+      `SELECT * FROM lattice_actions WHERE ${where}${plan.sql}`,
+      where.params,
+    );
     return ACTION_KEYS.page(rows, plan, (r) => [r.created_ms, r.idempotency_key], toRecord);
   }
 
   /** The actions of these runs recorded by `untilMs`, oldest first (by the run index). */
   async forRuns(runIds: readonly string[], untilMs: number): Promise<ActionRecord[]> {
     const rows = await inChunks(runIds, (ids) =>
-      this.store.all<Row & { created_ms: number | string }>(`SELECT * FROM lattice_actions WHERE run_id IN (${marks(ids.length)}) AND created_ms <= ?`, [...ids, untilMs]),
+      this.store.all<Row & { created_ms: number | string }>(
+        `SELECT * FROM lattice_actions WHERE run_id IN (${marks(ids.length)}) AND created_ms <= ?`,
+        [...ids, untilMs],
+      ),
     );
-    return rows.sort((a, b) => Number(a.created_ms) - Number(b.created_ms) || a.idempotency_key.localeCompare(b.idempotency_key)).map(toRecord);
+    return rows
+      .sort((a, b) => Number(a.created_ms) - Number(b.created_ms) || a.idempotency_key.localeCompare(b.idempotency_key))
+      .map(toRecord);
   }
 
   /**
@@ -149,7 +203,10 @@ export class ActionStore {
    */
   async claim(key: string, owner: string, leaseMs: number): Promise<Claim | undefined> {
     return this.store.transaction(async (tx) => {
-      const row = await tx.get<Row>(`SELECT * FROM lattice_actions WHERE idempotency_key = ?${tx.dialect === "postgres" ? " FOR UPDATE" : ""}`, [key]);
+      const row = await tx.get<Row>(
+        `SELECT * FROM lattice_actions WHERE idempotency_key = ?${tx.dialect === "postgres" ? " FOR UPDATE" : ""}`,
+        [key],
+      );
       if (!row) return undefined;
       const [at, ms] = this.now();
       let interrupted = false;
@@ -160,20 +217,20 @@ export class ActionStore {
         if (!expired && !(row.owner !== null && ownerIsDead(row.owner))) return undefined;
         interrupted = true;
       } else return undefined;
-      await tx.run("UPDATE lattice_actions SET state = 'running', owner = ?, lease_expires_ms = ?, attempts = attempts + 1, updated_at = ?, updated_ms = ? WHERE idempotency_key = ?", [
-        owner,
-        ms + leaseMs,
-        at,
-        ms,
-        key,
-      ]);
+      await tx.run(
+        "UPDATE lattice_actions SET state = 'running', owner = ?, lease_expires_ms = ?, attempts = attempts + 1, updated_at = ?, updated_ms = ? WHERE idempotency_key = ?",
+        [owner, ms + leaseMs, at, ms, key],
+      );
       return { record: toRecord({ ...row, state: "running", owner, attempts: Number(row.attempts) + 1 }), interrupted };
     });
   }
 
   /** Extend the lease of an attempt still running. */
   async heartbeat(key: string, owner: string, leaseMs: number): Promise<boolean> {
-    const r = await this.store.run("UPDATE lattice_actions SET lease_expires_ms = ? WHERE idempotency_key = ? AND state = 'running' AND owner = ?", [this.clock() + leaseMs, key, owner]);
+    const r = await this.store.run(
+      "UPDATE lattice_actions SET lease_expires_ms = ? WHERE idempotency_key = ? AND state = 'running' AND owner = ?",
+      [this.clock() + leaseMs, key, owner],
+    );
     return r.changes === 1;
   }
 
@@ -216,7 +273,11 @@ export class ActionStore {
       "SELECT * FROM lattice_actions WHERE project_id = ? AND (state IN ('pending', 'running') OR (blocking = 1 AND resumed = 0)) ORDER BY created_ms, idempotency_key",
       [projectId],
     );
-    const live = (r: Row) => r.state === "running" && r.owner !== null && !ownerIsDead(r.owner) && (r.lease_expires_ms === null || Number(r.lease_expires_ms) > ms);
+    const live = (r: Row) =>
+      r.state === "running" &&
+      r.owner !== null &&
+      !ownerIsDead(r.owner) &&
+      (r.lease_expires_ms === null || Number(r.lease_expires_ms) > ms);
     return rows.filter((r) => !live(r)).map(toRecord);
   }
 

@@ -1,7 +1,14 @@
 import { PmagentError, Redactor, type Logger } from "../../core/index.js";
 import type { Store } from "../../store/index.js";
 import { ActionStore, idempotencyKey, newOwner } from "./action-store.js";
-import { isTransient, type ActionHandler, type ActionOutcome, type ActionRecord, type ActionRequest, type ResumeFn } from "./types.js";
+import {
+  isTransient,
+  type ActionHandler,
+  type ActionOutcome,
+  type ActionRecord,
+  type ActionRequest,
+  type ResumeFn,
+} from "./types.js";
 
 export interface RetryPolicy {
   /** Attempts in all, the first included. */
@@ -100,13 +107,18 @@ export class ActionExecutor {
 
   private async attempt(request: ActionRequest, record: ActionRecord, interrupted: boolean): Promise<void> {
     const key = record.idempotency_key;
-    const handler = Object.hasOwn(this.options.handlers, request.action) ? this.options.handlers[request.action] : undefined;
+    const handler = Object.hasOwn(this.options.handlers, request.action)
+      ? this.options.handlers[request.action]
+      : undefined;
     const log = this.options.logger;
     if (!handler) {
       const known = Object.keys(this.options.handlers).sort().join(", ");
       await this.actions.finish(key, this.owner, {
         state: "failed",
-        error: { code: "unknown_action", message: `unknown action "${request.action}": the supervisor carries out ${known}` },
+        error: {
+          code: "unknown_action",
+          message: `unknown action "${request.action}": the supervisor carries out ${known}`,
+        },
       });
       return;
     }
@@ -114,11 +126,17 @@ export class ActionExecutor {
       // It may have happened: recorded as neither done nor failed, and not repeated.
       await this.actions.finish(key, this.owner, {
         state: "unknown",
-        error: { code: "action_outcome_unknown", message: `${request.action} was cut off by a supervisor crash mid-attempt and its target cannot tell whether it happened; it is not repeated, so that it happens at most once` },
+        error: {
+          code: "action_outcome_unknown",
+          message: `${request.action} was cut off by a supervisor crash mid-attempt and its target cannot tell whether it happened; it is not repeated, so that it happens at most once`,
+        },
       });
       return;
     }
-    const beat = setInterval(() => void this.actions.heartbeat(key, this.owner, this.leaseMs).catch(() => undefined), Math.max(50, Math.floor(this.leaseMs / 3)));
+    const beat = setInterval(
+      () => void this.actions.heartbeat(key, this.owner, this.leaseMs).catch(() => undefined),
+      Math.max(50, Math.floor(this.leaseMs / 3)),
+    );
     let outcome: ActionOutcome;
     try {
       log?.info({ action: request.action, key, attempt: record.attempts }, "action attempt");
@@ -127,11 +145,21 @@ export class ActionExecutor {
       const error = errorOf(err);
       if (isTransient(err) && record.attempts < this.retry.maxAttempts) {
         const delay = backoffMs(this.retry, record.attempts);
-        log?.warn({ action: request.action, key, attempt: record.attempts, code: error.code, retry_in_ms: delay }, "action failed; will retry");
-        await this.actions.finish(key, this.owner, { state: "pending", error, retryAtMs: (this.options.clock ?? Date.now)() + delay });
+        log?.warn(
+          { action: request.action, key, attempt: record.attempts, code: error.code, retry_in_ms: delay },
+          "action failed; will retry",
+        );
+        await this.actions.finish(key, this.owner, {
+          state: "pending",
+          error,
+          retryAtMs: (this.options.clock ?? Date.now)() + delay,
+        });
       } else if ((err as PmagentError).details?.maybe_delivered === true) {
         // The last attempt may have reached its target (a timeout once the request was sent): not "failed".
-        log?.warn({ action: request.action, key, attempt: record.attempts, code: error.code }, "action outcome unknown");
+        log?.warn(
+          { action: request.action, key, attempt: record.attempts, code: error.code },
+          "action outcome unknown",
+        );
         await this.actions.finish(key, this.owner, { state: "unknown", error });
       } else {
         log?.warn({ action: request.action, key, attempt: record.attempts, code: error.code }, "action failed");
@@ -148,10 +176,17 @@ export class ActionExecutor {
 
   /** Resume the sprite blocked on this action with its result, or with its error. */
   private async resumeWith(request: ActionRequest, record: ActionRecord, outcome?: ActionOutcome): Promise<void> {
-    const handler = Object.hasOwn(this.options.handlers, record.action) ? this.options.handlers[record.action] : undefined;
+    const handler = Object.hasOwn(this.options.handlers, record.action)
+      ? this.options.handlers[record.action]
+      : undefined;
     if (record.state === "succeeded" && outcome === undefined && handler?.redeliver) {
       // The stored result lacks what was never stored (a secret): the handler produces it again.
-      outcome = await handler.redeliver({ request, idempotencyKey: record.idempotency_key, attempt: record.attempts, interrupted: false });
+      outcome = await handler.redeliver({
+        request,
+        idempotencyKey: record.idempotency_key,
+        attempt: record.attempts,
+        interrupted: false,
+      });
     }
     const action = { action: record.action, idempotency_key: record.idempotency_key, state: record.state };
     if (record.state === "succeeded") {
@@ -165,7 +200,11 @@ export class ActionExecutor {
       });
     } else {
       const error = record.error ?? { code: "action_failed", message: "the action failed" };
-      await this.options.resume(record.run_id, { inputs: {}, context: { action: { ...action, error } }, failure: { action: record.action, message: `${error.message} [${error.code}]` } });
+      await this.options.resume(record.run_id, {
+        inputs: {},
+        context: { action: { ...action, error } },
+        failure: { action: record.action, message: `${error.message} [${error.code}]` },
+      });
     }
     await this.actions.markResumed(record.idempotency_key);
   }

@@ -2,7 +2,14 @@ import { RefusedError, parseWith } from "../../core/index.js";
 import { callGitHub, type Forge, type GitHubClient } from "../../forge/index.js";
 import type { Notifier } from "./notify.js";
 import { assertCredentialAllowed, type SecretStore } from "./secrets.js";
-import { FetchCredentialParameters, LabelIssueParameters, NotifyUserParameters, OpenPrParameters, PostCommentParameters, targetIssue } from "./params.js";
+import {
+  FetchCredentialParameters,
+  LabelIssueParameters,
+  NotifyUserParameters,
+  OpenPrParameters,
+  PostCommentParameters,
+  targetIssue,
+} from "./params.js";
 import type { ActionContext, ActionHandler, ActionOutcome } from "./types.js";
 
 /** The hidden marker POST_COMMENT appends, so a repeated attempt finds the comment it posted. */
@@ -16,7 +23,13 @@ export function openPrHandler(forge: Forge): ActionHandler {
     rerunAfterInterruption: "probe",
     async run(ctx) {
       const p = parseWith(OpenPrParameters, ctx.request.parameters, "OPEN_PR parameters", "invalid_parameters");
-      const pr = await forge.openPullRequest({ title: p.title, body: p.body, base: p.base, head: p.head, workspace: ctx.request.workspace });
+      const pr = await forge.openPullRequest({
+        title: p.title,
+        body: p.body,
+        base: p.base,
+        head: p.head,
+        workspace: ctx.request.workspace,
+      });
       const inputs = { number: pr.number, url: pr.url, head: pr.head, base: pr.base };
       return { stored: { ...inputs, head_sha: pr.head_sha, forge: forge.kind, created: pr.created }, inputs };
     },
@@ -29,7 +42,11 @@ export interface GitHubTarget {
 }
 
 function requireGitHub(github: GitHubTarget | undefined, action: string): GitHubTarget {
-  if (!github) throw new RefusedError("github_not_configured", `${action} needs GitHub: set github.repo in pmagent.config.json (and the token in the variable named by github.token_env)`);
+  if (!github)
+    throw new RefusedError(
+      "github_not_configured",
+      `${action} needs GitHub: set github.repo in pmagent.config.json (and the token in the variable named by github.token_env)`,
+    );
   return github;
 }
 
@@ -37,17 +54,28 @@ export function postCommentHandler(github: GitHubTarget | undefined): ActionHand
   return {
     rerunAfterInterruption: "probe",
     async run(ctx) {
-      const p = parseWith(PostCommentParameters, ctx.request.parameters, "POST_COMMENT parameters", "invalid_parameters");
+      const p = parseWith(
+        PostCommentParameters,
+        ctx.request.parameters,
+        "POST_COMMENT parameters",
+        "invalid_parameters",
+      );
       const issue = targetIssue("POST_COMMENT", p.issue_number, ctx.request.workItemId);
       const gh = requireGitHub(github, "POST_COMMENT");
       const { octokit, owner, repo } = gh.client();
       const marker = commentMarker(ctx.idempotencyKey);
       // Every attempt looks for its marker first: a comment posted before a crash is not posted again.
-      const comments = await callGitHub(`list the comments of #${issue}`, gh.tokenEnv, () => octokit.paginate(octokit.rest.issues.listComments, { owner, repo, issue_number: issue, per_page: 100 }));
+      const comments = await callGitHub(`list the comments of #${issue}`, gh.tokenEnv, () =>
+        octokit.paginate(octokit.rest.issues.listComments, { owner, repo, issue_number: issue, per_page: 100 }),
+      );
       const found = comments.find((c) => c.body?.includes(marker));
       if (found) return { stored: { issue_number: issue, comment_id: found.id, url: found.html_url, created: false } };
-      const created = await callGitHub(`comment on #${issue}`, gh.tokenEnv, () => octokit.rest.issues.createComment({ owner, repo, issue_number: issue, body: `${p.body}\n\n${marker}` }));
-      return { stored: { issue_number: issue, comment_id: created.data.id, url: created.data.html_url, created: true } };
+      const created = await callGitHub(`comment on #${issue}`, gh.tokenEnv, () =>
+        octokit.rest.issues.createComment({ owner, repo, issue_number: issue, body: `${p.body}\n\n${marker}` }),
+      );
+      return {
+        stored: { issue_number: issue, comment_id: created.data.id, url: created.data.html_url, created: true },
+      };
     },
   };
 }
@@ -61,11 +89,15 @@ export function labelIssueHandler(github: GitHubTarget | undefined): ActionHandl
       const gh = requireGitHub(github, "LABEL_ISSUE");
       const { octokit, owner, repo } = gh.client();
       // Labels already on the issue (from an attempt cut off by a crash, or a person) are not added again.
-      const current = await callGitHub(`read the labels of #${issue}`, gh.tokenEnv, () => octokit.rest.issues.get({ owner, repo, issue_number: issue }));
+      const current = await callGitHub(`read the labels of #${issue}`, gh.tokenEnv, () =>
+        octokit.rest.issues.get({ owner, repo, issue_number: issue }),
+      );
       const names = current.data.labels.map((l) => (typeof l === "string" ? l : (l.name ?? "")));
       const missing = p.labels.filter((l) => !names.some((n) => n.toLowerCase() === l.toLowerCase()));
       if (missing.length === 0) return { stored: { issue_number: issue, labels: names, added: [] } };
-      const res = await callGitHub(`label #${issue}`, gh.tokenEnv, () => octokit.rest.issues.addLabels({ owner, repo, issue_number: issue, labels: missing }));
+      const res = await callGitHub(`label #${issue}`, gh.tokenEnv, () =>
+        octokit.rest.issues.addLabels({ owner, repo, issue_number: issue, labels: missing }),
+      );
       return { stored: { issue_number: issue, labels: res.data.map((l) => l.name), added: missing } };
     },
   };
@@ -80,7 +112,16 @@ export function notifyUserHandler(notifiers: readonly Notifier[]): ActionHandler
       const p = parseWith(NotifyUserParameters, ctx.request.parameters, "NOTIFY_USER parameters", "invalid_parameters");
       const r = ctx.request;
       for (const notifier of notifiers) {
-        await notifier.notify({ message: p.message, level: p.level, title: p.title, project_id: r.projectId, run_id: r.runId, role: r.role, work_item_id: r.workItemId, idempotency_key: ctx.idempotencyKey });
+        await notifier.notify({
+          message: p.message,
+          level: p.level,
+          title: p.title,
+          project_id: r.projectId,
+          run_id: r.runId,
+          role: r.role,
+          work_item_id: r.workItemId,
+          idempotency_key: ctx.idempotencyKey,
+        });
       }
       return { stored: { delivered_to: notifiers.map((n) => n.name) } };
     },
@@ -95,7 +136,12 @@ export interface CredentialPolicy {
 
 export function fetchCredentialHandler(policy: CredentialPolicy): ActionHandler {
   const fetch = async (ctx: ActionContext): Promise<ActionOutcome> => {
-    const p = parseWith(FetchCredentialParameters, ctx.request.parameters, "FETCH_CREDENTIAL parameters", "invalid_parameters");
+    const p = parseWith(
+      FetchCredentialParameters,
+      ctx.request.parameters,
+      "FETCH_CREDENTIAL parameters",
+      "invalid_parameters",
+    );
     assertCredentialAllowed(ctx.request.role, policy.allowed(ctx.request.role), p.name);
     const value = policy.secrets.get(p.name);
     // The stored result says what was handed over, never the value: that goes to resume.json only.

@@ -41,7 +41,15 @@ export class ConsoleNotifier implements Notifier {
 }
 
 /** Connection errors after which the request certainly did not reach the receiver. */
-const NOT_CONNECTED = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ENETUNREACH", "EHOSTUNREACH", "UND_ERR_CONNECT_TIMEOUT", "ERR_INVALID_URL"]);
+const NOT_CONNECTED = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ENETUNREACH",
+  "EHOSTUNREACH",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "ERR_INVALID_URL",
+]);
 
 /** The system error code behind a fetch failure (undici wraps it in `cause`). */
 function causeCode(err: unknown): string {
@@ -74,12 +82,24 @@ export class WebhookNotifier implements Notifier {
       // Past connecting (a timeout, a reset), the receiver may have taken the notification: a
       // repeat goes out under the same key, and if every attempt ends so its outcome is unknown, not failed.
       const maybeDelivered = !NOT_CONNECTED.has(causeCode(err));
-      throw new UnavailableError("webhook_unreachable", `notification webhook ${target.origin} is unreachable: ${(err as Error).message}`, {
-        details: maybeDelivered ? { maybe_delivered: true } : undefined,
-      });
+      throw new UnavailableError(
+        "webhook_unreachable",
+        `notification webhook ${target.origin} is unreachable: ${(err as Error).message}`,
+        {
+          details: maybeDelivered ? { maybe_delivered: true } : undefined,
+        },
+      );
     }
     await res.body?.cancel();
-    if (res.status >= 500 || res.status === 429) throw new UnavailableError("webhook_failed", `notification webhook ${target.origin} answered ${res.status}; retrying later`);
-    if (!res.ok) throw new RefusedError("webhook_refused", `notification webhook ${target.origin} refused the notification with ${res.status}: check notify.webhook_url`);
+    if (res.status >= 500 || res.status === 429)
+      throw new UnavailableError(
+        "webhook_failed",
+        `notification webhook ${target.origin} answered ${res.status}; retrying later`,
+      );
+    if (!res.ok)
+      throw new RefusedError(
+        "webhook_refused",
+        `notification webhook ${target.origin} refused the notification with ${res.status}: check notify.webhook_url`,
+      );
   }
 }

@@ -7,8 +7,15 @@ const issueNumber = z.int().positive("must be a positive issue or pull request n
 /** Parameters of each known action (extra fields are ignored, as the protocol's payloads allow). */
 export const OpenPrParameters = z.looseObject({ title: text, body: z.string().default(""), base: text, head: text });
 export const PostCommentParameters = z.looseObject({ body: text, issue_number: issueNumber.optional() });
-export const LabelIssueParameters = z.looseObject({ labels: z.array(text).min(1, "must name at least one label"), issue_number: issueNumber.optional() });
-export const NotifyUserParameters = z.looseObject({ message: text, level: z.string().min(1).default("info"), title: z.string().optional() });
+export const LabelIssueParameters = z.looseObject({
+  labels: z.array(text).min(1, "must name at least one label"),
+  issue_number: issueNumber.optional(),
+});
+export const NotifyUserParameters = z.looseObject({
+  message: text,
+  level: z.string().min(1).default("info"),
+  title: z.string().optional(),
+});
 export const FetchCredentialParameters = z.looseObject({ name: text });
 
 /**
@@ -19,5 +26,8 @@ export function targetIssue(action: string, explicit: number | undefined, workIt
   if (explicit !== undefined) return explicit;
   const m = /^(?:#|issue-|issues\/|pr-|pull-|pulls\/)?(\d+)$/i.exec(workItemId.trim());
   if (m) return Number(m[1]);
-  throw new UsageError("invalid_parameters", `${action}: no issue to act on: the work item "${workItemId}" is not an issue number; give parameters.issue_number`);
+  throw new UsageError(
+    "invalid_parameters",
+    `${action}: no issue to act on: the work item "${workItemId}" is not an issue number; give parameters.issue_number`,
+  );
 }

@@ -1,6 +1,14 @@
 import { readFileSync } from "node:fs";
 import type { Project } from "../../config/index.js";
-import { NotFoundError, Redactor, RefusedError, UnavailableError, UsageError, confinePath, secretsFromEnv } from "../../core/index.js";
+import {
+  NotFoundError,
+  Redactor,
+  RefusedError,
+  UnavailableError,
+  UsageError,
+  confinePath,
+  secretsFromEnv,
+} from "../../core/index.js";
 
 export const CREDENTIAL_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;
 
@@ -30,7 +38,10 @@ export class SecretStore {
   /** The secret's value, or a NotFoundError naming where it was looked for. */
   get(name: string): string {
     if (!CREDENTIAL_NAME.test(name)) {
-      throw new UsageError("invalid_credential_name", `credential name "${name.slice(0, 64)}" is invalid: expected letters, digits, '_', '.' or '-', starting with a letter or '_'`);
+      throw new UsageError(
+        "invalid_credential_name",
+        `credential name "${name.slice(0, 64)}" is invalid: expected letters, digits, '_', '.' or '-', starting with a letter or '_'`,
+      );
     }
     const fromEnv = this.env[name];
     if (typeof fromEnv === "string" && fromEnv.length > 0) return fromEnv;
@@ -57,21 +68,31 @@ export class SecretStore {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "ENOENT") return {};
-      throw new UnavailableError("secrets_file_unreadable", `cannot read secrets file ${this.file}: ${code ?? "error"}`);
+      throw new UnavailableError(
+        "secrets_file_unreadable",
+        `cannot read secrets file ${this.file}: ${code ?? "error"}`,
+      );
     }
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch {
       // Never quote the parser's message: it can contain a piece of the file, i.e. a secret.
-      throw new UsageError("secrets_file_invalid", `secrets file ${this.file} is not valid JSON: expected an object of name → string value`);
+      throw new UsageError(
+        "secrets_file_invalid",
+        `secrets file ${this.file} is not valid JSON: expected an object of name → string value`,
+      );
     }
     if (value === null || typeof value !== "object" || Array.isArray(value)) {
-      throw new UsageError("secrets_file_invalid", `secrets file ${this.file} must hold a JSON object of name → string value`);
+      throw new UsageError(
+        "secrets_file_invalid",
+        `secrets file ${this.file} must hold a JSON object of name → string value`,
+      );
     }
     const out: Record<string, string> = {};
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-      if (typeof v !== "string") throw new UsageError("secrets_file_invalid", `secrets file ${this.file}: the value of "${k}" must be a string`);
+      if (typeof v !== "string")
+        throw new UsageError("secrets_file_invalid", `secrets file ${this.file}: the value of "${k}" must be a string`);
       out[k] = v;
     }
     return out;
@@ -82,7 +103,10 @@ export class SecretStore {
 export function assertCredentialAllowed(role: string, allowed: readonly string[], name: string): void {
   if (!allowed.includes(name)) {
     const list = allowed.length > 0 ? `it may fetch ${allowed.join(", ")}` : "it may fetch none";
-    throw new RefusedError("credential_not_allowed", `role "${role}" may not fetch credential "${name}" (${list}); add it to that role's "credentials" in pmagent.config.json to allow it`);
+    throw new RefusedError(
+      "credential_not_allowed",
+      `role "${role}" may not fetch credential "${name}" (${list}); add it to that role's "credentials" in pmagent.config.json to allow it`,
+    );
   }
 }
 
@@ -92,7 +116,11 @@ export function assertCredentialAllowed(role: string, allowed: readonly string[]
  * cannot be read adds nothing here; the supervisor refuses the runs that need it (so what they
  * store never needed its values).
  */
-export function projectRedactor(project: Project, env: NodeJS.ProcessEnv = process.env, extra: Iterable<string> = []): Redactor {
+export function projectRedactor(
+  project: Project,
+  env: NodeJS.ProcessEnv = process.env,
+  extra: Iterable<string> = [],
+): Redactor {
   let fromFile: string[];
   try {
     fromFile = new SecretStore({ env, root: project.root, file: project.config.secrets.file }).values();

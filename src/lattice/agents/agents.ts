@@ -8,7 +8,14 @@ import { RefusedError, UsageError } from "../../core/index.js";
 import { driverFor, isAgentName } from "./registry.js";
 import type { AgentName } from "./types.js";
 
-export { AGENT_NAMES, type AgentDriver, type AgentName, type AgentSettings, type MappedEvent, type StreamState } from "./types.js";
+export {
+  AGENT_NAMES,
+  type AgentDriver,
+  type AgentName,
+  type AgentSettings,
+  type MappedEvent,
+  type StreamState,
+} from "./types.js";
 export { driverFor, isAgentName } from "./registry.js";
 export { findAgentCli, runAgent, type AgentRunOptions } from "./runner.js";
 export { protocolInstructions, resumeText, taskText } from "./instructions.js";
@@ -43,7 +50,13 @@ export function runnerArgv(runner: RunnerConfig | undefined, config: Pick<Config
   if (!runner) return undefined;
   if (runner.command) return runner.command;
   if (!runner.agent) return undefined;
-  return agentCommand({ agent: runner.agent, model: runner.model, baseUrl: runner.base_url ?? defaultEndpoint(runner.agent, config), keyCredential: runner.key_credential, args: runner.args });
+  return agentCommand({
+    agent: runner.agent,
+    model: runner.model,
+    baseUrl: runner.base_url ?? defaultEndpoint(runner.agent, config),
+    keyCredential: runner.key_credential,
+    args: runner.args,
+  });
 }
 
 /** Config `model.base_url` for an agent whose CLI speaks the OpenAI API (Codex); none for the others. */
@@ -58,7 +71,8 @@ export function agentOfCommand(command: readonly string[]): { agent: string; key
   const flags = end === -1 ? command : command.slice(0, end);
   const at = flags.indexOf("--key-credential");
   const agent = command[2];
-  const keyCredential = at !== -1 && flags[at + 1] ? flags[at + 1]! : isAgentName(agent) ? driverFor(agent).defaultKeyCredential : "";
+  const keyCredential =
+    at !== -1 && flags[at + 1] ? flags[at + 1]! : isAgentName(agent) ? driverFor(agent).defaultKeyCredential : "";
   return { agent, keyCredential };
 }
 
@@ -67,7 +81,11 @@ export function agentOfCommand(command: readonly string[]): { agent: string; key
  * the role may receive (config `credentials`), so it is in no argument, file or event. Null for
  * a sprite that is not an agent run.
  */
-export function agentStdin(command: readonly string[], role: RoleConfig, credential: (name: string) => string): string | null {
+export function agentStdin(
+  command: readonly string[],
+  role: RoleConfig,
+  credential: (name: string) => string,
+): string | null {
   const a = agentOfCommand(command);
   if (!a) return null;
   if (!role.credentials.includes(a.keyCredential)) {
@@ -80,7 +98,10 @@ export function agentStdin(command: readonly string[], role: RoleConfig, credent
   try {
     key = credential(a.keyCredential);
   } catch (err) {
-    throw new UsageError("agent_key_missing", `the model key ${a.keyCredential} for agent ${a.agent} is not set: ${(err as Error).message}`);
+    throw new UsageError(
+      "agent_key_missing",
+      `the model key ${a.keyCredential} for agent ${a.agent} is not set: ${(err as Error).message}`,
+    );
   }
   return `${JSON.stringify({ api_key: key })}\n`;
 }

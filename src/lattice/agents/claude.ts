@@ -27,7 +27,8 @@ const FILE_TOOLS = new Set(["Write", "Edit", "MultiEdit", "NotebookEdit"]);
 
 function resultText(content: unknown): string {
   if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((c: { text?: unknown }) => (typeof c?.text === "string" ? c.text : "")).join("\n");
+  if (Array.isArray(content))
+    return content.map((c: { text?: unknown }) => (typeof c?.text === "string" ? c.text : "")).join("\n");
   return "";
 }
 
@@ -38,13 +39,28 @@ function assistant(blocks: Block[], state: StreamState): LineResult {
       state.lastMessage = String(b.text ?? "");
       events.push(agentMessage("claude", state.lastMessage));
     } else if (b.type === "thinking") {
-      events.push({ type: "INFO", payload: { message: clip(String(b.thinking ?? ""), MESSAGE_CHARS) || "(thinking)", kind: "reasoning", metadata: { agent: "claude" } } });
+      events.push({
+        type: "INFO",
+        payload: {
+          message: clip(String(b.thinking ?? ""), MESSAGE_CHARS) || "(thinking)",
+          kind: "reasoning",
+          metadata: { agent: "claude" },
+        },
+      });
     } else if (b.type === "tool_use") {
       const name = String(b.name ?? "");
       const input = (b.input ?? {}) as Record<string, unknown>;
       state.tools.set(String(b.id), { name, input });
       // Bash is reported with its result (command, output); other tools as they are called.
-      if (name !== "Bash") events.push({ type: "INFO", payload: { message: `tool ${name}`, kind: "tool_call", metadata: { agent: "claude", tool: name, input: clip(JSON.stringify(input), MESSAGE_CHARS) } } });
+      if (name !== "Bash")
+        events.push({
+          type: "INFO",
+          payload: {
+            message: `tool ${name}`,
+            kind: "tool_call",
+            metadata: { agent: "claude", tool: name, input: clip(JSON.stringify(input), MESSAGE_CHARS) },
+          },
+        });
     }
   }
   return { events, passthrough: [] };
@@ -64,14 +80,25 @@ const TOOL_ERROR_TAGS = /<\/?tool_use_error>/g;
  * with their tool result: refused too, with the text their result gave the model.
  */
 function denials(line: Record<string, unknown>, state: StreamState): MappedEvent[] {
-  const list = Array.isArray(line.permission_denials) ? (line.permission_denials as Array<{ tool_name?: unknown; tool_use_id?: unknown; tool_input?: Record<string, unknown> }>) : [];
+  const list = Array.isArray(line.permission_denials)
+    ? (line.permission_denials as Array<{
+        tool_name?: unknown;
+        tool_use_id?: unknown;
+        tool_input?: Record<string, unknown>;
+      }>)
+    : [];
   const reported = new Set(state.refused.map((r) => r.callId));
   return list
     .filter((d) => !reported.has(String(d.tool_use_id ?? "")))
     .map((d) => {
       const tool = String(d.tool_name ?? "");
       const id = String(d.tool_use_id ?? "");
-      return refusedEvent("claude", state, { tool, command: tool === "Bash" ? String(d.tool_input?.command ?? "") : null, reason: state.toolErrors.get(id) || `permission to use ${tool} denied`, callId: id });
+      return refusedEvent("claude", state, {
+        tool,
+        command: tool === "Bash" ? String(d.tool_input?.command ?? "") : null,
+        reason: state.toolErrors.get(id) || `permission to use ${tool} denied`,
+        callId: id,
+      });
     });
 }
 
@@ -85,17 +112,31 @@ function toolResults(blocks: Block[], state: StreamState): LineResult {
     if (b.is_error === true) {
       const text = resultText(b.content).replace(TOOL_ERROR_TAGS, "").trim();
       if (call && DENIED.test(text)) {
-        out.events.push(refusedEvent("claude", state, { tool: call.name, command: call.name === "Bash" ? String(call.input.command ?? "") : null, reason: text, callId: id }));
+        out.events.push(
+          refusedEvent("claude", state, {
+            tool: call.name,
+            command: call.name === "Bash" ? String(call.input.command ?? "") : null,
+            reason: text,
+            callId: id,
+          }),
+        );
         continue;
       }
       state.toolErrors.set(id, text);
     }
     // A file tool's path counts once the write went through (not when it was denied or failed).
     const path = call?.input.file_path ?? call?.input.notebook_path;
-    if (call && FILE_TOOLS.has(call.name) && b.is_error !== true && typeof path === "string") state.changedFiles.add(path);
+    if (call && FILE_TOOLS.has(call.name) && b.is_error !== true && typeof path === "string")
+      state.changedFiles.add(path);
     if (call?.name !== "Bash") continue;
     // Claude Code reports no exit code: a failed command is a result with is_error.
-    const mapped = commandEvents("claude", String(call.input.command ?? ""), null, b.is_error === true ? "failed" : "completed", resultText(b.content));
+    const mapped = commandEvents(
+      "claude",
+      String(call.input.command ?? ""),
+      null,
+      b.is_error === true ? "failed" : "completed",
+      resultText(b.content),
+    );
     out.events.push(...mapped.events);
     out.passthrough.push(...mapped.passthrough);
   }
@@ -127,7 +168,16 @@ export const claude: AgentDriver = {
   },
 
   argv(settings, sessionId) {
-    return ["-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions", ...(settings.model ? ["--model", settings.model] : []), ...(sessionId ? ["--resume", sessionId] : []), ...settings.args];
+    return [
+      "-p",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+      "--dangerously-skip-permissions",
+      ...(settings.model ? ["--model", settings.model] : []),
+      ...(sessionId ? ["--resume", sessionId] : []),
+      ...settings.args,
+    ];
   },
 
   mapLine(line, state) {
@@ -140,7 +190,14 @@ export const claude: AgentDriver = {
         if (typeof line.model === "string" && line.model) state.model = line.model;
         return {
           events: [
-            { type: "INFO", payload: { message: `claude session ${state.sessionId}`, kind: "agent_session", metadata: { agent: "claude", session_id: state.sessionId, model: line.model ?? null } } },
+            {
+              type: "INFO",
+              payload: {
+                message: `claude session ${state.sessionId}`,
+                kind: "agent_session",
+                metadata: { agent: "claude", session_id: state.sessionId, model: line.model ?? null },
+              },
+            },
             { type: "PHASE_STARTED", payload: { phase: "agent_turn" } },
           ],
           passthrough: [],
@@ -156,7 +213,14 @@ export const claude: AgentDriver = {
         if (!ok) state.failure = String(line.result || line.subtype || "the turn failed");
         const refused = denials(line, state);
         state.toolErrors.clear();
-        return { events: [...refused, ...claudeUsage(line, state), { type: "PHASE_FINISHED", payload: { phase: "agent_turn", success: ok } }], passthrough: [] };
+        return {
+          events: [
+            ...refused,
+            ...claudeUsage(line, state),
+            { type: "PHASE_FINISHED", payload: { phase: "agent_turn", success: ok } },
+          ],
+          passthrough: [],
+        };
       }
       default:
         return none();

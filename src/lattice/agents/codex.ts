@@ -22,7 +22,9 @@ const HIGH_DEMAND = /currently experiencing high demand/;
 
 /** Codex's error message, saying what its HTTP 500 text hides. */
 function codexError(message: string): string {
-  return HIGH_DEMAND.test(message) ? `${message} (Codex's text for an HTTP 500 or an overloaded server; it does not pass the server's own message on)` : message;
+  return HIGH_DEMAND.test(message)
+    ? `${message} (Codex's text for an HTTP 500 or an overloaded server; it does not pass the server's own message on)`
+    : message;
 }
 
 const toml = (s: string) => JSON.stringify(s);
@@ -82,9 +84,13 @@ function agentCommand(shown: string): string {
 function toolResult(result: unknown): string {
   if (result === null || typeof result !== "object") return "";
   const r = result as { content?: unknown; structured_content?: unknown };
-  const texts = Array.isArray(r.content) ? r.content.map((c: { text?: unknown }) => (typeof c?.text === "string" ? c.text : "")).filter((t) => t !== "") : [];
+  const texts = Array.isArray(r.content)
+    ? r.content.map((c: { text?: unknown }) => (typeof c?.text === "string" ? c.text : "")).filter((t) => t !== "")
+    : [];
   if (texts.length > 0) return texts.join("\n");
-  return r.structured_content === undefined || r.structured_content === null ? "" : JSON.stringify(r.structured_content);
+  return r.structured_content === undefined || r.structured_content === null
+    ? ""
+    : JSON.stringify(r.structured_content);
 }
 
 type Item = Record<string, unknown> & { type?: string; id?: string };
@@ -100,15 +106,30 @@ function mapItem(item: Item, state: StreamState): LineResult {
       break;
     }
     case "reasoning":
-      events.push({ type: "INFO", payload: { message: String(item.text ?? ""), kind: "reasoning", metadata: { agent: "codex" } } });
+      events.push({
+        type: "INFO",
+        payload: { message: String(item.text ?? ""), kind: "reasoning", metadata: { agent: "codex" } },
+      });
       break;
     case "command_execution": {
       // "declined": Codex did not run it (an approval it declined); not a command that ran and failed.
       if (item.status === "declined") {
-        events.push(refusedEvent("codex", state, { tool: "command_execution", command: String(item.command ?? ""), reason: String(item.aggregated_output ?? "") || "declined by Codex" }));
+        events.push(
+          refusedEvent("codex", state, {
+            tool: "command_execution",
+            command: String(item.command ?? ""),
+            reason: String(item.aggregated_output ?? "") || "declined by Codex",
+          }),
+        );
         break;
       }
-      const mapped = commandEvents("codex", agentCommand(String(item.command ?? "")), typeof item.exit_code === "number" ? item.exit_code : null, String(item.status ?? ""), String(item.aggregated_output ?? ""));
+      const mapped = commandEvents(
+        "codex",
+        agentCommand(String(item.command ?? "")),
+        typeof item.exit_code === "number" ? item.exit_code : null,
+        String(item.status ?? ""),
+        String(item.aggregated_output ?? ""),
+      );
       events.push(...mapped.events);
       passthrough.push(...mapped.passthrough);
       break;
@@ -117,7 +138,14 @@ function mapItem(item: Item, state: StreamState): LineResult {
       for (const c of (item.changes as Array<{ path?: string; kind?: string }> | undefined) ?? []) {
         if (typeof c.path === "string") state.changedFiles.add(c.path);
       }
-      events.push({ type: "INFO", payload: { message: `files changed: ${((item.changes as Array<{ path?: string }> | undefined) ?? []).map((c) => c.path).join(", ")}`, kind: "file_change", metadata: { agent: "codex", status: item.status ?? null, changes: item.changes ?? [] } } });
+      events.push({
+        type: "INFO",
+        payload: {
+          message: `files changed: ${((item.changes as Array<{ path?: string }> | undefined) ?? []).map((c) => c.path).join(", ")}`,
+          kind: "file_change",
+          metadata: { agent: "codex", status: item.status ?? null, changes: item.changes ?? [] },
+        },
+      });
       break;
     case "mcp_tool_call": {
       const error = (item.error as { message?: unknown } | null | undefined)?.message;
@@ -140,16 +168,36 @@ function mapItem(item: Item, state: StreamState): LineResult {
       break;
     }
     case "web_search":
-      events.push({ type: "INFO", payload: { message: `web search: ${String(item.query ?? "")}`, kind: "web_search", metadata: { agent: "codex" } } });
+      events.push({
+        type: "INFO",
+        payload: {
+          message: `web search: ${String(item.query ?? "")}`,
+          kind: "web_search",
+          metadata: { agent: "codex" },
+        },
+      });
       break;
     case "todo_list":
-      events.push({ type: "INFO", payload: { message: "plan updated", kind: "plan", metadata: { agent: "codex", items: item.items ?? [] } } });
+      events.push({
+        type: "INFO",
+        payload: { message: "plan updated", kind: "plan", metadata: { agent: "codex", items: item.items ?? [] } },
+      });
       break;
     case "error":
-      events.push({ type: "INFO", payload: { message: String(item.message ?? "error"), kind: "agent_warning", metadata: { agent: "codex" } } });
+      events.push({
+        type: "INFO",
+        payload: { message: String(item.message ?? "error"), kind: "agent_warning", metadata: { agent: "codex" } },
+      });
       break;
     default:
-      events.push({ type: "INFO", payload: { message: `codex item ${String(item.type)}`, kind: "agent_item", metadata: { agent: "codex", item_type: item.type ?? null } } });
+      events.push({
+        type: "INFO",
+        payload: {
+          message: `codex item ${String(item.type)}`,
+          kind: "agent_item",
+          metadata: { agent: "codex", item_type: item.type ?? null },
+        },
+      });
   }
   return { events, passthrough };
 }
@@ -171,7 +219,13 @@ export const codex: AgentDriver = {
   },
 
   argv(settings, sessionId) {
-    const common = ["--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", ...(settings.model ? ["-m", settings.model] : []), ...settings.args];
+    const common = [
+      "--json",
+      "--skip-git-repo-check",
+      "--dangerously-bypass-approvals-and-sandbox",
+      ...(settings.model ? ["-m", settings.model] : []),
+      ...settings.args,
+    ];
     // `-`: the prompt is read from stdin. `exec resume` takes no --cd: it runs in its working directory, the workspace.
     if (sessionId) return ["exec", "resume", ...common, sessionId, "-"];
     return ["exec", ...common, "-C", settings.workspace, "-"];
@@ -181,28 +235,62 @@ export const codex: AgentDriver = {
     const m = REJECTED.exec(line);
     if (!m) return [];
     const shown = unquote(unquote(m[1]!));
-    return [refusedEvent("codex", state, { tool: "exec_command", command: agentCommand(shown), reason: unquote(unquote(m[2]!)) })];
+    return [
+      refusedEvent("codex", state, {
+        tool: "exec_command",
+        command: agentCommand(shown),
+        reason: unquote(unquote(m[2]!)),
+      }),
+    ];
   },
 
   mapLine(line, state) {
     switch (line.type) {
       case "thread.started":
         state.sessionId = String(line.thread_id ?? "") || null;
-        return { events: [{ type: "INFO", payload: { message: `codex session ${state.sessionId}`, kind: "agent_session", metadata: { agent: "codex", session_id: state.sessionId } } }], passthrough: [] };
+        return {
+          events: [
+            {
+              type: "INFO",
+              payload: {
+                message: `codex session ${state.sessionId}`,
+                kind: "agent_session",
+                metadata: { agent: "codex", session_id: state.sessionId },
+              },
+            },
+          ],
+          passthrough: [],
+        };
       case "turn.started":
         state.turnFinished = false;
         return { events: [{ type: "PHASE_STARTED", payload: { phase: "agent_turn" } }], passthrough: [] };
       case "turn.completed":
         state.turnFinished = true;
-        return { events: [codexUsage((line.usage as Record<string, unknown> | undefined) ?? {}, state), { type: "PHASE_FINISHED", payload: { phase: "agent_turn", success: true } }], passthrough: [] };
+        return {
+          events: [
+            codexUsage((line.usage as Record<string, unknown> | undefined) ?? {}, state),
+            { type: "PHASE_FINISHED", payload: { phase: "agent_turn", success: true } },
+          ],
+          passthrough: [],
+        };
       case "turn.failed": {
         state.turnFinished = true;
-        state.failure = codexError(String((line.error as { message?: unknown } | undefined)?.message ?? "the turn failed"));
-        return { events: [{ type: "PHASE_FINISHED", payload: { phase: "agent_turn", success: false } }], passthrough: [] };
+        state.failure = codexError(
+          String((line.error as { message?: unknown } | undefined)?.message ?? "the turn failed"),
+        );
+        return {
+          events: [{ type: "PHASE_FINISHED", payload: { phase: "agent_turn", success: false } }],
+          passthrough: [],
+        };
       }
       case "error":
         state.failure = codexError(String(line.message ?? "error"));
-        return { events: [{ type: "INFO", payload: { message: state.failure, kind: "agent_error", metadata: { agent: "codex" } } }], passthrough: [] };
+        return {
+          events: [
+            { type: "INFO", payload: { message: state.failure, kind: "agent_error", metadata: { agent: "codex" } } },
+          ],
+          passthrough: [],
+        };
       case "item.completed":
         return mapItem((line.item as Item | undefined) ?? {}, state);
       default:

@@ -6,11 +6,15 @@ import type { AgentName, MappedEvent, Refusal, StreamState } from "./types.js";
 export const MESSAGE_CHARS = 4000;
 export const OUTPUT_CHARS = 2000;
 
-export const clip = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n)}… (${s.length - n} more characters)`);
+export const clip = (s: string, n: number) =>
+  s.length <= n ? s : `${s.slice(0, n)}… (${s.length - n} more characters)`;
 const tail = (s: string, n: number) => (s.length <= n ? s : `(${s.length - n} characters before) …${s.slice(-n)}`);
 
 export function agentMessage(agent: AgentName, text: string): MappedEvent<"INFO"> {
-  return { type: "INFO", payload: { message: clip(text, MESSAGE_CHARS) || "(empty message)", kind: "agent_message", metadata: { agent } } };
+  return {
+    type: "INFO",
+    payload: { message: clip(text, MESSAGE_CHARS) || "(empty message)", kind: "agent_message", metadata: { agent } },
+  };
 }
 
 /**
@@ -18,7 +22,13 @@ export function agentMessage(agent: AgentName, text: string): MappedEvent<"INFO"
  * Lines of the output that are Lattice events (`pmagent emit` prints them) are handed back to be
  * printed as they are: the supervisor stores each once, beside its outbox copy.
  */
-export function commandEvents(agent: AgentName, command: string, exitCode: number | null, status: string, output: string): { events: MappedEvent[]; passthrough: string[] } {
+export function commandEvents(
+  agent: AgentName,
+  command: string,
+  exitCode: number | null,
+  status: string,
+  output: string,
+): { events: MappedEvent[]; passthrough: string[] } {
   const passthrough = output.split("\n").filter((l) => l.startsWith(EVENT_PREFIX));
   const shown = output
     .split("\n")
@@ -29,7 +39,13 @@ export function commandEvents(agent: AgentName, command: string, exitCode: numbe
     payload: {
       message: clip(`$ ${command}${exitCode === null ? "" : ` (exit ${exitCode})`}`, MESSAGE_CHARS),
       kind: "command",
-      metadata: { agent, command: clip(command, MESSAGE_CHARS), exit_code: exitCode, status, output: tail(shown, OUTPUT_CHARS) },
+      metadata: {
+        agent,
+        command: clip(command, MESSAGE_CHARS),
+        exit_code: exitCode,
+        status,
+        output: tail(shown, OUTPUT_CHARS),
+      },
     },
   };
   return { events: [event], passthrough };
@@ -48,7 +64,12 @@ export function refusedEvent(agent: AgentName, state: StreamState, refusal: Refu
     payload: {
       message: clip(`${agent} refused ${refusedWhat(refusal)}: ${refusal.reason}`, MESSAGE_CHARS),
       kind: "refused",
-      metadata: { agent, tool: refusal.tool, command: refusal.command === null ? null : clip(refusal.command, MESSAGE_CHARS), reason: clip(refusal.reason, MESSAGE_CHARS) },
+      metadata: {
+        agent,
+        tool: refusal.tool,
+        command: refusal.command === null ? null : clip(refusal.command, MESSAGE_CHARS),
+        reason: clip(refusal.reason, MESSAGE_CHARS),
+      },
     },
   };
 }

@@ -54,7 +54,16 @@ export const gemini: AgentDriver = {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     // The key is redacted from the environment of the commands it runs.
     // general.maxAttempts: one retry of a failed request (its default is 10, with growing backoff).
-    const config = { general: { maxAttempts: 2 }, security: { auth: { selectedType: "gemini-api-key" }, folderTrust: { enabled: false }, environmentVariableRedaction: { enabled: true, blocked: ["GEMINI_API_KEY", "GOOGLE_API_KEY"] } }, privacy: { usageStatisticsEnabled: false }, telemetry: { enabled: false } };
+    const config = {
+      general: { maxAttempts: 2 },
+      security: {
+        auth: { selectedType: "gemini-api-key" },
+        folderTrust: { enabled: false },
+        environmentVariableRedaction: { enabled: true, blocked: ["GEMINI_API_KEY", "GOOGLE_API_KEY"] },
+      },
+      privacy: { usageStatisticsEnabled: false },
+      telemetry: { enabled: false },
+    };
     writeFileSync(join(dir, "settings.json"), `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
     writeFileSync(join(dir, "GEMINI.md"), instructions, { mode: 0o600 });
     return {
@@ -66,7 +75,16 @@ export const gemini: AgentDriver = {
   },
 
   argv(settings, sessionId) {
-    return ["-p", "", "--output-format", "stream-json", "--yolo", ...(settings.model ? ["-m", settings.model] : []), ...(sessionId ? ["--resume", sessionId] : []), ...settings.args];
+    return [
+      "-p",
+      "",
+      "--output-format",
+      "stream-json",
+      "--yolo",
+      ...(settings.model ? ["-m", settings.model] : []),
+      ...(sessionId ? ["--resume", sessionId] : []),
+      ...settings.args,
+    ];
   },
 
   mapLine(line, state) {
@@ -77,7 +95,14 @@ export const gemini: AgentDriver = {
       case "init":
         state.sessionId = String(line.session_id ?? "") || null;
         if (typeof line.model === "string" && line.model) state.model = line.model;
-        events.push({ type: "INFO", payload: { message: `gemini session ${state.sessionId}`, kind: "agent_session", metadata: { agent: "gemini", session_id: state.sessionId, model: line.model ?? null } } });
+        events.push({
+          type: "INFO",
+          payload: {
+            message: `gemini session ${state.sessionId}`,
+            kind: "agent_session",
+            metadata: { agent: "gemini", session_id: state.sessionId, model: line.model ?? null },
+          },
+        });
         events.push({ type: "PHASE_STARTED", payload: { phase: "agent_turn" } });
         break;
       case "message":
@@ -87,7 +112,15 @@ export const gemini: AgentDriver = {
         const name = String(line.tool_name ?? "");
         const input = (line.parameters ?? {}) as Record<string, unknown>;
         state.tools.set(String(line.tool_id), { name, input });
-        if (name !== SHELL_TOOL) events.push({ type: "INFO", payload: { message: `tool ${name}`, kind: "tool_call", metadata: { agent: "gemini", tool: name, input: clip(JSON.stringify(input), MESSAGE_CHARS) } } });
+        if (name !== SHELL_TOOL)
+          events.push({
+            type: "INFO",
+            payload: {
+              message: `tool ${name}`,
+              kind: "tool_call",
+              metadata: { agent: "gemini", tool: name, input: clip(JSON.stringify(input), MESSAGE_CHARS) },
+            },
+          });
         break;
       }
       case "tool_result": {
@@ -96,25 +129,48 @@ export const gemini: AgentDriver = {
         if (!call) break;
         const why = refusal(call.name, line);
         if (why !== null) {
-          events.push(refusedEvent("gemini", state, { tool: call.name, command: call.name === SHELL_TOOL ? String(call.input.command ?? "") : null, reason: why }));
+          events.push(
+            refusedEvent("gemini", state, {
+              tool: call.name,
+              command: call.name === SHELL_TOOL ? String(call.input.command ?? "") : null,
+              reason: why,
+            }),
+          );
           break;
         }
         // A file tool's path counts once the write went through (not when it was refused or failed).
-        if (FILE_TOOLS.has(call.name) && line.status === "success" && typeof call.input.file_path === "string") state.changedFiles.add(call.input.file_path);
+        if (FILE_TOOLS.has(call.name) && line.status === "success" && typeof call.input.file_path === "string")
+          state.changedFiles.add(call.input.file_path);
         if (call.name !== SHELL_TOOL) break;
-        const mapped = commandEvents("gemini", String(call.input.command ?? ""), null, line.status === "success" ? "completed" : "failed", String(line.output ?? (line.error as { message?: string } | undefined)?.message ?? ""));
+        const mapped = commandEvents(
+          "gemini",
+          String(call.input.command ?? ""),
+          null,
+          line.status === "success" ? "completed" : "failed",
+          String(line.output ?? (line.error as { message?: string } | undefined)?.message ?? ""),
+        );
         events.push(...mapped.events);
         passthrough.push(...mapped.passthrough);
         break;
       }
       case "error":
-        events.push({ type: "INFO", payload: { message: String(line.message ?? "error"), kind: "agent_warning", metadata: { agent: "gemini", severity: line.severity ?? null } } });
+        events.push({
+          type: "INFO",
+          payload: {
+            message: String(line.message ?? "error"),
+            kind: "agent_warning",
+            metadata: { agent: "gemini", severity: line.severity ?? null },
+          },
+        });
         break;
       case "result": {
         state.turnFinished = true;
         const ok = line.status === "success";
         if (!ok) state.failure = String((line.error as { message?: string } | undefined)?.message ?? "the turn failed");
-        events.push(...geminiUsage((line.stats ?? {}) as Record<string, unknown>, state), { type: "PHASE_FINISHED", payload: { phase: "agent_turn", success: ok } });
+        events.push(...geminiUsage((line.stats ?? {}) as Record<string, unknown>, state), {
+          type: "PHASE_FINISHED",
+          payload: { phase: "agent_turn", success: ok },
+        });
         break;
       }
       default:

@@ -70,28 +70,46 @@ Attempts at the refused commands fail and are recorded as violations.
 }
 
 /** The task: the prompt given, and the blackboard entry the run works on (summary, details, target docs, refs). */
-export function taskText(prompt: string | undefined, entry: Record<string, unknown> | null, outcomes: readonly string[] = []): string {
+export function taskText(
+  prompt: string | undefined,
+  entry: Record<string, unknown> | null,
+  outcomes: readonly string[] = [],
+): string {
   const parts: string[] = [];
   if (prompt) parts.push(prompt);
   if (entry) {
     const payload = (entry.payload ?? {}) as Record<string, unknown>;
     parts.push(`Work item ${String(entry.id)} (kind ${String(entry.kind)}, from ${String(entry.from)}):`);
     if (payload.summary !== undefined) parts.push(`Summary: ${String(payload.summary)}`);
-    if (payload.details !== undefined) parts.push(`Details: ${typeof payload.details === "string" ? payload.details : JSON.stringify(payload.details, null, 2)}`);
+    if (payload.details !== undefined)
+      parts.push(
+        `Details: ${typeof payload.details === "string" ? payload.details : JSON.stringify(payload.details, null, 2)}`,
+      );
     const docs = entry.target_docs as unknown[] | undefined;
-    if (docs?.length) parts.push(`Target documents: ${docs.map((d) => (typeof d === "string" ? d : JSON.stringify(d))).join(", ")}`);
+    if (docs?.length)
+      parts.push(`Target documents: ${docs.map((d) => (typeof d === "string" ? d : JSON.stringify(d))).join(", ")}`);
     // The roles contract's object form (source entry, run, branch, commit, pull request, artifacts) or the older list.
     const refs = payload.refs;
-    const refLines = Array.isArray(refs) ? refs.map((r) => `- ${JSON.stringify(r)}`) : refs !== null && typeof refs === "object" ? Object.entries(refs).map(([k, v]) => `- ${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`) : [];
+    const refLines = Array.isArray(refs)
+      ? refs.map((r) => `- ${JSON.stringify(r)}`)
+      : refs !== null && typeof refs === "object"
+        ? Object.entries(refs).map(([k, v]) => `- ${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`)
+        : [];
     if (refLines.length) parts.push(`References:\n${refLines.join("\n")}`);
-    const rest = Object.fromEntries(Object.entries(payload).filter(([k]) => !["summary", "details", "refs"].includes(k)));
+    const rest = Object.fromEntries(
+      Object.entries(payload).filter(([k]) => !["summary", "details", "refs"].includes(k)),
+    );
     if (Object.keys(rest).length) parts.push(`Other fields: ${JSON.stringify(rest)}`);
   }
   if (parts.length === 0) parts.push("No task was given: emit ERROR saying so, then stop.");
   if (outcomes.length > 0) {
-    parts.push(`Your verdict routes the work: finish with \`pmagent emit COMPLETED --status success --outcome <outcome> --summary "…"\`, where the outcome is ${outcomes.map((o) => `\`${o}\``).join(" or ")} to send the work on that way (your summary goes with it: say exactly what must change), or \`approved\` to let it go on.`);
+    parts.push(
+      `Your verdict routes the work: finish with \`pmagent emit COMPLETED --status success --outcome <outcome> --summary "…"\`, where the outcome is ${outcomes.map((o) => `\`${o}\``).join(" or ")} to send the work on that way (your summary goes with it: say exactly what must change), or \`approved\` to let it go on.`,
+    );
   }
-  parts.push("Follow the Lattice sprite protocol in your instructions. Finish with `pmagent emit COMPLETED` (or ERROR).");
+  parts.push(
+    "Follow the Lattice sprite protocol in your instructions. Finish with `pmagent emit COMPLETED` (or ERROR).",
+  );
   return parts.join("\n\n");
 }
 

@@ -15,7 +15,12 @@ export function driverFor(name: string): AgentDriver {
   const driver = isAgentName(name) ? DRIVERS[name] : undefined;
   if (!driver) {
     const ready = Object.keys(DRIVERS).join(", ");
-    throw new UsageError("agent_unsupported", isAgentName(name) ? `agent ${name} is not supported yet (supported: ${ready})` : `unknown agent "${name}" (expected one of ${ready})`);
+    throw new UsageError(
+      "agent_unsupported",
+      isAgentName(name)
+        ? `agent ${name} is not supported yet (supported: ${ready})`
+        : `unknown agent "${name}" (expected one of ${ready})`,
+    );
   }
   return driver;
 }

@@ -7,7 +7,18 @@
  * this process like any sprite: its ingest and its exactly-once dedupe are unchanged.
  */
 import { spawn } from "node:child_process";
-import { closeSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
@@ -40,7 +51,8 @@ export function findAgentCli(packageName: string, binName: string, path: string)
     const pkg = JSON.parse(readFileSync(pkgFile, "utf8")) as { bin?: string | Record<string, string> };
     const bin = typeof pkg.bin === "string" ? pkg.bin : pkg.bin?.[binName];
     // A JavaScript bin runs under this node; a native one (Claude Code's) on its own.
-    if (bin) return /\.[cm]?js$/.test(bin) ? [process.execPath, join(dirname(pkgFile), bin)] : [join(dirname(pkgFile), bin)];
+    if (bin)
+      return /\.[cm]?js$/.test(bin) ? [process.execPath, join(dirname(pkgFile), bin)] : [join(dirname(pkgFile), bin)];
   } catch {
     // not installed beside pmagent
   }
@@ -78,7 +90,12 @@ function fileSize(path: string): number {
 }
 
 /** What the agent wrote to the outbox itself since `offset`: its event types (it may end the run on its own) and the files it declared (ARTIFACT kind file). */
-function outboxSince(path: string, offset: number, spriteId: string, workspace: string): { types: Set<string>; files: Set<string> } {
+function outboxSince(
+  path: string,
+  offset: number,
+  spriteId: string,
+  workspace: string,
+): { types: Set<string>; files: Set<string> } {
   const types = new Set<string>();
   const files = new Set<string>();
   const out = { types, files };
@@ -95,10 +112,15 @@ function outboxSince(path: string, offset: number, spriteId: string, workspace: 
     readSync(fd, buf, 0, buf.length, offset);
     for (const line of buf.toString("utf8").split("\n")) {
       try {
-        const e = JSON.parse(line) as { event_type?: string; sprite_id?: string; payload?: { kind?: unknown; ref?: unknown } };
+        const e = JSON.parse(line) as {
+          event_type?: string;
+          sprite_id?: string;
+          payload?: { kind?: unknown; ref?: unknown };
+        };
         if (e.sprite_id !== spriteId || !e.event_type) continue;
         types.add(e.event_type);
-        if (e.event_type === "ARTIFACT" && e.payload?.kind === "file" && typeof e.payload.ref === "string") files.add(workspacePath(e.payload.ref, workspace));
+        if (e.event_type === "ARTIFACT" && e.payload?.kind === "file" && typeof e.payload.ref === "string")
+          files.add(workspacePath(e.payload.ref, workspace));
       } catch {
         // not an event line: the supervisor reports it
       }
@@ -152,10 +174,17 @@ export async function runAgent(o: AgentRunOptions): Promise<number> {
   const sprite = new Sprite({ env, secrets: o.apiKey ? [o.apiKey] : [] });
   const workspace = sprite.workspace;
   const home = env.HOME;
-  if (!home) throw new UsageError("agent_home_missing", "HOME is not set: the agent needs a private home for its configuration and sessions");
+  if (!home)
+    throw new UsageError(
+      "agent_home_missing",
+      "HOME is not set: the agent needs a private home for its configuration and sessions",
+    );
   const cli = findAgentCli(driver.packageName, driver.binName, env.PATH ?? "");
   if (!cli) {
-    sprite.error(`${driver.binName} is not installed: install ${driver.packageName} (npm install -g ${driver.packageName}) where pmagent runs`, { agent: o.agent });
+    sprite.error(
+      `${driver.binName} is not installed: install ${driver.packageName} (npm install -g ${driver.packageName}) where pmagent runs`,
+      { agent: o.agent },
+    );
     return 1;
   }
   const settings: AgentSettings = {
@@ -166,7 +195,12 @@ export async function runAgent(o: AgentRunOptions): Promise<number> {
     workspace,
     home,
   };
-  const instructions = protocolInstructions({ spriteId: sprite.spriteId, workItemId: sprite.workItemId, workspace, sandboxed: env.LATTICE_SANDBOX === "bwrap" });
+  const instructions = protocolInstructions({
+    spriteId: sprite.spriteId,
+    workItemId: sprite.workItemId,
+    workspace,
+    sandboxed: env.LATTICE_SANDBOX === "bwrap",
+  });
   const agentEnv = driver.prepare(settings, instructions);
 
   const { resume, key, replayed } = readResume(workspace, { mark: false });
@@ -174,11 +208,16 @@ export async function runAgent(o: AgentRunOptions): Promise<number> {
   const sessionId = resume && saved ? saved : null;
   // The outcomes the role routes on (config on_outcome), as the supervisor passed them.
   const outcomes = (env.PMAGENT_OUTCOMES ?? "").split(",").filter((x) => x !== "");
-  const task = resume ? (saved ? resumeText(resume) : `${taskText(o.prompt, readEntry(env), outcomes)}\n\n${resumeText(resume)}`) : taskText(o.prompt, readEntry(env), outcomes);
+  const task = resume
+    ? saved
+      ? resumeText(resume)
+      : `${taskText(o.prompt, readEntry(env), outcomes)}\n\n${resumeText(resume)}`
+    : taskText(o.prompt, readEntry(env), outcomes);
   if (resume && key) markResumed(workspace, key);
   // A person's follow-up message is part of the conversation: recorded as the agent hears it.
   const followUp = resume && !replayed ? followUpOf(resume) : null;
-  if (followUp !== null) sprite.info(clip(followUp, MESSAGE_CHARS), { kind: "follow_up", metadata: { agent: o.agent } });
+  if (followUp !== null)
+    sprite.info(clip(followUp, MESSAGE_CHARS), { kind: "follow_up", metadata: { agent: o.agent } });
 
   const before = gitSnapshot(workspace);
   const outbox = outboxPath(workspace);
@@ -187,7 +226,11 @@ export async function runAgent(o: AgentRunOptions): Promise<number> {
   state.sessionId = sessionId;
   state.model = settings.model ?? null;
 
-  const child = spawn(cli[0]!, [...cli.slice(1), ...driver.argv(settings, sessionId)], { cwd: workspace, env: { ...driver.envDefaults, ...env, ...agentEnv }, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(cli[0]!, [...cli.slice(1), ...driver.argv(settings, sessionId)], {
+    cwd: workspace,
+    env: { ...driver.envDefaults, ...env, ...agentEnv },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   // The task goes on stdin: no argument list (visible to every process) carries resume inputs.
   child.stdin.on("error", () => undefined);
   child.stdin.end(task);
@@ -238,13 +281,21 @@ export async function runAgent(o: AgentRunOptions): Promise<number> {
   // Each changed file once: not again when the agent declared it itself.
   for (const c of changes) {
     if (c.kind === "commit") sprite.artifact("commit", { ref: c.ref, metadata: { agent: o.agent } });
-    else if (!own.files.has(c.path)) sprite.artifact("file", { ref: c.ref, metadata: { agent: o.agent, path: c.path } });
+    else if (!own.files.has(c.path))
+      sprite.artifact("file", { ref: c.ref, metadata: { agent: o.agent, path: c.path } });
   }
   if (own.types.has("WAITING") || own.types.has("COMPLETED") || own.types.has("ERROR")) return exit.code ?? 1;
   // The CLI refused the agent's work and nothing else came of it (no change, no artifact or action of its own): not a success.
   const workDone = changes.length > 0 || own.types.has("ARTIFACT") || own.types.has("ACTION_REQUEST");
   if (exit.code === 0 && !state.failure && state.refused.length > 0 && !workDone) {
-    sprite.error(clip(refusalReason(o.agent, state.refused, state.lastMessage), MESSAGE_CHARS), { agent: o.agent, refused: state.refused.map((r) => ({ tool: r.tool, command: r.command === null ? null : clip(r.command, MESSAGE_CHARS), reason: clip(r.reason, MESSAGE_CHARS) })) });
+    sprite.error(clip(refusalReason(o.agent, state.refused, state.lastMessage), MESSAGE_CHARS), {
+      agent: o.agent,
+      refused: state.refused.map((r) => ({
+        tool: r.tool,
+        command: r.command === null ? null : clip(r.command, MESSAGE_CHARS),
+        reason: clip(r.reason, MESSAGE_CHARS),
+      })),
+    });
     return 1;
   }
   if (exit.code === 0 && !state.failure) {
@@ -252,6 +303,10 @@ export async function runAgent(o: AgentRunOptions): Promise<number> {
     return 0;
   }
   const why = exit.error ?? state.failure ?? `${driver.binName} exited with code ${exit.code}`;
-  sprite.error(clip(why, MESSAGE_CHARS), { agent: o.agent, exit_code: exit.code, last_message: state.lastMessage === null ? null : clip(state.lastMessage, MESSAGE_CHARS) });
+  sprite.error(clip(why, MESSAGE_CHARS), {
+    agent: o.agent,
+    exit_code: exit.code,
+    last_message: state.lastMessage === null ? null : clip(state.lastMessage, MESSAGE_CHARS),
+  });
   return exit.code || 1;
 }

@@ -47,7 +47,18 @@ export interface Refusal {
 }
 
 export function newStreamState(): StreamState {
-  return { sessionId: null, model: null, lastMessage: null, failure: null, changedFiles: new Set(), turnFinished: false, text: "", tools: new Map(), toolErrors: new Map(), refused: [] };
+  return {
+    sessionId: null,
+    model: null,
+    lastMessage: null,
+    failure: null,
+    changedFiles: new Set(),
+    turnFinished: false,
+    text: "",
+    tools: new Map(),
+    toolErrors: new Map(),
+    refused: [],
+  };
 }
 
 /** What one stdout line of the CLI becomes. `passthrough`: LATTICE_EVENT lines found in command output, printed as they are. */

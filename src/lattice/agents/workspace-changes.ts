@@ -16,7 +16,11 @@ export interface GitSnapshot {
 export type WorkspaceChange = { kind: "file"; path: string; ref: string } | { kind: "commit"; ref: string };
 
 function git(cwd: string, args: string[]): string | null {
-  const r = spawnSync("git", ["-c", "core.quotepath=off", ...args], { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  const r = spawnSync("git", ["-c", "core.quotepath=off", ...args], {
+    cwd,
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+  });
   return r.status === 0 ? r.stdout : null;
 }
 
@@ -53,7 +57,11 @@ export function gitSnapshot(workspace: string): GitSnapshot | null {
 }
 
 /** Files and commits changed since `before`, plus the paths the agent's own items reported. */
-export function changedSince(workspace: string, before: GitSnapshot | null, reported: Iterable<string>): WorkspaceChange[] {
+export function changedSince(
+  workspace: string,
+  before: GitSnapshot | null,
+  reported: Iterable<string>,
+): WorkspaceChange[] {
   const files = new Set<string>();
   for (const p of reported) {
     const rel = isAbsolute(p) ? relative(workspace, p) : p;
@@ -67,11 +75,21 @@ export function changedSince(workspace: string, before: GitSnapshot | null, repo
     const head = git(workspace, ["rev-parse", "--verify", "-q", "HEAD"])?.trim() || null;
     if (head && head !== before.head) {
       const range = before.head ? [`${before.head}..${head}`] : [head];
-      commits.push(...(git(workspace, ["rev-list", "--reverse", ...range])?.trim().split("\n").filter(Boolean) ?? []));
-      const names = before.head ? git(workspace, ["diff", "--name-only", "-z", before.head, head]) : git(workspace, ["ls-tree", "-r", "--name-only", "-z", head]);
+      commits.push(
+        ...(git(workspace, ["rev-list", "--reverse", ...range])
+          ?.trim()
+          .split("\n")
+          .filter(Boolean) ?? []),
+      );
+      const names = before.head
+        ? git(workspace, ["diff", "--name-only", "-z", before.head, head])
+        : git(workspace, ["ls-tree", "-r", "--name-only", "-z", head]);
       for (const p of names?.split("\0").filter(Boolean) ?? []) if (!p.startsWith(`${LATTICE_DIR}/`)) files.add(p);
     }
   }
   // Repository-relative: the path the next role (and a pull request) knows the file by.
-  return [...[...files].sort().map((path) => ({ kind: "file" as const, path, ref: path })), ...commits.map((ref) => ({ kind: "commit" as const, ref }))];
+  return [
+    ...[...files].sort().map((path) => ({ kind: "file" as const, path, ref: path })),
+    ...commits.map((ref) => ({ kind: "commit" as const, ref })),
+  ];
 }

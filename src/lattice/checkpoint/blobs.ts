@@ -13,7 +13,21 @@
  * against the name it was asked for: a blob whose bytes do not hash to its name is refused
  * before any of them is used.
  */
-import { closeSync, constants, copyFileSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, unlinkSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  copyFileSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import { createHash, randomBytes, type Hash } from "node:crypto";
 import { join } from "node:path";
 import { NotFoundError } from "../../core/index.js";
@@ -252,7 +266,11 @@ export class BlobStore {
 
 function verify(hash: Hash, sha256: string): void {
   const actual = hash.digest("hex");
-  if (actual !== sha256) throw new BlobDamagedError(sha256, `does not hold the content its name says (its bytes hash to ${actual.slice(0, 12)}…)`);
+  if (actual !== sha256)
+    throw new BlobDamagedError(
+      sha256,
+      `does not hold the content its name says (its bytes hash to ${actual.slice(0, 12)}…)`,
+    );
 }
 
 function readFully(fd: number, size: number, sha256: string): Buffer {

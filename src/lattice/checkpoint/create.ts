@@ -45,7 +45,10 @@ function readOrSkip<T>(node: WalkedNode, read: () => T): T | undefined {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return undefined;
     if (code === "EACCES" || code === "EPERM") {
-      throw new RefusedError("checkpoint_unreadable", `cannot checkpoint ${node.path}: permission denied (make it readable by the sprite's user, or remove it from the workspace)`);
+      throw new RefusedError(
+        "checkpoint_unreadable",
+        `cannot checkpoint ${node.path}: permission denied (make it readable by the sprite's user, or remove it from the workspace)`,
+      );
     }
     throw err;
   }
@@ -94,10 +97,27 @@ export function createCheckpoint(workspace: string, dir: string): CreateResult {
       }
     }
     const id = `chk_${randomBytes(12).toString("hex")}`;
-    const manifest: Manifest = { version: MANIFEST_VERSION, id, created_at: nowIso(), workspace: root, files, bytes, entries };
+    const manifest: Manifest = {
+      version: MANIFEST_VERSION,
+      id,
+      created_at: nowIso(),
+      workspace: root,
+      files,
+      bytes,
+      entries,
+    };
     writeFileAtomic(manifestPath(dir, id), JSON.stringify(manifest));
     cache.retain(seen);
     cache.save();
-    return { id, created_at: manifest.created_at, workspace: root, files, bytes, hashed_files: hashed, new_blobs: newBlobs, new_bytes: newBytes };
+    return {
+      id,
+      created_at: manifest.created_at,
+      workspace: root,
+      files,
+      bytes,
+      hashed_files: hashed,
+      new_blobs: newBlobs,
+      new_bytes: newBytes,
+    };
   });
 }

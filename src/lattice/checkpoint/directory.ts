@@ -57,7 +57,11 @@ export interface PruneResult {
 
 /** Keep the newest `keep` checkpoints, delete the others and every blob no kept checkpoint uses. */
 export function pruneCheckpoints(dir: string, keep: number): PruneResult {
-  if (!Number.isInteger(keep) || keep < 0) throw new UsageError("invalid_option", `--keep expects a whole number of checkpoints to keep (0 or more), got ${keep}`);
+  if (!Number.isInteger(keep) || keep < 0)
+    throw new UsageError(
+      "invalid_option",
+      `--keep expects a whole number of checkpoints to keep (0 or more), got ${keep}`,
+    );
   if (!existsSync(dir)) return { removed_checkpoints: [], kept: 0, removed_blobs: 0, freed_bytes: 0 };
   return withDirLock(dir, () => {
     const all = listCheckpoints(dir);
@@ -65,7 +69,8 @@ export function pruneCheckpoints(dir: string, keep: number): PruneResult {
     const kept = all.slice(doomed.length);
     for (const c of doomed) unlinkSync(manifestPath(dir, c.id));
     const referenced = new Set<string>();
-    for (const c of kept) for (const e of readManifest(dir, c.id).entries) if (e.type === "file") referenced.add(e.sha256);
+    for (const c of kept)
+      for (const e of readManifest(dir, c.id).entries) if (e.type === "file") referenced.add(e.sha256);
     let removedBlobs = 0;
     let freed = 0;
     const blobRoot = join(dir, "blobs");
@@ -95,6 +100,11 @@ export function pruneCheckpoints(dir: string, keep: number): PruneResult {
         cache.save();
       }
     }
-    return { removed_checkpoints: doomed.map((c) => c.id), kept: kept.length, removed_blobs: removedBlobs, freed_bytes: freed };
+    return {
+      removed_checkpoints: doomed.map((c) => c.id),
+      kept: kept.length,
+      removed_blobs: removedBlobs,
+      freed_bytes: freed,
+    };
   });
 }

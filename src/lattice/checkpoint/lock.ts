@@ -62,7 +62,10 @@ export function withDirLock<T>(dir: string, fn: () => T): T {
       continue;
     }
     if (Date.now() > deadline) {
-      throw new UnavailableError("checkpoint_dir_locked", `checkpoint directory ${dir} is locked by process ${owner || "unknown"} for more than ${WAIT_MS / 1000}s; if no pmagent checkpoint command is running, delete ${path}`);
+      throw new UnavailableError(
+        "checkpoint_dir_locked",
+        `checkpoint directory ${dir} is locked by process ${owner || "unknown"} for more than ${WAIT_MS / 1000}s; if no pmagent checkpoint command is running, delete ${path}`,
+      );
     }
     sleepSync(POLL_MS);
   }

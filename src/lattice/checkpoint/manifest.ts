@@ -39,7 +39,13 @@ const isMode = (v: unknown): v is number => isCount(v) && v <= 0o7777;
 function entryProblem(e: unknown, dirs: Set<string>, paths: Set<string>): string | undefined {
   if (!isObject(e)) return "is not an object";
   const path = e.path;
-  if (typeof path !== "string" || path === "" || path.startsWith("/") || path.includes("\0") || path.split("/").some((s) => s === "" || s === "." || s === "..")) {
+  if (
+    typeof path !== "string" ||
+    path === "" ||
+    path.startsWith("/") ||
+    path.includes("\0") ||
+    path.split("/").some((s) => s === "" || s === "." || s === "..")
+  ) {
     return "path: expected a relative path without '.', '..' or empty segments";
   }
   // One entry per path: a path listed as a directory and again as a link would have restore
@@ -55,7 +61,9 @@ function entryProblem(e: unknown, dirs: Set<string>, paths: Set<string>): string
       dirs.add(path);
       return isMode(e.mode) ? undefined : "mode: expected a file mode";
     case "symlink":
-      return typeof e.target === "string" && e.target !== "" && !e.target.includes("\0") ? undefined : "target: expected the link's target";
+      return typeof e.target === "string" && e.target !== "" && !e.target.includes("\0")
+        ? undefined
+        : "target: expected the link's target";
     case "file":
       if (!isMode(e.mode)) return "mode: expected a file mode";
       if (!isCount(e.size)) return "size: expected a byte count";
@@ -70,8 +78,10 @@ function entryProblem(e: unknown, dirs: Set<string>, paths: Set<string>): string
 export function checkManifest(raw: unknown): { ok: true; manifest: Manifest } | { ok: false; problem: string } {
   if (!isObject(raw)) return { ok: false, problem: "$: expected an object" };
   if (raw.version !== MANIFEST_VERSION) return { ok: false, problem: `$.version: expected ${MANIFEST_VERSION}` };
-  if (typeof raw.id !== "string" || !CHECKPOINT_ID.test(raw.id)) return { ok: false, problem: "$.id: expected a checkpoint id" };
-  if (typeof raw.created_at !== "string" || typeof raw.workspace !== "string") return { ok: false, problem: "$.created_at, $.workspace: expected strings" };
+  if (typeof raw.id !== "string" || !CHECKPOINT_ID.test(raw.id))
+    return { ok: false, problem: "$.id: expected a checkpoint id" };
+  if (typeof raw.created_at !== "string" || typeof raw.workspace !== "string")
+    return { ok: false, problem: "$.created_at, $.workspace: expected strings" };
   if (!isCount(raw.files) || !isCount(raw.bytes)) return { ok: false, problem: "$.files, $.bytes: expected counts" };
   if (!Array.isArray(raw.entries)) return { ok: false, problem: "$.entries: expected an array" };
   const dirs = new Set<string>();
@@ -91,12 +101,18 @@ export function manifestPath(dir: string, id: string): string {
 }
 
 export function checkpointNotFound(dir: string, id: string): NotFoundError {
-  return new NotFoundError("checkpoint_not_found", `checkpoint ${id} does not exist in ${dir} (see pmagent checkpoint list)`);
+  return new NotFoundError(
+    "checkpoint_not_found",
+    `checkpoint ${id} does not exist in ${dir} (see pmagent checkpoint list)`,
+  );
 }
 
 export function checkId(id: string): void {
   if (!CHECKPOINT_ID.test(id)) {
-    throw new UsageError("invalid_checkpoint_id", `"${id}" is not a checkpoint id (expected chk_ followed by letters, digits, '_' or '-', as printed by pmagent checkpoint create)`);
+    throw new UsageError(
+      "invalid_checkpoint_id",
+      `"${id}" is not a checkpoint id (expected chk_ followed by letters, digits, '_' or '-', as printed by pmagent checkpoint create)`,
+    );
   }
 }
 
@@ -118,7 +134,11 @@ export function readManifest(dir: string, id: string): Manifest {
   let text: string;
   try {
     const size = fstatSync(fd).size;
-    if (size > MANIFEST_MAX_BYTES) throw new UsageError("checkpoint_damaged", `manifest ${path} is ${size} bytes, more than the ${MANIFEST_MAX_BYTES} a manifest may have`);
+    if (size > MANIFEST_MAX_BYTES)
+      throw new UsageError(
+        "checkpoint_damaged",
+        `manifest ${path} is ${size} bytes, more than the ${MANIFEST_MAX_BYTES} a manifest may have`,
+      );
     const buf = Buffer.allocUnsafe(size);
     let off = 0;
     while (off < size) {
@@ -138,6 +158,10 @@ export function readManifest(dir: string, id: string): Manifest {
   }
   const checked = checkManifest(raw);
   if (!checked.ok) throw new UsageError("checkpoint_damaged", `manifest ${path} is damaged: ${checked.problem}`);
-  if (checked.manifest.id !== id) throw new UsageError("checkpoint_damaged", `manifest ${path} is damaged: $.id: it names ${checked.manifest.id}, not ${id}`);
+  if (checked.manifest.id !== id)
+    throw new UsageError(
+      "checkpoint_damaged",
+      `manifest ${path} is damaged: $.id: it names ${checked.manifest.id}, not ${id}`,
+    );
   return checked.manifest;
 }

@@ -8,14 +8,36 @@
  * with O_EXCL | O_NOFOLLOW or renamed over what is there, modes never carry setuid, setgid or
  * sticky bits, and every blob is checked (regular file, size, hash) before its bytes land.
  */
-import { chmodSync, closeSync, constants, fchmodSync, fstatSync, futimesSync, mkdirSync, openSync, readlinkSync, renameSync, rmSync, symlinkSync, unlinkSync, type Stats } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  futimesSync,
+  mkdirSync,
+  openSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  type Stats,
+} from "node:fs";
 import { randomBytes } from "node:crypto";
 import { NotFoundError } from "../../core/index.js";
 import { beneath } from "../protocol/index.js";
 import { BlobDamagedError, BlobStore, hashFile } from "./blobs.js";
 import { checkpointExists } from "./directory.js";
 import { withDirLock } from "./lock.js";
-import { checkId, checkpointNotFound, readManifest, type FileEntry, type Manifest, type ManifestEntry } from "./manifest.js";
+import {
+  checkId,
+  checkpointNotFound,
+  readManifest,
+  type FileEntry,
+  type Manifest,
+  type ManifestEntry,
+} from "./manifest.js";
 import { isRacy, StatCache } from "./statcache.js";
 import { excludedPaths, walkWorkspace, workspaceRoot, type WalkedNode } from "./walk.js";
 
@@ -86,9 +108,15 @@ function plan(root: string, manifest: Manifest, excluded: Set<string>): RestoreP
     // What a sandboxed sprite saw of pmagent's own files (its view of them) is not restored over them.
     if (excludedBy(entry.path, excluded) !== undefined) continue;
     const have = current.get(entry.path);
-    if (entry.type === "dir" && have?.type === "dir" && permissions(have.stat.mode) === permissions(entry.mode)) continue;
+    if (entry.type === "dir" && have?.type === "dir" && permissions(have.stat.mode) === permissions(entry.mode))
+      continue;
     if (entry.type === "symlink" && have?.type === "symlink" && readlinkSync(have.abs) === entry.target) continue;
-    if (entry.type === "file" && have?.type === "file" && sameContent(have, entry, Number.isNaN(createdMs) ? Infinity : createdMs)) out.keep.push({ entry, have });
+    if (
+      entry.type === "file" &&
+      have?.type === "file" &&
+      sameContent(have, entry, Number.isNaN(createdMs) ? Infinity : createdMs)
+    )
+      out.keep.push({ entry, have });
     else out.make.push({ entry, have });
   }
   return out;
@@ -111,14 +139,22 @@ export interface RestoreSource {
  * blob needed is checked (present, a regular file, its size) before the workspace is touched,
  * and its hash before its bytes are used. `onFile` sees each file's stat once it is in place.
  */
-export function restoreInto(root: string, source: RestoreSource, excluded: Set<string>, onFile?: (entry: FileEntry, stat: Stats) => void): RestoreResult {
+export function restoreInto(
+  root: string,
+  source: RestoreSource,
+  excluded: Set<string>,
+  onFile?: (entry: FileEntry, stat: Stats) => void,
+): RestoreResult {
   const { manifest, blobs } = source;
   const todo = plan(root, manifest, excluded);
   for (const { entry } of todo.make) {
     if (entry.type !== "file") continue;
     const problem = blobs.problem(entry.sha256, entry.size);
     if (problem !== undefined) {
-      throw new NotFoundError("checkpoint_damaged", `checkpoint ${manifest.id} cannot be restored: the content of ${entry.path} (blob ${entry.sha256.slice(0, 12)}…) ${problem} in ${source.where}`);
+      throw new NotFoundError(
+        "checkpoint_damaged",
+        `checkpoint ${manifest.id} cannot be restored: the content of ${entry.path} (blob ${entry.sha256.slice(0, 12)}…) ${problem} in ${source.where}`,
+      );
     }
   }
   // Directories known to be real ones (walked, or made here): paths under them need no new check.
@@ -169,7 +205,11 @@ function writeFromBlob(source: RestoreSource, abs: string, e: FileEntry, replaci
   } catch (err) {
     closeSync(fd);
     unlinkSync(target);
-    if (err instanceof BlobDamagedError) throw new NotFoundError("checkpoint_damaged", `checkpoint ${source.manifest.id} cannot be restored: the content of ${e.path} (${err.message}) in ${source.where}`);
+    if (err instanceof BlobDamagedError)
+      throw new NotFoundError(
+        "checkpoint_damaged",
+        `checkpoint ${source.manifest.id} cannot be restored: the content of ${e.path} (${err.message}) in ${source.where}`,
+      );
     throw err;
   }
   closeSync(fd);
@@ -192,7 +232,12 @@ export function restoreCheckpoint(workspace: string, dir: string, id: string): R
     const manifest = readManifest(dir, id);
     const now = Date.now();
     const cache = StatCache.load(dir, root);
-    const result = restoreInto(root, { manifest, blobs: new BlobStore(dir), where: dir }, excludedPaths(root, dir), (entry, stat) => cache.record(entry.path, stat, entry.sha256, now));
+    const result = restoreInto(
+      root,
+      { manifest, blobs: new BlobStore(dir), where: dir },
+      excludedPaths(root, dir),
+      (entry, stat) => cache.record(entry.path, stat, entry.sha256, now),
+    );
     cache.retain(new Set(manifest.entries.filter((e) => e.type === "file").map((e) => e.path)));
     cache.save();
     return result;

@@ -67,7 +67,8 @@ export class StatCache {
       // No cache yet, or a damaged one: every file is simply hashed again.
     }
     const cache = new StatCache(file, workspace ?? parsed?.workspace ?? "");
-    if (parsed?.version !== 1 || parsed.workspace !== cache.workspace || typeof parsed.entries !== "object") return cache;
+    if (parsed?.version !== 1 || parsed.workspace !== cache.workspace || typeof parsed.entries !== "object")
+      return cache;
     for (const [path, e] of Object.entries(parsed.entries)) {
       if (!Array.isArray(e) || e.length !== 4) continue;
       cache.entries.set(path, { ino: e[0], size: e[1], mtimeMs: e[2], sha256: e[3] });

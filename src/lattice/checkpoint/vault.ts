@@ -101,8 +101,16 @@ export class CheckpointVault {
   checkShared(id: string, raw: unknown): Manifest {
     checkId(id);
     const checked = checkManifest(raw);
-    if (!checked.ok) throw new UsageError("checkpoint_damaged", `the shared manifest of checkpoint ${id} is damaged: ${checked.problem}`);
-    if (checked.manifest.id !== id) throw new UsageError("checkpoint_damaged", `the shared manifest of checkpoint ${id} names ${checked.manifest.id}`);
+    if (!checked.ok)
+      throw new UsageError(
+        "checkpoint_damaged",
+        `the shared manifest of checkpoint ${id} is damaged: ${checked.problem}`,
+      );
+    if (checked.manifest.id !== id)
+      throw new UsageError(
+        "checkpoint_damaged",
+        `the shared manifest of checkpoint ${id} names ${checked.manifest.id}`,
+      );
     return checked.manifest;
   }
 
@@ -114,6 +122,10 @@ export class CheckpointVault {
   restore(runId: string, id: string, workspace: string, protect: readonly string[] = []): RestoreResult {
     const manifest = this.manifest(runId, id);
     const root = workspaceRoot(workspace);
-    return restoreInto(root, { manifest, blobs: this.blobs, where: `the checkpoint store ${this.dir}` }, new Set([LATTICE_DIR, ...protect]));
+    return restoreInto(
+      root,
+      { manifest, blobs: this.blobs, where: `the checkpoint store ${this.dir}` },
+      new Set([LATTICE_DIR, ...protect]),
+    );
   }
 }

@@ -60,11 +60,15 @@ export function walkWorkspace(workspace: string, excluded: Set<string>): WalkedN
 export function workspaceRoot(workspace: string): string {
   try {
     const real = realpathSync(workspace);
-    if (!lstatSync(real).isDirectory()) throw new UsageError("workspace_not_directory", `workspace ${workspace} is not a directory`);
+    if (!lstatSync(real).isDirectory())
+      throw new UsageError("workspace_not_directory", `workspace ${workspace} is not a directory`);
     return real;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") {
-      throw new NotFoundError("workspace_missing", `workspace ${workspace} does not exist (set LATTICE_WORKSPACE or pass --workspace)`);
+      throw new NotFoundError(
+        "workspace_missing",
+        `workspace ${workspace} does not exist (set LATTICE_WORKSPACE or pass --workspace)`,
+      );
     }
     throw err;
   }

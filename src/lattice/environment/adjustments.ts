@@ -49,11 +49,17 @@ function str(details: Record<string, unknown>, keys: string[], what: string, id:
     if (typeof v === "string" && v.trim()) return v.trim();
     if (typeof v === "number") return String(v);
   }
-  throw new UsageError("proposal_details_invalid", `environment proposal ${id} (${what}) needs details.${keys[0]} as a non-empty string`);
+  throw new UsageError(
+    "proposal_details_invalid",
+    `environment proposal ${id} (${what}) needs details.${keys[0]} as a non-empty string`,
+  );
 }
 
 function envName(s: string): string {
-  return s.toUpperCase().replace(/[^A-Z0-9]+/g, "_").replace(/^_|_$/g, "");
+  return s
+    .toUpperCase()
+    .replace(/[^A-Z0-9]+/g, "_")
+    .replace(/^_|_$/g, "");
 }
 
 /**
@@ -83,21 +89,30 @@ export function applyAdjustment(env: RoleEnvironment, p: AcceptedAdjustment): vo
   switch (p.adjustment_type) {
     case "add_preinstall_step": {
       const cmd = d.command;
-      if (Array.isArray(cmd) && cmd.length > 0 && cmd.every((c) => typeof c === "string" && c.length > 0)) env.preinstall.push({ proposal_id: p.id, command: (cmd as string[]).map(shellQuote).join(" ") });
+      if (Array.isArray(cmd) && cmd.length > 0 && cmd.every((c) => typeof c === "string" && c.length > 0))
+        env.preinstall.push({ proposal_id: p.id, command: (cmd as string[]).map(shellQuote).join(" ") });
       else if (typeof cmd === "string" && cmd.trim()) env.preinstall.push({ proposal_id: p.id, command: cmd });
-      else throw new UsageError("proposal_details_invalid", `environment proposal ${p.id} (add_preinstall_step) needs details.command: a command string or a non-empty argv array`);
+      else
+        throw new UsageError(
+          "proposal_details_invalid",
+          `environment proposal ${p.id} (add_preinstall_step) needs details.command: a command string or a non-empty argv array`,
+        );
       break;
     }
     case "runtime_install":
     case "runtime_version_adjust": {
       const runtime = str(d, ["runtime", "name"], p.adjustment_type, p.id);
-      env.env[`PMAGENT_RUNTIME_${envName(runtime)}`] = typeof d.version === "string" || typeof d.version === "number" ? String(d.version) : "latest";
+      env.env[`PMAGENT_RUNTIME_${envName(runtime)}`] =
+        typeof d.version === "string" || typeof d.version === "number" ? String(d.version) : "latest";
       break;
     }
     case "dependency_manager_switch": {
       const manager = str(d, ["to", "manager", "dependency_manager"], p.adjustment_type, p.id);
       env.env.PMAGENT_DEPENDENCY_MANAGER = manager;
-      const install = typeof d.install_command === "string" && d.install_command.trim() ? d.install_command.trim() : INSTALL_COMMANDS[manager];
+      const install =
+        typeof d.install_command === "string" && d.install_command.trim()
+          ? d.install_command.trim()
+          : INSTALL_COMMANDS[manager];
       if (install) env.env.PMAGENT_INSTALL_COMMAND = install;
       else delete env.env.PMAGENT_INSTALL_COMMAND;
       break;
@@ -106,7 +121,9 @@ export function applyAdjustment(env: RoleEnvironment, p: AcceptedAdjustment): vo
       env.env.PMAGENT_SMOKE_COMMAND = str(d, ["command", "smoke_command"], p.adjustment_type, p.id);
       break;
     case "add_system_package": {
-      const list = Array.isArray(d.packages) ? d.packages.filter((x): x is string => typeof x === "string" && x.length > 0) : [str(d, ["package", "packages", "name"], p.adjustment_type, p.id)];
+      const list = Array.isArray(d.packages)
+        ? d.packages.filter((x): x is string => typeof x === "string" && x.length > 0)
+        : [str(d, ["package", "packages", "name"], p.adjustment_type, p.id)];
       const known = env.env.PMAGENT_SYSTEM_PACKAGES?.split(" ") ?? [];
       env.env.PMAGENT_SYSTEM_PACKAGES = [...new Set([...known, ...list])].join(" ");
       break;
@@ -115,13 +132,19 @@ export function applyAdjustment(env: RoleEnvironment, p: AcceptedAdjustment): vo
       env.env.PMAGENT_NETWORK_ACCESS = "enabled";
       env.network = "host";
       const hosts = Array.isArray(d.hosts) ? d.hosts.filter((x): x is string => typeof x === "string") : [];
-      if (hosts.length > 0) env.env.PMAGENT_NETWORK_HOSTS = [...new Set([...(env.env.PMAGENT_NETWORK_HOSTS?.split(",") ?? []), ...hosts])].join(",");
+      if (hosts.length > 0)
+        env.env.PMAGENT_NETWORK_HOSTS = [
+          ...new Set([...(env.env.PMAGENT_NETWORK_HOSTS?.split(",") ?? []), ...hosts]),
+        ].join(",");
       break;
     }
     case "escalate_to_human":
       break;
     default:
-      throw new UsageError("proposal_type_unknown", `environment proposal ${p.id} has an unknown adjustment type "${p.adjustment_type}"`);
+      throw new UsageError(
+        "proposal_type_unknown",
+        `environment proposal ${p.id} has an unknown adjustment type "${p.adjustment_type}"`,
+      );
   }
   env.adjustments.push({ id: p.id, type: p.adjustment_type, details: d });
 }

@@ -10,7 +10,22 @@ import { ConflictError, NotFoundError, PmagentError, UsageError, contentHash } f
 import { inChunks, marks, type Store } from "../../store/index.js";
 import { findExecutable, findSandboxTool, type SandboxMode } from "../sandbox/index.js";
 import { applyAdjustment, emptyRoleEnvironment, shellQuote, type RoleEnvironment } from "./adjustments.js";
-import { InstallFailed, Installer, aptDownloadArgv, aptKnows, aptShowArgv, debExtractArgv, debInstall, findRuntime, npmInstall, npmInstallArgv, runtimeNames, selectRuntime, type InstalledTool, type ToolSource } from "./install.js";
+import {
+  InstallFailed,
+  Installer,
+  aptDownloadArgv,
+  aptKnows,
+  aptShowArgv,
+  debExtractArgv,
+  debInstall,
+  findRuntime,
+  npmInstall,
+  npmInstallArgv,
+  runtimeNames,
+  selectRuntime,
+  type InstalledTool,
+  type ToolSource,
+} from "./install.js";
 import { isDeb, isPackageFile, isTarball, namesProblem, unsafeProposal } from "./names.js";
 import type { EnvironmentProposal, ProposalStore } from "./proposals.js";
 
@@ -73,22 +88,28 @@ function text(d: Record<string, unknown>, key: string): string | undefined {
 
 /** The Debian packages an add_system_package names. */
 function systemPackages(d: Record<string, unknown>): string[] {
-  if (Array.isArray(d.packages)) return d.packages.filter((x): x is string => typeof x === "string" && x.trim() !== "").map((x) => x.trim());
+  if (Array.isArray(d.packages))
+    return d.packages.filter((x): x is string => typeof x === "string" && x.trim() !== "").map((x) => x.trim());
   const one = text(d, "package") ?? text(d, "packages") ?? text(d, "name");
   return one === undefined ? [] : [one];
 }
 
 const managerOf = (d: Record<string, unknown>) => text(d, "to") ?? text(d, "manager") ?? text(d, "dependency_manager")!;
 /** Where a runtime comes from: the source named, else what its package file is, else undecided (the PATH, then apt, then npm). */
-const runtimeSource = (source: ToolSource | undefined, pkg: string | undefined) => source ?? (pkg && isTarball(pkg) ? "npm" : pkg && isDeb(pkg) ? "deb" : undefined);
+const runtimeSource = (source: ToolSource | undefined, pkg: string | undefined) =>
+  source ?? (pkg && isTarball(pkg) ? "npm" : pkg && isDeb(pkg) ? "deb" : undefined);
 const npmSpec = (runtime: string, version: string | undefined) => (version ? `${runtime}@${version}` : runtime);
-const viaNpm = (source: ToolSource | undefined, spec: string, manager: string) => source === "npm" || (source === undefined && (isTarball(spec) || (!isDeb(spec) && JS_MANAGERS.includes(manager))));
+const viaNpm = (source: ToolSource | undefined, spec: string, manager: string) =>
+  source === "npm" || (source === undefined && (isTarball(spec) || (!isDeb(spec) && JS_MANAGERS.includes(manager))));
 
 /** Check, before a proposal is accepted, what installing it needs (a known source) and that it names nothing but bare names and package files. */
 export function checkInstallDetails(p: EnvironmentProposal): void {
   const source = text(p.details, "source");
   if (source !== undefined && !(source in SOURCES)) {
-    throw new UsageError("proposal_details_invalid", `environment proposal ${p.id} (${p.adjustment_type}) has details.source "${source}": use npm, apt (or deb) or path`);
+    throw new UsageError(
+      "proposal_details_invalid",
+      `environment proposal ${p.id} (${p.adjustment_type}) has details.source "${source}": use npm, apt (or deb) or path`,
+    );
   }
   const problem = namesProblem(p.adjustment_type, p.details);
   if (problem) throw unsafeProposal(p.id, p.adjustment_type, problem);
@@ -134,7 +155,8 @@ export interface EnvironmentChangesOptions {
 type Step = Omit<PlannedStep, "command">;
 const withCommand = (s: Step): PlannedStep => ({ ...s, command: s.argv ? s.argv.map(shellQuote).join(" ") : null });
 
-const unsandboxedWhy = (mode: SandboxMode) => (mode === "off" ? `the config's "sandbox" is "off"` : "bubblewrap is not usable here");
+const unsandboxedWhy = (mode: SandboxMode) =>
+  mode === "off" ? `the config's "sandbox" is "off"` : "bubblewrap is not usable here";
 
 /** The changes accepted proposals made to a project's role environments. */
 export class EnvironmentChanges {
@@ -148,8 +170,17 @@ export class EnvironmentChanges {
   installer(): Installer {
     const mode = this.o.sandbox ?? "auto";
     const { bwrap } = findSandboxTool(mode, this.env.PATH ?? "");
-    const hidden = this.o.hidden ?? [join(this.o.root, ".pmagent"), ...(this.env.HOME && resolve(this.env.HOME) !== "/" ? [this.env.HOME] : [])];
-    return new Installer({ env: this.env, bwrap, ...(bwrap ? {} : { unsandboxed: unsandboxedWhy(mode) }), hidden, root: this.o.root });
+    const hidden = this.o.hidden ?? [
+      join(this.o.root, ".pmagent"),
+      ...(this.env.HOME && resolve(this.env.HOME) !== "/" ? [this.env.HOME] : []),
+    ];
+    return new Installer({
+      env: this.env,
+      bwrap,
+      ...(bwrap ? {} : { unsandboxed: unsandboxedWhy(mode) }),
+      hidden,
+      root: this.o.root,
+    });
   }
 
   /** The tools directory of a proposal's change. */
@@ -171,8 +202,14 @@ export class EnvironmentChanges {
     }
     const root = realpathSync(this.o.root);
     const inside = (dir: string) => real === dir || real.startsWith(dir === sep ? dir : `${dir}${sep}`);
-    if (inside(root)) throw unsafeProposal(p.id, p.adjustment_type, `details.package ${JSON.stringify(spec)} is in the project's directory ${root}, where sprites write (workspaces, checkpoints): a package file must be outside it`);
-    if (["/proc", "/sys", "/dev"].some(inside) || !statSync(real).isFile()) throw unsafeProposal(p.id, p.adjustment_type, `details.package ${JSON.stringify(spec)} is not a regular file`);
+    if (inside(root))
+      throw unsafeProposal(
+        p.id,
+        p.adjustment_type,
+        `details.package ${JSON.stringify(spec)} is in the project's directory ${root}, where sprites write (workspaces, checkpoints): a package file must be outside it`,
+      );
+    if (["/proc", "/sys", "/dev"].some(inside) || !statSync(real).isFile())
+      throw unsafeProposal(p.id, p.adjustment_type, `details.package ${JSON.stringify(spec)} is not a regular file`);
     return real;
   }
 
@@ -180,7 +217,9 @@ export class EnvironmentChanges {
   private packages(p: EnvironmentProposal): Map<string, string> {
     checkInstallDetails(p);
     const d = p.details;
-    const specs = [text(d, "package"), ...(p.adjustment_type === "add_system_package" ? systemPackages(d) : [])].filter((x): x is string => x !== undefined);
+    const specs = [text(d, "package"), ...(p.adjustment_type === "add_system_package" ? systemPackages(d) : [])].filter(
+      (x): x is string => x !== undefined,
+    );
     return new Map(specs.map((s) => [s, isPackageFile(s) ? this.packageFile(p, s) : s]));
   }
 
@@ -201,7 +240,11 @@ export class EnvironmentChanges {
 
   /** Apply an accepted proposal (once): install what it names into its own tools directory. */
   async apply(p: EnvironmentProposal, actor: string): Promise<EnvironmentChange> {
-    if (p.status !== "accepted") throw new ConflictError("proposal_not_accepted", `environment proposal ${p.id} is ${p.status}: only an accepted proposal is applied`);
+    if (p.status !== "accepted")
+      throw new ConflictError(
+        "proposal_not_accepted",
+        `environment proposal ${p.id} is ${p.status}: only an accepted proposal is applied`,
+      );
     const dir = this.toolsDir(p);
     let status: ChangeStatus = "applied";
     let reason: string | null = null;
@@ -215,15 +258,31 @@ export class EnvironmentChanges {
     }
     if (installed.length === 0) rmSync(dir, { recursive: true, force: true });
     const rel = (d: string) => relative(this.o.root, d);
-    const effect: ChangeEffect = { tools_dir: installed.length ? rel(dir) : null, installed: installed.map((t) => ({ ...t, bin: t.bin.map(rel) })) };
+    const effect: ChangeEffect = {
+      tools_dir: installed.length ? rel(dir) : null,
+      installed: installed.map((t) => ({ ...t, bin: t.bin.map(rel) })),
+    };
     const ms = (this.o.clock ?? Date.now)();
     const changeId = `envc_${contentHash({ project: this.o.projectId, proposal: p.id }).slice(0, 12)}`;
     const r = await this.o.store.run(
       `INSERT INTO lattice_env_changes (id, project_id, proposal_id, applies_to, adjustment_type, status, effect_json, reason, applied_by, applied_at, applied_ms)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project_id, proposal_id) DO NOTHING`,
-      [changeId, this.o.projectId, p.id, appliesTo(p), p.adjustment_type, status, JSON.stringify(effect), reason, actor, new Date(ms).toISOString(), ms],
+      [
+        changeId,
+        this.o.projectId,
+        p.id,
+        appliesTo(p),
+        p.adjustment_type,
+        status,
+        JSON.stringify(effect),
+        reason,
+        actor,
+        new Date(ms).toISOString(),
+        ms,
+      ],
     );
-    if (r.changes === 0) throw new ConflictError("change_exists", `environment proposal ${p.id} was applied already (change ${changeId})`);
+    if (r.changes === 0)
+      throw new ConflictError("change_exists", `environment proposal ${p.id} was applied already (change ${changeId})`);
     return this.get(changeId);
   }
 
@@ -244,12 +303,17 @@ export class EnvironmentChanges {
         if (from === undefined || from === "path") {
           const exe = await findRuntime(runtime, version, installer);
           if (exe) return [selectRuntime(runtime, exe, dir)];
-          if (from === "path") throw new InstallFailed(`no ${runtime}${version ? ` reporting version ${version}` : ""} on this machine's PATH`);
+          if (from === "path")
+            throw new InstallFailed(
+              `no ${runtime}${version ? ` reporting version ${version}` : ""} on this machine's PATH`,
+            );
         }
         let tool: InstalledTool;
-        if (from === "deb" || (from === undefined && (await aptKnows(pkg ?? runtime, installer)))) tool = await debInstall(pkg ?? runtime, dir, installer);
+        if (from === "deb" || (from === undefined && (await aptKnows(pkg ?? runtime, installer))))
+          tool = await debInstall(pkg ?? runtime, dir, installer);
         else tool = await npmInstall(pkg ?? npmSpec(runtime, version), dir, installer);
-        if (!findExecutable(runtime, tool.bin.join(delimiter))) throw new InstallFailed(`${tool.package} was installed but holds no program named ${runtime}`);
+        if (!findExecutable(runtime, tool.bin.join(delimiter)))
+          throw new InstallFailed(`${tool.package} was installed but holds no program named ${runtime}`);
         return [tool];
       }
       case "add_system_package": {
@@ -261,7 +325,11 @@ export class EnvironmentChanges {
         const manager = managerOf(d);
         if (!pkg && findExecutable(manager, this.env.PATH ?? "")) return [];
         const spec = pkg ?? manager;
-        return [viaNpm(source, spec, manager) ? await npmInstall(spec, dir, installer) : await debInstall(spec, dir, installer)];
+        return [
+          viaNpm(source, spec, manager)
+            ? await npmInstall(spec, dir, installer)
+            : await debInstall(spec, dir, installer),
+        ];
       }
       default:
         return [];
@@ -292,13 +360,21 @@ export class EnvironmentChanges {
     const source = SOURCES[text(d, "source") ?? ""];
     const given = text(d, "package");
     const pkg = given === undefined ? undefined : specs.get(given)!;
-    const npm = (spec: string, when: string | null): Step => ({ when, argv: npmInstallArgv(spec, dir), what: "install the npm package into the change's directory" });
+    const npm = (spec: string, when: string | null): Step => ({
+      when,
+      argv: npmInstallArgv(spec, dir),
+      what: "install the npm package into the change's directory",
+    });
     const deb = (name: string, when: string | null): Step[] =>
       isDeb(name)
         ? [{ when, argv: debExtractArgv(name, dir), what: "unpack the Debian package into the change's directory" }]
         : [
             { when, argv: aptDownloadArgv(name), what: `download the Debian package into ${join(dir, ".download-*")}` },
-            { when, argv: debExtractArgv(join(dir, ".download-*", `${name}_*.deb`), dir), what: "unpack it into the change's directory" },
+            {
+              when,
+              argv: debExtractArgv(join(dir, ".download-*", `${name}_*.deb`), dir),
+              what: "unpack it into the change's directory",
+            },
           ];
     const steps: Step[] = [];
     switch (p.adjustment_type) {
@@ -310,10 +386,19 @@ export class EnvironmentChanges {
         const from = runtimeSource(source, pkg);
         if (from === undefined || from === "path") {
           const names = runtimeNames(runtime, version).join(", ");
-          steps.push({ when: null, argv: null, what: `link the first of ${names} on the PATH${version ? ` whose \`--version\` reports ${version} (each found one's --version runs)` : ""} into ${join(dir, "bin")}${from === "path" ? "; none: the change fails" : ""}` });
+          steps.push({
+            when: null,
+            argv: null,
+            what: `link the first of ${names} on the PATH${version ? ` whose \`--version\` reports ${version} (each found one's --version runs)` : ""} into ${join(dir, "bin")}${from === "path" ? "; none: the change fails" : ""}`,
+          });
         }
         if (from === "path") break;
-        if (from === undefined) steps.push({ when: "if none is found", argv: aptShowArgv(pkg ?? runtime), what: "ask apt whether it knows the package" });
+        if (from === undefined)
+          steps.push({
+            when: "if none is found",
+            argv: aptShowArgv(pkg ?? runtime),
+            what: "ask apt whether it knows the package",
+          });
         if (from !== "npm") steps.push(...deb(pkg ?? runtime, from === undefined ? "if apt knows it" : null));
         if (from !== "deb") steps.push(npm(pkg ?? npmSpec(runtime, version), from === undefined ? "else" : null));
         break;
@@ -323,32 +408,61 @@ export class EnvironmentChanges {
         break;
       case "dependency_manager_switch": {
         const manager = managerOf(d);
-        if (!pkg && findExecutable(manager, this.env.PATH ?? "")) steps.push({ when: null, argv: null, what: `nothing: ${manager} is on the PATH already` });
+        if (!pkg && findExecutable(manager, this.env.PATH ?? ""))
+          steps.push({ when: null, argv: null, what: `nothing: ${manager} is on the PATH already` });
         else if (viaNpm(source, pkg ?? manager, manager)) steps.push(npm(pkg ?? manager, null));
         else steps.push(...deb(pkg ?? manager, null));
         break;
       }
       case "add_preinstall_step": {
         // Not an installer: it runs where and as the role's sprites do.
-        const where = installer.isolation.bwrap ? "in the run's sandbox" : `NOT sandboxed (${installer.isolation.unsandboxed})`;
+        const where = installer.isolation.bwrap
+          ? "in the run's sandbox"
+          : `NOT sandboxed (${installer.isolation.unsandboxed})`;
         const who = p.scope === "global_candidate" ? "every role" : p.role;
-        return { ...base, refused: null, isolation: `${where}, with the sprite's environment, in its workspace`, steps: env.preinstall.map((s) => withCommand({ when: `before each run of ${who}`, argv: ["sh", "-c", s.command], what: "the pre-install step" })) };
+        return {
+          ...base,
+          refused: null,
+          isolation: `${where}, with the sprite's environment, in its workspace`,
+          steps: env.preinstall.map((s) =>
+            withCommand({
+              when: `before each run of ${who}`,
+              argv: ["sh", "-c", s.command],
+              what: "the pre-install step",
+            }),
+          ),
+        };
       }
     }
-    return { ...base, refused: null, isolation: steps.length ? installer.describe() : null, steps: steps.map(withCommand) };
+    return {
+      ...base,
+      refused: null,
+      isolation: steps.length ? installer.describe() : null,
+      steps: steps.map(withCommand),
+    };
   }
 
   /** A change by its id or its proposal's id. */
   async get(id: string): Promise<EnvironmentChange> {
-    const row = await this.o.store.get<Row>("SELECT * FROM lattice_env_changes WHERE project_id = ? AND (id = ? OR proposal_id = ?)", [this.o.projectId, id, id]);
-    if (!row) throw new NotFoundError("change_not_found", `no environment change "${id}" in project ${this.o.projectId}: see \`pmagent env show ROLE\` (a change is made when a proposal is accepted)`);
+    const row = await this.o.store.get<Row>(
+      "SELECT * FROM lattice_env_changes WHERE project_id = ? AND (id = ? OR proposal_id = ?)",
+      [this.o.projectId, id, id],
+    );
+    if (!row)
+      throw new NotFoundError(
+        "change_not_found",
+        `no environment change "${id}" in project ${this.o.projectId}: see \`pmagent env show ROLE\` (a change is made when a proposal is accepted)`,
+      );
     return toChange(row);
   }
 
   /** The change each of these proposals made (accepted ones; none for a proposal never applied). */
   async forProposals(proposalIds: readonly string[]): Promise<Map<string, EnvironmentChange>> {
     const rows = await inChunks(proposalIds, (chunk) =>
-      this.o.store.all<Row>(`SELECT * FROM lattice_env_changes WHERE project_id = ? AND proposal_id IN (${marks(chunk.length)})`, [this.o.projectId, ...chunk]),
+      this.o.store.all<Row>(
+        `SELECT * FROM lattice_env_changes WHERE project_id = ? AND proposal_id IN (${marks(chunk.length)})`,
+        [this.o.projectId, ...chunk],
+      ),
     );
     return new Map(rows.map((r) => [r.proposal_id, toChange(r)]));
   }
@@ -356,8 +470,13 @@ export class EnvironmentChanges {
   /** The changes of a role's environment (its own and every role's), oldest first; all of them without a role. */
   async list(role?: string): Promise<EnvironmentChange[]> {
     const rows = role
-      ? await this.o.store.all<Row>("SELECT * FROM lattice_env_changes WHERE project_id = ? AND applies_to IN (?, '*') ORDER BY applied_ms, id", [this.o.projectId, role])
-      : await this.o.store.all<Row>("SELECT * FROM lattice_env_changes WHERE project_id = ? ORDER BY applied_ms, id", [this.o.projectId]);
+      ? await this.o.store.all<Row>(
+          "SELECT * FROM lattice_env_changes WHERE project_id = ? AND applies_to IN (?, '*') ORDER BY applied_ms, id",
+          [this.o.projectId, role],
+        )
+      : await this.o.store.all<Row>("SELECT * FROM lattice_env_changes WHERE project_id = ? ORDER BY applied_ms, id", [
+          this.o.projectId,
+        ]);
     return rows.map(toChange);
   }
 
@@ -365,11 +484,23 @@ export class EnvironmentChanges {
   async undo(id: string, actor: string): Promise<EnvironmentChange> {
     this.o.proposals.requireHuman(actor, "undo an environment change");
     const c = await this.get(id);
-    if (c.status === "undone") throw new ConflictError("change_undone", `environment change ${c.id} (proposal ${c.proposal_id}) was already undone by ${c.undone_by ?? "?"} at ${c.undone_at ?? "?"}`);
-    if (c.status === "failed") throw new ConflictError("change_not_applied", `environment change ${c.id} (proposal ${c.proposal_id}) failed and was never applied (${c.reason ?? "no reason"}): nothing to undo`);
+    if (c.status === "undone")
+      throw new ConflictError(
+        "change_undone",
+        `environment change ${c.id} (proposal ${c.proposal_id}) was already undone by ${c.undone_by ?? "?"} at ${c.undone_at ?? "?"}`,
+      );
+    if (c.status === "failed")
+      throw new ConflictError(
+        "change_not_applied",
+        `environment change ${c.id} (proposal ${c.proposal_id}) failed and was never applied (${c.reason ?? "no reason"}): nothing to undo`,
+      );
     const at = new Date((this.o.clock ?? Date.now)()).toISOString();
-    const r = await this.o.store.run("UPDATE lattice_env_changes SET status = 'undone', undone_by = ?, undone_at = ? WHERE id = ? AND status = 'applied'", [actor, at, c.id]);
-    if (r.changes === 0) throw new ConflictError("change_undone", `environment change ${c.id} was undone by someone else meanwhile`);
+    const r = await this.o.store.run(
+      "UPDATE lattice_env_changes SET status = 'undone', undone_by = ?, undone_at = ? WHERE id = ? AND status = 'applied'",
+      [actor, at, c.id],
+    );
+    if (r.changes === 0)
+      throw new ConflictError("change_undone", `environment change ${c.id} was undone by someone else meanwhile`);
     if (c.effect.tools_dir) rmSync(resolve(this.o.root, c.effect.tools_dir), { recursive: true, force: true });
     return this.get(c.id);
   }
@@ -386,7 +517,11 @@ export class EnvironmentChanges {
  * change failed or was undone is left out, and installed tools go first on the PATH; without,
  * or for a proposal accepted before changes were recorded, only its variables apply.
  */
-export async function roleEnvironment(proposals: ProposalStore, role: string, changes?: EnvironmentChanges): Promise<RoleEnvironment> {
+export async function roleEnvironment(
+  proposals: ProposalStore,
+  role: string,
+  changes?: EnvironmentChanges,
+): Promise<RoleEnvironment> {
   const accepted = await proposals.acceptedFor(role);
   const byProposal = new Map((changes ? await changes.list(role) : []).map((c) => [c.proposal_id, c]));
   const env = emptyRoleEnvironment(role);
@@ -399,6 +534,7 @@ export async function roleEnvironment(proposals: ProposalStore, role: string, ch
       env.path = [...bins, ...env.path.filter((d) => !bins.includes(d))];
     }
   }
-  if (env.adjustments.length > 0) env.env.PMAGENT_ENVIRONMENT = JSON.stringify(env.adjustments.map((a) => ({ type: a.type, details: a.details })));
+  if (env.adjustments.length > 0)
+    env.env.PMAGENT_ENVIRONMENT = JSON.stringify(env.adjustments.map((a) => ({ type: a.type, details: a.details })));
   return env;
 }

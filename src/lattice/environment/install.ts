@@ -50,17 +50,38 @@ const INSTALL_TIMEOUT_MS = 15 * 60_000;
 function runTool(argv: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Ran> {
   return new Promise((done) => {
     let output = "";
-    const child = spawn(argv[0]!, argv.slice(1), { cwd, env, stdio: ["ignore", "pipe", "pipe"], timeout: INSTALL_TIMEOUT_MS, killSignal: "SIGKILL" });
+    const child = spawn(argv[0]!, argv.slice(1), {
+      cwd,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: INSTALL_TIMEOUT_MS,
+      killSignal: "SIGKILL",
+    });
     child.stdout.on("data", (d: Buffer) => (output += d.toString()));
     child.stderr.on("data", (d: Buffer) => (output += d.toString()));
-    child.once("error", (e) => done({ code: 127, output: `${argv[0]}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "command not found" : e.message}` }));
-    child.once("close", (code, signal) => done({ code: code ?? 1, output: signal ? `${output}\nstopped by ${signal} (an installer gets ${INSTALL_TIMEOUT_MS / 60_000} min)` : output }));
+    child.once("error", (e) =>
+      done({
+        code: 127,
+        output: `${argv[0]}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "command not found" : e.message}`,
+      }),
+    );
+    child.once("close", (code, signal) =>
+      done({
+        code: code ?? 1,
+        output: signal
+          ? `${output}\nstopped by ${signal} (an installer gets ${INSTALL_TIMEOUT_MS / 60_000} min)`
+          : output,
+      }),
+    );
   });
 }
 
 /** The last lines of an installer's output: enough to say why, never the whole log. */
 function tail(output: string): string {
-  const lines = output.trim().split("\n").filter((l) => l.trim() !== "");
+  const lines = output
+    .trim()
+    .split("\n")
+    .filter((l) => l.trim() !== "");
   const text = lines.slice(-4).join(" | ");
   return text.length > 600 ? `…${text.slice(-600)}` : text || "no output";
 }
@@ -99,7 +120,16 @@ export class Installer {
       const { bwrap, hidden, root } = this.isolation;
       if (!bwrap) return await runTool(argv, cwd, env);
       env.TMPDIR = "/tmp";
-      const spec = helperSandbox({ bwrap, hidden, home: this.isolation.env.HOME, path: env.PATH, workspace: cwd, writable: [home], readable: [root, ...(o.readable ?? [])], network: "host" });
+      const spec = helperSandbox({
+        bwrap,
+        hidden,
+        home: this.isolation.env.HOME,
+        path: env.PATH,
+        workspace: cwd,
+        writable: [home],
+        readable: [root, ...(o.readable ?? [])],
+        network: "host",
+      });
       return await runTool(sandboxArgv(argv, spec), cwd, env);
     } finally {
       rmSync(home, { recursive: true, force: true });
@@ -107,13 +137,30 @@ export class Installer {
   }
 }
 
-async function must(what: string, argv: string[], installer: Installer, o: { cwd?: string; readable?: string[] }): Promise<void> {
+async function must(
+  what: string,
+  argv: string[],
+  installer: Installer,
+  o: { cwd?: string; readable?: string[] },
+): Promise<void> {
   const r = await installer.run(argv, o);
-  if (r.code !== 0) throw new InstallFailed(`${what} failed (\`${argv.join(" ")}\` exited with ${r.code}): ${tail(r.output)}`);
+  if (r.code !== 0)
+    throw new InstallFailed(`${what} failed (\`${argv.join(" ")}\` exited with ${r.code}): ${tail(r.output)}`);
 }
 
 /** The commands, exactly as they run (the plan shows them). */
-export const npmInstallArgv = (spec: string, dir: string) => ["npm", "install", "--global", "--prefix", dir, "--ignore-scripts", "--no-audit", "--no-fund", "--no-update-notifier", spec];
+export const npmInstallArgv = (spec: string, dir: string) => [
+  "npm",
+  "install",
+  "--global",
+  "--prefix",
+  dir,
+  "--ignore-scripts",
+  "--no-audit",
+  "--no-fund",
+  "--no-update-notifier",
+  spec,
+];
 export const aptShowArgv = (name: string) => ["apt-cache", "show", "--no-all-versions", name];
 export const aptDownloadArgv = (name: string) => ["apt-get", "download", "-q", name];
 export const debExtractArgv = (file: string, dir: string) => ["dpkg-deb", "-x", file, dir];
@@ -126,9 +173,13 @@ export const versionArgv = (exe: string) => [exe, "--version"];
 export async function npmInstall(spec: string, dir: string, installer: Installer): Promise<InstalledTool> {
   mkdirSync(dir, { recursive: true });
   if (spec.startsWith("/") && !existsSync(spec)) throw new InstallFailed(`npm package file ${spec} does not exist`);
-  await must(`npm install of ${spec}`, npmInstallArgv(spec, dir), installer, { cwd: dir, readable: spec.startsWith("/") ? [spec] : [] });
+  await must(`npm install of ${spec}`, npmInstallArgv(spec, dir), installer, {
+    cwd: dir,
+    readable: spec.startsWith("/") ? [spec] : [],
+  });
   const bin = join(dir, "bin");
-  if (!existsSync(bin) || readdirSync(bin).length === 0) throw new InstallFailed(`npm installed ${spec} but it has no programs (no "bin" in its package.json)`);
+  if (!existsSync(bin) || readdirSync(bin).length === 0)
+    throw new InstallFailed(`npm installed ${spec} but it has no programs (no "bin" in its package.json)`);
   return { source: "npm", package: spec, bin: [bin] };
 }
 
@@ -139,7 +190,8 @@ export async function debInstall(name: string, dir: string, installer: Installer
   if (isDeb(name)) {
     if (!existsSync(file)) throw new InstallFailed(`Debian package file ${file} does not exist`);
   } else {
-    if (!/^[a-z0-9][a-z0-9+.-]*(=[A-Za-z0-9.+~:-]+)?$/.test(name)) throw new InstallFailed(`"${name}" is not a Debian package name`);
+    if (!/^[a-z0-9][a-z0-9+.-]*(=[A-Za-z0-9.+~:-]+)?$/.test(name))
+      throw new InstallFailed(`"${name}" is not a Debian package name`);
     const download = mkdtempSync(join(dir, ".download-"));
     await must(`apt-get download of ${name}`, aptDownloadArgv(name), installer, { cwd: download });
     const debs = readdirSync(download).filter(isDeb);
@@ -147,9 +199,13 @@ export async function debInstall(name: string, dir: string, installer: Installer
     file = join(download, debs[0]!);
   }
   await must(`unpacking ${name}`, debExtractArgv(file, dir), installer, { cwd: dir, readable: [file] });
-  for (const d of readdirSync(dir)) if (d.startsWith(".download-")) rmSync(join(dir, d), { recursive: true, force: true });
-  const bin = ["usr/local/bin", "usr/bin", "usr/sbin", "bin", "sbin"].map((d) => join(dir, d)).filter((d) => existsSync(d));
-  if (bin.length === 0) throw new InstallFailed(`the Debian package ${name} holds no programs (no usr/bin, bin or sbin)`);
+  for (const d of readdirSync(dir))
+    if (d.startsWith(".download-")) rmSync(join(dir, d), { recursive: true, force: true });
+  const bin = ["usr/local/bin", "usr/bin", "usr/sbin", "bin", "sbin"]
+    .map((d) => join(dir, d))
+    .filter((d) => existsSync(d));
+  if (bin.length === 0)
+    throw new InstallFailed(`the Debian package ${name} holds no programs (no usr/bin, bin or sbin)`);
   return { source: "deb", package: name, bin };
 }
 
@@ -167,10 +223,15 @@ async function reports(exe: string, version: string, installer: Installer): Prom
 }
 
 /** The names a runtime is looked for by on the PATH: RUNTIME<version>, RUNTIME-<version>, RUNTIME. */
-export const runtimeNames = (runtime: string, version: string | undefined) => (version ? [`${runtime}${version}`, `${runtime}-${version}`, runtime] : [runtime]);
+export const runtimeNames = (runtime: string, version: string | undefined) =>
+  version ? [`${runtime}${version}`, `${runtime}-${version}`, runtime] : [runtime];
 
 /** A runtime already on this machine's PATH (see runtimeNames) that reports the version. */
-export async function findRuntime(runtime: string, version: string | undefined, installer: Installer): Promise<string | undefined> {
+export async function findRuntime(
+  runtime: string,
+  version: string | undefined,
+  installer: Installer,
+): Promise<string | undefined> {
   const path = installer.isolation.env.PATH ?? "";
   for (const n of runtimeNames(runtime, version)) {
     const exe = findExecutable(n, path);

@@ -1,5 +1,14 @@
 import { ConflictError, NotFoundError, RefusedError, UsageError, contentHash } from "../../core/index.js";
-import { Keyset, Where, inChunks, marks, type Page, type PageRequest, type SqlParam, type Store } from "../../store/index.js";
+import {
+  Keyset,
+  Where,
+  inChunks,
+  marks,
+  type Page,
+  type PageRequest,
+  type SqlParam,
+  type Store,
+} from "../../store/index.js";
 import { joinRunEvent } from "../runs/index.js";
 import { applyAdjustment, emptyRoleEnvironment } from "./adjustments.js";
 import { namesProblem, unsafeProposal } from "./names.js";
@@ -40,7 +49,10 @@ export interface EnvironmentProposal {
   decided_seq: number | null;
 }
 
-interface Row extends Omit<EnvironmentProposal, "details" | "observed_failure" | "evidence" | "count" | "confidence" | "decided_seq"> {
+interface Row extends Omit<
+  EnvironmentProposal,
+  "details" | "observed_failure" | "evidence" | "count" | "confidence" | "decided_seq"
+> {
   decided_seq: number | string | null;
   details_json: string;
   observed_failure_json: string;
@@ -79,7 +91,12 @@ function toProposal(r: Row): EnvironmentProposal {
  * same problem, so they do not count.
  */
 export function proposalFingerprint(p: ProposalPayload): string {
-  return contentHash({ phase: p.observed_failure.phase, exit_code: p.observed_failure.exit_code, type: p.suggested_adjustment.type, details: p.suggested_adjustment.details });
+  return contentHash({
+    phase: p.observed_failure.phase,
+    exit_code: p.observed_failure.exit_code,
+    type: p.suggested_adjustment.type,
+    details: p.suggested_adjustment.details,
+  });
 }
 
 export interface ProposalStoreOptions {
@@ -103,7 +120,14 @@ export interface RecordResult {
  * Proposals by when they were last seen (`last_seen_ms, id`). A proposal seen again moves to the
  * front: a walk under way does not show it again (nor, if not reached yet, at all); start over to see it.
  */
-export const PROPOSAL_KEYS = new Keyset("proposals", [{ sql: "last_seen_ms", type: "number" }, { sql: "id", type: "string" }], "newest");
+export const PROPOSAL_KEYS = new Keyset(
+  "proposals",
+  [
+    { sql: "last_seen_ms", type: "number" },
+    { sql: "id", type: "string" },
+  ],
+  "newest",
+);
 
 export class ProposalStore {
   constructor(private readonly options: ProposalStoreOptions) {}
@@ -119,7 +143,10 @@ export class ProposalStore {
     const id = `envp_${contentHash({ project: this.options.projectId, role, fingerprint }).slice(0, 12)}`;
     const [at, ms] = this.now();
     return this.options.store.transaction(async (tx) => {
-      const seen = await tx.run("INSERT INTO lattice_env_proposal_sightings (run_id, event_id, proposal_id) VALUES (?, ?, ?) ON CONFLICT (run_id, event_id) DO NOTHING", [runId, eventId, id]);
+      const seen = await tx.run(
+        "INSERT INTO lattice_env_proposal_sightings (run_id, event_id, proposal_id) VALUES (?, ?, ?) ON CONFLICT (run_id, event_id) DO NOTHING",
+        [runId, eventId, id],
+      );
       if (seen.changes === 0) {
         const row = await tx.get<Row>(
           "SELECT p.* FROM lattice_env_proposals p JOIN lattice_env_proposal_sightings s ON s.proposal_id = p.id WHERE s.run_id = ? AND s.event_id = ?",
@@ -160,8 +187,15 @@ export class ProposalStore {
   }
 
   async get(id: string): Promise<EnvironmentProposal> {
-    const row = await this.options.store.get<Row>("SELECT * FROM lattice_env_proposals WHERE id = ? AND project_id = ?", [id, this.options.projectId]);
-    if (!row) throw new NotFoundError("proposal_not_found", `no environment proposal "${id}" in project ${this.options.projectId}: see \`pmagent env list\``);
+    const row = await this.options.store.get<Row>(
+      "SELECT * FROM lattice_env_proposals WHERE id = ? AND project_id = ?",
+      [id, this.options.projectId],
+    );
+    if (!row)
+      throw new NotFoundError(
+        "proposal_not_found",
+        `no environment proposal "${id}" in project ${this.options.projectId}: see \`pmagent env list\``,
+      );
     return toProposal(row);
   }
 
@@ -181,10 +215,18 @@ export class ProposalStore {
   }
 
   /** One page of proposals by when they were last seen (newest first by default), by cursor. */
-  async page(filter: { status?: ProposalStatus; role?: string } = {}, request: PageRequest = {}): Promise<Page<EnvironmentProposal>> {
-    const where = new Where("project_id = ?", this.options.projectId).when("status = ?", filter.status).when("role = ?", filter.role);
+  async page(
+    filter: { status?: ProposalStatus; role?: string } = {},
+    request: PageRequest = {},
+  ): Promise<Page<EnvironmentProposal>> {
+    const where = new Where("project_id = ?", this.options.projectId)
+      .when("status = ?", filter.status)
+      .when("role = ?", filter.role);
     const plan = PROPOSAL_KEYS.plan(where, request);
-    const rows = await this.options.store.all<Row & { last_seen_ms: number | string }>(`SELECT * FROM lattice_env_proposals WHERE ${where}${plan.sql}`, where.params);
+    const rows = await this.options.store.all<Row & { last_seen_ms: number | string }>(
+      `SELECT * FROM lattice_env_proposals WHERE ${where}${plan.sql}`,
+      where.params,
+    );
     return PROPOSAL_KEYS.page(rows, plan, (r) => [r.last_seen_ms, r.id], toProposal);
   }
 
@@ -192,7 +234,10 @@ export class ProposalStore {
    * The proposals these runs made by `untilMs`, each as it stood then: `count` is the number of
    * sightings (in any run) by then, and a decision made later leaves it `pending`.
    */
-  async sightedIn(runIds: readonly string[], untilMs: number): Promise<Array<{ run_id: string; proposal: EnvironmentProposal }>> {
+  async sightedIn(
+    runIds: readonly string[],
+    untilMs: number,
+  ): Promise<Array<{ run_id: string; proposal: EnvironmentProposal }>> {
     const sightings = await inChunks(runIds, (ids) =>
       this.options.store.all<Row & { sighted_run_id: string; received_ms: number | string }>(
         `SELECT s.run_id AS sighted_run_id, e.received_ms, p.* FROM lattice_env_proposal_sightings s
@@ -221,16 +266,22 @@ export class ProposalStore {
       .map((s) => {
         const p = toProposal(s);
         const decidedLater = p.decided_at !== null && Date.parse(p.decided_at) > untilMs;
-        const asOf: EnvironmentProposal = decidedLater ? { ...p, status: "pending", decided_by: null, decided_at: null, decided_seq: null } : p;
+        const asOf: EnvironmentProposal = decidedLater
+          ? { ...p, status: "pending", decided_by: null, decided_at: null, decided_seq: null }
+          : p;
         return { run_id: s.sighted_run_id, proposal: { ...asOf, count: counts.get(p.id) ?? p.count } };
       });
   }
 
   /** Refuse an actor who is not one of the config's humans (`what` they tried, e.g. "undo an environment change"). */
   requireHuman(actor: string, what: string): void {
-    if (!actor) throw new UsageError("actor_required", "say who decides: pass --as NAME (a human listed in the config's humans)");
+    if (!actor)
+      throw new UsageError("actor_required", "say who decides: pass --as NAME (a human listed in the config's humans)");
     if (!this.options.humans.includes(actor)) {
-      throw new RefusedError("not_human", `only a human may ${what}; "${actor}" is not listed in the config's humans (${this.options.humans.join(", ")})`);
+      throw new RefusedError(
+        "not_human",
+        `only a human may ${what}; "${actor}" is not listed in the config's humans (${this.options.humans.join(", ")})`,
+      );
     }
   }
 
@@ -261,7 +312,10 @@ export class ProposalStore {
       applyAdjustment(emptyRoleEnvironment(current.role), current);
     }
     if (current.status !== "pending") {
-      throw new ConflictError("proposal_decided", `environment proposal ${id} was already ${current.status} by ${current.decided_by ?? "?"} at ${current.decided_at ?? "?"}`);
+      throw new ConflictError(
+        "proposal_decided",
+        `environment proposal ${id} was already ${current.status} by ${current.decided_by ?? "?"} at ${current.decided_at ?? "?"}`,
+      );
     }
     const [at] = this.now();
     // decided_seq orders decisions (later ones win in a role's environment) even within one millisecond.
@@ -269,7 +323,8 @@ export class ProposalStore {
       "UPDATE lattice_env_proposals SET status = ?, decided_by = ?, decided_at = ?, decided_seq = (SELECT COALESCE(MAX(decided_seq), 0) + 1 FROM lattice_env_proposals WHERE project_id = ?) WHERE id = ? AND status = 'pending'",
       [status, actor, at, this.options.projectId, id],
     );
-    if (r.changes === 0) throw new ConflictError("proposal_decided", `environment proposal ${id} was decided by someone else meanwhile`);
+    if (r.changes === 0)
+      throw new ConflictError("proposal_decided", `environment proposal ${id} was decided by someone else meanwhile`);
     return this.get(id);
   }
 }

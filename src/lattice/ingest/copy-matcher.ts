@@ -81,7 +81,8 @@ export class CopyMatcher {
       let j = this.outHead;
       while (j < end && !this.same(i, j)) j++;
       if (j < end) this.outHead = j + 1;
-      else if (end - this.outHead < this.lookahead) break; // its copy may be in the next batch
+      else if (end - this.outHead < this.lookahead)
+        break; // its copy may be in the next batch
       else this.unmatched.push(this.stdoutEvent(i));
       this.stdHead++;
     }
@@ -117,7 +118,10 @@ export class CopyMatcher {
   }
 
   private stdoutEvent(i: number): StdoutEvent {
-    return { line: this.stdBytes[i]!.subarray(this.stdStart[i]! - PREFIX.length, this.stdEnd[i]!), line_no: this.stdLine[i]! };
+    return {
+      line: this.stdBytes[i]!.subarray(this.stdStart[i]! - PREFIX.length, this.stdEnd[i]!),
+      line_no: this.stdLine[i]!,
+    };
   }
 
   /**
@@ -130,6 +134,11 @@ export class CopyMatcher {
     const end = this.outEnd[j]!;
     const from = this.stdStart[i]!;
     const to = this.stdEnd[i]!;
-    return end > start && out.length >= end && to - from === end - start && this.stdBytes[i]!.compare(out, start, end, from, to) === 0;
+    return (
+      end > start &&
+      out.length >= end &&
+      to - from === end - start &&
+      this.stdBytes[i]!.compare(out, start, end, from, to) === 0
+    );
   }
 }

@@ -37,16 +37,19 @@ export interface EventTarget {
 }
 
 /** Store `candidates`; `stored` is called with each one stored for the first time and its seq. */
-export async function insertEvents(q: Queryable, target: EventTarget, candidates: Iterable<Candidate>, stored: (c: Candidate, seq: number) => void): Promise<void> {
+export async function insertEvents(
+  q: Queryable,
+  target: EventTarget,
+  candidates: Iterable<Candidate>,
+  stored: (c: Candidate, seq: number) => void,
+): Promise<void> {
   // First seen on stdout: now the outbox tells where it belongs. (The casts: on SQLite an
   // outbox event's id and timestamp are bytes; see below.)
   const placeOnOutbox = (c: Candidate) =>
-    q.run(`UPDATE lattice_run_events SET outbox_line = ? WHERE run_id = ? AND event_ts = CAST(? AS TEXT) AND event_id = CAST(? AS TEXT) AND outbox_line IS NULL`, [
-      c.outbox_line,
-      target.runId,
-      c.ts,
-      c.id,
-    ]);
+    q.run(
+      `UPDATE lattice_run_events SET outbox_line = ? WHERE run_id = ? AND event_ts = CAST(? AS TEXT) AND event_id = CAST(? AS TEXT) AND outbox_line IS NULL`,
+      [c.outbox_line, target.runId, c.ts, c.id],
+    );
   if (q.dialect === "sqlite") {
     // Many rows per statement: one call into SQLite binds a chunk. Statements are cached per
     // chunk size. An outbox event's texts are bound as the bytes they are and cast to TEXT by
@@ -56,10 +59,32 @@ export async function insertEvents(q: Queryable, target: EventTarget, candidates
     for (const chunk of chunks(candidates, SQLITE_INSERT_ROWS)) {
       const params: SqlParam[] = [];
       const first = target.seq.next;
-      for (const c of chunk) params.push(target.runId, target.seq.next++, target.attempt, c.id, c.type, c.source, c.outbox_line, c.json, target.now, c.ts);
+      for (const c of chunk)
+        params.push(
+          target.runId,
+          target.seq.next++,
+          target.attempt,
+          c.id,
+          c.type,
+          c.source,
+          c.outbox_line,
+          c.json,
+          target.now,
+          c.ts,
+        );
       const r = await q.run(sqliteEventInsert(chunk.length), params);
       // Some were stored before (a re-read after a crash, or a stdout copy): ask which rows are this chunk's.
-      const isNew = r.changes === chunk.length ? null : new Set((await q.all<{ seq: number }>(`SELECT seq FROM lattice_run_events WHERE run_id = ? AND seq >= ? AND seq < ?`, [target.runId, first, target.seq.next])).map((x) => Number(x.seq)));
+      const isNew =
+        r.changes === chunk.length
+          ? null
+          : new Set(
+              (
+                await q.all<{ seq: number }>(
+                  `SELECT seq FROM lattice_run_events WHERE run_id = ? AND seq >= ? AND seq < ?`,
+                  [target.runId, first, target.seq.next],
+                )
+              ).map((x) => Number(x.seq)),
+            );
       for (let i = 0; i < chunk.length; i++) {
         const c = chunk[i]!;
         if (isNew === null || isNew.has(first + i)) stored(c, first + i);
@@ -111,7 +136,9 @@ const sqliteEventInserts = new Map<number, string>();
 function sqliteEventInsert(n: number): string {
   let sql = sqliteEventInserts.get(n);
   if (sql === undefined) {
-    const values = new Array(n).fill("(?, ?, ?, CAST(? AS TEXT), ?, ?, ?, CAST(? AS TEXT), ?, CAST(? AS TEXT))").join(", ");
+    const values = new Array(n)
+      .fill("(?, ?, ?, CAST(? AS TEXT), ?, ?, ?, CAST(? AS TEXT), ?, CAST(? AS TEXT))")
+      .join(", ");
     sql = `INSERT INTO lattice_run_events (run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms, event_ts) VALUES ${values} ON CONFLICT (run_id, event_ts, event_id) DO NOTHING`;
     sqliteEventInserts.set(n, sql);
   }
@@ -128,9 +155,16 @@ function candidatesOf(batches: readonly OutboxBatch[], fromStdout: readonly Cand
   return {
     *[Symbol.iterator]() {
       for (const b of batches) {
-        for (const c = new BatchCursor(b); c.next(); ) {
+        for (const c = new BatchCursor(b); c.next();) {
           const bytes = c.bytes;
-          yield { id: bytes.subarray(c.id, c.idEnd), type: c.type, source: "outbox", outbox_line: c.lineNo, json: bytes.subarray(c.json, c.jsonEnd), ts: bytes.subarray(c.ts, c.tsEnd) };
+          yield {
+            id: bytes.subarray(c.id, c.idEnd),
+            type: c.type,
+            source: "outbox",
+            outbox_line: c.lineNo,
+            json: bytes.subarray(c.json, c.jsonEnd),
+            ts: bytes.subarray(c.ts, c.tsEnd),
+          };
         }
       }
       yield* fromStdout;

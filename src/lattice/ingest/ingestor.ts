@@ -19,8 +19,26 @@
  * The pairing is copy-matcher.ts, the event inserts event-insert.ts.
  */
 import { RefusedError, storableText, UnavailableError, type Redactor } from "../../core/index.js";
-import { describeStoreFault, type FaultRetryOptions, type Queryable, retryStoreFaults, type SqlParam, type Store, storeFault } from "../../store/index.js";
-import { DEFAULT_MAX_LINE_BYTES, EXCERPT_BYTES, LineSplitter, type OutboxPosition, classifyStdoutLine, EXCERPT_CHARS, redactEvent, identityWarnings, type EventIdentity } from "../protocol/index.js";
+import {
+  describeStoreFault,
+  type FaultRetryOptions,
+  type Queryable,
+  retryStoreFaults,
+  type SqlParam,
+  type Store,
+  storeFault,
+} from "../../store/index.js";
+import {
+  DEFAULT_MAX_LINE_BYTES,
+  EXCERPT_BYTES,
+  LineSplitter,
+  type OutboxPosition,
+  classifyStdoutLine,
+  EXCERPT_CHARS,
+  redactEvent,
+  identityWarnings,
+  type EventIdentity,
+} from "../protocol/index.js";
 import { BatchCursor, type OutboxBatch, OutboxReader } from "./outbox-reader.js";
 import { readViolations } from "../sandbox/index.js";
 import { RUN_NOT_FENCED, notifyRunProgress, type StoredEvent } from "../runs/index.js";
@@ -100,7 +118,12 @@ interface Saved {
 }
 
 const sameSaved = (a: Saved, b: Saved) =>
-  a.outbox.offset === b.outbox.offset && a.outbox.line_no === b.outbox.line_no && a.stdout === b.stdout && a.stderr === b.stderr && a.logBytes === b.logBytes && a.logTruncated === b.logTruncated;
+  a.outbox.offset === b.outbox.offset &&
+  a.outbox.line_no === b.outbox.line_no &&
+  a.stdout === b.stdout &&
+  a.stderr === b.stderr &&
+  a.logBytes === b.logBytes &&
+  a.logTruncated === b.logTruncated;
 
 /** Numbering a flush continues from (read from the store for the first flush and for each try again). */
 interface Counters {
@@ -129,7 +152,6 @@ interface Written {
   usage: boolean;
 }
 
-
 interface PendingLog {
   stream: "stdout" | "stderr" | "supervisor";
   text: string;
@@ -150,7 +172,10 @@ function hasPrefix(bytes: Buffer, at: number): boolean {
 }
 
 export class RunIngestor {
-  private readonly o: Required<Omit<IngestOptions, "onNewEvents" | "onUsage" | "keep" | "threadBytes" | "identity" | "onRoom" | "retries">> & Pick<IngestOptions, "onNewEvents" | "onUsage" | "keep" | "identity" | "onRoom" | "retries">;
+  private readonly o: Required<
+    Omit<IngestOptions, "onNewEvents" | "onUsage" | "keep" | "threadBytes" | "identity" | "onRoom" | "retries">
+  > &
+    Pick<IngestOptions, "onNewEvents" | "onUsage" | "keep" | "identity" | "onRoom" | "retries">;
   private readonly outboxReader: OutboxReader;
   private readonly stdoutLines: LineSplitter;
   private readonly stderrLines: LineSplitter;
@@ -198,7 +223,12 @@ export class RunIngestor {
   }
 
   constructor(options: IngestOptions) {
-    this.o = { ...options, logCapBytes: options.logCapBytes ?? DEFAULT_LOG_CAP_BYTES, maxLineBytes: options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, clock: options.clock ?? Date.now };
+    this.o = {
+      ...options,
+      logCapBytes: options.logCapBytes ?? DEFAULT_LOG_CAP_BYTES,
+      maxLineBytes: options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
+      clock: options.clock ?? Date.now,
+    };
     this.stdoutLines = new LineSplitter(this.o.maxLineBytes);
     this.stderrLines = new LineSplitter(this.o.maxLineBytes);
     this.outboxReader = new OutboxReader(options.outboxPath, {
@@ -213,7 +243,13 @@ export class RunIngestor {
     this.stderrRead = options.stderrOffset;
     this.logBytes = options.logBytes;
     this.logTruncated = options.logTruncated;
-    this.committed = { outbox: options.outbox, stdout: options.stdoutOffset, stderr: options.stderrOffset, logBytes: options.logBytes, logTruncated: options.logTruncated };
+    this.committed = {
+      outbox: options.outbox,
+      stdout: options.stdoutOffset,
+      stderr: options.stderrOffset,
+      logBytes: options.logBytes,
+      logTruncated: options.logTruncated,
+    };
   }
 
   /** True while enough lines wait to be stored that the tailer should stop reading. */
@@ -243,7 +279,8 @@ export class RunIngestor {
    * be reused, unless it came from `stdoutBuffer`: the ingestor reuses those itself.
    */
   pushStdout(chunk: Buffer): void {
-    if (this.issued.has(chunk.buffer) && this.stdoutChunks.at(-1) !== chunk.buffer) this.stdoutChunks.push(chunk.buffer);
+    if (this.issued.has(chunk.buffer) && this.stdoutChunks.at(-1) !== chunk.buffer)
+      this.stdoutChunks.push(chunk.buffer);
     this.stdoutRead += chunk.length;
     const lines = this.stdoutLines;
     // A line begun in an earlier chunk goes through the splitter up to its end (a copy); the whole
@@ -258,7 +295,13 @@ export class RunIngestor {
     const max = this.o.maxLineBytes;
     for (let nl = chunk.indexOf(0x0a, start); nl !== -1; nl = chunk.indexOf(0x0a, start)) {
       const lineNo = lines.countLine();
-      if (nl - start > max) this.stdoutLine({ kind: "overlong", line_no: lineNo, size: nl - start, head: Buffer.from(chunk.subarray(start, start + EXCERPT_BYTES)) });
+      if (nl - start > max)
+        this.stdoutLine({
+          kind: "overlong",
+          line_no: lineNo,
+          size: nl - start,
+          head: Buffer.from(chunk.subarray(start, start + EXCERPT_BYTES)),
+        });
       else this.stdoutBytes(chunk, start, nl > start && chunk[nl - 1] === 0x0d ? nl - 1 : nl, lineNo);
       start = nl + 1;
     }
@@ -293,11 +336,17 @@ export class RunIngestor {
   private stdoutLine(raw: ReturnType<LineSplitter["push"]>[number]): void {
     if (raw.kind === "line") {
       const line = raw.bytes;
-      this.stdoutBytes(line, 0, line.length > 0 && line[line.length - 1] === 0x0d ? line.length - 1 : line.length, raw.line_no);
+      this.stdoutBytes(
+        line,
+        0,
+        line.length > 0 && line[line.length - 1] === 0x0d ? line.length - 1 : line.length,
+        raw.line_no,
+      );
       return;
     }
     const parsed = classifyStdoutLine(raw, this.o.maxLineBytes, (t) => this.o.redactor.redact(t));
-    if (parsed.kind === "protocol_error") this.errors.push({ source: "stdout", line_no: parsed.line_no, reason: parsed.reason, excerpt: parsed.excerpt });
+    if (parsed.kind === "protocol_error")
+      this.errors.push({ source: "stdout", line_no: parsed.line_no, reason: parsed.reason, excerpt: parsed.excerpt });
   }
 
   private stderrLine(raw: ReturnType<LineSplitter["push"]>[number]): void {
@@ -315,7 +364,10 @@ export class RunIngestor {
     const size = Buffer.byteLength(text) + 1;
     if (this.logBytes + size > this.o.logCapBytes) {
       this.logTruncated = true;
-      this.logs.push({ stream: "supervisor", text: `[pmagent] log truncated: the run's log reached its cap of ${this.o.logCapBytes} bytes; later output is not kept` });
+      this.logs.push({
+        stream: "supervisor",
+        text: `[pmagent] log truncated: the run's log reached its cap of ${this.o.logCapBytes} bytes; later output is not kept`,
+      });
       return;
     }
     this.logBytes += size;
@@ -323,7 +375,12 @@ export class RunIngestor {
   }
 
   protocolError(source: "stdout" | "outbox", lineNo: number | null, reason: string, excerpt = ""): void {
-    this.errors.push({ source, line_no: lineNo, reason, excerpt: this.o.redactor.redact(excerpt.slice(0, EXCERPT_CHARS)) });
+    this.errors.push({
+      source,
+      line_no: lineNo,
+      reason,
+      excerpt: this.o.redactor.redact(excerpt.slice(0, EXCERPT_CHARS)),
+    });
     this.schedule();
   }
 
@@ -386,16 +443,27 @@ export class RunIngestor {
       read = await this.outboxReader.read(this.position);
     } catch (err) {
       this.outboxBroken = true;
-      this.errors.push({ source: "outbox", line_no: null, reason: `outbox unreadable, no longer read for this run: ${(err as Error).message}`, excerpt: "" });
+      this.errors.push({
+        source: "outbox",
+        line_no: null,
+        reason: `outbox unreadable, no longer read for this run: ${(err as Error).message}`,
+        excerpt: "",
+      });
       return;
     }
     for (const e of read.errors) {
       if (e.severity === "warning" && !this.firstWarning(e.reason)) continue;
-      this.errors.push({ source: "outbox", line_no: e.line_no, reason: e.reason, excerpt: this.o.redactor.redact(e.excerpt), ...(e.severity ? { severity: e.severity } : {}) });
+      this.errors.push({
+        source: "outbox",
+        line_no: e.line_no,
+        reason: e.reason,
+        excerpt: this.o.redactor.redact(e.excerpt),
+        ...(e.severity ? { severity: e.severity } : {}),
+      });
     }
     batches.push(read);
     // The line's own text (not redacted): its stdout copy is the same bytes after the prefix.
-    for (const c = new BatchCursor(read); c.next(); ) if (!c.redacted) this.copies.addOutbox(c.bytes, c.json, c.jsonEnd);
+    for (const c = new BatchCursor(read); c.next();) if (!c.redacted) this.copies.addOutbox(c.bytes, c.json, c.jsonEnd);
     this.position = read.next;
     this.outboxMore = read.more;
     if (final && read.torn && this.tornReported !== read.torn.offset) {
@@ -418,9 +486,15 @@ export class RunIngestor {
 
   /** Where numbering goes on, as stored. */
   private async storedCounters(q: Queryable): Promise<Counters> {
-    const e = await q.get<{ m: number | null }>("SELECT MAX(seq) AS m FROM lattice_run_events WHERE run_id = ?", [this.o.runId]);
-    const l = await q.get<{ m: number | null }>("SELECT MAX(seq) AS m FROM lattice_run_logs WHERE run_id = ?", [this.o.runId]);
-    const v = await q.get<{ m: number | null }>("SELECT MAX(line_no) AS m FROM lattice_violations WHERE run_id = ?", [this.o.runId]);
+    const e = await q.get<{ m: number | null }>("SELECT MAX(seq) AS m FROM lattice_run_events WHERE run_id = ?", [
+      this.o.runId,
+    ]);
+    const l = await q.get<{ m: number | null }>("SELECT MAX(seq) AS m FROM lattice_run_logs WHERE run_id = ?", [
+      this.o.runId,
+    ]);
+    const v = await q.get<{ m: number | null }>("SELECT MAX(line_no) AS m FROM lattice_violations WHERE run_id = ?", [
+      this.o.runId,
+    ]);
     return { seq: Number(e?.m ?? 0) + 1, logSeq: Number(l?.m ?? 0) + 1, violationsSeen: Number(v?.m ?? 0) };
   }
 
@@ -463,11 +537,15 @@ export class RunIngestor {
     // Stored, and the new events handed on as strings: a batch's bytes are now used only by its
     // outbox lines still waiting for their stdout copies. Batches with none are released.
     for (const b of batches) this.held.push({ batch: b, end: this.copies.added });
-    while (this.held.length > 0 && this.held[0]!.end <= this.copies.passed) this.outboxReader.release(this.held.shift()!.batch);
+    while (this.held.length > 0 && this.held[0]!.end <= this.copies.passed)
+      this.outboxReader.release(this.held.shift()!.batch);
   }
 
   /** Read the outbox and take the streams' waiting lines, and store them: the new events, and the batches read. */
-  private async readAndStore(opts: { outbox: boolean; final?: boolean }): Promise<{ fresh: StoredEvent[]; batches: OutboxBatch[]; usage: boolean }> {
+  private async readAndStore(opts: {
+    outbox: boolean;
+    final?: boolean;
+  }): Promise<{ fresh: StoredEvent[]; batches: OutboxBatch[]; usage: boolean }> {
     /** Outbox batches read by this flush: their events are stored, then their bytes released. */
     const batches: OutboxBatch[] = [];
     /** Events only stdout delivered. */
@@ -498,17 +576,33 @@ export class RunIngestor {
     const spent = this.stdoutChunks;
     this.stdoutChunks = [];
     for (const e of this.copies.takeUnmatched()) {
-      const parsed = classifyStdoutLine({ kind: "line", line_no: e.line_no, bytes: e.line }, this.o.maxLineBytes, (t) => this.o.redactor.redact(t));
+      const parsed = classifyStdoutLine({ kind: "line", line_no: e.line_no, bytes: e.line }, this.o.maxLineBytes, (t) =>
+        this.o.redactor.redact(t),
+      );
       if (parsed.kind === "event") {
         if (this.o.identity) {
           for (const w of identityWarnings(parsed.event, this.o.identity)) {
             const reason = this.o.redactor.redact(w.reason);
-            if (this.firstWarning(reason)) this.errors.push({ source: "stdout", line_no: e.line_no, reason, excerpt: "", severity: "warning" });
+            if (this.firstWarning(reason))
+              this.errors.push({ source: "stdout", line_no: e.line_no, reason, excerpt: "", severity: "warning" });
           }
         }
-        const stored = redactEvent(this.o.redactor, e.line.toString("utf8", PREFIX.length), parsed.event.timestamp, parsed.id);
-        fromStdout.push({ id: stored.id, type: parsed.event.event_type, source: "stdout", outbox_line: null, json: stored.json, ts: stored.timestamp });
-      } else if (parsed.kind === "protocol_error") this.errors.push({ source: "stdout", line_no: parsed.line_no, reason: parsed.reason, excerpt: parsed.excerpt });
+        const stored = redactEvent(
+          this.o.redactor,
+          e.line.toString("utf8", PREFIX.length),
+          parsed.event.timestamp,
+          parsed.id,
+        );
+        fromStdout.push({
+          id: stored.id,
+          type: parsed.event.event_type,
+          source: "stdout",
+          outbox_line: null,
+          json: stored.json,
+          ts: stored.timestamp,
+        });
+      } else if (parsed.kind === "protocol_error")
+        this.errors.push({ source: "stdout", line_no: parsed.line_no, reason: parsed.reason, excerpt: parsed.excerpt });
     }
     for (const b of spent) if (this.stdoutPool.length < STDOUT_POOL_BUFFERS) this.stdoutPool.push(b);
     const violations = opts.outbox || opts.final ? readViolations(this.o.violationsPath) : [];
@@ -528,7 +622,16 @@ export class RunIngestor {
     };
     let count = fromStdout.length;
     for (const b of batches) count += b.n;
-    const { fresh, usage } = await this.commit({ batches, fromStdout, logs, errors, violations, target, now: this.o.clock(), large: count >= LARGE_BATCH_EVENTS });
+    const { fresh, usage } = await this.commit({
+      batches,
+      fromStdout,
+      logs,
+      errors,
+      violations,
+      target,
+      now: this.o.clock(),
+      large: count >= LARGE_BATCH_EVENTS,
+    });
     return { fresh, batches, usage };
   }
 
@@ -561,7 +664,14 @@ export class RunIngestor {
 
   /** The run's row holds `saved` (a try whose COMMIT's answer was lost did commit). */
   private async savedIs(q: Queryable, saved: Saved): Promise<boolean> {
-    const row = await q.get<{ outbox_offset: number; outbox_line: number; stdout_offset: number; stderr_offset: number; log_bytes: number; log_truncated: number }>(
+    const row = await q.get<{
+      outbox_offset: number;
+      outbox_line: number;
+      stdout_offset: number;
+      stderr_offset: number;
+      log_bytes: number;
+      log_truncated: number;
+    }>(
       "SELECT outbox_offset, outbox_line, stdout_offset, stderr_offset, log_bytes, log_truncated FROM lattice_runs WHERE id = ?",
       [this.o.runId],
     );
@@ -578,46 +688,57 @@ export class RunIngestor {
 
   /** One try at a flush's statements (`again`: numbering is read from the store, not taken from the last commit). */
   private async write(q: Queryable, w: FlushWrite, again: boolean): Promise<Written> {
-    const c = again || this.nextSeq === 0 ? await this.storedCounters(q) : { seq: this.nextSeq, logSeq: this.nextLogSeq, violationsSeen: this.violationsSeen };
+    const c =
+      again || this.nextSeq === 0
+        ? await this.storedCounters(q)
+        : { seq: this.nextSeq, logSeq: this.nextLogSeq, violationsSeen: this.violationsSeen };
     const fresh: StoredEvent[] = [];
     let added = 0;
     const seq = { next: c.seq };
     const usage = new UsageTally();
-    await insertEvents(q, { runId: this.o.runId, attempt: this.o.attempt, now: w.now, seq }, candidatesOf(w.batches, w.fromStdout), (cand, s) => {
-      added++;
-      usage.add(cand);
-      const e = this.stored_(cand, s, w.now);
-      if (e) fresh.push(e);
-    });
+    await insertEvents(
+      q,
+      { runId: this.o.runId, attempt: this.o.attempt, now: w.now, seq },
+      candidatesOf(w.batches, w.fromStdout),
+      (cand, s) => {
+        added++;
+        usage.add(cand);
+        const e = this.stored_(cand, s, w.now);
+        if (e) fresh.push(e);
+      },
+    );
     // Counted with the events: a report is in the totals exactly when it is stored.
     if (usage.any) await usage.store(q, this.o.runId);
     let logSeq = c.logSeq;
     for (const chunk of chunks(w.logs, INSERT_CHUNK)) {
       const params: SqlParam[] = [];
       for (const l of chunk) params.push(this.o.runId, logSeq++, l.stream, l.text, w.now);
-      await q.run(`INSERT INTO lattice_run_logs (run_id, seq, stream, text, at_ms) VALUES ${rows(chunk.length, 5)}`, params);
+      await q.run(
+        `INSERT INTO lattice_run_logs (run_id, seq, stream, text, at_ms) VALUES ${rows(chunk.length, 5)}`,
+        params,
+      );
     }
     for (const e of w.errors) {
-      await q.run(`INSERT INTO lattice_protocol_errors (run_id, source, line_no, reason, excerpt, at_ms, severity) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
-        this.o.runId,
-        e.source,
-        e.line_no,
-        storableText(e.reason),
-        storableText(e.excerpt),
-        w.now,
-        e.severity ?? "error",
-      ]);
+      await q.run(
+        `INSERT INTO lattice_protocol_errors (run_id, source, line_no, reason, excerpt, at_ms, severity) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        [
+          this.o.runId,
+          e.source,
+          e.line_no,
+          storableText(e.reason),
+          storableText(e.excerpt),
+          w.now,
+          e.severity ?? "error",
+        ],
+      );
     }
     let seen = c.violationsSeen;
     for (const v of w.violations) {
       if (v.line_no <= seen) continue;
-      await q.run(`INSERT INTO lattice_violations (run_id, line_no, rule, detail, at_ms) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, line_no) DO NOTHING`, [
-        this.o.runId,
-        v.line_no,
-        storableText(v.rule),
-        storableText(this.o.redactor.redact(v.detail)),
-        w.now,
-      ]);
+      await q.run(
+        `INSERT INTO lattice_violations (run_id, line_no, rule, detail, at_ms) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, line_no) DO NOTHING`,
+        [this.o.runId, v.line_no, storableText(v.rule), storableText(this.o.redactor.redact(v.detail)), w.now],
+      );
       seen = v.line_no;
     }
     // A fenced run's late output is refused (the whole flush rolls back): two sprites never both write one entry.
@@ -626,8 +747,15 @@ export class RunIngestor {
       `UPDATE lattice_runs SET outbox_offset = ?, outbox_line = ?, stdout_offset = ?, stderr_offset = ?, log_bytes = ?, log_truncated = ?, updated_ms = ? WHERE id = ? AND ${RUN_NOT_FENCED}`,
       [t.outbox.offset, t.outbox.line_no, t.stdout, t.stderr, t.logBytes, t.logTruncated ? 1 : 0, w.now, this.o.runId],
     );
-    if (saved.changes !== 1 && (await q.get("SELECT 1 AS one FROM lattice_runs WHERE id = ?", [this.o.runId])) !== undefined) {
-      throw new RefusedError("run_fenced", `run ${this.o.runId}: its entry was taken over by another worker; the run's late output is refused`, { run: this.o.runId });
+    if (
+      saved.changes !== 1 &&
+      (await q.get("SELECT 1 AS one FROM lattice_runs WHERE id = ?", [this.o.runId])) !== undefined
+    ) {
+      throw new RefusedError(
+        "run_fenced",
+        `run ${this.o.runId}: its entry was taken over by another worker; the run's late output is refused`,
+        { run: this.o.runId },
+      );
     }
     // Followers (`runs logs --follow`, the live streams) read what this flush stored once it commits.
     if (added > 0 || w.logs.length > 0) await notifyRunProgress(q, this.o.runId);
@@ -644,11 +772,16 @@ export class RunIngestor {
     const fault = storeFault(err);
     if (fault === null) return err;
     const line = this.committed.outbox.line_no;
-    const stored = line > 1 ? `the events before outbox line ${line} are stored` : "none of the outbox's events is stored yet";
-    return new UnavailableError(INGEST_STORE_FAULT, `${describeStoreFault(fault)} while ${doing}: ${(err as Error).message}; ${stored}: once the fault clears, \`pmagent runs reconcile\` stores the rest`, {
-      cause: err,
-      details: { run: this.o.runId, fault },
-    });
+    const stored =
+      line > 1 ? `the events before outbox line ${line} are stored` : "none of the outbox's events is stored yet";
+    return new UnavailableError(
+      INGEST_STORE_FAULT,
+      `${describeStoreFault(fault)} while ${doing}: ${(err as Error).message}; ${stored}: once the fault clears, \`pmagent runs reconcile\` stores the rest`,
+      {
+        cause: err,
+        details: { run: this.o.runId, fault },
+      },
+    );
   }
 
   private stored_(c: Candidate, seq: number, now: number): StoredEvent | null {

@@ -10,7 +10,19 @@ import { closeSync, readSync, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import type { Worker } from "node:worker_threads";
 import { Redactor, startThread, UnavailableError } from "../../core/index.js";
-import { openRegularFile, readOutbox, type OutboxEvent, type OutboxPosition, type OutboxRead, redactEvent, type ProtocolError, EVENT_TYPES, type EventType, IdentityWarnings, type EventIdentity } from "../protocol/index.js";
+import {
+  openRegularFile,
+  readOutbox,
+  type OutboxEvent,
+  type OutboxPosition,
+  type OutboxRead,
+  redactEvent,
+  type ProtocolError,
+  EVENT_TYPES,
+  type EventType,
+  IdentityWarnings,
+  type EventIdentity,
+} from "../protocol/index.js";
 
 /**
  * A decoded batch of outbox events, as the ingestor stores them: one buffer of bytes holding, per
@@ -135,7 +147,14 @@ export class BatchPacker {
       return;
     }
     if (this.identity) {
-      for (const reason of this.identity.check(item.event)) this.errors.push({ kind: "protocol_error", line_no: item.line_no, reason: this.redactor.redact(reason), excerpt: "", severity: "warning" });
+      for (const reason of this.identity.check(item.event))
+        this.errors.push({
+          kind: "protocol_error",
+          line_no: item.line_no,
+          reason: this.redactor.redact(reason),
+          excerpt: "",
+          severity: "warning",
+        });
     }
     const { json, timestamp, id } = redactEvent(this.redactor, item.text, item.event.timestamp, item.id);
     if (json === item.text && item.bytes) {
@@ -160,7 +179,13 @@ export class BatchPacker {
     const written = this.bytes.write(all, at + RECORD_HEADER);
     // As many bytes as units: all ASCII, so each part's length is its byte length.
     const ascii = written === all.length;
-    this.header(at, ascii ? json.length : Buffer.byteLength(json), ascii ? timestamp.length : Buffer.byteLength(timestamp), item, json !== item.text);
+    this.header(
+      at,
+      ascii ? json.length : Buffer.byteLength(json),
+      ascii ? timestamp.length : Buffer.byteLength(timestamp),
+      item,
+      json !== item.text,
+    );
     this.used += RECORD_HEADER + written;
     this.n++;
   };
@@ -181,7 +206,14 @@ export class BatchPacker {
   }
 
   finish(read: Omit<OutboxRead, "items">): OutboxBatch {
-    return { n: this.n, bytes: this.bytes.subarray(0, this.used), errors: this.errors, next: read.next, torn: read.torn, more: read.more };
+    return {
+      n: this.n,
+      bytes: this.bytes.subarray(0, this.used),
+      errors: this.errors,
+      next: read.next,
+      torn: read.torn,
+      more: read.more,
+    };
   }
 }
 
@@ -195,8 +227,20 @@ function received(b: OutboxBatch): OutboxBatch {
  * Read and pack a batch (on whichever thread calls it): the one way a batch is made. `waiting`:
  * the outbox's bytes past `from` when the read was asked for (sizes the batch's buffer).
  */
-export function decodeBatch(path: string, from: OutboxPosition, options: OutboxReadOptions, redactor: Redactor, waiting: number, spares: ArrayBuffer[] = []): OutboxBatch {
-  const packer = new BatchPacker(redactor, Math.max(0, Math.min(waiting, options.maxBytes)), spares.pop(), options.identity);
+export function decodeBatch(
+  path: string,
+  from: OutboxPosition,
+  options: OutboxReadOptions,
+  redactor: Redactor,
+  waiting: number,
+  spares: ArrayBuffer[] = [],
+): OutboxBatch {
+  const packer = new BatchPacker(
+    redactor,
+    Math.max(0, Math.min(waiting, options.maxBytes)),
+    spares.pop(),
+    options.identity,
+  );
   return packer.finish(readOutbox(path, from, { ...options, onItem: packer.add }));
 }
 
@@ -238,7 +282,10 @@ const MAX_SPARES = 6;
  * Answer a decode request on the decoder thread (`spares`: the thread's released buffers): the
  * batch's buffer is moved to the asking thread, not copied.
  */
-export function answerDecode(req: DecodeRequest, spares: ArrayBuffer[]): { response: DecodeResponse; transfer: ArrayBuffer[] } {
+export function answerDecode(
+  req: DecodeRequest,
+  spares: ArrayBuffer[],
+): { response: DecodeResponse; transfer: ArrayBuffer[] } {
   for (const b of req.spares) if (spares.length < MAX_SPARES) spares.push(b);
   try {
     const batch = decodeBatch(req.path, req.from, req.options, redactorFor(req.secrets), req.waiting, spares);
@@ -286,7 +333,9 @@ class DecoderThread {
   }
 
   private constructor() {
-    this.worker = startThread("outbox-worker", import.meta.url, undefined, { youngGenerationMb: DECODER_YOUNG_GENERATION_MB });
+    this.worker = startThread("outbox-worker", import.meta.url, undefined, {
+      youngGenerationMb: DECODER_YOUNG_GENERATION_MB,
+    });
     this.worker.on("message", (m: DecodeResponse) => {
       const p = this.pending.get(m.id);
       if (!p) return;
@@ -298,7 +347,8 @@ class DecoderThread {
     const fail = (err: Error) => {
       const at = DecoderThread.threads.indexOf(this);
       if (at !== -1) DecoderThread.threads.splice(at, 1);
-      for (const p of this.pending.values()) p.reject(new UnavailableError(THREAD_STOPPED, `outbox decoder thread stopped: ${err.message}`));
+      for (const p of this.pending.values())
+        p.reject(new UnavailableError(THREAD_STOPPED, `outbox decoder thread stopped: ${err.message}`));
       this.pending.clear();
     };
     this.worker.on("error", fail);
@@ -315,7 +365,13 @@ class DecoderThread {
     if (DecoderThread.threads.length > 0 && DecoderThread.spares.length < MAX_SPARES) DecoderThread.spares.push(buffer);
   }
 
-  read(path: string, from: OutboxPosition, options: OutboxReadOptions, secrets: string[], waiting: number): Promise<OutboxBatch> {
+  read(
+    path: string,
+    from: OutboxPosition,
+    options: OutboxReadOptions,
+    secrets: string[],
+    waiting: number,
+  ): Promise<OutboxBatch> {
     const id = this.nextId++;
     // Two buffers a request: enough for its batch, and the rest left for the other threads' requests.
     const spares = DecoderThread.spares.splice(0, 2);
@@ -382,7 +438,8 @@ export class OutboxReader {
     while (this.ahead.length > 0 && this.ahead.length < PREFETCH_DEPTH) {
       const last = this.ahead.at(-1)!;
       if (last.to !== undefined) this.ahead.push(this.start(last.to, null));
-      else if (last.done?.more && last.line !== null) this.ahead.push(this.start(last.done.next.offset, last.done.next.line_no));
+      else if (last.done?.more && last.line !== null)
+        this.ahead.push(this.start(last.done.next.offset, last.done.next.line_no));
       else return;
     }
   }
@@ -396,7 +453,8 @@ export class OutboxReader {
       // Missing or unreadable: readOutbox says what that means.
     }
     const waiting = size - offset;
-    const to = waiting >= 2 * this.options.maxBytes ? this.lineEndBefore(offset, offset + this.options.maxBytes) : undefined;
+    const to =
+      waiting >= 2 * this.options.maxBytes ? this.lineEndBefore(offset, offset + this.options.maxBytes) : undefined;
     const entry: Ahead = { offset, line, to, batch: this.decode({ offset, line_no: line ?? 1 }, to, waiting) };
     entry.batch.then(
       (b) => {
@@ -437,7 +495,12 @@ export class OutboxReader {
 
   private decode(from: OutboxPosition, to: number | undefined, waiting: number): Promise<OutboxBatch> {
     const threadBytes = this.options.threadBytes ?? DEFAULT_THREAD_BYTES;
-    const opts: OutboxReadOptions = { maxLineBytes: this.options.maxLineBytes, maxBytes: this.options.maxBytes, ...(this.options.identity ? { identity: this.options.identity } : {}), ...(to !== undefined ? { to } : {}) };
+    const opts: OutboxReadOptions = {
+      maxLineBytes: this.options.maxLineBytes,
+      maxBytes: this.options.maxBytes,
+      ...(this.options.identity ? { identity: this.options.identity } : {}),
+      ...(to !== undefined ? { to } : {}),
+    };
     const { redactor } = this.options;
     if (waiting < threadBytes) {
       try {
@@ -450,7 +513,8 @@ export class OutboxReader {
     return DecoderThread.get()
       .read(this.path, from, opts, redactor.secretValues(), waiting)
       .catch((err: unknown) => {
-        if (err instanceof UnavailableError && err.code === THREAD_STOPPED) return decodeBatch(this.path, from, opts, redactor, waiting);
+        if (err instanceof UnavailableError && err.code === THREAD_STOPPED)
+          return decodeBatch(this.path, from, opts, redactor, waiting);
         throw err;
       });
   }

@@ -43,7 +43,16 @@ export class UsageTally {
            cached_input_tokens = lattice_run_usage.cached_input_tokens + excluded.cached_input_tokens, output_tokens = lattice_run_usage.output_tokens + excluded.output_tokens,
            reasoning_tokens = lattice_run_usage.reasoning_tokens + excluded.reasoning_tokens, total_tokens = lattice_run_usage.total_tokens + excluded.total_tokens,
            reports = lattice_run_usage.reports + excluded.reports`,
-        [runId, model, t.input_tokens, t.cached_input_tokens, t.output_tokens, t.reasoning_tokens, t.total_tokens, t.reports],
+        [
+          runId,
+          model,
+          t.input_tokens,
+          t.cached_input_tokens,
+          t.output_tokens,
+          t.reasoning_tokens,
+          t.total_tokens,
+          t.reports,
+        ],
       );
     }
   }

@@ -7,7 +7,8 @@ import type { Migration } from "../../store/index.js";
  * index instead of at random places in it (a random 64-character hash made every insert of a
  * large run dirty its own index page, several times the cost of the row).
  */
-const COLUMNS = "run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms, dispatched_ms, dispatch_json";
+const COLUMNS =
+  "run_id, seq, attempt, event_id, event_type, source, outbox_line, event_json, received_ms, dispatched_ms, dispatch_json";
 
 /** SQLite cannot drop a table's UNIQUE constraint: the table is rebuilt, with every index it had (0100, 0120). */
 const sqlite = `

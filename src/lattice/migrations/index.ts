@@ -13,5 +13,18 @@ import { m0230 } from "./0230_lattice_shared_checkpoints.js";
 import { m0240 } from "./0240_lattice_resume_queue.js";
 
 /** The lattice's tables (runs and their events, logs, usage; actions; the local forge's pull requests; environment proposals and changes), in order (one file per migration beside this one; ids and order as they always were). */
-export const latticeMigrations: readonly Migration[] = [m0100, m0110, m0120, m0130, m0140, m0150, m0160, m0170, m0180, m0190, m0230, m0240];
+export const latticeMigrations: readonly Migration[] = [
+  m0100,
+  m0110,
+  m0120,
+  m0130,
+  m0140,
+  m0150,
+  m0160,
+  m0170,
+  m0180,
+  m0190,
+  m0230,
+  m0240,
+];
 export { EVENT_TYPE_INDEX_TERM, UNINDEXED_EVENT_TYPES } from "./0140_lattice_event_type_index.js";

@@ -14,7 +14,6 @@ import { INPUT_TYPE_HINT, parseInputType } from "./inputs.js";
 // `pmagent emit` can load it without zod; protocol/index.ts re-exports it.
 import { CHECKPOINT_ID, PROTOCOL_VERSION, type EventType } from "../wire/index.js";
 
-
 /** Actions the spec names; the schema accepts any action name, the supervisor refuses unknown ones. */
 export const KNOWN_ACTIONS = ["OPEN_PR", "POST_COMMENT", "LABEL_ISSUE", "NOTIFY_USER", "FETCH_CREDENTIAL"] as const;
 
@@ -32,14 +31,15 @@ export type AdjustmentType = (typeof ADJUSTMENT_TYPES)[number];
 
 export const PROPOSAL_SCOPES = ["repo_specific", "global_candidate"] as const;
 
-
 const text = z.string().min(1, "must be a non-empty string");
 const record = z.record(z.string(), z.unknown());
 
 const TIMESTAMP_HINT = "expected an ISO-8601 date-time with a zone, e.g. 2026-01-15T10:30:00Z";
 export const Timestamp = z.string().regex(ISO_WITH_ZONE, TIMESTAMP_HINT).refine(isIsoWithZone, TIMESTAMP_HINT);
 
-export const CheckpointId = z.string().regex(CHECKPOINT_ID, "expected a checkpoint id like chk_abc123 (chk_ followed by letters, digits, '_' or '-')");
+export const CheckpointId = z
+  .string()
+  .regex(CHECKPOINT_ID, "expected a checkpoint id like chk_abc123 (chk_ followed by letters, digits, '_' or '-')");
 
 /** One `expected_inputs` type: string, integer, boolean, map or array<T>. */
 export const InputTypeName = z
@@ -88,7 +88,10 @@ export const CompletedPayload = z.looseObject({
   status: z.enum(["success", "failure"]),
   summary: z.string().optional(),
   /** pmagent's extension: the outcome a lane routes on (config `on_outcome`), e.g. `changes_requested`. */
-  outcome: z.string().regex(/^[a-z][a-z0-9_]*$/, "an outcome is a lowercase name, e.g. changes_requested").optional(),
+  outcome: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]*$/, "an outcome is a lowercase name, e.g. changes_requested")
+    .optional(),
 });
 
 export const ErrorPayload = z.looseObject({ message: text, details: record.optional() });
@@ -167,7 +170,11 @@ export const ResumeSchema = z.looseObject({
   checkpoint_id: CheckpointId,
   inputs: record.default({}),
   /** Free-form; pmagent's extension: a person's follow-up message to the sprite in `message` (see withFollowUp). */
-  context: record.default({}).describe("free-form context; `message`, when present, is a person's follow-up message to the sprite, given with the resume"),
+  context: record
+    .default({})
+    .describe(
+      "free-form context; `message`, when present, is a person's follow-up message to the sprite, given with the resume",
+    ),
 });
 export type Resume = z.output<typeof ResumeSchema>;
 export type ResumeInput = z.input<typeof ResumeSchema>;

@@ -11,7 +11,10 @@ export interface EventIdentity {
 }
 
 /** The warnings for an event's identity fields that differ from the run's (none when they match). */
-export function identityWarnings(event: { sprite_id?: unknown; work_item_id?: unknown }, run: EventIdentity): Array<{ key: string; reason: string }> {
+export function identityWarnings(
+  event: { sprite_id?: unknown; work_item_id?: unknown },
+  run: EventIdentity,
+): Array<{ key: string; reason: string }> {
   const out: Array<{ key: string; reason: string }> = [];
   for (const field of ["sprite_id", "work_item_id"] as const) {
     const claimed = event[field];

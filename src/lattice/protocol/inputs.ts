@@ -5,11 +5,7 @@
 import { UsageError } from "../../core/index.js";
 
 export type InputType =
-  | { kind: "string" }
-  | { kind: "integer" }
-  | { kind: "boolean" }
-  | { kind: "map" }
-  | { kind: "array"; of: InputType };
+  { kind: "string" } | { kind: "integer" } | { kind: "boolean" } | { kind: "map" } | { kind: "array"; of: InputType };
 
 export const INPUT_TYPE_HINT = "expected one of string, integer, boolean, map, array<T> (T from the same list)";
 
@@ -50,7 +46,8 @@ function checkValue(value: unknown, type: InputType, path: string, errors: strin
     errors.push(`${path}: expected ${formatInputType(type)}, got ${describe(value)}`);
     return;
   }
-  if (type.kind === "array") (value as unknown[]).forEach((item, i) => checkValue(item, type.of, `${path}[${i}]`, errors));
+  if (type.kind === "array")
+    (value as unknown[]).forEach((item, i) => checkValue(item, type.of, `${path}[${i}]`, errors));
 }
 
 export interface InputsCheckOptions {
@@ -63,9 +60,14 @@ export interface InputsCheckOptions {
  * required. Returns one message per problem, each starting with the input's path
  * (`inputs.comments[1]: expected string, got integer`); an empty list means the inputs fit.
  */
-export function checkInputs(inputs: unknown, expected: Record<string, string>, options: InputsCheckOptions = {}): string[] {
+export function checkInputs(
+  inputs: unknown,
+  expected: Record<string, string>,
+  options: InputsCheckOptions = {},
+): string[] {
   const errors: string[] = [];
-  if (inputs === null || typeof inputs !== "object" || Array.isArray(inputs)) return [`inputs: expected a map, got ${describe(inputs)}`];
+  if (inputs === null || typeof inputs !== "object" || Array.isArray(inputs))
+    return [`inputs: expected a map, got ${describe(inputs)}`];
   const given = inputs as Record<string, unknown>;
   for (const [key, typeName] of Object.entries(expected)) {
     const parsed = parseInputType(typeName);
@@ -73,22 +75,34 @@ export function checkInputs(inputs: unknown, expected: Record<string, string>, o
       errors.push(`expected_inputs.${key}: ${parsed.error}; ${INPUT_TYPE_HINT}`);
       continue;
     }
-    if (!(key in given) || given[key] === undefined) errors.push(`inputs.${key}: missing (expected ${formatInputType(parsed.type)})`);
+    if (!(key in given) || given[key] === undefined)
+      errors.push(`inputs.${key}: missing (expected ${formatInputType(parsed.type)})`);
     else checkValue(given[key], parsed.type, `inputs.${key}`, errors);
   }
   if (!options.allowExtra) {
     const names = Object.keys(expected);
     for (const key of Object.keys(given)) {
-      if (!(key in expected)) errors.push(`inputs.${key}: not in expected_inputs (expected ${names.length ? names.join(", ") : "no inputs"})`);
+      if (!(key in expected))
+        errors.push(
+          `inputs.${key}: not in expected_inputs (expected ${names.length ? names.join(", ") : "no inputs"})`,
+        );
     }
   }
   return errors;
 }
 
 /** `checkInputs`, throwing a usage error (code `invalid_resume_inputs`) that lists every problem. */
-export function assertInputs(inputs: unknown, expected: Record<string, string>, options: InputsCheckOptions = {}): void {
+export function assertInputs(
+  inputs: unknown,
+  expected: Record<string, string>,
+  options: InputsCheckOptions = {},
+): void {
   const errors = checkInputs(inputs, expected, options);
   if (errors.length > 0) {
-    throw new UsageError("invalid_resume_inputs", `resume inputs do not match the WAITING event's expected_inputs:\n  ${errors.join("\n  ")}`, { issues: errors });
+    throw new UsageError(
+      "invalid_resume_inputs",
+      `resume inputs do not match the WAITING event's expected_inputs:\n  ${errors.join("\n  ")}`,
+      { issues: errors },
+    );
   }
 }

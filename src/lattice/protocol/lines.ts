@@ -10,8 +10,7 @@ export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
 export const EXCERPT_BYTES = 200;
 
 export type RawLine =
-  | { kind: "line"; line_no: number; bytes: Buffer }
-  | { kind: "overlong"; line_no: number; size: number; head: Buffer };
+  { kind: "line"; line_no: number; bytes: Buffer } | { kind: "overlong"; line_no: number; size: number; head: Buffer };
 
 export class LineSplitter {
   private parts: Buffer[] = [];
@@ -24,7 +23,8 @@ export class LineSplitter {
     readonly maxLineBytes = DEFAULT_MAX_LINE_BYTES,
     firstLineNo = 1,
   ) {
-    if (!Number.isInteger(maxLineBytes) || maxLineBytes < 1) throw new RangeError(`maxLineBytes must be a positive integer, got ${maxLineBytes}`);
+    if (!Number.isInteger(maxLineBytes) || maxLineBytes < 1)
+      throw new RangeError(`maxLineBytes must be a positive integer, got ${maxLineBytes}`);
     this.lineNo = firstLineNo;
   }
 

@@ -8,7 +8,15 @@ import { closeSync, fstatSync, readSync } from "node:fs";
 import { ConflictError } from "../../core/index.js";
 import { DEFAULT_MAX_LINE_BYTES, EXCERPT_BYTES, LineSplitter, type RawLine } from "./lines.js";
 import { openRegularFile } from "./regular-file.js";
-import { excerpt, identity, type LineBytes, notUtf8, parseEventJson, type ParsedEvent, type ProtocolError } from "./parser.js";
+import {
+  excerpt,
+  identity,
+  type LineBytes,
+  notUtf8,
+  parseEventJson,
+  type ParsedEvent,
+  type ProtocolError,
+} from "./parser.js";
 
 /** Where the next read starts: a byte offset just after a newline, and that line's number. */
 export interface OutboxPosition {
@@ -43,7 +51,11 @@ const READ_CHUNK = 1024 * 1024;
  */
 let readBuffer: Buffer | null = null;
 
-function classify(raw: RawLine, maxLineBytes: number, redact: (t: string) => string): OutboxEvent | ProtocolError | null {
+function classify(
+  raw: RawLine,
+  maxLineBytes: number,
+  redact: (t: string) => string,
+): OutboxEvent | ProtocolError | null {
   if (raw.kind === "overlong") {
     return {
       kind: "protocol_error",
@@ -52,11 +64,20 @@ function classify(raw: RawLine, maxLineBytes: number, redact: (t: string) => str
       excerpt: excerpt(raw.head.toString("utf8"), redact),
     };
   }
-  return classifyText(raw.bytes.toString("utf8"), raw.line_no, redact, { buffer: raw.bytes, start: 0, end: raw.bytes.length });
+  return classifyText(raw.bytes.toString("utf8"), raw.line_no, redact, {
+    buffer: raw.bytes,
+    start: 0,
+    end: raw.bytes.length,
+  });
 }
 
 /** `line`: where the line's bytes are (its identity is hashed from them). */
-function classifyText(text: string, lineNo: number, redact: (t: string) => string, line: { buffer: Buffer; start: number; end: number }): OutboxEvent | ProtocolError | null {
+function classifyText(
+  text: string,
+  lineNo: number,
+  redact: (t: string) => string,
+  line: { buffer: Buffer; start: number; end: number },
+): OutboxEvent | ProtocolError | null {
   const { buffer, start } = line;
   let { end } = line;
   if (text.endsWith("\r")) {
@@ -86,7 +107,13 @@ function classifyText(text: string, lineNo: number, redact: (t: string) => strin
 export function readOutbox(
   path: string,
   from: OutboxPosition = OUTBOX_START,
-  options: { maxLineBytes?: number; redact?: (text: string) => string; maxBytes?: number; onItem?: (item: OutboxEvent | ProtocolError) => void; to?: number } = {},
+  options: {
+    maxLineBytes?: number;
+    redact?: (text: string) => string;
+    maxBytes?: number;
+    onItem?: (item: OutboxEvent | ProtocolError) => void;
+    to?: number;
+  } = {},
 ): OutboxRead {
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const redact = options.redact ?? identity;
@@ -99,12 +126,17 @@ export function readOutbox(
     // `to`: read exactly up to there (a line's start), the rest being another read's.
     const size = options.to !== undefined ? Math.min(real, options.to) : real;
     if (real < from.offset) {
-      throw new ConflictError("outbox_truncated", `${path} shrank to ${real} bytes but ${from.offset} were already read: the outbox is append-only and must not be rewritten`);
+      throw new ConflictError(
+        "outbox_truncated",
+        `${path} shrank to ${real} bytes but ${from.offset} were already read: the outbox is append-only and must not be rewritten`,
+      );
     }
     const splitter = new LineSplitter(maxLineBytes, from.line_no);
     const items: Array<OutboxEvent | ProtocolError> = [];
     // Kept items lose their bytes: a view of the read's buffer, which the next chunk overwrites.
-    const onItem = options.onItem ?? ((item: OutboxEvent | ProtocolError) => items.push(item.kind === "event" ? { ...item, bytes: undefined } : item));
+    const onItem =
+      options.onItem ??
+      ((item: OutboxEvent | ProtocolError) => items.push(item.kind === "event" ? { ...item, bytes: undefined } : item));
     const maxBytes = Math.max(1, options.maxBytes ?? Infinity);
     const want = Math.min(READ_CHUNK, maxBytes, Math.max(size - from.offset, 1));
     held = readBuffer ?? Buffer.allocUnsafeSlow(READ_CHUNK);
@@ -135,7 +167,19 @@ export function readOutbox(
       for (let nl = chunk.indexOf(0x0a, start); nl !== -1; nl = chunk.indexOf(0x0a, start)) {
         const line = splitter.countLine();
         const bytes = nl - start;
-        if (bytes > maxLineBytes) take(classify({ kind: "overlong", line_no: line, size: bytes, head: Buffer.from(chunk.subarray(start, start + EXCERPT_BYTES)) }, maxLineBytes, redact));
+        if (bytes > maxLineBytes)
+          take(
+            classify(
+              {
+                kind: "overlong",
+                line_no: line,
+                size: bytes,
+                head: Buffer.from(chunk.subarray(start, start + EXCERPT_BYTES)),
+              },
+              maxLineBytes,
+              redact,
+            ),
+          );
         else take(classifyText(chunk.toString("utf8", start, nl), line, redact, { buffer: chunk, start, end: nl }));
         start = nl + 1;
       }

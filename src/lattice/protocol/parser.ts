@@ -5,7 +5,17 @@
  * stops the stream.
  */
 import { isUtf8 } from "node:buffer";
-import { contentHash, contentHashOfJson, formatZodIssues, jsonTooDeep, nulMessage, nulPath, storableText, tooDeepMessage, type Redactor } from "../../core/index.js";
+import {
+  contentHash,
+  contentHashOfJson,
+  formatZodIssues,
+  jsonTooDeep,
+  nulMessage,
+  nulPath,
+  storableText,
+  tooDeepMessage,
+  type Redactor,
+} from "../../core/index.js";
 import type { RawLine } from "./lines.js";
 import { EVENT_PREFIX, envelopeValid } from "../wire/index.js";
 import { LatticeEventSchema, type LatticeEvent } from "./events.js";
@@ -66,7 +76,10 @@ export function jsonErrorMessage(err: unknown): string {
  * Used for stdout lines after the prefix and for outbox lines. `bytes`: the same text as UTF-8
  * bytes, when the caller has them (the identity is hashed from them).
  */
-export function parseEventJson(json: string, bytes?: LineBytes): { ok: true; id: string; event: LatticeEvent; raw: Record<string, unknown> } | { ok: false; reason: string } {
+export function parseEventJson(
+  json: string,
+  bytes?: LineBytes,
+): { ok: true; id: string; event: LatticeEvent; raw: Record<string, unknown> } | { ok: false; reason: string } {
   // Before parsing: everything after (identity, redaction, the schema) recurses over the value.
   if (jsonTooDeep(json)) return { ok: false, reason: `invalid JSON: the event ${tooDeepMessage()}` };
   let value: unknown;
@@ -84,7 +97,8 @@ export function parseEventJson(json: string, bytes?: LineBytes): { ok: true; id:
   if (envelopeValid(value as Record<string, unknown>)) event = value as LatticeEvent;
   else {
     const result = LatticeEventSchema.safeParse(value);
-    if (!result.success) return { ok: false, reason: storableText(`schema violation: ${formatZodIssues(result.error).join("; ")}`) };
+    if (!result.success)
+      return { ok: false, reason: storableText(`schema violation: ${formatZodIssues(result.error).join("; ")}`) };
     event = result.data;
   }
   // U+0000 can only come from a `\u0000` escape (a raw NUL is not valid JSON); refused on both
@@ -129,7 +143,12 @@ export function notUtf8(text: string, bytes: Buffer | (() => Buffer)): string | 
  * an id must not let anyone confirm a guessed secret. Its stdout and outbox copies are redacted
  * alike, so they still share one id.
  */
-export function redactEvent(redactor: Redactor, json: string, timestamp: string, id: string): { json: string; timestamp: string; id: string } {
+export function redactEvent(
+  redactor: Redactor,
+  json: string,
+  timestamp: string,
+  id: string,
+): { json: string; timestamp: string; id: string } {
   const redacted = redactor.redactJson(json);
   if (redacted === null) return { json, timestamp, id };
   return { json: redacted.json, timestamp: redactor.redact(timestamp), id: eventId(redacted.value) };
@@ -141,7 +160,11 @@ function decode(bytes: Buffer): string {
 }
 
 /** Classify a stdout line: an event line starts with `LATTICE_EVENT `, anything else is a log line. */
-export function classifyStdoutLine(raw: RawLine, maxLineBytes: number, redact: (t: string) => string = identity): ParsedLine {
+export function classifyStdoutLine(
+  raw: RawLine,
+  maxLineBytes: number,
+  redact: (t: string) => string = identity,
+): ParsedLine {
   if (raw.kind === "overlong") {
     return {
       kind: "protocol_error",
@@ -153,9 +176,20 @@ export function classifyStdoutLine(raw: RawLine, maxLineBytes: number, redact: (
   const line = decode(raw.bytes);
   if (!line.startsWith(EVENT_PREFIX)) return { kind: "log", line_no: raw.line_no, text: storableText(redact(line)) };
   const badBytes = notUtf8(line, raw.bytes);
-  if (badBytes) return { kind: "protocol_error", line_no: raw.line_no, reason: badBytes, excerpt: excerpt(line, redact) };
+  if (badBytes)
+    return { kind: "protocol_error", line_no: raw.line_no, reason: badBytes, excerpt: excerpt(line, redact) };
   const end = raw.bytes.length - (raw.bytes[raw.bytes.length - 1] === 0x0d ? 1 : 0);
-  const parsed = parseEventJson(line.slice(EVENT_PREFIX.length), { buffer: raw.bytes, start: EVENT_PREFIX.length, end });
-  if (!parsed.ok) return { kind: "protocol_error", line_no: raw.line_no, reason: redact(parsed.reason), excerpt: excerpt(line, redact) };
+  const parsed = parseEventJson(line.slice(EVENT_PREFIX.length), {
+    buffer: raw.bytes,
+    start: EVENT_PREFIX.length,
+    end,
+  });
+  if (!parsed.ok)
+    return {
+      kind: "protocol_error",
+      line_no: raw.line_no,
+      reason: redact(parsed.reason),
+      excerpt: excerpt(line, redact),
+    };
   return { kind: "event", line_no: raw.line_no, id: parsed.id, event: parsed.event, raw: parsed.raw };
 }

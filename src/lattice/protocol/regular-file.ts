@@ -20,7 +20,11 @@ function kindOf(st: Stats): string {
 }
 
 function refuse(what: string, path: string, kind: string): ConflictError {
-  return new ConflictError("not_regular_file", `${what} ${path} is ${kind}, not a regular file: it must be a plain file in the workspace (no FIFO, socket, device or symbolic link); it is not read`, { path });
+  return new ConflictError(
+    "not_regular_file",
+    `${what} ${path} is ${kind}, not a regular file: it must be a plain file in the workspace (no FIFO, socket, device or symbolic link); it is not read`,
+    { path },
+  );
 }
 
 /**
@@ -59,8 +63,14 @@ export function assertRealDirectory(dir: string, what: string): void {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
     throw err;
   }
-  if (st.isSymbolicLink()) throw new ConflictError("not_regular_file", `${what} ${dir} is a symbolic link: it must be a real directory in the workspace; nothing is read or written through it`, { path: dir });
-  if (!st.isDirectory()) throw new ConflictError("not_regular_file", `${what} ${dir} is ${kindOf(st)}, not a directory`, { path: dir });
+  if (st.isSymbolicLink())
+    throw new ConflictError(
+      "not_regular_file",
+      `${what} ${dir} is a symbolic link: it must be a real directory in the workspace; nothing is read or written through it`,
+      { path: dir },
+    );
+  if (!st.isDirectory())
+    throw new ConflictError("not_regular_file", `${what} ${dir} is ${kindOf(st)}, not a directory`, { path: dir });
 }
 
 /**
@@ -74,10 +84,20 @@ export function assertRealDirectory(dir: string, what: string): void {
  * use: it reads and writes what a sprite left only after the sprite has exited (its sandbox's PID
  * namespace dies with it), so nothing swaps a directory between this check and the use.
  */
-export function beneath(root: string, rel: string, what: string, verified: Set<string> = new Set(), options: { missingOk?: boolean } = {}): string {
+export function beneath(
+  root: string,
+  rel: string,
+  what: string,
+  verified: Set<string> = new Set(),
+  options: { missingOk?: boolean } = {},
+): string {
   const parts = rel.split("/");
   if (parts.some((p) => p === "" || p === "." || p === "..")) {
-    throw new RefusedError("path_outside_root", `${what} "${rel}" is not a plain relative path (no '.', '..' or empty segments)`, { path: rel });
+    throw new RefusedError(
+      "path_outside_root",
+      `${what} "${rel}" is not a plain relative path (no '.', '..' or empty segments)`,
+      { path: rel },
+    );
   }
   let dir = root;
   for (const part of parts.slice(0, -1)) {
@@ -90,8 +110,18 @@ export function beneath(root: string, rel: string, what: string, verified: Set<s
       if ((err as NodeJS.ErrnoException).code === "ENOENT" && options.missingOk) return join(root, rel);
       throw err;
     }
-    if (st.isSymbolicLink()) throw new ConflictError("not_regular_file", `${what} "${rel}" passes through ${dir}, a symbolic link: nothing is read or written through it`, { path: rel });
-    if (!st.isDirectory()) throw new ConflictError("not_regular_file", `${what} "${rel}" passes through ${dir}, which is ${kindOf(st)}, not a directory`, { path: rel });
+    if (st.isSymbolicLink())
+      throw new ConflictError(
+        "not_regular_file",
+        `${what} "${rel}" passes through ${dir}, a symbolic link: nothing is read or written through it`,
+        { path: rel },
+      );
+    if (!st.isDirectory())
+      throw new ConflictError(
+        "not_regular_file",
+        `${what} "${rel}" passes through ${dir}, which is ${kindOf(st)}, not a directory`,
+        { path: rel },
+      );
     verified.add(dir);
   }
   return join(root, rel);

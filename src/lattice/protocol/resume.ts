@@ -5,7 +5,15 @@
  */
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { contentHash, jsonTooDeep, parseWith, PmagentError, tooDeepMessage, UsageError, writeFileAtomic } from "../../core/index.js";
+import {
+  contentHash,
+  jsonTooDeep,
+  parseWith,
+  PmagentError,
+  tooDeepMessage,
+  UsageError,
+  writeFileAtomic,
+} from "../../core/index.js";
 import { LATTICE_DIR } from "../wire/index.js";
 import { jsonErrorMessage } from "./parser.js";
 import { ResumeSchema, type Resume, type ResumeInput } from "./events.js";
@@ -117,13 +125,27 @@ export const FOLLOW_UP_MAX_CHARS = 20_000;
  * inputs. Returns the context with the message in it; refuses an empty or overlong message, and
  * a message given twice (as the message and in the context).
  */
-export function withFollowUp(context: Record<string, unknown> | undefined, message: string | undefined): Record<string, unknown> | undefined {
+export function withFollowUp(
+  context: Record<string, unknown> | undefined,
+  message: string | undefined,
+): Record<string, unknown> | undefined {
   if (message === undefined) return context;
-  if (message.trim() === "") throw new UsageError("resume_message_empty", "the follow-up message is empty: write what the agent should be told, or give no message");
+  if (message.trim() === "")
+    throw new UsageError(
+      "resume_message_empty",
+      "the follow-up message is empty: write what the agent should be told, or give no message",
+    );
   if (message.length > FOLLOW_UP_MAX_CHARS) {
-    throw new UsageError("resume_message_too_long", `the follow-up message has ${message.length} characters, over the limit of ${FOLLOW_UP_MAX_CHARS}: shorten it, or put the long text in a file of the workspace and say where`);
+    throw new UsageError(
+      "resume_message_too_long",
+      `the follow-up message has ${message.length} characters, over the limit of ${FOLLOW_UP_MAX_CHARS}: shorten it, or put the long text in a file of the workspace and say where`,
+    );
   }
-  if (context && "message" in context) throw new UsageError("resume_message_twice", "the follow-up message is given both as the message and as context.message: give it once");
+  if (context && "message" in context)
+    throw new UsageError(
+      "resume_message_twice",
+      "the follow-up message is given both as the message and as context.message: give it once",
+    );
   return { ...context, message };
 }
 

@@ -22,7 +22,12 @@ export function priceOf(prices: PriceTable, model: string): PriceConfig | undefi
 export function tokenCost(t: TokenCounts, price: PriceConfig): number {
   const cached = Math.min(t.cached_input_tokens, t.input_tokens);
   const cachedPrice = price.cached_input_per_mtok ?? price.input_per_mtok;
-  return ((t.input_tokens - cached) * price.input_per_mtok + cached * cachedPrice + t.output_tokens * price.output_per_mtok) / 1_000_000;
+  return (
+    ((t.input_tokens - cached) * price.input_per_mtok +
+      cached * cachedPrice +
+      t.output_tokens * price.output_per_mtok) /
+    1_000_000
+  );
 }
 
 export function costOf(usage: Iterable<ModelUsage>, prices: PriceTable): Cost {
@@ -66,11 +71,13 @@ const int = (n: number) => n.toLocaleString("en-US");
 /** Why `usage` breaks `budget`, or null when it stays within it. */
 export function budgetBreach(budget: BudgetLimits, usage: readonly ModelUsage[], prices: PriceTable): string | null {
   const tokens = sumTokens(usage).total_tokens;
-  if (budget.max_tokens !== undefined && tokens > budget.max_tokens) return `budget exceeded: ${int(tokens)} tokens > ${int(budget.max_tokens)}`;
+  if (budget.max_tokens !== undefined && tokens > budget.max_tokens)
+    return `budget exceeded: ${int(tokens)} tokens > ${int(budget.max_tokens)}`;
   if (budget.max_cost !== undefined && tokens > 0) {
     const { cost, unpriced } = costOf(usage, prices);
     // A cost budget that cannot be counted does not let the run spend on unchecked.
-    if (cost === null) return `budget cannot be checked: no price for ${unpriced.join(", ")} in the config's prices (max_cost ${budget.max_cost})`;
+    if (cost === null)
+      return `budget cannot be checked: no price for ${unpriced.join(", ")} in the config's prices (max_cost ${budget.max_cost})`;
     if (cost > budget.max_cost) return `budget exceeded: cost ${formatCost(cost)} > ${budget.max_cost}`;
   }
   return null;

@@ -5,9 +5,46 @@ export { RUN_STATES, TERMINAL_RUN_STATES, UNFINISHED_RUN_STATES, isTerminalRunSt
 export { RunStore } from "./run-store.js";
 export * from "./sql.js";
 export { standingGateDenials, type GateDenial } from "./gate-denials.js";
-export { USAGE_KINDS, usageOfEvent, addTokens, sumTokens, noTokens, type TokenCounts, type ModelUsage } from "./usage.js";
-export { costOf, tokenCost, priceOf, roundCost, summarizeUsage, budgetBreach, formatCost, type Cost, type PriceTable, type UsageSummary, type BudgetLimits } from "./cost.js";
+export {
+  USAGE_KINDS,
+  usageOfEvent,
+  addTokens,
+  sumTokens,
+  noTokens,
+  type TokenCounts,
+  type ModelUsage,
+} from "./usage.js";
+export {
+  costOf,
+  tokenCost,
+  priceOf,
+  roundCost,
+  summarizeUsage,
+  budgetBreach,
+  formatCost,
+  type Cost,
+  type PriceTable,
+  type UsageSummary,
+  type BudgetLimits,
+} from "./cost.js";
 export { usageOfRuns, setRunBudget, runBudget, type RunBudget } from "./usage-store.js";
-export { USAGE_GROUPINGS, cycleOfRun, dayOf, groupUsage, usageText, type UsageGrouping, type UsageGroup } from "./usage-report.js";
+export {
+  USAGE_GROUPINGS,
+  cycleOfRun,
+  dayOf,
+  groupUsage,
+  usageText,
+  type UsageGrouping,
+  type UsageGroup,
+} from "./usage-report.js";
 export type { QueuedResume } from "./resume-queue.js";
-export { RUN_PROGRESS_CHANNEL, followPollMs, followRunEvents, followRunLogs, notifyRunProgress, runProgressWaker, type FollowOptions, type RunProgressWaker } from "./progress.js";
+export {
+  RUN_PROGRESS_CHANNEL,
+  followPollMs,
+  followRunEvents,
+  followRunLogs,
+  notifyRunProgress,
+  runProgressWaker,
+  type FollowOptions,
+  type RunProgressWaker,
+} from "./progress.js";

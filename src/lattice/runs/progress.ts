@@ -85,7 +85,12 @@ export interface FollowOptions {
  * stored is read. The run's state is read before its items, so an item stored just before the run
  * finished is never missed. Throws run_not_found for an unknown run.
  */
-async function* followRun<T extends { seq: number }>(runs: RunStore, runId: string, read: (afterSeq: number, limit: number) => Promise<T[]>, o: FollowOptions): AsyncGenerator<T[]> {
+async function* followRun<T extends { seq: number }>(
+  runs: RunStore,
+  runId: string,
+  read: (afterSeq: number, limit: number) => Promise<T[]>,
+  o: FollowOptions,
+): AsyncGenerator<T[]> {
   await runs.get(runId, runs.store, false);
   const waker = await runProgressWaker(runs.store, runId);
   try {
@@ -107,11 +112,24 @@ async function* followRun<T extends { seq: number }>(runs: RunStore, runId: stri
 }
 
 /** A run's events in stored order (seq), then new ones as they are stored, until the run ends. */
-export function followRunEvents(runs: RunStore, runId: string, o: FollowOptions & { type?: string }): AsyncGenerator<StoredEvent[]> {
-  return followRun(runs, runId, (afterSeq, limit) => runs.events(runId, { type: o.type, afterSeq, limit, order: "seq" }), o);
+export function followRunEvents(
+  runs: RunStore,
+  runId: string,
+  o: FollowOptions & { type?: string },
+): AsyncGenerator<StoredEvent[]> {
+  return followRun(
+    runs,
+    runId,
+    (afterSeq, limit) => runs.events(runId, { type: o.type, afterSeq, limit, order: "seq" }),
+    o,
+  );
 }
 
 /** A run's log lines, then new ones as they are stored, until the run ends. */
-export function followRunLogs(runs: RunStore, runId: string, o: FollowOptions & { stream?: string }): AsyncGenerator<RunLogLine[]> {
+export function followRunLogs(
+  runs: RunStore,
+  runId: string,
+  o: FollowOptions & { stream?: string },
+): AsyncGenerator<RunLogLine[]> {
   return followRun(runs, runId, (afterSeq, limit) => runs.logs(runId, { stream: o.stream, afterSeq, limit }), o);
 }

@@ -20,7 +20,13 @@ interface QueueRow {
 const COLUMNS = "run_id, role, inputs_json, context_json, queued_ms";
 
 function fromRow(r: QueueRow): QueuedResume {
-  return { run_id: r.run_id, role: r.role, inputs: JSON.parse(r.inputs_json), context: JSON.parse(r.context_json), queued_ms: Number(r.queued_ms) };
+  return {
+    run_id: r.run_id,
+    role: r.role,
+    inputs: JSON.parse(r.inputs_json),
+    context: JSON.parse(r.context_json),
+    queued_ms: Number(r.queued_ms),
+  };
 }
 
 /** Queue a resume; false when one is queued for the run already. */
@@ -33,7 +39,12 @@ export async function queueResume(q: Queryable, projectId: string, r: QueuedResu
 }
 
 /** The oldest queued resumes of `roles`. */
-export async function queuedResumes(q: Queryable, projectId: string, roles: readonly string[], limit: number): Promise<QueuedResume[]> {
+export async function queuedResumes(
+  q: Queryable,
+  projectId: string,
+  roles: readonly string[],
+  limit: number,
+): Promise<QueuedResume[]> {
   if (roles.length === 0) return [];
   const rows = await q.all<QueueRow>(
     `SELECT ${COLUMNS} FROM lattice_resume_queue WHERE project_id = ? AND role IN (${roles.map(() => "?").join(", ")}) ORDER BY queued_ms, run_id LIMIT ${Math.max(1, Math.floor(limit))}`,
@@ -43,11 +54,17 @@ export async function queuedResumes(q: Queryable, projectId: string, roles: read
 }
 
 export async function queuedResume(q: Queryable, projectId: string, runId: string): Promise<QueuedResume | undefined> {
-  const row = await q.get<QueueRow>(`SELECT ${COLUMNS} FROM lattice_resume_queue WHERE project_id = ? AND run_id = ?`, [projectId, runId]);
+  const row = await q.get<QueueRow>(`SELECT ${COLUMNS} FROM lattice_resume_queue WHERE project_id = ? AND run_id = ?`, [
+    projectId,
+    runId,
+  ]);
   return row && fromRow(row);
 }
 
 /** Remove the run's queued resume (taken, or the run no longer waits); true when there was one. */
 export async function dropQueuedResume(q: Queryable, projectId: string, runId: string): Promise<boolean> {
-  return (await q.run(`DELETE FROM lattice_resume_queue WHERE project_id = ? AND run_id = ?`, [projectId, runId])).changes === 1;
+  return (
+    (await q.run(`DELETE FROM lattice_resume_queue WHERE project_id = ? AND run_id = ?`, [projectId, runId]))
+      .changes === 1
+  );
 }

@@ -40,7 +40,8 @@ export interface RunRow {
   event_count?: number;
 }
 
-export const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString());
+export const iso = (ms: number | null | undefined) =>
+  ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
 export const num = (v: number | null | undefined) => (v === null || v === undefined ? null : Number(v));
 
 export function toRecord(r: RunRow): RunRecord {

@@ -7,7 +7,17 @@
 import { NotFoundError } from "../../core/index.js";
 import * as queue from "./resume-queue.js";
 import type { QueuedResume } from "./resume-queue.js";
-import { Keyset, Where, limitClause, type Dialect, type Page, type PageRequest, type Queryable, type SqlParam, type Store } from "../../store/index.js";
+import {
+  Keyset,
+  Where,
+  limitClause,
+  type Dialect,
+  type Page,
+  type PageRequest,
+  type Queryable,
+  type SqlParam,
+  type Store,
+} from "../../store/index.js";
 import type {
   GateDecision,
   GateDecisionKind,
@@ -38,7 +48,14 @@ function byTypes(dialect: Dialect, where: Where, types: readonly string[]): Wher
 }
 
 /** Runs in creation order (`created_ms, id`), oldest first unless asked newest. */
-export const RUN_KEYS = new Keyset("runs", [{ sql: "r.created_ms", type: "number" }, { sql: "r.id", type: "string" }], "oldest");
+export const RUN_KEYS = new Keyset(
+  "runs",
+  [
+    { sql: "r.created_ms", type: "number" },
+    { sql: "r.id", type: "string" },
+  ],
+  "oldest",
+);
 
 /** A run's events in the order they were stored (`seq`), oldest first unless asked newest. */
 export const EVENT_KEYS = new Keyset("events", [{ sql: "seq", type: "number" }], "oldest");
@@ -58,15 +75,35 @@ export class RunStore {
          supervisor_pid, sprite_pid, sprite_started, attempt, outbox_offset, outbox_line, stdout_offset, stderr_offset, waiting_json, gate_json, exit_code, exit_signal, reason, log_bytes,
          log_truncated, entry_synced, created_at, created_ms, updated_ms, finished_ms)
        VALUES (?, ?, ?, ?, ?, ?, 'starting', ?, ?, ?, ?, ?, ?, ?, NULL, NULL, 1, 0, 1, 0, 0, NULL, ?, NULL, NULL, NULL, 0, 0, 0, ?, ?, ?, NULL)`,
-      [run.id, run.project_id, run.role, run.entry_id, run.sprite_id, run.work_item_id, JSON.stringify(run.command), run.workspace, run.checkpoint_dir, run.run_dir,
-        run.worker, run.host, run.supervisor_pid, run.gate ? JSON.stringify(run.gate) : null, new Date(now).toISOString(), now, now],
+      [
+        run.id,
+        run.project_id,
+        run.role,
+        run.entry_id,
+        run.sprite_id,
+        run.work_item_id,
+        JSON.stringify(run.command),
+        run.workspace,
+        run.checkpoint_dir,
+        run.run_dir,
+        run.worker,
+        run.host,
+        run.supervisor_pid,
+        run.gate ? JSON.stringify(run.gate) : null,
+        new Date(now).toISOString(),
+        now,
+        now,
+      ],
     );
     return this.get(run.id);
   }
 
   /** `counted: false` skips counting the events (event_count 0): for the hot path. */
   async find(id: string, q: Queryable = this.store, counted = true): Promise<RunRecord | undefined> {
-    const row = await q.get<RunRow>(`SELECT ${counted ? RUN_COLUMNS : "r.*"} FROM lattice_runs r WHERE r.id = ? AND r.project_id = ?`, [id, this.projectId]);
+    const row = await q.get<RunRow>(
+      `SELECT ${counted ? RUN_COLUMNS : "r.*"} FROM lattice_runs r WHERE r.id = ? AND r.project_id = ?`,
+      [id, this.projectId],
+    );
     return row ? toRecord(row) : undefined;
   }
 
@@ -89,7 +126,12 @@ export class RunStore {
 
   async get(id: string, q: Queryable = this.store, counted = true): Promise<RunRecord> {
     const run = await this.find(id, q, counted);
-    if (!run) throw new NotFoundError("run_not_found", `run ${id} does not exist in project ${this.projectId} (see \`pmagent runs list\`)`, { run: id });
+    if (!run)
+      throw new NotFoundError(
+        "run_not_found",
+        `run ${id} does not exist in project ${this.projectId} (see \`pmagent runs list\`)`,
+        { run: id },
+      );
     return run;
   }
 
@@ -105,18 +147,30 @@ export class RunStore {
 
   async list(filter: RunListFilter = {}): Promise<RunRecord[]> {
     const states = filter.state === undefined ? [] : Array.isArray(filter.state) ? filter.state : [filter.state];
-    const where = new Where("r.project_id = ?", this.projectId).in("r.state", states).when("r.role = ?", filter.role).when("r.entry_id = ?", filter.entryId);
+    const where = new Where("r.project_id = ?", this.projectId)
+      .in("r.state", states)
+      .when("r.role = ?", filter.role)
+      .when("r.entry_id = ?", filter.entryId);
     const limit = limitClause(filter.limit);
-    const rows = await this.store.all<RunRow>(`SELECT ${RUN_COLUMNS} FROM lattice_runs r WHERE ${where} ORDER BY r.created_ms, r.id${limit}`, where.params);
+    const rows = await this.store.all<RunRow>(
+      `SELECT ${RUN_COLUMNS} FROM lattice_runs r WHERE ${where} ORDER BY r.created_ms, r.id${limit}`,
+      where.params,
+    );
     return rows.map(toRecord);
   }
 
   /** One page of runs in creation order (oldest first by default), by cursor (see Keyset in store). */
   async page(filter: Omit<RunListFilter, "limit"> = {}, request: PageRequest = {}): Promise<Page<RunRecord>> {
     const states = filter.state === undefined ? [] : Array.isArray(filter.state) ? filter.state : [filter.state];
-    const where = new Where("r.project_id = ?", this.projectId).in("r.state", states).when("r.role = ?", filter.role).when("r.entry_id = ?", filter.entryId);
+    const where = new Where("r.project_id = ?", this.projectId)
+      .in("r.state", states)
+      .when("r.role = ?", filter.role)
+      .when("r.entry_id = ?", filter.entryId);
     const plan = RUN_KEYS.plan(where, request);
-    const rows = await this.store.all<RunRow>(`SELECT ${RUN_COLUMNS} FROM lattice_runs r WHERE ${where}${plan.sql}`, where.params);
+    const rows = await this.store.all<RunRow>(
+      `SELECT ${RUN_COLUMNS} FROM lattice_runs r WHERE ${where}${plan.sql}`,
+      where.params,
+    );
     return RUN_KEYS.page(rows, plan, (r) => [r.created_ms, r.id], toRecord);
   }
 
@@ -170,7 +224,8 @@ export class RunStore {
     if (patch.entry_synced !== undefined) put("entry_synced", patch.entry_synced ? 1 : 0);
     if (patch.worker !== undefined) put("worker", patch.worker);
     if (patch.finished) put("finished_ms", now);
-    if (patch.place) for (const col of ["host", "workspace", "checkpoint_dir", "run_dir"] as const) put(col, patch.place[col]);
+    if (patch.place)
+      for (const col of ["host", "workspace", "checkpoint_dir", "run_dir"] as const) put(col, patch.place[col]);
     if (patch.resetStreams) {
       put("stdout_offset", 0);
       put("stderr_offset", 0);
@@ -201,7 +256,16 @@ export class RunStore {
    * in arrival order), or with `order: "seq"` in the order they were stored — the order to page in
    * with `afterSeq`. `types` reads only those (from the type index, not the whole run).
    */
-  async events(runId: string, options: { type?: string; types?: readonly string[]; afterSeq?: number; limit?: number; order?: "outbox" | "seq" } = {}): Promise<StoredEvent[]> {
+  async events(
+    runId: string,
+    options: {
+      type?: string;
+      types?: readonly string[];
+      afterSeq?: number;
+      limit?: number;
+      order?: "outbox" | "seq";
+    } = {},
+  ): Promise<StoredEvent[]> {
     await this.get(runId);
     if (options.types?.length === 0) return [];
     const where = new Where("run_id = ?", runId);
@@ -212,41 +276,62 @@ export class RunStore {
   }
 
   /** One page of a run's events in the order they were stored (`seq`; oldest first by default), by cursor. */
-  async eventsPage(runId: string, options: { type?: string } = {}, request: PageRequest = {}): Promise<Page<StoredEvent>> {
+  async eventsPage(
+    runId: string,
+    options: { type?: string } = {},
+    request: PageRequest = {},
+  ): Promise<Page<StoredEvent>> {
     await this.get(runId, this.store, false);
     const where = new Where("run_id = ?", runId);
     if (options.type !== undefined) byTypes(this.store.dialect, where, [options.type]);
     const plan = EVENT_KEYS.plan(where, request);
-    const rows = await this.store.all<EventRow>(`SELECT ${EVENT_COLUMNS} FROM lattice_run_events WHERE ${where}${plan.sql}`, where.params);
+    const rows = await this.store.all<EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM lattice_run_events WHERE ${where}${plan.sql}`,
+      where.params,
+    );
     return EVENT_KEYS.page(rows, plan, (r) => [r.seq], toEvent);
   }
 
   private async eventRows(where: Where, limit: string, order: "outbox" | "seq" = "outbox"): Promise<StoredEvent[]> {
     const orderBy = order === "seq" ? "seq" : "CASE WHEN outbox_line IS NULL THEN 1 ELSE 0 END, outbox_line, seq";
-    const rows = await this.store.all<EventRow>(`SELECT ${EVENT_COLUMNS} FROM lattice_run_events WHERE ${where} ORDER BY ${orderBy}${limit}`, where.params);
+    const rows = await this.store.all<EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM lattice_run_events WHERE ${where} ORDER BY ${orderBy}${limit}`,
+      where.params,
+    );
     return rows.map(toEvent);
   }
 
   /** The attempt's last event (by seq) of these types, as stored. */
-  async lastEventOfTypes(runId: string, attempt: number, types: readonly string[]): Promise<{ event_id: string; event_type: string; event_json: string } | undefined> {
+  async lastEventOfTypes(
+    runId: string,
+    attempt: number,
+    types: readonly string[],
+  ): Promise<{ event_id: string; event_type: string; event_json: string } | undefined> {
     const where = byTypes(this.store.dialect, new Where("run_id = ? AND attempt = ?", runId, attempt), types);
-    return this.store.get(`SELECT event_id, event_type, event_json FROM lattice_run_events WHERE ${where} ORDER BY seq DESC LIMIT 1`, where.params);
+    return this.store.get(
+      `SELECT event_id, event_type, event_json FROM lattice_run_events WHERE ${where} ORDER BY seq DESC LIMIT 1`,
+      where.params,
+    );
   }
 
   /** Record that `event` was handed to its sink (by its key in the run: one row, whatever the run's size). */
-  async markDispatched(event: Pick<StoredEvent, "run_id" | "seq">, outcome: Record<string, unknown> | null = null): Promise<void> {
-    await this.store.run(`UPDATE lattice_run_events SET dispatched_ms = ?, dispatch_json = ? WHERE run_id = ? AND seq = ?`, [
-      this.clock(),
-      outcome ? JSON.stringify(outcome) : null,
-      event.run_id,
-      event.seq,
-    ]);
+  async markDispatched(
+    event: Pick<StoredEvent, "run_id" | "seq">,
+    outcome: Record<string, unknown> | null = null,
+  ): Promise<void> {
+    await this.store.run(
+      `UPDATE lattice_run_events SET dispatched_ms = ?, dispatch_json = ? WHERE run_id = ? AND seq = ?`,
+      [this.clock(), outcome ? JSON.stringify(outcome) : null, event.run_id, event.seq],
+    );
   }
 
   /** Events of these types not yet handed to their sink (reconciliation calls the sinks again); only those rows are read. */
   async undispatched(runId: string, types: readonly string[]): Promise<StoredEvent[]> {
     if (types.length === 0) return [];
-    return this.eventRows(byTypes(this.store.dialect, new Where("run_id = ?", runId), types).add("dispatched_ms IS NULL"), "");
+    return this.eventRows(
+      byTypes(this.store.dialect, new Where("run_id = ?", runId), types).add("dispatched_ms IS NULL"),
+      "",
+    );
   }
 
   /**
@@ -257,7 +342,9 @@ export class RunStore {
     if (types.length === 0) return [];
     const f = eventTypeFilter(this.store.dialect, types);
     // Per run through the type index (run_id, event_type): the narration of big runs is not read.
-    const where = new Where(`run_id IN (SELECT id FROM lattice_runs WHERE project_id = ?)`, this.projectId).add(f.sql, ...f.params).add("dispatched_ms IS NULL");
+    const where = new Where(`run_id IN (SELECT id FROM lattice_runs WHERE project_id = ?)`, this.projectId)
+      .add(f.sql, ...f.params)
+      .add("dispatched_ms IS NULL");
     return this.eventRows(where, "", "seq");
   }
 
@@ -267,7 +354,10 @@ export class RunStore {
     return (await this.eventRows(where, " LIMIT 1", "seq"))[0];
   }
 
-  async logs(runId: string, options: { stream?: string; afterSeq?: number; limit?: number } = {}): Promise<RunLogLine[]> {
+  async logs(
+    runId: string,
+    options: { stream?: string; afterSeq?: number; limit?: number } = {},
+  ): Promise<RunLogLine[]> {
     await this.get(runId);
     const where = new Where("run_id = ?", runId).when("stream = ?", options.stream).when("seq > ?", options.afterSeq);
     const limit = limitClause(options.limit);
@@ -288,11 +378,25 @@ export class RunStore {
   }
 
   private async protocolRows(runId: string, severity: "error" | "warning"): Promise<ProtocolErrorRecord[]> {
-    const rows = await this.store.all<{ id: number; source: "stdout" | "outbox"; line_no: number | null; reason: string; excerpt: string; at_ms: number }>(
+    const rows = await this.store.all<{
+      id: number;
+      source: "stdout" | "outbox";
+      line_no: number | null;
+      reason: string;
+      excerpt: string;
+      at_ms: number;
+    }>(
       `SELECT id, source, line_no, reason, excerpt, at_ms FROM lattice_protocol_errors WHERE run_id = ? AND severity = ? ORDER BY id`,
       [runId, severity],
     );
-    return rows.map((r) => ({ id: Number(r.id), source: r.source, line_no: num(r.line_no), reason: r.reason, excerpt: r.excerpt, at: iso(r.at_ms)! }));
+    return rows.map((r) => ({
+      id: Number(r.id),
+      source: r.source,
+      line_no: num(r.line_no),
+      reason: r.reason,
+      excerpt: r.excerpt,
+      at: iso(r.at_ms)!,
+    }));
   }
 
   async violations(runId: string): Promise<ViolationRecord[]> {
@@ -303,12 +407,28 @@ export class RunStore {
     return rows.map((r) => ({ line_no: Number(r.line_no), rule: r.rule, detail: r.detail, at: iso(r.at_ms)! }));
   }
 
-  async recordProtocolError(runId: string, source: "stdout" | "outbox", lineNo: number | null, reason: string, excerpt: string, q: Queryable = this.store): Promise<void> {
-    await q.run(`INSERT INTO lattice_protocol_errors (run_id, source, line_no, reason, excerpt, at_ms) VALUES (?, ?, ?, ?, ?, ?)`, [runId, source, lineNo, reason, excerpt, this.clock()]);
+  async recordProtocolError(
+    runId: string,
+    source: "stdout" | "outbox",
+    lineNo: number | null,
+    reason: string,
+    excerpt: string,
+    q: Queryable = this.store,
+  ): Promise<void> {
+    await q.run(
+      `INSERT INTO lattice_protocol_errors (run_id, source, line_no, reason, excerpt, at_ms) VALUES (?, ?, ?, ?, ?, ?)`,
+      [runId, source, lineNo, reason, excerpt, this.clock()],
+    );
   }
 
   /** Record a resume; false when this exact resume (same key) was recorded before. */
-  async recordResume(runId: string, key: string, checkpointId: string, attempt: number, q: Queryable = this.store): Promise<boolean> {
+  async recordResume(
+    runId: string,
+    key: string,
+    checkpointId: string,
+    attempt: number,
+    q: Queryable = this.store,
+  ): Promise<boolean> {
     const r = await q.run(
       `INSERT INTO lattice_resumes (run_id, resume_key, checkpoint_id, attempt, at_ms) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, resume_key) DO NOTHING`,
       [runId, key, checkpointId, attempt, this.clock()],
@@ -317,7 +437,13 @@ export class RunStore {
   }
 
   /** Leave a resume for any worker of `role`; false when one is queued for the run already. */
-  queueResume(runId: string, role: string, inputs: Record<string, unknown>, context: Record<string, unknown>, q: Queryable = this.store): Promise<boolean> {
+  queueResume(
+    runId: string,
+    role: string,
+    inputs: Record<string, unknown>,
+    context: Record<string, unknown>,
+    q: Queryable = this.store,
+  ): Promise<boolean> {
     return queue.queueResume(q, this.projectId, { run_id: runId, role, inputs, context, queued_ms: this.clock() });
   }
 
@@ -334,28 +460,62 @@ export class RunStore {
   }
 
   async hasResume(runId: string, key: string): Promise<boolean> {
-    return (await this.store.get(`SELECT 1 AS one FROM lattice_resumes WHERE run_id = ? AND resume_key = ?`, [runId, key])) !== undefined;
+    return (
+      (await this.store.get(`SELECT 1 AS one FROM lattice_resumes WHERE run_id = ? AND resume_key = ?`, [
+        runId,
+        key,
+      ])) !== undefined
+    );
   }
 
-  async recordGateDecision(entryId: string, entryVersion: number, role: string, d: GateDecision, runId: string | null): Promise<void> {
+  async recordGateDecision(
+    entryId: string,
+    entryVersion: number,
+    role: string,
+    d: GateDecision,
+    runId: string | null,
+  ): Promise<void> {
     await this.store.run(
       `INSERT INTO lattice_gate_decisions (project_id, entry_id, entry_version, role, decision, reasoning, conditions_json, run_id, at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [this.projectId, entryId, entryVersion, role, d.decision, d.reasoning, JSON.stringify(d.conditions), runId, this.clock()],
+      [
+        this.projectId,
+        entryId,
+        entryVersion,
+        role,
+        d.decision,
+        d.reasoning,
+        JSON.stringify(d.conditions),
+        runId,
+        this.clock(),
+      ],
     );
   }
 
   /** The latest gate decision about an entry, with the entry version it was made for. */
   async lastGateDecision(entryId: string): Promise<(GateDecision & { entry_version: number; at: string }) | undefined> {
-    const row = await this.store.get<{ decision: GateDecisionKind; reasoning: string; conditions_json: string; entry_version: number; at_ms: number }>(
+    const row = await this.store.get<{
+      decision: GateDecisionKind;
+      reasoning: string;
+      conditions_json: string;
+      entry_version: number;
+      at_ms: number;
+    }>(
       `SELECT decision, reasoning, conditions_json, entry_version, at_ms FROM lattice_gate_decisions WHERE project_id = ? AND entry_id = ? ORDER BY id DESC LIMIT 1`,
       [this.projectId, entryId],
     );
     if (!row) return undefined;
-    return { decision: row.decision, reasoning: row.reasoning, conditions: JSON.parse(row.conditions_json) as string[], entry_version: Number(row.entry_version), at: iso(row.at_ms)! };
+    return {
+      decision: row.decision,
+      reasoning: row.reasoning,
+      conditions: JSON.parse(row.conditions_json) as string[],
+      entry_version: Number(row.entry_version),
+      at: iso(row.at_ms)!,
+    };
   }
 }
 
-const EVENT_COLUMNS = "run_id, seq, event_id, event_type, source, outbox_line, event_json, received_ms, dispatched_ms, dispatch_json";
+const EVENT_COLUMNS =
+  "run_id, seq, event_id, event_type, source, outbox_line, event_json, received_ms, dispatched_ms, dispatch_json";
 
 interface EventRow {
   run_id: string;

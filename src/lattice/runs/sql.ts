@@ -19,5 +19,8 @@ const UNINDEXED: ReadonlySet<string> = new Set(UNINDEXED_EVENT_TYPES);
  */
 export function eventTypeFilter(dialect: Dialect, types: readonly string[]): { sql: string; params: string[] } {
   const sql = `event_type IN (${marks(types.length)})`;
-  return { sql: types.some((t) => UNINDEXED.has(t)) ? sql : `${sql} AND ${EVENT_TYPE_INDEX_TERM[dialect]}`, params: [...types] };
+  return {
+    sql: types.some((t) => UNINDEXED.has(t)) ? sql : `${sql} AND ${EVENT_TYPE_INDEX_TERM[dialect]}`,
+    params: [...types],
+  };
 }

@@ -30,17 +30,32 @@ export function cycleOfRun(config: Config, run: Pick<RunRecord, "role" | "entry_
 
 /** The calendar day of an instant in `timeZone` (default UTC), as YYYY-MM-DD. */
 export function dayOf(iso: string, timeZone = "UTC"): string {
-  return new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" }).format(new Date(iso));
+  return new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" }).format(
+    new Date(iso),
+  );
 }
 
 /** Group the runs' usage (runs without any are left out), in key order; `timeZone` counts days (default: the config's, else UTC). */
-export function groupUsage(config: Config, runs: readonly RunRecord[], usage: ReadonlyMap<string, ModelUsage[]>, by: UsageGrouping, timeZone = config.timezone): UsageGroup[] {
+export function groupUsage(
+  config: Config,
+  runs: readonly RunRecord[],
+  usage: ReadonlyMap<string, ModelUsage[]>,
+  by: UsageGrouping,
+  timeZone = config.timezone,
+): UsageGroup[] {
   const groups = new Map<string, { tokens: TokenCounts; runs: Set<string>; models: ModelUsage[] }>();
   for (const run of runs) {
     const models = usage.get(run.id);
     if (!models || models.length === 0) continue;
     for (const m of models) {
-      const key = by === "role" ? run.role : by === "cycle" ? (cycleOfRun(config, run) ?? "(no entry)") : by === "day" ? dayOf(run.created_at, timeZone) : m.model || "(model not reported)";
+      const key =
+        by === "role"
+          ? run.role
+          : by === "cycle"
+            ? (cycleOfRun(config, run) ?? "(no entry)")
+            : by === "day"
+              ? dayOf(run.created_at, timeZone)
+              : m.model || "(model not reported)";
       let g = groups.get(key);
       if (!g) groups.set(key, (g = { tokens: noTokens(), runs: new Set(), models: [] }));
       addTokens(g.tokens, m);
@@ -60,6 +75,11 @@ export function usageText(u: TokenCounts & { cost: number | null; unpriced: stri
   if (u.total_tokens === 0) return "no usage reported";
   const input = `${int(u.input_tokens)} in${u.cached_input_tokens ? `, ${int(u.cached_input_tokens)} cached` : ""}`;
   const output = `${int(u.output_tokens)} out${u.reasoning_tokens ? `, ${int(u.reasoning_tokens)} reasoning` : ""}`;
-  const cost = u.cost !== null ? `cost ${formatCost(u.cost)}` : u.unpriced.length ? `cost unknown (no price for ${u.unpriced.join(", ")})` : "";
+  const cost =
+    u.cost !== null
+      ? `cost ${formatCost(u.cost)}`
+      : u.unpriced.length
+        ? `cost unknown (no price for ${u.unpriced.join(", ")})`
+        : "";
   return `${int(u.total_tokens)} tokens (${input}; ${output})${cost ? `, ${cost}` : ""}`;
 }

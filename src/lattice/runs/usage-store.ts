@@ -31,7 +31,12 @@ const toUsage = (r: UsageRow): ModelUsage => ({
 
 /** Each run's usage per model (runs without a report are absent). */
 export async function usageOfRuns(q: Queryable, runIds: readonly string[]): Promise<Map<string, ModelUsage[]>> {
-  const rows = await inChunks(runIds, (chunk) => q.all<UsageRow>(`SELECT * FROM lattice_run_usage WHERE run_id IN (${marks(chunk.length)}) ORDER BY run_id, model`, chunk));
+  const rows = await inChunks(runIds, (chunk) =>
+    q.all<UsageRow>(
+      `SELECT * FROM lattice_run_usage WHERE run_id IN (${marks(chunk.length)}) ORDER BY run_id, model`,
+      chunk,
+    ),
+  );
   const out = new Map<string, ModelUsage[]>();
   for (const r of rows) {
     const list = out.get(r.run_id) ?? [];
@@ -42,15 +47,20 @@ export async function usageOfRuns(q: Queryable, runIds: readonly string[]): Prom
 }
 
 export async function setRunBudget(q: Queryable, runId: string, budget: RunBudget): Promise<void> {
-  await q.run(`INSERT INTO lattice_run_budgets (run_id, max_tokens, max_cost) VALUES (?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET max_tokens = excluded.max_tokens, max_cost = excluded.max_cost`, [
-    runId,
-    budget.max_tokens ?? null,
-    budget.max_cost ?? null,
-  ]);
+  await q.run(
+    `INSERT INTO lattice_run_budgets (run_id, max_tokens, max_cost) VALUES (?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET max_tokens = excluded.max_tokens, max_cost = excluded.max_cost`,
+    [runId, budget.max_tokens ?? null, budget.max_cost ?? null],
+  );
 }
 
 export async function runBudget(q: Queryable, runId: string): Promise<RunBudget | null> {
-  const row = await q.get<{ max_tokens: number | string | null; max_cost: number | string | null }>(`SELECT max_tokens, max_cost FROM lattice_run_budgets WHERE run_id = ?`, [runId]);
+  const row = await q.get<{ max_tokens: number | string | null; max_cost: number | string | null }>(
+    `SELECT max_tokens, max_cost FROM lattice_run_budgets WHERE run_id = ?`,
+    [runId],
+  );
   if (!row) return null;
-  return { ...(row.max_tokens !== null ? { max_tokens: Number(row.max_tokens) } : {}), ...(row.max_cost !== null ? { max_cost: Number(row.max_cost) } : {}) };
+  return {
+    ...(row.max_tokens !== null ? { max_tokens: Number(row.max_tokens) } : {}),
+    ...(row.max_cost !== null ? { max_cost: Number(row.max_cost) } : {}),
+  };
 }

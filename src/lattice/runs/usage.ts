@@ -28,7 +28,13 @@ export interface ModelUsage extends TokenCounts {
   reports: number;
 }
 
-export const noTokens = (): TokenCounts => ({ input_tokens: 0, cached_input_tokens: 0, output_tokens: 0, reasoning_tokens: 0, total_tokens: 0 });
+export const noTokens = (): TokenCounts => ({
+  input_tokens: 0,
+  cached_input_tokens: 0,
+  output_tokens: 0,
+  reasoning_tokens: 0,
+  total_tokens: 0,
+});
 
 /** A count as reported: a finite non-negative number, else 0 (a sprite's report is not trusted to be well formed). */
 function count(v: unknown): number {

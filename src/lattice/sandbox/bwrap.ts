@@ -17,8 +17,16 @@ const probed = new Map<string, string | null>();
 /** Whether bwrap can make a sandbox on this machine (once per process): null, or what went wrong. */
 function probeBwrap(bwrap: string): string | null {
   if (!probed.has(bwrap)) {
-    const r = spawnSync(bwrap, ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", ...BWRAP_FLAGS, "true"], { encoding: "utf8", timeout: 10_000 });
-    probed.set(bwrap, r.status === 0 ? null : (r.stderr || r.error?.message || `exit ${r.status}`).trim().split("\n").slice(-2).join(" "));
+    const r = spawnSync(bwrap, ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", ...BWRAP_FLAGS, "true"], {
+      encoding: "utf8",
+      timeout: 10_000,
+    });
+    probed.set(
+      bwrap,
+      r.status === 0
+        ? null
+        : (r.stderr || r.error?.message || `exit ${r.status}`).trim().split("\n").slice(-2).join(" "),
+    );
   }
   return probed.get(bwrap) ?? null;
 }
@@ -33,7 +41,9 @@ export function findSandboxTool(mode: SandboxMode, path: string): { bwrap: strin
   const bwrap = findExecutable("bwrap", path);
   const failed = bwrap ? probeBwrap(bwrap) : null;
   if (bwrap && failed === null) return { bwrap };
-  const problem = bwrap ? `bubblewrap (${bwrap}) cannot make a sandbox here (${failed})` : "bubblewrap (bwrap) is not installed (not found on PATH)";
+  const problem = bwrap
+    ? `bubblewrap (${bwrap}) cannot make a sandbox here (${failed})`
+    : "bubblewrap (bwrap) is not installed (not found on PATH)";
   if (mode === "required") {
     throw new UnavailableError(
       "sandbox_unavailable",

@@ -6,7 +6,18 @@ import { delimiter, resolve } from "node:path";
 import { UsageError, isSecretEnvName } from "../../core/index.js";
 
 /** Variables passed through from the supervisor's environment; everything else is dropped. */
-export const ENV_ALLOW_LIST = ["PATH", "LANG", "LANGUAGE", "TZ", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR", "NODE_OPTIONS"] as const;
+export const ENV_ALLOW_LIST = [
+  "PATH",
+  "LANG",
+  "LANGUAGE",
+  "TZ",
+  "TERM",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "TMPDIR",
+  "NODE_OPTIONS",
+] as const;
 const ALLOW_PREFIXES = ["LC_"];
 
 /**
@@ -24,7 +35,8 @@ function looksLikeToken(value: string): boolean {
 /** Refuse extra variables (config `runner.env`, accepted adjustments) whose names look secret. */
 export function checkExtraEnv(env: Record<string, string>, source: string): void {
   for (const name of Object.keys(env)) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new UsageError("invalid_sprite_env", `${source}: "${name}" is not a valid environment variable name`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      throw new UsageError("invalid_sprite_env", `${source}: "${name}" is not a valid environment variable name`);
     if (isSecretEnvName(name) || looksLikeToken(env[name] ?? "")) {
       throw new UsageError(
         "secret_in_sprite_env",
@@ -50,7 +62,10 @@ function allowed(base: NodeJS.ProcessEnv, more: readonly string[] = []): Record<
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(base)) {
     if (value === undefined) continue;
-    const listed = (ENV_ALLOW_LIST as readonly string[]).includes(name) || more.includes(name) || ALLOW_PREFIXES.some((p) => name.startsWith(p));
+    const listed =
+      (ENV_ALLOW_LIST as readonly string[]).includes(name) ||
+      more.includes(name) ||
+      ALLOW_PREFIXES.some((p) => name.startsWith(p));
     if (listed && !isSecretEnvName(name) && !looksLikeToken(value)) env[name] = value;
   }
   return env;
@@ -70,14 +85,23 @@ const hasUserInfo = (url: string) => /\/\/[^/]*@/.test(url);
 export function helperEnv(base: NodeJS.ProcessEnv, home: string): Record<string, string> {
   const env = allowed(base, PROXY_VARS);
   for (const v of PROXY_VARS) if (env[v] !== undefined && hasUserInfo(env[v])) delete env[v];
-  return { ...env, PATH: env.PATH ?? "/usr/local/bin:/usr/bin:/bin", HOME: home, GIT_TERMINAL_PROMPT: "0", GIT_CONFIG_NOSYSTEM: "1", LC_ALL: "C" };
+  return {
+    ...env,
+    PATH: env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+    HOME: home,
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_CONFIG_NOSYSTEM: "1",
+    LC_ALL: "C",
+  };
 }
 
 export function spriteEnv(input: SpriteEnvInput): Record<string, string> {
   const env = allowed(input.base, ENDPOINT_VARS);
   for (const v of ENDPOINT_VARS) if (env[v] !== undefined && hasUserInfo(env[v])) delete env[v];
   const first = input.pathFirst ?? [];
-  const rest = (env.PATH ?? "/usr/local/bin:/usr/bin:/bin").split(delimiter).filter((d) => d !== "" && resolve(d) !== resolve(input.shimDir) && !first.includes(d));
+  const rest = (env.PATH ?? "/usr/local/bin:/usr/bin:/bin")
+    .split(delimiter)
+    .filter((d) => d !== "" && resolve(d) !== resolve(input.shimDir) && !first.includes(d));
   Object.assign(env, input.extra, input.lattice, {
     // The shims stay first: an installed tool never shadows the git and gh guards.
     PATH: [input.shimDir, ...first, input.toolDir, ...rest].join(delimiter),

@@ -12,7 +12,6 @@ import { realpathOr } from "./paths.js";
 
 export const VIOLATIONS_FILE = "violations.log";
 
-
 function refuseFn(violations: string): string {
   return `refuse() {
   rule="$1"; what="$2"; shift 2
@@ -110,7 +109,9 @@ export function gitPrograms(realGit: string): string[] {
   const out = new Set<string>([realpathOr(realGit)]);
   const r = spawnSync(realGit, ["--exec-path"], { encoding: "utf8", env: { PATH: "/usr/bin:/bin" }, timeout: 10_000 });
   const execPath = r.status === 0 ? r.stdout.trim() : "";
-  for (const name of execPath ? ["git", "git-push", "git-send-pack", "git-http-push", "git-remote", "git-config"] : []) {
+  for (const name of execPath
+    ? ["git", "git-push", "git-send-pack", "git-http-push", "git-remote", "git-config"]
+    : []) {
     const p = join(execPath, name);
     if (existsSync(p)) out.add(realpathOr(p));
   }
@@ -142,7 +143,11 @@ export function readViolations(path: string): ViolationLine[] {
   text.split("\n").forEach((line, i) => {
     if (!line) return;
     const tab = line.indexOf("\t");
-    out.push({ line_no: i + 1, rule: tab === -1 ? line : line.slice(0, tab), detail: tab === -1 ? "" : line.slice(tab + 1).trim() });
+    out.push({
+      line_no: i + 1,
+      rule: tab === -1 ? line : line.slice(0, tab),
+      detail: tab === -1 ? "" : line.slice(tab + 1).trim(),
+    });
   });
   return out;
 }

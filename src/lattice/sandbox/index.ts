@@ -16,4 +16,11 @@ export { ENDPOINT_VARS, ENV_ALLOW_LIST, checkExtraEnv, helperEnv, spriteEnv, typ
 export { VIOLATIONS_FILE, readViolations, type ViolationLine } from "./git-guard.js";
 export { prepareRunDir, runHome, selfCommand, type RunDirs } from "./run-dir.js";
 export { SANDBOX_WORKSPACE, findSandboxTool, sandboxArgv, type SandboxMode, type SandboxSpec } from "./bwrap.js";
-export { artifactPaths, helperSandbox, hiddenFromSprites, runSandbox, type HelperSandboxInput, type RunSandboxInput } from "./run-sandbox.js";
+export {
+  artifactPaths,
+  helperSandbox,
+  hiddenFromSprites,
+  runSandbox,
+  type HelperSandboxInput,
+  type RunSandboxInput,
+} from "./run-sandbox.js";

@@ -81,9 +81,14 @@ export const SETPRIV = "/usr/bin/setpriv";
  * takeover fence still kills the old sprite. Composes with other wrappers (a sandbox): wrap the
  * outermost argv, the one the supervisor spawns.
  */
-export function dieWithParent(argv: readonly string[], where: { cwd: string; path: string }, setpriv: string = SETPRIV): string[] {
+export function dieWithParent(
+  argv: readonly string[],
+  where: { cwd: string; path: string },
+  setpriv: string = SETPRIV,
+): string[] {
   // A command that cannot be found is spawned as it is, so that its spawn error still says so.
-  if (argv.length === 0 || !existsSync(setpriv) || !findExecutable(argv[0]!, where.path, { cwd: where.cwd })) return [...argv];
+  if (argv.length === 0 || !existsSync(setpriv) || !findExecutable(argv[0]!, where.path, { cwd: where.cwd }))
+    return [...argv];
   return [setpriv, "--pdeathsig", "KILL", "--", ...argv];
 }
 
@@ -92,7 +97,11 @@ export function dieWithParent(argv: readonly string[], where: { cwd: string; pat
  * the first executable file of that name along `path`, skipping the directories in `skip`), or
  * undefined. The one PATH lookup of the module: the sandbox, the parent-death wrapper and the CLI use it.
  */
-export function findExecutable(command: string, path: string, opts: { cwd?: string; skip?: readonly string[] } = {}): string | undefined {
+export function findExecutable(
+  command: string,
+  path: string,
+  opts: { cwd?: string; skip?: readonly string[] } = {},
+): string | undefined {
   const cwd = opts.cwd ?? process.cwd();
   const skip = (opts.skip ?? []).map((d) => resolve(cwd, d));
   const candidates = command.includes("/")

@@ -44,8 +44,19 @@ const REAL_GIT_IN_SANDBOX = ".real-git";
  * Sandboxed, the git wrapper calls the real git through a placeholder the sandbox binds it over,
  * and the wrappers are bound over every real git and gh program (see `overlays`).
  */
-export function prepareRunDir(runDir: string, pmagentCommand: readonly string[], supervisorPath: string, options: { sandboxed?: boolean } = {}): RunDirs {
-  const dirs: RunDirs = { shimDir: join(runDir, "bin"), toolDir: join(runDir, "tools"), home: runHome(runDir), violations: join(runDir, VIOLATIONS_FILE), overlays: [] };
+export function prepareRunDir(
+  runDir: string,
+  pmagentCommand: readonly string[],
+  supervisorPath: string,
+  options: { sandboxed?: boolean } = {},
+): RunDirs {
+  const dirs: RunDirs = {
+    shimDir: join(runDir, "bin"),
+    toolDir: join(runDir, "tools"),
+    home: runHome(runDir),
+    violations: join(runDir, VIOLATIONS_FILE),
+    overlays: [],
+  };
   for (const d of [dirs.shimDir, dirs.toolDir, dirs.home]) mkdirSync(d, { recursive: true });
   const realGit = findExecutable("git", supervisorPath, { skip: [dirs.shimDir] });
   const gitShimPath = join(dirs.shimDir, "git");
@@ -72,5 +83,7 @@ export function prepareRunDir(runDir: string, pmagentCommand: readonly string[],
 /** The command that runs this pmagent (the node binary and the CLI script: up from lattice/sandbox/ to cli/main.js). */
 export function selfCommand(): string[] {
   const script = process.argv[1];
-  return script && /main\.(js|ts)$/.test(script) ? [process.execPath, resolve(script)] : [process.execPath, resolve(new URL("../../cli/main.js", import.meta.url).pathname)];
+  return script && /main\.(js|ts)$/.test(script)
+    ? [process.execPath, resolve(script)]
+    : [process.execPath, resolve(new URL("../../cli/main.js", import.meta.url).pathname)];
 }

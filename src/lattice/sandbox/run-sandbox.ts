@@ -56,10 +56,18 @@ export function artifactPaths(payload: unknown, root: string): string[] {
     if (r?.type !== "artifact") continue;
     try {
       // A repository-relative file is read from the workspace of the run that made it.
-      const path = typeof r.ref !== "string" ? null : isAbsolute(r.ref) ? r.ref : typeof r.run_id === "string" && /^[\w.-]+$/.test(r.run_id) ? join(workspaces, r.run_id, r.ref) : null;
+      const path =
+        typeof r.ref !== "string"
+          ? null
+          : isAbsolute(r.ref)
+            ? r.ref
+            : typeof r.run_id === "string" && /^[\w.-]+$/.test(r.run_id)
+              ? join(workspaces, r.run_id, r.ref)
+              : null;
       if (path !== null) {
         const file = realpathOr(path);
-        if (file.startsWith(`${workspaces}/`) && !file.split("/").includes(".lattice") && statSync(file).isFile()) out.push(file);
+        if (file.startsWith(`${workspaces}/`) && !file.split("/").includes(".lattice") && statSync(file).isFile())
+          out.push(file);
       }
       if (typeof r.url === "string" && r.url.startsWith("file:")) {
         const repo = realpathOr(fileURLToPath(r.url));
@@ -96,7 +104,10 @@ export function hiddenFromSprites(project: Project, storeFile: string | null, ho
 function runnableUnderHome(home: string | undefined, path: string | undefined): string[] {
   const h = hiddenHome(home);
   const underHome = (p: string) => h !== null && realpathOr(p).startsWith(`${h}/`);
-  return [...(path ?? "").split(delimiter).filter((d) => isAbsolute(d) && underHome(d)), ...[dirname(dirname(process.execPath))].filter(underHome)];
+  return [
+    ...(path ?? "").split(delimiter).filter((d) => isAbsolute(d) && underHome(d)),
+    ...[dirname(dirname(process.execPath))].filter(underHome),
+  ];
 }
 
 /** What one run's sandbox shows and hides. */
@@ -108,7 +119,15 @@ export function runSandbox(input: RunSandboxInput): SandboxSpec {
     workspace: input.workspace,
     writable: [input.checkpointDir, input.dirs.home, input.dirs.violations],
     // Tools accepted environment changes installed (under the hidden .pmagent) stay runnable.
-    readable: [root, join(root, ".pmagent", "tools"), input.dirs.shimDir, input.dirs.toolDir, ...files.flatMap(packageOf).map(realpathOr), ...artifactPaths(input.entryPayload, root), ...runnableUnderHome(input.home, input.path)],
+    readable: [
+      root,
+      join(root, ".pmagent", "tools"),
+      input.dirs.shimDir,
+      input.dirs.toolDir,
+      ...files.flatMap(packageOf).map(realpathOr),
+      ...artifactPaths(input.entryPayload, root),
+      ...runnableUnderHome(input.home, input.path),
+    ],
     hidden: hiddenFromSprites(input.project, input.storeFile, input.home),
     overlays: input.dirs.overlays,
     network: input.network ?? input.project.config.sandbox_network,

@@ -13,14 +13,33 @@
  */
 import { formatZodIssues, nowIso, Redactor, secretsFromEnv, UsageError } from "../../core/index.js";
 import { createCheckpoint, defaultCheckpointDir, type CreateResult } from "../checkpoint/index.js";
-import { appendOutbox, latticeDir, outboxPath, EVENT_PREFIX, LatticeEventSchema, PAYLOAD_SCHEMAS, PROTOCOL_VERSION, type EventOf, type EventType, type PayloadInputOf, readResume, type ResumeInfo } from "../protocol/index.js";
+import {
+  appendOutbox,
+  latticeDir,
+  outboxPath,
+  EVENT_PREFIX,
+  LatticeEventSchema,
+  PAYLOAD_SCHEMAS,
+  PROTOCOL_VERSION,
+  type EventOf,
+  type EventType,
+  type PayloadInputOf,
+  readResume,
+  type ResumeInfo,
+} from "../protocol/index.js";
 
 export { checkInputs, assertInputs, type InputsCheckOptions } from "../protocol/index.js";
 export { markResumed, readResume, type ResumeInfo } from "../protocol/index.js";
 // The sprite side of the CLI (`pmagent emit|checkpoint|resume-info`) loads only this file, so a
 // shell sprite's every event costs a small start-up, not the supervisor's whole dependency tree.
 export { EVENT_TYPES, isEventType, PAYLOAD_SCHEMAS } from "../protocol/index.js";
-export { createCheckpoint, defaultCheckpointDir, listCheckpoints, pruneCheckpoints, restoreCheckpoint } from "../checkpoint/index.js";
+export {
+  createCheckpoint,
+  defaultCheckpointDir,
+  listCheckpoints,
+  pruneCheckpoints,
+  restoreCheckpoint,
+} from "../checkpoint/index.js";
 export type { EventOf, EventType, LatticeEvent, PayloadInputOf, Resume } from "../protocol/index.js";
 
 export const DEFAULT_WORKSPACE = "/workspace";
@@ -40,14 +59,32 @@ export interface SpriteOptions {
 }
 
 /** Identity and channels of a sprite, from its environment (or explicit options). */
-export function spriteContext(options: SpriteOptions = {}): { spriteId: string; workItemId: string; workspace: string; checkpointDir: string } {
+export function spriteContext(options: SpriteOptions = {}): {
+  spriteId: string;
+  workItemId: string;
+  workspace: string;
+  checkpointDir: string;
+} {
   const env = options.env ?? process.env;
   const spriteId = options.spriteId ?? env.LATTICE_SPRITE_ID;
   const workItemId = options.workItemId ?? env.LATTICE_WORK_ITEM_ID;
-  if (!spriteId) throw new UsageError("sprite_id_missing", "LATTICE_SPRITE_ID is not set: the supervisor sets it when it starts a sprite (set it yourself to run a sprite by hand)");
-  if (!workItemId) throw new UsageError("work_item_id_missing", "LATTICE_WORK_ITEM_ID is not set: the supervisor sets it when it starts a sprite (set it yourself to run a sprite by hand)");
+  if (!spriteId)
+    throw new UsageError(
+      "sprite_id_missing",
+      "LATTICE_SPRITE_ID is not set: the supervisor sets it when it starts a sprite (set it yourself to run a sprite by hand)",
+    );
+  if (!workItemId)
+    throw new UsageError(
+      "work_item_id_missing",
+      "LATTICE_WORK_ITEM_ID is not set: the supervisor sets it when it starts a sprite (set it yourself to run a sprite by hand)",
+    );
   const workspace = options.workspace ?? (env.LATTICE_WORKSPACE || DEFAULT_WORKSPACE);
-  return { spriteId, workItemId, workspace, checkpointDir: options.checkpointDir ?? defaultCheckpointDir(workspace, env) };
+  return {
+    spriteId,
+    workItemId,
+    workspace,
+    checkpointDir: options.checkpointDir ?? defaultCheckpointDir(workspace, env),
+  };
 }
 
 export class Sprite {
@@ -99,7 +136,11 @@ export class Sprite {
     };
     // The envelope (ids, timestamp) is checked too, so a bad LATTICE_SPRITE_ID fails here, not at the supervisor.
     const whole = LatticeEventSchema.safeParse(event);
-    if (!whole.success) throw new UsageError("invalid_event", `${type} event is invalid:\n  ${formatZodIssues(whole.error).join("\n  ")}`);
+    if (!whole.success)
+      throw new UsageError(
+        "invalid_event",
+        `${type} event is invalid:\n  ${formatZodIssues(whole.error).join("\n  ")}`,
+      );
     appendOutbox(this.outboxPath, event);
     this.write(`${EVENT_PREFIX}${JSON.stringify(event)}\n`);
     return whole.data as EventOf<T>;
@@ -118,22 +159,38 @@ export class Sprite {
   }
 
   /** Ask Lattice to act. A blocking request must be followed by `checkpoint()` and `waiting()`. */
-  actionRequest(action: string, parameters: Record<string, unknown> = {}, options: { blocking?: boolean } = {}): EventOf<"ACTION_REQUEST"> {
+  actionRequest(
+    action: string,
+    parameters: Record<string, unknown> = {},
+    options: { blocking?: boolean } = {},
+  ): EventOf<"ACTION_REQUEST"> {
     return this.emit("ACTION_REQUEST", { action, parameters, blocking: options.blocking ?? false });
   }
 
-  artifact(kind: string, options: { ref?: string | null; url?: string | null; metadata?: Record<string, unknown> } = {}): EventOf<"ARTIFACT"> {
+  artifact(
+    kind: string,
+    options: { ref?: string | null; url?: string | null; metadata?: Record<string, unknown> } = {},
+  ): EventOf<"ARTIFACT"> {
     return this.emit("ARTIFACT", { kind, ...options });
   }
 
   /** Declare the pause. Stop working after this: Lattice restores the checkpoint and resumes you. */
   waiting(reason: string, checkpointId: string, expectedInputs?: Record<string, string>): EventOf<"WAITING"> {
-    return this.emit("WAITING", expectedInputs === undefined ? { reason, checkpoint_id: checkpointId } : { reason, checkpoint_id: checkpointId, expected_inputs: expectedInputs });
+    return this.emit(
+      "WAITING",
+      expectedInputs === undefined
+        ? { reason, checkpoint_id: checkpointId }
+        : { reason, checkpoint_id: checkpointId, expected_inputs: expectedInputs },
+    );
   }
 
   /** `outcome` (e.g. `approved`, `changes_requested`) picks the lane's next step when the role routes on it (config `on_outcome`). */
   completed(status: "success" | "failure", summary?: string, outcome?: string): EventOf<"COMPLETED"> {
-    return this.emit("COMPLETED", { status, ...(summary === undefined ? {} : { summary }), ...(outcome === undefined ? {} : { outcome }) });
+    return this.emit("COMPLETED", {
+      status,
+      ...(summary === undefined ? {} : { summary }),
+      ...(outcome === undefined ? {} : { outcome }),
+    });
   }
 
   error(message: string, details?: Record<string, unknown>): EventOf<"ERROR"> {

@@ -4,7 +4,15 @@
  * stops one. Checked each time a flush stores a usage report, so a run resumed or re-attached
  * after a crash is held to the totals stored so far.
  */
-import { budgetBreach, isTerminalRunState, runBudget, UNFINISHED_RUN_STATES, usageOfRuns, type BudgetLimits, type RunRecord } from "../runs/index.js";
+import {
+  budgetBreach,
+  isTerminalRunState,
+  runBudget,
+  UNFINISHED_RUN_STATES,
+  usageOfRuns,
+  type BudgetLimits,
+  type RunRecord,
+} from "../runs/index.js";
 import { processAlive } from "../sandbox/index.js";
 import { role as roleOf, type SupervisorContext } from "./context.js";
 import { stopGroup } from "./processes.js";

@@ -9,7 +9,8 @@ import { stopGroup } from "./processes.js";
 /** Cancel a run: stop its sprite (its whole process group) and record why. */
 export async function cancel(ctx: SupervisorContext, runId: string, reason: string): Promise<RunRecord> {
   const run = await ctx.runs.get(runId);
-  if (isTerminalRunState(run.state)) throw new RefusedError("run_finished", `run ${runId} is already ${run.state}: nothing to cancel`);
+  if (isTerminalRunState(run.state))
+    throw new RefusedError("run_finished", `run ${runId} is already ${run.state}: nothing to cancel`);
   await ctx.runs.update(runId, { state: "canceled", reason, finished: true }, ["starting", "running", "waiting"]);
   const pid = ctx.active.get(runId)?.child?.pid ?? run.sprite_pid;
   if (pid && (ctx.active.get(runId)?.child || processAlive(pid, run.sprite_started))) stopGroup(pid);

@@ -13,14 +13,21 @@ import type { RunCycle, RunRecord } from "../runs/index.js";
 import type { SupervisorContext } from "./context.js";
 
 /** Put a fresh workspace on its cycle's branch; null when the run is outside a cycle (no lane entry, no repository, no branch). */
-export async function startOnCycle(ctx: SupervisorContext, run: RunRecord, entry: Entry | null): Promise<RunCycle | null> {
+export async function startOnCycle(
+  ctx: SupervisorContext,
+  run: RunRecord,
+  entry: Entry | null,
+): Promise<RunCycle | null> {
   const cycles = ctx.o.cycles;
   if (!cycles || !entry) return null;
   const { lane } = findRole(ctx.o.project.config, run.role);
   const id = cycleRootId(lane, entry.id);
   const start = await startCycleBranch(cycles, run.workspace, cycleBranchName(lane.layer, lane.name, id));
   if (start === null) {
-    ctx.log.info({ run: run.id, root: ctx.o.project.root }, "the project repository is not on a branch with a commit: the run works outside a cycle branch");
+    ctx.log.info(
+      { run: run.id, root: ctx.o.project.root },
+      "the project repository is not on a branch with a commit: the run works outside a cycle branch",
+    );
     return null;
   }
   const cycle: RunCycle = { id, ...start };
@@ -30,14 +37,21 @@ export async function startOnCycle(ctx: SupervisorContext, run: RunRecord, entry
 
 /** The environment that tells a sprite it is on its cycle's branch. */
 export function cycleEnv(cycle: RunCycle | null): Record<string, string> {
-  return cycle ? { PMAGENT_CYCLE_BRANCH: cycle.branch, PMAGENT_CYCLE_BASE: cycle.base, PMAGENT_CYCLE_START: cycle.start } : {};
+  return cycle
+    ? { PMAGENT_CYCLE_BRANCH: cycle.branch, PMAGENT_CYCLE_BASE: cycle.base, PMAGENT_CYCLE_START: cycle.start }
+    : {};
 }
 
 /**
  * Hand a succeeded run's work on: its commit onto the cycle's branch, then the cycle's pull
  * request when due. Returns the reason when it cannot (the run then fails).
  */
-export async function handOn(ctx: SupervisorContext, run: RunRecord, entryId: string | null, outcome: string | undefined): Promise<string | null> {
+export async function handOn(
+  ctx: SupervisorContext,
+  run: RunRecord,
+  entryId: string | null,
+  outcome: string | undefined,
+): Promise<string | null> {
   const cycles = ctx.o.cycles;
   const cycle = run.cycle;
   if (!cycles || !cycle) return null;
@@ -57,12 +71,23 @@ export async function handOn(ctx: SupervisorContext, run: RunRecord, entryId: st
     let pull = earlier;
     // Opened when due and the cycle has a change.
     if (commit !== null && (due || earlier !== null)) {
-      const pr = await cycles.forge.openBranchPullRequest({ title: `${lane.name}: ${cycle.id}`, body: `Lane cycle ${cycle.id} (${lane.layer}/${lane.name}), one commit per role.`, base: cycle.base, head: cycle.branch, repo: cycles.repo });
+      const pr = await cycles.forge.openBranchPullRequest({
+        title: `${lane.name}: ${cycle.id}`,
+        body: `Lane cycle ${cycle.id} (${lane.layer}/${lane.name}), one commit per role.`,
+        base: cycle.base,
+        head: cycle.branch,
+        repo: cycles.repo,
+      });
       pull = { number: pr.number, url: pr.url };
     }
     // The merging role's approval (an outcome that does not send the work elsewhere) merges the cycle.
-    const approves = lane.merge_pull_request === run.role && (outcome === undefined || role.on_outcome?.[outcome] === undefined);
-    const merged = approves && pull !== null ? (await cycles.forge.mergePullRequest(pull.number, `Merge ${cycle.branch}: ${lane.name} cycle ${cycle.id}`)).sha : null;
+    const approves =
+      lane.merge_pull_request === run.role && (outcome === undefined || role.on_outcome?.[outcome] === undefined);
+    const merged =
+      approves && pull !== null
+        ? (await cycles.forge.mergePullRequest(pull.number, `Merge ${cycle.branch}: ${lane.name} cycle ${cycle.id}`))
+            .sha
+        : null;
     await ctx.runs.update(run.id, { cycle: { ...cycle, commit, pull_request: pull, merged } });
     return null;
   } catch (err) {

@@ -36,13 +36,22 @@ export async function onNewEvents(ctx: SupervisorContext, runId: string, events:
 async function entryInProgress(ctx: SupervisorContext, run: RunRecord): Promise<void> {
   const entry = await retryStoreFaults(() => ctx.board.find(run.entry_id!));
   if (entry?.entry.status !== "open") return;
-  await ctx.board.transition(run.role, run.entry_id!, "in_progress").catch((err) => ctx.log.warn({ run: run.id, err: (err as Error).message }, "entry not moved to in_progress"));
+  await ctx.board
+    .transition(run.role, run.entry_id!, "in_progress")
+    .catch((err) => ctx.log.warn({ run: run.id, err: (err as Error).message }, "entry not moved to in_progress"));
 }
 
 /** Hand an event to its sink without holding up ingestion; mark it dispatched when the sink is done. */
-export function dispatch(ctx: SupervisorContext, run: RunRecord, event: StoredEvent, redelivery: boolean): Promise<void> {
+export function dispatch(
+  ctx: SupervisorContext,
+  run: RunRecord,
+  event: StoredEvent,
+  redelivery: boolean,
+): Promise<void> {
   const active = track(ctx, run.id);
-  const p = deliver(ctx, run, event, redelivery).catch((err) => ctx.log.error({ run: run.id, event: event.id, err: (err as Error).message }, "sink failed"));
+  const p = deliver(ctx, run, event, redelivery).catch((err) =>
+    ctx.log.error({ run: run.id, event: event.id, err: (err as Error).message }, "sink failed"),
+  );
   active.dispatches.add(p);
   void p.finally(() => active.dispatches.delete(p));
   return p;
@@ -52,7 +61,9 @@ async function deliver(ctx: SupervisorContext, run: RunRecord, event: StoredEven
   const hooks = ctx.o.hooks ?? {};
   const c = { run, event, redelivery };
   if (event.event_type === "ENVIRONMENT_PROPOSAL") {
-    const outcome = hooks.proposals ? await hooks.proposals.onEnvironmentProposal(c) : { status: "recorded", note: "no proposal sink is configured; the proposal is kept as an event" };
+    const outcome = hooks.proposals
+      ? await hooks.proposals.onEnvironmentProposal(c)
+      : { status: "recorded", note: "no proposal sink is configured; the proposal is kept as an event" };
     await ctx.runs.markDispatched(event, outcome ?? null);
     return;
   }

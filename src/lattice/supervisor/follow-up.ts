@@ -51,22 +51,42 @@ function repositoryPath(ref: string, workspace: string): string {
  * `payload.refs` of a follow-up: the entry it follows (`source_board_id`), the run, each artifact's
  * reference under its kind (the last one of a kind wins), and the artifacts in full (`artifacts`).
  */
-export function followUpRefs(run: RunRecord, entry: Entry, artifacts: readonly ArtifactRefItem[]): Record<string, unknown> {
-  const refs: Record<string, unknown> = { source_board_id: entry.id, run_id: run.id, ...(entry.source_run_id !== undefined ? { source_run_id: entry.source_run_id } : {}) };
+export function followUpRefs(
+  run: RunRecord,
+  entry: Entry,
+  artifacts: readonly ArtifactRefItem[],
+): Record<string, unknown> {
+  const refs: Record<string, unknown> = {
+    source_board_id: entry.id,
+    run_id: run.id,
+    ...(entry.source_run_id !== undefined ? { source_run_id: entry.source_run_id } : {}),
+  };
   const reserved = new Set([...Object.keys(refs), "source_run_id", "artifacts"]);
   for (const a of artifacts) if (a.ref !== null && !reserved.has(a.kind)) refs[a.kind] = a.ref;
   // The cycle's branch, the commit the run handed on and the cycle's pull request: where the next role starts.
   const cycle = run.cycle;
   if (cycle && (cycle.commit || cycle.pull_request)) {
-    Object.assign(refs, { branch: cycle.branch, ...(cycle.commit ? { commit: cycle.commit } : {}), ...(cycle.pull_request ? { pull_request: String(cycle.pull_request.number) } : {}), ...(cycle.merged ? { merged: cycle.merged } : {}) });
+    Object.assign(refs, {
+      branch: cycle.branch,
+      ...(cycle.commit ? { commit: cycle.commit } : {}),
+      ...(cycle.pull_request ? { pull_request: String(cycle.pull_request.number) } : {}),
+      ...(cycle.merged ? { merged: cycle.merged } : {}),
+    });
   }
   return { ...refs, artifacts };
 }
 
 /** The `doc_update_error` entry of a failed run of `entry`, to the first configured human. */
-export function errorEntry(run: RunRecord, entry: Entry, humans: readonly string[], events: readonly StoredEvent[]): EntryInput {
+export function errorEntry(
+  run: RunRecord,
+  entry: Entry,
+  humans: readonly string[],
+  events: readonly StoredEvent[],
+): EntryInput {
   const reason = run.reason ?? "unknown";
-  const errors = events.filter((e) => e.event_type === "ERROR").map((e) => String((e.event.payload as { message?: unknown }).message ?? ""));
+  const errors = events
+    .filter((e) => e.event_type === "ERROR")
+    .map((e) => String((e.event.payload as { message?: unknown }).message ?? ""));
   const artifacts = artifactItems(run, events);
   return {
     id: `${entry.id}${ERROR_ID_SUFFIX}`,
@@ -74,7 +94,14 @@ export function errorEntry(run: RunRecord, entry: Entry, humans: readonly string
     kind: ERROR_KIND,
     payload: {
       summary: `${run.role} failed on ${entry.id} (${entry.kind}): ${reason}`.slice(0, 500),
-      details: { reason, role: run.role, failed_entry_id: entry.id, failed_kind: entry.kind, run_id: run.id, evidence: { errors, artifacts } },
+      details: {
+        reason,
+        role: run.role,
+        failed_entry_id: entry.id,
+        failed_kind: entry.kind,
+        run_id: run.id,
+        evidence: { errors, artifacts },
+      },
       refs: { source_board_id: entry.id, run_id: run.id },
     },
     target_docs: entry.target_docs,

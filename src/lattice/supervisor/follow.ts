@@ -29,7 +29,13 @@ export interface IdleWatch {
  * stdout/stderr files and the outbox from the run's stored offsets. Null when a store fault
  * stopped the storing: the run is left unfinished for reconcile (see leaveForReconcile), not settled.
  */
-export async function follow(ctx: SupervisorContext, run: RunRecord, exited: Promise<Exit>, redactor: Redactor, idle?: IdleWatch): Promise<Exit | null> {
+export async function follow(
+  ctx: SupervisorContext,
+  run: RunRecord,
+  exited: Promise<Exit>,
+  redactor: Redactor,
+  idle?: IdleWatch,
+): Promise<Exit | null> {
   const files = streamFiles(run);
   let running = true;
   const now = ctx.o.clock ?? Date.now;
@@ -56,7 +62,11 @@ export async function follow(ctx: SupervisorContext, run: RunRecord, exited: Pro
     retries: {
       // While the sprite runs the tries go on: what it writes is kept in its outbox and stdout.
       keepTrying: () => running,
-      onRetry: (err, attempt) => ctx.log.warn({ run: run.id, attempt, err: (err as Error).message }, "storing the run's events failed; trying again"),
+      onRetry: (err, attempt) =>
+        ctx.log.warn(
+          { run: run.id, attempt, err: (err as Error).message },
+          "storing the run's events failed; trying again",
+        ),
     },
   });
   // Read both files to their ends, stopping early while too much waits to be stored.
@@ -65,7 +75,12 @@ export async function follow(ctx: SupervisorContext, run: RunRecord, exited: Pro
     for (;;) {
       if (ingestor.full) return any;
       const offsets = ingestor.streamOffsets;
-      const a = readFrom(files.stdout, offsets.stdout, (b) => ingestor.pushStdout(b), (n) => ingestor.stdoutBuffer(n));
+      const a = readFrom(
+        files.stdout,
+        offsets.stdout,
+        (b) => ingestor.pushStdout(b),
+        (n) => ingestor.stdoutBuffer(n),
+      );
       const b = readFrom(files.stderr, offsets.stderr, (c) => ingestor.pushStderr(c));
       if (!a && !b) return any;
       any = true;
@@ -142,10 +157,17 @@ export async function follow(ctx: SupervisorContext, run: RunRecord, exited: Pro
  */
 async function leaveForReconcile(ctx: SupervisorContext, run: RunRecord, err: PmagentError): Promise<void> {
   const reason = ctx.redactor.redact(err.message);
-  ctx.log.error({ run: run.id, err: reason }, "the run's events could not be stored; the run is left for `pmagent runs reconcile`");
+  ctx.log.error(
+    { run: run.id, err: reason },
+    "the run's events could not be stored; the run is left for `pmagent runs reconcile`",
+  );
   // The store may still be faulty: without this, a dead supervisor's pid lets reconcile take the run over all the same.
-  await retryStoreFaults(() => ctx.runs.update(run.id, { reason, supervisor_pid: null }, UNFINISHED_RUN_STATES)).catch((e: unknown) =>
-    ctx.log.error({ run: run.id, err: (e as Error).message }, "the reason of a run left for reconcile could not be saved"),
+  await retryStoreFaults(() => ctx.runs.update(run.id, { reason, supervisor_pid: null }, UNFINISHED_RUN_STATES)).catch(
+    (e: unknown) =>
+      ctx.log.error(
+        { run: run.id, err: (e as Error).message },
+        "the reason of a run left for reconcile could not be saved",
+      ),
   );
 }
 
@@ -153,21 +175,33 @@ async function leaveForReconcile(ctx: SupervisorContext, run: RunRecord, err: Pm
 function startHeartbeat(ctx: SupervisorContext, run: RunRecord): { stop(): void } | undefined {
   if (!run.worker || !run.entry_id) return undefined;
   const leaseMs = ctx.board.leaseMs;
-  const timer = setInterval(() => {
-    ctx.board.heartbeat(run.worker!, run.entry_id!, leaseMs).catch(async (err) => {
-      if ((err as PmagentError).code !== "claim_lost") return;
-      clearInterval(timer);
-      // Guarded: a run fenced by the takeover keeps the reason it was superseded with.
-      await ctx.runs.update(run.id, { reason: `claim on entry ${run.entry_id} lost (${(err as Error).message}); the sprite was stopped` }, UNFINISHED_RUN_STATES);
-      const current = await ctx.runs.get(run.id);
-      if (current.sprite_pid) stopGroup(current.sprite_pid);
-    });
-  }, Math.max(50, Math.floor(leaseMs / 3)));
+  const timer = setInterval(
+    () => {
+      ctx.board.heartbeat(run.worker!, run.entry_id!, leaseMs).catch(async (err) => {
+        if ((err as PmagentError).code !== "claim_lost") return;
+        clearInterval(timer);
+        // Guarded: a run fenced by the takeover keeps the reason it was superseded with.
+        await ctx.runs.update(
+          run.id,
+          { reason: `claim on entry ${run.entry_id} lost (${(err as Error).message}); the sprite was stopped` },
+          UNFINISHED_RUN_STATES,
+        );
+        const current = await ctx.runs.get(run.id);
+        if (current.sprite_pid) stopGroup(current.sprite_pid);
+      });
+    },
+    Math.max(50, Math.floor(leaseMs / 3)),
+  );
   return { stop: () => clearInterval(timer) };
 }
 
 /** Read a file from `offset` to its end (or one chunk's worth), handing each chunk over; true if anything was read. `buffer`: where to read `n` bytes into (default a new buffer). */
-function readFrom(path: string, offset: number, push: (b: Buffer) => void, buffer: (n: number) => Buffer = (n) => Buffer.allocUnsafe(n)): boolean {
+function readFrom(
+  path: string,
+  offset: number,
+  push: (b: Buffer) => void,
+  buffer: (n: number) => Buffer = (n) => Buffer.allocUnsafe(n),
+): boolean {
   let fd: number | null;
   try {
     // The sprite can reach its output files: one it swapped for a FIFO must not block this process.

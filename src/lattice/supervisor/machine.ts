@@ -11,7 +11,10 @@ export function machineName(env: NodeJS.ProcessEnv): string {
   const given = env.PMAGENT_MACHINE;
   if (given === undefined || given === "") return hostname();
   if (!MACHINE.test(given)) {
-    throw new UsageError("invalid_machine", `PMAGENT_MACHINE must be a name of letters, digits, '.', '_' or '-' (at most 63, starting with a letter or digit), got ${JSON.stringify(given)}`);
+    throw new UsageError(
+      "invalid_machine",
+      `PMAGENT_MACHINE must be a name of letters, digits, '.', '_' or '-' (at most 63, starting with a letter or digit), got ${JSON.stringify(given)}`,
+    );
   }
   return given;
 }

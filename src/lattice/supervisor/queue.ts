@@ -23,11 +23,19 @@ export interface QueueResumeOptions {
 }
 
 /** Record a resume for any worker of the run's role; the same one again is a no-op. */
-export async function queueResume(ctx: SupervisorContext, runId: string, options: QueueResumeOptions): Promise<{ run: RunRecord; noop: boolean }> {
+export async function queueResume(
+  ctx: SupervisorContext,
+  runId: string,
+  options: QueueResumeOptions,
+): Promise<{ run: RunRecord; noop: boolean }> {
   const context = withFollowUp(options.context, options.message) ?? {};
   const run = await ctx.runs.get(runId);
   if (run.state !== "waiting" || !run.waiting) {
-    throw new RefusedError("run_not_waiting", `run ${runId} is ${run.state}, not waiting: only a waiting run can be resumed`, { run: runId, state: run.state });
+    throw new RefusedError(
+      "run_not_waiting",
+      `run ${runId} is ${run.state}, not waiting: only a waiting run can be resumed`,
+      { run: runId, state: run.state },
+    );
   }
   const inputs = options.inputs;
   assertInputs(inputs, run.waiting.expected_inputs);
@@ -37,8 +45,13 @@ export async function queueResume(ctx: SupervisorContext, runId: string, options
     return { run, noop: false };
   }
   const queued = await ctx.runs.queuedResume(runId);
-  if (queued && contentHash({ i: queued.inputs, c: queued.context }) === contentHash({ i: inputs, c: context })) return { run, noop: true };
-  throw new ConflictError("resume_queued", `run ${runId} has a resume queued already${queued ? `, with other inputs (${JSON.stringify(queued.inputs)})` : ""}: a worker of ${run.role} will carry it out`, { run: runId });
+  if (queued && contentHash({ i: queued.inputs, c: queued.context }) === contentHash({ i: inputs, c: context }))
+    return { run, noop: true };
+  throw new ConflictError(
+    "resume_queued",
+    `run ${runId} has a resume queued already${queued ? `, with other inputs (${JSON.stringify(queued.inputs)})` : ""}: a worker of ${run.role} will carry it out`,
+    { run: runId },
+  );
 }
 
 /**
@@ -46,7 +59,14 @@ export async function queueResume(ctx: SupervisorContext, runId: string, options
  * checkpoint here, from the shared store when the run waited on another machine). Undefined when
  * none is queued. A queued resume whose run no longer waits is dropped.
  */
-export async function takeQueuedResume(ctx: SupervisorContext, roles: readonly string[], resume: (runId: string, o: { inputs: Record<string, unknown>; context: Record<string, unknown>; queued: true }) => Promise<ResumeResult>): Promise<ResumeResult | undefined> {
+export async function takeQueuedResume(
+  ctx: SupervisorContext,
+  roles: readonly string[],
+  resume: (
+    runId: string,
+    o: { inputs: Record<string, unknown>; context: Record<string, unknown>; queued: true },
+  ) => Promise<ResumeResult>,
+): Promise<ResumeResult | undefined> {
   for (const q of await ctx.runs.queuedResumes(roles, QUEUE_PAGE)) {
     const run = await ctx.runs.get(q.run_id).catch(() => undefined);
     if (!run || run.state !== "waiting") {

@@ -34,15 +34,25 @@ export async function reconcile(ctx: SupervisorContext): Promise<RunRecord[]> {
         // No pid recorded: the supervisor died between spawning the sprite and saving its pid, or before spawning it.
         const pid = run.sprite_pid ?? findSpriteOfRun(run.id);
         const started = run.sprite_pid !== null ? run.sprite_started : pid !== null ? processStartTime(pid) : null;
-        if (pid !== null && run.sprite_pid === null) await ctx.runs.update(run.id, { state: "running", sprite_pid: pid, sprite_started: started }, UNFINISHED_RUN_STATES);
-        const exited: Promise<Exit> = pid !== null ? waitForExit(pid, started, ctx.pollMs) : Promise.resolve({ code: null, signal: null });
+        if (pid !== null && run.sprite_pid === null)
+          await ctx.runs.update(
+            run.id,
+            { state: "running", sprite_pid: pid, sprite_started: started },
+            UNFINISHED_RUN_STATES,
+          );
+        const exited: Promise<Exit> =
+          pid !== null ? waitForExit(pid, started, ctx.pollMs) : Promise.resolve({ code: null, signal: null });
         let redactor: Redactor;
         try {
           redactor = runRedactor(ctx, run);
         } catch (err) {
           // Its output cannot be redacted: the sprite is stopped and the run fails, unread.
           if (pid !== null && processAlive(pid, started)) stopGroup(pid);
-          await ctx.runs.update(run.id, { state: "failed", reason: (err as Error).message, sprite_pid: null, finished: true }, UNFINISHED_RUN_STATES);
+          await ctx.runs.update(
+            run.id,
+            { state: "failed", reason: (err as Error).message, sprite_pid: null, finished: true },
+            UNFINISHED_RUN_STATES,
+          );
           await syncEntry(ctx, await ctx.runs.get(run.id));
           return;
         }
@@ -59,7 +69,13 @@ export async function reconcile(ctx: SupervisorContext): Promise<RunRecord[]> {
   }
   for (const run of await ctx.runs.unsynced()) {
     // Settled by another live supervisor of this host (another worker): it syncs the entry itself.
-    if (run.host === ctx.host && run.supervisor_pid !== null && run.supervisor_pid !== process.pid && processAlive(run.supervisor_pid)) continue;
+    if (
+      run.host === ctx.host &&
+      run.supervisor_pid !== null &&
+      run.supervisor_pid !== process.pid &&
+      processAlive(run.supervisor_pid)
+    )
+      continue;
     await syncEntry(ctx, run);
   }
   // A run whose actions are handed over again is listed too, whatever its state, once they are
@@ -82,7 +98,11 @@ async function redispatch(ctx: SupervisorContext): Promise<Map<string, Promise<u
     return runs.get(id);
   };
   const followedElsewhere = (run: RunRecord) =>
-    run.host !== ctx.host || (run.state !== "waiting" && run.supervisor_pid !== null && run.supervisor_pid !== process.pid && processAlive(run.supervisor_pid));
+    run.host !== ctx.host ||
+    (run.state !== "waiting" &&
+      run.supervisor_pid !== null &&
+      run.supervisor_pid !== process.pid &&
+      processAlive(run.supervisor_pid));
   const again = new Map<string, { run: RunRecord; event: StoredEvent }>();
   for (const event of await ctx.runs.undispatchedAll(["ACTION_REQUEST", "ENVIRONMENT_PROPOSAL"])) {
     const run = await runOf(event.run_id);
@@ -95,6 +115,7 @@ async function redispatch(ctx: SupervisorContext): Promise<Map<string, Promise<u
     if (run && event) again.set(`${run.id}:${event.id}`, { run, event });
   }
   const byRun = new Map<string, Array<Promise<void>>>();
-  for (const { run, event } of again.values()) byRun.set(run.id, [...(byRun.get(run.id) ?? []), dispatch(ctx, run, event, true)]);
+  for (const { run, event } of again.values())
+    byRun.set(run.id, [...(byRun.get(run.id) ?? []), dispatch(ctx, run, event, true)]);
   return new Map([...byRun].map(([id, ps]) => [id, Promise.allSettled(ps)]));
 }

@@ -9,7 +9,11 @@ import { role, type SupervisorContext } from "./context.js";
 
 /** The project's secret store, made on first use. */
 export function secrets(ctx: SupervisorContext): SecretStore {
-  return (ctx.secretStore ??= new SecretStore({ env: ctx.env, root: ctx.o.project.root, file: ctx.o.project.config.secrets.file }));
+  return (ctx.secretStore ??= new SecretStore({
+    env: ctx.env,
+    root: ctx.o.project.root,
+    file: ctx.o.project.config.secrets.file,
+  }));
 }
 
 /**
@@ -41,7 +45,11 @@ function secretFileValues(ctx: SupervisorContext, run: RunRecord): string[] {
   } catch (err) {
     const needs = roleFetches(ctx, run.role);
     const why = (err as Error).message;
-    if (needs) throw new UnavailableError("secrets_unreadable", `${why}; run ${run.id} of role ${run.role} is stopped: its role may fetch credentials, and its output cannot be redacted without their values. Fix the secrets file, then start the run again`);
+    if (needs)
+      throw new UnavailableError(
+        "secrets_unreadable",
+        `${why}; run ${run.id} of role ${run.role} is stopped: its role may fetch credentials, and its output cannot be redacted without their values. Fix the secrets file, then start the run again`,
+      );
     ctx.log.warn({ run: run.id, err: why }, "secrets file not read for redaction");
     return [];
   }
@@ -61,7 +69,11 @@ function credentialValues(ctx: SupervisorContext, run: RunRecord): string[] {
       out.push(secrets(ctx).get(name));
     } catch (err) {
       // Not set (any more), or the secrets file is unreadable: its value is not known here.
-      if ((err as PmagentError).code !== "credential_not_found") ctx.log.warn({ run: run.id, credential: name, err: (err as Error).message }, "credential not read for redaction");
+      if ((err as PmagentError).code !== "credential_not_found")
+        ctx.log.warn(
+          { run: run.id, credential: name, err: (err as Error).message },
+          "credential not read for redaction",
+        );
     }
   }
   return out;

@@ -15,12 +15,18 @@ export function relocation(ctx: SupervisorContext, run: RunRecord): { place: Run
   if (run.host === ctx.host) return null;
   const suffix = join(".pmagent", "checkpoints", run.id);
   if (!run.checkpoint_dir.endsWith(`${sep}${suffix}`)) {
-    throw new PmagentError("run_not_movable", `run ${run.id} keeps its checkpoints in ${run.checkpoint_dir}, not in its project's .pmagent: it can only be resumed on ${run.host}`);
+    throw new PmagentError(
+      "run_not_movable",
+      `run ${run.id} keeps its checkpoints in ${run.checkpoint_dir}, not in its project's .pmagent: it can only be resumed on ${run.host}`,
+    );
   }
   const from = run.checkpoint_dir.slice(0, -suffix.length - 1);
   const workspace = relative(from, run.workspace);
   if (workspace.startsWith("..") || isAbsolute(workspace)) {
-    throw new PmagentError("run_not_movable", `run ${run.id} works in ${run.workspace}, outside its project on ${run.host}: it can only be resumed there`);
+    throw new PmagentError(
+      "run_not_movable",
+      `run ${run.id} works in ${run.workspace}, outside its project on ${run.host}: it can only be resumed there`,
+    );
   }
   const root = ctx.o.project.root;
   return {

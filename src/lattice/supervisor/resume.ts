@@ -4,10 +4,24 @@
  * written (0600) and the sprite relaunched.
  */
 import { mkdirSync } from "node:fs";
-import { NotFoundError, RefusedError, UsageError, contentHash, writeFileAtomic, type PmagentError } from "../../core/index.js";
+import {
+  NotFoundError,
+  RefusedError,
+  UsageError,
+  contentHash,
+  writeFileAtomic,
+  type PmagentError,
+} from "../../core/index.js";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { hiddenFromSprites, runHome } from "../sandbox/index.js";
-import { assertInputs, assertRealDirectory, checkInputs, latticeDir, resumePath, withFollowUp } from "../protocol/index.js";
+import {
+  assertInputs,
+  assertRealDirectory,
+  checkInputs,
+  latticeDir,
+  resumePath,
+  withFollowUp,
+} from "../protocol/index.js";
 import { track, whenAttemptDone, whenIdle, type SupervisorContext } from "./context.js";
 import { syncEntry } from "./entry-sync.js";
 import { launch } from "./launch.js";
@@ -28,28 +42,50 @@ async function resume(ctx: SupervisorContext, runId: string, options: ResumeOpti
   let run = await whenAttemptDone(ctx, runId);
   const secret = options.secretInputs ?? {};
   const inputs = options.inputs ?? {};
-  const given = { ...(withFollowUp(options.context, options.message) ?? {}), ...(options.failure ? { error: { action: options.failure.action, message: options.failure.message } } : {}) };
+  const given = {
+    ...(withFollowUp(options.context, options.message) ?? {}),
+    ...(options.failure ? { error: { action: options.failure.action, message: options.failure.message } } : {}),
+  };
   const checkpointId = run.waiting?.checkpoint_id ?? null;
   // Secret values stay out of the key (it is stored); their names are part of it. The key is the
   // caller's payload: what the run holds for the resume (below) is not part of it.
-  const key = contentHash({ checkpoint_id: checkpointId, inputs, secret_inputs: Object.keys(secret).sort(), context: given });
+  const key = contentHash({
+    checkpoint_id: checkpointId,
+    inputs,
+    secret_inputs: Object.keys(secret).sort(),
+    context: given,
+  });
   if (await ctx.runs.hasResume(runId, key)) return { run, noop: true, finished: Promise.resolve(run) };
   if (run.state !== "waiting" || !run.waiting) {
-    throw new RefusedError("run_not_waiting", `run ${runId} is ${run.state}, not waiting: only a waiting run can be resumed`, { run: runId, state: run.state });
+    throw new RefusedError(
+      "run_not_waiting",
+      `run ${runId} is ${run.state}, not waiting: only a waiting run can be resumed`,
+      { run: runId, state: run.state },
+    );
   }
   for (const k of Object.keys(secret)) {
-    if (k in inputs) throw new UsageError("resume_input_twice", `input ${k} is given both as an input and as a secret input: give it once`);
+    if (k in inputs)
+      throw new UsageError(
+        "resume_input_twice",
+        `input ${k} is given both as an input and as a secret input: give it once`,
+      );
   }
-  if (options.fromAction && !options.failure && checkInputs({ ...inputs, ...secret }, run.waiting.expected_inputs, { allowExtra: true }).length > 0) {
+  if (
+    options.fromAction &&
+    !options.failure &&
+    checkInputs({ ...inputs, ...secret }, run.waiting.expected_inputs, { allowExtra: true }).length > 0
+  ) {
     return hold(ctx, run, given);
   }
-  if (!options.failure) assertInputs({ ...inputs, ...secret }, run.waiting.expected_inputs, { allowExtra: options.fromAction === true });
+  if (!options.failure)
+    assertInputs({ ...inputs, ...secret }, run.waiting.expected_inputs, { allowExtra: options.fromAction === true });
   // An action's result held for this resume comes first; what the caller gives wins over it.
   const context = { ...(run.waiting.context ?? {}), ...given };
   const waiting = run.waiting;
   // Waited on another machine: resumed here, in this machine's places for it.
   const moved = relocation(ctx, run);
-  if (!ctx.checkpoints.has(runId, waiting.checkpoint_id)) await fetchCheckpoint(ctx, run, waiting.checkpoint_id, moved !== null);
+  if (!ctx.checkpoints.has(runId, waiting.checkpoint_id))
+    await fetchCheckpoint(ctx, run, waiting.checkpoint_id, moved !== null);
   // The agent's session goes with it (its HOME, kept beside the checkpoint).
   const home = moved ? waiting.home_checkpoint_id : undefined;
   if (home && !ctx.checkpoints.has(runId, home)) await fetchCheckpoint(ctx, run, home, true);
@@ -65,7 +101,14 @@ async function resume(ctx: SupervisorContext, runId: string, options: ResumeOpti
       // the transaction, so it is never mistaken for a resume that happened.
       // A queued resume for the run is carried out by this one (or, queued, was taken by another worker).
       if (!(await ctx.runs.dropQueuedResume(runId, q)) && options.queued) throw new ResumeLost();
-      const patch = { state: "starting" as const, attempt, supervisor_pid: process.pid, resetStreams: true, reason: null, ...(moved ? { place: moved.place } : {}) };
+      const patch = {
+        state: "starting" as const,
+        attempt,
+        supervisor_pid: process.pid,
+        resetStreams: true,
+        reason: null,
+        ...(moved ? { place: moved.place } : {}),
+      };
       if (!(await ctx.runs.update(runId, patch, ["waiting"], q))) throw new ResumeLost();
     });
   } catch (err) {
@@ -75,7 +118,11 @@ async function resume(ctx: SupervisorContext, runId: string, options: ResumeOpti
   if (!claimed) {
     run = await ctx.runs.get(runId);
     if (await ctx.runs.hasResume(runId, key)) return { run, noop: true, finished: Promise.resolve(run) };
-    throw new RefusedError("run_not_waiting", `run ${runId} was resumed by someone else meanwhile (it is ${run.state}): your inputs were not used`, { run: runId, state: run.state });
+    throw new RefusedError(
+      "run_not_waiting",
+      `run ${runId} was resumed by someone else meanwhile (it is ${run.state}): your inputs were not used`,
+      { run: runId, state: run.state },
+    );
   }
   if (Object.keys(secret).length) ctx.runSecrets.set(runId, Object.values(secret));
   run = await ctx.runs.get(runId);
@@ -89,13 +136,22 @@ async function resume(ctx: SupervisorContext, runId: string, options: ResumeOpti
         mkdirSync(runHome(run.run_dir), { recursive: true });
         ctx.checkpoints.restore(runId, home, runHome(run.run_dir));
       }
-      const body = { work_item_id: run.work_item_id, checkpoint_id: waiting.checkpoint_id, inputs: { ...inputs, ...secret }, context };
+      const body = {
+        work_item_id: run.work_item_id,
+        checkpoint_id: waiting.checkpoint_id,
+        inputs: { ...inputs, ...secret },
+        context,
+      };
       // Through a `.lattice` the sprite made a link, the file (with its secret inputs) would land elsewhere.
       assertRealDirectory(latticeDir(run.workspace), "the workspace's .lattice directory");
       writeFileAtomic(resumePath(run.workspace), `${JSON.stringify(body, null, 2)}\n`, 0o600);
     } catch (err) {
       ctx.runSecrets.delete(runId);
-      await ctx.runs.update(runId, { state: "failed", reason: ctx.redactor.redact(`resume failed: ${(err as Error).message}`), finished: true }, ["starting"]);
+      await ctx.runs.update(
+        runId,
+        { state: "failed", reason: ctx.redactor.redact(`resume failed: ${(err as Error).message}`), finished: true },
+        ["starting"],
+      );
       await syncEntry(ctx, await ctx.runs.get(runId));
       return;
     }
@@ -121,10 +177,15 @@ async function fetchCheckpoint(ctx: SupervisorContext, run: RunRecord, id: strin
       await ctx.shared.pull(ctx.checkpoints, run.id, id);
       return;
     } catch (err) {
-      if ((err as PmagentError).code !== "checkpoint_not_found" || elsewhere) throw checkpointGone(run.id, id, (err as Error).message);
+      if ((err as PmagentError).code !== "checkpoint_not_found" || elsewhere)
+        throw checkpointGone(run.id, id, (err as Error).message);
     }
   } else if (elsewhere) {
-    throw checkpointGone(run.id, id, `it was kept on ${run.host}, and this store (${ctx.store.dialect}) does not share checkpoints between machines: resume it on ${run.host}, or use PostgreSQL`);
+    throw checkpointGone(
+      run.id,
+      id,
+      `it was kept on ${run.host}, and this store (${ctx.store.dialect}) does not share checkpoints between machines: resume it on ${run.host}, or use PostgreSQL`,
+    );
   }
   try {
     ctx.checkpoints.adopt(run.id, run.checkpoint_dir, id);
@@ -134,7 +195,10 @@ async function fetchCheckpoint(ctx: SupervisorContext, run: RunRecord, id: strin
 }
 
 function checkpointGone(runId: string, id: string, why: string): NotFoundError {
-  return new NotFoundError("checkpoint_not_found", `checkpoint ${id} of run ${runId} cannot be restored (${why}): the run cannot be resumed; cancel it with pmagent runs cancel ${runId}`);
+  return new NotFoundError(
+    "checkpoint_not_found",
+    `checkpoint ${id} of run ${runId} cannot be restored (${why}): the run cannot be resumed; cancel it with pmagent runs cancel ${runId}`,
+  );
 }
 
 /** Thrown inside the resume's transaction to roll it back when another resume won the run. */
@@ -159,18 +223,30 @@ function ownPathsIn(ctx: SupervisorContext, workspace: string): string[] {
 async function hold(ctx: SupervisorContext, run: RunRecord, context: Record<string, unknown>): Promise<ResumeResult> {
   const waiting = run.waiting!;
   const held = waiting.context ?? {};
-  const keyOf = (a: unknown) => (a && typeof a === "object" ? (a as { idempotency_key?: unknown }).idempotency_key : undefined);
+  const keyOf = (a: unknown) =>
+    a && typeof a === "object" ? (a as { idempotency_key?: unknown }).idempotency_key : undefined;
   const incoming = keyOf(context.action);
   // The same action handed over again (after a restart) replaces its earlier copy.
-  const actions = (Array.isArray(held.actions) ? (held.actions as unknown[]) : []).filter((a) => incoming === undefined || keyOf(a) !== incoming);
+  const actions = (Array.isArray(held.actions) ? (held.actions as unknown[]) : []).filter(
+    (a) => incoming === undefined || keyOf(a) !== incoming,
+  );
   if (context.action !== undefined) actions.push(context.action);
   const merged = { ...held, ...context, ...(actions.length > 0 ? { actions } : {}) };
   const stored = await ctx.runs.update(run.id, { waiting: { ...waiting, context: merged } }, ["waiting"]);
   const now = await ctx.runs.get(run.id);
   if (!stored) {
-    throw new RefusedError("run_not_waiting", `run ${run.id} is ${now.state}, not waiting: the action's result could not be held for its resume`, { run: run.id, state: now.state });
+    throw new RefusedError(
+      "run_not_waiting",
+      `run ${run.id} is ${now.state}, not waiting: the action's result could not be held for its resume`,
+      { run: run.id, state: now.state },
+    );
   }
-  const missing = checkInputs({}, waiting.expected_inputs).map((m) => m.replace(/^inputs\./, "")).join("; ");
-  ctx.log.info({ run: run.id, reason: waiting.reason }, `run ${run.id} waits (${waiting.reason}) for a person's inputs (${missing}); the action's result is held for its resume: pmagent resume ${run.id}`);
+  const missing = checkInputs({}, waiting.expected_inputs)
+    .map((m) => m.replace(/^inputs\./, ""))
+    .join("; ");
+  ctx.log.info(
+    { run: run.id, reason: waiting.reason },
+    `run ${run.id} waits (${waiting.reason}) for a person's inputs (${missing}); the action's result is held for its resume: pmagent resume ${run.id}`,
+  );
   return { run: now, noop: false, held: true, finished: Promise.resolve(now) };
 }

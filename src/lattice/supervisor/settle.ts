@@ -8,14 +8,25 @@ import type { PmagentError } from "../../core/index.js";
 import { EVENT_TYPES, outboxPath, removeResume } from "../protocol/index.js";
 import { SANDBOX_WORKSPACE, runHome } from "../sandbox/index.js";
 import { createCheckpoint } from "../checkpoint/index.js";
-import { UNFINISHED_RUN_STATES, isTerminalRunState, type RunRecord, type RunState, type RunWaiting } from "../runs/index.js";
+import {
+  UNFINISHED_RUN_STATES,
+  isTerminalRunState,
+  type RunRecord,
+  type RunState,
+  type RunWaiting,
+} from "../runs/index.js";
 import { PARKED_LEASE_MS, sandboxTool, streamFiles, type Exit, type SupervisorContext } from "./context.js";
 import { handOn } from "./cycle.js";
 import { WORKER_DIED, syncEntry } from "./entry-sync.js";
 import { roleFetches } from "./redaction.js";
 
 /** Settle a run after its sprite exited: its state from the attempt's last COMPLETED/ERROR/WAITING. */
-export async function settle(ctx: SupervisorContext, runId: string, exit: Exit, opts: { workerDied?: boolean } = {}): Promise<void> {
+export async function settle(
+  ctx: SupervisorContext,
+  runId: string,
+  exit: Exit,
+  opts: { workerDied?: boolean } = {},
+): Promise<void> {
   // The reads here skip counting the run's events: a count walks an index over all of them (tens
   // of milliseconds for a run of a million events). The record callers get is read once, counted,
   // by whenIdle.
@@ -25,13 +36,14 @@ export async function settle(ctx: SupervisorContext, runId: string, exit: Exit, 
   let state: RunState;
   let reason: string | null = null;
   let waiting: RunWaiting | undefined;
-  const payload = last ? ((JSON.parse(last.event_json) as { payload: Record<string, unknown> }).payload) : {};
+  const payload = last ? (JSON.parse(last.event_json) as { payload: Record<string, unknown> }).payload : {};
   if (exit.error) {
     state = "failed";
     reason = exit.error;
   } else if (last?.event_type === "COMPLETED") {
     state = payload.status === "success" ? "succeeded" : "failed";
-    if (state === "failed") reason = `COMPLETED with status failure${payload.summary ? `: ${String(payload.summary)}` : ""}`;
+    if (state === "failed")
+      reason = `COMPLETED with status failure${payload.summary ? `: ${String(payload.summary)}` : ""}`;
   } else if (last?.event_type === "ERROR") {
     state = "failed";
     reason = `ERROR: ${String(payload.message)}`;
@@ -71,7 +83,12 @@ export async function settle(ctx: SupervisorContext, runId: string, exit: Exit, 
   }
   if (state === "succeeded") {
     // The run's work goes onto its cycle's branch before the next role is asked to start from it.
-    const problem = await handOn(ctx, run, run.entry_id, typeof payload.outcome === "string" ? payload.outcome : undefined);
+    const problem = await handOn(
+      ctx,
+      run,
+      run.entry_id,
+      typeof payload.outcome === "string" ? payload.outcome : undefined,
+    );
     if (problem !== null) {
       state = "failed";
       reason = ctx.redactor.redact(problem);
@@ -79,7 +96,15 @@ export async function settle(ctx: SupervisorContext, runId: string, exit: Exit, 
   }
   await ctx.runs.update(
     runId,
-    { state, reason, exit_code: exit.code, exit_signal: exit.signal, sprite_pid: null, finished: isTerminalRunState(state), ...(waiting ? { waiting } : {}) },
+    {
+      state,
+      reason,
+      exit_code: exit.code,
+      exit_signal: exit.signal,
+      sprite_pid: null,
+      finished: isTerminalRunState(state),
+      ...(waiting ? { waiting } : {}),
+    },
     UNFINISHED_RUN_STATES,
   );
   cleanupStreams(ctx, run);
@@ -138,7 +163,8 @@ async function keepHome(ctx: SupervisorContext, run: RunRecord): Promise<string 
  */
 export function whereEventsGo(ctx: SupervisorContext, run: RunRecord): string {
   const outbox = outboxPath(run.workspace);
-  if (sandboxTool(ctx) !== null) return `its outbox is ${outbox} (/workspace/.lattice/outbox.jsonl in its sandbox, where /workspace is its workspace; LATTICE_WORKSPACE=${run.workspace})`;
+  if (sandboxTool(ctx) !== null)
+    return `its outbox is ${outbox} (/workspace/.lattice/outbox.jsonl in its sandbox, where /workspace is its workspace; LATTICE_WORKSPACE=${run.workspace})`;
   const stray = run.workspace !== SANDBOX_WORKSPACE && existsSync(join(SANDBOX_WORKSPACE, ".lattice", "outbox.jsonl"));
   return `the sprite runs without a sandbox, so its workspace is not /workspace: it is ${run.workspace} (LATTICE_WORKSPACE), its outbox ${outbox} (LATTICE_OUTBOX)${stray ? `; ${join(SANDBOX_WORKSPACE, ".lattice", "outbox.jsonl")} exists outside the workspace and is not read` : ""}`;
 }

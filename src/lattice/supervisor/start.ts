@@ -13,18 +13,31 @@ import { role as roleOf, sandboxTool, track, whenIdle, type SupervisorContext } 
 import { launch } from "./launch.js";
 import type { StartRunOptions } from "./options.js";
 
-const newRunId = () => `run_${new Date().toISOString().replace(/[-:.]/g, "").slice(0, 15)}_${randomBytes(4).toString("hex")}`;
+const newRunId = () =>
+  `run_${new Date().toISOString().replace(/[-:.]/g, "").slice(0, 15)}_${randomBytes(4).toString("hex")}`;
 
 /** Ask the gate (if any) about a run and record its answer; DENY is recorded, not thrown. */
-export async function askGate(ctx: SupervisorContext, role: string, entry: StoredEntry | null, command: string[]): Promise<GateDecision | null> {
+export async function askGate(
+  ctx: SupervisorContext,
+  role: string,
+  entry: StoredEntry | null,
+  command: string[],
+): Promise<GateDecision | null> {
   const gate = ctx.o.hooks?.gate;
   if (!gate) return null;
   const d = await gate.decide({ role, entry: entry?.entry ?? null, command });
   if (d === null) return null;
   if (!d || !["ALLOW", "DENY", "CONDITIONAL"].includes(d.decision)) {
-    throw new PmagentError("gate_invalid", `the run gate answered ${JSON.stringify(d?.decision)}; expected ALLOW, DENY or CONDITIONAL`);
+    throw new PmagentError(
+      "gate_invalid",
+      `the run gate answered ${JSON.stringify(d?.decision)}; expected ALLOW, DENY or CONDITIONAL`,
+    );
   }
-  const decision: GateDecision = { decision: d.decision, reasoning: String(d.reasoning ?? ""), conditions: (d.conditions ?? []).map(String) };
+  const decision: GateDecision = {
+    decision: d.decision,
+    reasoning: String(d.reasoning ?? ""),
+    conditions: (d.conditions ?? []).map(String),
+  };
   await ctx.runs.recordGateDecision(entry?.entry.id ?? "", entry?.version ?? 0, role, decision, null);
   return decision;
 }
@@ -32,21 +45,33 @@ export async function askGate(ctx: SupervisorContext, role: string, entry: Store
 function commandFor(ctx: SupervisorContext, role: RoleConfig, given: string[] | undefined): string[] {
   const command = given && given.length > 0 ? given : runnerArgv(role.runner, ctx.o.project.config);
   if (!command || command.length === 0) {
-    throw new UsageError("no_sprite_command", `role ${role.name} has no runner.command or runner.agent in pmagent.config.json: configure one or pass the command after --`);
+    throw new UsageError(
+      "no_sprite_command",
+      `role ${role.name} has no runner.command or runner.agent in pmagent.config.json: configure one or pass the command after --`,
+    );
   }
   return command;
 }
 
 /** A run's own budget: positive limits, and a cost limit only with prices to count it by. */
 function checkBudget(ctx: SupervisorContext, budget: RunBudget): void {
-  for (const [name, flag] of [["max_tokens", "--max-tokens"], ["max_cost", "--max-cost"]] as const) {
+  for (const [name, flag] of [
+    ["max_tokens", "--max-tokens"],
+    ["max_cost", "--max-cost"],
+  ] as const) {
     const v = budget[name];
     if (v !== undefined && !(Number.isFinite(v) && v > 0 && (name === "max_cost" || Number.isInteger(v)))) {
-      throw new UsageError("invalid_budget", `${flag} must be a positive ${name === "max_cost" ? "number" : "whole number"}, got ${v}`);
+      throw new UsageError(
+        "invalid_budget",
+        `${flag} must be a positive ${name === "max_cost" ? "number" : "whole number"}, got ${v}`,
+      );
     }
   }
   if (budget.max_cost !== undefined && Object.keys(ctx.o.project.config.prices).length === 0) {
-    throw new UsageError("no_prices", `--max-cost needs a price table: add "prices": { "<model>": { "input_per_mtok": …, "output_per_mtok": … } } to pmagent.config.json`);
+    throw new UsageError(
+      "no_prices",
+      `--max-cost needs a price table: add "prices": { "<model>": { "input_per_mtok": …, "output_per_mtok": … } } to pmagent.config.json`,
+    );
   }
 }
 
@@ -63,19 +88,33 @@ export async function startRun(ctx: SupervisorContext, options: StartRunOptions)
   if (options.entryId !== undefined) {
     entry = await ctx.board.get(options.entryId);
     if (entry.entry.to !== role.name) {
-      throw new RefusedError("entry_not_for_role", `entry ${entry.entry.id} is addressed to ${entry.entry.to}, not ${role.name}: run it with --role ${entry.entry.to}`);
+      throw new RefusedError(
+        "entry_not_for_role",
+        `entry ${entry.entry.id} is addressed to ${entry.entry.to}, not ${role.name}: run it with --role ${entry.entry.to}`,
+      );
     }
-    if (isTerminal(entry.entry.status)) throw new RefusedError("entry_finished", `entry ${entry.entry.id} is ${entry.entry.status}: there is nothing left to run`);
+    if (isTerminal(entry.entry.status))
+      throw new RefusedError(
+        "entry_finished",
+        `entry ${entry.entry.id} is ${entry.entry.status}: there is nothing left to run`,
+      );
   }
   const gate = options.decided ?? (await askGate(ctx, role.name, entry, command));
   if (gate?.decision === "DENY") {
-    throw new RefusedError("run_denied", `the run gate denied a run of ${role.name}${entry ? ` for entry ${entry.entry.id}` : ""}: ${gate.reasoning || "no reason given"}`, {
-      decision: gate,
-    });
+    throw new RefusedError(
+      "run_denied",
+      `the run gate denied a run of ${role.name}${entry ? ` for entry ${entry.entry.id}` : ""}: ${gate.reasoning || "no reason given"}`,
+      {
+        decision: gate,
+      },
+    );
   }
   const root = ctx.o.project.root;
   const id = newRunId();
-  const workspace = options.workspace !== undefined ? confinePath(root, options.workspace, "--workspace") : join(root, ".pmagent", "workspaces", id);
+  const workspace =
+    options.workspace !== undefined
+      ? confinePath(root, options.workspace, "--workspace")
+      : join(root, ".pmagent", "workspaces", id);
   const run = await ctx.runs.create({
     id,
     project_id: ctx.o.project.config.project_id,
@@ -95,6 +134,11 @@ export async function startRun(ctx: SupervisorContext, options: StartRunOptions)
   if (options.budget) await setRunBudget(ctx.store, run.id, options.budget);
   options.onStarted?.(run.id);
   const active = track(ctx, run.id);
-  active.attempt = launch(ctx, run, { fresh: true, entry: entry?.entry ?? null, timeoutS: options.timeoutS, userWorkspace: options.workspace !== undefined });
+  active.attempt = launch(ctx, run, {
+    fresh: true,
+    entry: entry?.entry ?? null,
+    timeoutS: options.timeoutS,
+    userWorkspace: options.workspace !== undefined,
+  });
   return whenIdle(ctx, run.id);
 }

@@ -48,7 +48,12 @@ export class Supervisor {
     this.host = options.host ?? machineName(env);
     const config = options.project.config;
     this.runs = new RunStore(options.store, config.project_id, options.clock);
-    this.board = new Blackboard(options.store, { projectId: config.project_id, humans: config.humans, clock: options.clock, leaseMs: options.leaseMs });
+    this.board = new Blackboard(options.store, {
+      projectId: config.project_id,
+      humans: config.humans,
+      clock: options.clock,
+      leaseMs: options.leaseMs,
+    });
     const ctx: SupervisorContext = {
       o: options,
       store: options.store,
@@ -127,7 +132,6 @@ export class Supervisor {
   takeQueuedResume(roles: readonly string[]): Promise<ResumeResult | undefined> {
     return takeQueuedResume(this.ctx, roles, (runId, o) => this.resumeRun(runId, o));
   }
-
 
   /** Cancel a run: stop its sprite (its whole process group) and record why. */
   cancel(runId: string, reason = "canceled by a user"): Promise<RunRecord> {

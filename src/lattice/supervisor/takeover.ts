@@ -14,8 +14,16 @@ export async function fenceEntry(ctx: SupervisorContext, entryId: string, worker
   for (const run of await ctx.runs.list({ entryId, state: ["starting", "running", "waiting"] })) {
     if (run.worker === worker) continue;
     const reason = `superseded: entry ${entryId} was taken over by ${worker} after the lease of ${run.worker ?? "its run"} expired`;
-    if (!(await ctx.runs.update(run.id, { state: "canceled", reason, entry_synced: true, finished: true }, ["starting", "running", "waiting"]))) continue;
-    if (run.host === ctx.host && run.sprite_pid !== null && processAlive(run.sprite_pid, run.sprite_started)) killGroup(run.sprite_pid);
+    if (
+      !(await ctx.runs.update(run.id, { state: "canceled", reason, entry_synced: true, finished: true }, [
+        "starting",
+        "running",
+        "waiting",
+      ]))
+    )
+      continue;
+    if (run.host === ctx.host && run.sprite_pid !== null && processAlive(run.sprite_pid, run.sprite_started))
+      killGroup(run.sprite_pid);
     ctx.log.warn({ run: run.id, entry: entryId, worker }, "run superseded by a takeover");
     fenced.push(await ctx.runs.get(run.id));
   }

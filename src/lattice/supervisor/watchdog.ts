@@ -15,6 +15,10 @@ const MESSAGE_CHARS = 500;
 export async function idleReason(ctx: SupervisorContext, run: RunRecord, idleS: number): Promise<string> {
   const base = `no output and no event for ${idleS} s (runner.idle_timeout_s); the sprite was stopped`;
   const last = await ctx.runs.lastEventOfTypes(run.id, run.attempt, ["INFO"]);
-  const message = last ? (JSON.parse(last.event_json) as { payload?: { message?: unknown } }).payload?.message : undefined;
-  return typeof message === "string" && message ? `${base}; its last message: ${message.length <= MESSAGE_CHARS ? message : `${message.slice(0, MESSAGE_CHARS)}…`}` : `${base}; it sent no message`;
+  const message = last
+    ? (JSON.parse(last.event_json) as { payload?: { message?: unknown } }).payload?.message
+    : undefined;
+  return typeof message === "string" && message
+    ? `${base}; its last message: ${message.length <= MESSAGE_CHARS ? message : `${message.slice(0, MESSAGE_CHARS)}…`}`
+    : `${base}; it sent no message`;
 }

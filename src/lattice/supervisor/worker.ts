@@ -50,7 +50,10 @@ export class Worker {
     this.id = options.id ?? `worker@${options.supervisor.host}:${process.pid}`;
     this.concurrency = options.concurrency ?? 1;
     if (!Number.isInteger(this.concurrency) || this.concurrency < 1) {
-      throw new UsageError("invalid_concurrency", `a worker's concurrency must be a whole number of at least 1, got ${options.concurrency}`);
+      throw new UsageError(
+        "invalid_concurrency",
+        `a worker's concurrency must be a whole number of at least 1, got ${options.concurrency}`,
+      );
     }
     // Unknown roles are refused up front, naming the configured ones.
     for (const role of options.roles) findRole(this.config, role);
@@ -70,7 +73,10 @@ export class Worker {
     const eligible = (entries: StoredEntry[]) => {
       const now = Date.now();
       return entries.filter(
-        (s) => kinds.includes(s.entry.kind) && (s.entry.status === "open" || (s.claimed_by !== null && s.lease_expires_at !== null && Date.parse(s.lease_expires_at) < now)),
+        (s) =>
+          kinds.includes(s.entry.kind) &&
+          (s.entry.status === "open" ||
+            (s.claimed_by !== null && s.lease_expires_at !== null && Date.parse(s.lease_expires_at) < now)),
       );
     };
     const filter = { status: ["open", "in_progress"] as Status[], to: role };
@@ -94,10 +100,17 @@ export class Worker {
     const command = this.o.commands?.[role] ?? runnerArgv(cfg.runner, this.config) ?? [];
     for await (const candidate of this.candidates(role, cfg.allowed_kinds)) {
       const last = await sup.runs.lastGateDecision(candidate.entry.id);
-      if (last?.decision === "DENY" && last.entry_version === candidate.version && Date.now() - Date.parse(last.at) < (this.o.gateRecheckMs ?? 300_000)) continue;
+      if (
+        last?.decision === "DENY" &&
+        last.entry_version === candidate.version &&
+        Date.now() - Date.parse(last.at) < (this.o.gateRecheckMs ?? 300_000)
+      )
+        continue;
       const decided = await sup.askGate(role, candidate, command);
       if (decided?.decision === "DENY") continue;
-      const claimed = await sup.board.claim(this.id, role, cfg.allowed_kinds, undefined, { entryId: candidate.entry.id });
+      const claimed = await sup.board.claim(this.id, role, cfg.allowed_kinds, undefined, {
+        entryId: candidate.entry.id,
+      });
       if (claimed) return { entry: claimed, decided };
     }
     return undefined;
@@ -140,7 +153,14 @@ export class Worker {
           this.o.onStarted?.(id, role, entryId);
         };
         try {
-          const run = await sup.startRun({ role, entryId, worker: this.id, command: this.o.commands?.[role], decided: next.decided ?? undefined, onStarted });
+          const run = await sup.startRun({
+            role,
+            entryId,
+            worker: this.id,
+            command: this.o.commands?.[role],
+            decided: next.decided ?? undefined,
+            onStarted,
+          });
           this.o.onRun?.(run);
         } finally {
           if (runId !== undefined) this.current.delete(runId);
@@ -173,7 +193,9 @@ export class Worker {
     const stop = () => wake.abort();
     signal.addEventListener("abort", stop, { once: true });
     try {
-      await Promise.race(this.o.roles.map((r) => this.o.supervisor.board.waitForOpen(r, this.o.pollMs ?? 1000, wake.signal)));
+      await Promise.race(
+        this.o.roles.map((r) => this.o.supervisor.board.waitForOpen(r, this.o.pollMs ?? 1000, wake.signal)),
+      );
     } finally {
       wake.abort();
       signal.removeEventListener("abort", stop);

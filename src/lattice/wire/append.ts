@@ -12,7 +12,12 @@ export function appendOutbox(path: string, event: unknown): void {
     // Never through a symbolic link: an outbox pointed at another file (the secrets file) must not append to it.
     fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ELOOP") throw new ConflictError("outbox_symlink", `the outbox ${path} is a symbolic link: it must be a plain file in the workspace; nothing was written`, { path });
+    if ((err as NodeJS.ErrnoException).code === "ELOOP")
+      throw new ConflictError(
+        "outbox_symlink",
+        `the outbox ${path} is a symbolic link: it must be a plain file in the workspace; nothing was written`,
+        { path },
+      );
     throw err;
   }
   try {

@@ -15,7 +15,8 @@ const ENVELOPE_KEYS = new Set(["protocol_version", "event_type", "sprite_id", "w
 
 type Obj = Record<string, unknown>;
 
-const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
+const isObject = (v: unknown): v is Obj =>
+  typeof v === "object" && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
 const text = (v: unknown): boolean => typeof v === "string" && v.length > 0;
 const optString = (v: unknown): boolean => v === undefined || typeof v === "string";
 const optRecord = (v: unknown): boolean => v === undefined || isObject(v);
@@ -27,10 +28,19 @@ const PAYLOAD_CHECKS: Record<string, (p: Obj) => boolean> = {
   // Defaults (parameters, blocking) are zod's to apply.
   ACTION_REQUEST: (p) => text(p.action) && isObject(p.parameters) && typeof p.blocking === "boolean",
   // A URL is zod's to judge.
-  ARTIFACT: (p) => text(p.kind) && (p.ref === undefined || p.ref === null || typeof p.ref === "string") && (p.url === undefined || p.url === null) && optRecord(p.metadata),
-  WAITING: (p) => text(p.reason) && typeof p.checkpoint_id === "string" && CHECKPOINT_ID.test(p.checkpoint_id) && p.expected_inputs === undefined,
+  ARTIFACT: (p) =>
+    text(p.kind) &&
+    (p.ref === undefined || p.ref === null || typeof p.ref === "string") &&
+    (p.url === undefined || p.url === null) &&
+    optRecord(p.metadata),
+  WAITING: (p) =>
+    text(p.reason) &&
+    typeof p.checkpoint_id === "string" &&
+    CHECKPOINT_ID.test(p.checkpoint_id) &&
+    p.expected_inputs === undefined,
   // An outcome is zod's to judge (its pattern).
-  COMPLETED: (p) => (p.status === "success" || p.status === "failure") && optString(p.summary) && p.outcome === undefined,
+  COMPLETED: (p) =>
+    (p.status === "success" || p.status === "failure") && optString(p.summary) && p.outcome === undefined,
   ERROR: (p) => text(p.message) && optRecord(p.details),
 };
 
@@ -44,9 +54,21 @@ export function envelopeValid(value: Obj): boolean {
     if (!ENVELOPE_KEYS.has(key)) return false;
     keys++;
   }
-  if (keys !== ENVELOPE_KEYS.size || value.protocol_version !== PROTOCOL_VERSION || !text(value.sprite_id) || !text(value.work_item_id)) return false;
+  if (
+    keys !== ENVELOPE_KEYS.size ||
+    value.protocol_version !== PROTOCOL_VERSION ||
+    !text(value.sprite_id) ||
+    !text(value.work_item_id)
+  )
+    return false;
   const { timestamp, payload, event_type } = value;
-  if (typeof timestamp !== "string" || !isIsoWithZone(timestamp) || !isObject(payload) || typeof event_type !== "string") return false;
+  if (
+    typeof timestamp !== "string" ||
+    !isIsoWithZone(timestamp) ||
+    !isObject(payload) ||
+    typeof event_type !== "string"
+  )
+    return false;
   const check = Object.hasOwn(PAYLOAD_CHECKS, event_type) ? PAYLOAD_CHECKS[event_type] : undefined;
   return check !== undefined && check(payload);
 }

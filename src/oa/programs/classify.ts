@@ -5,17 +5,32 @@
 import type { ActionCategory } from "../kernel.js";
 
 const PATTERNS: Array<[ActionCategory, RegExp]> = [
-  ["phase_transitions", /\b(phase transitions?|transition to phase|advance (?:to )?phase|move to phase|close (?:out )?phase|start phase|enter phase)\b/],
+  [
+    "phase_transitions",
+    /\b(phase transitions?|transition to phase|advance (?:to )?phase|move to phase|close (?:out )?phase|start phase|enter phase)\b/,
+  ],
   ["migrations", /\b(migrat\w*|schema changes?|alter table|drop table|backfill\w*)\b/],
-  ["remediation", /\b(fix\w*|repair\w*|remediat\w*|restor\w*|resolv\w*|revert\w*|re ?sync\w*|regenerat\w*|roll ?back)\b/],
-  ["diagnostic", /\b(diagnos\w*|inspect\w*|investigat\w*|check|checks|checking|status|read|show|list|audit\w*|verify|guard|snapshot)\b/],
+  [
+    "remediation",
+    /\b(fix\w*|repair\w*|remediat\w*|restor\w*|resolv\w*|revert\w*|re ?sync\w*|regenerat\w*|roll ?back)\b/,
+  ],
+  [
+    "diagnostic",
+    /\b(diagnos\w*|inspect\w*|investigat\w*|check|checks|checking|status|read|show|list|audit\w*|verify|guard|snapshot)\b/,
+  ],
   ["ops_blocks", /\b(ops ?blocks?|ops mode|run ops)\b/],
-  ["feature_work", /\b(implement\w*|add|adds|adding|build\w*|creat\w*|feature\w*|write|writes|writing|develop\w*|refactor\w*|introduc\w*|updat\w*|edit\w*|chang\w*|apply|propos\w*|docs?|documentation)\b/],
+  [
+    "feature_work",
+    /\b(implement\w*|add|adds|adding|build\w*|creat\w*|feature\w*|write|writes|writing|develop\w*|refactor\w*|introduc\w*|updat\w*|edit\w*|chang\w*|apply|propos\w*|docs?|documentation)\b/,
+  ],
 ];
 
 /** Lower-case words only: `doc_update_proposal_request` reads as "doc update proposal request". */
 export function normalizeAction(text: string): string {
-  return text.toLowerCase().replace(/[^a-z0-9.]+/g, " ").trim();
+  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9.]+/g, " ")
+    .trim();
 }
 
 /**
@@ -50,9 +65,13 @@ function stem(word: string): string {
 }
 
 /** `no_db_writes`-style constraints: broken when every word (or a synonym) occurs in the action. */
-export function checkConstraints(action: string, constraints: readonly string[]): { violated: string[]; unchecked: string[] } {
+export function checkConstraints(
+  action: string,
+  constraints: readonly string[],
+): { violated: string[]; unchecked: string[] } {
   const words = normalizeAction(action).split(" ");
-  const has = (prefix: string) => (prefix.includes(" ") ? words.join(" ").includes(prefix) : words.some((w) => w.startsWith(prefix)));
+  const has = (prefix: string) =>
+    prefix.includes(" ") ? words.join(" ").includes(prefix) : words.some((w) => w.startsWith(prefix));
   const violated: string[] = [];
   const unchecked: string[] = [];
   for (const constraint of constraints) {

@@ -28,10 +28,17 @@ const CatalogReportSchema = z.looseObject({
 });
 
 /** Most fundamental first: a missing file explains a schema problem, which explains a mismatch. */
-const PRIORITY: OADiagnostic["category"][] = ["missing_surface", "schema_violation", "tri_surface_incoherence", "kernel_mismatch", "config_drift"];
+const PRIORITY: OADiagnostic["category"][] = [
+  "missing_surface",
+  "schema_violation",
+  "tri_surface_incoherence",
+  "kernel_mismatch",
+  "config_drift",
+];
 /** Failures a fresh snapshot clears: STATE.json lagging behind the kernel. */
 const STALE_ONLY: OADiagnostic["category"][] = ["kernel_mismatch", "config_drift"];
-const TRANSIENT_TEXT = /\b(time ?out|timed out|temporar\w*|ECONNRESET|ECONNREFUSED|ETIMEDOUT|rate limit\w*|unavailable|try again|503)\b/i;
+const TRANSIENT_TEXT =
+  /\b(time ?out|timed out|temporar\w*|ECONNRESET|ECONNREFUSED|ETIMEDOUT|rate limit\w*|unavailable|try again|503)\b/i;
 const CONFIRM = "re-run `pmagent oa guard --mode STRICT` and confirm it reports ok";
 
 /** GuardFailureInterpreter: the root cause of a guard's failure and a plan to remediate it. */
@@ -42,17 +49,28 @@ export function interpretGuardFailure(input: GuardFailureInterpreterInput): Guar
     const errors = oa.data.diagnostics.filter((d) => d.severity === "error" || d.severity === "block");
     const relevant = errors.length > 0 ? errors : oa.data.diagnostics;
     if (relevant.length === 0) {
-      return { root_cause: `no failure: the guard reported ok${oa.data.kernel_mode ? ` with kernel mode ${oa.data.kernel_mode}` : ""}`, remediation_plan: [], is_transient: false };
+      return {
+        root_cause: `no failure: the guard reported ok${oa.data.kernel_mode ? ` with kernel mode ${oa.data.kernel_mode}` : ""}`,
+        remediation_plan: [],
+        is_transient: false,
+      };
     }
-    const rank = (c: string) => (PRIORITY.includes(c as OADiagnostic["category"]) ? PRIORITY.indexOf(c as OADiagnostic["category"]) : PRIORITY.length);
+    const rank = (c: string) =>
+      PRIORITY.includes(c as OADiagnostic["category"])
+        ? PRIORITY.indexOf(c as OADiagnostic["category"])
+        : PRIORITY.length;
     const sorted = [...relevant].sort((a, b) => rank(a.category) - rank(b.category));
     const first = sorted[0]!;
     const more = sorted.length > 1 ? ` (and ${sorted.length - 1} more diagnostic${sorted.length > 2 ? "s" : ""})` : "";
-    const plan = [...new Set(sorted.map((d) => d.remediation).filter((r): r is string => typeof r === "string" && r !== ""))];
+    const plan = [
+      ...new Set(sorted.map((d) => d.remediation).filter((r): r is string => typeof r === "string" && r !== "")),
+    ];
     return {
       root_cause: `${first.category}: ${first.message}${more}`,
       remediation_plan: [...plan, CONFIRM],
-      is_transient: rerunPassed || (errors.length > 0 && errors.every((d) => STALE_ONLY.includes(d.category as OADiagnostic["category"]))),
+      is_transient:
+        rerunPassed ||
+        (errors.length > 0 && errors.every((d) => STALE_ONLY.includes(d.category as OADiagnostic["category"]))),
     };
   }
   const problems = genericProblems(input.guard_output);
@@ -81,14 +99,16 @@ function genericProblems(output: unknown): string[] {
     if (!Array.isArray(list)) continue;
     for (const item of list) out.push(typeof item === "string" ? item : describeItem(item));
   }
-  for (const key of ["error", "message", "reason"]) if (out.length === 0 && typeof o[key] === "string") out.push(o[key] as string);
+  for (const key of ["error", "message", "reason"])
+    if (out.length === 0 && typeof o[key] === "string") out.push(o[key] as string);
   return out.filter((s) => s.length > 0);
 }
 
 function describeItem(item: unknown): string {
   if (item !== null && typeof item === "object") {
     const r = item as Record<string, unknown>;
-    for (const key of ["message", "error", "reason", "name", "check"]) if (typeof r[key] === "string") return r[key] as string;
+    for (const key of ["message", "error", "reason", "name", "check"])
+      if (typeof r[key] === "string") return r[key] as string;
   }
   return JSON.stringify(item);
 }
@@ -105,7 +125,10 @@ export const guardFailureInterpreter: ProgramDefinition<GuardFailureInterpreterI
     if (inputs.guard_name !== null) {
       // Re-running the named guard tells a transient failure from a standing one.
       const run = (await ctx.tool("oa.guard.run", [inputs.guard_name])) as { exit_code: number; output: unknown };
-      const ok = run.output !== null && typeof run.output === "object" && "ok" in run.output ? (run.output as { ok: unknown }).ok === true : run.exit_code === 0;
+      const ok =
+        run.output !== null && typeof run.output === "object" && "ok" in run.output
+          ? (run.output as { ok: unknown }).ok === true
+          : run.exit_code === 0;
       rerun = { exit_code: run.exit_code, ok };
     }
     return { guard_name: inputs.guard_name, guard_output: inputs.guard_output, kernel_state: kernel, rerun };

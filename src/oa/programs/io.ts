@@ -2,7 +2,12 @@
 import { z } from "zod";
 import { KernelModeSchema } from "../schemas.js";
 
-export const PROGRAM_IDS = ["SafeOPSDecision", "OPSBlockGenerator", "GuardFailureInterpreter", "PhaseTransitionValidator"] as const;
+export const PROGRAM_IDS = [
+  "SafeOPSDecision",
+  "OPSBlockGenerator",
+  "GuardFailureInterpreter",
+  "PhaseTransitionValidator",
+] as const;
 export const ProgramIdSchema = z.enum(PROGRAM_IDS);
 export type ProgramId = z.output<typeof ProgramIdSchema>;
 
@@ -78,9 +83,14 @@ export type PhaseTransitionValidatorOutput = z.output<typeof PhaseTransitionVali
 /** What each program's envelope carries besides the goal (validated by buildEnvelope). */
 export const ProgramInputsSchemas = {
   SafeOPSDecision: z.object({}).strict(),
-  OPSBlockGenerator: z.object({ ssot_references: z.array(z.string().min(1)).optional(), hints: z.array(OpsHintSchema).default([]) }).strict(),
+  OPSBlockGenerator: z
+    .object({ ssot_references: z.array(z.string().min(1)).optional(), hints: z.array(OpsHintSchema).default([]) })
+    .strict(),
   GuardFailureInterpreter: z
-    .object({ guard_output: z.custom<unknown>((v) => v !== undefined, { message: "expected the guard's JSON output" }), guard_name: z.string().min(1).nullable().default(null) })
+    .object({
+      guard_output: z.custom<unknown>((v) => v !== undefined, { message: "expected the guard's JSON output" }),
+      guard_name: z.string().min(1).nullable().default(null),
+    })
     .strict(),
   PhaseTransitionValidator: z.object({ target_phase: z.string().min(1) }).strict(),
 } as const;

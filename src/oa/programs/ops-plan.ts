@@ -59,9 +59,14 @@ export function goalVerb(goal: string): Verb | null {
  * leading acronym ("OA data model" → docs/SSOT/oa/OA_DATA_MODEL.md).
  */
 export function impliedDocument(goal: string, refs: readonly string[]): { path: string; title: string } | null {
-  const words = goal.replace(TICKS, " ").split(/[^A-Za-z0-9]+/).filter(Boolean);
+  const words = goal
+    .replace(TICKS, " ")
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean);
   const verbAt = words.findIndex((w) => VERBS.some(([, re]) => re.test(w)));
-  const subject = words.slice(verbAt + 1).filter((w) => !STOP_WORDS.has(w.toLowerCase()) && !DOC_WORDS.has(w.toLowerCase()));
+  const subject = words
+    .slice(verbAt + 1)
+    .filter((w) => !STOP_WORDS.has(w.toLowerCase()) && !DOC_WORDS.has(w.toLowerCase()));
   if (subject.length === 0 || subject.length > 6) return null;
   const refDir = refs.map((r) => posix.dirname(r)).find((d) => d !== ".") ?? "docs";
   const acronym = /^[A-Z]{2,5}$/.test(subject[0]!) ? subject[0]!.toLowerCase() : null;
@@ -76,7 +81,9 @@ function createStep(path: string, title: string, goal: string, refs: readonly st
   if (path.endsWith(".md")) {
     // A starting document that states its goal and sources; the author fills it in.
     const lines = [`# ${title}`, "", goal, ...(refs.length > 0 ? ["", "Sources:", ...refs.map((r) => `- ${r}`)] : [])];
-    commands.push(`test -e ${shellQuote(path)} || printf '%s\\n' ${lines.map(shellQuote).join(" ")} > ${shellQuote(path)}`);
+    commands.push(
+      `test -e ${shellQuote(path)} || printf '%s\\n' ${lines.map(shellQuote).join(" ")} > ${shellQuote(path)}`,
+    );
   } else {
     commands.push(`touch ${shellQuote(path)}`);
   }
@@ -87,33 +94,67 @@ function createStep(path: string, title: string, goal: string, refs: readonly st
 function fileStep(verb: Verb, path: string, goal: string, refs: readonly string[]): OpsStep {
   switch (verb) {
     case "create":
-      return createStep(path, posix.basename(path).replace(/\.\w+$/, "").replace(/_/g, " "), goal, refs);
+      return createStep(
+        path,
+        posix
+          .basename(path)
+          .replace(/\.\w+$/, "")
+          .replace(/_/g, " "),
+        goal,
+        refs,
+      );
     case "remove":
-      return { title: `remove ${path}`, commands: [`git rm ${shellQuote(path)}`, `git status --short -- ${shellQuote(path)}`], evidence: [`\`git status --short -- ${path}\` showing it deleted`] };
+      return {
+        title: `remove ${path}`,
+        commands: [`git rm ${shellQuote(path)}`, `git status --short -- ${shellQuote(path)}`],
+        evidence: [`\`git status --short -- ${path}\` showing it deleted`],
+      };
     default:
       // The rules cannot write the change itself: the operator edits, the diff is the evidence.
-      return { title: `edit ${path}: ${goal}`, commands: [`"\${EDITOR:-vi}" ${shellQuote(path)}`, `git diff -- ${shellQuote(path)}`], evidence: [`\`git diff -- ${path}\` output`] };
+      return {
+        title: `edit ${path}: ${goal}`,
+        commands: [`"\${EDITOR:-vi}" ${shellQuote(path)}`, `git diff -- ${shellQuote(path)}`],
+        evidence: [`\`git diff -- ${path}\` output`],
+      };
   }
 }
 
 /** A hint becomes a command when it is one, or updates a named file with what the block created. */
 function hintStep(hint: { flow_id: string; hint: string }, created: Array<{ path: string; title: string }>): OpsStep {
   const commands = commandsIn(hint.hint);
-  if (commands.length > 0) return { title: `hint ${hint.flow_id}: ${hint.hint}`, commands, evidence: commands.map((c) => `Output of \`${c}\``) };
-  const target = /\b(update|add to|edit|append to|link (?:it |them )?(?:in|from))\b/i.test(hint.hint) ? pathsIn(hint.hint)[0] : undefined;
+  if (commands.length > 0)
+    return {
+      title: `hint ${hint.flow_id}: ${hint.hint}`,
+      commands,
+      evidence: commands.map((c) => `Output of \`${c}\``),
+    };
+  const target = /\b(update|add to|edit|append to|link (?:it |them )?(?:in|from))\b/i.test(hint.hint)
+    ? pathsIn(hint.hint)[0]
+    : undefined;
   if (target && created.length > 0) {
     const links = created.map((c) => `- [${c.title}](${c.path})`);
     return {
       title: `hint ${hint.flow_id}: ${hint.hint}`,
-      commands: [`printf '%s\\n' ${links.map(shellQuote).join(" ")} >> ${shellQuote(target)}`, `git diff -- ${shellQuote(target)}`],
+      commands: [
+        `printf '%s\\n' ${links.map(shellQuote).join(" ")} >> ${shellQuote(target)}`,
+        `git diff -- ${shellQuote(target)}`,
+      ],
       evidence: [`\`git diff -- ${target}\` showing the link to ${created.map((c) => c.path).join(", ")}`],
     };
   }
-  return { title: `hint ${hint.flow_id}: ${hint.hint}`, commands: [], evidence: [`Confirmation of the ${hint.flow_id} hint: ${hint.hint}`] };
+  return {
+    title: `hint ${hint.flow_id}: ${hint.hint}`,
+    commands: [],
+    evidence: [`Confirmation of the ${hint.flow_id} hint: ${hint.hint}`],
+  };
 }
 
 /** The steps that do the goal, then the hints that apply to it. Empty when nothing can be derived. */
-export function planGoal(goal: string, refs: readonly string[], hints: ReadonlyArray<{ flow_id: string; hint: string }>): OpsStep[] {
+export function planGoal(
+  goal: string,
+  refs: readonly string[],
+  hints: ReadonlyArray<{ flow_id: string; hint: string }>,
+): OpsStep[] {
   const verb = goalVerb(goal);
   const steps: OpsStep[] = [];
   const created: Array<{ path: string; title: string }> = [];
@@ -131,7 +172,12 @@ export function planGoal(goal: string, refs: readonly string[], hints: ReadonlyA
     }
   }
   const goalCommands = commandsIn(goal);
-  if (goalCommands.length > 0) steps.push({ title: `run: ${goal}`, commands: goalCommands, evidence: goalCommands.map((c) => `Output of \`${c}\``) });
+  if (goalCommands.length > 0)
+    steps.push({
+      title: `run: ${goal}`,
+      commands: goalCommands,
+      evidence: goalCommands.map((c) => `Output of \`${c}\``),
+    });
   for (const h of hints) steps.push(hintStep(h, created));
   return steps;
 }

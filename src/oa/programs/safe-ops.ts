@@ -1,5 +1,10 @@
 import { OA_MODE_TABLE } from "../kernel.js";
-import { SafeOPSDecisionInputSchema, SafeOPSDecisionOutputSchema, type SafeOPSDecisionInput, type SafeOPSDecisionOutput } from "./io.js";
+import {
+  SafeOPSDecisionInputSchema,
+  SafeOPSDecisionOutputSchema,
+  type SafeOPSDecisionInput,
+  type SafeOPSDecisionOutput,
+} from "./io.js";
 import { checkConstraints, classifyAction } from "./classify.js";
 import { PROGRAM_TOOL_IDS } from "../tool-ids.js";
 import type { ProgramDefinition } from "./types.js";
@@ -16,23 +21,53 @@ export function decideSafeOps(input: SafeOPSDecisionInput): SafeOPSDecisionOutpu
   const as = category ?? "unclassified work";
 
   if (violated.length > 0) {
-    return { decision: "DENY", reasoning: `Action breaks the OA constraint${violated.length > 1 ? "s" : ""} ${violated.join(", ")}.`, conditions: [], warnings };
+    return {
+      decision: "DENY",
+      reasoning: `Action breaks the OA constraint${violated.length > 1 ? "s" : ""} ${violated.join(", ")}.`,
+      conditions: [],
+      warnings,
+    };
   }
   if (category !== null && row.forbidden.includes(category)) {
-    return { decision: "DENY", reasoning: `Kernel is ${mode}; ${category} is forbidden in ${mode} (allowed: ${row.allowed.join(", ")}).`, conditions: [], warnings };
+    return {
+      decision: "DENY",
+      reasoning: `Kernel is ${mode}; ${category} is forbidden in ${mode} (allowed: ${row.allowed.join(", ")}).`,
+      conditions: [],
+      warnings,
+    };
   }
   if (mode === "BLOCKED") {
     // Fail-closed: only diagnosis runs while the kernel is BLOCKED.
     return category === "diagnostic"
-      ? { decision: "ALLOW", reasoning: "Kernel is BLOCKED; diagnosis is the one thing allowed.", conditions: [], warnings }
-      : { decision: "DENY", reasoning: `Kernel is BLOCKED; only diagnostic actions run (this is ${as}).`, conditions: [], warnings };
+      ? {
+          decision: "ALLOW",
+          reasoning: "Kernel is BLOCKED; diagnosis is the one thing allowed.",
+          conditions: [],
+          warnings,
+        }
+      : {
+          decision: "DENY",
+          reasoning: `Kernel is BLOCKED; only diagnostic actions run (this is ${as}).`,
+          conditions: [],
+          warnings,
+        };
   }
   if (mode === "NORMAL") {
     if (category === null) warnings.push("the action matched no known category; NORMAL allows all work");
-    return { decision: "ALLOW", reasoning: `Kernel is NORMAL and ${as} is allowed; no constraint conflicts.`, conditions: [], warnings };
+    return {
+      decision: "ALLOW",
+      reasoning: `Kernel is NORMAL and ${as} is allowed; no constraint conflicts.`,
+      conditions: [],
+      warnings,
+    };
   }
   if (category !== null && row.allowed.includes(category)) {
-    return { decision: "ALLOW", reasoning: `Kernel is DEGRADED and ${category} is allowed in DEGRADED.`, conditions: [], warnings };
+    return {
+      decision: "ALLOW",
+      reasoning: `Kernel is DEGRADED and ${category} is allowed in DEGRADED.`,
+      conditions: [],
+      warnings,
+    };
   }
   return {
     decision: "CONDITIONAL",
@@ -64,7 +99,13 @@ export const safeOpsDecision: ProgramDefinition<SafeOPSDecisionInput, SafeOPSDec
   rationale: (o) => o.reasoning,
   floor(_input, model, rules) {
     if (rules.decision === "DENY" && model.decision !== "DENY") {
-      return { output: { ...rules, warnings: [...rules.warnings, `the model answered ${model.decision}; the rules deny (${rules.reasoning})`] }, overridden: `model decision ${model.decision} overridden by the rules: DENY` };
+      return {
+        output: {
+          ...rules,
+          warnings: [...rules.warnings, `the model answered ${model.decision}; the rules deny (${rules.reasoning})`],
+        },
+        overridden: `model decision ${model.decision} overridden by the rules: DENY`,
+      };
     }
     return { output: model, overridden: null };
   },

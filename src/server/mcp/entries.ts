@@ -1,6 +1,12 @@
 import type { Page } from "../../store/index.js";
 import { z } from "zod";
-import { EntryInputSchema, StatusSchema, entrySummary, type HistoryRecord, type StoredEntry } from "../../blackboard/index.js";
+import {
+  EntryInputSchema,
+  StatusSchema,
+  entrySummary,
+  type HistoryRecord,
+  type StoredEntry,
+} from "../../blackboard/index.js";
 import { StoredEntrySchema } from "../schemas.js";
 import { Cursor, Detail, Id, Limit, PageFields, READ, clip, pageLine, tool, type ToolDef } from "./tool.js";
 
@@ -20,7 +26,18 @@ export const EntryDigestSchema = z.object({
 export function entryDigest(s: StoredEntry): z.output<typeof EntryDigestSchema> {
   const e = s.entry;
   const summary = entrySummary(e);
-  return { id: e.id, from: e.from, to: e.to, kind: e.kind, status: e.status, version: s.version, claimed_by: s.claimed_by, updated_at: e.updated_at, ...(e.note !== undefined ? { note: e.note } : {}), ...(summary !== null ? { summary } : {}) };
+  return {
+    id: e.id,
+    from: e.from,
+    to: e.to,
+    kind: e.kind,
+    status: e.status,
+    version: s.version,
+    claimed_by: s.claimed_by,
+    updated_at: e.updated_at,
+    ...(e.note !== undefined ? { note: e.note } : {}),
+    ...(summary !== null ? { summary } : {}),
+  };
 }
 
 export function entryLine(s: StoredEntry): string {
@@ -44,7 +61,9 @@ const HistorySchema = z.object({
 
 const shown = (s: StoredEntry) => `${entryLine(s)}\n${JSON.stringify(s.entry)}`;
 
-const StatusArg = StatusSchema.describe("the new status: open, in_progress, done, error or canceled (the lifecycle decides which moves are allowed)");
+const StatusArg = StatusSchema.describe(
+  "the new status: open, in_progress, done, error or canceled (the lifecycle decides which moves are allowed)",
+);
 
 export const ENTRY_TOOLS: ToolDef[] = [
   tool({
@@ -52,25 +71,45 @@ export const ENTRY_TOOLS: ToolDef[] = [
     title: "List blackboard entries",
     description:
       "Blackboard entries, newest first, as one-line digests (id, status, kind, from → to, version). Filter by status, addressee, author or kind; page with limit and cursor. Use bb_show for an entry's payload.",
-    input: z.object({
-      status: z.array(StatusSchema).min(1).optional().describe('only entries in these statuses, e.g. ["open", "in_progress"]'),
-      to: z.string().min(1).optional().describe("only entries addressed to this actor (a role or a human)"),
-      from: z.string().min(1).optional().describe("only entries posted by this actor"),
-      kind: z.string().min(1).optional().describe("only entries of this kind, e.g. build_request"),
-      limit: Limit(20, 100, "entries"),
-      cursor: Cursor,
-    }).strict(),
+    input: z
+      .object({
+        status: z
+          .array(StatusSchema)
+          .min(1)
+          .optional()
+          .describe('only entries in these statuses, e.g. ["open", "in_progress"]'),
+        to: z.string().min(1).optional().describe("only entries addressed to this actor (a role or a human)"),
+        from: z.string().min(1).optional().describe("only entries posted by this actor"),
+        kind: z.string().min(1).optional().describe("only entries of this kind, e.g. build_request"),
+        limit: Limit(20, 100, "entries"),
+        cursor: Cursor,
+      })
+      .strict(),
     output: z.object({ entries: z.array(EntryDigestSchema), ...PageFields }),
     hints: READ,
     async run(a, env) {
-      const p = (await env.route("GET /v1/entries", { query: { status: a.status?.join(","), to: a.to, from: a.from, kind: a.kind, order: "newest", limit: a.limit, cursor: a.cursor } })) as Page<StoredEntry>;
-      return { structured: { entries: p.items.map(entryDigest), next_cursor: p.next }, text: [...p.items.map(entryLine), pageLine(p.items.length, p.next, "entries")].join("\n") };
+      const p = (await env.route("GET /v1/entries", {
+        query: {
+          status: a.status?.join(","),
+          to: a.to,
+          from: a.from,
+          kind: a.kind,
+          order: "newest",
+          limit: a.limit,
+          cursor: a.cursor,
+        },
+      })) as Page<StoredEntry>;
+      return {
+        structured: { entries: p.items.map(entryDigest), next_cursor: p.next },
+        text: [...p.items.map(entryLine), pageLine(p.items.length, p.next, "entries")].join("\n"),
+      };
     },
   }),
   tool({
     name: "bb_show",
     title: "Show a blackboard entry",
-    description: "One blackboard entry in full (payload, target_docs, note) with its version and claim. The version is what bb_change_status takes as expected_version.",
+    description:
+      "One blackboard entry in full (payload, target_docs, note) with its version and claim. The version is what bb_change_status takes as expected_version.",
     input: z.object({ id: Id("entry", "build-42") }).strict(),
     output: StoredEntrySchema,
     hints: READ,
@@ -82,15 +121,31 @@ export const ENTRY_TOOLS: ToolDef[] = [
   tool({
     name: "bb_history",
     title: "An entry's history",
-    description: "The change history of one entry, oldest first: who moved it from which status to which, and which fields changed. Paged with limit and cursor; detail \"full\" adds each change's before/after values.",
-    input: z.object({ id: Id("entry", "build-42"), limit: Limit(20, 200, "changes"), cursor: Cursor, detail: Detail }).strict(),
+    description:
+      'The change history of one entry, oldest first: who moved it from which status to which, and which fields changed. Paged with limit and cursor; detail "full" adds each change\'s before/after values.',
+    input: z
+      .object({ id: Id("entry", "build-42"), limit: Limit(20, 200, "changes"), cursor: Cursor, detail: Detail })
+      .strict(),
     output: z.object({ history: z.array(HistorySchema), ...PageFields }),
     hints: READ,
     async run(a, env) {
-      const p = (await env.route("GET /v1/entries/:id/history", { params: { id: a.id }, query: { limit: a.limit, cursor: a.cursor } })) as Page<HistoryRecord>;
-      const history = p.items.map((h) => ({ ...h, changed: Object.keys(h.changes), changes: a.detail === "full" ? h.changes : undefined }));
-      const lines = history.map((h) => `#${h.seq} v${h.version} ${h.at} ${h.actor} ${h.action} ${h.from_status ?? "-"} → ${h.to_status} (${h.changed.join(", ")})`);
-      return { structured: { history, next_cursor: p.next }, text: [...lines, pageLine(p.items.length, p.next, "changes")].join("\n") };
+      const p = (await env.route("GET /v1/entries/:id/history", {
+        params: { id: a.id },
+        query: { limit: a.limit, cursor: a.cursor },
+      })) as Page<HistoryRecord>;
+      const history = p.items.map((h) => ({
+        ...h,
+        changed: Object.keys(h.changes),
+        changes: a.detail === "full" ? h.changes : undefined,
+      }));
+      const lines = history.map(
+        (h) =>
+          `#${h.seq} v${h.version} ${h.at} ${h.actor} ${h.action} ${h.from_status ?? "-"} → ${h.to_status} (${h.changed.join(", ")})`,
+      );
+      return {
+        structured: { history, next_cursor: p.next },
+        text: [...lines, pageLine(p.items.length, p.next, "changes")].join("\n"),
+      };
     },
   }),
   tool({
@@ -100,7 +155,9 @@ export const ENTRY_TOOLS: ToolDef[] = [
       "Post an entry as yourself (the authenticated actor): `to` and `kind` are required; id, payload, note and target_docs are optional; `from` defaults to you and only humans may post for someone else. Posting the same id with the same content again changes nothing.",
     input: z
       .object({
-        entry: EntryInputSchema.describe("the entry: {to, kind, id?, payload?, note?, target_docs?, source_issue?, source_run_id?}; from defaults to you"),
+        entry: EntryInputSchema.describe(
+          "the entry: {to, kind, id?, payload?, note?, target_docs?, source_issue?, source_run_id?}; from defaults to you",
+        ),
       })
       .strict(),
     output: StoredEntrySchema,
@@ -119,7 +176,12 @@ export const ENTRY_TOOLS: ToolDef[] = [
       .object({
         id: Id("entry", "build-42"),
         status: StatusArg,
-        expected_version: z.number().int().min(1).optional().describe("refuse (stale_write) unless the entry is still at this version"),
+        expected_version: z
+          .number()
+          .int()
+          .min(1)
+          .optional()
+          .describe("refuse (stale_write) unless the entry is still at this version"),
         note: z.string().max(2000).optional().describe("why, kept in the entry's history"),
       })
       .strict(),

@@ -27,7 +27,10 @@ export const ProposalDigestSchema = z.object({
   failure: z.string().describe("the failure that led to it: phase, exit code and stderr hint"),
   last_seen_at: z.string(),
   decided_by: z.string().nullable(),
-  full: z.record(z.string(), z.unknown()).optional().describe('the whole proposal: details, evidence, runs (only with detail: "full")'),
+  full: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe('the whole proposal: details, evidence, runs (only with detail: "full")'),
 });
 
 export function proposalDigest(p: EnvironmentProposal, full = false): z.output<typeof ProposalDigestSchema> {
@@ -64,8 +67,12 @@ const decide = (verb: "accept" | "reject") =>
     hints: { readOnly: false, destructive: false, idempotent: false },
     async run(a, env) {
       // The decider is the authenticated actor; the API's rule (humans only) applies unchanged.
-      const p = (await env.route(`POST /v1/env/proposals/:id/${verb}`, { params: { id: a.id } })) as EnvironmentProposal & { change?: { id: string; status: string; reason: string | null } };
-      const change = p.change ? `; change ${p.change.id} ${p.change.status}${p.change.reason ? `: ${p.change.reason}` : ""}` : "";
+      const p = (await env.route(`POST /v1/env/proposals/:id/${verb}`, {
+        params: { id: a.id },
+      })) as EnvironmentProposal & { change?: { id: string; status: string; reason: string | null } };
+      const change = p.change
+        ? `; change ${p.change.id} ${p.change.status}${p.change.reason ? `: ${p.change.reason}` : ""}`
+        : "";
       return { structured: { proposal: proposalDigest(p) }, text: `${proposalLine(p)}${change}` };
     },
   });
@@ -83,10 +90,28 @@ const decidePr = (decision: "merge" | "close") =>
     hints: { readOnly: false, destructive: decision === "close", idempotent: false },
     async run(a, env) {
       // The decider is the authenticated actor; the API's rule (humans only) applies unchanged.
-      const d = (await env.route(`POST /v1/prs/:number/${decision}`, { params: { number: a.number } })) as { pull: LocalPullRequest; sha?: string };
+      const d = (await env.route(`POST /v1/prs/:number/${decision}`, { params: { number: a.number } })) as {
+        pull: LocalPullRequest;
+        sha?: string;
+      };
       const p = d.pull;
-      const pr = { number: p.number, title: p.title, state: p.state, head: p.head, base: p.base, head_sha: p.head_sha, created_at: p.created_at, url: p.url };
-      return { structured: { pr, sha: d.sha }, text: decision === "merge" ? `merged #${p.number} (${p.head} → ${p.base}); ${p.base} is now ${d.sha ?? "?"}` : `closed #${p.number} (${p.head} → ${p.base})` };
+      const pr = {
+        number: p.number,
+        title: p.title,
+        state: p.state,
+        head: p.head,
+        base: p.base,
+        head_sha: p.head_sha,
+        created_at: p.created_at,
+        url: p.url,
+      };
+      return {
+        structured: { pr, sha: d.sha },
+        text:
+          decision === "merge"
+            ? `merged #${p.number} (${p.head} → ${p.base}); ${p.base} is now ${d.sha ?? "?"}`
+            : `closed #${p.number} (${p.head} → ${p.base})`,
+      };
     },
   });
 
@@ -94,14 +119,22 @@ export const FORGE_TOOLS: ToolDef[] = [
   tool({
     name: "prs_list",
     title: "List pull requests",
-    description: 'Pull requests of the project\'s local forge, newest first: number, title, state, head → base. Filter by state; page with limit and cursor; detail "full" adds each description.',
+    description:
+      'Pull requests of the project\'s local forge, newest first: number, title, state, head → base. Filter by state; page with limit and cursor; detail "full" adds each description.',
     input: z
-      .object({ state: z.enum(["open", "closed", "merged"]).optional().describe("only pull requests in this state"), limit: Limit(20, 100, "pull requests"), cursor: Cursor, detail: Detail })
+      .object({
+        state: z.enum(["open", "closed", "merged"]).optional().describe("only pull requests in this state"),
+        limit: Limit(20, 100, "pull requests"),
+        cursor: Cursor,
+        detail: Detail,
+      })
       .strict(),
     output: z.object({ prs: z.array(PrSchema), ...PageFields }),
     hints: READ,
     async run(a, env) {
-      const p = (await env.route("GET /v1/prs", { query: { state: a.state, order: "newest", limit: a.limit, cursor: a.cursor } })) as Page<LocalPullRequest>;
+      const p = (await env.route("GET /v1/prs", {
+        query: { state: a.state, order: "newest", limit: a.limit, cursor: a.cursor },
+      })) as Page<LocalPullRequest>;
       const prs = p.items.map((pr) => ({
         number: pr.number,
         title: pr.title,
@@ -113,14 +146,21 @@ export const FORGE_TOOLS: ToolDef[] = [
         url: pr.url,
         body: a.detail === "full" ? pr.body : undefined,
       }));
-      const lines = p.items.map((pr) => `#${pr.number} [${pr.state}] ${pr.title} (${pr.head} → ${pr.base}, ${pr.head_sha.slice(0, 12)}, ${pr.created_at})${a.detail === "full" && pr.body ? `\n  ${pr.body}` : ""}`);
-      return { structured: { prs, next_cursor: p.next }, text: [...lines, pageLine(p.items.length, p.next, "pull requests")].join("\n") };
+      const lines = p.items.map(
+        (pr) =>
+          `#${pr.number} [${pr.state}] ${pr.title} (${pr.head} → ${pr.base}, ${pr.head_sha.slice(0, 12)}, ${pr.created_at})${a.detail === "full" && pr.body ? `\n  ${pr.body}` : ""}`,
+      );
+      return {
+        structured: { prs, next_cursor: p.next },
+        text: [...lines, pageLine(p.items.length, p.next, "pull requests")].join("\n"),
+      };
     },
   }),
   tool({
     name: "prs_comment",
     title: "Comment on a pull request",
-    description: "Add a review comment to a local pull request as yourself: on the change, or with path (and line) on one of its files.",
+    description:
+      "Add a review comment to a local pull request as yourself: on the change, or with path (and line) on one of its files.",
     input: z
       .object({
         number: z.number().int().min(1).describe("pull request number"),
@@ -133,9 +173,17 @@ export const FORGE_TOOLS: ToolDef[] = [
     hints: { readOnly: false, destructive: false, idempotent: false },
     async run(a, env) {
       // The author is the authenticated actor; the API validates the comment.
-      const c = (await env.route("POST /v1/prs/:number/comments", { params: { number: a.number }, body: { body: a.body, path: a.path ?? null, line: a.line ?? null } })) as PullComment;
-      const { items } = (await env.route("GET /v1/prs/:number/comments", { params: { number: a.number } })) as { items: PullComment[] };
-      return { structured: { id: c.id, comments: items.length }, text: `${c.author}${c.path ? ` on ${c.path}${c.line ? `:${c.line}` : ""}` : ""}: ${c.body} (#${a.number} has ${items.length} comment${items.length === 1 ? "" : "s"})` };
+      const c = (await env.route("POST /v1/prs/:number/comments", {
+        params: { number: a.number },
+        body: { body: a.body, path: a.path ?? null, line: a.line ?? null },
+      })) as PullComment;
+      const { items } = (await env.route("GET /v1/prs/:number/comments", { params: { number: a.number } })) as {
+        items: PullComment[];
+      };
+      return {
+        structured: { id: c.id, comments: items.length },
+        text: `${c.author}${c.path ? ` on ${c.path}${c.line ? `:${c.line}` : ""}` : ""}: ${c.body} (#${a.number} has ${items.length} comment${items.length === 1 ? "" : "s"})`,
+      };
     },
   }),
   tool({
@@ -145,7 +193,10 @@ export const FORGE_TOOLS: ToolDef[] = [
       'Environment adjustments sprites proposed after a failure (e.g. a package to preinstall), most recently seen first. Pending ones wait for a human: env_proposal_accept or env_proposal_reject. Filter by status or role; detail "full" adds details and evidence.',
     input: z
       .object({
-        status: z.enum(PROPOSAL_STATUSES).optional().describe("only proposals in this status: pending, accepted or rejected"),
+        status: z
+          .enum(PROPOSAL_STATUSES)
+          .optional()
+          .describe("only proposals in this status: pending, accepted or rejected"),
         role: z.string().min(1).optional().describe("only proposals for this role"),
         limit: Limit(20, 100, "proposals"),
         cursor: Cursor,
@@ -155,7 +206,9 @@ export const FORGE_TOOLS: ToolDef[] = [
     output: z.object({ proposals: z.array(ProposalDigestSchema), ...PageFields }),
     hints: READ,
     async run(a, env) {
-      const p = (await env.route("GET /v1/env/proposals", { query: { status: a.status, role: a.role, order: "newest", limit: a.limit, cursor: a.cursor } })) as Page<EnvironmentProposal>;
+      const p = (await env.route("GET /v1/env/proposals", {
+        query: { status: a.status, role: a.role, order: "newest", limit: a.limit, cursor: a.cursor },
+      })) as Page<EnvironmentProposal>;
       return {
         structured: { proposals: p.items.map((x) => proposalDigest(x, a.detail === "full")), next_cursor: p.next },
         text: [...p.items.map(proposalLine), pageLine(p.items.length, p.next, "proposals")].join("\n"),

@@ -1,6 +1,15 @@
 import type { Page } from "../../store/index.js";
 import { z } from "zod";
-import { ACTION_STATES, RUN_STATES, usageText, type ActionRecord, type RunLogLine, type RunRecord, type StoredEvent, type UsageSummary } from "../../lattice/index.js";
+import {
+  ACTION_STATES,
+  RUN_STATES,
+  usageText,
+  type ActionRecord,
+  type RunLogLine,
+  type RunRecord,
+  type StoredEvent,
+  type UsageSummary,
+} from "../../lattice/index.js";
 import { Cursor, Detail, Id, Limit, PageFields, READ, clip, pageLine, tool, type ToolDef } from "./tool.js";
 
 export const RunDigestSchema = z.object({
@@ -20,7 +29,12 @@ export const RunDigestSchema = z.object({
       reason: z.string(),
       checkpoint_id: z.string(),
       expected_inputs: z.record(z.string(), z.string()),
-      held: z.record(z.string(), z.unknown()).optional().describe("what the resume's context will carry: the result of the blocking action the sprite asked for (an opened pull request)"),
+      held: z
+        .record(z.string(), z.unknown())
+        .optional()
+        .describe(
+          "what the resume's context will carry: the result of the blocking action the sprite asked for (an opened pull request)",
+        ),
     })
     .nullable()
     .describe("what a waiting run needs: runs_resume takes inputs matching expected_inputs (name → type)"),
@@ -30,7 +44,12 @@ export function runDigest(r: RunRecord): z.output<typeof RunDigestSchema> {
   // A finished run keeps the record of its last wait; only a run waiting now waits for anything.
   const waiting =
     r.waiting && r.state === "waiting"
-      ? { reason: r.waiting.reason, checkpoint_id: r.waiting.checkpoint_id, expected_inputs: r.waiting.expected_inputs, ...(r.waiting.context ? { held: r.waiting.context } : {}) }
+      ? {
+          reason: r.waiting.reason,
+          checkpoint_id: r.waiting.checkpoint_id,
+          expected_inputs: r.waiting.expected_inputs,
+          ...(r.waiting.context ? { held: r.waiting.context } : {}),
+        }
       : null;
   return {
     id: r.id,
@@ -49,7 +68,12 @@ export function runDigest(r: RunRecord): z.output<typeof RunDigestSchema> {
 }
 
 export function runLine(r: RunRecord): string {
-  const waits = r.waiting && r.state === "waiting" ? `; waits (${r.waiting.reason}) for ${Object.entries(r.waiting.expected_inputs).map(([k, t]) => `${k}: ${t}`).join(", ")}` : "";
+  const waits =
+    r.waiting && r.state === "waiting"
+      ? `; waits (${r.waiting.reason}) for ${Object.entries(r.waiting.expected_inputs)
+          .map(([k, t]) => `${k}: ${t}`)
+          .join(", ")}`
+      : "";
   const why = r.reason ? `; ${clip(r.reason, 80)}` : "";
   return `${r.id} [${r.state}] ${r.role}${r.entry_id ? ` on ${r.entry_id}` : ""} (attempt ${r.attempt}, ${r.event_count} events, created ${r.created_at}${r.finished_at ? `, finished ${r.finished_at}` : ""})${waits}${why}`;
 }
@@ -63,7 +87,10 @@ const UsageSchema = z
     cached_input_tokens: z.number().int(),
     output_tokens: z.number().int().describe("reasoning included"),
     reasoning_tokens: z.number().int(),
-    cost: z.number().nullable().describe("by the config's prices; null when there are none, or a model has no price (see unpriced)"),
+    cost: z
+      .number()
+      .nullable()
+      .describe("by the config's prices; null when there are none, or a model has no price (see unpriced)"),
     unpriced: z.array(z.string()).describe("models the config's prices do not cover"),
   })
   .describe("the tokens the run's agents reported, and their cost");
@@ -76,7 +103,12 @@ const EventSchema = z.object({
   event: z.record(z.string(), z.unknown()).optional().describe('the whole event (only with detail: "full")'),
 });
 
-const LogLineSchema = z.object({ seq: z.number().int(), stream: z.enum(["stdout", "stderr", "supervisor"]), text: z.string(), at: z.string() });
+const LogLineSchema = z.object({
+  seq: z.number().int(),
+  stream: z.enum(["stdout", "stderr", "supervisor"]),
+  text: z.string(),
+  at: z.string(),
+});
 
 const ActionSchema = z.object({
   run_id: z.string(),
@@ -86,7 +118,10 @@ const ActionSchema = z.object({
   attempts: z.number().int(),
   outcome: z.string().describe("the result or error, as compact JSON cut to 160 characters"),
   updated_at: z.string(),
-  full: z.record(z.string(), z.unknown()).optional().describe('the whole record: parameters (redacted), result, error (only with detail: "full")'),
+  full: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe('the whole record: parameters (redacted), result, error (only with detail: "full")'),
 });
 
 function actionOutcome(a: ActionRecord): string {
@@ -94,8 +129,17 @@ function actionOutcome(a: ActionRecord): string {
   return a.result ? clip(JSON.stringify(a.result)) : a.state;
 }
 
-const NextAfter = z.number().int().nullable().describe("pass as `after` to read the next page; null when there is no more yet");
-const After = z.number().int().min(0).optional().describe("only items after this seq (the next_after of the previous call); omit to start at the beginning");
+const NextAfter = z
+  .number()
+  .int()
+  .nullable()
+  .describe("pass as `after` to read the next page; null when there is no more yet");
+const After = z
+  .number()
+  .int()
+  .min(0)
+  .optional()
+  .describe("only items after this seq (the next_after of the previous call); omit to start at the beginning");
 
 function more<T extends { seq: number }>(rows: T[], limit: number): { items: T[]; next_after: number | null } {
   const items = rows.slice(0, limit);
@@ -106,10 +150,14 @@ export const RUN_TOOLS: ToolDef[] = [
   tool({
     name: "runs_list",
     title: "List runs",
-    description: "Runs of sprites, newest first, as one-line digests (state, role, entry, attempt, what a waiting run needs). Filter by state, role or entry; page with limit and cursor.",
+    description:
+      "Runs of sprites, newest first, as one-line digests (state, role, entry, attempt, what a waiting run needs). Filter by state, role or entry; page with limit and cursor.",
     input: z
       .object({
-        state: z.enum(RUN_STATES).optional().describe(`only runs in this state: ${RUN_STATES.join(", ")} (waiting = needs runs_resume)`),
+        state: z
+          .enum(RUN_STATES)
+          .optional()
+          .describe(`only runs in this state: ${RUN_STATES.join(", ")} (waiting = needs runs_resume)`),
         role: z.string().min(1).optional().describe("only runs of this role, e.g. Builder"),
         entry: z.string().min(1).optional().describe("only runs of this blackboard entry"),
         limit: Limit(20, 100, "runs"),
@@ -119,14 +167,20 @@ export const RUN_TOOLS: ToolDef[] = [
     output: z.object({ runs: z.array(RunDigestSchema), ...PageFields }),
     hints: READ,
     async run(a, env) {
-      const p = (await env.route("GET /v1/runs", { query: { state: a.state, role: a.role, entry: a.entry, order: "newest", limit: a.limit, cursor: a.cursor } })) as Page<RunRecord>;
-      return { structured: { runs: p.items.map(runDigest), next_cursor: p.next }, text: [...p.items.map(runLine), pageLine(p.items.length, p.next, "runs")].join("\n") };
+      const p = (await env.route("GET /v1/runs", {
+        query: { state: a.state, role: a.role, entry: a.entry, order: "newest", limit: a.limit, cursor: a.cursor },
+      })) as Page<RunRecord>;
+      return {
+        structured: { runs: p.items.map(runDigest), next_cursor: p.next },
+        text: [...p.items.map(runLine), pageLine(p.items.length, p.next, "runs")].join("\n"),
+      };
     },
   }),
   tool({
     name: "runs_show",
     title: "Show a run",
-    description: 'One run: state, attempt, what it waits for, why it failed, its token usage and cost, and counts of protocol errors and hard-rule violations. detail "full" adds the whole record (command, workspace, gate decision, usage per model, the errors and violations).',
+    description:
+      'One run: state, attempt, what it waits for, why it failed, its token usage and cost, and counts of protocol errors and hard-rule violations. detail "full" adds the whole record (command, workspace, gate decision, usage per model, the errors and violations).',
     input: z.object({ id: RunId, detail: Detail }).strict(),
     output: z.object({
       run: RunDigestSchema,
@@ -137,12 +191,22 @@ export const RUN_TOOLS: ToolDef[] = [
     }),
     hints: READ,
     async run(a, env) {
-      const r = (await env.route("GET /v1/runs/:id", { params: { id: a.id } })) as RunRecord & { usage: UsageSummary; protocol_errors: unknown[]; violations: unknown[] };
+      const r = (await env.route("GET /v1/runs/:id", { params: { id: a.id } })) as RunRecord & {
+        usage: UsageSummary;
+        protocol_errors: unknown[];
+        violations: unknown[];
+      };
       const counts = `${r.protocol_errors.length} protocol errors, ${r.violations.length} violations; usage: ${usageText(r.usage)}`;
       const full = a.detail === "full" ? (r as unknown as Record<string, unknown>) : undefined;
       const { models: _models, ...usage } = r.usage;
       return {
-        structured: { run: runDigest(r), usage, protocol_errors: r.protocol_errors.length, violations: r.violations.length, full },
+        structured: {
+          run: runDigest(r),
+          usage,
+          protocol_errors: r.protocol_errors.length,
+          violations: r.violations.length,
+          full,
+        },
         text: full ? `${runLine(r)}; ${counts}\n${JSON.stringify(full)}` : `${runLine(r)}; ${counts}`,
       };
     },
@@ -150,11 +214,16 @@ export const RUN_TOOLS: ToolDef[] = [
   tool({
     name: "runs_events",
     title: "A run's events",
-    description: 'A run\'s protocol events in the order they were stored (seq), each as type, time and a brief of its payload. Page with limit and cursor (the previous next_cursor); filter by type; detail "full" adds each whole event.',
+    description:
+      'A run\'s protocol events in the order they were stored (seq), each as type, time and a brief of its payload. Page with limit and cursor (the previous next_cursor); filter by type; detail "full" adds each whole event.',
     input: z
       .object({
         id: RunId,
-        type: z.string().min(1).optional().describe("only events of this type, e.g. WAITING, ACTION_REQUEST, COMPLETED"),
+        type: z
+          .string()
+          .min(1)
+          .optional()
+          .describe("only events of this type, e.g. WAITING, ACTION_REQUEST, COMPLETED"),
         limit: Limit(50, 500, "events"),
         cursor: Cursor,
         detail: Detail,
@@ -163,7 +232,10 @@ export const RUN_TOOLS: ToolDef[] = [
     output: z.object({ events: z.array(EventSchema), ...PageFields }),
     hints: READ,
     async run(a, env) {
-      const { items, next } = (await env.route("GET /v1/runs/:id/events", { params: { id: a.id }, query: { type: a.type, limit: a.limit, cursor: a.cursor } })) as Page<StoredEvent>;
+      const { items, next } = (await env.route("GET /v1/runs/:id/events", {
+        params: { id: a.id },
+        query: { type: a.type, limit: a.limit, cursor: a.cursor },
+      })) as Page<StoredEvent>;
       const events = items.map((e) => ({
         seq: e.seq,
         event_type: e.event_type,
@@ -172,13 +244,21 @@ export const RUN_TOOLS: ToolDef[] = [
         event: a.detail === "full" ? e.event : undefined,
       }));
       const lines = events.map((e) => `#${e.seq} ${e.received_at} ${e.event_type} ${e.brief}`);
-      return { structured: { events, next_cursor: next }, text: [...lines, ...(a.detail === "full" ? [JSON.stringify(items.map((e) => e.event))] : []), pageLine(events.length, next, "events")].join("\n") };
+      return {
+        structured: { events, next_cursor: next },
+        text: [
+          ...lines,
+          ...(a.detail === "full" ? [JSON.stringify(items.map((e) => e.event))] : []),
+          pageLine(events.length, next, "events"),
+        ].join("\n"),
+      };
     },
   }),
   tool({
     name: "runs_logs",
     title: "A run's log",
-    description: "A run's non-event output (stdout, stderr and the supervisor's notes; capped, secrets redacted), in order. Page with after (the previous next_after) and limit; filter by stream.",
+    description:
+      "A run's non-event output (stdout, stderr and the supervisor's notes; capped, secrets redacted), in order. Page with after (the previous next_after) and limit; filter by stream.",
     input: z
       .object({
         id: RunId,
@@ -191,10 +271,18 @@ export const RUN_TOOLS: ToolDef[] = [
     hints: READ,
     async run(a, env) {
       // The API route has no paging; the run store's own reader pages (and says run_not_found alike).
-      const rows: RunLogLine[] = await env.ctx.supervisor.runs.logs(a.id, { stream: a.stream, afterSeq: a.after, limit: a.limit + 1 });
+      const rows: RunLogLine[] = await env.ctx.supervisor.runs.logs(a.id, {
+        stream: a.stream,
+        afterSeq: a.after,
+        limit: a.limit + 1,
+      });
       const { items, next_after } = more(rows, a.limit);
-      const tail = next_after === null ? `${items.length} lines` : `${items.length} lines shown; more with after ${next_after}`;
-      return { structured: { lines: items, next_after }, text: [...items.map((l) => `#${l.seq} ${l.stream}: ${l.text}`), tail].join("\n") };
+      const tail =
+        next_after === null ? `${items.length} lines` : `${items.length} lines shown; more with after ${next_after}`;
+      return {
+        structured: { lines: items, next_after },
+        text: [...items.map((l) => `#${l.seq} ${l.stream}: ${l.text}`), tail].join("\n"),
+      };
     },
   }),
   tool({
@@ -205,7 +293,10 @@ export const RUN_TOOLS: ToolDef[] = [
     input: z
       .object({
         run: z.string().min(1).optional().describe("only actions of this run"),
-        state: z.enum(ACTION_STATES).optional().describe(`only actions in this state: ${ACTION_STATES.join(", ")}`),
+        state: z
+          .enum(ACTION_STATES)
+          .optional()
+          .describe(`only actions in this state: ${ACTION_STATES.join(", ")}`),
         limit: Limit(20, 100, "actions"),
         cursor: Cursor,
         detail: Detail,
@@ -214,7 +305,9 @@ export const RUN_TOOLS: ToolDef[] = [
     output: z.object({ actions: z.array(ActionSchema), ...PageFields }),
     hints: READ,
     async run(a, env) {
-      const p = (await env.route("GET /v1/actions", { query: { run: a.run, state: a.state, order: "newest", limit: a.limit, cursor: a.cursor } })) as Page<ActionRecord>;
+      const p = (await env.route("GET /v1/actions", {
+        query: { run: a.run, state: a.state, order: "newest", limit: a.limit, cursor: a.cursor },
+      })) as Page<ActionRecord>;
       const actions = p.items.map((x) => ({
         run_id: x.run_id,
         action: x.action,
@@ -225,19 +318,34 @@ export const RUN_TOOLS: ToolDef[] = [
         updated_at: x.updated_at,
         full: a.detail === "full" ? (x as unknown as Record<string, unknown>) : undefined,
       }));
-      const lines = actions.map((x) => `${x.run_id} ${x.action} [${x.state}] after ${x.attempts} attempt${x.attempts === 1 ? "" : "s"}: ${x.outcome}`);
-      return { structured: { actions, next_cursor: p.next }, text: [...lines, pageLine(p.items.length, p.next, "actions")].join("\n") };
+      const lines = actions.map(
+        (x) =>
+          `${x.run_id} ${x.action} [${x.state}] after ${x.attempts} attempt${x.attempts === 1 ? "" : "s"}: ${x.outcome}`,
+      );
+      return {
+        structured: { actions, next_cursor: p.next },
+        text: [...lines, pageLine(p.items.length, p.next, "actions")].join("\n"),
+      };
     },
   }),
   tool({
     name: "runs_cancel",
     title: "Cancel a run",
-    description: "Cancel a run that has not finished: its sprite is stopped and its entry canceled. Allowed to a human, the run's role, or the author/addressee of its entry.",
-    input: z.object({ id: RunId, reason: z.string().min(1).max(500).optional().describe("why, kept on the run (default: canceled by you)") }).strict(),
+    description:
+      "Cancel a run that has not finished: its sprite is stopped and its entry canceled. Allowed to a human, the run's role, or the author/addressee of its entry.",
+    input: z
+      .object({
+        id: RunId,
+        reason: z.string().min(1).max(500).optional().describe("why, kept on the run (default: canceled by you)"),
+      })
+      .strict(),
     output: z.object({ run: RunDigestSchema }),
     hints: { readOnly: false, destructive: true, idempotent: false },
     async run(a, env) {
-      const r = (await env.route("POST /v1/runs/:id/cancel", { params: { id: a.id }, body: a.reason === undefined ? {} : { reason: a.reason } })) as RunRecord;
+      const r = (await env.route("POST /v1/runs/:id/cancel", {
+        params: { id: a.id },
+        body: a.reason === undefined ? {} : { reason: a.reason },
+      })) as RunRecord;
       return { structured: { run: runDigest(r) }, text: runLine(r) };
     },
   }),
@@ -249,18 +357,45 @@ export const RUN_TOOLS: ToolDef[] = [
     input: z
       .object({
         id: RunId,
-        inputs: z.record(z.string(), z.unknown()).describe('the inputs the run waits for, e.g. {"approved": true, "comments": []}; {} when it waits for none'),
+        inputs: z
+          .record(z.string(), z.unknown())
+          .describe('the inputs the run waits for, e.g. {"approved": true, "comments": []}; {} when it waits for none'),
         context: z.record(z.string(), z.unknown()).optional().describe("extra context handed to the sprite"),
-        message: z.string().optional().describe("a follow-up message to the agent, e.g. \"use the blue theme, and keep the README short\"; it reaches the agent's resumed session (in the resume's context.message)"),
-        queue: z.boolean().optional().describe("true: leave the resume to any worker of the run's role, on any machine (pmagent worker), instead of running it under this server"),
+        message: z
+          .string()
+          .optional()
+          .describe(
+            "a follow-up message to the agent, e.g. \"use the blue theme, and keep the README short\"; it reaches the agent's resumed session (in the resume's context.message)",
+          ),
+        queue: z
+          .boolean()
+          .optional()
+          .describe(
+            "true: leave the resume to any worker of the run's role, on any machine (pmagent worker), instead of running it under this server",
+          ),
       })
       .strict(),
-    output: z.object({ noop: z.boolean().describe("true when this exact resume was already done"), queued: z.boolean().optional().describe("true when left to a worker"), run: RunDigestSchema }),
+    output: z.object({
+      noop: z.boolean().describe("true when this exact resume was already done"),
+      queued: z.boolean().optional().describe("true when left to a worker"),
+      run: RunDigestSchema,
+    }),
     hints: { readOnly: false, destructive: false, idempotent: true },
     async run({ id, ...body }, env) {
-      const r = (await env.route("POST /v1/runs/:id/resume", { params: { id }, body })) as { noop: boolean; queued?: boolean; run: RunRecord };
-      if (r.queued) return { structured: { noop: r.noop, queued: true, run: runDigest(r.run) }, text: `${r.noop ? "queued already: " : "queued for a worker of its role: "}${runLine(r.run)}` };
-      return { structured: { noop: r.noop, run: runDigest(r.run) }, text: `${r.noop ? "already resumed: " : "resumed: "}${runLine(r.run)}` };
+      const r = (await env.route("POST /v1/runs/:id/resume", { params: { id }, body })) as {
+        noop: boolean;
+        queued?: boolean;
+        run: RunRecord;
+      };
+      if (r.queued)
+        return {
+          structured: { noop: r.noop, queued: true, run: runDigest(r.run) },
+          text: `${r.noop ? "queued already: " : "queued for a worker of its role: "}${runLine(r.run)}`,
+        };
+      return {
+        structured: { noop: r.noop, run: runDigest(r.run) },
+        text: `${r.noop ? "already resumed: " : "resumed: "}${runLine(r.run)}`,
+      };
     },
   }),
   tool({
@@ -268,13 +403,26 @@ export const RUN_TOOLS: ToolDef[] = [
     title: "Run a finished run's entry again",
     description:
       "Run a finished run's entry again here (humans only): the same command, or another agent a role of the config runs. A finished entry is re-opened as a new one for it.",
-    input: z.object({ id: RunId, agent: z.string().min(1).optional().describe("e.g. codex (default: the run's command)") }).strict(),
+    input: z
+      .object({ id: RunId, agent: z.string().min(1).optional().describe("e.g. codex (default: the run's command)") })
+      .strict(),
     // The new run by its id and state (runs_show has the rest): the tool listing stays short.
-    output: z.object({ run_id: z.string(), state: z.string(), entry_id: z.string(), reopened_from: z.string().nullable() }),
+    output: z.object({
+      run_id: z.string(),
+      state: z.string(),
+      entry_id: z.string(),
+      reopened_from: z.string().nullable(),
+    }),
     hints: { readOnly: false, destructive: false, idempotent: false },
     async run({ id, agent }, env) {
-      const r = (await env.route("POST /v1/runs/:id/retry", { params: { id }, body: agent === undefined ? {} : { agent } })) as { run: RunRecord; entry_id: string; reopened_from: string | null };
-      return { structured: { run_id: r.run.id, state: r.run.state, entry_id: r.entry_id, reopened_from: r.reopened_from }, text: `started again${r.reopened_from ? ` (entry ${r.reopened_from} re-opened as ${r.entry_id})` : ""}: ${runLine(r.run)}` };
+      const r = (await env.route("POST /v1/runs/:id/retry", {
+        params: { id },
+        body: agent === undefined ? {} : { agent },
+      })) as { run: RunRecord; entry_id: string; reopened_from: string | null };
+      return {
+        structured: { run_id: r.run.id, state: r.run.state, entry_id: r.entry_id, reopened_from: r.reopened_from },
+        text: `started again${r.reopened_from ? ` (entry ${r.reopened_from} re-opened as ${r.entry_id})` : ""}: ${runLine(r.run)}`,
+      };
     },
   }),
 ];

@@ -58,7 +58,10 @@ export function tool<I extends z.ZodObject, O extends z.ZodObject>(def: {
 export const READ: Hints = { readOnly: true, destructive: false, idempotent: true };
 
 /** `detail: "full"` adds the whole record; the digest is the default so answers stay short. */
-export const Detail = z.enum(["digest", "full"]).default("digest").describe('"digest" (default): the key fields; "full": the whole record as the HTTP API returns it');
+export const Detail = z
+  .enum(["digest", "full"])
+  .default("digest")
+  .describe('"digest" (default): the key fields; "full": the whole record as the HTTP API returns it');
 
 export const Limit = (byDefault: number, max: number, what: string) =>
   z
@@ -76,7 +79,8 @@ export const Cursor = z
   .optional()
   .describe("next_cursor of the previous call, to get the next page; omit for the first page");
 
-export const Id = (what: string, example: string) => z.string().min(1, `expected a non-empty ${what} id`).describe(`the ${what} id, e.g. ${example}`);
+export const Id = (what: string, example: string) =>
+  z.string().min(1, `expected a non-empty ${what} id`).describe(`the ${what} id, e.g. ${example}`);
 
 export const PageFields = {
   next_cursor: z.string().nullable().describe("pass as cursor to get the next page; null on the last page"),
@@ -133,7 +137,10 @@ export async function orMcpError<T>(env: ToolEnv, work: () => Promise<T>): Promi
     return await work();
   } catch (err) {
     if (!isPmagentError(err)) throw err;
-    throw new RpcError(err.kind === "not_found" ? RESOURCE_NOT_FOUND : ErrorCode.InvalidParams, env.ctx.redactor.redact(`${err.code}: ${err.message}`));
+    throw new RpcError(
+      err.kind === "not_found" ? RESOURCE_NOT_FOUND : ErrorCode.InvalidParams,
+      env.ctx.redactor.redact(`${err.code}: ${err.message}`),
+    );
   }
 }
 
@@ -144,15 +151,31 @@ export async function orMcpError<T>(env: ToolEnv, work: () => Promise<T>): Promi
 export function registerTools(server: McpServer, tools: readonly ToolDef[], env: ToolEnv): void {
   const ctx = env.ctx;
   for (const t of tools) {
-    const annotations = { title: t.title, readOnlyHint: t.hints.readOnly, destructiveHint: t.hints.destructive, idempotentHint: t.hints.idempotent, openWorldHint: t.hints.openWorld ?? false };
-    server.registerTool(t.name, { title: t.title, description: t.description, inputSchema: t.input, outputSchema: t.output, annotations }, async (args: Record<string, unknown>) => {
-      try {
-        const answer = await t.run(args, env);
-        return { structuredContent: ctx.redactor.redactValue(answer.structured), content: [{ type: "text" as const, text: ctx.redactor.redact(answer.text) }] };
-      } catch (err) {
-        if (!isPmagentError(err)) throw err;
-        return { isError: true, content: [{ type: "text" as const, text: ctx.redactor.redact(`${err.code}: ${err.message}`) }] };
-      }
-    });
+    const annotations = {
+      title: t.title,
+      readOnlyHint: t.hints.readOnly,
+      destructiveHint: t.hints.destructive,
+      idempotentHint: t.hints.idempotent,
+      openWorldHint: t.hints.openWorld ?? false,
+    };
+    server.registerTool(
+      t.name,
+      { title: t.title, description: t.description, inputSchema: t.input, outputSchema: t.output, annotations },
+      async (args: Record<string, unknown>) => {
+        try {
+          const answer = await t.run(args, env);
+          return {
+            structuredContent: ctx.redactor.redactValue(answer.structured),
+            content: [{ type: "text" as const, text: ctx.redactor.redact(answer.text) }],
+          };
+        } catch (err) {
+          if (!isPmagentError(err)) throw err;
+          return {
+            isError: true,
+            content: [{ type: "text" as const, text: ctx.redactor.redact(`${err.code}: ${err.message}`) }],
+          };
+        }
+      },
+    );
   }
 }

@@ -22,7 +22,14 @@ if (mode === "link") {
   entries = [
     { type: "dir", path: "escape", mode: 0o755 },
     { type: "symlink", path: "escape", target: "../../.." },
-    { type: "file", path: "escape/pmagent.config.json", mode: 0o7777, size: config.length, sha256: blob(config), mtime_ms: 0 },
+    {
+      type: "file",
+      path: "escape/pmagent.config.json",
+      mode: 0o7777,
+      size: config.length,
+      sha256: blob(config),
+      mtime_ms: 0,
+    },
   ];
 } else if (mode === "environ") {
   const sha = createHash("sha256").update("").digest("hex");
@@ -33,4 +40,15 @@ if (mode === "link") {
   throw new Error(`unknown mode ${mode}`);
 }
 mkdirSync(join(dir, "manifests"), { recursive: true });
-writeFileSync(join(dir, "manifests", "chk_forged.json"), JSON.stringify({ version: 1, id: "chk_forged", created_at: new Date().toISOString(), workspace: "/workspace", files: 1, bytes: 0, entries }));
+writeFileSync(
+  join(dir, "manifests", "chk_forged.json"),
+  JSON.stringify({
+    version: 1,
+    id: "chk_forged",
+    created_at: new Date().toISOString(),
+    workspace: "/workspace",
+    files: 1,
+    bytes: 0,
+    entries,
+  }),
+);

@@ -60,7 +60,11 @@ describe("supervisor process killed with actions in flight, then restarted", () 
       github: { repo: "acme/site", api_url: gh.url, token_env: "CRASH_GH_TOKEN" },
       notify: { webhook_url: `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook` },
     });
-    const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.invalid", ...args], { cwd: tp.root, stdio: "ignore" });
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.invalid", ...args], {
+        cwd: tp.root,
+        stdio: "ignore",
+      });
     git("init", "-q", "-b", "main");
     writeFileSync(join(tp.root, ".gitignore"), ".pmagent/\n*.scenario.json\n");
     git("add", ".");
@@ -68,15 +72,27 @@ describe("supervisor process killed with actions in flight, then restarted", () 
     git("push", "-q", remote, "main");
     const random = prng(SEED);
     let sup: Supervisor | undefined;
-    const restart = () => (sup = projectSupervisor({ store: ts.store, project: tp.project, pmagentCommand: PMAGENT, pollMs: 20, consoleWrite: () => undefined }));
+    const restart = () =>
+      (sup = projectSupervisor({
+        store: ts.store,
+        project: tp.project,
+        pmagentCommand: PMAGENT,
+        pollMs: 20,
+        consoleWrite: () => undefined,
+      }));
     let interrupted = 0;
     try {
       for (let trial = 0; trial < TRIALS; trial++) {
         const issue = gh.addIssue("acme/site", { title: `trial ${trial}` });
         const branch = `sprite/crash-${trial}`;
-        const act = (action: string, parameters: Record<string, unknown>, blocking = false) => ({ emit: "ACTION_REQUEST", payload: { action, parameters, blocking } });
+        const act = (action: string, parameters: Record<string, unknown>, blocking = false) => ({
+          emit: "ACTION_REQUEST",
+          payload: { action, parameters, blocking },
+        });
         const steps = [
-          { sh: `git checkout -q -b ${branch} && echo ${trial} > work.txt && git add work.txt && git -c user.name=s -c user.email=s@example.invalid commit -q -m work` },
+          {
+            sh: `git checkout -q -b ${branch} && echo ${trial} > work.txt && git add work.txt && git -c user.name=s -c user.email=s@example.invalid commit -q -m work`,
+          },
           act("POST_COMMENT", { body: `first ${trial}`, issue_number: issue.number }),
           { sleep: 5 },
           act("LABEL_ISSUE", { labels: ["pmagent"], issue_number: issue.number }),
@@ -84,15 +100,34 @@ describe("supervisor process killed with actions in flight, then restarted", () 
           { sleep: 5 },
           act("POST_COMMENT", { body: `second ${trial}`, issue_number: issue.number }),
           act("OPEN_PR", { title: `Trial ${trial}`, body: "", base: "main", head: branch }, true),
-          { waiting: { reason: "OPEN_PR", expected_inputs: { number: "integer", url: "string", head: "string", base: "string" } } },
+          {
+            waiting: {
+              reason: "OPEN_PR",
+              expected_inputs: { number: "integer", url: "string", head: "string", base: "string" },
+            },
+          },
         ];
         const on_resume = [{ emit: "COMPLETED", payload: { status: "success", summary: `trial ${trial}` } }];
-        const kill = random() < 0.1 ? { afterMs: Math.floor(random() * 1500) } : { afterOutboxLines: Math.floor(random() * 7), jitterMs: Math.floor(random() * 40) };
-        const result = await crashTrial({ root: tp.root, projectId: "demo", store: ts.store, storeEnv: ts.env, restart, role: "Builder", command: tp.sprite(`t${trial}`, { steps, on_resume }), kill });
+        const kill =
+          random() < 0.1
+            ? { afterMs: Math.floor(random() * 1500) }
+            : { afterOutboxLines: Math.floor(random() * 7), jitterMs: Math.floor(random() * 40) };
+        const result = await crashTrial({
+          root: tp.root,
+          projectId: "demo",
+          store: ts.store,
+          storeEnv: ts.env,
+          restart,
+          role: "Builder",
+          command: tp.sprite(`t${trial}`, { steps, on_resume }),
+          kill,
+        });
         for (const run of result.runs) await sup!.whenIdle(run.id);
         const why = `trial ${trial} (kill ${JSON.stringify(kill)}, seed ${SEED}): ${result.restart}`;
 
-        const actions = (await Promise.all(result.runs.map((r) => new ActionStore(ts.store).list({ runId: r.id })))).flat();
+        const actions = (
+          await Promise.all(result.runs.map((r) => new ActionStore(ts.store).list({ runId: r.id })))
+        ).flat();
         interrupted += actions.filter((a) => a.attempts > 1).length;
         const comments = gh.comments("acme/site", issue.number);
         for (const a of actions.filter((x) => x.action === "POST_COMMENT")) {
@@ -101,7 +136,9 @@ describe("supervisor process killed with actions in flight, then restarted", () 
           if (a.state === "succeeded") expect(posted, why).toBe(1);
         }
         expect(comments.length, why).toBeLessThanOrEqual(2);
-        const labelPosts = gh.requests.filter((r) => r.method === "POST" && r.path === `/repos/acme/site/issues/${issue.number}/labels` && r.status === 200);
+        const labelPosts = gh.requests.filter(
+          (r) => r.method === "POST" && r.path === `/repos/acme/site/issues/${issue.number}/labels` && r.status === 200,
+        );
         expect(labelPosts.length, why).toBeLessThanOrEqual(1);
         for (const a of actions.filter((x) => x.action === "NOTIFY_USER")) {
           // Sent again (same Idempotency-Key, which the receiver drops) only after an interrupted attempt; never recorded failed.

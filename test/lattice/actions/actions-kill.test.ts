@@ -20,7 +20,11 @@ const SECRET = "kill-test-secret-value-7f3a9c1e";
 const FIXTURE = join(REPO_ROOT, "test/lattice/fixtures/action-supervisor.mjs");
 
 /** Run the supervisor fixture; with `killAfterMs`, SIGKILL it that long after it is READY. */
-function supervise(args: string[], env: NodeJS.ProcessEnv, killAfterMs?: number): Promise<{ killed: boolean; stdout: string; stderr: string }> {
+function supervise(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  killAfterMs?: number,
+): Promise<{ killed: boolean; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [FIXTURE, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
@@ -35,7 +39,8 @@ function supervise(args: string[], env: NodeJS.ProcessEnv, killAfterMs?: number)
     child.on("error", reject);
     child.on("close", (code, signal) => {
       clearTimeout(stuck);
-      if (signal === "SIGKILL" && killAfterMs === undefined) return reject(new Error(`supervisor did not finish within 60 s: ${stdout} ${stderr.slice(-3000)}`));
+      if (signal === "SIGKILL" && killAfterMs === undefined)
+        return reject(new Error(`supervisor did not finish within 60 s: ${stdout} ${stderr.slice(-3000)}`));
       if (signal === "SIGKILL" || code === 0) resolve({ killed: signal === "SIGKILL", stdout, stderr });
       else reject(new Error(`supervisor exited with ${code}: ${stderr}`));
     });
@@ -55,10 +60,15 @@ describe("actions across supervisor crashes (SIGKILL at random points, then rest
     hook = createServer((req, res) => {
       req.resume();
       // A slow receiver widens the window in which the supervisor dies mid-notification.
-      req.on("end", () => setTimeout(() => {
-        hookKeys.push(String(req.headers["idempotency-key"]));
-        res.writeHead(204).end();
-      }, Math.floor(Math.random() * 40)));
+      req.on("end", () =>
+        setTimeout(
+          () => {
+            hookKeys.push(String(req.headers["idempotency-key"]));
+            res.writeHead(204).end();
+          },
+          Math.floor(Math.random() * 40),
+        ),
+      );
     });
     await new Promise<void>((r) => hook.listen(0, "127.0.0.1", () => r()));
     const hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
@@ -76,7 +86,10 @@ describe("actions across supervisor crashes (SIGKILL at random points, then rest
     const root = p.project.root;
     const cfg = JSON.parse(readFileSync(p.project.configPath, "utf8")) as Record<string, unknown>;
     // Comments and labels go to the local GitHub; OPEN_PR to the local forge (a second config without github).
-    writeFileSync(join(root, "pmagent.github.json"), JSON.stringify({ ...cfg, github: { repo: "acme/site", api_url: gh.url, token_env: "KILL_GH_TOKEN" } }));
+    writeFileSync(
+      join(root, "pmagent.github.json"),
+      JSON.stringify({ ...cfg, github: { repo: "acme/site", api_url: gh.url, token_env: "KILL_GH_TOKEN" } }),
+    );
     writeFileSync(join(root, "secrets.json"), JSON.stringify({ DEPLOY_TOKEN: SECRET }));
     const env = { PATH: process.env.PATH, HOME: process.env.HOME, KILL_GH_TOKEN: TOKEN, PMAGENT_LOG_LEVEL: "info" };
     const resumeLog = join(p.dir, "resumes.jsonl");
@@ -86,16 +99,46 @@ describe("actions across supervisor crashes (SIGKILL at random points, then rest
     for (let trial = 0; trial < TRIALS; trial++) {
       const issue = gh.addIssue("acme/site", { title: `trial ${trial}` });
       const ws = makeWorkspace(root, `ws-${trial}`, `sprite/t${trial}`);
-      const base = { projectId: "demo", runId: `run-${trial}`, role: "Tsugu", workItemId: `issue-${issue.number}`, workspace: ws.path };
+      const base = {
+        projectId: "demo",
+        runId: `run-${trial}`,
+        role: "Tsugu",
+        workItemId: `issue-${issue.number}`,
+        workspace: ws.path,
+      };
       const local: ActionRequest[] = [
-        { ...base, eventHash: "open-pr", action: "OPEN_PR", blocking: true, parameters: { title: `PR ${trial}`, body: "", base: "main", head: `sprite/t${trial}` } },
-        { ...base, eventHash: "notify", action: "NOTIFY_USER", blocking: false, parameters: { message: `trial ${trial}` } },
-        { ...base, eventHash: "credential", action: "FETCH_CREDENTIAL", blocking: true, parameters: { name: "DEPLOY_TOKEN" } },
+        {
+          ...base,
+          eventHash: "open-pr",
+          action: "OPEN_PR",
+          blocking: true,
+          parameters: { title: `PR ${trial}`, body: "", base: "main", head: `sprite/t${trial}` },
+        },
+        {
+          ...base,
+          eventHash: "notify",
+          action: "NOTIFY_USER",
+          blocking: false,
+          parameters: { message: `trial ${trial}` },
+        },
+        {
+          ...base,
+          eventHash: "credential",
+          action: "FETCH_CREDENTIAL",
+          blocking: true,
+          parameters: { name: "DEPLOY_TOKEN" },
+        },
       ];
       const remote: ActionRequest[] = [
         { ...base, eventHash: "comment-1", action: "POST_COMMENT", blocking: false, parameters: { body: "first" } },
         { ...base, eventHash: "comment-2", action: "POST_COMMENT", blocking: false, parameters: { body: "second" } },
-        { ...base, eventHash: "label", action: "LABEL_ISSUE", blocking: false, parameters: { labels: ["pmagent", "docs"] } },
+        {
+          ...base,
+          eventHash: "label",
+          action: "LABEL_ISSUE",
+          blocking: false,
+          parameters: { labels: ["pmagent", "docs"] },
+        },
       ];
       const localFile = join(p.dir, `local-${trial}.json`);
       const remoteFile = join(p.dir, `remote-${trial}.json`);
@@ -109,7 +152,10 @@ describe("actions across supervisor crashes (SIGKILL at random points, then rest
       kills += Number(a.killed) + Number(b.killed);
       logs.push(a.stderr, b.stderr);
       // Restart: the same requests are handed over again and everything finishes.
-      const [c, d] = await Promise.all([supervise([p.project.configPath, localFile, resumeLog], env), supervise([join(root, "pmagent.github.json"), remoteFile, resumeLog], env)]);
+      const [c, d] = await Promise.all([
+        supervise([p.project.configPath, localFile, resumeLog], env),
+        supervise([join(root, "pmagent.github.json"), remoteFile, resumeLog], env),
+      ]);
       logs.push(c.stderr, d.stderr);
       expect(c.stdout).toContain("DONE");
       expect(d.stdout).toContain("DONE");
@@ -123,10 +169,13 @@ describe("actions across supervisor crashes (SIGKILL at random points, then rest
       }
       // Comments: each posted exactly once (the marker finds an earlier post).
       const comments = gh.comments("acme/site", issue.number);
-      for (const key of ["comment-1", "comment-2"]) expect(comments.filter((c) => c.body.includes(commentMarker(`run-${trial}:${key}`)))).toHaveLength(1);
+      for (const key of ["comment-1", "comment-2"])
+        expect(comments.filter((c) => c.body.includes(commentMarker(`run-${trial}:${key}`)))).toHaveLength(1);
       expect(comments).toHaveLength(2);
       // Labels: each added once.
-      const labelPosts = gh.requests.filter((r) => r.method === "POST" && r.path === `/repos/acme/site/issues/${issue.number}/labels` && r.status === 200);
+      const labelPosts = gh.requests.filter(
+        (r) => r.method === "POST" && r.path === `/repos/acme/site/issues/${issue.number}/labels` && r.status === 200,
+      );
       expect(labelPosts.flatMap((r) => (r.body as { labels: string[] }).labels).sort()).toEqual(["docs", "pmagent"]);
       // Notification: delivered; again (same Idempotency-Key, which the receiver drops) only after an interrupted attempt.
       const delivered = hookKeys.filter((k) => k === `run-${trial}:notify`).length;
@@ -134,17 +183,24 @@ describe("actions across supervisor crashes (SIGKILL at random points, then rest
       expect(delivered).toBeGreaterThanOrEqual(1);
       expect(delivered).toBeLessThanOrEqual(notify.attempts);
       // Pull request: one for the head, at the workspace's commit.
-      const prs = (await new LocalForge({ store, projectId: "demo", root, bareRepo: ".pmagent/forge.git" }).list()).filter((x) => x.head === `sprite/t${trial}`);
+      const prs = (
+        await new LocalForge({ store, projectId: "demo", root, bareRepo: ".pmagent/forge.git" }).list()
+      ).filter((x) => x.head === `sprite/t${trial}`);
       expect(prs).toHaveLength(1);
       expect(prs[0]!.head_sha).toBe(ws.sha);
     }
     // The kills really landed mid-run in most trials.
     expect(kills).toBeGreaterThan(TRIALS / 2);
-    const resumes = readFileSync(resumeLog, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { runId: string; inputs: Record<string, unknown> });
-    for (let trial = 0; trial < TRIALS; trial++) expect(resumes.filter((r) => r.runId === `run-${trial}`).length).toBeGreaterThanOrEqual(2);
+    const resumes = readFileSync(resumeLog, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { runId: string; inputs: Record<string, unknown> });
+    for (let trial = 0; trial < TRIALS; trial++)
+      expect(resumes.filter((r) => r.runId === `run-${trial}`).length).toBeGreaterThanOrEqual(2);
     // The secret is nowhere in the database file or the supervisors' logs.
     expect(existsSync(join(root, ".pmagent/pmagent.db"))).toBe(true);
-    for (const f of [".pmagent/pmagent.db", ".pmagent/pmagent.db-wal"]) if (existsSync(join(root, f))) expect(readFileSync(join(root, f)).includes(SECRET)).toBe(false);
+    for (const f of [".pmagent/pmagent.db", ".pmagent/pmagent.db-wal"])
+      if (existsSync(join(root, f))) expect(readFileSync(join(root, f)).includes(SECRET)).toBe(false);
     expect(logs.join("").includes(SECRET)).toBe(false);
     expect(logs.join("")).toContain('"msg":"action attempt"');
     expect(readFileSync(resumeLog, "utf8")).not.toContain(SECRET);

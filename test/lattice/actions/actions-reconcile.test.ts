@@ -11,7 +11,13 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { hostname } from "node:os";
 import { Redactor } from "../../../src/core/index.js";
-import { ActionExecutor, ActionStore, WebhookNotifier, notifyUserHandler, type ActionSink } from "../../../src/lattice/index.js";
+import {
+  ActionExecutor,
+  ActionStore,
+  WebhookNotifier,
+  notifyUserHandler,
+  type ActionSink,
+} from "../../../src/lattice/index.js";
 import { projectSupervisor } from "../../../src/app/index.js";
 import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
 import { actionRequest } from "../fixtures.js";
@@ -58,17 +64,33 @@ describe.each(kinds)("reconciling actions of runs that finished ($name)", (kind)
     return {
       async onActionRequest({ run, event }) {
         const actions = new ActionStore(ts.store);
-        const payload = event.event.payload as { action: string; parameters: Record<string, unknown>; blocking: boolean };
+        const payload = event.event.payload as {
+          action: string;
+          parameters: Record<string, unknown>;
+          blocking: boolean;
+        };
         const key = `${run.id}:${event.id}`;
-        await actions.record({ projectId: run.project_id, runId: run.id, eventHash: event.id, role: run.role, workItemId: run.work_item_id, workspace: run.workspace, ...payload });
+        await actions.record({
+          projectId: run.project_id,
+          runId: run.id,
+          eventHash: event.id,
+          role: run.role,
+          workItemId: run.work_item_id,
+          workspace: run.workspace,
+          ...payload,
+        });
         if (options.deliverFirst) {
-          await new WebhookNotifier(url, new Redactor()).notify({ message: String(payload.parameters.message), level: "info", project_id: run.project_id, idempotency_key: key });
+          await new WebhookNotifier(url, new Redactor()).notify({
+            message: String(payload.parameters.message),
+            level: "info",
+            project_id: run.project_id,
+            idempotency_key: key,
+          });
         }
-        await ts.store.run("UPDATE lattice_actions SET state = 'running', owner = ?, lease_expires_ms = ?, attempts = 1 WHERE idempotency_key = ?", [
-          `${hostname()}:${deadPid()}:gone`,
-          Date.now() + 3_600_000,
-          key,
-        ]);
+        await ts.store.run(
+          "UPDATE lattice_actions SET state = 'running', owner = ?, lease_expires_ms = ?, attempts = 1 WHERE idempotency_key = ?",
+          [`${hostname()}:${deadPid()}:gone`, Date.now() + 3_600_000, key],
+        );
         if (options.markDispatched) return { status: "running", idempotency_key: key };
         throw new Error("the supervisor died here");
       },
@@ -76,13 +98,22 @@ describe.each(kinds)("reconciling actions of runs that finished ($name)", (kind)
   }
 
   const steps = [
-    { emit: "ACTION_REQUEST", payload: { action: "NOTIFY_USER", parameters: { message: "almost done" }, blocking: false } },
+    {
+      emit: "ACTION_REQUEST",
+      payload: { action: "NOTIFY_USER", parameters: { message: "almost done" }, blocking: false },
+    },
     { emit: "COMPLETED", payload: { status: "success", summary: "done" } },
   ];
 
   for (const [name, options] of [
-    ["an action cut off after delivering, its event never marked dispatched", { deliverFirst: true, markDispatched: false }],
-    ["an action cut off before delivering, its event never marked dispatched", { deliverFirst: false, markDispatched: false }],
+    [
+      "an action cut off after delivering, its event never marked dispatched",
+      { deliverFirst: true, markDispatched: false },
+    ],
+    [
+      "an action cut off before delivering, its event never marked dispatched",
+      { deliverFirst: false, markDispatched: false },
+    ],
     ["an action left running although its event was marked dispatched", { deliverFirst: false, markDispatched: true }],
   ] as const) {
     it(`finishes ${name}, and records a delivered notification as succeeded`, async () => {
@@ -92,12 +123,23 @@ describe.each(kinds)("reconciling actions of runs that finished ($name)", (kind)
       const [before] = await new ActionStore(ts.store).list({ runId: run.id });
       expect(before).toMatchObject({ state: "running", action: "NOTIFY_USER" });
 
-      const restarted = projectSupervisor({ store: ts.store, project: tp.project, pmagentCommand: PMAGENT, pollMs: 20, consoleWrite: () => undefined });
+      const restarted = projectSupervisor({
+        store: ts.store,
+        project: tp.project,
+        pmagentCommand: PMAGENT,
+        pollMs: 20,
+        consoleWrite: () => undefined,
+      });
       const settled = await restarted.reconcile();
       // Reconcile names the run whose action it carried out (it used to say there was nothing to do).
       expect(settled.map((r) => [r.id, r.state])).toEqual([[run.id, "succeeded"]]);
       const [after] = await new ActionStore(ts.store).list({ runId: run.id });
-      expect(after).toMatchObject({ state: "succeeded", attempts: 2, error: null, result: { delivered_to: ["webhook", "console"] } });
+      expect(after).toMatchObject({
+        state: "succeeded",
+        attempts: 2,
+        error: null,
+        result: { delivered_to: ["webhook", "console"] },
+      });
       // Delivered again under the same key (the receiver drops the repeat): no other key reached it.
       expect(new Set(received)).toEqual(new Set([before!.idempotency_key]));
       expect(received.length).toBe(options.deliverFirst ? 2 : 1);
@@ -124,10 +166,17 @@ describe.each(kinds)("reconciling actions of runs that finished ($name)", (kind)
     afterAll(() => new Promise<void>((r) => lossy.close(() => r())));
 
     const notifier = (target: string) =>
-      new ActionExecutor({ store: ts.store, handlers: { NOTIFY_USER: notifyUserHandler([new WebhookNotifier(target, new Redactor())]) }, resume: async () => undefined, retry: { baseDelayMs: 1, maxDelayMs: 2, maxAttempts: 2 } });
+      new ActionExecutor({
+        store: ts.store,
+        handlers: { NOTIFY_USER: notifyUserHandler([new WebhookNotifier(target, new Redactor())]) },
+        resume: async () => undefined,
+        retry: { baseDelayMs: 1, maxDelayMs: 2, maxAttempts: 2 },
+      });
 
     it("records a notification the receiver took but never answered as unknown, not failed", async () => {
-      const record = await notifier(lossyUrl).submit(actionRequest({ action: "NOTIFY_USER", parameters: { message: "hello" } }));
+      const record = await notifier(lossyUrl).submit(
+        actionRequest({ action: "NOTIFY_USER", parameters: { message: "hello" } }),
+      );
       expect(received).toEqual([record.idempotency_key, record.idempotency_key]);
       expect(record).toMatchObject({ state: "unknown", attempts: 2, error: { code: "webhook_unreachable" } });
     });
@@ -137,8 +186,19 @@ describe.each(kinds)("reconciling actions of runs that finished ($name)", (kind)
       await new Promise<void>((r) => closed.listen(0, "127.0.0.1", () => r()));
       const port = (closed.address() as AddressInfo).port;
       await new Promise<void>((r) => closed.close(() => r()));
-      const record = await notifier(`http://127.0.0.1:${port}/hook`).submit(actionRequest({ action: "NOTIFY_USER", parameters: { message: "hello" } }));
-      expect(record).toMatchObject({ state: "failed", attempts: 2, error: { code: "webhook_unreachable", message: expect.stringMatching(/^notification webhook http:\/\/127\.0\.0\.1:\d+ is unreachable: fetch failed$/) } });
+      const record = await notifier(`http://127.0.0.1:${port}/hook`).submit(
+        actionRequest({ action: "NOTIFY_USER", parameters: { message: "hello" } }),
+      );
+      expect(record).toMatchObject({
+        state: "failed",
+        attempts: 2,
+        error: {
+          code: "webhook_unreachable",
+          message: expect.stringMatching(
+            /^notification webhook http:\/\/127\.0\.0\.1:\d+ is unreachable: fetch failed$/,
+          ),
+        },
+      });
     });
   });
 });

@@ -13,7 +13,10 @@ interface Resumed {
   payload: Parameters<ResumeFn>[1];
 }
 
-function counting(run: (ctx: ActionContext, n: number) => Promise<Record<string, unknown>>, rerun: ActionHandler["rerunAfterInterruption"] = "probe") {
+function counting(
+  run: (ctx: ActionContext, n: number) => Promise<Record<string, unknown>>,
+  rerun: ActionHandler["rerunAfterInterruption"] = "probe",
+) {
   const calls: ActionContext[] = [];
   const handler: ActionHandler = {
     rerunAfterInterruption: rerun,
@@ -37,7 +40,13 @@ describe.each(kinds)("action executor ($name)", (kind) => {
     resumed.push({ runId, payload });
   };
   const executor = (handlers: Record<string, ActionHandler>) =>
-    new ActionExecutor({ store: t.store, handlers, resume, retry: { baseDelayMs: 5, maxDelayMs: 20, maxAttempts: 3 }, leaseMs: 60_000 });
+    new ActionExecutor({
+      store: t.store,
+      handlers,
+      resume,
+      retry: { baseDelayMs: 5, maxDelayMs: 20, maxAttempts: 3 },
+      leaseMs: 60_000,
+    });
 
   beforeEach(async () => {
     t = await kind.open();
@@ -75,7 +84,11 @@ describe.each(kinds)("action executor ($name)", (kind) => {
     });
     const record = await executor({ NOTIFY_USER: handler }).submit(actionRequest({ action: "NOTIFY_USER" }));
     expect(calls).toHaveLength(3);
-    expect(record).toMatchObject({ state: "failed", attempts: 3, error: { code: "webhook_failed", message: "down 3" } });
+    expect(record).toMatchObject({
+      state: "failed",
+      attempts: 3,
+      error: { code: "webhook_failed", message: "down 3" },
+    });
   });
 
   it("does not retry a permanent failure", async () => {
@@ -89,16 +102,31 @@ describe.each(kinds)("action executor ($name)", (kind) => {
 
   it("fails an unknown action clearly and resumes a blocked sprite with the error", async () => {
     const { handler } = counting(async () => ({}));
-    const record = await executor({ OPEN_PR: handler, NOTIFY_USER: handler }).submit(actionRequest({ action: "DEPLOY_PROD", blocking: true, runId: "run-u" }));
+    const record = await executor({ OPEN_PR: handler, NOTIFY_USER: handler }).submit(
+      actionRequest({ action: "DEPLOY_PROD", blocking: true, runId: "run-u" }),
+    );
     expect(record.state).toBe("failed");
-    expect(record.error).toEqual({ code: "unknown_action", message: 'unknown action "DEPLOY_PROD": the supervisor carries out NOTIFY_USER, OPEN_PR' });
+    expect(record.error).toEqual({
+      code: "unknown_action",
+      message: 'unknown action "DEPLOY_PROD": the supervisor carries out NOTIFY_USER, OPEN_PR',
+    });
     expect(resumed).toEqual([
       {
         runId: "run-u",
         payload: {
           inputs: {},
-          context: { action: { action: "DEPLOY_PROD", idempotency_key: record.idempotency_key, state: "failed", error: record.error } },
-          failure: { action: "DEPLOY_PROD", message: 'unknown action "DEPLOY_PROD": the supervisor carries out NOTIFY_USER, OPEN_PR [unknown_action]' },
+          context: {
+            action: {
+              action: "DEPLOY_PROD",
+              idempotency_key: record.idempotency_key,
+              state: "failed",
+              error: record.error,
+            },
+          },
+          failure: {
+            action: "DEPLOY_PROD",
+            message: 'unknown action "DEPLOY_PROD": the supervisor carries out NOTIFY_USER, OPEN_PR [unknown_action]',
+          },
         },
       },
     ]);
@@ -106,7 +134,10 @@ describe.each(kinds)("action executor ($name)", (kind) => {
   });
 
   it("resumes a blocked sprite with the result as inputs, once", async () => {
-    const handler: ActionHandler = { rerunAfterInterruption: "probe", run: async () => ({ stored: { number: 7, extra: "x" }, inputs: { number: 7 } }) };
+    const handler: ActionHandler = {
+      rerunAfterInterruption: "probe",
+      run: async () => ({ stored: { number: 7, extra: "x" }, inputs: { number: 7 } }),
+    };
     const ex = executor({ OPEN_PR: handler });
     const req = actionRequest({ action: "OPEN_PR", blocking: true, runId: "run-b" });
     await ex.submit(req);
@@ -124,8 +155,13 @@ describe.each(kinds)("action executor ($name)", (kind) => {
 
   it("stores parameters and results redacted", async () => {
     const token = `ghp_${"a1".repeat(18)}`;
-    const handler: ActionHandler = { rerunAfterInterruption: "probe", run: async () => ({ stored: { echoed: `token ${token}` } }) };
-    const record = await executor({ POST_COMMENT: handler }).submit(actionRequest({ action: "POST_COMMENT", parameters: { body: `leaked ${token}` } }));
+    const handler: ActionHandler = {
+      rerunAfterInterruption: "probe",
+      run: async () => ({ stored: { echoed: `token ${token}` } }),
+    };
+    const record = await executor({ POST_COMMENT: handler }).submit(
+      actionRequest({ action: "POST_COMMENT", parameters: { body: `leaked ${token}` } }),
+    );
     expect(record.parameters).toEqual({ body: "leaked [REDACTED]" });
     expect(JSON.stringify(record)).not.toContain(token);
   });
@@ -135,7 +171,10 @@ describe.each(kinds)("action executor ($name)", (kind) => {
     const ex = executor({ POST_COMMENT: handler });
     const req = actionRequest({ action: "POST_COMMENT" });
     await ex.actions.record(req);
-    await t.store.run("UPDATE lattice_actions SET state = 'running', owner = ?, lease_expires_ms = ?, attempts = 1", [`${hostname()}:${deadPid()}:dead`, Date.now() + 3_600_000]);
+    await t.store.run("UPDATE lattice_actions SET state = 'running', owner = ?, lease_expires_ms = ?, attempts = 1", [
+      `${hostname()}:${deadPid()}:dead`,
+      Date.now() + 3_600_000,
+    ]);
     const record = await ex.submit(req);
     expect(calls.map((c) => [c.attempt, c.interrupted])).toEqual([[2, true]]);
     expect(record).toMatchObject({ state: "succeeded", attempts: 2 });
@@ -146,13 +185,17 @@ describe.each(kinds)("action executor ($name)", (kind) => {
     const ex = executor({ NOTIFY_USER: handler });
     const req = actionRequest({ action: "NOTIFY_USER", blocking: true });
     await ex.actions.record(req);
-    await t.store.run("UPDATE lattice_actions SET state = 'running', owner = ?, lease_expires_ms = ?, attempts = 1", [`${hostname()}:${deadPid()}:dead`, Date.now() + 3_600_000]);
+    await t.store.run("UPDATE lattice_actions SET state = 'running', owner = ?, lease_expires_ms = ?, attempts = 1", [
+      `${hostname()}:${deadPid()}:dead`,
+      Date.now() + 3_600_000,
+    ]);
     const record = await ex.submit(req);
     expect(calls).toHaveLength(0);
     expect(record.state).toBe("unknown");
     expect(record.error).toEqual({
       code: "action_outcome_unknown",
-      message: "NOTIFY_USER was cut off by a supervisor crash mid-attempt and its target cannot tell whether it happened; it is not repeated, so that it happens at most once",
+      message:
+        "NOTIFY_USER was cut off by a supervisor crash mid-attempt and its target cannot tell whether it happened; it is not repeated, so that it happens at most once",
     });
     // The blocked sprite is resumed with that as its failure, never left waiting.
     expect(resumed).toHaveLength(1);
@@ -164,7 +207,10 @@ describe.each(kinds)("action executor ($name)", (kind) => {
     const ex = executor({ NOTIFY_USER: handler });
     const req = actionRequest({ action: "NOTIFY_USER" });
     await ex.actions.record(req);
-    await t.store.run("UPDATE lattice_actions SET state = 'running', owner = ?, lease_expires_ms = ?, attempts = 1", [`${hostname()}:${deadPid()}:dead`, Date.now() + 3_600_000]);
+    await t.store.run("UPDATE lattice_actions SET state = 'running', owner = ?, lease_expires_ms = ?, attempts = 1", [
+      `${hostname()}:${deadPid()}:dead`,
+      Date.now() + 3_600_000,
+    ]);
     const record = await ex.submit(req);
     expect(calls.map((c) => [c.attempt, c.interrupted, c.idempotencyKey])).toEqual([[2, true, record.idempotency_key]]);
     expect(record).toMatchObject({ state: "succeeded", error: null });
@@ -175,7 +221,10 @@ describe.each(kinds)("action executor ($name)", (kind) => {
     const ex = executor({ POST_COMMENT: handler });
     const req = actionRequest({ action: "POST_COMMENT" });
     await ex.actions.record(req);
-    await t.store.run("UPDATE lattice_actions SET state = 'running', owner = ?, lease_expires_ms = ?", ["other-host:1:live", Date.now() + 3_600_000]);
+    await t.store.run("UPDATE lattice_actions SET state = 'running', owner = ?, lease_expires_ms = ?", [
+      "other-host:1:live",
+      Date.now() + 3_600_000,
+    ]);
     expect((await ex.submit(req)).state).toBe("running");
     expect(calls).toHaveLength(0);
     // Once the lease has expired, the owner is presumed gone.
@@ -187,13 +236,23 @@ describe.each(kinds)("action executor ($name)", (kind) => {
   it("resumes after a restart a sprite whose action succeeded before the crash, redelivering what was not stored", async () => {
     const handler: ActionHandler = {
       rerunAfterInterruption: "probe",
-      run: async () => ({ stored: { name: "K", delivered: true }, inputs: { name: "K" }, secretInputs: { value: "s3cret-value" } }),
-      redeliver: async () => ({ stored: { name: "K", delivered: true }, inputs: { name: "K" }, secretInputs: { value: "s3cret-value" } }),
+      run: async () => ({
+        stored: { name: "K", delivered: true },
+        inputs: { name: "K" },
+        secretInputs: { value: "s3cret-value" },
+      }),
+      redeliver: async () => ({
+        stored: { name: "K", delivered: true },
+        inputs: { name: "K" },
+        secretInputs: { value: "s3cret-value" },
+      }),
     };
     const ex = executor({ FETCH_CREDENTIAL: handler });
     const req = actionRequest({ action: "FETCH_CREDENTIAL", blocking: true });
     await ex.actions.record(req);
-    await t.store.run("UPDATE lattice_actions SET state = 'succeeded', attempts = 1, result_json = ?", [JSON.stringify({ name: "K", delivered: true })]);
+    await t.store.run("UPDATE lattice_actions SET state = 'succeeded', attempts = 1, result_json = ?", [
+      JSON.stringify({ name: "K", delivered: true }),
+    ]);
     await ex.submit(req);
     expect(resumed).toHaveLength(1);
     expect(resumed[0]!.payload).toMatchObject({ inputs: { name: "K" }, secretInputs: { value: "s3cret-value" } });

@@ -36,7 +36,14 @@ const agents = {
     key: "OPENAI_API_KEY",
     async start(mode: Mode): Promise<Fake> {
       const f = await startFakeOpenAI();
-      const reply = mode === "401" ? { status: 401, message: "Incorrect API key provided: fake" } : mode === "500" ? { status: 500, message: "the fake model server broke" } : mode === "stall" ? { text: "Hello there", stall: true } : { malformed: true as const };
+      const reply =
+        mode === "401"
+          ? { status: 401, message: "Incorrect API key provided: fake" }
+          : mode === "500"
+            ? { status: 500, message: "the fake model server broke" }
+            : mode === "stall"
+              ? { text: "Hello there", stall: true }
+              : { malformed: true as const };
       f.reply(reply, reply, reply);
       return f;
     },
@@ -45,7 +52,14 @@ const agents = {
     key: "ANTHROPIC_API_KEY",
     async start(mode: Mode): Promise<Fake> {
       const f = await startFakeAnthropic();
-      const reply = mode === "401" ? { status: 401, message: "invalid x-api-key: fake" } : mode === "500" ? { status: 500, message: "the fake model server broke" } : mode === "stall" ? { stall: true as const } : { malformed: true as const };
+      const reply =
+        mode === "401"
+          ? { status: 401, message: "invalid x-api-key: fake" }
+          : mode === "500"
+            ? { status: 500, message: "the fake model server broke" }
+            : mode === "stall"
+              ? { stall: true as const }
+              : { malformed: true as const };
       f.reply(reply, reply, reply);
       return f;
     },
@@ -54,7 +68,14 @@ const agents = {
     key: "GEMINI_API_KEY",
     async start(mode: Mode): Promise<Fake> {
       const f = await startFakeGemini();
-      const reply = mode === "401" ? { status: 401, message: "API key not valid: fake" } : mode === "500" ? { status: 500, message: "the fake model server broke" } : mode === "stall" ? { text: "Hello there", stall: true as const } : { malformed: true as const };
+      const reply =
+        mode === "401"
+          ? { status: 401, message: "API key not valid: fake" }
+          : mode === "500"
+            ? { status: 500, message: "the fake model server broke" }
+            : mode === "stall"
+              ? { text: "Hello there", stall: true as const }
+              : { malformed: true as const };
       f.reply(reply, reply, reply);
       return f;
     },
@@ -66,7 +87,8 @@ const reasons: Record<keyof typeof agents, Record<Exclude<Mode, "stall">, RegExp
   codex: {
     unreachable: /^ERROR: Connection failed: error sending request/,
     "401": /^ERROR: unexpected status 401 Unauthorized: Incorrect API key provided: fake/,
-    "500": /^ERROR: We’re currently experiencing high demand.*\(Codex's text for an HTTP 500 or an overloaded server; it does not pass the server's own message on\)$/,
+    "500":
+      /^ERROR: We’re currently experiencing high demand.*\(Codex's text for an HTTP 500 or an overloaded server; it does not pass the server's own message on\)$/,
     malformed: /^ERROR: stream disconnected before completion/,
   },
   claude: {
@@ -87,40 +109,60 @@ const IDLE_S = 10;
 
 describe.each(Object.keys(agents) as Array<keyof typeof agents>)("%s fails fast and says why", (name) => {
   const agent = agents[name];
-  it.each(["unreachable", "401", "500", "malformed"] as const)("%s: the run fails by itself with the agent's own error", { timeout: 120_000 }, async (mode) => {
-    const ts = await sqlite.open();
-    const fake = mode === "unreachable" ? null : await agent.start(mode);
-    const baseURL = fake?.baseURL ?? (name === "codex" ? `http://127.0.0.1:${await closedPort()}/v1` : `http://127.0.0.1:${await closedPort()}`);
-    const tp = agentProject(ts, { agent: name, model: `${name}-test`, base_url: baseURL, idle_timeout_s: IDLE_S }, [agent.key]);
-    try {
-      const sup = tp.supervisor(undefined, { env: { ...process.env, [agent.key]: "failure-test-key" } });
-      const run = await sup.startRun({ role: "Builder" });
-      expect(run.state).toBe("failed");
-      expect(run.reason).toMatch(reasons[name][mode]);
-      expect(run.reason).not.toContain("runner.idle_timeout_s");
-      const events = await sup.runs.events(run.id);
-      expect(events.at(-1)?.event_type).toBe("ERROR");
-      expect(events.some((e) => e.event_type === "COMPLETED")).toBe(false);
-    } finally {
-      await fake?.close();
-      tp.cleanup();
-      await ts.cleanup();
-    }
-  });
+  it.each(["unreachable", "401", "500", "malformed"] as const)(
+    "%s: the run fails by itself with the agent's own error",
+    { timeout: 120_000 },
+    async (mode) => {
+      const ts = await sqlite.open();
+      const fake = mode === "unreachable" ? null : await agent.start(mode);
+      const baseURL =
+        fake?.baseURL ??
+        (name === "codex" ? `http://127.0.0.1:${await closedPort()}/v1` : `http://127.0.0.1:${await closedPort()}`);
+      const tp = agentProject(ts, { agent: name, model: `${name}-test`, base_url: baseURL, idle_timeout_s: IDLE_S }, [
+        agent.key,
+      ]);
+      try {
+        const sup = tp.supervisor(undefined, { env: { ...process.env, [agent.key]: "failure-test-key" } });
+        const run = await sup.startRun({ role: "Builder" });
+        expect(run.state).toBe("failed");
+        expect(run.reason).toMatch(reasons[name][mode]);
+        expect(run.reason).not.toContain("runner.idle_timeout_s");
+        const events = await sup.runs.events(run.id);
+        expect(events.at(-1)?.event_type).toBe("ERROR");
+        expect(events.some((e) => e.event_type === "COMPLETED")).toBe(false);
+      } finally {
+        await fake?.close();
+        tp.cleanup();
+        await ts.cleanup();
+      }
+    },
+  );
 
-  it("a stalled stream: the watchdog stops it and the reason names the agent's last message", { timeout: 120_000 }, async () => {
-    const ts = await sqlite.open();
-    const fake = await agent.start("stall");
-    const tp = agentProject(ts, { agent: name, model: `${name}-test`, base_url: fake.baseURL, idle_timeout_s: IDLE_S }, [agent.key]);
-    try {
-      const sup = tp.supervisor(undefined, { env: { ...process.env, [agent.key]: "failure-test-key" } });
-      const run = await sup.startRun({ role: "Builder" });
-      expect(run.state).toBe("failed");
-      expect(run.reason).toMatch(new RegExp(`^no output and no event for ${IDLE_S} s \\(runner\\.idle_timeout_s\\); the sprite was stopped; its last message: \\S`));
-    } finally {
-      await fake.close();
-      tp.cleanup();
-      await ts.cleanup();
-    }
-  });
+  it(
+    "a stalled stream: the watchdog stops it and the reason names the agent's last message",
+    { timeout: 120_000 },
+    async () => {
+      const ts = await sqlite.open();
+      const fake = await agent.start("stall");
+      const tp = agentProject(
+        ts,
+        { agent: name, model: `${name}-test`, base_url: fake.baseURL, idle_timeout_s: IDLE_S },
+        [agent.key],
+      );
+      try {
+        const sup = tp.supervisor(undefined, { env: { ...process.env, [agent.key]: "failure-test-key" } });
+        const run = await sup.startRun({ role: "Builder" });
+        expect(run.state).toBe("failed");
+        expect(run.reason).toMatch(
+          new RegExp(
+            `^no output and no event for ${IDLE_S} s \\(runner\\.idle_timeout_s\\); the sprite was stopped; its last message: \\S`,
+          ),
+        );
+      } finally {
+        await fake.close();
+        tp.cleanup();
+        await ts.cleanup();
+      }
+    },
+  );
 });

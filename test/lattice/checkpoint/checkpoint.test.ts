@@ -1,5 +1,20 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
@@ -141,7 +156,17 @@ describe("checkpoints", () => {
   });
 
   it("include .git: a commit made before WAITING comes back on restore", () => {
-    const git = (...args: string[]) => execFileSync("git", ["-C", ws, ...args], { encoding: "utf8", env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@e", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@e" } });
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-C", ws, ...args], {
+        encoding: "utf8",
+        env: {
+          ...process.env,
+          GIT_AUTHOR_NAME: "t",
+          GIT_AUTHOR_EMAIL: "t@e",
+          GIT_COMMITTER_NAME: "t",
+          GIT_COMMITTER_EMAIL: "t@e",
+        },
+      });
     git("init", "-q", "-b", "main");
     write("STATE/current_state.md", "# state\n");
     git("add", ".");
@@ -219,7 +244,9 @@ describe("checkpoints", () => {
     write("a.txt", "a");
     const c = createCheckpoint(ws, dir);
     expect(() => restoreCheckpoint(ws, dir, "../../etc/passwd")).toThrow('"../../etc/passwd" is not a checkpoint id');
-    expect(() => restoreCheckpoint(ws, dir, "chk_missing")).toThrow(`checkpoint chk_missing does not exist in ${dir} (see pmagent checkpoint list)`);
+    expect(() => restoreCheckpoint(ws, dir, "chk_missing")).toThrow(
+      `checkpoint chk_missing does not exist in ${dir} (see pmagent checkpoint list)`,
+    );
     expect(checkpointExists(dir, "../x")).toBe(false);
 
     const manifestFile = join(dir, "manifests", `${c.id}.json`);
@@ -227,23 +254,54 @@ describe("checkpoints", () => {
     const sha = manifest.entries[0]!.sha256 as string;
     rmSync(join(dir, "blobs", sha.slice(0, 2), sha.slice(2)));
     writeFileSync(join(ws, "a.txt"), "changed");
-    expect(() => restoreCheckpoint(ws, dir, c.id)).toThrow(`checkpoint ${c.id} cannot be restored: the content of a.txt (blob ${sha.slice(0, 12)}…) is missing in ${dir}`);
+    expect(() => restoreCheckpoint(ws, dir, c.id)).toThrow(
+      `checkpoint ${c.id} cannot be restored: the content of a.txt (blob ${sha.slice(0, 12)}…) is missing in ${dir}`,
+    );
     expect(readFileSync(join(ws, "a.txt"), "utf8")).toBe("changed"); // checked before anything was touched
 
-    writeFileSync(manifestFile, JSON.stringify({ ...manifest, entries: [{ type: "file", path: "../escape", mode: 420, size: 1, sha256: sha, mtime_ms: 0 }] }));
-    expect(() => restoreCheckpoint(ws, dir, c.id)).toThrow(`manifest ${manifestFile} is damaged: $.entries[0]: path: expected a relative path without '.', '..' or empty segments`);
-    writeFileSync(manifestFile, JSON.stringify({ ...manifest, entries: [{ type: "file", path: "link/passwd", mode: 420, size: 1, sha256: sha, mtime_ms: 0 }] }));
-    expect(() => restoreCheckpoint(ws, dir, c.id)).toThrow('$.entries[0]: "link/passwd" is not under a directory listed before it');
-    writeFileSync(manifestFile, JSON.stringify({ ...manifest, entries: [{ type: "dir", path: ".lattice", mode: 493 }] }));
-    expect(() => restoreCheckpoint(ws, dir, c.id)).toThrow('$.entries[0]: ".lattice" is inside .lattice/, which checkpoints never hold');
-    writeFileSync(manifestFile, JSON.stringify({ ...manifest, entries: [{ type: "file", path: "a.txt", mode: 420, size: 1, sha256: "xyz", mtime_ms: 0 }] }));
+    writeFileSync(
+      manifestFile,
+      JSON.stringify({
+        ...manifest,
+        entries: [{ type: "file", path: "../escape", mode: 420, size: 1, sha256: sha, mtime_ms: 0 }],
+      }),
+    );
+    expect(() => restoreCheckpoint(ws, dir, c.id)).toThrow(
+      `manifest ${manifestFile} is damaged: $.entries[0]: path: expected a relative path without '.', '..' or empty segments`,
+    );
+    writeFileSync(
+      manifestFile,
+      JSON.stringify({
+        ...manifest,
+        entries: [{ type: "file", path: "link/passwd", mode: 420, size: 1, sha256: sha, mtime_ms: 0 }],
+      }),
+    );
+    expect(() => restoreCheckpoint(ws, dir, c.id)).toThrow(
+      '$.entries[0]: "link/passwd" is not under a directory listed before it',
+    );
+    writeFileSync(
+      manifestFile,
+      JSON.stringify({ ...manifest, entries: [{ type: "dir", path: ".lattice", mode: 493 }] }),
+    );
+    expect(() => restoreCheckpoint(ws, dir, c.id)).toThrow(
+      '$.entries[0]: ".lattice" is inside .lattice/, which checkpoints never hold',
+    );
+    writeFileSync(
+      manifestFile,
+      JSON.stringify({
+        ...manifest,
+        entries: [{ type: "file", path: "a.txt", mode: 420, size: 1, sha256: "xyz", mtime_ms: 0 }],
+      }),
+    );
     expect(() => restoreCheckpoint(ws, dir, c.id)).toThrow("$.entries[0]: sha256: expected 64 hex digits");
     writeFileSync(manifestFile, "{");
     expect(() => restoreCheckpoint(ws, dir, c.id)).toThrow(`manifest ${manifestFile} is not valid JSON`);
   });
 
   it("refuse a missing workspace and create the restore target when absent", () => {
-    expect(() => createCheckpoint(join(root, "nope"), dir)).toThrow(`workspace ${join(root, "nope")} does not exist (set LATTICE_WORKSPACE or pass --workspace)`);
+    expect(() => createCheckpoint(join(root, "nope"), dir)).toThrow(
+      `workspace ${join(root, "nope")} does not exist (set LATTICE_WORKSPACE or pass --workspace)`,
+    );
     write("a.txt", "a");
     const c = createCheckpoint(ws, dir);
     const other = join(root, "fresh");
@@ -252,7 +310,9 @@ describe("checkpoints", () => {
   });
 
   it("refuse a negative --keep", () => {
-    expect(() => pruneCheckpoints(dir, -1)).toThrow("--keep expects a whole number of checkpoints to keep (0 or more), got -1");
+    expect(() => pruneCheckpoints(dir, -1)).toThrow(
+      "--keep expects a whole number of checkpoints to keep (0 or more), got -1",
+    );
   });
 
   it("place checkpoints beside the workspace unless LATTICE_CHECKPOINT_DIR says otherwise", () => {
@@ -265,7 +325,9 @@ describe("checkpoints", () => {
     write("a.txt", "a");
     mkdirSync(dir, { recursive: true });
     execFileSync("mkfifo", [join(dir, "lock")]);
-    expect(() => createCheckpoint(ws, dir)).toThrow(`the checkpoint directory's lock ${join(dir, "lock")} is a FIFO, not a regular file`);
+    expect(() => createCheckpoint(ws, dir)).toThrow(
+      `the checkpoint directory's lock ${join(dir, "lock")} is a FIFO, not a regular file`,
+    );
   });
 
   it("take over a lock left by a dead process", () => {
@@ -286,7 +348,9 @@ describe("checkpoint blobs", () => {
     chmodSync(blob, 0o644);
     writeFileSync(blob, "01234");
     rmSync(join(ws, "big.txt"));
-    expect(() => restoreCheckpoint(ws, dir, c.id)).toThrow(`the content of big.txt (blob ${sha.sha256.slice(0, 12)}…) has 5 bytes instead of 10`);
+    expect(() => restoreCheckpoint(ws, dir, c.id)).toThrow(
+      `the content of big.txt (blob ${sha.sha256.slice(0, 12)}…) has 5 bytes instead of 10`,
+    );
     expect(existsSync(join(ws, "big.txt"))).toBe(false);
   });
 
@@ -327,15 +391,39 @@ describe("checkpoints a sprite forged", () => {
 
   function forge(entries: unknown[], id = "chk_forged"): string {
     mkdirSync(join(dir, "manifests"), { recursive: true });
-    writeFileSync(join(dir, "manifests", `${id}.json`), JSON.stringify({ version: 1, id, created_at: "2026-01-01T00:00:00.000Z", workspace: "/w", files: 0, bytes: 0, entries }));
+    writeFileSync(
+      join(dir, "manifests", `${id}.json`),
+      JSON.stringify({
+        version: 1,
+        id,
+        created_at: "2026-01-01T00:00:00.000Z",
+        workspace: "/w",
+        files: 0,
+        bytes: 0,
+        entries,
+      }),
+    );
     return id;
   }
 
-  const file = (path: string, content: string, mode = 0o644) => ({ type: "file", path, mode, size: Buffer.byteLength(content), sha256: blob(content), mtime_ms: 0 });
+  const file = (path: string, content: string, mode = 0o644) => ({
+    type: "file",
+    path,
+    mode,
+    size: Buffer.byteLength(content),
+    sha256: blob(content),
+    mtime_ms: 0,
+  });
 
   it("refuse a path listed first as a directory and then as a link, before a file under it is written through the link", () => {
-    const id = forge([{ type: "dir", path: "a", mode: 0o755 }, { type: "symlink", path: "a", target: outside }, file("a/host.txt", "overwritten")]);
-    expect(() => restoreCheckpoint(ws, dir, id)).toThrow(`manifest ${join(dir, "manifests", `${id}.json`)} is damaged: $.entries[1]: "a" is listed twice`);
+    const id = forge([
+      { type: "dir", path: "a", mode: 0o755 },
+      { type: "symlink", path: "a", target: outside },
+      file("a/host.txt", "overwritten"),
+    ]);
+    expect(() => restoreCheckpoint(ws, dir, id)).toThrow(
+      `manifest ${join(dir, "manifests", `${id}.json`)} is damaged: $.entries[1]: "a" is listed twice`,
+    );
     expect(readFileSync(join(outside, "host.txt"), "utf8")).toBe("host file");
   });
 
@@ -344,7 +432,9 @@ describe("checkpoints a sprite forged", () => {
     mkdirSync(join(dir, "blobs", sha.slice(0, 2)), { recursive: true });
     symlinkSync("/proc/self/environ", join(dir, "blobs", sha.slice(0, 2), sha.slice(2)));
     const id = forge([{ type: "file", path: "env.txt", mode: 0o644, size: 0, sha256: sha, mtime_ms: 0 }]);
-    expect(() => restoreCheckpoint(ws, dir, id)).toThrow(`checkpoint ${id} cannot be restored: the content of env.txt (blob ${sha.slice(0, 12)}…) is not a regular file in ${dir}`);
+    expect(() => restoreCheckpoint(ws, dir, id)).toThrow(
+      `checkpoint ${id} cannot be restored: the content of env.txt (blob ${sha.slice(0, 12)}…) is not a regular file in ${dir}`,
+    );
     expect(existsSync(join(ws, "env.txt"))).toBe(false);
   });
 
@@ -355,21 +445,29 @@ describe("checkpoints a sprite forged", () => {
     writeFileSync(join(outside, "fake", sha.slice(2)), "real");
     symlinkSync(join(outside, "fake"), join(dir, "blobs", sha.slice(0, 2)));
     const id = forge([{ type: "file", path: "x.txt", mode: 0o644, size: 4, sha256: sha, mtime_ms: 0 }]);
-    expect(() => restoreCheckpoint(ws, dir, id)).toThrow(`passes through ${join(dir, "blobs", sha.slice(0, 2))}, a symbolic link`);
+    expect(() => restoreCheckpoint(ws, dir, id)).toThrow(
+      `passes through ${join(dir, "blobs", sha.slice(0, 2))}, a symbolic link`,
+    );
     expect(existsSync(join(ws, "x.txt"))).toBe(false);
 
     const lie = createHash("sha256").update("what the name says").digest("hex");
     mkdirSync(join(dir, "blobs", lie.slice(0, 2)), { recursive: true });
     writeFileSync(join(dir, "blobs", lie.slice(0, 2), lie.slice(2)), "other bytes of size 18".slice(0, 18));
     const id2 = forge([{ type: "file", path: "y.txt", mode: 0o644, size: 18, sha256: lie, mtime_ms: 0 }], "chk_lie");
-    expect(() => restoreCheckpoint(ws, dir, id2)).toThrow(/the content of y\.txt \(blob [0-9a-f]{12}… does not hold the content its name says/);
+    expect(() => restoreCheckpoint(ws, dir, id2)).toThrow(
+      /the content of y\.txt \(blob [0-9a-f]{12}… does not hold the content its name says/,
+    );
     expect(existsSync(join(ws, "y.txt"))).toBe(false);
   });
 
   it("never follow a link the workspace holds: a linked file is replaced, a linked directory becomes a real one", () => {
     symlinkSync(join(outside, "host.txt"), join(ws, "f.txt"));
     symlinkSync(outside, join(ws, "d"));
-    const id = forge([file("f.txt", "restored f"), { type: "dir", path: "d", mode: 0o755 }, file("d/host.txt", "restored d")]);
+    const id = forge([
+      file("f.txt", "restored f"),
+      { type: "dir", path: "d", mode: 0o755 },
+      file("d/host.txt", "restored d"),
+    ]);
     restoreCheckpoint(ws, dir, id);
     expect(readFileSync(join(outside, "host.txt"), "utf8")).toBe("host file");
     expect(lstatSync(join(ws, "f.txt")).isFile()).toBe(true);
@@ -386,7 +484,9 @@ describe("checkpoints a sprite forged", () => {
   it("refuse a manifest that is a FIFO or a link at once, without blocking", () => {
     mkdirSync(join(dir, "manifests"), { recursive: true });
     execFileSync("mkfifo", [join(dir, "manifests", "chk_fifo.json")]);
-    expect(() => restoreCheckpoint(ws, dir, "chk_fifo")).toThrow(`manifest ${join(dir, "manifests", "chk_fifo.json")} cannot be read: the manifest ${join(dir, "manifests", "chk_fifo.json")} is a FIFO, not a regular file`);
+    expect(() => restoreCheckpoint(ws, dir, "chk_fifo")).toThrow(
+      `manifest ${join(dir, "manifests", "chk_fifo.json")} cannot be read: the manifest ${join(dir, "manifests", "chk_fifo.json")} is a FIFO, not a regular file`,
+    );
     symlinkSync(join(outside, "host.txt"), join(dir, "manifests", "chk_link.json"));
     expect(() => restoreCheckpoint(ws, dir, "chk_link")).toThrow("is a symbolic link, not a regular file");
   });
@@ -421,7 +521,9 @@ describe("the supervisor's checkpoint vault", () => {
     const vault = new CheckpointVault(vaultDir);
     vault.adopt("run_1", dir, c.id);
     expect(vault.has("run_2", c.id)).toBe(false);
-    expect(() => vault.restore("run_2", c.id, ws)).toThrow(`checkpoint ${c.id} does not exist in ${join(vaultDir, "runs", "run_2")}`);
+    expect(() => vault.restore("run_2", c.id, ws)).toThrow(
+      `checkpoint ${c.id} does not exist in ${join(vaultDir, "runs", "run_2")}`,
+    );
     expect(() => vault.has("../run_1", c.id)).toThrow('"../run_1" is not a run id');
   });
 
@@ -437,7 +539,9 @@ describe("the supervisor's checkpoint vault", () => {
     const aBlob = join(dir, "blobs", a!.sha256.slice(0, 2), a!.sha256.slice(2));
     chmodSync(aBlob, 0o644);
     writeFileSync(aBlob, "z");
-    expect(() => new CheckpointVault(join(root, "vault2")).adopt("run_1", dir, c.id)).toThrow(`blob ${a!.sha256.slice(0, 12)}… does not hold the content its name says`);
+    expect(() => new CheckpointVault(join(root, "vault2")).adopt("run_1", dir, c.id)).toThrow(
+      `blob ${a!.sha256.slice(0, 12)}… does not hold the content its name says`,
+    );
   });
 
   it("never touch pmagent's own files when the workspace is the project itself, whatever the manifest lists", () => {
@@ -451,7 +555,9 @@ describe("the supervisor's checkpoint vault", () => {
     vault.restore("run_1", c.id, ws, [".pmagent"]);
     expect(readFileSync(join(ws, ".pmagent", "pmagent.db"), "utf8")).toBe("the store, later");
     expect(readFileSync(join(ws, "a.txt"), "utf8")).toBe("a");
-    expect(readManifest(join(ws, ".pmagent", "checkpoints"), c.id).entries.map((e) => e.path)).toContain(".pmagent/pmagent.db");
+    expect(readManifest(join(ws, ".pmagent", "checkpoints"), c.id).entries.map((e) => e.path)).toContain(
+      ".pmagent/pmagent.db",
+    );
     writeFileSync(join(ws, "a.txt"), "changed");
     expect(vault.restore("run_1", c.id, ws, ["a.txt", ".pmagent"])).toMatchObject({ written: 0 });
     expect(readFileSync(join(ws, "a.txt"), "utf8")).toBe("changed");

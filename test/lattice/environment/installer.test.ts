@@ -12,7 +12,11 @@ import { openSqliteTestStore, type TestStore } from "../../helpers/stores.js";
 import { makeProject, type TestProject } from "../fixtures.js";
 
 const bwrapHere = existsSync("/usr/bin/bwrap");
-const TOKENS = { GITHUB_TOKEN: "ghp_installerSupervisorToken000000000000001", OPENAI_API_KEY: "sk-installerSupervisorKey00000000000000001", DEPLOY_DB_PASSWORD: "installer-db-password-31" };
+const TOKENS = {
+  GITHUB_TOKEN: "ghp_installerSupervisorToken000000000000001",
+  OPENAI_API_KEY: "sk-installerSupervisorKey00000000000000001",
+  DEPLOY_DB_PASSWORD: "installer-db-password-31",
+};
 const FILE_SECRET = "installer-secrets-file-value-8812";
 const HOME_SECRET = "installer-home-credential-4410";
 
@@ -51,24 +55,38 @@ describe("installers of accepted environment proposals", () => {
       "true",
     ].join("; ");
 
-  it.runIf(bwrapHere)("run in bubblewrap: no token, only their own directory writable, what sprites cannot see hidden", async () => {
-    const changes = projectEnvironmentChanges(p.project, ts.store, undefined, { PATH: process.env.PATH, HOME: home, ...TOKENS });
-    const installer = changes.installer();
-    expect(installer.isolation.bwrap).toMatch(/bwrap$/);
-    const r = await installer.run(["sh", "-c", probe(p.project.root)], { cwd: dir });
-    expect(r.code).toBe(0);
-    for (const secret of [...Object.values(TOKENS), FILE_SECRET, HOME_SECRET, "another run's file"]) expect(r.output).not.toContain(secret);
-    expect(r.output).toMatch(/^HOME=\/tmp\/pmagent-install-\w+$/m);
-    expect(existsSync(join(dir, "made.txt"))).toBe(true);
-    expect(existsSync(join(p.project.root, "escaped.txt"))).toBe(false);
-    expect(existsSync(join(p.project.root, ".pmagent", "escaped.txt"))).toBe(false);
-  });
+  it.runIf(bwrapHere)(
+    "run in bubblewrap: no token, only their own directory writable, what sprites cannot see hidden",
+    async () => {
+      const changes = projectEnvironmentChanges(p.project, ts.store, undefined, {
+        PATH: process.env.PATH,
+        HOME: home,
+        ...TOKENS,
+      });
+      const installer = changes.installer();
+      expect(installer.isolation.bwrap).toMatch(/bwrap$/);
+      const r = await installer.run(["sh", "-c", probe(p.project.root)], { cwd: dir });
+      expect(r.code).toBe(0);
+      for (const secret of [...Object.values(TOKENS), FILE_SECRET, HOME_SECRET, "another run's file"])
+        expect(r.output).not.toContain(secret);
+      expect(r.output).toMatch(/^HOME=\/tmp\/pmagent-install-\w+$/m);
+      expect(existsSync(join(dir, "made.txt"))).toBe(true);
+      expect(existsSync(join(p.project.root, "escaped.txt"))).toBe(false);
+      expect(existsSync(join(p.project.root, ".pmagent", "escaped.txt"))).toBe(false);
+    },
+  );
 
   it("run unsandboxed where the config says so, still with no token", async () => {
     const project = { ...p.project, config: { ...p.project.config, sandbox: "off" as const } };
-    const installer = projectEnvironmentChanges(project, ts.store, undefined, { PATH: process.env.PATH, HOME: home, ...TOKENS }).installer();
+    const installer = projectEnvironmentChanges(project, ts.store, undefined, {
+      PATH: process.env.PATH,
+      HOME: home,
+      ...TOKENS,
+    }).installer();
     expect(installer.isolation.bwrap).toBeNull();
-    expect(installer.describe()).toBe(`NOT sandboxed (the config's "sandbox" is "off") but with a scrubbed environment (no token, a fresh HOME), no package scripts`);
+    expect(installer.describe()).toBe(
+      `NOT sandboxed (the config's "sandbox" is "off") but with a scrubbed environment (no token, a fresh HOME), no package scripts`,
+    );
     const r = await installer.run(["sh", "-c", probe(p.project.root)], { cwd: dir });
     for (const secret of Object.values(TOKENS)) expect(r.output).not.toContain(secret);
     expect(r.output).not.toContain(`HOME=${home}`);

@@ -12,7 +12,16 @@ import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redactor, type PmagentError } from "../../../src/core/index.js";
-import { eventId, INGEST_STORE_FAULT, readOutbox, RunIngestor, RunStore, type IngestOptions, type RunRecord, type StoredEvent } from "../../../src/lattice/index.js";
+import {
+  eventId,
+  INGEST_STORE_FAULT,
+  readOutbox,
+  RunIngestor,
+  RunStore,
+  type IngestOptions,
+  type RunRecord,
+  type StoredEvent,
+} from "../../../src/lattice/index.js";
 import type { Store } from "../../../src/store/index.js";
 import { availableStoreKinds, openSqliteTestStore, type TestStore } from "../../helpers/stores.js";
 import { SPEC_EVENTS } from "../helpers.js";
@@ -45,16 +54,38 @@ class FaultRun {
   }
 
   create(): Promise<RunRecord> {
-    return this.runs.create({ id: this.id, project_id: "demo", role: "Builder", entry_id: null, sprite_id: "s", work_item_id: "w", command: ["x"], workspace: this.dir, checkpoint_dir: this.dir, run_dir: this.dir, worker: null, host: "h", supervisor_pid: 1, gate: null });
+    return this.runs.create({
+      id: this.id,
+      project_id: "demo",
+      role: "Builder",
+      entry_id: null,
+      sprite_id: "s",
+      work_item_id: "w",
+      command: ["x"],
+      workspace: this.dir,
+      checkpoint_dir: this.dir,
+      run_dir: this.dir,
+      worker: null,
+      host: "h",
+      supervisor_pid: 1,
+      gate: null,
+    });
   }
 
   /** `count` events written as a sprite writes them (outbox, then stdout), a log line after each tenth; the new stdout bytes. */
   write(count: number): Buffer {
     const first = this.n;
     this.n += count;
-    const events = Array.from({ length: count }, (_, i) => ({ ...SPEC_EVENTS.info, payload: { message: `${this.id} event ${first + i}` } }));
+    const events = Array.from({ length: count }, (_, i) => ({
+      ...SPEC_EVENTS.info,
+      payload: { message: `${this.id} event ${first + i}` },
+    }));
     appendFileSync(this.outbox, events.map((e) => `${JSON.stringify(e)}\n`).join(""));
-    const out = Buffer.from(events.map((e, i) => `LATTICE_EVENT ${JSON.stringify(e)}\n${(first + i) % 10 === 9 ? `log ${first + i + 1}\n` : ""}`).join(""));
+    const out = Buffer.from(
+      events
+        .map((e, i) => `LATTICE_EVENT ${JSON.stringify(e)}\n${(first + i) % 10 === 9 ? `log ${first + i + 1}\n` : ""}`)
+        .join(""),
+    );
     this.stdout = Buffer.concat([this.stdout, out]);
     return out;
   }
@@ -63,9 +94,19 @@ class FaultRun {
   async ingestor(more: Partial<IngestOptions> = {}): Promise<RunIngestor> {
     const run = await this.runs.get(this.id);
     const ing = new RunIngestor({
-      store: this.ts.store, runId: this.id, attempt: 1, outboxPath: this.outbox, violationsPath: join(this.dir, "violations.log"),
-      outbox: run.outbox, stdoutOffset: run.stdout_offset, stderrOffset: run.stderr_offset, logBytes: run.log_bytes, logTruncated: run.log_truncated,
-      redactor: new Redactor(), retries: { attempts: 2, firstDelayMs: 0 }, ...more,
+      store: this.ts.store,
+      runId: this.id,
+      attempt: 1,
+      outboxPath: this.outbox,
+      violationsPath: join(this.dir, "violations.log"),
+      outbox: run.outbox,
+      stdoutOffset: run.stdout_offset,
+      stderrOffset: run.stderr_offset,
+      logBytes: run.log_bytes,
+      logTruncated: run.log_truncated,
+      redactor: new Redactor(),
+      retries: { attempts: 2, firstDelayMs: 0 },
+      ...more,
     });
     if (run.stdout_offset < this.stdout.length) ing.pushStdout(this.stdout.subarray(run.stdout_offset));
     return ing;
@@ -84,7 +125,8 @@ class FaultRun {
     const have = new Set(stored);
     const problems: string[] = [];
     const below = outbox.slice(0, run.outbox.line_no - 1).filter((id) => !have.has(id)).length;
-    if (below > 0) problems.push(`${below} outbox events before the saved position (line ${run.outbox.line_no}) are not stored`);
+    if (below > 0)
+      problems.push(`${below} outbox events before the saved position (line ${run.outbox.line_no}) are not stored`);
     if (have.size !== stored.length) problems.push(`${stored.length - have.size} events stored twice`);
     const known = new Set(outbox);
     if (stored.some((id) => !known.has(id))) problems.push("an event not in the outbox is stored");
@@ -162,7 +204,13 @@ describe("RunIngestor through a full disk (SQLite)", () => {
   it("tries a failed flush again from the last committed state: the space comes back between tries and every event is stored once, nothing left", async () => {
     const r = await newRun();
     const retried: number[] = [];
-    const ing = await r.ingestor({ retries: { attempts: 3, firstDelayMs: 0, onRetry: (_err, attempt) => (retried.push(attempt), void clearDisk(ts.store)) } });
+    const ing = await r.ingestor({
+      retries: {
+        attempts: 3,
+        firstDelayMs: 0,
+        onRetry: (_err, attempt) => (retried.push(attempt), void clearDisk(ts.store)),
+      },
+    });
     ing.pushStdout(r.write(50));
     await ing.poll();
     await fillDisk(ts.store);
@@ -172,7 +220,9 @@ describe("RunIngestor through a full disk (SQLite)", () => {
     expect((await runs.events(r.id)).map((e) => e.id)).toEqual(r.outboxIds());
     expect(ing.stored).toBe(550);
     // The log lines went in once too (the failed try's numbering was not kept).
-    expect((await runs.logs(r.id)).map((l) => l.text)).toEqual(Array.from({ length: 55 }, (_, i) => `log ${(i + 1) * 10}`));
+    expect((await runs.logs(r.id)).map((l) => l.text)).toEqual(
+      Array.from({ length: 55 }, (_, i) => `log ${(i + 1) * 10}`),
+    );
   });
 
   it("stops when the disk stays full, saying what happened and what brings the rest in, with the position where it was", async () => {
@@ -183,10 +233,13 @@ describe("RunIngestor through a full disk (SQLite)", () => {
     await fillDisk(ts.store);
     try {
       ing.pushStdout(r.write(400));
-      const failed = await ing.poll().then(() => ing.settle()).then(
-        () => null,
-        (err: PmagentError) => err,
-      );
+      const failed = await ing
+        .poll()
+        .then(() => ing.settle())
+        .then(
+          () => null,
+          (err: PmagentError) => err,
+        );
       expect(failed?.code).toBe(INGEST_STORE_FAULT);
       expect(failed?.message).toBe(
         "disk full while storing events: database or disk is full; the events before outbox line 41 are stored: once the fault clears, `pmagent runs reconcile` stores the rest",
@@ -238,7 +291,10 @@ describe.each(kinds)("RunIngestor when a commit's answer is lost, on $name", (ki
       const r = new FaultRun(ts, runs, "run_ack", root);
       await r.create();
       const handed: StoredEvent[] = [];
-      const ing = await r.ingestor({ store: losingAcks(ts.store, 1), onNewEvents: (events) => void handed.push(...events) });
+      const ing = await r.ingestor({
+        store: losingAcks(ts.store, 1),
+        onNewEvents: (events) => void handed.push(...events),
+      });
       const out = r.write(30);
       appendFileSync(r.outbox, "not json\n");
       ing.pushStdout(out);

@@ -21,7 +21,8 @@ const decoding = [
 const cases = kinds.flatMap((kind) => decoding.map((d) => ({ ...d, kind, name: kind.name })));
 
 /** An INFO event's JSON text with `payload` spliced in as raw JSON text (it may be anything). */
-const infoWith = (payloadJson: string) => JSON.stringify({ ...SPEC_EVENTS.info, payload: { message: "m" } }).replace(`{"message":"m"}`, payloadJson);
+const infoWith = (payloadJson: string) =>
+  JSON.stringify({ ...SPEC_EVENTS.info, payload: { message: "m" } }).replace(`{"message":"m"}`, payloadJson);
 const completed = JSON.stringify(SPEC_EVENTS.completed);
 const deep = (n: number) => `${"[".repeat(n)}${"]".repeat(n)}`;
 
@@ -34,7 +35,22 @@ describe.each(cases)("hostile sprite output on $name, $mode", ({ kind, threadByt
     dir = mkdtempSync(join(tmpdir(), "pmagent-inputs-"));
     mkdirSync(join(dir, ".lattice"));
     runs = new RunStore(ts.store, "demo");
-    await runs.create({ id: "run_1", project_id: "demo", role: "Builder", entry_id: null, sprite_id: "s", work_item_id: "w", command: ["x"], workspace: dir, checkpoint_dir: dir, run_dir: dir, worker: null, host: "h", supervisor_pid: 1, gate: null });
+    await runs.create({
+      id: "run_1",
+      project_id: "demo",
+      role: "Builder",
+      entry_id: null,
+      sprite_id: "s",
+      work_item_id: "w",
+      command: ["x"],
+      workspace: dir,
+      checkpoint_dir: dir,
+      run_dir: dir,
+      worker: null,
+      host: "h",
+      supervisor_pid: 1,
+      gate: null,
+    });
   });
   afterEach(async () => {
     await ts.cleanup();
@@ -44,8 +60,18 @@ describe.each(cases)("hostile sprite output on $name, $mode", ({ kind, threadByt
   const outbox = () => join(dir, ".lattice", "outbox.jsonl");
   const ingestor = () =>
     new RunIngestor({
-      store: ts.store, runId: "run_1", attempt: 1, outboxPath: outbox(), violationsPath: join(dir, "violations.log"),
-      outbox: OUTBOX_START, stdoutOffset: 0, stderrOffset: 0, logBytes: 0, logTruncated: false, redactor: new Redactor(), threadBytes,
+      store: ts.store,
+      runId: "run_1",
+      attempt: 1,
+      outboxPath: outbox(),
+      violationsPath: join(dir, "violations.log"),
+      outbox: OUTBOX_START,
+      stdoutOffset: 0,
+      stderrOffset: 0,
+      logBytes: 0,
+      logTruncated: false,
+      redactor: new Redactor(),
+      threadBytes,
     });
   /** Feed stdout (raw bytes) and the outbox, drain; everything stored comes back. */
   const ingest = async (stdout: Buffer, outboxText?: Buffer) => {
@@ -61,7 +87,8 @@ describe.each(cases)("hostile sprite output on $name, $mode", ({ kind, threadByt
       run: await runs.get("run_1"),
     };
   };
-  const lines = (...ls: Array<string | Buffer>) => Buffer.concat(ls.map((l) => Buffer.concat([typeof l === "string" ? Buffer.from(l) : l, Buffer.from("\n")])));
+  const lines = (...ls: Array<string | Buffer>) =>
+    Buffer.concat(ls.map((l) => Buffer.concat([typeof l === "string" ? Buffer.from(l) : l, Buffer.from("\n")])));
 
   it("keeps a log line holding NUL (as U+FFFD) and stores the event after it", async () => {
     const r = await ingest(lines("before\u0000after", `LATTICE_EVENT ${completed}`));
@@ -83,15 +110,26 @@ describe.each(cases)("hostile sprite output on $name, $mode", ({ kind, threadByt
     const r = await ingest(lines(`LATTICE_EVENT ${bad}`, `LATTICE_EVENT ${completed}`), lines(bad, completed));
     expect(r.types).toEqual(["COMPLETED"]);
     const reasons = r.errors.map((e) => `${e.source}: ${e.reason}`);
-    expect(reasons).toContain("outbox: schema violation: $.payload.message holds U+0000 (NUL), which the store cannot keep as text; leave it out or encode it (e.g. base64)");
-    expect(reasons).toContain("stdout: schema violation: $.payload.message holds U+0000 (NUL), which the store cannot keep as text; leave it out or encode it (e.g. base64)");
+    expect(reasons).toContain(
+      "outbox: schema violation: $.payload.message holds U+0000 (NUL), which the store cannot keep as text; leave it out or encode it (e.g. base64)",
+    );
+    expect(reasons).toContain(
+      "stdout: schema violation: $.payload.message holds U+0000 (NUL), which the store cannot keep as text; leave it out or encode it (e.g. base64)",
+    );
     // The outbox was read past both lines, and both stored: none lost while the position moved on.
     expect(r.run.outbox.line_no).toBe(3);
   });
 
   it("refuses a key holding U+0000 too, and takes an escaped backslash before u0000 as the text it is", async () => {
-    const r = await ingest(lines(`LATTICE_EVENT ${infoWith('{"message":"m","metadata":{"k\\u0000":1}}')}`, `LATTICE_EVENT ${infoWith('{"message":"\\\\u0000"}')}`));
-    expect(r.errors.map((e) => e.reason)).toEqual(['schema violation: $.payload.metadata["k\\u0000"] (the key) holds U+0000 (NUL), which the store cannot keep as text; leave it out or encode it (e.g. base64)']);
+    const r = await ingest(
+      lines(
+        `LATTICE_EVENT ${infoWith('{"message":"m","metadata":{"k\\u0000":1}}')}`,
+        `LATTICE_EVENT ${infoWith('{"message":"\\\\u0000"}')}`,
+      ),
+    );
+    expect(r.errors.map((e) => e.reason)).toEqual([
+      'schema violation: $.payload.metadata["k\\u0000"] (the key) holds U+0000 (NUL), which the store cannot keep as text; leave it out or encode it (e.g. base64)',
+    ]);
     expect(r.events.map((e) => (e.event.payload as { message: string }).message)).toEqual(["\\u0000"]);
   });
 
@@ -109,7 +147,10 @@ describe.each(cases)("hostile sprite output on $name, $mode", ({ kind, threadByt
 
   it("refuses an event line whose bytes are not UTF-8, and keeps a real U+FFFD", async () => {
     const latin1 = Buffer.from(`LATTICE_EVENT ${infoWith('{"message":"caf\u00e9"}')}`, "latin1");
-    const r = await ingest(lines(latin1, `LATTICE_EVENT ${infoWith('{"message":"\uFFFD"}')}`), lines(latin1.subarray("LATTICE_EVENT ".length), completed));
+    const r = await ingest(
+      lines(latin1, `LATTICE_EVENT ${infoWith('{"message":"\uFFFD"}')}`),
+      lines(latin1.subarray("LATTICE_EVENT ".length), completed),
+    );
     // The outbox's events first, then what only stdout delivered.
     expect(r.types).toEqual(["COMPLETED", "INFO"]);
     expect((r.events[1]!.event.payload as { message: string }).message).toBe("\uFFFD");
@@ -125,7 +166,9 @@ describe.each(cases)("hostile sprite output on $name, $mode", ({ kind, threadByt
     expect(r.errors).toEqual([]);
     expect(r.events).toHaveLength(1);
     expect((r.events[0]!.event.payload as { message: string }).message).toBe("half \ud800 pair");
-    const row = await ts.store.get<{ event_json: string }>("SELECT event_json FROM lattice_run_events WHERE run_id = 'run_1'");
+    const row = await ts.store.get<{ event_json: string }>(
+      "SELECT event_json FROM lattice_run_events WHERE run_id = 'run_1'",
+    );
     expect(row!.event_json).toBe(text);
   });
 
@@ -133,7 +176,9 @@ describe.each(cases)("hostile sprite output on $name, $mode", ({ kind, threadByt
     execFileSync("mkfifo", [outbox()]);
     const r = await ingest(lines(`LATTICE_EVENT ${completed}`));
     expect(r.types).toEqual(["COMPLETED"]);
-    expect(r.errors.map((e) => e.reason)).toEqual([`outbox unreadable, no longer read for this run: the outbox ${outbox()} is a FIFO, not a regular file: it must be a plain file in the workspace (no FIFO, socket, device or symbolic link); it is not read`]);
+    expect(r.errors.map((e) => e.reason)).toEqual([
+      `outbox unreadable, no longer read for this run: the outbox ${outbox()} is a FIFO, not a regular file: it must be a plain file in the workspace (no FIFO, socket, device or symbolic link); it is not read`,
+    ]);
   });
 
   it("refuses an outbox that is a symbolic link, or lies in a .lattice that is one", async () => {
@@ -143,14 +188,18 @@ describe.each(cases)("hostile sprite output on $name, $mode", ({ kind, threadByt
       symlinkSync(join(elsewhere, "secrets.json"), outbox());
       let r = await ingest(Buffer.alloc(0));
       expect(r.types).toEqual([]);
-      expect(r.errors.map((e) => e.reason)).toEqual([`outbox unreadable, no longer read for this run: the outbox ${outbox()} is a symbolic link, not a regular file: it must be a plain file in the workspace (no FIFO, socket, device or symbolic link); it is not read`]);
+      expect(r.errors.map((e) => e.reason)).toEqual([
+        `outbox unreadable, no longer read for this run: the outbox ${outbox()} is a symbolic link, not a regular file: it must be a plain file in the workspace (no FIFO, socket, device or symbolic link); it is not read`,
+      ]);
       rmSync(join(dir, ".lattice"), { recursive: true });
       writeFileSync(join(elsewhere, "outbox.jsonl"), `${completed}\n`);
       symlinkSync(elsewhere, join(dir, ".lattice"));
       await ts.store.run("DELETE FROM lattice_protocol_errors");
       r = await ingest(Buffer.alloc(0));
       expect(r.types).toEqual([]);
-      expect(r.errors.map((e) => e.reason)).toEqual([`outbox unreadable, no longer read for this run: the directory of the outbox ${join(dir, ".lattice")} is a symbolic link: it must be a real directory in the workspace; nothing is read or written through it`]);
+      expect(r.errors.map((e) => e.reason)).toEqual([
+        `outbox unreadable, no longer read for this run: the directory of the outbox ${join(dir, ".lattice")} is a symbolic link: it must be a real directory in the workspace; nothing is read or written through it`,
+      ]);
     } finally {
       rmSync(elsewhere, { recursive: true, force: true });
     }

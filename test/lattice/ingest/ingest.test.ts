@@ -15,10 +15,34 @@ describe.each(kinds)("RunIngestor on $name", (kind) => {
     const dir = mkdtempSync(join(tmpdir(), "pmagent-ingest-"));
     try {
       const runs = new RunStore(ts.store, "demo");
-      const run = await runs.create({ id: "run_1", project_id: "demo", role: "Builder", entry_id: null, sprite_id: "s", work_item_id: "w", command: ["x"], workspace: dir, checkpoint_dir: dir, run_dir: dir, worker: null, host: "h", supervisor_pid: 1, gate: null });
+      const run = await runs.create({
+        id: "run_1",
+        project_id: "demo",
+        role: "Builder",
+        entry_id: null,
+        sprite_id: "s",
+        work_item_id: "w",
+        command: ["x"],
+        workspace: dir,
+        checkpoint_dir: dir,
+        run_dir: dir,
+        worker: null,
+        host: "h",
+        supervisor_pid: 1,
+        gate: null,
+      });
       const ingestor = new RunIngestor({
-        store: ts.store, runId: run.id, attempt: 1, outboxPath: join(dir, "outbox.jsonl"), violationsPath: join(dir, "violations.log"),
-        outbox: run.outbox, stdoutOffset: 0, stderrOffset: 0, logBytes: 0, logTruncated: false, redactor: new Redactor(),
+        store: ts.store,
+        runId: run.id,
+        attempt: 1,
+        outboxPath: join(dir, "outbox.jsonl"),
+        violationsPath: join(dir, "violations.log"),
+        outbox: run.outbox,
+        stdoutOffset: 0,
+        stderrOffset: 0,
+        logBytes: 0,
+        logTruncated: false,
+        redactor: new Redactor(),
       });
       // The last chunk is pushed right before finish(), as the supervisor's drain does: it schedules a flush of its own.
       ingestor.pushStdout(Buffer.from("one\ntwo\n"));
@@ -57,21 +81,24 @@ describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode
   });
 
   const ingestorOptions = () => ({
-      store: ts.store,
-      runId: "run-1",
-      attempt: 1,
-      outboxPath: join(dir, "outbox.jsonl"),
-      violationsPath: join(dir, "violations.log"),
-      outbox: OUTBOX_START,
-      stdoutOffset: 0,
-      stderrOffset: 0,
-      logBytes: 0,
-      logTruncated: false,
-      redactor: new Redactor(["hunter2-secret-value"]),
-      threadBytes,
-    });
+    store: ts.store,
+    runId: "run-1",
+    attempt: 1,
+    outboxPath: join(dir, "outbox.jsonl"),
+    violationsPath: join(dir, "violations.log"),
+    outbox: OUTBOX_START,
+    stdoutOffset: 0,
+    stderrOffset: 0,
+    logBytes: 0,
+    logTruncated: false,
+    redactor: new Redactor(["hunter2-secret-value"]),
+    threadBytes,
+  });
   const ingestor = () => new RunIngestor(ingestorOptions());
-  const rows = () => ts.store.all<{ event_id: string; source: string; outbox_line: number | null; event_ts: string }>("SELECT event_id, source, outbox_line, event_ts FROM lattice_run_events WHERE run_id = 'run-1' ORDER BY seq");
+  const rows = () =>
+    ts.store.all<{ event_id: string; source: string; outbox_line: number | null; event_ts: string }>(
+      "SELECT event_id, source, outbox_line, event_ts FROM lattice_run_events WHERE run_id = 'run-1' ORDER BY seq",
+    );
   const line = (e: unknown) => Buffer.from(`LATTICE_EVENT ${JSON.stringify(e)}\n`);
 
   it("stores events claiming another sprite_id or work_item_id, with one protocol warning per differing value naming both values", async () => {
@@ -89,8 +116,16 @@ describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode
     expect(await rows()).toHaveLength(5);
     const runs = new RunStore(ts.store, "demo");
     expect((await runs.protocolWarnings("run-1")).map((w) => [w.source, w.line_no, w.reason])).toEqual([
-      ["outbox", 1, `event sprite_id "sprite-42" differs from the run's sprite_id "sprite-run1" (LATTICE_SPRITE_ID); the event is stored under this run`],
-      ["stdout", 1, `event work_item_id "issue-99" differs from the run's work_item_id "issue-17" (LATTICE_WORK_ITEM_ID); the event is stored under this run`],
+      [
+        "outbox",
+        1,
+        `event sprite_id "sprite-42" differs from the run's sprite_id "sprite-run1" (LATTICE_SPRITE_ID); the event is stored under this run`,
+      ],
+      [
+        "stdout",
+        1,
+        `event work_item_id "issue-99" differs from the run's work_item_id "issue-17" (LATTICE_WORK_ITEM_ID); the event is stored under this run`,
+      ],
     ]);
     // Warnings are not errors.
     expect(await runs.protocolErrors("run-1")).toEqual([]);
@@ -101,7 +136,9 @@ describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode
     ing.pushStdout(line(SPEC_EVENTS.info));
     await ing.poll();
     await ing.settle();
-    expect(await rows()).toEqual([{ event_id: eventId(SPEC_EVENTS.info), source: "stdout", outbox_line: null, event_ts: "2026-01-15T10:30:00Z" }]);
+    expect(await rows()).toEqual([
+      { event_id: eventId(SPEC_EVENTS.info), source: "stdout", outbox_line: null, event_ts: "2026-01-15T10:30:00Z" },
+    ]);
     appendOutbox(join(dir, "outbox.jsonl"), SPEC_EVENTS.phaseStarted);
     appendOutbox(join(dir, "outbox.jsonl"), SPEC_EVENTS.info);
     ing.pushStdout(line(SPEC_EVENTS.phaseStarted));
@@ -115,8 +152,21 @@ describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode
 
   it("adds usage reports to the run's totals in the flush that stores them: a stdout copy and a re-read from the start after a crash count nothing again", async () => {
     const path = join(dir, "outbox.jsonl");
-    const report = (i: number, input: number) => ({ ...SPEC_EVENTS.info, timestamp: `2026-01-15T10:3${i}:00Z`, payload: { message: "usage", kind: "token_usage", metadata: { model: "m", input_tokens: input, output_tokens: 1 } } });
-    const totals = async () => (await ts.store.all<{ total_tokens: number | string; reports: number | string }>("SELECT total_tokens, reports FROM lattice_run_usage WHERE run_id = 'run-1'")).map((r) => [Number(r.total_tokens), Number(r.reports)]);
+    const report = (i: number, input: number) => ({
+      ...SPEC_EVENTS.info,
+      timestamp: `2026-01-15T10:3${i}:00Z`,
+      payload: {
+        message: "usage",
+        kind: "token_usage",
+        metadata: { model: "m", input_tokens: input, output_tokens: 1 },
+      },
+    });
+    const totals = async () =>
+      (
+        await ts.store.all<{ total_tokens: number | string; reports: number | string }>(
+          "SELECT total_tokens, reports FROM lattice_run_usage WHERE run_id = 'run-1'",
+        )
+      ).map((r) => [Number(r.total_tokens), Number(r.reports)]);
     let heard = 0;
     const first = new RunIngestor({ ...ingestorOptions(), onUsage: () => void heard++ });
     first.pushStdout(line(report(1, 100)));
@@ -154,7 +204,9 @@ describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode
     expect(stored.map((r) => r.event_id)).toEqual(events.map((e) => eventId(redactor.redactValue(e))));
     expect(stored.map((r) => r.event_id)).not.toContain(eventId(events[0]));
     expect(stored.every((r) => r.source === "outbox")).toBe(true);
-    const text = await ts.store.all<{ event_json: string }>("SELECT event_json FROM lattice_run_events WHERE run_id = 'run-1'");
+    const text = await ts.store.all<{ event_json: string }>(
+      "SELECT event_json FROM lattice_run_events WHERE run_id = 'run-1'",
+    );
     expect(text.some((r) => r.event_json.includes("hunter2"))).toBe(false);
   });
 
@@ -166,11 +218,23 @@ describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode
       payload: { message: `step ${i}`, pad: "x".repeat(3000) },
     }));
     // Between one and two batches' bytes: the first flush stores one batch and decodes the rest ahead, to the end it sees.
-    appendFileSync(path, events.slice(0, 1_000).map((e) => `${JSON.stringify(e)}\n`).join(""));
+    appendFileSync(
+      path,
+      events
+        .slice(0, 1_000)
+        .map((e) => `${JSON.stringify(e)}\n`)
+        .join(""),
+    );
     const ing = ingestor();
     await ing.poll();
     // The sprite writes on (outbox first, then stdout) before the batches decoded ahead are stored.
-    appendFileSync(path, events.slice(1_000).map((e) => `${JSON.stringify(e)}\n`).join(""));
+    appendFileSync(
+      path,
+      events
+        .slice(1_000)
+        .map((e) => `${JSON.stringify(e)}\n`)
+        .join(""),
+    );
     for (const e of events) ing.pushStdout(line(e));
     await ing.finish();
     const stored = await rows();
@@ -182,7 +246,10 @@ describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode
   it("asks its tailer to read on after each flush that leaves room, until stdout is read to its end; each event stored once", async () => {
     const path = join(dir, "outbox.jsonl");
     // More lines than the queue holds (20,000): the tailer stops when it is full.
-    const events = Array.from({ length: 21_000 }, (_, i) => ({ ...SPEC_EVENTS.info, timestamp: new Date(Date.parse("2026-01-15T10:30:00Z") + i).toISOString() }));
+    const events = Array.from({ length: 21_000 }, (_, i) => ({
+      ...SPEC_EVENTS.info,
+      timestamp: new Date(Date.parse("2026-01-15T10:30:00Z") + i).toISOString(),
+    }));
     appendFileSync(path, events.map((e) => `${JSON.stringify(e)}\n`).join(""));
     let next = 0;
     let calls = 0;
@@ -209,9 +276,18 @@ describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode
 
   it("reads stdout into the buffers it is done with (stdoutBuffer) and never into one pushed from outside", async () => {
     const path = join(dir, "outbox.jsonl");
-    const events = Array.from({ length: 40 }, (_, i) => ({ ...SPEC_EVENTS.info, timestamp: new Date(Date.parse("2026-01-15T10:30:00Z") + i).toISOString() }));
+    const events = Array.from({ length: 40 }, (_, i) => ({
+      ...SPEC_EVENTS.info,
+      timestamp: new Date(Date.parse("2026-01-15T10:30:00Z") + i).toISOString(),
+    }));
     // The first half in both, the second on stdout only (parsed from the reused buffer's bytes).
-    appendFileSync(path, events.slice(0, 20).map((e) => `${JSON.stringify(e)}\n`).join(""));
+    appendFileSync(
+      path,
+      events
+        .slice(0, 20)
+        .map((e) => `${JSON.stringify(e)}\n`)
+        .join(""),
+    );
     const ing = ingestor();
     const outside = Buffer.concat([line(SPEC_EVENTS.phaseStarted), Buffer.from("a log line\n")]);
     ing.pushStdout(outside);
@@ -234,9 +310,20 @@ describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode
     const stored = await rows();
     // In store order: the outbox's, the first flush's stdout-only event, then the second flush's.
     const ids = events.map((e) => eventId(e));
-    expect(stored.map((r) => r.event_id)).toEqual([...ids.slice(0, 20), eventId(SPEC_EVENTS.phaseStarted), ...ids.slice(20)]);
-    expect(stored.map((r) => r.source)).toEqual([...Array<string>(20).fill("outbox"), ...Array<string>(21).fill("stdout")]);
-    expect((await ts.store.all<{ text: string }>("SELECT text FROM lattice_run_logs WHERE run_id = 'run-1'")).map((l) => l.text)).toEqual(["a log line"]);
+    expect(stored.map((r) => r.event_id)).toEqual([
+      ...ids.slice(0, 20),
+      eventId(SPEC_EVENTS.phaseStarted),
+      ...ids.slice(20),
+    ]);
+    expect(stored.map((r) => r.source)).toEqual([
+      ...Array<string>(20).fill("outbox"),
+      ...Array<string>(21).fill("stdout"),
+    ]);
+    expect(
+      (await ts.store.all<{ text: string }>("SELECT text FROM lattice_run_logs WHERE run_id = 'run-1'")).map(
+        (l) => l.text,
+      ),
+    ).toEqual(["a log line"]);
   });
 
   it("pairs stdout copies with outbox lines out of step (reordered, stdout only, outbox only, CRLF, non-ASCII): each event once, from the outbox where it has it", async () => {
@@ -269,7 +356,9 @@ describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode
     for (const e of outbox) expect(byId.get(eventId(e))!.source).toBe("outbox");
     expect(ing.stored).toBe(events.length + 1);
     // Stored as written, non-ASCII included, with the timestamp as its own column.
-    const json = await ts.store.all<{ event_json: string; event_ts: string }>("SELECT event_json, event_ts FROM lattice_run_events WHERE run_id = 'run-1' ORDER BY seq");
+    const json = await ts.store.all<{ event_json: string; event_ts: string }>(
+      "SELECT event_json, event_ts FROM lattice_run_events WHERE run_id = 'run-1' ORDER BY seq",
+    );
     expect(json.map((r) => JSON.parse(r.event_json) as unknown)).toEqual(outbox.concat([onlyStdout]));
     expect(json.map((r) => r.event_ts)).toEqual(outbox.concat([onlyStdout]).map((e) => e.timestamp));
   });
@@ -277,15 +366,25 @@ describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode
   it("splits stdout into lines across chunks: CRLF, over-long lines inside a chunk and across two, an event split in two", async () => {
     const ing = new RunIngestor({ ...ingestorOptions(), maxLineBytes: 1000 });
     const event = line(SPEC_EVENTS.info);
-    const text = Buffer.concat([Buffer.from(`first log\r\n${"x".repeat(1500)}\n`), event, Buffer.from(`${"y".repeat(1400)}\nlast log\n`)]);
+    const text = Buffer.concat([
+      Buffer.from(`first log\r\n${"x".repeat(1500)}\n`),
+      event,
+      Buffer.from(`${"y".repeat(1400)}\nlast log\n`),
+    ]);
     const eventAt = text.indexOf(event);
     // Cut inside the event line and inside the second over-long line.
     const cuts = [0, eventAt + 20, eventAt + event.length + 700, text.length];
     for (let i = 1; i < cuts.length; i++) ing.pushStdout(Buffer.from(text.subarray(cuts[i - 1], cuts[i])));
     await ing.finish();
     expect((await rows()).map((r) => [r.event_id, r.source])).toEqual([[eventId(SPEC_EVENTS.info), "stdout"]]);
-    expect((await ts.store.all<{ text: string }>("SELECT text FROM lattice_run_logs WHERE run_id = 'run-1' ORDER BY seq")).map((l) => l.text)).toEqual(["first log", "last log"]);
-    const errors = await ts.store.all<{ line_no: number; reason: string; excerpt: string }>("SELECT line_no, reason, excerpt FROM lattice_protocol_errors WHERE run_id = 'run-1' ORDER BY line_no");
+    expect(
+      (
+        await ts.store.all<{ text: string }>("SELECT text FROM lattice_run_logs WHERE run_id = 'run-1' ORDER BY seq")
+      ).map((l) => l.text),
+    ).toEqual(["first log", "last log"]);
+    const errors = await ts.store.all<{ line_no: number; reason: string; excerpt: string }>(
+      "SELECT line_no, reason, excerpt FROM lattice_protocol_errors WHERE run_id = 'run-1' ORDER BY line_no",
+    );
     expect(errors.map((e) => [Number(e.line_no), e.reason])).toEqual([
       [2, "line of 1500 bytes exceeds the limit of 1000 bytes; discarded"],
       [4, "line of 1400 bytes exceeds the limit of 1000 bytes; discarded"],
@@ -295,20 +394,43 @@ describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode
 
   it("records the outbox's bad lines as protocol errors and stores the good ones", async () => {
     const path = join(dir, "outbox.jsonl");
-    const good = { ...SPEC_EVENTS.info, payload: { ...SPEC_EVENTS.info.payload, message: "token hunter2-secret-value" } };
-    appendFileSync(path, ["{not json", JSON.stringify({ ...SPEC_EVENTS.info, event_type: "NOPE" }), JSON.stringify(good), `{"pad":"${"y".repeat(2000)}"}`].join("\n") + "\n" + '{"torn":');
+    const good = {
+      ...SPEC_EVENTS.info,
+      payload: { ...SPEC_EVENTS.info.payload, message: "token hunter2-secret-value" },
+    };
+    appendFileSync(
+      path,
+      [
+        "{not json",
+        JSON.stringify({ ...SPEC_EVENTS.info, event_type: "NOPE" }),
+        JSON.stringify(good),
+        `{"pad":"${"y".repeat(2000)}"}`,
+      ].join("\n") +
+        "\n" +
+        '{"torn":',
+    );
     const ing = new RunIngestor({ ...ingestorOptions(), maxLineBytes: 1000 });
     await ing.finish();
-    expect((await rows()).map((r) => r.event_id)).toEqual([eventId({ ...good, payload: { ...good.payload, message: "token [REDACTED]" } })]);
-    const errors = await ts.store.all<{ line_no: number; reason: string; excerpt: string }>("SELECT line_no, reason, excerpt FROM lattice_protocol_errors WHERE run_id = 'run-1' ORDER BY line_no");
+    expect((await rows()).map((r) => r.event_id)).toEqual([
+      eventId({ ...good, payload: { ...good.payload, message: "token [REDACTED]" } }),
+    ]);
+    const errors = await ts.store.all<{ line_no: number; reason: string; excerpt: string }>(
+      "SELECT line_no, reason, excerpt FROM lattice_protocol_errors WHERE run_id = 'run-1' ORDER BY line_no",
+    );
     expect(errors.map((e) => [Number(e.line_no), e.reason.split(":")[0]])).toEqual([
       [1, "invalid JSON"],
       [2, "schema violation"],
       [4, "line of 2010 bytes exceeds the limit of 1000 bytes; discarded"],
       [5, "torn last line"],
     ]);
-    expect(errors[3]!.reason).toBe("torn last line: 8 bytes at offset " + String(Buffer.byteLength(readFileSync(path, "utf8")) - 8) + " without a newline (the sprite stopped while writing it); not stored");
-    const stored = await ts.store.get<{ event_json: string }>("SELECT event_json FROM lattice_run_events WHERE run_id = 'run-1'");
+    expect(errors[3]!.reason).toBe(
+      "torn last line: 8 bytes at offset " +
+        String(Buffer.byteLength(readFileSync(path, "utf8")) - 8) +
+        " without a newline (the sprite stopped while writing it); not stored",
+    );
+    const stored = await ts.store.get<{ event_json: string }>(
+      "SELECT event_json FROM lattice_run_events WHERE run_id = 'run-1'",
+    );
     expect(stored!.event_json).not.toContain("hunter2");
   });
 
@@ -320,7 +442,11 @@ describe.each(cases)("RunIngestor: both sources, outbox batches, on $name, $mode
     await ing.settle();
     writeFileSync(path, "");
     await ing.finish();
-    const errors = await ts.store.all<{ reason: string }>("SELECT reason FROM lattice_protocol_errors WHERE run_id = 'run-1'");
-    expect(errors.map((e) => e.reason)).toEqual([`outbox unreadable, no longer read for this run: ${path} shrank to 0 bytes but ${JSON.stringify(SPEC_EVENTS.info).length + 1} were already read: the outbox is append-only and must not be rewritten`]);
+    const errors = await ts.store.all<{ reason: string }>(
+      "SELECT reason FROM lattice_protocol_errors WHERE run_id = 'run-1'",
+    );
+    expect(errors.map((e) => e.reason)).toEqual([
+      `outbox unreadable, no longer read for this run: ${path} shrank to 0 bytes but ${JSON.stringify(SPEC_EVENTS.info).length + 1} were already read: the outbox is append-only and must not be rewritten`,
+    ]);
   });
 });

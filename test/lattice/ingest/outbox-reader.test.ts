@@ -4,7 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eventId, OUTBOX_START } from "../../../src/lattice/index.js";
 import { Redactor } from "../../../src/core/index.js";
-import { BatchCursor, type OutboxBatch, OutboxReader, stopDecoderThread } from "../../../src/lattice/ingest/outbox-reader.js";
+import {
+  BatchCursor,
+  type OutboxBatch,
+  OutboxReader,
+  stopDecoderThread,
+} from "../../../src/lattice/ingest/outbox-reader.js";
 import { SPEC_EVENTS } from "../helpers.js";
 
 let dir: string;
@@ -23,12 +28,12 @@ const events = Array.from({ length: 2000 }, (_, i) => ({
 const options = { maxLineBytes: 1024 * 1024, maxBytes: 64 * 1024 * 1024, redactor: new Redactor() };
 const ids = (b: OutboxBatch) => {
   const out: string[] = [];
-  for (const c = new BatchCursor(b); c.next(); ) out.push(c.bytes.toString("utf8", c.id, c.idEnd));
+  for (const c = new BatchCursor(b); c.next();) out.push(c.bytes.toString("utf8", c.id, c.idEnd));
   return out;
 };
 const lines = (b: OutboxBatch) => {
   const out: number[] = [];
-  for (const c = new BatchCursor(b); c.next(); ) out.push(c.lineNo);
+  for (const c = new BatchCursor(b); c.next();) out.push(c.lineNo);
   return out;
 };
 
@@ -52,7 +57,9 @@ describe("OutboxReader on the decoder thread", () => {
 
   it("still fails a read that fails on the thread itself, with its reason", async () => {
     // A directory where the outbox should be: the thread's read fails, it does not stop.
-    await expect(new OutboxReader(dir, { ...options, threadBytes: 0 }).read(OUTBOX_START)).rejects.toThrow(/is a directory, not a regular file/);
+    await expect(new OutboxReader(dir, { ...options, threadBytes: 0 }).read(OUTBOX_START)).rejects.toThrow(
+      /is a directory, not a regular file/,
+    );
   });
 });
 
@@ -60,34 +67,37 @@ describe("OutboxReader on a long backlog (reads split ahead, over several decode
   it.each([
     ["on the decoder threads", 0],
     ["in place", Number.POSITIVE_INFINITY],
-  ])("gives every event once, in order, with its line number, and each bad line's error at its line (%s)", async (_mode, threadBytes) => {
-    const text = events.map((e, i) => (i === 1234 ? "{not json\n" : `${JSON.stringify(e)}\n`)).join("");
-    appendFileSync(path, `${text}{"torn":`);
-    // Batches of 64 kB: the 1.2 MB backlog is split into about twenty reads.
-    const reader = new OutboxReader(path, { ...options, maxBytes: 64 * 1024, threadBytes });
-    const got: string[] = [];
-    const gotLines: number[] = [];
-    const errors: number[] = [];
-    let from = OUTBOX_START;
-    let batches = 0;
-    let torn: OutboxBatch["torn"];
-    for (;;) {
-      const b = await reader.read(from);
-      batches++;
-      got.push(...ids(b));
-      gotLines.push(...lines(b));
-      errors.push(...b.errors.map((e) => e.line_no));
-      reader.release(b);
-      from = b.next;
-      torn = b.torn;
-      if (!b.more) break;
-    }
-    const expected = events.filter((_, i) => i !== 1234);
-    expect(batches).toBeGreaterThan(10);
-    expect(got).toEqual(expected.map(eventId));
-    expect(gotLines).toEqual(events.map((_, i) => i + 1).filter((n) => n !== 1235));
-    expect(errors).toEqual([1235]);
-    expect(from).toEqual({ offset: Buffer.byteLength(text), line_no: events.length + 1 });
-    expect(torn).toEqual({ offset: Buffer.byteLength(text), line_no: events.length + 1, bytes: 8 });
-  });
+  ])(
+    "gives every event once, in order, with its line number, and each bad line's error at its line (%s)",
+    async (_mode, threadBytes) => {
+      const text = events.map((e, i) => (i === 1234 ? "{not json\n" : `${JSON.stringify(e)}\n`)).join("");
+      appendFileSync(path, `${text}{"torn":`);
+      // Batches of 64 kB: the 1.2 MB backlog is split into about twenty reads.
+      const reader = new OutboxReader(path, { ...options, maxBytes: 64 * 1024, threadBytes });
+      const got: string[] = [];
+      const gotLines: number[] = [];
+      const errors: number[] = [];
+      let from = OUTBOX_START;
+      let batches = 0;
+      let torn: OutboxBatch["torn"];
+      for (;;) {
+        const b = await reader.read(from);
+        batches++;
+        got.push(...ids(b));
+        gotLines.push(...lines(b));
+        errors.push(...b.errors.map((e) => e.line_no));
+        reader.release(b);
+        from = b.next;
+        torn = b.torn;
+        if (!b.more) break;
+      }
+      const expected = events.filter((_, i) => i !== 1234);
+      expect(batches).toBeGreaterThan(10);
+      expect(got).toEqual(expected.map(eventId));
+      expect(gotLines).toEqual(events.map((_, i) => i + 1).filter((n) => n !== 1235));
+      expect(errors).toEqual([1235]);
+      expect(from).toEqual({ offset: Buffer.byteLength(text), line_no: events.length + 1 });
+      expect(torn).toEqual({ offset: Buffer.byteLength(text), line_no: events.length + 1, bytes: 8 });
+    },
+  );
 });

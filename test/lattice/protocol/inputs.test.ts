@@ -2,7 +2,16 @@ import { describe, expect, it } from "vitest";
 import { assertInputs, checkInputs, formatInputType, parseInputType } from "../../../src/lattice/index.js";
 
 describe("expected_inputs vocabulary", () => {
-  it.each(["string", "integer", "boolean", "map", "array<string>", "array<array<integer>>", "array<map>", " array< boolean > "])("parses %s", (t) => {
+  it.each([
+    "string",
+    "integer",
+    "boolean",
+    "map",
+    "array<string>",
+    "array<array<integer>>",
+    "array<map>",
+    " array< boolean > ",
+  ])("parses %s", (t) => {
     const r = parseInputType(t);
     expect(r.ok).toBe(true);
     if (r.ok) expect(formatInputType(r.type)).toBe(t.replace(/\s/g, ""));
@@ -50,14 +59,18 @@ describe("checkInputs", () => {
   });
 
   it("reports keys expected_inputs does not name, unless allowed", () => {
-    expect(checkInputs({ approved: true, comments: [], extra: 1 }, expected)).toEqual(["inputs.extra: not in expected_inputs (expected approved, comments)"]);
+    expect(checkInputs({ approved: true, comments: [], extra: 1 }, expected)).toEqual([
+      "inputs.extra: not in expected_inputs (expected approved, comments)",
+    ]);
     expect(checkInputs({ approved: true, comments: [], extra: 1 }, expected, { allowExtra: true })).toEqual([]);
     expect(checkInputs({ x: 1 }, {})).toEqual(["inputs.x: not in expected_inputs (expected no inputs)"]);
   });
 
   it("refuses inputs that are not a map and a bad type in expected_inputs", () => {
     expect(checkInputs([], expected)).toEqual(["inputs: expected a map, got array"]);
-    expect(checkInputs({ a: 1 }, { a: "float" })).toEqual(['expected_inputs.a: "float" is not an input type; expected one of string, integer, boolean, map, array<T> (T from the same list)']);
+    expect(checkInputs({ a: 1 }, { a: "float" })).toEqual([
+      'expected_inputs.a: "float" is not an input type; expected one of string, integer, boolean, map, array<T> (T from the same list)',
+    ]);
   });
 
   it("assertInputs throws a usage error listing the problems", () => {

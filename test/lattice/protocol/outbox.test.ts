@@ -44,13 +44,26 @@ describe("outbox", () => {
     for (let i = 0; i < 9; i++) appendOutbox(path, specEvent(i % 3));
     // Every kind of line: garbage, CRLF, blank, multi-byte text, one over the limit, then a torn one.
     const unicode = { ...specEvent(0), payload: { message: "ünïcödé — ✓ 日本語" } };
-    appendFileSync(path, `not json\n${JSON.stringify(specEvent(1))}\r\n\n${JSON.stringify(unicode)}\n${"x".repeat(900)}\n`);
+    appendFileSync(
+      path,
+      `not json\n${JSON.stringify(specEvent(1))}\r\n\n${JSON.stringify(unicode)}\n${"x".repeat(900)}\n`,
+    );
     appendOutbox(path, specEvent(2));
     appendFileSync(path, JSON.stringify(specEvent(7)).slice(0, 30));
     const maxLineBytes = 800;
     const whole = readOutbox(path, OUTBOX_START, { maxLineBytes });
-    expect(whole.items.map((i) => i.kind)).toEqual([...Array(9).fill("event"), "protocol_error", "event", "event", "protocol_error", "event"]);
-    expect(whole.items[12]).toMatchObject({ line_no: 14, reason: "line of 900 bytes exceeds the limit of 800 bytes; discarded" });
+    expect(whole.items.map((i) => i.kind)).toEqual([
+      ...Array(9).fill("event"),
+      "protocol_error",
+      "event",
+      "event",
+      "protocol_error",
+      "event",
+    ]);
+    expect(whole.items[12]).toMatchObject({
+      line_no: 14,
+      reason: "line of 900 bytes exceeds the limit of 800 bytes; discarded",
+    });
     expect(whole.items[11]).toMatchObject({ line_no: 13, event: { payload: { message: "ünïcödé — ✓ 日本語" } } });
     for (const maxBytes of [1, 7, 100, 333, 700, 5000]) {
       const steps = [];
@@ -101,7 +114,9 @@ describe("outbox", () => {
     ]);
     expect(r.items[1]).toMatchObject({ excerpt: "garbage{" });
     expect((r.items[1] as { reason: string }).reason).toMatch(/^invalid JSON: /);
-    expect((r.items[2] as { reason: string }).reason).toContain("schema violation: $.event_type: Invalid discriminator value");
+    expect((r.items[2] as { reason: string }).reason).toContain(
+      "schema violation: $.event_type: Invalid discriminator value",
+    );
     expect(r.next.line_no).toBe(6);
   });
 
@@ -110,7 +125,11 @@ describe("outbox", () => {
     appendOutbox(path, { big: "y".repeat(5000) });
     appendOutbox(path, specEvent(0));
     const r = readOutbox(path, OUTBOX_START, { maxLineBytes: 1000 });
-    expect(r.items[0]).toMatchObject({ kind: "protocol_error", line_no: 1, reason: "line of 5010 bytes exceeds the limit of 1000 bytes; discarded" });
+    expect(r.items[0]).toMatchObject({
+      kind: "protocol_error",
+      line_no: 1,
+      reason: "line of 5010 bytes exceeds the limit of 1000 bytes; discarded",
+    });
     expect(r.items[1]).toMatchObject({ kind: "event", line_no: 2 });
   });
 
@@ -160,13 +179,16 @@ describe("outbox", () => {
     appendOutbox(path, specEvent(0));
     const r = readOutbox(path);
     truncateSync(path, 10);
-    expect(() => readOutbox(path, r.next)).toThrow(`${path} shrank to 10 bytes but ${r.next.offset} were already read: the outbox is append-only and must not be rewritten`);
+    expect(() => readOutbox(path, r.next)).toThrow(
+      `${path} shrank to 10 bytes but ${r.next.offset} were already read: the outbox is append-only and must not be rewritten`,
+    );
   });
 
   it("reads a large outbox across its internal read chunks", () => {
     const path = outboxPath(ws);
     const lines: string[] = [];
-    for (let i = 0; i < 12_000; i++) lines.push(JSON.stringify({ ...specEvent(0), payload: { message: `progress ${i} ${"z".repeat(100)}` } }));
+    for (let i = 0; i < 12_000; i++)
+      lines.push(JSON.stringify({ ...specEvent(0), payload: { message: `progress ${i} ${"z".repeat(100)}` } }));
     mkdirSync(join(ws, ".lattice"));
     writeFileSync(path, `${lines.join("\n")}\n`);
     const r = readOutbox(path);

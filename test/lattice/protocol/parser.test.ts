@@ -30,7 +30,7 @@ const STREAM = Buffer.from(
     "npm test: running 42 tests",
     ...SPEC_EVENTS.map((e) => `LATTICE_EVENT ${compact(e.text)}`),
     "ünïcödé log line — ✓ 日本語",
-    "LATTICE_EVENT {\"protocol_version\":\"v1\",",
+    'LATTICE_EVENT {"protocol_version":"v1",',
     "LATTICE_EVENT not json at all",
     'LATTICE_EVENT {"protocol_version":"v1","event_type":"COMPLETED","sprite_id":"s","work_item_id":"w","timestamp":"2026-01-15T11:00:00Z","payload":{"status":"done"}}',
     `LATTICE_EVENT ${compact(SPEC_EVENTS[0]!.text)}\r`,
@@ -45,13 +45,25 @@ describe("reading stdout (LineSplitter, classifyStdoutLine)", () => {
     const out = parseAll(STREAM, "whole");
     const kinds = out.map((l) => l.kind);
     expect(kinds.filter((k) => k === "event")).toHaveLength(12);
-    expect(out[0]).toMatchObject({ kind: "event", line_no: 1, event: { event_type: "INFO", payload: { message: "Starting implementation" } } });
+    expect(out[0]).toMatchObject({
+      kind: "event",
+      line_no: 1,
+      event: { event_type: "INFO", payload: { message: "Starting implementation" } },
+    });
     expect(out[1]).toEqual({ kind: "log", line_no: 2, text: "npm test: running 42 tests" });
     expect(out[12]).toEqual({ kind: "log", line_no: 13, text: "ünïcödé log line — ✓ 日本語" });
-    expect(out[13]).toMatchObject({ kind: "protocol_error", line_no: 14, excerpt: 'LATTICE_EVENT {"protocol_version":"v1",' });
+    expect(out[13]).toMatchObject({
+      kind: "protocol_error",
+      line_no: 14,
+      excerpt: 'LATTICE_EVENT {"protocol_version":"v1",',
+    });
     expect((out[13] as { reason: string }).reason).toMatch(/^invalid JSON: /);
     expect(out[14]).toMatchObject({ kind: "protocol_error", line_no: 15 });
-    expect(out[15]).toMatchObject({ kind: "protocol_error", line_no: 16, reason: 'schema violation: $.payload.status: Invalid option: expected one of "success"|"failure"' });
+    expect(out[15]).toMatchObject({
+      kind: "protocol_error",
+      line_no: 16,
+      reason: 'schema violation: $.payload.status: Invalid option: expected one of "success"|"failure"',
+    });
     // CRLF: the \r is not part of the JSON, and the event is the same as without it.
     expect(out[16]).toMatchObject({ kind: "event", line_no: 17, id: eventId(JSON.parse(SPEC_EVENTS[0]!.text)) });
     expect(out[17]).toEqual({ kind: "log", line_no: 18, text: "" });
@@ -79,7 +91,9 @@ describe("reading stdout (LineSplitter, classifyStdoutLine)", () => {
     const spec = JSON.parse(SPEC_EVENTS[6]!.text) as Record<string, unknown>;
     const reordered = Object.fromEntries(Object.entries(spec).reverse());
     const parser = stdoutLines();
-    const [a, b] = parser.push(`LATTICE_EVENT ${JSON.stringify(spec)}\nLATTICE_EVENT ${JSON.stringify(reordered, null, 0)}\n`);
+    const [a, b] = parser.push(
+      `LATTICE_EVENT ${JSON.stringify(spec)}\nLATTICE_EVENT ${JSON.stringify(reordered, null, 0)}\n`,
+    );
     expect(a!.kind).toBe("event");
     expect(a).toMatchObject({ id: eventId(spec) });
     expect((b as { id: string }).id).toBe((a as { id: string }).id);
@@ -90,7 +104,7 @@ describe("reading stdout (LineSplitter, classifyStdoutLine)", () => {
     const limit = 64 * 1024;
     const parser = stdoutLines({ maxLineBytes: limit });
     const out: ParsedLine[] = [];
-    out.push(...parser.push("before\nLATTICE_EVENT {\"payload\":\""));
+    out.push(...parser.push('before\nLATTICE_EVENT {"payload":"'));
     const block = Buffer.alloc(16 * 1024, "x");
     for (let i = 0; i < 640; i++) {
       out.push(...parser.push(block)); // 10 MiB of one line
@@ -111,7 +125,10 @@ describe("reading stdout (LineSplitter, classifyStdoutLine)", () => {
     const line = `LATTICE_EVENT ${compact(SPEC_EVENTS[0]!.text)}`;
     const size = Buffer.byteLength(line);
     expect(parseAll(Buffer.from(`${line}\n`), [7], size)[0]!.kind).toBe("event");
-    expect(parseAll(Buffer.from(`${line}\n`), [7], size - 1)[0]).toMatchObject({ kind: "protocol_error", reason: `line of ${size} bytes exceeds the limit of ${size - 1} bytes; discarded` });
+    expect(parseAll(Buffer.from(`${line}\n`), [7], size - 1)[0]).toMatchObject({
+      kind: "protocol_error",
+      reason: `line of ${size} bytes exceeds the limit of ${size - 1} bytes; discarded`,
+    });
     // An over-long final line without a newline is reported at end().
     expect(parseAll(Buffer.from(line), [5], 10)).toMatchObject([{ kind: "protocol_error", line_no: 1 }]);
   });
@@ -125,7 +142,9 @@ describe("reading stdout (LineSplitter, classifyStdoutLine)", () => {
 
   it("never copies the bad text into the reason (V8's JSON errors quote the input)", () => {
     const secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
-    const [err] = stdoutLines({ redact: (t) => t.replaceAll(secret, "[REDACTED]") }).push(`LATTICE_EVENT {"token": ${secret}}\n`);
+    const [err] = stdoutLines({ redact: (t) => t.replaceAll(secret, "[REDACTED]") }).push(
+      `LATTICE_EVENT {"token": ${secret}}\n`,
+    );
     expect(err).toMatchObject({ kind: "protocol_error", excerpt: 'LATTICE_EVENT {"token": [REDACTED]}' });
     expect((err as { reason: string }).reason).toBe("invalid JSON: Unexpected token 'g'");
   });

@@ -37,9 +37,22 @@ beforeEach(() => {
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
 /** Run a sprite and feed its stdout to a parser, re-split into the given chunk sizes. */
-function supervise(script: string, sizes: number[], env: Record<string, string> = {}): Promise<{ lines: ParsedLine[]; code: number | null }> {
+function supervise(
+  script: string,
+  sizes: number[],
+  env: Record<string, string> = {},
+): Promise<{ lines: ParsedLine[]; code: number | null }> {
   return new Promise((resolve, reject) => {
-    const child = spawn("bash", ["-c", script], { env: { PATH: process.env.PATH, LATTICE_WORKSPACE: ws, LATTICE_SPRITE_ID: "sprite-42", LATTICE_WORK_ITEM_ID: "issue-17", ...env }, stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn("bash", ["-c", script], {
+      env: {
+        PATH: process.env.PATH,
+        LATTICE_WORKSPACE: ws,
+        LATTICE_SPRITE_ID: "sprite-42",
+        LATTICE_WORK_ITEM_ID: "issue-17",
+        ...env,
+      },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     const parser = stdoutLines();
     const lines: ParsedLine[] = [];
     let i = 0;
@@ -59,11 +72,15 @@ function supervise(script: string, sizes: number[], env: Record<string, string> 
   });
 }
 
-const events = (lines: ReadonlyArray<ParsedLine | ProtocolError>) => lines.filter((l): l is ParsedEvent => l.kind === "event");
+const events = (lines: ReadonlyArray<ParsedLine | ProtocolError>) =>
+  lines.filter((l): l is ParsedEvent => l.kind === "event");
 
 describe("the whole path", () => {
   it("the spec's example events, verbatim, from a shell sprite: each in one copy or both, with one id", async () => {
-    const examples = [SPEC_STDOUT_LINE.slice("LATTICE_EVENT ".length), ...SPEC_EVENTS.map((e) => JSON.stringify(JSON.parse(e.text)))];
+    const examples = [
+      SPEC_STDOUT_LINE.slice("LATTICE_EVENT ".length),
+      ...SPEC_EVENTS.map((e) => JSON.stringify(JSON.parse(e.text))),
+    ];
     writeFileSync(join(root, "events.jsonl"), `${examples.join("\n")}\n`);
     // Event 3 only reaches stdout (the outbox append was lost), event 5 only the outbox (stdout
     // broke); the sprite also logs, prints garbage, and dies in the middle of an outbox line.
@@ -175,19 +192,25 @@ describe("the WAITING flow of a shell sprite", () => {
     // The supervisor fulfils the action, checks the inputs, restores and resumes.
     const inputs = { approved: true, comments: ["Looks good"] };
     assertInputs(inputs, waiting.payload.expected_inputs ?? {});
-    expect(() => assertInputs({ approved: "yes" }, waiting.payload.expected_inputs ?? {})).toThrow("inputs.approved: expected boolean, got string");
+    expect(() => assertInputs({ approved: "yes" }, waiting.payload.expected_inputs ?? {})).toThrow(
+      "inputs.approved: expected boolean, got string",
+    );
     restoreCheckpoint(ws, chkDir, waiting.payload.checkpoint_id);
     expect(readFileSync(join(ws, "docs/guide.md"), "utf8")).toBe("draft\n");
     writeResume(ws, { work_item_id: "issue-17", checkpoint_id: waiting.payload.checkpoint_id, inputs });
 
     const second = await supervise(script, [4096]);
-    expect(events(second.lines).map((e) => [e.event.event_type, (e.event.payload as { message?: string }).message])).toEqual([
+    expect(
+      events(second.lines).map((e) => [e.event.event_type, (e.event.payload as { message?: string }).message]),
+    ).toEqual([
       ["INFO", 'resumed with "approved": true'],
       ["COMPLETED", undefined],
     ]);
     // The same resume delivered again (a supervisor restart) is a no-op for the sprite.
     const third = await supervise(script, [4096]);
-    expect(events(third.lines).map((e) => (e.event.payload as { message?: string }).message)).toEqual(["resume already processed; nothing to do"]);
+    expect(events(third.lines).map((e) => (e.event.payload as { message?: string }).message)).toEqual([
+      "resume already processed; nothing to do",
+    ]);
 
     // Every event is in the outbox once, in order, across the three runs (.lattice/ survived the restore).
     const all = events(readOutbox(outboxPath(ws)).items);

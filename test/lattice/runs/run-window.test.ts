@@ -10,7 +10,22 @@ describe.each(kinds)("runs overlapping a window ($name)", (kind) => {
   let clock = 0;
   const run = async (id: string, role: string, createdAt: number, end?: { at: number; state: RunState }) => {
     clock = createdAt;
-    await runs.create({ id, project_id: "p", role, entry_id: `entry-${id}`, sprite_id: role.toLowerCase(), work_item_id: id, command: ["true"], workspace: "/w", checkpoint_dir: "/c", run_dir: "/r", worker: null, host: "h", supervisor_pid: 1, gate: null });
+    await runs.create({
+      id,
+      project_id: "p",
+      role,
+      entry_id: `entry-${id}`,
+      sprite_id: role.toLowerCase(),
+      work_item_id: id,
+      command: ["true"],
+      workspace: "/w",
+      checkpoint_dir: "/c",
+      run_dir: "/r",
+      worker: null,
+      host: "h",
+      supervisor_pid: 1,
+      gate: null,
+    });
     if (end === undefined) return;
     await runs.update(id, { state: "running" });
     clock = end.at;
@@ -25,7 +40,22 @@ describe.each(kinds)("runs overlapping a window ($name)", (kind) => {
     await run("finished-in-window", "Aya", 3_000, { at: 5_000, state: "succeeded" });
     await run("finished-before", "Sho", 1_500, { at: 2_000, state: "failed" });
     await run("created-after", "Aya", 20_000);
-    await new RunStore(t.store, "other-project", () => clock).create({ id: "elsewhere", project_id: "other-project", role: "Aya", entry_id: null, sprite_id: "aya", work_item_id: "w", command: ["true"], workspace: "/w", checkpoint_dir: "/c", run_dir: "/r", worker: null, host: "h", supervisor_pid: 1, gate: null });
+    await new RunStore(t.store, "other-project", () => clock).create({
+      id: "elsewhere",
+      project_id: "other-project",
+      role: "Aya",
+      entry_id: null,
+      sprite_id: "aya",
+      work_item_id: "w",
+      command: ["true"],
+      workspace: "/w",
+      checkpoint_dir: "/c",
+      run_dir: "/r",
+      worker: null,
+      host: "h",
+      supervisor_pid: 1,
+      gate: null,
+    });
   });
   afterEach(async () => t.cleanup());
 
@@ -36,8 +66,12 @@ describe.each(kinds)("runs overlapping a window ($name)", (kind) => {
       ["waiting-sho", "waiting"],
       ["finished-in-window", "succeeded"],
     ]);
-    expect((await runs.overlapping({ roles: ["Zed"], sinceMs: 3_000, untilMs: 10_000 })).map((r) => r.id)).toEqual(["running-other-role"]);
-    expect((await runs.overlapping({ roles: ["Sho"], sinceMs: 1_000, untilMs: 1_800 })).map((r) => r.id)).toEqual(["finished-before"]);
+    expect((await runs.overlapping({ roles: ["Zed"], sinceMs: 3_000, untilMs: 10_000 })).map((r) => r.id)).toEqual([
+      "running-other-role",
+    ]);
+    expect((await runs.overlapping({ roles: ["Sho"], sinceMs: 1_000, untilMs: 1_800 })).map((r) => r.id)).toEqual([
+      "finished-before",
+    ]);
     expect(await runs.overlapping({ roles: [], sinceMs: 0, untilMs: 10_000 })).toEqual([]);
   });
 });

@@ -10,8 +10,24 @@ describe("dieWithParent", () => {
   const where = { cwd: "/", path: process.env.PATH ?? "" };
 
   it("wraps a command that exists in setpriv with a parent-death SIGKILL, keeping its argv", () => {
-    expect(dieWithParent([process.execPath, "-e", "0"], where)).toEqual([SETPRIV, "--pdeathsig", "KILL", "--", process.execPath, "-e", "0"]);
-    expect(dieWithParent(["sh", "-c", "true"], where)).toEqual([SETPRIV, "--pdeathsig", "KILL", "--", "sh", "-c", "true"]);
+    expect(dieWithParent([process.execPath, "-e", "0"], where)).toEqual([
+      SETPRIV,
+      "--pdeathsig",
+      "KILL",
+      "--",
+      process.execPath,
+      "-e",
+      "0",
+    ]);
+    expect(dieWithParent(["sh", "-c", "true"], where)).toEqual([
+      SETPRIV,
+      "--pdeathsig",
+      "KILL",
+      "--",
+      "sh",
+      "-c",
+      "true",
+    ]);
   });
 
   it("leaves a command it cannot find as it is, so that spawning it still reports it missing", () => {
@@ -28,7 +44,9 @@ describe("dieWithParent", () => {
   async function orphanOf(argv: string[]): Promise<number> {
     const script = `const c = require("node:child_process").spawn(${JSON.stringify(argv[0])}, ${JSON.stringify(argv.slice(1))}, { detached: true, stdio: "ignore" }); console.log(c.pid); setInterval(() => {}, 1000);`;
     const parent = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
-    const pid = await new Promise<number>((r) => parent.stdout.once("data", (d: Buffer) => r(Number(String(d).trim()))));
+    const pid = await new Promise<number>((r) =>
+      parent.stdout.once("data", (d: Buffer) => r(Number(String(d).trim()))),
+    );
     parent.kill("SIGKILL");
     await new Promise((r) => parent.once("exit", r));
     return pid;

@@ -12,7 +12,16 @@ import { pathToFileURL } from "node:url";
 import pino from "pino";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseConfig } from "../../../src/config/index.js";
-import { artifactPaths, findSandboxTool, prepareRunDir, readViolations, runSandbox, sandboxArgv, SANDBOX_WORKSPACE, spriteEnv } from "../../../src/lattice/sandbox/index.js";
+import {
+  artifactPaths,
+  findSandboxTool,
+  prepareRunDir,
+  readViolations,
+  runSandbox,
+  sandboxArgv,
+  SANDBOX_WORKSPACE,
+  spriteEnv,
+} from "../../../src/lattice/sandbox/index.js";
 import { CLI, REPO_ROOT, runCli } from "../../helpers/proc.js";
 import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
 import { testProject, type TestProject } from "../helpers.js";
@@ -36,7 +45,8 @@ describe("the git wrapper", () => {
     execFileSync("git", ["init", "-q", "-b", "main", join(dir, "ws")]);
     execFileSync("git", ["-C", join(dir, "ws"), "remote", "add", "origin", join(dir, "nowhere.git")]);
   });
-  const git = (args: string[], as = wrapper) => spawnSync(as, args, { cwd: join(dir, "ws"), encoding: "utf8", env: { PATH: process.env.PATH } });
+  const git = (args: string[], as = wrapper) =>
+    spawnSync(as, args, { cwd: join(dir, "ws"), encoding: "utf8", env: { PATH: process.env.PATH } });
 
   const refused: Array<[string, string[], string, string]> = [
     ["push", ["push", "origin", "main"], "git_push", "push origin main"],
@@ -46,11 +56,36 @@ describe("the git wrapper", () => {
     ["send-pack", ["send-pack", "x"], "git_push", "send-pack x"],
     ["remote -v add", ["remote", "-v", "add", "evil", "/x"], "git_remote_edit", "remote -v add evil /x"],
     ["remote set-url", ["remote", "set-url", "origin", "/x"], "git_remote_edit", "remote set-url origin /x"],
-    ["an alias to remote add", ["-c", "alias.r=remote add", "r", "evil", "/x"], "git_remote_edit", "remote add evil /x"],
-    ["config remote.origin.pushurl", ["config", "remote.origin.pushurl", "/x"], "git_remote_edit", "config remote.origin.pushurl /x"],
-    ["config with the key in capitals", ["config", "Remote.Origin.PushURL", "/x"], "git_remote_edit", "config Remote.Origin.PushURL /x"],
-    ["config --unset remote.origin.url", ["config", "--unset", "remote.origin.url"], "git_remote_edit", "config --unset remote.origin.url"],
-    ["config url.*.insteadOf", ["config", "url./x.insteadOf", "origin"], "git_remote_edit", "config url./x.insteadOf origin"],
+    [
+      "an alias to remote add",
+      ["-c", "alias.r=remote add", "r", "evil", "/x"],
+      "git_remote_edit",
+      "remote add evil /x",
+    ],
+    [
+      "config remote.origin.pushurl",
+      ["config", "remote.origin.pushurl", "/x"],
+      "git_remote_edit",
+      "config remote.origin.pushurl /x",
+    ],
+    [
+      "config with the key in capitals",
+      ["config", "Remote.Origin.PushURL", "/x"],
+      "git_remote_edit",
+      "config Remote.Origin.PushURL /x",
+    ],
+    [
+      "config --unset remote.origin.url",
+      ["config", "--unset", "remote.origin.url"],
+      "git_remote_edit",
+      "config --unset remote.origin.url",
+    ],
+    [
+      "config url.*.insteadOf",
+      ["config", "url./x.insteadOf", "origin"],
+      "git_remote_edit",
+      "config url./x.insteadOf origin",
+    ],
   ];
   it.each(refused)("refuses %s and records it", (_name, args, rule, detail) => {
     const r = git(args);
@@ -74,7 +109,14 @@ describe("the git wrapper", () => {
   });
 
   it("passes everything else to git, reads of a remote's URL included", () => {
-    for (const args of [["status", "--short"], ["config", "remote.origin.url"], ["config", "--get", "remote.origin.url"], ["remote", "-v"], ["config", "user.name", "x"], ["-c", "alias.s=status", "s"]]) {
+    for (const args of [
+      ["status", "--short"],
+      ["config", "remote.origin.url"],
+      ["config", "--get", "remote.origin.url"],
+      ["remote", "-v"],
+      ["config", "user.name", "x"],
+      ["-c", "alias.s=status", "s"],
+    ]) {
       const r = git(args);
       expect(r.status, `git ${args.join(" ")}: ${r.stderr}`).toBe(0);
     }
@@ -98,7 +140,9 @@ describe("sandbox modes without bwrap", () => {
   it("auto: no sandbox and a warning; off: no sandbox, no warning", () => {
     const auto = findSandboxTool("auto", NO_BWRAP);
     expect(auto.bwrap).toBeNull();
-    expect(auto.warning).toMatch(/^SPRITES RUN WITHOUT A SANDBOX: bubblewrap \(bwrap\) is not installed .* Install it: apt-get install bubblewrap/);
+    expect(auto.warning).toMatch(
+      /^SPRITES RUN WITHOUT A SANDBOX: bubblewrap \(bwrap\) is not installed .* Install it: apt-get install bubblewrap/,
+    );
     expect(findSandboxTool("off", process.env.PATH ?? "")).toEqual({ bwrap: null });
   });
 
@@ -111,9 +155,13 @@ describe("sandbox modes without bwrap", () => {
     const base = { project_id: "p", lanes: [{ layer: "l", name: "n", roles: [{ name: "R", allowed_kinds: ["k"] }] }] };
     expect(parseConfig(JSON.stringify(base), "c.json").sandbox).toBe("auto");
     expect(parseConfig(JSON.stringify({ ...base, sandbox: "off" }), "c.json").sandbox).toBe("off");
-    expect(() => parseConfig(JSON.stringify({ ...base, sandbox: "yes" }), "c.json")).toThrow(/c\.json is invalid:\n {2}\$\.sandbox: .*"required".*"auto".*"off"/);
+    expect(() => parseConfig(JSON.stringify({ ...base, sandbox: "yes" }), "c.json")).toThrow(
+      /c\.json is invalid:\n {2}\$\.sandbox: .*"required".*"auto".*"off"/,
+    );
     expect(parseConfig(JSON.stringify(base), "c.json").sandbox_network).toBe("host");
-    expect(() => parseConfig(JSON.stringify({ ...base, sandbox_network: "lan" }), "c.json")).toThrow(/c\.json is invalid:\n {2}\$\.sandbox_network: .*"host".*"none"/);
+    expect(() => parseConfig(JSON.stringify({ ...base, sandbox_network: "lan" }), "c.json")).toThrow(
+      /c\.json is invalid:\n {2}\$\.sandbox_network: .*"host".*"none"/,
+    );
   });
 });
 
@@ -138,7 +186,14 @@ describe.runIf(bwrapHere)("sandboxArgv", () => {
       "cat /proc/1/cmdline | tr '\\0' ' '; echo",
       "pwd",
     ].join("; ");
-    const argv = sandboxArgv(["sh", "-c", script], { bwrap: "/usr/bin/bwrap", workspace: ws, writable: [], readable: [root, shown], hidden: [hidden, join(root, "secret.json"), join(root, "missing")], overlays: [] });
+    const argv = sandboxArgv(["sh", "-c", script], {
+      bwrap: "/usr/bin/bwrap",
+      workspace: ws,
+      writable: [],
+      readable: [root, shown],
+      hidden: [hidden, join(root, "secret.json"), join(root, "missing")],
+      overlays: [],
+    });
     const r = spawnSync(argv[0]!, argv.slice(1), { encoding: "utf8", env: { PATH: "/usr/bin:/bin" } });
     expect(r.status, r.stderr).toBe(0);
     const lines = r.stdout.split("\n");
@@ -163,7 +218,15 @@ describe.runIf(bwrapHere)("the sandbox's network (config sandbox_network)", () =
     const { port } = server.address() as AddressInfo;
     try {
       const ws = mkdtempSync(join(scratch, "net-"));
-      const argv = sandboxArgv(["bash", "-c", `exec 3<>/dev/tcp/127.0.0.1/${port} && head -1 <&3`], { bwrap: "/usr/bin/bwrap", workspace: ws, writable: [], readable: [], hidden: [], overlays: [], network });
+      const argv = sandboxArgv(["bash", "-c", `exec 3<>/dev/tcp/127.0.0.1/${port} && head -1 <&3`], {
+        bwrap: "/usr/bin/bwrap",
+        workspace: ws,
+        writable: [],
+        readable: [],
+        hidden: [],
+        overlays: [],
+        network,
+      });
       const child = spawn(argv[0]!, argv.slice(1), { env: { PATH: "/usr/bin:/bin" } });
       let stderr = "";
       child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
@@ -193,12 +256,31 @@ describe.runIf(bwrapHere)("runSandbox", () => {
     mkdirSync(join(home, "bin"));
     writeFileSync(join(home, ".ssh", "id_ed25519"), "PRIVATE KEY");
     writeFileSync(join(home, "bin", "tool"), "#!/bin/sh\necho tool ran\n", { mode: 0o755 });
-    const config = parseConfig(JSON.stringify({ project_id: "p", lanes: [{ layer: "l", name: "n", roles: [{ name: "R", allowed_kinds: ["k"] }] }] }), "c.json");
+    const config = parseConfig(
+      JSON.stringify({
+        project_id: "p",
+        lanes: [{ layer: "l", name: "n", roles: [{ name: "R", allowed_kinds: ["k"] }] }],
+      }),
+      "c.json",
+    );
     const ws = join(root, ".pmagent", "workspaces", "run_x");
-    const dirs = prepareRunDir(join(root, ".pmagent", "runs", "run_x"), [process.execPath], process.env.PATH ?? "", { sandboxed: true });
+    const dirs = prepareRunDir(join(root, ".pmagent", "runs", "run_x"), [process.execPath], process.env.PATH ?? "", {
+      sandboxed: true,
+    });
     for (const d of [ws, join(root, ".pmagent", "checkpoints", "run_x")]) mkdirSync(d, { recursive: true });
     const path = `${join(home, "bin")}:/usr/bin:/bin`;
-    const spec = runSandbox({ bwrap: "/usr/bin/bwrap", project: { root, configPath: join(root, "c.json"), config }, storeFile: null, workspace: ws, checkpointDir: join(root, ".pmagent", "checkpoints", "run_x"), dirs, pmagentCommand: [process.execPath], command: ["sh"], home, path });
+    const spec = runSandbox({
+      bwrap: "/usr/bin/bwrap",
+      project: { root, configPath: join(root, "c.json"), config },
+      storeFile: null,
+      workspace: ws,
+      checkpointDir: join(root, ".pmagent", "checkpoints", "run_x"),
+      dirs,
+      pmagentCommand: [process.execPath],
+      command: ["sh"],
+      home,
+      path,
+    });
     const argv = sandboxArgv(["sh", "-c", `cat ${join(home, ".ssh", "id_ed25519")}; tool; ls ${home}`], spec);
     const r = spawnSync(argv[0]!, argv.slice(1), { encoding: "utf8", env: { PATH: path } });
     expect(r.stdout).toBe("tool ran\nbin\n");
@@ -209,11 +291,31 @@ describe.runIf(bwrapHere)("runSandbox", () => {
 describe("runSandbox's network and tools (accepted environment changes)", () => {
   it("an accepted enable_network_access overrides the config's none; installed tools under .pmagent stay visible", () => {
     const root = mkdtempSync(join(scratch, "project-"));
-    const config = parseConfig(JSON.stringify({ project_id: "p", sandbox_network: "none", lanes: [{ layer: "l", name: "n", roles: [{ name: "R", allowed_kinds: ["k"] }] }] }), "c.json");
+    const config = parseConfig(
+      JSON.stringify({
+        project_id: "p",
+        sandbox_network: "none",
+        lanes: [{ layer: "l", name: "n", roles: [{ name: "R", allowed_kinds: ["k"] }] }],
+      }),
+      "c.json",
+    );
     const ws = join(root, ".pmagent", "workspaces", "run_x");
-    const dirs = prepareRunDir(join(root, ".pmagent", "runs", "run_x"), [process.execPath], process.env.PATH ?? "", { sandboxed: true });
+    const dirs = prepareRunDir(join(root, ".pmagent", "runs", "run_x"), [process.execPath], process.env.PATH ?? "", {
+      sandboxed: true,
+    });
     const spec = (network?: "host" | "none") =>
-      runSandbox({ bwrap: "/usr/bin/bwrap", project: { root, configPath: join(root, "c.json"), config }, storeFile: null, workspace: ws, checkpointDir: join(root, ".pmagent", "checkpoints", "run_x"), dirs, pmagentCommand: [process.execPath], command: ["sh"], home: undefined, ...(network ? { network } : {}) });
+      runSandbox({
+        bwrap: "/usr/bin/bwrap",
+        project: { root, configPath: join(root, "c.json"), config },
+        storeFile: null,
+        workspace: ws,
+        checkpointDir: join(root, ".pmagent", "checkpoints", "run_x"),
+        dirs,
+        pmagentCommand: [process.execPath],
+        command: ["sh"],
+        home: undefined,
+        ...(network ? { network } : {}),
+      });
     expect(spec().network).toBe("none");
     expect(spec("host").network).toBe("host");
     expect(spec().hidden).toContain(join(root, ".pmagent"));
@@ -268,7 +370,13 @@ describe("artifactPaths", () => {
     mkdirSync(join(ws, ".lattice"));
     mkdirSync(join(ws, ".git"));
     const artifact = join(ws, ".pmagent", "lane", "proposal.json");
-    for (const f of [artifact, join(ws, ".lattice", "resume.json"), join(root, "secrets.json"), join(root, ".pmagent", "pmagent.db")]) writeFileSync(f, "{}");
+    for (const f of [
+      artifact,
+      join(ws, ".lattice", "resume.json"),
+      join(root, "secrets.json"),
+      join(root, ".pmagent", "pmagent.db"),
+    ])
+      writeFileSync(f, "{}");
     symlinkSync(join(root, "secrets.json"), join(ws, "link.json"));
     const refs = [
       { type: "artifact", kind: "proposal", ref: artifact },
@@ -283,7 +391,10 @@ describe("artifactPaths", () => {
     ];
     expect(artifactPaths({ refs }, root)).toEqual([artifact, join(ws, ".git")]);
     // The roles contract's object form: the list under `artifacts`.
-    expect(artifactPaths({ refs: { source_board_id: "req-1", run_id: "run_1", artifacts: refs } }, root)).toEqual([artifact, join(ws, ".git")]);
+    expect(artifactPaths({ refs: { source_board_id: "req-1", run_id: "run_1", artifacts: refs } }, root)).toEqual([
+      artifact,
+      join(ws, ".git"),
+    ]);
     // A repository path, read from the workspace of the run that made it; never out of the workspaces.
     const relative = [
       { type: "artifact", kind: "proposal", ref: ".pmagent/lane/proposal.json", run_id: "run_a" },
@@ -314,15 +425,32 @@ describe.each(kinds)("the supervisor's sandbox setting on $name", (kind) => {
   it("required without bwrap: startRun refuses, no run is recorded", async () => {
     tp = testProject(ts, { sandbox: "required" });
     const sup = tp.supervisor(undefined, { env: { ...process.env, PATH: NO_BWRAP } });
-    await expect(sup.startRun({ role: "Builder", command: ["sh", "-c", "true"] })).rejects.toMatchObject({ code: "sandbox_unavailable", message: expect.stringContaining("apt-get install bubblewrap") });
+    await expect(sup.startRun({ role: "Builder", command: ["sh", "-c", "true"] })).rejects.toMatchObject({
+      code: "sandbox_unavailable",
+      message: expect.stringContaining("apt-get install bubblewrap"),
+    });
     expect(await sup.runs.list()).toEqual([]);
   });
 
   it("required without bwrap: `pmagent run` says how to install it and exits 1", async () => {
-    tp = testProject(ts, { sandbox: "required", lanes: [{ layer: "t", name: "b", roles: [{ name: "Builder", allowed_kinds: ["k"], runner: { command: ["sh", "-c", "true"] } }] }] });
-    const r = await runCli(["run", "--role", "Builder"], { cwd: tp.root, env: { ...process.env, ...ts.env, PATH: NO_BWRAP } });
+    tp = testProject(ts, {
+      sandbox: "required",
+      lanes: [
+        {
+          layer: "t",
+          name: "b",
+          roles: [{ name: "Builder", allowed_kinds: ["k"], runner: { command: ["sh", "-c", "true"] } }],
+        },
+      ],
+    });
+    const r = await runCli(["run", "--role", "Builder"], {
+      cwd: tp.root,
+      env: { ...process.env, ...ts.env, PATH: NO_BWRAP },
+    });
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('sandbox is "required" in pmagent.config.json but bubblewrap (bwrap) is not installed (not found on PATH): install it with `apt-get install bubblewrap`');
+    expect(r.stderr).toContain(
+      'sandbox is "required" in pmagent.config.json but bubblewrap (bwrap) is not installed (not found on PATH): install it with `apt-get install bubblewrap`',
+    );
     expect(await tp.supervisor().runs.list()).toEqual([]);
   });
 
@@ -331,19 +459,32 @@ describe.each(kinds)("the supervisor's sandbox setting on $name", (kind) => {
     const lines: string[] = [];
     const logger = pino({ level: "warn" }, { write: (s: string) => void lines.push(s) });
     const sup = tp.supervisor(undefined, { env: { ...process.env, PATH: NO_BWRAP }, logger });
-    const run = await sup.startRun({ role: "Builder", command: tp.sprite("ok", { steps: [{ sh: "env > env.txt" }, { emit: "COMPLETED", payload: { status: "success" } }] }) });
+    const run = await sup.startRun({
+      role: "Builder",
+      command: tp.sprite("ok", {
+        steps: [{ sh: "env > env.txt" }, { emit: "COMPLETED", payload: { status: "success" } }],
+      }),
+    });
     expect(run.state).toBe("succeeded");
     expect(lines.join("")).toContain("SPRITES RUN WITHOUT A SANDBOX");
     expect(readFileSync(join(run.workspace, "env.txt"), "utf8")).not.toContain("LATTICE_SANDBOX=");
   });
 
-  it.runIf(bwrapHere)("auto with bwrap: the sprite runs sandboxed (LATTICE_SANDBOX=bwrap) and sees its workspace at /workspace", async () => {
-    tp = testProject(ts);
-    const sup = tp.supervisor();
-    const run = await sup.startRun({ role: "Builder", command: tp.sprite("ok", { steps: [{ sh: "env > /workspace/env.txt" }, { emit: "COMPLETED", payload: { status: "success" } }] }) });
-    expect(run.state, `${run.reason}`).toBe("succeeded");
-    const env = readFileSync(join(run.workspace, "env.txt"), "utf8");
-    expect(env).toContain("LATTICE_SANDBOX=bwrap");
-    expect(env).toContain(`LATTICE_WORKSPACE=${run.workspace}`);
-  });
+  it.runIf(bwrapHere)(
+    "auto with bwrap: the sprite runs sandboxed (LATTICE_SANDBOX=bwrap) and sees its workspace at /workspace",
+    async () => {
+      tp = testProject(ts);
+      const sup = tp.supervisor();
+      const run = await sup.startRun({
+        role: "Builder",
+        command: tp.sprite("ok", {
+          steps: [{ sh: "env > /workspace/env.txt" }, { emit: "COMPLETED", payload: { status: "success" } }],
+        }),
+      });
+      expect(run.state, `${run.reason}`).toBe("succeeded");
+      const env = readFileSync(join(run.workspace, "env.txt"), "utf8");
+      expect(env).toContain("LATTICE_SANDBOX=bwrap");
+      expect(env).toContain(`LATTICE_WORKSPACE=${run.workspace}`);
+    },
+  );
 });

@@ -21,14 +21,24 @@ if (resume.resume && !resume.replayed) {
   const got = { ...inputs, context };
   if (typeof inputs.value === "string") got.value = createHash("sha256").update(inputs.value).digest("hex");
   writeFileSync(join(ws, ".lattice", "got.json"), JSON.stringify(got));
-  sprite.info("resumed", { kind: "note", metadata: { keys: Object.keys(inputs).sort(), error: context.error ?? null } });
-  sprite.completed(context.error ? "failure" : "success", context.error ? context.error.message : "action result received");
+  sprite.info("resumed", {
+    kind: "note",
+    metadata: { keys: Object.keys(inputs).sort(), error: context.error ?? null },
+  });
+  sprite.completed(
+    context.error ? "failure" : "success",
+    context.error ? context.error.message : "action result received",
+  );
   process.exit(0);
 }
 if (resume.resume) process.exit(0);
 
 if (plan.commit) {
-  const git = (...args) => execFileSync("git", ["-c", "user.name=sprite", "-c", "user.email=sprite@example.invalid", ...args], { cwd: ws, stdio: "ignore" });
+  const git = (...args) =>
+    execFileSync("git", ["-c", "user.name=sprite", "-c", "user.email=sprite@example.invalid", ...args], {
+      cwd: ws,
+      stdio: "ignore",
+    });
   git("checkout", "-q", "-b", plan.commit.branch);
   writeFileSync(join(ws, plan.commit.file), plan.commit.text);
   git("add", plan.commit.file);

@@ -18,7 +18,14 @@ for (const name of process.argv.slice(2)) {
 }
 const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k === "PATH" || k.startsWith("PMAGENT_")));
 writeFileSync(join(ws, "probe.json"), JSON.stringify({ env, programs }, null, 2));
-const event = { protocol_version: "v1", event_type: "COMPLETED", sprite_id: process.env.LATTICE_SPRITE_ID, work_item_id: process.env.LATTICE_WORK_ITEM_ID, timestamp: new Date().toISOString(), payload: { status: "success", summary: "probed" } };
+const event = {
+  protocol_version: "v1",
+  event_type: "COMPLETED",
+  sprite_id: process.env.LATTICE_SPRITE_ID,
+  work_item_id: process.env.LATTICE_WORK_ITEM_ID,
+  timestamp: new Date().toISOString(),
+  payload: { status: "success", summary: "probed" },
+};
 mkdirSync(join(ws, ".lattice"), { recursive: true });
 appendFileSync(join(ws, ".lattice", "outbox.jsonl"), `${JSON.stringify(event)}\n`);
 process.stdout.write(`LATTICE_EVENT ${JSON.stringify(event)}\n`);

@@ -37,7 +37,9 @@ async function run(steps) {
       toStdout(e);
     } else if (s.bulk) {
       // Many events at once: the outbox, then stdout, one write each (a backlog the supervisor reads in batches).
-      const lines = Array.from({ length: s.bulk }, (_, i) => JSON.stringify(envelope("INFO", { message: `bulk ${i}` })));
+      const lines = Array.from({ length: s.bulk }, (_, i) =>
+        JSON.stringify(envelope("INFO", { message: `bulk ${i}` })),
+      );
       appendFileSync(outbox, `${lines.join("\n")}\n`);
       process.stdout.write(`${lines.map((l) => `LATTICE_EVENT ${l}`).join("\n")}\n`);
     } else if (s.stdout_only) toStdout(s.stdout_only);
@@ -56,7 +58,11 @@ async function run(steps) {
     } else if (s.sleep) await sleep(s.sleep);
     else if (s.waiting) {
       const id = lattice.createCheckpoint(ws, process.env.LATTICE_CHECKPOINT_DIR).id;
-      const e = envelope("WAITING", { reason: s.waiting.reason, checkpoint_id: s.waiting.checkpoint_id ?? id, ...(s.waiting.expected_inputs ? { expected_inputs: s.waiting.expected_inputs } : {}) });
+      const e = envelope("WAITING", {
+        reason: s.waiting.reason,
+        checkpoint_id: s.waiting.checkpoint_id ?? id,
+        ...(s.waiting.expected_inputs ? { expected_inputs: s.waiting.expected_inputs } : {}),
+      });
       toOutbox(e);
       toStdout(e);
       process.exit(0);
@@ -66,7 +72,11 @@ async function run(steps) {
 
 const resume = lattice.readResume(ws);
 if (resume.resume && !resume.replayed) {
-  const e = envelope("INFO", { message: "resumed", kind: "note", metadata: { inputs: resume.resume.inputs, context: resume.resume.context } });
+  const e = envelope("INFO", {
+    message: "resumed",
+    kind: "note",
+    metadata: { inputs: resume.resume.inputs, context: resume.resume.context },
+  });
   toOutbox(e);
   toStdout(e);
   await run(scenario.on_resume ?? []);

@@ -47,11 +47,18 @@ if (existsSync(resumeFile)) {
   emit("INFO", { message: `resumed from ${resume.checkpoint_id}`, kind: "note" });
   writeFileSync(`${dir}/got.json`, JSON.stringify({ root, resume }));
   const approved = resume.inputs.approved === true;
-  emit("COMPLETED", { status: approved ? "success" : "failure", summary: approved ? `merged after review: ${resume.inputs.comments.join("; ")}` : "review did not approve" });
+  emit("COMPLETED", {
+    status: approved ? "success" : "failure",
+    summary: approved ? `merged after review: ${resume.inputs.comments.join("; ")}` : "review did not approve",
+  });
   process.exit(0);
 }
 
-const git = (...args) => execFileSync("git", ["-c", "user.name=sprite", "-c", "user.email=sprite@example.invalid", ...args], { cwd: root, stdio: "ignore" });
+const git = (...args) =>
+  execFileSync("git", ["-c", "user.name=sprite", "-c", "user.email=sprite@example.invalid", ...args], {
+    cwd: root,
+    stdio: "ignore",
+  });
 emit("PHASE_STARTED", { phase: "implement" });
 git("checkout", "-q", "-b", "sprite/fix-cache");
 writeFileSync(`${root}/fix.txt`, "cache invalidated\n");
@@ -59,7 +66,15 @@ git("add", "fix.txt");
 git("commit", "-q", "-m", "Fix cache invalidation");
 emit("PHASE_FINISHED", { phase: "implement", success: true });
 emit("ARTIFACT", { kind: "branch", ref: "sprite/fix-cache", url: null, metadata: {} });
-emit("ACTION_REQUEST", { action: "OPEN_PR", parameters: { title: "Fix cache invalidation", body: "Resolves #17", base: "main", head: "sprite/fix-cache" }, blocking: true });
+emit("ACTION_REQUEST", {
+  action: "OPEN_PR",
+  parameters: { title: "Fix cache invalidation", body: "Resolves #17", base: "main", head: "sprite/fix-cache" },
+  blocking: true,
+});
 const chk = checkpoint();
-emit("WAITING", { reason: "PR_REVIEW", checkpoint_id: chk, expected_inputs: { approved: "boolean", comments: "array<string>" } });
+emit("WAITING", {
+  reason: "PR_REVIEW",
+  checkpoint_id: chk,
+  expected_inputs: { approved: "boolean", comments: "array<string>" },
+});
 process.exit(0);

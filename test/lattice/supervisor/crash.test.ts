@@ -22,14 +22,30 @@ describe.each(kinds)("supervisor killed with SIGKILL at random points, then rest
         await board.post("Human", { id: entryId, to: "Builder", kind: "build_request" });
         const steps = [];
         for (let i = 0; i < 30; i++) {
-          steps.push({ emit: i % 7 === 0 ? "PHASE_STARTED" : "INFO", payload: i % 7 === 0 ? { phase: `p${i}` } : { message: `event ${i} of trial ${trial}` } });
+          steps.push({
+            emit: i % 7 === 0 ? "PHASE_STARTED" : "INFO",
+            payload: i % 7 === 0 ? { phase: `p${i}` } : { message: `event ${i} of trial ${trial}` },
+          });
           if (i % 3 === 0) steps.push({ log: `log line ${i}` });
           steps.push({ sleep: 4 });
         }
         steps.push({ emit: "COMPLETED", payload: { status: "success", summary: `trial ${trial}` } });
         // One trial in ten kills before or while the run starts; the others once the outbox has 0–31 lines.
-        const kill = random() < 0.1 ? { afterMs: Math.floor(random() * 1500) } : { afterOutboxLines: Math.floor(random() * 32), jitterMs: Math.floor(random() * 30) };
-        const result = await crashTrial({ root: tp.root, projectId: "demo", store: ts.store, storeEnv: ts.env, restart: () => tp.supervisor(), role: "Builder", entryId, command: tp.sprite(`t${trial}`, { steps }), kill });
+        const kill =
+          random() < 0.1
+            ? { afterMs: Math.floor(random() * 1500) }
+            : { afterOutboxLines: Math.floor(random() * 32), jitterMs: Math.floor(random() * 30) };
+        const result = await crashTrial({
+          root: tp.root,
+          projectId: "demo",
+          store: ts.store,
+          storeEnv: ts.env,
+          restart: () => tp.supervisor(),
+          role: "Builder",
+          entryId,
+          command: tp.sprite(`t${trial}`, { steps }),
+          kill,
+        });
         const problems = lostOrDoubled(result);
         expect(problems, `trial ${trial} (kill ${JSON.stringify(kill)}, seed ${SEED}): ${result.restart}`).toEqual([]);
         for (const run of result.runs) {

@@ -13,7 +13,11 @@ import { gitInit, testProject, type TestProject } from "../helpers.js";
 
 const kinds = await availableStoreKinds();
 
-const git = (cwd: string, ...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.invalid", ...args], { cwd, encoding: "utf8" }).trim();
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.invalid", ...args], {
+    cwd,
+    encoding: "utf8",
+  }).trim();
 
 describe.each(kinds)("lane cycles as branches on $name", (kind) => {
   let ts: TestStore;
@@ -21,7 +25,8 @@ describe.each(kinds)("lane cycles as branches on $name", (kind) => {
   let board: Blackboard;
   let bare: string;
   const supervisor = () => tp.supervisor(undefined, { cycles: projectCycles(tp.project, ts.store) });
-  const forge = () => new LocalForge({ store: ts.store, projectId: "demo", root: tp.root, bareRepo: ".pmagent/forge.git" });
+  const forge = () =>
+    new LocalForge({ store: ts.store, projectId: "demo", root: tp.root, bareRepo: ".pmagent/forge.git" });
 
   beforeEach(async () => {
     ts = await kind.open();
@@ -54,34 +59,86 @@ describe.each(kinds)("lane cycles as branches on $name", (kind) => {
     const review = await board.get("c-1-review");
     expect(review.entry.payload.refs).toMatchObject({ branch, commit: first.cycle!.commit, pull_request: "1" });
 
-    const reviewer = tp.sprite("reviewer", { steps: [{ sh: "cat src/x > seen || exit 3" }, { emit: "COMPLETED", payload: { status: "success", summary: "read it" } }] });
+    const reviewer = tp.sprite("reviewer", {
+      steps: [
+        { sh: "cat src/x > seen || exit 3" },
+        { emit: "COMPLETED", payload: { status: "success", summary: "read it" } },
+      ],
+    });
     const second = await supervisor().startRun({ role: "Reviewer", entryId: "c-1-review", command: reviewer });
     expect(second.state).toBe("succeeded");
     expect(git(bare, "show", `${branch}:seen`)).toBe("built");
-    expect(git(bare, "log", "--format=%an|%s", `main..${branch}`).split("\n")).toEqual(["Reviewer|Reviewer: c-1-review", "Builder|sprite commit"]);
+    expect(git(bare, "log", "--format=%an|%s", `main..${branch}`).split("\n")).toEqual([
+      "Reviewer|Reviewer: c-1-review",
+      "Builder|sprite commit",
+    ]);
     expect(git(bare, "log", "-1", "--format=%b", branch)).toContain(`Run: ${second.id}`);
-    expect(git(bare, "ls-tree", "-r", "--name-only", branch).split("\n").filter((f) => f.startsWith(".lattice") || f.startsWith(".pmagent"))).toEqual([]);
+    expect(
+      git(bare, "ls-tree", "-r", "--name-only", branch)
+        .split("\n")
+        .filter((f) => f.startsWith(".lattice") || f.startsWith(".pmagent")),
+    ).toEqual([]);
     const pulls = await forge().list();
-    expect(pulls.map((p) => ({ number: p.number, head: p.head, base: p.base, head_sha: p.head_sha }))).toEqual([{ number: 1, head: branch, base: "main", head_sha: second.cycle!.commit }]);
+    expect(pulls.map((p) => ({ number: p.number, head: p.head, base: p.base, head_sha: p.head_sha }))).toEqual([
+      { number: 1, head: branch, base: "main", head_sha: second.cycle!.commit },
+    ]);
   });
 
   it("a run that changes nothing hands on no commit, and open_pull_request names when the pull request opens", async () => {
-    tp = testProject(ts, { lanes: [{ layer: "test", name: "build", open_pull_request: "Reviewer", roles: [{ name: "Builder", allowed_kinds: ["build_request"], next: { to: "Reviewer", kind: "review_request", id_suffix: "-review" } }, { name: "Reviewer", allowed_kinds: ["review_request"] }] }] });
+    tp = testProject(ts, {
+      lanes: [
+        {
+          layer: "test",
+          name: "build",
+          open_pull_request: "Reviewer",
+          roles: [
+            {
+              name: "Builder",
+              allowed_kinds: ["build_request"],
+              next: { to: "Reviewer", kind: "review_request", id_suffix: "-review" },
+            },
+            { name: "Reviewer", allowed_kinds: ["review_request"] },
+          ],
+        },
+      ],
+    });
     gitInit(tp.root);
     await board.post("Human", { id: "c-2", to: "Builder", kind: "build_request" });
     await board.post("Human", { id: "c-6", to: "Builder", kind: "build_request" });
-    const idle = await supervisor().startRun({ role: "Builder", entryId: "c-6", command: tp.sprite("idle", { steps: [{ emit: "COMPLETED", payload: { status: "success" } }] }) });
+    const idle = await supervisor().startRun({
+      role: "Builder",
+      entryId: "c-6",
+      command: tp.sprite("idle", { steps: [{ emit: "COMPLETED", payload: { status: "success" } }] }),
+    });
     expect(idle.cycle).toMatchObject({ commit: null, pull_request: null });
     expect((await board.get("c-6-review")).entry.payload.refs).not.toHaveProperty("commit");
-    const writes = await supervisor().startRun({ role: "Builder", entryId: "c-2", command: tp.sprite("w", { steps: [{ file: { path: "a.txt", text: "a" } }, { emit: "COMPLETED", payload: { status: "success" } }] }) });
+    const writes = await supervisor().startRun({
+      role: "Builder",
+      entryId: "c-2",
+      command: tp.sprite("w", {
+        steps: [{ file: { path: "a.txt", text: "a" } }, { emit: "COMPLETED", payload: { status: "success" } }],
+      }),
+    });
     expect(writes.cycle?.pull_request ?? null).toBeNull();
-    const reviewer = await supervisor().startRun({ role: "Reviewer", entryId: "c-2-review", command: tp.sprite("r", { steps: [{ file: { path: "b.txt", text: "b" } }, { emit: "COMPLETED", payload: { status: "success" } }] }) });
+    const reviewer = await supervisor().startRun({
+      role: "Reviewer",
+      entryId: "c-2-review",
+      command: tp.sprite("r", {
+        steps: [{ file: { path: "b.txt", text: "b" } }, { emit: "COMPLETED", payload: { status: "success" } }],
+      }),
+    });
     expect(reviewer.cycle?.pull_request?.number).toBe(1);
   });
 
   it("the branch moved while a run waited: merged when the changes do not touch, a conflict fails the run with the files", async () => {
     await board.post("Human", { id: "c-3", to: "Builder", kind: "build_request" });
-    const base = await supervisor().startRun({ role: "Builder", entryId: "c-3", command: tp.sprite("b", { steps: [{ file: { path: "a.txt", text: "one\n" } }, { emit: "COMPLETED", payload: { status: "success" } }] }) });
+    const base = await supervisor().startRun({
+      role: "Builder",
+      entryId: "c-3",
+      command: tp.sprite("b", {
+        steps: [{ file: { path: "a.txt", text: "one\n" } }, { emit: "COMPLETED", payload: { status: "success" } }],
+      }),
+    });
     const branch = base.cycle!.branch;
     const moveBranch = (file: string, text: string) => {
       const clone = mkdtempSync(join(tmpdir(), "pmagent-move-"));
@@ -95,7 +152,14 @@ describe.each(kinds)("lane cycles as branches on $name", (kind) => {
         rmSync(clone, { recursive: true, force: true });
       }
     };
-    const waitThenWrite = (text: string) => tp.sprite(`wait-${text}`, { steps: [{ file: { path: "a.txt", text } }, { waiting: { reason: "PR_REVIEW", expected_inputs: { ok: "boolean" } } }], on_resume: [{ emit: "COMPLETED", payload: { status: "success" } }] });
+    const waitThenWrite = (text: string) =>
+      tp.sprite(`wait-${text}`, {
+        steps: [
+          { file: { path: "a.txt", text } },
+          { waiting: { reason: "PR_REVIEW", expected_inputs: { ok: "boolean" } } },
+        ],
+        on_resume: [{ emit: "COMPLETED", payload: { status: "success" } }],
+      });
 
     // Not touching: b.txt moved meanwhile, the run changed a.txt.
     const s = supervisor();
@@ -143,7 +207,11 @@ describe.each(kinds)("lane cycles as branches on $name", (kind) => {
   it("without a repository on a branch, the run works outside a cycle", async () => {
     tp = testProject(ts);
     await board.post("Human", { id: "c-5", to: "Builder", kind: "build_request" });
-    const run = await supervisor().startRun({ role: "Builder", entryId: "c-5", command: tp.sprite("x", { steps: [{ emit: "COMPLETED", payload: { status: "success" } }] }) });
+    const run = await supervisor().startRun({
+      role: "Builder",
+      entryId: "c-5",
+      command: tp.sprite("x", { steps: [{ emit: "COMPLETED", payload: { status: "success" } }] }),
+    });
     expect(run.state).toBe("succeeded");
     expect(run.cycle).toBeNull();
   });
@@ -166,7 +234,21 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
   });
 
   const kaiAnswer = async () =>
-    answer({ version: "kai_request_v1", request_id: "t-cycle", from: { actor_type: "human" }, project_id: "demo", type: "lane_status", lane: { layer: "code", name: "code" }, params: {} }, { config: tp.project.config, sources: await (await openProject({ project: tp.project, store: ts.store })).kaiSources() });
+    answer(
+      {
+        version: "kai_request_v1",
+        request_id: "t-cycle",
+        from: { actor_type: "human" },
+        project_id: "demo",
+        type: "lane_status",
+        lane: { layer: "code", name: "code" },
+        params: {},
+      },
+      {
+        config: tp.project.config,
+        sources: await (await openProject({ project: tp.project, store: ts.store })).kaiSources(),
+      },
+    );
   const laneStatus = async () => {
     const res = await kaiAnswer();
     if (res.status !== "ok" || res.payload.kind !== "lane_status_v1") throw new Error(JSON.stringify(res));
@@ -176,24 +258,62 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
   it("Developer → Reviewer (changes_requested, the review goes back) → Developer fixes → Reviewer approves: the cycle's pull request is merged", async () => {
     const s = tp.supervisor(undefined, { cycles: projectCycles(tp.project, ts.store) });
     const bare = join(tp.root, ".pmagent", "forge.git");
-    await board.post("Human", { id: "feat-1", to: "Developer", kind: "code_request", payload: { summary: "add greet()" } });
-    const dev = await s.startRun({ role: "Developer", entryId: "feat-1", command: tp.sprite("dev", { steps: [{ file: { path: "greet.js", text: "export const greet = () => 'hi';\n" } }, { emit: "COMPLETED", payload: { status: "success", summary: "greet()" } }] }) });
+    await board.post("Human", {
+      id: "feat-1",
+      to: "Developer",
+      kind: "code_request",
+      payload: { summary: "add greet()" },
+    });
+    const dev = await s.startRun({
+      role: "Developer",
+      entryId: "feat-1",
+      command: tp.sprite("dev", {
+        steps: [
+          { file: { path: "greet.js", text: "export const greet = () => 'hi';\n" } },
+          { emit: "COMPLETED", payload: { status: "success", summary: "greet()" } },
+        ],
+      }),
+    });
     expect(dev.state).toBe("succeeded");
     const review = await s.startRun({
       role: "Reviewer",
       entryId: "feat-1-review",
-      command: tp.sprite("rev1", { steps: [{ sh: "grep -q hi greet.js || exit 1" }, { emit: "COMPLETED", payload: { status: "success", outcome: "changes_requested", summary: "say hello, not hi" } }] }),
+      command: tp.sprite("rev1", {
+        steps: [
+          { sh: "grep -q hi greet.js || exit 1" },
+          {
+            emit: "COMPLETED",
+            payload: { status: "success", outcome: "changes_requested", summary: "say hello, not hi" },
+          },
+        ],
+      }),
     });
     expect(review.state).toBe("succeeded");
     const fix = await board.get("feat-1-review-fix");
     expect(fix.entry).toMatchObject({ to: "Developer", kind: "code_fix_request" });
-    expect(fix.entry.payload.details).toEqual({ outcome: "changes_requested", from_role: "Reviewer", review: "say hello, not hi" });
+    expect(fix.entry.payload.details).toEqual({
+      outcome: "changes_requested",
+      from_role: "Reviewer",
+      review: "say hello, not hi",
+    });
     // Sent back, the cycle goes on: Kai does not call it completed at the first review.
     const during = await laneStatus();
     expect(during.cycle.status).toBe("in_progress");
-    const fixed = await s.startRun({ role: "Developer", entryId: "feat-1-review-fix", command: tp.sprite("dev2", { steps: [{ sh: "sed -i s/hi/hello/ greet.js" }, { emit: "COMPLETED", payload: { status: "success" } }] }) });
+    const fixed = await s.startRun({
+      role: "Developer",
+      entryId: "feat-1-review-fix",
+      command: tp.sprite("dev2", {
+        steps: [{ sh: "sed -i s/hi/hello/ greet.js" }, { emit: "COMPLETED", payload: { status: "success" } }],
+      }),
+    });
     expect(fixed.cycle?.branch).toBe("pmagent/code/code/feat-1");
-    const approved = await s.startRun({ role: "Reviewer", entryId: "feat-1-review-fix-review", command: tp.sprite("rev2", { steps: [{ emit: "COMPLETED", payload: { status: "success", outcome: "approved" } }] }) });
+    const approved = await s.startRun({
+      role: "Reviewer",
+      entryId: "feat-1-review-fix-review",
+      command: tp.sprite("rev2", {
+        steps: [{ emit: "COMPLETED", payload: { status: "success", outcome: "approved" } }],
+      }),
+    });
     expect(approved.state).toBe("succeeded");
     expect(approved.cycle?.merged).toBe(git(bare, "rev-parse", "main"));
     expect(git(bare, "show", "main:greet.js")).toBe("export const greet = () => 'hello';");
@@ -212,20 +332,40 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
     const res = await kaiAnswer();
     if (res.status !== "ok" || res.payload.kind !== "lane_status_v1") throw new Error(JSON.stringify(res));
     const status = res.payload.data as LaneStatus;
-    expect(status.cycle).toMatchObject({ status: "completed", completed_at: (await board.get("feat-1-review-fix-review")).entry.updated_at });
-    expect(status.cycle).toMatchObject({ branch: "pmagent/code/code/feat-1", commit: approved.cycle!.merged, merged: true });
-    expect(status.cycle.evidence).toContainEqual({ type: "commit", id: approved.cycle!.merged, title: "merged pmagent/code/code/feat-1 into its base" });
+    expect(status.cycle).toMatchObject({
+      status: "completed",
+      completed_at: (await board.get("feat-1-review-fix-review")).entry.updated_at,
+    });
+    expect(status.cycle).toMatchObject({
+      branch: "pmagent/code/code/feat-1",
+      commit: approved.cycle!.merged,
+      merged: true,
+    });
+    expect(status.cycle.evidence).toContainEqual({
+      type: "commit",
+      id: approved.cycle!.merged,
+      title: "merged pmagent/code/code/feat-1 into its base",
+    });
     expect(res.summary_md).toContain(`merged as ${approved.cycle!.merged!.slice(0, 12)}`);
   });
 
   it("an outcome that is no lowercase name is a protocol error, not a route", async () => {
     const s = tp.supervisor(undefined, { cycles: projectCycles(tp.project, ts.store) });
     await board.post("Human", { id: "feat-2", to: "Reviewer", kind: "code_review_request" });
-    const run = await s.startRun({ role: "Reviewer", entryId: "feat-2", command: tp.sprite("bad", { steps: [{ emit: "COMPLETED", payload: { status: "success", outcome: "Changes Requested" } }] }) });
+    const run = await s.startRun({
+      role: "Reviewer",
+      entryId: "feat-2",
+      command: tp.sprite("bad", {
+        steps: [{ emit: "COMPLETED", payload: { status: "success", outcome: "Changes Requested" } }],
+      }),
+    });
     expect(run.state).toBe("failed");
     const errors = await s.runs.protocolErrors(run.id);
     expect(errors.map((e) => e.source).sort()).toEqual(["outbox", "stdout"]);
-    for (const e of errors) expect(e.reason).toBe("schema violation: $.payload.outcome: an outcome is a lowercase name, e.g. changes_requested");
+    for (const e of errors)
+      expect(e.reason).toBe(
+        "schema violation: $.payload.outcome: an outcome is a lowercase name, e.g. changes_requested",
+      );
     expect(await board.find("feat-2-review-fix")).toBeUndefined();
   });
 });

@@ -28,13 +28,23 @@ describe.each(kinds)("a run resumed on another machine, on $name", (kind) => {
     rmSync(bRoot, { recursive: true, force: true });
   });
 
-  const machineB = () => new Supervisor({ store: ts.store, project: { ...a.project, root: bRoot }, pmagentCommand: PMAGENT, pollMs: 20, host: "machine-b" });
+  const machineB = () =>
+    new Supervisor({
+      store: ts.store,
+      project: { ...a.project, root: bRoot },
+      pmagentCommand: PMAGENT,
+      pollMs: 20,
+      host: "machine-b",
+    });
 
   async function waitOnA() {
     return a.supervisor(undefined, { host: "machine-a" }).startRun({
       role: "Builder",
       command: a.sprite("elsewhere", {
-        steps: [{ file: { path: "work.txt", text: "made on machine A\n" } }, { waiting: { reason: "review", expected_inputs: { ok: "boolean" } } }],
+        steps: [
+          { file: { path: "work.txt", text: "made on machine A\n" } },
+          { waiting: { reason: "review", expected_inputs: { ok: "boolean" } } },
+        ],
         on_resume: [{ sh: "cat work.txt" }, { emit: "COMPLETED", payload: { status: "success" } }],
       }),
     });
@@ -44,9 +54,14 @@ describe.each(kinds)("a run resumed on another machine, on $name", (kind) => {
     it("continues on the other machine from the checkpoint shared in the store, in that machine's places", async () => {
       const waiting = await waitOnA();
       expect(waiting).toMatchObject({ state: "waiting", host: "machine-a" });
-      const shared = await ts.store.all<{ checkpoint_id: string }>("SELECT checkpoint_id FROM lattice_checkpoint_manifests WHERE run_id = ?", [waiting.id]);
+      const shared = await ts.store.all<{ checkpoint_id: string }>(
+        "SELECT checkpoint_id FROM lattice_checkpoint_manifests WHERE run_id = ?",
+        [waiting.id],
+      );
       // The workspace's checkpoint and the sprite's HOME (where an agent keeps its session).
-      expect(shared.map((r) => r.checkpoint_id).sort()).toEqual([waiting.waiting!.checkpoint_id, waiting.waiting!.home_checkpoint_id].sort());
+      expect(shared.map((r) => r.checkpoint_id).sort()).toEqual(
+        [waiting.waiting!.checkpoint_id, waiting.waiting!.home_checkpoint_id].sort(),
+      );
       // The resume on B reads nothing of A's: its vault is empty, A's checkpoint directory unused.
       rmSync(waiting.checkpoint_dir, { recursive: true, force: true });
       const sup = machineB();
@@ -66,7 +81,9 @@ describe.each(kinds)("a run resumed on another machine, on $name", (kind) => {
       const sup = machineB();
       await expect(sup.resumeRun(waiting.id, { inputs: { ok: true } })).rejects.toMatchObject({
         code: "checkpoint_not_found",
-        message: expect.stringMatching(/^checkpoint chk_\S+ of run run_\S+ cannot be restored \(blob [0-9a-f]{12}… does not hold the content its name says .*\): the run cannot be resumed/),
+        message: expect.stringMatching(
+          /^checkpoint chk_\S+ of run run_\S+ cannot be restored \(blob [0-9a-f]{12}… does not hold the content its name says .*\): the run cannot be resumed/,
+        ),
       });
       expect(await sup.runs.get(waiting.id)).toMatchObject({ state: "waiting", host: "machine-a" });
       expect(existsSync(join(bRoot, ".pmagent", "workspaces", waiting.id, "work.txt"))).toBe(false);
@@ -84,7 +101,9 @@ describe.each(kinds)("a run resumed on another machine, on $name", (kind) => {
   it("names the machine from PMAGENT_MACHINE, and refuses a name that is not one", () => {
     const env = { ...process.env, PMAGENT_MACHINE: "rack-7.b" };
     expect(new Supervisor({ store: ts.store, project: a.project, env }).host).toBe("rack-7.b");
-    expect(() => new Supervisor({ store: ts.store, project: a.project, env: { ...env, PMAGENT_MACHINE: "a b/c" } })).toThrow(
+    expect(
+      () => new Supervisor({ store: ts.store, project: a.project, env: { ...env, PMAGENT_MACHINE: "a b/c" } }),
+    ).toThrow(
       `PMAGENT_MACHINE must be a name of letters, digits, '.', '_' or '-' (at most 63, starting with a letter or digit), got "a b/c"`,
     );
   });

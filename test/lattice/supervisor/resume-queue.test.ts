@@ -32,9 +32,13 @@ describe.each(kinds)("resumes queued for any worker, on $name", (kind) => {
   it("records checked inputs; a worker of the role takes the resume, once, and carries it out", async () => {
     const waiting = await waitingRun();
     const sup = tp.supervisor();
-    expect(await sup.queueResume(waiting.id, { inputs: { n: 7 }, context: { note: "from the console" } })).toMatchObject({ noop: false });
+    expect(
+      await sup.queueResume(waiting.id, { inputs: { n: 7 }, context: { note: "from the console" } }),
+    ).toMatchObject({ noop: false });
     // The same again is a no-op; other inputs are refused while one is queued.
-    expect(await sup.queueResume(waiting.id, { inputs: { n: 7 }, context: { note: "from the console" } })).toMatchObject({ noop: true });
+    expect(
+      await sup.queueResume(waiting.id, { inputs: { n: 7 }, context: { note: "from the console" } }),
+    ).toMatchObject({ noop: true });
     await expect(sup.queueResume(waiting.id, { inputs: { n: 8 } })).rejects.toMatchObject({
       code: "resume_queued",
       message: `run ${waiting.id} has a resume queued already, with other inputs ({"n":7}): a worker of Builder will carry it out`,
@@ -48,12 +52,24 @@ describe.each(kinds)("resumes queued for any worker, on $name", (kind) => {
     // in test/machines.)
     const shared = tp.supervisor();
     await Promise.all(
-      ["w-1", "w-2"].map((id) => new Worker({ supervisor: shared, roles: ["Builder"], id, once: true, onStarted: (run) => started.push(run), onRun: (r) => runs.push(r) }).run(new AbortController().signal)),
+      ["w-1", "w-2"].map((id) =>
+        new Worker({
+          supervisor: shared,
+          roles: ["Builder"],
+          id,
+          once: true,
+          onStarted: (run) => started.push(run),
+          onRun: (r) => runs.push(r),
+        }).run(new AbortController().signal),
+      ),
     );
     expect(started).toEqual([waiting.id]);
     expect(runs.map((r) => [r.id, r.state, r.attempt])).toEqual([[waiting.id, "succeeded", 2]]);
     const resumeFile = (await sup.runs.logs(waiting.id, { stream: "stdout" })).map((l) => l.text).join("\n");
-    expect(JSON.parse(resumeFile.slice(resumeFile.indexOf("{"), resumeFile.lastIndexOf("}") + 1))).toMatchObject({ inputs: { n: 7 }, context: { note: "from the console" } });
+    expect(JSON.parse(resumeFile.slice(resumeFile.indexOf("{"), resumeFile.lastIndexOf("}") + 1))).toMatchObject({
+      inputs: { n: 7 },
+      context: { note: "from the console" },
+    });
     expect(await sup.runs.queuedResume(waiting.id)).toBeUndefined();
   });
 
@@ -71,9 +87,13 @@ describe.each(kinds)("resumes queued for any worker, on $name", (kind) => {
     const sup = tp.supervisor();
     await expect(sup.queueResume(waiting.id, { inputs: { n: "seven" } })).rejects.toMatchObject({
       code: "invalid_resume_inputs",
-      message: "resume inputs do not match the WAITING event's expected_inputs:\n  inputs.n: expected integer, got string",
+      message:
+        "resume inputs do not match the WAITING event's expected_inputs:\n  inputs.n: expected integer, got string",
     });
-    await expect(sup.queueResume(waiting.id, { inputs: {} })).rejects.toMatchObject({ code: "invalid_resume_inputs", message: expect.stringContaining("inputs.n: missing (expected integer)") });
+    await expect(sup.queueResume(waiting.id, { inputs: {} })).rejects.toMatchObject({
+      code: "invalid_resume_inputs",
+      message: expect.stringContaining("inputs.n: missing (expected integer)"),
+    });
     expect(await sup.runs.queuedResume(waiting.id)).toBeUndefined();
     await sup.cancel(waiting.id, "not needed");
     await expect(sup.queueResume(waiting.id, { inputs: { n: 1 } })).rejects.toMatchObject({

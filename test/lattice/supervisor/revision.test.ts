@@ -22,7 +22,19 @@ describe.each(kinds)("lane progression of a revision request on $name", (kind) =
   it("a successful run whose COMPLETED asks for a revision posts the next entry with payload.details", async () => {
     await board.post("Human", { id: "r-1", to: "Builder", kind: "build_request" });
     const changes = ["restore the Risks section"];
-    const command = tp.sprite("soft", { steps: [{ emit: "COMPLETED", payload: { status: "success", summary: "review revise at soft_gate", revision_requested: true, requested_changes: changes } }] });
+    const command = tp.sprite("soft", {
+      steps: [
+        {
+          emit: "COMPLETED",
+          payload: {
+            status: "success",
+            summary: "review revise at soft_gate",
+            revision_requested: true,
+            requested_changes: changes,
+          },
+        },
+      ],
+    });
     const run = await tp.supervisor().startRun({ role: "Builder", entryId: "r-1", command });
     expect(run.state).toBe("succeeded");
     const next = await board.get("r-1-review");
@@ -35,9 +47,14 @@ describe.each(kinds)("lane progression of a revision request on $name", (kind) =
 
   it("without a revision request the next entry has no details", async () => {
     await board.post("Human", { id: "r-2", to: "Builder", kind: "build_request" });
-    const command = tp.sprite("plain", { steps: [{ emit: "COMPLETED", payload: { status: "success", summary: "fine", revision_requested: false } }] });
+    const command = tp.sprite("plain", {
+      steps: [{ emit: "COMPLETED", payload: { status: "success", summary: "fine", revision_requested: false } }],
+    });
     const run = await tp.supervisor().startRun({ role: "Builder", entryId: "r-2", command });
     expect(run.state).toBe("succeeded");
-    expect((await board.get("r-2-review")).entry.payload).toEqual({ refs: { source_board_id: "r-2", run_id: run.id, artifacts: [] }, summary: "fine" });
+    expect((await board.get("r-2-review")).entry.payload).toEqual({
+      refs: { source_board_id: "r-2", run_id: run.id, artifacts: [] },
+      summary: "fine",
+    });
   });
 });

@@ -30,14 +30,15 @@ describe.each(kinds)("supervisor with hostile sprite output on $name", (kind) =>
     const deep = `${"[".repeat(5000)}${"]".repeat(5000)}`;
     // An INFO event's text up to its message's opening quote.
     const head = JSON.stringify(SPEC_EVENTS.info).split("Starting implementation")[0]!;
-    const info = (payload: string) => JSON.stringify(SPEC_EVENTS.info).replace('{"message":"Starting implementation"}', () => payload);
+    const info = (payload: string) =>
+      JSON.stringify(SPEC_EVENTS.info).replace('{"message":"Starting implementation"}', () => payload);
     const run = await sup.startRun({
       role: "Builder",
       command: tp.sprite("hostile", {
         steps: [
           { event: SPEC_EVENTS.info },
           { log: "a log line with a NUL: \u0000 here" },
-          { raw_stdout: "LATTICE_EVENT {\"raw\":\"\u0000\"}\n" },
+          { raw_stdout: 'LATTICE_EVENT {"raw":"\u0000"}\n' },
           { raw_stdout: `LATTICE_EVENT ${info('{"message":"a\\u0000b"}')}\n` },
           { raw_outbox: `${info(`{"message":"m","metadata":{"d":${deep}}}`)}\n` },
           { raw_stdout: `LATTICE_EVENT ${info(`{"message":"m","metadata":{"d":${deep}}}`)}\n` },
@@ -68,12 +69,19 @@ describe.each(kinds)("supervisor with hostile sprite output on $name", (kind) =>
     const run = await sup.startRun({
       role: "Builder",
       command: tp.sprite("fifo", {
-        steps: [{ sh: "rm -f .lattice/outbox.jsonl && mkfifo .lattice/outbox.jsonl" }, { stdout_only: SPEC_EVENTS.completed }],
+        steps: [
+          { sh: "rm -f .lattice/outbox.jsonl && mkfifo .lattice/outbox.jsonl" },
+          { stdout_only: SPEC_EVENTS.completed },
+        ],
       }),
     });
     expect(run.state).toBe("succeeded");
     const reasons = (await sup.runs.protocolErrors(run.id)).map((e) => e.reason);
-    expect(reasons).toEqual([expect.stringMatching(/^outbox unreadable, no longer read for this run: the outbox .*outbox\.jsonl is a FIFO, not a regular file/)]);
+    expect(reasons).toEqual([
+      expect.stringMatching(
+        /^outbox unreadable, no longer read for this run: the outbox .*outbox\.jsonl is a FIFO, not a regular file/,
+      ),
+    ]);
   });
 
   it("reconciles a run whose outbox was swapped for a FIFO instead of hanging on it", async () => {
@@ -83,12 +91,33 @@ describe.each(kinds)("supervisor with hostile sprite output on $name", (kind) =>
       mkdirSync(join(ws, ".lattice"));
       execFileSync("mkfifo", [join(ws, ".lattice", "outbox.jsonl")]);
       // A run its supervisor left running, its sprite gone.
-      await sup.runs.create({ id: "run_fifo", project_id: "demo", role: "Builder", entry_id: null, sprite_id: "s", work_item_id: "w", command: ["x"], workspace: ws, checkpoint_dir: join(ws, "chk"), run_dir: join(ws, "run"), worker: null, host: sup.host, supervisor_pid: process.pid, gate: null });
+      await sup.runs.create({
+        id: "run_fifo",
+        project_id: "demo",
+        role: "Builder",
+        entry_id: null,
+        sprite_id: "s",
+        work_item_id: "w",
+        command: ["x"],
+        workspace: ws,
+        checkpoint_dir: join(ws, "chk"),
+        run_dir: join(ws, "run"),
+        worker: null,
+        host: sup.host,
+        supervisor_pid: process.pid,
+        gate: null,
+      });
       const [run] = await sup.reconcile();
-      expect(run).toMatchObject({ id: "run_fifo", state: "failed", reason: expect.stringContaining(`the sprite ended (exit code unknown) without COMPLETED, ERROR or WAITING; `) });
+      expect(run).toMatchObject({
+        id: "run_fifo",
+        state: "failed",
+        reason: expect.stringContaining(`the sprite ended (exit code unknown) without COMPLETED, ERROR or WAITING; `),
+      });
       // It says where the workspace and its outbox are.
       expect(run!.reason).toContain(join(ws, ".lattice", "outbox.jsonl"));
-      expect((await sup.runs.protocolErrors("run_fifo")).map((e) => e.reason)).toEqual([expect.stringContaining("outbox.jsonl is a FIFO, not a regular file")]);
+      expect((await sup.runs.protocolErrors("run_fifo")).map((e) => e.reason)).toEqual([
+        expect.stringContaining("outbox.jsonl is a FIFO, not a regular file"),
+      ]);
     } finally {
       rmSync(ws, { recursive: true, force: true });
     }

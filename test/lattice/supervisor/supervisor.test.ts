@@ -23,7 +23,12 @@ describe.each(kinds)("supervisor on $name", (kind) => {
   });
 
   it("takes the spec's example events verbatim through the whole path: stored once each, in outbox order, entry done, next entry posted", async () => {
-    await board.post("Human", { id: "issue-17", to: "Builder", kind: "build_request", payload: { summary: "fix the cache" } });
+    await board.post("Human", {
+      id: "issue-17",
+      to: "Builder",
+      kind: "build_request",
+      payload: { summary: "fix the cache" },
+    });
     const e = SPEC_EVENTS;
     const command = tp.sprite("spec", {
       steps: [
@@ -72,24 +77,50 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     // No action executor plugged in: the action is recorded as failed, with the reason.
     await sup.whenIdle(run.id);
     const action = (await sup.runs.events(run.id, { type: "ACTION_REQUEST" }))[0]!;
-    expect(action.dispatch).toEqual({ status: "failed", error: "no action executor is configured: POST_COMMENT was not carried out" });
-    expect((await sup.runs.events(run.id, { types: ["COMPLETED", "ARTIFACT"] })).map((x) => x.event_type)).toEqual(["ARTIFACT", "COMPLETED"]);
+    expect(action.dispatch).toEqual({
+      status: "failed",
+      error: "no action executor is configured: POST_COMMENT was not carried out",
+    });
+    expect((await sup.runs.events(run.id, { types: ["COMPLETED", "ARTIFACT"] })).map((x) => x.event_type)).toEqual([
+      "ARTIFACT",
+      "COMPLETED",
+    ]);
     expect(await sup.runs.events(run.id, { types: [] })).toEqual([]);
     // Both handed to their sinks: nothing for reconciliation to deliver again, until one is unmarked.
     expect(await sup.runs.undispatched(run.id, ["ACTION_REQUEST", "ENVIRONMENT_PROPOSAL"])).toEqual([]);
-    await ts.store.run("UPDATE lattice_run_events SET dispatched_ms = NULL WHERE run_id = ? AND event_type = 'ACTION_REQUEST'", [run.id]);
-    expect((await sup.runs.undispatched(run.id, ["ACTION_REQUEST", "ENVIRONMENT_PROPOSAL"])).map((x) => x.id)).toEqual([action.id]);
+    await ts.store.run(
+      "UPDATE lattice_run_events SET dispatched_ms = NULL WHERE run_id = ? AND event_type = 'ACTION_REQUEST'",
+      [run.id],
+    );
+    expect((await sup.runs.undispatched(run.id, ["ACTION_REQUEST", "ENVIRONMENT_PROPOSAL"])).map((x) => x.id)).toEqual([
+      action.id,
+    ]);
     const entry = await board.get("issue-17");
     expect(entry.entry.status).toBe("done");
     const next = await board.get("issue-17-review");
-    expect(next.entry).toMatchObject({ from: "Builder", to: "Reviewer", kind: "review_request", status: "open", source_run_id: run.id });
+    expect(next.entry).toMatchObject({
+      from: "Builder",
+      to: "Reviewer",
+      kind: "review_request",
+      status: "open",
+      source_run_id: run.id,
+    });
     // payload.refs as the roles contract's readers read it: an object naming the entry it follows.
     expect(next.entry.payload).toEqual({
       refs: {
         source_board_id: "issue-17",
         run_id: run.id,
         branch: "sprite/fix-cache",
-        artifacts: [{ type: "artifact", run_id: run.id, event_id: eventId(e.artifact), kind: "branch", ref: "sprite/fix-cache", url: null }],
+        artifacts: [
+          {
+            type: "artifact",
+            run_id: run.id,
+            event_id: eventId(e.artifact),
+            kind: "branch",
+            ref: "sprite/fix-cache",
+            url: null,
+          },
+        ],
       },
       summary: "Implemented cache invalidation. All tests passing.",
     });
@@ -103,11 +134,16 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     // More lines than the tailer reads ahead (20,000) and an outbox of several batches: the
     // stdout after the events is read only once the backlog is stored, by the drain.
     const n = 24_000;
-    const command = tp.sprite("bulk", { steps: [{ bulk: n }, { log: "after the backlog" }, { emit: "COMPLETED", payload: { status: "success" } }] });
+    const command = tp.sprite("bulk", {
+      steps: [{ bulk: n }, { log: "after the backlog" }, { emit: "COMPLETED", payload: { status: "success" } }],
+    });
     const sup = tp.supervisor();
     const run = await sup.startRun({ role: "Builder", command });
     expect(run.state).toBe("succeeded");
-    const count = await ts.store.get<{ n: number; sources: string }>("SELECT COUNT(*) AS n, MIN(source) AS sources FROM lattice_run_events WHERE run_id = ?", [run.id]);
+    const count = await ts.store.get<{ n: number; sources: string }>(
+      "SELECT COUNT(*) AS n, MIN(source) AS sources FROM lattice_run_events WHERE run_id = ?",
+      [run.id],
+    );
     expect(Number(count!.n)).toBe(n + 1);
     expect(count!.sources).toBe("outbox");
     expect((await sup.runs.logs(run.id)).map((l) => l.text)).toEqual(["after the backlog"]);
@@ -117,31 +153,80 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     await board.post("Human", { id: "e-fail", to: "Builder", kind: "build_request" });
     await board.post("Human", { id: "e-err", to: "Builder", kind: "build_request" });
     const sup = tp.supervisor();
-    const failed = await sup.startRun({ role: "Builder", entryId: "e-fail", command: tp.sprite("f", { steps: [{ emit: "COMPLETED", payload: { status: "failure", summary: "tests red" } }] }) });
+    const failed = await sup.startRun({
+      role: "Builder",
+      entryId: "e-fail",
+      command: tp.sprite("f", { steps: [{ emit: "COMPLETED", payload: { status: "failure", summary: "tests red" } }] }),
+    });
     expect(failed).toMatchObject({ state: "failed", reason: "COMPLETED with status failure: tests red" });
     expect((await board.get("e-fail")).entry.status).toBe("error");
-    const errored = await sup.startRun({ role: "Builder", entryId: "e-err", command: tp.sprite("e", { steps: [{ event: SPEC_EVENTS.error }, { exit: 1 }] }) });
-    expect(errored).toMatchObject({ state: "failed", reason: "ERROR: Build failed with exit code 1 after 3 retries", exit_code: 1 });
-    expect((await board.get("e-err")).entry).toMatchObject({ status: "error", note: `run ${errored.id} failed: ERROR: Build failed with exit code 1 after 3 retries` });
+    const errored = await sup.startRun({
+      role: "Builder",
+      entryId: "e-err",
+      command: tp.sprite("e", { steps: [{ event: SPEC_EVENTS.error }, { exit: 1 }] }),
+    });
+    expect(errored).toMatchObject({
+      state: "failed",
+      reason: "ERROR: Build failed with exit code 1 after 3 retries",
+      exit_code: 1,
+    });
+    expect((await board.get("e-err")).entry).toMatchObject({
+      status: "error",
+      note: `run ${errored.id} failed: ERROR: Build failed with exit code 1 after 3 retries`,
+    });
     // Each failure reaches a human as a doc_update_error entry with the reason, the run and its evidence.
     const error = (await board.get("e-err-error")).entry;
-    expect(error).toMatchObject({ from: "Builder", to: "Human", kind: "doc_update_error", status: "open", source_run_id: errored.id });
+    expect(error).toMatchObject({
+      from: "Builder",
+      to: "Human",
+      kind: "doc_update_error",
+      status: "open",
+      source_run_id: errored.id,
+    });
     expect(error.payload).toEqual({
       summary: "Builder failed on e-err (build_request): ERROR: Build failed with exit code 1 after 3 retries",
-      details: { reason: "ERROR: Build failed with exit code 1 after 3 retries", role: "Builder", failed_entry_id: "e-err", failed_kind: "build_request", run_id: errored.id, evidence: { errors: ["Build failed with exit code 1 after 3 retries"], artifacts: [] } },
+      details: {
+        reason: "ERROR: Build failed with exit code 1 after 3 retries",
+        role: "Builder",
+        failed_entry_id: "e-err",
+        failed_kind: "build_request",
+        run_id: errored.id,
+        evidence: { errors: ["Build failed with exit code 1 after 3 retries"], artifacts: [] },
+      },
       refs: { source_board_id: "e-err", run_id: errored.id },
     });
-    expect((await board.get("e-fail-error")).entry.payload).toMatchObject({ details: { reason: "COMPLETED with status failure: tests red", run_id: failed.id } });
+    expect((await board.get("e-fail-error")).entry.payload).toMatchObject({
+      details: { reason: "COMPLETED with status failure: tests red", run_id: failed.id },
+    });
   });
 
   it("fails a run whose sprite exits non-zero without a word or ends mid-protocol, and one whose command does not exist", async () => {
     const sup = tp.supervisor();
-    const silent = await sup.startRun({ role: "Builder", command: tp.sprite("s", { steps: [{ log: "bye" }, { exit: 3 }] }) });
-    expect(silent).toMatchObject({ state: "failed", exit_code: 3, reason: expect.stringMatching(/^the sprite exited with code 3 and sent no Lattice events, so its exit status decides; .*\/\.lattice\/outbox\.jsonl/) });
-    const crashed = await sup.startRun({ role: "Builder", command: tp.sprite("c", { steps: [{ event: SPEC_EVENTS.info }, { exit: 0 }] }) });
-    expect(crashed).toMatchObject({ state: "failed", exit_code: 0, reason: expect.stringMatching(/^the sprite ended \(exit code 0\) without COMPLETED, ERROR or WAITING; /) });
+    const silent = await sup.startRun({
+      role: "Builder",
+      command: tp.sprite("s", { steps: [{ log: "bye" }, { exit: 3 }] }),
+    });
+    expect(silent).toMatchObject({
+      state: "failed",
+      exit_code: 3,
+      reason: expect.stringMatching(
+        /^the sprite exited with code 3 and sent no Lattice events, so its exit status decides; .*\/\.lattice\/outbox\.jsonl/,
+      ),
+    });
+    const crashed = await sup.startRun({
+      role: "Builder",
+      command: tp.sprite("c", { steps: [{ event: SPEC_EVENTS.info }, { exit: 0 }] }),
+    });
+    expect(crashed).toMatchObject({
+      state: "failed",
+      exit_code: 0,
+      reason: expect.stringMatching(/^the sprite ended \(exit code 0\) without COMPLETED, ERROR or WAITING; /),
+    });
     const missing = await sup.startRun({ role: "Builder", command: ["/nonexistent/sprite-binary"] });
-    expect(missing).toMatchObject({ state: "failed", reason: "cannot start /nonexistent/sprite-binary: command not found" });
+    expect(missing).toMatchObject({
+      state: "failed",
+      reason: "cannot start /nonexistent/sprite-binary: command not found",
+    });
   });
 
   it("records bad lines as protocol errors and goes on; WAITING on a missing checkpoint fails the run", async () => {
@@ -186,7 +271,10 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     expect(run.state).toBe("succeeded");
     const logs = await sup.runs.logs(run.id);
     expect(logs[0]!.text).toBe("token is [REDACTED]");
-    expect(logs.at(-1)).toMatchObject({ stream: "supervisor", text: "[pmagent] log truncated: the run's log reached its cap of 200 bytes; later output is not kept" });
+    expect(logs.at(-1)).toMatchObject({
+      stream: "supervisor",
+      text: "[pmagent] log truncated: the run's log reached its cap of 200 bytes; later output is not kept",
+    });
     expect(run.log_truncated).toBe(true);
     const info = (await sup.runs.events(run.id, { type: "INFO" }))[0]!;
     expect((info.event.payload as { message: string }).message).toBe("leaking [REDACTED] and [REDACTED]");
@@ -196,7 +284,9 @@ describe.each(kinds)("supervisor on $name", (kind) => {
   });
 
   it("gives the sprite a scrubbed environment and refuses git push and gh through shims, recording violations", async () => {
-    const sup = tp.supervisor(undefined, { env: { ...process.env, GITHUB_TOKEN: "ghp_should_never_reach_the_sprite_000000", SOME_RANDOM_VAR: "x" } });
+    const sup = tp.supervisor(undefined, {
+      env: { ...process.env, GITHUB_TOKEN: "ghp_should_never_reach_the_sprite_000000", SOME_RANDOM_VAR: "x" },
+    });
     const run = await sup.startRun({
       role: "Builder",
       command: tp.sprite("env", {
@@ -222,7 +312,9 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     expect(violations.map((v) => v.rule)).toEqual(["git_push", "git_remote_edit", "github_cli"]);
     expect(violations[0]!.detail).toBe("push origin main");
     const logs = (await sup.runs.logs(run.id)).map((l) => l.text);
-    expect(logs).toContain("pmagent: git push is refused inside a sprite (hard rule: git_push). Lattice performs remote git and GitHub operations: emit an ACTION_REQUEST (e.g. OPEN_PR) instead.");
+    expect(logs).toContain(
+      "pmagent: git push is refused inside a sprite (hard rule: git_push). Lattice performs remote git and GitHub operations: emit an ACTION_REQUEST (e.g. OPEN_PR) instead.",
+    );
   });
 
   it("waits on an existing checkpoint, then resumes: inputs checked, checkpoint restored, resume.json 0600, same resume twice is a no-op", async () => {
@@ -238,7 +330,10 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     });
     const waiting = await sup.startRun({ role: "Builder", entryId: "w-1", command });
     expect(waiting.state).toBe("waiting");
-    expect(waiting.waiting).toMatchObject({ reason: "PR_REVIEW", expected_inputs: { approved: "boolean", comments: "array<string>" } });
+    expect(waiting.waiting).toMatchObject({
+      reason: "PR_REVIEW",
+      expected_inputs: { approved: "boolean", comments: "array<string>" },
+    });
     expect((await board.get("w-1")).entry.status).toBe("in_progress");
     await expect(sup.resumeRun(waiting.id, { inputs: { approved: "yes" } })).rejects.toThrow(
       "resume inputs do not match the WAITING event's expected_inputs:\n  inputs.approved: expected boolean, got string\n  inputs.comments: missing (expected array<string>)",
@@ -254,12 +349,21 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     expect(readFileSync(join(waiting.workspace, "work.txt"), "utf8")).toBe("before");
     const resumeFile = join(waiting.workspace, ".lattice/resume.json");
     expect(statSync(resumeFile).mode & 0o777).toBe(0o600);
-    expect(JSON.parse(readFileSync(resumeFile, "utf8"))).toEqual({ work_item_id: "w-1", checkpoint_id: waiting.waiting!.checkpoint_id, inputs: { approved: true, comments: ["lgtm"] }, context: {} });
+    expect(JSON.parse(readFileSync(resumeFile, "utf8"))).toEqual({
+      work_item_id: "w-1",
+      checkpoint_id: waiting.waiting!.checkpoint_id,
+      inputs: { approved: true, comments: ["lgtm"] },
+      context: {},
+    });
     const again = await sup.resumeRun(waiting.id, { inputs: { approved: true, comments: ["lgtm"] } });
     expect(again.noop).toBe(true);
-    await expect(sup.resumeRun(waiting.id, { inputs: { approved: false, comments: [] } })).rejects.toThrow(`run ${waiting.id} is succeeded, not waiting: only a waiting run can be resumed`);
+    await expect(sup.resumeRun(waiting.id, { inputs: { approved: false, comments: [] } })).rejects.toThrow(
+      `run ${waiting.id} is succeeded, not waiting: only a waiting run can be resumed`,
+    );
     const acks = (await sup.runs.events(waiting.id, { type: "INFO" })).map((x) => x.event.payload);
-    expect(acks).toEqual([{ message: "resumed", kind: "note", metadata: { inputs: { approved: true, comments: ["lgtm"] }, context: {} } }]);
+    expect(acks).toEqual([
+      { message: "resumed", kind: "note", metadata: { inputs: { approved: true, comments: ["lgtm"] }, context: {} } },
+    ]);
     expect((await board.get("w-1")).entry.status).toBe("done");
   });
 
@@ -267,7 +371,10 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     const sup = tp.supervisor();
     const waiting = await sup.startRun({
       role: "Builder",
-      command: tp.sprite("race", { steps: [{ waiting: { reason: "pick", expected_inputs: { n: "integer" } } }], on_resume: [{ emit: "COMPLETED", payload: { status: "success" } }] }),
+      command: tp.sprite("race", {
+        steps: [{ waiting: { reason: "pick", expected_inputs: { n: "integer" } } }],
+        on_resume: [{ emit: "COMPLETED", payload: { status: "success" } }],
+      }),
     });
     const results = await Promise.allSettled([1, 2].map((n) => sup.resumeRun(waiting.id, { inputs: { n } })));
     const won = results.filter((r) => r.status === "fulfilled");
@@ -278,7 +385,9 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     expect(lost).toHaveLength(1);
     expect(lost[0]!.reason).toMatchObject({ code: "run_not_waiting" });
     // The loser reads the run at whatever point the winner has reached: the CAS lost, starting, or already running.
-    expect(String(lost[0]!.reason.message)).toMatch(new RegExp(`^run ${waiting.id} (was resumed by someone else meanwhile|is (starting|running), not waiting)`));
+    expect(String(lost[0]!.reason.message)).toMatch(
+      new RegExp(`^run ${waiting.id} (was resumed by someone else meanwhile|is (starting|running), not waiting)`),
+    );
     expect(await ts.store.all("SELECT run_id FROM lattice_resumes WHERE run_id = ?", [waiting.id])).toHaveLength(1);
   });
 
@@ -295,7 +404,12 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     const r = await sup.resumeRun(waiting.id, { inputs: {}, secretInputs: { token: secret } });
     const done = await r.finished;
     expect(done.state).toBe("succeeded");
-    const dump = JSON.stringify([await sup.runs.events(done.id), await sup.runs.logs(done.id), await ts.store.all("SELECT * FROM lattice_resumes"), await ts.store.all("SELECT * FROM lattice_runs")]);
+    const dump = JSON.stringify([
+      await sup.runs.events(done.id),
+      await sup.runs.logs(done.id),
+      await ts.store.all("SELECT * FROM lattice_resumes"),
+      await ts.store.all("SELECT * FROM lattice_runs"),
+    ]);
     expect(dump).not.toContain(secret);
     expect(dump).toContain("[REDACTED]");
   });
@@ -305,13 +419,24 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     const run = await sup.startRun({
       role: "Builder",
       command: tp.sprite("blocked", {
-        steps: [{ event: SPEC_EVENTS.openPr }, { waiting: { reason: "OPEN_PR result", expected_inputs: { pr_url: "string" } } }],
+        steps: [
+          { event: SPEC_EVENTS.openPr },
+          { waiting: { reason: "OPEN_PR result", expected_inputs: { pr_url: "string" } } },
+        ],
         on_resume: [{ emit: "COMPLETED", payload: { status: "failure", summary: "could not open the PR" } }],
       }),
     });
-    expect(run).toMatchObject({ state: "failed", attempt: 2, reason: "COMPLETED with status failure: could not open the PR" });
-    const ack = (await sup.runs.events(run.id, { type: "INFO" }))[0]!.event.payload as { metadata: { context: unknown } };
-    expect(ack.metadata.context).toEqual({ error: { action: "OPEN_PR", message: "no action executor is configured: OPEN_PR was not carried out" } });
+    expect(run).toMatchObject({
+      state: "failed",
+      attempt: 2,
+      reason: "COMPLETED with status failure: could not open the PR",
+    });
+    const ack = (await sup.runs.events(run.id, { type: "INFO" }))[0]!.event.payload as {
+      metadata: { context: unknown };
+    };
+    expect(ack.metadata.context).toEqual({
+      error: { action: "OPEN_PR", message: "no action executor is configured: OPEN_PR was not carried out" },
+    });
   });
 
   it("hands actions and proposals to the sinks once each, applies environment adjustments, and asks the gate", async () => {
@@ -327,8 +452,16 @@ describe.each(kinds)("supervisor on $name", (kind) => {
           return { status: "done" };
         },
       },
-      proposals: { async onEnvironmentProposal({ event }) { proposals.push(event); } },
-      environment: { async adjustmentsFor(role) { return { preinstall: [`echo ${role} > preinstalled.txt`], env: { EXTRA_FLAG: "on" } }; } },
+      proposals: {
+        async onEnvironmentProposal({ event }) {
+          proposals.push(event);
+        },
+      },
+      environment: {
+        async adjustmentsFor(role) {
+          return { preinstall: [`echo ${role} > preinstalled.txt`], env: { EXTRA_FLAG: "on" } };
+        },
+      },
       gate: gateFrom(async ({ role }) => {
         asked.push(role);
         return { decision: "CONDITIONAL", reasoning: "degraded kernel", conditions: ["diagnostic only"] };
@@ -351,30 +484,56 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     expect(seen.map((x) => (x.event.payload as { action: string }).action)).toEqual(["POST_COMMENT", "OPEN_PR"]);
     expect(proposals.length).toBe(1);
     expect(asked).toEqual(["Builder"]);
-    expect(run.gate).toEqual({ decision: "CONDITIONAL", reasoning: "degraded kernel", conditions: ["diagnostic only"] });
+    expect(run.gate).toEqual({
+      decision: "CONDITIONAL",
+      reasoning: "degraded kernel",
+      conditions: ["diagnostic only"],
+    });
     expect(readFileSync(join(run.workspace, "preinstalled.txt"), "utf8").trim()).toBe("Builder");
     expect(readFileSync(join(run.workspace, "flag.txt"), "utf8").trim()).toBe("on");
     expect(readFileSync(join(run.workspace, "cond.txt"), "utf8").trim()).toBe('["diagnostic only"]');
-    expect((await sup.runs.events(run.id, { type: "ACTION_REQUEST" })).every((x) => x.dispatch?.status === "done")).toBe(true);
+    expect(
+      (await sup.runs.events(run.id, { type: "ACTION_REQUEST" })).every((x) => x.dispatch?.status === "done"),
+    ).toBe(true);
   });
 
   it("a DENY from the gate starts no run and leaves the entry open, recording why", async () => {
     await board.post("Human", { id: "d-1", to: "Builder", kind: "build_request" });
-    const sup = tp.supervisor({ gate: gateFrom(async () => ({ decision: "DENY", reasoning: "kernel BLOCKED", conditions: [] })) });
-    await expect(sup.startRun({ role: "Builder", entryId: "d-1", command: ["true"] })).rejects.toThrow("the run gate denied a run of Builder for entry d-1: kernel BLOCKED");
+    const sup = tp.supervisor({
+      gate: gateFrom(async () => ({ decision: "DENY", reasoning: "kernel BLOCKED", conditions: [] })),
+    });
+    await expect(sup.startRun({ role: "Builder", entryId: "d-1", command: ["true"] })).rejects.toThrow(
+      "the run gate denied a run of Builder for entry d-1: kernel BLOCKED",
+    );
     expect(await sup.runs.list()).toEqual([]);
     expect((await board.get("d-1")).entry.status).toBe("open");
-    expect(await sup.runs.lastGateDecision("d-1")).toMatchObject({ decision: "DENY", reasoning: "kernel BLOCKED", entry_version: 1 });
+    expect(await sup.runs.lastGateDecision("d-1")).toMatchObject({
+      decision: "DENY",
+      reasoning: "kernel BLOCKED",
+      entry_version: 1,
+    });
   });
 
   it("refuses bad requests with messages that say what to fix", async () => {
     await board.post("Human", { id: "r-1", to: "Reviewer", kind: "review_request" });
     const sup = tp.supervisor();
-    await expect(sup.startRun({ role: "Nobody", command: ["true"] })).rejects.toThrow('role "Nobody" is not configured in any lane (configured roles: Builder, Reviewer)');
-    await expect(sup.startRun({ role: "Builder" })).rejects.toThrow("role Builder has no runner.command or runner.agent in pmagent.config.json: configure one or pass the command after --");
-    await expect(sup.startRun({ role: "Builder", entryId: "r-1", command: ["true"] })).rejects.toThrow("entry r-1 is addressed to Reviewer, not Builder: run it with --role Reviewer");
-    await expect(sup.startRun({ role: "Builder", entryId: "nope", command: ["true"] })).rejects.toThrow("entry nope does not exist in project demo");
-    await expect(sup.startRun({ role: "Builder", workspace: "../outside", command: ["true"] })).rejects.toThrow(/--workspace "..\/outside" is outside/);
-    await expect(sup.resumeRun("run_missing", { inputs: {} })).rejects.toThrow("run run_missing does not exist in project demo");
+    await expect(sup.startRun({ role: "Nobody", command: ["true"] })).rejects.toThrow(
+      'role "Nobody" is not configured in any lane (configured roles: Builder, Reviewer)',
+    );
+    await expect(sup.startRun({ role: "Builder" })).rejects.toThrow(
+      "role Builder has no runner.command or runner.agent in pmagent.config.json: configure one or pass the command after --",
+    );
+    await expect(sup.startRun({ role: "Builder", entryId: "r-1", command: ["true"] })).rejects.toThrow(
+      "entry r-1 is addressed to Reviewer, not Builder: run it with --role Reviewer",
+    );
+    await expect(sup.startRun({ role: "Builder", entryId: "nope", command: ["true"] })).rejects.toThrow(
+      "entry nope does not exist in project demo",
+    );
+    await expect(sup.startRun({ role: "Builder", workspace: "../outside", command: ["true"] })).rejects.toThrow(
+      /--workspace "..\/outside" is outside/,
+    );
+    await expect(sup.resumeRun("run_missing", { inputs: {} })).rejects.toThrow(
+      "run run_missing does not exist in project demo",
+    );
   });
 });

@@ -13,7 +13,11 @@ const kinds = await availableStoreKinds();
 
 const usage = (model: string | null, input: number, output: number, more: Record<string, number> = {}) => ({
   emit: "INFO",
-  payload: { message: `${input} in, ${output} out`, kind: "token_usage", metadata: { ...(model ? { model } : {}), input_tokens: input, output_tokens: output, ...more } },
+  payload: {
+    message: `${input} in, ${output} out`,
+    kind: "token_usage",
+    metadata: { ...(model ? { model } : {}), input_tokens: input, output_tokens: output, ...more },
+  },
 });
 const completed = { emit: "COMPLETED", payload: { status: "success", summary: "done" } };
 /** Runs until stopped: only a budget (or a cancel) ends it. */
@@ -33,7 +37,13 @@ describe.each(kinds)("token usage and budgets on $name", (kind) => {
   function project(budget?: Record<string, unknown>, prices?: Record<string, unknown>): void {
     tp = testProject(ts, {
       ...(prices ? { prices } : {}),
-      lanes: [{ layer: "test", name: "build", roles: [{ name: "Builder", allowed_kinds: ["build_request"], ...(budget ? { budget } : {}) }] }],
+      lanes: [
+        {
+          layer: "test",
+          name: "build",
+          roles: [{ name: "Builder", allowed_kinds: ["build_request"], ...(budget ? { budget } : {}) }],
+        },
+      ],
     });
   }
 
@@ -44,7 +54,14 @@ describe.each(kinds)("token usage and budgets on $name", (kind) => {
       steps: [
         first,
         usage("gpt-x", 500, 50),
-        { emit: "INFO", payload: { message: "role agent", kind: "usage", metadata: { model: "gpt-x", input_tokens: 10, output_tokens: 5, total_tokens: 15 } } },
+        {
+          emit: "INFO",
+          payload: {
+            message: "role agent",
+            kind: "usage",
+            metadata: { model: "gpt-x", input_tokens: 10, output_tokens: 5, total_tokens: 15 },
+          },
+        },
         usage(null, 7, 3),
         { emit: "INFO", payload: { message: "not usage", kind: "progress", metadata: { input_tokens: 99999 } } },
         completed,
@@ -55,8 +72,24 @@ describe.each(kinds)("token usage and budgets on $name", (kind) => {
     expect(run.state).toBe("succeeded");
     const models = await sup.runs.usage(run.id);
     expect(models).toEqual([
-      { model: "", input_tokens: 7, cached_input_tokens: 0, output_tokens: 3, reasoning_tokens: 0, total_tokens: 10, reports: 1 },
-      { model: "gpt-x", input_tokens: 1510, cached_input_tokens: 400, output_tokens: 155, reasoning_tokens: 30, total_tokens: 1665, reports: 3 },
+      {
+        model: "",
+        input_tokens: 7,
+        cached_input_tokens: 0,
+        output_tokens: 3,
+        reasoning_tokens: 0,
+        total_tokens: 10,
+        reports: 1,
+      },
+      {
+        model: "gpt-x",
+        input_tokens: 1510,
+        cached_input_tokens: 400,
+        output_tokens: 155,
+        reasoning_tokens: 30,
+        total_tokens: 1665,
+        reports: 3,
+      },
     ]);
     const summary = summarizeUsage(models, tp.project.config.prices);
     expect(summary.total_tokens).toBe(1675);
@@ -64,7 +97,10 @@ describe.each(kinds)("token usage and budgets on $name", (kind) => {
     expect(summary.cost).toBeNull();
     expect(summary.unpriced).toEqual(["(model not reported)"]);
     // gpt-x: 1110 uncached input at 2, 400 cached at 0.5, 155 output at 8 (per million).
-    expect(summary.models.find((m) => m.model === "gpt-x")!.cost).toBeCloseTo((1110 * 2 + 400 * 0.5 + 155 * 8) / 1e6, 9);
+    expect(summary.models.find((m) => m.model === "gpt-x")!.cost).toBeCloseTo(
+      (1110 * 2 + 400 * 0.5 + 155 * 8) / 1e6,
+      9,
+    );
     expect(summarizeUsage(models, { "*": { input_per_mtok: 1, output_per_mtok: 1 } }).cost).toBeCloseTo(1675 / 1e6, 9);
   });
 
@@ -97,7 +133,9 @@ describe.each(kinds)("token usage and budgets on $name", (kind) => {
     const command = tp.sprite("unpriced", { steps: [usage("mystery-model", 10, 10), forever, completed] });
     const run = await tp.supervisor().startRun({ role: "Builder", command });
     expect(run.state).toBe("failed");
-    expect(run.reason).toBe("budget cannot be checked: no price for mystery-model in the config's prices (max_cost 5); the sprite was stopped");
+    expect(run.reason).toBe(
+      "budget cannot be checked: no price for mystery-model in the config's prices (max_cost 5); the sprite was stopped",
+    );
   });
 
   it("a run within its budget succeeds", async () => {
@@ -115,7 +153,10 @@ describe.each(kinds)("token usage and budgets on $name", (kind) => {
   ])("a bad run budget %j is refused before the run starts", async (budget, code, message) => {
     project();
     const sup = tp.supervisor();
-    await expect(sup.startRun({ role: "Builder", command: ["true"], budget })).rejects.toMatchObject({ code, message: expect.stringContaining(message) as unknown });
+    await expect(sup.startRun({ role: "Builder", command: ["true"], budget })).rejects.toMatchObject({
+      code,
+      message: expect.stringContaining(message) as unknown,
+    });
     expect(await sup.runs.list()).toEqual([]);
   });
 });

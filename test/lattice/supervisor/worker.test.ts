@@ -28,12 +28,24 @@ describe.each(kinds)("worker on $name", (kind) => {
   }
 
   it("claims open entries for its role oldest first, runs the configured command, and moves the lane on", async () => {
-    useRunner({ steps: [{ emit: "PHASE_STARTED", payload: { phase: "build" } }, { emit: "ARTIFACT", payload: { kind: "file", ref: "out.txt" } }, { emit: "COMPLETED", payload: { status: "success" } }] });
+    useRunner({
+      steps: [
+        { emit: "PHASE_STARTED", payload: { phase: "build" } },
+        { emit: "ARTIFACT", payload: { kind: "file", ref: "out.txt" } },
+        { emit: "COMPLETED", payload: { status: "success" } },
+      ],
+    });
     await board.post("Human", { id: "a", to: "Builder", kind: "build_request", created_at: "2026-01-01T00:00:00Z" });
     await board.post("Human", { id: "b", to: "Builder", kind: "build_request", created_at: "2026-01-02T00:00:00Z" });
     await board.post("Human", { id: "other-kind", to: "Builder", kind: "unrelated" });
     const runs: RunRecord[] = [];
-    const worker = new Worker({ supervisor: tp.supervisor(), roles: ["Builder"], id: "w1", once: true, onRun: (r) => runs.push(r) });
+    const worker = new Worker({
+      supervisor: tp.supervisor(),
+      roles: ["Builder"],
+      id: "w1",
+      once: true,
+      onRun: (r) => runs.push(r),
+    });
     await worker.run(new AbortController().signal);
     expect(runs.map((r) => [r.entry_id, r.state, r.worker])).toEqual([
       ["a", "succeeded", "w1"],
@@ -53,32 +65,60 @@ describe.each(kinds)("worker on $name", (kind) => {
     expect(await board.claim("gone", "Builder", ["build_request"], 1)).toMatchObject({ claimed_by: "gone" });
     await new Promise((r) => setTimeout(r, 10));
     const runs: RunRecord[] = [];
-    const worker = new Worker({ supervisor: tp.supervisor(), roles: ["Builder"], id: "w2", once: true, onRun: (r) => runs.push(r) });
+    const worker = new Worker({
+      supervisor: tp.supervisor(),
+      roles: ["Builder"],
+      id: "w2",
+      once: true,
+      onRun: (r) => runs.push(r),
+    });
     await worker.run(new AbortController().signal);
     expect(runs.map((r) => [r.entry_id, r.state, r.worker])).toEqual([["stale", "succeeded", "w2"]]);
     expect((await board.history("stale")).map((h) => [h.action, h.changes])).toEqual([
       ["post", expect.anything()],
       ["claim", expect.anything()],
       ["takeover", { claimed_by: { from: "gone", to: "w2" } }],
-      ["status", { status: { from: "in_progress", to: "done" }, note: { from: null, to: expect.stringMatching(/^run run_.* succeeded$/) } }],
+      [
+        "status",
+        {
+          status: { from: "in_progress", to: "done" },
+          note: { from: null, to: expect.stringMatching(/^run run_.* succeeded$/) },
+        },
+      ],
     ]);
   });
 
   it("asks the gate before claiming: a denied entry stays open with the reason recorded, the next one runs", async () => {
     useRunner({ steps: [{ emit: "COMPLETED", payload: { status: "success" } }] });
-    await board.post("Human", { id: "blocked", to: "Builder", kind: "build_request", created_at: "2026-01-01T00:00:00Z", payload: { risky: true } });
+    await board.post("Human", {
+      id: "blocked",
+      to: "Builder",
+      kind: "build_request",
+      created_at: "2026-01-01T00:00:00Z",
+      payload: { risky: true },
+    });
     await board.post("Human", { id: "fine", to: "Builder", kind: "build_request", created_at: "2026-01-02T00:00:00Z" });
     let asked = 0;
     const gate = gateFrom(async ({ entry }) => {
       asked++;
-      return entry?.payload.risky ? { decision: "DENY", reasoning: "risky work while DEGRADED", conditions: [] } : { decision: "ALLOW", reasoning: "", conditions: [] };
+      return entry?.payload.risky
+        ? { decision: "DENY", reasoning: "risky work while DEGRADED", conditions: [] }
+        : { decision: "ALLOW", reasoning: "", conditions: [] };
     });
     const runs: RunRecord[] = [];
-    const worker = new Worker({ supervisor: tp.supervisor({ gate }), roles: ["Builder"], once: true, onRun: (r) => runs.push(r) });
+    const worker = new Worker({
+      supervisor: tp.supervisor({ gate }),
+      roles: ["Builder"],
+      once: true,
+      onRun: (r) => runs.push(r),
+    });
     await worker.run(new AbortController().signal);
     expect(runs.map((r) => r.entry_id)).toEqual(["fine"]);
     expect((await board.get("blocked")).entry.status).toBe("open");
-    expect(await tp.supervisor().runs.lastGateDecision("blocked")).toMatchObject({ decision: "DENY", reasoning: "risky work while DEGRADED" });
+    expect(await tp.supervisor().runs.lastGateDecision("blocked")).toMatchObject({
+      decision: "DENY",
+      reasoning: "risky work while DEGRADED",
+    });
     // Asked once per entry: the recorded DENY is not asked again while the entry is unchanged.
     expect(asked).toBe(2);
   });
@@ -88,12 +128,27 @@ describe.each(kinds)("worker on $name", (kind) => {
     const day = (i: number) => new Date(Date.parse("2026-01-01T00:00:00Z") + i * 60_000).toISOString();
     // 40 entries older than the one that may run: some of another kind, the rest denied by the gate.
     for (let i = 0; i < 40; i++) {
-      await board.post("Human", { id: `old-${i}`, to: "Builder", kind: i % 2 ? "unrelated" : "build_request", created_at: day(i), payload: { risky: true } });
+      await board.post("Human", {
+        id: `old-${i}`,
+        to: "Builder",
+        kind: i % 2 ? "unrelated" : "build_request",
+        created_at: day(i),
+        payload: { risky: true },
+      });
     }
     await board.post("Human", { id: "allowed", to: "Builder", kind: "build_request", created_at: day(41) });
-    const gate = gateFrom(async ({ entry }) => (entry?.payload.risky ? { decision: "DENY", reasoning: "risky", conditions: [] } : { decision: "ALLOW", reasoning: "", conditions: [] }));
+    const gate = gateFrom(async ({ entry }) =>
+      entry?.payload.risky
+        ? { decision: "DENY", reasoning: "risky", conditions: [] }
+        : { decision: "ALLOW", reasoning: "", conditions: [] },
+    );
     const runs: RunRecord[] = [];
-    const worker = new Worker({ supervisor: tp.supervisor({ gate }), roles: ["Builder"], once: true, onRun: (r) => runs.push(r) });
+    const worker = new Worker({
+      supervisor: tp.supervisor({ gate }),
+      roles: ["Builder"],
+      once: true,
+      onRun: (r) => runs.push(r),
+    });
     await worker.run(new AbortController().signal);
     expect(runs.map((r) => r.entry_id)).toEqual(["allowed"]);
     expect((await board.list({ status: "open", to: "Builder" })).length).toBe(40);
@@ -127,7 +182,14 @@ describe.each(kinds)("worker on $name", (kind) => {
     useRunner({ steps: [{ sh: wait }, { emit: "COMPLETED", payload: { status: "success" } }] });
     for (const id of ["c1", "c2", "c3"]) await board.post("Human", { id, to: "Builder", kind: "build_request" });
     const runs: RunRecord[] = [];
-    const worker = new Worker({ supervisor: tp.supervisor(), roles: ["Builder"], id: "wide", once: true, concurrency: 3, onRun: (r) => runs.push(r) });
+    const worker = new Worker({
+      supervisor: tp.supervisor(),
+      roles: ["Builder"],
+      id: "wide",
+      once: true,
+      concurrency: 3,
+      onRun: (r) => runs.push(r),
+    });
     expect(worker.concurrency).toBe(3);
     try {
       await worker.run(new AbortController().signal);
@@ -139,7 +201,8 @@ describe.each(kinds)("worker on $name", (kind) => {
       ["c2", "succeeded"],
       ["c3", "succeeded"],
     ]);
-    for (const id of ["c1", "c2", "c3"]) expect((await board.history(id)).filter((h) => h.action === "claim")).toHaveLength(1);
+    for (const id of ["c1", "c2", "c3"])
+      expect((await board.history(id)).filter((h) => h.action === "claim")).toHaveLength(1);
   });
 
   it("two supervisors syncing one finished run at once (a worker's reconcile beside another's): the entry is moved once, neither fails", async () => {
@@ -150,7 +213,9 @@ describe.each(kinds)("worker on $name", (kind) => {
     expect(run.state).toBe("succeeded");
     // As the run stood before its supervisor synced its entry.
     await ts.store.run("UPDATE lattice_runs SET entry_synced = 0 WHERE id = ?", [run.id]);
-    await ts.store.run("UPDATE bb_entries SET status = 'in_progress', claimed_by = 'w' WHERE project_id = 'demo' AND id = 'twice'");
+    await ts.store.run(
+      "UPDATE bb_entries SET status = 'in_progress', claimed_by = 'w' WHERE project_id = 'demo' AND id = 'twice'",
+    );
     await Promise.all([tp.supervisor().reconcile(), tp.supervisor().reconcile()]);
     expect((await board.get("twice")).entry.status).toBe("done");
     expect((await board.history("twice")).filter((h) => h.to_status === "done")).toHaveLength(2);
@@ -159,11 +224,15 @@ describe.each(kinds)("worker on $name", (kind) => {
 
   it("refuses a concurrency that is not a whole number of at least 1", () => {
     for (const concurrency of [0, -2, 1.5]) {
-      expect(() => new Worker({ supervisor: tp.supervisor(), roles: ["Builder"], concurrency })).toThrow(`a worker's concurrency must be a whole number of at least 1, got ${concurrency}`);
+      expect(() => new Worker({ supervisor: tp.supervisor(), roles: ["Builder"], concurrency })).toThrow(
+        `a worker's concurrency must be a whole number of at least 1, got ${concurrency}`,
+      );
     }
   });
 
   it("refuses an unknown role up front", () => {
-    expect(() => new Worker({ supervisor: tp.supervisor(), roles: ["Ghost"] })).toThrow('role "Ghost" is not configured in any lane (configured roles: Builder, Reviewer)');
+    expect(() => new Worker({ supervisor: tp.supervisor(), roles: ["Ghost"] })).toThrow(
+      'role "Ghost" is not configured in any lane (configured roles: Builder, Reviewer)',
+    );
   });
 });
