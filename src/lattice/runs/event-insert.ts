@@ -1,10 +1,9 @@
 /**
- * Storing a flush's events: each once per run (the unique (run, timestamp, id) key drops a
+ * Storing a flush's events (for RunOutputWriter): each once per run (the unique (run, timestamp, id) key drops a
  * re-read or a stdout copy), numbered in order, in as few statements as the store allows.
  */
 import type { Queryable, SqlParam } from "../../store/index.js";
-import { BatchCursor, type OutboxBatch } from "./outbox-reader.js";
-import { chunks } from "./sql.js";
+import { chunks } from "./batch-sql.js";
 
 /** Event rows per INSERT on SQLite (10 parameters each). */
 const SQLITE_INSERT_ROWS = 64;
@@ -12,11 +11,11 @@ const SQLITE_INSERT_ROWS = 64;
 const PG_INSERT_ROWS = 5000;
 
 /**
- * An event to store. From the outbox, its texts are views of the decoded batch's bytes (SQLite
- * takes them as they are; see insertEvents), made only as they are stored (see candidatesOf);
- * from stdout, strings.
+ * An event to store, parsed and validated by ingest. From the outbox, its texts are views of the
+ * decoded batch's bytes (SQLite takes them as they are; see insertEvents), made only as they are
+ * stored; from stdout, strings.
  */
-export interface Candidate {
+export interface NewEvent {
   id: string | Buffer;
   type: string;
   source: "stdout" | "outbox";
@@ -40,12 +39,12 @@ export interface EventTarget {
 export async function insertEvents(
   q: Queryable,
   target: EventTarget,
-  candidates: Iterable<Candidate>,
-  stored: (c: Candidate, seq: number) => void,
+  candidates: Iterable<NewEvent>,
+  stored: (c: NewEvent, seq: number) => void,
 ): Promise<void> {
   // First seen on stdout: now the outbox tells where it belongs. (The casts: on SQLite an
   // outbox event's id and timestamp are bytes; see below.)
-  const placeOnOutbox = (c: Candidate) =>
+  const placeOnOutbox = (c: NewEvent) =>
     q.run(
       `UPDATE lattice_run_events SET outbox_line = ? WHERE run_id = ? AND event_ts = CAST(? AS TEXT) AND event_id = CAST(? AS TEXT) AND outbox_line IS NULL`,
       [c.outbox_line, target.runId, c.ts, c.id],
@@ -97,7 +96,7 @@ export async function insertEvents(
   // thousands costs one short statement instead of thousands of bound parameters. An event
   // twice in a batch goes once (RETURNING tells new rows by id).
   const seen = new Set<string>();
-  const unique: Array<Candidate & { id: string; json: string; ts: string }> = [];
+  const unique: Array<NewEvent & { id: string; json: string; ts: string }> = [];
   for (const c of candidates) {
     const id = text(c.id);
     if (!seen.has(id)) {
@@ -143,31 +142,4 @@ function sqliteEventInsert(n: number): string {
     sqliteEventInserts.set(n, sql);
   }
   return sql;
-}
-
-export /**
- * A flush's events in the order they are stored: its outbox batches' events, then those only
- * stdout delivered. An outbox event's views are made as it is reached, so they are garbage once
- * its chunk is stored instead of living (and being copied by every scavenge) for the whole flush.
- */
-function candidatesOf(batches: readonly OutboxBatch[], fromStdout: readonly Candidate[]): Iterable<Candidate> {
-  // Each iteration starts over: a transaction that ran its body again would store every event.
-  return {
-    *[Symbol.iterator]() {
-      for (const b of batches) {
-        for (const c = new BatchCursor(b); c.next();) {
-          const bytes = c.bytes;
-          yield {
-            id: bytes.subarray(c.id, c.idEnd),
-            type: c.type,
-            source: "outbox",
-            outbox_line: c.lineNo,
-            json: bytes.subarray(c.json, c.jsonEnd),
-            ts: bytes.subarray(c.ts, c.tsEnd),
-          };
-        }
-      }
-      yield* fromStdout;
-    },
-  };
 }
