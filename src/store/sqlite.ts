@@ -11,9 +11,15 @@ import type { Queryable, RunResult, SqlParam, Store, TransactionOptions, Unliste
 
 type Statement = Database.Statement<unknown[]>;
 
+/**
+ * Parameters as better-sqlite3 binds them (booleans as 0/1), passed as one array: a bulk insert's
+ * hundreds of parameters are neither copied nor spread into arguments unless a boolean is among them.
+ */
 function toSqlite(params: readonly SqlParam[] | undefined): unknown[] {
   if (!params) return [];
-  return params.map((p) => (typeof p === "boolean" ? (p ? 1 : 0) : p));
+  for (const p of params)
+    if (typeof p === "boolean") return params.map((x) => (typeof x === "boolean" ? (x ? 1 : 0) : x));
+  return params as unknown[];
 }
 
 /**
@@ -114,11 +120,11 @@ export class SqliteStore implements Store {
   private direct(): Queryable {
     return {
       dialect: "sqlite",
-      all: async <T>(sql: string, params?: readonly SqlParam[]) => this.prepare(sql).all(...toSqlite(params)) as T[],
+      all: async <T>(sql: string, params?: readonly SqlParam[]) => this.prepare(sql).all(toSqlite(params)) as T[],
       get: async <T>(sql: string, params?: readonly SqlParam[]) =>
-        this.prepare(sql).get(...toSqlite(params)) as T | undefined,
+        this.prepare(sql).get(toSqlite(params)) as T | undefined,
       run: async (sql: string, params?: readonly SqlParam[]): Promise<RunResult> => ({
-        changes: this.prepare(sql).run(...toSqlite(params)).changes,
+        changes: this.prepare(sql).run(toSqlite(params)).changes,
       }),
       exec: async (sql: string) => {
         this.db.exec(sql);

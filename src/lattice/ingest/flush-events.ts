@@ -12,15 +12,17 @@ export function candidatesOf(batches: readonly OutboxBatch[], fromStdout: readon
   return {
     *[Symbol.iterator]() {
       for (const b of batches) {
+        // Views made from the batch's memory directly: half the cost of Buffer#subarray.
+        const memory = b.bytes.buffer;
+        const base = b.bytes.byteOffset;
         for (const c = new BatchCursor(b); c.next();) {
-          const bytes = c.bytes;
           yield {
-            id: bytes.subarray(c.id, c.idEnd),
+            id: Buffer.from(memory, base + c.id, c.idEnd - c.id),
             type: c.type,
             source: "outbox",
             outbox_line: c.lineNo,
-            json: bytes.subarray(c.json, c.jsonEnd),
-            ts: bytes.subarray(c.ts, c.tsEnd),
+            json: Buffer.from(memory, base + c.json, c.jsonEnd - c.json),
+            ts: Buffer.from(memory, base + c.ts, c.tsEnd - c.ts),
           };
         }
       }

@@ -5,8 +5,10 @@
 import type { Queryable, SqlParam } from "../../store/index.js";
 import { chunks } from "./batch-sql.js";
 
-/** Event rows per INSERT on SQLite (10 parameters each). */
+/** Event rows per INSERT on SQLite. */
 const SQLITE_INSERT_ROWS = 64;
+/** Parameters per event row on SQLite. */
+const SQLITE_EVENT_COLUMNS = 10;
 /** Rows per INSERT on PostgreSQL (sent as one JSON parameter). */
 const PG_INSERT_ROWS = 5000;
 
@@ -55,26 +57,18 @@ export async function insertEvents(
     // SQLite (no string, no UTF-8 conversion). An event twice in a batch (its stdout and
     // outbox copies) is inserted once: when fewer rows than the chunk's were inserted, their
     // seqs say which.
-    for (const chunk of chunks(candidates, SQLITE_INSERT_ROWS)) {
-      const params: SqlParam[] = [];
-      const first = target.seq.next;
-      for (const c of chunk)
-        params.push(
-          target.runId,
-          target.seq.next++,
-          target.attempt,
-          c.id,
-          c.type,
-          c.source,
-          c.outbox_line,
-          c.json,
-          target.now,
-          c.ts,
-        );
-      const r = await q.run(sqliteEventInsert(chunk.length), params);
+    // The chunk is filled straight from the events (no chunk generator, no params built by
+    // push): a flush of thousands of events makes no object per event beyond its own.
+    const cols = SQLITE_EVENT_COLUMNS;
+    let chunk: NewEvent[] = [];
+    let params: SqlParam[] = new Array<SqlParam>(SQLITE_INSERT_ROWS * cols);
+    const storeChunk = async () => {
+      const n = chunk.length;
+      const first = target.seq.next - n;
+      const r = await q.run(sqliteEventInsert(n), n === SQLITE_INSERT_ROWS ? params : params.slice(0, n * cols));
       // Some were stored before (a re-read after a crash, or a stdout copy): ask which rows are this chunk's.
       const isNew =
-        r.changes === chunk.length
+        r.changes === n
           ? null
           : new Set(
               (
@@ -84,12 +78,33 @@ export async function insertEvents(
                 )
               ).map((x) => Number(x.seq)),
             );
-      for (let i = 0; i < chunk.length; i++) {
+      for (let i = 0; i < n; i++) {
         const c = chunk[i]!;
         if (isNew === null || isNew.has(first + i)) stored(c, first + i);
         else if (c.outbox_line !== null) await placeOnOutbox(c);
       }
+    };
+    const { runId, attempt, now } = target;
+    for (const c of candidates) {
+      let at = chunk.length * cols;
+      chunk.push(c);
+      params[at++] = runId;
+      params[at++] = target.seq.next++;
+      params[at++] = attempt;
+      params[at++] = c.id;
+      params[at++] = c.type;
+      params[at++] = c.source;
+      params[at++] = c.outbox_line;
+      params[at++] = c.json;
+      params[at++] = now;
+      params[at] = c.ts;
+      if (chunk.length === SQLITE_INSERT_ROWS) {
+        await storeChunk();
+        chunk = [];
+        params = new Array<SqlParam>(SQLITE_INSERT_ROWS * cols);
+      }
     }
+    if (chunk.length > 0) await storeChunk();
     return;
   }
   // PostgreSQL: the rows go as one JSON array parameter, unpacked by the server, so a batch of
