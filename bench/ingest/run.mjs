@@ -18,8 +18,10 @@
  * nothing read or decoded): the most one SQLite writer allows, against which both the round and
  * the goal can be judged.
  *
- * The goal it checks is issue 21's: at least 100,000 events/s stored durably on SQLite, and at
- * least 0.3× the rate of a raw JSON.parse of the same lines, on the same run.
+ * The goals it prints: issue 38's, pmagent at ≥ 0.8× that storing ceiling on SQLite (median of
+ * the rounds' ratios, each ratio taken within one round); and issue 21's, at least 100,000
+ * events/s stored durably on SQLite and at least 0.3× the rate of a raw JSON.parse of the same
+ * lines, on the same run. A missed figure never fails the benchmark.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -167,10 +169,12 @@ const CEILING_INSERT_ROWS = 64;
 
 /**
  * What SQLite alone takes to store this round's rows: the same rows, read back, inserted into a
- * new database of the same schema by better-sqlite3 directly, as pmagent's statement does
- * (64 rows per INSERT, ~7,500 per commit, WAL, synchronous=NORMAL, the same cache), with
- * nothing read, decoded, hashed or paired and no checkpoint: an upper bound for one SQLite
- * writer, whatever the supervisor does around it. Events/s and ratio to this round's JSON.parse.
+ * new database of the same schema (the same migrations: the same indexes) by better-sqlite3
+ * directly, as pmagent's statement does (64 rows per INSERT, ~7,500 per commit), with the
+ * connection settings SqliteStore opens with (WAL, synchronous=NORMAL, foreign keys, statement
+ * journals in memory, the same cache), nothing read, decoded, hashed or paired and no checkpoint:
+ * an upper bound for one SQLite writer, whatever the supervisor does around it. Events/s and
+ * ratio to this round's JSON.parse.
  */
 async function storingCeiling(source, runId, pm) {
   const rows = await source.all(
@@ -186,6 +190,8 @@ async function storingCeiling(source, runId, pm) {
     const db = new Database(file);
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
+    db.pragma("foreign_keys = ON");
+    db.pragma("temp_store = MEMORY");
     db.pragma("cache_size = -65536");
     db.pragma("wal_autocheckpoint = 0");
     const values = (n) => new Array(n).fill("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ");
@@ -332,6 +338,10 @@ const sqlite = byStore.get("SQLite");
 const ceilings = sqlite.map((r) => r.ceiling / r.baseline);
 console.log(
   `SQLite storing alone, median: ${median(ceilings).toFixed(3)}× JSON.parse (over ${ceilings.length} round${ceilings.length > 1 ? "s" : ""}): the most any supervisor storing through one SQLite writer could reach on this machine`,
+);
+const ofCeiling = median(sqlite.map((r) => r.rate / r.ceiling));
+console.log(
+  `goal (issue 38): ingest on SQLite ≥ 0.8× the single-writer storing ceiling of the same rows: ${ofCeiling >= 0.8 ? "met" : "NOT met"} (${ofCeiling.toFixed(2)}×, median of the rounds' ratios: ${sqlite.map((r) => (r.rate / r.ceiling).toFixed(2)).join(", ")})`,
 );
 const rate = median(sqlite.map((r) => r.rate));
 const ratio = median(sqlite.map((r) => r.ratio));

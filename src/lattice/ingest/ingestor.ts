@@ -16,15 +16,14 @@
  * and stored from stdout.
  *
  * Here: the per-run loop (streams in, flushes queued one after another, each one transaction).
- * The pairing is copy-matcher.ts, the event inserts event-insert.ts.
+ * The pairing is copy-matcher.ts; the rows are written by the runs module (RunOutputWriter).
  */
-import { RefusedError, storableText, UnavailableError, type Redactor } from "../../core/index.js";
+import { storableText, UnavailableError, type Redactor } from "../../core/index.js";
 import {
   describeStoreFault,
   type FaultRetryOptions,
   type Queryable,
   retryStoreFaults,
-  type SqlParam,
   type Store,
   storeFault,
 } from "../../store/index.js";
@@ -41,11 +40,20 @@ import {
 } from "../protocol/index.js";
 import { BatchCursor, type OutboxBatch, OutboxReader } from "./outbox-reader.js";
 import { readViolations } from "../sandbox/index.js";
-import { RUN_NOT_FENCED, notifyRunProgress, type StoredEvent } from "../runs/index.js";
+import {
+  RunOutputWriter,
+  samePosition,
+  type NewEvent,
+  type NewLogLine,
+  type NewProtocolError,
+  type NewViolation,
+  type OutputCounters,
+  type OutputPosition,
+  type OutputWritten,
+  type StoredEvent,
+} from "../runs/index.js";
 import { CopyMatcher, PREFIX } from "./copy-matcher.js";
-import { candidatesOf, insertEvents, text, type Candidate } from "./event-insert.js";
-import { chunks, rows } from "./sql.js";
-import { UsageTally } from "./usage-tally.js";
+import { candidatesOf } from "./flush-events.js";
 
 export const DEFAULT_LOG_CAP_BYTES = 1024 * 1024;
 /** Outbox lines remembered to recognize their stdout copies; beyond this the oldest are forgotten (the slow path still dedupes). */
@@ -56,7 +64,6 @@ const COPY_LOOKAHEAD = 64;
 const HIGH_WATER_LINES = 20_000;
 /** stdout read buffers kept for reuse (see stdoutBuffer): about the HIGH_WATER_LINES a tailer reads ahead, in 1 MB reads. */
 const STDOUT_POOL_BUFFERS = 8;
-const INSERT_CHUNK = 100;
 /** Events in one flush from which its transaction counts as large (see TransactionOptions.large). */
 const LARGE_BATCH_EVENTS = 1000;
 /**
@@ -108,61 +115,16 @@ export interface IngestOptions {
   retries?: FaultRetryOptions;
 }
 
-/** What the run's row says about how far its output is stored: what a flush saves, once it commits. */
-interface Saved {
-  outbox: OutboxPosition;
-  stdout: number;
-  stderr: number;
-  logBytes: number;
-  logTruncated: boolean;
-}
-
-const sameSaved = (a: Saved, b: Saved) =>
-  a.outbox.offset === b.outbox.offset &&
-  a.outbox.line_no === b.outbox.line_no &&
-  a.stdout === b.stdout &&
-  a.stderr === b.stderr &&
-  a.logBytes === b.logBytes &&
-  a.logTruncated === b.logTruncated;
-
-/** Numbering a flush continues from (read from the store for the first flush and for each try again). */
-interface Counters {
-  seq: number;
-  logSeq: number;
-  violationsSeen: number;
-}
-
 /** A flush as read, to store in one transaction (as often as it takes). */
 interface FlushWrite {
   batches: OutboxBatch[];
-  fromStdout: Candidate[];
-  logs: PendingLog[];
-  errors: PendingError[];
-  violations: ReturnType<typeof readViolations>;
-  target: Saved;
+  fromStdout: NewEvent[];
+  logs: NewLogLine[];
+  errors: NewProtocolError[];
+  violations: NewViolation[];
+  target: OutputPosition;
   now: number;
   large: boolean;
-}
-
-/** What a flush's transaction did: the counters after it, its new events (those handed on), how many were new, whether usage was among them. */
-interface Written {
-  counters: Counters;
-  fresh: StoredEvent[];
-  added: number;
-  usage: boolean;
-}
-
-interface PendingLog {
-  stream: "stdout" | "stderr" | "supervisor";
-  text: string;
-}
-
-interface PendingError {
-  source: "stdout" | "outbox";
-  line_no: number | null;
-  reason: string;
-  excerpt: string;
-  severity?: "warning";
 }
 
 /** `bytes` holds the event prefix at `at` (a loop: a call into native code costs more for 14 bytes). */
@@ -177,6 +139,7 @@ export class RunIngestor {
   > &
     Pick<IngestOptions, "onNewEvents" | "onUsage" | "keep" | "identity" | "onRoom" | "retries">;
   private readonly outboxReader: OutboxReader;
+  private readonly writer: RunOutputWriter;
   private readonly stdoutLines: LineSplitter;
   private readonly stderrLines: LineSplitter;
   private readonly copies = new CopyMatcher(RECENT_OUTBOX_LIMIT, COPY_LOOKAHEAD);
@@ -188,8 +151,8 @@ export class RunIngestor {
   private stdoutChunks: ArrayBufferLike[] = [];
   /** Issued buffers whose lines are all done with, to read stdout into again. */
   private readonly stdoutPool: ArrayBufferLike[] = [];
-  private logs: PendingLog[] = [];
-  private errors: PendingError[] = [];
+  private logs: NewLogLine[] = [];
+  private errors: NewProtocolError[] = [];
   /** Identity warnings recorded by this ingestor (each once, whichever stream or batch shows it). */
   private readonly identityWarned = new Set<string>();
   private position: OutboxPosition;
@@ -210,7 +173,7 @@ export class RunIngestor {
   private stderrRead: number;
   private failure: unknown;
   /** What the store holds: the state the last commit saved (or the one this ingestor started from). */
-  private committed: Saved;
+  private committed: OutputPosition;
   /** Set when a flush could not be stored: no flush runs after it (it would save a position past what was lost). */
   private stopped: unknown;
   /** A poll queued behind the flush under way and not started yet: a poll meanwhile is the same poll. */
@@ -229,6 +192,7 @@ export class RunIngestor {
       maxLineBytes: options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
       clock: options.clock ?? Date.now,
     };
+    this.writer = new RunOutputWriter(options.runId, options.attempt, options.keep);
     this.stdoutLines = new LineSplitter(this.o.maxLineBytes);
     this.stderrLines = new LineSplitter(this.o.maxLineBytes);
     this.outboxReader = new OutboxReader(options.outboxPath, {
@@ -359,7 +323,7 @@ export class RunIngestor {
   }
 
   /** Queue a log line (redacted) unless the run's log is full; the first line over the cap leaves a marker. */
-  log(stream: PendingLog["stream"], text: string): void {
+  log(stream: NewLogLine["stream"], text: string): void {
     if (this.logTruncated) return;
     const size = Buffer.byteLength(text) + 1;
     if (this.logBytes + size > this.o.logCapBytes) {
@@ -484,20 +448,6 @@ export class RunIngestor {
     return true;
   }
 
-  /** Where numbering goes on, as stored. */
-  private async storedCounters(q: Queryable): Promise<Counters> {
-    const e = await q.get<{ m: number | null }>("SELECT MAX(seq) AS m FROM lattice_run_events WHERE run_id = ?", [
-      this.o.runId,
-    ]);
-    const l = await q.get<{ m: number | null }>("SELECT MAX(seq) AS m FROM lattice_run_logs WHERE run_id = ?", [
-      this.o.runId,
-    ]);
-    const v = await q.get<{ m: number | null }>("SELECT MAX(line_no) AS m FROM lattice_violations WHERE run_id = ?", [
-      this.o.runId,
-    ]);
-    return { seq: Number(e?.m ?? 0) + 1, logSeq: Number(l?.m ?? 0) + 1, violationsSeen: Number(v?.m ?? 0) };
-  }
-
   /**
    * Read what waits and store it in one transaction, then hand the new events on. Once anything
    * is read, a failure to store it stops the ingestor (see commit).
@@ -549,7 +499,7 @@ export class RunIngestor {
     /** Outbox batches read by this flush: their events are stored, then their bytes released. */
     const batches: OutboxBatch[] = [];
     /** Events only stdout delivered. */
-    const fromStdout: Candidate[] = [];
+    const fromStdout: NewEvent[] = [];
     const final = opts.final === true;
     if (opts.outbox || final || this.copies.waiting > 0) {
       await this.readOutboxInto(final, batches);
@@ -605,7 +555,10 @@ export class RunIngestor {
         this.errors.push({ source: "stdout", line_no: parsed.line_no, reason: parsed.reason, excerpt: parsed.excerpt });
     }
     for (const b of spent) if (this.stdoutPool.length < STDOUT_POOL_BUFFERS) this.stdoutPool.push(b);
-    const violations = opts.outbox || opts.final ? readViolations(this.o.violationsPath) : [];
+    const violations = (opts.outbox || opts.final ? readViolations(this.o.violationsPath) : []).map((v) => ({
+      ...v,
+      detail: this.o.redactor.redact(v.detail),
+    }));
     const logs = this.logs;
     const errors = this.errors;
     this.logs = [];
@@ -613,7 +566,7 @@ export class RunIngestor {
     // What the run's row will say once this flush commits. Only complete lines are stored: a
     // restart re-reads a partial last line from here. The log's size is the one of the lines taken
     // now (later lines are counted by the flush that stores them).
-    const target: Saved = {
+    const target: OutputPosition = {
       outbox: this.position,
       stdout: this.stdoutRead - this.stdoutLines.bufferedBytes,
       stderr: this.stderrRead - this.stderrLines.bufferedBytes,
@@ -641,12 +594,12 @@ export class RunIngestor {
    * with the commit. If the fault outlasts the tries, or the flush fails otherwise, the ingestor
    * stops: a later flush would save a position past this one's events.
    */
-  private async commit(w: FlushWrite): Promise<Pick<Written, "fresh" | "usage">> {
-    const moved = !sameSaved(w.target, this.committed);
+  private async commit(w: FlushWrite): Promise<Pick<OutputWritten, "fresh" | "usage">> {
+    const moved = !samePosition(w.target, this.committed);
     /** The last try whose statements all ran: if its COMMIT's answer was lost, the row tells whether it took. */
-    let ran: Written | undefined;
+    let ran: OutputWritten | undefined;
     const done = await retryStoreFaults((attempt) => {
-      const tryOnce = async (q: Queryable): Promise<Written> => {
+      const tryOnce = async (q: Queryable): Promise<OutputWritten> => {
         if (attempt > 1 && ran && moved && (await this.savedIs(q, w.target))) return ran;
         ran = undefined;
         ran = await this.write(q, w, attempt > 1);
@@ -663,103 +616,29 @@ export class RunIngestor {
   }
 
   /** The run's row holds `saved` (a try whose COMMIT's answer was lost did commit). */
-  private async savedIs(q: Queryable, saved: Saved): Promise<boolean> {
-    const row = await q.get<{
-      outbox_offset: number;
-      outbox_line: number;
-      stdout_offset: number;
-      stderr_offset: number;
-      log_bytes: number;
-      log_truncated: number;
-    }>(
-      "SELECT outbox_offset, outbox_line, stdout_offset, stderr_offset, log_bytes, log_truncated FROM lattice_runs WHERE id = ?",
-      [this.o.runId],
-    );
-    if (!row) return false;
-    const stored: Saved = {
-      outbox: { offset: Number(row.outbox_offset), line_no: Number(row.outbox_line) },
-      stdout: Number(row.stdout_offset),
-      stderr: Number(row.stderr_offset),
-      logBytes: Number(row.log_bytes),
-      logTruncated: Number(row.log_truncated) === 1,
-    };
-    return sameSaved(stored, saved);
+  private async savedIs(q: Queryable, saved: OutputPosition): Promise<boolean> {
+    const stored = await this.writer.position(q);
+    return stored !== undefined && samePosition(stored, saved);
   }
 
   /** One try at a flush's statements (`again`: numbering is read from the store, not taken from the last commit). */
-  private async write(q: Queryable, w: FlushWrite, again: boolean): Promise<Written> {
-    const c =
+  private async write(q: Queryable, w: FlushWrite, again: boolean): Promise<OutputWritten> {
+    const from: OutputCounters =
       again || this.nextSeq === 0
-        ? await this.storedCounters(q)
+        ? await this.writer.counters(q)
         : { seq: this.nextSeq, logSeq: this.nextLogSeq, violationsSeen: this.violationsSeen };
-    const fresh: StoredEvent[] = [];
-    let added = 0;
-    const seq = { next: c.seq };
-    const usage = new UsageTally();
-    await insertEvents(
+    return this.writer.append(
       q,
-      { runId: this.o.runId, attempt: this.o.attempt, now: w.now, seq },
-      candidatesOf(w.batches, w.fromStdout),
-      (cand, s) => {
-        added++;
-        usage.add(cand);
-        const e = this.stored_(cand, s, w.now);
-        if (e) fresh.push(e);
+      {
+        events: candidatesOf(w.batches, w.fromStdout),
+        logs: w.logs,
+        errors: w.errors,
+        violations: w.violations,
+        position: w.target,
+        now: w.now,
       },
+      from,
     );
-    // Counted with the events: a report is in the totals exactly when it is stored.
-    if (usage.any) await usage.store(q, this.o.runId);
-    let logSeq = c.logSeq;
-    for (const chunk of chunks(w.logs, INSERT_CHUNK)) {
-      const params: SqlParam[] = [];
-      for (const l of chunk) params.push(this.o.runId, logSeq++, l.stream, l.text, w.now);
-      await q.run(
-        `INSERT INTO lattice_run_logs (run_id, seq, stream, text, at_ms) VALUES ${rows(chunk.length, 5)}`,
-        params,
-      );
-    }
-    for (const e of w.errors) {
-      await q.run(
-        `INSERT INTO lattice_protocol_errors (run_id, source, line_no, reason, excerpt, at_ms, severity) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-        [
-          this.o.runId,
-          e.source,
-          e.line_no,
-          storableText(e.reason),
-          storableText(e.excerpt),
-          w.now,
-          e.severity ?? "error",
-        ],
-      );
-    }
-    let seen = c.violationsSeen;
-    for (const v of w.violations) {
-      if (v.line_no <= seen) continue;
-      await q.run(
-        `INSERT INTO lattice_violations (run_id, line_no, rule, detail, at_ms) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, line_no) DO NOTHING`,
-        [this.o.runId, v.line_no, storableText(v.rule), storableText(this.o.redactor.redact(v.detail)), w.now],
-      );
-      seen = v.line_no;
-    }
-    // A fenced run's late output is refused (the whole flush rolls back): two sprites never both write one entry.
-    const t = w.target;
-    const saved = await q.run(
-      `UPDATE lattice_runs SET outbox_offset = ?, outbox_line = ?, stdout_offset = ?, stderr_offset = ?, log_bytes = ?, log_truncated = ?, updated_ms = ? WHERE id = ? AND ${RUN_NOT_FENCED}`,
-      [t.outbox.offset, t.outbox.line_no, t.stdout, t.stderr, t.logBytes, t.logTruncated ? 1 : 0, w.now, this.o.runId],
-    );
-    if (
-      saved.changes !== 1 &&
-      (await q.get("SELECT 1 AS one FROM lattice_runs WHERE id = ?", [this.o.runId])) !== undefined
-    ) {
-      throw new RefusedError(
-        "run_fenced",
-        `run ${this.o.runId}: its entry was taken over by another worker; the run's late output is refused`,
-        { run: this.o.runId },
-      );
-    }
-    // Followers (`runs logs --follow`, the live streams) read what this flush stored once it commits.
-    if (added > 0 || w.logs.length > 0) await notifyRunProgress(q, this.o.runId);
-    return { counters: { seq: seq.next, logSeq, violationsSeen: seen }, fresh, added, usage: usage.any };
   }
 
   /** No flush runs after this one. */
@@ -782,21 +661,5 @@ export class RunIngestor {
         details: { run: this.o.runId, fault },
       },
     );
-  }
-
-  private stored_(c: Candidate, seq: number, now: number): StoredEvent | null {
-    if (this.o.keep && !this.o.keep(c.type)) return null;
-    return {
-      run_id: this.o.runId,
-      seq,
-      id: text(c.id),
-      event_type: c.type,
-      source: c.source,
-      outbox_line: c.outbox_line,
-      event: JSON.parse(text(c.json)) as Record<string, unknown>,
-      received_at: new Date(now).toISOString(),
-      dispatched_at: null,
-      dispatch: null,
-    };
   }
 }

@@ -3,6 +3,18 @@ export * from "./records.js";
 export * from "./fencing.js";
 export { RUN_STATES, TERMINAL_RUN_STATES, UNFINISHED_RUN_STATES, isTerminalRunState, type RunState } from "./states.js";
 export { RunStore } from "./run-store.js";
+export {
+  RunOutputWriter,
+  samePosition,
+  type NewEvent,
+  type NewLogLine,
+  type NewProtocolError,
+  type NewViolation,
+  type OutputCounters,
+  type OutputPosition,
+  type OutputWritten,
+  type RunOutput,
+} from "./output-writer.js";
 export * from "./sql.js";
 export { standingGateDenials, type GateDenial } from "./gate-denials.js";
 export {

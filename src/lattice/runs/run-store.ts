@@ -60,7 +60,7 @@ export const RUN_KEYS = new Keyset(
 /** A run's events in the order they were stored (`seq`), oldest first unless asked newest. */
 export const EVENT_KEYS = new Keyset("events", [{ sql: "seq", type: "number" }], "oldest");
 
-/** Reads and writes of run rows (the ingest path writes events itself, in batches). */
+/** Reads and writes of run rows (a run's output, as ingest batches it, is written by RunOutputWriter). */
 export class RunStore {
   constructor(
     readonly store: Store,

@@ -1,22 +1,23 @@
 /**
- * Storing a flush's events: each once per run (the unique (run, timestamp, id) key drops a
+ * Storing a flush's events (for RunOutputWriter): each once per run (the unique (run, timestamp, id) key drops a
  * re-read or a stdout copy), numbered in order, in as few statements as the store allows.
  */
 import type { Queryable, SqlParam } from "../../store/index.js";
-import { BatchCursor, type OutboxBatch } from "./outbox-reader.js";
-import { chunks } from "./sql.js";
+import { chunks } from "./batch-sql.js";
 
-/** Event rows per INSERT on SQLite (10 parameters each). */
+/** Event rows per INSERT on SQLite. */
 const SQLITE_INSERT_ROWS = 64;
+/** Parameters per event row on SQLite. */
+const SQLITE_EVENT_COLUMNS = 10;
 /** Rows per INSERT on PostgreSQL (sent as one JSON parameter). */
 const PG_INSERT_ROWS = 5000;
 
 /**
- * An event to store. From the outbox, its texts are views of the decoded batch's bytes (SQLite
- * takes them as they are; see insertEvents), made only as they are stored (see candidatesOf);
- * from stdout, strings.
+ * An event to store, parsed and validated by ingest. From the outbox, its texts are views of the
+ * decoded batch's bytes (SQLite takes them as they are; see insertEvents), made only as they are
+ * stored; from stdout, strings.
  */
-export interface Candidate {
+export interface NewEvent {
   id: string | Buffer;
   type: string;
   source: "stdout" | "outbox";
@@ -40,12 +41,12 @@ export interface EventTarget {
 export async function insertEvents(
   q: Queryable,
   target: EventTarget,
-  candidates: Iterable<Candidate>,
-  stored: (c: Candidate, seq: number) => void,
+  candidates: Iterable<NewEvent>,
+  stored: (c: NewEvent, seq: number) => void,
 ): Promise<void> {
   // First seen on stdout: now the outbox tells where it belongs. (The casts: on SQLite an
   // outbox event's id and timestamp are bytes; see below.)
-  const placeOnOutbox = (c: Candidate) =>
+  const placeOnOutbox = (c: NewEvent) =>
     q.run(
       `UPDATE lattice_run_events SET outbox_line = ? WHERE run_id = ? AND event_ts = CAST(? AS TEXT) AND event_id = CAST(? AS TEXT) AND outbox_line IS NULL`,
       [c.outbox_line, target.runId, c.ts, c.id],
@@ -56,26 +57,18 @@ export async function insertEvents(
     // SQLite (no string, no UTF-8 conversion). An event twice in a batch (its stdout and
     // outbox copies) is inserted once: when fewer rows than the chunk's were inserted, their
     // seqs say which.
-    for (const chunk of chunks(candidates, SQLITE_INSERT_ROWS)) {
-      const params: SqlParam[] = [];
-      const first = target.seq.next;
-      for (const c of chunk)
-        params.push(
-          target.runId,
-          target.seq.next++,
-          target.attempt,
-          c.id,
-          c.type,
-          c.source,
-          c.outbox_line,
-          c.json,
-          target.now,
-          c.ts,
-        );
-      const r = await q.run(sqliteEventInsert(chunk.length), params);
+    // The chunk is filled straight from the events (no chunk generator, no params built by
+    // push): a flush of thousands of events makes no object per event beyond its own.
+    const cols = SQLITE_EVENT_COLUMNS;
+    let chunk: NewEvent[] = [];
+    let params: SqlParam[] = new Array<SqlParam>(SQLITE_INSERT_ROWS * cols);
+    const storeChunk = async () => {
+      const n = chunk.length;
+      const first = target.seq.next - n;
+      const r = await q.run(sqliteEventInsert(n), n === SQLITE_INSERT_ROWS ? params : params.slice(0, n * cols));
       // Some were stored before (a re-read after a crash, or a stdout copy): ask which rows are this chunk's.
       const isNew =
-        r.changes === chunk.length
+        r.changes === n
           ? null
           : new Set(
               (
@@ -85,19 +78,40 @@ export async function insertEvents(
                 )
               ).map((x) => Number(x.seq)),
             );
-      for (let i = 0; i < chunk.length; i++) {
+      for (let i = 0; i < n; i++) {
         const c = chunk[i]!;
         if (isNew === null || isNew.has(first + i)) stored(c, first + i);
         else if (c.outbox_line !== null) await placeOnOutbox(c);
       }
+    };
+    const { runId, attempt, now } = target;
+    for (const c of candidates) {
+      let at = chunk.length * cols;
+      chunk.push(c);
+      params[at++] = runId;
+      params[at++] = target.seq.next++;
+      params[at++] = attempt;
+      params[at++] = c.id;
+      params[at++] = c.type;
+      params[at++] = c.source;
+      params[at++] = c.outbox_line;
+      params[at++] = c.json;
+      params[at++] = now;
+      params[at] = c.ts;
+      if (chunk.length === SQLITE_INSERT_ROWS) {
+        await storeChunk();
+        chunk = [];
+        params = new Array<SqlParam>(SQLITE_INSERT_ROWS * cols);
+      }
     }
+    if (chunk.length > 0) await storeChunk();
     return;
   }
   // PostgreSQL: the rows go as one JSON array parameter, unpacked by the server, so a batch of
   // thousands costs one short statement instead of thousands of bound parameters. An event
   // twice in a batch goes once (RETURNING tells new rows by id).
   const seen = new Set<string>();
-  const unique: Array<Candidate & { id: string; json: string; ts: string }> = [];
+  const unique: Array<NewEvent & { id: string; json: string; ts: string }> = [];
   for (const c of candidates) {
     const id = text(c.id);
     if (!seen.has(id)) {
@@ -143,31 +157,4 @@ function sqliteEventInsert(n: number): string {
     sqliteEventInserts.set(n, sql);
   }
   return sql;
-}
-
-export /**
- * A flush's events in the order they are stored: its outbox batches' events, then those only
- * stdout delivered. An outbox event's views are made as it is reached, so they are garbage once
- * its chunk is stored instead of living (and being copied by every scavenge) for the whole flush.
- */
-function candidatesOf(batches: readonly OutboxBatch[], fromStdout: readonly Candidate[]): Iterable<Candidate> {
-  // Each iteration starts over: a transaction that ran its body again would store every event.
-  return {
-    *[Symbol.iterator]() {
-      for (const b of batches) {
-        for (const c = new BatchCursor(b); c.next();) {
-          const bytes = c.bytes;
-          yield {
-            id: bytes.subarray(c.id, c.idEnd),
-            type: c.type,
-            source: "outbox",
-            outbox_line: c.lineNo,
-            json: bytes.subarray(c.json, c.jsonEnd),
-            ts: bytes.subarray(c.ts, c.tsEnd),
-          };
-        }
-      }
-      yield* fromStdout;
-    },
-  };
 }

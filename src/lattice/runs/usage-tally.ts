@@ -4,8 +4,8 @@
  * stdout copy never counts twice, and a rolled-back flush counts nothing.
  */
 import type { Queryable } from "../../store/index.js";
-import { addTokens, noTokens, usageOfEvent, type TokenCounts } from "../runs/index.js";
-import { text, type Candidate } from "./event-insert.js";
+import { addTokens, noTokens, usageOfEvent, type TokenCounts } from "./usage.js";
+import { text, type NewEvent } from "./event-insert.js";
 
 /** Bytes every usage report holds (`"kind":"token_usage"` or `"kind":"usage"`): other INFO events are not parsed. */
 const NEEDLE = Buffer.from('usage"');
@@ -18,7 +18,7 @@ export class UsageTally {
   }
 
   /** Count a newly stored event if it is a usage report. */
-  add(c: Candidate): void {
+  add(c: NewEvent): void {
     if (c.type !== "INFO") return;
     if (typeof c.json === "string" ? !c.json.includes('usage"') : c.json.indexOf(NEEDLE) < 0) return;
     let usage;
