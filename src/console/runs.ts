@@ -194,6 +194,7 @@ export async function runPage(id: string): Promise<void> {
   const formHolder = h("div", { id: "resume-holder" });
   let resumed = false;
   const controls = h("div", { class: "actions" });
+  let controlsTerminal: boolean | undefined;
   const showControls = (r: Run) => {
     if (r.state === "waiting" && r.waiting) {
       resumed = false;
@@ -205,8 +206,13 @@ export async function runPage(id: string): Promise<void> {
         }),
       );
     } else if (!resumed) formHolder.replaceChildren();
+    // Rebuilt only when the run crosses into or out of a final state: a later update of the same
+    // finished run must not replace the agent list a person is choosing from.
+    const terminal = TERMINAL.includes(r.state);
+    if (terminal === controlsTerminal) return;
+    controlsTerminal = terminal;
     controls.replaceChildren(
-      ...(TERMINAL.includes(r.state)
+      ...(terminal
         ? [runAgainControls(r, error)]
         : [
             button(

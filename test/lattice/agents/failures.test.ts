@@ -106,6 +106,12 @@ const reasons: Record<keyof typeof agents, Record<Exclude<Mode, "stall">, RegExp
 };
 
 const IDLE_S = 10;
+/**
+ * The stall test's watchdog: the agent's boot counts against it, and Gemini CLI (a large JavaScript
+ * bundle) once took over 10 s to print its first line on a loaded CI machine, so the watchdog fired
+ * before the stream had even started.
+ */
+const STALL_IDLE_S: Record<keyof typeof agents, number> = { codex: 10, claude: 10, gemini: 25 };
 
 describe.each(Object.keys(agents) as Array<keyof typeof agents>)("%s fails fast and says why", (name) => {
   const agent = agents[name];
@@ -146,7 +152,7 @@ describe.each(Object.keys(agents) as Array<keyof typeof agents>)("%s fails fast 
       const fake = await agent.start("stall");
       const tp = agentProject(
         ts,
-        { agent: name, model: `${name}-test`, base_url: fake.baseURL, idle_timeout_s: IDLE_S },
+        { agent: name, model: `${name}-test`, base_url: fake.baseURL, idle_timeout_s: STALL_IDLE_S[name] },
         [agent.key],
       );
       try {
@@ -155,7 +161,7 @@ describe.each(Object.keys(agents) as Array<keyof typeof agents>)("%s fails fast 
         expect(run.state).toBe("failed");
         expect(run.reason).toMatch(
           new RegExp(
-            `^no output and no event for ${IDLE_S} s \\(runner\\.idle_timeout_s\\); the sprite was stopped; its last message: \\S`,
+            `^no output and no event for ${STALL_IDLE_S[name]} s \\(runner\\.idle_timeout_s\\); the sprite was stopped; its last message: \\S`,
           ),
         );
       } finally {
