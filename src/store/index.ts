@@ -2,7 +2,7 @@ export type { Dialect, Queryable, RunResult, SqlParam, Store, TransactionOptions
 export { SqliteStore, type SqliteOptions } from "./sqlite.js";
 export { waitingAtMost } from "./busy.js";
 export { PostgresStore, toPgPlaceholders, type PostgresOptions } from "./postgres.js";
-export { migrate, type Migration } from "./migrate.js";
+export { migrate, type Migration, type MigrationSet } from "./migrate.js";
 export {
   openStore,
   defaultSqlitePath,

@@ -9,14 +9,27 @@ export interface Migration {
   up: string | Record<Dialect, string>;
 }
 
+/**
+ * A schema known by its versions, its migrations loaded only when one is missing: opening a store
+ * that is up to date (every command after the first) loads no migration module.
+ */
+export interface MigrationSet {
+  /** Every version of `load()`'s migrations. */
+  versions: readonly number[];
+  load(): Promise<readonly Migration[]>;
+}
+
 const LOCK_KEY = 7_104_202_611; // pg advisory lock id for migrations ("pmagent" in spirit)
 
 /**
  * Apply every migration not yet recorded, inside one transaction that holds the migration lock
  * (pg advisory lock / SQLite write lock), so two processes starting at once apply each migration
- * exactly once and neither sees a half-migrated schema. Returns the versions applied now.
+ * exactly once and neither sees a half-migrated schema. Returns the versions applied now. A store
+ * found up to date is not locked, and a set's migrations are not even loaded.
  */
-export async function migrate(store: Store, migrations: readonly Migration[]): Promise<number[]> {
+export async function migrate(store: Store, schema: readonly Migration[] | MigrationSet): Promise<number[]> {
+  if (await schemaUpToDate(store, "load" in schema ? schema.versions : schema.map((m) => m.version))) return [];
+  const migrations = "load" in schema ? await schema.load() : schema;
   const versions = new Set<number>();
   for (const m of migrations) {
     if (versions.has(m.version))
@@ -53,4 +66,21 @@ export async function migrate(store: Store, migrations: readonly Migration[]): P
     }
     return done;
   });
+}
+
+/**
+ * True when exactly `versions` are applied, read without the migration lock (migrations are only
+ * ever added, so a store found complete stays so). Anything else, a store without the table
+ * included, is left to `migrate`, which takes the lock and looks again.
+ */
+async function schemaUpToDate(store: Store, versions: readonly number[]): Promise<boolean> {
+  let applied: Set<number>;
+  try {
+    applied = new Set(
+      (await store.all<{ version: number }>("SELECT version FROM schema_migrations")).map((r) => Number(r.version)),
+    );
+  } catch {
+    return false;
+  }
+  return applied.size === new Set(versions).size && versions.every((v) => applied.has(v));
 }

@@ -1,6 +1,6 @@
 import { join, resolve } from "node:path";
 import { UsageError } from "../core/index.js";
-import { migrate, type Migration } from "./migrate.js";
+import { migrate, type Migration, type MigrationSet } from "./migrate.js";
 import { PostgresStore } from "./postgres.js";
 import { SqliteStore } from "./sqlite.js";
 import type { Store } from "./types.js";
@@ -23,8 +23,8 @@ export interface OpenStoreOptions {
   root: string;
   storage?: StorageConfig;
   env?: NodeJS.ProcessEnv;
-  /** The schema (each module's migrations, gathered by the composition root: src/app). */
-  migrations: readonly Migration[];
+  /** The schema (each module's migrations, gathered by the composition root: src/app), or a set loaded only when needed. */
+  migrations: readonly Migration[] | MigrationSet;
   /** SQLite: wait for another process's write lock without blocking the event loop (a server). */
   yieldWhileBusy?: boolean;
 }

@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { Blackboard } from "../../src/blackboard/index.js";
 import { migrate, type SqlParam, type Store } from "../../src/store/index.js";
-import { migrations } from "../../src/app/index.js";
+import { migrations as schema } from "../../src/app/index.js";
+
+/** The list itself: these tests apply parts of it. */
+const migrations = await schema.load();
 import { availableStoreKinds } from "../helpers/stores.js";
 
 const kinds = await availableStoreKinds();

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { migrate } from "../../src/store/index.js";
-import { migrations } from "../../src/app/index.js";
+import { migrations as schema } from "../../src/app/index.js";
+
+/** The list itself: these tests apply parts of it. */
+const migrations = await schema.load();
 import { availableStoreKinds } from "../helpers/stores.js";
 
 const available = await availableStoreKinds();

@@ -12,7 +12,10 @@ import {
   openStore,
   Where,
 } from "../../src/store/index.js";
-import { migrations } from "../../src/app/index.js";
+import { migrations as schema } from "../../src/app/index.js";
+
+/** The list itself: these tests apply parts of it. */
+const migrations = await schema.load();
 import { TSX_IMPORT } from "../helpers/proc.js";
 import { PG_URL, postgresAvailable, storeKinds, uniqueSchema } from "../helpers/stores.js";
 
