@@ -1,5 +1,5 @@
 import { isPmagentError, plural } from "../core/index.js";
-import { findLane, type Config, type LaneConfig } from "../config/index.js";
+import { findLane, type Config, type LaneConfig } from "../config/light/index.js";
 import {
   collectGit,
   collectStateDoc,

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { jsonPath } from "../core/index.js";
-import type { Config } from "../config/index.js";
-import { findLane } from "../config/index.js";
+import type { Config } from "../config/light/index.js";
+import { findLane } from "../config/light/index.js";
 import { KaiRequestSchema, type KaiRequest } from "./reports/index.js";
 
 /** A request Kai can answer, or what is wrong with it (each note names the field and the fix). */

@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import type { Blackboard } from "../blackboard/index.js";
-import { allRoles, type Config } from "../config/index.js";
+import { allRoles, type Config } from "../config/light/index.js";
 import { collectLaneBoard, collectRuns, githubSource, type RunReaders } from "./evidence/index.js";
 import type { KaiSources } from "./kai.js";
 

@@ -83,7 +83,7 @@ export class OpenProject {
   runs(): Promise<RunStore> {
     return this.once(
       "runs",
-      async () => new (await import("../../lattice/index.js")).RunStore(this.store, this.config.project_id),
+      async () => new (await import("../../lattice/runs/index.js")).RunStore(this.store, this.config.project_id),
     );
   }
 

@@ -1,5 +1,5 @@
 import type { Blackboard, Entry, EntryOutline, HistoryRecord } from "../../blackboard/index.js";
-import { finalKinds, type LaneConfig } from "../../config/index.js";
+import { finalKinds, type LaneConfig } from "../../config/light/index.js";
 import type { BoardEntryEvidence } from "./types.js";
 
 function issueNumber(ref: number | string | undefined): number | null {

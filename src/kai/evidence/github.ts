@@ -1,7 +1,7 @@
 // Types only: Octokit loads when GitHub is consulted, not with Kai (`pmagent kai status` without a token needs none of it).
 import type { Octokit } from "@octokit/rest";
 import { UnavailableError, UsageError } from "../../core/index.js";
-import type { Config } from "../../config/index.js";
+import type { Config } from "../../config/light/index.js";
 import type { GithubEvidence, GithubIssue, GithubPull, GithubWorkflowRun, EvidenceWindow } from "./types.js";
 
 const before = (at: string | null | undefined, cutoff: Date) =>

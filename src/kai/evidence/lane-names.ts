@@ -1,4 +1,4 @@
-import type { LaneConfig } from "../../config/index.js";
+import type { LaneConfig } from "../../config/light/index.js";
 
 /**
  * How a project may write a lane's layer and name in its own documents: "layer_b" as "Layer B",

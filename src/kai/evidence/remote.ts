@@ -1,4 +1,4 @@
-import type { Config } from "../../config/index.js";
+import type { Config } from "../../config/light/index.js";
 import { runGit } from "./git.js";
 
 /** `owner/name` of a GitHub remote URL (https, ssh, scp-like `git@github.com:owner/name.git`), or null for any other host. */

@@ -1,4 +1,4 @@
-import type { LaneConfig } from "../../config/index.js";
+import type { LaneConfig } from "../../config/light/index.js";
 import type { CycleMention, RepoCycle, StateDocEvidence } from "./types.js";
 import { LOG_FORMAT, parseGitLog, runGit } from "./git.js";
 import { subtree } from "./markdown.js";

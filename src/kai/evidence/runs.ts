@@ -22,7 +22,7 @@
  * request only once opened by then (its state is the stored one: the local forge keeps no history
  * of state changes). A proposal decided after the cutoff is `pending`, its count the sightings by then.
  */
-import type { LaneConfig } from "../../config/index.js";
+import type { LaneConfig } from "../../config/light/index.js";
 import type {
   ActionRecord,
   ActionStore,

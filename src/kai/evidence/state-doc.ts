@@ -1,5 +1,5 @@
 import { confinePath } from "../../core/index.js";
-import type { LaneConfig } from "../../config/index.js";
+import type { LaneConfig } from "../../config/light/index.js";
 import type { StateDocEvidence, StateSection } from "./types.js";
 import { assertRepository, existsAt, lastVersionBefore, runGit } from "./git.js";
 import { firstLine, listItems, parseSections, subtree } from "./markdown.js";

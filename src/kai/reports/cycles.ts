@@ -1,4 +1,4 @@
-import { finalKinds, type LaneConfig } from "../../config/index.js";
+import { finalKinds, type LaneConfig } from "../../config/light/index.js";
 import { entryLinks, type BoardEntryEvidence, type CycleMention, type RunEvidence } from "../evidence/index.js";
 
 export type CycleStatus = "completed" | "in_progress" | "blocked";

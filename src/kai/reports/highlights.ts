@@ -1,5 +1,5 @@
 import { plural } from "../../core/index.js";
-import type { LaneConfig } from "../../config/index.js";
+import type { LaneConfig } from "../../config/light/index.js";
 import { type StateDocEvidence, type StateSection, subtree, isLaneApply, laneSectionIndex } from "../evidence/index.js";
 import type { Highlight } from "./schema.js";
 import { findThemes, themeHighlight } from "./themes.js";

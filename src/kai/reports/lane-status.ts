@@ -1,4 +1,4 @@
-import type { LaneConfig } from "../../config/index.js";
+import type { LaneConfig } from "../../config/light/index.js";
 import type { PriceTable } from "../../lattice/runs/index.js";
 import { laneUsage } from "./usage.js";
 import { UTC, type Zone } from "./zone.js";

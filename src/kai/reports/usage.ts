@@ -4,7 +4,7 @@
  * runs.ts); their usage is as stored now (usage rows keep no time, so an `as_of` answer counts
  * a run's later reports too).
  */
-import { cycleRootId, type LaneConfig } from "../../config/index.js";
+import { cycleRootId, type LaneConfig } from "../../config/light/index.js";
 import { addTokens, costOf, noTokens, type ModelUsage, type PriceTable } from "../../lattice/runs/index.js";
 import type { RunEvidence } from "../evidence/index.js";
 import type { LaneUsage, LaneUsageGroup } from "./schema.js";

@@ -1,5 +1,5 @@
 import { plural } from "../../core/index.js";
-import type { LaneConfig } from "../../config/index.js";
+import type { LaneConfig } from "../../config/light/index.js";
 import { laneCycles, latestRunByEntry, type Cycle } from "./cycles.js";
 import {
   pathCategory,
