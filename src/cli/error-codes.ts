@@ -8,8 +8,6 @@ declare module "../core/index.js" {
     invalid_event_type: "usage";
     invalid_format: "usage";
     invalid_host: "usage";
-    invalid_input: "usage";
-    invalid_json: "usage";
     missing_option: "usage";
     missing_role: "usage";
     port_in_use: "unavailable";

@@ -7,7 +7,7 @@ import type { ErrorKind } from "./errors.js";
  *
  *     declare module "../core/index.js" {
  *       interface ErrorCodes {
- *         claim_lost: "conflict";
+ *         claim_lost: "refused";
  *       }
  *     }
  *

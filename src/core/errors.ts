@@ -74,10 +74,10 @@ export class UnavailableError extends PmagentError {
 
 /**
  * Whether `err` is a PmagentError with one of `codes`: `hasCode(err, "claim_lost")` for
- * `err instanceof PmagentError && err.code === "claim_lost"`.
+ * `err instanceof PmagentError && err.code === "claim_lost"`, with the code checked by the compiler.
  */
-export function hasCode(err: unknown, ...codes: ErrorCode[]): boolean {
-  return err instanceof PmagentError && codes.includes(err.code);
+export function hasCode<C extends ErrorCode>(err: unknown, ...codes: C[]): err is PmagentError & { code: C } {
+  return err instanceof PmagentError && (codes as ErrorCode[]).includes(err.code);
 }
 
 export function isPmagentError(err: unknown): err is PmagentError {
