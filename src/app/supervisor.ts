@@ -3,7 +3,7 @@
  * ENVIRONMENT_PROPOSALs to the proposal store, and accepted proposals become a role's
  * environment before each launch.
  */
-import { PmagentError, createLogger, type Logger } from "../core/index.js";
+import { createLogger, hasCode, type Logger } from "../core/index.js";
 import {
   type ActionExecutor,
   type ActionResume,
@@ -148,8 +148,7 @@ async function resumeBlocked(
     const result = await supervisor.resumeRun(runId, { ...payload, fromAction: true });
     if (result.held && result.run.waiting) await tellWaiting(result.run, payload, notifiers);
   } catch (err) {
-    const code = err instanceof PmagentError ? err.code : undefined;
-    if (code === "run_not_waiting") {
+    if (hasCode(err, "run_not_waiting")) {
       log.warn(
         { run: runId, action: payload.context?.action },
         "action finished but its run is not waiting: nothing to resume",

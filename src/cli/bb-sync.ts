@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { DEFAULT_BLACKBOARD_TYPE } from "../blackboard/light/index.js";
 // The GitHub side (client, sync, its zod report) loads only when `bb sync` runs, not for every `bb` command.
 import type { SyncOptions, SyncReport } from "../blackboard/index.js";
-import { PmagentError, UsageError } from "../core/index.js";
+import { hasCode, UsageError, type ErrorCode } from "../core/index.js";
 import { withStore } from "./context.js";
 import { formatOption, intOption, print, type Format } from "./output.js";
 
@@ -17,7 +17,7 @@ interface SyncOpts {
 }
 
 /** Failures a watching sync reports and outlives (the next round may succeed); any other stops it. */
-const PASSING = new Set(["github_unreachable", "github_rate_limited", "bb_sync_running"]);
+const PASSING: ErrorCode[] = ["github_unreachable", "github_rate_limited", "bb_sync_running"];
 
 /** Resolve after `ms`, or at once when `signal` aborts: the watch waits on the signal, not in a sleep loop. */
 function pause(ms: number, signal: AbortSignal): Promise<void> {
@@ -52,7 +52,7 @@ async function watch(options: SyncOptions, intervalS: number, format: Format): P
         if (format === "json") process.stdout.write(`${JSON.stringify(report)}\n`);
         else process.stdout.write(`${new Date().toISOString()} ${reportText(report)}\n`);
       } catch (err) {
-        if (!(err instanceof PmagentError) || !PASSING.has(err.code)) throw err;
+        if (!hasCode(err, ...PASSING)) throw err;
         process.stderr.write(`${new Date().toISOString()} sync failed, retrying in ${intervalS} s: ${err.message}\n`);
       }
       await pause(intervalS * 1000, stop.signal);

@@ -14,3 +14,4 @@ export {
 export { parseConfig, loadProject, initProject, ignorePmagentDir, GITIGNORE_LINE } from "./load.js";
 export * from "./light/index.js";
 export { pathRefusal } from "./allowed-paths.js";
+export type * from "./error-codes.js"; // the codes this module raises, merged into core's ErrorCodes

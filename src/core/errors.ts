@@ -1,3 +1,5 @@
+import type { CodeOf, ErrorCode } from "./error-codes.js";
+
 /**
  * Every error pmagent raises on purpose is a PmagentError with a stable `code`.
  * CLI, HTTP API and MCP map these codes to exit codes and status codes; the message is
@@ -12,12 +14,12 @@ export type ErrorKind =
   | "internal";
 
 export class PmagentError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly kind: ErrorKind;
   readonly details: Record<string, unknown> | undefined;
 
   constructor(
-    code: string,
+    code: ErrorCode,
     message: string,
     options: { kind?: ErrorKind; details?: Record<string, unknown>; cause?: unknown } = {},
   ) {
@@ -28,7 +30,7 @@ export class PmagentError extends Error {
     this.details = options.details;
   }
 
-  toJSON(): { code: string; message: string; details?: Record<string, unknown> } {
+  toJSON(): { code: ErrorCode; message: string; details?: Record<string, unknown> } {
     return this.details === undefined
       ? { code: this.code, message: this.message }
       : { code: this.code, message: this.message, details: this.details };
@@ -37,33 +39,45 @@ export class PmagentError extends Error {
 
 /** Bad input: a malformed file, flag or request body. */
 export class UsageError extends PmagentError {
-  constructor(code: string, message: string, details?: Record<string, unknown>) {
+  constructor(code: CodeOf<"usage">, message: string, details?: Record<string, unknown>) {
     super(code, message, { kind: "usage", details });
   }
 }
 
 export class NotFoundError extends PmagentError {
-  constructor(code: string, message: string, details?: Record<string, unknown>) {
+  constructor(code: CodeOf<"not_found">, message: string, details?: Record<string, unknown>) {
     super(code, message, { kind: "not_found", details });
   }
 }
 
 export class ConflictError extends PmagentError {
-  constructor(code: string, message: string, details?: Record<string, unknown>) {
+  constructor(code: CodeOf<"conflict">, message: string, details?: Record<string, unknown>) {
     super(code, message, { kind: "conflict", details });
   }
 }
 
 export class RefusedError extends PmagentError {
-  constructor(code: string, message: string, details?: Record<string, unknown>) {
+  constructor(code: CodeOf<"refused">, message: string, details?: Record<string, unknown>) {
     super(code, message, { kind: "refused", details });
   }
 }
 
 export class UnavailableError extends PmagentError {
-  constructor(code: string, message: string, options: { details?: Record<string, unknown>; cause?: unknown } = {}) {
+  constructor(
+    code: CodeOf<"unavailable">,
+    message: string,
+    options: { details?: Record<string, unknown>; cause?: unknown } = {},
+  ) {
     super(code, message, { kind: "unavailable", ...options });
   }
+}
+
+/**
+ * Whether `err` is a PmagentError with one of `codes`: `hasCode(err, "claim_lost")` for
+ * `err instanceof PmagentError && err.code === "claim_lost"`, with the code checked by the compiler.
+ */
+export function hasCode<C extends ErrorCode>(err: unknown, ...codes: C[]): err is PmagentError & { code: C } {
+  return err instanceof PmagentError && (codes as ErrorCode[]).includes(err.code);
 }
 
 export function isPmagentError(err: unknown): err is PmagentError {

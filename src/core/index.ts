@@ -1,4 +1,5 @@
 export * from "./errors.js";
+export * from "./error-codes.js";
 export * from "./json.js";
 export * from "./json-limits.js";
 export * from "./time.js";

@@ -1,6 +1,7 @@
 // Types only: core is imported by commands that never parse with zod (`pmagent emit`), and zod
 // costs more to load than node takes to start.
 import type { z } from "zod";
+import type { CodeOf } from "./error-codes.js";
 import { UsageError } from "./errors.js";
 import { jsonTooDeep, tooDeepMessage } from "./json-limits.js";
 
@@ -24,7 +25,7 @@ export function parseWith<S extends z.ZodType>(
   schema: S,
   value: unknown,
   source: string,
-  code = "invalid_input",
+  code: CodeOf<"usage"> = "invalid_input",
 ): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
@@ -33,7 +34,7 @@ export function parseWith<S extends z.ZodType>(
 }
 
 /** JSON.parse with a usage error naming the source and the position. */
-export function parseJsonText(text: string, source: string, code = "invalid_json"): unknown {
+export function parseJsonText(text: string, source: string, code: CodeOf<"usage"> = "invalid_json"): unknown {
   // Refused before parsing: whatever handles the value next recurses over it.
   if (jsonTooDeep(text)) throw new UsageError(code, `${source} ${tooDeepMessage()}`);
   try {

@@ -15,7 +15,7 @@
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ConflictError } from "../core/index.js";
+import { ConflictError, hasCode } from "../core/index.js";
 import { branchSha, git, mergeCommits } from "./git.js";
 import { ensureBareRepo } from "./forge.js";
 import { pullRemote, pushRemote } from "./remote.js";
@@ -166,7 +166,7 @@ export async function handOnCycleBranch(options: CycleRepoOptions, request: Hand
       await git(["update-ref", "-d", incoming], { cwd: options.repo });
       return result;
     } catch (err) {
-      if ((err as { code?: string }).code !== "forge_moved" || attempt >= REMOTE_TRIES) throw err;
+      if (!hasCode(err, "forge_moved") || attempt >= REMOTE_TRIES) throw err;
     }
   }
 }

@@ -10,3 +10,4 @@ export * from "./remote.js";
 export * from "./decide.js";
 export * from "./comments.js";
 export * from "./artifacts.js";
+export type * from "./error-codes.js"; // the codes this module raises, merged into core's ErrorCodes

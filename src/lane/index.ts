@@ -14,3 +14,4 @@ export {
   type DemoOptions,
   type DemoResult,
 } from "./demo.js";
+export type * from "./error-codes.js"; // the codes this module raises, merged into core's ErrorCodes

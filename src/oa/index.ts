@@ -71,3 +71,4 @@ export {
   type PromptReasoningModelOptions,
   type ReasoningEngine,
 } from "./prompt-model.js";
+export type * from "./error-codes.js"; // the codes this module raises, merged into core's ErrorCodes

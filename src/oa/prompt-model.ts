@@ -5,7 +5,7 @@
  */
 import type { z } from "zod";
 import type { Config } from "../config/index.js";
-import { PmagentError } from "../core/index.js";
+import { hasCode } from "../core/index.js";
 import {
   ModelClient,
   buildResponsesRequest,
@@ -79,7 +79,7 @@ export function reasoningEngine(config: Config, root: string, env: NodeJS.Proces
   try {
     client = ModelClient.fromConfig(config.model, env);
   } catch (err) {
-    if (err instanceof PmagentError && err.code === "no_model_api_key")
+    if (hasCode(err, "no_model_api_key"))
       return { engine: "rules", reason: `rules (model configured, but ${config.model.api_key_env} is not set)` };
     throw err;
   }

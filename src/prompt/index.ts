@@ -105,3 +105,4 @@ export {
   type RoleTaskRequest,
   type RoleTaskOutcome,
 } from "./role-agent.js";
+export type * from "./error-codes.js"; // the codes this module raises, merged into core's ErrorCodes

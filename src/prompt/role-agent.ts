@@ -10,6 +10,7 @@ import { join, relative } from "node:path";
 import { z } from "zod";
 import {
   PmagentError,
+  hasCode,
   UnavailableError,
   UsageError,
   confinePath,
@@ -329,7 +330,7 @@ function modelClient(
     return ModelClient.fromConfig(project?.config.model, env);
   } catch (err) {
     // Run by hand (no supervisor to ask): the client's own message says how to set the key.
-    if (!(err instanceof PmagentError && err.code === "no_model_api_key") || !env.LATTICE_RUN_ID) throw err;
+    if (!hasCode(err, "no_model_api_key") || !env.LATTICE_RUN_ID) throw err;
   }
   const name = modelSettingsKeyEnv(project);
   sprite.info(`no model key in the environment: asking the supervisor for ${name}`, { kind: "progress" });

@@ -7,7 +7,14 @@
  */
 import { readFileSync } from "node:fs";
 import { parseConfig, type Config, type Project } from "../config/index.js";
-import { canonicalJson, ConflictError, isPmagentError, UnavailableError, UsageError } from "../core/index.js";
+import {
+  canonicalJson,
+  ConflictError,
+  isPmagentError,
+  UnavailableError,
+  UsageError,
+  type CodeOf,
+} from "../core/index.js";
 
 /** The parts of the config the server reads only at start. */
 const AT_START = ["project_id", "storage", "humans", "server"] as const satisfies ReadonlyArray<keyof Config>;
@@ -34,7 +41,11 @@ export function reloadConfig(project: Project): ConfigReload {
     next = parseConfig(text, project.configPath);
   } catch (err) {
     if (!isPmagentError(err)) throw err;
-    throw new UsageError(err.code, `${err.message}\nThe config in use is unchanged: fix the file and reload again.`);
+    // parseConfig raises usage errors only.
+    throw new UsageError(
+      err.code as CodeOf<"usage">,
+      `${err.message}\nThe config in use is unchanged: fix the file and reload again.`,
+    );
   }
   const fixed = AT_START.filter((k) => canonicalJson(next[k]) !== canonicalJson(project.config[k]));
   if (fixed.length > 0) {

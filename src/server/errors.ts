@@ -1,18 +1,17 @@
-import { isPmagentError } from "../core/index.js";
+import { isPmagentError, type ErrorCode } from "../core/index.js";
 import { UnauthorizedError } from "./auth.js";
 
 /** Refusals that are about the state of the thing, not about who asks: 409, like a stale write. */
-const STATE_CONFLICTS = new Set([
+const STATE_CONFLICTS = new Set<ErrorCode>([
   "transition_refused",
   "run_finished",
   "run_not_waiting",
-  "run_state_refused",
   "entry_finished",
   "claim_lost",
 ]);
 
 /** The server's own kernel surfaces being unreadable is a dependency failure, not the caller's fault. */
-const UNAVAILABLE = new Set(["oa_surface_missing", "oa_surface_invalid"]);
+const UNAVAILABLE = new Set<ErrorCode>(["oa_surface_missing", "oa_surface_invalid"]);
 
 export interface ErrorBody {
   error: { code: string; message: string; details?: Record<string, unknown> };

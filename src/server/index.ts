@@ -10,3 +10,4 @@ export { apiRoutes } from "./routes.js";
 export type { Route, Call } from "./route.js";
 export { CONSOLE_DIR } from "./static.js";
 export { reloadConfig, type ConfigReload } from "./config-reload.js";
+export type * from "./error-codes.js"; // the codes this module raises, merged into core's ErrorCodes

@@ -31,3 +31,4 @@ export {
   type StoreFault,
   type FaultRetryOptions,
 } from "./faults.js";
+export type * from "./error-codes.js"; // the codes this module raises, merged into core's ErrorCodes

@@ -11,3 +11,4 @@ export {
 export * from "./scripted-openai.js";
 export * from "./scripted-anthropic.js";
 export * from "./scripted-gemini.js";
+export type * from "./error-codes.js"; // the codes this module raises, merged into core's ErrorCodes

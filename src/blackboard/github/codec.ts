@@ -9,7 +9,7 @@
  * Writers emit exactly that. Readers also accept a fenced ```json block (the original workflows
  * wrote both), CRLF line endings, and leading whitespace or a BOM, and return the marker's type.
  */
-import { UsageError, formatZodIssues } from "../../core/index.js";
+import { UsageError, formatZodIssues, type CodeOf } from "../../core/index.js";
 import { DEFAULT_BLACKBOARD_TYPE } from "../entry.js";
 import { EntrySchema, type Entry } from "../schema.js";
 
@@ -27,7 +27,7 @@ export interface DecodedComment {
 
 /** A comment that carries the blackboard marker but whose body is not a valid entry. */
 export class BlackboardCommentError extends UsageError {
-  constructor(code: string, reason: string, details?: Record<string, unknown>) {
+  constructor(code: CodeOf<"usage">, reason: string, details?: Record<string, unknown>) {
     super(code, reason, details);
   }
 }

@@ -1,4 +1,4 @@
-import { PmagentError, contentHash, sha256Hex } from "../../core/index.js";
+import { PmagentError, contentHash, hasCode, sha256Hex, type ErrorCode } from "../../core/index.js";
 import type { Blackboard } from "../blackboard.js";
 import { canTransition } from "../lifecycle.js";
 import type { Entry, StoredEntry } from "../schema.js";
@@ -213,8 +213,8 @@ export class ProjectPass {
   }
 
   /** A write GitHub refuses for this entry alone (422, or a comment deleted meanwhile) is reported; the rest goes on. */
-  private refusedWrite(err: unknown, entryId: string, commentId: number | undefined, codes: string[]): boolean {
-    if (!(err instanceof PmagentError) || !codes.includes(err.code)) return false;
+  private refusedWrite(err: unknown, entryId: string, commentId: number | undefined, codes: ErrorCode[]): boolean {
+    if (!hasCode(err, ...codes)) return false;
     this.o.report.refused.push({
       entry_id: entryId,
       ...(commentId === undefined ? {} : { comment_id: commentId }),

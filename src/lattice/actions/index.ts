@@ -6,3 +6,4 @@ export * from "./notify.js";
 export * from "./params.js";
 export * from "./secrets.js";
 export * from "./types.js";
+export type * from "./error-codes.js"; // the codes this module raises, merged into core's ErrorCodes

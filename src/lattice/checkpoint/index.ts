@@ -9,3 +9,4 @@ export * from "./statcache.js";
 export * from "./vault.js";
 export * from "./walk.js";
 export * from "./shared.js";
+export type * from "./error-codes.js"; // the codes this module raises, merged into core's ErrorCodes

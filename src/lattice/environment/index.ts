@@ -4,3 +4,4 @@ export * from "./proposals.js";
 export * from "./changes.js";
 export * from "./install.js";
 export * from "./names.js";
+export type * from "./error-codes.js"; // the codes this module raises, merged into core's ErrorCodes

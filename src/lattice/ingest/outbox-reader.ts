@@ -9,7 +9,7 @@
 import { closeSync, readSync, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import type { Worker } from "node:worker_threads";
-import { Redactor, startThread, UnavailableError } from "../../core/index.js";
+import { hasCode, Redactor, startThread, UnavailableError } from "../../core/index.js";
 import {
   openRegularFile,
   readOutbox,
@@ -513,8 +513,7 @@ export class OutboxReader {
     return DecoderThread.get()
       .read(this.path, from, opts, redactor.secretValues(), waiting)
       .catch((err: unknown) => {
-        if (err instanceof UnavailableError && err.code === THREAD_STOPPED)
-          return decodeBatch(this.path, from, opts, redactor, waiting);
+        if (hasCode(err, THREAD_STOPPED)) return decodeBatch(this.path, from, opts, redactor, waiting);
         throw err;
       });
   }

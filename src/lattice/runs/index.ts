@@ -60,3 +60,4 @@ export {
   type FollowOptions,
   type RunProgressWaker,
 } from "./progress.js";
+export type * from "./error-codes.js"; // the codes this module raises, merged into core's ErrorCodes

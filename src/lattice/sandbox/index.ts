@@ -24,3 +24,4 @@ export {
   type HelperSandboxInput,
   type RunSandboxInput,
 } from "./run-sandbox.js";
+export type * from "./error-codes.js"; // the codes this module raises, merged into core's ErrorCodes

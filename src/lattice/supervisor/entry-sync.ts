@@ -3,6 +3,7 @@
  * done, or an error entry for a human and the entry in error, or the entry canceled.
  */
 import { isTerminal, type Entry } from "../../blackboard/index.js";
+import { hasCode } from "../../core/index.js";
 import { findRole, followUpId, nextStep } from "../../config/index.js";
 import { isTerminalRunState, type RunRecord } from "../runs/index.js";
 import type { SupervisorContext } from "./context.js";
@@ -26,7 +27,7 @@ export async function syncEntry(ctx: SupervisorContext, run: RunRecord): Promise
   } catch (err) {
     // Two processes syncing the same run (a reconcile beside the run's own supervisor): the second
     // finds the entry finished by the first. Nothing is left to do but to say so.
-    if ((err as { code?: string }).code !== "transition_refused" || !run.entry_id) throw err;
+    if (!hasCode(err, "transition_refused") || !run.entry_id) throw err;
     const entry = await ctx.board.find(run.entry_id);
     if (!entry || !isTerminal(entry.entry.status)) throw err;
     await ctx.runs.update(run.id, { entry_synced: true });

@@ -6,7 +6,7 @@
  */
 import { closeSync, fstatSync, readSync, statSync, watch, type FSWatcher } from "node:fs";
 import { join } from "node:path";
-import type { PmagentError, Redactor } from "../../core/index.js";
+import { hasCode, type PmagentError, type Redactor } from "../../core/index.js";
 import { retryStoreFaults } from "../../store/index.js";
 import { INGEST_STORE_FAULT, RunIngestor } from "../ingest/index.js";
 import { outboxPath, openRegularFile, removeResume } from "../protocol/index.js";
@@ -142,8 +142,8 @@ export async function follow(
     }
     await ingestor.finish();
   } catch (err) {
-    if ((err as PmagentError).code !== INGEST_STORE_FAULT) throw err;
-    await leaveForReconcile(ctx, run, err as PmagentError);
+    if (!hasCode(err, INGEST_STORE_FAULT)) throw err;
+    await leaveForReconcile(ctx, run, err);
     return null;
   }
   return exit;
@@ -178,7 +178,7 @@ function startHeartbeat(ctx: SupervisorContext, run: RunRecord): { stop(): void 
   const timer = setInterval(
     () => {
       ctx.board.heartbeat(run.worker!, run.entry_id!, leaseMs).catch(async (err) => {
-        if ((err as PmagentError).code !== "claim_lost") return;
+        if (!hasCode(err, "claim_lost")) return;
         clearInterval(timer);
         // Guarded: a run fenced by the takeover keeps the reason it was superseded with.
         await ctx.runs.update(

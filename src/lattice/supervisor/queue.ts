@@ -6,7 +6,7 @@
  * removed in the transaction that moves the run to starting, so one worker resumes it.
  */
 import { OPEN_CHANNEL } from "../../blackboard/index.js";
-import { ConflictError, RefusedError, contentHash } from "../../core/index.js";
+import { ConflictError, RefusedError, contentHash, hasCode } from "../../core/index.js";
 import { assertInputs, withFollowUp } from "../protocol/index.js";
 import type { SupervisorContext } from "./context.js";
 import type { ResumeResult } from "./options.js";
@@ -78,7 +78,7 @@ export async function takeQueuedResume(
       if (!r.noop) return r;
     } catch (err) {
       // Another worker won it (or it stopped waiting): the next one.
-      if ((err as { code?: string }).code === "run_not_waiting") continue;
+      if (hasCode(err, "run_not_waiting")) continue;
       throw err;
     }
   }

@@ -2,7 +2,7 @@
  * What a run's output is redacted with: the supervisor's own secrets, the secret inputs this
  * process handed to the run, its role's credentials and every value of the secrets file.
  */
-import { UnavailableError, type PmagentError, type Redactor } from "../../core/index.js";
+import { hasCode, UnavailableError, type Redactor } from "../../core/index.js";
 import { SecretStore } from "../actions/index.js";
 import type { RunRecord } from "../runs/index.js";
 import { role, type SupervisorContext } from "./context.js";
@@ -69,7 +69,7 @@ function credentialValues(ctx: SupervisorContext, run: RunRecord): string[] {
       out.push(secrets(ctx).get(name));
     } catch (err) {
       // Not set (any more), or the secrets file is unreadable: its value is not known here.
-      if ((err as PmagentError).code !== "credential_not_found")
+      if (!hasCode(err, "credential_not_found"))
         ctx.log.warn(
           { run: run.id, credential: name, err: (err as Error).message },
           "credential not read for redaction",

@@ -4,14 +4,7 @@
  * written (0600) and the sprite relaunched.
  */
 import { mkdirSync } from "node:fs";
-import {
-  NotFoundError,
-  RefusedError,
-  UsageError,
-  contentHash,
-  writeFileAtomic,
-  type PmagentError,
-} from "../../core/index.js";
+import { NotFoundError, RefusedError, UsageError, contentHash, writeFileAtomic, hasCode } from "../../core/index.js";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { hiddenFromSprites, runHome } from "../sandbox/index.js";
 import {
@@ -177,8 +170,7 @@ async function fetchCheckpoint(ctx: SupervisorContext, run: RunRecord, id: strin
       await ctx.shared.pull(ctx.checkpoints, run.id, id);
       return;
     } catch (err) {
-      if ((err as PmagentError).code !== "checkpoint_not_found" || elsewhere)
-        throw checkpointGone(run.id, id, (err as Error).message);
+      if (!hasCode(err, "checkpoint_not_found") || elsewhere) throw checkpointGone(run.id, id, (err as Error).message);
     }
   } else if (elsewhere) {
     throw checkpointGone(

@@ -4,7 +4,7 @@
  */
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { PmagentError } from "../../core/index.js";
+import { hasCode } from "../../core/index.js";
 import { EVENT_TYPES, outboxPath, removeResume } from "../protocol/index.js";
 import { SANDBOX_WORKSPACE, runHome } from "../sandbox/index.js";
 import { createCheckpoint } from "../checkpoint/index.js";
@@ -132,7 +132,7 @@ async function keepCheckpoint(ctx: SupervisorContext, run: RunRecord, checkpoint
   try {
     ctx.checkpoints.adopt(run.id, run.checkpoint_dir, checkpoint);
   } catch (err) {
-    if ((err as PmagentError).code === "checkpoint_not_found") {
+    if (hasCode(err, "checkpoint_not_found")) {
       return `WAITING named checkpoint ${checkpoint}, which does not exist: create it (Sprite.checkpoint() or \`pmagent checkpoint create\`) before emitting WAITING`;
     }
     return `WAITING named checkpoint ${checkpoint}, which cannot be kept for the resume: ${(err as Error).message}`;

@@ -4,3 +4,4 @@
 export * from "./constants.js";
 export * from "./envelope-check.js";
 export * from "./append.js";
+export type * from "./error-codes.js"; // the codes this module raises, merged into core's ErrorCodes

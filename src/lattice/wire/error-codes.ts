@@ -1,0 +1,8 @@
+/** The error codes src/lattice/wire raises (see ErrorCodes in src/core/error-codes.ts). */
+declare module "../../core/index.js" {
+  interface ErrorCodes {
+    outbox_symlink: "conflict";
+  }
+}
+
+export {};
