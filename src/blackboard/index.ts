@@ -1,3 +1,3 @@
-export { EntrySchema, EntryInputSchema, StatusSchema, TargetDocsSchema, TargetDocObjectSchema } from "./schema.js";
+export { EntrySchema, EntryInputSchema, StatusSchema } from "./schema.js";
 export * from "./light/index.js";
 export * from "./github/index.js";

@@ -1,1 +1,0 @@
-export { buildProgram, main, reportError, EXIT_CODES_HELP } from "./program.js";
