@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import semver from "semver";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import ts from "typescript";
 import { REPO_ROOT, runProcess } from "./helpers/proc.js";
 
 const npm = process.platform === "win32" ? "npm.cmd" : "npm";
@@ -93,4 +94,49 @@ describe("npm package", () => {
       expect(demo.stdout).toMatch(/^ {2}pmagent bb list · pmagent runs list · pmagent prs/m);
     },
   );
+});
+
+describe("the package root (pmagent)", () => {
+  /** The names README's "Library API" lists: its bullets' backticked names. */
+  function documented(): string[] {
+    const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
+    const section = readme.split("\n## Library API\n")[1]!.split("\n## ")[0]!;
+    return section
+      .split("\n")
+      .filter((line) => line.startsWith("- "))
+      .flatMap((line) => [...line.matchAll(/`([A-Za-z_$][\w$]*)`/g)].map((m) => m[1]!))
+      .sort();
+  }
+
+  it(
+    "exports exactly the names README's Library API lists (values and types): a new export is a decision",
+    { timeout: 120_000 },
+    () => {
+      const index = join(REPO_ROOT, "src/index.ts");
+      const program = ts.createProgram([index], {
+        module: ts.ModuleKind.NodeNext,
+        moduleResolution: ts.ModuleResolutionKind.NodeNext,
+        target: ts.ScriptTarget.ES2022,
+        strict: true,
+        skipLibCheck: true,
+        noEmit: true,
+      });
+      const checker = program.getTypeChecker();
+      const root = checker.getSymbolAtLocation(program.getSourceFile(index)!)!;
+      const exported = checker
+        .getExportsOfModule(root)
+        .map((s) => s.getName())
+        .sort();
+      const listed = documented();
+      expect(new Set(listed).size, "README's Library API names a name twice").toBe(listed.length);
+      expect(exported).toEqual(listed);
+    },
+  );
+
+  it("has at run time no name beyond the list, and none of its names is undefined", async () => {
+    const root = (await import("../src/index.js")) as Record<string, unknown>;
+    const listed = new Set(documented());
+    expect(Object.keys(root).filter((name) => !listed.has(name))).toEqual([]);
+    expect(Object.values(root).every((v) => v !== undefined)).toBe(true);
+  });
 });

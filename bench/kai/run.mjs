@@ -14,23 +14,12 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { performance } from "node:perf_hooks";
 import * as pmagent from "../../dist/index.js";
+// Pieces below the library API the bench builds its runs with: from their modules.
+import { Redactor } from "../../dist/core/index.js";
+import { collectLaneBoard } from "../../dist/kai/index.js";
+import { OUTBOX_START, RunIngestor, Sprite, outboxPath } from "../../dist/lattice/index.js";
 
-const {
-  Blackboard,
-  SqliteStore,
-  answer,
-  docUpdateLane,
-  migrate,
-  migrations,
-  parseConfig,
-  collectLaneBoard,
-  RunStore,
-  RunIngestor,
-  Sprite,
-  Redactor,
-  OUTBOX_START,
-  outboxPath,
-} = pmagent;
+const { Blackboard, SqliteStore, answer, docUpdateLane, migrate, migrations, parseConfig, RunStore } = pmagent;
 
 const COMMITS = Number(process.env.KAI_BENCH_COMMITS ?? 50_000);
 const ENTRIES = Number(process.env.KAI_BENCH_ENTRIES ?? 20_000);

@@ -10,19 +10,10 @@ export {
   projectCycles,
   projectForge,
   localForge,
-  projectHandlers,
   projectNotifiers,
   workspaceSandbox,
-  GITHUB_GIT_URL_ENV,
   type ProjectActionsOptions,
 } from "./actions.js";
 export { oaRunGate } from "./oa-gate.js";
-export {
-  actionSink,
-  proposalSink,
-  environmentProvider,
-  projectEnvironmentChanges,
-  projectSupervisor,
-  type ProjectSupervisorOptions,
-} from "./supervisor.js";
+export { projectEnvironmentChanges, projectSupervisor, type ProjectSupervisorOptions } from "./supervisor.js";
 export * from "./project/index.js";

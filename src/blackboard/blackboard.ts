@@ -130,7 +130,7 @@ export class Blackboard {
     leaseMs = this.leaseMs,
     options: { entryId?: string } = {},
   ): Promise<StoredEntry | undefined> {
-    return claim(this.ctx, worker, role, kinds, leaseMs, options);
+    return claim(this.ctx, { worker, role, kinds, leaseMs, ...options });
   }
 
   /** Claim as `claim` does, waiting for a wake-up while nothing is there (see claims.ts). */

@@ -39,12 +39,9 @@ export interface ClaimRequest {
  */
 export async function claim(
   ctx: BoardContext,
-  worker: string,
-  role: string,
-  kinds: readonly string[],
-  leaseMs = ctx.leaseMs,
-  options: { entryId?: string } = {},
+  wanted: Omit<ClaimRequest, "leaseMs" | "now"> & { leaseMs?: number },
 ): Promise<StoredEntry | undefined> {
+  const { worker, role, kinds, leaseMs = ctx.leaseMs, entryId } = wanted;
   if (kinds.length === 0) return undefined;
   const request: ClaimRequest = {
     worker,
@@ -52,7 +49,7 @@ export async function claim(
     kinds,
     leaseMs,
     now: ctx.now(),
-    ...(options.entryId === undefined ? {} : { entryId: options.entryId }),
+    ...(entryId === undefined ? {} : { entryId }),
   };
   if (ctx.store.dialect === "postgres") {
     return (await claimPg(ctx, request, false)) ?? (await claimPg(ctx, request, true));
@@ -129,7 +126,7 @@ export async function claimNext(
   const waiters = await openWaiters(ctx.store);
   while (!options.signal?.aborted) {
     const seen = waiters.count(role);
-    const got = await claim(ctx, worker, role, kinds, options.leaseMs ?? ctx.leaseMs);
+    const got = await claim(ctx, { worker, role, kinds, leaseMs: options.leaseMs ?? ctx.leaseMs });
     if (got) return got;
     if (waiters.count(role) === seen) await waiters.wait(role, kinds, options.waitMs ?? 1000, options.signal);
   }

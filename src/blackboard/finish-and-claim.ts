@@ -67,5 +67,5 @@ export async function finishAndClaim(
     // Not finished (claim lost, refused, unknown entry): the general path says why.
   }
   const finished = await change(ctx, actor, id, patch, options);
-  return { finished, next: await claim(ctx, next.worker, role, next.kinds, leaseMs) };
+  return { finished, next: await claim(ctx, { worker: next.worker, role, kinds: next.kinds, leaseMs }) };
 }

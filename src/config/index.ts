@@ -1,16 +1,5 @@
 export * from "./schema.js";
-export {
-  CYCLE_DONE_KIND,
-  HANA_KINDS,
-  KAI_ANALYSIS_KIND,
-  ANALYSIS_DONE_KIND,
-  CODE_KINDS,
-  LANE_TEMPLATES,
-  docUpdateLane,
-  codeLane,
-  defaultConfig,
-  type LaneTemplate,
-} from "./defaults.js";
+export { HANA_KINDS, LANE_TEMPLATES, docUpdateLane, codeLane, defaultConfig, type LaneTemplate } from "./defaults.js";
 export { parseConfig, loadProject, initProject, ignorePmagentDir, GITIGNORE_LINE } from "./load.js";
 export * from "./light/index.js";
 export { pathRefusal } from "./allowed-paths.js";

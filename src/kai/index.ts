@@ -3,5 +3,5 @@ export * from "./reports/index.js";
 export * from "./evidence/index.js";
 export { checkRequest, checkRequestText, type RequestCheck } from "./request.js";
 export { kaiSources, type KaiSourcesInput } from "./sources.js";
-export { answer, answerText, answerRequest, collectEvidence, type KaiOptions, type KaiSources } from "./kai.js";
+export { answer, answerText, answerRequest, type KaiOptions, type KaiSources } from "./kai.js";
 export type * from "./error-codes.js"; // the codes this module raises, merged into core's ErrorCodes

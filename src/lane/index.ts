@@ -5,13 +5,5 @@
  */
 export * from "./doc-update/index.js";
 export { exampleLaneConfig } from "./example.js";
-export { CYCLE_DONE_KIND } from "../config/index.js";
-export {
-  runDemo,
-  createDemoRepository,
-  demoRequest,
-  DEMO_REQUEST_ID,
-  type DemoOptions,
-  type DemoResult,
-} from "./demo.js";
+export { runDemo, createDemoRepository, type DemoOptions, type DemoResult } from "./demo.js";
 export type * from "./error-codes.js"; // the codes this module raises, merged into core's ErrorCodes

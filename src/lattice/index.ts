@@ -53,7 +53,6 @@
  */
 export * from "./protocol/index.js";
 export {
-  CHECKPOINT_DIR_ENV,
   defaultCheckpointDir,
   createCheckpoint,
   restoreCheckpoint,
@@ -96,9 +95,8 @@ export { Sprite, spriteContext, DEFAULT_WORKSPACE, type SpriteOptions } from "./
 export * from "./runs/index.js";
 export * from "./supervisor/index.js";
 export { dieWithParent, findExecutable, killGroup, processAlive, SETPRIV } from "./sandbox/index.js";
-export { RunIngestor, DEFAULT_LOG_CAP_BYTES, INGEST_STORE_FAULT, type IngestOptions } from "./ingest/index.js";
+export { RunIngestor, INGEST_STORE_FAULT, type IngestOptions } from "./ingest/index.js";
 export {
-  ENV_ALLOW_LIST,
   spriteEnv,
   checkExtraEnv,
   prepareRunDir,

@@ -286,15 +286,16 @@ function stateMismatches(set: SurfaceSet, state: OAStateRead, out: Collector): v
   const b = set.bootstrap.data;
   const s = set.ssot.data;
   const r = set.reality.data;
-  const compare = (
-    failing: boolean,
-    category: OADiagnostic["category"],
-    check: string,
-    field: string,
-    expected: unknown,
-    actual: unknown,
-    kernelFile: string,
-  ) => {
+  const compare = (c: {
+    failing: boolean;
+    category: OADiagnostic["category"];
+    check: string;
+    field: string;
+    expected: unknown;
+    actual: unknown;
+    kernelFile: string;
+  }) => {
+    const { failing, category, check, field, expected, actual, kernelFile } = c;
     if (expected === undefined || expected === null || expected === actual) return;
     const m: OAMismatch = { check, field, expected, actual, surfaces: [kernelFile, STATE_FILE] };
     if (failing) out.mismatches.push(mismatchLine(m));
@@ -308,70 +309,70 @@ function stateMismatches(set: SurfaceSet, state: OAStateRead, out: Collector): v
     });
   };
   if (b) {
-    compare(
-      true,
-      "kernel_mismatch",
-      "branch match",
-      "branch",
-      b.branch,
-      state.branch,
-      SURFACES.pm_bootstrap_state.file,
-    );
+    compare({
+      failing: true,
+      category: "kernel_mismatch",
+      check: "branch match",
+      field: "branch",
+      expected: b.branch,
+      actual: state.branch,
+      kernelFile: SURFACES.pm_bootstrap_state.file,
+    });
     const bootstrapPhase = b.meta?.current_phase;
-    compare(
-      false,
-      "tri_surface_incoherence",
-      "phase metadata",
-      "meta.current_phase",
-      bootstrapPhase === undefined ? undefined : String(bootstrapPhase),
-      state.current_phase,
-      SURFACES.pm_bootstrap_state.file,
-    );
+    compare({
+      failing: false,
+      category: "tri_surface_incoherence",
+      check: "phase metadata",
+      field: "meta.current_phase",
+      expected: bootstrapPhase === undefined ? undefined : String(bootstrapPhase),
+      actual: state.current_phase,
+      kernelFile: SURFACES.pm_bootstrap_state.file,
+    });
   }
   if (r?.branch !== undefined)
-    compare(
-      false,
-      "tri_surface_incoherence",
-      "branch metadata",
-      "branch",
-      r.branch,
-      state.branch,
-      SURFACES.reality_green_summary.file,
-    );
+    compare({
+      failing: false,
+      category: "tri_surface_incoherence",
+      check: "branch metadata",
+      field: "branch",
+      expected: r.branch,
+      actual: state.branch,
+      kernelFile: SURFACES.reality_green_summary.file,
+    });
   if (s) {
     const phase = s.current_phase ?? s.phases?.current;
-    compare(
-      true,
-      "kernel_mismatch",
-      "phase match",
-      "current_phase",
-      phase === undefined ? undefined : String(phase),
-      state.current_phase,
-      SURFACES.ssot_surface.file,
-    );
+    compare({
+      failing: true,
+      category: "kernel_mismatch",
+      check: "phase match",
+      field: "current_phase",
+      expected: phase === undefined ? undefined : String(phase),
+      actual: state.current_phase,
+      kernelFile: SURFACES.ssot_surface.file,
+    });
   }
   if (r) {
-    compare(
-      true,
-      "kernel_mismatch",
-      "reality match",
-      "reality_green",
-      r.reality_green,
-      state.reality_green,
-      SURFACES.reality_green_summary.file,
-    );
+    compare({
+      failing: true,
+      category: "kernel_mismatch",
+      check: "reality match",
+      field: "reality_green",
+      expected: r.reality_green,
+      actual: state.reality_green,
+      kernelFile: SURFACES.reality_green_summary.file,
+    });
     for (const name of STATE_KEY_CHECKS) {
       const inState = findCheck(state.checks_summary, name)?.passed;
       if (inState === undefined) continue;
-      compare(
-        true,
-        "tri_surface_incoherence",
-        name,
-        `checks_summary[${name}].passed`,
-        findCheck(r.checks, name)?.passed,
-        inState,
-        SURFACES.reality_green_summary.file,
-      );
+      compare({
+        failing: true,
+        category: "tri_surface_incoherence",
+        check: name,
+        field: `checks_summary[${name}].passed`,
+        expected: findCheck(r.checks, name)?.passed,
+        actual: inState,
+        kernelFile: SURFACES.reality_green_summary.file,
+      });
     }
   }
 }

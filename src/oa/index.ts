@@ -6,7 +6,6 @@ export {
   OA_INIT_COMMAND,
   noKernelSurfaces,
   SURFACES,
-  SURFACE_NAMES,
   REQUIRED_SURFACES,
   EMPTY_OA_CONTEXT,
   loadSurface,
@@ -20,8 +19,6 @@ export {
   computeKernel,
   interpretation,
   OA_MODE_TABLE,
-  OA_ACTIONS,
-  KEY_CHECKS,
   STATE_KEY_CHECKS,
   describeDisagreement,
   type KernelView,
@@ -29,19 +26,10 @@ export {
 } from "./kernel.js";
 export { buildState, writeSnapshot, readState } from "./snapshot.js";
 export { bootEnvelope, bootExitCode } from "./boot.js";
-export { initSurfaces, initChecks, gitBranch, INIT_MARK, type OAInitOptions, type OAInitResult } from "./init.js";
+export { initSurfaces, type OAInitOptions, type OAInitResult } from "./init.js";
 export { runOaGuard } from "./guard.js";
-export {
-  runRegisteredGuard,
-  parseGuardOutput,
-  guardNames,
-  shippedGuards,
-  BUILTIN_GUARD,
-  SHIPPED_GUARDS_DIR,
-  REGISTRY_GUARDS,
-  type OAGuardRun,
-} from "./guards.js";
-export { OA_TOOL_IDS, callOATool, isOAToolId, type OAToolId } from "./tools.js";
+export { runRegisteredGuard, parseGuardOutput, guardNames, REGISTRY_GUARDS, type OAGuardRun } from "./guards.js";
+export { OA_TOOL_IDS, callOATool, type OAToolId } from "./tools.js";
 export * from "./programs/io.js";
 export { decideSafeOps } from "./programs/safe-ops.js";
 export { generateOpsBlock } from "./programs/ops-block.js";

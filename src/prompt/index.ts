@@ -3,7 +3,6 @@ export {
   AGENT_ROLES,
   REVIEW_LEVELS,
   DEFAULT_REVIEW_LEVEL,
-  isAgentRole,
   parseAgentRole,
   parseReviewLevel,
   type AgentRole,
@@ -11,28 +10,14 @@ export {
 } from "./roles.js";
 export {
   PACKAGE_TEMPLATES_DIR,
-  PROJECT_TEMPLATES_DIR,
-  BASE_TEMPLATE,
-  developerTemplateName,
   loadTemplates,
   renderTemplate,
   type TemplateFile,
   type PromptTemplates,
 } from "./templates.js";
+export { renderLedgerBlock, type Ledger, type LedgerInput, type KnownLedger } from "./ledger.js";
 export {
-  LedgerSchema,
-  LEDGER_SECTION,
-  LEDGER_NONE,
-  renderLedgerBlock,
-  type Ledger,
-  type LedgerInput,
-  type KnownLedger,
-} from "./ledger.js";
-export {
-  OrchestratorOutputSchema,
   ReviewerOutputSchema,
-  ExecutorOutputSchema,
-  SearcherOutputSchema,
   OUTPUT_PRESETS,
   PRESET_NAMES,
   parsePresetName,
@@ -56,13 +41,10 @@ export {
 } from "./output-schema.js";
 export {
   HistoryMessageSchema,
-  CONTEXT_BLOCKS,
   buildResponsesRequest,
-  promptCacheKey,
   DEFAULT_MODEL_REQUEST,
   takesReasoning,
   developerInstructions,
-  wrapBlock,
   textFormat,
   type HistoryMessage,
   type ContextTag,
@@ -85,7 +67,6 @@ export { runEditTool, type EditToolContext, type EditToolResult } from "./edit-t
 export {
   ModelClient,
   modelSettings,
-  MAX_TOOL_ROUNDS,
   DEFAULT_BASE_URL,
   type ModelSectionInput,
   type ModelSettings,
@@ -97,8 +78,6 @@ export { reviewOutcome, type ReviewOutcome } from "./review.js";
 export { runRoleStep, type RoleStepOptions, type RoleStepResult } from "./agent.js";
 export {
   runRoleAgent,
-  ENTRY_FILE_ENV,
-  ARTIFACT_DIR,
   type RoleAgentOptions,
   type RoleAgentReport,
   type RoleAgentTask,

@@ -1,4 +1,4 @@
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { UsageError } from "../core/index.js";
 import { migrate, type Migration, type MigrationSet } from "./migrate.js";
 import { PostgresStore } from "./postgres.js";
@@ -65,8 +65,4 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     throw err;
   }
   return store;
-}
-
-export function defaultSqlitePath(root: string): string {
-  return join(root, DEFAULT_SQLITE_PATH);
 }

@@ -239,7 +239,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       output_tokens: Math.ceil(produced.length / 4),
     };
     if (reply.stall) hanging.add(res);
-    if (stream) return streamResponse(res, body, part, ids, usage, reply);
+    if (stream) return streamResponse(res, { body, part, ids, usage, end: reply });
     if (reply.stall) return;
     if (reply.truncated) return void res.destroy();
     const status = reply.incomplete === undefined ? "completed" : "incomplete";
@@ -338,14 +338,17 @@ function openStream(res: ServerResponse): (type: string, data: Record<string, un
   };
 }
 
-function streamResponse(
-  res: ServerResponse,
-  body: Record<string, unknown>,
-  part: Record<string, unknown>,
-  ids: { response: string; message: string },
-  usage: FakeUsage,
-  end: FakeAnswerEnd,
-): void {
+/** One answer to stream: the request's body, the message's content part, its ids and usage, and how it ends. */
+interface StreamedAnswer {
+  body: Record<string, unknown>;
+  part: Record<string, unknown>;
+  ids: { response: string; message: string };
+  usage: FakeUsage;
+  end: FakeAnswerEnd;
+}
+
+function streamResponse(res: ServerResponse, answer: StreamedAnswer): void {
+  const { body, part, ids, usage, end } = answer;
   const send = openStream(res);
   const at = { output_index: 0, item_id: ids.message, content_index: 0 };
   send("response.created", { response: responseObject(body, ids.response, "in_progress", [], null) });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ModelClient, loadTemplates, outputSchemaFromZod, runRoleStep } from "../../src/index.js";
+import { ModelClient, loadTemplates, outputSchemaFromZod, runRoleStep } from "../../src/prompt/index.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
 
 let fake: FakeOpenAI;

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { applyPatch, parsePatch } from "../../src/index.js";
+import { applyPatch, parsePatch } from "../../src/prompt/index.js";
 
 const ALLOWED = ["STATE/", "docs/"];
 const dirs: string[] = [];

@@ -11,7 +11,7 @@ import {
   presetFormatName,
   type PresetName,
   type ResponsesPayload,
-} from "../../src/index.js";
+} from "../../src/prompt/index.js";
 
 const dirs: string[] = [];
 function tempDir(): string {

@@ -10,7 +10,7 @@ import {
   takesReasoning,
   type ModelSectionInput,
   type ResponsesPayload,
-} from "../../src/index.js";
+} from "../../src/prompt/index.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
 
 const KEY = "sk-test-0123456789abcdefghijklmnop";

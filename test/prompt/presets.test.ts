@@ -11,8 +11,8 @@ import {
   parsePresetName,
   presetOutputSchema,
   textFormat,
-  toJsonSchema,
-} from "../../src/index.js";
+} from "../../src/prompt/index.js";
+import { toJsonSchema } from "../../src/core/index.js";
 
 const validAnswers = {
   orchestrator: {

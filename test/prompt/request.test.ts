@@ -8,10 +8,10 @@ import {
   loadTemplates,
   outputSchemaFromZod,
   presetFormatName,
-  toJsonSchema,
   OUTPUT_PRESETS,
   type BuildRequestOptions,
-} from "../../src/index.js";
+} from "../../src/prompt/index.js";
+import { toJsonSchema } from "../../src/core/index.js";
 
 const templates = loadTemplates();
 const ledger = { entry_id: "e-1", lane: "layer_b/doc_update", role: "Sho", cycle: 1, refs: ["e-0"] };

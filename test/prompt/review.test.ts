@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { reviewOutcome } from "../../src/index.js";
+import { reviewOutcome } from "../../src/prompt/index.js";
 
 const review = (decision: "approve" | "revise" | "block") => ({
   level: "hard_gate",

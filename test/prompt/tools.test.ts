@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { ModelClient, buildResponsesRequest, loadTemplates, type ToolCall } from "../../src/index.js";
+import { ModelClient, buildResponsesRequest, loadTemplates, type ToolCall } from "../../src/prompt/index.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
 
 let fake: FakeOpenAI;

@@ -16,4 +16,4 @@ export { findJsonSyntaxError, type JsonSyntaxError } from "./json-syntax.js";
 export { syncBoard, withBoardLink, SYNC_ACTOR, type SyncOptions } from "./sync.js";
 export { createGithubClient, githubToken, githubError, type GithubClient, type GithubClientOptions } from "./client.js";
 export { SyncReportSchema, type SyncReport } from "./report.js";
-export { readImportText, parseEntriesText, type ImportText, type ImportBadComment } from "./import-text.js";
+export { readImportText, type ImportText, type ImportBadComment } from "./import-text.js";

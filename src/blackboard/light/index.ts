@@ -11,8 +11,8 @@ export {
   type HistoryRecord,
 } from "../entry.js";
 export type { Entry, EntryInput } from "../schema.js";
-export { TRANSITIONS, canTransition, isTerminal, mayChange } from "../lifecycle.js";
-export { Blackboard, storedProjects, DEFAULT_LEASE_MS, type BlackboardOptions } from "../blackboard.js";
+export { TRANSITIONS, canTransition, isTerminal } from "../lifecycle.js";
+export { Blackboard, storedProjects, type BlackboardOptions } from "../blackboard.js";
 export { OPEN_CHANNEL } from "../wake.js";
 export { claimedByAnother } from "../claims.js";
 export { BoardFeed, type BoardFeedOptions, type BoardWatch, type BoardWatcher } from "../feed.js";

@@ -18,7 +18,6 @@ export {
   collectStateDoc,
   findStateDoc,
   repoProjects,
-  DEFAULT_STATE_FILE,
   stateView,
   laneSectionIndex,
   type StateView,

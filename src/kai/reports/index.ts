@@ -9,13 +9,6 @@ export { buildLaneStatus, type LaneContext } from "./lane-status.js";
 export { buildWhatChanged, type ChangesContext } from "./what-changed.js";
 export { laneStatusSummary, whatChangedSummary, errorSummary } from "./summary.js";
 export { polishSummary, rewriteProblem } from "./polish.js";
-export {
-  modelDigest,
-  checkDigest,
-  digestInput,
-  evidenceKey,
-  ModelDigestSchema,
-  type ModelDigest,
-} from "./model-digest.js";
-export { withUrls, evidenceUrl, type LinkBase } from "./links.js";
+export { modelDigest, evidenceKey, type ModelDigest } from "./model-digest.js";
+export { withUrls, type LinkBase } from "./links.js";
 export { answerZone, daysBefore, type Zone } from "./zone.js";

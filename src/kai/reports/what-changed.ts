@@ -393,19 +393,21 @@ export function buildWhatChanged(ctx: ChangesContext, ev: KaiEvidence): WhatChan
     time_window: { from: localDate(ctx.since, ctx.zone ?? UTC), to: localDate(ctx.until, ctx.zone ?? UTC) },
     highlights: rank(candidates, ctx.max_highlights),
     by_category: { workflows: wf, prs, state_docs: stateDocs(commits) },
-    risks: [...risks(ctx, ev, cycles, laneRuns, wf, commits), ...fromWindow.risks],
+    risks: [...risks(ctx, ev, { cycles, runs: laneRuns, wf, commits }), ...fromWindow.risks],
     open_questions: [...openQuestions(ctx, cycles, laneRuns, prs), ...fromWindow.questions],
   };
 }
 
-function risks(
-  ctx: ChangesContext,
-  ev: KaiEvidence,
-  cycles: Cycle[],
-  runs: RunEvidence[],
-  wf: WhatChanged["by_category"]["workflows"],
-  commits: GitCommit[],
-): Risk[] {
+/** What the window showed, as `whatChanged` read it: the risks are drawn from these. */
+interface WindowSeen {
+  cycles: Cycle[];
+  runs: RunEvidence[];
+  wf: WhatChanged["by_category"]["workflows"];
+  commits: GitCommit[];
+}
+
+function risks(ctx: ChangesContext, ev: KaiEvidence, seen: WindowSeen): Risk[] {
+  const { cycles, runs, wf, commits } = seen;
   const out: Risk[] = [];
   const latest = cycles.at(-1);
   if (latest?.status === "blocked") {

@@ -4,16 +4,7 @@
  * review's guard, and Aya and Sho through the model.
  */
 export * from "./schema.js";
-export {
-  guardUpdate,
-  guardFinalContent,
-  wholeFileText,
-  pathRefusal,
-  endsMidSentence,
-  countLines,
-  MIN_KEPT_LINE_RATIO,
-  type GuardResult,
-} from "./guard.js";
+export { guardUpdate, guardFinalContent, pathRefusal, endsMidSentence, countLines, type GuardResult } from "./guard.js";
 export {
   laneContext,
   artifactRefs,
@@ -33,33 +24,22 @@ export {
   proposalUpdates,
   readProposal,
   readReview,
-  riskOf,
-  toProposalUpdate,
   type ReviewDecisionInput,
 } from "./formats.js";
 export { proposalFor } from "./propose.js";
 export { reviewProposal, guardedUpdates, docReader } from "./review.js";
-export { BRANCH_PREFIX, applicableFiles, readReviewArtifact } from "./apply.js";
-export {
-  snapshotFor,
-  snapshotMarkdown,
-  snapshotFile,
-  snapshotPath,
-  SNAPSHOT_DIR,
-  type SnapshotInput,
-} from "./snapshot.js";
-export { actionsArtifactRef, fetchActionsArtifact } from "./remote.js";
-export { LANE_SPRITES, LANE_SPRITE_INPUTS, MODEL_LANE_SPRITES, runLaneSprite, runLaneStep } from "./run.js";
+export { BRANCH_PREFIX, readReviewArtifact } from "./apply.js";
+export { snapshotFor, snapshotMarkdown, type SnapshotInput } from "./snapshot.js";
+export { fetchActionsArtifact } from "./remote.js";
+export { LANE_SPRITES, runLaneSprite, runLaneStep } from "./run.js";
 export {
   runLaneAgent,
-  ayaTask,
   shoTask,
   decideUpdate,
   documentsContext,
   reviewAnswerSchema,
   parseLaneArtifact,
   laneAgentRole,
-  ProposalAnswerSchema,
   LANE_AGENT_ARTIFACTS,
   MAX_DOC_CONTEXT_CHARS,
   type LaneAgentArtifact,

@@ -21,8 +21,6 @@ export const SNAPSHOT_VERSION = "pm_snapshot_v1";
 export const CHANGE_TYPES = ["append", "replace", "create", "section"] as const;
 export type ChangeType = (typeof CHANGE_TYPES)[number];
 
-/** The proposal's change types in the origin's vocabulary (its proposal prompt). */
-export const ORIGIN_CHANGE_TYPES = ["add", "edit_paragraph", "append_list_item", "other"] as const;
 /** The review's only change type (review spec §3.4): Tsugu replaces the whole file. */
 export const REPLACE_WHOLE_FILE = "replace_whole_file";
 /** The review mode Tsugu applies (apply spec §2, §4), and what pmagent's Sho writes. */

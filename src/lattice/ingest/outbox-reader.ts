@@ -223,18 +223,21 @@ function received(b: OutboxBatch): OutboxBatch {
   return { ...b, bytes: Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength), fromThread: true };
 }
 
+/** One batch to decode: the outbox, where to start, the read's limits and the run's redactor. */
+export interface BatchJob {
+  path: string;
+  from: OutboxPosition;
+  options: OutboxReadOptions;
+  redactor: Redactor;
+  waiting: number;
+}
+
 /**
  * Read and pack a batch (on whichever thread calls it): the one way a batch is made. `waiting`:
  * the outbox's bytes past `from` when the read was asked for (sizes the batch's buffer).
  */
-export function decodeBatch(
-  path: string,
-  from: OutboxPosition,
-  options: OutboxReadOptions,
-  redactor: Redactor,
-  waiting: number,
-  spares: ArrayBuffer[] = [],
-): OutboxBatch {
+export function decodeBatch(job: BatchJob, spares: ArrayBuffer[] = []): OutboxBatch {
+  const { path, from, options, redactor, waiting } = job;
   const packer = new BatchPacker(
     redactor,
     Math.max(0, Math.min(waiting, options.maxBytes)),
@@ -288,7 +291,16 @@ export function answerDecode(
 ): { response: DecodeResponse; transfer: ArrayBuffer[] } {
   for (const b of req.spares) if (spares.length < MAX_SPARES) spares.push(b);
   try {
-    const batch = decodeBatch(req.path, req.from, req.options, redactorFor(req.secrets), req.waiting, spares);
+    const batch = decodeBatch(
+      {
+        path: req.path,
+        from: req.from,
+        options: req.options,
+        redactor: redactorFor(req.secrets),
+        waiting: req.waiting,
+      },
+      spares,
+    );
     return { response: { id: req.id, ok: true, batch }, transfer: [batch.bytes.buffer as ArrayBuffer] };
   } catch (err) {
     return { response: { id: req.id, ok: false, message: (err as Error).message }, transfer: [] };
@@ -504,7 +516,7 @@ export class OutboxReader {
     const { redactor } = this.options;
     if (waiting < threadBytes) {
       try {
-        return Promise.resolve(decodeBatch(this.path, from, opts, redactor, waiting));
+        return Promise.resolve(decodeBatch({ path: this.path, from, options: opts, redactor, waiting }));
       } catch (err) {
         return Promise.reject(err as Error);
       }
@@ -513,7 +525,8 @@ export class OutboxReader {
     return DecoderThread.get()
       .read(this.path, from, opts, redactor.secretValues(), waiting)
       .catch((err: unknown) => {
-        if (hasCode(err, THREAD_STOPPED)) return decodeBatch(this.path, from, opts, redactor, waiting);
+        if (hasCode(err, THREAD_STOPPED))
+          return decodeBatch({ path: this.path, from, options: opts, redactor, waiting });
         throw err;
       });
   }

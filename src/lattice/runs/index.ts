@@ -1,7 +1,7 @@
 // The runs sub-module of lattice: its public surface.
 export * from "./records.js";
 export * from "./fencing.js";
-export { RUN_STATES, TERMINAL_RUN_STATES, UNFINISHED_RUN_STATES, isTerminalRunState, type RunState } from "./states.js";
+export { RUN_STATES, UNFINISHED_RUN_STATES, isTerminalRunState, type RunState } from "./states.js";
 export { RunStore } from "./run-store.js";
 export {
   RunOutputWriter,
@@ -17,20 +17,9 @@ export {
 } from "./output-writer.js";
 export * from "./sql.js";
 export { standingGateDenials, type GateDenial } from "./gate-denials.js";
-export {
-  USAGE_KINDS,
-  usageOfEvent,
-  addTokens,
-  sumTokens,
-  noTokens,
-  type TokenCounts,
-  type ModelUsage,
-} from "./usage.js";
+export { usageOfEvent, addTokens, sumTokens, noTokens, type TokenCounts, type ModelUsage } from "./usage.js";
 export {
   costOf,
-  tokenCost,
-  priceOf,
-  roundCost,
   summarizeUsage,
   budgetBreach,
   formatCost,
@@ -40,19 +29,9 @@ export {
   type BudgetLimits,
 } from "./cost.js";
 export { usageOfRuns, setRunBudget, runBudget, type RunBudget } from "./usage-store.js";
-export {
-  USAGE_GROUPINGS,
-  cycleOfRun,
-  dayOf,
-  groupUsage,
-  usageText,
-  type UsageGrouping,
-  type UsageGroup,
-} from "./usage-report.js";
+export { USAGE_GROUPINGS, groupUsage, usageText, type UsageGrouping, type UsageGroup } from "./usage-report.js";
 export type { QueuedResume } from "./resume-queue.js";
 export {
-  RUN_PROGRESS_CHANNEL,
-  followPollMs,
   followRunEvents,
   followRunLogs,
   notifyRunProgress,

@@ -409,15 +409,12 @@ export class RunStore {
 
   async recordProtocolError(
     runId: string,
-    source: "stdout" | "outbox",
-    lineNo: number | null,
-    reason: string,
-    excerpt: string,
+    error: Omit<ProtocolErrorRecord, "id" | "at">,
     q: Queryable = this.store,
   ): Promise<void> {
     await q.run(
       `INSERT INTO lattice_protocol_errors (run_id, source, line_no, reason, excerpt, at_ms) VALUES (?, ?, ?, ?, ?, ?)`,
-      [runId, source, lineNo, reason, excerpt, this.clock()],
+      [runId, error.source, error.line_no, error.reason, error.excerpt, this.clock()],
     );
   }
 

@@ -12,7 +12,7 @@
  * kills the sprites' process groups.
  */
 export * from "./processes.js";
-export { ENDPOINT_VARS, ENV_ALLOW_LIST, checkExtraEnv, helperEnv, spriteEnv, type SpriteEnvInput } from "./env.js";
+export { checkExtraEnv, helperEnv, spriteEnv, type SpriteEnvInput } from "./env.js";
 export { VIOLATIONS_FILE, readViolations, type ViolationLine } from "./git-guard.js";
 export { prepareRunDir, runHome, selfCommand, type RunDirs } from "./run-dir.js";
 export { SANDBOX_WORKSPACE, findSandboxTool, sandboxArgv, type SandboxMode, type SandboxSpec } from "./bwrap.js";

@@ -37,7 +37,7 @@ export async function enforceBudget(ctx: SupervisorContext, runId: string): Prom
   const limits = await budgetFor(ctx, run);
   if (limits === null) return;
   const usage = (await usageOfRuns(ctx.store, [runId])).get(runId) ?? [];
-  const breach = budgetBreach(limits, usage, ctx.o.project.config.prices);
+  const breach = budgetBreach(limits, usage, ctx.options.project.config.prices);
   if (breach === null) return;
   const reason = `${breach}; the sprite was stopped`;
   if (!(await ctx.runs.update(runId, { state: "failed", reason, finished: true }, UNFINISHED_RUN_STATES))) return;

@@ -32,7 +32,8 @@ export interface Exit {
 }
 
 export interface SupervisorContext {
-  readonly o: SupervisorOptions;
+  /** What the Supervisor was built with: its project, store, hooks and settings. */
+  readonly options: SupervisorOptions;
   readonly store: Store;
   readonly runs: RunStore;
   readonly board: Blackboard;
@@ -58,13 +59,13 @@ export interface SupervisorContext {
 }
 
 export function role(ctx: SupervisorContext, name: string): RoleConfig {
-  return findRole(ctx.o.project.config, name).role;
+  return findRole(ctx.options.project.config, name).role;
 }
 
 /** bwrap per the config's `sandbox` mode; throws when it is required and missing. */
 export function sandboxTool(ctx: SupervisorContext): string | null {
   if (ctx.bwrap === undefined) {
-    const found = findSandboxTool(ctx.o.project.config.sandbox, ctx.env.PATH ?? "");
+    const found = findSandboxTool(ctx.options.project.config.sandbox, ctx.env.PATH ?? "");
     if (found.warning) ctx.log.warn({}, found.warning);
     ctx.bwrap = found.bwrap;
   }

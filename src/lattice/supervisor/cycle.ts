@@ -18,14 +18,14 @@ export async function startOnCycle(
   run: RunRecord,
   entry: Entry | null,
 ): Promise<RunCycle | null> {
-  const cycles = ctx.o.cycles;
+  const cycles = ctx.options.cycles;
   if (!cycles || !entry) return null;
-  const { lane } = findRole(ctx.o.project.config, run.role);
+  const { lane } = findRole(ctx.options.project.config, run.role);
   const id = cycleRootId(lane, entry.id);
   const start = await startCycleBranch(cycles, run.workspace, cycleBranchName(lane.layer, lane.name, id));
   if (start === null) {
     ctx.log.info(
-      { run: run.id, root: ctx.o.project.root },
+      { run: run.id, root: ctx.options.project.root },
       "the project repository is not on a branch with a commit: the run works outside a cycle branch",
     );
     return null;
@@ -52,10 +52,10 @@ export async function handOn(
   entryId: string | null,
   outcome: string | undefined,
 ): Promise<string | null> {
-  const cycles = ctx.o.cycles;
+  const cycles = ctx.options.cycles;
   const cycle = run.cycle;
   if (!cycles || !cycle) return null;
-  const { lane, role } = findRole(ctx.o.project.config, run.role);
+  const { lane, role } = findRole(ctx.options.project.config, run.role);
   try {
     const { commit } = await handOnCycleBranch(cycles, {
       workspace: run.workspace,

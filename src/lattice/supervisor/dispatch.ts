@@ -12,7 +12,7 @@ import { track, whenAttemptDone, type SupervisorContext } from "./context.js";
  * only these (each one parsed again on the storing thread), not a run's every narration event.
  */
 export function acted(ctx: SupervisorContext, run: RunRecord): (eventType: string) => boolean {
-  if (ctx.o.onEvents !== undefined) return () => true;
+  if (ctx.options.onEvents !== undefined) return () => true;
   const entry = run.entry_id !== null;
   return (type) => type === "ACTION_REQUEST" || type === "ENVIRONMENT_PROPOSAL" || (entry && type === "PHASE_STARTED");
 }
@@ -20,7 +20,7 @@ export function acted(ctx: SupervisorContext, run: RunRecord): (eventType: strin
 export async function onNewEvents(ctx: SupervisorContext, runId: string, events: StoredEvent[]): Promise<void> {
   // The events are stored: a read a store fault cut off is read again (a failure here leaves them unacted on).
   const run = await retryStoreFaults(() => ctx.runs.get(runId, ctx.store, false));
-  ctx.o.onEvents?.(run, events);
+  ctx.options.onEvents?.(run, events);
   // The entry moves once: a later PHASE_STARTED would only look it up again.
   let started = false;
   for (const e of events) {
@@ -58,7 +58,7 @@ export function dispatch(
 }
 
 async function deliver(ctx: SupervisorContext, run: RunRecord, event: StoredEvent, redelivery: boolean): Promise<void> {
-  const hooks = ctx.o.hooks ?? {};
+  const hooks = ctx.options.hooks ?? {};
   const c = { run, event, redelivery };
   if (event.event_type === "ENVIRONMENT_PROPOSAL") {
     const outcome = hooks.proposals

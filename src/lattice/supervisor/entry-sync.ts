@@ -55,7 +55,7 @@ async function syncOnce(ctx: SupervisorContext, run: RunRecord): Promise<void> {
     } else if (run.state === "failed") {
       // A failure reaches a human (roles contract §2.4), besides the entry's own error status.
       const events = await ctx.runs.events(run.id, { types: ["ERROR", "ARTIFACT"] });
-      await ctx.board.post(run.role, errorEntry(run, entry.entry, ctx.o.project.config.humans, events));
+      await ctx.board.post(run.role, errorEntry(run, entry.entry, ctx.options.project.config.humans, events));
       await ctx.board.transition(run.role, run.entry_id, "error", {
         note: `run ${run.id} failed: ${run.reason ?? "unknown"}`.slice(0, 2000),
       });
@@ -69,7 +69,7 @@ async function syncOnce(ctx: SupervisorContext, run: RunRecord): Promise<void> {
 }
 
 async function postNext(ctx: SupervisorContext, run: RunRecord, entry: Entry): Promise<void> {
-  const { lane, role } = findRole(ctx.o.project.config, run.role);
+  const { lane, role } = findRole(ctx.options.project.config, run.role);
   const events = await ctx.runs.events(run.id, { types: ["ARTIFACT", "COMPLETED"] });
   const completed = [...events].reverse().find((e) => e.event_type === "COMPLETED");
   const payload = completed?.event.payload as Record<string, unknown> | undefined;

@@ -38,10 +38,10 @@ export async function follow(
 ): Promise<Exit | null> {
   const files = streamFiles(run);
   let running = true;
-  const now = ctx.o.clock ?? Date.now;
+  const now = ctx.options.clock ?? Date.now;
   let lastProgress = now();
   const ingestor = new RunIngestor({
-    store: ctx.o.store,
+    store: ctx.options.store,
     runId: run.id,
     attempt: run.attempt,
     outboxPath: outboxPath(run.workspace),
@@ -52,8 +52,8 @@ export async function follow(
     logBytes: run.log_bytes,
     logTruncated: run.log_truncated,
     redactor,
-    logCapBytes: ctx.o.logCapBytes,
-    clock: ctx.o.clock,
+    logCapBytes: ctx.options.logCapBytes,
+    clock: ctx.options.clock,
     identity: { sprite_id: run.sprite_id, work_item_id: run.work_item_id },
     keep: acted(ctx, run),
     onNewEvents: (events) => onNewEvents(ctx, run.id, events),

@@ -62,7 +62,7 @@ export async function launch(ctx: SupervisorContext, run: RunRecord, opts: Launc
     checkExtraEnv(runnerEnv, `lanes[].roles[${role.name}].runner.env`);
     const adj = await adjustments(ctx, run, opts.entry);
     const bwrap = sandboxTool(ctx);
-    const pmagentCommand = ctx.o.pmagentCommand ?? selfCommand();
+    const pmagentCommand = ctx.options.pmagentCommand ?? selfCommand();
     const dirs = prepareRunDir(run.run_dir, pmagentCommand, ctx.env.PATH ?? "", { sandboxed: bwrap !== null });
     mkdirSync(run.checkpoint_dir, { recursive: true });
     const lattice: Record<string, string> = {
@@ -81,7 +81,7 @@ export async function launch(ctx: SupervisorContext, run: RunRecord, opts: Launc
     if (run.entry_id) lattice.PMAGENT_ENTRY_FILE = join(latticeDir(run.workspace), "entry.json");
     if (run.gate?.decision === "CONDITIONAL") lattice.LATTICE_RUN_CONDITIONS = JSON.stringify(run.gate.conditions);
     // The sandbox's network rule for this run (it holds where LATTICE_SANDBOX=bwrap).
-    const network = adj.network ?? ctx.o.project.config.sandbox_network;
+    const network = adj.network ?? ctx.options.project.config.sandbox_network;
     lattice.PMAGENT_SANDBOX_NETWORK = network;
     const env = spriteEnv({
       base: ctx.env,
@@ -96,7 +96,7 @@ export async function launch(ctx: SupervisorContext, run: RunRecord, opts: Launc
     const spec = bwrap
       ? runSandbox({
           bwrap,
-          project: ctx.o.project,
+          project: ctx.options.project,
           storeFile,
           workspace: run.workspace,
           checkpointDir: run.checkpoint_dir,
@@ -160,7 +160,7 @@ async function prepareWorkspace(
   entry: Entry | null,
   userWorkspace: boolean,
 ): Promise<void> {
-  const root = ctx.o.project.root;
+  const root = ctx.options.project.root;
   if (!existsSync(run.workspace) && !userWorkspace && existsSync(join(root, ".git"))) {
     // A cheap clone of the project repository (objects shared): the sprite works on a copy.
     mkdirSync(join(run.workspace, ".."), { recursive: true });
@@ -182,7 +182,7 @@ async function adjustments(
   run: RunRecord,
   entry: Entry | null,
 ): Promise<EnvironmentAdjustments> {
-  const provider = ctx.o.hooks?.environment;
+  const provider = ctx.options.hooks?.environment;
   if (!provider) return NO_ADJUSTMENTS;
   const adj = await provider.adjustmentsFor(run.role, { entry, runId: run.id });
   const result = {

@@ -108,7 +108,7 @@ async function redispatch(ctx: SupervisorContext): Promise<Map<string, Promise<u
     const run = await runOf(event.run_id);
     if (run && !followedElsewhere(run)) again.set(`${run.id}:${event.id}`, { run, event });
   }
-  for (const a of (await ctx.o.hooks?.actions?.orphaned?.(ctx.o.project.config.project_id)) ?? []) {
+  for (const a of (await ctx.options.hooks?.actions?.orphaned?.(ctx.options.project.config.project_id)) ?? []) {
     if (again.has(`${a.run_id}:${a.event_id}`)) continue;
     const run = await runOf(a.run_id);
     const event = run ? await ctx.runs.eventById(run.id, a.event_id, "ACTION_REQUEST") : undefined;

@@ -11,8 +11,8 @@ import { role, type SupervisorContext } from "./context.js";
 export function secrets(ctx: SupervisorContext): SecretStore {
   return (ctx.secretStore ??= new SecretStore({
     env: ctx.env,
-    root: ctx.o.project.root,
-    file: ctx.o.project.config.secrets.file,
+    root: ctx.options.project.root,
+    file: ctx.options.project.config.secrets.file,
   }));
 }
 

@@ -28,7 +28,7 @@ export function relocation(ctx: SupervisorContext, run: RunRecord): { place: Run
       `run ${run.id} works in ${run.workspace}, outside its project on ${run.host}: it can only be resumed there`,
     );
   }
-  const root = ctx.o.project.root;
+  const root = ctx.options.project.root;
   return {
     from,
     place: {

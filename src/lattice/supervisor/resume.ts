@@ -124,7 +124,7 @@ async function resume(ctx: SupervisorContext, runId: string, options: ResumeOpti
     try {
       if (moved) mkdirSync(run.workspace, { recursive: true });
       ctx.checkpoints.restore(runId, waiting.checkpoint_id, run.workspace, ownPathsIn(ctx, run.workspace));
-      if (moved) reborrowObjects(run.workspace, moved.from, ctx.o.project.root);
+      if (moved) reborrowObjects(run.workspace, moved.from, ctx.options.project.root);
       if (home) {
         mkdirSync(runHome(run.run_dir), { recursive: true });
         ctx.checkpoints.restore(runId, home, runHome(run.run_dir));
@@ -199,7 +199,11 @@ class ResumeLost extends Error {}
 /** pmagent's own files inside a workspace (relative paths), when the workspace is the project itself. */
 function ownPathsIn(ctx: SupervisorContext, workspace: string): string[] {
   const ws = resolve(workspace);
-  return hiddenFromSprites(ctx.o.project, ctx.store.dialect === "sqlite" ? ctx.store.location : null, ctx.env.HOME)
+  return hiddenFromSprites(
+    ctx.options.project,
+    ctx.store.dialect === "sqlite" ? ctx.store.location : null,
+    ctx.env.HOME,
+  )
     .map((p) => relative(ws, p))
     .filter((rel) => rel !== "" && !rel.startsWith("..") && !isAbsolute(rel))
     .map((rel) => rel.split(sep).join("/"));

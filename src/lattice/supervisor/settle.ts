@@ -63,7 +63,7 @@ export async function settle(
     } else {
       state = "failed";
       reason = problem;
-      await ctx.runs.recordProtocolError(runId, "outbox", null, reason, "");
+      await ctx.runs.recordProtocolError(runId, { source: "outbox", line_no: null, reason, excerpt: "" });
     }
   } else if (opts.workerDied && run.worker) {
     // It died with its worker (parent-death signal): the entry is another worker's to take over.

@@ -23,7 +23,7 @@ export async function askGate(
   entry: StoredEntry | null,
   command: string[],
 ): Promise<GateDecision | null> {
-  const gate = ctx.o.hooks?.gate;
+  const gate = ctx.options.hooks?.gate;
   if (!gate) return null;
   const d = await gate.decide({ role, entry: entry?.entry ?? null, command });
   if (d === null) return null;
@@ -43,7 +43,7 @@ export async function askGate(
 }
 
 function commandFor(ctx: SupervisorContext, role: RoleConfig, given: string[] | undefined): string[] {
-  const command = given && given.length > 0 ? given : runnerArgv(role.runner, ctx.o.project.config);
+  const command = given && given.length > 0 ? given : runnerArgv(role.runner, ctx.options.project.config);
   if (!command || command.length === 0) {
     throw new UsageError(
       "no_sprite_command",
@@ -67,7 +67,7 @@ function checkBudget(ctx: SupervisorContext, budget: RunBudget): void {
       );
     }
   }
-  if (budget.max_cost !== undefined && Object.keys(ctx.o.project.config.prices).length === 0) {
+  if (budget.max_cost !== undefined && Object.keys(ctx.options.project.config.prices).length === 0) {
     throw new UsageError(
       "no_prices",
       `--max-cost needs a price table: add "prices": { "<model>": { "input_per_mtok": …, "output_per_mtok": … } } to pmagent.config.json`,
@@ -109,7 +109,7 @@ export async function startRun(ctx: SupervisorContext, options: StartRunOptions)
       },
     );
   }
-  const root = ctx.o.project.root;
+  const root = ctx.options.project.root;
   const id = newRunId();
   const workspace =
     options.workspace !== undefined
@@ -117,7 +117,7 @@ export async function startRun(ctx: SupervisorContext, options: StartRunOptions)
       : join(root, ".pmagent", "workspaces", id);
   const run = await ctx.runs.create({
     id,
-    project_id: ctx.o.project.config.project_id,
+    project_id: ctx.options.project.config.project_id,
     role: role.name,
     entry_id: entry?.entry.id ?? null,
     sprite_id: `sprite-${id.slice(-8)}`,

@@ -55,7 +55,7 @@ export class Supervisor {
       leaseMs: options.leaseMs,
     });
     const ctx: SupervisorContext = {
-      o: options,
+      options,
       store: options.store,
       runs: this.runs,
       board: this.board,
@@ -76,16 +76,16 @@ export class Supervisor {
   }
 
   get store(): Store {
-    return this.ctx.o.store;
+    return this.ctx.options.store;
   }
 
   get project(): Project {
-    return this.ctx.o.project;
+    return this.ctx.options.project;
   }
 
   /** Whether a run gate is configured (then each entry is asked about before it is claimed). */
   get gated(): boolean {
-    return this.ctx.o.hooks?.gate !== undefined;
+    return this.ctx.options.hooks?.gate !== undefined;
   }
 
   /** Ask the gate (if any) about a run and record its answer; DENY is recorded, not thrown. */
