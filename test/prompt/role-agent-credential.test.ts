@@ -1,22 +1,16 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Blackboard } from "../../src/blackboard/index.js";
 import type { ActionSink, Supervisor } from "../../src/lattice/index.js";
 import { CLI } from "../helpers/proc.js";
-import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
+import { useFakeOpenAI } from "../helpers/openai-fixture.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 import { testProject, type TestProject } from "../lattice/helpers.js";
 
 const KEY = "sk-test-fetched-model-key-0123456789";
 const kinds = (await availableStoreKinds()).filter((k) => k.name === "sqlite");
-let fake: FakeOpenAI;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(async () => {
-  await fake.close();
-});
+const fake = useFakeOpenAI({ clearRequests: false });
 
 const review = {
   level: "hard_gate",
