@@ -10,6 +10,7 @@ import { answer, type LaneStatus } from "../../../src/kai/index.js";
 import { LocalForge, localPullRequestDiff } from "../../../src/forge/index.js";
 import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
 import { gitInit, testProject, type TestProject } from "../helpers.js";
+import { useSupervisorFixture } from "../../helpers/supervisor-fixture.js";
 
 const kinds = await availableStoreKinds();
 
@@ -218,20 +219,8 @@ describe.each(kinds)("lane cycles as branches on $name", (kind) => {
 });
 
 describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) => {
-  let ts: TestStore;
-  let tp: TestProject;
-  let board: Blackboard;
-  beforeEach(async () => {
-    ts = await kind.open();
-    // The shipped code lane, its agents swapped for scripted sprites (startRun's command).
-    tp = testProject(ts, { lanes: [codeLane()] });
-    gitInit(tp.root);
-    board = new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] });
-  });
-  afterEach(async () => {
-    await ts.cleanup();
-    tp.cleanup();
-  });
+  // The shipped code lane, its agents swapped for scripted sprites (startRun's command).
+  const fx = useSupervisorFixture(kind, { config: { lanes: [codeLane()] }, git: true });
 
   const kaiAnswer = async () =>
     answer(
@@ -245,8 +234,8 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
         params: {},
       },
       {
-        config: tp.project.config,
-        sources: await (await openProject({ project: tp.project, store: ts.store })).kaiSources(),
+        config: fx.tp.project.config,
+        sources: await (await openProject({ project: fx.tp.project, store: fx.ts.store })).kaiSources(),
       },
     );
   const laneStatus = async () => {
@@ -256,9 +245,9 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
   };
 
   it("Developer → Reviewer (changes_requested, the review goes back) → Developer fixes → Reviewer approves: the cycle's pull request is merged", async () => {
-    const s = tp.supervisor(undefined, { cycles: projectCycles(tp.project, ts.store) });
-    const bare = join(tp.root, ".pmagent", "forge.git");
-    await board.post("Human", {
+    const s = fx.tp.supervisor(undefined, { cycles: projectCycles(fx.tp.project, fx.ts.store) });
+    const bare = join(fx.tp.root, ".pmagent", "forge.git");
+    await fx.board.post("Human", {
       id: "feat-1",
       to: "Developer",
       kind: "code_request",
@@ -267,7 +256,7 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
     const dev = await s.startRun({
       role: "Developer",
       entryId: "feat-1",
-      command: tp.sprite("dev", {
+      command: fx.tp.sprite("dev", {
         steps: [
           { file: { path: "greet.js", text: "export const greet = () => 'hi';\n" } },
           { emit: "COMPLETED", payload: { status: "success", summary: "greet()" } },
@@ -278,7 +267,7 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
     const review = await s.startRun({
       role: "Reviewer",
       entryId: "feat-1-review",
-      command: tp.sprite("rev1", {
+      command: fx.tp.sprite("rev1", {
         steps: [
           { sh: "grep -q hi greet.js || exit 1" },
           {
@@ -289,7 +278,7 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
       }),
     });
     expect(review.state).toBe("succeeded");
-    const fix = await board.get("feat-1-review-fix");
+    const fix = await fx.board.get("feat-1-review-fix");
     expect(fix.entry).toMatchObject({ to: "Developer", kind: "code_fix_request" });
     expect(fix.entry.payload.details).toEqual({
       outcome: "changes_requested",
@@ -302,7 +291,7 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
     const fixed = await s.startRun({
       role: "Developer",
       entryId: "feat-1-review-fix",
-      command: tp.sprite("dev2", {
+      command: fx.tp.sprite("dev2", {
         steps: [{ sh: "sed -i s/hi/hello/ greet.js" }, { emit: "COMPLETED", payload: { status: "success" } }],
       }),
     });
@@ -310,7 +299,7 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
     const approved = await s.startRun({
       role: "Reviewer",
       entryId: "feat-1-review-fix-review",
-      command: tp.sprite("rev2", {
+      command: fx.tp.sprite("rev2", {
         steps: [{ emit: "COMPLETED", payload: { status: "success", outcome: "approved" } }],
       }),
     });
@@ -318,10 +307,15 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
     expect(approved.cycle?.merged).toBe(git(bare, "rev-parse", "main"));
     expect(git(bare, "show", "main:greet.js")).toBe("export const greet = () => 'hello';");
     expect(git(bare, "log", "--format=%an", "main").split("\n")).toEqual(["Developer", "Developer", "t"]);
-    const done = await board.get("feat-1-review-fix-review-done");
+    const done = await fx.board.get("feat-1-review-fix-review-done");
     expect(done.entry).toMatchObject({ to: "Human", kind: "code_cycle_done" });
     expect(done.entry.payload.refs).toMatchObject({ branch: "pmagent/code/code/feat-1", pull_request: "1" });
-    const forge = new LocalForge({ store: ts.store, projectId: "demo", root: tp.root, bareRepo: ".pmagent/forge.git" });
+    const forge = new LocalForge({
+      store: fx.ts.store,
+      projectId: "demo",
+      root: fx.tp.root,
+      bareRepo: ".pmagent/forge.git",
+    });
     const [pr] = await forge.list();
     expect(pr).toMatchObject({ number: 1, state: "merged" });
     // Merged by a fast-forward, its diff is still the cycle's work against the base it was merged into.
@@ -334,7 +328,7 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
     const status = res.payload.data as LaneStatus;
     expect(status.cycle).toMatchObject({
       status: "completed",
-      completed_at: (await board.get("feat-1-review-fix-review")).entry.updated_at,
+      completed_at: (await fx.board.get("feat-1-review-fix-review")).entry.updated_at,
     });
     expect(status.cycle).toMatchObject({
       branch: "pmagent/code/code/feat-1",
@@ -350,12 +344,12 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
   });
 
   it("an outcome that is no lowercase name is a protocol error, not a route", async () => {
-    const s = tp.supervisor(undefined, { cycles: projectCycles(tp.project, ts.store) });
-    await board.post("Human", { id: "feat-2", to: "Reviewer", kind: "code_review_request" });
+    const s = fx.tp.supervisor(undefined, { cycles: projectCycles(fx.tp.project, fx.ts.store) });
+    await fx.board.post("Human", { id: "feat-2", to: "Reviewer", kind: "code_review_request" });
     const run = await s.startRun({
       role: "Reviewer",
       entryId: "feat-2",
-      command: tp.sprite("bad", {
+      command: fx.tp.sprite("bad", {
         steps: [{ emit: "COMPLETED", payload: { status: "success", outcome: "Changes Requested" } }],
       }),
     });
@@ -366,6 +360,6 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
       expect(e.reason).toBe(
         "schema violation: $.payload.outcome: an outcome is a lowercase name, e.g. changes_requested",
       );
-    expect(await board.find("feat-2-review-fix")).toBeUndefined();
+    expect(await fx.board.find("feat-2-review-fix")).toBeUndefined();
   });
 });
