@@ -4,7 +4,7 @@
  * blackboard. `useSupervisorFixture` registers the `beforeEach`/`afterEach` hooks of a file or
  * `describe` block; `openSupervisorFixture` is the same for one test that sets up by itself.
  */
-import { afterEach, beforeEach } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import { Blackboard } from "../../src/blackboard/index.js";
 import { gitInit, testProject, type TestProject } from "../lattice/helpers.js";
 import type { StoreKind, TestStore } from "./stores.js";
@@ -14,6 +14,8 @@ export interface SupervisorFixtureOptions {
   config?: Record<string, unknown> | (() => Record<string, unknown>);
   /** Make the project a git repository with everything committed on main. */
   git?: boolean;
+  /** `useSupervisorFixture` only: "each" (default) a fresh fixture per test, "all" one for the block's tests. */
+  scope?: "each" | "all";
 }
 
 export interface SupervisorFixture {
@@ -48,17 +50,18 @@ export async function openSupervisorFixture(
   };
 }
 
-/** A fresh fixture for each test of the calling file or `describe` block, cleaned up after it. */
+/** A fresh fixture for each test of the calling file or `describe` block (or one for all of them), cleaned up after it. */
 export function useSupervisorFixture(kind: Opener, options: SupervisorFixtureOptions = {}): SupervisorFixture {
   let current: (SupervisorFixture & { cleanup(): Promise<void> }) | undefined;
   const live = () => {
-    if (!current) throw new Error("the supervisor fixture is set up in beforeEach: use it inside a hook or a test");
+    if (!current) throw new Error("the supervisor fixture is set up in a before hook: use it inside a hook or a test");
     return current;
   };
-  beforeEach(async () => {
+  const [before, after] = options.scope === "all" ? [beforeAll, afterAll] : [beforeEach, afterEach];
+  before(async () => {
     current = await openSupervisorFixture(kind, options);
   });
-  afterEach(async () => {
+  after(async () => {
     const done = current;
     current = undefined;
     await done?.cleanup();
