@@ -25,6 +25,8 @@ export interface SupervisorFixture {
   readonly tp: TestProject;
   /** The project's blackboard ("demo", human "Human"). */
   readonly board: Blackboard;
+  /** Swap the test project for one made with other options, on the same store (the old one removed). */
+  reproject(options?: Omit<SupervisorFixtureOptions, "scope">): TestProject;
 }
 
 type Opener = Pick<StoreKind, "open"> | (() => Promise<TestStore>);
@@ -35,14 +37,24 @@ export async function openSupervisorFixture(
   options: SupervisorFixtureOptions = {},
 ): Promise<SupervisorFixture & { cleanup(): Promise<void> }> {
   const ts = await (typeof kind === "function" ? kind() : kind.open());
-  const config = typeof options.config === "function" ? options.config() : options.config;
-  const tp = testProject(ts, config);
-  if (options.git) gitInit(tp.root);
+  const project = (o: SupervisorFixtureOptions) => {
+    const tp = testProject(ts, typeof o.config === "function" ? o.config() : o.config);
+    if (o.git) gitInit(tp.root);
+    return tp;
+  };
+  let tp = project(options);
   const board = new Blackboard(ts.store, { projectId: tp.project.config.project_id, humans: ["Human"] });
   return {
     ts,
-    tp,
+    get tp() {
+      return tp;
+    },
     board,
+    reproject(o = {}) {
+      tp.cleanup();
+      tp = project(o);
+      return tp;
+    },
     async cleanup() {
       await ts.cleanup();
       tp.cleanup();
@@ -76,5 +88,6 @@ export function useSupervisorFixture(kind: Opener, options: SupervisorFixtureOpt
     get board() {
       return live().board;
     },
+    reproject: (o) => live().reproject(o),
   };
 }

@@ -2,14 +2,12 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { openProject, projectCycles } from "../../../src/app/index.js";
-import { Blackboard } from "../../../src/blackboard/index.js";
 import { codeLane } from "../../../src/config/index.js";
 import { answer, type LaneStatus } from "../../../src/kai/index.js";
 import { LocalForge, localPullRequestDiff } from "../../../src/forge/index.js";
-import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
-import { gitInit, testProject, type TestProject } from "../helpers.js";
+import { availableStoreKinds } from "../../helpers/stores.js";
 import { useSupervisorFixture } from "../../helpers/supervisor-fixture.js";
 
 const kinds = await availableStoreKinds();
@@ -21,29 +19,19 @@ const git = (cwd: string, ...args: string[]) =>
   }).trim();
 
 describe.each(kinds)("lane cycles as branches on $name", (kind) => {
-  let ts: TestStore;
-  let tp: TestProject;
-  let board: Blackboard;
+  const fx = useSupervisorFixture(kind, { git: true });
   let bare: string;
-  const supervisor = () => tp.supervisor(undefined, { cycles: projectCycles(tp.project, ts.store) });
+  const supervisor = () => fx.tp.supervisor(undefined, { cycles: projectCycles(fx.tp.project, fx.ts.store) });
   const forge = () =>
-    new LocalForge({ store: ts.store, projectId: "demo", root: tp.root, bareRepo: ".pmagent/forge.git" });
+    new LocalForge({ store: fx.ts.store, projectId: "demo", root: fx.tp.root, bareRepo: ".pmagent/forge.git" });
 
   beforeEach(async () => {
-    ts = await kind.open();
-    tp = testProject(ts);
-    gitInit(tp.root);
-    bare = join(tp.root, ".pmagent", "forge.git");
-    board = new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] });
-  });
-  afterEach(async () => {
-    await ts.cleanup();
-    tp.cleanup();
+    bare = join(fx.tp.root, ".pmagent", "forge.git");
   });
 
   it("each role starts from the one before: one commit per role on the cycle's branch, one pull request, no .lattice", async () => {
-    await board.post("Human", { id: "c-1", to: "Builder", kind: "build_request" });
-    const builder = tp.sprite("builder", {
+    await fx.board.post("Human", { id: "c-1", to: "Builder", kind: "build_request" });
+    const builder = fx.tp.sprite("builder", {
       steps: [
         { sh: "mkdir -p src && printf 'built\\n' > src/x" },
         // The sprite's own commit, .lattice forced in: the hand-on takes the files, not the commit.
@@ -57,10 +45,10 @@ describe.each(kinds)("lane cycles as branches on $name", (kind) => {
     const branch = "pmagent/test/build/c-1";
     expect(first.cycle).toMatchObject({ id: "c-1", branch, base: "main", commit: git(bare, "rev-parse", branch) });
     expect(first.cycle?.pull_request?.number).toBe(1);
-    const review = await board.get("c-1-review");
+    const review = await fx.board.get("c-1-review");
     expect(review.entry.payload.refs).toMatchObject({ branch, commit: first.cycle!.commit, pull_request: "1" });
 
-    const reviewer = tp.sprite("reviewer", {
+    const reviewer = fx.tp.sprite("reviewer", {
       steps: [
         { sh: "cat src/x > seen || exit 3" },
         { emit: "COMPLETED", payload: { status: "success", summary: "read it" } },
@@ -86,37 +74,39 @@ describe.each(kinds)("lane cycles as branches on $name", (kind) => {
   });
 
   it("a run that changes nothing hands on no commit, and open_pull_request names when the pull request opens", async () => {
-    tp = testProject(ts, {
-      lanes: [
-        {
-          layer: "test",
-          name: "build",
-          open_pull_request: "Reviewer",
-          roles: [
-            {
-              name: "Builder",
-              allowed_kinds: ["build_request"],
-              next: { to: "Reviewer", kind: "review_request", id_suffix: "-review" },
-            },
-            { name: "Reviewer", allowed_kinds: ["review_request"] },
-          ],
-        },
-      ],
+    fx.reproject({
+      git: true,
+      config: {
+        lanes: [
+          {
+            layer: "test",
+            name: "build",
+            open_pull_request: "Reviewer",
+            roles: [
+              {
+                name: "Builder",
+                allowed_kinds: ["build_request"],
+                next: { to: "Reviewer", kind: "review_request", id_suffix: "-review" },
+              },
+              { name: "Reviewer", allowed_kinds: ["review_request"] },
+            ],
+          },
+        ],
+      },
     });
-    gitInit(tp.root);
-    await board.post("Human", { id: "c-2", to: "Builder", kind: "build_request" });
-    await board.post("Human", { id: "c-6", to: "Builder", kind: "build_request" });
+    await fx.board.post("Human", { id: "c-2", to: "Builder", kind: "build_request" });
+    await fx.board.post("Human", { id: "c-6", to: "Builder", kind: "build_request" });
     const idle = await supervisor().startRun({
       role: "Builder",
       entryId: "c-6",
-      command: tp.sprite("idle", { steps: [{ emit: "COMPLETED", payload: { status: "success" } }] }),
+      command: fx.tp.sprite("idle", { steps: [{ emit: "COMPLETED", payload: { status: "success" } }] }),
     });
     expect(idle.cycle).toMatchObject({ commit: null, pull_request: null });
-    expect((await board.get("c-6-review")).entry.payload.refs).not.toHaveProperty("commit");
+    expect((await fx.board.get("c-6-review")).entry.payload.refs).not.toHaveProperty("commit");
     const writes = await supervisor().startRun({
       role: "Builder",
       entryId: "c-2",
-      command: tp.sprite("w", {
+      command: fx.tp.sprite("w", {
         steps: [{ file: { path: "a.txt", text: "a" } }, { emit: "COMPLETED", payload: { status: "success" } }],
       }),
     });
@@ -124,7 +114,7 @@ describe.each(kinds)("lane cycles as branches on $name", (kind) => {
     const reviewer = await supervisor().startRun({
       role: "Reviewer",
       entryId: "c-2-review",
-      command: tp.sprite("r", {
+      command: fx.tp.sprite("r", {
         steps: [{ file: { path: "b.txt", text: "b" } }, { emit: "COMPLETED", payload: { status: "success" } }],
       }),
     });
@@ -132,11 +122,11 @@ describe.each(kinds)("lane cycles as branches on $name", (kind) => {
   });
 
   it("the branch moved while a run waited: merged when the changes do not touch, a conflict fails the run with the files", async () => {
-    await board.post("Human", { id: "c-3", to: "Builder", kind: "build_request" });
+    await fx.board.post("Human", { id: "c-3", to: "Builder", kind: "build_request" });
     const base = await supervisor().startRun({
       role: "Builder",
       entryId: "c-3",
-      command: tp.sprite("b", {
+      command: fx.tp.sprite("b", {
         steps: [{ file: { path: "a.txt", text: "one\n" } }, { emit: "COMPLETED", payload: { status: "success" } }],
       }),
     });
@@ -154,7 +144,7 @@ describe.each(kinds)("lane cycles as branches on $name", (kind) => {
       }
     };
     const waitThenWrite = (text: string) =>
-      tp.sprite(`wait-${text}`, {
+      fx.tp.sprite(`wait-${text}`, {
         steps: [
           { file: { path: "a.txt", text } },
           { waiting: { reason: "PR_REVIEW", expected_inputs: { ok: "boolean" } } },
@@ -175,13 +165,13 @@ describe.each(kinds)("lane cycles as branches on $name", (kind) => {
     expect(git(bare, "log", "-1", "--format=%p", branch).split(" ")).toHaveLength(2);
 
     // Touching the same lines: refused, nothing merged, the branch left as it was.
-    await board.post("Human", { id: "c-4", to: "Reviewer", kind: "review_request" });
+    await fx.board.post("Human", { id: "c-4", to: "Reviewer", kind: "review_request" });
     const run = await s.startRun({ role: "Reviewer", entryId: "c-4", command: waitThenWrite("mine\n") });
     const cycle4 = run.cycle!;
     const c4 = "pmagent/test/build/c-4";
     expect(cycle4.branch).toBe(c4);
     // The c-4 cycle's branch exists once its first change is handed on: make it, then move it.
-    git(tp.root, "push", "-q", bare, `HEAD:refs/heads/${c4}`);
+    git(fx.tp.root, "push", "-q", bare, `HEAD:refs/heads/${c4}`);
     const moved = () => {
       const clone = mkdtempSync(join(tmpdir(), "pmagent-move-"));
       try {
@@ -201,17 +191,17 @@ describe.each(kinds)("lane cycles as branches on $name", (kind) => {
     expect(done.reason).toContain(`could not be handed on to the cycle's branch ${c4}`);
     expect(done.reason).toContain("conflict with the run's in a.txt");
     expect(git(bare, "rev-parse", c4)).toBe(theirs);
-    const error = await board.get("c-4-error");
+    const error = await fx.board.get("c-4-error");
     expect(error.entry.payload.summary).toContain("conflict");
   });
 
   it("without a repository on a branch, the run works outside a cycle", async () => {
-    tp = testProject(ts);
-    await board.post("Human", { id: "c-5", to: "Builder", kind: "build_request" });
+    fx.reproject();
+    await fx.board.post("Human", { id: "c-5", to: "Builder", kind: "build_request" });
     const run = await supervisor().startRun({
       role: "Builder",
       entryId: "c-5",
-      command: tp.sprite("x", { steps: [{ emit: "COMPLETED", payload: { status: "success" } }] }),
+      command: fx.tp.sprite("x", { steps: [{ emit: "COMPLETED", payload: { status: "success" } }] }),
     });
     expect(run.state).toBe("succeeded");
     expect(run.cycle).toBeNull();
