@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { availableStoreKinds } from "../../helpers/stores.js";
 import { SPEC_EVENTS } from "../helpers.js";
 import { useSupervisorFixture } from "../../helpers/supervisor-fixture.js";
+import { newRun } from "../../helpers/runs.js";
 
 const kinds = await availableStoreKinds();
 
@@ -83,22 +84,14 @@ describe.each(kinds)("supervisor with hostile sprite output on $name", (kind) =>
       mkdirSync(join(ws, ".lattice"));
       execFileSync("mkfifo", [join(ws, ".lattice", "outbox.jsonl")]);
       // A run its supervisor left running, its sprite gone.
-      await sup.runs.create({
-        id: "run_fifo",
-        project_id: "demo",
-        role: "Builder",
-        entry_id: null,
-        sprite_id: "s",
-        work_item_id: "w",
-        command: ["x"],
-        workspace: ws,
-        checkpoint_dir: join(ws, "chk"),
-        run_dir: join(ws, "run"),
-        worker: null,
-        host: sup.host,
-        supervisor_pid: process.pid,
-        gate: null,
-      });
+      await sup.runs.create(
+        newRun("run_fifo", ws, {
+          checkpoint_dir: join(ws, "chk"),
+          run_dir: join(ws, "run"),
+          host: sup.host,
+          supervisor_pid: process.pid,
+        }),
+      );
       const [run] = await sup.reconcile();
       expect(run).toMatchObject({
         id: "run_fifo",
