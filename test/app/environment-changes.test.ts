@@ -20,12 +20,13 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projectEnvironmentChanges, projectSupervisor } from "../../src/app/index.js";
 import { ProposalStore, type EnvironmentProposal } from "../../src/lattice/index.js";
 import { REPO_ROOT } from "../helpers/proc.js";
-import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
-import { PMAGENT, testProject, type TestProject } from "../lattice/helpers.js";
+import { availableStoreKinds } from "../helpers/stores.js";
+import { PMAGENT } from "../lattice/helpers.js";
+import { useSupervisorFixture } from "../helpers/supervisor-fixture.js";
 
 const kinds = await availableStoreKinds();
 const PROBE = join(REPO_ROOT, "test/lattice/sprites/env-probe.mjs");
@@ -75,16 +76,7 @@ interface Probe {
 }
 
 describe.each(kinds)("accepted environment changes reach later runs ($name)", (kind) => {
-  let ts: TestStore;
-  let tp: TestProject;
-  beforeEach(async () => {
-    ts = await kind.open();
-    tp = testProject(ts, { sandbox_network: "none" });
-  });
-  afterEach(async () => {
-    tp.cleanup();
-    await ts.cleanup();
-  });
+  const fx = useSupervisorFixture(kind, { config: { sandbox_network: "none" } });
 
   const proposal = (type: string, details: Record<string, unknown>, scope = "repo_specific") => ({
     emit: "ENVIRONMENT_PROPOSAL",
@@ -99,8 +91,8 @@ describe.each(kinds)("accepted environment changes reach later runs ($name)", (k
 
   it("installs, selects, switches commands and the network, for the role or every role, and undoes", async () => {
     const sup = projectSupervisor({
-      store: ts.store,
-      project: tp.project,
+      store: fx.ts.store,
+      project: fx.tp.project,
       pmagentCommand: PMAGENT,
       pollMs: 20,
       consoleWrite: () => undefined,
@@ -120,7 +112,7 @@ describe.each(kinds)("accepted environment changes reach later runs ($name)", (k
     // A sprite proposes every kind of change (the global one applies to every role).
     const proposing = await sup.startRun({
       role: "Builder",
-      command: tp.sprite("propose", {
+      command: fx.tp.sprite("propose", {
         steps: [
           proposal("runtime_install", { runtime: "hello-tool", package: files.hello }),
           proposal("add_system_package", { packages: [files.greet] }),
@@ -136,8 +128,8 @@ describe.each(kinds)("accepted environment changes reach later runs ($name)", (k
     });
     expect(proposing.state).toBe("succeeded");
 
-    const proposals = new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] });
-    const changes = projectEnvironmentChanges(tp.project, ts.store, proposals);
+    const proposals = new ProposalStore({ store: fx.ts.store, projectId: "demo", humans: ["Human"] });
+    const changes = projectEnvironmentChanges(fx.tp.project, fx.ts.store, proposals);
     const pending = await proposals.list({ status: "pending" });
     expect(pending).toHaveLength(8);
     const byTool = (p: EnvironmentProposal) =>
@@ -159,7 +151,7 @@ describe.each(kinds)("accepted environment changes reach later runs ($name)", (k
       ids[name] = p.id;
       accepted[name] = await changes.accept(p.id, "Human");
     }
-    const tools = (scope: string, name: string) => join(tp.root, ".pmagent", "tools", scope, ids[name]!);
+    const tools = (scope: string, name: string) => join(fx.tp.root, ".pmagent", "tools", scope, ids[name]!);
     expect(accepted["hello-tool"]!.change).toMatchObject({
       status: "applied",
       applies_to: "Builder",
@@ -265,8 +257,8 @@ describe.each(kinds)("accepted environment changes reach later runs ($name)", (k
   }, 240_000);
 
   it("fails a runtime that is neither on the PATH nor installable as asked, and a .deb that is not one; refuses what is not a bare name", async () => {
-    const proposals = new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] });
-    const changes = projectEnvironmentChanges(tp.project, ts.store, proposals);
+    const proposals = new ProposalStore({ store: fx.ts.store, projectId: "demo", humans: ["Human"] });
+    const changes = projectEnvironmentChanges(fx.tp.project, fx.ts.store, proposals);
     const record = async (n: number, type: string, details: Record<string, unknown>) =>
       (
         await proposals.record("Builder", "run-1", `ev-${n}`, {
@@ -296,7 +288,7 @@ describe.each(kinds)("accepted environment changes reach later runs ($name)", (k
     );
     expect((await proposals.get(badName)).status).toBe("pending");
     // Nothing of a failed install is left behind.
-    const left = join(tp.root, ".pmagent", "tools", "Builder");
+    const left = join(fx.tp.root, ".pmagent", "tools", "Builder");
     expect(existsSync(left) ? readdirSync(left) : []).toEqual([]);
   });
 
@@ -307,8 +299,8 @@ describe.each(kinds)("accepted environment changes reach later runs ($name)", (k
       writeFileSync(exe, "#!/bin/sh\necho host x\n", { mode: 0o755 });
       // Relative to any directory (the tools' bin, the supervisor's cwd): enough ".." reach "/".
       const runtime = `${"../".repeat(24)}${exe.slice(1)}`;
-      const proposals = new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] });
-      const changes = projectEnvironmentChanges(tp.project, ts.store, proposals);
+      const proposals = new ProposalStore({ store: fx.ts.store, projectId: "demo", humans: ["Human"] });
+      const changes = projectEnvironmentChanges(fx.tp.project, fx.ts.store, proposals);
       const { id } = (
         await proposals.record("Builder", "run-1", "ev-path", {
           observed_failure: { phase: "bootstrap", exit_code: 127, stderr_hint: "" },
@@ -360,8 +352,8 @@ describe.each(kinds)("accepted environment changes reach later runs ($name)", (k
         scope: "repo_specific",
       };
       const sup = projectSupervisor({
-        store: ts.store,
-        project: tp.project,
+        store: fx.ts.store,
+        project: fx.tp.project,
         env,
         pmagentCommand: PMAGENT,
         pollMs: 20,
@@ -369,7 +361,7 @@ describe.each(kinds)("accepted environment changes reach later runs ($name)", (k
       });
       const built = await sup.startRun({
         role: "Builder",
-        command: tp.sprite("evil", {
+        command: fx.tp.sprite("evil", {
           steps: [
             { sh: "mkdir -p package" },
             { file: { path: "package/package.json", text: JSON.stringify(pkg) } },
@@ -385,11 +377,11 @@ describe.each(kinds)("accepted environment changes reach later runs ($name)", (k
       expect(built.state, built.reason ?? "").toBe("succeeded");
       const tarball = join(built.workspace, "evil-tool.tgz");
       expect(existsSync(tarball)).toBe(true);
-      const proposals = new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] });
-      const changes = projectEnvironmentChanges(tp.project, ts.store, proposals, env);
+      const proposals = new ProposalStore({ store: fx.ts.store, projectId: "demo", humans: ["Human"] });
+      const changes = projectEnvironmentChanges(fx.tp.project, fx.ts.store, proposals, env);
       const [p] = await proposals.list({ status: "pending" });
       expect(p!.details.package).toBe(tarball);
-      const refusal = `environment proposal ${p!.id} (runtime_install) cannot be accepted: details.package "${tarball}" is in the project's directory ${realpathSync(tp.root)}, where sprites write (workspaces, checkpoints): a package file must be outside it; reject it (\`pmagent env reject ${p!.id}\`)`;
+      const refusal = `environment proposal ${p!.id} (runtime_install) cannot be accepted: details.package "${tarball}" is in the project's directory ${realpathSync(fx.tp.root)}, where sprites write (workspaces, checkpoints): a package file must be outside it; reject it (\`pmagent env reject ${p!.id}\`)`;
       // Said where it was recorded, in its plan, and when a human accepts it.
       const [event] = await sup.runs.events(built.id, { type: "ENVIRONMENT_PROPOSAL" });
       expect(event!.dispatch).toMatchObject({ status: "recorded", proposal_id: p!.id, refused: refusal });
@@ -414,7 +406,7 @@ describe.each(kinds)("accepted environment changes reach later runs ($name)", (k
         } as never)
       ).proposal.id;
       const plan = changes.plan(await proposals.get(id));
-      const dir = join(tp.root, ".pmagent", "tools", "Builder", id);
+      const dir = join(fx.tp.root, ".pmagent", "tools", "Builder", id);
       expect(plan).toMatchObject({
         refused: null,
         steps: [

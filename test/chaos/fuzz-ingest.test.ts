@@ -13,6 +13,7 @@ import { Redactor } from "../../src/core/index.js";
 import { EVENT_PREFIX, eventId, OUTBOX_START, RunIngestor, RunStore } from "../../src/lattice/index.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 import { SPEC_EVENTS } from "../lattice/helpers.js";
+import { newRun } from "../helpers/runs.js";
 
 const RUNS = Math.max(5, Math.floor(Number(process.env.PMAGENT_CHAOS_RUNS ?? 100) / 10));
 const kinds = await availableStoreKinds();
@@ -70,22 +71,7 @@ describe.each(cases)("chaos: ingesting hostile output on $name ($mode)", ({ kind
           const id = `run_${++n}`;
           const dir = join(root, id);
           mkdirSync(join(dir, ".lattice"), { recursive: true });
-          await runs.create({
-            id,
-            project_id: "demo",
-            role: "Builder",
-            entry_id: null,
-            sprite_id: "s",
-            work_item_id: "w",
-            command: ["x"],
-            workspace: dir,
-            checkpoint_dir: dir,
-            run_dir: dir,
-            worker: null,
-            host: "h",
-            supervisor_pid: 1,
-            gate: null,
-          });
+          await runs.create(newRun(id, dir));
           // A distinct last event per run (its timestamp), written to both sources.
           const last = { ...SPEC_EVENTS.completed, timestamp: new Date(Date.UTC(2026, 0, 1) + n * 1000).toISOString() };
           const lastLine = JSON.stringify(last);

@@ -9,11 +9,12 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { projectSupervisor, workspaceSandbox } from "../../src/app/index.js";
 import { LocalForge } from "../../src/forge/index.js";
-import { openSqliteTestStore, type TestStore } from "../helpers/stores.js";
-import { ACTION_SPRITE, DIST, gitInit, PMAGENT, PR_INPUTS, testProject, type TestProject } from "../lattice/helpers.js";
+import { openSqliteTestStore } from "../helpers/stores.js";
+import { ACTION_SPRITE, DIST, PMAGENT, PR_INPUTS } from "../lattice/helpers.js";
+import { useSupervisorFixture } from "../helpers/supervisor-fixture.js";
 
 const bwrapHere = existsSync("/usr/bin/bwrap");
 const SECRET = "hidden-workspace-secret-0c41e7";
@@ -25,26 +26,18 @@ const git = (cwd: string, ...args: string[]) =>
   }).trim();
 
 describe.runIf(bwrapHere)("a sandboxed sprite whose .git names a hidden repository", () => {
-  let ts: TestStore;
-  let tp: TestProject;
+  const fx = useSupervisorFixture(openSqliteTestStore, { config: { sandbox: "required" }, git: true });
   let other: string;
   let secretSha: string;
   beforeEach(async () => {
-    ts = await openSqliteTestStore();
-    tp = testProject(ts, { sandbox: "required" });
-    gitInit(tp.root);
     // Another run's workspace: hidden from this sprite (.pmagent is), with a secret on its branch.
-    other = join(tp.root, ".pmagent", "workspaces", "run_other");
+    other = join(fx.tp.root, ".pmagent", "workspaces", "run_other");
     mkdirSync(other, { recursive: true });
     git(other, "init", "-q", "-b", "sprite/secret");
     writeFileSync(join(other, "secret.txt"), `${SECRET}\n`);
     git(other, "add", ".");
     git(other, "commit", "-q", "-m", "secret");
     secretSha = git(other, "rev-parse", "HEAD");
-  });
-  afterEach(async () => {
-    await ts.cleanup();
-    tp.cleanup();
   });
 
   it.each([
@@ -63,14 +56,14 @@ describe.runIf(bwrapHere)("a sandboxed sprite whose .git names a hidden reposito
     { timeout: 60_000 },
     async (_how, rewrite, message) => {
       const sup = projectSupervisor({
-        store: ts.store,
-        project: tp.project,
+        store: fx.ts.store,
+        project: fx.tp.project,
         env: { PATH: process.env.PATH, HOME: process.env.HOME },
         pmagentCommand: PMAGENT,
         pollMs: 20,
         consoleWrite: () => undefined,
       });
-      const plan = join(tp.root, "hostile.plan.json");
+      const plan = join(fx.tp.root, "hostile.plan.json");
       writeFileSync(
         plan,
         JSON.stringify({
@@ -94,16 +87,16 @@ describe.runIf(bwrapHere)("a sandboxed sprite whose .git names a hidden reposito
       const [event] = await sup.runs.events(finished.id, { type: "ACTION_REQUEST" });
       expect(event!.dispatch).toMatchObject({ status: "failed", attempts: 1 });
       // Nothing of the hidden repository is in the forge: no branch, no object, no pull request.
-      const forge = join(tp.root, ".pmagent", "forge.git");
+      const forge = join(fx.tp.root, ".pmagent", "forge.git");
       if (existsSync(forge)) {
         expect(git(forge, "for-each-ref", "--format=%(refname)")).not.toContain("secret");
         expect(() => git(forge, "cat-file", "-e", secretSha)).toThrow();
       }
       expect(
         await new LocalForge({
-          store: ts.store,
+          store: fx.ts.store,
           projectId: "demo",
-          root: tp.root,
+          root: fx.tp.root,
           bareRepo: ".pmagent/forge.git",
         }).list(),
       ).toEqual([]);
@@ -111,19 +104,19 @@ describe.runIf(bwrapHere)("a sandboxed sprite whose .git names a hidden reposito
   );
 
   it("the git that reads a workspace runs in a sprite's view: a hidden repository is not there", () => {
-    const ws = join(tp.root, "ws");
-    git(tp.root, "clone", "-q", "--shared", tp.root, ws);
+    const ws = join(fx.tp.root, "ws");
+    git(fx.tp.root, "clone", "-q", "--shared", fx.tp.root, ws);
     const read = ["git", `--git-dir=${other}/.git`, "rev-parse", "refs/heads/sprite/secret"];
     // Outside a sandbox the supervisor's git would read it ...
-    expect(git(tp.root, ...read.slice(1))).toBe(secretSha);
+    expect(git(fx.tp.root, ...read.slice(1))).toBe(secretSha);
     // ... wrapped as the forge wraps it, it finds no repository there (the workspace's own is readable).
-    const wrap = workspaceSandbox(tp.project, ts.store, { PATH: process.env.PATH, HOME: process.env.HOME });
+    const wrap = workspaceSandbox(fx.tp.project, fx.ts.store, { PATH: process.env.PATH, HOME: process.env.HOME });
     const hidden = wrap(read, ws);
     expect(hidden[0]).toBe("/usr/bin/bwrap");
     expect(() =>
       execFileSync(hidden[0]!, hidden.slice(1), { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }),
     ).toThrow(/not a git repository/);
     const own = wrap(["git", `--git-dir=${ws}/.git`, "rev-parse", "HEAD"], ws);
-    expect(execFileSync(own[0]!, own.slice(1), { encoding: "utf8" }).trim()).toBe(git(tp.root, "rev-parse", "HEAD"));
+    expect(execFileSync(own[0]!, own.slice(1), { encoding: "utf8" }).trim()).toBe(git(fx.tp.root, "rev-parse", "HEAD"));
   });
 });

@@ -1,11 +1,11 @@
 import { execFileSync, spawn } from "node:child_process";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { followRunLogs, type Supervisor } from "../../src/lattice/index.js";
 import { CLI, runCli } from "../helpers/proc.js";
-import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
-import { testProject, type TestProject } from "../lattice/helpers.js";
+import { availableStoreKinds } from "../helpers/stores.js";
+import { useSupervisorFixture } from "../helpers/supervisor-fixture.js";
 
 const kinds = await availableStoreKinds();
 
@@ -31,31 +31,24 @@ function follower(args: string[], cwd: string, env: NodeJS.ProcessEnv) {
 }
 
 describe.each(kinds)("runs logs/events --follow on $name", (kind) => {
-  let ts: TestStore;
-  let tp: TestProject;
   let sup: Supervisor;
   let env: NodeJS.ProcessEnv;
   let gate: string;
 
+  const fx = useSupervisorFixture(kind);
   beforeEach(async () => {
-    ts = await kind.open();
-    tp = testProject(ts);
-    sup = tp.supervisor();
-    env = { ...process.env, ...ts.env };
+    sup = fx.tp.supervisor();
+    env = { ...process.env, ...fx.ts.env };
     // The sprite stops at a FIFO until the test opens it: the follower must show what came before, live.
-    gate = join(tp.root, "gate.fifo");
+    gate = join(fx.tp.root, "gate.fifo");
     execFileSync("mkfifo", [gate]);
-  });
-  afterEach(async () => {
-    await ts.cleanup();
-    tp.cleanup();
   });
 
   /** Start a run that logs and emits, waits at the gate, then logs and emits again and completes; its id once recorded. */
   async function gatedRun(): Promise<{ id: string; finished: Promise<unknown> }> {
     let started!: (id: string) => void;
     const id = new Promise<string>((resolve) => (started = resolve));
-    const command = tp.sprite("gated", {
+    const command = fx.tp.sprite("gated", {
       steps: [
         { log: "before the gate" },
         { stderr: "a warning" },
@@ -80,8 +73,8 @@ describe.each(kinds)("runs logs/events --follow on $name", (kind) => {
 
   it("prints the log as it is stored while the sprite runs, then the rest, and exits when the run ends", async () => {
     const run = await gatedRun();
-    const logs = follower(["runs", "logs", run.id, "--follow"], tp.root, env);
-    const events = follower(["runs", "events", run.id, "--follow"], tp.root, env);
+    const logs = follower(["runs", "logs", run.id, "--follow"], fx.tp.root, env);
+    const events = follower(["runs", "events", run.id, "--follow"], fx.tp.root, env);
     // Shown while the sprite still waits at the gate: stored as it came, not when the run ended.
     await logs.until("before the gate");
     await events.until("first event");
@@ -101,7 +94,7 @@ describe.each(kinds)("runs logs/events --follow on $name", (kind) => {
     await openGate();
     await run.finished;
     const r = await runCli(["runs", "logs", run.id, "--follow", "--format", "json", "--stream", "stdout"], {
-      cwd: tp.root,
+      cwd: fx.tp.root,
       env,
     });
     expect(r.code, r.stderr).toBe(0);
@@ -111,7 +104,7 @@ describe.each(kinds)("runs logs/events --follow on $name", (kind) => {
         .split("\n")
         .map((l) => (JSON.parse(l) as { text: string }).text),
     ).toEqual(["before the gate", "after the gate"]);
-    const e = await runCli(["runs", "events", run.id, "--follow", "--type", "COMPLETED"], { cwd: tp.root, env });
+    const e = await runCli(["runs", "events", run.id, "--follow", "--type", "COMPLETED"], { cwd: fx.tp.root, env });
     expect(e.stdout).toMatch(/^ +3 {2}COMPLETED/);
   });
 
@@ -136,16 +129,16 @@ describe.each(kinds)("runs logs/events --follow on $name", (kind) => {
 
   it("refuses an unknown run and paging flags with --follow", async () => {
     for (const sub of ["logs", "events"]) {
-      const r = await runCli(["runs", sub, "nope", "--follow"], { cwd: tp.root, env });
+      const r = await runCli(["runs", sub, "nope", "--follow"], { cwd: fx.tp.root, env });
       expect(r.code).toBe(1);
       expect(r.stderr).toContain("run nope does not exist in project demo");
     }
-    const cursor = await runCli(["runs", "events", "nope", "--follow", "--cursor", "x"], { cwd: tp.root, env });
+    const cursor = await runCli(["runs", "events", "nope", "--follow", "--cursor", "x"], { cwd: fx.tp.root, env });
     expect(cursor.code).toBe(2);
     expect(cursor.stderr).toContain("--follow reads from the start: it takes no --cursor");
-    const newest = await runCli(["runs", "events", "nope", "--follow", "--order", "newest"], { cwd: tp.root, env });
+    const newest = await runCli(["runs", "events", "nope", "--follow", "--order", "newest"], { cwd: fx.tp.root, env });
     expect(newest.stderr).toContain("--follow reads oldest first: it takes no --order newest");
-    const limit = await runCli(["runs", "events", "nope", "--follow", "--limit", "3"], { cwd: tp.root, env });
+    const limit = await runCli(["runs", "events", "nope", "--follow", "--limit", "3"], { cwd: fx.tp.root, env });
     expect(limit.stderr).toContain("--follow prints every event: it takes no --limit");
   });
 });

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Browser, type Page } from "playwright-core";
 import { haveChromium, launchChromium } from "./browser.js";
 import type { RunRecord } from "../../src/lattice/index.js";
-import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
+import { useFakeOpenAI } from "../helpers/openai-fixture.js";
 import { REPO_ROOT } from "../helpers/proc.js";
 import { openSqliteTestStore, type TestStore } from "../helpers/stores.js";
 import { TOKENS, startServer, type TestServer } from "../server/helpers.js";
@@ -24,7 +24,7 @@ const KEY = "codex-console-key/local";
 
 describe.skipIf(!haveChromium)("a run's conversation in headless Chromium", () => {
   let ts: TestStore;
-  let fake: FakeOpenAI;
+  const fake = useFakeOpenAI({ clearRequests: false });
   let s: TestServer;
   let browser: Browser;
   let page: Page;
@@ -33,7 +33,6 @@ describe.skipIf(!haveChromium)("a run's conversation in headless Chromium", () =
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     ts = await openSqliteTestStore();
-    fake = await startFakeOpenAI();
     const runner = {
       agent: "codex",
       model: "gpt-test",
@@ -69,7 +68,6 @@ describe.skipIf(!haveChromium)("a run's conversation in headless Chromium", () =
   afterAll(async () => {
     await browser?.close();
     await s?.close();
-    await fake?.close();
     await ts?.cleanup();
   });
 

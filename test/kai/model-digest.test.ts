@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { docUpdateLane, parseConfig } from "../../src/config/index.js";
 import { ModelClient } from "../../src/prompt/index.js";
 import { answer, evidenceKey, modelDigest, type Highlight, type KaiResponse } from "../../src/kai/index.js";
-import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
+import { useFakeOpenAI } from "../helpers/openai-fixture.js";
 import { HistoryRepo } from "./history.js";
 
 const config = parseConfig(JSON.stringify({ project_id: "vpm-mini", lanes: [docUpdateLane()] }), "test");
@@ -61,14 +61,13 @@ function week(): HistoryRepo {
 }
 
 describe("--model-digest: the model writes the highlights from Kai's themes, citing their evidence", () => {
-  let fake: FakeOpenAI;
+  const fake = useFakeOpenAI({ clearRequests: false });
   let client: ModelClient;
   let repo: HistoryRepo;
   let kai: KaiResponse;
   let themes: Highlight[];
 
   beforeAll(async () => {
-    fake = await startFakeOpenAI();
     client = new ModelClient({
       model: "gpt-test",
       apiKey: KEY,
@@ -96,7 +95,6 @@ describe("--model-digest: the model writes the highlights from Kai's themes, cit
     themes = kai.payload.data.highlights;
   });
   afterAll(async () => {
-    await fake.close();
     repo.cleanup();
   });
 

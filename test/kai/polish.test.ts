@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { ModelClient } from "../../src/prompt/index.js";
 import { polishSummary, rewriteProblem, type KaiResponse } from "../../src/kai/index.js";
-import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
+import { useFakeOpenAI } from "../helpers/openai-fixture.js";
 
 const DIGEST = [
   "## layer_b / doc_update status (as of 2026-01-10T00:00:00.000Z)",
@@ -32,10 +32,9 @@ const response = {
 } as const satisfies KaiResponse;
 
 describe("--polish: the model may reword summary_md, never the payload", () => {
-  let fake: FakeOpenAI;
+  const fake = useFakeOpenAI({ clearRequests: false });
   let client: ModelClient;
   beforeAll(async () => {
-    fake = await startFakeOpenAI();
     client = new ModelClient({
       model: "gpt-test",
       apiKey: "sk-test-kai-polish-000000000000",
@@ -45,7 +44,6 @@ describe("--polish: the model may reword summary_md, never the payload", () => {
       apiKeyEnv: "OPENAI_API_KEY",
     });
   });
-  afterAll(async () => fake.close());
 
   it("takes a rewrite that keeps the form and every fact; the payload is untouched", async () => {
     const rewrite = [

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Blackboard } from "../../src/blackboard/index.js";
@@ -6,17 +6,9 @@ import { answer, collectRuns, type KaiResponse, type LaneStatus, type WhatChange
 import { ActionStore, ProposalStore, RunStore, type RunRecord } from "../../src/lattice/index.js";
 import { LocalForge } from "../../src/forge/index.js";
 import { openProject, projectSupervisor } from "../../src/app/index.js";
-import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
-import {
-  ACTION_SPRITE,
-  DIST,
-  gitInit,
-  PMAGENT,
-  PR_INPUTS,
-  SPEC_EVENTS,
-  testProject,
-  type TestProject,
-} from "../lattice/helpers.js";
+import { availableStoreKinds } from "../helpers/stores.js";
+import { ACTION_SPRITE, DIST, PMAGENT, PR_INPUTS, SPEC_EVENTS } from "../lattice/helpers.js";
+import { useSupervisorFixture } from "../helpers/supervisor-fixture.js";
 
 const kinds = await availableStoreKinds();
 const PROPOSAL = "runtime_install (runtime=node, version=20) after bootstrap exited 127";
@@ -35,8 +27,7 @@ function payload<K extends "lane_status_v1" | "what_changed_v1">(
 }
 
 describe.each(kinds)("the runs collector with real sprites under the supervisor ($name)", (kind) => {
-  let ts: TestStore;
-  let tp: TestProject;
+  const fx = useSupervisorFixture(kind, { git: true, scope: "all" });
   let built: RunRecord; // Builder of req-1: OPEN_PR through the local forge, succeeded
   let reviewed: RunRecord; // Reviewer of req-1-review: an environment proposal, then failed
   let waiting: RunRecord; // Builder of req-2: waiting for input
@@ -54,31 +45,27 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
         params,
       },
       {
-        config: tp.project.config,
-        sources: await (await openProject({ project: tp.project, store: ts.store })).kaiSources(),
+        config: fx.tp.project.config,
+        sources: await (await openProject({ project: fx.tp.project, store: fx.ts.store })).kaiSources(),
       },
     );
 
   beforeAll(async () => {
-    ts = await kind.open();
-    tp = testProject(ts);
-    gitInit(tp.root);
     const sup = projectSupervisor({
-      store: ts.store,
-      project: tp.project,
+      store: fx.ts.store,
+      project: fx.tp.project,
       env: { PATH: process.env.PATH, HOME: process.env.HOME },
       pmagentCommand: PMAGENT,
       pollMs: 20,
       consoleWrite: () => undefined,
     });
-    const board = new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] });
-    await board.post("Human", {
+    await fx.board.post("Human", {
       id: "req-1",
       to: "Builder",
       kind: "build_request",
       payload: { summary: "fix the cache" },
     });
-    const plan = join(tp.root, "builder.plan.json");
+    const plan = join(fx.tp.root, "builder.plan.json");
     writeFileSync(
       plan,
       JSON.stringify({
@@ -96,7 +83,7 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
     reviewed = await sup.startRun({
       role: "Reviewer",
       entryId: "req-1-review",
-      command: tp.sprite("reviewer", {
+      command: fx.tp.sprite("reviewer", {
         steps: [
           { emit: "ENVIRONMENT_PROPOSAL", payload: SPEC_EVENTS.proposal.payload },
           { emit: "ERROR", payload: { message: "node: command not found" } },
@@ -106,7 +93,7 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
     });
     cut1 = Date.now();
     await after(cut1);
-    await board.post("Human", {
+    await fx.board.post("Human", {
       id: "req-2",
       to: "Builder",
       kind: "build_request",
@@ -115,19 +102,15 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
     waiting = await sup.startRun({
       role: "Builder",
       entryId: "req-2",
-      command: tp.sprite("waiter", {
+      command: fx.tp.sprite("waiter", {
         steps: [
           { emit: "PHASE_STARTED", payload: { phase: "plan" } },
           { waiting: { reason: "needs approval", expected_inputs: { approved: "boolean" } } },
         ],
       }),
     });
-    proposalId = (await new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] }).list())[0]!.id;
+    proposalId = (await new ProposalStore({ store: fx.ts.store, projectId: "demo", humans: ["Human"] }).list())[0]!.id;
   }, 120_000);
-  afterAll(async () => {
-    await ts.cleanup();
-    tp.cleanup();
-  });
 
   it("the runs came out as the scenario says", async () => {
     expect([built.state, reviewed.state, waiting.state]).toEqual(["succeeded", "failed", "waiting"]);
@@ -135,9 +118,9 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
   });
 
   it("lane_status: the waiting step, its suggested resume, and the pending environment proposal", async () => {
-    const runs = new RunStore(ts.store, "demo");
+    const runs = new RunStore(fx.ts.store, "demo");
     const w = await runs.get(waiting.id);
-    const entry = (await new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] }).get("req-2")).entry;
+    const entry = (await new Blackboard(fx.ts.store, { projectId: "demo", humans: ["Human"] }).get("req-2")).entry;
     const res = await ask("lane_status");
     const data = payload(res, "lane_status_v1");
     expect(data.cycle).toEqual({
@@ -251,7 +234,7 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
       { type: "pr", id: "1", title: "Fix cache invalidation", url: "pmagent-forge://demo/pulls/1" },
       { type: "run", id: built.id, title: "Builder run (succeeded)", at: built.finished_at },
     ]);
-    const since = (await new RunStore(ts.store, "demo").events(waiting.id, { type: "WAITING" }))[0]!.received_at;
+    const since = (await new RunStore(fx.ts.store, "demo").events(waiting.id, { type: "WAITING" }))[0]!.received_at;
     expect(data.risks.map((r) => [r.id, r.severity, r.summary])).toEqual([
       ["cycle-blocked-cycle-2", "high", "cycle-2 of test/build is blocked"],
       ["runs-waiting", "medium", `1 run waiting for input: Builder ${waiting.id}`],
@@ -302,12 +285,17 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
 
   it("a window that ends before the first run holds no runs; one that starts after the first cycle keeps only its entries' runs", async () => {
     const readers = {
-      runs: new RunStore(ts.store, "demo"),
-      actions: new ActionStore(ts.store),
-      proposals: new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] }),
-      forge: new LocalForge({ store: ts.store, projectId: "demo", root: tp.root, bareRepo: ".pmagent/forge.git" }),
+      runs: new RunStore(fx.ts.store, "demo"),
+      actions: new ActionStore(fx.ts.store),
+      proposals: new ProposalStore({ store: fx.ts.store, projectId: "demo", humans: ["Human"] }),
+      forge: new LocalForge({
+        store: fx.ts.store,
+        projectId: "demo",
+        root: fx.tp.root,
+        bareRepo: ".pmagent/forge.git",
+      }),
     };
-    const lane = tp.project.config.lanes[0]!;
+    const lane = fx.tp.project.config.lanes[0]!;
     const before = new Date(Date.parse(built.created_at) - 1);
     expect(
       await collectRuns(readers, lane, { since: new Date(before.getTime() - 86_400_000), until: before }, ["req-1"]),
@@ -338,16 +326,13 @@ describe.each(kinds)("the runs collector with real sprites under the supervisor 
 describe.each(kinds)("a run's state at the cutoff, from its recorded times ($name)", (kind) => {
   const T0 = Date.parse("2026-01-15T10:00:00Z");
   const HOUR = 3_600_000;
-  let ts: TestStore;
-  let tp: TestProject;
+  const fx = useSupervisorFixture(kind, { scope: "all" });
   let run: RunRecord;
   let now = T0;
 
   beforeAll(async () => {
-    ts = await kind.open();
-    tp = testProject(ts);
-    const sup = tp.supervisor(undefined, { clock: () => now });
-    const command = tp.sprite("waiter", {
+    const sup = fx.tp.supervisor(undefined, { clock: () => now });
+    const command = fx.tp.sprite("waiter", {
       steps: [
         { emit: "PHASE_STARTED", payload: { phase: "plan" } },
         { waiting: { reason: "needs approval", expected_inputs: { approved: "boolean" } } },
@@ -358,27 +343,23 @@ describe.each(kinds)("a run's state at the cutoff, from its recorded times ($nam
     now = T0 + HOUR;
     run = await (await sup.resumeRun(run.id, { inputs: { approved: true } })).finished;
   }, 120_000);
-  afterAll(async () => {
-    await ts.cleanup();
-    tp.cleanup();
-  });
 
   const collect = (untilMs: number) =>
     collectRuns(
       {
-        runs: new RunStore(ts.store, "demo"),
-        actions: new ActionStore(ts.store),
-        proposals: new ProposalStore({ store: ts.store, projectId: "demo", humans: ["Human"] }),
+        runs: new RunStore(fx.ts.store, "demo"),
+        actions: new ActionStore(fx.ts.store),
+        proposals: new ProposalStore({ store: fx.ts.store, projectId: "demo", humans: ["Human"] }),
         forge: null,
       },
-      tp.project.config.lanes[0]!,
+      fx.tp.project.config.lanes[0]!,
       { since: new Date(untilMs - 7 * 24 * HOUR), until: new Date(untilMs) },
       [],
     );
 
   it("waiting between its WAITING event and its resume, succeeded once finished, absent before it was created", async () => {
     expect(run.state).toBe("succeeded");
-    const total = (await new RunStore(ts.store, "demo").get(run.id)).event_count;
+    const total = (await new RunStore(fx.ts.store, "demo").get(run.id)).event_count;
     const waitingThen = await collect(T0 + HOUR / 2);
     expect(waitingThen).toEqual([
       {

@@ -1,10 +1,9 @@
 /** Kai's lane_status: the lane's runs' reported tokens and cost, in total and per role, cycle and day, and one line of the digest. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { openProject } from "../../src/app/index.js";
-import { Blackboard } from "../../src/blackboard/index.js";
 import { answer, type LaneStatus } from "../../src/kai/index.js";
-import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
-import { gitInit, testProject, type TestProject } from "../lattice/helpers.js";
+import { availableStoreKinds } from "../helpers/stores.js";
+import { useSupervisorFixture } from "../helpers/supervisor-fixture.js";
 
 const kinds = await availableStoreKinds();
 
@@ -15,8 +14,11 @@ const usage = (model: string, input: number, output: number) => ({
 const completed = { emit: "COMPLETED", payload: { status: "success" } };
 
 describe.each(kinds)("Kai's lane status counts the lane's usage ($name)", (kind) => {
-  let ts: TestStore;
-  let tp: TestProject;
+  const fx = useSupervisorFixture(kind, {
+    config: { prices: { big: { input_per_mtok: 10, output_per_mtok: 30 } } },
+    git: true,
+    scope: "all",
+  });
   const ask = async () =>
     answer(
       {
@@ -29,18 +31,14 @@ describe.each(kinds)("Kai's lane status counts the lane's usage ($name)", (kind)
         params: {},
       },
       {
-        config: tp.project.config,
-        sources: await (await openProject({ project: tp.project, store: ts.store })).kaiSources(),
+        config: fx.tp.project.config,
+        sources: await (await openProject({ project: fx.tp.project, store: fx.ts.store })).kaiSources(),
       },
     );
 
   beforeAll(async () => {
-    ts = await kind.open();
-    tp = testProject(ts, { prices: { big: { input_per_mtok: 10, output_per_mtok: 30 } } });
-    gitInit(tp.root);
-    const sup = tp.supervisor();
-    const board = new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] });
-    await board.post("Human", {
+    const sup = fx.tp.supervisor();
+    await fx.board.post("Human", {
       id: "req-1",
       to: "Builder",
       kind: "build_request",
@@ -49,18 +47,14 @@ describe.each(kinds)("Kai's lane status counts the lane's usage ($name)", (kind)
     await sup.startRun({
       role: "Builder",
       entryId: "req-1",
-      command: tp.sprite("builder", { steps: [usage("big", 100_000, 10_000), completed] }),
+      command: fx.tp.sprite("builder", { steps: [usage("big", 100_000, 10_000), completed] }),
     });
     await sup.startRun({
       role: "Reviewer",
       entryId: "req-1-review",
-      command: tp.sprite("reviewer", { steps: [usage("big", 20_000, 1_000), usage("other", 500, 500), completed] }),
+      command: fx.tp.sprite("reviewer", { steps: [usage("big", 20_000, 1_000), usage("other", 500, 500), completed] }),
     });
   }, 120_000);
-  afterAll(async () => {
-    await ts.cleanup();
-    tp.cleanup();
-  });
 
   it("in the payload: total, by role, by cycle and by day, a model without a price making a group's cost unknown", async () => {
     const res = await ask();

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,7 +24,7 @@ import {
   type LaneRunContext,
 } from "../../src/lane/index.js";
 import { CLI, runCli } from "../helpers/proc.js";
-import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
+import { useFakeOpenAI } from "../helpers/openai-fixture.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 
 /** The one file a run left in `dir` of its workspace (an artifact at the contract's path). */
@@ -39,13 +39,7 @@ function onlyFile(workspace: string, dir: string): string {
 const KEY = "sk-test-lane-model-key-0123456789";
 const kinds = await availableStoreKinds();
 const sqlite = kinds.filter((k) => k.name === "sqlite");
-let fake: FakeOpenAI;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(async () => {
-  await fake.close();
-});
+const fake = useFakeOpenAI({ clearRequests: false });
 
 const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
 

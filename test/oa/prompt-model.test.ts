@@ -1,24 +1,15 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadProject } from "../../src/config/index.js";
 import { ModelClient } from "../../src/prompt/index.js";
 import { PromptReasoningModel, buildEnvelope, gateRun, reasoningEngine, runReasoning } from "../../src/oa/index.js";
 import { runCli } from "../helpers/proc.js";
-import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
+import { useFakeOpenAI } from "../helpers/openai-fixture.js";
 import { makeProject, type FixtureName } from "./helpers.js";
 
 const KEY = "sk-test-oa-model-key-0123456789";
-let fake: FakeOpenAI;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(() => {
-  fake.requests.length = 0;
-});
+const fake = useFakeOpenAI();
 
 /** An OA test project whose config has a model section pointing at the fake server. */
 function modelProject(fixture: FixtureName) {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import {
@@ -11,20 +11,10 @@ import {
   type ModelSectionInput,
   type ResponsesPayload,
 } from "../../src/prompt/index.js";
-import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
+import { useFakeOpenAI } from "../helpers/openai-fixture.js";
 
 const KEY = "sk-test-0123456789abcdefghijklmnop";
-let fake: FakeOpenAI;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(() => {
-  fake.requests.length = 0;
-  expect(fake.pending()).toBe(0);
-});
+const fake = useFakeOpenAI({ expectDrained: true });
 
 const templates = loadTemplates();
 const searcher = presetOutputSchema("searcher", "role_default");

@@ -1,22 +1,15 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Blackboard } from "../../src/blackboard/index.js";
 import type { ActionSink, Supervisor } from "../../src/lattice/index.js";
 import { CLI } from "../helpers/proc.js";
-import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
-import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
-import { testProject, type TestProject } from "../lattice/helpers.js";
+import { useFakeOpenAI } from "../helpers/openai-fixture.js";
+import { availableStoreKinds } from "../helpers/stores.js";
+import { useSupervisorFixture } from "../helpers/supervisor-fixture.js";
 
 const KEY = "sk-test-fetched-model-key-0123456789";
 const kinds = (await availableStoreKinds()).filter((k) => k.name === "sqlite");
-let fake: FakeOpenAI;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(async () => {
-  await fake.close();
-});
+const fake = useFakeOpenAI({ clearRequests: false });
 
 const review = {
   level: "hard_gate",
@@ -27,21 +20,16 @@ const review = {
 };
 
 describe.each(kinds)("the role agent fetches its model key from the supervisor ($name)", (kind) => {
-  let ts: TestStore;
-  let tp: TestProject;
+  const fx = useSupervisorFixture(kind, {
+    config: () => ({ model: { base_url: fake.baseURL, model: "gpt-test", max_retries: 0 } }),
+  });
   beforeEach(async () => {
-    ts = await kind.open();
-    tp = testProject(ts, { model: { base_url: fake.baseURL, model: "gpt-test", max_retries: 0 } });
-    await new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] }).post("Human", {
+    await fx.board.post("Human", {
       id: "b-1",
       to: "Builder",
       kind: "build_request",
       payload: { summary: "check the docs" },
     });
-  });
-  afterEach(async () => {
-    await ts.cleanup();
-    tp.cleanup();
   });
 
   const command = [process.execPath, CLI, "agent", "--role", "reviewer", "--lane", "test/build"];
@@ -55,7 +43,7 @@ describe.each(kinds)("the role agent fetches its model key from the supervisor (
         return { delivered: true };
       },
     };
-    const sup: Supervisor = tp.supervisor({ actions }, { env: { PATH: process.env.PATH ?? "" } });
+    const sup: Supervisor = fx.tp.supervisor({ actions }, { env: { PATH: process.env.PATH ?? "" } });
     fake.reply({ json: review });
     const started = await sup.startRun({ role: "Builder", entryId: "b-1", command });
     const run = await sup.whenIdle(started.id);
@@ -71,7 +59,7 @@ describe.each(kinds)("the role agent fetches its model key from the supervisor (
   });
 
   it("without an action executor the resumed sprite reports the failure as ERROR and the run fails", async () => {
-    const sup = tp.supervisor(undefined, { env: { PATH: process.env.PATH ?? "" } });
+    const sup = fx.tp.supervisor(undefined, { env: { PATH: process.env.PATH ?? "" } });
     const started = await sup.startRun({ role: "Builder", entryId: "b-1", command });
     const run = await sup.whenIdle(started.id);
     expect(run.state).toBe("failed");

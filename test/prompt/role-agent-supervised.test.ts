@@ -8,10 +8,10 @@ import { RunStore, type RunRecord } from "../../src/lattice/index.js";
 import { openStore } from "../../src/store/index.js";
 import { migrations } from "../../src/app/index.js";
 import { runCli } from "../helpers/proc.js";
-import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
+import { useFakeOpenAI } from "../helpers/openai-fixture.js";
 
 const KEY = "test-model-key-supervised";
-let fake: FakeOpenAI;
+const fake = useFakeOpenAI({ clearRequests: false });
 let root: string;
 
 const review = (decision: "approve" | "block", level: string) => ({
@@ -24,7 +24,6 @@ const review = (decision: "approve" | "block", level: string) => ({
 });
 
 beforeAll(async () => {
-  fake = await startFakeOpenAI();
   root = mkdtempSync(join(tmpdir(), "role-agent-run-"));
   const config = {
     project_id: "vpm-mini",
@@ -47,7 +46,6 @@ beforeAll(async () => {
   writeFileSync(join(root, "pmagent.config.json"), JSON.stringify(config));
 });
 afterAll(async () => {
-  await fake.close();
   rmSync(root, { recursive: true, force: true });
 });
 

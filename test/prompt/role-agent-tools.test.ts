@@ -1,15 +1,15 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { outboxPath, readOutbox } from "../../src/lattice/index.js";
 import { runCli, type ProcResult } from "../helpers/proc.js";
-import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
+import { useFakeOpenAI } from "../helpers/openai-fixture.js";
 
 /** The orchestrator's edit tools end to end: `pmagent agent --role orchestrator` against the Responses stand-in. */
 
 const KEY = "sk-test-tools-key-0123456789abcdef";
-let fake: FakeOpenAI;
+const fake = useFakeOpenAI({ expectDrained: true });
 let root: string;
 let n = 0;
 
@@ -55,7 +55,6 @@ const plan = {
 const answer = { summary: "notes drafted, review next", plan: plan.plan, doc_edits: [], open_questions: [] };
 
 beforeAll(async () => {
-  fake = await startFakeOpenAI();
   root = mkdtempSync(join(tmpdir(), "role-agent-tools-"));
   const config = {
     project_id: "p",
@@ -72,12 +71,7 @@ beforeAll(async () => {
   writeFileSync(join(root, "pmagent.config.json"), JSON.stringify(config));
 });
 afterAll(async () => {
-  await fake.close();
   rmSync(root, { recursive: true, force: true });
-});
-beforeEach(() => {
-  fake.requests.length = 0;
-  expect(fake.pending()).toBe(0);
 });
 
 type Event = { event_type: string; payload: Record<string, unknown> };

@@ -1,13 +1,13 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { outboxPath, readOutbox } from "../../src/lattice/index.js";
 import { runCli, type ProcResult } from "../helpers/proc.js";
-import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
+import { useFakeOpenAI } from "../helpers/openai-fixture.js";
 
 const KEY = "sk-test-agent-key-0123456789abcdef";
-let fake: FakeOpenAI;
+const fake = useFakeOpenAI();
 let root: string;
 let n = 0;
 
@@ -47,7 +47,6 @@ const review = (decision: "approve" | "revise" | "block", level = "hard_gate") =
 });
 
 beforeAll(async () => {
-  fake = await startFakeOpenAI();
   root = mkdtempSync(join(tmpdir(), "role-agent-"));
   const config = {
     project_id: "vpm-mini",
@@ -59,11 +58,7 @@ beforeAll(async () => {
   writeFileSync(join(root, "pmagent.config.json"), JSON.stringify(config));
 });
 afterAll(async () => {
-  await fake.close();
   rmSync(root, { recursive: true, force: true });
-});
-beforeEach(() => {
-  fake.requests.length = 0;
 });
 
 interface Agent extends ProcResult {

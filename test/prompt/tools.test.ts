@@ -1,18 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ModelClient, buildResponsesRequest, loadTemplates, type ToolCall } from "../../src/prompt/index.js";
-import { startFakeOpenAI, type FakeOpenAI } from "../helpers/fake-openai.js";
+import { useFakeOpenAI } from "../helpers/openai-fixture.js";
 
-let fake: FakeOpenAI;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(() => {
-  fake.requests.length = 0;
-  expect(fake.pending()).toBe(0);
-});
+const fake = useFakeOpenAI({ expectDrained: true });
 
 const client = () =>
   ModelClient.fromConfig(

@@ -8,6 +8,7 @@ import { appendOutbox, RunIngestor, RunStore, type RunRecord } from "../../src/l
 import { SPEC_EVENTS } from "../lattice/helpers.js";
 import { openSqliteTestStore, type TestStore } from "../helpers/stores.js";
 import { TOKENS, readSse, startServer, type SseFrame, type TestServer } from "./helpers.js";
+import { newRun } from "../helpers/runs.js";
 
 const auth = (actor: keyof typeof TOKENS) => ({ authorization: `Bearer ${TOKENS[actor]}` });
 const types = (frames: SseFrame[]) =>
@@ -187,22 +188,7 @@ describe("runs over HTTP: list, show, live events, resume, cancel", () => {
     const dir = mkdtempSync(join(tmpdir(), "pmagent-sse-"));
     try {
       const runs = new RunStore(ts.store, "demo");
-      const run = await runs.create({
-        id,
-        project_id: "demo",
-        role: "Builder",
-        entry_id: null,
-        sprite_id: "s",
-        work_item_id: "w",
-        command: ["x"],
-        workspace: dir,
-        checkpoint_dir: dir,
-        run_dir: dir,
-        worker: null,
-        host: "h",
-        supervisor_pid: 1,
-        gate: null,
-      });
+      const run = await runs.create(newRun(id, dir));
       const outbox = join(dir, "outbox.jsonl");
       const ing = new RunIngestor({
         store: ts.store,

@@ -8,38 +8,33 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { WORKER_STOPPED } from "../../src/lattice/index.js";
 import { CLI } from "../helpers/proc.js";
-import { openSqliteTestStore, type TestStore } from "../helpers/stores.js";
-import { testProject, type TestProject } from "../lattice/helpers.js";
+import { openSqliteTestStore } from "../helpers/stores.js";
 import { eventually } from "./helpers.js";
+import { useSupervisorFixture } from "../helpers/supervisor-fixture.js";
 
 describe("pmagent serve: SIGHUP reloads the config, SIGTERM stops its workers", () => {
-  let ts: TestStore;
-  let tp: TestProject;
+  const fx = useSupervisorFixture(openSqliteTestStore, { config: { oa: { gate: false } } });
   let child: ChildProcess | undefined;
   let stderr = "";
   const stderrWaiters: Array<() => void> = [];
 
   beforeEach(async () => {
-    ts = await openSqliteTestStore();
-    tp = testProject(ts, { oa: { gate: false } });
-    const slow = tp.sprite("slow", { steps: [{ log: "working" }, { sleep: 60_000 }] });
-    const config = JSON.parse(readFileSync(tp.project.configPath, "utf8")) as {
+    const slow = fx.tp.sprite("slow", { steps: [{ log: "working" }, { sleep: 60_000 }] });
+    const config = JSON.parse(readFileSync(fx.tp.project.configPath, "utf8")) as {
       lanes: Array<{ roles: Array<Record<string, unknown>> }>;
     };
     config.lanes[0]!.roles[0]!.runner = { command: slow };
-    writeFileSync(tp.project.configPath, JSON.stringify(config));
+    writeFileSync(fx.tp.project.configPath, JSON.stringify(config));
   });
   afterEach(async () => {
     if (child && child.exitCode === null) child.kill("SIGKILL");
-    await ts.cleanup();
-    tp.cleanup();
   });
 
   async function serve(): Promise<string> {
     stderr = "";
     child = spawn(process.execPath, [CLI, "serve", "--port", "0"], {
-      cwd: tp.root,
-      env: { ...process.env, ...ts.env },
+      cwd: fx.tp.root,
+      env: { ...process.env, ...fx.ts.env },
     });
     child.stderr!.on("data", (d: Buffer) => {
       stderr += d.toString();
@@ -66,14 +61,14 @@ describe("pmagent serve: SIGHUP reloads the config, SIGTERM stops its workers", 
     const roles = async () =>
       ((await json(`${url}/v1/whoami`)).lanes as Array<{ roles: string[] }>).flatMap((l) => l.roles);
     expect(await roles()).toEqual(["Builder", "Reviewer"]);
-    const config = JSON.parse(readFileSync(tp.project.configPath, "utf8")) as { lanes: Array<{ roles: unknown[] }> };
+    const config = JSON.parse(readFileSync(fx.tp.project.configPath, "utf8")) as { lanes: Array<{ roles: unknown[] }> };
     config.lanes[0]!.roles.push({ name: "Writer", allowed_kinds: ["write_request"] });
-    writeFileSync(tp.project.configPath, JSON.stringify(config));
+    writeFileSync(fx.tp.project.configPath, JSON.stringify(config));
     child!.kill("SIGHUP");
     await stderrHas("pmagent serve: config reloaded from");
     expect(stderr).toContain("roles Builder, Reviewer, Writer");
     expect(await roles()).toEqual(["Builder", "Reviewer", "Writer"]);
-    writeFileSync(tp.project.configPath, "{ broken");
+    writeFileSync(fx.tp.project.configPath, "{ broken");
     child!.kill("SIGHUP");
     await stderrHas("pmagent serve: config not reloaded:");
     expect(stderr).toMatch(/config not reloaded: .*pmagent\.config\.json/);
@@ -113,7 +108,7 @@ describe("pmagent serve: SIGHUP reloads the config, SIGTERM stops its workers", 
       child!.kill("SIGTERM");
     });
     expect(code).toBe(0);
-    const sup = tp.supervisor();
+    const sup = fx.tp.supervisor();
     const run = await sup.runs.get(slot.run_id);
     expect([run.state, run.reason]).toEqual(["canceled", WORKER_STOPPED]);
     expect((await sup.board.get("e-1")).entry.status).toBe("in_progress");

@@ -6,6 +6,7 @@ import { LocalForge } from "../../src/forge/index.js";
 import { Redactor } from "../../src/core/index.js";
 import type { Page, PageRequest, SqlParam, Store } from "../../src/store/index.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
+import { newRun } from "../helpers/runs.js";
 
 const kinds = await availableStoreKinds();
 const P = "proj";
@@ -273,22 +274,7 @@ describe.each(kinds)("paged lists ($name)", (kind) => {
   it("runs created between pages: each once", async () => {
     const runs = new RunStore(t.store, "creating", () => (ms += 7));
     const make = (id: string) =>
-      runs.create({
-        id,
-        project_id: "creating",
-        role: "Aya",
-        entry_id: null,
-        sprite_id: "s",
-        work_item_id: "w",
-        command: ["x"],
-        workspace: "/w",
-        checkpoint_dir: "/c",
-        run_dir: "/r",
-        worker: null,
-        host: "h",
-        supervisor_pid: 1,
-        gate: null,
-      });
+      runs.create(newRun(id, "/w", { project_id: "creating", role: "Aya", checkpoint_dir: "/c", run_dir: "/r" }));
     for (let i = 0; i < 20; i++) await make(`a-${String(i).padStart(3, "0")}`);
     let added = 0;
     const seen = (

@@ -5,7 +5,7 @@
  * notification is never recorded as failed. The crash is reproduced exactly: a sink that records
  * the action as running under a dead owner, as a killed executor leaves it.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -19,9 +19,10 @@ import {
   type ActionSink,
 } from "../../../src/lattice/index.js";
 import { projectSupervisor } from "../../../src/app/index.js";
-import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
+import { availableStoreKinds } from "../../helpers/stores.js";
 import { actionRequest } from "../fixtures.js";
-import { PMAGENT, testProject, type TestProject } from "../helpers.js";
+import { PMAGENT } from "../helpers.js";
+import { useSupervisorFixture } from "../../helpers/supervisor-fixture.js";
 
 const kinds = await availableStoreKinds();
 
@@ -34,8 +35,7 @@ describe.each(kinds)("reconciling actions of runs that finished ($name)", (kind)
   let hook: Server;
   let url: string;
   const received: string[] = [];
-  let ts: TestStore;
-  let tp: TestProject;
+  const fx = useSupervisorFixture(kind, { config: () => ({ notify: { webhook_url: url } }) });
 
   beforeAll(async () => {
     hook = createServer((req, res) => {
@@ -51,19 +51,13 @@ describe.each(kinds)("reconciling actions of runs that finished ($name)", (kind)
   afterAll(() => new Promise<void>((r) => hook.close(() => r())));
   beforeEach(async () => {
     received.length = 0;
-    ts = await kind.open();
-    tp = testProject(ts, { notify: { webhook_url: url } });
-  });
-  afterEach(async () => {
-    await ts.cleanup();
-    tp.cleanup();
   });
 
   /** A sink that dies as a killed supervisor does: the action left running under a dead owner. */
   function dyingSink(options: { deliverFirst: boolean; markDispatched: boolean }): ActionSink {
     return {
       async onActionRequest({ run, event }) {
-        const actions = new ActionStore(ts.store);
+        const actions = new ActionStore(fx.ts.store);
         const payload = event.event.payload as {
           action: string;
           parameters: Record<string, unknown>;
@@ -87,7 +81,7 @@ describe.each(kinds)("reconciling actions of runs that finished ($name)", (kind)
             idempotency_key: key,
           });
         }
-        await ts.store.run(
+        await fx.ts.store.run(
           "UPDATE lattice_actions SET state = 'running', owner = ?, lease_expires_ms = ?, attempts = 1 WHERE idempotency_key = ?",
           [`${hostname()}:${deadPid()}:gone`, Date.now() + 3_600_000, key],
         );
@@ -117,15 +111,15 @@ describe.each(kinds)("reconciling actions of runs that finished ($name)", (kind)
     ["an action left running although its event was marked dispatched", { deliverFirst: false, markDispatched: true }],
   ] as const) {
     it(`finishes ${name}, and records a delivered notification as succeeded`, async () => {
-      const first = tp.supervisor({ actions: dyingSink(options) });
-      const run = await first.startRun({ role: "Builder", command: tp.sprite("notify", { steps }) });
+      const first = fx.tp.supervisor({ actions: dyingSink(options) });
+      const run = await first.startRun({ role: "Builder", command: fx.tp.sprite("notify", { steps }) });
       expect(run.state).toBe("succeeded");
-      const [before] = await new ActionStore(ts.store).list({ runId: run.id });
+      const [before] = await new ActionStore(fx.ts.store).list({ runId: run.id });
       expect(before).toMatchObject({ state: "running", action: "NOTIFY_USER" });
 
       const restarted = projectSupervisor({
-        store: ts.store,
-        project: tp.project,
+        store: fx.ts.store,
+        project: fx.tp.project,
         pmagentCommand: PMAGENT,
         pollMs: 20,
         consoleWrite: () => undefined,
@@ -133,7 +127,7 @@ describe.each(kinds)("reconciling actions of runs that finished ($name)", (kind)
       const settled = await restarted.reconcile();
       // Reconcile names the run whose action it carried out (it used to say there was nothing to do).
       expect(settled.map((r) => [r.id, r.state])).toEqual([[run.id, "succeeded"]]);
-      const [after] = await new ActionStore(ts.store).list({ runId: run.id });
+      const [after] = await new ActionStore(fx.ts.store).list({ runId: run.id });
       expect(after).toMatchObject({
         state: "succeeded",
         attempts: 2,
@@ -167,7 +161,7 @@ describe.each(kinds)("reconciling actions of runs that finished ($name)", (kind)
 
     const notifier = (target: string) =>
       new ActionExecutor({
-        store: ts.store,
+        store: fx.ts.store,
         handlers: { NOTIFY_USER: notifyUserHandler([new WebhookNotifier(target, new Redactor())]) },
         resume: async () => undefined,
         retry: { baseDelayMs: 1, maxDelayMs: 2, maxAttempts: 2 },

@@ -25,6 +25,7 @@ import {
 import type { Store } from "../../../src/store/index.js";
 import { availableStoreKinds, openSqliteTestStore, type TestStore } from "../../helpers/stores.js";
 import { SPEC_EVENTS } from "../helpers.js";
+import { newRun } from "../../helpers/runs.js";
 
 const RUNS = Math.max(10, Math.floor(Number(process.env.PMAGENT_CHAOS_RUNS ?? 100) / 10));
 const NO_LIMIT = 1_073_741_823;
@@ -54,22 +55,7 @@ class FaultRun {
   }
 
   create(): Promise<RunRecord> {
-    return this.runs.create({
-      id: this.id,
-      project_id: "demo",
-      role: "Builder",
-      entry_id: null,
-      sprite_id: "s",
-      work_item_id: "w",
-      command: ["x"],
-      workspace: this.dir,
-      checkpoint_dir: this.dir,
-      run_dir: this.dir,
-      worker: null,
-      host: "h",
-      supervisor_pid: 1,
-      gate: null,
-    });
+    return this.runs.create(newRun(this.id, this.dir));
   }
 
   /** `count` events written as a sprite writes them (outbox, then stdout), a log line after each tenth; the new stdout bytes. */

@@ -12,6 +12,7 @@ import { MAX_JSON_DEPTH, Redactor } from "../../../src/core/index.js";
 import { OUTBOX_START, RunIngestor, RunStore } from "../../../src/lattice/index.js";
 import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
 import { SPEC_EVENTS } from "../helpers.js";
+import { newRun } from "../../helpers/runs.js";
 
 const kinds = await availableStoreKinds();
 const decoding = [
@@ -35,22 +36,7 @@ describe.each(cases)("hostile sprite output on $name, $mode", ({ kind, threadByt
     dir = mkdtempSync(join(tmpdir(), "pmagent-inputs-"));
     mkdirSync(join(dir, ".lattice"));
     runs = new RunStore(ts.store, "demo");
-    await runs.create({
-      id: "run_1",
-      project_id: "demo",
-      role: "Builder",
-      entry_id: null,
-      sprite_id: "s",
-      work_item_id: "w",
-      command: ["x"],
-      workspace: dir,
-      checkpoint_dir: dir,
-      run_dir: dir,
-      worker: null,
-      host: "h",
-      supervisor_pid: 1,
-      gate: null,
-    });
+    await runs.create(newRun("run_1", dir));
   });
   afterEach(async () => {
     await ts.cleanup();

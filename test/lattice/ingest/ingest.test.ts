@@ -6,6 +6,7 @@ import { Redactor } from "../../../src/core/index.js";
 import { appendOutbox, eventId, OUTBOX_START, RunIngestor, RunStore } from "../../../src/lattice/index.js";
 import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
 import { SPEC_EVENTS } from "../helpers.js";
+import { newRun } from "../../helpers/runs.js";
 
 const kinds = await availableStoreKinds();
 
@@ -15,22 +16,7 @@ describe.each(kinds)("RunIngestor on $name", (kind) => {
     const dir = mkdtempSync(join(tmpdir(), "pmagent-ingest-"));
     try {
       const runs = new RunStore(ts.store, "demo");
-      const run = await runs.create({
-        id: "run_1",
-        project_id: "demo",
-        role: "Builder",
-        entry_id: null,
-        sprite_id: "s",
-        work_item_id: "w",
-        command: ["x"],
-        workspace: dir,
-        checkpoint_dir: dir,
-        run_dir: dir,
-        worker: null,
-        host: "h",
-        supervisor_pid: 1,
-        gate: null,
-      });
+      const run = await runs.create(newRun("run_1", dir));
       const ingestor = new RunIngestor({
         store: ts.store,
         runId: run.id,

@@ -2,14 +2,13 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { openProject, projectCycles } from "../../../src/app/index.js";
-import { Blackboard } from "../../../src/blackboard/index.js";
 import { codeLane } from "../../../src/config/index.js";
 import { answer, type LaneStatus } from "../../../src/kai/index.js";
 import { LocalForge, localPullRequestDiff } from "../../../src/forge/index.js";
-import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
-import { gitInit, testProject, type TestProject } from "../helpers.js";
+import { availableStoreKinds } from "../../helpers/stores.js";
+import { useSupervisorFixture } from "../../helpers/supervisor-fixture.js";
 
 const kinds = await availableStoreKinds();
 
@@ -20,29 +19,19 @@ const git = (cwd: string, ...args: string[]) =>
   }).trim();
 
 describe.each(kinds)("lane cycles as branches on $name", (kind) => {
-  let ts: TestStore;
-  let tp: TestProject;
-  let board: Blackboard;
+  const fx = useSupervisorFixture(kind, { git: true });
   let bare: string;
-  const supervisor = () => tp.supervisor(undefined, { cycles: projectCycles(tp.project, ts.store) });
+  const supervisor = () => fx.tp.supervisor(undefined, { cycles: projectCycles(fx.tp.project, fx.ts.store) });
   const forge = () =>
-    new LocalForge({ store: ts.store, projectId: "demo", root: tp.root, bareRepo: ".pmagent/forge.git" });
+    new LocalForge({ store: fx.ts.store, projectId: "demo", root: fx.tp.root, bareRepo: ".pmagent/forge.git" });
 
   beforeEach(async () => {
-    ts = await kind.open();
-    tp = testProject(ts);
-    gitInit(tp.root);
-    bare = join(tp.root, ".pmagent", "forge.git");
-    board = new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] });
-  });
-  afterEach(async () => {
-    await ts.cleanup();
-    tp.cleanup();
+    bare = join(fx.tp.root, ".pmagent", "forge.git");
   });
 
   it("each role starts from the one before: one commit per role on the cycle's branch, one pull request, no .lattice", async () => {
-    await board.post("Human", { id: "c-1", to: "Builder", kind: "build_request" });
-    const builder = tp.sprite("builder", {
+    await fx.board.post("Human", { id: "c-1", to: "Builder", kind: "build_request" });
+    const builder = fx.tp.sprite("builder", {
       steps: [
         { sh: "mkdir -p src && printf 'built\\n' > src/x" },
         // The sprite's own commit, .lattice forced in: the hand-on takes the files, not the commit.
@@ -56,10 +45,10 @@ describe.each(kinds)("lane cycles as branches on $name", (kind) => {
     const branch = "pmagent/test/build/c-1";
     expect(first.cycle).toMatchObject({ id: "c-1", branch, base: "main", commit: git(bare, "rev-parse", branch) });
     expect(first.cycle?.pull_request?.number).toBe(1);
-    const review = await board.get("c-1-review");
+    const review = await fx.board.get("c-1-review");
     expect(review.entry.payload.refs).toMatchObject({ branch, commit: first.cycle!.commit, pull_request: "1" });
 
-    const reviewer = tp.sprite("reviewer", {
+    const reviewer = fx.tp.sprite("reviewer", {
       steps: [
         { sh: "cat src/x > seen || exit 3" },
         { emit: "COMPLETED", payload: { status: "success", summary: "read it" } },
@@ -85,37 +74,39 @@ describe.each(kinds)("lane cycles as branches on $name", (kind) => {
   });
 
   it("a run that changes nothing hands on no commit, and open_pull_request names when the pull request opens", async () => {
-    tp = testProject(ts, {
-      lanes: [
-        {
-          layer: "test",
-          name: "build",
-          open_pull_request: "Reviewer",
-          roles: [
-            {
-              name: "Builder",
-              allowed_kinds: ["build_request"],
-              next: { to: "Reviewer", kind: "review_request", id_suffix: "-review" },
-            },
-            { name: "Reviewer", allowed_kinds: ["review_request"] },
-          ],
-        },
-      ],
+    fx.reproject({
+      git: true,
+      config: {
+        lanes: [
+          {
+            layer: "test",
+            name: "build",
+            open_pull_request: "Reviewer",
+            roles: [
+              {
+                name: "Builder",
+                allowed_kinds: ["build_request"],
+                next: { to: "Reviewer", kind: "review_request", id_suffix: "-review" },
+              },
+              { name: "Reviewer", allowed_kinds: ["review_request"] },
+            ],
+          },
+        ],
+      },
     });
-    gitInit(tp.root);
-    await board.post("Human", { id: "c-2", to: "Builder", kind: "build_request" });
-    await board.post("Human", { id: "c-6", to: "Builder", kind: "build_request" });
+    await fx.board.post("Human", { id: "c-2", to: "Builder", kind: "build_request" });
+    await fx.board.post("Human", { id: "c-6", to: "Builder", kind: "build_request" });
     const idle = await supervisor().startRun({
       role: "Builder",
       entryId: "c-6",
-      command: tp.sprite("idle", { steps: [{ emit: "COMPLETED", payload: { status: "success" } }] }),
+      command: fx.tp.sprite("idle", { steps: [{ emit: "COMPLETED", payload: { status: "success" } }] }),
     });
     expect(idle.cycle).toMatchObject({ commit: null, pull_request: null });
-    expect((await board.get("c-6-review")).entry.payload.refs).not.toHaveProperty("commit");
+    expect((await fx.board.get("c-6-review")).entry.payload.refs).not.toHaveProperty("commit");
     const writes = await supervisor().startRun({
       role: "Builder",
       entryId: "c-2",
-      command: tp.sprite("w", {
+      command: fx.tp.sprite("w", {
         steps: [{ file: { path: "a.txt", text: "a" } }, { emit: "COMPLETED", payload: { status: "success" } }],
       }),
     });
@@ -123,7 +114,7 @@ describe.each(kinds)("lane cycles as branches on $name", (kind) => {
     const reviewer = await supervisor().startRun({
       role: "Reviewer",
       entryId: "c-2-review",
-      command: tp.sprite("r", {
+      command: fx.tp.sprite("r", {
         steps: [{ file: { path: "b.txt", text: "b" } }, { emit: "COMPLETED", payload: { status: "success" } }],
       }),
     });
@@ -131,11 +122,11 @@ describe.each(kinds)("lane cycles as branches on $name", (kind) => {
   });
 
   it("the branch moved while a run waited: merged when the changes do not touch, a conflict fails the run with the files", async () => {
-    await board.post("Human", { id: "c-3", to: "Builder", kind: "build_request" });
+    await fx.board.post("Human", { id: "c-3", to: "Builder", kind: "build_request" });
     const base = await supervisor().startRun({
       role: "Builder",
       entryId: "c-3",
-      command: tp.sprite("b", {
+      command: fx.tp.sprite("b", {
         steps: [{ file: { path: "a.txt", text: "one\n" } }, { emit: "COMPLETED", payload: { status: "success" } }],
       }),
     });
@@ -153,7 +144,7 @@ describe.each(kinds)("lane cycles as branches on $name", (kind) => {
       }
     };
     const waitThenWrite = (text: string) =>
-      tp.sprite(`wait-${text}`, {
+      fx.tp.sprite(`wait-${text}`, {
         steps: [
           { file: { path: "a.txt", text } },
           { waiting: { reason: "PR_REVIEW", expected_inputs: { ok: "boolean" } } },
@@ -174,13 +165,13 @@ describe.each(kinds)("lane cycles as branches on $name", (kind) => {
     expect(git(bare, "log", "-1", "--format=%p", branch).split(" ")).toHaveLength(2);
 
     // Touching the same lines: refused, nothing merged, the branch left as it was.
-    await board.post("Human", { id: "c-4", to: "Reviewer", kind: "review_request" });
+    await fx.board.post("Human", { id: "c-4", to: "Reviewer", kind: "review_request" });
     const run = await s.startRun({ role: "Reviewer", entryId: "c-4", command: waitThenWrite("mine\n") });
     const cycle4 = run.cycle!;
     const c4 = "pmagent/test/build/c-4";
     expect(cycle4.branch).toBe(c4);
     // The c-4 cycle's branch exists once its first change is handed on: make it, then move it.
-    git(tp.root, "push", "-q", bare, `HEAD:refs/heads/${c4}`);
+    git(fx.tp.root, "push", "-q", bare, `HEAD:refs/heads/${c4}`);
     const moved = () => {
       const clone = mkdtempSync(join(tmpdir(), "pmagent-move-"));
       try {
@@ -200,17 +191,17 @@ describe.each(kinds)("lane cycles as branches on $name", (kind) => {
     expect(done.reason).toContain(`could not be handed on to the cycle's branch ${c4}`);
     expect(done.reason).toContain("conflict with the run's in a.txt");
     expect(git(bare, "rev-parse", c4)).toBe(theirs);
-    const error = await board.get("c-4-error");
+    const error = await fx.board.get("c-4-error");
     expect(error.entry.payload.summary).toContain("conflict");
   });
 
   it("without a repository on a branch, the run works outside a cycle", async () => {
-    tp = testProject(ts);
-    await board.post("Human", { id: "c-5", to: "Builder", kind: "build_request" });
+    fx.reproject();
+    await fx.board.post("Human", { id: "c-5", to: "Builder", kind: "build_request" });
     const run = await supervisor().startRun({
       role: "Builder",
       entryId: "c-5",
-      command: tp.sprite("x", { steps: [{ emit: "COMPLETED", payload: { status: "success" } }] }),
+      command: fx.tp.sprite("x", { steps: [{ emit: "COMPLETED", payload: { status: "success" } }] }),
     });
     expect(run.state).toBe("succeeded");
     expect(run.cycle).toBeNull();
@@ -218,20 +209,8 @@ describe.each(kinds)("lane cycles as branches on $name", (kind) => {
 });
 
 describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) => {
-  let ts: TestStore;
-  let tp: TestProject;
-  let board: Blackboard;
-  beforeEach(async () => {
-    ts = await kind.open();
-    // The shipped code lane, its agents swapped for scripted sprites (startRun's command).
-    tp = testProject(ts, { lanes: [codeLane()] });
-    gitInit(tp.root);
-    board = new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] });
-  });
-  afterEach(async () => {
-    await ts.cleanup();
-    tp.cleanup();
-  });
+  // The shipped code lane, its agents swapped for scripted sprites (startRun's command).
+  const fx = useSupervisorFixture(kind, { config: { lanes: [codeLane()] }, git: true });
 
   const kaiAnswer = async () =>
     answer(
@@ -245,8 +224,8 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
         params: {},
       },
       {
-        config: tp.project.config,
-        sources: await (await openProject({ project: tp.project, store: ts.store })).kaiSources(),
+        config: fx.tp.project.config,
+        sources: await (await openProject({ project: fx.tp.project, store: fx.ts.store })).kaiSources(),
       },
     );
   const laneStatus = async () => {
@@ -256,9 +235,9 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
   };
 
   it("Developer → Reviewer (changes_requested, the review goes back) → Developer fixes → Reviewer approves: the cycle's pull request is merged", async () => {
-    const s = tp.supervisor(undefined, { cycles: projectCycles(tp.project, ts.store) });
-    const bare = join(tp.root, ".pmagent", "forge.git");
-    await board.post("Human", {
+    const s = fx.tp.supervisor(undefined, { cycles: projectCycles(fx.tp.project, fx.ts.store) });
+    const bare = join(fx.tp.root, ".pmagent", "forge.git");
+    await fx.board.post("Human", {
       id: "feat-1",
       to: "Developer",
       kind: "code_request",
@@ -267,7 +246,7 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
     const dev = await s.startRun({
       role: "Developer",
       entryId: "feat-1",
-      command: tp.sprite("dev", {
+      command: fx.tp.sprite("dev", {
         steps: [
           { file: { path: "greet.js", text: "export const greet = () => 'hi';\n" } },
           { emit: "COMPLETED", payload: { status: "success", summary: "greet()" } },
@@ -278,7 +257,7 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
     const review = await s.startRun({
       role: "Reviewer",
       entryId: "feat-1-review",
-      command: tp.sprite("rev1", {
+      command: fx.tp.sprite("rev1", {
         steps: [
           { sh: "grep -q hi greet.js || exit 1" },
           {
@@ -289,7 +268,7 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
       }),
     });
     expect(review.state).toBe("succeeded");
-    const fix = await board.get("feat-1-review-fix");
+    const fix = await fx.board.get("feat-1-review-fix");
     expect(fix.entry).toMatchObject({ to: "Developer", kind: "code_fix_request" });
     expect(fix.entry.payload.details).toEqual({
       outcome: "changes_requested",
@@ -302,7 +281,7 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
     const fixed = await s.startRun({
       role: "Developer",
       entryId: "feat-1-review-fix",
-      command: tp.sprite("dev2", {
+      command: fx.tp.sprite("dev2", {
         steps: [{ sh: "sed -i s/hi/hello/ greet.js" }, { emit: "COMPLETED", payload: { status: "success" } }],
       }),
     });
@@ -310,7 +289,7 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
     const approved = await s.startRun({
       role: "Reviewer",
       entryId: "feat-1-review-fix-review",
-      command: tp.sprite("rev2", {
+      command: fx.tp.sprite("rev2", {
         steps: [{ emit: "COMPLETED", payload: { status: "success", outcome: "approved" } }],
       }),
     });
@@ -318,10 +297,15 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
     expect(approved.cycle?.merged).toBe(git(bare, "rev-parse", "main"));
     expect(git(bare, "show", "main:greet.js")).toBe("export const greet = () => 'hello';");
     expect(git(bare, "log", "--format=%an", "main").split("\n")).toEqual(["Developer", "Developer", "t"]);
-    const done = await board.get("feat-1-review-fix-review-done");
+    const done = await fx.board.get("feat-1-review-fix-review-done");
     expect(done.entry).toMatchObject({ to: "Human", kind: "code_cycle_done" });
     expect(done.entry.payload.refs).toMatchObject({ branch: "pmagent/code/code/feat-1", pull_request: "1" });
-    const forge = new LocalForge({ store: ts.store, projectId: "demo", root: tp.root, bareRepo: ".pmagent/forge.git" });
+    const forge = new LocalForge({
+      store: fx.ts.store,
+      projectId: "demo",
+      root: fx.tp.root,
+      bareRepo: ".pmagent/forge.git",
+    });
     const [pr] = await forge.list();
     expect(pr).toMatchObject({ number: 1, state: "merged" });
     // Merged by a fast-forward, its diff is still the cycle's work against the base it was merged into.
@@ -334,7 +318,7 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
     const status = res.payload.data as LaneStatus;
     expect(status.cycle).toMatchObject({
       status: "completed",
-      completed_at: (await board.get("feat-1-review-fix-review")).entry.updated_at,
+      completed_at: (await fx.board.get("feat-1-review-fix-review")).entry.updated_at,
     });
     expect(status.cycle).toMatchObject({
       branch: "pmagent/code/code/feat-1",
@@ -350,12 +334,12 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
   });
 
   it("an outcome that is no lowercase name is a protocol error, not a route", async () => {
-    const s = tp.supervisor(undefined, { cycles: projectCycles(tp.project, ts.store) });
-    await board.post("Human", { id: "feat-2", to: "Reviewer", kind: "code_review_request" });
+    const s = fx.tp.supervisor(undefined, { cycles: projectCycles(fx.tp.project, fx.ts.store) });
+    await fx.board.post("Human", { id: "feat-2", to: "Reviewer", kind: "code_review_request" });
     const run = await s.startRun({
       role: "Reviewer",
       entryId: "feat-2",
-      command: tp.sprite("bad", {
+      command: fx.tp.sprite("bad", {
         steps: [{ emit: "COMPLETED", payload: { status: "success", outcome: "Changes Requested" } }],
       }),
     });
@@ -366,6 +350,6 @@ describe.each(kinds)("the code lane on $name: outcomes route the work", (kind) =
       expect(e.reason).toBe(
         "schema violation: $.payload.outcome: an outcome is a lowercase name, e.g. changes_requested",
       );
-    expect(await board.find("feat-2-review-fix")).toBeUndefined();
+    expect(await fx.board.find("feat-2-review-fix")).toBeUndefined();
   });
 });

@@ -1,26 +1,17 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Worker, type RunRecord } from "../../../src/lattice/index.js";
-import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
-import { testProject, type TestProject } from "../helpers.js";
+import { availableStoreKinds } from "../../helpers/stores.js";
+import { useSupervisorFixture } from "../../helpers/supervisor-fixture.js";
 
 const kinds = await availableStoreKinds();
 
 describe.each(kinds)("resumes queued for any worker, on $name", (kind) => {
-  let ts: TestStore;
-  let tp: TestProject;
-  beforeEach(async () => {
-    ts = await kind.open();
-    tp = testProject(ts);
-  });
-  afterEach(async () => {
-    await ts.cleanup();
-    tp.cleanup();
-  });
+  const fx = useSupervisorFixture(kind);
 
   async function waitingRun(): Promise<RunRecord> {
-    const run = await tp.supervisor().startRun({
+    const run = await fx.tp.supervisor().startRun({
       role: "Builder",
-      command: tp.sprite("queued", {
+      command: fx.tp.sprite("queued", {
         steps: [{ waiting: { reason: "pick", expected_inputs: { n: "integer" } } }],
         on_resume: [{ sh: "cat .lattice/resume.json" }, { emit: "COMPLETED", payload: { status: "success" } }],
       }),
@@ -31,7 +22,7 @@ describe.each(kinds)("resumes queued for any worker, on $name", (kind) => {
 
   it("records checked inputs; a worker of the role takes the resume, once, and carries it out", async () => {
     const waiting = await waitingRun();
-    const sup = tp.supervisor();
+    const sup = fx.tp.supervisor();
     expect(
       await sup.queueResume(waiting.id, { inputs: { n: 7 }, context: { note: "from the console" } }),
     ).toMatchObject({ noop: false });
@@ -50,7 +41,7 @@ describe.each(kinds)("resumes queued for any worker, on $name", (kind) => {
     // Two workers of the role look at once: one resumes the run, the other finds nothing. (They
     // share this process's supervisor, as workers of one process do; workers of two processes are
     // in test/machines.)
-    const shared = tp.supervisor();
+    const shared = fx.tp.supervisor();
     await Promise.all(
       ["w-1", "w-2"].map((id) =>
         new Worker({
@@ -75,7 +66,7 @@ describe.each(kinds)("resumes queued for any worker, on $name", (kind) => {
 
   it("a resume given directly carries out the queued one's place: the queue is left empty", async () => {
     const waiting = await waitingRun();
-    const sup = tp.supervisor();
+    const sup = fx.tp.supervisor();
     await sup.queueResume(waiting.id, { inputs: { n: 1 } });
     expect((await (await sup.resumeRun(waiting.id, { inputs: { n: 2 } })).finished).state).toBe("succeeded");
     expect(await sup.runs.queuedResume(waiting.id)).toBeUndefined();
@@ -84,7 +75,7 @@ describe.each(kinds)("resumes queued for any worker, on $name", (kind) => {
 
   it("refuses inputs that do not match the run's expected_inputs, and a run that is not waiting, with the reason", async () => {
     const waiting = await waitingRun();
-    const sup = tp.supervisor();
+    const sup = fx.tp.supervisor();
     await expect(sup.queueResume(waiting.id, { inputs: { n: "seven" } })).rejects.toMatchObject({
       code: "invalid_resume_inputs",
       message:

@@ -1,28 +1,16 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Blackboard } from "../../../src/blackboard/index.js";
-import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
-import { testProject, type TestProject } from "../helpers.js";
+import { describe, expect, it } from "vitest";
+import { availableStoreKinds } from "../../helpers/stores.js";
+import { useSupervisorFixture } from "../../helpers/supervisor-fixture.js";
 
 const kinds = await availableStoreKinds();
 
 describe.each(kinds)("lane progression of a revision request on $name", (kind) => {
-  let ts: TestStore;
-  let tp: TestProject;
-  let board: Blackboard;
-  beforeEach(async () => {
-    ts = await kind.open();
-    tp = testProject(ts);
-    board = new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] });
-  });
-  afterEach(async () => {
-    await ts.cleanup();
-    tp.cleanup();
-  });
+  const fx = useSupervisorFixture(kind);
 
   it("a successful run whose COMPLETED asks for a revision posts the next entry with payload.details", async () => {
-    await board.post("Human", { id: "r-1", to: "Builder", kind: "build_request" });
+    await fx.board.post("Human", { id: "r-1", to: "Builder", kind: "build_request" });
     const changes = ["restore the Risks section"];
-    const command = tp.sprite("soft", {
+    const command = fx.tp.sprite("soft", {
       steps: [
         {
           emit: "COMPLETED",
@@ -35,9 +23,9 @@ describe.each(kinds)("lane progression of a revision request on $name", (kind) =
         },
       ],
     });
-    const run = await tp.supervisor().startRun({ role: "Builder", entryId: "r-1", command });
+    const run = await fx.tp.supervisor().startRun({ role: "Builder", entryId: "r-1", command });
     expect(run.state).toBe("succeeded");
-    const next = await board.get("r-1-review");
+    const next = await fx.board.get("r-1-review");
     expect(next.entry.payload).toEqual({
       refs: { source_board_id: "r-1", run_id: run.id, artifacts: [] },
       summary: "review revise at soft_gate",
@@ -46,13 +34,13 @@ describe.each(kinds)("lane progression of a revision request on $name", (kind) =
   });
 
   it("without a revision request the next entry has no details", async () => {
-    await board.post("Human", { id: "r-2", to: "Builder", kind: "build_request" });
-    const command = tp.sprite("plain", {
+    await fx.board.post("Human", { id: "r-2", to: "Builder", kind: "build_request" });
+    const command = fx.tp.sprite("plain", {
       steps: [{ emit: "COMPLETED", payload: { status: "success", summary: "fine", revision_requested: false } }],
     });
-    const run = await tp.supervisor().startRun({ role: "Builder", entryId: "r-2", command });
+    const run = await fx.tp.supervisor().startRun({ role: "Builder", entryId: "r-2", command });
     expect(run.state).toBe("succeeded");
-    expect((await board.get("r-2-review")).entry.payload).toEqual({
+    expect((await fx.board.get("r-2-review")).entry.payload).toEqual({
       refs: { source_board_id: "r-2", run_id: run.id, artifacts: [] },
       summary: "fine",
     });

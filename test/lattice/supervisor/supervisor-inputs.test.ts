@@ -3,30 +3,23 @@
  * once failed it as "cannot start the sprite" and lost its events), and an outbox swapped for a
  * FIFO or a link does not hang the supervisor.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
-import { SPEC_EVENTS, testProject, type TestProject } from "../helpers.js";
+import { availableStoreKinds } from "../../helpers/stores.js";
+import { SPEC_EVENTS } from "../helpers.js";
+import { useSupervisorFixture } from "../../helpers/supervisor-fixture.js";
+import { newRun } from "../../helpers/runs.js";
 
 const kinds = await availableStoreKinds();
 
 describe.each(kinds)("supervisor with hostile sprite output on $name", (kind) => {
-  let ts: TestStore;
-  let tp: TestProject;
-  beforeEach(async () => {
-    ts = await kind.open();
-    tp = testProject(ts);
-  });
-  afterEach(async () => {
-    await ts.cleanup();
-    tp.cleanup();
-  });
+  const fx = useSupervisorFixture(kind);
 
   it("keeps a good run good through NUL, escaped U+0000, deep JSON and bytes that are not UTF-8, refusing each bad line", async () => {
-    const sup = tp.supervisor();
+    const sup = fx.tp.supervisor();
     const deep = `${"[".repeat(5000)}${"]".repeat(5000)}`;
     // An INFO event's text up to its message's opening quote.
     const head = JSON.stringify(SPEC_EVENTS.info).split("Starting implementation")[0]!;
@@ -34,7 +27,7 @@ describe.each(kinds)("supervisor with hostile sprite output on $name", (kind) =>
       JSON.stringify(SPEC_EVENTS.info).replace('{"message":"Starting implementation"}', () => payload);
     const run = await sup.startRun({
       role: "Builder",
-      command: tp.sprite("hostile", {
+      command: fx.tp.sprite("hostile", {
         steps: [
           { event: SPEC_EVENTS.info },
           { log: "a log line with a NUL: \u0000 here" },
@@ -65,10 +58,10 @@ describe.each(kinds)("supervisor with hostile sprite output on $name", (kind) =>
   });
 
   it("does not hang on an outbox swapped for a FIFO: the outbox is refused, stdout's events still count", async () => {
-    const sup = tp.supervisor();
+    const sup = fx.tp.supervisor();
     const run = await sup.startRun({
       role: "Builder",
-      command: tp.sprite("fifo", {
+      command: fx.tp.sprite("fifo", {
         steps: [
           { sh: "rm -f .lattice/outbox.jsonl && mkfifo .lattice/outbox.jsonl" },
           { stdout_only: SPEC_EVENTS.completed },
@@ -85,28 +78,20 @@ describe.each(kinds)("supervisor with hostile sprite output on $name", (kind) =>
   });
 
   it("reconciles a run whose outbox was swapped for a FIFO instead of hanging on it", async () => {
-    const sup = tp.supervisor();
+    const sup = fx.tp.supervisor();
     const ws = mkdtempSync(join(tmpdir(), "pmagent-fifo-ws-"));
     try {
       mkdirSync(join(ws, ".lattice"));
       execFileSync("mkfifo", [join(ws, ".lattice", "outbox.jsonl")]);
       // A run its supervisor left running, its sprite gone.
-      await sup.runs.create({
-        id: "run_fifo",
-        project_id: "demo",
-        role: "Builder",
-        entry_id: null,
-        sprite_id: "s",
-        work_item_id: "w",
-        command: ["x"],
-        workspace: ws,
-        checkpoint_dir: join(ws, "chk"),
-        run_dir: join(ws, "run"),
-        worker: null,
-        host: sup.host,
-        supervisor_pid: process.pid,
-        gate: null,
-      });
+      await sup.runs.create(
+        newRun("run_fifo", ws, {
+          checkpoint_dir: join(ws, "chk"),
+          run_dir: join(ws, "run"),
+          host: sup.host,
+          supervisor_pid: process.pid,
+        }),
+      );
       const [run] = await sup.reconcile();
       expect(run).toMatchObject({
         id: "run_fifo",

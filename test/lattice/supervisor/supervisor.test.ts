@@ -1,36 +1,25 @@
-import { describe, expect, it, beforeEach, afterEach } from "vitest";
+import { describe, expect, it } from "vitest";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { Blackboard } from "../../../src/blackboard/index.js";
 import { eventId, gateFrom, type StoredEvent } from "../../../src/lattice/index.js";
-import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
-import { SPEC_EVENTS, testProject, type TestProject } from "../helpers.js";
+import { availableStoreKinds } from "../../helpers/stores.js";
+import { SPEC_EVENTS } from "../helpers.js";
+import { useSupervisorFixture } from "../../helpers/supervisor-fixture.js";
 
 const kinds = await availableStoreKinds();
 
 describe.each(kinds)("supervisor on $name", (kind) => {
-  let ts: TestStore;
-  let tp: TestProject;
-  let board: Blackboard;
-  beforeEach(async () => {
-    ts = await kind.open();
-    tp = testProject(ts);
-    board = new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] });
-  });
-  afterEach(async () => {
-    await ts.cleanup();
-    tp.cleanup();
-  });
+  const fx = useSupervisorFixture(kind);
 
   it("takes the spec's example events verbatim through the whole path: stored once each, in outbox order, entry done, next entry posted", async () => {
-    await board.post("Human", {
+    await fx.board.post("Human", {
       id: "issue-17",
       to: "Builder",
       kind: "build_request",
       payload: { summary: "fix the cache" },
     });
     const e = SPEC_EVENTS;
-    const command = tp.sprite("spec", {
+    const command = fx.tp.sprite("spec", {
       steps: [
         { event: e.info },
         { log: "compiling…" },
@@ -47,7 +36,7 @@ describe.each(kinds)("supervisor on $name", (kind) => {
         { event: e.completed },
       ],
     });
-    const sup = tp.supervisor();
+    const sup = fx.tp.supervisor();
     const run = await sup.startRun({ role: "Builder", entryId: "issue-17", command });
     expect(run.state).toBe("succeeded");
     expect(run.exit_code).toBe(0);
@@ -88,16 +77,16 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     expect(await sup.runs.events(run.id, { types: [] })).toEqual([]);
     // Both handed to their sinks: nothing for reconciliation to deliver again, until one is unmarked.
     expect(await sup.runs.undispatched(run.id, ["ACTION_REQUEST", "ENVIRONMENT_PROPOSAL"])).toEqual([]);
-    await ts.store.run(
+    await fx.ts.store.run(
       "UPDATE lattice_run_events SET dispatched_ms = NULL WHERE run_id = ? AND event_type = 'ACTION_REQUEST'",
       [run.id],
     );
     expect((await sup.runs.undispatched(run.id, ["ACTION_REQUEST", "ENVIRONMENT_PROPOSAL"])).map((x) => x.id)).toEqual([
       action.id,
     ]);
-    const entry = await board.get("issue-17");
+    const entry = await fx.board.get("issue-17");
     expect(entry.entry.status).toBe("done");
-    const next = await board.get("issue-17-review");
+    const next = await fx.board.get("issue-17-review");
     expect(next.entry).toMatchObject({
       from: "Builder",
       to: "Reviewer",
@@ -124,7 +113,7 @@ describe.each(kinds)("supervisor on $name", (kind) => {
       },
       summary: "Implemented cache invalidation. All tests passing.",
     });
-    const history = await board.history("issue-17");
+    const history = await fx.board.history("issue-17");
     expect(history.map((h) => h.to_status)).toEqual(["open", "in_progress", "done"]);
     // The sprite read its work item from PMAGENT_ENTRY_FILE.
     expect(JSON.parse(readFileSync(join(run.workspace, ".lattice/entry.json"), "utf8")).id).toBe("issue-17");
@@ -134,13 +123,13 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     // More lines than the tailer reads ahead (20,000) and an outbox of several batches: the
     // stdout after the events is read only once the backlog is stored, by the drain.
     const n = 24_000;
-    const command = tp.sprite("bulk", {
+    const command = fx.tp.sprite("bulk", {
       steps: [{ bulk: n }, { log: "after the backlog" }, { emit: "COMPLETED", payload: { status: "success" } }],
     });
-    const sup = tp.supervisor();
+    const sup = fx.tp.supervisor();
     const run = await sup.startRun({ role: "Builder", command });
     expect(run.state).toBe("succeeded");
-    const count = await ts.store.get<{ n: number; sources: string }>(
+    const count = await fx.ts.store.get<{ n: number; sources: string }>(
       "SELECT COUNT(*) AS n, MIN(source) AS sources FROM lattice_run_events WHERE run_id = ?",
       [run.id],
     );
@@ -150,32 +139,34 @@ describe.each(kinds)("supervisor on $name", (kind) => {
   });
 
   it("maps COMPLETED failure and ERROR to a failed run and an entry in error", async () => {
-    await board.post("Human", { id: "e-fail", to: "Builder", kind: "build_request" });
-    await board.post("Human", { id: "e-err", to: "Builder", kind: "build_request" });
-    const sup = tp.supervisor();
+    await fx.board.post("Human", { id: "e-fail", to: "Builder", kind: "build_request" });
+    await fx.board.post("Human", { id: "e-err", to: "Builder", kind: "build_request" });
+    const sup = fx.tp.supervisor();
     const failed = await sup.startRun({
       role: "Builder",
       entryId: "e-fail",
-      command: tp.sprite("f", { steps: [{ emit: "COMPLETED", payload: { status: "failure", summary: "tests red" } }] }),
+      command: fx.tp.sprite("f", {
+        steps: [{ emit: "COMPLETED", payload: { status: "failure", summary: "tests red" } }],
+      }),
     });
     expect(failed).toMatchObject({ state: "failed", reason: "COMPLETED with status failure: tests red" });
-    expect((await board.get("e-fail")).entry.status).toBe("error");
+    expect((await fx.board.get("e-fail")).entry.status).toBe("error");
     const errored = await sup.startRun({
       role: "Builder",
       entryId: "e-err",
-      command: tp.sprite("e", { steps: [{ event: SPEC_EVENTS.error }, { exit: 1 }] }),
+      command: fx.tp.sprite("e", { steps: [{ event: SPEC_EVENTS.error }, { exit: 1 }] }),
     });
     expect(errored).toMatchObject({
       state: "failed",
       reason: "ERROR: Build failed with exit code 1 after 3 retries",
       exit_code: 1,
     });
-    expect((await board.get("e-err")).entry).toMatchObject({
+    expect((await fx.board.get("e-err")).entry).toMatchObject({
       status: "error",
       note: `run ${errored.id} failed: ERROR: Build failed with exit code 1 after 3 retries`,
     });
     // Each failure reaches a human as a doc_update_error entry with the reason, the run and its evidence.
-    const error = (await board.get("e-err-error")).entry;
+    const error = (await fx.board.get("e-err-error")).entry;
     expect(error).toMatchObject({
       from: "Builder",
       to: "Human",
@@ -195,16 +186,16 @@ describe.each(kinds)("supervisor on $name", (kind) => {
       },
       refs: { source_board_id: "e-err", run_id: errored.id },
     });
-    expect((await board.get("e-fail-error")).entry.payload).toMatchObject({
+    expect((await fx.board.get("e-fail-error")).entry.payload).toMatchObject({
       details: { reason: "COMPLETED with status failure: tests red", run_id: failed.id },
     });
   });
 
   it("fails a run whose sprite exits non-zero without a word or ends mid-protocol, and one whose command does not exist", async () => {
-    const sup = tp.supervisor();
+    const sup = fx.tp.supervisor();
     const silent = await sup.startRun({
       role: "Builder",
-      command: tp.sprite("s", { steps: [{ log: "bye" }, { exit: 3 }] }),
+      command: fx.tp.sprite("s", { steps: [{ log: "bye" }, { exit: 3 }] }),
     });
     expect(silent).toMatchObject({
       state: "failed",
@@ -215,7 +206,7 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     });
     const crashed = await sup.startRun({
       role: "Builder",
-      command: tp.sprite("c", { steps: [{ event: SPEC_EVENTS.info }, { exit: 0 }] }),
+      command: fx.tp.sprite("c", { steps: [{ event: SPEC_EVENTS.info }, { exit: 0 }] }),
     });
     expect(crashed).toMatchObject({
       state: "failed",
@@ -230,10 +221,10 @@ describe.each(kinds)("supervisor on $name", (kind) => {
   });
 
   it("records bad lines as protocol errors and goes on; WAITING on a missing checkpoint fails the run", async () => {
-    const sup = tp.supervisor();
+    const sup = fx.tp.supervisor();
     const run = await sup.startRun({
       role: "Builder",
-      command: tp.sprite("bad", {
+      command: fx.tp.sprite("bad", {
         steps: [
           { raw_stdout: "LATTICE_EVENT {not json\n" },
           { stdout_only: { ...SPEC_EVENTS.info, protocol_version: "v2" } },
@@ -256,10 +247,10 @@ describe.each(kinds)("supervisor on $name", (kind) => {
   it("caps the log with a truncation marker and redacts secrets and token-shaped strings from events and logs", async () => {
     const secret = "s3cr3t-value-from-env";
     const token = `ghp_${"a".repeat(36)}`;
-    const sup = tp.supervisor(undefined, { env: { ...process.env, MY_API_TOKEN: secret }, logCapBytes: 200 });
+    const sup = fx.tp.supervisor(undefined, { env: { ...process.env, MY_API_TOKEN: secret }, logCapBytes: 200 });
     const run = await sup.startRun({
       role: "Builder",
-      command: tp.sprite("redact", {
+      command: fx.tp.sprite("redact", {
         steps: [
           { log: `token is ${token}` },
           { emit: "INFO", payload: { message: `leaking ${secret} and ${token}` } },
@@ -284,12 +275,12 @@ describe.each(kinds)("supervisor on $name", (kind) => {
   });
 
   it("gives the sprite a scrubbed environment and refuses git push and gh through shims, recording violations", async () => {
-    const sup = tp.supervisor(undefined, {
+    const sup = fx.tp.supervisor(undefined, {
       env: { ...process.env, GITHUB_TOKEN: "ghp_should_never_reach_the_sprite_000000", SOME_RANDOM_VAR: "x" },
     });
     const run = await sup.startRun({
       role: "Builder",
-      command: tp.sprite("env", {
+      command: fx.tp.sprite("env", {
         steps: [
           { sh: "env | sort > env.txt" },
           { sh: "git init -q . && git push origin main" },
@@ -318,9 +309,9 @@ describe.each(kinds)("supervisor on $name", (kind) => {
   });
 
   it("waits on an existing checkpoint, then resumes: inputs checked, checkpoint restored, resume.json 0600, same resume twice is a no-op", async () => {
-    await board.post("Human", { id: "w-1", to: "Builder", kind: "build_request" });
-    const sup = tp.supervisor();
-    const command = tp.sprite("wait", {
+    await fx.board.post("Human", { id: "w-1", to: "Builder", kind: "build_request" });
+    const sup = fx.tp.supervisor();
+    const command = fx.tp.sprite("wait", {
       steps: [
         { emit: "PHASE_STARTED", payload: { phase: "implement" } },
         { file: { path: "work.txt", text: "before" } },
@@ -334,7 +325,7 @@ describe.each(kinds)("supervisor on $name", (kind) => {
       reason: "PR_REVIEW",
       expected_inputs: { approved: "boolean", comments: "array<string>" },
     });
-    expect((await board.get("w-1")).entry.status).toBe("in_progress");
+    expect((await fx.board.get("w-1")).entry.status).toBe("in_progress");
     await expect(sup.resumeRun(waiting.id, { inputs: { approved: "yes" } })).rejects.toThrow(
       "resume inputs do not match the WAITING event's expected_inputs:\n  inputs.approved: expected boolean, got string\n  inputs.comments: missing (expected array<string>)",
     );
@@ -364,14 +355,14 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     expect(acks).toEqual([
       { message: "resumed", kind: "note", metadata: { inputs: { approved: true, comments: ["lgtm"] }, context: {} } },
     ]);
-    expect((await board.get("w-1")).entry.status).toBe("done");
+    expect((await fx.board.get("w-1")).entry.status).toBe("done");
   });
 
   it("two resumes with different inputs at once: one resumes the run, the other is told run_not_waiting and leaves no record", async () => {
-    const sup = tp.supervisor();
+    const sup = fx.tp.supervisor();
     const waiting = await sup.startRun({
       role: "Builder",
-      command: tp.sprite("race", {
+      command: fx.tp.sprite("race", {
         steps: [{ waiting: { reason: "pick", expected_inputs: { n: "integer" } } }],
         on_resume: [{ emit: "COMPLETED", payload: { status: "success" } }],
       }),
@@ -388,15 +379,15 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     expect(String(lost[0]!.reason.message)).toMatch(
       new RegExp(`^run ${waiting.id} (was resumed by someone else meanwhile|is (starting|running), not waiting)`),
     );
-    expect(await ts.store.all("SELECT run_id FROM lattice_resumes WHERE run_id = ?", [waiting.id])).toHaveLength(1);
+    expect(await fx.ts.store.all("SELECT run_id FROM lattice_resumes WHERE run_id = ?", [waiting.id])).toHaveLength(1);
   });
 
   it("keeps secret inputs out of the database and redacts them if the sprite prints them", async () => {
-    const sup = tp.supervisor();
+    const sup = fx.tp.supervisor();
     const secret = "hunter2-very-secret";
     const waiting = await sup.startRun({
       role: "Builder",
-      command: tp.sprite("sec", {
+      command: fx.tp.sprite("sec", {
         steps: [{ waiting: { reason: "need token", expected_inputs: { token: "string" } } }],
         on_resume: [{ sh: "cat .lattice/resume.json" }, { emit: "COMPLETED", payload: { status: "success" } }],
       }),
@@ -407,18 +398,18 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     const dump = JSON.stringify([
       await sup.runs.events(done.id),
       await sup.runs.logs(done.id),
-      await ts.store.all("SELECT * FROM lattice_resumes"),
-      await ts.store.all("SELECT * FROM lattice_runs"),
+      await fx.ts.store.all("SELECT * FROM lattice_resumes"),
+      await fx.ts.store.all("SELECT * FROM lattice_runs"),
     ]);
     expect(dump).not.toContain(secret);
     expect(dump).toContain("[REDACTED]");
   });
 
   it("resumes a blocked sprite with the error when no action executor is plugged in", async () => {
-    const sup = tp.supervisor();
+    const sup = fx.tp.supervisor();
     const run = await sup.startRun({
       role: "Builder",
-      command: tp.sprite("blocked", {
+      command: fx.tp.sprite("blocked", {
         steps: [
           { event: SPEC_EVENTS.openPr },
           { waiting: { reason: "OPEN_PR result", expected_inputs: { pr_url: "string" } } },
@@ -443,7 +434,7 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     const seen: StoredEvent[] = [];
     const proposals: StoredEvent[] = [];
     const asked: string[] = [];
-    const sup = tp.supervisor({
+    const sup = fx.tp.supervisor({
       actions: {
         async onActionRequest({ run, event }) {
           seen.push(event);
@@ -469,7 +460,7 @@ describe.each(kinds)("supervisor on $name", (kind) => {
     });
     const run = await sup.startRun({
       role: "Builder",
-      command: tp.sprite("sinks", {
+      command: fx.tp.sprite("sinks", {
         steps: [
           { sh: "echo $EXTRA_FLAG > flag.txt; echo $LATTICE_RUN_CONDITIONS > cond.txt" },
           { event: SPEC_EVENTS.postComment },
@@ -498,15 +489,15 @@ describe.each(kinds)("supervisor on $name", (kind) => {
   });
 
   it("a DENY from the gate starts no run and leaves the entry open, recording why", async () => {
-    await board.post("Human", { id: "d-1", to: "Builder", kind: "build_request" });
-    const sup = tp.supervisor({
+    await fx.board.post("Human", { id: "d-1", to: "Builder", kind: "build_request" });
+    const sup = fx.tp.supervisor({
       gate: gateFrom(async () => ({ decision: "DENY", reasoning: "kernel BLOCKED", conditions: [] })),
     });
     await expect(sup.startRun({ role: "Builder", entryId: "d-1", command: ["true"] })).rejects.toThrow(
       "the run gate denied a run of Builder for entry d-1: kernel BLOCKED",
     );
     expect(await sup.runs.list()).toEqual([]);
-    expect((await board.get("d-1")).entry.status).toBe("open");
+    expect((await fx.board.get("d-1")).entry.status).toBe("open");
     expect(await sup.runs.lastGateDecision("d-1")).toMatchObject({
       decision: "DENY",
       reasoning: "kernel BLOCKED",
@@ -515,8 +506,8 @@ describe.each(kinds)("supervisor on $name", (kind) => {
   });
 
   it("refuses bad requests with messages that say what to fix", async () => {
-    await board.post("Human", { id: "r-1", to: "Reviewer", kind: "review_request" });
-    const sup = tp.supervisor();
+    await fx.board.post("Human", { id: "r-1", to: "Reviewer", kind: "review_request" });
+    const sup = fx.tp.supervisor();
     await expect(sup.startRun({ role: "Nobody", command: ["true"] })).rejects.toThrow(
       'role "Nobody" is not configured in any lane (configured roles: Builder, Reviewer)',
     );

@@ -3,14 +3,13 @@
  * worker that takes an entry over fences the run of a worker that stalled (SIGSTOP): that run is
  * canceled as superseded, its sprite killed, its late output and its finish refused.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import Database from "better-sqlite3";
 import { join } from "node:path";
-import { Blackboard } from "../../../src/blackboard/index.js";
 import { RunStore, WORKER_DIED, Worker, findSandboxTool, type RunRecord } from "../../../src/lattice/index.js";
 import { findSpriteOfRun, processAlive } from "../../../src/lattice/sandbox/processes.js";
-import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
+import { availableStoreKinds } from "../../helpers/stores.js";
 import { expireLease, longSprite, setRunnerOnDisk, startWorker, waitForDeath, waitForFile } from "../harness.js";
 
 /** Resolve once `done()` holds (checked every 10 ms: the processes here are not our children), or fail after 10 s. */
@@ -26,7 +25,7 @@ function waitUntil(done: () => boolean, timeoutMs = 10_000): Promise<void> {
     check();
   });
 }
-import { testProject, type TestProject } from "../helpers.js";
+import { useSupervisorFixture } from "../../helpers/supervisor-fixture.js";
 
 /** No other connection holds the SQLite file's write lock now. */
 function writable(file: string): boolean {
@@ -63,29 +62,18 @@ async function stallOutsideWrite(
 const kinds = await availableStoreKinds();
 
 describe.each(kinds)("one sprite per entry on $name", (kind) => {
-  let ts: TestStore;
-  let tp: TestProject;
-  let board: Blackboard;
-  beforeEach(async () => {
-    ts = await kind.open();
-    tp = testProject(ts);
-    board = new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] });
-  });
-  afterEach(async () => {
-    await ts.cleanup();
-    tp.cleanup();
-  });
+  const fx = useSupervisorFixture(kind);
 
   /** A worker in this process that takes the entry over and runs a quick sprite. */
   async function takeOver(id: string): Promise<RunRecord[]> {
-    tp.project.config.lanes[0]!.roles[0]!.runner = {
-      command: tp.sprite("quick", { steps: [{ emit: "COMPLETED", payload: { status: "success" } }] }),
+    fx.tp.project.config.lanes[0]!.roles[0]!.runner = {
+      command: fx.tp.sprite("quick", { steps: [{ emit: "COMPLETED", payload: { status: "success" } }] }),
       env: {},
       timeout_s: 60,
     };
     const runs: RunRecord[] = [];
     await new Worker({
-      supervisor: tp.supervisor(),
+      supervisor: fx.tp.supervisor(),
       roles: ["Builder"],
       id,
       once: true,
@@ -99,10 +87,10 @@ describe.each(kinds)("one sprite per entry on $name", (kind) => {
     { timeout: 60_000 },
     async () => {
       // Unsandboxed, the parent-death signal (setpriv) does it; the sandboxed case is below.
-      const pidFile = join(tp.root, "sprite.pid");
-      setRunnerOnDisk(tp, tp.sprite("long", longSprite(pidFile)), "off");
-      await board.post("Human", { id: "e1", to: "Builder", kind: "build_request" });
-      const w = startWorker(tp.root, ts.env, ["--role", "Builder", "--worker-id", "w-a"]);
+      const pidFile = join(fx.tp.root, "sprite.pid");
+      setRunnerOnDisk(fx.tp, fx.tp.sprite("long", longSprite(pidFile)), "off");
+      await fx.board.post("Human", { id: "e1", to: "Builder", kind: "build_request" });
+      const w = startWorker(fx.tp.root, fx.ts.env, ["--role", "Builder", "--worker-id", "w-a"]);
       try {
         await waitForFile(pidFile);
         const pid = Number(readFileSync(pidFile, "utf8"));
@@ -114,14 +102,14 @@ describe.each(kinds)("one sprite per entry on $name", (kind) => {
       } finally {
         w.child.kill("SIGKILL");
       }
-      await expireLease(ts, "e1");
+      await expireLease(fx.ts, "e1");
       const runs = await takeOver("w-b");
       expect(runs.map((r) => [r.entry_id, r.state, r.worker])).toEqual([["e1", "succeeded", "w-b"]]);
-      const [old] = (await new RunStore(ts.store, "demo").list({ entryId: "e1" })).filter((r) => r.worker === "w-a");
+      const [old] = (await new RunStore(fx.ts.store, "demo").list({ entryId: "e1" })).filter((r) => r.worker === "w-a");
       // Reconciled by the next worker: canceled (its worker died), the entry left for the takeover, not errored.
       expect(old).toMatchObject({ state: "canceled", reason: WORKER_DIED });
-      expect((await board.get("e1")).entry.status).toBe("done");
-      expect((await board.history("e1")).map((h) => h.action)).toEqual(["post", "claim", "takeover", "status"]);
+      expect((await fx.board.get("e1")).entry.status).toBe("done");
+      expect((await fx.board.history("e1")).map((h) => h.action)).toEqual(["post", "claim", "takeover", "status"]);
     },
   );
 
@@ -131,10 +119,10 @@ describe.each(kinds)("one sprite per entry on $name", (kind) => {
     async () => {
       // In the sandbox the project root is read-only and pids are the namespace's own: the sprite
       // marks its workspace, and the sandbox's processes are found by the run id in their environment.
-      setRunnerOnDisk(tp, tp.sprite("long", longSprite("/workspace/sprite.pid")), "required");
-      await board.post("Human", { id: "e3", to: "Builder", kind: "build_request" });
-      const w = startWorker(tp.root, ts.env, ["--role", "Builder", "--worker-id", "w-a"]);
-      const runStore = new RunStore(ts.store, "demo");
+      setRunnerOnDisk(fx.tp, fx.tp.sprite("long", longSprite("/workspace/sprite.pid")), "required");
+      await fx.board.post("Human", { id: "e3", to: "Builder", kind: "build_request" });
+      const w = startWorker(fx.tp.root, fx.ts.env, ["--role", "Builder", "--worker-id", "w-a"]);
+      const runStore = new RunStore(fx.ts.store, "demo");
       try {
         const workspace = await new Promise<string>((resolve, reject) => {
           const deadline = Date.now() + 30_000;
@@ -165,21 +153,21 @@ describe.each(kinds)("one sprite per entry on $name", (kind) => {
     "fences the run of a stalled worker on takeover: its sprite is killed, its late events and its finish refused",
     { timeout: 60_000 },
     async () => {
-      const pidFile = join(tp.root, "sprite.pid");
-      setRunnerOnDisk(tp, tp.sprite("long", longSprite(pidFile, 20)), "off");
-      await board.post("Human", { id: "e2", to: "Builder", kind: "build_request" });
-      const w = startWorker(tp.root, ts.env, ["--role", "Builder", "--worker-id", "w-a", "--once"]);
+      const pidFile = join(fx.tp.root, "sprite.pid");
+      setRunnerOnDisk(fx.tp, fx.tp.sprite("long", longSprite(pidFile, 20)), "off");
+      await fx.board.post("Human", { id: "e2", to: "Builder", kind: "build_request" });
+      const w = startWorker(fx.tp.root, fx.ts.env, ["--role", "Builder", "--worker-id", "w-a", "--once"]);
       try {
         await waitForFile(pidFile);
         const pid = Number(readFileSync(pidFile, "utf8"));
         // The worker stalls (alive, not heartbeating) while its sprite writes on.
-        await stallOutsideWrite(w.child, ts.file);
+        await stallOutsideWrite(w.child, fx.ts.file);
         await waitForFile(`${pidFile}.busy`);
-        const runStore = new RunStore(ts.store, "demo");
+        const runStore = new RunStore(fx.ts.store, "demo");
         const [old] = await runStore.list({ entryId: "e2" });
         const storedBefore = (await runStore.events(old!.id)).length;
 
-        await expireLease(ts, "e2");
+        await expireLease(fx.ts, "e2");
         const runs = await takeOver("w-b");
         expect(runs.map((r) => [r.entry_id, r.state, r.worker])).toEqual([["e2", "succeeded", "w-b"]]);
         await waitForDeath(pid);
@@ -194,10 +182,12 @@ describe.each(kinds)("one sprite per entry on $name", (kind) => {
         const after = await runStore.get(old!.id);
         expect(after).toMatchObject({ state: "canceled", reason: expect.stringMatching(/^superseded: /) });
         expect((await runStore.events(old!.id)).length).toBe(storedBefore);
-        expect((await board.get("e2")).entry).toMatchObject({ status: "done" });
+        expect((await fx.board.get("e2")).entry).toMatchObject({ status: "done" });
         // Only the new run moved the entry on.
-        expect((await board.history("e2")).map((h) => h.action)).toEqual(["post", "claim", "takeover", "status"]);
-        expect((await board.history("e2"))[3]!.changes).toMatchObject({ note: { to: `run ${runs[0]!.id} succeeded` } });
+        expect((await fx.board.history("e2")).map((h) => h.action)).toEqual(["post", "claim", "takeover", "status"]);
+        expect((await fx.board.history("e2"))[3]!.changes).toMatchObject({
+          note: { to: `run ${runs[0]!.id} succeeded` },
+        });
       } finally {
         w.child.kill("SIGCONT");
         w.child.kill("SIGKILL");

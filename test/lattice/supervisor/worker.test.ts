@@ -1,30 +1,22 @@
-import { describe, expect, it, beforeEach, afterEach } from "vitest";
+import { describe, expect, it } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Blackboard } from "../../../src/blackboard/index.js";
-import { Worker, WORKER_STOPPED, gateFrom, type RunRecord } from "../../../src/lattice/index.js";
-import { availableStoreKinds, type TestStore } from "../../helpers/stores.js";
-import { testProject, type TestProject } from "../helpers.js";
+import { Worker, WORKER_STOPPED, followRunEvents, gateFrom, type RunRecord } from "../../../src/lattice/index.js";
+import { availableStoreKinds } from "../../helpers/stores.js";
+import { useSupervisorFixture } from "../../helpers/supervisor-fixture.js";
 
 const kinds = await availableStoreKinds();
 
 describe.each(kinds)("worker on $name", (kind) => {
-  let ts: TestStore;
-  let tp: TestProject;
-  let board: Blackboard;
-  beforeEach(async () => {
-    ts = await kind.open();
-    tp = testProject(ts);
-    board = new Blackboard(ts.store, { projectId: "demo", humans: ["Human"] });
-  });
-  afterEach(async () => {
-    await ts.cleanup();
-    tp.cleanup();
-  });
+  const fx = useSupervisorFixture(kind);
 
   function useRunner(scenario: unknown): void {
-    tp.project.config.lanes[0]!.roles[0]!.runner = { command: tp.sprite("runner", scenario), env: {}, timeout_s: 120 };
+    fx.tp.project.config.lanes[0]!.roles[0]!.runner = {
+      command: fx.tp.sprite("runner", scenario),
+      env: {},
+      timeout_s: 120,
+    };
   }
 
   it("claims open entries for its role oldest first, runs the configured command, and moves the lane on", async () => {
@@ -35,12 +27,12 @@ describe.each(kinds)("worker on $name", (kind) => {
         { emit: "COMPLETED", payload: { status: "success" } },
       ],
     });
-    await board.post("Human", { id: "a", to: "Builder", kind: "build_request", created_at: "2026-01-01T00:00:00Z" });
-    await board.post("Human", { id: "b", to: "Builder", kind: "build_request", created_at: "2026-01-02T00:00:00Z" });
-    await board.post("Human", { id: "other-kind", to: "Builder", kind: "unrelated" });
+    await fx.board.post("Human", { id: "a", to: "Builder", kind: "build_request", created_at: "2026-01-01T00:00:00Z" });
+    await fx.board.post("Human", { id: "b", to: "Builder", kind: "build_request", created_at: "2026-01-02T00:00:00Z" });
+    await fx.board.post("Human", { id: "other-kind", to: "Builder", kind: "unrelated" });
     const runs: RunRecord[] = [];
     const worker = new Worker({
-      supervisor: tp.supervisor(),
+      supervisor: fx.tp.supervisor(),
       roles: ["Builder"],
       id: "w1",
       once: true,
@@ -51,22 +43,21 @@ describe.each(kinds)("worker on $name", (kind) => {
       ["a", "succeeded", "w1"],
       ["b", "succeeded", "w1"],
     ]);
-    expect((await board.get("a")).entry.status).toBe("done");
-    expect((await board.get("b-review")).entry).toMatchObject({ to: "Reviewer", status: "open" });
-    expect((await board.get("other-kind")).entry.status).toBe("open");
-    const claims = (await board.history("a")).map((h) => h.action);
+    expect((await fx.board.get("a")).entry.status).toBe("done");
+    expect((await fx.board.get("b-review")).entry).toMatchObject({ to: "Reviewer", status: "open" });
+    expect((await fx.board.get("other-kind")).entry.status).toBe("open");
+    const claims = (await fx.board.history("a")).map((h) => h.action);
     expect(claims).toEqual(["post", "claim", "status"]);
   });
 
   it("without a gate, takes over an entry whose claimer's lease expired", async () => {
     useRunner({ steps: [{ emit: "COMPLETED", payload: { status: "success" } }] });
-    await board.post("Human", { id: "stale", to: "Builder", kind: "build_request" });
-    // A claimer that died: its 1 ms lease runs out at once.
-    expect(await board.claim("gone", "Builder", ["build_request"], 1)).toMatchObject({ claimed_by: "gone" });
-    await new Promise((r) => setTimeout(r, 10));
+    await fx.board.post("Human", { id: "stale", to: "Builder", kind: "build_request" });
+    // A claimer that died: its 1 ms lease has run out by the worker's clock, a second on (no waiting).
+    expect(await fx.board.claim("gone", "Builder", ["build_request"], 1)).toMatchObject({ claimed_by: "gone" });
     const runs: RunRecord[] = [];
     const worker = new Worker({
-      supervisor: tp.supervisor(),
+      supervisor: fx.tp.supervisor(undefined, { clock: () => Date.now() + 1_000 }),
       roles: ["Builder"],
       id: "w2",
       once: true,
@@ -74,7 +65,7 @@ describe.each(kinds)("worker on $name", (kind) => {
     });
     await worker.run(new AbortController().signal);
     expect(runs.map((r) => [r.entry_id, r.state, r.worker])).toEqual([["stale", "succeeded", "w2"]]);
-    expect((await board.history("stale")).map((h) => [h.action, h.changes])).toEqual([
+    expect((await fx.board.history("stale")).map((h) => [h.action, h.changes])).toEqual([
       ["post", expect.anything()],
       ["claim", expect.anything()],
       ["takeover", { claimed_by: { from: "gone", to: "w2" } }],
@@ -90,14 +81,19 @@ describe.each(kinds)("worker on $name", (kind) => {
 
   it("asks the gate before claiming: a denied entry stays open with the reason recorded, the next one runs", async () => {
     useRunner({ steps: [{ emit: "COMPLETED", payload: { status: "success" } }] });
-    await board.post("Human", {
+    await fx.board.post("Human", {
       id: "blocked",
       to: "Builder",
       kind: "build_request",
       created_at: "2026-01-01T00:00:00Z",
       payload: { risky: true },
     });
-    await board.post("Human", { id: "fine", to: "Builder", kind: "build_request", created_at: "2026-01-02T00:00:00Z" });
+    await fx.board.post("Human", {
+      id: "fine",
+      to: "Builder",
+      kind: "build_request",
+      created_at: "2026-01-02T00:00:00Z",
+    });
     let asked = 0;
     const gate = gateFrom(async ({ entry }) => {
       asked++;
@@ -107,15 +103,15 @@ describe.each(kinds)("worker on $name", (kind) => {
     });
     const runs: RunRecord[] = [];
     const worker = new Worker({
-      supervisor: tp.supervisor({ gate }),
+      supervisor: fx.tp.supervisor({ gate }),
       roles: ["Builder"],
       once: true,
       onRun: (r) => runs.push(r),
     });
     await worker.run(new AbortController().signal);
     expect(runs.map((r) => r.entry_id)).toEqual(["fine"]);
-    expect((await board.get("blocked")).entry.status).toBe("open");
-    expect(await tp.supervisor().runs.lastGateDecision("blocked")).toMatchObject({
+    expect((await fx.board.get("blocked")).entry.status).toBe("open");
+    expect(await fx.tp.supervisor().runs.lastGateDecision("blocked")).toMatchObject({
       decision: "DENY",
       reasoning: "risky work while DEGRADED",
     });
@@ -128,7 +124,7 @@ describe.each(kinds)("worker on $name", (kind) => {
     const day = (i: number) => new Date(Date.parse("2026-01-01T00:00:00Z") + i * 60_000).toISOString();
     // 40 entries older than the one that may run: some of another kind, the rest denied by the gate.
     for (let i = 0; i < 40; i++) {
-      await board.post("Human", {
+      await fx.board.post("Human", {
         id: `old-${i}`,
         to: "Builder",
         kind: i % 2 ? "unrelated" : "build_request",
@@ -136,7 +132,7 @@ describe.each(kinds)("worker on $name", (kind) => {
         payload: { risky: true },
       });
     }
-    await board.post("Human", { id: "allowed", to: "Builder", kind: "build_request", created_at: day(41) });
+    await fx.board.post("Human", { id: "allowed", to: "Builder", kind: "build_request", created_at: day(41) });
     const gate = gateFrom(async ({ entry }) =>
       entry?.payload.risky
         ? { decision: "DENY", reasoning: "risky", conditions: [] }
@@ -144,46 +140,45 @@ describe.each(kinds)("worker on $name", (kind) => {
     );
     const runs: RunRecord[] = [];
     const worker = new Worker({
-      supervisor: tp.supervisor({ gate }),
+      supervisor: fx.tp.supervisor({ gate }),
       roles: ["Builder"],
       once: true,
       onRun: (r) => runs.push(r),
     });
     await worker.run(new AbortController().signal);
     expect(runs.map((r) => r.entry_id)).toEqual(["allowed"]);
-    expect((await board.list({ status: "open", to: "Builder" })).length).toBe(40);
+    expect((await fx.board.list({ status: "open", to: "Builder" })).length).toBe(40);
   });
 
   it("stops cleanly on abort: the sprite is stopped, the run canceled, the entry left for another worker", async () => {
     useRunner({ steps: [{ emit: "PHASE_STARTED", payload: { phase: "long" } }, { sleep: 60_000 }] });
-    await board.post("Human", { id: "long", to: "Builder", kind: "build_request" });
+    await fx.board.post("Human", { id: "long", to: "Builder", kind: "build_request" });
     const stop = new AbortController();
-    const sup = tp.supervisor();
-    const worker = new Worker({ supervisor: sup, roles: ["Builder"], pollMs: 50 });
+    const sup = fx.tp.supervisor();
+    let started!: (runId: string) => void;
+    const runId = new Promise<string>((resolve) => (started = resolve));
+    const worker = new Worker({ supervisor: sup, roles: ["Builder"], pollMs: 50, onStarted: (id) => started(id) });
     const running = worker.run(stop.signal);
-    for (;;) {
-      const [run] = await sup.runs.list({ state: "running" });
-      if (run && run.event_count > 0) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    // Stop once the run has stored its first event: followed as it is stored, not polled for.
+    for await (const events of followRunEvents(sup.runs, await runId, {})) if (events.length > 0) break;
     stop.abort();
     await running;
     const [run] = await sup.runs.list();
     expect(run).toMatchObject({ state: "canceled", reason: WORKER_STOPPED });
-    expect((await board.get("long")).entry.status).toBe("in_progress");
+    expect((await fx.board.get("long")).entry.status).toBe("in_progress");
   });
 
   it("with concurrency N runs N entries at once in one process, each claimed once", async () => {
     // A barrier the sprites share (unsandboxed): each marks itself and waits for the other two,
     // so the runs can all succeed only when all three run at the same time.
     const barrier = mkdtempSync(join(tmpdir(), "pmagent-barrier-"));
-    tp.project.config.sandbox = "off";
+    fx.tp.project.config.sandbox = "off";
     const wait = `touch ${barrier}/$LATTICE_RUN_ID; i=0; while [ "$(ls ${barrier} | wc -l)" -lt 3 ]; do i=$((i+1)); [ $i -gt 600 ] && exit 1; sleep 0.05; done`;
     useRunner({ steps: [{ sh: wait }, { emit: "COMPLETED", payload: { status: "success" } }] });
-    for (const id of ["c1", "c2", "c3"]) await board.post("Human", { id, to: "Builder", kind: "build_request" });
+    for (const id of ["c1", "c2", "c3"]) await fx.board.post("Human", { id, to: "Builder", kind: "build_request" });
     const runs: RunRecord[] = [];
     const worker = new Worker({
-      supervisor: tp.supervisor(),
+      supervisor: fx.tp.supervisor(),
       roles: ["Builder"],
       id: "wide",
       once: true,
@@ -202,36 +197,36 @@ describe.each(kinds)("worker on $name", (kind) => {
       ["c3", "succeeded"],
     ]);
     for (const id of ["c1", "c2", "c3"])
-      expect((await board.history(id)).filter((h) => h.action === "claim")).toHaveLength(1);
+      expect((await fx.board.history(id)).filter((h) => h.action === "claim")).toHaveLength(1);
   });
 
   it("two supervisors syncing one finished run at once (a worker's reconcile beside another's): the entry is moved once, neither fails", async () => {
     useRunner({ steps: [{ emit: "COMPLETED", payload: { status: "success" } }] });
-    await board.post("Human", { id: "twice", to: "Builder", kind: "build_request" });
-    expect(await board.claim("w", "Builder", ["build_request"])).toMatchObject({ claimed_by: "w" });
-    const run = await tp.supervisor().startRun({ role: "Builder", entryId: "twice", worker: "w" });
+    await fx.board.post("Human", { id: "twice", to: "Builder", kind: "build_request" });
+    expect(await fx.board.claim("w", "Builder", ["build_request"])).toMatchObject({ claimed_by: "w" });
+    const run = await fx.tp.supervisor().startRun({ role: "Builder", entryId: "twice", worker: "w" });
     expect(run.state).toBe("succeeded");
     // As the run stood before its supervisor synced its entry.
-    await ts.store.run("UPDATE lattice_runs SET entry_synced = 0 WHERE id = ?", [run.id]);
-    await ts.store.run(
+    await fx.ts.store.run("UPDATE lattice_runs SET entry_synced = 0 WHERE id = ?", [run.id]);
+    await fx.ts.store.run(
       "UPDATE bb_entries SET status = 'in_progress', claimed_by = 'w' WHERE project_id = 'demo' AND id = 'twice'",
     );
-    await Promise.all([tp.supervisor().reconcile(), tp.supervisor().reconcile()]);
-    expect((await board.get("twice")).entry.status).toBe("done");
-    expect((await board.history("twice")).filter((h) => h.to_status === "done")).toHaveLength(2);
-    expect((await tp.supervisor().runs.get(run.id)).entry_synced).toBe(true);
+    await Promise.all([fx.tp.supervisor().reconcile(), fx.tp.supervisor().reconcile()]);
+    expect((await fx.board.get("twice")).entry.status).toBe("done");
+    expect((await fx.board.history("twice")).filter((h) => h.to_status === "done")).toHaveLength(2);
+    expect((await fx.tp.supervisor().runs.get(run.id)).entry_synced).toBe(true);
   });
 
   it("refuses a concurrency that is not a whole number of at least 1", () => {
     for (const concurrency of [0, -2, 1.5]) {
-      expect(() => new Worker({ supervisor: tp.supervisor(), roles: ["Builder"], concurrency })).toThrow(
+      expect(() => new Worker({ supervisor: fx.tp.supervisor(), roles: ["Builder"], concurrency })).toThrow(
         `a worker's concurrency must be a whole number of at least 1, got ${concurrency}`,
       );
     }
   });
 
   it("refuses an unknown role up front", () => {
-    expect(() => new Worker({ supervisor: tp.supervisor(), roles: ["Ghost"] })).toThrow(
+    expect(() => new Worker({ supervisor: fx.tp.supervisor(), roles: ["Ghost"] })).toThrow(
       'role "Ghost" is not configured in any lane (configured roles: Builder, Reviewer)',
     );
   });
