@@ -47,14 +47,16 @@ const SUB_MODULES = {
 // Leaving the folder is allowed only to another folder's index.js (the sprite SDK is a
 // sub-module other modules may name: it is the package's `pmagent/sprite`; so is lattice/wire,
 // the zod-free protocol core `pmagent emit` loads without the rest of lattice; lattice/runs, the
-// run records `pmagent runs list` and `kai status` read without the supervisor's code; app/project,
+// run records `pmagent runs list` and `kai status` read without the supervisor's code, and
+// lattice/actions, lattice/environment and lattice/sandbox, the action and proposal stores a read
+// opens and the sandbox the composition root wires, likewise without the supervisor; app/project,
 // the composition root's light entry the CLI opens a project with, without the supervisor or OA;
 // config/light and blackboard/light, the config and the board without their zod schemas (and the
 // board without its GitHub side) for commands that only read them;
 // and each module's migrations/, which the composition root gathers without loading the modules).
 const THROUGH_INDEX = {
   regex:
-    "^(\\.\\./)+(?!\\.\\./)(?=[^/]+/)(?![^/.][^/]*/index\\.js$)(?!(lattice/(sprite|wire|runs)|app/project|config/light|blackboard/light|[^/.][^/]*/migrations)/index\\.js$)",
+    "^(\\.\\./)+(?!\\.\\./)(?=[^/]+/)(?![^/.][^/]*/index\\.js$)(?!(lattice/(sprite|wire|runs|actions|environment|sandbox)|app/project|config/light|blackboard/light|[^/.][^/]*/migrations)/index\\.js$)",
   message: "Modules (and lattice's sub-modules) talk through each other's index.ts, never their internals.",
 };
 

@@ -1,11 +1,10 @@
 import { confinePath, createLogger, type Logger, type Redactor } from "../core/index.js";
-import { allRoles, type Project } from "../config/index.js";
+import { allRoles, type Project } from "../config/light/index.js";
 import type { Store } from "../store/index.js";
+// The sub-modules, not the lattice facade: opening a project for a read (Kai, the CLI's lists)
+// must not load the supervisor, the agents and the checkpoints with it.
+import { findSandboxTool, helperSandbox, hiddenFromSprites, sandboxArgv } from "../lattice/sandbox/index.js";
 import {
-  findSandboxTool,
-  helperSandbox,
-  hiddenFromSprites,
-  sandboxArgv,
   ConsoleNotifier,
   WebhookNotifier,
   type Notifier,
@@ -21,8 +20,8 @@ import {
   type GitHubTarget,
   type ActionHandler,
   type ResumeFn,
-  type SupervisorOptions,
-} from "../lattice/index.js";
+} from "../lattice/actions/index.js";
+import type { SupervisorOptions } from "../lattice/index.js";
 import {
   GitHubForge,
   LocalForge,

@@ -76,7 +76,7 @@ export class OpenProject {
   /** Redacts the configured secrets (env and the secrets file) and any given at open. */
   redactor(): Promise<Redactor> {
     return this.once("redactor", async () =>
-      (await import("../../lattice/index.js")).projectRedactor(this.project, this.env, this.options.secrets),
+      (await import("../../lattice/actions/index.js")).projectRedactor(this.project, this.env, this.options.secrets),
     );
   }
 
@@ -90,7 +90,7 @@ export class OpenProject {
   actions(): Promise<ActionStore> {
     return this.once(
       "actions",
-      async () => new (await import("../../lattice/index.js")).ActionStore(this.store, await this.redactor()),
+      async () => new (await import("../../lattice/actions/index.js")).ActionStore(this.store, await this.redactor()),
     );
   }
 
@@ -98,7 +98,7 @@ export class OpenProject {
     return this.once(
       "proposals",
       async () =>
-        new (await import("../../lattice/index.js")).ProposalStore({
+        new (await import("../../lattice/environment/index.js")).ProposalStore({
           store: this.store,
           projectId: this.config.project_id,
           humans: this.config.humans,
@@ -178,13 +178,16 @@ export class OpenProject {
     ]);
     // Another project of the repository: its own board and runs, in the same store.
     const projectReaders = async (projectId: string) => {
-      const lattice = await import("../../lattice/index.js");
+      const [{ RunStore }, { ProposalStore }] = await Promise.all([
+        import("../../lattice/runs/index.js"),
+        import("../../lattice/environment/index.js"),
+      ]);
       return {
         board: await this.board(projectId),
         readers: {
-          runs: new lattice.RunStore(this.store, projectId),
+          runs: new RunStore(this.store, projectId),
           actions,
-          proposals: new lattice.ProposalStore({ store: this.store, projectId, humans: this.config.humans }),
+          proposals: new ProposalStore({ store: this.store, projectId, humans: this.config.humans }),
           forge,
         },
       };

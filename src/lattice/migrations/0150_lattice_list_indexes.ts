@@ -1,6 +1,6 @@
 import type { Dialect } from "../../store/index.js";
 import type { Migration } from "../../store/index.js";
-import { EVENT_TYPE_INDEX_TERM } from "./0140_lattice_event_type_index.js";
+import { TYPE_INDEX_CONDITION } from "./0140_lattice_event_type_index.js";
 
 /**
  * The lists of runs, actions, environment proposals and pull requests page by keyset in their sort
@@ -18,7 +18,7 @@ CREATE INDEX lattice_runs_state ON lattice_runs (project_id, state, created_ms, 
 CREATE INDEX lattice_runs_role ON lattice_runs (project_id, role, created_ms, id);
 CREATE INDEX lattice_runs_entry ON lattice_runs (project_id, entry_id, created_ms, id);
 DROP INDEX lattice_run_events_type;
-CREATE INDEX lattice_run_events_type ON lattice_run_events (run_id, event_type, seq) WHERE ${EVENT_TYPE_INDEX_TERM[dialect]};
+CREATE INDEX lattice_run_events_type ON lattice_run_events (run_id, event_type, seq) WHERE ${TYPE_INDEX_CONDITION[dialect]};
 CREATE INDEX lattice_actions_created ON lattice_actions (project_id, created_ms, idempotency_key);
 CREATE INDEX lattice_actions_state_created ON lattice_actions (project_id, state, created_ms, idempotency_key);
 CREATE INDEX lattice_actions_run_created ON lattice_actions (project_id, run_id, created_ms, idempotency_key);

@@ -27,4 +27,3 @@ export const latticeMigrations: readonly Migration[] = [
   m0230,
   m0240,
 ];
-export { EVENT_TYPE_INDEX_TERM, UNINDEXED_EVENT_TYPES } from "./0140_lattice_event_type_index.js";

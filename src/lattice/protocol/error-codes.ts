@@ -3,7 +3,6 @@ declare module "../../core/index.js" {
   interface ErrorCodes {
     invalid_resume: "usage";
     invalid_resume_inputs: "usage";
-    not_regular_file: "conflict";
     outbox_truncated: "conflict";
     resume_message_empty: "usage";
     resume_message_too_long: "usage";

@@ -6,6 +6,5 @@ export * from "./inputs.js";
 export * from "./lines.js";
 export * from "./outbox.js";
 export * from "./parser.js";
-export * from "./regular-file.js";
 export * from "./resume.js";
 export type * from "./error-codes.js"; // the codes this module raises, merged into core's ErrorCodes

@@ -7,7 +7,7 @@
 import { closeSync, fstatSync, readSync } from "node:fs";
 import { ConflictError } from "../../core/index.js";
 import { DEFAULT_MAX_LINE_BYTES, EXCERPT_BYTES, LineSplitter, type RawLine } from "./lines.js";
-import { openRegularFile } from "./regular-file.js";
+import { openRegularFile } from "../wire/index.js";
 import {
   excerpt,
   identity,

@@ -17,7 +17,7 @@ import {
 import { LATTICE_DIR } from "../wire/index.js";
 import { jsonErrorMessage } from "./parser.js";
 import { ResumeSchema, type Resume, type ResumeInput } from "./events.js";
-import { assertRealDirectory, openRegularFile } from "./regular-file.js";
+import { assertRealDirectory, openRegularFile } from "../wire/index.js";
 
 export const RESUME_FILE = "resume.json";
 export const RESUMED_MARKER = "resumed";

@@ -1,5 +1,24 @@
 import { type Dialect, marks } from "../../store/index.js";
-import { EVENT_TYPE_INDEX_TERM, UNINDEXED_EVENT_TYPES } from "../migrations/index.js";
+
+/**
+ * The types the event type index leaves out (migration 140): the narration every run is mostly
+ * made of. The types looked up by type (terminal events, waits, artifacts, actions, proposals)
+ * are indexed.
+ */
+export const UNINDEXED_EVENT_TYPES = ["INFO", "PHASE_FINISHED", "PHASE_STARTED"] as const;
+
+/**
+ * The index's condition, per dialect, as migrations 140 and 150 created it (they keep their own
+ * copy, as a migration must; test/lattice/runs/run-events-by-type.test.ts holds the index to it).
+ * A query uses the index only when its WHERE clause holds this very term (SQLite does not derive
+ * it from `event_type IN (…)`), so lookups of indexed types add it. On SQLite it is a range (the
+ * left-out types sort together, and `NOT IN` of three values costs a temporary-table lookup per
+ * inserted row); PostgreSQL orders text by the database's collation, so it gets the list.
+ */
+export const EVENT_TYPE_INDEX_TERM: Readonly<Record<Dialect, string>> = {
+  sqlite: `(event_type < 'INFO' OR event_type > 'PHASE_STARTED')`,
+  postgres: `event_type NOT IN (${UNINDEXED_EVENT_TYPES.map((t) => `'${t}'`).join(", ")})`,
+};
 
 /**
  * A JOIN of the stored event a row names (its run and event id, as SQL expressions), as `alias`

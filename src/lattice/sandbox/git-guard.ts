@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import { closeSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { sh } from "../../core/index.js";
-import { openRegularFile } from "../protocol/index.js";
+import { openRegularFile } from "../wire/index.js";
 import { realpathOr } from "./paths.js";
 
 export const VIOLATIONS_FILE = "violations.log";
