@@ -10,7 +10,7 @@ import { ConfigSchema } from "../src/config/index.js";
 import { OUTPUT_PRESETS } from "../src/prompt/index.js";
 import { OA_PUBLISHED_SCHEMAS } from "../src/oa/index.js";
 import { LatticeEventSchema, ResumeSchema } from "../src/lattice/index.js";
-import { KAI_PUBLISHED_SCHEMAS } from "../src/kai/index.js";
+import { kaiSchemas } from "../src/kai/index.js";
 import { LANE_PUBLISHED_SCHEMAS } from "../src/lane/index.js";
 import { SyncReportSchema } from "../src/blackboard/index.js";
 
@@ -25,7 +25,7 @@ export const published: Array<{ name: string; schema: z.ZodType; io: "input" | "
   ...OA_PUBLISHED_SCHEMAS,
   { name: "lattice-event", schema: LatticeEventSchema, io: "input" },
   { name: "lattice-resume", schema: ResumeSchema, io: "input" },
-  ...KAI_PUBLISHED_SCHEMAS,
+  ...(await kaiSchemas()).KAI_PUBLISHED_SCHEMAS,
   ...LANE_PUBLISHED_SCHEMAS,
   { name: "bb-sync-report", schema: SyncReportSchema, io: "output" },
 ];

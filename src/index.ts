@@ -100,16 +100,7 @@ export { writeSnapshot, bootEnvelope, runOaGuard, gateRun, gateAction } from "./
 export type { GateDecision, GateResult } from "./oa/index.js";
 
 // kai: lane_status and what_changed.
-export {
-  answer,
-  answerText,
-  answerRequest,
-  checkRequest,
-  kaiSources,
-  collectRuns,
-  KaiRequestSchema,
-  KaiResponseSchema,
-} from "./kai/index.js";
+export { answer, answerText, answerRequest, checkRequest, kaiSources, collectRuns, kaiSchemas } from "./kai/index.js";
 export type { KaiSources, KaiOptions, KaiRequest, KaiResponse, LaneStatus, WhatChanged } from "./kai/index.js";
 
 // app: a project opened from its config, its supervisor and action executor.

@@ -1,5 +1,12 @@
 import type { Command } from "commander";
-import { ignorePmagentDir, initProject, GITIGNORE_LINE, LANE_TEMPLATES, type LaneTemplate } from "../config/index.js";
+import {
+  ignorePmagentDir,
+  initProject,
+  openConfig,
+  GITIGNORE_LINE,
+  LANE_TEMPLATES,
+  type LaneTemplate,
+} from "../config/index.js";
 import { PmagentError, UsageError } from "../core/index.js";
 import { findSandboxTool, type SandboxMode } from "../lattice/index.js";
 import { openProject } from "../app/project/index.js";
@@ -33,6 +40,8 @@ export function registerInit(program: Command): void {
       const opened = await openProject({ project: p });
       const location = opened.store.location;
       await opened.close();
+      // Remembered as valid beside the store now there is one: the first command after init loads no schema.
+      await openConfig({ configPath: p.configPath });
       // The project is set up by now: a .gitignore that cannot be updated is a warning, not a failure.
       let gitignore: ReturnType<typeof ignorePmagentDir> | null = null;
       try {

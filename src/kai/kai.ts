@@ -312,13 +312,13 @@ export async function answerRequest(request: KaiRequest, given: KaiOptions): Pro
 /** Answer a request given as a value: invalid requests get a `status: "error"` response. */
 export async function answer(value: unknown, options: KaiOptions): Promise<KaiResponse> {
   const now = new Date((options.clock ?? Date.now)());
-  const check = checkRequest(value, options.config, now, await repoProjects(options.sources.repo));
+  const check = await checkRequest(value, options.config, now, await repoProjects(options.sources.repo));
   return check.ok ? answerRequest(check.request, options) : errorResponse(check.request_id, check.notes, now);
 }
 
 /** Answer a request given as JSON text (a file, stdin, an HTTP body). */
 export async function answerText(text: string, options: KaiOptions): Promise<KaiResponse> {
   const now = new Date((options.clock ?? Date.now)());
-  const check = checkRequestText(text, options.config, now, await repoProjects(options.sources.repo));
+  const check = await checkRequestText(text, options.config, now, await repoProjects(options.sources.repo));
   return check.ok ? answerRequest(check.request, options) : errorResponse(check.request_id, check.notes, now);
 }

@@ -2,7 +2,7 @@ import type { z } from "zod";
 import { jsonPath } from "../core/index.js";
 import type { Config } from "../config/light/index.js";
 import { findLane } from "../config/light/index.js";
-import { KaiRequestSchema, type KaiRequest } from "./reports/index.js";
+import { kaiSchemas, plainRequest, type KaiRequest } from "./reports/index.js";
 
 /** A request Kai can answer, or what is wrong with it (each note names the field and the fix). */
 export type RequestCheck =
@@ -30,13 +30,15 @@ function requestIdOf(value: unknown): string | null {
  * Check a request against kai_request_v1 and against the repository it is sent to: the project
  * must be one living there (`projects`: the configured one, and those with a STATE document of
  * their own) and the lane a configured one (the config is the truth, not the spec's v1 example).
+ * A plainly valid request is taken without the schema; any other is the schema's to judge (its
+ * notes name each problem), which is loaded then.
  */
-export function checkRequest(
+export async function checkRequest(
   value: unknown,
   config: Config,
   now: Date = new Date(),
   projects: readonly string[] = [config.project_id],
-): RequestCheck {
+): Promise<RequestCheck> {
   const request_id = requestIdOf(value);
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     return {
@@ -47,11 +49,14 @@ export function checkRequest(
       ],
     };
   }
-  const parsed = KaiRequestSchema.safeParse(value, { reportInput: true });
-  if (!parsed.success) {
-    return { ok: false, request_id, notes: parsed.error.issues.flatMap((i) => issueNote(i).split("\n")) };
+  let request = plainRequest(value);
+  if (request === null) {
+    const parsed = (await kaiSchemas()).KaiRequestSchema.safeParse(value, { reportInput: true });
+    if (!parsed.success) {
+      return { ok: false, request_id, notes: parsed.error.issues.flatMap((i) => issueNote(i).split("\n")) };
+    }
+    request = parsed.data;
   }
-  const request = parsed.data;
   const notes: string[] = [];
   const known = [...new Set([config.project_id, ...projects])];
   if (!known.includes(request.project_id)) {
@@ -74,12 +79,12 @@ export function checkRequest(
 }
 
 /** Parse request text (a file or stdin) and check it; invalid JSON is reported like any other error. */
-export function checkRequestText(
+export async function checkRequestText(
   text: string,
   config: Config,
   now: Date = new Date(),
   projects: readonly string[] = [config.project_id],
-): RequestCheck {
+): Promise<RequestCheck> {
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -2,7 +2,7 @@ import { EntryInputSchema, type StoredEntry } from "../blackboard/index.js";
 import { UsageError } from "../core/index.js";
 import { summarizeUsage } from "../lattice/index.js";
 import { decidePullRequest } from "../forge/index.js";
-import { KaiRequestSchema, KaiResponseSchema, answer } from "../kai/index.js";
+import { answer, kaiSchemas } from "../kai/index.js";
 import {
   BootEnvelopeSchema,
   OAGuardOutputSchema,
@@ -38,6 +38,8 @@ import {
   pageOf,
   pageRequest,
 } from "./schemas.js";
+// The wire formats the Kai route validates and documents (zod, loaded with the server, not with Kai).
+const { KaiRequestSchema, KaiResponseSchema } = await kaiSchemas();
 
 /** Said of every list: how it pages. */
 const PAGED =

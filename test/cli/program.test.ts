@@ -81,7 +81,7 @@ describe("the CLI loads only the command group it runs", () => {
     expect(emit.stdout).toContain("Usage: pmagent emit");
   });
 
-  it("bb list, runs list and kai status load neither the GitHub client, the server, the supervisor's composition nor the model client; the list commands not the lattice facade either", async () => {
+  it("bb list, runs list and kai status load neither the GitHub client, the server, the supervisor, the model client nor zod", async () => {
     const dir = mkdtempSync(join(tmpdir(), "pmagent-lean-"));
     expect((await runProcess("git", ["init", "-q", "-b", "main"], { cwd: dir })).code).toBe(0);
     expect((await runProcess(process.execPath, [CLI, "init"], { cwd: dir })).code).toBe(0);
@@ -99,12 +99,18 @@ describe("the CLI loads only the command group it runs", () => {
         ),
       );
       expect(heavy, args.join(" ")).toEqual([]);
-      // Kai reads runs, actions, proposals and the local forge through the facade (still loaded).
-      if (args[0] !== "kai")
-        expect(
-          r.dist.filter((f) => f === "lattice/index.js" || f.startsWith("lattice/supervisor/")),
-          args.join(" "),
-        ).toEqual([]);
+      // Runs, actions, proposals and the local forge come from their lattice sub-modules, not the facade.
+      expect(
+        r.dist.filter(
+          (f) => f === "lattice/index.js" || /^lattice\/(supervisor|agents|checkpoint|migrations)\//.test(f),
+        ),
+        args.join(" "),
+      ).toEqual([]);
+      // The CLI's own plainly valid request needs no schema: zod is not loaded (its config is remembered valid).
+      expect(
+        r.urls.filter((u) => u.includes("/node_modules/zod/")),
+        args.join(" "),
+      ).toEqual([]);
     }
   });
 

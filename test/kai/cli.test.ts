@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { docUpdateLane } from "../../src/config/index.js";
-import { KaiResponseSchema } from "../../src/kai/index.js";
+import { KaiResponseSchema } from "../../src/kai/reports/schema.js";
 import { runCli } from "../helpers/proc.js";
 import { openSqliteTestStore, type TestStore } from "../helpers/stores.js";
 import { request, testBoard } from "../helpers/blackboard.js";

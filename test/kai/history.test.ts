@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { docUpdateLane, parseConfig } from "../../src/config/index.js";
-import { answer, KaiResponseSchema, type KaiResponse, type WhatChanged } from "../../src/kai/index.js";
+import { answer, type KaiResponse, type WhatChanged } from "../../src/kai/index.js";
+import { KaiResponseSchema } from "../../src/kai/reports/schema.js";
 import { HistoryRepo, type HistoryPr } from "./history.js";
 
 const config = parseConfig(JSON.stringify({ project_id: "vpm-mini", lanes: [docUpdateLane()] }), "test");

@@ -4,11 +4,11 @@ import {
   buildLaneStatus,
   entryLinks,
   githubRepoOfRemote,
-  LaneStatusSchema,
   parseSections,
   withUrls,
   type KaiEvidence,
 } from "../../src/kai/index.js";
+import { LaneStatusSchema } from "../../src/kai/reports/schema.js";
 import { entry } from "./fixtures.js";
 
 const lane = parseConfig(JSON.stringify({ project_id: "vpm-mini", lanes: [docUpdateLane()] }), "test").lanes[0]!;

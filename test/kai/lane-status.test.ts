@@ -1,12 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { docUpdateLane, parseConfig } from "../../src/config/index.js";
-import {
-  buildLaneStatus,
-  laneCycles,
-  LaneStatusSchema,
-  type KaiEvidence,
-  type StateDocEvidence,
-} from "../../src/kai/index.js";
+import { buildLaneStatus, laneCycles, type KaiEvidence, type StateDocEvidence } from "../../src/kai/index.js";
+import { LaneStatusSchema } from "../../src/kai/reports/schema.js";
 import { entry, run, twoCycles } from "./fixtures.js";
 
 const lane = parseConfig(JSON.stringify({ project_id: "vpm-mini", lanes: [docUpdateLane()] }), "test").lanes[0]!;

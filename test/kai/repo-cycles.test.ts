@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { docUpdateLane, parseConfig } from "../../src/config/index.js";
-import { answer, buildLaneStatus, KaiResponseSchema, type KaiResponse, type LaneStatus } from "../../src/kai/index.js";
+import { answer, buildLaneStatus, type KaiResponse, type LaneStatus } from "../../src/kai/index.js";
+import { KaiResponseSchema } from "../../src/kai/reports/schema.js";
 import { entry } from "./fixtures.js";
 import { TestRepo } from "./repo.js";
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { docUpdateLane, parseConfig } from "../../src/config/index.js";
-import { answer, answerText, checkRequest, KaiRequestSchema, KaiResponseSchema } from "../../src/kai/index.js";
+import { answer, answerText, checkRequest, plainRequest } from "../../src/kai/index.js";
+import { KaiRequestSchema, KaiResponseSchema } from "../../src/kai/reports/schema.js";
 import { TestRepo } from "./repo.js";
 
 const config = parseConfig(JSON.stringify({ project_id: "vpm-mini", lanes: [docUpdateLane()] }), "test");
@@ -15,16 +16,16 @@ const valid = {
   lane: { layer: "layer_b", name: "doc_update" },
 };
 
-const notesOf = (value: unknown) => {
-  const check = checkRequest(value, config, new Date(NOW));
+const notesOf = async (value: unknown) => {
+  const check = await checkRequest(value, config, new Date(NOW));
   if (check.ok) throw new Error("expected the request to be refused");
   return check;
 };
 
 describe("kai_request_v1", () => {
-  it("fills the spec's defaults: time_window_days 7, max_highlights 5", () => {
+  it("fills the spec's defaults: time_window_days 7, max_highlights 5", async () => {
     expect(KaiRequestSchema.parse(valid).params).toEqual({ time_window_days: 7, max_highlights: 5 });
-    const check = checkRequest(
+    const check = await checkRequest(
       { ...valid, params: { time_window_days: 30, as_of: "2026-01-01T00:00:00+09:00" } },
       config,
       new Date(NOW),
@@ -113,14 +114,14 @@ describe("kai_request_v1", () => {
       ['$.params: unknown field "max_highlight" (kai_request_v1 does not define it)'],
     ],
     ["a missing lane", { ...valid, lane: undefined }, ["$.lane: required field is missing"]],
-  ])("refuses %s and says exactly what is wrong", (_what, request, notes) => {
-    expect(notesOf(request)).toEqual({ ok: false, request_id: valid.request_id, notes });
+  ])("refuses %s and says exactly what is wrong", async (_what, request, notes) => {
+    expect(await notesOf(request)).toEqual({ ok: false, request_id: valid.request_id, notes });
   });
 
-  it("lists every problem at once, and has no request_id to echo when there is none", () => {
+  it("lists every problem at once, and has no request_id to echo when there is none", async () => {
     const { request_id, ...noId } = valid;
     expect(request_id).toBeDefined();
-    expect(notesOf({ ...noId, version: "v0", type: "x" })).toEqual({
+    expect(await notesOf({ ...noId, version: "v0", type: "x" })).toEqual({
       ok: false,
       request_id: null,
       notes: [
@@ -129,11 +130,71 @@ describe("kai_request_v1", () => {
         '$.type: unknown type "x": expected "lane_status" or "what_changed"',
       ],
     });
-    expect(notesOf([1, 2])).toEqual({
+    expect(await notesOf([1, 2])).toEqual({
       ok: false,
       request_id: null,
       notes: ["$: expected a kai_request_v1 JSON object, got an array"],
     });
+  });
+});
+
+describe("the request check without the schema (plainRequest)", () => {
+  const p = { time_window_days: 7, max_highlights: 5 };
+  const plain = [
+    valid,
+    { ...valid, params: {} },
+    { ...valid, params: { time_window_days: 1, max_highlights: 50, as_of: "2026-01-01T00:00:00+09:00" } },
+    { ...valid, params: { time_window_days: 365, max_highlights: 1 } },
+    { ...valid, type: "what_changed", from: { actor_type: "human" } },
+    { ...valid, from: { actor_type: "workflow", actor_id: "" } },
+  ];
+  const others: unknown[] = [
+    null,
+    [valid],
+    "kai_request_v1",
+    { ...valid, version: "kai_request_v2" },
+    { ...valid, request_id: "" },
+    { ...valid, request_id: 7 },
+    { ...valid, project_id: "" },
+    { ...valid, type: "forecast" },
+    { ...valid, extra: 1 },
+    { ...valid, from: undefined },
+    { ...valid, from: { actor_type: "robot" } },
+    { ...valid, from: { actor_type: "human", actor_id: 3 } },
+    { ...valid, from: { actor_type: "human", name: "x" } },
+    { ...valid, lane: undefined },
+    { ...valid, lane: { layer: "layer_b" } },
+    { ...valid, lane: { layer: "layer_b", name: "" } },
+    { ...valid, lane: { layer: "layer_b", name: "doc_update", extra: true } },
+    { ...valid, params: null },
+    { ...valid, params: [] },
+    { ...valid, params: { max_highlight: 3 } },
+    ...[0, 366, 3.5, "7", null, Number.NaN].map((n) => ({ ...valid, params: { time_window_days: n } })),
+    ...[0, 51, 2.5, "5"].map((n) => ({ ...valid, params: { max_highlights: n } })),
+    ...["2026-01-01", "2026-01-01T00:00:00", "yesterday", 20260101].map((as_of) => ({ ...valid, params: { as_of } })),
+    { ...valid, params: { as_of: undefined } },
+  ];
+
+  it("takes a plainly valid request as the schema gives it, defaults filled in", () => {
+    for (const request of plain) {
+      const fast = plainRequest(request);
+      expect(fast).not.toBeNull();
+      expect(fast).toStrictEqual(KaiRequestSchema.parse(request));
+    }
+    expect(plainRequest(valid)?.params).toEqual(p);
+  });
+
+  it("takes nothing the schema refuses, and leaves the rest to the schema", () => {
+    for (const request of others) {
+      const fast = plainRequest(request);
+      const schema = KaiRequestSchema.safeParse(request);
+      if (fast !== null) expect(schema.success && fast).toStrictEqual(schema.data);
+      if (!schema.success) expect(fast).toBeNull();
+    }
+    // Every one of these is refused, by the schema too.
+    expect(others.filter((r) => KaiRequestSchema.safeParse(r).success)).toEqual([
+      { ...valid, params: { as_of: undefined } },
+    ]);
   });
 });
 

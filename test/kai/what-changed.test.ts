@@ -2,12 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { docUpdateLane, parseConfig } from "../../src/config/index.js";
 import {
   answer,
-  KaiResponseSchema,
   type BoardEntryEvidence,
   type EvidenceWindow,
   type KaiResponse,
   type WhatChanged,
 } from "../../src/kai/index.js";
+import { KaiResponseSchema } from "../../src/kai/reports/schema.js";
 import { twoCycles } from "./fixtures.js";
 import { TestRepo } from "./repo.js";
 

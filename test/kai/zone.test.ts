@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { docUpdateLane, parseConfig } from "../../src/config/index.js";
-import { answer, KaiResponseSchema, type WhatChanged } from "../../src/kai/index.js";
+import { answer, type WhatChanged } from "../../src/kai/index.js";
+import { KaiResponseSchema } from "../../src/kai/reports/schema.js";
 import { TestRepo } from "./repo.js";
 
 const configWith = (more: Record<string, unknown> = {}) =>

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import type { z } from "zod";
 import { isPmagentError, plural } from "../../core/index.js";
 import type { ModelClient, OutputSchema } from "../../prompt/index.js";
 import type { Evidence, Highlight, KaiResponse } from "./schema.js";
@@ -14,30 +14,35 @@ import type { Evidence, Highlight, KaiResponse } from "./schema.js";
 const MAX_TITLE = 140;
 const MAX_SUMMARY = 700;
 
-export const ModelDigestSchema = z
-  .object({
-    highlights: z.array(
-      z
-        .object({
-          /** The theme's number as given (Kai's rank for it). */
-          theme: z.number().int(),
-          title: z.string().min(1).max(MAX_TITLE),
-          /** 2–3 sentences: what changed and why. */
-          summary: z.string().min(1).max(MAX_SUMMARY),
-          /** Ids of the theme's evidence the summary rests on (at least one). */
-          evidence_ids: z.array(z.string()).min(1),
-        })
-        .strict(),
-    ),
-  })
-  .strict();
-export type ModelDigest = z.output<typeof ModelDigestSchema>;
+/** The answer's schema, built from zod when a digest is asked for: `kai status` loads neither zod nor prompt code. */
+function digestSchema(zod: typeof z) {
+  return zod
+    .object({
+      highlights: zod.array(
+        zod
+          .object({
+            /** The theme's number as given (Kai's rank for it). */
+            theme: zod.number().int(),
+            title: zod.string().min(1).max(MAX_TITLE),
+            /** 2–3 sentences: what changed and why. */
+            summary: zod.string().min(1).max(MAX_SUMMARY),
+            /** Ids of the theme's evidence the summary rests on (at least one). */
+            evidence_ids: zod.array(zod.string()).min(1),
+          })
+          .strict(),
+      ),
+    })
+    .strict();
+}
+export type ModelDigest = z.output<ReturnType<typeof digestSchema>>;
 
-/** The answer's strict schema, built when a digest is asked for: `kai status` loads no prompt code. */
-let output: OutputSchema | undefined;
-async function answerSchema(): Promise<OutputSchema> {
-  output ??= (await import("../../prompt/index.js")).outputSchemaFromZod("kai_highlights_v1", ModelDigestSchema);
-  return output;
+let schemas: Promise<{ zod: ReturnType<typeof digestSchema>; output: OutputSchema }> | undefined;
+function answerSchema(): Promise<{ zod: ReturnType<typeof digestSchema>; output: OutputSchema }> {
+  schemas ??= Promise.all([import("zod"), import("../../prompt/index.js")]).then(([{ z }, prompt]) => {
+    const zod = digestSchema(z);
+    return { zod, output: prompt.outputSchemaFromZod("kai_highlights_v1", zod) };
+  });
+  return schemas;
 }
 
 const INSTRUCTIONS = [
@@ -135,23 +140,24 @@ export async function modelDigest(client: ModelClient, response: KaiResponse): P
     notes: [...response.notes, `highlights not written by the model: ${why}; Kai's own are kept`],
   });
   let answer: unknown;
+  const schema = await answerSchema();
   try {
-    const [schema, { textFormat }] = await Promise.all([answerSchema(), import("../../prompt/index.js")]);
+    const { textFormat } = await import("../../prompt/index.js");
     const res = await client.respond(
       {
         model: client.model,
         instructions: INSTRUCTIONS,
         input: [{ type: "message", role: "user", content: digestInput(themes) }],
-        text: { format: textFormat(schema) },
+        text: { format: textFormat(schema.output) },
       },
-      { output: schema },
+      { output: schema.output },
     );
     answer = res.answer;
   } catch (err) {
     if (!isPmagentError(err)) throw err;
     return refuse(err.message);
   }
-  const digest = ModelDigestSchema.parse(answer);
+  const digest = schema.zod.parse(answer);
   if (digest.highlights.length > themes.length)
     return refuse(`it has ${digest.highlights.length} highlights for ${plural(themes.length, "theme")}`);
   const check = checkDigest(digest, themes);

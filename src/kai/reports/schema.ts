@@ -1,15 +1,11 @@
 import { z } from "zod";
 import { isIsoWithZone } from "../../core/index.js";
+import { MAX_HIGHLIGHTS, REQUEST_TYPES, TIME_WINDOW_DAYS } from "./contract.js";
 
 /**
  * Wire formats of the Kai-0 I/O spec v1 (`kai_request_v1`, `kai_response_v1`, and the payloads
  * `lane_status_v1` and `what_changed_v1`). Field names are the spec's own.
  */
-
-export const KAI_VERSION = "0.1.0";
-export const REQUEST_TYPES = ["lane_status", "what_changed"] as const;
-export const TIME_WINDOW_DAYS = { min: 1, max: 365, default: 7 } as const;
-export const MAX_HIGHLIGHTS = { min: 1, max: 50, default: 5 } as const;
 
 const got = (input: unknown): string => (input === undefined ? "nothing" : JSON.stringify(input));
 

@@ -1,16 +1,25 @@
-import { RefusedError, parseWith } from "../../core/index.js";
+import { RefusedError, UsageError, parseWith } from "../../core/index.js";
 import { callGitHub, type Forge, type GitHubClient } from "../../forge/index.js";
 import type { Notifier } from "./notify.js";
 import { assertCredentialAllowed, type SecretStore } from "./secrets.js";
-import {
-  FetchCredentialParameters,
-  LabelIssueParameters,
-  NotifyUserParameters,
-  OpenPrParameters,
-  PostCommentParameters,
-  targetIssue,
-} from "./params.js";
+// The parameters' schemas (zod) load with the first action run: a project opened to read its
+// actions (Kai, the CLI's lists) does not load zod for them.
+const params = () => import("./params.js");
 import type { ActionContext, ActionHandler, ActionOutcome } from "./types.js";
+
+/**
+ * The issue or pull request an action targets: `parameters.issue_number`, else the work item id
+ * when it names one ("17", "#17", "issue-17", "pr-17").
+ */
+function targetIssue(action: string, explicit: number | undefined, workItemId: string): number {
+  if (explicit !== undefined) return explicit;
+  const m = /^(?:#|issue-|issues\/|pr-|pull-|pulls\/)?(\d+)$/i.exec(workItemId.trim());
+  if (m) return Number(m[1]);
+  throw new UsageError(
+    "invalid_parameters",
+    `${action}: no issue to act on: the work item "${workItemId}" is not an issue number; give parameters.issue_number`,
+  );
+}
 
 /** The hidden marker POST_COMMENT appends, so a repeated attempt finds the comment it posted. */
 export function commentMarker(key: string): string {
@@ -22,7 +31,12 @@ export function openPrHandler(forge: Forge): ActionHandler {
     // Idempotent by design: pushing the same commit is a no-op and an open PR for the head is reused.
     rerunAfterInterruption: "probe",
     async run(ctx) {
-      const p = parseWith(OpenPrParameters, ctx.request.parameters, "OPEN_PR parameters", "invalid_parameters");
+      const p = parseWith(
+        (await params()).OpenPrParameters,
+        ctx.request.parameters,
+        "OPEN_PR parameters",
+        "invalid_parameters",
+      );
       const pr = await forge.openPullRequest({
         title: p.title,
         body: p.body,
@@ -55,7 +69,7 @@ export function postCommentHandler(github: GitHubTarget | undefined): ActionHand
     rerunAfterInterruption: "probe",
     async run(ctx) {
       const p = parseWith(
-        PostCommentParameters,
+        (await params()).PostCommentParameters,
         ctx.request.parameters,
         "POST_COMMENT parameters",
         "invalid_parameters",
@@ -84,7 +98,12 @@ export function labelIssueHandler(github: GitHubTarget | undefined): ActionHandl
   return {
     rerunAfterInterruption: "probe",
     async run(ctx) {
-      const p = parseWith(LabelIssueParameters, ctx.request.parameters, "LABEL_ISSUE parameters", "invalid_parameters");
+      const p = parseWith(
+        (await params()).LabelIssueParameters,
+        ctx.request.parameters,
+        "LABEL_ISSUE parameters",
+        "invalid_parameters",
+      );
       const issue = targetIssue("LABEL_ISSUE", p.issue_number, ctx.request.workItemId);
       const gh = requireGitHub(github, "LABEL_ISSUE");
       const { octokit, owner, repo } = gh.client();
@@ -109,7 +128,12 @@ export function notifyUserHandler(notifiers: readonly Notifier[]): ActionHandler
     // same key only when every notifier lets its receiver drop a repeat; otherwise its outcome is unknown.
     rerunAfterInterruption: notifiers.every((n) => n.idempotent === true) ? "keyed" : "never",
     async run(ctx) {
-      const p = parseWith(NotifyUserParameters, ctx.request.parameters, "NOTIFY_USER parameters", "invalid_parameters");
+      const p = parseWith(
+        (await params()).NotifyUserParameters,
+        ctx.request.parameters,
+        "NOTIFY_USER parameters",
+        "invalid_parameters",
+      );
       const r = ctx.request;
       for (const notifier of notifiers) {
         await notifier.notify({
@@ -137,7 +161,7 @@ export interface CredentialPolicy {
 export function fetchCredentialHandler(policy: CredentialPolicy): ActionHandler {
   const fetch = async (ctx: ActionContext): Promise<ActionOutcome> => {
     const p = parseWith(
-      FetchCredentialParameters,
+      (await params()).FetchCredentialParameters,
       ctx.request.parameters,
       "FETCH_CREDENTIAL parameters",
       "invalid_parameters",

@@ -1,8 +1,7 @@
 import { z } from "zod";
 import {
-  KaiRequestSchema,
+  kaiSchemas,
   MAX_HIGHLIGHTS,
-  StepStatusSchema,
   TIME_WINDOW_DAYS,
   type KaiResponse,
   type LaneStatus,
@@ -10,6 +9,9 @@ import {
 } from "../../kai/index.js";
 import type { ServerContext } from "../context.js";
 import { Detail, tool, type Hints, type ToolDef, type ToolEnv } from "./tool.js";
+
+// The wire formats the Kai tools describe (zod, loaded with the server, not with Kai).
+const { KaiRequestSchema, StepStatusSchema } = await kaiSchemas();
 
 const LaneArg = z
   .string()

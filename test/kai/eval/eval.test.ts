@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { codeLane, docUpdateLane, parseConfig } from "../../../src/config/index.js";
-import { answer, KaiResponseSchema, type Highlight } from "../../../src/kai/index.js";
+import { answer, type Highlight } from "../../../src/kai/index.js";
+import { KaiResponseSchema } from "../../../src/kai/reports/schema.js";
 import { HistoryRepo } from "../history.js";
 import { generateProject, type GeneratedProject } from "./generate.js";
 import { scoreWeek, type WeekScore } from "./score.js";
