@@ -162,6 +162,20 @@ export interface TestProject {
 }
 
 /** A project in a temp dir: lane Builder → Reviewer, the store from `ts` (null: one only child processes open, no `supervisor()` here). */
+/** The lane a test project has unless its test gives others: a Builder handing on to a Reviewer. */
+export const TEST_LANE = {
+  layer: "test",
+  name: "build",
+  roles: [
+    {
+      name: "Builder",
+      allowed_kinds: ["build_request"],
+      next: { to: "Reviewer", kind: "review_request", id_suffix: "-review" },
+    },
+    { name: "Reviewer", allowed_kinds: ["review_request"] },
+  ],
+};
+
 export function testProject(
   ts: Pick<TestStore, "store"> | null,
   extraConfig: Record<string, unknown> = {},
@@ -170,20 +184,7 @@ export function testProject(
   const config = {
     project_id: "demo",
     humans: ["Human"],
-    lanes: [
-      {
-        layer: "test",
-        name: "build",
-        roles: [
-          {
-            name: "Builder",
-            allowed_kinds: ["build_request"],
-            next: { to: "Reviewer", kind: "review_request", id_suffix: "-review" },
-          },
-          { name: "Reviewer", allowed_kinds: ["review_request"] },
-        ],
-      },
-    ],
+    lanes: [TEST_LANE],
     ...extraConfig,
   };
   const text = JSON.stringify(config, null, 2);

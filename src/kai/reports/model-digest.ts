@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { isPmagentError, plural } from "../../core/index.js";
-import type { ModelClient, OutputSchema } from "../../prompt/index.js";
+import type { ModelClient, OutputSchema, textFormat } from "../../prompt/index.js";
 import type { Evidence, Highlight, KaiResponse } from "./schema.js";
 
 /**
@@ -36,11 +36,19 @@ function digestSchema(zod: typeof z) {
 }
 export type ModelDigest = z.output<ReturnType<typeof digestSchema>>;
 
-let schemas: Promise<{ zod: ReturnType<typeof digestSchema>; output: OutputSchema }> | undefined;
-function answerSchema(): Promise<{ zod: ReturnType<typeof digestSchema>; output: OutputSchema }> {
+/** The answer's schema as zod checks it, as the model client holds the answer to it, and as the request names it. */
+interface AnswerSchema {
+  zod: ReturnType<typeof digestSchema>;
+  output: OutputSchema;
+  format: ReturnType<typeof textFormat>;
+}
+
+let schemas: Promise<AnswerSchema> | undefined;
+function answerSchema(): Promise<AnswerSchema> {
   schemas ??= Promise.all([import("zod"), import("../../prompt/index.js")]).then(([{ z }, prompt]) => {
     const zod = digestSchema(z);
-    return { zod, output: prompt.outputSchemaFromZod("kai_highlights_v1", zod) };
+    const output = prompt.outputSchemaFromZod("kai_highlights_v1", zod);
+    return { zod, output, format: prompt.textFormat(output) };
   });
   return schemas;
 }
@@ -142,13 +150,12 @@ export async function modelDigest(client: ModelClient, response: KaiResponse): P
   let answer: unknown;
   const schema = await answerSchema();
   try {
-    const { textFormat } = await import("../../prompt/index.js");
     const res = await client.respond(
       {
         model: client.model,
         instructions: INSTRUCTIONS,
         input: [{ type: "message", role: "user", content: digestInput(themes) }],
-        text: { format: textFormat(schema.output) },
+        text: { format: schema.format },
       },
       { output: schema.output },
     );

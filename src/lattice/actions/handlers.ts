@@ -2,10 +2,11 @@ import { RefusedError, UsageError, parseWith } from "../../core/index.js";
 import { callGitHub, type Forge, type GitHubClient } from "../../forge/index.js";
 import type { Notifier } from "./notify.js";
 import { assertCredentialAllowed, type SecretStore } from "./secrets.js";
+import type { ActionContext, ActionHandler, ActionOutcome } from "./types.js";
+
 // The parameters' schemas (zod) load with the first action run: a project opened to read its
 // actions (Kai, the CLI's lists) does not load zod for them.
 const params = () => import("./params.js");
-import type { ActionContext, ActionHandler, ActionOutcome } from "./types.js";
 
 /**
  * The issue or pull request an action targets: `parameters.issue_number`, else the work item id

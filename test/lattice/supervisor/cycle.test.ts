@@ -9,6 +9,7 @@ import { answer, type LaneStatus } from "../../../src/kai/index.js";
 import { LocalForge, localPullRequestDiff } from "../../../src/forge/index.js";
 import { availableStoreKinds } from "../../helpers/stores.js";
 import { useSupervisorFixture } from "../../helpers/supervisor-fixture.js";
+import { TEST_LANE } from "../helpers.js";
 
 const kinds = await availableStoreKinds();
 
@@ -74,26 +75,7 @@ describe.each(kinds)("lane cycles as branches on $name", (kind) => {
   });
 
   it("a run that changes nothing hands on no commit, and open_pull_request names when the pull request opens", async () => {
-    fx.reproject({
-      git: true,
-      config: {
-        lanes: [
-          {
-            layer: "test",
-            name: "build",
-            open_pull_request: "Reviewer",
-            roles: [
-              {
-                name: "Builder",
-                allowed_kinds: ["build_request"],
-                next: { to: "Reviewer", kind: "review_request", id_suffix: "-review" },
-              },
-              { name: "Reviewer", allowed_kinds: ["review_request"] },
-            ],
-          },
-        ],
-      },
-    });
+    fx.reproject({ git: true, config: { lanes: [{ ...TEST_LANE, open_pull_request: "Reviewer" }] } });
     await fx.board.post("Human", { id: "c-2", to: "Builder", kind: "build_request" });
     await fx.board.post("Human", { id: "c-6", to: "Builder", kind: "build_request" });
     const idle = await supervisor().startRun({
