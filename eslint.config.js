@@ -52,11 +52,12 @@ const SUB_MODULES = {
 // opens and the sandbox the composition root wires, likewise without the supervisor; app/project,
 // the composition root's light entry the CLI opens a project with, without the supervisor or OA;
 // config/light and blackboard/light, the config and the board without their zod schemas (and the
-// board without its GitHub side) for commands that only read them;
+// board without its GitHub side) for commands that only read them; blackboard/sql, the board's SQL
+// conditions the runs' fencing embeds, without the board;
 // and each module's migrations/, which the composition root gathers without loading the modules).
 const THROUGH_INDEX = {
   regex:
-    "^(\\.\\./)+(?!\\.\\./)(?=[^/]+/)(?![^/.][^/]*/index\\.js$)(?!(lattice/(sprite|wire|runs|actions|environment|sandbox)|app/project|config/light|blackboard/light|[^/.][^/]*/migrations)/index\\.js$)",
+    "^(\\.\\./)+(?!\\.\\./)(?=[^/]+/)(?![^/.][^/]*/index\\.js$)(?!(lattice/(sprite|wire|runs|actions|environment|sandbox)|app/project|config/light|blackboard/(light|sql)|[^/.][^/]*/migrations)/index\\.js$)",
   message: "Modules (and lattice's sub-modules) talk through each other's index.ts, never their internals.",
 };
 

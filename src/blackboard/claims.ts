@@ -7,15 +7,6 @@ import { COLS, toStored, writeRow, type PgWrite, type Row } from "./rows.js";
 import type { Entry, Status, StoredEntry } from "./schema.js";
 import { openWaiters } from "./wake.js";
 
-/**
- * SQL condition on the caller's row (its columns given as SQL expressions): the entry is claimed by
- * a worker other than `worker`. What the runs' fencing needs from the board, so that only the
- * blackboard reads its table.
- */
-export function claimedByAnother(columns: { projectId: string; entryId: string; worker: string }): string {
-  return `EXISTS (SELECT 1 FROM bb_entries b WHERE b.project_id = ${columns.projectId} AND b.id = ${columns.entryId} AND b.claimed_by IS NOT NULL AND b.claimed_by <> ${columns.worker})`;
-}
-
 export function claimChanges(fromStatus: Status, fromClaimer: string | null, worker: string): Record<string, unknown> {
   return fromStatus === "open"
     ? { claimed_by: { from: fromClaimer, to: worker }, status: { from: "open", to: "in_progress" } }

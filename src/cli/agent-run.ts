@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { Command } from "commander";
+import type { Command } from "./commander.js";
 import { parseJsonText, UsageError } from "../core/index.js";
 import { isAgentName, runAgent, AGENT_NAMES, type AgentName } from "../lattice/index.js";
 

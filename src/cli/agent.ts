@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import type { Command } from "./commander.js";
 import { UsageError } from "../core/index.js";
 import { findConfig, loadProject, type Project } from "../config/index.js";
 import {

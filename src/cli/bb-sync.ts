@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import type { Command } from "./commander.js";
 import { DEFAULT_BLACKBOARD_TYPE } from "../blackboard/light/index.js";
 // The GitHub side (client, sync, its zod report) loads only when `bb sync` runs, not for every `bb` command.
 import type { SyncOptions, SyncReport } from "../blackboard/index.js";

@@ -1,4 +1,4 @@
-import { Argument, Command } from "commander";
+import { Argument, Command } from "./commander.js";
 
 /** The command groups (program.ts's table, passed in: this file must not import program.ts back). */
 type Groups = Readonly<Record<string, { load: () => Promise<(program: Command) => void> }>>;

@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import type { Command } from "./commander.js";
 import { openConfig, type Project } from "../config/light/index.js";
 import type { Store } from "../store/index.js";
 import { withProject as withOpenProject, type OpenProject } from "../app/project/index.js";

@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import type { Command } from "./commander.js";
 import { formatZodIssues, jsonPath, UsageError } from "../core/index.js";
 import { EVENT_TYPES, PAYLOAD_SCHEMAS, Sprite, type EventType } from "../lattice/sprite/index.js";
 import { collect, eventTypeArg, FLAGS, given, jsonObject, payloadFromFlags, type Opts } from "./emit-flags.js";

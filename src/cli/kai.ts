@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import type { Command } from "./commander.js";
 import { UsageError, isIsoWithZone, parseDateInput } from "../core/index.js";
 import { answerText, modelDigest, polishSummary, type KaiResponse } from "../kai/index.js";
 import type { Project } from "../config/index.js";

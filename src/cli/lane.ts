@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import type { Command } from "./commander.js";
 import { LANE_SPRITES, runLaneSprite } from "../lane/index.js";
 
 export function registerLane(program: Command): void {

@@ -1,4 +1,4 @@
-import { Option, type Command } from "commander";
+import { Option, type Command } from "./commander.js";
 import { UsageError, parseJsonText, plural } from "../core/index.js";
 import {
   bootEnvelope,

@@ -1,4 +1,4 @@
-import { Option, type Command } from "commander";
+import { Option, type Command } from "./commander.js";
 import { inspect } from "node:util";
 import { UsageError } from "../core/index.js";
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, PAGE_ORDERS, type Page, type PageOrder } from "../store/index.js";

@@ -1,5 +1,5 @@
-import { Command, CommanderError } from "commander";
 import { readFileSync } from "node:fs";
+import { Command, CommanderError } from "./commander.js";
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
 export const EXIT_CODES_HELP = `

@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import type { Command } from "./commander.js";
 import { basename, extname } from "node:path";
 import { z } from "zod";
 import { UsageError, parseJsonText, parseWith } from "../core/index.js";

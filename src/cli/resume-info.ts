@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import type { Command } from "./commander.js";
 import { DEFAULT_WORKSPACE, readResume } from "../lattice/sprite/index.js";
 
 export function registerResumeInfo(program: Command): void {

@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import type { Command } from "./commander.js";
 import { UsageError, parseJsonText } from "../core/index.js";
 import { formatInputType, parseInputType } from "../lattice/index.js";
 import { withProject } from "./context.js";

@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import type { Command } from "./commander.js";
 import { UnavailableError, UsageError } from "../core/index.js";
 import { buildServer, DEFAULT_PORT, reloadConfig } from "../server/index.js";
 import { withStore } from "./context.js";

@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import type { Command } from "./commander.js";
 import { plural, UsageError } from "../core/index.js";
 import type { Config } from "../config/index.js";
 import { Worker, type RunRecord } from "../lattice/index.js";

@@ -18,12 +18,12 @@ import {
   KAI_VERSION,
   answerZone,
   buildLaneStatus,
-  buildWhatChanged,
   daysBefore,
   errorSummary,
   laneCycles,
   laneStatusSummary,
   whatChangedSummary,
+  whatChangedReport,
   withUrls,
   type KaiRequest,
   type KaiResponse,
@@ -286,6 +286,7 @@ export async function answerRequest(request: KaiRequest, given: KaiOptions): Pro
       );
     return { ...base, payload: { kind: "lane_status_v1", data }, summary_md: laneStatusSummary(data), notes };
   }
+  const { buildWhatChanged } = await whatChangedReport();
   const data = link(
     buildWhatChanged(
       {

@@ -59,11 +59,11 @@ async function loadedGroups(
 describe("the CLI loads only the command group it runs", () => {
   it("--version and the top-level --help load no group (nor core); the help lists every command with its summary", async () => {
     const version = await loadedGroups(["--version"]);
-    expect(version).toMatchObject({ code: 0, groups: [], dist: ["cli/main.js", "cli/program.js"] });
+    expect(version).toMatchObject({ code: 0, groups: [], dist: ["cli/commander.js", "cli/main.js", "cli/program.js"] });
     expect(version.stdout.trim()).toBe(JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")).version);
 
     const help = await loadedGroups(["--help"]);
-    expect(help).toMatchObject({ code: 0, groups: [], dist: ["cli/main.js", "cli/program.js"] });
+    expect(help).toMatchObject({ code: 0, groups: [], dist: ["cli/commander.js", "cli/main.js", "cli/program.js"] });
     const flat = help.stdout.replace(/\s+/g, " ");
     for (const [name, group] of Object.entries(groups)) expect(flat).toContain(` ${name} ${group.summary}`);
     expect(help.stdout).toContain("Exit codes:\n  0  success");
@@ -111,6 +111,24 @@ describe("the CLI loads only the command group it runs", () => {
         r.urls.filter((u) => u.includes("/node_modules/zod/")),
         args.join(" "),
       ).toEqual([]);
+      // commander and better-sqlite3 are required, not wrapped as ES modules.
+      expect(
+        r.urls.filter((u) => /\/node_modules\/(commander|better-sqlite3)\//.test(u)),
+        args.join(" "),
+      ).toEqual([]);
+      if (args[0] === "runs")
+        // The runs' fencing embeds the board's SQL condition without loading the board.
+        expect(r.dist.filter((f) => f.startsWith("blackboard/") && f !== "blackboard/sql/index.js")).toEqual([]);
+      if (args[0] === "kai")
+        // A lane without runs: no action, proposal or forge store is opened, and what_changed's
+        // builder and the model's work are not loaded for a lane_status answer.
+        expect(
+          r.dist.filter((f) =>
+            /^(lattice\/(actions|environment|sandbox)\/|forge\/|kai\/reports\/(what-changed|themes|highlights|polish|model-digest)\.js$)/.test(
+              f,
+            ),
+          ),
+        ).toEqual([]);
     }
   });
 

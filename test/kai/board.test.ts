@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Blackboard } from "../../src/blackboard/index.js";
 import { docUpdateLane, parseConfig } from "../../src/config/index.js";
-import { buildLaneStatus, buildWhatChanged, collectBoard, collectLaneBoard, laneCycles } from "../../src/kai/index.js";
+import { buildLaneStatus, collectBoard, collectLaneBoard, laneCycles } from "../../src/kai/index.js";
+import { buildWhatChanged } from "../../src/kai/reports/what-changed.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 import { request, testBoard } from "../helpers/blackboard.js";
 

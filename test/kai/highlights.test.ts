@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { docUpdateLane, parseConfig } from "../../src/config/index.js";
 import {
-  buildWhatChanged,
   completedInStateDoc,
   isLaneApply,
   parseSections,
@@ -9,6 +8,7 @@ import {
   type StateDocEvidence,
 } from "../../src/kai/index.js";
 import { changedSections } from "../../src/kai/reports/highlights.js";
+import { buildWhatChanged } from "../../src/kai/reports/what-changed.js";
 import { findThemes, isTestPath, themeHighlight } from "../../src/kai/reports/themes.js";
 import { changeUnits, firstSentence, titleScope } from "../../src/kai/reports/units.js";
 import { entry } from "./fixtures.js";

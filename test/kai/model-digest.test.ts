@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { docUpdateLane, parseConfig } from "../../src/config/index.js";
 import { ModelClient } from "../../src/prompt/index.js";
-import { answer, evidenceKey, modelDigest, type Highlight, type KaiResponse } from "../../src/kai/index.js";
+import { answer, modelDigest, type Highlight, type KaiResponse } from "../../src/kai/index.js";
+import { evidenceKey } from "../../src/kai/reports/model-digest.js";
 import { useFakeOpenAI } from "../helpers/openai-fixture.js";
 import { HistoryRepo } from "./history.js";
 

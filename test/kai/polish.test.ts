@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { ModelClient } from "../../src/prompt/index.js";
-import { polishSummary, rewriteProblem, type KaiResponse } from "../../src/kai/index.js";
+import { polishSummary, type KaiResponse } from "../../src/kai/index.js";
+import { rewriteProblem } from "../../src/kai/reports/polish.js";
 import { useFakeOpenAI } from "../helpers/openai-fixture.js";
 
 const DIGEST = [

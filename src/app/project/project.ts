@@ -9,7 +9,7 @@ import type { Blackboard } from "../../blackboard/light/index.js";
 import { openConfig, type Config, type Project } from "../../config/light/index.js";
 import type { Logger, Redactor } from "../../core/index.js";
 import type { Forge, LocalForge, PullComments } from "../../forge/index.js";
-import type { KaiSources } from "../../kai/index.js";
+import type { KaiSources, RunReaders } from "../../kai/index.js";
 import type { ActionStore, EnvironmentChanges, ProposalStore, RunStore, Supervisor } from "../../lattice/index.js";
 import { openStore, type OpenStoreOptions, type Store } from "../../store/index.js";
 import type { ProjectSupervisorOptions } from "../supervisor.js";
@@ -168,35 +168,36 @@ export class OpenProject {
 
   /** Kai's evidence sources: the repository, the board, the runs (with actions, proposals, local pull requests), GitHub. */
   async kaiSources(options: KaiSourcesOptions = {}): Promise<KaiSources> {
-    const [{ kaiSources }, board, runs, actions, proposals, forge] = await Promise.all([
-      import("../../kai/index.js"),
-      this.board(),
-      this.runs(),
-      this.actions(),
-      this.proposals(),
-      this.localForge(),
-    ]);
+    const [{ kaiSources }, board, runs] = await Promise.all([import("../../kai/index.js"), this.board(), this.runs()]);
+    // Kai asks actions, proposals and pull requests of the runs it found: their stores (and their
+    // modules) are opened on that first question, not for a lane without runs.
+    const actions: RunReaders["actions"] = { forRuns: async (...a) => (await this.actions()).forRuns(...a) };
+    const forge: RunReaders["forge"] = { byNumbers: async (...a) => (await this.localForge()).byNumbers(...a) };
+    const proposalsOf = (projectId: string): RunReaders["proposals"] => ({
+      sightedIn: async (...a) =>
+        projectId === this.config.project_id
+          ? (await this.proposals()).sightedIn(...a)
+          : new (await import("../../lattice/environment/index.js")).ProposalStore({
+              store: this.store,
+              projectId,
+              humans: this.config.humans,
+            }).sightedIn(...a),
+    });
     // Another project of the repository: its own board and runs, in the same store.
-    const projectReaders = async (projectId: string) => {
-      const [{ RunStore }, { ProposalStore }] = await Promise.all([
-        import("../../lattice/runs/index.js"),
-        import("../../lattice/environment/index.js"),
-      ]);
-      return {
-        board: await this.board(projectId),
-        readers: {
-          runs: new RunStore(this.store, projectId),
-          actions,
-          proposals: new ProposalStore({ store: this.store, projectId, humans: this.config.humans }),
-          forge,
-        },
-      };
-    };
+    const projectReaders = async (projectId: string) => ({
+      board: await this.board(projectId),
+      readers: {
+        runs: new (await import("../../lattice/runs/index.js")).RunStore(this.store, projectId),
+        actions,
+        proposals: proposalsOf(projectId),
+        forge,
+      },
+    });
     return kaiSources({
       config: this.config,
       repo: options.repo ?? this.root,
       board,
-      readers: { runs, actions, proposals, forge },
+      readers: { runs, actions, proposals: proposalsOf(this.config.project_id), forge },
       env: this.env,
       projectReaders,
     });

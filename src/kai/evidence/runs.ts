@@ -35,13 +35,17 @@ import type {
 import type { LocalForge, LocalPullRequest } from "../../forge/index.js";
 import type { RunEvidence, RunState, EvidenceWindow } from "./types.js";
 
-/** What the collector reads runs with (the lattice module's stores of one project). */
+/**
+ * What the collector reads runs with (the lattice module's stores of one project). Only the runs
+ * are read when the window holds none; the others are the one query each that Kai asks of them,
+ * so the composition root can open their stores on that first question.
+ */
 export interface RunReaders {
   runs: RunStore;
-  actions: ActionStore;
-  proposals: ProposalStore;
+  actions: Pick<ActionStore, "forRuns">;
+  proposals: Pick<ProposalStore, "sightedIn">;
   /** The local forge, for the titles and states of the pull requests OPEN_PR opened there. */
-  forge: LocalForge | null;
+  forge: Pick<LocalForge, "byNumbers"> | null;
 }
 
 const KAI_STATE: Record<RunRecord["state"], RunState> = {

@@ -13,9 +13,21 @@ export type KaiSchemas = typeof schemas;
 export const kaiSchemas = (): Promise<KaiSchemas> => import("./schema.js");
 export { laneCycles, type Cycle, type CycleStatus } from "./cycles.js";
 export { buildLaneStatus, type LaneContext } from "./lane-status.js";
-export { buildWhatChanged, type ChangesContext } from "./what-changed.js";
+// what_changed's builder and the model's work on an answer load on first use: a lane_status
+// answer without the model (`pmagent kai status`) loads none of them.
+import type * as whatChanged from "./what-changed.js";
+import type * as polish from "./polish.js";
+import type * as digest from "./model-digest.js";
+export type { ChangesContext } from "./what-changed.js";
+/** The what_changed report builder's module (`buildWhatChanged`), loaded on first call. */
+export const whatChangedReport = (): Promise<typeof whatChanged> => import("./what-changed.js");
 export { laneStatusSummary, whatChangedSummary, errorSummary } from "./summary.js";
-export { polishSummary, rewriteProblem } from "./polish.js";
-export { modelDigest, evidenceKey, type ModelDigest } from "./model-digest.js";
+export type { ModelDigest } from "./model-digest.js";
+/** Let the model reword summary_md (see polish.ts); its module loads on the first call. */
+export const polishSummary: typeof polish.polishSummary = async (...args) =>
+  (await import("./polish.js")).polishSummary(...args);
+/** Let the model write the highlights (see model-digest.ts); its module loads on the first call. */
+export const modelDigest: typeof digest.modelDigest = async (...args) =>
+  (await import("./model-digest.js")).modelDigest(...args);
 export { withUrls, type LinkBase } from "./links.js";
 export { answerZone, daysBefore, type Zone } from "./zone.js";

@@ -1,4 +1,4 @@
-import { claimedByAnother } from "../../blackboard/light/index.js";
+import { claimedByAnother } from "../../blackboard/sql/index.js";
 
 /**
  * SQL condition on a `lattice_runs` row (unaliased): the run is not fenced. A worker's run is
