@@ -1,5 +1,5 @@
 // The board's entry without its zod schema: the statuses, the spec's field names and the entry's
-// content. The board's reads (`bb list`, the runs' fencing) use these and never load zod.
+// content. The board's reads (`bb list`, a project's board) use these and never load zod.
 import { randomBytes } from "node:crypto";
 import type { BoardContext } from "./context.js";
 import type { Entry, EntryInput } from "./schema.js";

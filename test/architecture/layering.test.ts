@@ -48,6 +48,15 @@ describe("layering lint", () => {
     expect(messages.map((m) => m.message).join("\n")).toMatch(/lattice\/protocol is below .*supervisor/);
   });
 
+  it("refuses importing commander or better-sqlite3 as an ES module (they are required; types may be imported)", async () => {
+    const cli = await messagesFor("src/cli/bb.ts", 'import { Option as O } from "commander";');
+    expect(cli.map((m) => m.message).join("\n")).toMatch(/commander is required \(createRequire\), not imported/);
+    const store = await messagesFor("src/store/open.ts", 'import Database from "better-sqlite3";');
+    expect(store.map((m) => m.message).join("\n")).toMatch(/better-sqlite3 is required \(createRequire\)/);
+    const types = await messagesFor("src/store/open.ts", 'import type Db from "better-sqlite3";\nexport type D = Db;');
+    expect(types).toEqual([]);
+  });
+
   it("refuses reaching into another module's files instead of its index", async () => {
     const messages = await messagesFor("src/kai/kai.ts", 'import { RunStore } from "../lattice/runs/run-store.js";');
     expect(messages.map((m) => m.message).join("\n")).toMatch(/talk through each other's index\.ts/);

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { Command } from "commander";
+import { Command } from "../../src/cli/commander.js";
 import { groups } from "../../src/cli/program.js";
 import { CLI, REPO_ROOT, runProcess } from "../helpers/proc.js";
 
@@ -118,7 +118,10 @@ describe("the CLI loads only the command group it runs", () => {
       ).toEqual([]);
       if (args[0] === "runs")
         // The runs' fencing embeds the board's SQL condition without loading the board.
-        expect(r.dist.filter((f) => f.startsWith("blackboard/") && f !== "blackboard/sql/index.js")).toEqual([]);
+        expect(
+          r.dist.filter((f) => f.startsWith("blackboard/") && f !== "blackboard/sql/index.js"),
+          args.join(" "),
+        ).toEqual([]);
       if (args[0] === "kai")
         // A lane without runs: no action, proposal or forge store is opened, and what_changed's
         // builder and the model's work are not loaded for a lane_status answer.
@@ -128,6 +131,7 @@ describe("the CLI loads only the command group it runs", () => {
               f,
             ),
           ),
+          args.join(" "),
         ).toEqual([]);
     }
   });

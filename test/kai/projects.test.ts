@@ -273,6 +273,17 @@ describe.each(kinds)("Kai on a repository the project writes its own way ($name)
     expect(changes.by_category.workflows.filter((w) => w.source === "pmagent").reduce((n, w) => n + w.runs, 0)).toBe(1);
   });
 
+  it("a local forge configured outside the repository fails the sources, as opening the forge does", async () => {
+    const outside = { ...config, forge: { ...config.forge, bare_repo: "../elsewhere.git" } };
+    const misplaced = await openProject({
+      project: { root: repo.dir, configPath: `${repo.dir}/pmagent.config.json`, config: outside },
+      store: ts.store,
+    });
+    const refusal = `forge.bare_repo "../elsewhere.git" is outside ${repo.dir}`;
+    await expect(misplaced.localForge()).rejects.toThrow(refusal);
+    await expect(misplaced.kaiSources()).rejects.toMatchObject({ code: "path_outside_root", message: refusal });
+  });
+
   it.each([
     [
       "a project not living in the repository",

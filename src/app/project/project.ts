@@ -7,7 +7,7 @@
  */
 import type { Blackboard } from "../../blackboard/light/index.js";
 import { openConfig, type Config, type Project } from "../../config/light/index.js";
-import type { Logger, Redactor } from "../../core/index.js";
+import { confinePath, type Logger, type Redactor } from "../../core/index.js";
 import type { Forge, LocalForge, PullComments } from "../../forge/index.js";
 import type { KaiSources, RunReaders } from "../../kai/index.js";
 import type { ActionStore, EnvironmentChanges, ProposalStore, RunStore, Supervisor } from "../../lattice/index.js";
@@ -80,10 +80,11 @@ export class OpenProject {
     );
   }
 
-  runs(): Promise<RunStore> {
+  /** The project's runs, or another project's in the same store. */
+  runs(projectId: string = this.config.project_id): Promise<RunStore> {
     return this.once(
-      "runs",
-      async () => new (await import("../../lattice/runs/index.js")).RunStore(this.store, this.config.project_id),
+      `runs:${projectId}`,
+      async () => new (await import("../../lattice/runs/index.js")).RunStore(this.store, projectId),
     );
   }
 
@@ -94,13 +95,14 @@ export class OpenProject {
     );
   }
 
-  proposals(): Promise<ProposalStore> {
+  /** The project's environment proposals, or another project's in the same store. */
+  proposals(projectId: string = this.config.project_id): Promise<ProposalStore> {
     return this.once(
-      "proposals",
+      `proposals:${projectId}`,
       async () =>
         new (await import("../../lattice/environment/index.js")).ProposalStore({
           store: this.store,
-          projectId: this.config.project_id,
+          projectId,
           humans: this.config.humans,
         }),
     );
@@ -170,34 +172,26 @@ export class OpenProject {
   async kaiSources(options: KaiSourcesOptions = {}): Promise<KaiSources> {
     const [{ kaiSources }, board, runs] = await Promise.all([import("../../kai/index.js"), this.board(), this.runs()]);
     // Kai asks actions, proposals and pull requests of the runs it found: their stores (and their
-    // modules) are opened on that first question, not for a lane without runs.
+    // modules) are opened on that first question, not for a lane without runs. The one refusal
+    // opening them can meet (the local forge's bare_repo outside the root) is checked now, so a
+    // misconfigured project fails here as before rather than as a note inside the answer.
+    confinePath(this.root, this.config.forge.bare_repo, "forge.bare_repo");
     const actions: RunReaders["actions"] = { forRuns: async (...a) => (await this.actions()).forRuns(...a) };
     const forge: RunReaders["forge"] = { byNumbers: async (...a) => (await this.localForge()).byNumbers(...a) };
-    const proposalsOf = (projectId: string): RunReaders["proposals"] => ({
-      sightedIn: async (...a) =>
-        projectId === this.config.project_id
-          ? (await this.proposals()).sightedIn(...a)
-          : new (await import("../../lattice/environment/index.js")).ProposalStore({
-              store: this.store,
-              projectId,
-              humans: this.config.humans,
-            }).sightedIn(...a),
+    const proposals = (projectId: string): RunReaders["proposals"] => ({
+      sightedIn: async (...a) => (await this.proposals(projectId)).sightedIn(...a),
     });
-    // Another project of the repository: its own board and runs, in the same store.
+    // Another project of the repository: its own board, runs and proposals, in the same store; the
+    // actions and the local forge are the repository's.
     const projectReaders = async (projectId: string) => ({
       board: await this.board(projectId),
-      readers: {
-        runs: new (await import("../../lattice/runs/index.js")).RunStore(this.store, projectId),
-        actions,
-        proposals: proposalsOf(projectId),
-        forge,
-      },
+      readers: { runs: await this.runs(projectId), actions, proposals: proposals(projectId), forge },
     });
     return kaiSources({
       config: this.config,
       repo: options.repo ?? this.root,
       board,
-      readers: { runs, actions, proposals: proposalsOf(this.config.project_id), forge },
+      readers: { runs, actions, proposals: proposals(this.config.project_id), forge },
       env: this.env,
       projectReaders,
     });
