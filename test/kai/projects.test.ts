@@ -1,8 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Blackboard } from "../../src/blackboard/index.js";
 import { docUpdateLane, parseConfig, type Project } from "../../src/config/index.js";
 import { answer, type KaiResponse, type LaneStatus, type WhatChanged } from "../../src/kai/index.js";
-import { RunStore } from "../../src/lattice/index.js";
+import { LocalForge } from "../../src/forge/index.js";
+import { ActionStore, RunStore } from "../../src/lattice/index.js";
 import { openProject, type OpenProject } from "../../src/app/index.js";
 import { availableStoreKinds, type TestStore } from "../helpers/stores.js";
 import { TestRepo } from "./repo.js";
@@ -44,6 +49,7 @@ describe.each(kinds)("Kai on a repository the project writes its own way ($name)
   let repo: TestRepo;
   let opened: OpenProject;
   let applySha: string;
+  let workspaces: string | undefined;
   const ask = async (
     type: "lane_status" | "what_changed",
     more: { project_id?: string; lane?: { layer: string; name: string } } = {},
@@ -175,11 +181,53 @@ describe.each(kinds)("Kai on a repository the project writes its own way ($name)
     const other = new RunStore(ts.store, "hakone-e2", () => runAt);
     await other.create({ id: "run-hakone", project_id: "hakone-e2", role: "Aya", entry_id: null, ...place });
     await other.update("run-hakone", { state: "succeeded", finished: true });
+
+    // Each project opened a local pull request #1 (numbered per project); hakone-e2's run opened its own.
+    workspaces = mkdtempSync(join(tmpdir(), "pmagent-kai-ws-"));
+    const openedAt = () => Date.parse("2026-03-06T13:00:00Z");
+    for (const [projectId, title] of [
+      ["vpm-mini", "vpm-mini の PR"],
+      ["hakone-e2", "hakone-e2 の PR"],
+    ] as const) {
+      const path = join(workspaces, projectId);
+      execFileSync("git", ["clone", "-q", repo.dir, path]);
+      execFileSync("git", ["checkout", "-q", "-b", `sprite/${projectId}`], { cwd: path });
+      execFileSync(
+        "git",
+        ["-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "--allow-empty", "-m", title],
+        {
+          cwd: path,
+        },
+      );
+      const forge = new LocalForge({
+        store: ts.store,
+        projectId,
+        root: repo.dir,
+        bareRepo: config.forge.bare_repo,
+        clock: openedAt,
+      });
+      await forge.openPullRequest({ title, body: "", base: "main", head: `sprite/${projectId}`, workspace: path });
+    }
+    const actions = new ActionStore(ts.store, undefined, openedAt);
+    const { idempotency_key: key } = await actions.record({
+      projectId: "hakone-e2",
+      runId: "run-hakone",
+      eventHash: "open-pr",
+      role: "Aya",
+      workItemId: "w",
+      workspace: join(workspaces, "hakone-e2"),
+      action: "OPEN_PR",
+      parameters: { title: "hakone-e2 の PR" },
+      blocking: false,
+    });
+    await actions.claim(key, "test", 60_000);
+    await actions.finish(key, "test", { state: "succeeded", result: { forge: "local", number: 1 } });
   }, 60_000);
   afterAll(async () => {
     await opened?.close();
     await ts.cleanup();
     repo.cleanup();
+    if (workspaces) rmSync(workspaces, { recursive: true, force: true });
   });
 
   it("lane_status reads the Japanese STATE section and names the cycle as the project does (cycle-1, not the board's fourth)", async () => {
@@ -271,6 +319,14 @@ describe.each(kinds)("Kai on a repository the project writes its own way ($name)
     const changes = payload(await ask("what_changed", { project_id: "hakone-e2" }), "what_changed_v1");
     expect(changes.project_id).toBe("hakone-e2");
     expect(changes.by_category.workflows.filter((w) => w.source === "pmagent").reduce((n, w) => n + w.runs, 0)).toBe(1);
+  });
+
+  it("another project's runs show its own local pull requests (numbered per project), not the configured project's", async () => {
+    const changes = payload(await ask("what_changed", { project_id: "hakone-e2" }), "what_changed_v1");
+    // (PR #849 is the repository's, from its git history, shared by both projects.)
+    expect(changes.by_category.prs.filter((p) => p.number === 1)).toEqual([
+      expect.objectContaining({ title: "hakone-e2 の PR", url: "pmagent-forge://hakone-e2/pulls/1", status: "open" }),
+    ]);
   });
 
   it("a local forge configured outside the repository fails the sources, as opening the forge does", async () => {

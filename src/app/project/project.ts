@@ -108,10 +108,17 @@ export class OpenProject {
     );
   }
 
-  /** The local forge (its pull requests table and bare repository), whatever forge OPEN_PR uses. */
-  localForge(): Promise<LocalForge> {
-    return this.once("localForge", async () =>
-      (await import("../actions.js")).localForge(this.project, this.store, this.env),
+  /**
+   * The local forge (its pull requests table and bare repository), whatever forge OPEN_PR uses; or
+   * another project's pull requests in the same forge (numbered per project).
+   */
+  localForge(projectId: string = this.config.project_id): Promise<LocalForge> {
+    const project =
+      projectId === this.config.project_id
+        ? this.project
+        : { ...this.project, config: { ...this.config, project_id: projectId } };
+    return this.once(`localForge:${projectId}`, async () =>
+      (await import("../actions.js")).localForge(project, this.store, this.env),
     );
   }
 
@@ -177,21 +184,23 @@ export class OpenProject {
     // misconfigured project fails here as before rather than as a note inside the answer.
     confinePath(this.root, this.config.forge.bare_repo, "forge.bare_repo");
     const actions: RunReaders["actions"] = { forRuns: async (...a) => (await this.actions()).forRuns(...a) };
-    const forge: RunReaders["forge"] = { byNumbers: async (...a) => (await this.localForge()).byNumbers(...a) };
+    const forge = (projectId: string): RunReaders["forge"] => ({
+      byNumbers: async (...a) => (await this.localForge(projectId)).byNumbers(...a),
+    });
     const proposals = (projectId: string): RunReaders["proposals"] => ({
       sightedIn: async (...a) => (await this.proposals(projectId)).sightedIn(...a),
     });
-    // Another project of the repository: its own board, runs and proposals, in the same store; the
-    // actions and the local forge are the repository's.
+    // Another project of the repository: its own board, runs, proposals and pull requests, in the
+    // same store (actions are found by their runs).
     const projectReaders = async (projectId: string) => ({
       board: await this.board(projectId),
-      readers: { runs: await this.runs(projectId), actions, proposals: proposals(projectId), forge },
+      readers: { runs: await this.runs(projectId), actions, proposals: proposals(projectId), forge: forge(projectId) },
     });
     return kaiSources({
       config: this.config,
       repo: options.repo ?? this.root,
       board,
-      readers: { runs, actions, proposals: proposals(this.config.project_id), forge },
+      readers: { runs, actions, proposals: proposals(this.config.project_id), forge: forge(this.config.project_id) },
       env: this.env,
       projectReaders,
     });
