@@ -61,12 +61,12 @@ const THROUGH_INDEX = {
   message: "Modules (and lattice's sub-modules) talk through each other's index.ts, never their internals.",
 };
 
-// CommonJS packages every command loads are required (src/cli/commander.ts, src/store/sqlite.ts):
+// CommonJS packages every command loads are required (src/cli/commander.ts, src/store/better-sqlite3.ts):
 // node's ES-module wrapper of one costs each command milliseconds. Their types may be imported.
 const REQUIRED_CJS = ["commander", "better-sqlite3"].map((name) => ({
   name,
   allowTypeImports: true,
-  message: `${name} is required (createRequire), not imported: ${name === "commander" ? "take its classes from src/cli/commander.ts" : "see src/store/sqlite.ts"}.`,
+  message: `${name} is required (createRequire), not imported: ${name === "commander" ? "take its classes from src/cli/commander.ts" : "take the driver from src/store/better-sqlite3.ts"}.`,
 }));
 
 /** Patterns forbidding the folders above `layer` (given as `../name/` relative prefixes). */

@@ -1,10 +1,6 @@
 /** The WAL checkpointer thread of a SQLite store (see SqliteStore): checkpoints on request. */
-import type BetterSqlite3 from "better-sqlite3";
-import { createRequire } from "node:module";
 import { parentPort, workerData } from "node:worker_threads";
-
-// Required as the store requires it (sqlite.ts): the one way better-sqlite3 is loaded.
-const Database = createRequire(import.meta.url)("better-sqlite3") as typeof BetterSqlite3;
+import { Database } from "./better-sqlite3.js";
 
 const port = parentPort;
 if (!port) throw new Error("sqlite-checkpoint-thread.js runs as a worker thread of a SQLite store");

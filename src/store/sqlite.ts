@@ -1,19 +1,13 @@
-import type BetterSqlite3 from "better-sqlite3";
-import { createRequire } from "node:module";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { EventEmitter } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Worker } from "node:worker_threads";
 import { startThread, UnavailableError } from "../core/index.js";
+import { Database, type Statement } from "./better-sqlite3.js";
 import { busyWaitMs, isBusy, storeBusy } from "./busy.js";
 import { assertUsableSqlitePath } from "./sqlite-path.js";
 import type { Queryable, RunResult, SqlParam, Store, TransactionOptions, Unlisten } from "./types.js";
-
-// required, not imported: node's ESM wrapper of a CommonJS package (its exports lexed from the
-// source) costs every command that opens the store a few milliseconds.
-const Database = createRequire(import.meta.url)("better-sqlite3") as typeof BetterSqlite3;
-type Statement = BetterSqlite3.Statement<unknown[]>;
 
 /**
  * Parameters as better-sqlite3 binds them (booleans as 0/1), copied only when a boolean is among
@@ -34,7 +28,7 @@ function toSqlite(params: readonly SqlParam[] | undefined): unknown[] {
 export class SqliteStore implements Store {
   readonly dialect = "sqlite" as const;
   readonly location: string;
-  private readonly db: BetterSqlite3.Database;
+  private readonly db: Database;
   private readonly statements = new Map<string, Statement>();
   private readonly events = new EventEmitter();
   private queue: Promise<unknown> = Promise.resolve();

@@ -161,7 +161,6 @@ export interface TestProject {
   cleanup(): void;
 }
 
-/** A project in a temp dir: lane Builder → Reviewer, the store from `ts` (null: one only child processes open, no `supervisor()` here). */
 /** The lane a test project has unless its test gives others: a Builder handing on to a Reviewer. */
 export const TEST_LANE = {
   layer: "test",
@@ -176,6 +175,7 @@ export const TEST_LANE = {
   ],
 };
 
+/** A project in a temp dir: lane Builder → Reviewer, the store from `ts` (null: one only child processes open, no `supervisor()` here). */
 export function testProject(
   ts: Pick<TestStore, "store"> | null,
   extraConfig: Record<string, unknown> = {},

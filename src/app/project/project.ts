@@ -113,12 +113,14 @@ export class OpenProject {
    * another project's pull requests in the same forge (numbered per project).
    */
   localForge(projectId: string = this.config.project_id): Promise<LocalForge> {
-    const project =
-      projectId === this.config.project_id
-        ? this.project
-        : { ...this.project, config: { ...this.config, project_id: projectId } };
     return this.once(`localForge:${projectId}`, async () =>
-      (await import("../actions.js")).localForge(project, this.store, this.env),
+      (await import("../actions.js")).localForge(
+        projectId === this.config.project_id
+          ? this.project
+          : { ...this.project, config: { ...this.config, project_id: projectId } },
+        this.store,
+        this.env,
+      ),
     );
   }
 
