@@ -81,6 +81,8 @@ export interface FakeOpenAI {
   /** Base URL for the SDK (`…/v1`). */
   baseURL: string;
   requests: RecordedRequest[];
+  /** Settles once `count` requests have arrived (a test waits on the agent's request, not a timer). */
+  requested(count: number): Promise<void>;
   /** Queue replies, answered in order; a request with nothing queued gets a 500 saying so. */
   reply(...replies: FakeReply[]): void;
   /** Replies still queued. */
@@ -92,6 +94,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   const queue: FakeReply[] = [];
   const requests: RecordedRequest[] = [];
   const hanging = new Set<ServerResponse>();
+  const waiters: Array<{ count: number; resolve: () => void }> = [];
   let counter = 0;
 
   const server = createServer((req, res) => {
@@ -107,6 +110,10 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       return sendError(res, 400, "We could not parse the JSON body of your request.");
     }
     requests.push({ method: req.method ?? "", path: req.url ?? "", headers: req.headers, body });
+    for (const w of waiters.filter((w) => requests.length >= w.count)) {
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve();
+    }
     if (req.method !== "POST" || req.url !== "/v1/responses")
       return sendError(res, 404, `Invalid URL (${req.method} ${req.url})`);
     let reply = queue.shift();
@@ -255,6 +262,8 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   return {
     baseURL: `${origin}/v1`,
     requests,
+    requested: (count) =>
+      requests.length >= count ? Promise.resolve() : new Promise((resolve) => waiters.push({ count, resolve })),
     reply: (...replies) => void queue.push(...replies),
     pending: () => queue.length,
     close,

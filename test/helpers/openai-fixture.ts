@@ -41,6 +41,7 @@ export function useFakeOpenAI(options: FakeOpenAIFixtureOptions = {}): FakeOpenA
     get requests() {
       return live().requests;
     },
+    requested: (count) => live().requested(count),
     reply: (...replies) => live().reply(...replies),
     pending: () => live().pending(),
     close: () => live().close(),

@@ -68,4 +68,26 @@ describe("pmagent/testing: a user's sprite run in a throwaway project", () => {
       await fake.close();
     }
   });
+
+  it("tells a test when a request has arrived, even one whose answer is held", async () => {
+    const fake = await startFakeOpenAI();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    try {
+      fake.reply({ until: held, then: { text: "after the hold" } });
+      const client = new OpenAI({ apiKey: "test-key", baseURL: fake.baseURL, maxRetries: 0 });
+      const answer = client.responses.create({ model: "gpt-test", input: "hello" });
+      await fake.requested(1);
+      expect(fake.requests).toHaveLength(1);
+      let answered = false;
+      void answer.then(() => (answered = true));
+      await fake.requested(1); // already there: settles at once
+      expect(answered).toBe(false);
+      release();
+      expect((await answer).output_text).toBe("after the hold");
+    } finally {
+      release();
+      await fake.close();
+    }
+  });
 });

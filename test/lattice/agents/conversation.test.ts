@@ -79,7 +79,9 @@ describe.each(kinds)("an agent's conversation, on $name", (kind) => {
         const isCommand = (e: StoredEvent) =>
           e.event_type === "INFO" && (e.event.payload as { kind?: string }).kind === "command";
         const seen = await eventsUntil(sup, runId, (all) => all.some(isCommand));
-        // Mid-turn: the model's next request is held, so the run is still going.
+        // Mid-turn: the model's next request is held, so the run is still going. Codex may print the
+        // command's item before it sends that request: wait for the request, not for a moment.
+        await fake.requested(2);
         expect((await sup.runs.get(runId)).state).toBe("running");
         expect(fake.requests.length).toBe(2);
         const infos = payloads(seen, "INFO");
