@@ -130,25 +130,32 @@ export async function collectEvidence(
         ),
       )
     : Promise.resolve(null);
-  const [git, found, board, runs, github, web_url, cycle_mentions] = await Promise.all([
+  const foundRead = findStateDoc(sources.repo, config.project_id, lane, window.until);
+  // Both answers name the board's cycles as the project's commits do (the same names in each).
+  const mentionsRead = cycleMentions(sources.repo, window.until);
+  // Cycles the repository records (applies merged to STATE): what lane_status shows where the board
+  // has none. Read only then: it walks the STATE document's whole history, started as soon as the
+  // document is known rather than after every other source.
+  const repoCyclesRead =
+    request.type === "lane_status"
+      ? Promise.all([foundRead, boardRead]).then(([doc, board]) =>
+          laneCycles(board ?? [], lane, config.humans, []).length > 0
+            ? null
+            : repoCycles(sources.repo, lane, doc, window.until, mentionsRead),
+        )
+      : Promise.resolve(null);
+  const [git, found, board, runs, github, web_url, cycle_mentions, repo_cycles] = await Promise.all([
     request.type === "what_changed" ? collectGit(sources.repo, window) : Promise.resolve(null),
-    findStateDoc(sources.repo, config.project_id, lane, window.until),
+    foundRead,
     boardRead,
     runsRead,
     optional("GitHub", sources.github, window, lane, notes),
     githubWebUrl(sources.repo, config),
-    // Both answers name the board's cycles as the project's commits do (the same names in each).
-    cycleMentions(sources.repo, window.until),
+    mentionsRead,
+    repoCyclesRead,
   ]);
   const { found_by, ...state_doc } = found;
   notes.unshift(`STATE document read: ${state_doc.path}, ${found_by}`);
-  // Cycles the repository records (applies merged to STATE): what lane_status shows where the board
-  // has none. Read only then: it walks the STATE document's whole history.
-  const onBoard = laneCycles(board ?? [], lane, config.humans, []).length > 0;
-  const repo_cycles =
-    request.type === "lane_status" && !onBoard
-      ? await repoCycles(sources.repo, lane, state_doc, window.until, cycle_mentions)
-      : null;
   // A cycle known from the repository: its later roles' progress is read from the window's commits.
   const gitRead = git ?? (repo_cycles && repo_cycles.length > 0 ? await collectGit(sources.repo, window) : null);
   if (!sources.board) notes.push("the blackboard was not read (no blackboard source)");
@@ -313,13 +320,13 @@ export async function answerRequest(request: KaiRequest, given: KaiOptions): Pro
 /** Answer a request given as a value: invalid requests get a `status: "error"` response. */
 export async function answer(value: unknown, options: KaiOptions): Promise<KaiResponse> {
   const now = new Date((options.clock ?? Date.now)());
-  const check = await checkRequest(value, options.config, now, await repoProjects(options.sources.repo));
+  const check = await checkRequest(value, options.config, now, () => repoProjects(options.sources.repo));
   return check.ok ? answerRequest(check.request, options) : errorResponse(check.request_id, check.notes, now);
 }
 
 /** Answer a request given as JSON text (a file, stdin, an HTTP body). */
 export async function answerText(text: string, options: KaiOptions): Promise<KaiResponse> {
   const now = new Date((options.clock ?? Date.now)());
-  const check = await checkRequestText(text, options.config, now, await repoProjects(options.sources.repo));
+  const check = await checkRequestText(text, options.config, now, () => repoProjects(options.sources.repo));
   return check.ok ? answerRequest(check.request, options) : errorResponse(check.request_id, check.notes, now);
 }

@@ -26,10 +26,14 @@ function requestIdOf(value: unknown): string | null {
   return null;
 }
 
+/** The projects a request may name: given, or read when a request names another project. */
+export type Projects = readonly string[] | (() => Promise<readonly string[]>);
+
 /**
  * Check a request against kai_request_v1 and against the repository it is sent to: the project
  * must be one living there (`projects`: the configured one, and those with a STATE document of
- * their own) and the lane a configured one (the config is the truth, not the spec's v1 example).
+ * their own; a function is asked only for a request about another project, as reading them costs
+ * a git process) and the lane a configured one (the config is the truth, not the spec's v1 example).
  * A plainly valid request is taken without the schema; any other is the schema's to judge (its
  * notes name each problem), which is loaded then.
  */
@@ -37,7 +41,7 @@ export async function checkRequest(
   value: unknown,
   config: Config,
   now: Date = new Date(),
-  projects: readonly string[] = [config.project_id],
+  projects: Projects = [config.project_id],
 ): Promise<RequestCheck> {
   const request_id = requestIdOf(value);
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
@@ -58,7 +62,8 @@ export async function checkRequest(
     request = parsed.data;
   }
   const notes: string[] = [];
-  const known = [...new Set([config.project_id, ...projects])];
+  if (request.project_id !== config.project_id && typeof projects === "function") projects = await projects();
+  const known = [...new Set([config.project_id, ...(typeof projects === "function" ? [] : projects)])];
   if (!known.includes(request.project_id)) {
     notes.push(
       known.length > 1
@@ -83,7 +88,7 @@ export async function checkRequestText(
   text: string,
   config: Config,
   now: Date = new Date(),
-  projects: readonly string[] = [config.project_id],
+  projects: Projects = [config.project_id],
 ): Promise<RequestCheck> {
   let value: unknown;
   try {

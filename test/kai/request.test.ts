@@ -136,6 +136,26 @@ describe("kai_request_v1", () => {
       notes: ["$: expected a kai_request_v1 JSON object, got an array"],
     });
   });
+
+  it("reads the repository's projects (a git process) only for a request about another project", async () => {
+    const asked: string[] = [];
+    const projects = async () => {
+      asked.push("projects");
+      return ["vpm-mini", "hakone-e2"];
+    };
+    expect(await checkRequest(valid, config, new Date(NOW), projects)).toMatchObject({ ok: true });
+    expect(asked).toEqual([]);
+    expect(await checkRequest({ ...valid, project_id: "hakone-e2" }, config, new Date(NOW), projects)).toMatchObject({
+      ok: true,
+      request: { project_id: "hakone-e2" },
+    });
+    expect(await checkRequest({ ...valid, project_id: "nope" }, config, new Date(NOW), projects)).toEqual({
+      ok: false,
+      request_id: valid.request_id,
+      notes: ['$.project_id: unknown project "nope"; projects in this repository: "vpm-mini", "hakone-e2"'],
+    });
+    expect(asked).toEqual(["projects", "projects"]);
+  });
 });
 
 describe("the request check without the schema (plainRequest)", () => {

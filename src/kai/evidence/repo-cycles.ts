@@ -65,7 +65,7 @@ export async function repoCycles(
   lane: Pick<LaneConfig, "layer" | "name">,
   doc: StateDocEvidence,
   cutoff: Date,
-  mentions?: readonly CycleMention[],
+  mentions?: Promise<readonly CycleMention[]> | readonly CycleMention[],
 ): Promise<RepoCycle[]> {
   const res = await runGit(repo, [
     "log",
@@ -85,7 +85,7 @@ export async function repoCycles(
   // The mentions already read (`cycleMentions`, same cutoff) are reused: one walk of the history.
   const mentioned =
     applies.length > 0 || stated.length > 0
-      ? firstMentions(mentions ?? (await cycleMentions(repo, cutoff)))
+      ? firstMentions((await mentions) ?? (await cycleMentions(repo, cutoff)))
       : new Map<number, string>();
   for (const [i, c] of applies.entries()) {
     const named = CYCLE_NUMBER.exec(`${c.subject}\n${c.body}`);
