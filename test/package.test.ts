@@ -39,7 +39,7 @@ describe("npm package", () => {
       expect(pack.code, pack.stderr).toBe(0);
       const [info] = JSON.parse(pack.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
       const files = info!.files.map((f) => f.path);
-      expect(files).toContain("dist/cli/main.js");
+      expect(files).toContain("dist/bin/main.js");
       expect(files).toContain("schemas/config.schema.json");
       expect(files).toContain("LICENSE");
       expect(files.some((f) => f.startsWith("src/") || f.startsWith("test/"))).toBe(false);

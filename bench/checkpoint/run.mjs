@@ -15,7 +15,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { CheckpointVault, createCheckpoint, restoreCheckpoint } from "../../dist/lattice/index.js";
 
-const CLI = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
+const CLI = fileURLToPath(new URL("../../dist/bin/main.js", import.meta.url));
 
 const arg = (name, def) => {
   const i = process.argv.indexOf(`--${name}`);

@@ -15,7 +15,7 @@ import { performance } from "node:perf_hooks";
 const ROUNDS = Number(process.env.CLI_BENCH_ROUNDS ?? 5);
 const REPEAT = Number(process.env.CLI_BENCH_REPEAT ?? 9);
 const root = join(fileURLToPath(import.meta.url), "..", "..", "..");
-const cli = join(root, "dist/cli/main.js");
+const cli = join(root, "dist/bin/main.js");
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const dir = mkdtempSync(join(tmpdir(), "pmagent-bench-cli-"));

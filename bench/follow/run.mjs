@@ -20,7 +20,7 @@ const COUNTS = (process.env.FOLLOW_BENCH_COUNTS ?? "1,4,16").split(",").map(Numb
 const EVERY_MS = Number(process.env.FOLLOW_BENCH_EVERY_MS ?? 500);
 const WINDOW_S = Number(process.env.FOLLOW_BENCH_WINDOW_S ?? 8);
 const root = join(fileURLToPath(import.meta.url), "..", "..", "..");
-const cli = join(root, "dist/cli/main.js");
+const cli = join(root, "dist/bin/main.js");
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const TICK = Number(spawnSync("getconf", ["CLK_TCK"]).stdout?.toString().trim() || 100);
 /** The sprites' marker in their command line: how the bench counts the ones running. */

@@ -126,7 +126,7 @@ async function measure(name, store, pm = current) {
     const sup = new pm.Supervisor({
       store,
       project: project(root),
-      pmagentCommand: [process.execPath, join(dist, "cli/main.js")],
+      pmagentCommand: [process.execPath, join(dist, "bin/main.js")],
       pollMs: 50,
     });
     const c0 = cpu();

@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 const ROUNDS = Number(process.env.START_BENCH_ROUNDS ?? 3);
 const FILES = Number(process.env.START_BENCH_FILES ?? 50_000);
 const root = join(fileURLToPath(import.meta.url), "..", "..", "..");
-const cli = join(root, "dist/cli/main.js");
+const cli = join(root, "dist/bin/main.js");
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 /** Wall clock in ms with sub-ms digits, comparable with `date +%s%N` in the sprite. */
 const nowMs = () => performance.timeOrigin + performance.now();

@@ -19,16 +19,18 @@ interface Validated {
 }
 
 /**
- * What the schema's verdict depends on besides the text: this build's schema and loader files
- * (a rebuild or an upgrade rewrites them). Undefined when they cannot be found: nothing is remembered.
+ * What the schema's verdict depends on besides the text: this build's files holding the config's
+ * code (a rebuild or an upgrade rewrites them): this module, and the schema and loader beside it
+ * where the build keeps them apart (the bundled CLI holds them in chunks written with this one).
+ * Undefined when this module's own file cannot be found: nothing is remembered.
  */
 function buildStamp(): string | undefined {
   const ext = import.meta.url.slice(import.meta.url.lastIndexOf("."));
   const parts: string[] = [];
-  for (const file of ["schema", "load"]) {
-    const st = statSync(new URL(`./${file}${ext}`, import.meta.url), { throwIfNoEntry: false });
-    if (!st) return undefined;
-    parts.push(`${file}:${st.mtimeMs}:${st.size}`);
+  for (const file of [import.meta.url, `./schema${ext}`, `./load${ext}`]) {
+    const st = statSync(new URL(file, import.meta.url), { throwIfNoEntry: false });
+    if (!st && file === import.meta.url) return undefined;
+    if (st) parts.push(`${file.slice(file.lastIndexOf("/") + 1)}:${st.mtimeMs}:${st.size}`);
   }
   return parts.join(" ");
 }

@@ -4,12 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { PAYLOAD_KEYS, PAYLOAD_SCHEMAS, Sprite, EVENT_TYPES } from "../../src/lattice/index.js";
-import { CLI, REPO_ROOT, runProcess } from "../helpers/proc.js";
+import { CLI_UNBUNDLED, REPO_ROOT, runProcess } from "../helpers/proc.js";
 
 const TRACE = pathToFileURL(join(REPO_ROOT, "test/cli/fixtures/trace-imports.mjs")).href;
 const stripTime = (line: string) => line.replace(/"timestamp":"[^"]+"/, '"timestamp":"T"');
 
-/** `pmagent emit ARGS` in a fresh sprite workspace, with the modules it loaded. */
+/** `pmagent emit ARGS` in a fresh sprite workspace, with the modules it loaded (tsc's output, file by file). */
 async function emit(args: string[], extraEnv: NodeJS.ProcessEnv = {}) {
   const workspace = mkdtempSync(join(tmpdir(), "pmagent-emit-fast-"));
   mkdirSync(join(workspace, ".lattice"));
@@ -22,7 +22,7 @@ async function emit(args: string[], extraEnv: NodeJS.ProcessEnv = {}) {
     PMAGENT_TRACE_IMPORTS: trace,
     ...extraEnv,
   };
-  const r = await runProcess(process.execPath, ["--import", TRACE, CLI, "emit", ...args], { env });
+  const r = await runProcess(process.execPath, ["--import", TRACE, CLI_UNBUNDLED, "emit", ...args], { env });
   const loaded = readFileSync(trace, "utf8").split("\n").filter(Boolean);
   let outbox = "";
   try {

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Command } from "../../src/cli/commander.js";
 import { groups } from "../../src/cli/program.js";
-import { CLI, REPO_ROOT, runProcess } from "../helpers/proc.js";
+import { CLI, CLI_UNBUNDLED, REPO_ROOT, runProcess } from "../helpers/proc.js";
 
 const TRACE = pathToFileURL(join(REPO_ROOT, "test/cli/fixtures/trace-imports.mjs")).href;
 /** The files of the command groups in dist/cli (bb-sync.js is loaded by bb.js). */
@@ -33,17 +33,23 @@ const GROUP_FILES = [
   "completion",
 ];
 
-/** Run the built CLI and return which group files it loaded. */
+/** Run a built CLI and return the module URLs it loaded. */
+async function traced(cli: string, args: string[], cwd?: string) {
+  const trace = join(mkdtempSync(join(tmpdir(), "pmagent-trace-")), "imports.txt");
+  const r = await runProcess(process.execPath, ["--import", TRACE, cli, ...args], {
+    cwd,
+    env: { ...process.env, PMAGENT_TRACE_IMPORTS: trace },
+  });
+  return { ...r, urls: readFileSync(trace, "utf8").split("\n") };
+}
+
+/** Run tsc's output of the CLI (file by file) and return which group files it loaded. */
 async function loadedGroups(
   args: string[],
   cwd?: string,
 ): Promise<{ code: number | null; stdout: string; stderr: string; groups: string[]; dist: string[]; urls: string[] }> {
-  const trace = join(mkdtempSync(join(tmpdir(), "pmagent-trace-")), "imports.txt");
-  const r = await runProcess(process.execPath, ["--import", TRACE, CLI, ...args], {
-    cwd,
-    env: { ...process.env, PMAGENT_TRACE_IMPORTS: trace },
-  });
-  const urls = readFileSync(trace, "utf8").split("\n");
+  const r = await traced(CLI_UNBUNDLED, args, cwd);
+  const urls = r.urls;
   expect(
     urls.some((u) => u.endsWith("/dist/cli/program.js")),
     "the trace saw the CLI load",
@@ -84,7 +90,7 @@ describe("the CLI loads only the command group it runs", () => {
   it("bb list, runs list and kai status load neither the GitHub client, the server, the supervisor, the model client nor zod", async () => {
     const dir = mkdtempSync(join(tmpdir(), "pmagent-lean-"));
     expect((await runProcess("git", ["init", "-q", "-b", "main"], { cwd: dir })).code).toBe(0);
-    expect((await runProcess(process.execPath, [CLI, "init"], { cwd: dir })).code).toBe(0);
+    expect((await runProcess(process.execPath, [CLI_UNBUNDLED, "init"], { cwd: dir })).code).toBe(0);
     for (const args of [
       ["bb", "list"],
       ["runs", "list"],
@@ -133,6 +139,34 @@ describe("the CLI loads only the command group it runs", () => {
           ),
           args.join(" "),
         ).toEqual([]);
+    }
+  });
+
+  it("the bundled bin keeps the lazy boundaries: the packages a command does not use stay unloaded", async () => {
+    // Its own project: the config is remembered valid per build (tsc's output is another build).
+    const dir = mkdtempSync(join(tmpdir(), "pmagent-lean-bin-"));
+    expect((await runProcess("git", ["init", "-q", "-b", "main"], { cwd: dir })).code).toBe(0);
+    expect((await runProcess(process.execPath, [CLI, "init"], { cwd: dir })).code).toBe(0);
+    const version = await traced(CLI, ["--version"], dir);
+    expect(version.code).toBe(0);
+    const chunks = (r: { urls: string[] }) => r.urls.filter((u) => u.includes("/dist/bin/"));
+    for (const args of [
+      ["bb", "list"],
+      ["runs", "list"],
+      ["kai", "status"],
+    ]) {
+      const r = await traced(CLI, args, dir);
+      expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(0);
+      // Nothing but the bin's chunks from pmagent itself; no package the command does not use.
+      expect(r.urls.filter((u) => u.includes("/dist/") && !u.includes("/dist/bin/"))).toEqual([]);
+      expect(
+        r.urls.filter((u) =>
+          /\/node_modules\/(@octokit|openai|fastify|pg|pino|zod|commander|better-sqlite3)\//.test(u),
+        ),
+        args.join(" "),
+      ).toEqual([]);
+      // A command group is a chunk of its own, loaded after the version's.
+      expect(chunks(r).length, args.join(" ")).toBeGreaterThan(chunks(version).length);
     }
   });
 

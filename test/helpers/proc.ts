@@ -7,8 +7,10 @@ export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..
 /** `--import` value that lets a child node process load TypeScript sources (from any cwd). */
 export const TSX_IMPORT = pathToFileURL(join(REPO_ROOT, "node_modules/tsx/dist/loader.mjs")).href;
 
-/** The built CLI (`npm test` builds first, so tests drive the same binary users run). */
-export const CLI = join(REPO_ROOT, "dist/cli/main.js");
+/** The built CLI (`npm test` builds first, so tests drive the same binary users run: the bundled bin). */
+export const CLI = join(REPO_ROOT, "dist/bin/main.js");
+/** tsc's output of the CLI, file by file: what the tests of its lazy loading trace. */
+export const CLI_UNBUNDLED = join(REPO_ROOT, "dist/cli/main.js");
 
 export interface ProcResult {
   code: number | null;

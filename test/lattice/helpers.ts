@@ -4,12 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseConfig, type Project } from "../../src/config/index.js";
 import { Supervisor, type SupervisorHooks, type SupervisorOptions } from "../../src/lattice/index.js";
-import { REPO_ROOT } from "../helpers/proc.js";
+import { CLI, REPO_ROOT } from "../helpers/proc.js";
 import type { TestStore } from "../helpers/stores.js";
 
 export const DIST = join(REPO_ROOT, "dist");
 export const SCENARIO_SPRITE = join(REPO_ROOT, "test/lattice/sprites/scenario.mjs");
-export const PMAGENT = [process.execPath, join(DIST, "cli/main.js")];
+export const PMAGENT = [process.execPath, CLI];
 /** The sprite that asks for an action (scenario in its workspace) and reports the outcome. */
 export const ACTION_SPRITE = join(REPO_ROOT, "test/lattice/sprites/action-sprite.mjs");
 /** Write a scenario into `dir` and return the sprite command that plays it (test/lattice/sprites/scenario.mjs). */

@@ -3,7 +3,8 @@
  * violations log) and the command the launcher runs.
  */
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { sh } from "../../core/index.js";
 import { VIOLATIONS_FILE, ghShim, gitPrograms, gitShim } from "./git-guard.js";
 import { realpathOr } from "./paths.js";
@@ -80,10 +81,16 @@ export function prepareRunDir(
   return dirs;
 }
 
-/** The command that runs this pmagent (the node binary and the CLI script: up from lattice/sandbox/ to cli/main.js). */
+/**
+ * The command that runs this pmagent: the node binary and the CLI script this process was started
+ * from, else the package's own bin (its package.json, the first one up from this file: the same
+ * from tsc's output, the bundled CLI's chunks and the sources).
+ */
 export function selfCommand(): string[] {
   const script = process.argv[1];
-  return script && /main\.(js|ts)$/.test(script)
-    ? [process.execPath, resolve(script)]
-    : [process.execPath, resolve(new URL("../../cli/main.js", import.meta.url).pathname)];
+  if (script && /main\.(js|ts)$/.test(script)) return [process.execPath, resolve(script)];
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, "package.json")) && dirname(dir) !== dir) dir = dirname(dir);
+  const { bin } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { bin: { pmagent: string } };
+  return [process.execPath, join(dir, bin.pmagent)];
 }
