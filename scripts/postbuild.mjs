@@ -1,5 +1,5 @@
 // After tsc: the CLI as users run it, bundled; file modes; the console's static files.
-import { chmodSync, copyFileSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
@@ -27,6 +27,12 @@ await build({
   packages: "external",
   logLevel: "warning",
 });
+// esbuild cannot see the threads `startThread(name, import.meta.url)` starts beside the caller:
+// a thread without an entry above would fail only when the bin starts it, so the build fails now.
+for (const chunk of readdirSync(dist("bin")))
+  for (const [, name] of readFileSync(dist(`bin/${chunk}`), "utf8").matchAll(/startThread\("([\w-]+)"/g))
+    if (!existsSync(dist(`bin/${name}.js`)))
+      throw new Error(`dist/bin/${chunk} starts the thread "${name}": add it to the entries in scripts/postbuild.mjs`);
 // tsc and esbuild do not keep file modes.
 for (const bin of ["cli/main.js", "bin/main.js"]) chmodSync(dist(bin), 0o755);
 // The console's static files beside its compiled app.js (tsc only emits .js).

@@ -18,7 +18,7 @@ import pg from "pg";
 import { Blackboard, PostgresStore, migrate, migrations } from "../../dist/index.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const CLI = join(HERE, "..", "..", "dist", "cli", "main.js");
+const CLI = join(HERE, "..", "..", "dist", "bin", "main.js");
 const SPRITE = join(HERE, "sprite.sh");
 const PG_URL = process.env.PMAGENT_BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const { values: args } = parseArgs({ options: { entries: { type: "string" }, rounds: { type: "string" } } });

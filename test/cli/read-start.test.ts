@@ -3,12 +3,19 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { CLI, REPO_ROOT, runCli, runProcess } from "../helpers/proc.js";
+import { CLI_UNBUNDLED, REPO_ROOT, runProcess } from "../helpers/proc.js";
 
 const TRACE = pathToFileURL(join(REPO_ROOT, "test/cli/fixtures/trace-imports.mjs")).href;
 // What a command that only reads should not load: zod, the config's and the board's schemas, GitHub.
 const HEAVY =
   /\/node_modules\/zod\/|\/dist\/config\/schema\.js|\/dist\/blackboard\/(schema|post|change|import)\.js|\/dist\/blackboard\/github\//;
+
+/**
+ * tsc's output of the CLI, file by file, so the trace names the modules (the bundled bin is held
+ * to the same in program.test.ts); one build throughout, as a remembered config is per build.
+ */
+const runCli = (args: string[], options: Parameters<typeof runProcess>[2] = {}) =>
+  runProcess(process.execPath, [CLI_UNBUNDLED, ...args], options);
 
 /** A project made by `pmagent init` (SQLite store), with one entry posted. */
 async function project(): Promise<string> {
@@ -27,7 +34,7 @@ async function project(): Promise<string> {
 /** `pmagent ARGS` in `dir`, with the modules it loaded. */
 async function traced(dir: string, args: string[]) {
   const trace = join(dir, `imports-${Math.random().toString(36).slice(2)}.txt`);
-  const r = await runProcess(process.execPath, ["--import", TRACE, CLI, ...args], {
+  const r = await runProcess(process.execPath, ["--import", TRACE, CLI_UNBUNDLED, ...args], {
     cwd: dir,
     env: { ...process.env, PMAGENT_TRACE_IMPORTS: trace },
   });

@@ -53,16 +53,12 @@ export async function findStateDoc(
   const own = `STATE/${projectId}/current_state.md`;
   confinePath(repo, own, "state_file");
   assertRepository(repo);
-  // The default document is read beside the check for the project's own, not after it: one wave
-  // of git processes fewer for a project without its own (a person waits for each wave).
-  const [ownExists, fallback] = await Promise.all([
-    existsAt(repo, cutoff, own),
-    collectStateDoc(repo, DEFAULT_STATE_FILE, cutoff).catch((err: unknown) => err as Error),
-  ]);
-  if (ownExists)
+  if (await existsAt(repo, cutoff, own))
     return { ...(await collectStateDoc(repo, own, cutoff)), found_by: `the project's own STATE document (${own})` };
-  if (fallback instanceof Error) throw fallback;
-  return { ...fallback, found_by: `the default state_file (${own} does not exist at the cutoff)` };
+  return {
+    ...(await collectStateDoc(repo, DEFAULT_STATE_FILE, cutoff)),
+    found_by: `the default state_file (${own} does not exist at the cutoff)`,
+  };
 }
 
 /**

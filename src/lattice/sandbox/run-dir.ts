@@ -5,7 +5,7 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { sh } from "../../core/index.js";
+import { sh, UnavailableError } from "../../core/index.js";
 import { VIOLATIONS_FILE, ghShim, gitPrograms, gitShim } from "./git-guard.js";
 import { realpathOr } from "./paths.js";
 import { findExecutable } from "./processes.js";
@@ -91,6 +91,11 @@ export function selfCommand(): string[] {
   if (script && /main\.(js|ts)$/.test(script)) return [process.execPath, resolve(script)];
   let dir = dirname(fileURLToPath(import.meta.url));
   while (!existsSync(join(dir, "package.json")) && dirname(dir) !== dir) dir = dirname(dir);
-  const { bin } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { bin: { pmagent: string } };
+  const { bin } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { bin?: { pmagent?: string } };
+  if (typeof bin?.pmagent !== "string")
+    throw new UnavailableError(
+      "sandbox_unavailable",
+      `cannot find pmagent's bin (${join(dir, "package.json")} names none): pass the supervisor's pmagentCommand`,
+    );
   return [process.execPath, join(dir, bin.pmagent)];
 }
