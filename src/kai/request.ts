@@ -13,7 +13,11 @@ function issueNote(issue: z.core.$ZodIssue): string {
   if (issue.code === "unrecognized_keys") {
     return issue.keys.map((k) => `${at}: unknown field "${k}" (kai_request_v1 does not define it)`).join("\n");
   }
-  if (issue.code === "invalid_type" && (issue as { input?: unknown }).input === undefined)
+  // A missing field: zod reports a wrong type, or for `type` (an enum) a value not among the choices.
+  if (
+    (issue.code === "invalid_type" || issue.code === "invalid_value") &&
+    (issue as { input?: unknown }).input === undefined
+  )
     return `${at}: required field is missing`;
   return `${at}: ${issue.message}`;
 }

@@ -47,6 +47,7 @@ describe("kai_request_v1", () => {
       { ...valid, type: "forecast" },
       ['$.type: unknown type "forecast": expected "lane_status" or "what_changed"'],
     ],
+    ["no type", { ...valid, type: undefined }, ["$.type: required field is missing"]],
     [
       "an unknown project",
       { ...valid, project_id: "hakone-e2" },
