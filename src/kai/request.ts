@@ -66,8 +66,10 @@ export async function checkRequest(
     request = parsed.data;
   }
   const notes: string[] = [];
-  if (request.project_id !== config.project_id && typeof projects === "function") projects = await projects();
-  const known = [...new Set([config.project_id, ...(typeof projects === "function" ? [] : projects)])];
+  // The configured project is always known; the repository's others are read only when asked about.
+  const others =
+    request.project_id === config.project_id ? [] : typeof projects === "function" ? await projects() : projects;
+  const known = [...new Set([config.project_id, ...others])];
   if (!known.includes(request.project_id)) {
     notes.push(
       known.length > 1
