@@ -1,6 +1,6 @@
 // The board's entry without its zod schema: the statuses, the spec's field names and the entry's
 // content. The board's reads (`bb list`, a project's board) use these and never load zod.
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../core/index.js";
 import type { BoardContext } from "./context.js";
 import type { Entry, EntryInput } from "./schema.js";
 
@@ -34,7 +34,7 @@ export function newId(ctx: BoardContext, kind?: string): string {
     .toISOString()
     .replace(/[-:]/g, "")
     .replace(/\.\d+Z$/, "Z");
-  return `${ctx.projectId}${kind ? `-${kind}` : ""}-${stamp}-${randomBytes(3).toString("hex")}`;
+  return `${ctx.projectId}${kind ? `-${kind}` : ""}-${stamp}-${randomHex(3)}`;
 }
 
 /** The fields that make an entry what it is; a re-post with the same content is a no-op. */

@@ -1,12 +1,12 @@
 import { mkdirSync, renameSync, writeFileSync, openSync, fsyncSync, closeSync, lstatSync } from "node:fs";
 import { dirname, resolve, relative, isAbsolute, sep, join } from "node:path";
-import { randomBytes } from "node:crypto";
 import { RefusedError } from "./errors.js";
+import { randomHex } from "./random.js";
 
 /** Write a file atomically: a temporary file beside it, fsync, then rename over the target. */
 export function writeFileAtomic(path: string, data: string | Buffer, mode?: number): void {
   mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  const tmp = `${path}.${process.pid}.${randomHex(4)}.tmp`;
   writeFileSync(tmp, data, mode === undefined ? undefined : { mode });
   const fd = openSync(tmp, "r");
   try {

@@ -5,6 +5,7 @@ export * from "./json-limits.js";
 export * from "./time.js";
 export * from "./redact.js";
 export * from "./fs.js";
+export * from "./random.js";
 export * from "./log.js";
 export * from "./zod.js";
 export * from "./thread.js";

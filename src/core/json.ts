@@ -1,4 +1,4 @@
-import { hash } from "node:crypto";
+import type { hash as cryptoHash } from "node:crypto";
 
 /**
  * Canonical JSON: object keys sorted, no insignificant whitespace. Used wherever identity is a
@@ -63,9 +63,14 @@ function sortedKeys(keys: string[]): string[] {
   return keys;
 }
 
-/** crypto.hash is a one-shot digest: no Hash object per call, about twice as fast on short input. */
-export function sha256Hex(data: string | Buffer): string {
-  return hash("sha256", data, "hex");
+/**
+ * crypto.hash is a one-shot digest: no Hash object per call, about twice as fast on short input.
+ * node:crypto is loaded on the first hash rather than at import: most commands never hash, and
+ * loading it costs every CLI start-up several milliseconds.
+ */
+let hash: typeof cryptoHash | undefined;
+export function sha256Hex(data: string | Uint8Array): string {
+  return (hash ??= process.getBuiltinModule("node:crypto").hash)("sha256", data, "hex");
 }
 
 /** Hash of the canonical JSON form of a value. */
@@ -92,7 +97,7 @@ export function contentHashOfJson(bytes: Uint8Array, start: number, end: number)
   canon.members = 0;
   const ok = canonValue() && canon.at === end;
   canon.src = EMPTY;
-  return ok ? hash("sha256", canon.out.subarray(0, canon.n), "hex") : null;
+  return ok ? sha256Hex(canon.out.subarray(0, canon.n)) : null;
 }
 
 const EMPTY: Uint8Array = new Uint8Array(0);

@@ -1,4 +1,4 @@
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 
 /**
  * Start a worker thread whose entry is the module `name` beside the calling module (`here` is its
@@ -20,6 +20,9 @@ export function startThread(
     workerData,
     ...(options.youngGenerationMb ? { resourceLimits: { maxYoungGenerationSizeMb: options.youngGenerationMb } } : {}),
   };
+  // node:worker_threads is loaded here, not at import: a CLI command that starts no thread would
+  // pay for it at start-up.
+  const { Worker } = process.getBuiltinModule("node:worker_threads");
   const worker = fromSources
     ? new Worker(
         `import("tsx/esm/api").then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); })`,

@@ -2,8 +2,7 @@
  * Review comments on a pull request of the local forge: on the whole change or on one line of one
  * of its files, by whoever is authenticated (a person, or an agent's role through MCP).
  */
-import { randomBytes } from "node:crypto";
-import { UsageError } from "../core/index.js";
+import { UsageError, randomHex } from "../core/index.js";
 import type { Store } from "../store/index.js";
 import type { LocalForge } from "./forge.js";
 
@@ -75,7 +74,7 @@ export class PullComments {
     await this.o.forge.get(number);
     const ms = (this.o.clock ?? Date.now)();
     const comment: PullComment = {
-      id: `prc_${randomBytes(6).toString("hex")}`,
+      id: `prc_${randomHex(6)}`,
       number,
       author,
       body,

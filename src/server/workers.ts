@@ -5,10 +5,9 @@
  * the CLI worker does on SIGTERM: its runs under way are stopped and their entries left for
  * another worker to take over.
  */
-import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { findRole, type Project } from "../config/index.js";
-import { NotFoundError, UsageError } from "../core/index.js";
+import { NotFoundError, UsageError, randomHex } from "../core/index.js";
 import { agentArgv, Worker, type RunRecord, type Supervisor } from "../lattice/index.js";
 
 /** At most this many runs at once in one hosted worker (as `pmagent worker --concurrency`). */
@@ -75,7 +74,7 @@ export class HostedWorkers {
         "no_sprite_command",
         `role ${role.name} has no runner.command or runner.agent in pmagent.config.json: configure one, or pick an agent`,
       );
-    const id = `serve-${randomBytes(4).toString("hex")}`;
+    const id = `serve-${randomHex(4)}`;
     const view: HostedWorker = {
       id,
       role: role.name,

@@ -10,8 +10,14 @@
 // Types only: Octokit and its plugins load when a client is made (createGithubClient), not with
 // the blackboard module, which `pmagent bb list` and every other command import.
 import type { Octokit } from "@octokit/rest";
-import { randomBytes } from "node:crypto";
-import { NotFoundError, PmagentError, RefusedError, UnavailableError, UsageError } from "../../core/index.js";
+import {
+  NotFoundError,
+  PmagentError,
+  RefusedError,
+  UnavailableError,
+  UsageError,
+  randomHex,
+} from "../../core/index.js";
 
 export interface GithubClientOptions {
   /** API base URL, e.g. https://api.github.com or a GitHub Enterprise /api/v3 URL. */
@@ -134,7 +140,7 @@ export async function createGithubClient(options: GithubClientOptions): Promise<
     request: { fetch: timedFetch },
     throttle: {
       // A group of its own per client: the plugin's limiters are shared by id across instances.
-      id: randomBytes(6).toString("hex"),
+      id: randomHex(6),
       retryAfterBaseValue: baseMs,
       write: writeSpacer(options.writeSpacingMs ?? 1000),
       onRateLimit: onLimit,

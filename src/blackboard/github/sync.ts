@@ -21,8 +21,7 @@
  * (checks, locks, the projects on the board); pass.ts is one project's pass, issue.ts the issue's calls.
  */
 import { hostname } from "node:os";
-import { randomBytes } from "node:crypto";
-import { UsageError } from "../../core/index.js";
+import { UsageError, randomHex } from "../../core/index.js";
 import { Blackboard } from "../blackboard.js";
 import { parseComment, assertBlackboardType, DEFAULT_BLACKBOARD_TYPE } from "./codec.js";
 import type { RemoteComment } from "./read.js";
@@ -71,7 +70,7 @@ export async function syncBoard(options: SyncOptions): Promise<SyncReport> {
   const notModifiedBefore = client.notModified;
   const remote = new BoardIssue(client, options.repo, issue, { tokenEnv: options.tokenEnv, apiUrl: options.apiUrl });
   const repo = options.repo.toLowerCase();
-  const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+  const holder = `${hostname()}:${process.pid}:${randomHex(4)}`;
   const clockMs = options.clock ?? Date.now;
   await takeSyncLock(store, { projectId: options.board.projectId, repo, issue }, holder, clockMs());
   try {

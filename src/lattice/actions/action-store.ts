@@ -1,6 +1,5 @@
 import { hostname } from "node:os";
-import { randomBytes } from "node:crypto";
-import { Redactor, canonicalJson } from "../../core/index.js";
+import { Redactor, canonicalJson, randomHex } from "../../core/index.js";
 import {
   Keyset,
   Where,
@@ -43,7 +42,7 @@ export function idempotencyKey(runId: string, eventHash: string): string {
 
 /** A process-unique owner name; host and pid let a restarted supervisor see that an owner died. */
 export function newOwner(): string {
-  return `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+  return `${hostname()}:${process.pid}:${randomHex(4)}`;
 }
 
 /** Whether the process named in `owner` is certainly gone (same host, pid not alive). */

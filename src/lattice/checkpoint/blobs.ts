@@ -28,9 +28,9 @@ import {
   unlinkSync,
   writeSync,
 } from "node:fs";
-import { createHash, randomBytes, type Hash } from "node:crypto";
+import { createHash, type Hash } from "node:crypto";
 import { join } from "node:path";
-import { NotFoundError } from "../../core/index.js";
+import { NotFoundError, randomHex } from "../../core/index.js";
 import { openRegularFileBeneath } from "../protocol/index.js";
 
 /** Files up to this size are read into memory once (hash and write from the same bytes). */
@@ -91,7 +91,7 @@ export class BlobStore {
 
   private tmpPath(): string {
     mkdirSync(this.root, { recursive: true });
-    return join(this.root, `.tmp-${process.pid}-${randomBytes(6).toString("hex")}`);
+    return join(this.root, `.tmp-${process.pid}-${randomHex(6)}`);
   }
 
   private place(tmp: string, sha256: string): void {

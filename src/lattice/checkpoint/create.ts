@@ -10,8 +10,7 @@
  * its commits and branch back on resume.
  */
 import { mkdirSync, readlinkSync } from "node:fs";
-import { randomBytes } from "node:crypto";
-import { nowIso, RefusedError, writeFileAtomic } from "../../core/index.js";
+import { nowIso, RefusedError, writeFileAtomic, randomHex } from "../../core/index.js";
 import { BlobStore } from "./blobs.js";
 import { withDirLock } from "./lock.js";
 import { manifestPath, MANIFEST_VERSION, type Manifest, type ManifestEntry } from "./manifest.js";
@@ -96,7 +95,7 @@ export function createCheckpoint(workspace: string, dir: string): CreateResult {
         entries.push({ type: "file", path: node.path, mode: modeOf(node), size, sha256, mtime_ms: node.stat.mtimeMs });
       }
     }
-    const id = `chk_${randomBytes(12).toString("hex")}`;
+    const id = `chk_${randomHex(12)}`;
     const manifest: Manifest = {
       version: MANIFEST_VERSION,
       id,

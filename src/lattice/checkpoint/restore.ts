@@ -24,8 +24,7 @@ import {
   unlinkSync,
   type Stats,
 } from "node:fs";
-import { randomBytes } from "node:crypto";
-import { NotFoundError } from "../../core/index.js";
+import { NotFoundError, randomHex } from "../../core/index.js";
 import { beneath } from "../protocol/index.js";
 import { BlobDamagedError, BlobStore, hashFile } from "./blobs.js";
 import { checkpointExists } from "./directory.js";
@@ -193,7 +192,7 @@ function writeFromBlob(source: RestoreSource, abs: string, e: FileEntry, replaci
   // renamed into place (atomic; never writes through a hard link or a link); a new small file
   // is written in place, O_EXCL | O_NOFOLLOW.
   const aside = replacing || e.size > IN_PLACE_MAX;
-  const target = aside ? `${abs}.lattice-restore-${randomBytes(4).toString("hex")}` : abs;
+  const target = aside ? `${abs}.lattice-restore-${randomHex(4)}` : abs;
   const fd = openSync(target, WRITE_NEW, 0o600);
   let stat: Stats;
   try {

@@ -4,10 +4,9 @@
  * entry; an entry already finished (done, error and canceled are terminal) is re-opened as a new
  * entry with the same addressee, kind, payload and target documents, which the new run takes.
  */
-import { randomBytes } from "node:crypto";
 import { isTerminal, type StoredEntry } from "../../blackboard/index.js";
 import { findRole, type RoleConfig } from "../../config/index.js";
-import { ConflictError, RefusedError } from "../../core/index.js";
+import { ConflictError, RefusedError, randomHex } from "../../core/index.js";
 import { agentArgv } from "../agents/index.js";
 import { isTerminalRunState, type RunRecord } from "../runs/index.js";
 import type { Supervisor } from "./supervisor.js";
@@ -21,7 +20,7 @@ export interface ClaimedStart {
 
 /** A claimer name for a run a person started: `<actor>@<where>-<random>`. */
 export function personalClaimer(actor: string, where: string): string {
-  return `${actor}@${where}-${randomBytes(3).toString("hex")}`;
+  return `${actor}@${where}-${randomHex(3)}`;
 }
 
 /**

@@ -2,19 +2,17 @@
  * Starting a run: the gate asked (its answer recorded), the sprite's command chosen, the entry
  * checked, the run recorded and its first attempt launched.
  */
-import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { isTerminal, type StoredEntry } from "../../blackboard/index.js";
 import type { RoleConfig } from "../../config/index.js";
-import { PmagentError, RefusedError, UsageError, confinePath } from "../../core/index.js";
+import { PmagentError, RefusedError, UsageError, confinePath, randomHex } from "../../core/index.js";
 import { runnerArgv } from "../agents/index.js";
 import { setRunBudget, type GateDecision, type RunBudget, type RunRecord } from "../runs/index.js";
 import { role as roleOf, sandboxTool, track, whenIdle, type SupervisorContext } from "./context.js";
 import { launch } from "./launch.js";
 import type { StartRunOptions } from "./options.js";
 
-const newRunId = () =>
-  `run_${new Date().toISOString().replace(/[-:.]/g, "").slice(0, 15)}_${randomBytes(4).toString("hex")}`;
+const newRunId = () => `run_${new Date().toISOString().replace(/[-:.]/g, "").slice(0, 15)}_${randomHex(4)}`;
 
 /** Ask the gate (if any) about a run and record its answer; DENY is recorded, not thrown. */
 export async function askGate(

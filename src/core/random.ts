@@ -1,0 +1,8 @@
+/**
+ * `bytes` random bytes as hex: the unique part of ids and temporary names. node:crypto is loaded
+ * on first use rather than at import: most commands never need it, and loading it costs every
+ * CLI start-up several milliseconds (bench/cli).
+ */
+export function randomHex(bytes: number): string {
+  return process.getBuiltinModule("node:crypto").randomBytes(bytes).toString("hex");
+}
