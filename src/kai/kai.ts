@@ -4,7 +4,7 @@ import {
   collectGit,
   collectStateDoc,
   cycleMentions,
-  findStateDoc,
+  stateDocPath,
   githubWebUrl,
   repoCycles,
   repoProjects,
@@ -102,6 +102,18 @@ export async function collectEvidence(
 ): Promise<KaiEvidence> {
   const lane = findLane(config, request.lane.layer, request.lane.name)!;
   const notes = [...(sources.notes ?? [])];
+  // The git reads start first, the chain of the STATE document's (which document, then its text
+  // and history) ahead of the rest: each git process runs beside what follows (the board and the
+  // runs are read from the store on this thread), and starting one blocks this thread for a while.
+  const pathRead = stateDocPath(sources.repo, config.project_id, lane, window.until);
+  const foundRead = pathRead.then(async ({ path, found_by }) => ({
+    ...(await collectStateDoc(sources.repo, path, window.until)),
+    found_by,
+  }));
+  // Both answers name the board's cycles as the project's commits do (the same names in each).
+  const mentionsRead = cycleMentions(sources.repo, window.until);
+  const commitsRead = request.type === "what_changed" ? collectGit(sources.repo, window) : Promise.resolve(null);
+  const webUrlRead = githubWebUrl(sources.repo, config);
   const boardSource = sources.board;
   const boardRead = optional(
     "the blackboard",
@@ -130,29 +142,32 @@ export async function collectEvidence(
         ),
       )
     : Promise.resolve(null);
-  const foundRead = findStateDoc(sources.repo, config.project_id, lane, window.until);
-  // Both answers name the board's cycles as the project's commits do (the same names in each).
-  const mentionsRead = cycleMentions(sources.repo, window.until);
   // Cycles the repository records (applies merged to STATE): what lane_status shows where the board
   // has none. Read only then: it walks the STATE document's whole history, started as soon as the
-  // document is known rather than after every other source.
+  // document's path is known, beside the reading of its text, rather than after every other source.
   const repoCyclesRead =
     request.type === "lane_status"
-      ? Promise.all([foundRead, boardRead]).then(([doc, board]) =>
+      ? Promise.all([pathRead, boardRead]).then(([{ path }, board]) =>
           laneCycles(board ?? [], lane, config.humans, []).length > 0
             ? null
-            : repoCycles(sources.repo, lane, doc, window.until, mentionsRead),
+            : repoCycles(sources.repo, lane, { path, read: foundRead }, window.until, mentionsRead),
         )
       : Promise.resolve(null);
-  const [git, found, board, runs, github, web_url, cycle_mentions, repo_cycles] = await Promise.all([
-    request.type === "what_changed" ? collectGit(sources.repo, window) : Promise.resolve(null),
+  // what_changed compares the STATE document's sections with how they stood at the window's start.
+  const beforeRead =
+    request.type === "what_changed"
+      ? pathRead.then(({ path }) => collectStateDoc(sources.repo, path, window.since))
+      : Promise.resolve(null);
+  const [git, found, board, runs, github, web_url, cycle_mentions, repo_cycles, state_doc_before] = await Promise.all([
+    commitsRead,
     foundRead,
     boardRead,
     runsRead,
     optional("GitHub", sources.github, window, lane, notes),
-    githubWebUrl(sources.repo, config),
+    webUrlRead,
     mentionsRead,
     repoCyclesRead,
+    beforeRead,
   ]);
   const { found_by, ...state_doc } = found;
   notes.unshift(`STATE document read: ${state_doc.path}, ${found_by}`);
@@ -160,9 +175,6 @@ export async function collectEvidence(
   const gitRead = git ?? (repo_cycles && repo_cycles.length > 0 ? await collectGit(sources.repo, window) : null);
   if (!sources.board) notes.push("the blackboard was not read (no blackboard source)");
   if (!sources.runs) notes.push("runs were not read (no run records available)");
-  // what_changed compares the STATE document's sections with how they stood at the window's start.
-  const state_doc_before =
-    request.type === "what_changed" ? await collectStateDoc(sources.repo, state_doc.path, window.since) : null;
   if (!github && !runs)
     notes.push(
       "Workflow runs were not consulted (no GitHub token and no run records): by_category.workflows is empty for that reason, not because nothing ran",

@@ -16,7 +16,7 @@ export {
 export { githubSlug, Slugger, parseSections, listItems, subtree } from "./markdown.js";
 export {
   collectStateDoc,
-  findStateDoc,
+  stateDocPath,
   repoProjects,
   stateView,
   laneSectionIndex,

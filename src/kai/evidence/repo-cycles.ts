@@ -58,12 +58,13 @@ export async function cycleMentions(repo: string, cutoff: Date): Promise<CycleMe
  * The lane's cycles as the repository records them up to `cutoff`, oldest first: each commit on
  * the first-parent history that changed the STATE document with a message saying it applies the
  * lane's proposal, and each cycle the lane section calls completed that no such commit names.
- * Reads only the STATE document's own history (one `git log` on its path).
+ * Reads only the STATE document's own history (one `git log` on its path), begun while the
+ * document's text (`doc.read`) may still be on its way.
  */
 export async function repoCycles(
   repo: string,
   lane: Pick<LaneConfig, "layer" | "name">,
-  doc: StateDocEvidence,
+  stateDoc: { path: string; read: Promise<StateDocEvidence> | StateDocEvidence },
   cutoff: Date,
   mentions?: Promise<readonly CycleMention[]> | readonly CycleMention[],
 ): Promise<RepoCycle[]> {
@@ -75,8 +76,9 @@ export async function repoCycles(
     `--until=${cutoff.toISOString()}`,
     "HEAD",
     "--",
-    doc.path,
+    stateDoc.path,
   ]);
+  const doc = await stateDoc.read;
   const commits = res.code === 0 ? parseGitLog(res.stdout.toString("utf8")).reverse() : [];
   const applies = commits.filter((c) => isLaneApply(`${c.subject}\n${c.body}`, lane));
   const out: RepoCycle[] = [];

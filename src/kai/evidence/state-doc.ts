@@ -38,27 +38,27 @@ export async function repoProjects(repo: string): Promise<string[]> {
 export const DEFAULT_STATE_FILE = "STATE/current_state.md";
 
 /**
- * The lane's STATE document: the path the lane configures; else, the lane keeping the default,
- * `STATE/<project_id>/current_state.md` when the repository has it at the cutoff, else
- * `STATE/current_state.md`. `found_by` says which rule chose it, for the answer's notes.
+ * Which STATE document the lane reads: the path the lane configures; else, the lane keeping the
+ * default, `STATE/<project_id>/current_state.md` when the repository has it at the cutoff, else
+ * `STATE/current_state.md`. `found_by` says which rule chose it, for the answer's notes. Only the
+ * path: its text (`collectStateDoc`) and its history (`repoCycles`) are then read side by side.
  */
-export async function findStateDoc(
+export async function stateDocPath(
   repo: string,
   projectId: string,
   lane: Pick<LaneConfig, "state_file">,
   cutoff: Date,
-): Promise<StateDocEvidence & { found_by: string }> {
-  if (lane.state_file !== DEFAULT_STATE_FILE)
-    return { ...(await collectStateDoc(repo, lane.state_file, cutoff)), found_by: "the lane's configured state_file" };
+): Promise<{ path: string; found_by: string }> {
+  if (lane.state_file !== DEFAULT_STATE_FILE) {
+    confinePath(repo, lane.state_file, "state_file");
+    return { path: lane.state_file, found_by: "the lane's configured state_file" };
+  }
   const own = `STATE/${projectId}/current_state.md`;
   confinePath(repo, own, "state_file");
   assertRepository(repo);
-  if (await existsAt(repo, cutoff, own))
-    return { ...(await collectStateDoc(repo, own, cutoff)), found_by: `the project's own STATE document (${own})` };
-  return {
-    ...(await collectStateDoc(repo, DEFAULT_STATE_FILE, cutoff)),
-    found_by: `the default state_file (${own} does not exist at the cutoff)`,
-  };
+  return (await existsAt(repo, cutoff, own))
+    ? { path: own, found_by: `the project's own STATE document (${own})` }
+    : { path: DEFAULT_STATE_FILE, found_by: `the default state_file (${own} does not exist at the cutoff)` };
 }
 
 /**
