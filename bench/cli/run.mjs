@@ -1,7 +1,9 @@
 // bench/cli: the wall time of whole `pmagent` processes a person or a sprite waits for, beside a
 // bare `node -e 0` started in the same run (the baseline of issue 38): `--version`, `--help`,
-// `bb list` (5 entries), `runs list` and `kai status` on the embedded store, and `emit INFO` in a
-// sprite's environment (LATTICE_* set, the outbox's directory there). Several rounds; in each the
+// `bb list` (5 entries), `runs list` and `kai status` on the embedded store, `kai status` again in a
+// repository with history (300 commits, a STATE document the lane's cycles were applied to: the
+// git reads a real project's answer makes), and `emit INFO` in a sprite's environment (LATTICE_*
+// set, the outbox's directory there). Several rounds; in each the
 // commands take turns (A B C … A B C …) and each command's figure is its median over the round;
 // the ratio to node is taken per round, and the medians over the rounds are printed.
 // Usage: npm run build && node bench/cli/run.mjs   (env: CLI_BENCH_ROUNDS=5, CLI_BENCH_REPEAT=9)
@@ -20,6 +22,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const dir = mkdtempSync(join(tmpdir(), "pmagent-bench-cli-"));
 const project = join(dir, "project");
+const history = join(dir, "history");
 const workspace = join(dir, "workspace");
 mkdirSync(project);
 mkdirSync(join(workspace, ".lattice"), { recursive: true });
@@ -35,8 +38,35 @@ const sprite = {
   LATTICE_WORK_ITEM_ID: "bench-item",
   LATTICE_WORKSPACE: workspace,
 };
-const pmagent = (args, input) =>
-  execFileSync(process.execPath, [cli, ...args], { cwd: project, env, input, stdio: ["pipe", "pipe", "pipe"] });
+const pmagent = (args, input, cwd = project) =>
+  execFileSync(process.execPath, [cli, ...args], { cwd, env, input, stdio: ["pipe", "pipe", "pipe"] });
+
+/**
+ * A repository with history, written by `git fast-import` (each commit the next on main): 300 commits a day apart, each changing a
+ * file under docs/, every 25th applying the lane's proposal to the STATE document (its section in
+ * Japanese, as the origin writes it) with a message naming the cycle, and an origin on GitHub.
+ */
+function writeHistory(repo) {
+  execFileSync("git", ["init", "-q", "-b", "main", repo]);
+  const out = [];
+  const blob = (text) => `data ${Buffer.byteLength(text)}\n${text}\n`;
+  for (let i = 1; i <= 300; i++) {
+    const cycle = i % 25 === 0 ? i / 25 : null;
+    const when = Date.UTC(2026, 0, 1) / 1000 + i * 86400;
+    const message = cycle ? `Apply doc_update proposal for cycle-${cycle} (#${i})` : `docs: note ${i} (#${i})`;
+    out.push(`commit refs/heads/main`, `committer Bench <bench@example.com> ${when} +0900`, blob(message).trimEnd());
+    out.push(`M 100644 inline docs/note-${i % 40}.md`, blob(`# Note ${i}\n\nline ${i}\n`).trimEnd());
+    if (cycle || i === 1) {
+      const done = Array.from({ length: cycle ?? 0 }, (_, k) => `- cycle-${k + 1} applied`).join("\n");
+      const state = `# 現在の状態\n\n## Layer B: doc_update\n\n${done}\n\n### 既知のギャップ\n\n- gap ${i}\n`;
+      out.push(`M 100644 inline STATE/current_state.md`, blob(state).trimEnd());
+    }
+    out.push("");
+  }
+  execFileSync("git", ["fast-import", "--quiet"], { cwd: repo, input: out.join("\n") });
+  execFileSync("git", ["reset", "-q", "--hard", "main"], { cwd: repo });
+  execFileSync("git", ["remote", "add", "origin", "https://github.com/bench/history.git"], { cwd: repo });
+}
 try {
   execFileSync("git", ["init", "-q", "-b", "main"], { cwd: project });
   pmagent(["init"]);
@@ -51,6 +81,9 @@ try {
       }),
     );
 
+  writeHistory(history);
+  pmagent(["init"], undefined, history);
+
   const BASE = "node -e 0";
   const cases = [
     { name: BASE, argv: ["-e", "0"] },
@@ -59,6 +92,7 @@ try {
     { name: "pmagent bb list (5 entries)", argv: [cli, "bb", "list"], goal: 2 },
     { name: "pmagent runs list", argv: [cli, "runs", "list"], goal: 2 },
     { name: "pmagent kai status", argv: [cli, "kai", "status"], goal: 2 },
+    { name: "pmagent kai status (history)", argv: [cli, "kai", "status"], cwd: history, goal: 2 },
     {
       name: "pmagent emit INFO --message …",
       argv: [cli, "emit", "INFO", "--message", "bench event", "--kind", "progress"],
@@ -74,7 +108,7 @@ try {
       for (const c of cases) {
         const t0 = performance.now();
         const r = spawnSync(process.execPath, c.argv, {
-          cwd: project,
+          cwd: c.cwd ?? project,
           env: c.env ?? env,
           stdio: ["ignore", "ignore", "pipe"],
         });
