@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collectStateDoc, laneSectionIndex, parseSections, stateView } from "../../src/kai/index.js";
+import {
+  collectStateDoc,
+  laneSectionIndex,
+  parseSections,
+  repoCycles,
+  stateDocPath,
+  stateView,
+} from "../../src/kai/index.js";
 import { TestRepo } from "./repo.js";
 
 const lane = { layer: "layer_b", name: "doc_update" };
@@ -90,6 +97,48 @@ describe("STATE document collector", () => {
   it("refuses a state_file outside the repository", async () => {
     await expect(collectStateDoc(repo.dir, "../../etc/passwd", new Date())).rejects.toThrow(
       `state_file "../../etc/passwd" is outside ${repo.dir}`,
+    );
+  });
+
+  it("names the document a lane reads: the configured one, else the project's own at the cutoff, else the default", async () => {
+    const keepsDefault = { state_file: "STATE/current_state.md" };
+    expect(await stateDocPath(repo.dir, "vpm-mini", keepsDefault, new Date("2026-02-01T00:00:00Z"))).toEqual({
+      path: "STATE/vpm-mini/current_state.md",
+      found_by: "the project's own STATE document (STATE/vpm-mini/current_state.md)",
+    });
+    // Before the project's own document was committed, and for a project without one: the default.
+    for (const [project, at] of [
+      ["vpm-mini", "2025-12-01T00:00:00Z"],
+      ["other", "2026-02-01T00:00:00Z"],
+    ] as const)
+      expect(await stateDocPath(repo.dir, project, keepsDefault, new Date(at))).toEqual({
+        path: "STATE/current_state.md",
+        found_by: `the default state_file (STATE/${project}/current_state.md does not exist at the cutoff)`,
+      });
+    expect(await stateDocPath(repo.dir, "vpm-mini", { state_file: "docs/state.md" }, new Date())).toEqual({
+      path: "docs/state.md",
+      found_by: "the lane's configured state_file",
+    });
+    await expect(stateDocPath(repo.dir, "vpm-mini", { state_file: "../outside.md" }, new Date())).rejects.toThrow(
+      `state_file "../outside.md" is outside ${repo.dir}`,
+    );
+    await expect(stateDocPath(repo.dir, "../../up", keepsDefault, new Date())).rejects.toThrow(
+      `state_file "STATE/../../up/current_state.md" is outside ${repo.dir}`,
+    );
+  });
+
+  it("reads the document's history beside its text, and fails with the text when the text fails", async () => {
+    const path = "STATE/vpm-mini/current_state.md";
+    const cutoff = new Date("2026-02-01T00:00:00Z");
+    const read = collectStateDoc(repo.dir, path, cutoff);
+    // The text arrives after the history's git log has started: the cycles are the same as with it in hand.
+    expect(await repoCycles(repo.dir, lane, { path, read }, cutoff, [])).toEqual(
+      await repoCycles(repo.dir, lane, { path, read: await read }, cutoff, []),
+    );
+    // A text that fails while the log runs is this call's failure (an unhandled one would fail the test run).
+    const failing = Promise.reject(new Error("the text could not be read"));
+    await expect(repoCycles(repo.dir, lane, { path, read: failing }, cutoff, [])).rejects.toThrow(
+      "the text could not be read",
     );
   });
 });

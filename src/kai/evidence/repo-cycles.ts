@@ -59,7 +59,7 @@ export async function cycleMentions(repo: string, cutoff: Date): Promise<CycleMe
  * the first-parent history that changed the STATE document with a message saying it applies the
  * lane's proposal, and each cycle the lane section calls completed that no such commit names.
  * Reads only the STATE document's own history (one `git log` on its path), begun while the
- * document's text (`doc.read`) may still be on its way.
+ * document's text (`stateDoc.read`) may still be on its way.
  */
 export async function repoCycles(
   repo: string,
@@ -68,17 +68,20 @@ export async function repoCycles(
   cutoff: Date,
   mentions?: Promise<readonly CycleMention[]> | readonly CycleMention[],
 ): Promise<RepoCycle[]> {
-  const res = await runGit(repo, [
-    "log",
-    "--first-parent",
-    "--no-color",
-    `--format=${LOG_FORMAT}`,
-    `--until=${cutoff.toISOString()}`,
-    "HEAD",
-    "--",
-    stateDoc.path,
+  // Awaited together: a text that fails while the log runs is this call's failure, never unhandled.
+  const [res, doc] = await Promise.all([
+    runGit(repo, [
+      "log",
+      "--first-parent",
+      "--no-color",
+      `--format=${LOG_FORMAT}`,
+      `--until=${cutoff.toISOString()}`,
+      "HEAD",
+      "--",
+      stateDoc.path,
+    ]),
+    stateDoc.read,
   ]);
-  const doc = await stateDoc.read;
   const commits = res.code === 0 ? parseGitLog(res.stdout.toString("utf8")).reverse() : [];
   const applies = commits.filter((c) => isLaneApply(`${c.subject}\n${c.body}`, lane));
   const out: RepoCycle[] = [];
