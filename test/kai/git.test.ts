@@ -151,6 +151,28 @@ describe("git collector", () => {
     expect(prNumberOf("Merge branch 'main'")).toBeNull();
   });
 
+  it("parses `--raw --numstat` output: each file once, its lines summed (binary as 0), paths that look like counts", () => {
+    const raw = (status: string) => `:100644 100644 1111111 2222222 ${status}`;
+    const log =
+      "\x1eabc\x1f\x1f2026-01-01T00:00:00+09:00\x1fA\x1fs\x1f\x1f\0\n" +
+      [raw("M"), "docs/1\t2\tx.md", raw("R087"), "STATE/旧.md", "STATE/新\tname.md", raw("A"), ":colon.bin"].join(
+        "\0",
+      ) +
+      "\0" +
+      ["3\t1\tdocs/1\t2\tx.md", "4\t0\t", "STATE/旧.md", "STATE/新\tname.md", "-\t-\t:colon.bin"].join("\0") +
+      "\0\x1eempty\x1f\x1f2026-01-02T00:00:00Z\x1fA\x1fnothing\x1f\x1f\0\n";
+    const [changed, empty] = parseGitLog(log);
+    expect(changed!.files).toEqual([
+      { change: "modified", path: "docs/1\t2\tx.md", old_path: null },
+      { change: "renamed", path: "STATE/新\tname.md", old_path: "STATE/旧.md" },
+      { change: "added", path: ":colon.bin", old_path: null },
+    ]);
+    expect(changed!.lines_changed).toBe(8);
+    // No diff output at all (an empty commit, or a log without diff options): no count.
+    expect(empty).toMatchObject({ sha: "empty", files: [] });
+    expect(empty!.lines_changed).toBeUndefined();
+  });
+
   it("parses file names with spaces, tabs and unicode", () => {
     const log =
       "\x1eabc\x1f\x1f2026-01-01T00:00:00+09:00\x1fA\x1fs\x1f\x1f\0\nA\0docs/with space.md\0R087\0STATE/旧.md\0STATE/新\tname.md\0";

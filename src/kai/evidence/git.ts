@@ -71,12 +71,26 @@ export function prNumberOf(subject: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
-function parseFiles(raw: string): GitFileChange[] {
+/**
+ * One commit's `-z` diff output: its files, and its lines added plus deleted when the output has
+ * them. Either `--name-status` (a status token, then the path, or a rename's old and new paths),
+ * or `--raw --numstat`: each file's `:modes shas STATUS` token and paths, then each file's
+ * `added\tdeleted\tpath` (a rename's paths as two tokens after an empty one; `-` for binary).
+ */
+function parseChanges(raw: string): { files: GitFileChange[]; lines: number | undefined } {
   const tokens = raw.replace(/^[\0\n]+/, "").split("\0");
   const files: GitFileChange[] = [];
+  let lines: number | undefined;
   for (let i = 0; i < tokens.length;) {
-    const status = tokens[i++] ?? "";
-    if (status === "") continue;
+    const token = tokens[i++] ?? "";
+    if (token === "") continue;
+    const counts = token.startsWith(":") ? null : /^(\d+|-)\t(\d+|-)\t(.*)$/s.exec(token);
+    if (counts) {
+      lines = (lines ?? 0) + (counts[1] === "-" ? 0 : Number(counts[1])) + (counts[2] === "-" ? 0 : Number(counts[2]));
+      if (counts[3] === "") i += 2; // a rename: its old and new paths follow
+      continue;
+    }
+    const status = token.startsWith(":") ? token.slice(token.lastIndexOf(" ") + 1) : token;
     const change = CHANGE_KINDS[status[0] ?? ""] ?? "modified";
     if (change === "renamed" || change === "copied") {
       const old_path = tokens[i++] ?? "";
@@ -85,10 +99,10 @@ function parseFiles(raw: string): GitFileChange[] {
       files.push({ change, path: tokens[i++] ?? "", old_path: null });
     }
   }
-  return files;
+  return { files, lines };
 }
 
-/** Parse `git log -z --name-status --format=FORMAT` output. */
+/** Parse `git log -z --format=FORMAT` output, with `--name-status` or `--raw --numstat` (then each commit's `lines_changed`). */
 export function parseGitLog(text: string): GitCommit[] {
   const commits: GitCommit[] = [];
   for (const record of text.split(RECORD)) {
@@ -96,6 +110,7 @@ export function parseGitLog(text: string): GitCommit[] {
     const [sha = "", parents = "", committed_at = "", author = "", subject = "", body = "", rest = ""] =
       record.split(FIELD);
     const parentList = parents.split(" ").filter(Boolean);
+    const { files, lines } = parseChanges(rest);
     commits.push({
       sha,
       parents: parentList,
@@ -105,16 +120,18 @@ export function parseGitLog(text: string): GitCommit[] {
       body: body.trim(),
       is_merge: parentList.length > 1,
       pr_number: prNumberOf(subject),
-      files: parseFiles(rest),
+      files,
+      ...(lines === undefined ? {} : { lines_changed: lines }),
     });
   }
   return commits;
 }
 
 /**
- * Commits of HEAD committed in (since, until], with their changed files (`--name-status -M`, so
- * renames are one change with the old path). A merge commit lists what it brought in (its diff
- * against the first parent), so a pull request's paths are known without one git call per merge.
+ * Commits of HEAD committed in (since, until], with their changed files (`-M`, so renames are one
+ * change with the old path) and their lines added plus deleted (what a highlight says about a
+ * change's size), in one `git log --raw --numstat`. A merge commit lists what it brought in (its
+ * diff against the first parent), so a pull request's paths are known without one git call per merge.
  */
 export async function collectGit(repo: string, window: { since: Date; until: Date }): Promise<GitEvidence> {
   assertRepository(repo);
@@ -124,29 +141,19 @@ export async function collectGit(repo: string, window: { since: Date; until: Dat
     until: window.until.toISOString(),
     commits: [],
   };
-  // The size of each change (what a highlight says about it) comes from a second log of the same commits, run alongside.
-  const range = [`--since=${evidence.since}`, `--until=${evidence.until}`, "HEAD"];
-  const sizesRead = runGit(repo, [
+  const res = await runGit(repo, [
     "log",
     "-z",
+    "--raw",
     "--numstat",
     "-M",
     "--diff-merges=first-parent",
     "--no-color",
-    `--format=${RECORD}%H`,
-    ...range,
-  ]);
-  const res = await runGit(repo, [
-    "log",
-    "-z",
-    "--name-status",
-    "-M",
-    "--diff-merges=first-parent",
-    "--no-color",
     `--format=${LOG_FORMAT}`,
-    ...range,
+    `--since=${evidence.since}`,
+    `--until=${evidence.until}`,
+    "HEAD",
   ]);
-  const sizes = await sizesRead;
   if (res.code !== 0) {
     if (NO_HISTORY.test(res.stderr)) return evidence;
     throw gitError(repo, "git log", res);
@@ -155,27 +162,9 @@ export async function collectGit(repo: string, window: { since: Date; until: Dat
   evidence.commits = parseGitLog(res.stdout.toString("utf8")).filter(
     (c) => Date.parse(c.committed_at) > window.since.getTime(),
   );
-  if (sizes.code === 0) {
-    const lines = parseNumstat(sizes.stdout.toString("utf8"));
-    for (const c of evidence.commits) c.lines_changed = lines.get(c.sha) ?? 0;
-  }
+  // A commit that changed no file has no line counts: zero.
+  for (const c of evidence.commits) c.lines_changed ??= 0;
   return evidence;
-}
-
-/** Lines added plus deleted per commit from `git log -z --numstat --format=RECORD%H`. */
-export function parseNumstat(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const record of text.split(RECORD)) {
-    const [sha = "", ...rest] = record.split(/[\n\0]/);
-    if (sha === "") continue;
-    let total = 0;
-    for (const token of rest) {
-      const m = /^(\d+|-)\t(\d+|-)\t/.exec(token);
-      if (m) total += (m[1] === "-" ? 0 : Number(m[1])) + (m[2] === "-" ? 0 : Number(m[2]));
-    }
-    out.set(sha, total);
-  }
-  return out;
 }
 
 /** The last commit at or before `cutoff` that touched `path` (the commit its text at the cutoff comes from), or null. */
