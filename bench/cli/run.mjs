@@ -6,13 +6,14 @@
 // set, the outbox's directory there). Several rounds; in each the
 // commands take turns (A B C … A B C …) and each command's figure is its median over the round;
 // the ratio to node is taken per round, and the medians over the rounds are printed.
-// Usage: npm run build && node bench/cli/run.mjs   (env: CLI_BENCH_ROUNDS=5, CLI_BENCH_REPEAT=9)
+// Usage: npm run build && node --import tsx bench/cli/run.mjs   (env: CLI_BENCH_ROUNDS=5, CLI_BENCH_REPEAT=9)
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
+import { HistoryRepo } from "../../test/kai/history.ts";
 
 const ROUNDS = Number(process.env.CLI_BENCH_ROUNDS ?? 5);
 const REPEAT = Number(process.env.CLI_BENCH_REPEAT ?? 9);
@@ -22,7 +23,6 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const dir = mkdtempSync(join(tmpdir(), "pmagent-bench-cli-"));
 const project = join(dir, "project");
-const history = join(dir, "history");
 const workspace = join(dir, "workspace");
 mkdirSync(project);
 mkdirSync(join(workspace, ".lattice"), { recursive: true });
@@ -42,31 +42,32 @@ const pmagent = (args, input, cwd = project) =>
   execFileSync(process.execPath, [cli, ...args], { cwd, env, input, stdio: ["pipe", "pipe", "pipe"] });
 
 /**
- * A repository with history, written by `git fast-import` (each commit the next on main): 300 commits a day apart, each changing a
- * file under docs/, every 25th applying the lane's proposal to the STATE document (its section in
- * Japanese, as the origin writes it) with a message naming the cycle, and an origin on GitHub.
+ * The repository with history (test/kai/history.ts writes it in one `git fast-import`): 299
+ * squash-merged pull requests a day apart after the initial import, each changing a file under
+ * docs/, every 25th applying the lane's proposal to the STATE document (its section in Japanese,
+ * as the origin writes it) and naming the cycle; an origin on github.com.
  */
-function writeHistory(repo) {
-  execFileSync("git", ["init", "-q", "-b", "main", repo]);
-  const out = [];
-  const blob = (text) => `data ${Buffer.byteLength(text)}\n${text}\n`;
-  for (let i = 1; i <= 300; i++) {
+function historyRepo() {
+  const day = (i) => new Date(Date.UTC(2026, 0, 1) + i * 86_400_000).toISOString();
+  const state = (cycles) =>
+    `# 現在の状態\n\n## Layer B: doc_update\n\n${Array.from({ length: cycles }, (_, k) => `- cycle-${k + 1} applied\n`).join("")}\n### 既知のギャップ\n\n- gap ${cycles}\n`;
+  const prs = Array.from({ length: 299 }, (_, n) => {
+    const i = n + 2;
     const cycle = i % 25 === 0 ? i / 25 : null;
-    const when = Date.UTC(2026, 0, 1) / 1000 + i * 86400;
-    const message = cycle ? `Apply doc_update proposal for cycle-${cycle} (#${i})` : `docs: note ${i} (#${i})`;
-    out.push(`commit refs/heads/main`, `committer Bench <bench@example.com> ${when} +0900`, blob(message).trimEnd());
-    out.push(`M 100644 inline docs/note-${i % 40}.md`, blob(`# Note ${i}\n\nline ${i}\n`).trimEnd());
-    if (cycle || i === 1) {
-      const done = Array.from({ length: cycle ?? 0 }, (_, k) => `- cycle-${k + 1} applied`).join("\n");
-      const state = `# 現在の状態\n\n## Layer B: doc_update\n\n${done}\n\n### 既知のギャップ\n\n- gap ${i}\n`;
-      out.push(`M 100644 inline STATE/current_state.md`, blob(state).trimEnd());
-    }
-    out.push("");
-  }
-  execFileSync("git", ["fast-import", "--quiet"], { cwd: repo, input: out.join("\n") });
-  execFileSync("git", ["reset", "-q", "--hard", "main"], { cwd: repo });
-  execFileSync("git", ["remote", "add", "origin", "https://github.com/bench/history.git"], { cwd: repo });
+    return {
+      at: day(i),
+      title: cycle ? `Apply doc_update proposal for cycle-${cycle}` : `docs: note ${i}`,
+      files: {
+        [`docs/note-${i % 40}.md`]: `# Note ${i}\n\nline ${i}\n`,
+        ...(cycle ? { "STATE/current_state.md": state(cycle) } : {}),
+      },
+    };
+  });
+  const repo = new HistoryRepo({ at: day(1), files: { "STATE/current_state.md": state(0) } }, prs);
+  execFileSync("git", ["remote", "add", "origin", "https://github.com/bench/history.git"], { cwd: repo.dir });
+  return repo;
 }
+let history;
 try {
   execFileSync("git", ["init", "-q", "-b", "main"], { cwd: project });
   pmagent(["init"]);
@@ -81,8 +82,8 @@ try {
       }),
     );
 
-  writeHistory(history);
-  pmagent(["init"], undefined, history);
+  history = historyRepo();
+  pmagent(["init"], undefined, history.dir);
 
   const BASE = "node -e 0";
   const cases = [
@@ -92,7 +93,7 @@ try {
     { name: "pmagent bb list (5 entries)", argv: [cli, "bb", "list"], goal: 2 },
     { name: "pmagent runs list", argv: [cli, "runs", "list"], goal: 2 },
     { name: "pmagent kai status", argv: [cli, "kai", "status"], goal: 2 },
-    { name: "pmagent kai status (history)", argv: [cli, "kai", "status"], cwd: history, goal: 2 },
+    { name: "pmagent kai status (history)", argv: [cli, "kai", "status"], cwd: history.dir, goal: 2 },
     {
       name: "pmagent emit INFO --message …",
       argv: [cli, "emit", "INFO", "--message", "bench event", "--kind", "progress"],
@@ -140,4 +141,5 @@ try {
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });
+  history?.cleanup();
 }
