@@ -65,8 +65,8 @@ function sortedKeys(keys: string[]): string[] {
 
 /**
  * crypto.hash is a one-shot digest: no Hash object per call, about twice as fast on short input.
- * node:crypto is loaded on the first hash rather than at import: most commands never hash, and
- * loading it costs every CLI start-up several milliseconds.
+ * node:crypto is loaded on the first hash rather than at import: most commands never hash, so their
+ * start-up need not load it (memoized: the ingest hashes every event).
  */
 let hash: typeof cryptoHash | undefined;
 export function sha256Hex(data: string | Uint8Array): string {
