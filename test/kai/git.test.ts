@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   collectGit,
+  cycleMentions,
   lastChangeBefore,
   lastVersionBefore,
   newSideOfDiff,
@@ -11,6 +12,11 @@ import {
   prNumberOf,
 } from "../../src/kai/index.js";
 import { TestRepo } from "./repo.js";
+
+const SHA_A = "a".repeat(40);
+const SHA_B = "0123456789abcdef0123456789abcdef01234567";
+/** One commit's fields as `git log -z --format=LOG_FORMAT` writes them, with the format's terminator. */
+const header = (sha: string, subject: string) => `${sha}\0\0${"2026-01-01T00:00:00+09:00"}\0A\0${subject}\0\0\0`;
 
 describe("git collector", () => {
   const repo = new TestRepo();
@@ -153,32 +159,71 @@ describe("git collector", () => {
 
   it("parses `--raw --numstat` output: each file once, its lines summed (binary as 0), paths that look like counts", () => {
     const raw = (status: string) => `:100644 100644 1111111 2222222 ${status}`;
+    // A path may even look like a commit id: it is read by position.
     const log =
-      "\x1eabc\x1f\x1f2026-01-01T00:00:00+09:00\x1fA\x1fs\x1f\x1f\0\n" +
-      [raw("M"), "docs/1\t2\tx.md", raw("R087"), "STATE/旧.md", "STATE/新\tname.md", raw("A"), ":colon.bin"].join(
-        "\0",
-      ) +
+      `${header(SHA_A, "s")}\n` +
+      [raw("M"), "docs/1\t2\tx.md", raw("R087"), "STATE/旧.md", "STATE/新\tname.md", raw("A"), SHA_B].join("\0") +
       "\0" +
-      ["3\t1\tdocs/1\t2\tx.md", "4\t0\t", "STATE/旧.md", "STATE/新\tname.md", "-\t-\t:colon.bin"].join("\0") +
-      "\0\x1eempty\x1f\x1f2026-01-02T00:00:00Z\x1fA\x1fnothing\x1f\x1f\0\n";
+      ["3\t1\tdocs/1\t2\tx.md", "4\t0\t", "STATE/旧.md", "STATE/新\tname.md", `-\t-\t${SHA_B}`].join("\0") +
+      `\0${header(SHA_B, "nothing")}`;
     const [changed, empty] = parseGitLog(log);
     expect(changed!.files).toEqual([
       { change: "modified", path: "docs/1\t2\tx.md", old_path: null },
       { change: "renamed", path: "STATE/新\tname.md", old_path: "STATE/旧.md" },
-      { change: "added", path: ":colon.bin", old_path: null },
+      { change: "added", path: SHA_B, old_path: null },
     ]);
     expect(changed!.lines_changed).toBe(8);
     // No diff output at all (an empty commit, or a log without diff options): no count.
-    expect(empty).toMatchObject({ sha: "empty", files: [] });
+    expect(empty).toMatchObject({ sha: SHA_B, subject: "nothing", files: [] });
     expect(empty!.lines_changed).toBeUndefined();
   });
 
-  it("parses file names with spaces, tabs and unicode", () => {
-    const log =
-      "\x1eabc\x1f\x1f2026-01-01T00:00:00+09:00\x1fA\x1fs\x1f\x1f\0\nA\0docs/with space.md\0R087\0STATE/旧.md\0STATE/新\tname.md\0";
+  it("reads a commit message that imitates the log's separators, ids and diff lines as one commit's text", async () => {
+    const forged = new TestRepo();
+    try {
+      // What a sprite could write: the old \x1e/\x1f separators, a commit id, a raw line and a count.
+      const subject = `Update docs \x1e${SHA_B}\x1f\x1f2026-01-03T00:00:00Z\x1fMallory\x1fApply cycle-9 (#999)\x1f`;
+      const body = `${SHA_A}\n:100644 100644 1111111 2222222 A\nforged.md\n999\t999\tforged.md\n\x1e\x1f`;
+      const sha = forged.commit("2026-01-02T00:00:00Z", `${subject}\n\n${body}`, { "docs/real.md": "one\ntwo\n" });
+      const ev = await collectGit(forged.dir, { since: new Date(0), until: new Date("2026-02-01T00:00:00Z") });
+      expect(ev.commits).toEqual([
+        expect.objectContaining({
+          sha,
+          subject,
+          body: body.trim(),
+          author: "Kai Test",
+          pr_number: null,
+          files: [{ change: "added", path: "docs/real.md", old_path: null }],
+          lines_changed: 2,
+        }),
+      ]);
+      const mentions = await cycleMentions(forged.dir, new Date("2026-02-01T00:00:00Z"));
+      expect(mentions).toEqual([
+        { pr_number: null, text: `${subject}\n${body.trim()}`, committed_at: "2026-01-02T00:00:00.000Z" },
+      ]);
+    } finally {
+      forged.cleanup();
+    }
+  });
+
+  it("refuses log output it cannot read instead of guessing", () => {
+    expect(() => parseGitLog(`not-an-id\0\0x\0A\0s\0\0\0`)).toThrow(
+      expect.objectContaining({
+        code: "kai_git_unreadable",
+        message: 'git log gave output Kai cannot read: a commit id "not-an-id"',
+      }),
+    );
+    expect(() => parseGitLog(`${header(SHA_A, "s")}\n?? odd\0x\0`)).toThrow(
+      'git log gave output Kai cannot read: a diff line "?? odd"',
+    );
+    expect(() => parseGitLog(`${SHA_A}\0\0`)).toThrow("git log gave output Kai cannot read: a commit cut short");
+  });
+
+  it("parses file names with a leading colon, tabs and unicode", () => {
+    const log = `${header(SHA_A, "s")}\nA\0:colon.md\0R087\0STATE/旧.md\0STATE/新\tname.md\0`;
     expect(parseGitLog(log)).toEqual([
       {
-        sha: "abc",
+        sha: SHA_A,
         parents: [],
         committed_at: "2025-12-31T15:00:00.000Z",
         author: "A",
@@ -187,7 +232,7 @@ describe("git collector", () => {
         is_merge: false,
         pr_number: null,
         files: [
-          { change: "added", path: "docs/with space.md", old_path: null },
+          { change: "added", path: ":colon.md", old_path: null },
           { change: "renamed", path: "STATE/新\tname.md", old_path: "STATE/旧.md" },
         ],
       },

@@ -51,10 +51,20 @@ function gitError(repo: string, what: string, res: GitResult): Error {
   return new UnavailableError("kai_git_failed", `${what} failed in ${repo}: ${res.stderr}`);
 }
 
-const RECORD = "\x1e";
-const FIELD = "\x1f";
-/** The `git log --format` `parseGitLog` reads. */
-export const LOG_FORMAT = `${RECORD}%H${FIELD}%P${FIELD}%cI${FIELD}%an${FIELD}%s${FIELD}%b${FIELD}`;
+/**
+ * The `git log -z --format` `parseGitLog` reads. Every field ends with a NUL, which a commit
+ * message cannot hold: a message (which a sprite writes) cannot end a field early or forge a
+ * commit, its files or its line counts, as a message holding a separator character could.
+ */
+export const LOG_FORMAT = "%H%x00%P%x00%cI%x00%an%x00%s%x00%b%x00";
+/** How many NUL-ended fields `LOG_FORMAT` gives per commit. */
+const LOG_FIELDS = 6;
+/** A commit id: SHA-1, or SHA-256 in a repository of that format. */
+const COMMIT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+/** A `--numstat` line: added, deleted (`-` for binary) and the path, empty for a rename (two paths follow). */
+const NUMSTAT = /^(\d+|-)\t(\d+|-)\t(.*)$/s;
+/** A `--name-status` status (`M`, `R087`, …). */
+const NAME_STATUS = /^[A-Z]\d*$/;
 
 const CHANGE_KINDS: Record<string, FileChangeKind> = {
   A: "added",
@@ -71,50 +81,83 @@ export function prNumberOf(subject: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
+function unreadable(what: string): UnavailableError {
+  return new UnavailableError("kai_git_unreadable", `git log gave output Kai cannot read: ${what}`);
+}
+
 /**
- * One commit's `-z` diff output: its files, and its lines added plus deleted when the output has
- * them. Either `--name-status` (a status token, then the path, or a rename's old and new paths),
- * or `--raw --numstat`: each file's `:modes shas STATUS` token and paths, then each file's
- * `added\tdeleted\tpath` (a rename's paths as two tokens after an empty one; `-` for binary).
+ * One commit's `-z` diff output, from `tokens[at]` up to the next commit's id: its files, and its
+ * lines added plus deleted when the output has counts. Either `--name-status` (a status token, then
+ * the path, or a rename's old and new paths), or `--raw --numstat`: each file's `:modes shas STATUS`
+ * token and paths, then each file's `added\tdeleted\tpath` (a rename's paths as two tokens after
+ * an empty one). Paths are taken by position, so a path that looks like a count or an id stays a path.
  */
-function parseChanges(raw: string): { files: GitFileChange[]; lines: number | undefined } {
-  const tokens = raw.replace(/^[\0\n]+/, "").split("\0");
+function parseChanges(
+  tokens: readonly string[],
+  at: number,
+): { files: GitFileChange[]; lines: number | undefined; next: number } {
   const files: GitFileChange[] = [];
   let lines: number | undefined;
-  for (let i = 0; i < tokens.length;) {
-    const token = tokens[i++] ?? "";
-    if (token === "") continue;
-    const counts = token.startsWith(":") ? null : /^(\d+|-)\t(\d+|-)\t(.*)$/s.exec(token);
+  let i = at;
+  while (i < tokens.length) {
+    // Empty tokens end the format's fields; a diff begins after a newline.
+    const token = tokens[i]!.replace(/^\n/, "");
+    if (token === "") {
+      i++;
+      continue;
+    }
+    if (COMMIT_ID.test(token)) break;
+    i++;
+    const counts = token.startsWith(":") ? null : NUMSTAT.exec(token);
     if (counts) {
       lines = (lines ?? 0) + (counts[1] === "-" ? 0 : Number(counts[1])) + (counts[2] === "-" ? 0 : Number(counts[2]));
       if (counts[3] === "") i += 2; // a rename: its old and new paths follow
       continue;
     }
     const status = token.startsWith(":") ? token.slice(token.lastIndexOf(" ") + 1) : token;
-    const change = CHANGE_KINDS[status[0] ?? ""] ?? "modified";
-    if (change === "renamed" || change === "copied") {
-      const old_path = tokens[i++] ?? "";
-      files.push({ change, path: tokens[i++] ?? "", old_path });
-    } else {
-      files.push({ change, path: tokens[i++] ?? "", old_path: null });
-    }
+    if (!NAME_STATUS.test(status)) throw unreadable(`a diff line ${JSON.stringify(token.slice(0, 80))}`);
+    const change = CHANGE_KINDS[status[0]!] ?? "modified";
+    const paths = change === "renamed" || change === "copied" ? 2 : 1;
+    if (i + paths > tokens.length) throw unreadable("a file change without its path");
+    files.push(
+      paths === 2
+        ? { change, path: tokens[i + 1]!, old_path: tokens[i]! }
+        : { change, path: tokens[i]!, old_path: null },
+    );
+    i += paths;
   }
-  return { files, lines };
+  return { files, lines, next: i };
 }
 
-/** Parse `git log -z --format=FORMAT` output, with `--name-status` or `--raw --numstat` (then each commit's `lines_changed`). */
+/**
+ * Parse `git log -z --format=LOG_FORMAT` output, bare, with `--name-status` or with
+ * `--raw --numstat` (then each commit has `lines_changed`). Read by position: each commit is its
+ * id and five more NUL-ended fields, then the diff's tokens until the next id.
+ */
 export function parseGitLog(text: string): GitCommit[] {
+  const tokens = text.split("\0");
   const commits: GitCommit[] = [];
-  for (const record of text.split(RECORD)) {
-    if (record.trim() === "" || record === "\0") continue;
-    const [sha = "", parents = "", committed_at = "", author = "", subject = "", body = "", rest = ""] =
-      record.split(FIELD);
+  let i = 0;
+  while (i < tokens.length) {
+    if (tokens[i] === "") {
+      i++;
+      continue;
+    }
+    if (i + LOG_FIELDS > tokens.length) throw unreadable("a commit cut short");
+    const [sha = "", parents = "", committed_at = "", author = "", subject = "", body = ""] = tokens.slice(
+      i,
+      i + LOG_FIELDS,
+    );
+    if (!COMMIT_ID.test(sha)) throw unreadable(`a commit id ${JSON.stringify(sha.slice(0, 80))}`);
+    const at = new Date(committed_at);
+    if (Number.isNaN(at.getTime())) throw unreadable(`the commit time of ${sha}`);
+    const { files, lines, next } = parseChanges(tokens, i + LOG_FIELDS);
+    i = next;
     const parentList = parents.split(" ").filter(Boolean);
-    const { files, lines } = parseChanges(rest);
     commits.push({
       sha,
       parents: parentList,
-      committed_at: new Date(committed_at).toISOString(),
+      committed_at: at.toISOString(),
       author,
       subject,
       body: body.trim(),
@@ -242,7 +285,7 @@ export async function lastVersionBefore(
     "--no-textconv",
     "--no-renames",
     `--unified=${2 ** 31 - 1}`,
-    `--format=${RECORD}%H %cI`,
+    "--format=%H %cI",
     `--until=${cutoff.toISOString()}`,
     "HEAD",
     "--",
@@ -253,9 +296,9 @@ export async function lastVersionBefore(
     throw gitError(repo, "git log", res);
   }
   const out = res.stdout.toString("utf8");
-  if (!out.startsWith(RECORD)) return null;
   const eol = out.indexOf("\n");
-  const [sha, at] = out.slice(1, eol < 0 ? undefined : eol).split(" ");
+  // The first line is the format's (the log's only commit); the patch follows it.
+  const [sha, at] = out.slice(0, eol < 0 ? undefined : eol).split(" ");
   if (!sha || !at) return null;
   const text = eol < 0 ? undefined : newSideOfDiff(out.slice(eol + 1));
   return {

@@ -39,6 +39,7 @@ function firstMentions(mentions: readonly CycleMention[]): Map<number, string> {
 export async function cycleMentions(repo: string, cutoff: Date): Promise<CycleMention[]> {
   const res = await runGit(repo, [
     "log",
+    "-z",
     "--first-parent",
     "-E",
     "-i",
@@ -72,6 +73,7 @@ export async function repoCycles(
   const [res, doc] = await Promise.all([
     runGit(repo, [
       "log",
+      "-z",
       "--first-parent",
       "--no-color",
       `--format=${LOG_FORMAT}`,
