@@ -206,6 +206,48 @@ describe("git collector", () => {
     }
   });
 
+  it("a commit dated before the window hides none of the commits below it", async () => {
+    const backdated = new TestRepo();
+    try {
+      for (const day of [2, 3, 4]) backdated.commit(`2026-01-0${day}T00:00:00Z`, `real ${day}`, { [`f${day}`]: "x" });
+      // A sprite sets its own commit dates: plain --since would stop the walk here.
+      backdated.commit("2000-01-01T00:00:00Z", "backdated", { old: "x" });
+      backdated.commit("2026-01-05T00:00:00Z", "head", { head: "x" });
+      const ev = await collectGit(backdated.dir, {
+        since: new Date("2026-01-01T00:00:00Z"),
+        until: new Date("2026-02-01T00:00:00Z"),
+      });
+      expect(ev.commits.map((c) => c.subject)).toEqual(["head", "real 4", "real 3", "real 2"]);
+      expect(ev.commits[1]!.files).toEqual([{ change: "added", path: "f4", old_path: null }]);
+    } finally {
+      backdated.cleanup();
+    }
+  });
+
+  it("reads the same commits whatever the repository's own log settings say", async () => {
+    const configured = new TestRepo();
+    try {
+      const root = configured.commit("2026-01-02T00:00:00Z", "root", { "a.md": "a\n" });
+      configured.git("update-index", "--add", "--cacheinfo", `160000,${root},vendor/lib`);
+      configured.commit("2026-01-03T00:00:00Z", "add a submodule", {});
+      const window = { since: new Date("2026-01-01T00:00:00Z"), until: new Date("2026-02-01T00:00:00Z") };
+      const plain = await collectGit(configured.dir, window);
+      expect(plain.commits.map((c) => c.files)).toEqual([
+        [{ change: "added", path: "vendor/lib", old_path: null }],
+        [{ change: "added", path: "a.md", old_path: null }],
+      ]);
+      for (const [key, value] of [
+        ["log.showRoot", "false"],
+        ["diff.ignoreSubmodules", "all"],
+        ["i18n.logOutputEncoding", "UTF-16"],
+      ] as const)
+        configured.git("config", key, value);
+      expect(await collectGit(configured.dir, window)).toEqual(plain);
+    } finally {
+      configured.cleanup();
+    }
+  });
+
   it("refuses log output it cannot read instead of guessing", () => {
     expect(() => parseGitLog(`not-an-id\0\0x\0A\0s\0\0\0`)).toThrow(
       expect.objectContaining({

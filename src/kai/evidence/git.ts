@@ -9,10 +9,27 @@ export interface GitResult {
   stderr: string;
 }
 
+/**
+ * Settings of the repository's own config that would change what Kai reads: pinned. No signature
+ * checks, paths and text as bytes in UTF-8, a root commit's files, gitlink changes.
+ */
+const PINNED = [
+  "-c",
+  "log.showSignature=false",
+  "-c",
+  "core.quotepath=off",
+  "-c",
+  "i18n.logOutputEncoding=UTF-8",
+  "-c",
+  "log.showRoot=true",
+  "-c",
+  "diff.ignoreSubmodules=none",
+];
+
 /** Run git in `repo` with a fixed, non-interactive environment; output is collected as bytes. */
 export function runGit(repo: string, args: string[]): Promise<GitResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn("git", ["-C", repo, "-c", "log.showSignature=false", "-c", "core.quotepath=off", ...args], {
+    const child = spawn("git", ["-C", repo, ...PINNED, ...args], {
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" },
     });
@@ -193,7 +210,9 @@ export async function collectGit(repo: string, window: { since: Date; until: Dat
     "--diff-merges=first-parent",
     "--no-color",
     `--format=${LOG_FORMAT}`,
-    `--since=${evidence.since}`,
+    // As a filter: plain --since stops the walk at the first commit older than it, so one commit
+    // dated in the past (a sprite sets its own dates) would hide every commit below it.
+    `--since-as-filter=${evidence.since}`,
     `--until=${evidence.until}`,
     "HEAD",
   ]);
@@ -201,7 +220,7 @@ export async function collectGit(repo: string, window: { since: Date; until: Dat
     if (NO_HISTORY.test(res.stderr)) return evidence;
     throw gitError(repo, "git log", res);
   }
-  // --since is inclusive in git; the window is (since, until], so a commit exactly at `since` belongs to the previous window.
+  // --since-as-filter is inclusive; the window is (since, until], so a commit exactly at `since` belongs to the previous window.
   evidence.commits = parseGitLog(res.stdout.toString("utf8")).filter(
     (c) => Date.parse(c.committed_at) > window.since.getTime(),
   );
