@@ -248,6 +248,31 @@ describe("git collector", () => {
     }
   });
 
+  it("refuses, with its code, a commit whose time git cannot decode", async () => {
+    const encoded = new TestRepo();
+    try {
+      encoded.commit("2026-01-02T00:00:00Z", "plain", { "STATE/s.md": "a\n" });
+      // An encoding header git cannot read its own headers through: it prints no time for the commit.
+      encoded.git("config", "i18n.commitEncoding", "CP037");
+      const sha = encoded.commit("2026-01-03T00:00:00Z", "Fix typo", { "STATE/s.md": "b\n" });
+      const refusal = {
+        code: "kai_git_unreadable",
+        message: `git log gave output Kai cannot read: the commit time of ${sha} (git could not decode the commit: see its encoding header)`,
+      };
+      await expect(
+        collectGit(encoded.dir, { since: new Date("2026-01-01T00:00:00Z"), until: new Date("2026-02-01T00:00:00Z") }),
+      ).rejects.toMatchObject(refusal);
+      await expect(
+        lastVersionBefore(encoded.dir, new Date("2026-02-01T00:00:00Z"), "STATE/s.md"),
+      ).rejects.toMatchObject(refusal);
+      await expect(lastChangeBefore(encoded.dir, new Date("2026-02-01T00:00:00Z"), "STATE/s.md")).rejects.toMatchObject(
+        refusal,
+      );
+    } finally {
+      encoded.cleanup();
+    }
+  });
+
   it("refuses log output it cannot read instead of guessing", () => {
     expect(() => parseGitLog(`not-an-id\0\0x\0A\0s\0\0\0`)).toThrow(
       expect.objectContaining({

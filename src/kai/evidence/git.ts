@@ -103,6 +103,17 @@ function unreadable(what: string): UnavailableError {
 }
 
 /**
+ * A commit's time as git printed it (`%cI`), in UTC. Git cannot print it for a commit it cannot
+ * decode (an `encoding` header naming, say, EBCDIC): such a commit is refused, never dated by guess.
+ */
+function commitTime(text: string, sha: string): string {
+  const at = new Date(text);
+  if (Number.isNaN(at.getTime()))
+    throw unreadable(`the commit time of ${sha} (git could not decode the commit: see its encoding header)`);
+  return at.toISOString();
+}
+
+/**
  * One commit's `-z` diff output, from `tokens[at]` up to the next commit's id: its files, and its
  * lines added plus deleted when the output has counts. Either `--name-status` (a status token, then
  * the path, or a rename's old and new paths), or `--raw --numstat`: each file's `:modes shas STATUS`
@@ -166,15 +177,13 @@ export function parseGitLog(text: string): GitCommit[] {
       i + LOG_FIELDS,
     );
     if (!COMMIT_ID.test(sha)) throw unreadable(`a commit id ${JSON.stringify(sha.slice(0, 80))}`);
-    const at = new Date(committed_at);
-    if (Number.isNaN(at.getTime())) throw unreadable(`the commit time of ${sha}`);
     const { files, lines, next } = parseChanges(tokens, i + LOG_FIELDS);
     i = next;
     const parentList = parents.split(" ").filter(Boolean);
     commits.push({
       sha,
       parents: parentList,
-      committed_at: at.toISOString(),
+      committed_at: commitTime(committed_at, sha),
       author,
       subject,
       body: body.trim(),
@@ -249,7 +258,7 @@ export async function lastChangeBefore(
     throw gitError(repo, "git log", res);
   }
   const [sha, at] = res.stdout.toString("utf8").trim().split(" ");
-  return sha && at ? { sha, at: new Date(at).toISOString() } : null;
+  return sha && at ? { sha, at: commitTime(at, sha) } : null;
 }
 
 /**
@@ -322,7 +331,7 @@ export async function lastVersionBefore(
   const text = eol < 0 ? undefined : newSideOfDiff(out.slice(eol + 1));
   return {
     sha,
-    at: new Date(at).toISOString(),
+    at: commitTime(at, sha),
     text: text === undefined ? await readAtRevision(repo, sha, path) : text,
   };
 }
