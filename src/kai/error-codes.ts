@@ -4,6 +4,7 @@ declare module "../core/index.js" {
     kai_bad_github_repo: "usage";
     kai_git_failed: "unavailable";
     kai_git_unavailable: "unavailable";
+    kai_git_too_old: "unavailable";
     kai_git_unreadable: "unavailable";
     kai_github_failed: "unavailable";
     kai_not_a_repository: "usage";

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -270,6 +271,28 @@ describe("git collector", () => {
       );
     } finally {
       encoded.cleanup();
+    }
+  });
+
+  it("names the git version it needs when git does not know --since-as-filter", async () => {
+    // git before 2.38 answers an option it does not know so: a stand-in for it on PATH.
+    const bin = mkdtempSync(join(tmpdir(), "pmagent-old-git-"));
+    const real = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+    writeFileSync(
+      join(bin, "git"),
+      `#!/bin/sh\nfor a in "$@"; do case "$a" in --since-as-filter*) echo "fatal: unrecognized argument: $a" >&2; exit 128;; esac; done\nexec ${real} "$@"\n`,
+      { mode: 0o755 },
+    );
+    const path = process.env.PATH;
+    process.env.PATH = `${bin}:${path}`;
+    try {
+      await expect(collectGit(repo.dir, { since: new Date(0), until: new Date() })).rejects.toMatchObject({
+        code: "kai_git_too_old",
+        message: `git log in ${repo.dir} needs git 2.38 or newer: this git does not know --since-as-filter (git --version tells which it is)`,
+      });
+    } finally {
+      process.env.PATH = path;
+      rmSync(bin, { recursive: true, force: true });
     }
   });
 

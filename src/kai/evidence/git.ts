@@ -57,8 +57,14 @@ export function assertRepository(repo: string): void {
 const NO_HISTORY =
   /does not have any commits yet|unknown revision or path not in the working tree|bad default revision 'HEAD'|bad revision 'HEAD'|ambiguous argument 'HEAD'/;
 
-/** The error for a failed git command: not a repository (the user's to fix) or git failing. */
+/** The error for a failed git command: not a repository or a git too old (the user's to fix), or git failing. */
 function gitError(repo: string, what: string, res: GitResult): Error {
+  const unknown = /unrecognized argument: (--[\w-]+)/.exec(res.stderr);
+  if (unknown)
+    return new UnavailableError(
+      "kai_git_too_old",
+      `${what} in ${repo} needs git 2.38 or newer: this git does not know ${unknown[1]} (git --version tells which it is)`,
+    );
   if (/not a git repository/i.test(res.stderr)) {
     return new UsageError(
       "kai_not_a_repository",
