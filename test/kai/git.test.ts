@@ -5,19 +5,22 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   collectGit,
+  collectStateDoc,
   cycleMentions,
   lastChangeBefore,
   lastVersionBefore,
   newSideOfDiff,
   parseGitLog,
   prNumberOf,
+  repoCycles,
 } from "../../src/kai/index.js";
 import { TestRepo } from "./repo.js";
 
 const SHA_A = "a".repeat(40);
 const SHA_B = "0123456789abcdef0123456789abcdef01234567";
 /** One commit's fields as `git log -z --format=LOG_FORMAT` writes them, with the format's terminator. */
-const header = (sha: string, subject: string) => `${sha}\0\0${"2026-01-01T00:00:00+09:00"}\0A\0${subject}\0\0\0`;
+const header = (sha: string, subject: string) =>
+  `${sha}\0\0${Date.parse("2026-01-01T00:00:00+09:00") / 1000}\0A\0${subject}\0\0\0`;
 
 describe("git collector", () => {
   const repo = new TestRepo();
@@ -228,14 +231,21 @@ describe("git collector", () => {
   it("reads the same commits whatever the repository's own log settings say", async () => {
     const configured = new TestRepo();
     try {
-      const root = configured.commit("2026-01-02T00:00:00Z", "root", { "a.md": "a\n" });
+      // A committed .gitmodules may ask git to ignore the submodule, too.
+      const root = configured.commit("2026-01-02T00:00:00Z", "root", {
+        ".gitmodules": '[submodule "lib"]\n\tpath = vendor/lib\n\turl = ./lib\n\tignore = all\n',
+        "a.md": "a\n",
+      });
       configured.git("update-index", "--add", "--cacheinfo", `160000,${root},vendor/lib`);
       configured.commit("2026-01-03T00:00:00Z", "add a submodule", {});
       const window = { since: new Date("2026-01-01T00:00:00Z"), until: new Date("2026-02-01T00:00:00Z") };
       const plain = await collectGit(configured.dir, window);
       expect(plain.commits.map((c) => c.files)).toEqual([
         [{ change: "added", path: "vendor/lib", old_path: null }],
-        [{ change: "added", path: "a.md", old_path: null }],
+        [
+          { change: "added", path: ".gitmodules", old_path: null },
+          { change: "added", path: "a.md", old_path: null },
+        ],
       ]);
       for (const [key, value] of [
         ["log.showRoot", "false"],
@@ -246,6 +256,67 @@ describe("git collector", () => {
       expect(await collectGit(configured.dir, window)).toEqual(plain);
     } finally {
       configured.cleanup();
+    }
+  });
+
+  it("reads history as committed: replace refs and grafts ignored, a path's log not followed across a rename", async () => {
+    const rewritten = new TestRepo();
+    try {
+      const one = rewritten.commit("2026-01-02T00:00:00Z", "Apply doc_update proposal cycle-1 to STATE (#1)", {
+        "STATE/old.md": "# State\n",
+      });
+      const two = rewritten.rename("2026-01-03T00:00:00Z", "STATE/old.md", "STATE/current_state.md", "move STATE");
+      const cutoff = new Date("2026-02-01T00:00:00Z");
+      const window = { since: new Date("2026-01-01T00:00:00Z"), until: cutoff };
+      const path = "STATE/current_state.md";
+      const cycles = () =>
+        repoCycles(
+          rewritten.dir,
+          { layer: "layer_b", name: "doc_update" },
+          { path, read: collectStateDoc(rewritten.dir, path, cutoff) },
+          cutoff,
+        );
+      const [commits, applied] = [await collectGit(rewritten.dir, window), await cycles()];
+      expect(commits.commits.map((c) => c.sha)).toEqual([two, one]);
+      expect(applied).toEqual([]);
+      // What a process with write access to .git could do to history as git shows it.
+      const fake = rewritten
+        .git("commit-tree", `${two}^{tree}`, "-m", "Apply doc_update proposal cycle-9 (#99)")
+        .trim();
+      rewritten.git("replace", two, fake);
+      rewritten.write(".git/info/grafts", `${two}\n`);
+      rewritten.git("config", "log.follow", "true");
+      expect(await collectGit(rewritten.dir, window)).toEqual(commits);
+      expect(await cycles()).toEqual(applied);
+    } finally {
+      rewritten.cleanup();
+    }
+  });
+
+  it("reads the repository it is given, whatever GIT_DIR or GIT_DIFF_OPTS the caller's environment holds", async () => {
+    const [mine, other] = [new TestRepo(), new TestRepo()];
+    const saved = { GIT_DIR: process.env.GIT_DIR, GIT_DIFF_OPTS: process.env.GIT_DIFF_OPTS };
+    try {
+      other.commit("2026-01-02T00:00:00Z", "another repository", { "x.md": "x\n" });
+      const text = Array.from({ length: 13 }, (_, i) => `line ${i + 1}\n`).join("");
+      const first = mine.commit("2026-01-21T00:00:00Z", "a longer file", { "docs/long.md": text });
+      const second = mine.commit("2026-01-21T01:00:00Z", "change its middle", {
+        "docs/long.md": text.replace("line 7\n", "SEVEN\n"),
+      });
+      const window = { since: new Date("2026-01-20T00:00:00Z"), until: new Date("2026-01-22T00:00:00Z") };
+      // A git hook's environment, and diff options for people's terminals: not git's for Kai.
+      process.env.GIT_DIR = join(other.dir, ".git");
+      process.env.GIT_DIFF_OPTS = "-u3";
+      expect((await collectGit(mine.dir, window)).commits.map((c) => c.sha)).toEqual([second, first]);
+      expect((await lastVersionBefore(mine.dir, window.until, "docs/long.md"))?.text).toBe(
+        text.replace("line 7\n", "SEVEN\n"),
+      );
+    } finally {
+      for (const [k, v] of Object.entries(saved))
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      mine.cleanup();
+      other.cleanup();
     }
   });
 
@@ -390,6 +461,9 @@ describe("a file's last version up to a time, in one git log", () => {
     const head = "diff --git a/s.md b/s.md\nindex 1..2 100644\n--- a/s.md\n+++ b/s.md\n";
     expect(newSideOfDiff(`${head}@@ -1,2 +1,4 @@\n a\n-b\n+c\n\n+d\n\\ No newline at end of file\n`)).toBe("a\nc\n\nd");
     expect(newSideOfDiff(`${head}@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+a\n`)).toBe("a\n");
+    // A hunk that starts further in (fewer context lines than asked, e.g. GIT_DIFF_OPTS) is a part of the file.
+    expect(newSideOfDiff(`${head}@@ -5,3 +5,3 @@\n a\n-b\n+c\n d\n`)).toBeUndefined();
+    expect(newSideOfDiff(`${head}@@ -0,0 +1 @@\n+a\n`)).toBe("a\n");
     expect(
       newSideOfDiff(
         "diff --git a/s.md b/s.md\ndeleted file mode 100644\n--- a/s.md\n+++ /dev/null\n@@ -1 +0,0 @@\n-a\n",

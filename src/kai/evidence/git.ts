@@ -10,10 +10,13 @@ export interface GitResult {
 }
 
 /**
- * Settings of the repository's own config that would change what Kai reads: pinned. No signature
- * checks, paths and text as bytes in UTF-8, a root commit's files, gitlink changes.
+ * What the repository, its committed files or the caller's environment could otherwise change in
+ * what Kai reads: pinned. Replace refs and grafts ignored (they rewrite history as git shows it);
+ * no signature checks; paths and text as bytes in UTF-8; a root commit's files; gitlink changes;
+ * a path's log not followed across renames.
  */
 const PINNED = [
+  "--no-replace-objects",
   "-c",
   "log.showSignature=false",
   "-c",
@@ -24,14 +27,38 @@ const PINNED = [
   "log.showRoot=true",
   "-c",
   "diff.ignoreSubmodules=none",
+  "-c",
+  "log.follow=false",
 ];
+
+/**
+ * The environment git runs in: the process's, without the variables that point git at another
+ * repository, index or object store, or reshape its diffs (a hook's GIT_DIR, GIT_DIFF_OPTS).
+ */
+function gitEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C", GIT_GRAFT_FILE: "/dev/null" };
+  for (const name of [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_DIFF_OPTS",
+    "GIT_EXTERNAL_DIFF",
+  ])
+    delete env[name];
+  return env;
+}
 
 /** Run git in `repo` with a fixed, non-interactive environment; output is collected as bytes. */
 export function runGit(repo: string, args: string[]): Promise<GitResult> {
   return new Promise((resolve, reject) => {
     const child = spawn("git", ["-C", repo, ...PINNED, ...args], {
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" },
+      env: gitEnv(),
     });
     const out: Buffer[] = [];
     let err = "";
@@ -79,7 +106,7 @@ function gitError(repo: string, what: string, res: GitResult): Error {
  * message cannot hold: a message (which a sprite writes) cannot end a field early or forge a
  * commit, its files or its line counts, as a message holding a separator character could.
  */
-export const LOG_FORMAT = "%H%x00%P%x00%cI%x00%an%x00%s%x00%b%x00";
+export const LOG_FORMAT = "%H%x00%P%x00%ct%x00%an%x00%s%x00%b%x00";
 /** How many NUL-ended fields `LOG_FORMAT` gives per commit. */
 const LOG_FIELDS = 6;
 /** A commit id: SHA-1, or SHA-256 in a repository of that format. */
@@ -109,12 +136,13 @@ function unreadable(what: string): UnavailableError {
 }
 
 /**
- * A commit's time as git printed it (`%cI`), in UTC. Git cannot print it for a commit it cannot
- * decode (an `encoding` header naming, say, EBCDIC): such a commit is refused, never dated by guess.
+ * A commit's time as git printed it (`%ct`, seconds since the epoch, what git filters the window
+ * on), in UTC. Git cannot print it for a commit it cannot decode (an `encoding` header naming,
+ * say, EBCDIC): such a commit is refused, never dated by guess.
  */
 function commitTime(text: string, sha: string): string {
-  const at = new Date(text);
-  if (Number.isNaN(at.getTime()))
+  const at = /^\d+$/.test(text) ? new Date(Number(text) * 1000) : null;
+  if (at === null || Number.isNaN(at.getTime()))
     throw unreadable(`the commit time of ${sha} (git could not decode the commit: see its encoding header)`);
   return at.toISOString();
 }
@@ -222,6 +250,8 @@ export async function collectGit(repo: string, window: { since: Date; until: Dat
     "--raw",
     "--numstat",
     "-M",
+    // A committed .gitmodules may say `ignore = all`, which the config pin does not override.
+    "--ignore-submodules=none",
     "--diff-merges=first-parent",
     "--no-color",
     `--format=${LOG_FORMAT}`,
@@ -253,7 +283,7 @@ export async function lastChangeBefore(
   const res = await runGit(repo, [
     "log",
     "-1",
-    "--format=%H %cI",
+    "--format=%H %ct",
     `--until=${cutoff.toISOString()}`,
     "HEAD",
     "--",
@@ -264,7 +294,8 @@ export async function lastChangeBefore(
     throw gitError(repo, "git log", res);
   }
   const [sha, at] = res.stdout.toString("utf8").trim().split(" ");
-  return sha && at ? { sha, at: commitTime(at, sha) } : null;
+  // A commit whose time git cannot print has its id and an empty time: refused, not "no commit".
+  return sha ? { sha, at: commitTime(at ?? "", sha) } : null;
 }
 
 /**
@@ -279,9 +310,11 @@ export function newSideOfDiff(diff: string): string | null | undefined {
   if (hunk < 0) return undefined;
   const header = lines.slice(0, hunk);
   if (header.includes("+++ /dev/null")) return null;
-  const m = /^@@ -\d+(?:,\d+)? \+\d+(?:,(\d+))? @@/.exec(lines[hunk]!);
+  const m = /^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@/.exec(lines[hunk]!);
   if (!m) return undefined;
-  const expected = m[1] === undefined ? 1 : Number(m[1]);
+  const expected = m[2] === undefined ? 1 : Number(m[2]);
+  // The whole file starts at its line 1 (line 0 when empty); any other hunk is a part of it.
+  if (Number(m[1]) !== (expected === 0 ? 0 : 1)) return undefined;
   const out: string[] = [];
   let newSide = false;
   for (const line of lines.slice(hunk + 1)) {
@@ -319,7 +352,7 @@ export async function lastVersionBefore(
     "--no-textconv",
     "--no-renames",
     `--unified=${2 ** 31 - 1}`,
-    "--format=%H %cI",
+    "--format=%H %ct",
     `--until=${cutoff.toISOString()}`,
     "HEAD",
     "--",
@@ -333,11 +366,11 @@ export async function lastVersionBefore(
   const eol = out.indexOf("\n");
   // The first line is the format's (the log's only commit); the patch follows it.
   const [sha, at] = out.slice(0, eol < 0 ? undefined : eol).split(" ");
-  if (!sha || !at) return null;
+  if (!sha) return null;
   const text = eol < 0 ? undefined : newSideOfDiff(out.slice(eol + 1));
   return {
     sha,
-    at: commitTime(at, sha),
+    at: commitTime(at ?? "", sha),
     text: text === undefined ? await readAtRevision(repo, sha, path) : text,
   };
 }
