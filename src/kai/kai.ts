@@ -22,6 +22,7 @@ import {
   errorSummary,
   laneCycles,
   laneStatusSummary,
+  ownCycleName,
   whatChangedSummary,
   whatChangedReport,
   withUrls,
@@ -110,8 +111,6 @@ export async function collectEvidence(
     ...(await collectStateDoc(sources.repo, path, window.until)),
     found_by,
   }));
-  // Both answers name the board's cycles as the project's commits do (the same names in each).
-  const mentionsRead = cycleMentions(sources.repo, window.until);
   const commitsRead = request.type === "what_changed" ? collectGit(sources.repo, window) : Promise.resolve(null);
   const webUrlRead = githubWebUrl(sources.repo, config);
   const boardSource = sources.board;
@@ -121,6 +120,16 @@ export async function collectEvidence(
     window,
     lane,
     notes,
+  );
+  // Both answers name the board's cycles as the project's commits do (the same names in each).
+  // The commits that name cycles are read when a cycle gives itself no name, or when the board has
+  // none (the repository's own cycles are dated by them): a walk of the whole history with
+  // --grep, the slowest read of a large repository, which a board of named cycles never uses.
+  const boardCycles = boardRead.then((board) => laneCycles(board ?? [], lane, config.humans, []));
+  const mentionsRead = boardCycles.then((cycles) =>
+    cycles.length > 0 && cycles.every((c) => ownCycleName(c.root, c.entries) !== null)
+      ? []
+      : cycleMentions(sources.repo, window.until),
   );
   const runSource = sources.runs;
   const roles = new Set(lane.roles.map((r) => r.name));
@@ -147,8 +156,8 @@ export async function collectEvidence(
   // document's path is known, beside the reading of its text, rather than after every other source.
   const repoCyclesRead =
     request.type === "lane_status"
-      ? Promise.all([pathRead, boardRead]).then(([{ path }, board]) =>
-          laneCycles(board ?? [], lane, config.humans, []).length > 0
+      ? Promise.all([pathRead, boardCycles]).then(([{ path }, cycles]) =>
+          cycles.length > 0
             ? null
             : repoCycles(sources.repo, lane, { path, read: foundRead }, window.until, mentionsRead),
         )

@@ -1,4 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { docUpdateLane, parseConfig } from "../../src/config/index.js";
 import { answer, buildLaneStatus, type KaiResponse, type LaneStatus } from "../../src/kai/index.js";
 import { KaiResponseSchema } from "../../src/kai/reports/schema.js";
@@ -196,5 +200,56 @@ describe("a step's latest entry", () => {
       actions_workflow: "doc_update_proposal.yml",
       artifact_path: "reports/doc_update_proposals/p1.json",
     });
+  });
+});
+
+describe("the commits that name cycles", () => {
+  const repo = new TestRepo();
+  const bin = mkdtempSync(join(tmpdir(), "pmagent-git-log-"));
+  const calls = join(bin, "calls");
+  const path = process.env.PATH;
+  beforeAll(() => {
+    repo.commit("2026-01-01T00:00:00Z", "initial", { [OWN]: section("Nothing yet.") });
+    repo.commit("2026-01-05T00:00:00Z", "Add doc_update proposal for cycle-4 (#845)", { "reports/p.json": "{}" });
+    // git as Kai runs it, each command line written down.
+    const real = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+    writeFileSync(join(bin, "git"), `#!/bin/sh\necho "$*" >> ${calls}\nexec ${real} "$@"\n`, { mode: 0o755 });
+    process.env.PATH = `${bin}:${path}`;
+  });
+  afterAll(() => {
+    process.env.PATH = path;
+    rmSync(bin, { recursive: true, force: true });
+    repo.cleanup();
+  });
+
+  async function latestCycle(summary: string): Promise<{ id: string | null; walked: boolean }> {
+    rmSync(calls, { force: true });
+    const root = entry(
+      "req-1",
+      "Human",
+      "Aya",
+      "doc_update_proposal_request",
+      "open",
+      "2026-01-04T00:00:00Z",
+      "2026-01-04T00:00:00Z",
+      { summary },
+    );
+    const res = KaiResponseSchema.parse(
+      await answer(request(), {
+        config: configWith(),
+        sources: { repo: repo.dir, board: async () => [root] },
+        clock: () => NOW,
+      }),
+    );
+    if (res.payload?.kind !== "lane_status_v1") throw new Error(JSON.stringify(res.notes));
+    return { id: res.payload.data.cycle.latest_cycle_id, walked: readFileSync(calls, "utf8").includes("--grep") };
+  }
+
+  it("are not walked for when every cycle on the board names itself", async () => {
+    expect(await latestCycle("the cycle-3 request")).toEqual({ id: "cycle-3", walked: false });
+  });
+
+  it("are walked for a cycle that does not", async () => {
+    expect(await latestCycle("a request")).toEqual({ id: "cycle-1", walked: true });
   });
 });

@@ -97,6 +97,16 @@ export function laneCycles(
 const CYCLE = /\bcycle[-_ ]?(\d+)\b/i;
 
 /**
+ * The name a cycle gives itself: the `refs.cycle` of one of its entries, or `cycle-N` in its
+ * root's id or summary; null when it gives none (then only a commit can name it: `cycleNames`).
+ */
+export function ownCycleName(root: BoardEntryEvidence, entries: readonly BoardEntryEvidence[]): string | null {
+  const own =
+    entries.map((e) => entryLinks(e).cycle).find((c) => c !== null) ?? CYCLE.exec(`${root.id}\n${root.summary}`)?.[0];
+  return own ? `cycle-${Number(CYCLE.exec(own)![1])}` : null;
+}
+
+/**
  * The name the project gives each cycle (oldest first; null where it gives none), so that a cycle
  * the project calls "cycle-1" is not "cycle-4" because three trial requests came before it: a
  * cycle named by its entries (`refs.cycle`, `cycle-N` in the root's id or summary), else by a
@@ -111,9 +121,8 @@ export function cycleNames(
 ): Array<string | null> {
   const named = cycles.map((entries) => {
     const root = entries[0]!;
-    const own =
-      entries.map((e) => entryLinks(e).cycle).find((c) => c !== null) ?? CYCLE.exec(`${root.id}\n${root.summary}`)?.[0];
-    if (own) return `cycle-${Number(CYCLE.exec(own)![1])}`;
+    const own = ownCycleName(root, entries);
+    if (own) return own;
     const ids = new Set(entries.map((e) => e.id));
     const prs = new Set([
       ...entries.flatMap((e) => entryLinks(e).pr_number ?? []),

@@ -16,7 +16,7 @@ export type * from "./schema.js";
 export type KaiSchemas = typeof schemas;
 /** The wire formats as zod schemas (kai_request_v1, kai_response_v1, …), loaded on first call. */
 export const kaiSchemas = (): Promise<KaiSchemas> => import("./schema.js");
-export { laneCycles, type Cycle, type CycleStatus } from "./cycles.js";
+export { laneCycles, ownCycleName, type Cycle, type CycleStatus } from "./cycles.js";
 export { buildLaneStatus, type LaneContext } from "./lane-status.js";
 /** The what_changed report builder's module (`buildWhatChanged`), loaded on first call. */
 export const whatChangedReport = (): Promise<typeof whatChanged> => import("./what-changed.js");
