@@ -12,8 +12,8 @@ export interface GitResult {
 /**
  * What the repository, its committed files or the caller's environment could otherwise change in
  * what Kai reads: pinned. Replace refs and grafts ignored (they rewrite history as git shows it);
- * no signature checks; paths and text as bytes in UTF-8; a root commit's files; gitlink changes;
- * a path's log not followed across renames.
+ * no signature checks; paths and text as bytes in UTF-8; a root commit's files; a path's log not
+ * followed across renames. (Gitlink changes: `collectGit`'s `--ignore-submodules=none`.)
  */
 const PINNED = [
   "--no-replace-objects",
@@ -25,8 +25,6 @@ const PINNED = [
   "i18n.logOutputEncoding=UTF-8",
   "-c",
   "log.showRoot=true",
-  "-c",
-  "diff.ignoreSubmodules=none",
   "-c",
   "log.follow=false",
 ];
@@ -106,7 +104,7 @@ function gitError(repo: string, what: string, res: GitResult): Error {
  * message cannot hold: a message (which a sprite writes) cannot end a field early or forge a
  * commit, its files or its line counts, as a message holding a separator character could.
  */
-export const LOG_FORMAT = "%H%x00%P%x00%ct%x00%an%x00%s%x00%b%x00";
+const LOG_FORMAT = "%H%x00%P%x00%ct%x00%an%x00%s%x00%b%x00";
 /** How many NUL-ended fields `LOG_FORMAT` gives per commit. */
 const LOG_FIELDS = 6;
 /** A commit id: SHA-1, or SHA-256 in a repository of that format. */
@@ -231,6 +229,15 @@ export function parseGitLog(text: string): GitCommit[] {
 }
 
 /**
+ * `git log ARGS` in the form `parseGitLog` reads (`-z` and `LOG_FORMAT`, which need each other):
+ * its commits, or git's answer when it failed.
+ */
+export async function gitLog(repo: string, args: string[]): Promise<{ commits: GitCommit[] } | { failed: GitResult }> {
+  const res = await runGit(repo, ["log", "-z", "--no-color", `--format=${LOG_FORMAT}`, ...args]);
+  return res.code === 0 ? { commits: parseGitLog(res.stdout.toString("utf8")) } : { failed: res };
+}
+
+/**
  * Commits of HEAD committed in (since, until], with their changed files (`-M`, so renames are one
  * change with the old path) and their lines added plus deleted (what a highlight says about a
  * change's size), in one `git log --raw --numstat`. A merge commit lists what it brought in (its
@@ -244,31 +251,25 @@ export async function collectGit(repo: string, window: { since: Date; until: Dat
     until: window.until.toISOString(),
     commits: [],
   };
-  const res = await runGit(repo, [
-    "log",
-    "-z",
+  const log = await gitLog(repo, [
     "--raw",
     "--numstat",
     "-M",
-    // A committed .gitmodules may say `ignore = all`, which the config pin does not override.
+    // A committed .gitmodules may say `ignore = all`, which no config setting overrides.
     "--ignore-submodules=none",
     "--diff-merges=first-parent",
-    "--no-color",
-    `--format=${LOG_FORMAT}`,
     // As a filter: plain --since stops the walk at the first commit older than it, so one commit
     // dated in the past (a sprite sets its own dates) would hide every commit below it.
     `--since-as-filter=${evidence.since}`,
     `--until=${evidence.until}`,
     "HEAD",
   ]);
-  if (res.code !== 0) {
-    if (NO_HISTORY.test(res.stderr)) return evidence;
-    throw gitError(repo, "git log", res);
+  if ("failed" in log) {
+    if (NO_HISTORY.test(log.failed.stderr)) return evidence;
+    throw gitError(repo, "git log", log.failed);
   }
   // --since-as-filter is inclusive; the window is (since, until], so a commit exactly at `since` belongs to the previous window.
-  evidence.commits = parseGitLog(res.stdout.toString("utf8")).filter(
-    (c) => Date.parse(c.committed_at) > window.since.getTime(),
-  );
+  evidence.commits = log.commits.filter((c) => Date.parse(c.committed_at) > window.since.getTime());
   // A commit that changed no file has no line counts: zero.
   for (const c of evidence.commits) c.lines_changed ??= 0;
   return evidence;

@@ -1,6 +1,6 @@
 import type { LaneConfig } from "../../config/light/index.js";
 import type { CycleMention, RepoCycle, StateDocEvidence } from "./types.js";
-import { LOG_FORMAT, parseGitLog, runGit } from "./git.js";
+import { gitLog } from "./git.js";
 import { subtree } from "./markdown.js";
 import { laneSectionIndex } from "./state-doc.js";
 import { laneNameMatcher } from "./lane-names.js";
@@ -37,18 +37,15 @@ function firstMentions(mentions: readonly CycleMention[]): Map<number, string> {
 
 /** Commit messages on the first-parent history up to `cutoff` that name a cycle (one `git log --grep`). */
 export async function cycleMentions(repo: string, cutoff: Date): Promise<CycleMention[]> {
-  const res = await runGit(repo, [
-    "log",
-    "-z",
+  const log = await gitLog(repo, [
     "--first-parent",
     "-E",
     "-i",
     "--grep=cycle[-_ ]?[0-9]",
-    `--format=${LOG_FORMAT}`,
     `--until=${cutoff.toISOString()}`,
     "HEAD",
   ]);
-  return (res.code === 0 ? parseGitLog(res.stdout.toString("utf8")) : []).map((c) => ({
+  return ("failed" in log ? [] : log.commits).map((c) => ({
     pr_number: c.pr_number,
     text: `${c.subject}\n${c.body}`,
     committed_at: c.committed_at,
@@ -70,21 +67,11 @@ export async function repoCycles(
   mentions?: Promise<readonly CycleMention[]> | readonly CycleMention[],
 ): Promise<RepoCycle[]> {
   // Awaited together: a text that fails while the log runs is this call's failure, never unhandled.
-  const [res, doc] = await Promise.all([
-    runGit(repo, [
-      "log",
-      "-z",
-      "--first-parent",
-      "--no-color",
-      `--format=${LOG_FORMAT}`,
-      `--until=${cutoff.toISOString()}`,
-      "HEAD",
-      "--",
-      stateDoc.path,
-    ]),
+  const [log, doc] = await Promise.all([
+    gitLog(repo, ["--first-parent", `--until=${cutoff.toISOString()}`, "HEAD", "--", stateDoc.path]),
     stateDoc.read,
   ]);
-  const commits = res.code === 0 ? parseGitLog(res.stdout.toString("utf8")).reverse() : [];
+  const commits = "failed" in log ? [] : log.commits.reverse();
   const applies = commits.filter((c) => isLaneApply(`${c.subject}\n${c.body}`, lane));
   const out: RepoCycle[] = [];
   const taken = new Set<number>();
