@@ -2,6 +2,7 @@ import { isPmagentError, plural } from "../core/index.js";
 import { findLane, type Config, type LaneConfig } from "../config/light/index.js";
 import {
   collectGit,
+  absentStateDoc,
   collectStateDoc,
   cycleMentions,
   stateDocPath,
@@ -107,8 +108,11 @@ export async function collectEvidence(
   // and history) ahead of the rest: each git process runs beside what follows (the board and the
   // runs are read from the store on this thread), and starting one blocks this thread for a while.
   const pathRead = stateDocPath(sources.repo, config.project_id, lane, window.until);
-  const foundRead = pathRead.then(async ({ path, found_by }) => ({
-    ...(await collectStateDoc(sources.repo, path, window.until)),
+  // No commit at or before the cutoff (a fresh `git init`, an as_of before the first commit): the
+  // document's text and history and the commits naming cycles would read empty, so none is read.
+  const historyRead = pathRead.then(({ no_commits }) => no_commits !== true);
+  const foundRead = pathRead.then(async ({ path, found_by, no_commits }) => ({
+    ...(no_commits ? absentStateDoc(path) : await collectStateDoc(sources.repo, path, window.until)),
     found_by,
   }));
   const commitsRead = request.type === "what_changed" ? collectGit(sources.repo, window) : Promise.resolve(null);
@@ -126,8 +130,8 @@ export async function collectEvidence(
   // none (the repository's own cycles are dated by them): a walk of the whole history with
   // --grep, the slowest read of a large repository, which a board of named cycles never uses.
   const boardCycles = boardRead.then((board) => laneCycles(board ?? [], lane, config.humans, []));
-  const mentionsRead = boardCycles.then((cycles) =>
-    cycles.length > 0 && cycles.every((c) => ownCycleName(c.root, c.entries) !== null)
+  const mentionsRead = Promise.all([boardCycles, historyRead]).then(([cycles, history]) =>
+    !history || (cycles.length > 0 && cycles.every((c) => ownCycleName(c.root, c.entries) !== null))
       ? []
       : cycleMentions(sources.repo, window.until),
   );
@@ -156,16 +160,20 @@ export async function collectEvidence(
   // document's path is known, beside the reading of its text, rather than after every other source.
   const repoCyclesRead =
     request.type === "lane_status"
-      ? Promise.all([pathRead, boardCycles]).then(([{ path }, cycles]) =>
+      ? Promise.all([pathRead, boardCycles]).then(([{ path, no_commits }, cycles]) =>
           cycles.length > 0
             ? null
-            : repoCycles(sources.repo, lane, { path, read: foundRead }, window.until, mentionsRead),
+            : no_commits
+              ? []
+              : repoCycles(sources.repo, lane, { path, read: foundRead }, window.until, mentionsRead),
         )
       : Promise.resolve(null);
   // what_changed compares the STATE document's sections with how they stood at the window's start.
   const beforeRead =
     request.type === "what_changed"
-      ? pathRead.then(({ path }) => collectStateDoc(sources.repo, path, window.since))
+      ? pathRead.then(({ path, no_commits }) =>
+          no_commits ? absentStateDoc(path) : collectStateDoc(sources.repo, path, window.since),
+        )
       : Promise.resolve(null);
   const [git, found, board, runs, github, web_url, cycle_mentions, repo_cycles, state_doc_before] = await Promise.all([
     commitsRead,

@@ -222,6 +222,14 @@ describe("the commits that name cycles", () => {
     repo.cleanup();
   });
 
+  /** The git commands (their first word after the pinned options) an answer ran. */
+  const commands = () =>
+    readFileSync(calls, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => /(?:^| )(rev-list|cat-file|remote|log|show|ls-tree) /.exec(line)?.[1] ?? line)
+      .sort();
+
   async function latestCycle(summary: string): Promise<{ id: string | null; walked: boolean }> {
     rmSync(calls, { force: true });
     const root = entry(
@@ -251,5 +259,39 @@ describe("the commits that name cycles", () => {
 
   it("are walked for a cycle that does not", async () => {
     expect(await latestCycle("a request")).toEqual({ id: "cycle-1", walked: true });
+  });
+
+  it("are not read, nor any history, when no commit is as old as the cutoff", async () => {
+    const empty = new TestRepo();
+    try {
+      // A fresh `git init`, and an as_of before the repository's first commit: the lookup of the
+      // commit at the cutoff finds none, so only it and the remote's address are asked for.
+      for (const [dir, params] of [
+        [empty.dir, {}],
+        [repo.dir, { as_of: "2025-12-01T00:00:00Z" }],
+      ] as const) {
+        rmSync(calls, { force: true });
+        const res = KaiResponseSchema.parse(
+          await answer(request(params), { config: configWith(), sources: { repo: dir }, clock: () => NOW }),
+        );
+        if (res.payload?.kind !== "lane_status_v1") throw new Error(JSON.stringify(res.notes));
+        expect(res.payload.data.cycle.latest_cycle_id).toBeNull();
+        expect(res.payload.data.state_view.digest).toBe(
+          "STATE/current_state.md does not exist (no commit touched it up to the cutoff)",
+        );
+        expect(commands()).toEqual(["remote", "rev-list"]);
+      }
+      // A directory git cannot read is still refused, not taken for a repository without commits.
+      const notRepo = mkdtempSync(join(tmpdir(), "pmagent-kai-nogit-"));
+      try {
+        await expect(
+          answer(request(), { config: configWith(), sources: { repo: notRepo }, clock: () => NOW }),
+        ).rejects.toThrow(`${notRepo} is not a git repository (pass --repo DIR with the project's repository)`);
+      } finally {
+        rmSync(notRepo, { recursive: true, force: true });
+      }
+    } finally {
+      empty.cleanup();
+    }
   });
 });

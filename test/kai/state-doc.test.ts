@@ -106,14 +106,16 @@ describe("STATE document collector", () => {
       path: "STATE/vpm-mini/current_state.md",
       found_by: "the project's own STATE document (STATE/vpm-mini/current_state.md)",
     });
-    // Before the project's own document was committed, and for a project without one: the default.
-    for (const [project, at] of [
-      ["vpm-mini", "2025-12-01T00:00:00Z"],
-      ["other", "2026-02-01T00:00:00Z"],
+    // Before the project's own document was committed (before any commit: said too), and for a
+    // project without one: the default.
+    for (const [project, at, none] of [
+      ["vpm-mini", "2025-12-01T00:00:00Z", { no_commits: true }],
+      ["other", "2026-02-01T00:00:00Z", {}],
     ] as const)
-      expect(await stateDocPath(repo.dir, project, keepsDefault, new Date(at))).toEqual({
+      expect(await stateDocPath(repo.dir, project, keepsDefault, new Date(at))).toStrictEqual({
         path: "STATE/current_state.md",
         found_by: `the default state_file (STATE/${project}/current_state.md does not exist at the cutoff)`,
+        ...none,
       });
     expect(await stateDocPath(repo.dir, "vpm-mini", { state_file: "docs/state.md" }, new Date())).toEqual({
       path: "docs/state.md",

@@ -384,11 +384,17 @@ export async function readAtRevision(repo: string, revision: string, path: strin
 
 /**
  * Whether `path` exists in the tree of the last commit at or before `cutoff`: two lookups, where
- * asking `git log -- path` about a path that never existed walks the whole history.
+ * asking `git log -- path` about a path that never existed walks the whole history. `commit` is
+ * that commit, null when there is none (no commit yet, or none that early).
  */
-export async function existsAt(repo: string, cutoff: Date, path: string): Promise<boolean> {
+export async function existsAt(
+  repo: string,
+  cutoff: Date,
+  path: string,
+): Promise<{ commit: string | null; exists: boolean }> {
   const head = await runGit(repo, ["rev-list", "-1", `--until=${cutoff.toISOString()}`, "HEAD"]);
+  if (head.code !== 0 && !NO_HISTORY.test(head.stderr)) throw gitError(repo, "git rev-list", head);
   const sha = head.code === 0 ? head.stdout.toString("utf8").trim() : "";
-  if (sha === "") return false;
-  return (await runGit(repo, ["cat-file", "-e", `${sha}:${path}`])).code === 0;
+  if (sha === "") return { commit: null, exists: false };
+  return { commit: sha, exists: (await runGit(repo, ["cat-file", "-e", `${sha}:${path}`])).code === 0 };
 }

@@ -15,6 +15,7 @@ export {
 } from "./git.js";
 export { githubSlug, Slugger, parseSections, listItems, subtree } from "./markdown.js";
 export {
+  absentStateDoc,
   collectStateDoc,
   stateDocPath,
   repoProjects,

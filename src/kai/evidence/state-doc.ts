@@ -14,9 +14,14 @@ export async function collectStateDoc(repo: string, path: string, cutoff: Date):
   confinePath(repo, path, "state_file");
   assertRepository(repo);
   const last = await lastVersionBefore(repo, cutoff, path);
-  if (last === null) return { path, exists: false, revision: null, updated_at: null, sections: [] };
+  if (last === null) return absentStateDoc(path);
   if (last.text === null) return { path, exists: false, revision: last.sha, updated_at: last.at, sections: [] };
   return { path, exists: true, revision: last.sha, updated_at: last.at, sections: parseSections(last.text) };
+}
+
+/** The STATE document as no commit has it (none touched it up to the cutoff). */
+export function absentStateDoc(path: string): StateDocEvidence {
+  return { path, exists: false, revision: null, updated_at: null, sections: [] };
 }
 
 /**
@@ -42,13 +47,15 @@ export const DEFAULT_STATE_FILE = "STATE/current_state.md";
  * default, `STATE/<project_id>/current_state.md` when the repository has it at the cutoff, else
  * `STATE/current_state.md`. `found_by` says which rule chose it, for the answer's notes. Only the
  * path: its text (`collectStateDoc`) and its history (`repoCycles`) are then read side by side.
+ * `no_commits` is set when the lookup found no commit at or before the cutoff (a fresh `git init`,
+ * an as_of before the first commit): every git read up to the cutoff would find nothing.
  */
 export async function stateDocPath(
   repo: string,
   projectId: string,
   lane: Pick<LaneConfig, "state_file">,
   cutoff: Date,
-): Promise<{ path: string; found_by: string }> {
+): Promise<{ path: string; found_by: string; no_commits?: true }> {
   if (lane.state_file !== DEFAULT_STATE_FILE) {
     confinePath(repo, lane.state_file, "state_file");
     return { path: lane.state_file, found_by: "the lane's configured state_file" };
@@ -56,9 +63,13 @@ export async function stateDocPath(
   const own = `STATE/${projectId}/current_state.md`;
   confinePath(repo, own, "state_file");
   assertRepository(repo);
-  return (await existsAt(repo, cutoff, own))
-    ? { path: own, found_by: `the project's own STATE document (${own})` }
-    : { path: DEFAULT_STATE_FILE, found_by: `the default state_file (${own} does not exist at the cutoff)` };
+  const at = await existsAt(repo, cutoff, own);
+  if (at.exists) return { path: own, found_by: `the project's own STATE document (${own})` };
+  return {
+    path: DEFAULT_STATE_FILE,
+    found_by: `the default state_file (${own} does not exist at the cutoff)`,
+    ...(at.commit === null ? { no_commits: true as const } : {}),
+  };
 }
 
 /**
