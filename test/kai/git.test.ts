@@ -13,6 +13,7 @@ import {
   parseGitLog,
   prNumberOf,
   repoCycles,
+  type GitCommit,
 } from "../../src/kai/index.js";
 import { TestRepo } from "./repo.js";
 
@@ -320,29 +321,85 @@ describe("git collector", () => {
     }
   });
 
-  it("refuses, with its code, a commit whose time git cannot decode", async () => {
+  it("reads a commit git cannot decode from its object, and refuses one whose object gives no time either", async () => {
     const encoded = new TestRepo();
     try {
-      encoded.commit("2026-01-02T00:00:00Z", "plain", { "STATE/s.md": "a\n" });
-      // An encoding header git cannot read its own headers through: it prints no time for the commit.
+      const plain = encoded.commit("2026-01-02T00:00:00Z", "plain", { "STATE/s.md": "a\n" });
+      // An encoding header git re-encodes its own ASCII headers out of (EBCDIC), which a sprite may
+      // write: git prints none of the commit's fields. They are read from the object, the message as UTF-8.
       encoded.git("config", "i18n.commitEncoding", "CP037");
-      const sha = encoded.commit("2026-01-03T00:00:00Z", "Fix typo", { "STATE/s.md": "b\n" });
-      const refusal = {
-        code: "kai_git_unreadable",
-        message: `git log gave output Kai cannot read: the commit time of ${sha} (git could not decode the commit: see its encoding header)`,
-      };
-      await expect(
-        collectGit(encoded.dir, { since: new Date("2026-01-01T00:00:00Z"), until: new Date("2026-02-01T00:00:00Z") }),
-      ).rejects.toMatchObject(refusal);
-      await expect(
-        lastVersionBefore(encoded.dir, new Date("2026-02-01T00:00:00Z"), "STATE/s.md"),
-      ).rejects.toMatchObject(refusal);
-      await expect(lastChangeBefore(encoded.dir, new Date("2026-02-01T00:00:00Z"), "STATE/s.md")).rejects.toMatchObject(
-        refusal,
+      const typo = encoded.commit("2026-01-03T00:00:00Z", "Fix typo (#7)", { "STATE/s.md": "b\n" });
+      const applied = encoded.commit(
+        "2026-01-04T00:00:00+09:00",
+        "Apply doc_update proposal\nfor cycle-7 (#12)\n\nThe body.\n",
+        { "STATE/s.md": "c\n" },
       );
+      const window = { since: new Date("2026-01-01T00:00:00Z"), until: new Date("2026-02-01T00:00:00Z") };
+      const fields = ({ sha, parents, committed_at, author, subject, body, pr_number, files }: GitCommit) => ({
+        sha,
+        parents,
+        committed_at,
+        author,
+        subject,
+        body,
+        pr_number,
+        files,
+      });
+      const changed = [{ change: "modified", path: "STATE/s.md", old_path: null }];
+      expect((await collectGit(encoded.dir, window)).commits.map(fields)).toEqual([
+        {
+          sha: applied,
+          parents: [typo],
+          committed_at: "2026-01-03T15:00:00.000Z",
+          author: "Kai Test",
+          subject: "Apply doc_update proposal for cycle-7 (#12)",
+          body: "The body.",
+          pr_number: 12,
+          files: changed,
+        },
+        {
+          sha: typo,
+          parents: [plain],
+          committed_at: "2026-01-03T00:00:00.000Z",
+          author: "Kai Test",
+          subject: "Fix typo (#7)",
+          body: "",
+          pr_number: 7,
+          files: changed,
+        },
+        expect.objectContaining({ sha: plain, subject: "plain", committed_at: "2026-01-02T00:00:00.000Z" }),
+      ]);
+      expect(await lastChangeBefore(encoded.dir, window.until, "STATE/s.md")).toEqual({
+        sha: applied,
+        at: "2026-01-03T15:00:00.000Z",
+      });
+      expect(await lastVersionBefore(encoded.dir, new Date("2026-01-03T12:00:00Z"), "STATE/s.md")).toEqual({
+        sha: typo,
+        at: "2026-01-03T00:00:00.000Z",
+        text: "b\n",
+      });
+      // The lane's cycle its apply commit names, read from the same object.
+      const path = "STATE/s.md";
+      const cycles = await repoCycles(
+        encoded.dir,
+        { layer: "layer_b", name: "doc_update" },
+        { path, read: collectStateDoc(encoded.dir, path, window.until) },
+        window.until,
+        [],
+      );
+      expect(cycles.map((c) => [c.id, c.completed_at, c.apply?.sha])).toEqual([
+        ["cycle-7", "2026-01-03T15:00:00.000Z", applied],
+      ]);
     } finally {
       encoded.cleanup();
     }
+    // Output naming a commit with no fields and no object to read them from: refused, with its code.
+    expect(() => parseGitLog(`${SHA_A}\0\0\0\0\0\0`)).toThrow(
+      expect.objectContaining({
+        code: "kai_git_unreadable",
+        message: `git log gave output Kai cannot read: the commit time of ${SHA_A} (git could not decode the commit: see its encoding header)`,
+      }),
+    );
   });
 
   it("names the git version it needs when git does not know --since-as-filter", async () => {

@@ -51,17 +51,20 @@ function gitEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Run git in `repo` with a fixed, non-interactive environment; output is collected as bytes. */
-export function runGit(repo: string, args: string[]): Promise<GitResult> {
+/** Run git in `repo` with a fixed, non-interactive environment, `input` on stdin; output collected as bytes. */
+export function runGit(repo: string, args: string[], input?: string): Promise<GitResult> {
   return new Promise((resolve, reject) => {
     const child = spawn("git", ["-C", repo, ...PINNED, ...args], {
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
       env: gitEnv(),
     });
+    // git may exit before reading it all (a failure): its answer is the exit code, not EPIPE.
+    child.stdin?.on("error", () => undefined);
+    child.stdin?.end(input);
     const out: Buffer[] = [];
     let err = "";
-    child.stdout.on("data", (d: Buffer) => out.push(d));
-    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    child.stdout!.on("data", (d: Buffer) => out.push(d));
+    child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
     child.on("error", (e) =>
       reject(
         new UnavailableError("kai_git_unavailable", `cannot run git: ${e.message} (is git installed?)`, { cause: e }),
@@ -133,16 +136,115 @@ function unreadable(what: string): UnavailableError {
   return new UnavailableError("kai_git_unreadable", `git log gave output Kai cannot read: ${what}`);
 }
 
-/**
- * A commit's time as git printed it (`%ct`, seconds since the epoch, what git filters the window
- * on), in UTC. Git cannot print it for a commit it cannot decode (an `encoding` header naming,
- * say, EBCDIC): such a commit is refused, never dated by guess.
- */
-function commitTime(text: string, sha: string): string {
+/** A commit time as git prints it (`%ct`: seconds since the epoch), in UTC; null when it is not one. */
+function timeOf(text: string): string | null {
   const at = /^\d+$/.test(text) ? new Date(Number(text) * 1000) : null;
-  if (at === null || Number.isNaN(at.getTime()))
-    throw unreadable(`the commit time of ${sha} (git could not decode the commit: see its encoding header)`);
-  return at.toISOString();
+  return at === null || Number.isNaN(at.getTime()) ? null : at.toISOString();
+}
+
+/** A commit git printed no headers for, and whose object did not give them either. */
+function undecodable(sha: string): UnavailableError {
+  return unreadable(`the commit time of ${sha} (git could not decode the commit: see its encoding header)`);
+}
+
+/** What `LOG_FORMAT` prints of a commit before its diff, as read from the commit's object. */
+interface CommitHeaders {
+  parents: string[];
+  /** `%ct`: seconds since the epoch. */
+  time: string;
+  author: string;
+  subject: string;
+  body: string;
+}
+
+/** `ident` of an author or committer line: the name, and the time in seconds. */
+const IDENT = /^(.*?) ?<[^<>]*> (\d+) [+-]\d{4}$/;
+
+/**
+ * A commit object's headers and message, or null when it is not one Kai can read. The header lines
+ * are ASCII whatever the `encoding` header says; the message is read as UTF-8 (an encoding that
+ * hides ASCII, as EBCDIC does, is one the platform does not decode either), any undecodable byte
+ * replaced.
+ */
+function commitHeaders(object: Buffer): CommitHeaders | null {
+  const end = object.indexOf("\n\n");
+  const lines = object
+    .subarray(0, end < 0 ? object.length : end)
+    .toString("utf8")
+    .split("\n");
+  const parents: string[] = [];
+  let author: string | null = null;
+  let time: string | null = null;
+  for (const line of lines) {
+    const space = line.indexOf(" ");
+    const [key, value] = [line.slice(0, space), line.slice(space + 1)];
+    if (key === "parent" && COMMIT_ID.test(value)) parents.push(value);
+    else if (key === "author") author = IDENT.exec(value)?.[1] ?? null;
+    else if (key === "committer") time = IDENT.exec(value)?.[2] ?? null;
+  }
+  if (author === null || time === null) return null;
+  // A NUL ends the message, as it does for git's own %s and %b.
+  const message =
+    end < 0
+      ? ""
+      : object
+          .subarray(end + 2)
+          .toString("utf8")
+          .split("\0")[0]!;
+  // As git's %s and %b: the first paragraph on one line, then the rest.
+  const paragraphs = message.replace(/\r\n/g, "\n").replace(/^\n+/, "");
+  const cut = paragraphs.search(/\n\s*\n/);
+  const first = cut < 0 ? paragraphs : paragraphs.slice(0, cut);
+  return {
+    parents,
+    time,
+    author,
+    subject: first
+      .split("\n")
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .join(" "),
+    body: cut < 0 ? "" : paragraphs.slice(cut).replace(/^\s*\n/, ""),
+  };
+}
+
+/**
+ * The headers of commits git could not print (a commit whose `encoding` header names one git
+ * re-encodes its ASCII headers out of, EBCDIC, which a sprite may write), from their objects: one
+ * `git cat-file --batch`. A commit that is not read is absent from the map.
+ */
+async function readCommitHeaders(repo: string, shas: readonly string[]): Promise<Map<string, CommitHeaders>> {
+  const out = new Map<string, CommitHeaders>();
+  const res = await runGit(repo, ["cat-file", "--batch"], `${shas.join("\n")}\n`);
+  if (res.code !== 0) return out;
+  const buf = res.stdout;
+  let at = 0;
+  while (at < buf.length) {
+    const eol = buf.indexOf(10, at);
+    if (eol < 0) break;
+    const [sha = "", type, size] = buf.subarray(at, eol).toString("utf8").split(" ");
+    if (size === undefined) {
+      at = eol + 1; // "<sha> missing"
+      continue;
+    }
+    const object = buf.subarray(eol + 1, eol + 1 + Number(size));
+    at = eol + 1 + Number(size) + 1;
+    const headers = type === "commit" ? commitHeaders(object) : null;
+    if (headers && timeOf(headers.time) !== null) out.set(sha, headers);
+  }
+  return out;
+}
+
+/**
+ * The time of commit `sha` as git printed it (`%ct`) or, when git could print none (see
+ * `readCommitHeaders`), as its object says; refused when neither gives one, never dated by guess.
+ */
+async function commitTime(repo: string, sha: string, printed: string): Promise<string> {
+  const at =
+    timeOf(printed) ??
+    (COMMIT_ID.test(sha) ? timeOf((await readCommitHeaders(repo, [sha])).get(sha)?.time ?? "") : null);
+  if (at === null) throw undecodable(sha);
+  return at;
 }
 
 /**
@@ -192,11 +294,23 @@ function parseChanges(
 /**
  * Parse `git log -z --format=LOG_FORMAT` output, bare, with `--name-status` or with
  * `--raw --numstat` (then each commit has `lines_changed`). Read by position: each commit is its
- * id and five more NUL-ended fields, then the diff's tokens until the next id.
+ * id and five more NUL-ended fields, then the diff's tokens until the next id. A commit git
+ * printed no headers for is taken from `decoded` (`readCommitHeaders`), else refused.
  */
-export function parseGitLog(text: string): GitCommit[] {
+export function parseGitLog(text: string, decoded: ReadonlyMap<string, CommitHeaders> = new Map()): GitCommit[] {
+  const { commits, undecoded } = readGitLog(text, decoded);
+  if (undecoded.length > 0) throw undecodable(undecoded[0]!);
+  return commits;
+}
+
+/** `parseGitLog`'s reading: the commits, and the ids of those git printed no headers for and `decoded` lacks. */
+function readGitLog(
+  text: string,
+  decoded: ReadonlyMap<string, CommitHeaders>,
+): { commits: GitCommit[]; undecoded: string[] } {
   const tokens = text.split("\0");
   const commits: GitCommit[] = [];
+  const undecoded: string[] = [];
   let i = 0;
   while (i < tokens.length) {
     if (tokens[i] === "") {
@@ -211,21 +325,27 @@ export function parseGitLog(text: string): GitCommit[] {
     if (!COMMIT_ID.test(sha)) throw unreadable(`a commit id ${JSON.stringify(sha.slice(0, 80))}`);
     const { files, lines, next } = parseChanges(tokens, i + LOG_FIELDS);
     i = next;
-    const parentList = parents.split(" ").filter(Boolean);
+    // No time printed: git could not decode the commit, and printed none of its headers.
+    const printed = timeOf(committed_at) === null ? decoded.get(sha) : { time: committed_at, author, subject, body };
+    if (printed === undefined) {
+      undecoded.push(sha);
+      continue;
+    }
+    const parentList = "parents" in printed ? printed.parents : parents.split(" ").filter(Boolean);
     commits.push({
       sha,
       parents: parentList,
-      committed_at: commitTime(committed_at, sha),
-      author,
-      subject,
-      body: body.trim(),
+      committed_at: timeOf(printed.time)!,
+      author: printed.author,
+      subject: printed.subject,
+      body: printed.body.trim(),
       is_merge: parentList.length > 1,
-      pr_number: prNumberOf(subject),
+      pr_number: prNumberOf(printed.subject),
       files,
       ...(lines === undefined ? {} : { lines_changed: lines }),
     });
   }
-  return commits;
+  return { commits, undecoded };
 }
 
 /**
@@ -234,7 +354,11 @@ export function parseGitLog(text: string): GitCommit[] {
  */
 export async function gitLog(repo: string, args: string[]): Promise<{ commits: GitCommit[] } | { failed: GitResult }> {
   const res = await runGit(repo, ["log", "-z", "--no-color", `--format=${LOG_FORMAT}`, ...args]);
-  return res.code === 0 ? { commits: parseGitLog(res.stdout.toString("utf8")) } : { failed: res };
+  if (res.code !== 0) return { failed: res };
+  const text = res.stdout.toString("utf8");
+  const first = readGitLog(text, new Map());
+  if (first.undecoded.length === 0) return { commits: first.commits };
+  return { commits: parseGitLog(text, await readCommitHeaders(repo, first.undecoded)) };
 }
 
 /**
@@ -295,8 +419,8 @@ export async function lastChangeBefore(
     throw gitError(repo, "git log", res);
   }
   const [sha, at] = res.stdout.toString("utf8").trim().split(" ");
-  // A commit whose time git cannot print has its id and an empty time: refused, not "no commit".
-  return sha ? { sha, at: commitTime(at ?? "", sha) } : null;
+  // A commit whose time git cannot print has its id and an empty time: read from its object.
+  return sha ? { sha, at: await commitTime(repo, sha, at ?? "") } : null;
 }
 
 /**
@@ -371,7 +495,7 @@ export async function lastVersionBefore(
   const text = eol < 0 ? undefined : newSideOfDiff(out.slice(eol + 1));
   return {
     sha,
-    at: commitTime(at ?? "", sha),
+    at: await commitTime(repo, sha, at ?? ""),
     text: text === undefined ? await readAtRevision(repo, sha, path) : text,
   };
 }
