@@ -13,6 +13,7 @@ import {
   parseGitLog,
   prNumberOf,
   repoCycles,
+  stateDocPath,
   type GitCommit,
 } from "../../src/kai/index.js";
 import { TestRepo } from "./repo.js";
@@ -321,54 +322,39 @@ describe("git collector", () => {
     }
   });
 
-  it("reads a commit git cannot decode from its object, and refuses one whose object gives no time either", async () => {
+  it("dates a commit git cannot decode from its object, and refuses one git names without an object", async () => {
     const encoded = new TestRepo();
     try {
       const plain = encoded.commit("2026-01-02T00:00:00Z", "plain", { "STATE/s.md": "a\n" });
       // An encoding header git re-encodes its own ASCII headers out of (EBCDIC), which a sprite may
-      // write: git prints none of the commit's fields. They are read from the object, the message as UTF-8.
+      // write: git prints none of the commit's text, and Kai reads nothing from its message (no apply,
+      // no pull request a person reading the history cannot see). Its time is the one git filters by.
       encoded.git("config", "i18n.commitEncoding", "CP037");
       const typo = encoded.commit("2026-01-03T00:00:00Z", "Fix typo (#7)", { "STATE/s.md": "b\n" });
-      const applied = encoded.commit(
-        "2026-01-04T00:00:00+09:00",
-        "Apply doc_update proposal\nfor cycle-7 (#12)\n\nThe body.\n",
-        { "STATE/s.md": "c\n" },
-      );
+      const applied = encoded.commit("2026-01-04T00:00:00+09:00", "Apply doc_update proposal for cycle-7 (#12)", {
+        "STATE/s.md": "c\n",
+      });
       const window = { since: new Date("2026-01-01T00:00:00Z"), until: new Date("2026-02-01T00:00:00Z") };
-      const fields = ({ sha, parents, committed_at, author, subject, body, pr_number, files }: GitCommit) => ({
+      const fields = ({ sha, parents, committed_at, author, subject, pr_number, files }: GitCommit) => ({
         sha,
         parents,
         committed_at,
         author,
         subject,
-        body,
         pr_number,
         files,
       });
       const changed = [{ change: "modified", path: "STATE/s.md", old_path: null }];
+      const undecoded = { author: "", subject: "", pr_number: null, files: changed };
       expect((await collectGit(encoded.dir, window)).commits.map(fields)).toEqual([
-        {
-          sha: applied,
-          parents: [typo],
-          committed_at: "2026-01-03T15:00:00.000Z",
-          author: "Kai Test",
-          subject: "Apply doc_update proposal for cycle-7 (#12)",
-          body: "The body.",
-          pr_number: 12,
-          files: changed,
-        },
-        {
-          sha: typo,
-          parents: [plain],
-          committed_at: "2026-01-03T00:00:00.000Z",
-          author: "Kai Test",
-          subject: "Fix typo (#7)",
-          body: "",
-          pr_number: 7,
-          files: changed,
-        },
+        { sha: applied, parents: [typo], committed_at: "2026-01-03T15:00:00.000Z", ...undecoded },
+        { sha: typo, parents: [plain], committed_at: "2026-01-03T00:00:00.000Z", ...undecoded },
         expect.objectContaining({ sha: plain, subject: "plain", committed_at: "2026-01-02T00:00:00.000Z" }),
       ]);
+      // A window starting after the commit: git leaves it out by the same time.
+      expect((await collectGit(encoded.dir, { ...window, since: new Date("2026-01-03T16:00:00Z") })).commits).toEqual(
+        [],
+      );
       expect(await lastChangeBefore(encoded.dir, window.until, "STATE/s.md")).toEqual({
         sha: applied,
         at: "2026-01-03T15:00:00.000Z",
@@ -378,18 +364,32 @@ describe("git collector", () => {
         at: "2026-01-03T00:00:00.000Z",
         text: "b\n",
       });
-      // The lane's cycle its apply commit names, read from the same object.
+      // A sprite's own object whose committer line holds two times: the commit's time is the one
+      // git puts it in a window by, whichever that is.
+      encoded.write("STATE/s.md", "d\n");
+      encoded.git("add", "STATE/s.md");
+      const object = join(encoded.dir, ".git", "crafted");
+      writeFileSync(
+        object,
+        `tree ${encoded.git("write-tree").trim()}\nparent ${applied}\nauthor S <s@b> 1767571200 +0000\n` +
+          `committer <a> 1767657600 x <s@b> 1767744000 +0000\nencoding CP037\n\nApply cycle-9 (#99)\n`,
+      );
+      const crafted = encoded.git("hash-object", "-t", "commit", "-w", "--literally", object).trim();
+      encoded.git("update-ref", "refs/heads/main", crafted);
+      const filtered = new Date(Number(encoded.git("rev-list", "-1", "--timestamp", crafted).split(" ")[0]) * 1000);
+      const around = { since: new Date(filtered.getTime() - 1000), until: new Date(filtered.getTime() + 1000) };
+      expect((await collectGit(encoded.dir, around)).commits.map(fields)).toEqual([
+        { sha: crafted, parents: [applied], committed_at: filtered.toISOString(), ...undecoded },
+      ]);
       const path = "STATE/s.md";
-      const cycles = await repoCycles(
+      const cycles = repoCycles(
         encoded.dir,
         { layer: "layer_b", name: "doc_update" },
         { path, read: collectStateDoc(encoded.dir, path, window.until) },
         window.until,
         [],
       );
-      expect(cycles.map((c) => [c.id, c.completed_at, c.apply?.sha])).toEqual([
-        ["cycle-7", "2026-01-03T15:00:00.000Z", applied],
-      ]);
+      expect(await cycles).toEqual([]);
     } finally {
       encoded.cleanup();
     }
@@ -400,6 +400,34 @@ describe("git collector", () => {
         message: `git log gave output Kai cannot read: the commit time of ${SHA_A} (git could not decode the commit: see its encoding header)`,
       }),
     );
+  });
+
+  it("reads HEAD as the revision whatever files the repository holds, and passes git's failures on without its advice", async () => {
+    const named = new TestRepo();
+    try {
+      const sha = named.commit("2026-01-02T00:00:00Z", "Apply doc_update proposal cycle-2 (#4)", {
+        "STATE/current_state.md": "# s\n",
+      });
+      // A file named HEAD (a sprite may commit one): git would take "HEAD" as ambiguous without `--`.
+      named.write("HEAD", "x\n");
+      const cutoff = new Date("2026-02-01T00:00:00Z");
+      expect((await collectGit(named.dir, { since: new Date(0), until: cutoff })).commits.map((c) => c.sha)).toEqual([
+        sha,
+      ]);
+      expect((await cycleMentions(named.dir, cutoff)).map((m) => m.pr_number)).toEqual([4]);
+      expect(await stateDocPath(named.dir, "p", { state_file: "STATE/current_state.md" }, cutoff)).toStrictEqual({
+        path: "STATE/current_state.md",
+        found_by: "the default state_file (STATE/p/current_state.md does not exist at the cutoff)",
+      });
+      // A branch pointing at an object that is not there: git's own words, not its advice about grafts.
+      named.write(".git/refs/heads/main", `${SHA_B}\n`);
+      await expect(collectGit(named.dir, { since: new Date(0), until: cutoff })).rejects.toMatchObject({
+        code: "kai_git_failed",
+        message: expect.stringMatching(new RegExp(`^git log failed in ${named.dir}: fatal: bad object HEAD$`)),
+      });
+    } finally {
+      named.cleanup();
+    }
   });
 
   it("names the git version it needs when git does not know --since-as-filter", async () => {

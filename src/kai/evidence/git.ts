@@ -17,6 +17,9 @@ export interface GitResult {
  */
 const PINNED = [
   "--no-replace-objects",
+  // The empty graft file (gitEnv) would otherwise put git's deprecation advice before every error.
+  "-c",
+  "advice.graftFileDeprecated=false",
   "-c",
   "log.showSignature=false",
   "-c",
@@ -81,9 +84,11 @@ export function assertRepository(repo: string): void {
   }
 }
 
-/** A fresh `git init` has no HEAD yet: git's answer then means "no history", not a failure. */
-const NO_HISTORY =
-  /does not have any commits yet|unknown revision or path not in the working tree|bad default revision 'HEAD'|bad revision 'HEAD'|ambiguous argument 'HEAD'/;
+/**
+ * A fresh `git init` has no HEAD yet: git's answer then means "no history", not a failure. Every
+ * command naming HEAD ends its revisions with `--`, so a file named HEAD is never taken for it.
+ */
+const NO_HISTORY = /bad revision 'HEAD'/;
 
 /** The error for a failed git command: not a repository or a git too old (the user's to fix), or git failing. */
 function gitError(repo: string, what: string, res: GitResult): Error {
@@ -147,102 +152,29 @@ function undecodable(sha: string): UnavailableError {
   return unreadable(`the commit time of ${sha} (git could not decode the commit: see its encoding header)`);
 }
 
-/** What `LOG_FORMAT` prints of a commit before its diff, as read from the commit's object. */
-interface CommitHeaders {
-  parents: string[];
-  /** `%ct`: seconds since the epoch. */
-  time: string;
-  author: string;
-  subject: string;
-  body: string;
-}
-
-/** `ident` of an author or committer line: the name, and the time in seconds. */
-const IDENT = /^(.*?) ?<[^<>]*> (\d+) [+-]\d{4}$/;
-
 /**
- * A commit object's headers and message, or null when it is not one Kai can read. The header lines
- * are ASCII whatever the `encoding` header says; the message is read as UTF-8 (an encoding that
- * hides ASCII, as EBCDIC does, is one the platform does not decode either), any undecodable byte
- * replaced.
+ * The times git dates commits by when it filters a window (`rev-list --timestamp`, one process),
+ * for commits git printed none of the fields of: a commit whose `encoding` header names one git
+ * re-encodes the commit's own ASCII headers out of (EBCDIC), which a sprite may write. A commit
+ * git does not date is absent from the map.
  */
-function commitHeaders(object: Buffer): CommitHeaders | null {
-  const end = object.indexOf("\n\n");
-  const lines = object
-    .subarray(0, end < 0 ? object.length : end)
-    .toString("utf8")
-    .split("\n");
-  const parents: string[] = [];
-  let author: string | null = null;
-  let time: string | null = null;
-  for (const line of lines) {
-    const space = line.indexOf(" ");
-    const [key, value] = [line.slice(0, space), line.slice(space + 1)];
-    if (key === "parent" && COMMIT_ID.test(value)) parents.push(value);
-    else if (key === "author") author = IDENT.exec(value)?.[1] ?? null;
-    else if (key === "committer") time = IDENT.exec(value)?.[2] ?? null;
-  }
-  if (author === null || time === null) return null;
-  // A NUL ends the message, as it does for git's own %s and %b.
-  const message =
-    end < 0
-      ? ""
-      : object
-          .subarray(end + 2)
-          .toString("utf8")
-          .split("\0")[0]!;
-  // As git's %s and %b: the first paragraph on one line, then the rest.
-  const paragraphs = message.replace(/\r\n/g, "\n").replace(/^\n+/, "");
-  const cut = paragraphs.search(/\n\s*\n/);
-  const first = cut < 0 ? paragraphs : paragraphs.slice(0, cut);
-  return {
-    parents,
-    time,
-    author,
-    subject: first
-      .split("\n")
-      .map((l) => l.trim())
-      .filter(Boolean)
-      .join(" "),
-    body: cut < 0 ? "" : paragraphs.slice(cut).replace(/^\s*\n/, ""),
-  };
-}
-
-/**
- * The headers of commits git could not print (a commit whose `encoding` header names one git
- * re-encodes its ASCII headers out of, EBCDIC, which a sprite may write), from their objects: one
- * `git cat-file --batch`. A commit that is not read is absent from the map.
- */
-async function readCommitHeaders(repo: string, shas: readonly string[]): Promise<Map<string, CommitHeaders>> {
-  const out = new Map<string, CommitHeaders>();
-  const res = await runGit(repo, ["cat-file", "--batch"], `${shas.join("\n")}\n`);
+async function filterTimes(repo: string, shas: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const res = await runGit(repo, ["rev-list", "--no-walk=unsorted", "--timestamp", "--stdin"], `${shas.join("\n")}\n`);
   if (res.code !== 0) return out;
-  const buf = res.stdout;
-  let at = 0;
-  while (at < buf.length) {
-    const eol = buf.indexOf(10, at);
-    if (eol < 0) break;
-    const [sha = "", type, size] = buf.subarray(at, eol).toString("utf8").split(" ");
-    if (size === undefined) {
-      at = eol + 1; // "<sha> missing"
-      continue;
-    }
-    const object = buf.subarray(eol + 1, eol + 1 + Number(size));
-    at = eol + 1 + Number(size) + 1;
-    const headers = type === "commit" ? commitHeaders(object) : null;
-    if (headers && timeOf(headers.time) !== null) out.set(sha, headers);
+  for (const line of res.stdout.toString("utf8").split("\n")) {
+    const [time, sha] = line.split(" ");
+    if (time && sha && shas.includes(sha)) out.set(sha, time);
   }
   return out;
 }
 
 /**
  * The time of commit `sha` as git printed it (`%ct`) or, when git could print none (see
- * `readCommitHeaders`), as its object says; refused when neither gives one, never dated by guess.
+ * `filterTimes`), as git dates it; refused when neither gives one, never dated by guess.
  */
 async function commitTime(repo: string, sha: string, printed: string): Promise<string> {
-  const at =
-    timeOf(printed) ??
-    (COMMIT_ID.test(sha) ? timeOf((await readCommitHeaders(repo, [sha])).get(sha)?.time ?? "") : null);
+  const at = timeOf(printed) ?? (COMMIT_ID.test(sha) ? timeOf((await filterTimes(repo, [sha])).get(sha) ?? "") : null);
   if (at === null) throw undecodable(sha);
   return at;
 }
@@ -294,20 +226,18 @@ function parseChanges(
 /**
  * Parse `git log -z --format=LOG_FORMAT` output, bare, with `--name-status` or with
  * `--raw --numstat` (then each commit has `lines_changed`). Read by position: each commit is its
- * id and five more NUL-ended fields, then the diff's tokens until the next id. A commit git
- * printed no headers for is taken from `decoded` (`readCommitHeaders`), else refused.
+ * id and five more NUL-ended fields, then the diff's tokens until the next id. A commit git printed
+ * no time for is dated from `times` (`filterTimes`), its author and message empty as git printed
+ * them; without a time there it is refused.
  */
-export function parseGitLog(text: string, decoded: ReadonlyMap<string, CommitHeaders> = new Map()): GitCommit[] {
-  const { commits, undecoded } = readGitLog(text, decoded);
+export function parseGitLog(text: string, times: ReadonlyMap<string, string> = new Map()): GitCommit[] {
+  const { commits, undecoded } = readGitLog(text, times);
   if (undecoded.length > 0) throw undecodable(undecoded[0]!);
   return commits;
 }
 
-/** `parseGitLog`'s reading: the commits, and the ids of those git printed no headers for and `decoded` lacks. */
-function readGitLog(
-  text: string,
-  decoded: ReadonlyMap<string, CommitHeaders>,
-): { commits: GitCommit[]; undecoded: string[] } {
+/** `parseGitLog`'s reading: the commits, and the ids of those git printed no time for and `times` lacks. */
+function readGitLog(text: string, times: ReadonlyMap<string, string>): { commits: GitCommit[]; undecoded: string[] } {
   const tokens = text.split("\0");
   const commits: GitCommit[] = [];
   const undecoded: string[] = [];
@@ -325,22 +255,24 @@ function readGitLog(
     if (!COMMIT_ID.test(sha)) throw unreadable(`a commit id ${JSON.stringify(sha.slice(0, 80))}`);
     const { files, lines, next } = parseChanges(tokens, i + LOG_FIELDS);
     i = next;
-    // No time printed: git could not decode the commit, and printed none of its headers.
-    const printed = timeOf(committed_at) === null ? decoded.get(sha) : { time: committed_at, author, subject, body };
-    if (printed === undefined) {
+    // No time printed: git could not decode the commit and printed none of its text (its parents
+    // and diff come from the commit as git parsed it). Nothing is read from its message: git shows
+    // none, and Kai finds in it nothing a person reading the history cannot see (an apply, a PR).
+    const time = timeOf(committed_at) ?? timeOf(times.get(sha) ?? "");
+    if (time === null) {
       undecoded.push(sha);
       continue;
     }
-    const parentList = "parents" in printed ? printed.parents : parents.split(" ").filter(Boolean);
+    const parentList = parents.split(" ").filter(Boolean);
     commits.push({
       sha,
       parents: parentList,
-      committed_at: timeOf(printed.time)!,
-      author: printed.author,
-      subject: printed.subject,
-      body: printed.body.trim(),
+      committed_at: time,
+      author,
+      subject,
+      body: body.trim(),
       is_merge: parentList.length > 1,
-      pr_number: prNumberOf(printed.subject),
+      pr_number: prNumberOf(subject),
       files,
       ...(lines === undefined ? {} : { lines_changed: lines }),
     });
@@ -358,7 +290,7 @@ export async function gitLog(repo: string, args: string[]): Promise<{ commits: G
   const text = res.stdout.toString("utf8");
   const first = readGitLog(text, new Map());
   if (first.undecoded.length === 0) return { commits: first.commits };
-  return { commits: parseGitLog(text, await readCommitHeaders(repo, first.undecoded)) };
+  return { commits: parseGitLog(text, await filterTimes(repo, first.undecoded)) };
 }
 
 /**
@@ -387,6 +319,7 @@ export async function collectGit(repo: string, window: { since: Date; until: Dat
     `--since-as-filter=${evidence.since}`,
     `--until=${evidence.until}`,
     "HEAD",
+    "--",
   ]);
   if ("failed" in log) {
     if (NO_HISTORY.test(log.failed.stderr)) return evidence;
@@ -516,7 +449,7 @@ export async function existsAt(
   cutoff: Date,
   path: string,
 ): Promise<{ commit: string | null; exists: boolean }> {
-  const head = await runGit(repo, ["rev-list", "-1", `--until=${cutoff.toISOString()}`, "HEAD"]);
+  const head = await runGit(repo, ["rev-list", "-1", `--until=${cutoff.toISOString()}`, "HEAD", "--"]);
   if (head.code !== 0 && !NO_HISTORY.test(head.stderr)) throw gitError(repo, "git rev-list", head);
   const sha = head.code === 0 ? head.stdout.toString("utf8").trim() : "";
   if (sha === "") return { commit: null, exists: false };

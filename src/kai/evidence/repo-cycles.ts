@@ -44,6 +44,7 @@ export async function cycleMentions(repo: string, cutoff: Date): Promise<CycleMe
     "--grep=cycle[-_ ]?[0-9]",
     `--until=${cutoff.toISOString()}`,
     "HEAD",
+    "--",
   ]);
   return ("failed" in log ? [] : log.commits).map((c) => ({
     pr_number: c.pr_number,
