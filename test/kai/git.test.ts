@@ -322,7 +322,7 @@ describe("git collector", () => {
     }
   });
 
-  it("dates a commit git cannot decode from its object, and refuses one git names without an object", async () => {
+  it("dates a commit by the time git filtered it by when git prints none or one outside the window, and refuses one git does not date", async () => {
     const encoded = new TestRepo();
     try {
       const plain = encoded.commit("2026-01-02T00:00:00Z", "plain", { "STATE/s.md": "a\n" });
@@ -364,23 +364,33 @@ describe("git collector", () => {
         at: "2026-01-03T00:00:00.000Z",
         text: "b\n",
       });
-      // A sprite's own object whose committer line holds two times: the commit's time is the one
-      // git puts it in a window by, whichever that is.
+      // A sprite's own object with two committer lines: git filters by the one after the author
+      // line, `%ct` prints the last. The time Kai gives it is the one git put it in the window by.
+      encoded.git("config", "--unset", "i18n.commitEncoding");
       encoded.write("STATE/s.md", "d\n");
       encoded.git("add", "STATE/s.md");
       const object = join(encoded.dir, ".git", "crafted");
       writeFileSync(
         object,
-        `tree ${encoded.git("write-tree").trim()}\nparent ${applied}\nauthor S <s@b> 1767571200 +0000\n` +
-          `committer <a> 1767657600 x <s@b> 1767744000 +0000\nencoding CP037\n\nApply cycle-9 (#99)\n`,
+        `tree ${encoded.git("write-tree").trim()}\nparent ${applied}\nauthor S <s@b> 1767657600 +0000\n` +
+          `committer S <s@b> 1767657600 +0000\ncommitter S <s@b> 1767744000 +0000\n\nApply cycle-9 (#99)\n`,
       );
       const crafted = encoded.git("hash-object", "-t", "commit", "-w", "--literally", object).trim();
       encoded.git("update-ref", "refs/heads/main", crafted);
       const filtered = new Date(Number(encoded.git("rev-list", "-1", "--timestamp", crafted).split(" ")[0]) * 1000);
-      const around = { since: new Date(filtered.getTime() - 1000), until: new Date(filtered.getTime() + 1000) };
-      expect((await collectGit(encoded.dir, around)).commits.map(fields)).toEqual([
-        { sha: crafted, parents: [applied], committed_at: filtered.toISOString(), ...undecoded },
-      ]);
+      expect(filtered.toISOString()).not.toBe(encoded.git("log", "-1", "--format=%cI", crafted).trim());
+      const between = new Date("2026-01-06T12:00:00Z");
+      for (const [commit, cutoff] of [
+        [await lastChangeBefore(encoded.dir, between, "STATE/s.md"), between],
+        [await lastVersionBefore(encoded.dir, between, "STATE/s.md"), between],
+        ...(await collectGit(encoded.dir, { since: new Date("2026-01-05T00:00:00Z"), until: between })).commits.map(
+          (c) => [{ sha: c.sha, at: c.committed_at }, between] as const,
+        ),
+      ] as const) {
+        expect(commit?.sha).toBe(crafted);
+        expect(commit?.at).toBe(filtered.toISOString());
+        expect(Date.parse(commit!.at)).toBeLessThanOrEqual(cutoff.getTime());
+      }
       const path = "STATE/s.md";
       const cycles = repoCycles(
         encoded.dir,
@@ -393,11 +403,11 @@ describe("git collector", () => {
     } finally {
       encoded.cleanup();
     }
-    // Output naming a commit with no fields and no object to read them from: refused, with its code.
+    // Output naming a commit with no fields, and no time from git for it: refused, with its code.
     expect(() => parseGitLog(`${SHA_A}\0\0\0\0\0\0`)).toThrow(
       expect.objectContaining({
         code: "kai_git_unreadable",
-        message: `git log gave output Kai cannot read: the commit time of ${SHA_A} (git could not decode the commit: see its encoding header)`,
+        message: `git log gave output Kai cannot read: the commit time of ${SHA_A} (git printed none and does not date the commit)`,
       }),
     );
   });

@@ -147,36 +147,68 @@ function timeOf(text: string): string | null {
   return at === null || Number.isNaN(at.getTime()) ? null : at.toISOString();
 }
 
-/** A commit git printed no headers for, and whose object did not give them either. */
-function undecodable(sha: string): UnavailableError {
-  return unreadable(`the commit time of ${sha} (git could not decode the commit: see its encoding header)`);
+/** A commit git printed no time for and does not date either. */
+function undated(sha: string): UnavailableError {
+  return unreadable(`the commit time of ${sha} (git printed none and does not date the commit)`);
+}
+
+/** The window git filtered a log by: `--since-as-filter` (inclusive) and `--until`. */
+export interface LogBounds {
+  since?: Date;
+  until: Date;
 }
 
 /**
- * The times git dates commits by when it filters a window (`rev-list --timestamp`, one process),
- * for commits git printed none of the fields of: a commit whose `encoding` header names one git
- * re-encodes the commit's own ASCII headers out of (EBCDIC), which a sprite may write. A commit
- * git does not date is absent from the map.
+ * git's options for `bounds`. Since as a filter: plain --since stops the walk at the first commit
+ * older than it, so one commit dated in the past (a sprite sets its own dates) would hide every
+ * commit below it.
+ */
+function boundArgs(bounds: LogBounds): string[] {
+  return [
+    ...(bounds.since ? [`--since-as-filter=${bounds.since.toISOString()}`] : []),
+    `--until=${bounds.until.toISOString()}`,
+  ];
+}
+
+/** Whether a printed `%ct` lies in the window git filtered by (git compares whole seconds). */
+function inBounds(printed: string, bounds: LogBounds | undefined): boolean {
+  const at = Number(printed);
+  if (!bounds) return true;
+  return (
+    at <= Math.floor(bounds.until.getTime() / 1000) &&
+    (bounds.since === undefined || at >= Math.floor(bounds.since.getTime() / 1000))
+  );
+}
+
+/**
+ * The times git dates commits by when it filters a window (`rev-list --timestamp`, one process):
+ * the committer line right after the author line, where `%ct` prints the last one. For a commit git
+ * printed no time for (an `encoding` header naming one git re-encodes the commit's ASCII headers
+ * out of, EBCDIC, which a sprite may write), or one whose `%ct` lies outside the window git put it
+ * in (a sprite's object with two committer lines). A commit git does not date is absent.
  */
 async function filterTimes(repo: string, shas: readonly string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
+  const wanted = new Set(shas);
   const res = await runGit(repo, ["rev-list", "--no-walk=unsorted", "--timestamp", "--stdin"], `${shas.join("\n")}\n`);
   if (res.code !== 0) return out;
   for (const line of res.stdout.toString("utf8").split("\n")) {
     const [time, sha] = line.split(" ");
-    if (time && sha && shas.includes(sha)) out.set(sha, time);
+    if (time && sha && wanted.has(sha)) out.set(sha, time);
   }
   return out;
 }
 
 /**
- * The time of commit `sha` as git printed it (`%ct`) or, when git could print none (see
- * `filterTimes`), as git dates it; refused when neither gives one, never dated by guess.
+ * The time of commit `sha`: `%ct` as git printed it when it lies in `bounds`, else the time git
+ * filtered the commit by (`filterTimes`); refused when git gives neither, never dated by guess.
  */
-async function commitTime(repo: string, sha: string, printed: string): Promise<string> {
-  const at = timeOf(printed) ?? (COMMIT_ID.test(sha) ? timeOf((await filterTimes(repo, [sha])).get(sha) ?? "") : null);
-  if (at === null) throw undecodable(sha);
-  return at;
+async function commitTime(repo: string, sha: string, printed: string, bounds: LogBounds): Promise<string> {
+  const at = timeOf(printed);
+  if (at !== null && inBounds(printed, bounds)) return at;
+  const dated = COMMIT_ID.test(sha) ? timeOf((await filterTimes(repo, [sha])).get(sha) ?? "") : null;
+  if (dated === null) throw undated(sha);
+  return dated;
 }
 
 /**
@@ -226,21 +258,30 @@ function parseChanges(
 /**
  * Parse `git log -z --format=LOG_FORMAT` output, bare, with `--name-status` or with
  * `--raw --numstat` (then each commit has `lines_changed`). Read by position: each commit is its
- * id and five more NUL-ended fields, then the diff's tokens until the next id. A commit git printed
- * no time for is dated from `times` (`filterTimes`), its author and message empty as git printed
- * them; without a time there it is refused.
+ * id and five more NUL-ended fields, then the diff's tokens until the next id. A commit whose `%ct`
+ * is missing or outside `bounds` (the window git filtered by) is dated from `times`
+ * (`filterTimes`), its other fields as git printed them (none, for an EBCDIC commit); without a
+ * time there it is refused.
  */
-export function parseGitLog(text: string, times: ReadonlyMap<string, string> = new Map()): GitCommit[] {
-  const { commits, undecoded } = readGitLog(text, times);
-  if (undecoded.length > 0) throw undecodable(undecoded[0]!);
+export function parseGitLog(
+  text: string,
+  times: ReadonlyMap<string, string> = new Map(),
+  bounds?: LogBounds,
+): GitCommit[] {
+  const { commits, undated: missing } = readGitLog(text, times, bounds);
+  if (missing.length > 0) throw undated(missing[0]!);
   return commits;
 }
 
-/** `parseGitLog`'s reading: the commits, and the ids of those git printed no time for and `times` lacks. */
-function readGitLog(text: string, times: ReadonlyMap<string, string>): { commits: GitCommit[]; undecoded: string[] } {
+/** `parseGitLog`'s reading: the commits, and the ids of those it could not date from `%ct` or `times`. */
+function readGitLog(
+  text: string,
+  times: ReadonlyMap<string, string>,
+  bounds: LogBounds | undefined,
+): { commits: GitCommit[]; undated: string[] } {
   const tokens = text.split("\0");
   const commits: GitCommit[] = [];
-  const undecoded: string[] = [];
+  const missing: string[] = [];
   let i = 0;
   while (i < tokens.length) {
     if (tokens[i] === "") {
@@ -255,12 +296,14 @@ function readGitLog(text: string, times: ReadonlyMap<string, string>): { commits
     if (!COMMIT_ID.test(sha)) throw unreadable(`a commit id ${JSON.stringify(sha.slice(0, 80))}`);
     const { files, lines, next } = parseChanges(tokens, i + LOG_FIELDS);
     i = next;
-    // No time printed: git could not decode the commit and printed none of its text (its parents
-    // and diff come from the commit as git parsed it). Nothing is read from its message: git shows
-    // none, and Kai finds in it nothing a person reading the history cannot see (an apply, a PR).
-    const time = timeOf(committed_at) ?? timeOf(times.get(sha) ?? "");
+    // No time printed (git could not decode the commit, and printed none of its text), or one
+    // outside the window git filtered the commit into: the time git filtered it by.
+    const time =
+      timeOf(committed_at) !== null && inBounds(committed_at, bounds)
+        ? timeOf(committed_at)
+        : timeOf(times.get(sha) ?? "");
     if (time === null) {
-      undecoded.push(sha);
+      missing.push(sha);
       continue;
     }
     const parentList = parents.split(" ").filter(Boolean);
@@ -277,20 +320,24 @@ function readGitLog(text: string, times: ReadonlyMap<string, string>): { commits
       ...(lines === undefined ? {} : { lines_changed: lines }),
     });
   }
-  return { commits, undecoded };
+  return { commits, undated: missing };
 }
 
 /**
- * `git log ARGS` in the form `parseGitLog` reads (`-z` and `LOG_FORMAT`, which need each other):
- * its commits, or git's answer when it failed.
+ * `git log ARGS` filtered by `bounds`, in the form `parseGitLog` reads (`-z` and `LOG_FORMAT`,
+ * which need each other): its commits, each dated within the bounds, or git's answer when it failed.
  */
-export async function gitLog(repo: string, args: string[]): Promise<{ commits: GitCommit[] } | { failed: GitResult }> {
-  const res = await runGit(repo, ["log", "-z", "--no-color", `--format=${LOG_FORMAT}`, ...args]);
+export async function gitLog(
+  repo: string,
+  bounds: LogBounds,
+  args: string[],
+): Promise<{ commits: GitCommit[] } | { failed: GitResult }> {
+  const res = await runGit(repo, ["log", "-z", "--no-color", `--format=${LOG_FORMAT}`, ...boundArgs(bounds), ...args]);
   if (res.code !== 0) return { failed: res };
   const text = res.stdout.toString("utf8");
-  const first = readGitLog(text, new Map());
-  if (first.undecoded.length === 0) return { commits: first.commits };
-  return { commits: parseGitLog(text, await filterTimes(repo, first.undecoded)) };
+  const first = readGitLog(text, new Map(), bounds);
+  if (first.undated.length === 0) return { commits: first.commits };
+  return { commits: parseGitLog(text, await filterTimes(repo, first.undated), bounds) };
 }
 
 /**
@@ -307,17 +354,13 @@ export async function collectGit(repo: string, window: { since: Date; until: Dat
     until: window.until.toISOString(),
     commits: [],
   };
-  const log = await gitLog(repo, [
+  const log = await gitLog(repo, window, [
     "--raw",
     "--numstat",
     "-M",
     // A committed .gitmodules may say `ignore = all`, which no config setting overrides.
     "--ignore-submodules=none",
     "--diff-merges=first-parent",
-    // As a filter: plain --since stops the walk at the first commit older than it, so one commit
-    // dated in the past (a sprite sets its own dates) would hide every commit below it.
-    `--since-as-filter=${evidence.since}`,
-    `--until=${evidence.until}`,
     "HEAD",
     "--",
   ]);
@@ -353,7 +396,7 @@ export async function lastChangeBefore(
   }
   const [sha, at] = res.stdout.toString("utf8").trim().split(" ");
   // A commit whose time git cannot print has its id and an empty time: read from its object.
-  return sha ? { sha, at: await commitTime(repo, sha, at ?? "") } : null;
+  return sha ? { sha, at: await commitTime(repo, sha, at ?? "", { until: cutoff }) } : null;
 }
 
 /**
@@ -428,7 +471,7 @@ export async function lastVersionBefore(
   const text = eol < 0 ? undefined : newSideOfDiff(out.slice(eol + 1));
   return {
     sha,
-    at: await commitTime(repo, sha, at ?? ""),
+    at: await commitTime(repo, sha, at ?? "", { until: cutoff }),
     text: text === undefined ? await readAtRevision(repo, sha, path) : text,
   };
 }

@@ -37,12 +37,11 @@ function firstMentions(mentions: readonly CycleMention[]): Map<number, string> {
 
 /** Commit messages on the first-parent history up to `cutoff` that name a cycle (one `git log --grep`). */
 export async function cycleMentions(repo: string, cutoff: Date): Promise<CycleMention[]> {
-  const log = await gitLog(repo, [
+  const log = await gitLog(repo, { until: cutoff }, [
     "--first-parent",
     "-E",
     "-i",
     "--grep=cycle[-_ ]?[0-9]",
-    `--until=${cutoff.toISOString()}`,
     "HEAD",
     "--",
   ]);
@@ -69,7 +68,7 @@ export async function repoCycles(
 ): Promise<RepoCycle[]> {
   // Awaited together: a text that fails while the log runs is this call's failure, never unhandled.
   const [log, doc] = await Promise.all([
-    gitLog(repo, ["--first-parent", `--until=${cutoff.toISOString()}`, "HEAD", "--", stateDoc.path]),
+    gitLog(repo, { until: cutoff }, ["--first-parent", "HEAD", "--", stateDoc.path]),
     stateDoc.read,
   ]);
   const commits = "failed" in log ? [] : log.commits.reverse();
