@@ -395,7 +395,7 @@ export async function lastChangeBefore(
     throw gitError(repo, "git log", res);
   }
   const [sha, at] = res.stdout.toString("utf8").trim().split(" ");
-  // A commit whose time git cannot print has its id and an empty time: read from its object.
+  // A commit whose time git cannot print has its id and an empty time: dated as git filtered it.
   return sha ? { sha, at: await commitTime(repo, sha, at ?? "", { until: cutoff }) } : null;
 }
 
