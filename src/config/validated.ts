@@ -20,17 +20,18 @@ interface Validated {
 
 /**
  * What the schema's verdict depends on besides the text: this build's files holding the config's
- * code (a rebuild or an upgrade rewrites them): this module, and the schema and loader beside it
- * where the build keeps them apart (the bundled CLI holds them in chunks written with this one).
- * Undefined when this module's own file cannot be found: nothing is remembered.
+ * code (a rebuild or an upgrade rewrites them), config/validated, schema and load. They are found
+ * from this module as tsc wrote it (dist/config/) and as bundled into the CLI's chunks (dist/bin/,
+ * at the same depth), so the CLI and the library of one build take each other's remembered config.
+ * Undefined when they cannot be found: nothing is remembered.
  */
 function buildStamp(): string | undefined {
   const ext = import.meta.url.slice(import.meta.url.lastIndexOf("."));
   const parts: string[] = [];
-  for (const file of [import.meta.url, `./schema${ext}`, `./load${ext}`]) {
-    const st = statSync(new URL(file, import.meta.url), { throwIfNoEntry: false });
-    if (!st && file === import.meta.url) return undefined;
-    if (st) parts.push(`${file.slice(file.lastIndexOf("/") + 1)}:${st.mtimeMs}:${st.size}`);
+  for (const name of ["validated", "schema", "load"]) {
+    const st = statSync(new URL(`../config/${name}${ext}`, import.meta.url), { throwIfNoEntry: false });
+    if (!st) return undefined;
+    parts.push(`${name}${ext}:${st.mtimeMs}:${st.size}`);
   }
   return parts.join(" ");
 }

@@ -1,8 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { defaultConfig, loadProject, openConfig } from "../../src/config/index.js";
+import { CLI, REPO_ROOT } from "../helpers/proc.js";
 
 /** A project with the default config, and (unless `noStoreDir`) its .pmagent/ directory. */
 function project(options: { noStoreDir?: boolean } = {}): { dir: string; configPath: string; validated: string } {
@@ -38,6 +41,22 @@ describe("openConfig (the config validated once per text and build)", () => {
     expect(
       (JSON.parse(readFileSync(p.validated, "utf8")) as { config: { project_id: string } }).config.project_id,
     ).toBe("renamed");
+  });
+
+  it("is shared by the bundled CLI and the library of one build", () => {
+    const p = project();
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("PMAGENT_")));
+    execFileSync(process.execPath, [CLI, "runs", "list"], { cwd: p.dir, env, stdio: "ignore" });
+    const kept = JSON.parse(readFileSync(p.validated, "utf8")) as { config: { project_id: string } };
+    kept.config.project_id = "remembered";
+    writeFileSync(p.validated, JSON.stringify(kept));
+    // The library as built (dist/config), in a process of its own: it takes what the CLI remembered.
+    const library = pathToFileURL(join(REPO_ROOT, "dist/config/light/index.js")).href;
+    const script = `const { openConfig } = await import(${JSON.stringify(library)});
+process.stdout.write((await openConfig({ cwd: ${JSON.stringify(p.dir)} })).config.project_id);`;
+    expect(execFileSync(process.execPath, ["--input-type=module", "-e", script], { env, encoding: "utf8" })).toBe(
+      "remembered",
+    );
   });
 
   it("refuses an invalid config with loadProject's error, though a valid one was remembered", async () => {
