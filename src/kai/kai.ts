@@ -110,7 +110,6 @@ export async function collectEvidence(
   const pathRead = stateDocPath(sources.repo, config.project_id, lane, window.until);
   // No commit at or before the cutoff (a fresh `git init`, an as_of before the first commit): the
   // document's text and history and the commits naming cycles would read empty, so none is read.
-  const historyRead = pathRead.then(({ no_commits }) => no_commits !== true);
   const foundRead = pathRead.then(async ({ path, found_by, no_commits }) => ({
     ...(no_commits ? absentStateDoc(path) : await collectStateDoc(sources.repo, path, window.until)),
     found_by,
@@ -130,8 +129,8 @@ export async function collectEvidence(
   // none (the repository's own cycles are dated by them): a walk of the whole history with
   // --grep, the slowest read of a large repository, which a board of named cycles never uses.
   const boardCycles = boardRead.then((board) => laneCycles(board ?? [], lane, config.humans, []));
-  const mentionsRead = Promise.all([boardCycles, historyRead]).then(([cycles, history]) =>
-    !history || (cycles.length > 0 && cycles.every((c) => ownCycleName(c.root, c.entries) !== null))
+  const mentionsRead = Promise.all([boardCycles, pathRead]).then(([cycles, { no_commits }]) =>
+    no_commits || (cycles.length > 0 && cycles.every((c) => ownCycleName(c.root, c.entries) !== null))
       ? []
       : cycleMentions(sources.repo, window.until),
   );

@@ -170,14 +170,18 @@ function boundArgs(bounds: LogBounds): string[] {
   ];
 }
 
-/** Whether a printed `%ct` lies in the window git filtered by (git compares whole seconds). */
-function inBounds(printed: string, bounds: LogBounds | undefined): boolean {
-  const at = Number(printed);
-  if (!bounds) return true;
-  return (
-    at <= Math.floor(bounds.until.getTime() / 1000) &&
-    (bounds.since === undefined || at >= Math.floor(bounds.since.getTime() / 1000))
-  );
+/**
+ * A printed `%ct` in UTC when it is a time within the window git filtered by (git compares whole
+ * seconds), else null: then the commit is dated by the time git filtered it by (`filterTimes`).
+ */
+function printedTime(printed: string, bounds: LogBounds | undefined): string | null {
+  const at = timeOf(printed);
+  if (at === null || !bounds) return at;
+  const seconds = Number(printed);
+  const inside =
+    seconds <= Math.floor(bounds.until.getTime() / 1000) &&
+    (bounds.since === undefined || seconds >= Math.floor(bounds.since.getTime() / 1000));
+  return inside ? at : null;
 }
 
 /**
@@ -204,8 +208,8 @@ async function filterTimes(repo: string, shas: readonly string[]): Promise<Map<s
  * filtered the commit by (`filterTimes`); refused when git gives neither, never dated by guess.
  */
 async function commitTime(repo: string, sha: string, printed: string, bounds: LogBounds): Promise<string> {
-  const at = timeOf(printed);
-  if (at !== null && inBounds(printed, bounds)) return at;
+  const at = printedTime(printed, bounds);
+  if (at !== null) return at;
   const dated = COMMIT_ID.test(sha) ? timeOf((await filterTimes(repo, [sha])).get(sha) ?? "") : null;
   if (dated === null) throw undated(sha);
   return dated;
@@ -298,10 +302,7 @@ function readGitLog(
     i = next;
     // No time printed (git could not decode the commit, and printed none of its text), or one
     // outside the window git filtered the commit into: the time git filtered it by.
-    const time =
-      timeOf(committed_at) !== null && inBounds(committed_at, bounds)
-        ? timeOf(committed_at)
-        : timeOf(times.get(sha) ?? "");
+    const time = printedTime(committed_at, bounds) ?? timeOf(times.get(sha) ?? "");
     if (time === null) {
       missing.push(sha);
       continue;
