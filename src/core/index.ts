@@ -1,6 +1,7 @@
 export * from "./errors.js";
 export * from "./error-codes.js";
 export * from "./json.js";
+export * from "./canonical-bytes.js";
 export * from "./json-limits.js";
 export * from "./time.js";
 export * from "./redact.js";

@@ -131,4 +131,43 @@ describe("contentHashOfJson", () => {
     }
     expect(answered).toBeGreaterThan(200);
   });
+
+  it("answers for every text of plain keys and values, nested and in any order, with contentHash's id", () => {
+    // Only what the scan takes (ASCII keys, short integers, strings without escapes), so that every
+    // text is answered: objects sorted or not at any depth, inside arrays or objects that are.
+    let state = 7;
+    const next = () => {
+      state = (state * 1103515245 + 12345) % 2 ** 31;
+      return state / 2 ** 31;
+    };
+    const keys = ["a", "b", "B", "z", "aa", "ab", "a_b", "kind", "message", "metadata", "payload"];
+    const make = (depth: number): unknown => {
+      const r = next();
+      if (depth > 4 || r < 0.35) return [null, true, false, 42, -7, 0, "s", "日本語 ✓", ""][Math.floor(next() * 9)];
+      if (r < 0.55) return Array.from({ length: Math.floor(next() * 5) }, () => make(depth + 1));
+      const out: Record<string, unknown> = {};
+      for (let i = Math.floor(next() * 7); i > 0; i--) out[keys[Math.floor(next() * keys.length)]!] = make(depth + 1);
+      return out;
+    };
+    for (let i = 0; i < 2000; i++) {
+      const value = make(0);
+      for (const text of [JSON.stringify(value), canonicalJson(value)]) expect(ofText(text)).toBe(contentHash(value));
+    }
+  });
+
+  it("leaves a duplicate key to the value path wherever it lies, and a text nested or wide past its bounds", () => {
+    for (const text of [
+      '{"a":1,"a":2}',
+      '{"b":{"a":1,"a":2},"a":0}',
+      '[{"z":1,"y":2,"z":3}]',
+      '{"c":1,"b":2,"c":3,"a":4}',
+    ])
+      expect(ofText(text)).toBeNull();
+    // Deeper than the scan recurses, wider than it notes: null (the value path decides), never a throw.
+    expect(ofText(`${"[".repeat(600)}1${"]".repeat(600)}`)).toBeNull();
+    const wide = `[${Array.from({ length: 9000 }, (_, i) => `{"b":${i},"a":1}`).join(",")}]`;
+    expect(ofText(wide)).toBeNull();
+    const within = `[${Array.from({ length: 2000 }, (_, i) => `{"b":${i},"a":1}`).join(",")}]`;
+    expect(ofText(within)).toBe(contentHash(JSON.parse(within)));
+  });
 });
