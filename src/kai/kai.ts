@@ -219,6 +219,10 @@ function evidenceNotes(request: KaiRequest, ev: KaiEvidence, window: EvidenceWin
     notes.push(
       `Evidence: ${plural(ev.git.commits.length, "commit")} of ${ev.git.repo} committed in (${ev.git.since}, ${ev.git.until}]`,
     );
+  if (ev.git?.shallow)
+    notes.push(
+      `${ev.git.repo} is a shallow clone and the window reaches the oldest commit it holds: older commits (their pull requests and changes) are missing from this answer; \`git fetch --unshallow\` fetches them`,
+    );
   if (ev.state_doc)
     notes.push(
       `Evidence: ${ev.state_doc.path}${ev.state_doc.revision ? ` at ${ev.state_doc.revision.slice(0, 12)}` : ""}${ev.state_doc.exists ? "" : " (missing)"}`,

@@ -261,6 +261,25 @@ describe("the commits that name cycles", () => {
     expect(await latestCycle("a request")).toEqual({ id: "cycle-1", walked: true });
   });
 
+  it("leave git unasked whether the clone is shallow unless the window holds a commit without parents", async () => {
+    // A full history's first commit has none, as the cut of a shallow clone does: only then is git asked.
+    for (const [as_of, asked] of [
+      ["2026-01-03T00:00:00Z", true],
+      ["2026-01-09T00:00:00Z", false],
+    ] as const) {
+      rmSync(calls, { force: true });
+      const res = KaiResponseSchema.parse(
+        await answer(
+          { ...request({ as_of }), type: "what_changed" },
+          { config: configWith(), sources: { repo: repo.dir }, clock: () => NOW },
+        ),
+      );
+      expect(res.status).toBe("ok");
+      expect(res.notes.join("\n")).not.toContain("is a shallow clone");
+      expect(readFileSync(calls, "utf8").includes("rev-parse --is-shallow-repository")).toBe(asked);
+    }
+  });
+
   it("are not read, nor any history, when no commit is as old as the cutoff", async () => {
     const empty = new TestRepo();
     try {

@@ -1,4 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { docUpdateLane, parseConfig } from "../../src/config/index.js";
 import {
   answer,
@@ -207,6 +211,37 @@ describe("what_changed_v1 against a repository built by the test", () => {
     const now = await ask({ time_window_days: 10 });
     expect(now.data.by_category.prs.map((p) => p.number)).toEqual([851]);
     expect(now.data.risks.map((r) => r.id)).not.toContain("state-doc-not-updated");
+  });
+
+  it("says when the window reaches where a shallow clone's history was cut, and only then", async () => {
+    const clone = mkdtempSync(join(tmpdir(), "pmagent-kai-depth-"));
+    try {
+      // The last three commits: the late STATE edit, the rename and the report (the cut).
+      execFileSync("git", ["clone", "-q", "--depth", "3", `file://${repo.dir}`, clone]);
+      const ofClone = async (params: Record<string, unknown>) =>
+        KaiResponseSchema.parse(
+          await answer(request("what_changed", params), { ...options, sources: { ...options.sources, repo: clone } }),
+        );
+      const cut = await ofClone({ as_of: "2026-01-10T00:00:00Z" });
+      expect(cut.notes).toContain(
+        "Evidence: 2 commits of " + clone + " committed in (2026-01-03T00:00:00.000Z, 2026-01-10T00:00:00.000Z]",
+      );
+      expect(cut.notes.filter((n) => n.includes("is a shallow clone"))).toEqual([
+        `${clone} is a shallow clone and the window reaches the oldest commit it holds: older commits (their pull requests and changes) are missing from this answer; \`git fetch --unshallow\` fetches them`,
+      ]);
+      // A window of commits the clone holds whole says nothing.
+      const within = await ofClone({ as_of: "2026-01-12T12:00:00Z", time_window_days: 2 });
+      expect(within.notes).toContain(
+        "Evidence: 1 commit of " + clone + " committed in (2026-01-10T12:00:00.000Z, 2026-01-12T12:00:00.000Z]",
+      );
+      expect(within.notes.join("\n")).not.toContain("shallow");
+    } finally {
+      rmSync(clone, { recursive: true, force: true });
+    }
+    // The full history: its first commit, in this window, is where history starts, not a cut.
+    const { res } = await ask({ as_of: "2026-01-05T00:00:00Z" });
+    expect(res.notes.some((n) => n.startsWith("Evidence: 2 commits of"))).toBe(true);
+    expect(res.notes.join("\n")).not.toContain("shallow");
   });
 
   it("is deterministic: the same evidence gives the same payload and digest", async () => {

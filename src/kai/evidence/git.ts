@@ -369,11 +369,21 @@ export async function collectGit(repo: string, window: { since: Date; until: Dat
     if (NO_HISTORY.test(log.failed.stderr)) return evidence;
     throw gitError(repo, "git log", log.failed);
   }
+  // A shallow clone shows the commits where its history was cut without parents, as a repository
+  // shows its first commit: asked only then, a full history costs no process.
+  if (log.commits.some((c) => c.parents.length === 0) && (await isShallow(repo))) evidence.shallow = true;
   // --since-as-filter is inclusive; the window is (since, until], so a commit exactly at `since` belongs to the previous window.
   evidence.commits = log.commits.filter((c) => Date.parse(c.committed_at) > window.since.getTime());
   // A commit that changed no file has no line counts: zero.
   for (const c of evidence.commits) c.lines_changed ??= 0;
   return evidence;
+}
+
+/** Whether the repository is a shallow clone (`git clone --depth`: its history stops at the commits it was cloned with). */
+export async function isShallow(repo: string): Promise<boolean> {
+  const res = await runGit(repo, ["rev-parse", "--is-shallow-repository"]);
+  if (res.code !== 0) throw gitError(repo, "git rev-parse", res);
+  return res.stdout.toString("utf8").trim() === "true";
 }
 
 /** The last commit at or before `cutoff` that touched `path` (the commit its text at the cutoff comes from), or null. */

@@ -43,6 +43,8 @@ export interface GitEvidence {
   until: string;
   /** Newest first, as `git log` gives them. */
   commits: GitCommit[];
+  /** The repository is a shallow clone whose history the window reaches the cut of (commits before it are missing). */
+  shallow?: true;
 }
 
 export interface StateSection {
