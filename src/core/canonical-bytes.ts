@@ -32,8 +32,14 @@ export function contentHashOfJson(bytes: Uint8Array, start: number, end: number)
 const EMPTY: Uint8Array = new Uint8Array(0);
 /** Texts longer than this take the value path (the output buffer is this size). */
 const CANON_MAX_BYTES = 64 * 1024;
-/** Values noted per text (and containers open at once); a text with more takes the value path. */
+/**
+ * Values noted at once: those of the containers being scanned, and of those whose bytes are not
+ * canonical as written (a canonical container's are given back). A text needing more takes the
+ * value path.
+ */
 const MAX_ENTRIES = 8192;
+/** An object out of key order with more members than this takes the value path (its members are insertion-sorted). */
+const MAX_REORDERED_MEMBERS = 32;
 /** Nesting deeper than this takes the value path (the scan recurses). */
 const MAX_DEPTH = 512;
 
@@ -46,8 +52,8 @@ const FAIL = -2;
  * array is an entry: where its key lies (members), where its value lies, and the node that says
  * how to write the value when its bytes are not canonical as they are (`AS_IS` otherwise). A node
  * is an object or array to write out: its entries, in the order to write them, are
- * `order[first … first + count)`. `open` is a stack of the entries of the containers being
- * scanned; entries of a container found canonical as it is are given back.
+ * `order[first … first + count)`. `stack` holds the entries of the containers being scanned, `open`
+ * its height; entries of a container found canonical as it is are given back.
  */
 const scan = {
   src: EMPTY,
@@ -148,12 +154,12 @@ function scanContainer(isObject: boolean): number {
   let previous = -1;
   for (;;) {
     const m = scan.entries++;
-    if (m >= MAX_ENTRIES || scan.open >= MAX_ENTRIES) return FAIL;
+    if (m >= MAX_ENTRIES) return FAIL;
     if (isObject) {
       const at = scan.at;
       if (src[at] !== QUOTE) return FAIL;
-      // An empty key sorts first and is rare, a key starting with a digit may be an array index
-      // (objects order those first): both are the value path's.
+      // A key starting with a digit may be an array index (objects order those first): the value
+      // path's, as is the rare empty key.
       const first = src[at + 1]!;
       if (first === QUOTE || (first >= 0x30 && first <= 0x39)) return FAIL;
       let i = at + 1;
@@ -193,6 +199,7 @@ function scanContainer(isObject: boolean): number {
     scan.entries = firstEntry;
     return AS_IS;
   }
+  if (!sorted && count > MAX_REORDERED_MEMBERS) return FAIL;
   // The entries in the order to write them: an object's members by key (insertion sort: few
   // members), checked for duplicates on the way.
   const order = scan.order;

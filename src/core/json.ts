@@ -29,21 +29,37 @@ function sortKeys(value: unknown): unknown {
   const keys = Object.keys(object);
   let i = 1;
   while (i < keys.length && keys[i - 1]! < keys[i]!) i++;
-  if (i < keys.length || Object.getPrototypeOf(object) !== Object.prototype) return rebuild(object, sortedKeys(keys));
-  for (const key of keys) {
+  if (i < keys.length || Object.getPrototypeOf(object) !== Object.prototype)
+    return rebuild(object, sortedKeys(keys), 0);
+  for (let k = 0; k < keys.length; k++) {
+    const key = keys[k]!;
     const v = object[key];
     // An own "__proto__" (JSON.parse makes one) is lost by a rebuild, as it always was: so here too.
-    if (v === undefined || key === "__proto__" || (v !== null && typeof v === "object" && sortKeys(v) !== v))
-      return rebuild(object, keys);
+    if (v === undefined || key === "__proto__") return rebuild(object, keys, k);
+    if (v !== null && typeof v === "object") {
+      const sorted = sortKeys(v);
+      if (sorted !== v) return rebuild(object, keys, k, sorted);
+    }
   }
   return object;
 }
 
-function rebuild(object: Record<string, unknown>, keys: string[]): Record<string, unknown> {
+/**
+ * A copy of `object` with its members in the order of `keys`. The members before `from` are
+ * canonical already and taken as they are, and `first`, when given, is member `from` sorted: each
+ * member is sorted once (sorting it again here made a chain of objects cost twice as much per level).
+ */
+function rebuild(
+  object: Record<string, unknown>,
+  keys: string[],
+  from: number,
+  first?: unknown,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const key of keys) {
+  for (let k = 0; k < keys.length; k++) {
+    const key = keys[k]!;
     const v = object[key];
-    if (v !== undefined) out[key] = sortKeys(v);
+    if (v !== undefined) out[key] = k < from ? v : k === from && first !== undefined ? first : sortKeys(v);
   }
   return out;
 }

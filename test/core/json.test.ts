@@ -70,6 +70,27 @@ describe("canonicalJson", () => {
     }
   });
 
+  it("sorts each member once: a chain of objects in key order around one that is not costs as much per level", () => {
+    // Sorting a changed member twice (once to see it changed, once to rebuild it) doubled the work
+    // at each level: the innermost object's keys were read 2^20 times here, and a sprite's event
+    // line of 1 KB never finished. They are read once.
+    let reads = 0;
+    const inner = new Proxy(
+      { b: 1, a: 2 },
+      {
+        ownKeys: (target) => {
+          reads++;
+          return Reflect.ownKeys(target);
+        },
+      },
+    );
+    let value: unknown = inner;
+    for (let i = 0; i < 20; i++) value = { a: [i], z: value };
+    const text = canonicalJson(value);
+    expect(reads).toBe(1);
+    expect(text).toBe(reference(value));
+  });
+
   it("rebuilds what is not a plain object, as the definition does", () => {
     const date = new Date("2026-01-15T10:30:00Z");
     const bare = Object.assign(Object.create(null) as Record<string, unknown>, { b: 1, a: 2 });
@@ -163,11 +184,17 @@ describe("contentHashOfJson", () => {
       '{"c":1,"b":2,"c":3,"a":4}',
     ])
       expect(ofText(text)).toBeNull();
-    // Deeper than the scan recurses, wider than it notes: null (the value path decides), never a throw.
+    // Deeper than the scan recurses, more values than it notes, an object too long to reorder by
+    // insertion: null (the value path decides), never a throw nor a quadratic sort.
+    const answered = (text: string) => expect(ofText(text)).toBe(contentHash(JSON.parse(text)));
     expect(ofText(`${"[".repeat(600)}1${"]".repeat(600)}`)).toBeNull();
-    const wide = `[${Array.from({ length: 9000 }, (_, i) => `{"b":${i},"a":1}`).join(",")}]`;
-    expect(ofText(wide)).toBeNull();
-    const within = `[${Array.from({ length: 2000 }, (_, i) => `{"b":${i},"a":1}`).join(",")}]`;
-    expect(ofText(within)).toBe(contentHash(JSON.parse(within)));
+    answered(`${"[".repeat(500)}1${"]".repeat(500)}`);
+    expect(ofText(`[${"1,".repeat(8192)}1]`)).toBeNull();
+    answered(`[${"1,".repeat(8000)}1]`);
+    answered(`[${Array.from({ length: 2000 }, (_, i) => `{"b":${i},"a":1}`).join(",")}]`);
+    const members = (n: number) => Array.from({ length: n }, (_, i) => `"k${String(n - i).padStart(4, "0")}":${i}`);
+    expect(ofText(`{${members(33).join(",")}}`)).toBeNull();
+    answered(`{${members(32).join(",")}}`);
+    answered(`{${members(5000).reverse().join(",")}}`); // in key order: any width
   });
 });
