@@ -219,9 +219,9 @@ function evidenceNotes(request: KaiRequest, ev: KaiEvidence, window: EvidenceWin
     notes.push(
       `Evidence: ${plural(ev.git.commits.length, "commit")} of ${ev.git.repo} committed in (${ev.git.since}, ${ev.git.until}]`,
     );
-  if (ev.git?.shallow)
+  if (ev.git?.shallow_cut_at)
     notes.push(
-      `${ev.git.repo} is a shallow clone and the window reaches the oldest commit it holds: older commits (their pull requests and changes) are missing from this answer; \`git fetch --unshallow\` fetches them`,
+      `${ev.git.repo} is a shallow clone whose history was cut at a commit of ${ev.git.shallow_cut_at}, after the window's start: commits behind the cut are not here and some may belong in this window; \`git fetch --unshallow\` fetches them`,
     );
   if (ev.state_doc)
     notes.push(

@@ -213,35 +213,61 @@ describe("what_changed_v1 against a repository built by the test", () => {
     expect(now.data.risks.map((r) => r.id)).not.toContain("state-doc-not-updated");
   });
 
-  it("says when the window reaches where a shallow clone's history was cut, and only then", async () => {
-    const clone = mkdtempSync(join(tmpdir(), "pmagent-kai-depth-"));
+  it("says when a shallow clone's cut lies after the window's start, wherever the window is, and only then", async () => {
+    const dirs: string[] = [];
+    const cloneOf = (source: string, depth: number) => {
+      const dir = mkdtempSync(join(tmpdir(), "pmagent-kai-depth-"));
+      dirs.push(dir);
+      execFileSync("git", ["clone", "-q", "--depth", String(depth), `file://${source}`, dir]);
+      return dir;
+    };
+    const ofRepo = async (dir: string, params: Record<string, unknown>) => {
+      const res = KaiResponseSchema.parse(
+        await answer(request("what_changed", params), { ...options, sources: { ...options.sources, repo: dir } }),
+      );
+      return {
+        commits: res.notes.find((n) => n.startsWith("Evidence: ") && n.includes(" committed in ")),
+        shallow: res.notes.filter((n) => n.includes("is a shallow clone")),
+      };
+    };
+    const note = (dir: string, at: string) =>
+      `${dir} is a shallow clone whose history was cut at a commit of ${at}, after the window's start: commits behind the cut are not here and some may belong in this window; \`git fetch --unshallow\` fetches them`;
+    const line = new TestRepo();
     try {
-      // The last three commits: the late STATE edit, the rename and the report (the cut).
-      execFileSync("git", ["clone", "-q", "--depth", "3", `file://${repo.dir}`, clone]);
-      const ofClone = async (params: Record<string, unknown>) =>
-        KaiResponseSchema.parse(
-          await answer(request("what_changed", params), { ...options, sources: { ...options.sources, repo: clone } }),
-        );
-      const cut = await ofClone({ as_of: "2026-01-10T00:00:00Z" });
-      expect(cut.notes).toContain(
-        "Evidence: 2 commits of " + clone + " committed in (2026-01-03T00:00:00.000Z, 2026-01-10T00:00:00.000Z]",
+      // The last three commits: the late STATE edit (01-12), the rename (01-08) and the report (01-07, the cut).
+      const clone = cloneOf(repo.dir, 3);
+      expect(await ofRepo(clone, { as_of: "2026-01-10T00:00:00Z" })).toEqual({
+        commits: `Evidence: 2 commits of ${clone} committed in (2026-01-03T00:00:00.000Z, 2026-01-10T00:00:00.000Z]`,
+        shallow: [note(clone, "2026-01-07T00:00:00.000Z")],
+      });
+      // A window wholly before the cut: nothing of it is here, and the note says why.
+      expect(await ofRepo(clone, { as_of: "2026-01-05T00:00:00Z" })).toEqual({
+        commits: `Evidence: 0 commits of ${clone} committed in (2025-12-29T00:00:00.000Z, 2026-01-05T00:00:00.000Z]`,
+        shallow: [note(clone, "2026-01-07T00:00:00.000Z")],
+      });
+      // A window starting after the cut: the clone holds it whole.
+      expect(await ofRepo(clone, { as_of: "2026-01-12T12:00:00Z", time_window_days: 2 })).toEqual({
+        commits: `Evidence: 1 commit of ${clone} committed in (2026-01-10T12:00:00.000Z, 2026-01-12T12:00:00.000Z]`,
+        shallow: [],
+      });
+      // A clone as deep as its history: git lists its first commit as the cut, but nothing is behind it.
+      line.commit("2026-01-02T00:00:00Z", "one", { "a.md": "1" });
+      line.commit("2026-01-03T00:00:00Z", "two", { "a.md": "2" });
+      line.commit("2026-01-04T00:00:00Z", "three", { "a.md": "3" });
+      const whole = cloneOf(line.dir, 3);
+      expect(execFileSync("git", ["-C", whole, "rev-parse", "--is-shallow-repository"], { encoding: "utf8" })).toBe(
+        "true\n",
       );
-      expect(cut.notes.filter((n) => n.includes("is a shallow clone"))).toEqual([
-        `${clone} is a shallow clone and the window reaches the oldest commit it holds: older commits (their pull requests and changes) are missing from this answer; \`git fetch --unshallow\` fetches them`,
-      ]);
-      // A window of commits the clone holds whole says nothing.
-      const within = await ofClone({ as_of: "2026-01-12T12:00:00Z", time_window_days: 2 });
-      expect(within.notes).toContain(
-        "Evidence: 1 commit of " + clone + " committed in (2026-01-10T12:00:00.000Z, 2026-01-12T12:00:00.000Z]",
-      );
-      expect(within.notes.join("\n")).not.toContain("shallow");
+      expect(await ofRepo(whole, { as_of: "2026-01-05T00:00:00Z" })).toEqual({
+        commits: `Evidence: 3 commits of ${whole} committed in (2025-12-29T00:00:00.000Z, 2026-01-05T00:00:00.000Z]`,
+        shallow: [],
+      });
     } finally {
-      rmSync(clone, { recursive: true, force: true });
+      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+      line.cleanup();
     }
     // The full history: its first commit, in this window, is where history starts, not a cut.
-    const { res } = await ask({ as_of: "2026-01-05T00:00:00Z" });
-    expect(res.notes.some((n) => n.startsWith("Evidence: 2 commits of"))).toBe(true);
-    expect(res.notes.join("\n")).not.toContain("shallow");
+    expect((await ofRepo(repo.dir, { as_of: "2026-01-05T00:00:00Z" })).shallow).toEqual([]);
   });
 
   it("is deterministic: the same evidence gives the same payload and digest", async () => {

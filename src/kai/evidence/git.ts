@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { resolve } from "node:path";
 import { UnavailableError, UsageError } from "../../core/index.js";
 import type { FileChangeKind, GitCommit, GitEvidence, GitFileChange } from "./types.js";
 
@@ -355,23 +356,27 @@ export async function collectGit(repo: string, window: { since: Date; until: Dat
     until: window.until.toISOString(),
     commits: [],
   };
-  const log = await gitLog(repo, window, [
-    "--raw",
-    "--numstat",
-    "-M",
-    // A committed .gitmodules may say `ignore = all`, which no config setting overrides.
-    "--ignore-submodules=none",
-    "--diff-merges=first-parent",
-    "HEAD",
-    "--",
+  const [log, cuts] = await Promise.all([
+    gitLog(repo, window, [
+      "--raw",
+      "--numstat",
+      "-M",
+      // A committed .gitmodules may say `ignore = all`, which no config setting overrides.
+      "--ignore-submodules=none",
+      "--diff-merges=first-parent",
+      "HEAD",
+      "--",
+    ]),
+    shallowCuts(repo),
   ]);
   if ("failed" in log) {
     if (NO_HISTORY.test(log.failed.stderr)) return evidence;
     throw gitError(repo, "git log", log.failed);
   }
-  // A shallow clone shows the commits where its history was cut without parents, as a repository
-  // shows its first commit: asked only then, a full history costs no process.
-  if (log.commits.some((c) => c.parents.length === 0) && (await isShallow(repo))) evidence.shallow = true;
+  // Commits behind a cut dated after the window's start may belong in the window (a commit is rarely
+  // dated after its child), whether or not the cut itself lies in it.
+  const reached = cuts.filter((c) => Date.parse(c.at) > window.since.getTime()).map((c) => c.at);
+  if (reached.length > 0) evidence.shallow_cut_at = reached.sort().at(-1)!;
   // --since-as-filter is inclusive; the window is (since, until], so a commit exactly at `since` belongs to the previous window.
   evidence.commits = log.commits.filter((c) => Date.parse(c.committed_at) > window.since.getTime());
   // A commit that changed no file has no line counts: zero.
@@ -379,11 +384,58 @@ export async function collectGit(repo: string, window: { since: Date; until: Dat
   return evidence;
 }
 
-/** Whether the repository is a shallow clone (`git clone --depth`: its history stops at the commits it was cloned with). */
-export async function isShallow(repo: string): Promise<boolean> {
-  const res = await runGit(repo, ["rev-parse", "--is-shallow-repository"]);
+/**
+ * Where a shallow clone's history was cut (`git clone --depth`, `--shallow-since`): the commits it
+ * holds without their parents, each with the time git filters it by. Empty for a full history,
+ * which costs one process (`git rev-parse`, beside the log); a shallow clone's cut costs two more.
+ */
+export async function shallowCuts(repo: string): Promise<Array<{ sha: string; at: string }>> {
+  const res = await runGit(repo, ["rev-parse", "--is-shallow-repository", "--git-path", "shallow"]);
   if (res.code !== 0) throw gitError(repo, "git rev-parse", res);
-  return res.stdout.toString("utf8").trim() === "true";
+  const [shallow, file] = res.stdout.toString("utf8").split("\n");
+  if (shallow !== "true" || !file) return [];
+  let listed: string[];
+  try {
+    // git's own file (the commits it fetched without their parents), relative to where git ran.
+    listed = readFileSync(resolve(repo, file), "utf8")
+      .split("\n")
+      .filter((l) => COMMIT_ID.test(l));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return []; // unshallowed meanwhile
+    throw err;
+  }
+  // git lists a first commit too when the depth reached it: a cut is a commit whose object names parents.
+  const cut = await withParents(repo, listed);
+  const times = await filterTimes(repo, cut);
+  return cut.flatMap((sha) => {
+    const at = timeOf(times.get(sha) ?? "");
+    return at === null ? [] : [{ sha, at }];
+  });
+}
+
+/** Those of `shas` whose commit objects name a parent (read raw: `cat-file` ignores what shallow hides). */
+async function withParents(repo: string, shas: readonly string[]): Promise<string[]> {
+  if (shas.length === 0) return [];
+  const res = await runGit(repo, ["cat-file", "--batch"], `${shas.join("\n")}\n`);
+  if (res.code !== 0) throw gitError(repo, "git cat-file", res);
+  const out: string[] = [];
+  const bytes = res.stdout;
+  let at = 0;
+  while (at < bytes.length) {
+    const eol = bytes.indexOf(0x0a, at);
+    if (eol === -1) break;
+    const [sha, type, size] = bytes.toString("utf8", at, eol).split(" ");
+    if (size === undefined) {
+      at = eol + 1; // "<sha> missing"
+      continue;
+    }
+    const body = bytes.subarray(eol + 1, eol + 1 + Number(size));
+    // A commit's header: its tree line, then its parents' lines (git reads parents there only).
+    const lines = body.toString("utf8", 0, Math.min(body.length, 2 * 80)).split("\n");
+    if (type === "commit" && sha && lines[1]?.startsWith("parent ")) out.push(sha);
+    at = eol + 1 + Number(size) + 1;
+  }
+  return out;
 }
 
 /** The last commit at or before `cutoff` that touched `path` (the commit its text at the cutoff comes from), or null. */

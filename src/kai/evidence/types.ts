@@ -43,8 +43,11 @@ export interface GitEvidence {
   until: string;
   /** Newest first, as `git log` gives them. */
   commits: GitCommit[];
-  /** The repository is a shallow clone whose history the window reaches the cut of (commits before it are missing). */
-  shallow?: true;
+  /**
+   * The repository is a shallow clone cut at a commit dated after the window's start (the newest
+   * such time): commits behind the cut, not here, may belong in the window.
+   */
+  shallow_cut_at?: string;
 }
 
 export interface StateSection {
