@@ -114,7 +114,10 @@ export async function collectEvidence(
     ...(no_commits ? absentStateDoc(path) : await collectStateDoc(sources.repo, path, window.until)),
     found_by,
   }));
-  const commitsRead = request.type === "what_changed" ? collectGit(sources.repo, window) : Promise.resolve(null);
+  // A window's story from a shallow clone may miss commits: what_changed says so (lane_status reads
+  // the window only for a repository cycle's later roles).
+  const commitsRead =
+    request.type === "what_changed" ? collectGit(sources.repo, window, { shallow: true }) : Promise.resolve(null);
   const webUrlRead = githubWebUrl(sources.repo, config);
   const boardSource = sources.board;
   const boardRead = optional(

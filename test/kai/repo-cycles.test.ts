@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { docUpdateLane, parseConfig } from "../../src/config/index.js";
-import { answer, buildLaneStatus, type KaiResponse, type LaneStatus } from "../../src/kai/index.js";
+import { answer, buildLaneStatus, collectGit, type KaiResponse, type LaneStatus } from "../../src/kai/index.js";
 import { KaiResponseSchema } from "../../src/kai/reports/schema.js";
 import { entry } from "./fixtures.js";
 import { TestRepo } from "./repo.js";
@@ -277,6 +277,11 @@ describe("the commits that name cycles", () => {
       // The cut's commits and times are read only from a shallow clone.
       expect(lines.filter((l) => / cat-file --batch$| rev-list --no-walk/.test(l))).toEqual([]);
     }
+    // lane_status reads a window only for a repository cycle's later roles: it does not ask.
+    rmSync(calls, { force: true });
+    const window = { since: new Date("2025-12-31T00:00:00Z"), until: new Date("2026-01-09T00:00:00Z") };
+    expect((await collectGit(repo.dir, window)).commits).toHaveLength(2);
+    expect(readFileSync(calls, "utf8")).not.toContain("--is-shallow-repository");
   });
 
   it("are not read, nor any history, when no commit is as old as the cutoff", async () => {

@@ -347,8 +347,14 @@ export async function gitLog(
  * change with the old path) and their lines added plus deleted (what a highlight says about a
  * change's size), in one `git log --raw --numstat`. A merge commit lists what it brought in (its
  * diff against the first parent), so a pull request's paths are known without one git call per merge.
+ * `shallow`: also find whether the repository is a shallow clone cut after the window's start
+ * (`shallowCuts`, one process more beside the log): for an answer about the window itself.
  */
-export async function collectGit(repo: string, window: { since: Date; until: Date }): Promise<GitEvidence> {
+export async function collectGit(
+  repo: string,
+  window: { since: Date; until: Date },
+  { shallow = false }: { shallow?: boolean } = {},
+): Promise<GitEvidence> {
   assertRepository(repo);
   const evidence: GitEvidence = {
     repo,
@@ -367,7 +373,7 @@ export async function collectGit(repo: string, window: { since: Date; until: Dat
       "HEAD",
       "--",
     ]),
-    shallowCuts(repo),
+    shallow ? shallowCuts(repo) : [],
   ]);
   if ("failed" in log) {
     if (NO_HISTORY.test(log.failed.stderr)) return evidence;
