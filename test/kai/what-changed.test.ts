@@ -262,6 +262,18 @@ describe("what_changed_v1 against a repository built by the test", () => {
         commits: `Evidence: 3 commits of ${whole} committed in (2025-12-29T00:00:00.000Z, 2026-01-05T00:00:00.000Z]`,
         shallow: [],
       });
+      // HEAD's history whole, another branch fetched shallow: that branch's cut is not HEAD's.
+      line.git("checkout", "-q", "-b", "other");
+      line.commit("2026-01-10T00:00:00Z", "elsewhere", { "b.md": "b" });
+      line.git("checkout", "-q", "main");
+      const full = mkdtempSync(join(tmpdir(), "pmagent-kai-depth-"));
+      dirs.push(full);
+      execFileSync("git", ["clone", "-q", "--single-branch", "-b", "main", `file://${line.dir}`, full]);
+      execFileSync("git", ["-C", full, "fetch", "-q", "--depth", "1", "origin", "other:other"]);
+      expect(execFileSync("git", ["-C", full, "rev-parse", "--is-shallow-repository"], { encoding: "utf8" })).toBe(
+        "true\n",
+      );
+      expect((await ofRepo(full, { as_of: "2026-01-05T00:00:00Z" })).shallow).toEqual([]);
     } finally {
       for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
       line.cleanup();

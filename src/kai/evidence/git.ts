@@ -191,11 +191,23 @@ function printedTime(printed: string, bounds: LogBounds | undefined): string | n
  * printed no time for (an `encoding` header naming one git re-encodes the commit's ASCII headers
  * out of, EBCDIC, which a sprite may write), or one whose `%ct` lies outside the window git put it
  * in (a sprite's object with two committer lines). A commit git does not date is absent.
+ * `reachable`: only those HEAD reaches, found by walking HEAD's history instead of by their ids.
  */
-async function filterTimes(repo: string, shas: readonly string[]): Promise<Map<string, string>> {
+async function filterTimes(
+  repo: string,
+  shas: readonly string[],
+  { reachable = false }: { reachable?: boolean } = {},
+): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const wanted = new Set(shas);
-  const res = await runGit(repo, ["rev-list", "--no-walk=unsorted", "--timestamp", "--stdin"], `${shas.join("\n")}\n`);
+  if (wanted.size === 0) return out;
+  const res = await runGit(
+    repo,
+    reachable
+      ? ["rev-list", "--timestamp", "HEAD", "--"]
+      : ["rev-list", "--no-walk=unsorted", "--timestamp", "--stdin"],
+    reachable ? undefined : `${shas.join("\n")}\n`,
+  );
   if (res.code !== 0) return out;
   for (const line of res.stdout.toString("utf8").split("\n")) {
     const [time, sha] = line.split(" ");
@@ -391,9 +403,10 @@ export async function collectGit(
 }
 
 /**
- * Where a shallow clone's history was cut (`git clone --depth`, `--shallow-since`): the commits it
- * holds without their parents, each with the time git filters it by. Empty for a full history,
- * which costs one process (`git rev-parse`, beside the log); a shallow clone's cut costs two more.
+ * Where a shallow clone's history was cut (`git clone --depth`, `--shallow-since`): the commits of
+ * HEAD's history it holds without their parents, each with the time git filters it by. Empty for a
+ * full history, which costs one process (`git rev-parse`, beside the log); a shallow clone's cut
+ * costs two more.
  */
 export async function shallowCuts(repo: string): Promise<Array<{ sha: string; at: string }>> {
   const res = await runGit(repo, ["rev-parse", "--is-shallow-repository", "--git-path", "shallow"]);
@@ -408,11 +421,17 @@ export async function shallowCuts(repo: string): Promise<Array<{ sha: string; at
       .filter((l) => COMMIT_ID.test(l));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return []; // unshallowed meanwhile
-    throw err;
+    throw new UnavailableError(
+      "kai_git_unavailable",
+      `cannot read git's list of shallow commits ${resolve(repo, file)}: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
   // git lists a first commit too when the depth reached it: a cut is a commit whose object names parents.
   const cut = await withParents(repo, listed);
-  const times = await filterTimes(repo, cut);
+  // git lists the cuts of every ref it fetched shallow: only HEAD's tell of the answer's history
+  // (one walk of it, which a shallow clone keeps short).
+  const times = await filterTimes(repo, cut, { reachable: true });
   return cut.flatMap((sha) => {
     const at = timeOf(times.get(sha) ?? "");
     return at === null ? [] : [{ sha, at }];
