@@ -44,29 +44,39 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): void {
 }
 
 /**
- * The sprite of a run whose pid was never recorded (the supervisor died right after spawning it):
- * the process-group leader whose environment has LATTICE_RUN_ID=<runId>. Linux (/proc) only.
+ * Every live process whose environment names run `runId` (LATTICE_RUN_ID=<runId>, which the
+ * supervisor gives the sprite and everything it starts inherits), with whether it leads its
+ * process group. Zombies and processes not ours to read are left out. Linux (/proc) only: empty elsewhere.
  */
-export function findSpriteOfRun(runId: string): number | null {
+export function processesOfRun(runId: string): Array<{ pid: number; leader: boolean }> {
   let pids: string[];
   try {
     pids = readdirSync("/proc").filter((d) => /^\d+$/.test(d));
   } catch {
-    return null;
+    return [];
   }
   const needle = `LATTICE_RUN_ID=${runId}\0`;
+  const found: Array<{ pid: number; leader: boolean }> = [];
   for (const p of pids) {
     try {
       const environ = readFileSync(`/proc/${p}/environ`, "utf8");
       if (!environ.startsWith(needle) && !environ.includes(`\0${needle}`)) continue;
       const stat = readFileSync(`/proc/${p}/stat`, "utf8");
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (fields[2] === p && fields[0] !== "Z") return Number(p);
+      if (fields[0] !== "Z") found.push({ pid: Number(p), leader: fields[2] === p });
     } catch {
       // gone, or not ours to read
     }
   }
-  return null;
+  return found;
+}
+
+/**
+ * The sprite of a run whose pid was never recorded (the supervisor died right after spawning it):
+ * the process-group leader whose environment has LATTICE_RUN_ID=<runId>. Linux (/proc) only.
+ */
+export function findSpriteOfRun(runId: string): number | null {
+  return processesOfRun(runId).find((p) => p.leader)?.pid ?? null;
 }
 
 /** util-linux's setpriv (always installed on Debian): sets the parent-death signal, then execs the command. */

@@ -14,7 +14,7 @@ import { UNFINISHED_RUN_STATES, type RunRecord } from "../runs/index.js";
 import { streamFiles, type Exit, type SupervisorContext } from "./context.js";
 import { enforceBudget } from "./budget.js";
 import { acted, onNewEvents } from "./dispatch.js";
-import { stopGroup } from "./processes.js";
+import { endRunProcesses, stopGroup } from "./processes.js";
 
 const READ_CHUNK = 1024 * 1024;
 
@@ -129,6 +129,12 @@ export async function follow(
     watcher?.close();
     heartbeat?.stop();
   }
+  const leftBehind = await endRunProcesses(run.id, ctx.pollMs);
+  if (leftBehind > 0)
+    ctx.log.warn(
+      { run: run.id, processes: leftBehind },
+      "processes of the run outlived the sprite's own; they were stopped before its output was read to the end",
+    );
   try {
     // Drain: read each file to its end, letting the store catch up whenever the queue fills.
     for (;;) {

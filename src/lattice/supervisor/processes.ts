@@ -1,5 +1,5 @@
 /** The sprite's process group as the supervisor handles it: stopping it, waiting for one it did not spawn. */
-import { processAlive, signalGroup } from "../sandbox/index.js";
+import { processAlive, processesOfRun, signalGroup } from "../sandbox/index.js";
 import type { Exit } from "./context.js";
 
 const KILL_GRACE_MS = 3000;
@@ -19,4 +19,32 @@ export function waitForExit(pid: number, started: string | null, pollMs: number)
     };
     check();
   });
+}
+
+/** How long what a sprite left behind may take to die once killed before the run is drained anyway. */
+const LEFT_BEHIND_MS = 10_000;
+
+/**
+ * Once the sprite's process has gone: every process still naming the run (LATTICE_RUN_ID) is
+ * killed and waited for, so nothing writes to the outbox after the final drain. The sandboxed
+ * command outlives bwrap for a moment when bwrap dies of its parent-death signal (the supervisor
+ * crashed), and a sprite's children outlive it; events they wrote after the drain were lost.
+ * Returns the processes that were still there (none in an ordinary exit).
+ */
+export async function endRunProcesses(runId: string, pollMs: number): Promise<number> {
+  let left = processesOfRun(runId);
+  const found = left.length;
+  const deadline = Date.now() + LEFT_BEHIND_MS;
+  while (left.length > 0 && Date.now() < deadline) {
+    for (const { pid } of left) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // gone already
+      }
+    }
+    await new Promise((r) => setTimeout(r, Math.min(pollMs, 20)));
+    left = processesOfRun(runId);
+  }
+  return found;
 }
