@@ -440,6 +440,10 @@ export class OutboxReader {
     this.fill();
     let got = await entry.batch;
     if (entry.line === null) got = rebase(got, from.line_no - 1);
+    // A read started ahead saw the outbox as it was then: what the sprite wrote since is more to
+    // read, not the end (a drain that took its end for the outbox's lost the sprite's last events).
+    if (entry === first && !got.more && this.size() > (got.torn ? got.torn.offset + got.torn.bytes : got.next.offset))
+      got = { ...got, more: true, torn: null };
     if (this.ahead.length === 0 && got.more) this.ahead.push(this.start(got.next.offset, got.next.line_no));
     this.fill();
     return got;
@@ -458,13 +462,7 @@ export class OutboxReader {
 
   /** Start the read from `offset` (split off at the line end near `offset + maxBytes` when more than twice that waits). */
   private start(offset: number, line: number | null): Ahead {
-    let size = 0;
-    try {
-      size = statSync(this.path).size;
-    } catch {
-      // Missing or unreadable: readOutbox says what that means.
-    }
-    const waiting = size - offset;
+    const waiting = this.size() - offset;
     const to =
       waiting >= 2 * this.options.maxBytes ? this.lineEndBefore(offset, offset + this.options.maxBytes) : undefined;
     const entry: Ahead = { offset, line, to, batch: this.decode({ offset, line_no: line ?? 1 }, to, waiting) };
@@ -476,6 +474,15 @@ export class OutboxReader {
       () => undefined, // surfaces when awaited, if it is
     );
     return entry;
+  }
+
+  /** The outbox's size now; 0 when missing or unreadable (readOutbox says what that means). */
+  private size(): number {
+    try {
+      return statSync(this.path).size;
+    } catch {
+      return 0;
+    }
   }
 
   /** The offset just after the last newline in (`from`, `at`], or undefined (none within SPLIT_WINDOW, or the file unreadable). */

@@ -101,3 +101,33 @@ describe("OutboxReader on a long backlog (reads split ahead, over several decode
     },
   );
 });
+
+describe("OutboxReader when the outbox grows while reads are ahead", () => {
+  it.each([
+    ["on the decoder threads", 0],
+    ["in place", Number.POSITIVE_INFINITY],
+  ])(
+    "gives the lines written after a read was started ahead: its end is not the outbox's (%s)",
+    async (_mode, threadBytes) => {
+      const first = events.slice(0, 250);
+      const later = events.slice(250, 260);
+      appendFileSync(path, first.map((e) => `${JSON.stringify(e)}\n`).join(""));
+      // 160 kB in batches of 64 kB: the second read starts the third ahead, to the end as it is now.
+      const reader = new OutboxReader(path, { ...options, maxBytes: 64 * 1024, threadBytes });
+      const got: string[] = [];
+      let b = await reader.read(OUTBOX_START);
+      got.push(...ids(b));
+      b = await reader.read(b.next);
+      got.push(...ids(b));
+      expect(b.more).toBe(true);
+      // The sprite writes on (then exits): a drain reads until a batch says there is no more.
+      appendFileSync(path, `${later.map((e) => JSON.stringify(e)).join("\n")}\n{"torn":`);
+      while (b.more) {
+        b = await reader.read(b.next);
+        got.push(...ids(b));
+      }
+      expect(got).toEqual([...first, ...later].map(eventId));
+      expect(b.torn).toMatchObject({ bytes: 8 });
+    },
+  );
+});
