@@ -1,5 +1,15 @@
 /** Process identity across supervisor restarts: a pid plus its start time, so a reused pid is not mistaken for the sprite. */
-import { accessSync, constants, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import {
+  accessSync,
+  closeSync,
+  constants,
+  existsSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  statSync,
+} from "node:fs";
 import { delimiter, resolve } from "node:path";
 
 /** The process's start time (clock ticks since boot, from /proc), or null where /proc is missing. */
@@ -57,9 +67,11 @@ export function processesOfRun(runId: string): Array<{ pid: number; leader: bool
   }
   const needle = `LATTICE_RUN_ID=${runId}\0`;
   const found: Array<{ pid: number; leader: boolean }> = [];
+  const self = String(process.pid);
   for (const p of pids) {
+    if (p === self) continue;
     try {
-      const environ = readFileSync(`/proc/${p}/environ`, "utf8");
+      const environ = environHead(p);
       if (!environ.startsWith(needle) && !environ.includes(`\0${needle}`)) continue;
       const stat = readFileSync(`/proc/${p}/stat`, "utf8");
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
@@ -69,6 +81,24 @@ export function processesOfRun(runId: string): Array<{ pid: number; leader: bool
     }
   }
   return found;
+}
+
+/**
+ * How much of a process's environment is read. A sprite's environment is small (the supervisor
+ * builds it), so the run's id lies well within; reading it all would let processes with huge
+ * environments (a hostile sprite's) make every scan slow. One that moved the id past this point is missed.
+ */
+const ENVIRON_BYTES = 64 * 1024;
+const environBuffer = Buffer.alloc(ENVIRON_BYTES);
+
+/** The first ENVIRON_BYTES of /proc/<pid>/environ (throws when gone or not ours to read). */
+function environHead(pid: string): string {
+  const fd = openSync(`/proc/${pid}/environ`, "r");
+  try {
+    return environBuffer.toString("latin1", 0, readSync(fd, environBuffer, 0, ENVIRON_BYTES, 0));
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

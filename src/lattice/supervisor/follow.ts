@@ -123,18 +123,21 @@ export async function follow(
   let exit: Exit;
   try {
     exit = await exited;
+    // Read on and heartbeat while what the sprite left running is stopped.
+    const { found, left } = await endRunProcesses(run.id, ctx.pollMs);
+    if (found > 0)
+      ctx.log.warn(
+        { run: run.id, processes: found, still_running: left },
+        left > 0
+          ? "processes of the run outlived the sprite's own and could not be stopped; its output is read to the end without them"
+          : "processes of the run outlived the sprite's own; they were stopped before its output was read to the end",
+      );
   } finally {
     running = false;
     clearInterval(timer);
     watcher?.close();
     heartbeat?.stop();
   }
-  const leftBehind = await endRunProcesses(run.id, ctx.pollMs);
-  if (leftBehind > 0)
-    ctx.log.warn(
-      { run: run.id, processes: leftBehind },
-      "processes of the run outlived the sprite's own; they were stopped before its output was read to the end",
-    );
   try {
     // Drain: read each file to its end, letting the store catch up whenever the queue fills.
     for (;;) {

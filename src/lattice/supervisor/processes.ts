@@ -21,24 +21,30 @@ export function waitForExit(pid: number, started: string | null, pollMs: number)
   });
 }
 
-/** How long what a sprite left behind may take to die once killed before the run is drained anyway. */
-const LEFT_BEHIND_MS = 10_000;
+/** How long what a sprite left behind may take to die once SIGKILLed before the run is drained anyway. */
+const LEFT_BEHIND_MS = 5000;
 
 /**
  * Once the sprite's process has gone: every process still naming the run (LATTICE_RUN_ID) is
- * killed and waited for, so nothing writes to the outbox after the final drain. The sandboxed
- * command outlives bwrap for a moment when bwrap dies of its parent-death signal (the supervisor
- * crashed), and a sprite's children outlive it; events they wrote after the drain were lost.
- * Returns the processes that were still there (none in an ordinary exit).
+ * stopped as a group is (SIGTERM, SIGKILL after the grace period) and waited for, so nothing
+ * writes to the outbox after the final drain. The sandboxed command outlives bwrap for a moment
+ * when bwrap dies of its parent-death signal (the supervisor crashed), and a sprite's children
+ * outlive it; the events they wrote after the drain were lost. `found`: how many there were (none
+ * in an ordinary exit); `left`: how many still ran when the wait gave up.
  */
-export async function endRunProcesses(runId: string, pollMs: number): Promise<number> {
+export async function endRunProcesses(runId: string, pollMs: number): Promise<{ found: number; left: number }> {
   let left = processesOfRun(runId);
   const found = left.length;
-  const deadline = Date.now() + LEFT_BEHIND_MS;
-  while (left.length > 0 && Date.now() < deadline) {
+  const termed = new Set<number>();
+  const start = Date.now();
+  while (left.length > 0 && Date.now() - start < KILL_GRACE_MS + LEFT_BEHIND_MS) {
+    const kill = Date.now() - start >= KILL_GRACE_MS;
     for (const { pid } of left) {
+      // SIGTERM once each (a handler saving its work is not interrupted again), SIGKILL after the grace.
+      if (!kill && termed.has(pid)) continue;
+      termed.add(pid);
       try {
-        process.kill(pid, "SIGKILL");
+        process.kill(pid, kill ? "SIGKILL" : "SIGTERM");
       } catch {
         // gone already
       }
@@ -46,5 +52,5 @@ export async function endRunProcesses(runId: string, pollMs: number): Promise<nu
     await new Promise((r) => setTimeout(r, Math.min(pollMs, 20)));
     left = processesOfRun(runId);
   }
-  return found;
+  return { found, left: left.length };
 }

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SETPRIV, dieWithParent, findExecutable, processAlive } from "../../../src/lattice/sandbox/processes.js";
 import { waitForDeath } from "../harness.js";
+import { DIST } from "../helpers.js";
 
 describe("dieWithParent", () => {
   const where = { cwd: "/", path: process.env.PATH ?? "" };
@@ -78,5 +79,42 @@ describe("findExecutable", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("processesOfRun", () => {
+  it("lists the processes naming the run, which lead their group, never the process asking nor another run's", async () => {
+    const runId = `run_test_${process.pid}`;
+    // The process asking names the run (a \`pmagent\` started inside a sprite would), as do its
+    // children, one of them a group leader; another child names another run.
+    const script = `
+      const { spawn } = await import("node:child_process");
+      const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore", detached: true });
+      const grandchild = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
+      const other = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore", env: { ...process.env, LATTICE_RUN_ID: "${runId}x" } });
+      const { processesOfRun } = await import(${JSON.stringify(join(DIST, "lattice", "sandbox", "index.js"))});
+      const found = processesOfRun(${JSON.stringify(runId)});
+      console.log(JSON.stringify({ self: process.pid, child: child.pid, grandchild: grandchild.pid, found }));
+      for (const p of [child, grandchild, other]) p.kill("SIGKILL");
+    `;
+    const out = await new Promise<string>((resolve, reject) => {
+      const p = spawn(process.execPath, ["--input-type=module", "-e", `(async () => {${script}})()`], {
+        detached: true,
+        env: { ...process.env, LATTICE_RUN_ID: runId },
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      let text = "";
+      p.stdout.on("data", (d: Buffer) => (text += d.toString()));
+      p.once("error", reject);
+      p.once("exit", () => resolve(text));
+    });
+    const { self, child, grandchild, found } = JSON.parse(out) as Record<string, unknown>;
+    expect(found).toEqual(
+      [
+        { pid: child, leader: true },
+        { pid: grandchild, leader: false },
+      ].sort((a, b) => (a.pid as number) - (b.pid as number)),
+    );
+    expect(found).not.toContainEqual(expect.objectContaining({ pid: self }));
   });
 });

@@ -13,15 +13,28 @@ import { crashTrial, lostOrDoubled, outboxAndStored } from "../harness.js";
 const bwrap = findSandboxTool("auto", process.env.PATH ?? "").bwrap !== null;
 const modes = [{ sandbox: "off" }, ...(bwrap ? [{ sandbox: "required" }] : [])];
 
-/** A background child writing INFO events to the outbox until it is killed. */
+/** An INFO event line with `message` (printf's %d the counter `$i`), appended to the outbox. */
+const info = (message: string) =>
+  `printf '{"protocol_version":"v1","event_type":"INFO","sprite_id":"%s","work_item_id":"%s","timestamp":"%s","payload":{"message":"${message}"}}\\n' ` +
+  `"$LATTICE_SPRITE_ID" "$LATTICE_WORK_ITEM_ID" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" $i >> .lattice/outbox.jsonl`;
+/** A background child writing INFO events to the outbox until it is stopped; on SIGTERM it writes one more and exits. */
 const WRITER =
-  `( i=0; while :; do i=$((i+1)); ` +
-  `printf '{"protocol_version":"v1","event_type":"INFO","sprite_id":"%s","work_item_id":"%s","timestamp":"%s","payload":{"message":"left behind %d"}}\\n' ` +
-  `"$LATTICE_SPRITE_ID" "$LATTICE_WORK_ITEM_ID" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" $i >> .lattice/outbox.jsonl; sleep 0.01; done ) ` +
-  `</dev/null >/dev/null 2>&1 &`;
+  `( i=0; trap '${info("left behind, stopped after %d").replaceAll("'", "'\\''")}; exit 0' TERM; ` +
+  `while :; do i=$((i+1)); ${info("left behind %d")}; sleep 0.01; done ) </dev/null >/dev/null 2>&1 &`;
 /** The sprite goes on once the writer has written `n` events (its own poll: the test waits on no timer). */
 const writerWrote = (n: number) =>
   `until [ "$(grep -c 'left behind' .lattice/outbox.jsonl 2>/dev/null)" -ge ${n} ]; do sleep 0.01; done`;
+
+/** Clean-up after a failed assertion: whatever of the run still runs (a process may end meanwhile). */
+function killAll(runId: string): void {
+  for (const { pid } of processesOfRun(runId)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // gone already
+    }
+  }
+}
 
 describe.each(modes)("processes a sprite leaves behind (sandbox $sandbox)", ({ sandbox }) => {
   const fx = useSupervisorFixture(() => openSqliteTestStore(), { config: { sandbox } });
@@ -45,9 +58,15 @@ describe.each(modes)("processes a sprite leaves behind (sandbox $sandbox)", ({ s
       const result = await outboxAndStored(new RunStore(fx.ts.store, "demo"), [run]);
       expect(lostOrDoubled({ ...result, restart: "" })).toEqual([]);
       expect(result.outbox.get(run.id)!.length).toBeGreaterThanOrEqual(4);
+      // Stopped as a group is (SIGTERM first), the writer's last words are stored too. In the
+      // sandbox the kernel ends it (SIGKILL) with the pid namespace, once the sprite's command exits.
+      const messages = result.stored.get(run.id)!.map((e) => (e.event.payload as { message?: string }).message);
+      expect(messages.filter((m) => m?.startsWith("left behind, stopped after"))).toHaveLength(
+        sandbox === "off" ? 1 : 0,
+      );
       expect(run.state).toBe("succeeded");
     } finally {
-      for (const { pid } of processesOfRun(run.id)) process.kill(pid, "SIGKILL");
+      killAll(run.id);
     }
   });
 
@@ -80,7 +99,7 @@ describe.each(modes)("processes a sprite leaves behind (sandbox $sandbox)", ({ s
       // Read again now that nothing of the run runs: the outbox is what was stored.
       expect(lostOrDoubled({ ...(await outboxAndStored(runs, result.runs)), restart: result.restart })).toEqual([]);
     } finally {
-      for (const run of result.runs) for (const { pid } of processesOfRun(run.id)) process.kill(pid, "SIGKILL");
+      for (const run of result.runs) killAll(run.id);
     }
   });
 });
