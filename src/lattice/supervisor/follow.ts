@@ -124,10 +124,10 @@ export async function follow(
   try {
     exit = await exited;
     // Read on and heartbeat while what the sprite left running is stopped.
-    const { found, left } = await endRunProcesses(run.id, ctx.pollMs);
-    if (found > 0)
+    const { lingered, left } = await endRunProcesses(run.id, ctx.pollMs);
+    if (lingered > 0)
       ctx.log.warn(
-        { run: run.id, processes: found, still_running: left },
+        { run: run.id, processes: lingered, still_running: left },
         left > 0
           ? "processes of the run outlived the sprite's own and could not be stopped; its output is read to the end without them"
           : "processes of the run outlived the sprite's own; they were stopped before its output was read to the end",

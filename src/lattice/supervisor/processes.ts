@@ -29,12 +29,13 @@ const LEFT_BEHIND_MS = 5000;
  * stopped as a group is (SIGTERM, SIGKILL after the grace period) and waited for, so nothing
  * writes to the outbox after the final drain. The sandboxed command outlives bwrap for a moment
  * when bwrap dies of its parent-death signal (the supervisor crashed), and a sprite's children
- * outlive it; the events they wrote after the drain were lost. `found`: how many there were (none
- * in an ordinary exit); `left`: how many still ran when the wait gave up.
+ * outlive it; the events they wrote after the drain were lost. `lingered`: how many still ran a
+ * moment after the first signal (the sandbox's own teardown is over by then; none in an ordinary
+ * exit); `left`: how many still ran when the wait gave up.
  */
-export async function endRunProcesses(runId: string, pollMs: number): Promise<{ found: number; left: number }> {
+export async function endRunProcesses(runId: string, pollMs: number): Promise<{ lingered: number; left: number }> {
   let left = processesOfRun(runId);
-  const found = left.length;
+  let lingered: number | undefined;
   const termed = new Set<number>();
   const start = Date.now();
   while (left.length > 0 && Date.now() - start < KILL_GRACE_MS + LEFT_BEHIND_MS) {
@@ -51,6 +52,7 @@ export async function endRunProcesses(runId: string, pollMs: number): Promise<{ 
     }
     await new Promise((r) => setTimeout(r, Math.min(pollMs, 20)));
     left = processesOfRun(runId);
+    lingered ??= left.length;
   }
-  return { found, left: left.length };
+  return { lingered: lingered ?? 0, left: left.length };
 }
