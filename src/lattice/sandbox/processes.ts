@@ -24,6 +24,15 @@ export function processStartTime(pid: number): string | null {
   }
 }
 
+/** The process's command name (/proc/<pid>/comm: its executable's name, cut to 15 bytes), or null when gone or not on Linux. */
+export function processName(pid: number): string | null {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, "utf8").trimEnd();
+  } catch {
+    return null;
+  }
+}
+
 /** Whether the process `pid` (started at `started`, when known) still runs (zombies count as gone). */
 export function processAlive(pid: number, started: string | null = null): boolean {
   try {

@@ -15,7 +15,7 @@ import {
 } from "../runs/index.js";
 import { processAlive } from "../sandbox/index.js";
 import { role as roleOf, type SupervisorContext } from "./context.js";
-import { stopGroup } from "./processes.js";
+import { stopSprite } from "./processes.js";
 
 /** The limits `run` is held to, or null when it has none. */
 export async function budgetFor(ctx: SupervisorContext, run: RunRecord): Promise<BudgetLimits | null> {
@@ -44,5 +44,5 @@ export async function enforceBudget(ctx: SupervisorContext, runId: string): Prom
   ctx.log.warn({ run: runId, reason }, "run over budget");
   // As a cancel: the sprite's whole process group (settle, once it exits, keeps this state and reason).
   const pid = ctx.active.get(runId)?.child?.pid ?? run.sprite_pid;
-  if (pid && (ctx.active.get(runId)?.child || processAlive(pid, run.sprite_started))) stopGroup(pid);
+  if (pid && (ctx.active.get(runId)?.child || processAlive(pid, run.sprite_started))) stopSprite(pid, runId);
 }

@@ -4,7 +4,7 @@ import { isTerminalRunState, type RunRecord } from "../runs/index.js";
 import { processAlive } from "../sandbox/index.js";
 import type { SupervisorContext } from "./context.js";
 import { syncEntry } from "./entry-sync.js";
-import { stopGroup } from "./processes.js";
+import { stopSprite } from "./processes.js";
 
 /** Cancel a run: stop its sprite (its whole process group) and record why. */
 export async function cancel(ctx: SupervisorContext, runId: string, reason: string): Promise<RunRecord> {
@@ -13,7 +13,7 @@ export async function cancel(ctx: SupervisorContext, runId: string, reason: stri
     throw new RefusedError("run_finished", `run ${runId} is already ${run.state}: nothing to cancel`);
   await ctx.runs.update(runId, { state: "canceled", reason, finished: true }, ["starting", "running", "waiting"]);
   const pid = ctx.active.get(runId)?.child?.pid ?? run.sprite_pid;
-  if (pid && (ctx.active.get(runId)?.child || processAlive(pid, run.sprite_started))) stopGroup(pid);
+  if (pid && (ctx.active.get(runId)?.child || processAlive(pid, run.sprite_started))) stopSprite(pid, runId);
   const canceled = await ctx.runs.get(runId);
   if (!ctx.active.get(runId)?.attempt) await syncEntry(ctx, canceled);
   return canceled;

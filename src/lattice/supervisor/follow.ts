@@ -14,7 +14,7 @@ import { UNFINISHED_RUN_STATES, type RunRecord } from "../runs/index.js";
 import { streamFiles, type Exit, type SupervisorContext } from "./context.js";
 import { enforceBudget } from "./budget.js";
 import { acted, onNewEvents } from "./dispatch.js";
-import { endRunProcesses, stopGroup } from "./processes.js";
+import { endRunProcesses, stopSprite } from "./processes.js";
 
 const READ_CHUNK = 1024 * 1024;
 
@@ -196,7 +196,7 @@ function startHeartbeat(ctx: SupervisorContext, run: RunRecord): { stop(): void 
           UNFINISHED_RUN_STATES,
         );
         const current = await ctx.runs.get(run.id);
-        if (current.sprite_pid) stopGroup(current.sprite_pid);
+        if (current.sprite_pid) stopSprite(current.sprite_pid, run.id);
       });
     },
     Math.max(50, Math.floor(leaseMs / 3)),

@@ -35,7 +35,7 @@ import { cycleEnv, startOnCycle } from "./cycle.js";
 import { syncEntry } from "./entry-sync.js";
 import { follow } from "./follow.js";
 import { NO_ADJUSTMENTS, type EnvironmentAdjustments } from "./hooks.js";
-import { stopGroup } from "./processes.js";
+import { stopSprite } from "./processes.js";
 import { runRedactor, secrets } from "./redaction.js";
 import { settle } from "./settle.js";
 import { DEFAULT_IDLE_TIMEOUT_S, idleReason } from "./watchdog.js";
@@ -260,11 +260,13 @@ async function spawnAndSupervise(
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
-    if (pid !== undefined) stopGroup(pid);
+    if (pid !== undefined) stopSprite(pid, run.id);
   }, timeoutS * 1000);
   let idled = false;
   const idle =
-    idleS > 0 && pid !== undefined ? { ms: idleS * 1000, onIdle: () => ((idled = true), stopGroup(pid)) } : undefined;
+    idleS > 0 && pid !== undefined
+      ? { ms: idleS * 1000, onIdle: () => ((idled = true), stopSprite(pid, run.id)) }
+      : undefined;
   try {
     const exit = await follow(ctx, await ctx.runs.get(run.id), exited, redactor, idle);
     if (exit === null) return; // left for reconcile

@@ -1,12 +1,31 @@
-/** The sprite's process group as the supervisor handles it: stopping it, waiting for one it did not spawn. */
-import { processAlive, processesOfRun, signalGroup } from "../sandbox/index.js";
+/** The sprite's processes as the supervisor handles them: stopping them, waiting for ones it did not spawn. */
+import { processAlive, processesOfRun, processName, signalGroup } from "../sandbox/index.js";
 import type { Exit } from "./context.js";
 
 const KILL_GRACE_MS = 3000;
 
-/** SIGTERM to the group, SIGKILL after a grace period. */
-export function stopGroup(pid: number): void {
-  signalGroup(pid, "SIGTERM");
+/** Signal one process; false when it is gone. */
+function signal(pid: number, sig: NodeJS.Signals): boolean {
+  try {
+    process.kill(pid, sig);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Stop run `runId`'s sprite, whose process is `pid`: SIGTERM, then SIGKILL to its process group
+ * after a grace period, so an agent may save its work and say why it stopped. A sandboxed sprite's
+ * process is bwrap, which a SIGTERM ends at once, the sandbox with it (its parent-death SIGKILL),
+ * while the command inside runs in a session of its own and never sees the group's signal: there
+ * the run's own processes get the SIGTERM (bwrap's init in the namespace ignores it), and bwrap
+ * exits when the command does.
+ */
+export function stopSprite(pid: number, runId: string): void {
+  if (processName(pid) === "bwrap") {
+    for (const p of processesOfRun(runId)) if (p.pid !== pid) signal(p.pid, "SIGTERM");
+  } else signalGroup(pid, "SIGTERM");
   setTimeout(() => signalGroup(pid, "SIGKILL"), KILL_GRACE_MS).unref();
 }
 
@@ -44,11 +63,7 @@ export async function endRunProcesses(runId: string, pollMs: number): Promise<{ 
       // SIGTERM once each (a handler saving its work is not interrupted again), SIGKILL after the grace.
       if (!kill && termed.has(pid)) continue;
       termed.add(pid);
-      try {
-        process.kill(pid, kill ? "SIGKILL" : "SIGTERM");
-      } catch {
-        // gone already
-      }
+      signal(pid, kill ? "SIGKILL" : "SIGTERM");
     }
     await new Promise((r) => setTimeout(r, Math.min(pollMs, 20)));
     left = processesOfRun(runId);

@@ -10,7 +10,7 @@ import { track, whenIdle, type Exit, type SupervisorContext } from "./context.js
 import { dispatch } from "./dispatch.js";
 import { syncEntry } from "./entry-sync.js";
 import { follow } from "./follow.js";
-import { stopGroup, waitForExit } from "./processes.js";
+import { stopSprite, waitForExit } from "./processes.js";
 import { runRedactor } from "./redaction.js";
 import { settle } from "./settle.js";
 
@@ -47,7 +47,7 @@ export async function reconcile(ctx: SupervisorContext): Promise<RunRecord[]> {
           redactor = runRedactor(ctx, run);
         } catch (err) {
           // Its output cannot be redacted: the sprite is stopped and the run fails, unread.
-          if (pid !== null && processAlive(pid, started)) stopGroup(pid);
+          if (pid !== null && processAlive(pid, started)) stopSprite(pid, run.id);
           await ctx.runs.update(
             run.id,
             { state: "failed", reason: (err as Error).message, sprite_pid: null, finished: true },

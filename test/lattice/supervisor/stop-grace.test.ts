@@ -1,0 +1,36 @@
+/**
+ * A stopped sprite gets SIGTERM before SIGKILL, in the sandbox too: an agent can save its work and
+ * say why it stopped. (In the sandbox the group's SIGTERM ended bwrap, and with it the command by
+ * bwrap's parent-death SIGKILL, before the command saw any signal.)
+ */
+import { describe, expect, it } from "vitest";
+import { findSandboxTool } from "../../../src/lattice/sandbox/index.js";
+import { openSqliteTestStore } from "../../helpers/stores.js";
+import { useSupervisorFixture } from "../../helpers/supervisor-fixture.js";
+
+const bwrap = findSandboxTool("auto", process.env.PATH ?? "").bwrap !== null;
+const modes = [{ sandbox: "off" }, ...(bwrap ? [{ sandbox: "required" }] : [])];
+
+/** Reports usage over the run's budget (which stops it), then waits; on SIGTERM it writes ERROR and exits 3. */
+const SPRITE = [
+  `ev() { printf '{"protocol_version":"v1","event_type":"%s","sprite_id":"%s","work_item_id":"%s","timestamp":"%s","payload":%s}\\n' "$1" "$LATTICE_SPRITE_ID" "$LATTICE_WORK_ITEM_ID" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$2" >> "$LATTICE_OUTBOX"; }`,
+  `mkdir -p "$(dirname "$LATTICE_OUTBOX")"`,
+  `trap 'ev ERROR "{\\"message\\":\\"stopped by the supervisor; work saved\\"}"; exit 3' TERM`,
+  `ev INFO '{"message":"5000 in, 0 out","kind":"token_usage","metadata":{"model":"m","input_tokens":5000,"output_tokens":0}}'`,
+  `while :; do sleep 0.05; done`,
+].join("\n");
+
+describe.each(modes)("a stopped sprite (sandbox $sandbox)", ({ sandbox }) => {
+  const fx = useSupervisorFixture(() => openSqliteTestStore(), { config: { sandbox } });
+
+  it("gets SIGTERM first: the ERROR it writes then is stored", async () => {
+    const sup = fx.tp.supervisor();
+    const run = await sup.startRun({ role: "Builder", command: ["sh", "-c", SPRITE], budget: { max_tokens: 1000 } });
+    expect(run.state).toBe("failed");
+    expect(run.reason).toBe("budget exceeded: 5,000 tokens > 1,000; the sprite was stopped");
+    const errors = await sup.runs.events(run.id, { type: "ERROR" });
+    expect(errors.map((e) => (e.event.payload as { message: string }).message)).toEqual([
+      "stopped by the supervisor; work saved",
+    ]);
+  });
+});
