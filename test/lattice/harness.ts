@@ -62,7 +62,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * workspaces are watched (each run's workspace is named after it), so the wait follows the
  * sprite's writes instead of querying the store every few milliseconds.
  */
-function outboxReaches(root: string, lines: number): { reached: Promise<void>; close: () => void } {
+export function outboxReaches(root: string, lines: number): { reached: Promise<void>; close: () => void } {
   const workspaces = join(root, ".pmagent", "workspaces");
   mkdirSync(workspaces, { recursive: true });
   const before = new Set(readdirSync(workspaces));

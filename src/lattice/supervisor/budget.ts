@@ -44,5 +44,5 @@ export async function enforceBudget(ctx: SupervisorContext, runId: string): Prom
   ctx.log.warn({ run: runId, reason }, "run over budget");
   // As a cancel: the sprite's whole process group (settle, once it exits, keeps this state and reason).
   const pid = ctx.active.get(runId)?.child?.pid ?? run.sprite_pid;
-  if (pid && (ctx.active.get(runId)?.child || processAlive(pid, run.sprite_started))) stopSprite(pid, runId);
+  if (pid && (ctx.active.get(runId)?.child || processAlive(pid, run.sprite_started))) void stopSprite(pid, runId);
 }

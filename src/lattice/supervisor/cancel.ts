@@ -12,8 +12,12 @@ export async function cancel(ctx: SupervisorContext, runId: string, reason: stri
   if (isTerminalRunState(run.state))
     throw new RefusedError("run_finished", `run ${runId} is already ${run.state}: nothing to cancel`);
   await ctx.runs.update(runId, { state: "canceled", reason, finished: true }, ["starting", "running", "waiting"]);
-  const pid = ctx.active.get(runId)?.child?.pid ?? run.sprite_pid;
-  if (pid && (ctx.active.get(runId)?.child || processAlive(pid, run.sprite_started))) stopSprite(pid, runId);
+  const owned = ctx.active.get(runId)?.child;
+  const pid = owned?.pid ?? run.sprite_pid;
+  if (pid && owned) void stopSprite(pid, runId);
+  // Not this process's child (a `pmagent runs cancel`, which exits after this): the grace period is
+  // waited out here, so that the SIGKILL after it is sent.
+  else if (pid && processAlive(pid, run.sprite_started)) await stopSprite(pid, runId);
   const canceled = await ctx.runs.get(runId);
   if (!ctx.active.get(runId)?.attempt) await syncEntry(ctx, canceled);
   return canceled;

@@ -196,7 +196,7 @@ function startHeartbeat(ctx: SupervisorContext, run: RunRecord): { stop(): void 
           UNFINISHED_RUN_STATES,
         );
         const current = await ctx.runs.get(run.id);
-        if (current.sprite_pid) stopSprite(current.sprite_pid, run.id);
+        if (current.sprite_pid) void stopSprite(current.sprite_pid, run.id);
       });
     },
     Math.max(50, Math.floor(leaseMs / 3)),

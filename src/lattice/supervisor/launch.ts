@@ -260,12 +260,12 @@ async function spawnAndSupervise(
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
-    if (pid !== undefined) stopSprite(pid, run.id);
+    if (pid !== undefined) void stopSprite(pid, run.id);
   }, timeoutS * 1000);
   let idled = false;
   const idle =
     idleS > 0 && pid !== undefined
-      ? { ms: idleS * 1000, onIdle: () => ((idled = true), stopSprite(pid, run.id)) }
+      ? { ms: idleS * 1000, onIdle: () => ((idled = true), void stopSprite(pid, run.id)) }
       : undefined;
   try {
     const exit = await follow(ctx, await ctx.runs.get(run.id), exited, redactor, idle);

@@ -1,5 +1,5 @@
 /** The sprite's processes as the supervisor handles them: stopping them, waiting for ones it did not spawn. */
-import { processAlive, processesOfRun, processName, signalGroup } from "../sandbox/index.js";
+import { killGroup, processAlive, processesOfRun, processName, signalGroup } from "../sandbox/index.js";
 import type { Exit } from "./context.js";
 
 const KILL_GRACE_MS = 3000;
@@ -14,19 +14,45 @@ function signal(pid: number, sig: NodeJS.Signals): boolean {
   }
 }
 
+/** Whether any process is left in process group `pgid`. */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 /**
  * Stop run `runId`'s sprite, whose process is `pid`: SIGTERM, then SIGKILL to its process group
  * after a grace period, so an agent may save its work and say why it stopped. A sandboxed sprite's
  * process is bwrap, which a SIGTERM ends at once, the sandbox with it (its parent-death SIGKILL),
  * while the command inside runs in a session of its own and never sees the group's signal: there
- * the run's own processes get the SIGTERM (bwrap's init in the namespace ignores it), and bwrap
- * exits when the command does.
+ * the run's own processes get the SIGTERM (bwrap's init in the namespace ignores it; one bwrap
+ * starts later in the grace period gets it too), and bwrap exits when the command does.
+ * Resolves once the group is gone or killed: a caller that exits soon (`pmagent runs cancel`)
+ * awaits it, or nothing would send the SIGKILL.
  */
-export function stopSprite(pid: number, runId: string): void {
-  if (processName(pid) === "bwrap") {
-    for (const p of processesOfRun(runId)) if (p.pid !== pid) signal(p.pid, "SIGTERM");
-  } else signalGroup(pid, "SIGTERM");
-  setTimeout(() => signalGroup(pid, "SIGKILL"), KILL_GRACE_MS).unref();
+export async function stopSprite(pid: number, runId: string): Promise<void> {
+  const sandboxed = processName(pid) === "bwrap";
+  const termed = new Set<number>([pid]);
+  const termRun = () => {
+    for (const p of processesOfRun(runId)) {
+      if (termed.has(p.pid)) continue;
+      termed.add(p.pid);
+      signal(p.pid, "SIGTERM");
+    }
+  };
+  if (sandboxed) termRun();
+  else signalGroup(pid, "SIGTERM");
+  const deadline = Date.now() + KILL_GRACE_MS;
+  while (groupAlive(pid) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    if (sandboxed) termRun();
+  }
+  // The group, never the bare pid: once the group is gone the pid may be another process's.
+  killGroup(pid);
 }
 
 /** Exit of a process that is not our child (re-attached after a restart): poll until it is gone. */

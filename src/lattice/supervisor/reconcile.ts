@@ -47,7 +47,7 @@ export async function reconcile(ctx: SupervisorContext): Promise<RunRecord[]> {
           redactor = runRedactor(ctx, run);
         } catch (err) {
           // Its output cannot be redacted: the sprite is stopped and the run fails, unread.
-          if (pid !== null && processAlive(pid, started)) stopSprite(pid, run.id);
+          if (pid !== null && processAlive(pid, started)) await stopSprite(pid, run.id);
           await ctx.runs.update(
             run.id,
             { state: "failed", reason: (err as Error).message, sprite_pid: null, finished: true },

@@ -7,6 +7,9 @@ import { describe, expect, it } from "vitest";
 import { findSandboxTool } from "../../../src/lattice/sandbox/index.js";
 import { openSqliteTestStore } from "../../helpers/stores.js";
 import { useSupervisorFixture } from "../../helpers/supervisor-fixture.js";
+import { runCli } from "../../helpers/proc.js";
+import { RunStore } from "../../../src/lattice/index.js";
+import { outboxReaches } from "../harness.js";
 
 const bwrap = findSandboxTool("auto", process.env.PATH ?? "").bwrap !== null;
 const modes = [{ sandbox: "off" }, ...(bwrap ? [{ sandbox: "required" }] : [])];
@@ -17,6 +20,15 @@ const SPRITE = [
   `mkdir -p "$(dirname "$LATTICE_OUTBOX")"`,
   `trap 'ev ERROR "{\\"message\\":\\"stopped by the supervisor; work saved\\"}"; exit 3' TERM`,
   `ev INFO '{"message":"5000 in, 0 out","kind":"token_usage","metadata":{"model":"m","input_tokens":5000,"output_tokens":0}}'`,
+  `while :; do sleep 0.05; done`,
+].join("\n");
+
+/** Ignores SIGTERM (says so, and waits on); only the SIGKILL after the grace period ends it. */
+const STUBBORN = [
+  SPRITE.split("\n")[0],
+  SPRITE.split("\n")[1],
+  `trap 'ev INFO "{\\"message\\":\\"SIGTERM ignored\\"}"' TERM`,
+  `ev INFO '{"message":"ready"}'`,
   `while :; do sleep 0.05; done`,
 ].join("\n");
 
@@ -32,5 +44,22 @@ describe.each(modes)("a stopped sprite (sandbox $sandbox)", ({ sandbox }) => {
     expect(errors.map((e) => (e.event.payload as { message: string }).message)).toEqual([
       "stopped by the supervisor; work saved",
     ]);
+  });
+
+  it("that ignores SIGTERM is killed after the grace period, also when `pmagent runs cancel` (another process) stopped it", async () => {
+    const sup = fx.tp.supervisor();
+    const ready = outboxReaches(fx.tp.root, 1);
+    const finished = sup.startRun({ role: "Builder", command: ["sh", "-c", STUBBORN] });
+    await ready.reached;
+    const [run] = await new RunStore(fx.ts.store, "demo").list();
+    const cancel = await runCli(["runs", "cancel", run!.id], {
+      cwd: fx.tp.root,
+      env: { ...process.env, ...fx.ts.env },
+    });
+    expect(cancel.code).toBe(0);
+    const done = await finished;
+    expect(done.state).toBe("canceled");
+    const messages = (await sup.runs.events(done.id)).map((e) => (e.event.payload as { message: string }).message);
+    expect(messages).toEqual(["ready", "SIGTERM ignored"]);
   });
 });
