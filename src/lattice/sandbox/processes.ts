@@ -49,19 +49,6 @@ export function processAlive(pid: number, started: string | null = null): boolea
   return started === null || processStartTime(pid) === started;
 }
 
-/** Signal a sprite's whole process group (it is started as a group leader). */
-export function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // already gone
-    }
-  }
-}
-
 /**
  * Every live process whose environment names run `runId` (LATTICE_RUN_ID=<runId>, which the
  * supervisor gives the sprite and everything it starts inherits), with whether it leads its
@@ -172,7 +159,7 @@ export function findExecutable(
 
 /**
  * SIGKILL a process group that may outlive its leader (the leader was killed by its parent-death
- * signal; what it started lives on). Unlike signalGroup, never falls back to a bare pid, which
+ * signal; what it started lives on). Never falls back to a bare pid, which
  * may have been reused by now. Returns whether a process got the signal.
  */
 export function killGroup(pgid: number): boolean {

@@ -1,5 +1,5 @@
 /** The sprite's processes as the supervisor handles them: stopping them, waiting for ones it did not spawn. */
-import { killGroup, processAlive, processesOfRun, processName, signalGroup } from "../sandbox/index.js";
+import { killGroup, processAlive, processesOfRun, processName } from "../sandbox/index.js";
 import type { Exit } from "./context.js";
 
 const KILL_GRACE_MS = 3000;
@@ -45,7 +45,8 @@ export async function stopSprite(pid: number, runId: string): Promise<void> {
     }
   };
   if (sandboxed) termRun();
-  else signalGroup(pid, "SIGTERM");
+  // The group only: every sprite leads its own (spawned detached), and the pid alone may be reused.
+  else signal(-pid, "SIGTERM");
   const deadline = Date.now() + KILL_GRACE_MS;
   while (groupAlive(pid) && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 50));

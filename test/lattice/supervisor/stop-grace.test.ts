@@ -4,7 +4,7 @@
  * bwrap's parent-death SIGKILL, before the command saw any signal.)
  */
 import { describe, expect, it } from "vitest";
-import { findSandboxTool } from "../../../src/lattice/sandbox/index.js";
+import { findSandboxTool, killGroup, processAlive } from "../../../src/lattice/sandbox/index.js";
 import { openSqliteTestStore } from "../../helpers/stores.js";
 import { useSupervisorFixture } from "../../helpers/supervisor-fixture.js";
 import { runCli } from "../../helpers/proc.js";
@@ -61,5 +61,28 @@ describe.each(modes)("a stopped sprite (sandbox $sandbox)", ({ sandbox }) => {
     expect(done.state).toBe("canceled");
     const messages = (await sup.runs.events(done.id)).map((e) => (e.event.payload as { message: string }).message);
     expect(messages).toEqual(["ready", "SIGTERM ignored"]);
+  });
+
+  it("is not signalled by a cancel on another host (its pid is not that host's to signal): canceled, the sprite left to its own", async () => {
+    const sup = fx.tp.supervisor();
+    const runs = new RunStore(fx.ts.store, "demo");
+    const ready = outboxReaches(fx.tp.root, 1);
+    const finished = sup.startRun({ role: "Builder", command: ["sh", "-c", STUBBORN] });
+    await ready.reached;
+    const [run] = await runs.list();
+    // The run as another machine's: a cancel here sees a pid that only names a process there.
+    await runs.update(run!.id, { place: { ...run!, host: "another-machine" } });
+    const cancel = await runCli(["runs", "cancel", run!.id], {
+      cwd: fx.tp.root,
+      env: { ...process.env, ...fx.ts.env },
+    });
+    expect(cancel.code).toBe(0);
+    expect((await runs.get(run!.id)).state).toBe("canceled");
+    expect(processAlive(run!.sprite_pid!, run!.sprite_started)).toBe(true);
+    killGroup(run!.sprite_pid!);
+    const done = await finished;
+    expect((await sup.runs.events(done.id)).map((e) => (e.event.payload as { message: string }).message)).toEqual([
+      "ready",
+    ]);
   });
 });
