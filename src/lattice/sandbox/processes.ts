@@ -85,13 +85,15 @@ export function processesOfRun(runId: string): Array<{ pid: number; leader: bool
  * environments (a hostile sprite's) make every scan slow. One that moved the id past this point is missed.
  */
 const ENVIRON_BYTES = 64 * 1024;
-const environBuffer = Buffer.alloc(ENVIRON_BYTES);
+/** Made on the first scan: every command loads this module, few scan. */
+let environBuffer: Buffer | undefined;
 
 /** The first ENVIRON_BYTES of /proc/<pid>/environ (throws when gone or not ours to read). */
 function environHead(pid: string): string {
   const fd = openSync(`/proc/${pid}/environ`, "r");
   try {
-    return environBuffer.toString("latin1", 0, readSync(fd, environBuffer, 0, ENVIRON_BYTES, 0));
+    const buffer = (environBuffer ??= Buffer.alloc(ENVIRON_BYTES));
+    return buffer.toString("latin1", 0, readSync(fd, buffer, 0, ENVIRON_BYTES, 0));
   } finally {
     closeSync(fd);
   }
@@ -163,8 +165,13 @@ export function findExecutable(
  * may have been reused by now. Returns whether a process got the signal.
  */
 export function killGroup(pgid: number): boolean {
+  return signalProcess(-pgid, "SIGKILL");
+}
+
+/** Send `sig` to `pid` (a negative pid: that process group); false when there is none to get it. */
+export function signalProcess(pid: number, sig: NodeJS.Signals): boolean {
   try {
-    process.kill(-pgid, "SIGKILL");
+    process.kill(pid, sig);
     return true;
   } catch {
     return false;

@@ -16,8 +16,7 @@ export async function cancel(ctx: SupervisorContext, runId: string, reason: stri
   const pid = owned?.pid ?? run.sprite_pid;
   if (pid && owned) void stopSprite(pid, runId);
   // Not this process's child (a `pmagent runs cancel`, which exits after this): the grace period is
-  // waited out here, so that the SIGKILL after it is sent.
-  // A pid is only this host's to signal.
+  // waited out here, so that the SIGKILL after it is sent. A pid is only this host's to signal.
   else if (pid && run.host === ctx.host && processAlive(pid, run.sprite_started)) await stopSprite(pid, runId);
   const canceled = await ctx.runs.get(runId);
   if (!ctx.active.get(runId)?.attempt) await syncEntry(ctx, canceled);

@@ -1,16 +1,16 @@
 /** The sprite's processes as the supervisor handles them: stopping them, waiting for ones it did not spawn. */
-import { killGroup, processAlive, processesOfRun, processName } from "../sandbox/index.js";
+import { setTimeout as sleep } from "node:timers/promises";
+import { killGroup, processAlive, processesOfRun, processName, signalProcess } from "../sandbox/index.js";
 import type { Exit } from "./context.js";
 
 const KILL_GRACE_MS = 3000;
 
-/** Signal one process; false when it is gone. */
-function signal(pid: number, sig: NodeJS.Signals): boolean {
-  try {
-    process.kill(pid, sig);
-    return true;
-  } catch {
-    return false;
+/** SIGTERM each of `pids` not sent one yet (`termed`): a handler saving its work is not interrupted again. */
+function termOnce(pids: Iterable<number>, termed: Set<number>): void {
+  for (const pid of pids) {
+    if (termed.has(pid)) continue;
+    termed.add(pid);
+    signalProcess(pid, "SIGTERM");
   }
 }
 
@@ -37,19 +37,17 @@ function groupAlive(pgid: number): boolean {
 export async function stopSprite(pid: number, runId: string): Promise<void> {
   const sandboxed = processName(pid) === "bwrap";
   const termed = new Set<number>([pid]);
-  const termRun = () => {
-    for (const p of processesOfRun(runId)) {
-      if (termed.has(p.pid)) continue;
-      termed.add(p.pid);
-      signal(p.pid, "SIGTERM");
-    }
-  };
+  const termRun = () =>
+    termOnce(
+      processesOfRun(runId).map((p) => p.pid),
+      termed,
+    );
   if (sandboxed) termRun();
   // The group only: every sprite leads its own (spawned detached), and the pid alone may be reused.
-  else signal(-pid, "SIGTERM");
+  else signalProcess(-pid, "SIGTERM");
   const deadline = Date.now() + KILL_GRACE_MS;
   while (groupAlive(pid) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     if (sandboxed) termRun();
   }
   // The group, never the bare pid: once the group is gone the pid may be another process's.
@@ -85,14 +83,10 @@ export async function endRunProcesses(runId: string, pollMs: number): Promise<{ 
   const termed = new Set<number>();
   const start = Date.now();
   while (left.length > 0 && Date.now() - start < KILL_GRACE_MS + LEFT_BEHIND_MS) {
-    const kill = Date.now() - start >= KILL_GRACE_MS;
-    for (const { pid } of left) {
-      // SIGTERM once each (a handler saving its work is not interrupted again), SIGKILL after the grace.
-      if (!kill && termed.has(pid)) continue;
-      termed.add(pid);
-      signal(pid, kill ? "SIGKILL" : "SIGTERM");
-    }
-    await new Promise((r) => setTimeout(r, Math.min(pollMs, 20)));
+    const pids = left.map((p) => p.pid);
+    if (Date.now() - start < KILL_GRACE_MS) termOnce(pids, termed);
+    else for (const pid of pids) signalProcess(pid, "SIGKILL");
+    await sleep(Math.min(pollMs, 20));
     left = processesOfRun(runId);
     lingered ??= left.length;
   }

@@ -4,7 +4,7 @@
  * output is read to the end: nothing it writes to the outbox afterwards goes unstored.
  */
 import { describe, expect, it } from "vitest";
-import { findSandboxTool, processesOfRun } from "../../../src/lattice/sandbox/index.js";
+import { findSandboxTool, processesOfRun, signalProcess } from "../../../src/lattice/sandbox/index.js";
 import { RunStore } from "../../../src/lattice/index.js";
 import { openSqliteTestStore } from "../../helpers/stores.js";
 import { useSupervisorFixture } from "../../helpers/supervisor-fixture.js";
@@ -25,15 +25,18 @@ const WRITER =
 const writerWrote = (n: number) =>
   `until [ "$(grep -c 'left behind' .lattice/outbox.jsonl 2>/dev/null)" -ge ${n} ]; do sleep 0.01; done`;
 
+/** A sprite that starts the writer, completes once it wrote `n` events, and leaves it running. */
+const leavesWriter = (n: number) => ({
+  steps: [
+    { sh: WRITER },
+    { sh: writerWrote(n) },
+    { emit: "COMPLETED", payload: { status: "success", summary: "done; a writer left running" } },
+  ],
+});
+
 /** Clean-up after a failed assertion: whatever of the run still runs (a process may end meanwhile). */
 function killAll(runId: string): void {
-  for (const { pid } of processesOfRun(runId)) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // gone already
-    }
-  }
+  for (const { pid } of processesOfRun(runId)) signalProcess(pid, "SIGKILL");
 }
 
 describe.each(modes)("processes a sprite leaves behind (sandbox $sandbox)", ({ sandbox }) => {
@@ -45,13 +48,7 @@ describe.each(modes)("processes a sprite leaves behind (sandbox $sandbox)", ({ s
     const run = await sup.startRun({
       role: "Builder",
       entryId: "lb-1",
-      command: fx.tp.sprite("leaves", {
-        steps: [
-          { sh: WRITER },
-          { sh: writerWrote(3) },
-          { emit: "COMPLETED", payload: { status: "success", summary: "done; a writer left running" } },
-        ],
-      }),
+      command: fx.tp.sprite("leaves", leavesWriter(3)),
     });
     try {
       expect(processesOfRun(run.id)).toEqual([]);
@@ -81,13 +78,7 @@ describe.each(modes)("processes a sprite leaves behind (sandbox $sandbox)", ({ s
       restart: () => fx.tp.supervisor(),
       role: "Builder",
       entryId: "lb-2",
-      command: fx.tp.sprite("crashes", {
-        steps: [
-          { sh: WRITER },
-          { sh: writerWrote(30) },
-          { emit: "COMPLETED", payload: { status: "success", summary: "done; a writer left running" } },
-        ],
-      }),
+      command: fx.tp.sprite("crashes", leavesWriter(30)),
       // Killed while the sprite waits for its writer. Unsandboxed, the sprite lives on and the
       // reconcile follows it to its end; in the sandbox, bwrap --die-with-parent ends it with the
       // supervisor, and the command inside bwrap dies a moment after bwrap itself.
