@@ -69,7 +69,14 @@ export function outboxReaches(root: string, lines: number): { reached: Promise<v
   let close = () => {};
   const reached = new Promise<void>((resolve) => {
     const watcher = watch(workspaces, { recursive: true }, () => check());
-    close = () => watcher.close();
+    // Node's recursive watch on Linux attaches to a new directory after it is created: a file made
+    // in it at once (a run's outbox) can go unseen, and a sprite that writes once and then waits
+    // sends no later event. A slow look catches that one.
+    const missed = setInterval(() => check(), 200);
+    close = () => {
+      watcher.close();
+      clearInterval(missed);
+    };
     const check = () => {
       const fresh = readdirSync(workspaces).filter((d) => !before.has(d));
       if (fresh.some((d) => outboxLines(join(workspaces, d)) >= lines)) {

@@ -8,7 +8,8 @@ import { findSandboxTool, killGroup, processAlive } from "../../../src/lattice/s
 import { openSqliteTestStore } from "../../helpers/stores.js";
 import { useSupervisorFixture } from "../../helpers/supervisor-fixture.js";
 import { runCli } from "../../helpers/proc.js";
-import { RunStore } from "../../../src/lattice/index.js";
+import { RunStore, type RunRecord } from "../../../src/lattice/index.js";
+import { setTimeout as sleep } from "node:timers/promises";
 import { outboxReaches } from "../harness.js";
 
 const bwrap = findSandboxTool("auto", process.env.PATH ?? "").bwrap !== null;
@@ -32,6 +33,18 @@ const STUBBORN = [
   `while :; do sleep 0.05; done`,
 ].join("\n");
 
+/**
+ * The project's one run, once its sprite's pid is stored: the sprite may write before the
+ * supervisor has stored it, and a cancel finds the sprite by it.
+ */
+async function spriteRecorded(runs: RunStore): Promise<RunRecord> {
+  for (;;) {
+    const [run] = await runs.list();
+    if (run?.sprite_pid) return run;
+    await sleep(20);
+  }
+}
+
 describe.each(modes)("a stopped sprite (sandbox $sandbox)", ({ sandbox }) => {
   const fx = useSupervisorFixture(() => openSqliteTestStore(), { config: { sandbox } });
 
@@ -51,8 +64,8 @@ describe.each(modes)("a stopped sprite (sandbox $sandbox)", ({ sandbox }) => {
     const ready = outboxReaches(fx.tp.root, 1);
     const finished = sup.startRun({ role: "Builder", command: ["sh", "-c", STUBBORN] });
     await ready.reached;
-    const [run] = await new RunStore(fx.ts.store, "demo").list();
-    const cancel = await runCli(["runs", "cancel", run!.id], {
+    const run = await spriteRecorded(new RunStore(fx.ts.store, "demo"));
+    const cancel = await runCli(["runs", "cancel", run.id], {
       cwd: fx.tp.root,
       env: { ...process.env, ...fx.ts.env },
     });
@@ -69,17 +82,17 @@ describe.each(modes)("a stopped sprite (sandbox $sandbox)", ({ sandbox }) => {
     const ready = outboxReaches(fx.tp.root, 1);
     const finished = sup.startRun({ role: "Builder", command: ["sh", "-c", STUBBORN] });
     await ready.reached;
-    const [run] = await runs.list();
+    const run = await spriteRecorded(runs);
     // The run as another machine's: a cancel here sees a pid that only names a process there.
-    await runs.update(run!.id, { place: { ...run!, host: "another-machine" } });
-    const cancel = await runCli(["runs", "cancel", run!.id], {
+    await runs.update(run.id, { place: { ...run, host: "another-machine" } });
+    const cancel = await runCli(["runs", "cancel", run.id], {
       cwd: fx.tp.root,
       env: { ...process.env, ...fx.ts.env },
     });
     expect(cancel.code).toBe(0);
-    expect((await runs.get(run!.id)).state).toBe("canceled");
-    expect(processAlive(run!.sprite_pid!, run!.sprite_started)).toBe(true);
-    killGroup(run!.sprite_pid!);
+    expect((await runs.get(run.id)).state).toBe("canceled");
+    expect(processAlive(run.sprite_pid!, run.sprite_started)).toBe(true);
+    killGroup(run.sprite_pid!);
     const done = await finished;
     expect((await sup.runs.events(done.id)).map((e) => (e.event.payload as { message: string }).message)).toEqual([
       "ready",
